@@ -1,0 +1,87 @@
+package codec
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The codec benchmarks run one stream at the codec's default level over
+// 32 MiB of generated ratio-3 data, or over the file named by
+// QOSLAB_BENCH_FILE (scripts/bench-zstd.sh uses that to compare with the
+// zstd command on the same bytes). MB/s counts uncompressed bytes.
+
+func benchInput(b *testing.B) []byte {
+	b.Helper()
+	if path := os.Getenv("QOSLAB_BENCH_FILE"); path != "" {
+		data, err := os.ReadFile(path)
+		require.NoError(b, err)
+		return data
+	}
+	return generated(b, 32<<20, 0, 1, DefaultRatio)
+}
+
+// countingWriter discards, like a null sink, keeping the count.
+type countingWriter struct{ n int64 }
+
+func (w *countingWriter) Write(p []byte) (int, error) { w.n += int64(len(p)); return len(p), nil }
+
+func benchmarkCompress(b *testing.B, codec string) {
+	data := benchInput(b)
+	b.SetBytes(int64(len(data)))
+	var out countingWriter
+	b.ResetTimer()
+	for b.Loop() {
+		out.n = 0
+		enc, err := NewEncoder(codec, 0, &out)
+		require.NoError(b, err)
+		for off := 0; off < len(data); off += runChunk {
+			_, err = enc.Write(data[off:min(off+runChunk, len(data))])
+			require.NoError(b, err)
+		}
+		require.NoError(b, enc.Close())
+	}
+	b.ReportMetric(float64(len(data))/float64(out.n), "ratio")
+}
+
+func benchmarkDecompress(b *testing.B, codec string) {
+	data := benchInput(b)
+	compressed := encode(b, codec, 0, data)
+	b.SetBytes(int64(len(data)))
+	buf := make([]byte, runChunk)
+	b.ResetTimer()
+	for b.Loop() {
+		dec, err := NewDecoder(codec, plainReader{bytes.NewReader(compressed)})
+		require.NoError(b, err)
+		var out countingWriter
+		_, err = io.CopyBuffer(&out, dec, buf)
+		require.NoError(b, err)
+		require.NoError(b, dec.Close())
+		require.Equal(b, int64(len(data)), out.n)
+	}
+	b.ReportMetric(float64(len(data))/float64(len(compressed)), "ratio")
+}
+
+func BenchmarkZstdCompress(b *testing.B)   { benchmarkCompress(b, Zstd) }
+func BenchmarkZstdDecompress(b *testing.B) { benchmarkDecompress(b, Zstd) }
+func BenchmarkGzipCompress(b *testing.B)   { benchmarkCompress(b, Gzip) }
+func BenchmarkGzipDecompress(b *testing.B) { benchmarkDecompress(b, Gzip) }
+func BenchmarkLZ4Compress(b *testing.B)    { benchmarkCompress(b, LZ4) }
+func BenchmarkLZ4Decompress(b *testing.B)  { benchmarkDecompress(b, LZ4) }
+
+func BenchmarkLZFSECompress(b *testing.B) {
+	if !lzfseAvailable {
+		b.Skip("lzfse needs macOS libcompression")
+	}
+	benchmarkCompress(b, LZFSE)
+}
+
+func BenchmarkLZFSEDecompress(b *testing.B) {
+	if !lzfseAvailable {
+		b.Skip("lzfse needs macOS libcompression")
+	}
+	benchmarkDecompress(b, LZFSE)
+}
