@@ -1,0 +1,101 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/qoslab/qoslab/internal/workload/codec"
+)
+
+func codecPlan(p Params) codec.Plan {
+	op := codec.Compress
+	if p.Workload == Decompress {
+		op = codec.Decompress
+	}
+	return codec.Plan{
+		Operation: op, Codec: p.Codec, Level: p.Level, Size: p.Size, Seed: p.Seed, Ratio: p.Ratio,
+		Threads: p.Threads, Sink: codec.SinkSpec{Kind: p.Sink, Path: p.SinkPath},
+	}
+}
+
+func validateCodecParams(p Params) error { return codecPlan(p).Validate() }
+
+// runCodec measures compress or decompress: every thread works on its own part
+// of the generated file as an independent stream. Generation (and for
+// decompress, compressing the input) happens before the class is applied and
+// the clock starts; the timed interval is the codec work, the sink writes and
+// the fsync; verification happens after every thread has finished.
+func runCodec(ctx context.Context, p Params, prog *Progress) (Result, error) {
+	plan := codecPlan(p)
+	if err := checkMemory(p.Size, p.Workload); err != nil {
+		return Result{}, err
+	}
+	if err := plan.CheckSink(); err != nil {
+		return Result{}, err
+	}
+	prog.setTotal(uint64(p.Size))
+	jobs := make([]*codec.Job, p.Threads)
+	runs := make([]codec.RunResult, p.Threads)
+	codecNs := make([]int64, p.Threads)
+	recs, err := runThreads(ctx, p.Threads, p.QoS, prog, threadJob{
+		setup: func(t *thread) error {
+			j, err := plan.NewJob(t.index)
+			if err != nil {
+				return err
+			}
+			jobs[t.index] = j
+			j.Progress = func(n int64) {
+				t.cpus.sample()
+				t.progress.add(uint64(n))
+			}
+			return j.Prepare(t.ctx)
+		},
+		measure: func(t *thread) error {
+			_, size := jobs[t.index].Part()
+			began := time.Now()
+			start := t.now()
+			res, err := jobs[t.index].Run(t.ctx)
+			end := t.now()
+			runs[t.index] = res
+			if err != nil {
+				return err
+			}
+			// The codec's instants carry Go's monotonic clock; offset them from ours.
+			end = start + res.SyncDone.Sub(began).Nanoseconds()
+			codecNs[t.index] = res.CodecDone.Sub(began).Nanoseconds()
+			t.record(p.Workload, start, end, float64(size))
+			return nil
+		},
+		check: func(t *thread) error { return jobs[t.index].Verify(t.ctx) },
+		cleanup: func(t *thread) {
+			if j := jobs[t.index]; j != nil {
+				_ = j.Close()
+			}
+		},
+	})
+	res := Result{Records: recs}
+	if err != nil {
+		return res, err
+	}
+	var in, out int64
+	var codecMax, syncMax float64
+	for i, r := range runs {
+		in += r.BytesIn
+		out += r.BytesOut
+		codecMax = max(codecMax, float64(codecNs[i])/1e9)
+		syncMax = max(syncMax, r.SyncDone.Sub(r.CodecDone).Seconds())
+	}
+	res.Metrics = map[string]float64{
+		"bytes_in": float64(in), "bytes_out": float64(out),
+		"codec_seconds_max": codecMax, "fsync_seconds_max": syncMax, "verified": 1,
+	}
+	if p.Workload == Compress && out > 0 {
+		res.Metrics["compression_ratio"] = float64(in) / float64(out)
+	}
+	if p.Workload == Decompress && in > 0 {
+		res.Metrics["compression_ratio"] = float64(out) / float64(in)
+	}
+	res.Notes = []string{fmt.Sprintf("%s %s level %d, sink %s: timed = codec + sink writes + fsync; output verified by CRC-32C after the clock stopped", p.Workload, p.Codec, p.Level, p.Sink)}
+	return res, nil
+}

@@ -1,0 +1,14 @@
+package workload
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// currentCPU asks the kernel which CPU the calling thread is on (getcpu(2)).
+func currentCPU() (int, bool) {
+	var cpu uint32
+	_, _, errno := unix.RawSyscall(unix.SYS_GETCPU, uintptr(unsafe.Pointer(&cpu)), 0, 0)
+	return int(cpu), errno == 0
+}

@@ -1,0 +1,150 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/qoslab/qoslab/internal/qos"
+)
+
+// span is one timed interval of a thread, in ns since the cell began.
+type span struct {
+	phase      string
+	start, end int64
+	work       float64
+}
+
+// thread is what a measured body sees: its index, the cell's clock, and the
+// between-chunks hook. Everything in it is allocated before the cell starts.
+type thread struct {
+	index     int
+	cellStart int64
+	ctx       context.Context
+	done      <-chan struct{}
+	progress  *Progress
+	cpus      cpuSet
+	spans     []span
+}
+
+// now is ns since the cell began.
+func (t *thread) now() int64 { return monoNow() - t.cellStart }
+
+// between runs between chunks of measured work, never inside a kernel: it notes
+// the CPU, adds to progress and reports whether the cell was cancelled.
+func (t *thread) between(n uint64) bool {
+	t.cpus.sample()
+	t.progress.add(n)
+	select {
+	case <-t.done:
+		return false
+	default:
+		return true
+	}
+}
+
+func (t *thread) record(phase string, start, end int64, work float64) {
+	t.spans = append(t.spans, span{phase: phase, start: start, end: end, work: work})
+}
+
+// threadJob is one workload's per-thread code. setup runs on the thread
+// before its class is applied (untimed: generating input at background class
+// under contention would take all day); measure runs after every thread is
+// ready and records its own spans; check runs after every thread has
+// finished, on the caller's goroutine, not on the classed threads (untimed),
+// and may verify results; cleanup always runs last.
+type threadJob struct {
+	setup   func(t *thread) error
+	measure func(t *thread) error
+	check   func(t *thread) error
+	cleanup func(t *thread)
+}
+
+// runThreads runs n threads of job at class c: each goroutine locks its OS
+// thread for good (so the class dies with the thread), sets up, applies c,
+// waits for every other thread, and only then is the cell's clock started.
+func runThreads(ctx context.Context, n int, c qos.Class, prog *Progress, job threadJob) ([]Record, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	threads := make([]*thread, n)
+	applied := make([]qos.Applied, n)
+	errs := make([]error, n)
+	start := make(chan struct{})
+	var ready, finished sync.WaitGroup
+	ready.Add(n)
+	finished.Add(n)
+	ncpu := runtime.NumCPU()
+	for i := range threads {
+		threads[i] = &thread{index: i, ctx: ctx, done: ctx.Done(), progress: prog, cpus: newCPUSet(ncpu), spans: make([]span, 0, 4)}
+	}
+	for i := range threads {
+		go func(t *thread) {
+			defer finished.Done()
+			// Never unlocked: the goroutine's exit ends the OS thread and its class.
+			runtime.LockOSThread()
+			var err error
+			if job.setup != nil {
+				err = job.setup(t)
+			}
+			applied[t.index] = qos.ApplySelf(c)
+			ready.Done()
+			if err != nil {
+				errs[t.index] = err
+				cancel()
+				return
+			}
+			select {
+			case <-start:
+			case <-ctx.Done():
+				return
+			}
+			errs[t.index] = job.measure(t)
+		}(threads[i])
+	}
+
+	ready.Wait()
+	cellStart := monoNow()
+	for _, t := range threads {
+		t.cellStart = cellStart
+	}
+	close(start)
+	finished.Wait()
+
+	if job.check != nil {
+		for i, t := range threads {
+			if errs[i] == nil && ctx.Err() == nil {
+				errs[i] = job.check(t)
+			}
+		}
+	}
+	if job.cleanup != nil {
+		for _, t := range threads {
+			job.cleanup(t)
+		}
+	}
+
+	var recs []Record
+	var firstErr error
+	for i, t := range threads {
+		if errs[i] != nil && firstErr == nil {
+			firstErr = fmt.Errorf("thread %d: %w", i, errs[i])
+		}
+		for _, s := range t.spans {
+			recs = append(recs, newRecord(i, s, applied[i], t.cpus.list()))
+		}
+	}
+	if firstErr == nil && ctx.Err() != nil {
+		firstErr = ctx.Err()
+	}
+	return recs, firstErr
+}
+
+func newRecord(index int, s span, applied qos.Applied, cpus []int) Record {
+	r := Record{Index: index, Phase: s.phase, StartNs: s.start, EndNs: s.end, Work: s.work, QoS: applied, CPUs: cpus}
+	if d := s.end - s.start; d > 0 {
+		r.Rate = s.work / (float64(d) / 1e9)
+	}
+	return r
+}

@@ -1,0 +1,140 @@
+// Package workload runs the fixed, measured workloads (fp, int, mmul, pi, compress,
+// decompress, procs) on OS threads that carry a QoS class.
+package workload
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync/atomic"
+
+	"github.com/qoslab/qoslab/internal/qos"
+)
+
+// Names of the workloads, as users type them.
+const (
+	FP         = "fp"
+	Int        = "int"
+	MMul       = "mmul"
+	Pi         = "pi"
+	Compress   = "compress"
+	Decompress = "decompress"
+	Procs      = "procs"
+)
+
+var units = map[string]string{
+	FP:         "loops",
+	Int:        "loops",
+	MMul:       "mmul",
+	Pi:         "iterations",
+	Compress:   "bytes",
+	Decompress: "bytes",
+	Procs:      "loops",
+}
+
+// Names returns the workload names in a stable order.
+func Names() []string {
+	out := make([]string, 0, len(units))
+	for n := range units {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Unit is what one unit of a workload's Work counts ("loops", "bytes", ...).
+func Unit(name string) string { return units[name] }
+
+// CheckName returns an error naming the allowed workloads when name is not one.
+func CheckName(name string) error {
+	if _, ok := units[name]; !ok {
+		return fmt.Errorf("unknown workload %q: allowed %s", name, strings.Join(Names(), ", "))
+	}
+	return nil
+}
+
+// Limits the agent enforces on a request, so a bad or hostile request cannot
+// exhaust the target.
+const (
+	MaxThreads   = 1024
+	MaxProcs     = 256
+	MaxLoops     = 1 << 50
+	MaxDataBytes = 64 << 30
+)
+
+// Params describe one cell: one workload at one QoS class on Threads threads
+// (processes for procs).
+type Params struct {
+	Workload string
+	QoS      qos.Class
+	Threads  int
+	// Loops is per thread for fp, int, mmul and procs; for pi it is the total
+	// number of iterations, split over the threads.
+	Loops uint64
+
+	// compress and decompress
+	Size     int64   // bytes of generated input, split over the threads
+	Ratio    float64 // target compressibility under zstd (about 3 by default)
+	Seed     uint64
+	Codec    string // zstd, gzip, lz4, lzfse (darwin)
+	Level    int    // codec level; 0 means the codec's default
+	Sink     string // file, block, null
+	SinkPath string // directory for file, device for block
+}
+
+// Record is one thread's (or process's) measured interval.
+type Record struct {
+	Index   int         `json:"index"`
+	Phase   string      `json:"phase,omitempty"` // compress/decompress: which timed phase
+	StartNs int64       `json:"start_ns"`        // since the cell began, target's monotonic clock
+	EndNs   int64       `json:"end_ns"`
+	Work    float64     `json:"work"`
+	Rate    float64     `json:"rate"` // Work per second of this record's interval
+	QoS     qos.Applied `json:"qos"`
+	CPUs    []int       `json:"cpus,omitempty"` // Linux: CPUs the thread was seen on
+	PID     int         `json:"pid,omitempty"`  // procs: the worker process
+}
+
+// Result is a finished cell.
+type Result struct {
+	Records []Record
+	// Metrics holds workload-specific figures: pi_estimate, pi_error,
+	// compressed_bytes, ratio, and per-phase seconds for compression.
+	Metrics map[string]float64
+	Notes   []string
+}
+
+// Progress is shared between a running cell and whoever reports on it. Workers
+// add to Done between chunks of work, never inside the measured loop body.
+type Progress struct {
+	Done  atomic.Uint64
+	Total atomic.Uint64
+}
+
+// Fraction returns how much of the cell is done, 0..1.
+func (p *Progress) Fraction() float64 {
+	if p == nil {
+		return 0
+	}
+	t := p.Total.Load()
+	if t == 0 {
+		return 0
+	}
+	f := float64(p.Done.Load()) / float64(t)
+	if f > 1 {
+		f = 1
+	}
+	return f
+}
+
+func (p *Progress) add(n uint64) {
+	if p != nil {
+		p.Done.Add(n)
+	}
+}
+
+func (p *Progress) setTotal(n uint64) {
+	if p != nil {
+		p.Total.Store(n)
+	}
+}

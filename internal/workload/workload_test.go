@@ -1,0 +1,232 @@
+package workload
+
+import (
+	"context"
+	"math"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/qoslab/qoslab/internal/qos"
+)
+
+// TestMain lets the test binary act as the procs worker, as the agent does.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == WorkerArg {
+		os.Exit(WorkerMain(os.Args[2:], os.Stdout))
+	}
+	os.Exit(m.Run())
+}
+
+func TestRunFPRecords(t *testing.T) {
+	prog := &Progress{}
+	res, err := Run(context.Background(), Params{Workload: FP, QoS: qos.Utility, Threads: 2, Loops: 3 << 20}, prog)
+	require.NoError(t, err)
+	require.Len(t, res.Records, 2)
+	for i, r := range res.Records {
+		assert.Equal(t, i, r.Index)
+		assert.GreaterOrEqual(t, r.StartNs, int64(0))
+		assert.Greater(t, r.EndNs, r.StartNs)
+		assert.Equal(t, float64(3<<20), r.Work)
+		assert.InEpsilon(t, r.Work/(float64(r.EndNs-r.StartNs)/1e9), r.Rate, 1e-12)
+		assert.Equal(t, qos.Utility, r.QoS.Asked)
+		assert.Equal(t, qos.Utility, r.QoS.Applied, r.QoS.Detail)
+		assert.NotEmpty(t, r.CPUs)
+	}
+	assert.Equal(t, 1.0, prog.Fraction())
+}
+
+func TestClassAppliedOnMeasuringThreadOnly(t *testing.T) {
+	var setupClass, measureClass, checkClass [2]qos.Class
+	_, err := runThreads(context.Background(), 2, qos.Background, nil, threadJob{
+		setup: func(th *thread) error {
+			setupClass[th.index], _, _ = qos.ReadSelf()
+			return nil
+		},
+		measure: func(th *thread) error {
+			measureClass[th.index], _, _ = qos.ReadSelf()
+			return nil
+		},
+		check: func(th *thread) error {
+			checkClass[th.index], _, _ = qos.ReadSelf()
+			return nil
+		},
+	})
+	require.NoError(t, err)
+	for i := range 2 {
+		assert.Equal(t, qos.Default, setupClass[i], "setup runs before the class is applied")
+		assert.Equal(t, qos.Background, measureClass[i], "the measured body runs at the class")
+		assert.Equal(t, qos.Default, checkClass[i], "checks run off the classed threads")
+	}
+	// The classed threads ended with their goroutines: this one is untouched.
+	c, _, err := qos.ReadSelf()
+	require.NoError(t, err)
+	assert.Equal(t, qos.Default, c)
+}
+
+func TestClockStartsAfterEveryThreadIsReady(t *testing.T) {
+	recs, err := runThreads(context.Background(), 3, qos.Default, nil, threadJob{
+		setup: func(th *thread) error {
+			// A slow setup on one thread must not eat into anyone's interval.
+			if th.index == 2 {
+				time.Sleep(100 * time.Millisecond)
+			}
+			return nil
+		},
+		measure: func(th *thread) error {
+			s := th.now()
+			th.record("", s, th.now(), 1)
+			return nil
+		},
+	})
+	require.NoError(t, err)
+	require.Len(t, recs, 3)
+	for _, r := range recs {
+		assert.Less(t, r.StartNs, int64(50*time.Millisecond), "thread %d started %v after the cell began", r.Index, time.Duration(r.StartNs))
+	}
+}
+
+func TestCancelStopsThreads(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		cancel()
+	}()
+	began := time.Now()
+	res, err := Run(ctx, Params{Workload: FP, QoS: qos.Default, Threads: 2, Loops: 1 << 45}, nil)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Less(t, time.Since(began), 5*time.Second)
+	for _, r := range res.Records {
+		assert.Less(t, r.Work, float64(1<<45), "a cancelled thread records only what it did")
+	}
+}
+
+func TestSetupErrorFailsCell(t *testing.T) {
+	_, err := runThreads(context.Background(), 2, qos.Default, nil, threadJob{
+		setup: func(th *thread) error {
+			if th.index == 1 {
+				return assert.AnError
+			}
+			return nil
+		},
+		measure: func(th *thread) error { return nil },
+	})
+	assert.ErrorIs(t, err, assert.AnError)
+}
+
+func TestPi(t *testing.T) {
+	res, err := Run(context.Background(), Params{Workload: Pi, QoS: qos.Default, Threads: 3, Loops: 3e7 + 1, Seed: 7}, nil)
+	require.NoError(t, err)
+	require.Len(t, res.Records, 3)
+	var total float64
+	for _, r := range res.Records {
+		total += r.Work
+	}
+	assert.Equal(t, 3e7+1, total, "iterations are split over the threads, none lost")
+	assert.Less(t, res.Metrics["pi_error"], 2e-3)
+	assert.InDelta(t, math.Pi, res.Metrics["pi_estimate"], 2e-3)
+}
+
+func TestIntAndMMul(t *testing.T) {
+	for _, w := range []string{Int, MMul} {
+		res, err := Run(context.Background(), Params{Workload: w, QoS: qos.Default, Threads: 1, Loops: 5000}, nil)
+		require.NoError(t, err, w)
+		require.Len(t, res.Records, 1, w)
+		assert.Equal(t, 5000.0, res.Records[0].Work, w)
+	}
+}
+
+func TestProcs(t *testing.T) {
+	res, err := Run(context.Background(), Params{Workload: Procs, QoS: qos.Utility, Threads: 3, Loops: 2 << 20}, nil)
+	require.NoError(t, err)
+	require.Len(t, res.Records, 3)
+	pids := map[int]bool{}
+	for i, r := range res.Records {
+		assert.Equal(t, i, r.Index)
+		assert.NotZero(t, r.PID)
+		assert.NotEqual(t, os.Getpid(), r.PID)
+		pids[r.PID] = true
+		assert.GreaterOrEqual(t, r.StartNs, int64(0), "workers start after the cell began")
+		assert.Greater(t, r.EndNs, r.StartNs)
+		assert.Equal(t, float64(2<<20), r.Work)
+		assert.Equal(t, qos.Utility, r.QoS.Applied, r.QoS.Detail)
+		assert.NotEmpty(t, r.CPUs)
+	}
+	assert.Len(t, pids, 3)
+}
+
+func TestCompressAndDecompress(t *testing.T) {
+	for _, w := range []string{Compress, Decompress} {
+		for _, sink := range []string{"file", "null"} {
+			t.Run(w+"/"+sink, func(t *testing.T) {
+				dir := t.TempDir()
+				res, err := Run(context.Background(), Params{Workload: w, QoS: qos.Default, Threads: 2, Size: 8 << 20, Seed: 1, Sink: sink, SinkPath: dir}, nil)
+				require.NoError(t, err)
+				require.Len(t, res.Records, 2)
+				var total float64
+				for _, r := range res.Records {
+					assert.Equal(t, w, r.Phase)
+					assert.Greater(t, r.EndNs, r.StartNs)
+					total += r.Work
+				}
+				assert.Equal(t, float64(8<<20), total)
+				assert.Equal(t, 1.0, res.Metrics["verified"])
+				assert.InDelta(t, 3.0, res.Metrics["compression_ratio"], 0.75, "the default input compresses about 3:1 under zstd")
+				left, _ := os.ReadDir(dir)
+				assert.Empty(t, left, "scratch output is removed")
+			})
+		}
+	}
+}
+
+func TestCompressUnwritableSink(t *testing.T) {
+	_, err := Run(context.Background(), Params{Workload: Compress, QoS: qos.Default, Threads: 1, Size: 1 << 20, Sink: "file", SinkPath: "/no/such/dir"}, nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "/no/such/dir")
+}
+
+func TestValidate(t *testing.T) {
+	cases := []struct {
+		p   Params
+		msg string
+	}{
+		{Params{Workload: "nope", QoS: qos.Default, Threads: 1, Loops: 1}, `unknown workload "nope"`},
+		{Params{Workload: FP, QoS: 3, Threads: 1, Loops: 1}, "unknown QoS class 3"},
+		{Params{Workload: FP, QoS: qos.Default, Threads: 0, Loops: 1}, "0 threads: allowed 1..1024"},
+		{Params{Workload: Procs, QoS: qos.Default, Threads: 300, Loops: 1}, "300 processes: allowed 1..256"},
+		{Params{Workload: FP, QoS: qos.Default, Threads: 1, Loops: MaxLoops + 1}, "loops: allowed 1.."},
+		{Params{Workload: Pi, QoS: qos.Default, Threads: 4, Loops: 3}, "3 pi iterations for 4 threads"},
+		{Params{Workload: Compress, QoS: qos.Default, Threads: 1, Size: 0}, "size 0 bytes"},
+		{Params{Workload: Compress, QoS: qos.Default, Threads: 1, Size: 10, Codec: "rar"}, `"rar"`},
+		{Params{Workload: Compress, QoS: qos.Default, Threads: 1, Size: 10, Sink: "tape"}, `"tape"`},
+		{Params{Workload: Compress, QoS: qos.Default, Threads: 1, Size: 10, Level: 99}, "99"},
+	}
+	for _, c := range cases {
+		err := c.p.WithDefaults().Validate()
+		require.Error(t, err, c.msg)
+		assert.Contains(t, err.Error(), c.msg)
+	}
+	assert.NoError(t, Params{Workload: FP, QoS: qos.Default, Threads: 1, Loops: 1}.Validate())
+}
+
+func TestCheckMemory(t *testing.T) {
+	assert.NoError(t, checkMemory(1<<20, Compress))
+	err := checkMemory(math.MaxInt64, Compress)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "held in memory")
+}
+
+func TestCPUSet(t *testing.T) {
+	s := newCPUSet(4)
+	for _, c := range []int{3, 0, 65, 3, -1, 1 << 20} {
+		s.add(c)
+	}
+	assert.Equal(t, []int{0, 3}, s.list(), "out-of-range CPUs are ignored")
+	s = newCPUSet(130)
+	s.add(129)
+	s.add(64)
+	assert.Equal(t, []int{64, 129}, s.list())
+}
