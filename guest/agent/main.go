@@ -1,0 +1,95 @@
+// Command qoslab-agent measures qoslab's workloads on the machine it runs on:
+// the host (started by the controller over stdio) or a VM guest.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"google.golang.org/grpc"
+
+	"github.com/qoslab/qoslab/internal/agent"
+	"github.com/qoslab/qoslab/internal/transport"
+	"github.com/qoslab/qoslab/internal/version"
+	"github.com/qoslab/qoslab/internal/workload"
+)
+
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == workload.WorkerArg {
+		os.Exit(workload.WorkerMain(os.Args[2:], os.Stdout))
+	}
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	fs := flag.NewFlagSet("qoslab-agent", flag.ContinueOnError)
+	listen := fs.String("listen", "stdio", "where to serve: "+transport.AddrForms)
+	scratch := fs.String("scratch", "", "the only directory file sinks may write in (created if missing); empty: a new temporary directory")
+	var blocks stringList
+	fs.Var(&blocks, "allow-block", "a raw block device the block sink may overwrite (repeatable)")
+	showVersion := fs.Bool("version", false, "print the version and exit")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *showVersion {
+		fmt.Printf("qoslab-agent %s (protocol %d.%d)\n", version.String(), version.ProtocolMajor, version.ProtocolMinor)
+		return 0
+	}
+	// stdout may be the protocol channel: logs go to stderr only.
+	logger := log.New(os.Stderr, "qoslab-agent: ", log.LstdFlags)
+
+	addr, err := transport.Parse(*listen)
+	if err != nil {
+		logger.Print(err)
+		return 2
+	}
+	dir := *scratch
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "qoslab-agent-"); err != nil {
+			logger.Printf("scratch directory: %v", err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		logger.Printf("scratch directory %s: %v", dir, err)
+		return 1
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	lis, err := transport.Listen(ctx, addr)
+	if err != nil {
+		logger.Print(err)
+		return 1
+	}
+
+	var g *grpc.Server
+	srv := agent.NewServer(agent.Policy{ScratchDir: dir, BlockDevices: blocks}, func() { g.GracefulStop() })
+	g = srv.GRPCServer()
+	go func() {
+		<-ctx.Done()
+		g.Stop()
+	}()
+	if addr.Kind != transport.KindStdio {
+		logger.Printf("%s serving on %s", version.String(), lis.Addr())
+	}
+	if err := g.Serve(lis); err != nil && !errors.Is(err, net.ErrClosed) {
+		logger.Print(err)
+		return 1
+	}
+	return 0
+}

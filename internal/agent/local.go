@@ -1,0 +1,133 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/qoslab/qoslab/internal/transport"
+)
+
+// AgentBinary is the agent's file name next to the controller.
+const AgentBinary = "qoslab-agent"
+
+// FindAgent returns the agent binary to run: explicit (from --agent or
+// QOSLAB_AGENT) when given, else the one next to the running controller.
+func FindAgent(explicit string) (string, error) {
+	if explicit != "" {
+		st, err := os.Stat(explicit)
+		if err != nil {
+			return "", fmt.Errorf("agent %s (from --agent or QOSLAB_AGENT): %w", explicit, err)
+		}
+		if st.IsDir() || st.Mode()&0o111 == 0 {
+			return "", fmt.Errorf("agent %s (from --agent or QOSLAB_AGENT) is not an executable file", explicit)
+		}
+		return explicit, nil
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("find the agent: locate qoslab itself: %w", err)
+	}
+	if resolved, err := filepath.EvalSymlinks(self); err == nil {
+		self = resolved
+	}
+	next := filepath.Join(filepath.Dir(self), AgentBinary)
+	if st, err := os.Stat(next); err == nil && !st.IsDir() {
+		return next, nil
+	}
+	return "", fmt.Errorf("agent binary not found: looked for %s next to %s; build it with `make build` (puts both in bin/), or pass --agent PATH or set QOSLAB_AGENT", AgentBinary, self)
+}
+
+// LocalOptions start an agent as a child process of the controller.
+type LocalOptions struct {
+	Path         string
+	ScratchDir   string
+	BlockDevices []string
+	Stderr       io.Writer // the agent's log; nil discards it
+}
+
+// Local is an agent running as a child process, spoken to over its stdio.
+type Local struct {
+	*Client
+	cmd    *exec.Cmd
+	exited chan struct{}
+	err    error
+}
+
+// StartLocal starts the agent binary with the stdio transport.
+func StartLocal(ctx context.Context, o LocalOptions) (*Local, error) {
+	args := []string{"--listen", "stdio"}
+	if o.ScratchDir != "" {
+		args = append(args, "--scratch", o.ScratchDir)
+	}
+	for _, d := range o.BlockDevices {
+		args = append(args, "--allow-block", d)
+	}
+	// Not CommandContext: Close decides how the agent ends, politely first.
+	cmd := exec.Command(o.Path, args...)
+	cmd.Stderr = o.Stderr
+	cmd.SysProcAttr = childProcAttr()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start agent %s: %w", o.Path, err)
+	}
+	l := &Local{cmd: cmd, exited: make(chan struct{})}
+	go func() {
+		l.err = cmd.Wait()
+		close(l.exited)
+	}()
+	conn := transport.PipeConn(stdout, stdin, "agent-stdio")
+	l.Client, err = NewClient(func(context.Context) (net.Conn, error) { return conn, nil })
+	if err != nil {
+		l.kill()
+		return nil, err
+	}
+	return l, nil
+}
+
+// Pid is the agent process's id.
+func (l *Local) Pid() int { return l.cmd.Process.Pid }
+
+// Exited is closed when the agent process has ended.
+func (l *Local) Exited() <-chan struct{} { return l.exited }
+
+// Close asks the agent to shut down, waits briefly, and kills it if it has not
+// gone, so no agent outlives the controller's use of it.
+func (l *Local) Close() error {
+	select {
+	case <-l.exited:
+	default:
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = l.Client.Shutdown(ctx)
+		cancel()
+		select {
+		case <-l.exited:
+		case <-time.After(3 * time.Second):
+			l.kill()
+		}
+	}
+	_ = l.Client.Close()
+	var exitErr *exec.ExitError
+	if l.err != nil && !errors.As(l.err, &exitErr) {
+		return l.err
+	}
+	return nil
+}
+
+func (l *Local) kill() {
+	_ = l.cmd.Process.Kill()
+	<-l.exited
+}
