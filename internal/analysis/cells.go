@@ -1,0 +1,94 @@
+package analysis
+
+import (
+	"sort"
+
+	"github.com/qoslab/qoslab/internal/results"
+)
+
+// CellKey names a cell: one workload at one QoS with one thread count on one
+// target (and, for compression, one timed phase).
+type CellKey struct {
+	Target   string `json:"target"`
+	Workload string `json:"workload"`
+	QoS      int    `json:"qos"`
+	Threads  int    `json:"threads"`
+	Phase    string `json:"phase,omitempty"`
+}
+
+// Cell summarizes a cell's repeats.
+type Cell struct {
+	CellKey
+	Unit string `json:"unit"`
+	// TotalRate is per repeat: all threads' work over first start to last end.
+	TotalRate Summary `json:"total_rate"`
+	// ThreadRate pools every thread's own rate over all repeats.
+	ThreadRate Summary `json:"thread_rate"`
+	// Seconds is per repeat: first start to last end.
+	Seconds Summary `json:"seconds"`
+	// QoSApplied lists the classes the threads read back as, ascending.
+	QoSApplied []int `json:"qos_applied"`
+	// QoSPartial counts records whose class was applied only in part or not at all.
+	QoSPartial int `json:"qos_partial"`
+	// QoSReasons are the distinct reasons given for those.
+	QoSReasons []string `json:"qos_reasons,omitempty"`
+}
+
+// Cells groups samples into cells, in the order each cell first appears.
+func Cells(samples []results.Sample) []Cell {
+	type acc struct {
+		cell    Cell
+		repeats map[int][]Interval
+		rates   []float64
+		applied map[int]bool
+		reasons map[string]bool
+	}
+	var order []CellKey
+	byKey := map[CellKey]*acc{}
+	for _, s := range samples {
+		k := CellKey{Target: s.Target, Workload: s.Workload, QoS: s.QoS, Threads: s.Threads, Phase: s.Phase}
+		a := byKey[k]
+		if a == nil {
+			a = &acc{cell: Cell{CellKey: k, Unit: s.Unit}, repeats: map[int][]Interval{}, applied: map[int]bool{}, reasons: map[string]bool{}}
+			byKey[k] = a
+			order = append(order, k)
+		}
+		a.repeats[s.Repeat] = append(a.repeats[s.Repeat], Interval{StartNs: s.StartNs, EndNs: s.EndNs, Work: s.Work})
+		a.rates = append(a.rates, s.Rate)
+		a.applied[s.QoSApplied] = true
+		if !s.QoSFull || s.QoSApplied != s.QoS {
+			a.cell.QoSPartial++
+			if s.QoSReason != "" {
+				a.reasons[s.QoSReason] = true
+			}
+		}
+	}
+	out := make([]Cell, 0, len(order))
+	for _, k := range order {
+		a := byKey[k]
+		var totals, secs []float64
+		reps := make([]int, 0, len(a.repeats))
+		for r := range a.repeats {
+			reps = append(reps, r)
+		}
+		sort.Ints(reps)
+		for _, r := range reps {
+			rate, el := TotalRate(a.repeats[r])
+			totals = append(totals, rate)
+			secs = append(secs, float64(el)/1e9)
+		}
+		a.cell.TotalRate = Summarize(totals)
+		a.cell.Seconds = Summarize(secs)
+		a.cell.ThreadRate = Summarize(a.rates)
+		for c := range a.applied {
+			a.cell.QoSApplied = append(a.cell.QoSApplied, c)
+		}
+		sort.Ints(a.cell.QoSApplied)
+		for r := range a.reasons {
+			a.cell.QoSReasons = append(a.cell.QoSReasons, r)
+		}
+		sort.Strings(a.cell.QoSReasons)
+		out = append(out, a.cell)
+	}
+	return out
+}

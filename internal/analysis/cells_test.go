@@ -1,0 +1,43 @@
+package analysis
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/qoslab/qoslab/internal/results"
+)
+
+func TestCells(t *testing.T) {
+	s := func(q, threads, rep, idx int, start, end int64, work float64, applied int, full bool, reason string) results.Sample {
+		return results.Sample{Target: "host", Workload: "fp", QoS: q, Threads: threads, Repeat: rep, Index: idx,
+			StartNs: start, EndNs: end, Work: work, Unit: "loops", Rate: work / (float64(end-start) / 1e9),
+			QoSApplied: applied, QoSFull: full, QoSReason: reason}
+	}
+	samples := []results.Sample{
+		// qos 9, 2 threads, repeat 1: 200 loops over 2 s -> 100/s; repeat 2: 200 loops over 1 s -> 200/s
+		s(9, 2, 1, 0, 0, 1e9, 100, 9, false, "uclamp unavailable"),
+		s(9, 2, 1, 1, 0, 2e9, 100, 9, false, "uclamp unavailable"),
+		s(33, 1, 1, 0, 0, 1e9, 300, 21, false, "needs CAP_SYS_NICE"),
+		s(9, 2, 2, 0, 0, 1e9, 100, 9, false, "uclamp unavailable"),
+		s(9, 2, 2, 1, 0, 1e9, 100, 9, false, "uclamp unavailable"),
+	}
+	cells := Cells(samples)
+	require.Len(t, cells, 2)
+	c := cells[0]
+	assert.Equal(t, CellKey{Target: "host", Workload: "fp", QoS: 9, Threads: 2}, c.CellKey, "cells keep first-appearance order")
+	assert.Equal(t, 2, c.TotalRate.N)
+	assert.InDelta(t, 100, c.TotalRate.Min, 1e-9)
+	assert.InDelta(t, 200, c.TotalRate.Max, 1e-9)
+	assert.InDelta(t, 1.5, c.Seconds.Median, 1e-9)
+	assert.Equal(t, 4, c.ThreadRate.N)
+	assert.InDelta(t, 50, c.ThreadRate.Min, 1e-9)
+	assert.Equal(t, []int{9}, c.QoSApplied)
+	assert.Equal(t, 4, c.QoSPartial)
+	assert.Equal(t, []string{"uclamp unavailable"}, c.QoSReasons)
+
+	asked33 := cells[1]
+	assert.Equal(t, []int{21}, asked33.QoSApplied, "what the thread read back as, not what was asked")
+	assert.Equal(t, []string{"needs CAP_SYS_NICE"}, asked33.QoSReasons)
+}

@@ -1,0 +1,149 @@
+// Package results defines qoslab's measured records and the files they are
+// written to.
+package results
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// Sample is one thread's (or process's) record in one repeat of one cell on
+// one target: the tidy unit every output is built from.
+type Sample struct {
+	Target     string  `json:"target"` // host or vm
+	Workload   string  `json:"workload"`
+	QoS        int     `json:"qos"` // the class asked for
+	Threads    int     `json:"threads"`
+	Repeat     int     `json:"repeat"` // 1-based
+	Index      int     `json:"index"`
+	Phase      string  `json:"phase,omitempty"`
+	StartNs    int64   `json:"start_ns"` // since the cell began, target's monotonic clock
+	EndNs      int64   `json:"end_ns"`
+	Work       float64 `json:"work"`
+	Unit       string  `json:"unit"`
+	Rate       float64 `json:"rate"` // unit per second
+	QoSApplied int     `json:"qos_applied"`
+	QoSFull    bool    `json:"qos_full"`
+	QoSReason  string  `json:"qos_reason,omitempty"`
+	QoSDetail  string  `json:"qos_detail,omitempty"`
+	CPUs       []int   `json:"cpus,omitempty"`
+	PID        int     `json:"pid,omitempty"`
+	Contention int     `json:"contention"` // spinner threads running on the host
+}
+
+// CSVHeader is the tidy CSV's columns, in order. Scripts depend on these names.
+var CSVHeader = []string{
+	"target", "workload", "qos", "threads", "repeat", "index", "phase",
+	"start_ns", "end_ns", "work", "unit", "rate",
+	"qos_applied", "qos_full", "qos_reason", "qos_detail", "cpus", "pid", "contention",
+}
+
+func (s Sample) csvRow() []string {
+	cpus := make([]string, len(s.CPUs))
+	for i, c := range s.CPUs {
+		cpus[i] = strconv.Itoa(c)
+	}
+	return []string{
+		s.Target, s.Workload, strconv.Itoa(s.QoS), strconv.Itoa(s.Threads), strconv.Itoa(s.Repeat),
+		strconv.Itoa(s.Index), s.Phase,
+		strconv.FormatInt(s.StartNs, 10), strconv.FormatInt(s.EndNs, 10),
+		strconv.FormatFloat(s.Work, 'g', -1, 64), s.Unit, strconv.FormatFloat(s.Rate, 'g', -1, 64),
+		strconv.Itoa(s.QoSApplied), strconv.FormatBool(s.QoSFull), s.QoSReason, s.QoSDetail,
+		strings.Join(cpus, " "), strconv.Itoa(s.PID), strconv.Itoa(s.Contention),
+	}
+}
+
+// WriteCSV writes the header and one row per sample.
+func WriteCSV(w io.Writer, samples []Sample) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(CSVHeader); err != nil {
+		return err
+	}
+	for _, s := range samples {
+		if err := cw.Write(s.csvRow()); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("write csv: %w", err)
+	}
+	return nil
+}
+
+// ReadCSV reads samples written by WriteCSV, refusing a header it does not know.
+func ReadCSV(r io.Reader) ([]Sample, error) {
+	cr := csv.NewReader(r)
+	head, err := cr.Read()
+	if err != nil {
+		return nil, fmt.Errorf("read csv header: %w", err)
+	}
+	if strings.Join(head, ",") != strings.Join(CSVHeader, ",") {
+		return nil, fmt.Errorf("csv header %q is not qoslab's sample header %q", strings.Join(head, ","), strings.Join(CSVHeader, ","))
+	}
+	var out []Sample
+	for line := 2; ; line++ {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("csv line %d: %w", line, err)
+		}
+		s, err := parseRow(rec)
+		if err != nil {
+			return nil, fmt.Errorf("csv line %d: %w", line, err)
+		}
+		out = append(out, s)
+	}
+}
+
+func parseRow(r []string) (Sample, error) {
+	var s Sample
+	var errs []string
+	atoi := func(col int) int {
+		v, err := strconv.Atoi(r[col])
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("%s=%q", CSVHeader[col], r[col]))
+		}
+		return v
+	}
+	i64 := func(col int) int64 {
+		v, err := strconv.ParseInt(r[col], 10, 64)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("%s=%q", CSVHeader[col], r[col]))
+		}
+		return v
+	}
+	f64 := func(col int) float64 {
+		v, err := strconv.ParseFloat(r[col], 64)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("%s=%q", CSVHeader[col], r[col]))
+		}
+		return v
+	}
+	s.Target, s.Workload = r[0], r[1]
+	s.QoS, s.Threads, s.Repeat, s.Index = atoi(2), atoi(3), atoi(4), atoi(5)
+	s.Phase = r[6]
+	s.StartNs, s.EndNs = i64(7), i64(8)
+	s.Work, s.Unit, s.Rate = f64(9), r[10], f64(11)
+	s.QoSApplied = atoi(12)
+	s.QoSFull = r[13] == "true"
+	s.QoSReason, s.QoSDetail = r[14], r[15]
+	for _, f := range strings.Fields(r[16]) {
+		c, err := strconv.Atoi(f)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("cpus=%q", r[16]))
+			break
+		}
+		s.CPUs = append(s.CPUs, c)
+	}
+	s.PID, s.Contention = atoi(17), atoi(18)
+	if len(errs) > 0 {
+		return s, fmt.Errorf("bad values %s", strings.Join(errs, ", "))
+	}
+	return s, nil
+}

@@ -1,0 +1,47 @@
+package results
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestCSVRoundTrip(t *testing.T) {
+	in := []Sample{
+		{Target: "host", Workload: "fp", QoS: 9, Threads: 2, Repeat: 1, Index: 0, StartNs: 10, EndNs: 2e9, Work: 2e8, Unit: "loops",
+			Rate: 1.0000000005e8, QoSApplied: 9, QoSFull: false, QoSReason: "uclamp unavailable, \"quoted\"", CPUs: []int{0, 1}, Contention: 2},
+		{Target: "vm", Workload: "compress", Phase: "compress", QoS: 33, Threads: 1, Repeat: 3, Work: 1 << 30, Unit: "bytes", Rate: 5e8, QoSApplied: 21, PID: 0},
+	}
+	var buf bytes.Buffer
+	require.NoError(t, WriteCSV(&buf, in))
+	firstLine, _, _ := strings.Cut(buf.String(), "\n")
+	assert.True(t, strings.HasPrefix(firstLine, "target,workload,qos,threads,repeat,index,"), firstLine)
+	for _, col := range []string{"start_ns", "end_ns", "work", "rate", "qos_applied"} {
+		assert.Contains(t, firstLine, col)
+	}
+	out, err := ReadCSV(&buf)
+	require.NoError(t, err)
+	assert.Equal(t, in, out)
+}
+
+func TestReadCSVRejects(t *testing.T) {
+	_, err := ReadCSV(strings.NewReader("a,b\n1,2\n"))
+	assert.ErrorContains(t, err, "not qoslab's sample header")
+
+	var buf bytes.Buffer
+	require.NoError(t, WriteCSV(&buf, []Sample{{Target: "host", Workload: "fp", Threads: 1}}))
+	bad := strings.Replace(buf.String(), "host,fp,0,1", "host,fp,zero,1", 1)
+	_, err = ReadCSV(strings.NewReader(bad))
+	assert.ErrorContains(t, err, `qos="zero"`)
+	assert.ErrorContains(t, err, "line 2")
+}
+
+func TestCheckSchema(t *testing.T) {
+	assert.NoError(t, CheckSchema(SchemaVersion))
+	assert.NoError(t, CheckSchema("1.7"), "a newer minor of our major is readable")
+	assert.ErrorContains(t, CheckSchema("2.0"), "not readable")
+	assert.ErrorContains(t, CheckSchema("x"), "not MAJOR.MINOR")
+}

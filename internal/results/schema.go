@@ -1,0 +1,24 @@
+package results
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// SchemaVersion is the version of the result files this build writes. Readers
+// accept any minor of a major they know and refuse other majors.
+const SchemaVersion = "1.0"
+
+// CheckSchema refuses a file written with a schema major this build cannot read.
+func CheckSchema(v string) error {
+	major, _, _ := strings.Cut(v, ".")
+	ours, _, _ := strings.Cut(SchemaVersion, ".")
+	if _, err := strconv.Atoi(major); err != nil {
+		return fmt.Errorf("result schema version %q is not MAJOR.MINOR", v)
+	}
+	if major != ours {
+		return fmt.Errorf("result schema %s is not readable by this qoslab (reads %s.x): use a qoslab release that matches", v, ours)
+	}
+	return nil
+}
