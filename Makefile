@@ -1,0 +1,55 @@
+# qoslab: `make setup run` runs the main job, `make setup test` the tests.
+GO       ?= go
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+LDFLAGS  := -X github.com/qoslab/qoslab/internal/version.Version=$(VERSION)
+HOSTOS   := $(shell $(GO) env GOOS)
+HOSTARCH := $(shell $(GO) env GOARCH)
+# The agent is pure Go on every OS, so every target cross-builds from anywhere.
+CROSS    := darwin/arm64 linux/arm64 linux/amd64
+
+.PHONY: all setup build agents cross run test vet fmt-check proto clean
+
+all: build
+
+# Installs what building and testing need on a Debian machine (idempotent).
+setup:
+	./scripts/setup.sh
+
+build: bin/qoslab bin/qoslab-agent cross
+
+bin/qoslab: FORCE
+	$(GO) build -ldflags '$(LDFLAGS)' -o $@ ./cmd/qoslab
+
+bin/qoslab-agent: FORCE
+	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o $@ ./guest/agent
+
+cross:
+	@for t in $(CROSS); do \
+		os=$${t%/*}; arch=$${t#*/}; \
+		echo "agent $$os/$$arch -> bin/$$os-$$arch/qoslab-agent"; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -ldflags '$(LDFLAGS)' -o bin/$$os-$$arch/qoslab-agent ./guest/agent || exit 1; \
+	done
+
+# The main job: this machine's QoS matrix, fp at background and user-interactive, 1-2 threads.
+run: build
+	bin/qoslab bench --workload fp --qos background,user-interactive --threads 1-2 --repeat 3
+
+vet:
+	$(GO) vet ./...
+	CGO_ENABLED=0 GOOS=darwin GOARCH=arm64 $(GO) vet ./guest/... ./internal/qos/... ./internal/workload/... ./internal/transport/... ./internal/agent/...
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) vet ./...
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+test: fmt-check vet build
+	$(GO) test -count=1 ./...
+
+proto:
+	./scripts/gen-proto.sh
+
+clean:
+	rm -rf bin
+
+FORCE:

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/qoslab/qoslab/internal/results"
+)
+
+// binaries builds qoslab and qoslab-agent side by side, as `make build` does.
+func binaries(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds binaries: not in -short")
+	}
+	dir := t.TempDir()
+	for pkg, name := range map[string]string{".": "qoslab", "../../guest/agent": "qoslab-agent"} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), pkg)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "go build %s: %s", pkg, out)
+	}
+	return dir
+}
+
+func qoslab(t *testing.T, dir string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(dir, "qoslab"), args...)
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir())
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		code = exit.ExitCode()
+	} else {
+		require.NoError(t, err)
+	}
+	return o.String(), e.String(), code
+}
+
+// processesRunning lists live processes whose executable is under dir.
+func processesRunning(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	entries, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	for _, e := range entries {
+		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
+		if err == nil && strings.HasPrefix(exe, dir) {
+			stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+			if !strings.Contains(string(stat), ") Z ") {
+				out = append(out, e.Name()+" "+exe)
+			}
+		}
+	}
+	return out
+}
+
+func TestEndToEnd(t *testing.T) {
+	dir := binaries(t)
+
+	t.Run("bench csv", func(t *testing.T) {
+		out, stderr, code := qoslab(t, dir, "bench", "--workload", "fp,int", "--qos", "background,33", "--threads", "1-2", "--loops", "2e6", "--repeat", "2", "--format", "csv")
+		require.Equal(t, 0, code, stderr)
+		samples, err := results.ReadCSV(strings.NewReader(out))
+		require.NoError(t, err)
+		// 2 workloads x 2 classes x (1+2 threads) x 2 repeats
+		assert.Len(t, samples, 2*2*3*2)
+		for _, s := range samples {
+			assert.Equal(t, "host", s.Target)
+			assert.Equal(t, 2e6, s.Work)
+			assert.Positive(t, s.Rate)
+			if s.QoS == 9 {
+				assert.Equal(t, 9, s.QoSApplied, "background reads back as SCHED_IDLE: %s", s.QoSDetail)
+				assert.Contains(t, s.QoSDetail, "SCHED_IDLE")
+			}
+		}
+		assert.Contains(t, stderr, "host: ")
+		assert.Empty(t, processesRunning(t, dir), "no agent left behind")
+	})
+
+	t.Run("agent info", func(t *testing.T) {
+		out, stderr, code := qoslab(t, dir, "agent", "info")
+		require.Equal(t, 0, code, stderr)
+		for _, k := range []string{"agent:", "cpu:", "logical cpus:", "virtualized:", "qos:", "codecs:"} {
+			assert.Contains(t, out, k)
+		}
+	})
+
+	t.Run("usage error is exit 2", func(t *testing.T) {
+		_, stderr, code := qoslab(t, dir, "bench", "--threads", "4-1")
+		assert.Equal(t, 2, code)
+		assert.Contains(t, stderr, `threads "4-1": range "4-1" runs backwards`)
+	})
+
+	t.Run("missing agent is exit 1 and says what to do", func(t *testing.T) {
+		_, stderr, code := qoslab(t, dir, "bench", "--agent", filepath.Join(dir, "nope"))
+		assert.Equal(t, 1, code)
+		assert.Contains(t, stderr, "nope")
+		assert.Contains(t, stderr, "--agent")
+	})
+
+	t.Run("interrupt stops the agent and the spinners", func(t *testing.T) {
+		cmd := exec.Command(filepath.Join(dir, "qoslab"), "bench", "--loops", "1e12", "--repeat", "1", "--qos", "default", "--contention", "1", "--format", "json")
+		cmd.Dir = t.TempDir()
+		var o, e bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &o, &e
+		require.NoError(t, cmd.Start())
+		require.Eventually(t, func() bool { return len(processesRunning(t, dir)) >= 3 }, 20*time.Second, 50*time.Millisecond,
+			"qoslab, its agent and its spinner process start")
+		require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+		err := cmd.Wait()
+		var exit *exec.ExitError
+		require.ErrorAs(t, err, &exit, e.String())
+		assert.Equal(t, 130, exit.ExitCode(), e.String())
+		assert.Contains(t, e.String(), "interrupted")
+		assert.Contains(t, o.String(), `"error"`, "the JSON written says the run is incomplete")
+		assert.Eventually(t, func() bool { return len(processesRunning(t, dir)) == 0 }, 5*time.Second, 50*time.Millisecond,
+			"left behind: %v", processesRunning(t, dir))
+	})
+}

@@ -1,0 +1,300 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/qoslab/qoslab/internal/agent/agentpb"
+	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/results"
+)
+
+func testIO() (*IOStreams, *bytes.Buffer, *bytes.Buffer) {
+	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
+	return &IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut}, out, errOut
+}
+
+// parseBench runs `qoslab bench args...` with env and returns the options it
+// would have run with.
+func parseBench(t *testing.T, env map[string]string, args ...string) (*BenchOptions, error) {
+	t.Helper()
+	io, _, _ := testIO()
+	f := NewFactory(io)
+	f.Env = func(k string) string { return env[k] }
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	var got *BenchOptions
+	root := NewCmdRoot(f)
+	for i, c := range root.Commands() {
+		if c.Name() == "bench" {
+			root.RemoveCommand(root.Commands()[i])
+			break
+		}
+	}
+	root.AddCommand(NewCmdBench(f, func(_ context.Context, o *BenchOptions) error { got = o; return nil }))
+	root.SetArgs(append([]string{"bench"}, args...))
+	err := root.Execute()
+	return got, err
+}
+
+func TestBenchFlags(t *testing.T) {
+	t.Chdir(t.TempDir())
+	o, err := parseBench(t, nil, "--workload", "fp", "--qos", "9,user-interactive", "--threads", "1-4", "--loops", "2e8", "--repeat", "3", "--contention", "2", "--format", "csv")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"fp"}, o.Workloads)
+	assert.Equal(t, []qos.Class{qos.Background, qos.UserInteractive}, o.QoS)
+	assert.Equal(t, []int{1, 2, 3, 4}, o.Threads)
+	assert.Equal(t, uint64(2e8), o.Loops)
+	assert.Equal(t, 3, o.Repeat)
+	assert.Equal(t, 2, o.Contention)
+	assert.Equal(t, "csv", o.Format)
+	assert.Len(t, o.plan(), 2*4*3)
+	assert.Equal(t, 1, o.plan()[0].repeat, "repeats are outermost")
+	assert.Equal(t, 1, o.plan()[2*4-1].repeat)
+	assert.Equal(t, 2, o.plan()[2*4].repeat)
+}
+
+func TestBenchBadFlagsAreUsageErrors(t *testing.T) {
+	t.Chdir(t.TempDir())
+	cases := []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--workload", "fft"}, `unknown workload "fft": allowed compress, decompress, fp`},
+		{[]string{"--qos", "urgent"}, `unknown QoS class "urgent": allowed background|9`},
+		{[]string{"--qos", "10"}, `unknown QoS class "10"`},
+		{[]string{"--threads", "4-1"}, "runs backwards"},
+		{[]string{"--threads", "0"}, "outside 1..1024"},
+		{[]string{"--threads", "-2"}, "not a whole number"},
+		{[]string{"--loops", "1e30"}, "allowed 1.."},
+		{[]string{"--loops", "99999999999999999999999"}, "overflows"},
+		{[]string{"--repeat", "0"}, "--repeat 0: allowed 1..1000"},
+		{[]string{"--format", "xml"}, `--format "xml": allowed table, json, csv, markdown`},
+		{[]string{"--sink", "tape"}, `--sink "tape": allowed file, block, null`},
+		{[]string{"--sink", "block"}, "needs --sink-path DEVICE"},
+		{[]string{"--contention", "-1"}, "allowed 0..256"},
+		{[]string{"--size", "lots"}, "not a size"},
+		{[]string{"--repeat", "three"}, "invalid argument"},
+		{[]string{"extra"}, "takes no arguments"},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			_, err := parseBench(t, nil, c.args...)
+			require.Error(t, err)
+			assert.ErrorContains(t, err, c.msg)
+			assert.True(t, IsUsageError(err), "exit status 2: %v", err)
+		})
+	}
+}
+
+func TestBenchConfigPrecedence(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	require.NoError(t, os.WriteFile("qoslab.yaml", []byte("agent: /from/config\nbench:\n  loops: 5\n  repeat: 7\n  threads: 1-3\n  qos: utility\n"), 0o644))
+
+	t.Run("config file", func(t *testing.T) {
+		o, err := parseBench(t, nil)
+		require.NoError(t, err)
+		assert.Equal(t, uint64(5), o.Loops, "./qoslab.yaml is read")
+		assert.Equal(t, 7, o.Repeat)
+		assert.Equal(t, []int{1, 2, 3}, o.Threads)
+		assert.Equal(t, []qos.Class{qos.Utility}, o.QoS)
+		assert.Equal(t, "/from/config", o.AgentPath)
+	})
+	t.Run("environment", func(t *testing.T) {
+		o, err := parseBench(t, map[string]string{"QOSLAB_BENCH_LOOPS": "6", "QOSLAB_AGENT": "/from/env"})
+		require.NoError(t, err)
+		assert.Equal(t, uint64(6), o.Loops, "environment beats the config file")
+		assert.Equal(t, "/from/env", o.AgentPath)
+		assert.Equal(t, 7, o.Repeat, "config still fills what the environment leaves")
+	})
+	t.Run("flags", func(t *testing.T) {
+		o, err := parseBench(t, map[string]string{"QOSLAB_BENCH_LOOPS": "6"}, "--loops", "8", "--agent", "/from/flag")
+		require.NoError(t, err)
+		assert.Equal(t, uint64(8), o.Loops, "flags win")
+		assert.Equal(t, "/from/flag", o.AgentPath)
+	})
+	t.Run("--config", func(t *testing.T) {
+		other := filepath.Join(dir, "other.yaml")
+		require.NoError(t, os.WriteFile(other, []byte("bench:\n  repeat: 9\n"), 0o644))
+		o, err := parseBench(t, nil, "--config", other)
+		require.NoError(t, err)
+		assert.Equal(t, 9, o.Repeat, "--config replaces ./qoslab.yaml")
+		assert.Equal(t, uint64(0), o.Loops)
+	})
+}
+
+func TestConfigXDGAndUnknownKeys(t *testing.T) {
+	t.Chdir(t.TempDir())
+	xdg := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(xdg, "qoslab"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(xdg, "qoslab", "config.yaml"), []byte("bench:\n  repeat: 4\n"), 0o644))
+	o, err := parseBench(t, map[string]string{"XDG_CONFIG_HOME": xdg})
+	require.NoError(t, err)
+	assert.Equal(t, 4, o.Repeat)
+
+	require.NoError(t, os.WriteFile(filepath.Join(xdg, "qoslab", "config.yaml"), []byte("bench:\n  repaet: 4\nagnet: x\n"), 0o644))
+	_, err = parseBench(t, map[string]string{"XDG_CONFIG_HOME": xdg})
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "unknown keys agnet, bench.repaet")
+	assert.True(t, IsUsageError(err))
+
+	_, err = parseBench(t, nil, "--config", "/no/such/qoslab.yaml")
+	assert.ErrorContains(t, err, "/no/such/qoslab.yaml")
+}
+
+// fakeAgent answers like an agent: each thread does work loops in 1 s.
+type fakeAgent struct {
+	info    *agentpb.InfoReply
+	failAt  int // 1-based Run call that fails; 0 never
+	calls   int
+	reqs    []*agentpb.RunRequest
+	closed  bool
+	applied int32 // class the threads read back as; 0: as asked
+}
+
+func (a *fakeAgent) Info(context.Context) (*agentpb.InfoReply, error) { return a.info, nil }
+func (a *fakeAgent) Close() error                                     { a.closed = true; return nil }
+func (a *fakeAgent) Run(_ context.Context, req *agentpb.RunRequest, _ func(*agentpb.Progress)) (*agentpb.Result, error) {
+	a.calls++
+	a.reqs = append(a.reqs, req)
+	res := &agentpb.Result{Unit: "loops"}
+	for i := uint32(0); i < req.Threads; i++ {
+		applied := req.Qos
+		if a.applied != 0 {
+			applied = a.applied
+		}
+		res.Records = append(res.Records, &agentpb.ThreadRecord{Index: i, StartNs: 0, EndNs: 1e9, Work: float64(req.Loops),
+			Rate: float64(req.Loops), Qos: &agentpb.QoSApplied{Asked: req.Qos, Applied: applied, Full: true}})
+	}
+	if a.calls == a.failAt {
+		return &agentpb.Result{Records: res.Records[:1]}, errors.New("agent channel closed")
+	}
+	return res, nil
+}
+
+func benchWithFake(t *testing.T, a *fakeAgent, args ...string) (*BenchOptions, string, string, error) {
+	t.Helper()
+	t.Chdir(t.TempDir())
+	o, err := parseBench(t, nil, args...)
+	require.NoError(t, err)
+	io, out, errOut := testIO()
+	o.IO = io
+	o.StartAgent = func(context.Context, *BenchOptions) (BenchAgent, error) { return a, nil }
+	o.StartContention = func(_ context.Context, n int) (*Contention, error) { return &Contention{Threads: n}, nil }
+	err = benchRun(context.Background(), o)
+	return o, out.String(), errOut.String(), err
+}
+
+func newFake() *fakeAgent {
+	return &fakeAgent{info: &agentpb.InfoReply{Os: "linux", Arch: "amd64", CpuModel: "Test CPU", LogicalCpus: 2, Codecs: []string{"zstd", "gzip", "lz4"}}}
+}
+
+func TestBenchTableAndCSV(t *testing.T) {
+	a := newFake()
+	_, out, _, err := benchWithFake(t, a, "--qos", "9,33", "--threads", "1-2", "--loops", "1000", "--repeat", "2")
+	require.NoError(t, err)
+	assert.True(t, a.closed, "the agent is stopped")
+	assert.Equal(t, 8, a.calls)
+	assert.Contains(t, out, "TOTAL RATE")
+	assert.Contains(t, out, "9 background")
+	assert.Contains(t, out, "33 user-interactive")
+	// two threads at 1000 loops each in 1 s: total rate 2000 loops/s
+	assert.Contains(t, out, "2k [2k..2k]")
+
+	a = newFake()
+	_, out, _, err = benchWithFake(t, a, "--qos", "9", "--threads", "2", "--loops", "1000", "--repeat", "1", "--format", "csv")
+	require.NoError(t, err)
+	samples, err := results.ReadCSV(strings.NewReader(out))
+	require.NoError(t, err)
+	require.Len(t, samples, 2)
+	assert.Equal(t, "host", samples[0].Target)
+	assert.Equal(t, 9, samples[1].QoS)
+	assert.Equal(t, 1, samples[1].Index)
+	assert.Equal(t, 1000.0, samples[1].Work)
+}
+
+func TestBenchMarksClassesNotApplied(t *testing.T) {
+	a := newFake()
+	a.applied = int32(qos.Default)
+	_, out, _, err := benchWithFake(t, a, "--qos", "33", "--loops", "10", "--repeat", "1")
+	require.NoError(t, err)
+	assert.Contains(t, out, "default !", "threads that read back as another class are flagged")
+}
+
+func TestBenchKeepsFinishedCellsOnFailure(t *testing.T) {
+	a := newFake()
+	_, out, _, err := benchWithFake(t, a, "--qos", "9,33", "--threads", "1", "--loops", "10", "--repeat", "2", "--format", "json")
+	require.NoError(t, err)
+	var full BenchReport
+	require.NoError(t, json.Unmarshal([]byte(out), &full))
+	assert.Len(t, full.Samples, 4)
+
+	a = newFake()
+	a.failAt = 3
+	_, out, _, err = benchWithFake(t, a, "--qos", "9,33", "--threads", "1", "--loops", "10", "--repeat", "2", "--format", "json")
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "cell 3/4 (fp qos=background threads=1 repeat=2)")
+	assert.ErrorContains(t, err, "agent channel closed")
+	assert.False(t, IsUsageError(err), "a failure is exit status 1")
+	var partial BenchReport
+	require.NoError(t, json.Unmarshal([]byte(out), &partial), "the output is still complete JSON")
+	assert.Len(t, partial.Samples, 2, "the two finished cells are written")
+	assert.Contains(t, partial.Error, "agent channel closed")
+	assert.True(t, a.closed)
+}
+
+func TestBenchOutFile(t *testing.T) {
+	a := newFake()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "fp.csv")
+	_, out, errOut, err := benchWithFake(t, a, "--loops", "10", "--repeat", "1", "--format", "csv", "--out", path)
+	require.NoError(t, err)
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	samples, err := results.ReadCSV(bytes.NewReader(b))
+	require.NoError(t, err)
+	assert.Len(t, samples, 2)
+	assert.Contains(t, out, "TOTAL RATE", "the table still goes to the terminal")
+	assert.Contains(t, errOut, "wrote "+path)
+	left, _ := filepath.Glob(filepath.Join(dir, ".fp.csv.*"))
+	assert.Empty(t, left, "no temporary file left behind")
+
+	_, err = parseBench(t, nil, "--out", "/no/such/dir/x.csv")
+	require.NoError(t, err)
+	a = newFake()
+	_, _, _, err = benchWithFake(t, a, "--out", "/no/such/dir/x.csv")
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "--out /no/such/dir/x.csv: cannot write there")
+	assert.Zero(t, a.calls, "nothing is measured when the output cannot be written")
+}
+
+func TestBenchRefusesCodecTheAgentLacks(t *testing.T) {
+	a := newFake()
+	_, _, _, err := benchWithFake(t, a, "--workload", "compress", "--codec", "lzfse")
+	require.Error(t, err)
+	assert.ErrorContains(t, err, `--codec "lzfse" is not available on linux/amd64: allowed zstd, gzip, lz4`)
+	assert.Zero(t, a.calls)
+}
+
+func TestBenchContentionRecorded(t *testing.T) {
+	a := newFake()
+	_, out, errOut, err := benchWithFake(t, a, "--loops", "10", "--repeat", "1", "--contention", "2", "--format", "csv")
+	require.NoError(t, err)
+	assert.Contains(t, errOut, "contention: 2 spinner threads")
+	samples, err := results.ReadCSV(strings.NewReader(out))
+	require.NoError(t, err)
+	for _, s := range samples {
+		assert.Equal(t, 2, s.Contention)
+	}
+}

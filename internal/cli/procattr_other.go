@@ -1,0 +1,8 @@
+//go:build !linux
+
+package cli
+
+import "syscall"
+
+// childProcAttr: its own process group; off Linux it ends when its stdin closes.
+func childProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
