@@ -8,7 +8,9 @@ import (
 	"net"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
 	"github.com/qoslab/qoslab/internal/version"
@@ -18,6 +20,81 @@ import (
 type Client struct {
 	conn *grpc.ClientConn
 	api  agentpb.AgentClient
+	// gone, when set, closes when the agent's process or machine has ended;
+	// every call then fails with why() instead of waiting for a peer that
+	// cannot come back.
+	gone <-chan struct{}
+	why  func() error
+}
+
+// EndsWith ties the client's calls to the agent's life: once gone closes,
+// calls in flight and later ones fail with why().
+func (c *Client) EndsWith(gone <-chan struct{}, why func() error) {
+	c.gone, c.why = gone, why
+}
+
+// bind derives a call's context that ends when the agent does.
+func (c *Client) bind(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	if c.gone != nil {
+		go func() {
+			select {
+			case <-c.gone:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	return ctx, cancel
+}
+
+// explain replaces a call's error with the agent's end when that is the
+// cause, and a gRPC status with what the agent said.
+func (c *Client) explain(err error) error {
+	if err == nil {
+		return nil
+	}
+	if c.gone != nil {
+		select {
+		case <-c.gone:
+			return c.why()
+		default:
+		}
+	}
+	st, ok := status.FromError(err)
+	if !ok {
+		return err
+	}
+	switch st.Code() {
+	case codes.Canceled:
+		return context.Canceled
+	case codes.DeadlineExceeded:
+		return context.DeadlineExceeded
+	}
+	return &RefusedError{Code: st.Code(), Message: st.Message()}
+}
+
+// RefusedError is what the agent answered instead of a result.
+type RefusedError struct {
+	Code    codes.Code
+	Message string
+}
+
+func (e *RefusedError) Error() string {
+	switch e.Code {
+	case codes.InvalidArgument, codes.PermissionDenied, codes.FailedPrecondition, codes.ResourceExhausted:
+		return "agent refused: " + e.Message
+	case codes.Unavailable:
+		return "agent unavailable: " + e.Message
+	}
+	return "agent: " + e.Message
+}
+
+// IsBadRequest tells whether the agent refused a request as malformed: a
+// mistake in what was asked, not a failure of the measurement.
+func IsBadRequest(err error) bool {
+	var r *RefusedError
+	return errors.As(err, &r) && r.Code == codes.InvalidArgument
 }
 
 // Protocol is what this controller speaks, sent with every request.
@@ -49,9 +126,11 @@ func NewClient(dial func(ctx context.Context) (net.Conn, error)) (*Client, error
 // Info asks the agent to describe its machine, refusing an agent whose
 // protocol major differs from ours.
 func (c *Client) Info(ctx context.Context) (*agentpb.InfoReply, error) {
+	ctx, cancel := c.bind(ctx)
+	defer cancel()
 	r, err := c.api.Info(ctx, &agentpb.InfoRequest{Protocol: Protocol()}, grpc.WaitForReady(true))
 	if err != nil {
-		return nil, fmt.Errorf("agent info: %w", err)
+		return nil, fmt.Errorf("agent info: %w", c.explain(err))
 	}
 	if r.GetProtocol().GetMajor() != version.ProtocolMajor {
 		return nil, fmt.Errorf("agent %s speaks protocol %d.x, this controller (%s) speaks %d.x: use binaries from the same release",
@@ -64,9 +143,11 @@ func (c *Client) Info(ctx context.Context) (*agentpb.InfoReply, error) {
 // The result holds what finished even when the error is not nil.
 func (c *Client) Run(ctx context.Context, req *agentpb.RunRequest, onProgress func(*agentpb.Progress)) (*agentpb.Result, error) {
 	req.Protocol = Protocol()
-	stream, err := c.api.Run(ctx, req)
+	ctx, cancel := c.bind(ctx)
+	defer cancel()
+	stream, err := c.api.Run(ctx, req, grpc.WaitForReady(true))
 	if err != nil {
-		return nil, err
+		return nil, c.explain(err)
 	}
 	var res *agentpb.Result
 	for {
@@ -78,7 +159,7 @@ func (c *Client) Run(ctx context.Context, req *agentpb.RunRequest, onProgress fu
 			return res, nil
 		}
 		if err != nil {
-			return res, err
+			return res, c.explain(err)
 		}
 		switch e := ev.Event.(type) {
 		case *agentpb.RunEvent_Progress:
@@ -93,8 +174,10 @@ func (c *Client) Run(ctx context.Context, req *agentpb.RunRequest, onProgress fu
 
 // Shutdown asks the agent to stop.
 func (c *Client) Shutdown(ctx context.Context) error {
+	ctx, cancel := c.bind(ctx)
+	defer cancel()
 	_, err := c.api.Shutdown(ctx, &agentpb.ShutdownRequest{})
-	return err
+	return c.explain(err)
 }
 
 // Close drops the connection.

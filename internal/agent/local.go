@@ -95,6 +95,9 @@ func StartLocal(ctx context.Context, o LocalOptions) (*Local, error) {
 		l.kill()
 		return nil, err
 	}
+	l.Client.EndsWith(l.exited, func() error {
+		return fmt.Errorf("agent %s (pid %d) exited: %v; its messages are above", o.Path, cmd.Process.Pid, exitText(l.err))
+	})
 	return l, nil
 }
 
@@ -125,6 +128,13 @@ func (l *Local) Close() error {
 		return l.err
 	}
 	return nil
+}
+
+func exitText(err error) string {
+	if err == nil {
+		return "exit status 0"
+	}
+	return err.Error()
 }
 
 func (l *Local) kill() {

@@ -95,12 +95,17 @@ func (s *Server) Run(req *agentpb.RunRequest, stream agentpb.Agent_RunServer) er
 		return err
 	}
 	p := paramsFromRequest(req).WithDefaults()
-	if err := p.Validate(); err != nil {
+	if err := workload.CheckName(p.Workload); err != nil {
 		return status.Error(codes.InvalidArgument, err.Error())
 	}
+	// The sink's place comes from the agent's policy before the request is
+	// checked as a whole (a file sink needs its directory).
 	var err error
 	if p.SinkPath, err = s.sinkPath(p); err != nil {
 		return status.Error(codes.PermissionDenied, err.Error())
+	}
+	if err := p.Validate(); err != nil {
+		return status.Error(codes.InvalidArgument, err.Error())
 	}
 	if !s.running.TryLock() {
 		return status.Error(codes.Unavailable, "agent busy: it measures one cell at a time")

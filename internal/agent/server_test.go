@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"net"
 	"strings"
 	"testing"
@@ -36,6 +37,18 @@ func serve(t *testing.T, policy Policy) (*Client, *Server) {
 	return c, srv
 }
 
+// codeOf is the gRPC code behind a client error.
+func codeOf(err error) codes.Code {
+	var r *RefusedError
+	switch {
+	case errors.As(err, &r):
+		return r.Code
+	case errors.Is(err, context.Canceled):
+		return codes.Canceled
+	}
+	return status.Code(err)
+}
+
 func ctx(t *testing.T) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
@@ -63,13 +76,13 @@ func TestRefusesUnknownProtocolMajor(t *testing.T) {
 	c, _ := serve(t, Policy{})
 	_, err := c.api.Info(ctx(t), &agentpb.InfoRequest{Protocol: &agentpb.ProtocolVersion{Major: version.ProtocolMajor + 1}})
 	require.Error(t, err)
-	assert.Equal(t, codes.FailedPrecondition, status.Code(err))
+	assert.Equal(t, codes.FailedPrecondition, codeOf(err))
 	assert.Contains(t, err.Error(), "protocol 2.0 not supported")
 
 	stream, err := c.api.Run(ctx(t), &agentpb.RunRequest{Protocol: &agentpb.ProtocolVersion{Major: 0}, Workload: "fp", Qos: 21, Threads: 1, Loops: 1})
 	require.NoError(t, err)
 	_, err = stream.Recv()
-	assert.Equal(t, codes.FailedPrecondition, status.Code(err))
+	assert.Equal(t, codes.FailedPrecondition, codeOf(err))
 }
 
 func TestRunFP(t *testing.T) {
@@ -114,16 +127,35 @@ func TestRunRejectsBadRequests(t *testing.T) {
 	for _, tc := range cases {
 		_, err := c.Run(ctx(t), tc.req, nil)
 		require.Error(t, err, tc.msg)
-		assert.Equal(t, tc.code, status.Code(err), err.Error())
+		assert.Equal(t, tc.code, codeOf(err), err.Error())
 		assert.Contains(t, err.Error(), tc.msg)
 	}
+}
+
+func TestRunCompressInScratch(t *testing.T) {
+	scratch := t.TempDir()
+	c, _ := serve(t, Policy{ScratchDir: scratch})
+	res, err := c.Run(ctx(t), &agentpb.RunRequest{Workload: "compress", Qos: 21, Threads: 1, SizeBytes: 1 << 20, Seed: 1}, nil)
+	require.NoError(t, err, "file is the default sink and the scratch directory its default place")
+	require.Len(t, res.GetRecords(), 1)
+	assert.Equal(t, "compress", res.GetRecords()[0].GetPhase())
+	assert.Equal(t, 1.0, res.GetMetrics()["verified"])
+	assert.Equal(t, "bytes", res.GetUnit())
+}
+
+func TestRefusedErrorsReadWell(t *testing.T) {
+	c, _ := serve(t, Policy{})
+	_, err := c.Run(ctx(t), &agentpb.RunRequest{Workload: "fp", Qos: 21, Threads: 0, Loops: 1}, nil)
+	require.Error(t, err)
+	assert.Equal(t, "agent refused: 0 threads: allowed 1..1024", err.Error())
+	assert.True(t, IsBadRequest(err))
 }
 
 func TestRequestSizeLimited(t *testing.T) {
 	c, _ := serve(t, Policy{})
 	_, err := c.Run(ctx(t), &agentpb.RunRequest{Workload: "fp", Qos: 21, Threads: 1, Loops: 1, Codec: strings.Repeat("x", MaxRequestBytes)}, nil)
 	require.Error(t, err)
-	assert.Equal(t, codes.ResourceExhausted, status.Code(err))
+	assert.Equal(t, codes.ResourceExhausted, codeOf(err))
 }
 
 func TestOneCellAtATime(t *testing.T) {
@@ -142,7 +174,7 @@ func TestOneCellAtATime(t *testing.T) {
 	}()
 	<-started
 	_, err := c.Run(ctx(t), &agentpb.RunRequest{Workload: "fp", Qos: 21, Threads: 1, Loops: 1}, nil)
-	assert.Equal(t, codes.Unavailable, status.Code(err))
+	assert.Equal(t, codes.Unavailable, codeOf(err))
 	assert.Contains(t, err.Error(), "busy")
 	// Cancelling the long cell from the client stops it in the agent.
 	require.NoError(t, c.Shutdown(ctx(t)))
@@ -158,7 +190,7 @@ func TestCancelStopsCell(t *testing.T) {
 	}()
 	_, err := c.Run(cctx, &agentpb.RunRequest{Workload: "fp", Qos: 21, Threads: 1, Loops: 1 << 40}, nil)
 	require.Error(t, err)
-	assert.Equal(t, codes.Canceled, status.Code(err))
+	assert.Equal(t, codes.Canceled, codeOf(err))
 	// The agent is free again: the cancelled cell's threads stopped.
 	require.Eventually(t, func() bool {
 		_, err := c.Run(ctx(t), &agentpb.RunRequest{Workload: "fp", Qos: 21, Threads: 1, Loops: 1}, nil)

@@ -16,6 +16,7 @@ import (
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/workload"
+	"github.com/qoslab/qoslab/internal/workload/codec"
 )
 
 // Output formats of bench.
@@ -188,6 +189,14 @@ func benchOptionsFrom(f *Factory) (*BenchOptions, error) {
 	}
 	if o.Sink == "block" && o.SinkPath == "" {
 		return nil, usageErrorf("--sink block needs --sink-path DEVICE (a raw block device whose contents may be overwritten)")
+	}
+	for _, w := range o.Workloads {
+		if w == workload.Compress || w == workload.Decompress {
+			if err := codec.CheckLevel(o.Codec, o.Level); err != nil {
+				return nil, usageErrorf("--codec %s --level %d: %w", o.Codec, o.Level, err)
+			}
+			break
+		}
 	}
 	if o.Ratio < 1 {
 		return nil, usageErrorf("--ratio %g: allowed 1 (incompressible) and above", o.Ratio)
@@ -404,6 +413,9 @@ func benchRun(ctx context.Context, o *BenchOptions) (err error) {
 				return ctx.Err()
 			}
 			kept := len(res.GetRecords())
+			if agent.IsBadRequest(err) {
+				err = &UsageError{Err: err}
+			}
 			return fmt.Errorf("cell %d/%d (%s) failed: %w (its %d finished records are not reported; the %d cells before it are)", i+1, len(cells), c, err, kept, i)
 		}
 		report.Samples = append(report.Samples, samplesFrom("host", c, o.Contention, res)...)

@@ -96,6 +96,10 @@ func runCodec(ctx context.Context, p Params, prog *Progress) (Result, error) {
 	if p.Workload == Decompress && in > 0 {
 		res.Metrics["compression_ratio"] = float64(out) / float64(in)
 	}
-	res.Notes = []string{fmt.Sprintf("%s %s level %d, sink %s: timed = codec + sink writes + fsync; output verified by CRC-32C after the clock stopped", p.Workload, p.Codec, p.Level, p.Sink)}
+	level := "default level"
+	if p.Level != 0 {
+		level = fmt.Sprintf("level %d", p.Level)
+	}
+	res.Notes = []string{fmt.Sprintf("%s %s %s, sink %s: timed = codec + sink writes + fsync; output verified by CRC-32C after the clock stopped", p.Workload, p.Codec, level, p.Sink)}
 	return res, nil
 }

@@ -6,6 +6,7 @@ package codec
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	"github.com/klauspost/compress/gzip"
@@ -48,16 +49,32 @@ func Codecs() []string {
 // CheckCodec returns an error naming the bad value and what is allowed when
 // codec is not available here or level is not one of its levels.
 func CheckCodec(codec string, level int) error {
-	lv, known := codecLevels[codec]
 	available := false
 	for _, c := range Codecs() {
 		available = available || c == codec
 	}
+	_, known := codecLevels[codec]
 	switch {
 	case codec == LZFSE && !available:
 		return fmt.Errorf("codec %q needs macOS libcompression; available here: %s", codec, strings.Join(Codecs(), ", "))
 	case !known || !available:
 		return fmt.Errorf("unknown codec %q: available here: %s", codec, strings.Join(Codecs(), ", "))
+	}
+	return CheckLevel(codec, level)
+}
+
+// CheckLevel checks a codec's name and level whatever this OS provides, so a
+// controller can refuse a bad request before any target is asked.
+func CheckLevel(codec string, level int) error {
+	lv, known := codecLevels[codec]
+	switch {
+	case !known:
+		names := make([]string, 0, len(codecLevels))
+		for n := range codecLevels {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return fmt.Errorf("unknown codec %q: allowed %s", codec, strings.Join(names, ", "))
 	case level == 0:
 		return nil
 	case lv.max == 0:

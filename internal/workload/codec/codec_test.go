@@ -163,3 +163,11 @@ func TestCodecsListsWhatWorks(t *testing.T) {
 	_, err := NewDecoder("nope", strings.NewReader(""))
 	assert.ErrorContains(t, err, `"nope"`)
 }
+
+func TestCheckLevelIsPortable(t *testing.T) {
+	assert.NoError(t, CheckLevel(LZFSE, 0), "lzfse is a known codec everywhere, available or not")
+	assert.ErrorContains(t, CheckLevel(LZFSE, 3), "has no levels")
+	assert.ErrorContains(t, CheckLevel(Zstd, 40), "zstd level 40: allowed 1..22")
+	assert.ErrorContains(t, CheckLevel("rar", 0), `unknown codec "rar": allowed gzip, lz4, lzfse, zstd`)
+	assert.NoError(t, CheckLevel(Gzip, 9))
+}
