@@ -1,0 +1,56 @@
+// Package guestinit is the agent's life as PID 1 of a Linux microVM: mount the
+// kernel's file systems, load the modules, find the agent's channel, serve, and
+// power off.
+package guestinit
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+)
+
+// ConfigPath is where the image builder puts the init configuration inside the initramfs.
+const ConfigPath = "/etc/qoslab/init.json"
+
+// AgentPortName is the virtio-serial port the host connects the agent's channel to.
+const AgentPortName = "org.qoslab.agent"
+
+// VsockPort is the vsock port the agent listens on when the guest has vsock.
+const VsockPort = 1024
+
+// Config is written by the image builder and read by the agent at boot.
+type Config struct {
+	// Modules are paths inside the initramfs, in the order they must load
+	// (dependencies first).
+	Modules []string `json:"modules"`
+	// Listen are the agent's channels: "virtio-port:NAME" (a virtio-serial
+	// port found by name under /sys/class/virtio-ports) or any transport
+	// address ("vsock:1024", "serial:/dev/hvc0"). The agent serves on every
+	// one it can open.
+	Listen []string `json:"listen"`
+	// ScratchDevice is the raw disk block sinks may overwrite ("/dev/vda").
+	ScratchDevice string `json:"scratch_device,omitempty"`
+	// ScratchDir is a tmpfs the file sink writes in.
+	ScratchDir string `json:"scratch_dir"`
+	// KernelVersion is the kernel the modules belong to, for messages.
+	KernelVersion string `json:"kernel_version"`
+}
+
+// ReadConfig reads and checks the init configuration.
+func ReadConfig(path string) (Config, error) {
+	var c Config
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return c, fmt.Errorf("init config: %w", err)
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		return c, fmt.Errorf("init config %s: %w", path, err)
+	}
+	if len(c.Listen) == 0 {
+		return c, fmt.Errorf("init config %s: no listen addresses", path)
+	}
+	if c.ScratchDir == "" {
+		c.ScratchDir = "/scratch"
+	}
+	return c, nil
+}

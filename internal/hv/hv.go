@@ -1,0 +1,91 @@
+// Package hv boots lightweight VMs that run the qoslab agent: small
+// interfaces here, one package per backend (hv/qemu, hv/vz).
+package hv
+
+import (
+	"context"
+	"io"
+	"net"
+)
+
+// Image is a bootable guest: a kernel and an initramfs whose /init is the agent.
+type Image struct {
+	Name          string `json:"name"`
+	Dir           string `json:"dir"`
+	Kernel        string `json:"kernel"`    // path on the host
+	Initramfs     string `json:"initramfs"` // path on the host
+	Cmdline       string `json:"cmdline"`
+	Arch          string `json:"arch"` // amd64, arm64
+	KernelVersion string `json:"kernel_version"`
+	AgentVersion  string `json:"agent_version"`
+}
+
+// Spec is what to boot.
+type Spec struct {
+	Name      string // the VM's name; its state lives in StateDir
+	Image     Image
+	CPUs      int
+	MemoryMiB int
+	DiskBytes int64  // raw scratch disk (the guest's compression sink); 0 for none
+	Accel     string // "" to probe the best, or "kvm", "tcg", "hvf" to force one
+	StateDir  string // sockets, console log, disk, pid; created if missing
+	// Detach lets the VM outlive the controller (named VMs: `qoslab vm start`):
+	// its own session, no parent-death signal. Otherwise the VM dies with the
+	// controller.
+	Detach bool
+	// Log gets what a user should see while booting (a KVM probe that failed
+	// and the fallback to TCG, for example); nil discards it.
+	Log io.Writer
+}
+
+// MachineInfo is what the host knows about a running VM.
+type MachineInfo struct {
+	Backend     string `json:"backend"`
+	Name        string `json:"name"`
+	PID         int    `json:"pid"`   // the hypervisor process on the host
+	Accel       string `json:"accel"` // kvm, tcg, hvf, vz
+	CPUs        int    `json:"cpus"`
+	MemoryMiB   int    `json:"memory_mib"`
+	VCPUThreads []int  `json:"vcpu_threads,omitempty"` // host thread id of each vCPU, by index
+	StateDir    string `json:"state_dir"`
+	ConsoleLog  string `json:"console_log,omitempty"`
+	Disk        string `json:"disk,omitempty"`       // the scratch disk on the host
+	GuestDisk   string `json:"guest_disk,omitempty"` // the scratch disk in the guest, e.g. /dev/vda
+	// BootNs is from starting the hypervisor process to the agent answering,
+	// when this controller booted it.
+	BootNs int64 `json:"boot_ns,omitempty"`
+	Image  Image `json:"image"`
+}
+
+// Machine is a running VM.
+type Machine interface {
+	// DialAgent connects to the agent in the guest. A channel may take one
+	// connection at a time.
+	DialAgent(ctx context.Context) (net.Conn, error)
+	Info() MachineInfo
+	// Done is closed when the VM has ended, whoever ended it; a VM killed
+	// from outside is noticed within 2 s.
+	Done() <-chan struct{}
+	// Err says why the VM ended, once Done is closed (nil for a clean stop).
+	Err() error
+	// Stop shuts the VM down: politely, then by force after a timeout.
+	Stop(ctx context.Context) error
+}
+
+// Check is one thing a backend needs, for `qoslab doctor`.
+type Check struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+	Fix    string `json:"fix,omitempty"` // the command that fixes it
+}
+
+// Backend boots VMs of one kind.
+type Backend interface {
+	Name() string
+	Check(ctx context.Context) []Check
+	Start(ctx context.Context, spec Spec) (Machine, error)
+	// Attach returns a Machine for a VM started earlier with Detach, from its
+	// state directory.
+	Attach(ctx context.Context, stateDir string) (Machine, error)
+}
