@@ -33,6 +33,11 @@ type Spec struct {
 	// its own session, no parent-death signal. Otherwise the VM dies with the
 	// controller.
 	Detach bool
+	// Ready tells whether a boot succeeded: it returns nil once the agent in
+	// m answers. With Accel "" the backend uses it to probe KVM within
+	// ProbeTimeout before falling back to TCG. Start returns only after Ready
+	// (when set) has returned nil.
+	Ready func(ctx context.Context, m Machine) error
 	// Log gets what a user should see while booting (a KVM probe that failed
 	// and the fallback to TCG, for example); nil discards it.
 	Log io.Writer
