@@ -1,0 +1,334 @@
+package image
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/qoslab/qoslab/internal/guestinit"
+	"github.com/qoslab/qoslab/internal/version"
+)
+
+// The files of a built image, in <store>/<name>/.
+const (
+	KernelFile    = "vmlinuz"
+	InitramfsFile = "initramfs.cpio.gz"
+	ManifestFile  = "manifest.json"
+)
+
+// BuildOptions says what to build and where.
+type BuildOptions struct {
+	Recipe Recipe
+	// Arch overrides the recipe's arch ("" keeps it). An image for another
+	// arch than the recipe's is named <name>-<arch>.
+	Arch string
+	// AgentPath is the linux/<arch> agent to install as /init (e.g.
+	// bin/linux-amd64/qoslab-agent); it must be a static ELF for the arch.
+	AgentPath string
+	// AgentVersion is the agent's version for the manifest and hv.Image;
+	// "" reads what the binary's Go build information says (AgentVersion).
+	AgentVersion string
+	// StoreDir is the image store; "" for DefaultStoreDir(os.Getenv).
+	StoreDir string
+	// KernelCacheDir is where scripts/fetch-kernel.sh extracts Debian
+	// kernels; "" for DefaultKernelCacheDir(os.Getenv).
+	KernelCacheDir string
+	// DefaultKernelCacheDir is the fetch script's default, so that the hint
+	// to fetch a kernel names --dir only when KernelCacheDir is another; ""
+	// for DefaultKernelCacheDir(os.Getenv).
+	DefaultKernelCacheDir string
+	// Progress gets one line per step; nil discards them.
+	Progress io.Writer
+}
+
+// Build builds the recipe's image into the store, atomically: everything is
+// written into a directory beside the image, then swapped in; a build that
+// fails leaves the previous image as it was. Everything that can be checked
+// (the recipe, the kernel, the modules, the agent) is checked before anything
+// is written.
+func Build(ctx context.Context, o BuildOptions) (Manifest, error) {
+	p := o.Progress
+	if p == nil {
+		p = io.Discard
+	}
+	r := o.Recipe
+	if err := r.Check(); err != nil {
+		return Manifest{}, fmt.Errorf("recipe: %w", err)
+	}
+	arch := r.Arch
+	if o.Arch != "" {
+		if err := CheckArch(o.Arch); err != nil {
+			return Manifest{}, err
+		}
+		arch = o.Arch
+	}
+	name := r.ImageName(arch)
+	if o.StoreDir == "" {
+		d, err := DefaultStoreDir(os.Getenv)
+		if err != nil {
+			return Manifest{}, err
+		}
+		o.StoreDir = d
+	}
+	if o.DefaultKernelCacheDir == "" {
+		o.DefaultKernelCacheDir, _ = DefaultKernelCacheDir(os.Getenv)
+	}
+	if o.KernelCacheDir == "" {
+		o.KernelCacheDir = o.DefaultKernelCacheDir
+	}
+	if o.AgentPath == "" {
+		return Manifest{}, fmt.Errorf("image build: no agent (want a linux/%s qoslab-agent, e.g. bin/linux-%s/qoslab-agent)", arch, arch)
+	}
+
+	ks, err := LocateKernel(r, LocateOptions{Arch: arch, KernelCacheDir: o.KernelCacheDir, DefaultKernelCacheDir: o.DefaultKernelCacheDir})
+	if err != nil {
+		return Manifest{}, err
+	}
+	fmt.Fprintf(p, "kernel: %s %s (%s, %s %s)\n", ks.Source, ks.Origin, ks.Version, arch, ks.Info.Format)
+	mods, err := ResolveModules(ks.ModulesDir, ks.Version, arch, r.Modules)
+	if err != nil {
+		return Manifest{}, err
+	}
+	if len(r.Modules) > 0 {
+		names := make([]string, len(mods.Load))
+		for i, m := range mods.Load {
+			names[i] = m.Name
+		}
+		line := fmt.Sprintf("modules: %s (dependencies from %s)", strings.Join(names, ", "), mods.DepsFrom)
+		if len(mods.Builtin) > 0 {
+			line += "; built in: " + strings.Join(mods.Builtin, ", ")
+		}
+		fmt.Fprintln(p, line)
+	}
+	if err := CheckAgent(o.AgentPath, arch); err != nil {
+		return Manifest{}, err
+	}
+	agentAbs, _ := filepath.Abs(o.AgentPath)
+
+	cfg := guestinit.Config{
+		Listen:        append([]string(nil), GuestListen...),
+		ScratchDevice: GuestScratchDevice,
+		ScratchDir:    GuestScratchDir,
+		KernelVersion: ks.Version,
+	}
+	m := Manifest{
+		SchemaVersion:  SchemaVersion,
+		Name:           name,
+		Arch:           arch,
+		Recipe:         r,
+		KernelVersion:  ks.Version,
+		KernelSource:   ks.Source,
+		Kernel:         ks,
+		Cmdline:        r.CmdlineFor(arch),
+		ModuleDepsFrom: mods.DepsFrom,
+		BuiltinModules: mods.Builtin,
+		BuiltBy:        version.String(),
+		Modules:        []ManifestModule{},
+	}
+	for _, mod := range mods.Load {
+		gp := guestModulePath(ks.Version, mod)
+		cfg.Modules = append(cfg.Modules, gp)
+		m.Modules = append(m.Modules, ManifestModule{Name: mod.Name, Path: gp, Depends: mod.Depends})
+	}
+	ents, err := initEntries(o.AgentPath, mods, cfg)
+	if err != nil {
+		return Manifest{}, fmt.Errorf("initramfs: %w", err)
+	}
+
+	if err := os.MkdirAll(o.StoreDir, 0o755); err != nil {
+		return Manifest{}, fmt.Errorf("image store: %w", err)
+	}
+	unlock, err := lockImage(o.StoreDir, name)
+	if err != nil {
+		return Manifest{}, err
+	}
+	defer unlock()
+	final := filepath.Join(o.StoreDir, name)
+	recoverInterrupted(o.StoreDir, name, final)
+	tmp, err := os.MkdirTemp(o.StoreDir, ".build~"+name+"~")
+	if err != nil {
+		return Manifest{}, fmt.Errorf("image store: %w", err)
+	}
+	swapped := false
+	defer func() {
+		if !swapped {
+			os.RemoveAll(tmp)
+		}
+	}()
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return Manifest{}, err
+	}
+
+	m.Agent, err = hashFile(o.AgentPath)
+	if err != nil {
+		return Manifest{}, fmt.Errorf("agent: %w", err)
+	}
+	m.Agent.Version, m.Agent.Source = o.AgentVersion, agentAbs
+	if m.Agent.Version == "" {
+		m.Agent.Version = AgentVersion(o.AgentPath)
+	}
+	m.Agent.File = "/init"
+
+	m.Vmlinuz, err = writeHashed(filepath.Join(tmp, KernelFile), func(w io.Writer) error {
+		return copyFileTo(ctx, w, ks.Image, fileSize(ks.Image))
+	})
+	if err != nil {
+		return Manifest{}, fmt.Errorf("kernel: %w", err)
+	}
+	var rawSum string
+	var rawSize int64
+	m.Initramfs, err = writeHashed(filepath.Join(tmp, InitramfsFile), func(w io.Writer) error {
+		rawSum, rawSize, err = writeInitramfs(ctx, w, ents)
+		return err
+	})
+	if err != nil {
+		return Manifest{}, fmt.Errorf("initramfs: %w", err)
+	}
+	if err := verifyInitramfs(filepath.Join(tmp, InitramfsFile), rawSum, rawSize); err != nil {
+		return Manifest{}, fmt.Errorf("initramfs: %w", err)
+	}
+	fmt.Fprintf(p, "initramfs: %d entries, %.1f MiB (agent %.1f MiB)\n", len(ents), float64(m.Initramfs.Size)/(1<<20), float64(m.Agent.Size)/(1<<20))
+	m.BuiltAt = time.Now().UTC().Truncate(time.Second)
+	mb, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return Manifest{}, err
+	}
+	if _, err := writeHashed(filepath.Join(tmp, ManifestFile), func(w io.Writer) error {
+		_, err := w.Write(append(mb, '\n'))
+		return err
+	}); err != nil {
+		return Manifest{}, fmt.Errorf("manifest: %w", err)
+	}
+	syncDir(tmp)
+	if err := ctx.Err(); err != nil {
+		return Manifest{}, err
+	}
+	if testHookBeforeSwap != nil {
+		if err := testHookBeforeSwap(tmp); err != nil {
+			return Manifest{}, err
+		}
+	}
+	if err := swapIn(tmp, final, name); err != nil {
+		return Manifest{}, err
+	}
+	swapped = true
+	syncDir(o.StoreDir)
+	fmt.Fprintf(p, "image %s: %s\n", name, final)
+	return m, nil
+}
+
+var testHookBeforeSwap func(tmp string) error
+
+// swapIn replaces final by tmp: the old image is renamed aside, the new one
+// renamed in, the old one removed. If renaming in fails the old one is put back.
+func swapIn(tmp, final, name string) error {
+	old := ""
+	if _, err := os.Lstat(final); err == nil {
+		old = filepath.Join(filepath.Dir(final), ".old~"+name+"~"+strings.TrimPrefix(filepath.Base(tmp), ".build~"+name+"~"))
+		if err := os.Rename(final, old); err != nil {
+			return fmt.Errorf("image store: moving the previous image aside: %w", err)
+		}
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		if old != "" {
+			if rerr := os.Rename(old, final); rerr != nil {
+				return fmt.Errorf("image store: %w (and putting the previous image back failed: %v; it is in %s)", err, rerr, old)
+			}
+		}
+		return fmt.Errorf("image store: %w", err)
+	}
+	if old != "" {
+		os.RemoveAll(old)
+	}
+	return nil
+}
+
+// recoverInterrupted cleans up after a build that died: partial builds are
+// removed; a previous image moved aside but never replaced is put back.
+func recoverInterrupted(store, name, final string) {
+	builds, _ := filepath.Glob(filepath.Join(store, ".build~"+name+"~*"))
+	for _, b := range builds {
+		os.RemoveAll(b)
+	}
+	olds, _ := filepath.Glob(filepath.Join(store, ".old~"+name+"~*"))
+	for _, o := range olds {
+		if _, err := os.Lstat(final); os.IsNotExist(err) {
+			if os.Rename(o, final) == nil {
+				continue
+			}
+		}
+		os.RemoveAll(o)
+	}
+}
+
+func fileSize(p string) int64 {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// writeHashed creates path, fills it with fill, syncs it and returns its hash and size.
+func writeHashed(path string, fill func(io.Writer) error) (FileDigest, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return FileDigest{}, err
+	}
+	h := sha256.New()
+	cw := &countWriter{w: io.MultiWriter(f, h)}
+	if err := fill(cw); err != nil {
+		f.Close()
+		return FileDigest{}, err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return FileDigest{}, err
+	}
+	if err := f.Close(); err != nil {
+		return FileDigest{}, err
+	}
+	return FileDigest{File: filepath.Base(path), SHA256: hexSum(h), Size: cw.n}, nil
+}
+
+func hashFile(path string) (FileDigest, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return FileDigest{}, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return FileDigest{}, err
+	}
+	return FileDigest{File: filepath.Base(path), SHA256: hexSum(h), Size: n}, nil
+}
+
+func hexSum(h hash.Hash) string { return hex.EncodeToString(h.Sum(nil)) }
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}

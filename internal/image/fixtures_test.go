@@ -1,0 +1,172 @@
+package image
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// elfSection is one section of a hand-made ELF file.
+type elfSection struct {
+	name string
+	typ  elf.SectionType
+	data []byte
+}
+
+// makeELF writes a minimal little-endian ELF64 file: a header, the sections
+// (plus the null section and .shstrtab) and, when interp is set, one
+// PT_INTERP program header.
+func makeELF(typ elf.Type, machine elf.Machine, sections []elfSection, interp string) []byte {
+	const ehsize, shentsize, phentsize = 64, 64, 56
+	var body bytes.Buffer
+	body.Write(make([]byte, ehsize))
+	phoff, phnum := 0, 0
+	var interpOff int
+	if interp != "" {
+		phoff, phnum = body.Len(), 1
+		body.Write(make([]byte, phentsize))
+		interpOff = body.Len()
+		body.WriteString(interp + "\x00")
+	}
+	shstr := []byte{0}
+	nameOff := make([]int, len(sections))
+	for i, s := range sections {
+		nameOff[i] = len(shstr)
+		shstr = append(append(shstr, s.name...), 0)
+	}
+	shstrName := len(shstr)
+	shstr = append(append(shstr, ".shstrtab"...), 0)
+	offs := make([]int, len(sections))
+	for i, s := range sections {
+		offs[i] = body.Len()
+		body.Write(s.data)
+	}
+	shstrOff := body.Len()
+	body.Write(shstr)
+	for body.Len()%8 != 0 {
+		body.WriteByte(0)
+	}
+	shoff := body.Len()
+	le := binary.LittleEndian
+	sh := func(name uint32, t elf.SectionType, flags uint64, off, size int) {
+		var b [shentsize]byte
+		le.PutUint32(b[0:], name)
+		le.PutUint32(b[4:], uint32(t))
+		le.PutUint64(b[8:], flags)
+		le.PutUint64(b[24:], uint64(off))
+		le.PutUint64(b[32:], uint64(size))
+		le.PutUint64(b[48:], 1)
+		body.Write(b[:])
+	}
+	sh(0, elf.SHT_NULL, 0, 0, 0)
+	for i, s := range sections {
+		sh(uint32(nameOff[i]), s.typ, uint64(elf.SHF_ALLOC), offs[i], len(s.data))
+	}
+	sh(uint32(shstrName), elf.SHT_STRTAB, 0, shstrOff, len(shstr))
+	b := body.Bytes()
+	copy(b, []byte{0x7f, 'E', 'L', 'F', byte(elf.ELFCLASS64), byte(elf.ELFDATA2LSB), byte(elf.EV_CURRENT)})
+	le.PutUint16(b[16:], uint16(typ))
+	le.PutUint16(b[18:], uint16(machine))
+	le.PutUint32(b[20:], uint32(elf.EV_CURRENT))
+	le.PutUint64(b[32:], uint64(phoff))
+	le.PutUint64(b[40:], uint64(shoff))
+	le.PutUint16(b[52:], ehsize)
+	le.PutUint16(b[54:], phentsize)
+	le.PutUint16(b[56:], uint16(phnum))
+	le.PutUint16(b[58:], shentsize)
+	le.PutUint16(b[60:], uint16(len(sections)+2))
+	le.PutUint16(b[62:], uint16(len(sections)+1))
+	if interp != "" {
+		p := b[phoff:]
+		le.PutUint32(p[0:], uint32(elf.PT_INTERP))
+		le.PutUint32(p[4:], uint32(elf.PF_R))
+		le.PutUint64(p[8:], uint64(interpOff))
+		le.PutUint64(p[32:], uint64(len(interp)+1))
+		le.PutUint64(p[40:], uint64(len(interp)+1))
+		le.PutUint64(p[48:], 1)
+	}
+	return b
+}
+
+// makeModule is a kernel module: an ELF relocatable with a .modinfo section.
+func makeModule(machine elf.Machine, name, version string, depends ...string) []byte {
+	info := "license=GPL\x00depends=" + strings.Join(depends, ",") + "\x00retpoline=Y\x00name=" + name + "\x00vermagic=" + version + " SMP preempt mod_unload modversions \x00"
+	return makeELF(elf.ET_REL, machine, []elfSection{
+		{".text", elf.SHT_PROGBITS, []byte{0xc3}},
+		{".modinfo", elf.SHT_PROGBITS, []byte(info)},
+	}, "")
+}
+
+// makeAgent is an executable; interp makes it dynamically linked.
+func makeAgent(machine elf.Machine, interp string) []byte {
+	return makeELF(elf.ET_EXEC, machine, []elfSection{{".text", elf.SHT_PROGBITS, bytes.Repeat([]byte{0x90}, 100)}}, interp)
+}
+
+// makeBzImage is enough of an x86 bzImage for the checks: the boot sector
+// signature, the "HdrS" header and a version string.
+func makeBzImage(version string) []byte {
+	b := make([]byte, 0x2000)
+	b[0x1fe], b[0x1ff] = 0x55, 0xaa
+	copy(b[0x202:], "HdrS")
+	binary.LittleEndian.PutUint16(b[0x206:], 0x020f)
+	const verAt = 0x400
+	binary.LittleEndian.PutUint16(b[0x20e:], verAt-0x200)
+	copy(b[verAt:], version+" (builder@example) #1 SMP PREEMPT_DYNAMIC Debian 6.1.0-1\x00")
+	for i := 0x1000; i < len(b); i++ {
+		b[i] = byte(i * 7)
+	}
+	return b
+}
+
+// makeArm64Image is enough of an arm64 Image: the magic at 0x38 and a banner.
+func makeArm64Image(version string) []byte {
+	b := make([]byte, 0x3000)
+	copy(b[0x38:], "ARM\x64")
+	copy(b[0x1800:], "Linux version %s (look-alike)\x00")
+	copy(b[0x2000:], "Linux version "+version+" (debian-kernel@lists.debian.org) #1 SMP\x00")
+	return b
+}
+
+// fakeKernelTree is a kernel and a modules directory:
+//
+//	a, b depends on a, c depends on a and b, d-dash (file d-dash.ko) depends
+//	on b, e is built in, f.ko.xz is compressed, g depends on e (built in).
+type fakeKernelTree struct {
+	root, kernel, modules, version string
+}
+
+func writeFile(t testing.TB, path string, b []byte) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+}
+
+func newFakeKernel(t testing.TB, machine elf.Machine) fakeKernelTree {
+	t.Helper()
+	root := t.TempDir()
+	ver := "6.1.0-test-amd64"
+	kimg := makeBzImage(ver)
+	if machine == elf.EM_AARCH64 {
+		ver = "6.1.0-test-arm64"
+		kimg = makeArm64Image(ver)
+	}
+	ft := fakeKernelTree{root: root, version: ver,
+		kernel:  filepath.Join(root, "boot", "vmlinuz-"+ver),
+		modules: filepath.Join(root, "lib", "modules", ver)}
+	writeFile(t, ft.kernel, kimg)
+	m := ft.modules
+	writeFile(t, filepath.Join(m, "kernel/drivers/a/a.ko"), makeModule(machine, "a", ver))
+	writeFile(t, filepath.Join(m, "kernel/drivers/b/b.ko"), makeModule(machine, "b", ver, "a"))
+	writeFile(t, filepath.Join(m, "kernel/drivers/c/c.ko"), makeModule(machine, "c", ver, "a", "b"))
+	writeFile(t, filepath.Join(m, "kernel/net/d-dash.ko"), makeModule(machine, "d_dash", ver, "b"))
+	writeFile(t, filepath.Join(m, "kernel/drivers/f/f.ko.xz"), []byte{0xfd, '7', 'z', 'X', 'Z', 0})
+	writeFile(t, filepath.Join(m, "kernel/drivers/g/g.ko"), makeModule(machine, "g", ver, "e"))
+	writeFile(t, filepath.Join(m, "modules.builtin"), []byte("kernel/drivers/e/e.ko\nkernel/drivers/tty/serial/8250/8250.ko\n"))
+	return ft
+}

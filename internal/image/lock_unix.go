@@ -1,0 +1,29 @@
+//go:build unix
+
+package image
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// lockImage keeps two builds of one image from swapping at once.
+func lockImage(store, name string) (func(), error) {
+	p := filepath.Join(store, ".lock~"+name)
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("image store: %w", err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, fmt.Errorf("image %s: another build of it is running (lock %s)", name, p)
+		}
+		return nil, fmt.Errorf("image store: lock %s: %w", p, err)
+	}
+	return func() { f.Close() }, nil
+}

@@ -1,0 +1,345 @@
+package image
+
+import (
+	"bufio"
+	"bytes"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Where a module's dependencies came from.
+const (
+	DepsFromModulesDep = "modules.dep"
+	DepsFromModinfo    = ".modinfo"
+)
+
+// Module is one kernel module to load.
+type Module struct {
+	Name    string   `json:"name"`              // canonical: '-' spelled '_'
+	File    string   `json:"file"`              // relative to the modules directory, e.g. kernel/drivers/virtio/virtio.ko
+	Depends []string `json:"depends,omitempty"` // direct dependencies, canonical names
+}
+
+// ModuleSet is a resolved list of modules in load order.
+type ModuleSet struct {
+	Dir           string   `json:"dir"`            // the modules directory (lib/modules/<version>)
+	KernelVersion string   `json:"kernel_version"` // the version the modules are for
+	DepsFrom      string   `json:"deps_from"`      // modules.dep or .modinfo
+	Load          []Module `json:"load"`           // dependencies first, each once
+	// Builtin are modules asked for (or depended on) that the kernel has
+	// built in: satisfied without a file.
+	Builtin []string `json:"builtin,omitempty"`
+}
+
+// ModuleName is the canonical spelling of a module name: the kernel treats
+// '-' and '_' alike and names modules with '_'.
+func ModuleName(s string) string { return strings.ReplaceAll(s, "-", "_") }
+
+// moduleFileName strips .ko and compression suffixes from a file name.
+func moduleFileName(file string) (name, compression string, ok bool) {
+	base := filepath.Base(file)
+	for _, c := range []string{"", ".xz", ".zst", ".gz"} {
+		if strings.HasSuffix(base, ".ko"+c) {
+			return ModuleName(strings.TrimSuffix(base, ".ko"+c)), strings.TrimPrefix(c, "."), true
+		}
+	}
+	return "", "", false
+}
+
+// ResolveModules finds names (and what they depend on) in the modules
+// directory dir of kernel version, for arch, and orders them so that every
+// module comes after its dependencies. Dependencies come from modules.dep
+// where dir has one, else from each module's .modinfo "depends=" (a Debian
+// package's extract has no modules.dep: depmod makes it at install). Modules
+// the kernel has built in (modules.builtin) are recorded, not loaded.
+func ResolveModules(dir, version, arch string, names []string) (ModuleSet, error) {
+	set := ModuleSet{Dir: dir, KernelVersion: version, DepsFrom: DepsFromModinfo}
+	if len(names) == 0 {
+		return set, nil
+	}
+	if dir == "" {
+		return set, fmt.Errorf("modules %s: the kernel has no modules directory", strings.Join(names, ", "))
+	}
+	idx, err := indexModules(dir)
+	if err != nil {
+		return set, err
+	}
+	if idx.dep != nil {
+		set.DepsFrom = DepsFromModulesDep
+	}
+	r := resolver{idx: idx, dir: dir, version: version, arch: arch, state: map[string]int{}}
+	for _, n := range names {
+		if err := r.visit(ModuleName(n), nil); err != nil {
+			return set, err
+		}
+	}
+	set.Load = r.order
+	set.Builtin = r.builtinOrder
+	return set, nil
+}
+
+type moduleIndex struct {
+	files   map[string]string   // canonical name -> file relative to dir
+	dep     map[string][]string // from modules.dep: canonical name -> dependencies' names; nil without modules.dep
+	builtin map[string]bool     // from modules.builtin; nil without it
+}
+
+func indexModules(dir string) (*moduleIndex, error) {
+	idx := &moduleIndex{files: map[string]string{}}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("kernel modules: %w", err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("kernel modules: %s is not a directory", dir)
+	}
+	if f, err := os.Open(filepath.Join(dir, "modules.builtin")); err == nil {
+		idx.builtin = map[string]bool{}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if n, _, ok := moduleFileName(strings.TrimSpace(sc.Text())); ok {
+				idx.builtin[n] = true
+			}
+		}
+		f.Close()
+		if err := sc.Err(); err != nil {
+			return nil, fmt.Errorf("kernel modules: %w", err)
+		}
+	}
+	if f, err := os.Open(filepath.Join(dir, "modules.dep")); err == nil {
+		idx.dep = map[string][]string{}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 64<<10), 4<<20)
+		for sc.Scan() {
+			line := strings.TrimSpace(sc.Text())
+			if line == "" {
+				continue
+			}
+			file, deps, ok := strings.Cut(line, ":")
+			if !ok {
+				continue
+			}
+			name, _, ok := moduleFileName(file)
+			if !ok {
+				continue
+			}
+			file = relModule(dir, file)
+			if _, dup := idx.files[name]; !dup {
+				idx.files[name] = file
+			}
+			var dn []string
+			for _, d := range strings.Fields(deps) {
+				if n, _, ok := moduleFileName(d); ok {
+					dn = append(dn, n)
+					if _, dup := idx.files[n]; !dup {
+						idx.files[n] = relModule(dir, d)
+					}
+				}
+			}
+			idx.dep[name] = dn
+		}
+		f.Close()
+		if err := sc.Err(); err != nil {
+			return nil, fmt.Errorf("kernel modules: %s: %w", filepath.Join(dir, "modules.dep"), err)
+		}
+		return idx, nil
+	}
+	// No modules.dep: find the files. depmod's default search order puts
+	// updates/ first; otherwise the first in lexical order wins.
+	var found []string
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || d.Type()&fs.ModeSymlink != 0 {
+			return nil
+		}
+		if _, _, ok := moduleFileName(p); ok {
+			rel, err := filepath.Rel(dir, p)
+			if err != nil {
+				return err
+			}
+			found = append(found, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("kernel modules: %w", err)
+	}
+	sort.SliceStable(found, func(i, j int) bool {
+		ui, uj := strings.HasPrefix(found[i], "updates/"), strings.HasPrefix(found[j], "updates/")
+		if ui != uj {
+			return ui
+		}
+		return found[i] < found[j]
+	})
+	for _, f := range found {
+		n, _, _ := moduleFileName(f)
+		if _, dup := idx.files[n]; !dup {
+			idx.files[n] = f
+		}
+	}
+	return idx, nil
+}
+
+// relModule makes a modules.dep path relative to dir (old depmods wrote
+// absolute paths).
+func relModule(dir, p string) string {
+	if filepath.IsAbs(p) {
+		if rel, err := filepath.Rel(dir, p); err == nil && !strings.HasPrefix(rel, "..") {
+			return filepath.ToSlash(rel)
+		}
+		if i := strings.Index(p, "/kernel/"); i >= 0 {
+			return p[i+1:]
+		}
+	}
+	return filepath.ToSlash(p)
+}
+
+type resolver struct {
+	idx          *moduleIndex
+	dir, version string
+	arch         string
+	state        map[string]int // 1 visiting, 2 done
+	order        []Module
+	builtinOrder []string
+}
+
+func (r *resolver) visit(name string, chain []string) error {
+	switch r.state[name] {
+	case 2:
+		return nil
+	case 1:
+		i := 0
+		for i < len(chain) && chain[i] != name {
+			i++
+		}
+		cyc := append(append([]string{}, chain[i:]...), name)
+		return fmt.Errorf("modules for kernel %s: dependency cycle %s", r.version, strings.Join(cyc, " -> "))
+	}
+	if r.idx.builtin[name] {
+		r.state[name] = 2
+		r.builtinOrder = append(r.builtinOrder, name)
+		return nil
+	}
+	file, ok := r.idx.files[name]
+	if !ok {
+		return r.notFound(name, chain)
+	}
+	if _, comp, _ := moduleFileName(file); comp != "" {
+		return fmt.Errorf("module %s for kernel %s is %s-compressed (%s): compressed modules are not supported; use a kernel whose modules are plain .ko files (Debian 12's are) or decompress them (e.g. `find %s -name '*.ko.%s' -exec %s -d {} +`)",
+			name, r.version, comp, filepath.Join(r.dir, file), r.dir, comp, map[string]string{"xz": "unxz", "zst": "zstd --rm", "gz": "gunzip"}[comp])
+	}
+	r.state[name] = 1
+	info, err := readModinfo(filepath.Join(r.dir, file), r.arch)
+	if err != nil {
+		return fmt.Errorf("module %s: %w", name, err)
+	}
+	if v := firstWord([]byte(info["vermagic"])); v != "" && r.version != "" && r.version != "unknown" && v != r.version {
+		return fmt.Errorf("module %s (%s) is built for kernel %s, not %s: the modules directory does not belong to this kernel", name, filepath.Join(r.dir, file), v, r.version)
+	}
+	var deps []string
+	if r.idx.dep != nil {
+		deps = r.idx.dep[name]
+	} else {
+		for _, d := range strings.Split(info["depends"], ",") {
+			if d = strings.TrimSpace(d); d != "" {
+				deps = append(deps, ModuleName(d))
+			}
+		}
+	}
+	for _, d := range deps {
+		if err := r.visit(d, append(chain, name)); err != nil {
+			return err
+		}
+	}
+	r.state[name] = 2
+	r.order = append(r.order, Module{Name: name, File: file, Depends: deps})
+	return nil
+}
+
+func (r *resolver) notFound(name string, chain []string) error {
+	what := "module " + name
+	if len(chain) > 0 {
+		what += " (needed by " + chain[len(chain)-1] + ")"
+	}
+	msg := fmt.Sprintf("%s does not exist for kernel %s: no %s.ko in %s", what, r.version, name, r.dir)
+	if r.idx.builtin != nil {
+		msg += " and it is not in modules.builtin"
+	} else {
+		msg += " (which has no modules.builtin to say what is built in)"
+	}
+	cands := make([]string, 0, len(r.idx.files)+len(r.idx.builtin))
+	for n := range r.idx.files {
+		cands = append(cands, n)
+	}
+	for n := range r.idx.builtin {
+		cands = append(cands, n)
+	}
+	sort.Strings(cands)
+	if s := closest(name, cands); s != "" {
+		msg += fmt.Sprintf("; did you mean %s?", s)
+	}
+	return errors.New(msg)
+}
+
+// readModinfo reads a module's .modinfo section: NUL-separated key=value
+// pairs. It checks the file is an ELF relocatable for arch.
+func readModinfo(path, arch string) (map[string]string, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, err
+	}
+	f, err := elf.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a kernel module: %w", path, err)
+	}
+	defer f.Close()
+	if f.Type != elf.ET_REL {
+		return nil, fmt.Errorf("%s is not a kernel module: an ELF %s, not a relocatable object", path, f.Type)
+	}
+	if want, ok := elfMachine[arch]; ok && f.Machine != want {
+		return nil, fmt.Errorf("%s is a module for %s, but the image is for %s", path, machineArch(f.Machine), arch)
+	}
+	s := f.Section(".modinfo")
+	if s == nil {
+		return nil, fmt.Errorf("%s is not a kernel module: no .modinfo section", path)
+	}
+	b, err := s.Data()
+	if err != nil {
+		return nil, fmt.Errorf("%s: .modinfo: %w", path, err)
+	}
+	return parseModinfo(b), nil
+}
+
+func parseModinfo(b []byte) map[string]string {
+	info := map[string]string{}
+	for _, kv := range bytes.Split(b, []byte{0}) {
+		k, v, ok := strings.Cut(string(kv), "=")
+		if !ok || k == "" {
+			continue
+		}
+		if _, seen := info[k]; seen {
+			info[k] += "," + v // alias=, parm= repeat; depends= does not
+			continue
+		}
+		info[k] = v
+	}
+	return info
+}
+
+var elfMachine = map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}
+
+func machineArch(m elf.Machine) string {
+	for a, mm := range elfMachine {
+		if mm == m {
+			return a
+		}
+	}
+	return m.String()
+}

@@ -1,0 +1,119 @@
+package image
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// realKernel is the Debian amd64 kernel scripts/fetch-kernel.sh put in the
+// kernel cache (QOSLAB_KERNEL_CACHE, else the default cache); the test is
+// skipped, saying why, when there is none.
+func realKernel(t *testing.T) KernelSource {
+	t.Helper()
+	cache := os.Getenv("QOSLAB_KERNEL_CACHE")
+	if cache == "" {
+		var err error
+		if cache, err = DefaultKernelCacheDir(os.Getenv); err != nil {
+			t.Skipf("no real kernel: %v", err)
+		}
+	}
+	ks, err := LocateKernel(DefaultRecipe(), LocateOptions{Arch: "amd64", KernelCacheDir: cache})
+	if err != nil {
+		t.Skipf("no real Debian kernel in the kernel cache (set QOSLAB_KERNEL_CACHE to another): %v", err)
+	}
+	return ks
+}
+
+func indexOf(mods []Module, name string) int {
+	for i, m := range mods {
+		if m.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// The Debian package's extract has no modules.dep: the order comes from
+// each module's .modinfo.
+func TestRealKernelModuleOrder(t *testing.T) {
+	ks := realKernel(t)
+	assert.Equal(t, SourceDebian, ks.Source)
+	assert.Equal(t, FormatBzImage, ks.Info.Format)
+	assert.Equal(t, ks.Version, ks.Info.Version, "the bzImage's version string agrees with lib/modules/<version>")
+
+	set, err := ResolveModules(ks.ModulesDir, ks.Version, "amd64", DefaultRecipe().Modules)
+	require.NoError(t, err)
+	if _, err := os.Stat(filepath.Join(ks.ModulesDir, "modules.dep")); err != nil {
+		assert.Equal(t, DepsFromModinfo, set.DepsFrom)
+	}
+	names := make([]string, len(set.Load))
+	for i, m := range set.Load {
+		names[i] = m.Name
+	}
+	t.Logf("load order: %v; built in: %v", names, set.Builtin)
+	before := func(a, b string) {
+		t.Helper()
+		ia, ib := indexOf(set.Load, a), indexOf(set.Load, b)
+		require.GreaterOrEqual(t, ia, 0, "%s is loaded", a)
+		require.GreaterOrEqual(t, ib, 0, "%s is loaded", b)
+		assert.Less(t, ia, ib, "%s loads before %s", a, b)
+	}
+	for _, dep := range []string{"virtio", "virtio_ring", "virtio_pci_modern_dev", "virtio_pci_legacy_dev"} {
+		before(dep, "virtio_pci")
+	}
+	before("virtio_ring", "virtio") // virtio.ko: depends=virtio_ring
+	before("vsock", "vmw_vsock_virtio_transport_common")
+	before("vmw_vsock_virtio_transport_common", "vmw_vsock_virtio_transport")
+	before("vsock", "vmw_vsock_virtio_transport")
+	before("virtio_ring", "virtio_console")
+	before("virtio_ring", "virtio_blk")
+	seen := map[string]bool{}
+	for _, n := range names {
+		assert.False(t, seen[n], "%s is loaded once", n)
+		seen[n] = true
+	}
+
+	_, err = ResolveModules(ks.ModulesDir, ks.Version, "amd64", []string{"virtio_nonesuch"})
+	assert.ErrorContains(t, err, "module virtio_nonesuch does not exist for kernel "+ks.Version)
+	assert.ErrorContains(t, err, ks.ModulesDir)
+	// serial 8250 is built into Debian's kernel.
+	set, err = ResolveModules(ks.ModulesDir, ks.Version, "amd64", []string{"8250", "virtio-blk"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"8250"}, set.Builtin)
+	assert.Equal(t, "virtio_blk", set.Load[len(set.Load)-1].Name)
+}
+
+// The default recipe builds from the real kernel with the real agent.
+func TestRealKernelBuild(t *testing.T) {
+	ks := realKernel(t)
+	agent := filepath.Join("..", "..", "bin", "linux-amd64", "qoslab-agent")
+	if _, err := os.Stat(agent); err != nil {
+		t.Skipf("no agent to install (make cross builds %s): %v", agent, err)
+	}
+	if testing.Short() {
+		t.Skip("-short: building a real image compresses ~20 MiB")
+	}
+	store := t.TempDir()
+	m, err := Build(context.Background(), BuildOptions{
+		Recipe: DefaultRecipe(), AgentPath: agent, AgentVersion: "test", StoreDir: store,
+		KernelCacheDir: filepath.Dir(ks.Origin), Progress: testWriter{t},
+	})
+	require.NoError(t, err)
+	img, lm, err := Load(store, "linux")
+	require.NoError(t, err)
+	assert.Equal(t, m.Initramfs.SHA256, lm.Initramfs.SHA256)
+	assert.Equal(t, ks.Version, img.KernelVersion)
+	assert.Greater(t, len(m.Modules), 4)
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(string(p))
+	return len(p), nil
+}

@@ -1,0 +1,239 @@
+package image
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/qoslab/qoslab/internal/hv"
+)
+
+// SchemaVersion is the manifest format this build writes. A manifest with
+// another major is refused; minors only add fields.
+const (
+	SchemaVersion = "1.0"
+	schemaMajor   = 1
+)
+
+// ErrNoImage is wrapped by Load's error when the image was never built.
+var ErrNoImage = errors.New("image not built")
+
+// Manifest describes a built image: <store>/<name>/manifest.json.
+type Manifest struct {
+	SchemaVersion string `json:"schema_version"`
+	Name          string `json:"name"`
+	Arch          string `json:"arch"`
+	Recipe        Recipe `json:"recipe"` // as parsed
+	KernelVersion string `json:"kernel_version"`
+	KernelSource  string `json:"kernel_source"` // host, path, debian
+	// Kernel is where the kernel came from and what it is.
+	Kernel  KernelSource `json:"kernel"`
+	Cmdline string       `json:"cmdline"`
+	// Modules are loaded in this order at boot.
+	Modules        []ManifestModule `json:"modules"`
+	BuiltinModules []string         `json:"builtin_modules,omitempty"` // asked for, but built into the kernel
+	ModuleDepsFrom string           `json:"module_deps_from"`          // modules.dep or .modinfo
+	Agent          FileDigest       `json:"agent"`                     // installed as /init
+	Vmlinuz        FileDigest       `json:"vmlinuz"`
+	Initramfs      FileDigest       `json:"initramfs"`
+	BuiltAt        time.Time        `json:"built_at"`
+	BuiltBy        string           `json:"built_by"` // the qoslab version that built it
+}
+
+// ManifestModule is a module in the initramfs.
+type ManifestModule struct {
+	Name    string   `json:"name"`
+	Path    string   `json:"path"` // in the guest
+	Depends []string `json:"depends,omitempty"`
+}
+
+// FileDigest is a file's hash and size.
+type FileDigest struct {
+	File    string `json:"file"`
+	SHA256  string `json:"sha256"`
+	Size    int64  `json:"size"`
+	Version string `json:"version,omitempty"` // the agent's
+	Source  string `json:"source,omitempty"`  // the agent's path on the host at build time
+}
+
+// Image is the hv.Image of the manifest's image in dir.
+func (m Manifest) Image(dir string) hv.Image {
+	return hv.Image{
+		Name:          m.Name,
+		Dir:           dir,
+		Kernel:        filepath.Join(dir, KernelFile),
+		Initramfs:     filepath.Join(dir, InitramfsFile),
+		Cmdline:       m.Cmdline,
+		Arch:          m.Arch,
+		KernelVersion: m.KernelVersion,
+		AgentVersion:  m.Agent.Version,
+	}
+}
+
+// RebuildCommand is the command that builds the image again.
+func (m Manifest) RebuildCommand() string {
+	cmd := "qoslab image build linux"
+	if m.Recipe.File != "" {
+		cmd += " --recipe " + shellQuote(m.Recipe.File)
+	}
+	if m.Recipe.Arch != "" && m.Arch != "" && m.Arch != m.Recipe.Arch {
+		cmd += " --arch " + m.Arch
+	}
+	return cmd
+}
+
+// ImageDir is where the image name lives in the store.
+func ImageDir(storeDir, name string) string { return filepath.Join(storeDir, name) }
+
+func checkName(name string) error {
+	if !nameRE.MatchString(name) || len(name) > 80 {
+		return fmt.Errorf("image name %q: use letters, digits, '.', '_' and '-'", name)
+	}
+	return nil
+}
+
+// Load reads image name from the store and checks it: the manifest's schema,
+// and that the kernel and initramfs are there with the hashes the manifest
+// recorded.
+func Load(storeDir, name string) (hv.Image, Manifest, error) {
+	if err := checkName(name); err != nil {
+		return hv.Image{}, Manifest{}, err
+	}
+	if abs, err := filepath.Abs(storeDir); err == nil {
+		storeDir = abs
+	}
+	dir := ImageDir(storeDir, name)
+	m, err := readManifest(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, derr := os.Stat(dir); derr != nil {
+			return hv.Image{}, m, fmt.Errorf("image %s is not built (no %s): build it with `qoslab image build linux`: %w", name, dir, ErrNoImage)
+		}
+		return hv.Image{}, m, fmt.Errorf("image %s is corrupt: %s has no %s; rebuild it with `qoslab image build linux`", name, dir, ManifestFile)
+	}
+	if err != nil {
+		return hv.Image{}, m, fmt.Errorf("image %s: %w", name, err)
+	}
+	if m.Name != name {
+		return hv.Image{}, m, fmt.Errorf("image %s is corrupt: its manifest names it %q; rebuild it with `%s`", name, m.Name, m.RebuildCommand())
+	}
+	for _, f := range []struct {
+		what string
+		d    FileDigest
+		file string
+	}{{"vmlinuz", m.Vmlinuz, KernelFile}, {"initramfs", m.Initramfs, InitramfsFile}} {
+		got, err := hashFile(filepath.Join(dir, f.file))
+		if err != nil {
+			return hv.Image{}, m, fmt.Errorf("image %s is corrupt: %v; rebuild it with `%s`", name, err, m.RebuildCommand())
+		}
+		if got.SHA256 != f.d.SHA256 || got.Size != f.d.Size {
+			return hv.Image{}, m, fmt.Errorf("image %s is corrupt: %s hash %s (%d bytes), manifest says %s (%d bytes); rebuild it with `%s`",
+				name, f.what, short(got.SHA256), got.Size, short(f.d.SHA256), f.d.Size, m.RebuildCommand())
+		}
+	}
+	return m.Image(dir), m, nil
+}
+
+func short(h string) string {
+	if len(h) > 16 {
+		return h[:16] + "…"
+	}
+	return h
+}
+
+// readManifest reads and checks dir/manifest.json (not the files' hashes).
+func readManifest(dir string) (Manifest, error) {
+	var m Manifest
+	b, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	if err != nil {
+		return m, err
+	}
+	// The schema first, so that a future format is refused for what it is.
+	var head struct {
+		SchemaVersion string `json:"schema_version"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		return m, fmt.Errorf("%s is corrupt (%v); rebuild it with `qoslab image build linux`", filepath.Join(dir, ManifestFile), err)
+	}
+	major, err := strconv.Atoi(strings.SplitN(head.SchemaVersion, ".", 2)[0])
+	if err != nil {
+		return m, fmt.Errorf("%s has no valid schema_version (%q); rebuild it with `qoslab image build linux`", filepath.Join(dir, ManifestFile), head.SchemaVersion)
+	}
+	if major != schemaMajor {
+		newer := "an older"
+		if major > schemaMajor {
+			newer = "a newer"
+		}
+		return m, fmt.Errorf("%s has manifest schema %s, this qoslab reads %d.x (it was built by %s qoslab); rebuild it with `qoslab image build linux`", filepath.Join(dir, ManifestFile), head.SchemaVersion, schemaMajor, newer)
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, fmt.Errorf("%s is corrupt (%v); rebuild it with `qoslab image build linux`", filepath.Join(dir, ManifestFile), err)
+	}
+	return m, nil
+}
+
+// Entry is an image in the store, as List finds it.
+type Entry struct {
+	Name     string    `json:"name"`
+	Dir      string    `json:"dir"`
+	Manifest *Manifest `json:"manifest,omitempty"`
+	Err      string    `json:"error,omitempty"` // why the manifest could not be read
+}
+
+// List returns the images in the store, by name. It reads the manifests but
+// does not check the hashes (Load does). A missing store is empty.
+func List(storeDir string) ([]Entry, error) {
+	ents, err := os.ReadDir(storeDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("image store: %w", err)
+	}
+	var out []Entry
+	for _, e := range ents {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		dir := filepath.Join(storeDir, e.Name())
+		le := Entry{Name: e.Name(), Dir: dir}
+		m, err := readManifest(dir)
+		if err != nil {
+			le.Err = err.Error()
+		} else {
+			le.Manifest = &m
+		}
+		out = append(out, le)
+	}
+	return out, nil
+}
+
+// DefaultStoreDir is $XDG_CACHE_HOME/qoslab/images, else ~/.cache/qoslab/images.
+func DefaultStoreDir(env func(string) string) (string, error) {
+	return cacheDir(env, "images")
+}
+
+// DefaultKernelCacheDir is $XDG_CACHE_HOME/qoslab/kernels, else
+// ~/.cache/qoslab/kernels: where scripts/fetch-kernel.sh extracts kernels.
+func DefaultKernelCacheDir(env func(string) string) (string, error) {
+	return cacheDir(env, "kernels")
+}
+
+func cacheDir(env func(string) string, sub string) (string, error) {
+	if env == nil {
+		env = os.Getenv
+	}
+	// The XDG spec says to ignore a relative XDG_CACHE_HOME.
+	if x := env("XDG_CACHE_HOME"); x != "" && filepath.IsAbs(x) {
+		return filepath.Join(x, "qoslab", sub), nil
+	}
+	if h := env("HOME"); h != "" {
+		return filepath.Join(h, ".cache", "qoslab", sub), nil
+	}
+	return "", fmt.Errorf("no cache directory for %s: neither XDG_CACHE_HOME nor HOME is set", sub)
+}
