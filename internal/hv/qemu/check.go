@@ -1,0 +1,92 @@
+package qemu
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"runtime"
+	"time"
+
+	"github.com/qoslab/qoslab/internal/hv"
+)
+
+// Check reports what the backend needs on this host, for `qoslab doctor`:
+// the emulators (the one for this host's architecture is required), the
+// accelerator, and vsock.
+func (b *Backend) Check(ctx context.Context) []hv.Check {
+	var checks []hv.Check
+	for _, arch := range []string{"amd64", "arm64"} {
+		name := b.binaryName(arch)
+		c := hv.Check{Name: name}
+		path, version, err := b.findQEMU(ctx, arch)
+		switch {
+		case err == nil:
+			c.OK, c.Detail = true, fmt.Sprintf("%s: %s", path, version)
+		case arch == runtime.GOARCH:
+			c.Detail, c.Fix = err.Error(), installHint(arch)
+		default:
+			// Only needed to emulate the other architecture's images.
+			c.OK = true
+			c.Detail = fmt.Sprintf("not installed; needed only to emulate %s images (slowly, with TCG)", arch)
+			c.Fix = installHint(arch)
+		}
+		checks = append(checks, c)
+	}
+
+	img := hv.Check{Name: "qemu-img", OK: true}
+	if path, err := exec.LookPath("qemu-img"); err == nil {
+		img.Detail = path + " (optional: qoslab makes its raw disks itself)"
+	} else {
+		img.Detail = "not installed (optional: qoslab makes its raw disks itself)"
+	}
+	checks = append(checks, img)
+
+	switch runtime.GOOS {
+	case "linux":
+		checks = append(checks, b.kvmChecks(time.Now())...)
+		vsock := hv.Check{Name: vhostVsockDevice, OK: true}
+		if problem := vhostVsockProblem(); problem == "" {
+			vsock.Detail = "the agent is reached over vsock, or virtio-serial if the guest has no vsock"
+		} else {
+			vsock.Detail = problem + " (optional: the agent is reached over virtio-serial instead)"
+			vsock.Fix = "sudo modprobe vhost_vsock"
+		}
+		checks = append(checks, vsock)
+	case "darwin":
+		hvf := hv.Check{Name: "hvf", OK: true, Detail: "Hypervisor.framework is available"}
+		if problem := hvfProblem(); problem != "" {
+			hvf = hv.Check{Name: "hvf", Detail: problem + "; QEMU will use TCG, which is slower"}
+		}
+		checks = append(checks, hvf)
+	}
+	return checks
+}
+
+// kvmChecks: /dev/kvm, and what the last probe boot found.
+func (b *Backend) kvmChecks(now time.Time) []hv.Check {
+	dev := hv.Check{Name: kvmDevice}
+	if problem := kvmProblem(); problem != "" {
+		dev.Detail = problem + "; QEMU will use TCG, which is slower"
+		dev.Fix = kvmFix(problem)
+		return []hv.Check{dev}
+	}
+	dev.OK, dev.Detail = true, "present and accessible"
+
+	probe := hv.Check{Name: "KVM probe", OK: true, Detail: "no failed probe remembered; the next start probes KVM"}
+	file := b.verdictFile()
+	if file == "" {
+		probe.Detail = "no cache directory: every start probes KVM"
+		return []hv.Check{dev, probe}
+	}
+	verdicts, err := readProbeVerdicts(file)
+	if err != nil {
+		probe.Detail = err.Error()
+	}
+	if f, ok := verdicts.latest(now); ok {
+		probe.OK = false
+		probe.Detail = fmt.Sprintf("KVM present but a probe boot failed at %s: %s (nested KVM hangs?); TCG will be used until %s",
+			f.At.Local().Format(time.DateTime), f.Reason, f.At.Add(probeVerdictTTL).Local().Format(time.DateTime))
+		probe.Fix = "rm " + file + "  (to probe again), or --accel kvm to force KVM"
+	}
+	return []hv.Check{dev, probe}
+}

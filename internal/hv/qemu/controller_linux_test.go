@@ -1,0 +1,101 @@
+package qemu
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/qoslab/qoslab/internal/hv"
+)
+
+// controllerEnv makes the test binary act as a controller: it starts a VM
+// (kernel and initramfs from the variable, separated by a colon; state
+// directory from controllerStateEnv), prints QEMU's pid and waits to be
+// killed.
+const (
+	controllerEnv      = "QOSLAB_QEMU_TEST_CONTROLLER"
+	controllerStateEnv = "QOSLAB_QEMU_TEST_CONTROLLER_STATE"
+)
+
+func TestMain(m *testing.M) {
+	if image := os.Getenv(controllerEnv); image != "" {
+		os.Exit(runController(image, os.Getenv(controllerStateEnv)))
+	}
+	os.Exit(m.Run())
+}
+
+func runController(image, stateDir string) int {
+	img := hv.Image{Arch: "amd64"}
+	img.Kernel, img.Initramfs, _ = strings.Cut(image, ":")
+	spec := hv.Spec{Name: "controller", Image: img, CPUs: 1, MemoryMiB: 128, Accel: AccelTCG, StateDir: stateDir}
+	m, err := New(Options{CacheDir: stateDir}).Start(context.Background(), spec)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println(m.Info().PID)
+	select {}
+}
+
+// A VM that is not detached dies with its controller, however the
+// controller dies.
+func TestVMDiesWithController(t *testing.T) {
+	requireQEMU(t)
+	// Orphaned QEMU comes to this process, which reaps it and so sees how
+	// it ended, instead of to init (which, in some containers, never reaps).
+	require.NoError(t, unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0))
+	t.Cleanup(func() { _ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0) })
+
+	img := stubImage(t, printMarker, haltForever)
+	stateDir := shortTempDir(t)
+	qmpSocket := filepath.Join(stateDir, qmpSocketFile)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), controllerEnv+"="+img.Kernel+":"+img.Initramfs, controllerStateEnv+"="+stateDir)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err, "the controller started a VM")
+	pid, err := strconv.Atoi(strings.TrimSpace(line))
+	require.NoError(t, err)
+	require.True(t, isQEMUProcess(pid, qmpSocket))
+	t.Cleanup(func() {
+		if isQEMUProcess(pid, qmpSocket) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	_ = cmd.Wait()
+
+	var status unix.WaitStatus
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		// ECHILD until QEMU has been handed over to this process.
+		// 0 while it is still running.
+		reaped, err := unix.Wait4(pid, &status, unix.WNOHANG, nil)
+		if reaped == pid || time.Now().After(deadline) {
+			break
+		}
+		require.True(t, err == nil || errors.Is(err, unix.ECHILD), "wait4: %v", err)
+		time.Sleep(10 * time.Millisecond)
+	}
+	require.True(t, status.Signaled(), "QEMU ended (status %#x)", status)
+	assert.Equal(t, unix.SIGKILL, status.Signal(), "the parent-death signal killed QEMU")
+}

@@ -1,0 +1,329 @@
+package qemu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/qoslab/qoslab/internal/hv"
+	"github.com/qoslab/qoslab/internal/transport"
+)
+
+// How long Stop gives each way of ending QEMU before the next, harder one.
+const (
+	quitTimeout = 3 * time.Second
+	termTimeout = 2 * time.Second
+	killTimeout = 5 * time.Second
+)
+
+// attachedPoll is how often an attached VM's process is looked at: well
+// within the 2 s in which a VM killed from outside must be noticed.
+const attachedPoll = 250 * time.Millisecond
+
+// vsockDialTimeout bounds the vsock attempt before the virtio-serial
+// channel is tried: a guest without vsock never answers.
+const vsockDialTimeout = 2 * time.Second
+
+var _ hv.Machine = (*machine)(nil)
+
+// machine is a QEMU process running a VM: either this controller's child
+// (started by Start) or one started earlier and found again (Attach).
+type machine struct {
+	pid         int
+	stateDir    string
+	qmpSocket   string
+	agentSocket string
+	consoleLog  string
+	qemuLog     string
+	vsockCID    uint32
+
+	// noVsock is set once a vsock dial has timed out: the guest has no
+	// vsock driver, so later dials go straight to virtio-serial. (A guest
+	// whose agent is not listening yet refuses at once instead.)
+	noVsock atomic.Bool
+	// stopping is set once Stop begins, so that the exit it causes is not
+	// reported as an error.
+	stopping atomic.Bool
+	// stopMu makes concurrent Stops wait for the first one.
+	stopMu sync.Mutex
+	// dialMu serializes QMP connections made for one command, since QEMU
+	// serves one client at a time.
+	dialMu sync.Mutex
+
+	mu    sync.Mutex
+	info  hv.MachineInfo
+	state State
+	// qmp is the connection held for the VM's life, nil if each command
+	// dials its own. Holding it records QEMU's SHUTDOWN event, which says
+	// why a VM this controller owns ended; a detached or attached VM dials
+	// per command so that other controllers can reach it too.
+	qmp  *qmpClient
+	err  error
+	done chan struct{}
+}
+
+func newMachine(s State) *machine {
+	return &machine{
+		pid:         s.Info.PID,
+		stateDir:    s.Info.StateDir,
+		qmpSocket:   s.QMPSocket,
+		agentSocket: s.AgentSocket,
+		consoleLog:  s.Info.ConsoleLog,
+		qemuLog:     filepath.Join(s.Info.StateDir, qemuLogFile),
+		vsockCID:    s.VsockCID,
+		info:        s.Info,
+		state:       s,
+		done:        make(chan struct{}),
+	}
+}
+
+// startQEMU starts cmd and calls exited with cmd.Wait's result when it
+// ends. The goroutine that starts QEMU keeps its thread locked until QEMU
+// is reaped: Linux sends the parent-death signal when the thread that
+// forked the child ends, and the Go runtime ends a thread whenever a
+// locked goroutine returns, which must not kill a running VM.
+func startQEMU(cmd *exec.Cmd, exited func(error)) error {
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		if err := cmd.Start(); err != nil {
+			runtime.UnlockOSThread()
+			started <- err
+			return
+		}
+		started <- nil
+		err := cmd.Wait()
+		runtime.UnlockOSThread()
+		exited(err)
+	}()
+	return <-started
+}
+
+// childExited records how this controller's QEMU child ended.
+func (m *machine) childExited(waitErr error) {
+	m.mu.Lock()
+	c := m.qmp
+	m.mu.Unlock()
+	reason := ""
+	if c != nil {
+		// The SHUTDOWN event precedes the exit, but the reader may still be
+		// reading it; it stops when QEMU's end of the socket closes.
+		select {
+		case <-c.readDone:
+		case <-time.After(time.Second):
+		}
+		reason = c.shutdownReason()
+		_ = c.Close()
+	}
+	m.finish(m.exitError(waitErr, reason))
+}
+
+// exitError says why QEMU ended, nil when it was asked to (Stop) or the
+// guest powered off.
+func (m *machine) exitError(waitErr error, shutdownReason string) error {
+	if m.stopping.Load() {
+		return nil
+	}
+	var exit *exec.ExitError
+	if errors.As(waitErr, &exit) {
+		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return fmt.Errorf("qemu (pid %d) died of signal %d (%v), sent from outside qoslab", m.pid, int(ws.Signal()), ws.Signal())
+		}
+		return fmt.Errorf("qemu (pid %d) exited with status %d: %s", m.pid, exit.ExitCode(), lastLines(m.qemuLog, 3))
+	}
+	if waitErr != nil {
+		return fmt.Errorf("wait for qemu (pid %d): %w", m.pid, waitErr)
+	}
+	switch shutdownReason {
+	case "", "guest-shutdown":
+		return nil
+	case "guest-reset", "guest-panic":
+		return fmt.Errorf("the guest rebooted or its kernel panicked (QEMU: %s); see %s", shutdownReason, m.consoleLog)
+	case "host-signal":
+		return fmt.Errorf("qemu (pid %d) was stopped by a signal from outside qoslab", m.pid)
+	default:
+		return fmt.Errorf("qemu (pid %d) shut down: %s", m.pid, shutdownReason)
+	}
+}
+
+// watchAttached notices the end of a QEMU that is not this controller's
+// child by looking at its process.
+func (m *machine) watchAttached() {
+	t := time.NewTicker(attachedPoll)
+	defer t.Stop()
+	for range t.C {
+		if !isQEMUProcess(m.pid, m.qmpSocket) {
+			break
+		}
+	}
+	var err error
+	if !m.stopping.Load() {
+		err = fmt.Errorf("qemu (pid %d) ended outside this controller; see %s", m.pid, m.consoleLog)
+	}
+	m.finish(err)
+}
+
+func (m *machine) finish(err error) {
+	m.mu.Lock()
+	m.err = err
+	m.mu.Unlock()
+	close(m.done)
+}
+
+func (m *machine) ended() bool {
+	select {
+	case <-m.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// DialAgent connects to the agent: over vsock when the VM has it, else
+// (or when the guest does not answer there) over the virtio-serial port.
+func (m *machine) DialAgent(ctx context.Context) (net.Conn, error) {
+	if m.ended() {
+		return nil, fmt.Errorf("dial the agent in VM %s: the VM has ended: %v", m.info.Name, m.Err())
+	}
+	if m.vsockCID != 0 && !m.noVsock.Load() {
+		vctx, cancel := context.WithTimeout(ctx, vsockDialTimeout)
+		c, err := transport.Dial(vctx, transport.Addr{Kind: transport.KindVsock, CID: m.vsockCID, Port: agentVsock})
+		timedOut := errors.Is(vctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+		cancel()
+		if err == nil {
+			return c, nil
+		}
+		if timedOut {
+			m.noVsock.Store(true)
+		}
+	}
+	c, err := transport.Dial(ctx, transport.Addr{Kind: transport.KindUnix, Path: m.agentSocket})
+	if err != nil {
+		return nil, fmt.Errorf("dial the agent in VM %s: %w", m.info.Name, err)
+	}
+	return c, nil
+}
+
+// Info returns what the host knows about the VM.
+func (m *machine) Info() hv.MachineInfo {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	info := m.info
+	info.VCPUThreads = append([]int(nil), m.info.VCPUThreads...)
+	return info
+}
+
+// Done is closed when QEMU has ended.
+func (m *machine) Done() <-chan struct{} { return m.done }
+
+// Err says why QEMU ended, once Done is closed.
+func (m *machine) Err() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.err
+}
+
+// Stop ends QEMU: a QMP quit, then SIGTERM, then SIGKILL, each after the
+// previous one had its time (or at once when ctx ends). It returns once no
+// QEMU process is left, and does nothing for a VM that has already ended.
+func (m *machine) Stop(ctx context.Context) error {
+	m.stopMu.Lock()
+	defer m.stopMu.Unlock()
+	if m.ended() {
+		return nil
+	}
+	m.stopping.Store(true)
+
+	qctx, cancel := context.WithTimeout(ctx, quitTimeout)
+	if err := m.useQMP(qctx, func(c *qmpClient) error { return c.quit(qctx) }); err == nil {
+		m.waitEnded(qctx)
+	}
+	cancel()
+	if !m.ended() {
+		m.signal(syscall.SIGTERM)
+		tctx, cancel := context.WithTimeout(ctx, termTimeout)
+		m.waitEnded(tctx)
+		cancel()
+	}
+	if !m.ended() {
+		m.signal(syscall.SIGKILL)
+		// Not ctx: a SIGKILLed process ends promptly, and Stop must not
+		// return while it lives.
+		kctx, cancel := context.WithTimeout(context.Background(), killTimeout)
+		m.waitEnded(kctx)
+		cancel()
+	}
+	if !m.ended() {
+		return fmt.Errorf("stop VM %s: qemu (pid %d) is still there %s after SIGKILL", m.info.Name, m.pid, killTimeout)
+	}
+	// QEMU removes its sockets and pid file when it exits cleanly, not when
+	// it is killed.
+	for _, f := range []string{m.qmpSocket, m.agentSocket, filepath.Join(m.stateDir, pidFile)} {
+		_ = os.Remove(f)
+	}
+	return nil
+}
+
+func (m *machine) waitEnded(ctx context.Context) {
+	select {
+	case <-m.done:
+	case <-ctx.Done():
+	}
+}
+
+// signal sends sig to QEMU, if the pid is still QEMU's.
+func (m *machine) signal(sig syscall.Signal) {
+	if isQEMUProcess(m.pid, m.qmpSocket) {
+		_ = syscall.Kill(m.pid, sig)
+	}
+}
+
+// useQMP runs f with the held QMP connection, or with one made for it.
+func (m *machine) useQMP(ctx context.Context, f func(*qmpClient) error) error {
+	m.mu.Lock()
+	c := m.qmp
+	m.mu.Unlock()
+	if c != nil {
+		return f(c)
+	}
+	m.dialMu.Lock()
+	defer m.dialMu.Unlock()
+	c, err := dialQMP(ctx, m.qmpSocket)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return f(c)
+}
+
+// lastLines returns up to n last non-empty lines of a log file, joined
+// for an error message.
+func lastLines(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Sprintf("(no %s: %v)", filepath.Base(path), err)
+	}
+	var lines []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		return fmt.Sprintf("(%s is empty)", path)
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}
