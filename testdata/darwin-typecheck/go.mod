@@ -1,0 +1,3 @@
+module example.com/dtc
+
+go 1.24
