@@ -51,8 +51,13 @@ type BenchOptions struct {
 	Sink     string
 	SinkPath string
 
-	// StartAgent starts the agent that measures; tests replace it.
-	StartAgent func(ctx context.Context, o *BenchOptions) (BenchAgent, error)
+	// Targets are where cells run: "host" (a local agent) and "vm" (an agent in
+	// a VM), interleaved per repeat.
+	Targets []string
+	VM      VMOptions
+
+	// StartAgent starts the agent of one target; tests replace it.
+	StartAgent func(ctx context.Context, o *BenchOptions, target string) (BenchAgent, error)
 	// StartContention starts n spinner threads outside the agent and returns
 	// how to stop them; tests replace it.
 	StartContention func(ctx context.Context, n int) (*Contention, error)
@@ -107,6 +112,8 @@ Workloads: ` + strings.Join(workload.Names(), ", ") + `.`,
 	fl.Int("level", 0, "codec level (0: the codec's default)")
 	fl.String("sink", workload.DefaultSink, "where compressed output goes: file (fsync'd), block (a raw device), null")
 	fl.String("sink-path", "", "file sink: directory (default: a temporary one); block sink: the device")
+	fl.String("target", "host", "where to measure, comma-separated: host, vm (interleaved per repeat, shown side by side)")
+	addVMFlags(fl)
 	f.bindFlags("bench", fl)
 	return cmd
 }
@@ -144,7 +151,7 @@ func benchOptionsFrom(f *Factory) (*BenchOptions, error) {
 		Level:           v.GetInt("bench.level"),
 		Sink:            v.GetString("bench.sink"),
 		SinkPath:        v.GetString("bench.sink-path"),
-		StartAgent:      startLocalAgent,
+		StartAgent:      startTargetAgent(f),
 		StartContention: startContention,
 	}
 	for _, w := range strings.Split(v.GetString("bench.workload"), ",") {
@@ -155,6 +162,12 @@ func benchOptionsFrom(f *Factory) (*BenchOptions, error) {
 		o.Workloads = append(o.Workloads, w)
 	}
 	var err error
+	if o.Targets, err = parseTargets(v.GetString("bench.target")); err != nil {
+		return nil, err
+	}
+	if o.VM, err = vmOptionsFrom(f, "bench"); err != nil {
+		return nil, err
+	}
 	if o.QoS, err = qos.ParseList(v.GetString("bench.qos")); err != nil {
 		return nil, &UsageError{Err: err}
 	}
@@ -204,8 +217,28 @@ func benchOptionsFrom(f *Factory) (*BenchOptions, error) {
 	return o, nil
 }
 
+// Targets qoslab can measure on.
+var allTargets = []string{"host", "vm"}
+
+func parseTargets(s string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range strings.Split(s, ",") {
+		t = strings.TrimSpace(t)
+		if err := oneOf("--target", t, allTargets); err != nil {
+			return nil, err
+		}
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
 // cellPlan is one Run request of the matrix.
 type cellPlan struct {
+	target   string
 	workload string
 	class    qos.Class
 	threads  int
@@ -213,18 +246,21 @@ type cellPlan struct {
 }
 
 func (c cellPlan) String() string {
-	return fmt.Sprintf("%s qos=%s threads=%d repeat=%d", c.workload, c.class, c.threads, c.repeat)
+	return fmt.Sprintf("%s: %s qos=%s threads=%d repeat=%d", c.target, c.workload, c.class, c.threads, c.repeat)
 }
 
-// plan lays the matrix out with repeats outermost, so slow drift (thermal,
-// other load) spreads over every cell instead of landing on one.
+// plan lays the matrix out with repeats outermost and targets innermost, so
+// slow drift (thermal, other load) spreads over every cell and both targets
+// instead of landing on one.
 func (o *BenchOptions) plan() []cellPlan {
 	var out []cellPlan
 	for r := 1; r <= o.Repeat; r++ {
 		for _, w := range o.Workloads {
 			for _, c := range o.QoS {
 				for _, t := range o.Threads {
-					out = append(out, cellPlan{workload: w, class: c, threads: t, repeat: r})
+					for _, target := range o.Targets {
+						out = append(out, cellPlan{target: target, workload: w, class: c, threads: t, repeat: r})
+					}
 				}
 			}
 		}
@@ -257,6 +293,17 @@ func (o *BenchOptions) request(c cellPlan, progress bool) *agentpb.RunRequest {
 	return req
 }
 
+// startTargetAgent starts the agent of a target: a local child for host, a
+// VM (booted, or a named one attached) for vm.
+func startTargetAgent(f *Factory) func(ctx context.Context, o *BenchOptions, target string) (BenchAgent, error) {
+	return func(ctx context.Context, o *BenchOptions, target string) (BenchAgent, error) {
+		if target == "vm" {
+			return startVMAgent(ctx, f, o.IO, o.VM, o.vmNeeds())
+		}
+		return startLocalAgent(ctx, o)
+	}
+}
+
 // startLocalAgent runs the agent binary as a child of this process.
 func startLocalAgent(ctx context.Context, o *BenchOptions) (BenchAgent, error) {
 	path, err := agent.FindAgent(o.AgentPath)
@@ -279,7 +326,8 @@ type BenchReport struct {
 	ToolVersion   string            `json:"tool_version"`
 	Started       time.Time         `json:"started"`
 	Finished      time.Time         `json:"finished"`
-	Targets       map[string]any    `json:"targets"` // target name -> agent Info
+	Targets       map[string]any    `json:"targets"`            // target name -> agent Info
+	Machines      map[string]any    `json:"machines,omitempty"` // target name -> VM as the host sees it
 	Request       BenchRequest      `json:"request"`
 	Contention    *Contention       `json:"contention,omitempty"`
 	Runs          []CellRun         `json:"runs"`
@@ -290,6 +338,8 @@ type BenchReport struct {
 
 // BenchRequest records the settings as they were applied.
 type BenchRequest struct {
+	Targets    []string          `json:"targets"`
+	VM         *VMOptions        `json:"vm,omitempty"`
 	Workloads  []string          `json:"workloads"`
 	QoS        []int             `json:"qos"`
 	Threads    []int             `json:"threads"`
@@ -318,8 +368,14 @@ type CellRun struct {
 }
 
 func (o *BenchOptions) appliedRequest() BenchRequest {
-	r := BenchRequest{Workloads: o.Workloads, Threads: o.Threads, Loops: map[string]uint64{}, Repeat: o.Repeat,
+	r := BenchRequest{Targets: o.Targets, Workloads: o.Workloads, Threads: o.Threads, Loops: map[string]uint64{}, Repeat: o.Repeat,
 		Contention: o.Contention, Seed: o.Seed}
+	for _, t := range o.Targets {
+		if t == "vm" {
+			vm := o.VM
+			r.VM = &vm
+		}
+	}
 	for _, c := range o.QoS {
 		r.QoS = append(r.QoS, int(c))
 	}
@@ -373,23 +429,37 @@ func benchRun(ctx context.Context, o *BenchOptions) (err error) {
 		}
 	}()
 
-	ag, err := o.StartAgent(ctx, o)
-	if err != nil {
-		return err
-	}
+	agents := map[string]BenchAgent{}
 	defer func() {
-		if cerr := ag.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("stop agent: %w", cerr)
+		for _, t := range o.Targets {
+			if ag := agents[t]; ag != nil {
+				if cerr := ag.Close(); cerr != nil && err == nil {
+					err = fmt.Errorf("stop %s agent: %w", t, cerr)
+				}
+			}
 		}
 	}()
-	info, err := ag.Info(ctx)
-	if err != nil {
-		return err
-	}
-	report.Targets["host"] = infoJSON(info)
-	fmt.Fprintf(o.IO.ErrOut, "host: %s\n", describeInfo(info))
-	if err := checkAgentSupports(o, info); err != nil {
-		return err
+	for _, t := range o.Targets {
+		ag, err := o.StartAgent(ctx, o, t)
+		if err != nil {
+			return fmt.Errorf("%s: %w", t, err)
+		}
+		agents[t] = ag
+		info, err := ag.Info(ctx)
+		if err != nil {
+			return fmt.Errorf("%s: %w", t, err)
+		}
+		report.Targets[t] = infoJSON(info)
+		if m, ok := ag.(interface{ MachineInfo() any }); ok {
+			if report.Machines == nil {
+				report.Machines = map[string]any{}
+			}
+			report.Machines[t] = m.MachineInfo()
+		}
+		fmt.Fprintf(o.IO.ErrOut, "%s: %s\n", t, describeInfo(info))
+		if err := checkAgentSupports(o, info); err != nil {
+			return err
+		}
 	}
 
 	if o.Contention > 0 {
@@ -399,14 +469,14 @@ func benchRun(ctx context.Context, o *BenchOptions) (err error) {
 		}
 		report.Contention = cont
 		defer cont.Stop()
-		fmt.Fprintf(o.IO.ErrOut, "contention: %d spinner threads at %s (pid %d)\n", o.Contention, qos.Default, cont.PID)
+		fmt.Fprintf(o.IO.ErrOut, "contention: %d spinner threads at %s on the host (pid %d)\n", o.Contention, qos.Default, cont.PID)
 	}
 
 	cells := o.plan()
 	prog := newProgressLine(o.IO)
 	for i, c := range cells {
 		prog.cell(i, len(cells), c.String())
-		res, err := ag.Run(ctx, o.request(c, o.IO.Progress), prog.update)
+		res, err := agents[c.target].Run(ctx, o.request(c, o.IO.Progress), prog.update)
 		prog.clear()
 		if err != nil {
 			if ctx.Err() != nil {
@@ -418,8 +488,8 @@ func benchRun(ctx context.Context, o *BenchOptions) (err error) {
 			}
 			return fmt.Errorf("cell %d/%d (%s) failed: %w (its %d finished records are not reported; the %d cells before it are)", i+1, len(cells), c, err, kept, i)
 		}
-		report.Samples = append(report.Samples, samplesFrom("host", c, o.Contention, res)...)
-		report.Runs = append(report.Runs, CellRun{Target: "host", Workload: c.workload, QoS: int(c.class), Threads: c.threads,
+		report.Samples = append(report.Samples, samplesFrom(c.target, c, o.Contention, res)...)
+		report.Runs = append(report.Runs, CellRun{Target: c.target, Workload: c.workload, QoS: int(c.class), Threads: c.threads,
 			Repeat: c.repeat, Metrics: res.GetMetrics(), Notes: res.GetNotes()})
 	}
 	return nil

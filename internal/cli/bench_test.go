@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,7 +30,16 @@ func parseBench(t *testing.T, env map[string]string, args ...string) (*BenchOpti
 	t.Helper()
 	io, _, _ := testIO()
 	f := NewFactory(io)
-	f.Env = func(k string) string { return env[k] }
+	home := t.TempDir()
+	f.Env = func(k string) string {
+		if v, ok := env[k]; ok {
+			return v
+		}
+		if k == "HOME" {
+			return home
+		}
+		return ""
+	}
 	for k, v := range env {
 		t.Setenv(k, v)
 	}
@@ -155,6 +165,8 @@ func TestConfigXDGAndUnknownKeys(t *testing.T) {
 
 // fakeAgent answers like an agent: each thread does work loops in 1 s.
 type fakeAgent struct {
+	speed   float64 // fraction of the work done per second; 0 means 1
+	onRun   func()
 	info    *agentpb.InfoReply
 	failAt  int // 1-based Run call that fails; 0 never
 	calls   int
@@ -168,14 +180,21 @@ func (a *fakeAgent) Close() error                                     { a.closed
 func (a *fakeAgent) Run(_ context.Context, req *agentpb.RunRequest, _ func(*agentpb.Progress)) (*agentpb.Result, error) {
 	a.calls++
 	a.reqs = append(a.reqs, req)
+	if a.onRun != nil {
+		a.onRun()
+	}
+	speed := a.speed
+	if speed == 0 {
+		speed = 1
+	}
 	res := &agentpb.Result{Unit: "loops"}
 	for i := uint32(0); i < req.Threads; i++ {
 		applied := req.Qos
 		if a.applied != 0 {
 			applied = a.applied
 		}
-		res.Records = append(res.Records, &agentpb.ThreadRecord{Index: i, StartNs: 0, EndNs: 1e9, Work: float64(req.Loops),
-			Rate: float64(req.Loops), Qos: &agentpb.QoSApplied{Asked: req.Qos, Applied: applied, Full: true}})
+		res.Records = append(res.Records, &agentpb.ThreadRecord{Index: i, StartNs: 0, EndNs: int64(1e9 / speed), Work: float64(req.Loops),
+			Rate: float64(req.Loops) * speed, Qos: &agentpb.QoSApplied{Asked: req.Qos, Applied: applied, Full: true}})
 	}
 	if a.calls == a.failAt {
 		return &agentpb.Result{Records: res.Records[:1]}, errors.New("agent channel closed")
@@ -190,7 +209,12 @@ func benchWithFake(t *testing.T, a *fakeAgent, args ...string) (*BenchOptions, s
 	require.NoError(t, err)
 	io, out, errOut := testIO()
 	o.IO = io
-	o.StartAgent = func(context.Context, *BenchOptions) (BenchAgent, error) { return a, nil }
+	o.StartAgent = func(_ context.Context, _ *BenchOptions, target string) (BenchAgent, error) {
+		if target != "host" {
+			return nil, fmt.Errorf("fake has no %s target", target)
+		}
+		return a, nil
+	}
 	o.StartContention = func(_ context.Context, n int) (*Contention, error) { return &Contention{Threads: n}, nil }
 	err = benchRun(context.Background(), o)
 	return o, out.String(), errOut.String(), err
@@ -244,7 +268,7 @@ func TestBenchKeepsFinishedCellsOnFailure(t *testing.T) {
 	a.failAt = 3
 	_, out, _, err = benchWithFake(t, a, "--qos", "9,33", "--threads", "1", "--loops", "10", "--repeat", "2", "--format", "json")
 	require.Error(t, err)
-	assert.ErrorContains(t, err, "cell 3/4 (fp qos=background threads=1 repeat=2)")
+	assert.ErrorContains(t, err, "cell 3/4 (host: fp qos=background threads=1 repeat=2)")
 	assert.ErrorContains(t, err, "agent channel closed")
 	assert.False(t, IsUsageError(err), "a failure is exit status 1")
 	var partial BenchReport
@@ -297,4 +321,63 @@ func TestBenchContentionRecorded(t *testing.T) {
 	for _, s := range samples {
 		assert.Equal(t, 2, s.Contention)
 	}
+}
+
+func TestBenchTwoTargetsInterleavedSideBySide(t *testing.T) {
+	t.Chdir(t.TempDir())
+	o, err := parseBench(t, nil, "--target", "host,vm", "--qos", "9", "--threads", "1", "--loops", "1000", "--repeat", "2")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"host", "vm"}, o.Targets)
+	host, vm := newFake(), newFake()
+	vm.speed = 0.5 // the guest does half the work per second
+	var order []string
+	io, out, _ := testIO()
+	o.IO = io
+	o.StartAgent = func(_ context.Context, _ *BenchOptions, target string) (BenchAgent, error) {
+		a := map[string]*fakeAgent{"host": host, "vm": vm}[target]
+		a.onRun = func() { order = append(order, target) }
+		return a, nil
+	}
+	require.NoError(t, benchRun(context.Background(), o))
+	assert.Equal(t, []string{"host", "vm", "host", "vm"}, order, "targets alternate within each repeat")
+	assert.True(t, host.closed)
+	assert.True(t, vm.closed)
+	assert.Contains(t, out.String(), "HOST TOTAL RATE")
+	assert.Contains(t, out.String(), "VM TOTAL RATE")
+	assert.Contains(t, out.String(), "0.500x", "the vm/host ratio of median total rates")
+
+	o.Format = "csv"
+	out.Reset()
+	require.NoError(t, benchRun(context.Background(), o))
+	samples, err := results.ReadCSV(strings.NewReader(out.String()))
+	require.NoError(t, err)
+	targets := map[string]int{}
+	for _, s := range samples {
+		targets[s.Target]++
+	}
+	assert.Equal(t, map[string]int{"host": 2, "vm": 2}, targets)
+}
+
+func TestBenchTargetFlag(t *testing.T) {
+	t.Chdir(t.TempDir())
+	_, err := parseBench(t, nil, "--target", "cloud")
+	assert.ErrorContains(t, err, `--target "cloud": allowed host, vm`)
+	_, err = parseBench(t, nil, "--target", "vm", "--cpus", "0")
+	assert.ErrorContains(t, err, "--cpus 0: allowed 1..256")
+	_, err = parseBench(t, nil, "--target", "vm", "--memory", "64MiB")
+	assert.ErrorContains(t, err, "allowed 128MiB and more")
+	_, err = parseBench(t, nil, "--target", "vm", "--accel", "xen")
+	assert.ErrorContains(t, err, `--accel "xen": allowed kvm, tcg, hvf`)
+}
+
+func TestVMNeedsFollowCompressionSize(t *testing.T) {
+	t.Chdir(t.TempDir())
+	o, err := parseBench(t, nil, "--target", "vm", "--workload", "fp")
+	require.NoError(t, err)
+	assert.Equal(t, 1024, o.vmNeeds().memoryMiB)
+	o, err = parseBench(t, nil, "--target", "vm", "--workload", "compress", "--size", "1GiB", "--threads", "1-4")
+	require.NoError(t, err)
+	n := o.vmNeeds()
+	assert.GreaterOrEqual(t, n.memoryMiB, 2048+512, "the agent allows a size of at most half the guest's memory")
+	assert.Greater(t, n.diskBytes, int64(1<<30), "the scratch disk takes the output of every thread")
 }

@@ -111,25 +111,104 @@ func appliedText(c analysis.Cell) string {
 	return s
 }
 
+// cellRows lays cells out one per row, or, with several targets, one row per
+// (workload, qos, threads, phase) with the targets side by side and the ratio
+// of each target's median total rate to the first target's.
+func cellRows(cells []analysis.Cell) (header []string, rows [][]string) {
+	var targets []string
+	seen := map[string]bool{}
+	for _, c := range cells {
+		if !seen[c.Target] {
+			seen[c.Target] = true
+			targets = append(targets, c.Target)
+		}
+	}
+	phaseText := func(p string) string {
+		if p == "" {
+			return "-"
+		}
+		return p
+	}
+	if len(targets) < 2 {
+		header = []string{"target", "workload", "qos", "threads", "phase", "n", "seconds median [min..max]", "total rate", "per-thread rate", "unit", "qos applied"}
+		for _, c := range cells {
+			unit, scale := rateUnit(c.Unit)
+			rows = append(rows, []string{
+				c.Target, c.Workload, fmt.Sprintf("%d %s", c.QoS, qos.Class(c.QoS)), fmt.Sprint(c.Threads), phaseText(c.Phase),
+				fmt.Sprint(c.TotalRate.N),
+				fmt.Sprintf("%.3f [%.3f..%.3f]", c.Seconds.Median, c.Seconds.Min, c.Seconds.Max),
+				spread(c.TotalRate, scale), spread(c.ThreadRate, scale), unit, appliedText(c),
+			})
+		}
+		return header, rows
+	}
+	type key struct {
+		workload, phase string
+		qos, threads    int
+	}
+	var order []key
+	byKey := map[key]map[string]analysis.Cell{}
+	for _, c := range cells {
+		k := key{c.Workload, c.Phase, c.QoS, c.Threads}
+		if byKey[k] == nil {
+			byKey[k] = map[string]analysis.Cell{}
+			order = append(order, k)
+		}
+		byKey[k][c.Target] = c
+	}
+	header = []string{"workload", "qos", "threads", "phase", "n"}
+	for _, t := range targets {
+		header = append(header, t+" seconds", t+" total rate")
+	}
+	for _, t := range targets[1:] {
+		header = append(header, t+"/"+targets[0])
+	}
+	header = append(header, "unit", "qos applied")
+	for _, k := range order {
+		row := []string{k.workload, fmt.Sprintf("%d %s", k.qos, qos.Class(k.qos)), fmt.Sprint(k.threads), phaseText(k.phase)}
+		var ns, applied []string
+		unit := "-"
+		for _, t := range targets {
+			c, ok := byKey[k][t]
+			if !ok {
+				continue
+			}
+			ns = append(ns, fmt.Sprint(c.TotalRate.N))
+			applied = append(applied, t+" "+appliedText(c))
+		}
+		row = append(row, strings.Join(ns, "/"))
+		for _, t := range targets {
+			c, ok := byKey[k][t]
+			if !ok {
+				row = append(row, "-", "-")
+				continue
+			}
+			var scale float64
+			unit, scale = rateUnit(c.Unit)
+			row = append(row, fmt.Sprintf("%.3f", c.Seconds.Median), spread(c.TotalRate, scale))
+		}
+		base, okBase := byKey[k][targets[0]]
+		for _, t := range targets[1:] {
+			c, ok := byKey[k][t]
+			if !ok || !okBase || base.TotalRate.N == 0 || base.TotalRate.Median == 0 {
+				row = append(row, "-")
+				continue
+			}
+			row = append(row, fmt.Sprintf("%.3fx", c.TotalRate.Median/base.TotalRate.Median))
+		}
+		row = append(row, unit, strings.Join(applied, ", "))
+		rows = append(rows, row)
+	}
+	return header, rows
+}
+
 func renderCells(w io.Writer, r *BenchReport, markdown bool) error {
 	cells := analysis.Cells(r.Samples)
-	header := []string{"target", "workload", "qos", "threads", "phase", "n", "seconds median [min..max]", "total rate", "per-thread rate", "unit", "qos applied"}
-	rows := [][]string{}
+	header, rows := cellRows(cells)
 	notes := map[string]bool{}
 	for _, c := range cells {
-		unit, scale := rateUnit(c.Unit)
-		phase := c.Phase
-		if phase == "" {
-			phase = "-"
-		}
-		rows = append(rows, []string{
-			c.Target, c.Workload, fmt.Sprintf("%d %s", c.QoS, qos.Class(c.QoS)), fmt.Sprint(c.Threads), phase,
-			fmt.Sprint(c.TotalRate.N),
-			fmt.Sprintf("%.3f [%.3f..%.3f]", c.Seconds.Median, c.Seconds.Min, c.Seconds.Max),
-			spread(c.TotalRate, scale), spread(c.ThreadRate, scale), unit, appliedText(c),
-		})
 		for _, reason := range c.QoSReasons {
-			notes[fmt.Sprintf("%s: %s", qos.Class(c.QoS), reason)] = true
+			notes[fmt.Sprintf("%s %s: %s", c.Target, qos.Class(c.QoS), reason)] = true
 		}
 	}
 	if len(rows) == 0 {
@@ -181,7 +260,7 @@ func renderCells(w io.Writer, r *BenchReport, markdown bool) error {
 		fmt.Fprintln(w, bullet+"note: "+l)
 	}
 	if r.Contention != nil {
-		fmt.Fprintf(w, "%scontention: %d spinner threads at %s ran outside the agent throughout\n", strings.TrimSpace(bullet+" "), r.Contention.Threads, qos.Default)
+		fmt.Fprintf(w, "%scontention: %d spinner threads at %s ran on the host, outside the agents, throughout\n", strings.TrimSpace(bullet+" "), r.Contention.Threads, qos.Default)
 	}
 	if r.Error != "" {
 		fmt.Fprintf(w, "incomplete: %s\n", r.Error)

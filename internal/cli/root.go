@@ -39,6 +39,9 @@ names, under the command's section (bench.loops); agent is top level.`,
 	root.AddCommand(NewCmdBench(f, nil))
 	root.AddCommand(NewCmdAgent(f))
 	root.AddCommand(newCmdContention(f))
+	root.AddCommand(NewCmdImage(f))
+	root.AddCommand(NewCmdVM(f))
+	root.AddCommand(NewCmdDoctor(f))
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
 	return root
