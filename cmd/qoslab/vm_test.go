@@ -1,0 +1,183 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/qoslab/qoslab/internal/image"
+)
+
+// vmPrereqs skips (or, with QOSLAB_REQUIRE_VM=1 as CI sets, fails) when QEMU
+// or the Debian kernel is missing, and returns the kernel cache.
+func vmPrereqs(t *testing.T) string {
+	t.Helper()
+	missing := func(why string) {
+		if os.Getenv("QOSLAB_REQUIRE_VM") == "1" {
+			t.Fatalf("QOSLAB_REQUIRE_VM=1 but %s (run scripts/setup.sh)", why)
+		}
+		t.Skip(why)
+	}
+	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
+		missing("no qemu-system-x86_64")
+	}
+	kernels, err := image.DefaultKernelCacheDir(os.Getenv)
+	require.NoError(t, err)
+	if _, err := image.LocateKernel(image.DefaultRecipe(), image.LocateOptions{KernelCacheDir: kernels}); err != nil {
+		missing("no Debian kernel: " + err.Error())
+	}
+	return kernels
+}
+
+// vmSetup builds the binaries, the guest agent and an image in a private store.
+func vmSetup(t *testing.T) (dir, store string) {
+	t.Helper()
+	kernels := vmPrereqs(t)
+	dir = binaries(t)
+	store = t.TempDir()
+	_, stderr, code := qoslab(t, dir, "image", "build", "linux", "--store", store, "--kernel-cache", kernels, "--guest-agent", filepath.Join(dir, "qoslab-agent"))
+	require.Equal(t, 0, code, stderr)
+	return dir, store
+}
+
+var qemuPID = regexp.MustCompile(`accel tcg, pid (\d+)`)
+
+func alive(pid int) bool {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	return err == nil && !strings.Contains(string(stat), ") Z ")
+}
+
+func TestVMEndToEnd(t *testing.T) {
+	dir, store := vmSetup(t)
+
+	t.Run("bench host,vm", func(t *testing.T) {
+		out, stderr, code := qoslab(t, dir, "bench", "--target", "host,vm", "--workload", "fp", "--qos", "9,33", "--threads", "1-2",
+			"--loops", "2e6", "--repeat", "1", "--accel", "tcg", "--image-store", store, "--format", "json")
+		require.Equal(t, 0, code, stderr)
+		var report struct {
+			Targets map[string]struct {
+				Virtualized bool   `json:"virtualized"`
+				Os          string `json:"os"`
+			} `json:"targets"`
+			Samples []struct {
+				Target  string `json:"target"`
+				Threads int    `json:"threads"`
+			} `json:"samples"`
+			Machines map[string]struct {
+				Accel  string `json:"accel"`
+				BootNs int64  `json:"boot_ns"`
+			} `json:"machines"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(out), &report), out)
+		rows := map[string]int{}
+		for _, s := range report.Samples {
+			rows[s.Target]++
+		}
+		// (1 + 2 threads) x 2 classes per target
+		assert.Equal(t, map[string]int{"host": 6, "vm": 6}, rows)
+		assert.True(t, report.Targets["vm"].Virtualized, "the guest's Info says it runs virtualized")
+		assert.Equal(t, "linux", report.Targets["vm"].Os)
+		assert.Equal(t, "tcg", report.Machines["vm"].Accel)
+		assert.Positive(t, report.Machines["vm"].BootNs)
+		m := qemuPID.FindStringSubmatch(stderr)
+		require.Len(t, m, 2, stderr)
+		pid, _ := strconv.Atoi(m[1])
+		assert.False(t, alive(pid), "the VM booted for the run is stopped at its end")
+	})
+
+	// run starts qoslab on a long VM run and returns it once the VM answers.
+	run := func(t *testing.T) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer, int) {
+		cmd := exec.Command(filepath.Join(dir, "qoslab"), "bench", "--target", "host,vm", "--workload", "fp", "--qos", "default",
+			"--threads", "1", "--loops", "3e6", "--repeat", "1000", "--accel", "tcg", "--image-store", store, "--format", "csv")
+		cmd.Dir = t.TempDir()
+		var out, errBuf bytes.Buffer
+		cmd.Stdout = &out
+		pr, pw := io.Pipe()
+		cmd.Stderr = pw
+		require.NoError(t, cmd.Start())
+		pidc := make(chan int, 1)
+		go func() {
+			sc := bufio.NewScanner(pr)
+			for sc.Scan() {
+				errBuf.WriteString(sc.Text() + "\n")
+				if m := qemuPID.FindStringSubmatch(sc.Text()); m != nil {
+					p, _ := strconv.Atoi(m[1])
+					pidc <- p
+				}
+			}
+		}()
+		t.Cleanup(func() { pw.Close() })
+		select {
+		case pid := <-pidc:
+			// Let a few cells finish on both targets.
+			time.Sleep(3 * time.Second)
+			return cmd, &out, &errBuf, pid
+		case <-time.After(90 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Fatalf("the VM did not come up: %s", errBuf.String())
+		}
+		return nil, nil, nil, 0
+	}
+
+	t.Run("qemu killed from outside", func(t *testing.T) {
+		cmd, out, errBuf, pid := run(t)
+		killed := time.Now()
+		require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+		err := cmd.Wait()
+		took := time.Since(killed)
+		var exit *exec.ExitError
+		require.ErrorAs(t, err, &exit)
+		assert.Equal(t, 1, exit.ExitCode(), errBuf.String())
+		assert.Less(t, took, 5*time.Second, "noticed within 2 s (plus stopping the host agent)")
+		assert.Contains(t, errBuf.String(), "(vm: fp qos=default threads=1 repeat=", "the error names the cell")
+		assert.Contains(t, errBuf.String(), "ended")
+		lines := strings.Count(out.String(), "\n")
+		assert.Greater(t, lines, 2, "finished cells are still written: %s", out.String())
+	})
+
+	t.Run("interrupt stops the vm", func(t *testing.T) {
+		cmd, _, errBuf, pid := run(t)
+		require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+		err := cmd.Wait()
+		var exit *exec.ExitError
+		require.ErrorAs(t, err, &exit)
+		assert.Equal(t, 130, exit.ExitCode(), errBuf.String())
+		assert.Eventually(t, func() bool { return !alive(pid) }, 5*time.Second, 50*time.Millisecond, "no qemu process is left")
+		assert.Empty(t, processesRunning(t, dir), "no agent is left")
+	})
+
+	t.Run("missing image says how to build it", func(t *testing.T) {
+		_, stderr, code := qoslab(t, dir, "bench", "--target", "vm", "--accel", "tcg", "--image-store", t.TempDir())
+		assert.Equal(t, 1, code)
+		assert.Contains(t, stderr, "qoslab image build linux")
+	})
+}
+
+func TestDoctorNamesFixes(t *testing.T) {
+	dir := binaries(t)
+	out, _, code := qoslab(t, dir, "doctor")
+	// Whatever is present here, every missing item comes with its fix.
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "MISSING") {
+			assert.Equal(t, 1, code)
+		}
+	}
+	assert.Contains(t, out, "qemu: ")
+	assert.Contains(t, out, "guest kernel")
+	if code != 0 {
+		assert.Contains(t, out, "fix: ")
+	}
+}
