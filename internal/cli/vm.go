@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/hv"
 )
 
@@ -85,7 +86,7 @@ func vmStart(ctx context.Context, f *Factory, name string, o VMOptions) error {
 	spec := vmSpec(o, img, vmNeeds{memoryMiB: 3072, diskBytes: 4 << 30}, name, dir)
 	spec.Detach = true
 	fmt.Fprintf(f.IO.ErrOut, "vm %s: booting %s (kernel %s), %d vCPUs, %d MiB\n", name, o.Image, img.KernelVersion, spec.CPUs, spec.MemoryMiB)
-	m, c, err := bootVM(ctx, backend, f.IO.ErrOut, spec)
+	m, c, err := experiment.BootVM(ctx, backend, f.IO.ErrOut, spec)
 	if err != nil {
 		return fmt.Errorf("vm %s: %w", name, err)
 	}
@@ -129,7 +130,7 @@ func newCmdVMStop(f *Factory) *cobra.Command {
 				return err
 			}
 			a := &vmAgent{machine: m, owned: true}
-			if a.Client, err = agentOver(m); err != nil {
+			if a.Client, err = experiment.AgentOver(m); err != nil {
 				return err
 			}
 			if err := a.Close(); err != nil {
@@ -155,7 +156,7 @@ func newCmdVMStatus(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, err := agentOver(m)
+			c, err := experiment.AgentOver(m)
 			if err != nil {
 				return err
 			}

@@ -3,8 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/qoslab/qoslab/internal/agent"
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
+	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/hv/qemu"
 	"github.com/qoslab/qoslab/internal/image"
@@ -197,60 +196,6 @@ func (a *vmAgent) Close() error {
 	return err
 }
 
-// agentOver connects an agent client to a machine's channel, tied to the
-// machine's life.
-func agentOver(m hv.Machine) (*agent.Client, error) {
-	c, err := agent.NewClient(func(ctx context.Context) (net.Conn, error) { return m.DialAgent(ctx) })
-	if err != nil {
-		return nil, err
-	}
-	c.EndsWith(m.Done(), func() error {
-		info := m.Info()
-		why := "it stopped"
-		if err := m.Err(); err != nil {
-			why = err.Error()
-		}
-		return fmt.Errorf("vm %s ended (%s); its console is in %s", info.Name, why, info.ConsoleLog)
-	})
-	return c, nil
-}
-
-// bootVM starts a VM from an image and waits until its agent answers.
-func bootVM(ctx context.Context, backend hv.Backend, log io.Writer, spec hv.Spec) (hv.Machine, *agent.Client, error) {
-	var client *agent.Client
-	spec.Ready = func(ctx context.Context, m hv.Machine) error {
-		c, err := agentOver(m)
-		if err != nil {
-			return err
-		}
-		if _, err := c.Info(ctx); err != nil {
-			c.Close()
-			return err
-		}
-		if client != nil {
-			client.Close()
-		}
-		client = c
-		return nil
-	}
-	spec.Log = log
-	m, err := backend.Start(ctx, spec)
-	if err != nil {
-		if client != nil {
-			client.Close()
-		}
-		return nil, nil, err
-	}
-	if client == nil {
-		// A backend without Ready support: connect now.
-		if client, err = agentOver(m); err != nil {
-			_ = m.Stop(context.Background())
-			return nil, nil, err
-		}
-	}
-	return m, client, nil
-}
-
 // vmSpec builds the spec of a VM from options and what the workloads need.
 func vmSpec(o VMOptions, img hv.Image, needs vmNeeds, name, stateDir string) hv.Spec {
 	mem := o.MemoryMiB
@@ -280,7 +225,7 @@ func startVMAgent(ctx context.Context, f *Factory, io *IOStreams, o VMOptions, n
 		if err != nil {
 			return nil, fmt.Errorf("vm %s: %w (start it with `qoslab vm start %s`)", o.Name, err, o.Name)
 		}
-		c, err := agentOver(m)
+		c, err := experiment.AgentOver(m)
 		if err != nil {
 			return nil, err
 		}
@@ -296,7 +241,7 @@ func startVMAgent(ctx context.Context, f *Factory, io *IOStreams, o VMOptions, n
 	}
 	name := fmt.Sprintf("bench-%d", os.Getpid())
 	fmt.Fprintf(io.ErrOut, "vm: booting %s (%s, kernel %s) with %d vCPUs\n", name, o.Image, img.KernelVersion, o.CPUs)
-	m, c, err := bootVM(ctx, backend, io.ErrOut, vmSpec(o, img, needs, name, dir))
+	m, c, err := experiment.BootVM(ctx, backend, io.ErrOut, vmSpec(o, img, needs, name, dir))
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("boot vm: %w", err)
