@@ -7,7 +7,7 @@ HOSTARCH := $(shell $(GO) env GOARCH)
 # The agent is pure Go on every OS, so every target cross-builds from anywhere.
 CROSS    := darwin/arm64 linux/arm64 linux/amd64
 
-.PHONY: all setup build agents cross run test vet fmt-check proto clean
+.PHONY: all setup build agents cross run image test vet fmt-check proto clean
 
 all: build
 
@@ -30,9 +30,15 @@ cross:
 		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -ldflags '$(LDFLAGS)' -o bin/$$os-$$arch/qoslab-agent ./guest/agent || exit 1; \
 	done
 
-# The main job: this machine's QoS matrix, fp at background and user-interactive, 1-2 threads.
-run: build
-	bin/qoslab bench --workload fp --qos background,user-interactive --threads 1-2 --repeat 3
+# The main job: does QoS survive virtualization here? fp at background and
+# default, 1-2 threads, on the host and in a QEMU microVM, side by side, with two
+# default-priority spinners on the host (QoS only matters when cores are scarce).
+run: build image
+	bin/qoslab bench --target host,vm --workload fp --qos background,default --threads 1-2 --loops 2e7 --repeat 3 --contention 2
+
+# The guest image (kernel from scripts/fetch-kernel.sh, the agent as /init).
+image: build
+	bin/qoslab image build linux
 
 vet:
 	$(GO) vet ./...
