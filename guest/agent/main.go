@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/qoslab/qoslab/internal/agent"
+	"github.com/qoslab/qoslab/internal/guestinit"
 	"github.com/qoslab/qoslab/internal/transport"
 	"github.com/qoslab/qoslab/internal/version"
 	"github.com/qoslab/qoslab/internal/workload"
@@ -30,6 +31,10 @@ func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == workload.WorkerArg {
 		os.Exit(workload.WorkerMain(os.Args[2:], os.Stdout))
+	}
+	// PID 1 of a qoslab guest, or the agent process that init starts.
+	if guestinit.Applies(os.Getpid(), os.Args[1:]) {
+		os.Exit(guestinit.Main(os.Args[1:]))
 	}
 	os.Exit(run(os.Args[1:]))
 }

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sync"
+	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
@@ -102,25 +105,36 @@ func Protocol() *agentpb.ProtocolVersion {
 	return &agentpb.ProtocolVersion{Major: version.ProtocolMajor, Minor: version.ProtocolMinor}
 }
 
-// NewClient speaks to an agent over dial, which is called once for the
-// connection (a stdio pipe or a VM channel cannot be redialled).
+// NewClient speaks to an agent over dial. gRPC calls dial again when a
+// connection fails, so dial must either open a fresh channel each time (a VM's
+// socket) or refuse (see DialOnce for a pipe that cannot be reopened).
 func NewClient(dial func(ctx context.Context) (net.Conn, error)) (*Client, error) {
-	used := false
 	conn, err := grpc.NewClient("passthrough:///qoslab-agent",
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
-			if used {
-				return nil, errors.New("agent connection already closed; it cannot be redialled")
-			}
-			used = true
-			return dial(ctx)
-		}),
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return dial(ctx) }),
+		// A guest booting under TCG can take longer than gRPC's default 20 s
+		// to send the server preface on a channel that connected at once.
+		grpc.WithConnectParams(grpc.ConnectParams{Backoff: backoff.DefaultConfig, MinConnectTimeout: 2 * time.Minute}),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("agent client: %w", err)
 	}
 	return &Client{conn: conn, api: agentpb.NewAgentClient(conn)}, nil
+}
+
+// DialOnce hands out conn once; later dials fail, for a channel such as a
+// child's stdio that cannot be reopened.
+func DialOnce(conn net.Conn) func(context.Context) (net.Conn, error) {
+	var once sync.Once
+	return func(context.Context) (net.Conn, error) {
+		var c net.Conn
+		once.Do(func() { c = conn })
+		if c == nil {
+			return nil, errors.New("agent connection already closed; it cannot be redialled")
+		}
+		return c, nil
+	}
 }
 
 // Info asks the agent to describe its machine, refusing an agent whose

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -90,7 +89,7 @@ func StartLocal(ctx context.Context, o LocalOptions) (*Local, error) {
 		close(l.exited)
 	}()
 	conn := transport.PipeConn(stdout, stdin, "agent-stdio")
-	l.Client, err = NewClient(func(context.Context) (net.Conn, error) { return conn, nil })
+	l.Client, err = NewClient(DialOnce(conn))
 	if err != nil {
 		l.kill()
 		return nil, err

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -47,4 +48,16 @@ func TestFindAgent(t *testing.T) {
 	// Next to the test binary there is no qoslab-agent: the error says how to get one.
 	_, err = FindAgent("")
 	assert.ErrorContains(t, err, "make build")
+}
+
+func TestDialOnce(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	dial := DialOnce(a)
+	c, err := dial(context.Background())
+	require.NoError(t, err)
+	assert.Same(t, a, c)
+	_, err = dial(context.Background())
+	assert.ErrorContains(t, err, "cannot be redialled")
 }

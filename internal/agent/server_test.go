@@ -28,7 +28,7 @@ func serve(t *testing.T, policy Policy) (*Client, *Server) {
 	srv := NewServer(policy, func() { close(stopped) })
 	g := srv.GRPCServer()
 	go func() { _ = g.Serve(transport.SingleConnListener(srvEnd)) }()
-	c, err := NewClient(func(context.Context) (net.Conn, error) { return cliEnd, nil })
+	c, err := NewClient(DialOnce(cliEnd))
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		c.Close()

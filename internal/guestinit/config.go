@@ -7,6 +7,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
+
+	"github.com/qoslab/qoslab/internal/transport"
 )
 
 // ConfigPath is where the image builder puts the init configuration inside the initramfs.
@@ -47,10 +50,32 @@ func ReadConfig(path string) (Config, error) {
 		return c, fmt.Errorf("init config %s: %w", path, err)
 	}
 	if len(c.Listen) == 0 {
-		return c, fmt.Errorf("init config %s: no listen addresses", path)
+		return c, fmt.Errorf("init config %s: no listen addresses; want at least one of %sNAME, %s", path, VirtioPortPrefix, transport.AddrForms)
+	}
+	if _, err := c.Channels(); err != nil {
+		return c, fmt.Errorf("init config %s: %w", path, err)
 	}
 	if c.ScratchDir == "" {
 		c.ScratchDir = "/scratch"
 	}
+	if !filepath.IsAbs(c.ScratchDir) {
+		return c, fmt.Errorf("init config %s: scratch_dir %q is not an absolute path", path, c.ScratchDir)
+	}
+	if c.ScratchDevice != "" && !filepath.IsAbs(c.ScratchDevice) {
+		return c, fmt.Errorf("init config %s: scratch_device %q is not an absolute path such as /dev/vda", path, c.ScratchDevice)
+	}
 	return c, nil
+}
+
+// Channels parses Listen, in order.
+func (c Config) Channels() ([]Channel, error) {
+	chans := make([]Channel, 0, len(c.Listen))
+	for _, s := range c.Listen {
+		ch, err := ParseChannel(s)
+		if err != nil {
+			return nil, err
+		}
+		chans = append(chans, ch)
+	}
+	return chans, nil
 }

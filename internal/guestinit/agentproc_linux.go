@@ -1,0 +1,131 @@
+package guestinit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/qoslab/qoslab/internal/agent"
+	"github.com/qoslab/qoslab/internal/transport"
+	"github.com/qoslab/qoslab/internal/version"
+)
+
+// scratchDeviceWait bounds how long the agent waits for the scratch disk's
+// node: virtio_blk has loaded by now, but the disk may still be probing.
+const scratchDeviceWait = 2 * time.Second
+
+// runAgent is the agent process init starts: it serves the controller on the
+// configured channels until told to shut down. args are init's boot times.
+func runAgent(args []string) int {
+	started := bootClock()
+	log := newBootLog()
+	var times BootTimes
+	if len(args) > 0 {
+		var err error
+		if times, err = decodeBootTimes(args[0]); err != nil {
+			log.notef("%v; the boot summary covers the agent process only", err)
+		}
+	}
+	if times.Spawned > 0 {
+		times.Steps = append(times.Steps, BootStep{Name: "agent start", Took: started - times.Spawned})
+	}
+	if times.InitStart == 0 {
+		times.InitStart = started
+	}
+
+	cfg, err := ReadConfig(ConfigPath)
+	if err != nil {
+		log.errorf("%v", err)
+		return 1
+	}
+	chans, err := cfg.Channels()
+	if err != nil {
+		log.errorf("%v", err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), unix.SIGINT, unix.SIGTERM)
+	defer stop()
+
+	var listeners []net.Listener
+	began := time.Now()
+	var parts []BootStep
+	for _, ch := range chans {
+		chBegan := time.Now()
+		l, err := openChannel(ctx, ch)
+		parts = append(parts, BootStep{Name: ch.String(), Took: time.Since(chBegan)})
+		if err != nil {
+			log.notef("not serving on %s: %v", ch, err)
+			continue
+		}
+		listeners = append(listeners, l)
+	}
+	times.Steps = append(times.Steps, BootStep{Name: "channels", Took: time.Since(began), Parts: parts})
+	if len(listeners) == 0 {
+		log.errorf("no channel to serve on: all %d listen addresses in %s failed (above)", len(chans), ConfigPath)
+		return 1
+	}
+
+	policy := agent.Policy{ScratchDir: cfg.ScratchDir}
+	if cfg.ScratchDevice != "" {
+		if err := waitForFile(ctx, cfg.ScratchDevice, scratchDeviceWait); err != nil {
+			log.notef("scratch device: %v; the block sink is off", err)
+		} else {
+			policy.BlockDevices = []string{cfg.ScratchDevice}
+		}
+	}
+
+	times.Ready = bootClock()
+	log.notef("%s", times.Summary())
+	var addrs []string
+	for _, l := range listeners {
+		addrs = append(addrs, l.Addr().String())
+	}
+	log.notef("%s serving on %s", version.String(), strings.Join(addrs, ", "))
+
+	err = serve(ctx, policy, listeners, func(l net.Listener, err error) {
+		log.errorf("%v", err)
+	})
+	unix.Sync()
+	if err != nil {
+		log.errorf("%v", err)
+		return 1
+	}
+	log.notef("agent stopped")
+	return 0
+}
+
+// openChannel resolves ch, waiting up to PortWait for a virtio-serial port,
+// and listens on it.
+func openChannel(ctx context.Context, ch Channel) (net.Listener, error) {
+	rctx, cancel := context.WithTimeout(ctx, PortWait)
+	defer cancel()
+	addr, err := ch.Resolve(rctx, SystemPorts())
+	if err != nil {
+		return nil, err
+	}
+	return transport.Listen(ctx, addr)
+}
+
+// waitForFile waits until path exists or wait has passed.
+func waitForFile(ctx context.Context, path string, wait time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	for {
+		_, err := os.Stat(path)
+		if err == nil || !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (waited %s)", err, wait)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}

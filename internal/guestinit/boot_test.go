@@ -1,0 +1,84 @@
+package guestinit
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+
+func TestBootTimesSummary(t *testing.T) {
+	cases := []struct {
+		name  string
+		times BootTimes
+		want  string
+	}{
+		{
+			name: "every stage",
+			times: BootTimes{InitStart: ms(800), Ready: ms(2030), Steps: []BootStep{
+				{Name: "go start", Took: ms(350)},
+				{Name: "mounts", Took: ms(12)},
+				{Name: "modules", Took: ms(904), Parts: []BootStep{
+					{Name: "virtio_ring", Took: ms(4)},
+					{Name: "virtio_pci", Took: ms(300)},
+					{Name: "virtio", Took: ms(2)},
+					{Name: "virtio_blk", Took: ms(56)},
+				}},
+				{Name: "channels", Took: ms(100), Parts: []BootStep{{Name: "virtio-port:org.qoslab.agent", Took: ms(100)}}},
+			}},
+			want: "up in 1.23 s, 2.03 s after kernel start (go start 0.35 s, mounts 0.01 s, " +
+				"modules 0.90 s [virtio_pci 0.30 s, virtio_blk 0.06 s, 2 more under 0.01 s], " +
+				"channels 0.10 s [virtio-port:org.qoslab.agent 0.10 s])",
+		},
+		{
+			name: "only short parts",
+			times: BootTimes{InitStart: ms(1000), Ready: ms(1500), Steps: []BootStep{
+				{Name: "modules", Took: ms(9), Parts: []BootStep{{Name: "a", Took: ms(1)}, {Name: "b", Took: ms(2)}}},
+			}},
+			want: "up in 0.50 s, 1.50 s after kernel start (modules 0.01 s [2 under 0.01 s])",
+		},
+		{
+			name:  "no steps",
+			times: BootTimes{InitStart: ms(1000), Ready: ms(1250)},
+			want:  "up in 0.25 s, 1.25 s after kernel start",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, tc.times.Summary())
+		})
+	}
+}
+
+func TestBootTimesCrossTheExec(t *testing.T) {
+	sent := BootTimes{InitStart: ms(5204), Spawned: ms(6100), Steps: []BootStep{
+		{Name: "modules", Took: ms(280), Parts: []BootStep{{Name: "virtio", Took: ms(30)}}},
+	}}
+	got, err := decodeBootTimes(sent.encode())
+	require.NoError(t, err)
+	assert.Equal(t, sent, got)
+
+	_, err = decodeBootTimes("--listen")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `"--listen"`)
+}
+
+func TestStopwatchRecordsEachStep(t *testing.T) {
+	var sw stopwatch
+	fail := errors.New("mount failed")
+	require.NoError(t, sw.time("modules", func() ([]BootStep, error) {
+		time.Sleep(ms(2))
+		return []BootStep{{Name: "virtio", Took: ms(1)}}, nil
+	}))
+	assert.ErrorIs(t, sw.time("mounts", func() ([]BootStep, error) { return nil, fail }), fail)
+
+	require.Len(t, sw.steps, 2)
+	assert.Equal(t, "modules", sw.steps[0].Name)
+	assert.GreaterOrEqual(t, sw.steps[0].Took, ms(2))
+	assert.Equal(t, []BootStep{{Name: "virtio", Took: ms(1)}}, sw.steps[0].Parts)
+	assert.Equal(t, "mounts", sw.steps[1].Name, "a failed step is still timed")
+}

@@ -1,0 +1,185 @@
+package guestinit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/qoslab/qoslab/internal/transport"
+)
+
+// VirtioPortPrefix starts a Listen entry that names a virtio-serial port by
+// the name the host gave it ("virtio-port:org.qoslab.agent").
+const VirtioPortPrefix = "virtio-port:"
+
+// Where the kernel lists virtio-serial ports and puts their device nodes.
+const (
+	VirtioPortClassDir = "/sys/class/virtio-ports"
+	DevDir             = "/dev"
+)
+
+// PortWait bounds how long the agent waits for its virtio-serial port: the
+// port and its name arrive asynchronously after virtio_console loads (the
+// host sends the name in a control message after the port is added).
+const PortWait = 10 * time.Second
+
+// Channel is one entry of Config.Listen, parsed: either a virtio-serial port
+// to find by name, or a transport address to listen on as it is.
+type Channel struct {
+	// PortName is set for "virtio-port:NAME".
+	PortName string
+	// Addr is the address for every other form.
+	Addr transport.Addr
+}
+
+// ParseChannel reads one Config.Listen entry.
+func ParseChannel(s string) (Channel, error) {
+	if name, ok := strings.CutPrefix(s, VirtioPortPrefix); ok {
+		if name == "" || strings.ContainsAny(name, "/\x00") {
+			return Channel{}, fmt.Errorf("listen address %q: want %sNAME with a port name that has no '/', e.g. %s%s", s, VirtioPortPrefix, VirtioPortPrefix, AgentPortName)
+		}
+		return Channel{PortName: name}, nil
+	}
+	a, err := transport.Parse(s)
+	if err != nil {
+		return Channel{}, fmt.Errorf("listen address: %w, or %sNAME", err, VirtioPortPrefix)
+	}
+	if a.Kind == transport.KindStdio {
+		return Channel{}, fmt.Errorf("listen address %q: stdio is the console in a guest; use %sNAME, vsock:PORT or serial:/dev/PATH", s, VirtioPortPrefix)
+	}
+	return Channel{Addr: a}, nil
+}
+
+// String formats c the way ParseChannel reads it.
+func (c Channel) String() string {
+	if c.PortName != "" {
+		return VirtioPortPrefix + c.PortName
+	}
+	return c.Addr.String()
+}
+
+// Resolve turns c into a transport address, waiting (until ctx ends) for a
+// named virtio-serial port to appear.
+func (c Channel) Resolve(ctx context.Context, ports PortFinder) (transport.Addr, error) {
+	if c.PortName == "" {
+		return c.Addr, nil
+	}
+	dev, err := ports.Wait(ctx, c.PortName)
+	if err != nil {
+		return transport.Addr{}, err
+	}
+	return transport.Addr{Kind: transport.KindSerial, Path: dev}, nil
+}
+
+// PortFinder finds virtio-serial ports by name in a sysfs-like tree:
+// ClassDir/<port>/name holds the name and DevDir/<port> is the device node.
+type PortFinder struct {
+	ClassDir string
+	DevDir   string
+	// Poll is the pause between looks while waiting; 20 ms when zero.
+	Poll time.Duration
+}
+
+// SystemPorts finds ports where the Linux kernel lists them.
+func SystemPorts() PortFinder {
+	return PortFinder{ClassDir: VirtioPortClassDir, DevDir: DevDir}
+}
+
+// ErrPortNotFound is why Find and Wait fail when no port has the name.
+var ErrPortNotFound = errors.New("virtio-serial port not found")
+
+// port is what one look at the class directory saw.
+type port struct {
+	entry string // vport0p1
+	name  string // the host's name for it, "" while not yet sent
+}
+
+// Find returns the device node of the port named name, or an error that
+// wraps ErrPortNotFound and lists the ports there are.
+func (f PortFinder) Find(name string) (string, error) {
+	ports, err := f.list()
+	if err != nil {
+		return "", err
+	}
+	for _, p := range ports {
+		if p.name != name {
+			continue
+		}
+		dev := filepath.Join(f.DevDir, p.entry)
+		// The device node comes with the sysfs entry from devtmpfs; checking
+		// keeps a caller from racing a half-made port.
+		if _, err := os.Stat(dev); err != nil {
+			return "", fmt.Errorf("%w: %q is %s but %s is not there yet", ErrPortNotFound, name, p.entry, dev)
+		}
+		return dev, nil
+	}
+	return "", fmt.Errorf("%w: no port named %q in %s (%s)", ErrPortNotFound, name, f.ClassDir, describePorts(ports))
+}
+
+// Wait looks for the port named name until it is there or ctx ends.
+func (f PortFinder) Wait(ctx context.Context, name string) (string, error) {
+	poll := f.Poll
+	if poll <= 0 {
+		poll = 20 * time.Millisecond
+	}
+	began := time.Now()
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	for {
+		dev, err := f.Find(name)
+		if err == nil || !errors.Is(err, ErrPortNotFound) {
+			return dev, err
+		}
+		select {
+		case <-ctx.Done():
+			if !errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+				return "", fmt.Errorf("%w; stopped waiting: %w", err, context.Cause(ctx))
+			}
+			return "", fmt.Errorf("%w, after waiting %s: is the host's virtserialport named %q, and is virtio_console loaded?",
+				err, time.Since(began).Round(time.Millisecond), name)
+		case <-t.C:
+		}
+	}
+}
+
+// list reads the class directory; a missing one is no ports (virtio_console
+// creates it when it loads).
+func (f PortFinder) list() ([]port, error) {
+	entries, err := os.ReadDir(f.ClassDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("virtio-serial ports: %w", err)
+	}
+	var ports []port
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(f.ClassDir, e.Name(), "name"))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("virtio-serial port %s: %w", e.Name(), err)
+		}
+		ports = append(ports, port{entry: e.Name(), name: strings.TrimSpace(string(b))})
+	}
+	sort.Slice(ports, func(i, j int) bool { return ports[i].entry < ports[j].entry })
+	return ports, nil
+}
+
+func describePorts(ports []port) string {
+	if len(ports) == 0 {
+		return "there are no ports"
+	}
+	var s []string
+	for _, p := range ports {
+		if p.name == "" {
+			s = append(s, p.entry+" (no name yet)")
+		} else {
+			s = append(s, fmt.Sprintf("%s named %q", p.entry, p.name))
+		}
+	}
+	return "there are " + strings.Join(s, ", ")
+}

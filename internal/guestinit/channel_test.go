@@ -1,0 +1,186 @@
+package guestinit
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/qoslab/qoslab/internal/transport"
+)
+
+// boundedWait caps every wait in these tests; none should come near it.
+const boundedWait = 5 * time.Second
+
+func TestParseChannel(t *testing.T) {
+	cases := []struct {
+		in   string
+		want Channel
+	}{
+		{"virtio-port:org.qoslab.agent", Channel{PortName: "org.qoslab.agent"}},
+		{"vsock:1024", Channel{Addr: transport.Addr{Kind: transport.KindVsock, Port: 1024, CID: transport.VsockAnyCID}}},
+		{"serial:/dev/hvc0", Channel{Addr: transport.Addr{Kind: transport.KindSerial, Path: "/dev/hvc0"}}},
+		{"tcp::7000", Channel{Addr: transport.Addr{Kind: transport.KindTCP, Port: 7000}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := ParseChannel(tc.in)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+			assert.Equal(t, tc.in, got.String(), "String reads back")
+		})
+	}
+}
+
+func TestParseChannelRefuses(t *testing.T) {
+	cases := []struct {
+		in, mention string
+	}{
+		{"virtio-port:", "virtio-port:NAME"},
+		{"virtio-port:a/b", "no '/'"},
+		{"stdio", "stdio is the console"},
+		{"bogus:1", "virtio-port:NAME"},
+		{"serial:dev/vport0p1", "not an absolute path"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.in, func(t *testing.T) {
+			_, err := ParseChannel(tc.in)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.in, "names the bad value")
+			assert.Contains(t, err.Error(), tc.mention)
+		})
+	}
+}
+
+// fakePorts is a sysfs-like tree: class/<entry>/name and dev/<entry>.
+type fakePorts struct {
+	t      *testing.T
+	finder PortFinder
+}
+
+func newFakePorts(t *testing.T) fakePorts {
+	root := t.TempDir()
+	return fakePorts{t: t, finder: PortFinder{
+		ClassDir: filepath.Join(root, "sys/class/virtio-ports"),
+		DevDir:   filepath.Join(root, "dev"),
+		Poll:     5 * time.Millisecond,
+	}}
+}
+
+// add makes the port's sysfs entry with name ("" for none yet) and, when
+// node is true, its device node.
+func (f fakePorts) add(entry, name string, node bool) {
+	f.t.Helper()
+	dir := filepath.Join(f.finder.ClassDir, entry)
+	require.NoError(f.t, os.MkdirAll(dir, 0o755))
+	require.NoError(f.t, os.WriteFile(filepath.Join(dir, "name"), []byte(name+"\n"), 0o644))
+	if node {
+		require.NoError(f.t, os.MkdirAll(f.finder.DevDir, 0o755))
+		require.NoError(f.t, os.WriteFile(filepath.Join(f.finder.DevDir, entry), nil, 0o644))
+	}
+}
+
+func TestPortFinderFindsByName(t *testing.T) {
+	f := newFakePorts(t)
+	f.add("vport0p1", "org.qemu.guest_agent.0", true)
+	f.add("vport1p1", AgentPortName, true)
+	f.add("vport1p2", "", true)
+
+	dev, err := f.finder.Find(AgentPortName)
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(f.finder.DevDir, "vport1p1"), dev)
+}
+
+func TestPortFinderNotFound(t *testing.T) {
+	cases := []struct {
+		name    string
+		setup   func(f fakePorts)
+		mention []string
+	}{
+		{"no class directory", func(fakePorts) {}, []string{"there are no ports"}},
+		{"other names", func(f fakePorts) {
+			f.add("vport0p1", "org.qemu.guest_agent.0", true)
+			f.add("vport0p2", "", true)
+		}, []string{`vport0p1 named "org.qemu.guest_agent.0"`, "vport0p2 (no name yet)"}},
+		{"named but no device node", func(f fakePorts) {
+			f.add("vport0p1", AgentPortName, false)
+		}, []string{"vport0p1", "not there yet"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakePorts(t)
+			tc.setup(f)
+			_, err := f.finder.Find(AgentPortName)
+			require.ErrorIs(t, err, ErrPortNotFound)
+			assert.Contains(t, err.Error(), AgentPortName)
+			for _, m := range tc.mention {
+				assert.Contains(t, err.Error(), m)
+			}
+		})
+	}
+}
+
+func TestPortFinderWaitsForThePortToAppear(t *testing.T) {
+	f := newFakePorts(t)
+	// The port exists before the host has sent its name, as after
+	// virtio_console loads.
+	f.add("vport0p1", "", true)
+	ctx, cancel := context.WithTimeout(context.Background(), boundedWait)
+	defer cancel()
+
+	var naming atomic.Bool
+	go func() {
+		time.Sleep(30 * time.Millisecond)
+		naming.Store(true) // before the write: Wait cannot see the name earlier
+		f.add("vport0p1", AgentPortName, true)
+	}()
+	dev, err := f.finder.Wait(ctx, AgentPortName)
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(f.finder.DevDir, "vport0p1"), dev)
+	assert.True(t, naming.Load(), "Wait returned before the port had its name")
+}
+
+func TestPortFinderWaitGivesUp(t *testing.T) {
+	f := newFakePorts(t)
+	f.add("vport0p1", "other", true)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err := f.finder.Wait(ctx, AgentPortName)
+	require.ErrorIs(t, err, ErrPortNotFound)
+	assert.Contains(t, err.Error(), "after waiting")
+	assert.Contains(t, err.Error(), `vport0p1 named "other"`, "says what is there")
+	assert.Contains(t, err.Error(), "virtio_console", "says what to check")
+}
+
+func TestPortFinderWaitStopsWhenCancelled(t *testing.T) {
+	f := newFakePorts(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := f.finder.Wait(ctx, AgentPortName)
+	require.ErrorIs(t, err, ErrPortNotFound)
+	assert.ErrorIs(t, err, context.Canceled)
+}
+
+func TestChannelResolve(t *testing.T) {
+	f := newFakePorts(t)
+	f.add("vport2p1", AgentPortName, true)
+	ctx, cancel := context.WithTimeout(context.Background(), boundedWait)
+	defer cancel()
+
+	port, err := ParseChannel(VirtioPortPrefix + AgentPortName)
+	require.NoError(t, err)
+	got, err := port.Resolve(ctx, f.finder)
+	require.NoError(t, err)
+	assert.Equal(t, transport.Addr{Kind: transport.KindSerial, Path: filepath.Join(f.finder.DevDir, "vport2p1")}, got)
+
+	vsock, err := ParseChannel("vsock:1024")
+	require.NoError(t, err)
+	got, err = vsock.Resolve(ctx, f.finder)
+	require.NoError(t, err)
+	assert.Equal(t, vsock.Addr, got, "other addresses are used as they are")
+}

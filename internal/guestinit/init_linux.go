@@ -1,0 +1,145 @@
+package guestinit
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// agentStopWait bounds how long init waits for the agent process to stop
+// after passing it a stop signal.
+const agentStopWait = 10 * time.Second
+
+// Applies reports whether the agent binary, started as process pid with
+// args (without the program name), is the guest's init or its agent process,
+// and so must run Main rather than its usual flags.
+func Applies(pid int, args []string) bool {
+	return applies(pid, args, func() bool {
+		_, err := os.Stat(ConfigPath)
+		return err == nil
+	})
+}
+
+// Main runs the guest side of qoslab: as PID 1 it brings the guest up, starts
+// the agent process, reaps orphans and powers off when the agent ends, and
+// never returns; as the agent process (args[0] == AgentArg) it serves the
+// controller on the configured channels and returns the exit status once
+// told to shut down.
+func Main(args []string) int {
+	if len(args) > 0 && args[0] == AgentArg {
+		return runAgent(args[1:])
+	}
+	runInit()
+	return 1 // not reached: runInit powers off
+}
+
+// runInit is PID 1. It never returns: every way out powers the machine off.
+func runInit() {
+	began := bootClock()
+	var sw stopwatch
+	log := &bootLog{console: os.Stdout}
+	defer func() {
+		if r := recover(); r != nil {
+			powerOff(log, fmt.Errorf("init panicked: %v\n%s", r, debug.Stack()))
+		}
+	}()
+	// Handled, never left to the Go runtime, whose default for these is to
+	// exit, which for PID 1 panics the kernel. Notify rather than Ignore:
+	// an ignored signal would stay ignored in the agent process after exec.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGPWR, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2)
+
+	cfg, cfgErr := ReadConfig(ConfigPath)
+	mountErr := sw.time("mounts", func() ([]BootStep, error) {
+		return nil, mountAll(systemMounts(cfg.ScratchDir))
+	})
+	consoleDev, consoleErr := attachConsole()
+	_ = unlimitKernelLog()
+	log = newBootLog()
+	if consoleErr != nil {
+		log.errorf("console %s: %v", consoleDev, consoleErr)
+	}
+	if err := errors.Join(cfgErr, mountErr); err != nil {
+		powerOff(log, err)
+	}
+	// From the kernel's exec of /init to here: the Go runtime and package
+	// initialisation, slow under TCG, which translates all that code first.
+	if ran, ok := initRunTime(); ok && ran <= began {
+		sw.steps = append([]BootStep{{Name: "go start", Took: began - ran}}, sw.steps...)
+		began = ran
+	}
+	// Ctrl-Alt-Del then sends SIGINT, a clean stop, rather than resetting.
+	_ = unix.Reboot(unix.LINUX_REBOOT_CMD_CAD_OFF)
+
+	err := sw.time("modules", func() ([]BootStep, error) { return loadModules(cfg.Modules) })
+	if err != nil {
+		powerOff(log, err)
+	}
+
+	times := BootTimes{InitStart: began, Steps: sw.steps, Spawned: bootClock()}
+	agentPid, err := syscall.ForkExec("/proc/self/exe", []string{os.Args[0], AgentArg, times.encode()}, &syscall.ProcAttr{
+		Env:   os.Environ(),
+		Files: []uintptr{0, 1, 2},
+	})
+	if err != nil {
+		powerOff(log, fmt.Errorf("start the agent process: %w", err))
+	}
+	superviseAgent(log, agentPid, sigs)
+}
+
+// superviseAgent reaps every process init inherits until the agent process
+// ends, then powers off. Only init's own child, the agent process, and
+// orphans are init's children, so a blind wait4(-1) steals no one's status.
+func superviseAgent(log *bootLog, agentPid int, sigs <-chan os.Signal) {
+	agentEnded := make(chan syscall.WaitStatus, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				powerOff(log, fmt.Errorf("init's reaper panicked: %v\n%s", r, debug.Stack()))
+			}
+		}()
+		for {
+			var ws syscall.WaitStatus
+			pid, err := syscall.Wait4(-1, &ws, 0, nil)
+			switch {
+			case errors.Is(err, syscall.EINTR):
+			case err != nil:
+				// ECHILD would mean the agent process was reaped elsewhere;
+				// nothing is left to wait for.
+				powerOff(log, fmt.Errorf("wait for the agent process: %w", err))
+			case pid == agentPid:
+				agentEnded <- ws
+				return
+			}
+		}
+	}()
+	var stopDeadline <-chan time.Time
+	for {
+		select {
+		case ws := <-agentEnded:
+			if ws.Exited() && ws.ExitStatus() == 0 {
+				powerOff(log, nil)
+			}
+			powerOff(log, fmt.Errorf("agent process %s", describeExit(ws)))
+		case sig := <-sigs:
+			switch sig {
+			case unix.SIGINT, unix.SIGTERM, unix.SIGPWR:
+				log.notef("%v: stopping the agent", sig)
+				_ = syscall.Kill(agentPid, syscall.SIGTERM)
+				if stopDeadline == nil {
+					stopDeadline = time.After(agentStopWait)
+				}
+			default:
+				log.notef("%v ignored", sig)
+			}
+		case <-stopDeadline:
+			powerOff(log, fmt.Errorf("agent process did not stop within %s", agentStopWait))
+		}
+	}
+}
