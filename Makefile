@@ -17,8 +17,14 @@ setup:
 
 build: bin/qoslab bin/qoslab-agent cross
 
+# On macOS, Virtualization.framework refuses to create VMs in a binary whose
+# signature lacks com.apple.security.virtualization, and every go build
+# replaces the file, so every build signs it again (make run builds too).
 bin/qoslab: FORCE
 	$(GO) build -ldflags '$(LDFLAGS)' -o $@ ./cmd/qoslab
+ifeq ($(HOSTOS),darwin)
+	./scripts/codesign.sh $@ qoslab.entitlements
+endif
 
 bin/qoslab-agent: FORCE
 	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o $@ ./guest/agent

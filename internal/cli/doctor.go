@@ -13,6 +13,7 @@ import (
 	"github.com/qoslab/qoslab/internal/agent"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/image"
+	"github.com/qoslab/qoslab/internal/signing"
 )
 
 // NewCmdDoctor builds `qoslab doctor`.
@@ -66,6 +67,10 @@ func doctorChecks(ctx context.Context, f *Factory) []hv.Check {
 		out = append(out, hv.Check{Name: "guest agent (linux/" + arch + ")", Detail: err.Error(), Fix: "make build"})
 	} else {
 		out = append(out, hv.Check{Name: "guest agent (linux/" + arch + ")", OK: true, Detail: p})
+	}
+	for _, c := range signing.CheckHost(ctx) {
+		c.Name = "vz: " + c.Name
+		out = append(out, c)
 	}
 	for _, c := range newQEMU(f.Env).Check(ctx) {
 		c.Name = "qemu: " + c.Name
