@@ -381,3 +381,32 @@ func TestVMNeedsFollowCompressionSize(t *testing.T) {
 	assert.GreaterOrEqual(t, n.memoryMiB, 2048+512, "the agent allows a size of at most half the guest's memory")
 	assert.Greater(t, n.diskBytes, int64(1<<30), "the scratch disk takes the output of every thread")
 }
+
+func TestImageProvisionArguments(t *testing.T) {
+	io, _, errOut := testIO()
+	f := NewFactory(io)
+	home := t.TempDir()
+	f.Env = func(k string) string {
+		if k == "HOME" {
+			return home
+		}
+		return ""
+	}
+	run := func(args ...string) error {
+		root := NewCmdRoot(f)
+		root.SetArgs(args)
+		return root.Execute()
+	}
+	err := run("image", "provision", "mac", "--via", "ftp")
+	assert.ErrorContains(t, err, `--via "ftp"`)
+	assert.True(t, IsUsageError(err))
+	err = run("image", "provision", "mac", "--via", "ssh")
+	assert.ErrorContains(t, err, "--via ssh needs one USER@ADDR")
+	err = run("image", "provision", "../etc")
+	assert.ErrorContains(t, err, "use letters, digits")
+	// A well-formed call gets as far as finding the bundle or the agent, and says which is missing.
+	err = run("image", "provision", "mac", "--via", "ssh", "admin@192.0.2.1", "--guest-agent", filepath.Join(home, "none"))
+	require.Error(t, err)
+	assert.False(t, IsUsageError(err), "%v", err)
+	_ = errOut
+}

@@ -13,8 +13,8 @@ import (
 
 // NewCmdImage builds `qoslab image`.
 func NewCmdImage(f *Factory) *cobra.Command {
-	cmd := &cobra.Command{Use: "image", Short: "Build and list guest images"}
-	cmd.AddCommand(newCmdImageBuild(f), newCmdImageList(f))
+	cmd := &cobra.Command{Use: "image", Short: "Build, fetch, create, provision and list guest images"}
+	cmd.AddCommand(newCmdImageBuild(f), newCmdImageList(f), newCmdImageFetch(f), newCmdImageCreate(f), newCmdImageProvision(f), newCmdImageImport(f))
 	return cmd
 }
 

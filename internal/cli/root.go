@@ -42,6 +42,7 @@ names, under the command's section (bench.loops); agent is top level.`,
 	root.AddCommand(NewCmdImage(f))
 	root.AddCommand(NewCmdVM(f))
 	root.AddCommand(NewCmdDoctor(f))
+	root.AddCommand(newCmdVZHost(f))
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
 	return root

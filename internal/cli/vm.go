@@ -71,7 +71,7 @@ func newCmdVMStart(f *Factory) *cobra.Command {
 
 func vmStart(ctx context.Context, f *Factory, name string, o VMOptions) error {
 	dir := vmStateDir(f.Env, name)
-	backend := newQEMU(f.Env)
+	backend := newBackend(f.Env, o.Backend)
 	if m, err := backend.Attach(ctx, dir); err == nil {
 		return fmt.Errorf("vm %s is already running (pid %d); stop it first with `qoslab vm stop %s`", name, m.Info().PID, name)
 	}
@@ -109,7 +109,7 @@ func attachVM(ctx context.Context, f *Factory, name string) (hv.Machine, error) 
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("no vm named %s (no %s); `qoslab vm list` shows the VMs", name, dir)
 	}
-	m, err := newQEMU(f.Env).Attach(ctx, dir)
+	m, err := attachAny(ctx, f.Env, dir)
 	if err != nil {
 		return nil, fmt.Errorf("vm %s is not running: %w", name, err)
 	}
@@ -246,10 +246,9 @@ func newCmdVMList(f *Factory) *cobra.Command {
 				fmt.Fprintln(f.IO.Out, "no named VMs; start one with `qoslab vm start NAME`")
 				return nil
 			}
-			backend := newQEMU(f.Env)
 			for _, n := range names {
 				state := "stopped"
-				if m, err := backend.Attach(cmd.Context(), filepath.Join(root, n)); err == nil {
+				if m, err := attachAny(cmd.Context(), f.Env, filepath.Join(root, n)); err == nil {
 					mi := m.Info()
 					state = fmt.Sprintf("running (pid %d, %s, %d vCPUs)", mi.PID, describeAccel(mi), mi.CPUs)
 				}

@@ -16,6 +16,7 @@ import (
 	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/hv/qemu"
+	"github.com/qoslab/qoslab/internal/hv/vz"
 	"github.com/qoslab/qoslab/internal/image"
 	"github.com/qoslab/qoslab/internal/workload"
 )
@@ -35,6 +36,7 @@ type VMOptions struct {
 	MemoryMiB int    `json:"memory_mib"` // 0: enough for the workloads asked for
 	DiskBytes int64  `json:"disk_bytes"` // 0: enough for the workloads asked for
 	Accel     string `json:"accel,omitempty"`
+	Backend   string `json:"backend"` // qemu or vz
 }
 
 // vmNeeds is what the workloads of a run need of a VM.
@@ -70,6 +72,7 @@ func addVMFlags(fl *pflag.FlagSet) {
 	fl.String("memory", "", "memory of the VM, e.g. 2GiB (default: 1GiB, more when compression needs it)")
 	fl.String("disk", "", "raw scratch disk of the VM, the compression sink (default: what compression needs)")
 	fl.String("accel", "", "VM acceleration: kvm, tcg, hvf (default: KVM when a probe boot works, else TCG)")
+	fl.String("vm-backend", defaultBackend(), "hypervisor: qemu (Linux guests; KVM, TCG or hvf) or vz (Virtualization.framework: macOS and Linux guests, macOS 13+ on Apple silicon)")
 }
 
 func vmOptionsFrom(f *Factory, section string) (VMOptions, error) {
@@ -80,7 +83,11 @@ func vmOptionsFrom(f *Factory, section string) (VMOptions, error) {
 		Image: v.GetString(key("image")),
 		Store: v.GetString(key("image-store")),
 		CPUs:  v.GetInt(key("cpus")),
-		Accel: v.GetString(key("accel")),
+		Accel:   v.GetString(key("accel")),
+		Backend: v.GetString(key("vm-backend")),
+	}
+	if err := oneOf("--vm-backend", o.Backend, []string{"qemu", "vz"}); err != nil {
+		return o, err
 	}
 	if o.Image == "" {
 		o.Image = defaultImage()
@@ -145,6 +152,35 @@ func newQEMU(env func(string) string) hv.Backend {
 	return qemu.New(qemu.Options{CacheDir: cacheHome(env)})
 }
 
+// attachAny attaches to a VM whichever backend started it.
+func attachAny(ctx context.Context, env func(string) string, dir string) (hv.Machine, error) {
+	m, err := newQEMU(env).Attach(ctx, dir)
+	if err == nil {
+		return m, nil
+	}
+	if mv, verr := vz.New(vz.Options{}).Attach(ctx, dir); verr == nil {
+		return mv, nil
+	}
+	return nil, err
+}
+
+// defaultBackend is vz on Apple silicon Macs, qemu elsewhere.
+func defaultBackend() string {
+	if runtime.GOOS == "darwin" && runtime.GOARCH == "arm64" {
+		return "vz"
+	}
+	return "qemu"
+}
+
+// newBackend returns the hypervisor backend by name; all backends are
+// registered here.
+func newBackend(env func(string) string, name string) hv.Backend {
+	if name == "vz" {
+		return vz.New(vz.Options{})
+	}
+	return newQEMU(env)
+}
+
 // vmAgent is the agent inside a VM, and the VM itself when this run booted it.
 type vmAgent struct {
 	*agent.Client
@@ -162,11 +198,16 @@ func (a *vmAgent) Run(ctx context.Context, req *agentpb.RunRequest, onProgress f
 	var note string
 	if (req.Workload == workload.Compress || req.Workload == workload.Decompress) && req.Sink == "file" {
 		info := a.machine.Info()
-		if info.GuestDisk == "" {
-			return nil, fmt.Errorf("vm %s has no scratch disk for the file sink: give it one with --disk, or use --sink null", info.Name)
+		switch {
+		case info.GuestDisk != "":
+			req.Sink, req.SinkPath = "block", info.GuestDisk
+			note = fmt.Sprintf("vm: sink file applied as block %s, the VM's raw scratch disk (%s on the host)", info.GuestDisk, info.Disk)
+		case info.Image.Kernel == "":
+			// A macOS guest: its agent's scratch directory is on the guest's own disk.
+			note = "vm: sink file on the guest's own disk (a macOS guest's boot volume)"
+		default:
+			return nil, fmt.Errorf("vm %s has no scratch disk for the file sink and its files live in RAM: give it one with --disk, or use --sink null", info.Name)
 		}
-		req.Sink, req.SinkPath = "block", info.GuestDisk
-		note = fmt.Sprintf("vm: sink file applied as block %s, the VM's raw scratch disk (%s on the host)", info.GuestDisk, info.Disk)
 	}
 	res, err := a.Client.Run(ctx, req, onProgress)
 	if res != nil && note != "" {
@@ -209,7 +250,17 @@ func vmSpec(o VMOptions, img hv.Image, needs vmNeeds, name, stateDir string) hv.
 	return hv.Spec{Name: name, Image: img, CPUs: o.CPUs, MemoryMiB: mem, DiskBytes: disk, Accel: o.Accel, StateDir: stateDir}
 }
 
+// loadImage finds the image to boot: a VM bundle (macOS, for vz) or a built
+// Linux image, by name in the store.
 func loadImage(o VMOptions) (hv.Image, error) {
+	dir := image.ImageDir(o.Store, o.Image)
+	if _, err := os.Stat(filepath.Join(dir, vz.BundleConfigFile)); err == nil {
+		b, err := vz.OpenBundle(dir)
+		if err != nil {
+			return hv.Image{}, err
+		}
+		return b.Image(), nil
+	}
 	img, _, err := image.Load(o.Store, o.Image)
 	if err != nil {
 		return hv.Image{}, fmt.Errorf("%w\nbuild it with: qoslab image build linux", err)
@@ -219,9 +270,9 @@ func loadImage(o VMOptions) (hv.Image, error) {
 
 // startVMAgent attaches to a named VM or boots one for the run.
 func startVMAgent(ctx context.Context, f *Factory, io *IOStreams, o VMOptions, needs vmNeeds) (BenchAgent, error) {
-	backend := newQEMU(f.Env)
+	backend := newBackend(f.Env, o.Backend)
 	if o.Name != "" {
-		m, err := backend.Attach(ctx, vmStateDir(f.Env, o.Name))
+		m, err := attachAny(ctx, f.Env, vmStateDir(f.Env, o.Name))
 		if err != nil {
 			return nil, fmt.Errorf("vm %s: %w (start it with `qoslab vm start %s`)", o.Name, err, o.Name)
 		}

@@ -1,0 +1,399 @@
+//go:build darwin && arm64 && cgo
+
+package vz
+
+// The only file that touches Virtualization.framework: it turns a Plan
+// into vz objects and a running vz.VirtualMachine into an instance, and
+// decides nothing the plan has not. vz runs every call on the VM's own
+// dispatch queue (VirtualMachine.Start, Stop, RequestStop and
+// VirtioSocketDevice.Connect pass it to the framework), as the framework
+// requires, so no call here needs the main thread.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"strings"
+	"sync"
+
+	"github.com/Code-Hex/vz/v3"
+	"golang.org/x/sys/unix"
+
+	"github.com/qoslab/qoslab/internal/hv"
+	"github.com/qoslab/qoslab/internal/signing"
+)
+
+// macDisplay is the macOS guest's one display, which nobody looks at:
+// macOS expects a display (tart and vz's own example always give one).
+const (
+	macDisplayWidth  = 1920
+	macDisplayHeight = 1200
+	macDisplayPPI    = 80
+)
+
+func hostPlatform() platform {
+	return platform{limits: frameworkLimits, boot: bootVZ, check: checkHost}
+}
+
+// frameworkLimits is the framework's range on this Mac, once macOS is new
+// enough for the vz calls this package makes.
+func frameworkLimits() (Limits, error) {
+	version, err := unix.Sysctl("kern.osproductversion")
+	if c := signing.MacOSCheck(version, err); !c.OK {
+		return Limits{}, fmt.Errorf("%s: %s", c.Detail, c.Fix)
+	}
+	return Limits{
+		MinCPUs:        int(vz.VirtualMachineConfigurationMinimumAllowedCPUCount()),
+		MaxCPUs:        int(vz.VirtualMachineConfigurationMaximumAllowedCPUCount()),
+		MinMemoryBytes: vz.VirtualMachineConfigurationMinimumAllowedMemorySize(),
+		MaxMemoryBytes: vz.VirtualMachineConfigurationMaximumAllowedMemorySize(),
+	}, nil
+}
+
+// checkHost is signing's checks of this Mac and of the running binary's
+// entitlement (read from its code signature with codesign), and the
+// framework's limits when the framework can be asked.
+func checkHost(ctx context.Context) []hv.Check {
+	checks := signing.CheckHost(ctx)
+	for _, c := range checks {
+		if !c.OK && c.Name != signing.CheckNameEntitlement {
+			return checks
+		}
+	}
+	lim, err := frameworkLimits()
+	c := hv.Check{Name: "Virtualization.framework limits", OK: err == nil}
+	if err != nil {
+		c.Detail = err.Error()
+	} else {
+		lo, hi := lim.memoryMiB()
+		c.Detail = fmt.Sprintf("%d to %d vCPUs, %d to %d MiB of memory per VM", lim.MinCPUs, lim.MaxCPUs, lo, hi)
+	}
+	return append(checks, c)
+}
+
+// bootVZ configures, validates and starts p's VM.
+func bootVZ(ctx context.Context, p Plan, logger *log.Logger) (instance, error) {
+	config, err := configure(p)
+	if err != nil {
+		return nil, err
+	}
+	if ok, err := config.Validate(); err != nil || !ok {
+		return nil, invalidConfig(ctx, err)
+	}
+	vm, err := vz.NewVirtualMachine(config)
+	if err != nil {
+		return nil, fmt.Errorf("create the VM: %w", err)
+	}
+	// Taken before Start so that no change is missed.
+	states := vm.StateChangedNotify()
+	started := make(chan error, 1)
+	go func() { started <- vm.Start() }()
+	select {
+	case err := <-started:
+		if err != nil {
+			return nil, fmt.Errorf("start the VM: %w", err)
+		}
+	case <-ctx.Done():
+		go func() {
+			if <-started == nil {
+				_ = vm.Stop()
+			}
+		}()
+		return nil, fmt.Errorf("start the VM: %w", ctx.Err())
+	}
+	sockets := vm.SocketDevices()
+	if len(sockets) != 1 {
+		_ = vm.Stop()
+		return nil, fmt.Errorf("the VM has %d virtio socket devices, want 1", len(sockets))
+	}
+	inst := &vzInstance{vm: vm, socket: sockets[0], done: make(chan struct{})}
+	go inst.watch(states, logger)
+	return inst, nil
+}
+
+// invalidConfig explains a configuration the framework refuses, with what
+// the host checks find wrong: a binary without the virtualization
+// entitlement is refused here, whatever the configuration.
+func invalidConfig(ctx context.Context, err error) error {
+	msg := "Virtualization.framework refuses the VM's configuration"
+	if err != nil {
+		msg += ": " + err.Error()
+	}
+	var problems []string
+	for _, c := range signing.CheckHost(ctx) {
+		if !c.OK {
+			p := c.Name + ": " + c.Detail
+			if c.Fix != "" {
+				p += " (fix: " + c.Fix + ")"
+			}
+			problems = append(problems, p)
+		}
+	}
+	if len(problems) > 0 {
+		msg += "; " + strings.Join(problems, "; ")
+	}
+	return errors.New(msg)
+}
+
+// configure builds the framework's configuration from p.
+func configure(p Plan) (*vz.VirtualMachineConfiguration, error) {
+	var boot vz.BootLoader
+	switch p.Kind {
+	case GuestMacOS:
+		b, err := vz.NewMacOSBootLoader()
+		if err != nil {
+			return nil, fmt.Errorf("macOS boot loader: %w", err)
+		}
+		boot = b
+	case GuestLinux:
+		b, err := vz.NewLinuxBootLoader(p.Kernel, vz.WithCommandLine(p.Cmdline), vz.WithInitrd(p.Initramfs))
+		if err != nil {
+			return nil, fmt.Errorf("Linux boot loader: %w", err)
+		}
+		boot = b
+	default:
+		return nil, fmt.Errorf("plan for a %q guest", p.Kind)
+	}
+	config, err := vz.NewVirtualMachineConfiguration(boot, uint(p.CPUs), p.MemoryBytes())
+	if err != nil {
+		return nil, fmt.Errorf("VM configuration: %w", err)
+	}
+
+	var storage []vz.StorageDeviceConfiguration
+	if p.Kind == GuestMacOS {
+		platform, err := macPlatform(p)
+		if err != nil {
+			return nil, err
+		}
+		config.SetPlatformVirtualMachineConfiguration(platform)
+		disk, err := blockDevice(p.BootDisk, CachingAutomatic)
+		if err != nil {
+			return nil, err
+		}
+		storage = append(storage, disk)
+		graphics, err := macGraphics()
+		if err != nil {
+			return nil, err
+		}
+		config.SetGraphicsDevicesVirtualMachineConfiguration([]vz.GraphicsDeviceConfiguration{graphics})
+	}
+	if p.ScratchDisk != "" {
+		disk, err := blockDevice(p.ScratchDisk, p.ScratchCaching)
+		if err != nil {
+			return nil, err
+		}
+		storage = append(storage, disk)
+	}
+	config.SetStorageDevicesVirtualMachineConfiguration(storage)
+
+	if p.NAT {
+		nat, err := vz.NewNATNetworkDeviceAttachment()
+		if err != nil {
+			return nil, fmt.Errorf("NAT network: %w", err)
+		}
+		nic, err := vz.NewVirtioNetworkDeviceConfiguration(nat)
+		if err != nil {
+			return nil, fmt.Errorf("network device: %w", err)
+		}
+		mac, err := vz.NewRandomLocallyAdministeredMACAddress()
+		if err != nil {
+			return nil, fmt.Errorf("MAC address: %w", err)
+		}
+		nic.SetMACAddress(mac)
+		config.SetNetworkDevicesVirtualMachineConfiguration([]*vz.VirtioNetworkDeviceConfiguration{nic})
+	}
+
+	if p.ConsoleLog != "" {
+		attachment, err := vz.NewFileSerialPortAttachment(p.ConsoleLog, false)
+		if err != nil {
+			return nil, fmt.Errorf("console log %s: %w", p.ConsoleLog, err)
+		}
+		console, err := vz.NewVirtioConsoleDeviceSerialPortConfiguration(attachment)
+		if err != nil {
+			return nil, fmt.Errorf("console: %w", err)
+		}
+		config.SetSerialPortsVirtualMachineConfiguration([]*vz.VirtioConsoleDeviceSerialPortConfiguration{console})
+	}
+
+	entropy, err := vz.NewVirtioEntropyDeviceConfiguration()
+	if err != nil {
+		return nil, fmt.Errorf("entropy device: %w", err)
+	}
+	config.SetEntropyDevicesVirtualMachineConfiguration([]*vz.VirtioEntropyDeviceConfiguration{entropy})
+
+	socket, err := vz.NewVirtioSocketDeviceConfiguration()
+	if err != nil {
+		return nil, fmt.Errorf("virtio socket device: %w", err)
+	}
+	config.SetSocketDevicesVirtualMachineConfiguration([]vz.SocketDeviceConfiguration{socket})
+	return config, nil
+}
+
+// macPlatform is the Mac the bundle describes.
+func macPlatform(p Plan) (*vz.MacPlatformConfiguration, error) {
+	model, err := vz.NewMacHardwareModelWithData(p.HardwareModel)
+	if err != nil {
+		return nil, fmt.Errorf("hardware model: %w", err)
+	}
+	// The framework gives back no model for data it cannot read.
+	if len(model.DataRepresentation()) == 0 {
+		return nil, corrupt(p.Bundle, HardwareModelFile, "does not hold a hardware model Virtualization.framework reads")
+	}
+	if !model.Supported() {
+		return nil, fmt.Errorf("VM bundle %s: this Mac does not support the bundle's hardware model (made for a newer macOS or other hardware): update macOS on this Mac, or make the bundle again here with `%s`", p.Bundle, BundleCreateCommand)
+	}
+	id, err := vz.NewMacMachineIdentifierWithData(p.MachineIdentifier)
+	if err != nil {
+		return nil, fmt.Errorf("machine identifier: %w", err)
+	}
+	if len(id.DataRepresentation()) == 0 {
+		return nil, corrupt(p.Bundle, MachineIdentifierFile, "does not hold a machine identifier Virtualization.framework reads")
+	}
+	aux, err := vz.NewMacAuxiliaryStorage(p.AuxStorage)
+	if err != nil {
+		return nil, fmt.Errorf("auxiliary storage %s: %w", p.AuxStorage, err)
+	}
+	platform, err := vz.NewMacPlatformConfiguration(
+		vz.WithMacHardwareModel(model),
+		vz.WithMacMachineIdentifier(id),
+		vz.WithMacAuxiliaryStorage(aux),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("Mac platform: %w", err)
+	}
+	return platform, nil
+}
+
+func macGraphics() (*vz.MacGraphicsDeviceConfiguration, error) {
+	graphics, err := vz.NewMacGraphicsDeviceConfiguration()
+	if err != nil {
+		return nil, fmt.Errorf("graphics device: %w", err)
+	}
+	display, err := vz.NewMacGraphicsDisplayConfiguration(macDisplayWidth, macDisplayHeight, macDisplayPPI)
+	if err != nil {
+		return nil, fmt.Errorf("display: %w", err)
+	}
+	graphics.SetDisplays(display)
+	return graphics, nil
+}
+
+// blockDevice is a virtio block device on a raw disk image.
+func blockDevice(path, caching string) (*vz.VirtioBlockDeviceConfiguration, error) {
+	mode := vz.DiskImageCachingModeAutomatic
+	if caching == CachingUncached {
+		mode = vz.DiskImageCachingModeUncached
+	}
+	attachment, err := vz.NewDiskImageStorageDeviceAttachmentWithCacheAndSync(path, false, mode, vz.DiskImageSynchronizationModeFull)
+	if err != nil {
+		return nil, fmt.Errorf("disk %s: %w", path, err)
+	}
+	device, err := vz.NewVirtioBlockDeviceConfiguration(attachment)
+	if err != nil {
+		return nil, fmt.Errorf("disk %s: %w", path, err)
+	}
+	return device, nil
+}
+
+// vzInstance is a started vz.VirtualMachine.
+type vzInstance struct {
+	vm     *vz.VirtualMachine
+	socket *vz.VirtioSocketDevice
+
+	mu   sync.Mutex
+	err  error
+	done chan struct{}
+}
+
+// watch follows the VM's state until it has stopped.
+func (i *vzInstance) watch(states <-chan vz.VirtualMachineState, logger *log.Logger) {
+	var err error
+	for st := range states {
+		logger.Printf("VM state: %v", st)
+		if st == vz.VirtualMachineStateStopped {
+			break
+		}
+		if st == vz.VirtualMachineStateError {
+			err = errors.New("Virtualization.framework put the VM in its error state (the guest crashed, or the host ran out of a resource)")
+			break
+		}
+	}
+	i.mu.Lock()
+	i.err = err
+	i.mu.Unlock()
+	close(i.done)
+}
+
+// Connect dials a vsock port in the guest. The framework may never answer
+// a connection to a port nothing listens on, so the attempt is abandoned
+// when ctx ends, and a connection that arrives later is closed.
+func (i *vzInstance) Connect(ctx context.Context, port uint32) (net.Conn, error) {
+	type result struct {
+		conn *vz.VirtioSocketConnection
+		err  error
+	}
+	results := make(chan result, 1)
+	go func() {
+		c, err := i.socket.Connect(port)
+		results <- result{c, err}
+	}()
+	abandon := func() {
+		go func() {
+			if r := <-results; r.err == nil && r.conn != nil {
+				_ = r.conn.Close()
+			}
+		}()
+	}
+	select {
+	case r := <-results:
+		if r.err != nil {
+			return nil, fmt.Errorf("vsock port %d: %w", port, r.err)
+		}
+		return r.conn, nil
+	case <-i.done:
+		abandon()
+		return nil, errors.New("the VM has stopped")
+	case <-ctx.Done():
+		abandon()
+		return nil, ctx.Err()
+	}
+}
+
+func (i *vzInstance) Done() <-chan struct{} { return i.done }
+
+func (i *vzInstance) Err() error {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return i.err
+}
+
+// RequestStop presses the guest's power button.
+func (i *vzInstance) RequestStop() error {
+	if !i.vm.CanRequestStop() {
+		return fmt.Errorf("the VM is %v", i.vm.State())
+	}
+	ok, err := i.vm.RequestStop()
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errors.New("the framework did not send the request")
+	}
+	return nil
+}
+
+// ForceStop stops the VM at once, bounded by ctx.
+func (i *vzInstance) ForceStop(ctx context.Context) error {
+	if !i.vm.CanStop() {
+		return fmt.Errorf("the VM is %v and cannot be stopped", i.vm.State())
+	}
+	stopped := make(chan error, 1)
+	go func() { stopped <- i.vm.Stop() }()
+	select {
+	case err := <-stopped:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,428 @@
+package vz
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/qoslab/qoslab/internal/hv"
+)
+
+// A Virtualization.framework VM lives as long as the process that made it
+// (the framework's XPC service that runs the guest ends with it). So a VM
+// that outlives `qoslab vm start` needs a process of its own: the vz host,
+// this executable run again as `qoslab __vzhost STATE_DIR`, which boots the
+// plan the controller left in vm.json, serves the agent on agent.sock in
+// the state directory and stops the VM on SIGTERM. Controllers then attach
+// through the state directory as they do to a detached QEMU. A VM that is
+// not detached is hosted the same way inside the controller.
+
+// HostCommand is the hidden subcommand that runs the vz host process:
+// `qoslab __vzhost STATE_DIR` must call HostMain(ctx, STATE_DIR).
+const HostCommand = "__vzhost"
+
+// Timing of the host's work.
+const (
+	// agentConnectWait bounds how long a connection on agent.sock waits for
+	// the agent to listen in a booting guest: a macOS guest reaches its
+	// LaunchDaemons in well under a minute, a first boot in a few.
+	agentConnectWait = 3 * time.Minute
+	// agentRetry is the pause between connection attempts to a guest port
+	// nothing listens on yet.
+	agentRetry = 100 * time.Millisecond
+	// connectAttempt bounds one connection attempt: Apple documents that
+	// connecting to a guest port nobody listens on "does nothing", so an
+	// attempt that gets no answer is given up and made again.
+	connectAttempt = 2 * time.Second
+	// forceStopTimeout bounds a forced stop, which the framework does at once.
+	forceStopTimeout = 10 * time.Second
+)
+
+// instance is a booted VM as the portable code drives it: vz's
+// VirtualMachine on a Mac, a fake in tests.
+type instance interface {
+	// Connect opens a connection to a vsock port in the guest. It fails,
+	// rather than waits, when nothing listens there yet.
+	Connect(ctx context.Context, port uint32) (net.Conn, error)
+	// Done is closed once the VM has stopped; Err then says why: nil when
+	// the guest powered off or was stopped.
+	Done() <-chan struct{}
+	Err() error
+	// RequestStop asks the guest to power off, as the power button does.
+	RequestStop() error
+	// ForceStop ends the VM at once, as pulling the power cord does.
+	ForceStop(ctx context.Context) error
+}
+
+// bootFunc boots a plan, logging the VM's state changes to log.
+type bootFunc func(ctx context.Context, p Plan, log *log.Logger) (instance, error)
+
+// platform is what the package needs of the operating system: the
+// framework on a Mac, refusals elsewhere, fakes in tests.
+type platform struct {
+	limits func() (Limits, error)
+	boot   bootFunc
+	check  func(ctx context.Context) []hv.Check
+}
+
+// host runs one VM for its life: it holds the state directory's lock (and
+// the bundle's), serves the agent's socket, and keeps vm.json.
+type host struct {
+	plan  Plan
+	dir   string
+	inst  instance
+	locks []*os.File
+	ln    net.Listener
+	log   *log.Logger
+	// closeLog is closed when the VM has ended: the log file a controller
+	// opened for a VM it hosts itself.
+	closeLog io.Closer
+
+	// ctx ends when the VM does, and with it every agent connection.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	stopping atomic.Bool
+	stopMu   sync.Mutex
+	done     chan struct{}
+	err      error // set before done closes
+}
+
+// openHost locks the state directory and the bundle, boots p, listens on
+// its agent socket and writes vm.json from base, now running in this
+// process. Nothing is booted when a lock is held elsewhere.
+func openHost(ctx context.Context, p Plan, base State, boot bootFunc, logger *log.Logger, closeLog io.Closer) (_ *host, err error) {
+	h := &host{plan: p, dir: p.StateDir, log: logger, closeLog: closeLog, done: make(chan struct{})}
+	defer func() {
+		if err != nil {
+			h.unlock()
+		}
+	}()
+	lock, err := lockExclusive(filepath.Join(h.dir, lockFile), true)
+	if errors.Is(err, errLocked) {
+		pid := 0
+		if s, err := ReadState(h.dir); err == nil {
+			pid = s.Info.PID
+		}
+		return nil, fmt.Errorf("VM %s is already running in %s (vz host pid %d): stop it first", p.Name, h.dir, pid)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lock the state directory: %w", err)
+	}
+	h.locks = append(h.locks, lock)
+	if p.Bundle != "" {
+		// Two VMs booted from one bundle would write one disk at once.
+		lock, err := lockExclusive(filepath.Join(p.Bundle, BundleConfigFile), false)
+		if errors.Is(err, errLocked) {
+			return nil, fmt.Errorf("VM bundle %s is in use by another running VM: stop that VM first (two VMs on one disk would corrupt it)", p.Bundle)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("lock the VM bundle: %w", err)
+		}
+		h.locks = append(h.locks, lock)
+	}
+	// Left by a host that was killed; the lock says none runs now.
+	if err := os.Remove(p.AgentSocket); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("remove the old agent socket: %w", err)
+	}
+	if p.ScratchDisk != "" {
+		if err := makeScratchDisk(p.ScratchDisk, p.ScratchBytes); err != nil {
+			return nil, err
+		}
+	}
+	if p.ConsoleLog != "" {
+		// Each boot's console starts empty, as QEMU's does.
+		if err := os.WriteFile(p.ConsoleLog, nil, 0o600); err != nil {
+			return nil, fmt.Errorf("console log: %w", err)
+		}
+	}
+
+	inst, err := boot(ctx, p, logger)
+	if err != nil {
+		return nil, err
+	}
+	h.inst = inst
+	fail := func(err error) (*host, error) {
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), forceStopTimeout)
+		defer cancel()
+		_ = inst.ForceStop(fctx)
+		return nil, err
+	}
+	h.ln, err = net.Listen("unix", p.AgentSocket)
+	if err != nil {
+		return fail(fmt.Errorf("agent socket: %w", err))
+	}
+	s := base
+	s.Phase = PhaseRunning
+	s.Info.PID = os.Getpid()
+	s.StartedAt = time.Now()
+	if err := writeState(h.dir, s); err != nil {
+		_ = h.ln.Close()
+		return fail(err)
+	}
+	h.ctx, h.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	logger.Printf("VM %s running: %d vCPUs, %d MiB, agent on vsock port %d served at %s", p.Name, p.CPUs, p.MemoryMiB, p.AgentPort, p.AgentSocket)
+	go h.serve()
+	go h.watch()
+	return h, nil
+}
+
+// makeScratchDisk makes the scratch disk anew, dropping what an earlier run
+// wrote so that the host's disk space comes back.
+func makeScratchDisk(path string, size int64) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("scratch disk: %w", err)
+	}
+	if err := makeSparseDisk(path, size); err != nil {
+		return fmt.Errorf("scratch disk: %w", err)
+	}
+	return nil
+}
+
+func (h *host) unlock() {
+	for _, f := range h.locks {
+		_ = f.Close()
+	}
+	h.locks = nil
+}
+
+// serve hands every connection on the agent socket to the agent.
+func (h *host) serve() {
+	for {
+		c, err := h.ln.Accept()
+		if err != nil {
+			return
+		}
+		go h.forward(c)
+	}
+}
+
+// forward connects c to the agent's vsock port, waiting for the agent to
+// listen, and copies between them. Until then c is left unread: what the
+// client sends waits in the socket.
+func (h *host) forward(c net.Conn) {
+	ctx, cancel := context.WithTimeout(h.ctx, agentConnectWait)
+	g, err := connectRetry(ctx, func(ctx context.Context) (net.Conn, error) {
+		return h.inst.Connect(ctx, h.plan.AgentPort)
+	})
+	cancel()
+	if err != nil {
+		if h.ctx.Err() == nil {
+			h.log.Printf("agent connection dropped: no agent on vsock port %d: %v", h.plan.AgentPort, err)
+		}
+		_ = c.Close()
+		return
+	}
+	proxy(h.ctx, c, g)
+}
+
+// watch waits for the VM to end and leaves the state directory to the next
+// host: vm.json says how it ended before the lock goes.
+func (h *host) watch() {
+	<-h.inst.Done()
+	err := h.inst.Err()
+	if h.stopping.Load() {
+		err = nil
+	}
+	h.cancel()
+	_ = h.ln.Close()
+	_ = os.Remove(h.plan.AgentSocket)
+	if err != nil {
+		h.log.Printf("VM %s ended: %v", h.plan.Name, err)
+	} else {
+		h.log.Printf("VM %s stopped", h.plan.Name)
+	}
+	uerr := updateState(h.dir, func(s *State) {
+		s.Phase = PhaseEnded
+		s.EndedAt = time.Now()
+		s.EndError = ""
+		if err != nil {
+			s.EndError = err.Error()
+		}
+	})
+	if uerr != nil {
+		h.log.Print(uerr)
+	}
+	h.unlock()
+	if h.closeLog != nil {
+		_ = h.closeLog.Close()
+	}
+	h.err = err
+	close(h.done)
+}
+
+func (h *host) ended() bool {
+	select {
+	case <-h.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Err says why the VM ended, once done is closed.
+func (h *host) Err() error {
+	if !h.ended() {
+		return nil
+	}
+	return h.err
+}
+
+// stop powers the VM off: asked, then by force (see stopInstance), and
+// returns once the host has let the state directory go.
+func (h *host) stop(ctx context.Context) error {
+	h.stopMu.Lock()
+	defer h.stopMu.Unlock()
+	if h.ended() {
+		return nil
+	}
+	h.stopping.Store(true)
+	if err := stopInstance(ctx, h.inst, h.plan.StopTimeout, forceStopTimeout, h.log); err != nil {
+		return fmt.Errorf("stop VM %s: %w", h.plan.Name, err)
+	}
+	<-h.done
+	return nil
+}
+
+// stopInstance asks the guest to power off and gives it grace to do so (or
+// until ctx ends), then stops the VM by force, which has force to work.
+func stopInstance(ctx context.Context, inst instance, grace, force time.Duration, logger *log.Logger) error {
+	if err := inst.RequestStop(); err != nil {
+		logger.Printf("the guest cannot be asked to power off (%v): stopping it by force", err)
+	} else {
+		t := time.NewTimer(grace)
+		defer t.Stop()
+		select {
+		case <-inst.Done():
+			return nil
+		case <-t.C:
+			logger.Printf("the guest did not power off within %s: stopping it by force", grace)
+		case <-ctx.Done():
+			logger.Printf("no more time for the guest to power off (%v): stopping it by force", ctx.Err())
+		}
+	}
+	// Not ctx: a forced stop is prompt, and must not be cut short.
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), force)
+	defer cancel()
+	ferr := inst.ForceStop(fctx)
+	select {
+	case <-inst.Done():
+		return nil
+	case <-fctx.Done():
+	}
+	if ferr != nil {
+		return fmt.Errorf("forced stop: %w", ferr)
+	}
+	return fmt.Errorf("the VM is still running %s after a forced stop", force)
+}
+
+// connectRetry dials until it succeeds or ctx ends, giving each attempt
+// connectAttempt and pausing agentRetry between attempts.
+func connectRetry(ctx context.Context, dial func(context.Context) (net.Conn, error)) (net.Conn, error) {
+	for {
+		actx, cancel := context.WithTimeout(ctx, connectAttempt)
+		c, err := dial(actx)
+		cancel()
+		if err == nil {
+			return c, nil
+		}
+		t := time.NewTimer(agentRetry)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("%w (last attempt: %v)", ctx.Err(), err)
+		case <-t.C:
+		}
+	}
+}
+
+// proxy copies between a and b until both directions have ended, or ctx
+// has, and closes both. A direction that ends half-closes its destination
+// when it can (the other direction may still carry an answer), else ends
+// the whole connection.
+func proxy(ctx context.Context, a, b net.Conn) {
+	closeBoth := func() {
+		_ = a.Close()
+		_ = b.Close()
+	}
+	stop := context.AfterFunc(ctx, closeBoth)
+	defer stop()
+	finished := make(chan struct{}, 2)
+	pipe := func(dst, src net.Conn) {
+		_, _ = io.Copy(dst, src)
+		if cw, ok := dst.(interface{ CloseWrite() error }); !ok || cw.CloseWrite() != nil {
+			closeBoth()
+		}
+		finished <- struct{}{}
+	}
+	go pipe(a, b)
+	go pipe(b, a)
+	<-finished
+	<-finished
+	closeBoth()
+}
+
+// HostMain is the vz host process: `qoslab __vzhost STATE_DIR` (see
+// HostCommand), started by Start for a detached VM. It boots the plan the
+// controller wrote in STATE_DIR's vm.json and serves the VM until the VM
+// ends, or until SIGTERM or SIGINT (or ctx) asks it to stop the VM, which it
+// does gracefully, then by force. Its stderr is the VM's vz.log. The error
+// is why the VM ended, nil for a clean stop.
+func HostMain(ctx context.Context, stateDir string) error {
+	// The host has its own session and no terminal; a hangup is not for it.
+	signal.Ignore(syscall.SIGHUP)
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	return hostMain(ctx, stateDir, hostPlatform().boot, os.Stderr)
+}
+
+// hostMain is HostMain with the platform's boot and the log given.
+func hostMain(ctx context.Context, stateDir string, boot bootFunc, logw io.Writer) error {
+	logger := log.New(logw, "vz host: ", log.LstdFlags|log.Lmicroseconds)
+	dir, err := filepath.Abs(stateDir)
+	if err != nil {
+		return fmt.Errorf("vz host: %w", err)
+	}
+	s, err := ReadState(dir)
+	if err != nil {
+		return fmt.Errorf("vz host: %w", err)
+	}
+	if s.Phase != PhaseStarting {
+		return fmt.Errorf("vz host: the VM in %s is %s, not waiting to start: `qoslab vm start` runs the vz host, not a user", dir, s.Phase)
+	}
+	if s.Plan.StateDir != dir {
+		return fmt.Errorf("vz host: vm.json in %s plans a VM in %s", dir, s.Plan.StateDir)
+	}
+	h, err := openHost(ctx, s.Plan, s, boot, logger, nil)
+	if err != nil {
+		logger.Print(err)
+		// For the controller waiting on it, which shows it; unless another
+		// host runs the VM there and owns vm.json.
+		if held, lerr := running(dir); lerr == nil && !held {
+			_ = updateState(dir, func(s *State) {
+				s.Phase, s.EndedAt, s.EndError = PhaseEnded, time.Now(), err.Error()
+			})
+		}
+		return err
+	}
+	select {
+	case <-h.done:
+	case <-ctx.Done():
+		logger.Printf("asked to stop the VM (%v)", context.Cause(ctx))
+		if err := h.stop(context.Background()); err != nil {
+			logger.Print(err)
+			return err
+		}
+	}
+	return h.Err()
+}

@@ -1,0 +1,530 @@
+package vz
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log"
+	"net"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/qoslab/qoslab/internal/hv"
+)
+
+// waitBound bounds waits for things that happen at once unless broken: a
+// bound for a failing test, not a timing goal.
+const waitBound = 20 * time.Second
+
+// echoes checks that what is written to c comes back.
+func echoes(t *testing.T, c net.Conn, msg string) {
+	t.Helper()
+	require.NoError(t, c.SetDeadline(time.Now().Add(waitBound)))
+	go func() { _, _ = c.Write([]byte(msg)) }()
+	got := make([]byte, len(msg))
+	_, err := io.ReadFull(c, got)
+	require.NoError(t, err)
+	assert.Equal(t, msg, string(got))
+}
+
+// echoReady is a Ready that checks the agent echoes.
+func echoReady(t *testing.T) func(ctx context.Context, m hv.Machine) error {
+	return func(ctx context.Context, m hv.Machine) error {
+		c, err := m.DialAgent(ctx)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		echoes(t, c, "ready?")
+		return nil
+	}
+}
+
+func waitDone(t *testing.T, m hv.Machine) {
+	t.Helper()
+	select {
+	case <-m.Done():
+	case <-time.After(waitBound):
+		t.Fatalf("VM %s did not end", m.Info().Name)
+	}
+}
+
+func unixPair(t *testing.T) (client, server net.Conn) {
+	t.Helper()
+	l, err := net.Listen("unix", filepath.Join(t.TempDir(), "s"))
+	require.NoError(t, err)
+	defer l.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, _ := l.Accept()
+		accepted <- c
+	}()
+	client, err = net.Dial("unix", l.Addr().String())
+	require.NoError(t, err)
+	server = <-accepted
+	require.NotNil(t, server)
+	return client, server
+}
+
+func TestProxyCopiesBothWaysAndClosesBoth(t *testing.T) {
+	client, hostEnd := net.Pipe()
+	guestEnd, agent := net.Pipe()
+	done := make(chan struct{})
+	go func() {
+		proxy(context.Background(), hostEnd, guestEnd)
+		close(done)
+	}()
+	go func() { _, _ = io.Copy(agent, agent) }()
+	echoes(t, client, "hello agent")
+	echoes(t, client, "again")
+
+	require.NoError(t, client.Close())
+	select {
+	case <-done:
+	case <-time.After(waitBound):
+		t.Fatal("proxy did not end when the client closed")
+	}
+	_, err := agent.Read(make([]byte, 1))
+	assert.Error(t, err, "the agent's end is closed too")
+}
+
+func TestProxyHalfCloses(t *testing.T) {
+	client, hostEnd := unixPair(t)
+	guestEnd, agent := unixPair(t)
+	go proxy(context.Background(), hostEnd, guestEnd)
+	// The agent reads the whole request, then answers: it needs the
+	// client's end of stream to reach it while the way back stays open.
+	go func() {
+		req, _ := io.ReadAll(agent)
+		_, _ = agent.Write(append([]byte("got "), req...))
+		_ = agent.Close()
+	}()
+	_, err := client.Write([]byte("request"))
+	require.NoError(t, err)
+	require.NoError(t, client.(*net.UnixConn).CloseWrite())
+	require.NoError(t, client.SetDeadline(time.Now().Add(waitBound)))
+	answer, err := io.ReadAll(client)
+	require.NoError(t, err)
+	assert.Equal(t, "got request", string(answer))
+}
+
+func TestProxyEndsWithContext(t *testing.T) {
+	client, hostEnd := net.Pipe()
+	guestEnd, agent := net.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		proxy(ctx, hostEnd, guestEnd)
+		close(done)
+	}()
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(waitBound):
+		t.Fatal("proxy did not end with its context")
+	}
+	_, err := client.Read(make([]byte, 1))
+	assert.Error(t, err)
+	_, err = agent.Read(make([]byte, 1))
+	assert.Error(t, err)
+}
+
+func TestConnectRetry(t *testing.T) {
+	var attempts atomic.Int32
+	c, err := connectRetry(context.Background(), func(ctx context.Context) (net.Conn, error) {
+		if attempts.Add(1) <= 3 {
+			return nil, errors.New("connection reset by peer")
+		}
+		a, _ := net.Pipe()
+		return a, nil
+	})
+	require.NoError(t, err)
+	assert.NotNil(t, c)
+	assert.Equal(t, int32(4), attempts.Load())
+
+	// An attempt that gets no answer is given up and made again.
+	attempts.Store(0)
+	c, err = connectRetry(context.Background(), func(ctx context.Context) (net.Conn, error) {
+		if attempts.Add(1) == 1 {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		a, _ := net.Pipe()
+		return a, nil
+	})
+	require.NoError(t, err)
+	assert.NotNil(t, c)
+	assert.Equal(t, int32(2), attempts.Load())
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = connectRetry(ctx, func(ctx context.Context) (net.Conn, error) {
+		return nil, errors.New("connection reset by peer")
+	})
+	require.Error(t, err)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Contains(t, err.Error(), "last attempt: connection reset by peer")
+}
+
+func TestStopInstance(t *testing.T) {
+	cases := []struct {
+		name         string
+		vm           func() *fakeVM
+		ctx          func() context.Context
+		wantRequests int32
+		wantForced   int32
+	}{
+		{"the guest powers off", func() *fakeVM { return newFakeVM(AgentPort, 0) }, context.Background, 1, 0},
+		{"the guest ignores the power button", func() *fakeVM {
+			vm := newFakeVM(AgentPort, 0)
+			vm.ignoreStop = true
+			return vm
+		}, context.Background, 1, 1},
+		{"the power button cannot be pressed", func() *fakeVM {
+			vm := newFakeVM(AgentPort, 0)
+			vm.requestErr = errors.New("the VM is starting")
+			return vm
+		}, context.Background, 1, 1},
+		{"no time left", func() *fakeVM {
+			vm := newFakeVM(AgentPort, 0)
+			vm.ignoreStop = true
+			return vm
+		}, func() context.Context {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			return ctx
+		}, 1, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			vm := c.vm()
+			var log bytes.Buffer
+			logger := discardLogger()
+			logger.SetOutput(&log)
+			grace := time.Millisecond
+			if c.wantForced == 0 {
+				grace = waitBound
+			}
+			require.NoError(t, stopInstance(c.ctx(), vm, grace, waitBound, logger))
+			assert.Equal(t, c.wantRequests, vm.requests.Load())
+			assert.Equal(t, c.wantForced, vm.forced.Load())
+			if c.wantForced > 0 {
+				assert.Contains(t, log.String(), "stopping it by force")
+			}
+		})
+	}
+}
+
+// stuckVM never stops, even by force.
+type stuckVM struct{ *fakeVM }
+
+func (stuckVM) ForceStop(ctx context.Context) error { return errors.New("refused") }
+
+func TestStopInstanceReportsAStuckVM(t *testing.T) {
+	vm := newFakeVM(AgentPort, 0)
+	vm.ignoreStop = true
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := stopInstance(ctx, stuckVM{vm}, time.Millisecond, time.Millisecond, discardLogger())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "forced stop: refused")
+}
+
+func newTestBackend(fp *fakePlatform) *Backend {
+	return &Backend{platform: fp.platform()}
+}
+
+func TestStartLocalThenAttachAndStop(t *testing.T) {
+	ctx := context.Background()
+	fp := &fakePlatform{lim: testLimits, refuse: 3}
+	b := newTestBackend(fp)
+	dir := t.TempDir()
+	var log bytes.Buffer
+	img := linuxImage(t)
+	m, err := b.Start(ctx, hv.Spec{Name: "lab", Image: img, CPUs: 2, MemoryMiB: 512, DiskBytes: 3 << 20,
+		StateDir: dir, Log: &log, Ready: echoReady(t)})
+	require.NoError(t, err)
+
+	info := m.Info()
+	assert.Equal(t, "vz", info.Backend)
+	assert.Equal(t, "vz", info.Accel)
+	assert.Equal(t, "lab", info.Name)
+	assert.Equal(t, os.Getpid(), info.PID, "a VM that is not detached lives in this process")
+	assert.Equal(t, 2, info.CPUs)
+	assert.Equal(t, 512, info.MemoryMiB)
+	assert.Equal(t, filepath.Join(dir, consoleLogFile), info.ConsoleLog)
+	assert.Equal(t, filepath.Join(dir, scratchDiskFile), info.Disk)
+	assert.Equal(t, "/dev/vda", info.GuestDisk)
+	assert.Positive(t, info.BootNs)
+	assert.Equal(t, img, info.Image)
+
+	st, err := os.Stat(filepath.Join(dir, scratchDiskFile))
+	require.NoError(t, err)
+	assert.Equal(t, int64(3<<20), st.Size())
+	_, err = os.Stat(info.ConsoleLog)
+	assert.NoError(t, err, "the console log is made for the boot")
+	require.Len(t, fp.plans, 1)
+	assert.Equal(t, img.Kernel, fp.plans[0].Kernel, "an uncompressed kernel is booted as it is")
+
+	s, err := ReadState(dir)
+	require.NoError(t, err)
+	assert.Equal(t, PhaseRunning, s.Phase)
+	assert.False(t, s.Detached)
+	assert.Equal(t, os.Getpid(), s.Info.PID)
+	assert.Equal(t, info.BootNs, s.Info.BootNs)
+
+	c, err := m.DialAgent(ctx)
+	require.NoError(t, err)
+	echoes(t, c, "direct")
+	require.NoError(t, c.Close())
+
+	// Another controller attaches through the state directory.
+	attached, err := newTestBackend(fp).Attach(ctx, dir)
+	require.NoError(t, err)
+	assert.Zero(t, attached.Info().BootNs)
+	assert.Equal(t, os.Getpid(), attached.Info().PID)
+	c, err = attached.DialAgent(ctx)
+	require.NoError(t, err)
+	echoes(t, c, "through agent.sock")
+	require.NoError(t, c.Close())
+
+	_, err = b.Start(ctx, hv.Spec{Image: img, StateDir: dir})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "already running")
+
+	require.NoError(t, m.Stop(ctx))
+	waitDone(t, m)
+	assert.NoError(t, m.Err())
+	assert.Equal(t, int32(1), fp.vm(0).requests.Load(), "the guest was asked to power off")
+	assert.Zero(t, fp.vm(0).forced.Load())
+	waitDone(t, attached)
+	assert.NoError(t, attached.Err(), "a stop is clean for every controller")
+
+	_, err = os.Stat(filepath.Join(dir, agentSocketFile))
+	assert.ErrorIs(t, err, os.ErrNotExist)
+	s, err = ReadState(dir)
+	require.NoError(t, err)
+	assert.Equal(t, PhaseEnded, s.Phase)
+	assert.Empty(t, s.EndError)
+	_, err = b.Attach(ctx, dir)
+	assert.ErrorContains(t, err, "it is not running")
+	_, err = m.DialAgent(ctx)
+	assert.ErrorContains(t, err, "the VM has ended")
+	require.NoError(t, m.Stop(ctx), "stopping a stopped VM does nothing")
+}
+
+func TestLocalVMEnds(t *testing.T) {
+	cases := []struct {
+		name string
+		why  error
+		want string
+	}{
+		{"the guest powers off", nil, ""},
+		{"the VM fails", errors.New("Virtualization.framework put the VM in its error state"), "error state"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			fp := &fakePlatform{lim: testLimits}
+			dir := t.TempDir()
+			m, err := newTestBackend(fp).Start(ctx, hv.Spec{Image: linuxImage(t), StateDir: dir})
+			require.NoError(t, err)
+			attached, err := newTestBackend(fp).Attach(ctx, dir)
+			require.NoError(t, err)
+
+			fp.vm(0).end(c.why)
+			waitDone(t, m)
+			waitDone(t, attached)
+			s, err := ReadState(dir)
+			require.NoError(t, err)
+			assert.Equal(t, PhaseEnded, s.Phase)
+			if c.want == "" {
+				assert.NoError(t, m.Err())
+				assert.NoError(t, attached.Err())
+				assert.Empty(t, s.EndError)
+				return
+			}
+			assert.ErrorContains(t, m.Err(), c.want)
+			assert.ErrorContains(t, attached.Err(), c.want)
+			assert.Contains(t, s.EndError, c.want)
+		})
+	}
+}
+
+func TestStartFailuresReleaseTheStateDirectory(t *testing.T) {
+	ctx := context.Background()
+	t.Run("boot fails", func(t *testing.T) {
+		fp := &fakePlatform{lim: testLimits, bootErr: errors.New("Virtualization.framework refuses the VM's configuration")}
+		dir := t.TempDir()
+		_, err := newTestBackend(fp).Start(ctx, hv.Spec{Image: linuxImage(t), StateDir: dir})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "refuses the VM's configuration")
+		held, err := running(dir)
+		require.NoError(t, err)
+		assert.False(t, held)
+	})
+	t.Run("the agent never answers", func(t *testing.T) {
+		fp := &fakePlatform{lim: testLimits}
+		dir := t.TempDir()
+		_, err := newTestBackend(fp).Start(ctx, hv.Spec{Image: linuxImage(t), StateDir: dir,
+			Ready: func(ctx context.Context, m hv.Machine) error { return errors.New("no answer") }})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "no answer")
+		select {
+		case <-fp.vm(0).Done():
+		default:
+			t.Fatal("the VM was left running")
+		}
+		held, err := running(dir)
+		require.NoError(t, err)
+		assert.False(t, held)
+	})
+	t.Run("bad spec writes nothing", func(t *testing.T) {
+		fp := &fakePlatform{lim: testLimits}
+		dir := filepath.Join(t.TempDir(), "vm")
+		_, err := newTestBackend(fp).Start(ctx, hv.Spec{Image: linuxImage(t), CPUs: 99, StateDir: dir})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "99 vCPUs is outside the allowed range: want 1 to 8")
+		_, err = os.Stat(dir)
+		assert.ErrorIs(t, err, os.ErrNotExist)
+		assert.Empty(t, fp.booted)
+	})
+}
+
+func TestOneBundleOneVM(t *testing.T) {
+	ctx := context.Background()
+	bundle := makeTestBundle(t)
+	fp := &fakePlatform{lim: testLimits}
+	b := newTestBackend(fp)
+	first, err := b.Start(ctx, hv.Spec{Image: bundle.Image(), StateDir: t.TempDir()})
+	require.NoError(t, err)
+	info := first.Info()
+	assert.Equal(t, 4, info.CPUs)
+	assert.Equal(t, filepath.Join(info.StateDir, hostLogFile), info.ConsoleLog, "a macOS guest's log is the host's")
+	assert.Empty(t, info.Disk)
+
+	second := t.TempDir()
+	_, err = b.Start(ctx, hv.Spec{Image: bundle.Image(), StateDir: second})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "is in use by another running VM")
+	held, err := running(second)
+	require.NoError(t, err)
+	assert.False(t, held)
+
+	require.NoError(t, first.Stop(ctx))
+	again, err := b.Start(ctx, hv.Spec{Image: bundle.Image(), StateDir: second})
+	require.NoError(t, err, "the bundle is free once its VM stopped")
+	require.NoError(t, again.Stop(ctx))
+}
+
+func TestHostMainRefusesAStateNotStarting(t *testing.T) {
+	dir := t.TempDir()
+	p, err := PlanVM(hv.Spec{Image: linuxImage(t), StateDir: dir}, testLimits)
+	require.NoError(t, err)
+	require.NoError(t, writeState(dir, State{Info: hv.MachineInfo{Backend: backendName}, Phase: PhaseEnded, Plan: p}))
+	boot := func(context.Context, Plan, *log.Logger) (instance, error) {
+		t.Fatal("booted")
+		return nil, nil
+	}
+	err = hostMain(context.Background(), dir, boot, io.Discard)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not waiting to start")
+
+	err = hostMain(context.Background(), t.TempDir(), boot, io.Discard)
+	assert.ErrorContains(t, err, "no VM was started there")
+}
+
+// detachedBackend starts vz hosts as this test binary, which runs hostMain
+// with fake guests (see TestMain).
+func detachedBackend(t *testing.T, fp *fakePlatform) *Backend {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	t.Setenv(testHostEnv, "1")
+	return &Backend{opts: Options{Executable: exe, HostArgs: []string{"vzhost"}}, platform: fp.platform()}
+}
+
+func TestDetachedStartAttachStop(t *testing.T) {
+	ctx := context.Background()
+	fp := &fakePlatform{lim: testLimits}
+	b := detachedBackend(t, fp)
+	t.Setenv(testHostRefuseEnv, "5")
+	dir := t.TempDir()
+	m, err := b.Start(ctx, hv.Spec{Name: "lab", Image: linuxImage(t), StateDir: dir, Detach: true, Ready: echoReady(t)})
+	require.NoError(t, err)
+	pid := m.Info().PID
+	assert.NotEqual(t, os.Getpid(), pid, "a detached VM lives in its own host process")
+	assert.Positive(t, m.Info().BootNs)
+	s, err := ReadState(dir)
+	require.NoError(t, err)
+	assert.True(t, s.Detached)
+	assert.Equal(t, PhaseRunning, s.Phase)
+	assert.Equal(t, pid, s.Info.PID)
+
+	attached, err := b.Attach(ctx, dir)
+	require.NoError(t, err)
+	c, err := attached.DialAgent(ctx)
+	require.NoError(t, err)
+	echoes(t, c, "hello from another controller")
+	require.NoError(t, c.Close())
+
+	require.NoError(t, m.Stop(ctx))
+	waitDone(t, m)
+	assert.NoError(t, m.Err())
+	waitDone(t, attached)
+	assert.NoError(t, attached.Err())
+	s, err = ReadState(dir)
+	require.NoError(t, err)
+	assert.Equal(t, PhaseEnded, s.Phase)
+	logText, err := os.ReadFile(filepath.Join(dir, hostLogFile))
+	require.NoError(t, err)
+	assert.Contains(t, string(logText), "asked to stop the VM")
+}
+
+func TestDetachedHostKilled(t *testing.T) {
+	ctx := context.Background()
+	fp := &fakePlatform{lim: testLimits}
+	b := detachedBackend(t, fp)
+	dir := t.TempDir()
+	m, err := b.Start(ctx, hv.Spec{Name: "lab", Image: linuxImage(t), StateDir: dir, Detach: true})
+	require.NoError(t, err)
+	attached, err := b.Attach(ctx, dir)
+	require.NoError(t, err)
+
+	require.NoError(t, syscall.Kill(m.Info().PID, syscall.SIGKILL))
+	waitDone(t, m)
+	waitDone(t, attached)
+	for _, mm := range []hv.Machine{m, attached} {
+		require.Error(t, mm.Err())
+		assert.Contains(t, mm.Err().Error(), "ended without saying why")
+	}
+	_, err = b.Attach(ctx, dir)
+	assert.ErrorContains(t, err, "it is not running")
+
+	// The next start clears what the killed host left.
+	m, err = b.Start(ctx, hv.Spec{Name: "lab", Image: linuxImage(t), StateDir: dir, Detach: true, Ready: echoReady(t)})
+	require.NoError(t, err)
+	require.NoError(t, m.Stop(ctx))
+}
+
+func TestDetachedHostFailsToBoot(t *testing.T) {
+	fp := &fakePlatform{lim: testLimits}
+	b := detachedBackend(t, fp)
+	t.Setenv(testHostBootErrEnv, "the framework refused: no entitlement")
+	dir := t.TempDir()
+	_, err := b.Start(context.Background(), hv.Spec{Image: linuxImage(t), StateDir: dir, Detach: true})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the vz host exited before the VM ran")
+	assert.Contains(t, err.Error(), "the framework refused: no entitlement")
+	held, err := running(dir)
+	require.NoError(t, err)
+	assert.False(t, held)
+}

@@ -1,0 +1,301 @@
+package vz
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/qoslab/qoslab/internal/hv"
+)
+
+// AgentPort is the vsock port the agent listens on in a guest: Linux
+// guests' init (guestinit.VsockPort) and the macOS guest's LaunchDaemon.
+const AgentPort uint32 = 1024
+
+// Defaults for a spec that leaves CPUs or memory at 0. A bundle's
+// config.json gives a macOS guest's own.
+const (
+	DefaultCPUs           = 2
+	DefaultLinuxMemoryMiB = 1024
+)
+
+// How long a guest has to power off when asked before it is stopped by
+// force. macOS shuts down in seconds but may take longer after an update;
+// qoslab's Linux init powers off at once on the power button, and has
+// nothing to save.
+const (
+	macOSStopTimeout = 30 * time.Second
+	linuxStopTimeout = 5 * time.Second
+)
+
+// linuxConsole is the kernel console on the virtio console device. The
+// image's command line may name another (ttyAMA0, QEMU virt's UART), and
+// the last console= is /dev/console.
+const linuxConsole = "console=hvc0"
+
+// The disk caching modes a plan names (VZDiskImageCachingMode).
+const (
+	CachingAutomatic = "automatic"
+	// CachingUncached bypasses the host's page cache, as QEMU's cache=none
+	// does for its scratch disk: disk-bound results then measure the disk.
+	CachingUncached = "uncached"
+)
+
+// Limits is the range of vCPUs and memory Virtualization.framework allows
+// on this host (VZVirtualMachineConfiguration's minimumAllowedCPUCount,
+// maximumAllowedCPUCount, minimumAllowedMemorySize and
+// maximumAllowedMemorySize).
+type Limits struct {
+	MinCPUs, MaxCPUs               int
+	MinMemoryBytes, MaxMemoryBytes uint64
+}
+
+// memoryMiB is the memory range in whole MiB, which is how the framework
+// takes memory: the bounds rounded inwards.
+func (l Limits) memoryMiB() (lo, hi int) {
+	return int((l.MinMemoryBytes + mib - 1) / mib), int(l.MaxMemoryBytes / mib)
+}
+
+func (l Limits) check() error {
+	lo, hi := l.memoryMiB()
+	if l.MinCPUs < 1 || l.MaxCPUs < l.MinCPUs || lo < 1 || hi < lo {
+		return fmt.Errorf("Virtualization.framework reports an empty range: %d to %d vCPUs, %d to %d bytes of memory", l.MinCPUs, l.MaxCPUs, l.MinMemoryBytes, l.MaxMemoryBytes)
+	}
+	return nil
+}
+
+// Plan is a VM as the framework will be asked to run it: a spec checked
+// against the host's limits, with defaults filled in and paths resolved.
+// It is plain data (the vz host process reads it from vm.json); the darwin
+// code turns it into a VZVirtualMachineConfiguration and decides nothing.
+type Plan struct {
+	Name     string    `json:"name"`
+	Kind     GuestKind `json:"kind"`
+	StateDir string    `json:"state_dir"`
+	Image    hv.Image  `json:"image"`
+
+	CPUs      int `json:"cpus"`
+	MemoryMiB int `json:"memory_mib"`
+
+	// Linux guests: the boot loader's kernel (an uncompressed arm64 Image,
+	// which is all VZLinuxBootLoader boots), initramfs and command line.
+	Kernel    string `json:"kernel,omitempty"`
+	Initramfs string `json:"initramfs,omitempty"`
+	Cmdline   string `json:"cmdline,omitempty"`
+	// ConsoleLog gets the Linux guest's virtio console.
+	ConsoleLog string `json:"console_log,omitempty"`
+
+	// macOS guests: the bundle and its platform.
+	Bundle            string `json:"bundle,omitempty"`
+	BootDisk          string `json:"boot_disk,omitempty"`
+	AuxStorage        string `json:"aux_storage,omitempty"`
+	HardwareModel     []byte `json:"hardware_model,omitempty"`
+	MachineIdentifier []byte `json:"machine_identifier,omitempty"`
+	NAT               bool   `json:"nat"`
+
+	// ScratchDisk is a raw disk in the state directory for the compression
+	// sink (/dev/vda in a Linux guest); "" for none.
+	ScratchDisk    string `json:"scratch_disk,omitempty"`
+	ScratchBytes   int64  `json:"scratch_bytes,omitempty"`
+	ScratchCaching string `json:"scratch_caching,omitempty"`
+	GuestDisk      string `json:"guest_disk,omitempty"`
+
+	AgentPort uint32 `json:"agent_port"`
+	// AgentSocket is the unix socket in the state directory that carries
+	// connections to the agent.
+	AgentSocket string `json:"agent_socket"`
+	// StopTimeout is how long the guest has to power off when asked.
+	StopTimeout time.Duration `json:"stop_timeout"`
+	// Notes say what was changed from the spec (clamped defaults, an
+	// ignored scratch disk), for the user.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// MemoryBytes is the plan's memory as the framework takes it.
+func (p Plan) MemoryBytes() uint64 { return uint64(p.MemoryMiB) * mib }
+
+// The files in a VM's state directory.
+const (
+	StateFile       = "vm.json"
+	lockFile        = "vz.lock"
+	agentSocketFile = "agent.sock"
+	consoleLogFile  = "console.log"
+	hostLogFile     = "vz.log"
+	scratchDiskFile = "scratch.raw"
+)
+
+// guestScratchDisk is the scratch disk in a Linux guest: the only virtio
+// block device.
+const guestScratchDisk = "/dev/vda"
+
+// PlanVM checks spec against the limits and turns it into a plan. It only
+// reads: a bundle (spec.Image with a Dir and no Kernel) is opened and
+// checked, a Linux image's files are looked at, and nothing is written, so
+// a bad spec fails here before anything long starts.
+//
+// An explicit CPU count or memory size outside what the framework (and a
+// bundle's macOS) allows is an error naming the range; a default (the
+// bundle's own, or DefaultCPUs and DefaultLinuxMemoryMiB) is clamped into
+// the range with a note, since the user did not choose it.
+func PlanVM(spec hv.Spec, lim Limits) (Plan, error) {
+	p := Plan{Name: spec.Name, Image: spec.Image, AgentPort: AgentPort}
+	if spec.StateDir == "" {
+		return p, errors.New("no state directory for the VM's socket, logs and disk")
+	}
+	dir, err := filepath.Abs(spec.StateDir)
+	if err != nil {
+		return p, fmt.Errorf("state directory %s: %w", spec.StateDir, err)
+	}
+	p.StateDir = dir
+	if p.Name == "" {
+		p.Name = filepath.Base(dir)
+	}
+	p.AgentSocket = filepath.Join(dir, agentSocketFile)
+	if err := checkSocketPath(p.AgentSocket); err != nil {
+		return p, err
+	}
+	if err := lim.check(); err != nil {
+		return p, err
+	}
+	if spec.Accel != "" && spec.Accel != "vz" {
+		return p, fmt.Errorf("accelerator %q: the vz backend has only vz (Virtualization.framework); use the qemu backend for %s", spec.Accel, spec.Accel)
+	}
+	if spec.DiskBytes < 0 {
+		return p, fmt.Errorf("scratch disk of %d bytes: want 0 (none) or more", spec.DiskBytes)
+	}
+
+	minCPUs, minMiB := lim.MinCPUs, 0
+	cpuWhy, memWhy := "", ""
+	defaultCPUs, defaultMiB := DefaultCPUs, DefaultLinuxMemoryMiB
+	switch {
+	case spec.Image.Kernel != "":
+		if err := p.planLinux(spec); err != nil {
+			return p, err
+		}
+	case spec.Image.Dir != "":
+		b, err := OpenBundle(spec.Image.Dir)
+		if err != nil {
+			return p, err
+		}
+		p.planMacOS(b, spec)
+		defaultCPUs, defaultMiB = b.Config.CPUs, b.Config.MemoryMiB
+		if b.Config.MinCPUs > minCPUs {
+			minCPUs, cpuWhy = b.Config.MinCPUs, " (the bundle's macOS needs "+fmt.Sprint(b.Config.MinCPUs)+")"
+		}
+		if b.Config.MinMemoryMiB > 0 {
+			minMiB, memWhy = b.Config.MinMemoryMiB, fmt.Sprintf(" (the bundle's macOS needs %d MiB)", b.Config.MinMemoryMiB)
+		}
+	default:
+		return p, fmt.Errorf("image %q has neither a kernel (a Linux image) nor a directory (a macOS bundle)", spec.Image.Name)
+	}
+
+	fwMin, fwMax := lim.memoryMiB()
+	loMiB := max(fwMin, minMiB)
+	if minCPUs > lim.MaxCPUs {
+		return p, fmt.Errorf("the bundle's macOS needs %d vCPUs, but Virtualization.framework allows at most %d on this Mac", minCPUs, lim.MaxCPUs)
+	}
+	if loMiB > fwMax {
+		return p, fmt.Errorf("the bundle's macOS needs %d MiB of memory, but Virtualization.framework allows at most %d MiB on this Mac", loMiB, fwMax)
+	}
+	if memWhy == "" || minMiB <= fwMin {
+		memWhy = " (Virtualization.framework's range on this Mac)"
+	}
+	if cpuWhy == "" {
+		cpuWhy = " (Virtualization.framework's range on this Mac)"
+	}
+
+	if p.CPUs, err = pick("vCPUs", spec.CPUs, defaultCPUs, minCPUs, lim.MaxCPUs, cpuWhy, &p.Notes); err != nil {
+		return p, err
+	}
+	if p.MemoryMiB, err = pick("MiB of memory", spec.MemoryMiB, defaultMiB, loMiB, fwMax, memWhy, &p.Notes); err != nil {
+		return p, err
+	}
+
+	if spec.DiskBytes > 0 {
+		if p.Kind == GuestMacOS {
+			p.Notes = append(p.Notes, fmt.Sprintf("no scratch disk: a macOS guest's file sink writes to its own disk, %s", p.BootDisk))
+		} else {
+			p.ScratchDisk = filepath.Join(dir, scratchDiskFile)
+			p.ScratchBytes = roundUpMiB(spec.DiskBytes)
+			p.ScratchCaching = CachingUncached
+			p.GuestDisk = guestScratchDisk
+		}
+	}
+	return p, nil
+}
+
+// pick is an explicit value checked against [lo, hi], or the default
+// clamped into it with a note.
+func pick(unit string, asked, def, lo, hi int, why string, notes *[]string) (int, error) {
+	if asked < 0 {
+		return 0, fmt.Errorf("%d %s: want %d to %d%s, or 0 for the default", asked, unit, lo, hi, why)
+	}
+	if asked > 0 {
+		if asked < lo || asked > hi {
+			return 0, fmt.Errorf("%d %s is outside the allowed range: want %d to %d%s", asked, unit, lo, hi, why)
+		}
+		return asked, nil
+	}
+	v := min(max(def, lo), hi)
+	if v != def {
+		*notes = append(*notes, fmt.Sprintf("%d %s instead of the default %d: the allowed range is %d to %d%s", v, unit, def, lo, hi, why))
+	}
+	return v, nil
+}
+
+// planLinux checks a Linux image: arm64, with a kernel and an initramfs.
+// The kernel may still be compressed here; Start has it uncompressed.
+func (p *Plan) planLinux(spec hv.Spec) error {
+	img := spec.Image
+	p.Kind = GuestLinux
+	if img.Arch != "" && img.Arch != "arm64" {
+		return fmt.Errorf("image %q is for %s: Virtualization.framework on Apple silicon boots arm64 guests; build one with `qoslab image build linux --arch arm64`", img.Name, img.Arch)
+	}
+	if img.Initramfs == "" {
+		return fmt.Errorf("image %q has no initramfs: rebuild the image", img.Name)
+	}
+	for _, f := range []struct{ what, path string }{{"kernel", img.Kernel}, {"initramfs", img.Initramfs}} {
+		st, err := os.Stat(f.path)
+		if err != nil {
+			return fmt.Errorf("image %q: %s: %w: rebuild the image", img.Name, f.what, err)
+		}
+		if !st.Mode().IsRegular() || st.Size() == 0 {
+			return fmt.Errorf("image %q: %s %s is not a non-empty file: rebuild the image", img.Name, f.what, f.path)
+		}
+	}
+	p.Kernel, p.Initramfs = img.Kernel, img.Initramfs
+	p.Cmdline = strings.TrimSpace(img.Cmdline + " " + linuxConsole)
+	p.ConsoleLog = filepath.Join(p.StateDir, consoleLogFile)
+	p.StopTimeout = linuxStopTimeout
+	return nil
+}
+
+// planMacOS takes a macOS guest's platform from its bundle.
+func (p *Plan) planMacOS(b Bundle, spec hv.Spec) {
+	p.Kind = GuestMacOS
+	p.Bundle = b.Dir
+	p.BootDisk = b.Path(DiskFile)
+	p.AuxStorage = b.Path(AuxFile)
+	p.HardwareModel = b.HardwareModel
+	p.MachineIdentifier = b.MachineIdentifier
+	p.NAT = true
+	p.StopTimeout = macOSStopTimeout
+	if p.Image.Name == "" {
+		p.Image = b.Image()
+	}
+}
+
+// maxSocketPath is the longest unix socket path macOS takes (sun_path less
+// its terminating NUL); Linux takes 107, so this holds on both.
+const maxSocketPath = 103
+
+// checkSocketPath fails when a unix socket path does not fit in sockaddr_un.
+func checkSocketPath(path string) error {
+	if len(path) > maxSocketPath {
+		return fmt.Errorf("socket path %s is %d bytes; unix sockets allow at most %d: use a shorter state directory (for example under /tmp)", path, len(path), maxSocketPath)
+	}
+	return nil
+}

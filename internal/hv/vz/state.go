@@ -1,0 +1,89 @@
+package vz
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/qoslab/qoslab/internal/hv"
+)
+
+// stateVersion is the schema of vm.json; readers refuse another.
+const stateVersion = 1
+
+// The phases of a VM in vm.json. Whether the VM still runs is told by the
+// state directory's lock, which its host process holds: a host that was
+// killed leaves "running" behind.
+const (
+	PhaseStarting = "starting" // written by the controller for the vz host process to boot
+	PhaseRunning  = "running"
+	PhaseEnded    = "ended"
+)
+
+// State is vm.json: the VM as the host knows it, and the plan it runs.
+type State struct {
+	Version  int            `json:"version"`
+	Info     hv.MachineInfo `json:"info"`
+	Phase    string         `json:"phase"`
+	Detached bool           `json:"detached"`
+	Plan     Plan           `json:"plan"`
+	// HostLog is where the process hosting the VM logs the VM's state
+	// changes, and, when detached, its own errors.
+	HostLog   string    `json:"host_log"`
+	StartedAt time.Time `json:"started_at,omitzero"`
+	EndedAt   time.Time `json:"ended_at,omitzero"`
+	// EndError says why the VM ended, once Phase is ended: "" for a clean
+	// stop (asked for, or the guest powered off).
+	EndError string `json:"end_error,omitempty"`
+}
+
+// ReadState reads a VM's vm.json from its state directory.
+func ReadState(stateDir string) (State, error) {
+	path := filepath.Join(stateDir, StateFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return State{}, fmt.Errorf("%s has no %s: no VM was started there", stateDir, StateFile)
+	}
+	if err != nil {
+		return State{}, fmt.Errorf("read VM state: %w", err)
+	}
+	var s State
+	if err := json.Unmarshal(b, &s); err != nil {
+		return State{}, fmt.Errorf("read VM state %s: %w", path, err)
+	}
+	if s.Version != stateVersion {
+		return State{}, fmt.Errorf("VM state %s has version %d; this qoslab reads version %d (was the VM started by another qoslab release?)", path, s.Version, stateVersion)
+	}
+	if s.Info.Backend != backendName {
+		return State{}, fmt.Errorf("VM state %s is of a %q VM, not a vz one", path, s.Info.Backend)
+	}
+	return s, nil
+}
+
+// writeState replaces vm.json.
+func writeState(stateDir string, s State) error {
+	s.Version = stateVersion
+	if err := writeJSONFile(filepath.Join(stateDir, StateFile), s); err != nil {
+		return fmt.Errorf("write VM state: %w", err)
+	}
+	return nil
+}
+
+// updateState changes vm.json with f, keeping what others wrote in it.
+func updateState(stateDir string, f func(*State)) error {
+	s, err := ReadState(stateDir)
+	if err != nil {
+		return err
+	}
+	f(&s)
+	return writeState(stateDir, s)
+}
+
+// running says whether a VM's host holds the lock of stateDir.
+func running(stateDir string) (bool, error) {
+	return lockHeld(filepath.Join(stateDir, lockFile))
+}
