@@ -79,10 +79,10 @@ func vmOptionsFrom(f *Factory, section string) (VMOptions, error) {
 	v := f.Config
 	key := func(k string) string { return section + "." + k }
 	o := VMOptions{
-		Name:  v.GetString(key("vm")),
-		Image: v.GetString(key("image")),
-		Store: v.GetString(key("image-store")),
-		CPUs:  v.GetInt(key("cpus")),
+		Name:    v.GetString(key("vm")),
+		Image:   v.GetString(key("image")),
+		Store:   v.GetString(key("image-store")),
+		CPUs:    v.GetInt(key("cpus")),
 		Accel:   v.GetString(key("accel")),
 		Backend: v.GetString(key("vm-backend")),
 	}

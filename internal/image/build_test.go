@@ -104,19 +104,35 @@ func TestBuild(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, kernelDigest.SHA256, m.Vmlinuz.SHA256, "vmlinuz is the kernel as it is")
 	assert.Equal(t, kernelDigest.Size, m.Vmlinuz.Size)
+	// The fixture's bzImage holds an xz'd kernel with a PVH entry.
+	require.NotNil(t, m.Vmlinux)
+	vmlinuxDigest, err := hashFile(filepath.Join(dir, VmlinuxFile))
+	require.NoError(t, err)
+	assert.Equal(t, vmlinuxDigest, *m.Vmlinux)
+	vmlinuxBytes, err := os.ReadFile(filepath.Join(dir, VmlinuxFile))
+	require.NoError(t, err)
+	assert.Equal(t, makeKernelELF(fx.ft.version, pvhNote(0x1000abc)), vmlinuxBytes, "vmlinux is the bzImage's payload, unpacked")
+	require.NotNil(t, m.BootKernel)
+	assert.Equal(t, VmlinuxFile, m.BootKernel.File)
+	assert.Equal(t, CompressionXZ, m.BootKernel.PayloadCompression)
+	assert.Equal(t, "0x1000abc", m.BootKernel.PVHEntry)
+	assert.Contains(t, m.BootKernel.Reason, "xz payload, with a PVH entry")
+	assert.Contains(t, progress.String(), "boot kernel: vmlinux (0.0 MiB, PVH entry 0x1000abc): the kernel unpacked from the bzImage's xz payload")
 	assert.False(t, m.BuiltAt.IsZero())
 	assert.Contains(t, progress.String(), "modules: a, b, c, d_dash (dependencies from .modinfo); built in: e")
 	assert.Contains(t, progress.String(), "image test: "+dir)
 
 	// The files, and nothing else.
 	names := dirNames(t, dir)
-	assert.Equal(t, []string{InitramfsFile, ManifestFile, KernelFile}, names)
+	assert.Equal(t, []string{InitramfsFile, ManifestFile, VmlinuxFile, KernelFile}, names)
 	assert.Equal(t, []string{".lock~test", "test"}, dirNames(t, fx.opts.StoreDir), "no build leftovers")
 	var onDisk Manifest
 	b, err := os.ReadFile(filepath.Join(dir, ManifestFile))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &onDisk))
 	assert.Equal(t, m.Initramfs, onDisk.Initramfs)
+	assert.Equal(t, m.Vmlinux, onDisk.Vmlinux)
+	assert.Equal(t, m.BootKernel, onDisk.BootKernel)
 
 	// The initramfs.
 	files, raw := readInitramfs(t, filepath.Join(dir, InitramfsFile))
@@ -177,7 +193,7 @@ func TestBuild(t *testing.T) {
 	assert.Equal(t, m.Initramfs, lm2.Initramfs)
 	absDir, _ := filepath.Abs(dir)
 	assert.Equal(t, absDir, img.Dir)
-	assert.Equal(t, filepath.Join(absDir, KernelFile), img.Kernel)
+	assert.Equal(t, filepath.Join(absDir, VmlinuxFile), img.Kernel, "the kernel to boot is vmlinux")
 	assert.Equal(t, filepath.Join(absDir, InitramfsFile), img.Initramfs)
 	assert.Equal(t, "quiet panic=-1 console=ttyS0", img.Cmdline)
 	assert.Equal(t, "amd64", img.Arch)
@@ -212,6 +228,7 @@ func TestBuildDeterministic(t *testing.T) {
 	m2, err := Build(context.Background(), fx.opts)
 	require.NoError(t, err)
 	assert.Equal(t, m1.Vmlinuz, m2.Vmlinuz)
+	assert.Equal(t, m1.Vmlinux, m2.Vmlinux)
 	assert.Equal(t, m1.Initramfs, m2.Initramfs)
 	// Also after touching the inputs' mtimes.
 	require.NoError(t, os.Chtimes(fx.agent, m1.BuiltAt, m1.BuiltAt))
@@ -394,7 +411,9 @@ func TestLoadErrors(t *testing.T) {
 	mp := filepath.Join(dir, ManifestFile)
 	mb, err := os.ReadFile(mp)
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(mp, bytes.Replace(mb, []byte(`"schema_version": "1.0"`), []byte(`"schema_version": "2.3"`), 1), 0o644))
+	ours := []byte(`"schema_version": "` + SchemaVersion + `"`)
+	require.True(t, bytes.Contains(mb, ours))
+	require.NoError(t, os.WriteFile(mp, bytes.Replace(mb, ours, []byte(`"schema_version": "2.3"`), 1), 0o644))
 	_, _, err = Load(store, "test")
 	assert.ErrorContains(t, err, "manifest schema 2.3, this qoslab reads 1.x")
 	list, err := List(store)
@@ -404,7 +423,7 @@ func TestLoadErrors(t *testing.T) {
 	assert.Contains(t, list[0].Err, "schema 2.3")
 
 	// A minor above ours is read.
-	require.NoError(t, os.WriteFile(mp, bytes.Replace(mb, []byte(`"schema_version": "1.0"`), []byte(`"schema_version": "1.7"`), 1), 0o644))
+	require.NoError(t, os.WriteFile(mp, bytes.Replace(mb, ours, []byte(`"schema_version": "1.7"`), 1), 0o644))
 	_, _, err = Load(store, "test")
 	assert.NoError(t, err)
 
@@ -463,4 +482,118 @@ func TestAgentVersion(t *testing.T) {
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	_ = AgentVersion(exe) // a Go binary: whatever its build information says, no error
+}
+
+// A bzImage whose kernel has no PVH entry is the kernel to boot, and the
+// build says why.
+func TestBuildWithoutPVH(t *testing.T) {
+	fx := newBuildFixture(t)
+	noPVH := makeKernelELF(fx.ft.version)
+	writeFile(t, fx.ft.kernel, makeBzImageWithPayload(fx.ft.version, withSize(xzStream(t, noPVH, true, 1), noPVH)))
+	var progress bytes.Buffer
+	fx.opts.Progress = &progress
+	m, err := Build(context.Background(), fx.opts)
+	require.NoError(t, err)
+	dir := filepath.Join(fx.opts.StoreDir, "test")
+
+	assert.Nil(t, m.Vmlinux)
+	require.NotNil(t, m.BootKernel)
+	assert.Equal(t, KernelFile, m.BootKernel.File)
+	assert.Equal(t, CompressionXZ, m.BootKernel.PayloadCompression)
+	assert.Empty(t, m.BootKernel.PVHEntry)
+	assert.Contains(t, m.BootKernel.Reason, "no vmlinux: no PVH entry note")
+	assert.Contains(t, m.BootKernel.Reason, "the bzImage boots")
+	assert.Contains(t, progress.String(), "boot kernel: vmlinuz: no vmlinux: no PVH entry note")
+	assert.NoFileExists(t, filepath.Join(dir, VmlinuxFile))
+	img, _, err := Load(fx.opts.StoreDir, "test")
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(dir, KernelFile), img.Kernel)
+
+	// A rebuild from a kernel with a PVH entry gets a vmlinux, and the
+	// image boots it.
+	withPVH := makeKernelELF(fx.ft.version, pvhNote(0x1000000))
+	writeFile(t, fx.ft.kernel, makeBzImageWithPayload(fx.ft.version, gzipPayload(t, withPVH)))
+	m, err = Build(context.Background(), fx.opts)
+	require.NoError(t, err)
+	require.NotNil(t, m.Vmlinux)
+	assert.Equal(t, CompressionGzip, m.BootKernel.PayloadCompression)
+	img, _, err = Load(fx.opts.StoreDir, "test")
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(dir, VmlinuxFile), img.Kernel)
+}
+
+// An arm64 image boots its vmlinuz: there is nothing to unpack.
+func TestBuildArm64BootKernel(t *testing.T) {
+	fx := newBuildFixture(t)
+	arm := newFakeKernel(t, elf.EM_AARCH64)
+	o := fx.opts
+	o.Arch = "arm64"
+	o.Recipe.Kernel = KernelSpec{Source: SourcePath, Path: arm.kernel, ModulesDir: arm.modules}
+	o.AgentPath = filepath.Join(t.TempDir(), "agent")
+	writeFile(t, o.AgentPath, makeAgent(elf.EM_AARCH64, ""))
+	m, err := Build(context.Background(), o)
+	require.NoError(t, err)
+	assert.Nil(t, m.Vmlinux)
+	require.NotNil(t, m.BootKernel)
+	assert.Equal(t, KernelFile, m.BootKernel.File)
+	assert.Equal(t, "an arm64 Image, booted as it is: there is no x86 decompressor to skip", m.BootKernel.Reason)
+	img, _, err := Load(o.StoreDir, "test-arm64")
+	require.NoError(t, err)
+	assert.Equal(t, KernelFile, filepath.Base(img.Kernel))
+}
+
+// Load checks vmlinux like the other files, and a manifest that names a
+// kernel to boot that it does not list is corrupt.
+func TestLoadVmlinux(t *testing.T) {
+	fx := newBuildFixture(t)
+	store := fx.opts.StoreDir
+	_, err := Build(context.Background(), fx.opts)
+	require.NoError(t, err)
+	dir := filepath.Join(store, "test")
+	vp := filepath.Join(dir, VmlinuxFile)
+	orig, err := os.ReadFile(vp)
+	require.NoError(t, err)
+
+	require.NoError(t, os.WriteFile(vp, append(bytes.Clone(orig), 0), 0o644))
+	_, _, err = Load(store, "test")
+	assert.ErrorContains(t, err, "image test is corrupt: vmlinux hash ")
+	require.NoError(t, os.Remove(vp))
+	_, _, err = Load(store, "test")
+	assert.ErrorContains(t, err, "image test is corrupt")
+	assert.ErrorContains(t, err, VmlinuxFile)
+	require.NoError(t, os.WriteFile(vp, orig, 0o644))
+	_, _, err = Load(store, "test")
+	require.NoError(t, err)
+
+	mp := filepath.Join(dir, ManifestFile)
+	mb, err := os.ReadFile(mp)
+	require.NoError(t, err)
+	edit := func(f func(m map[string]any)) {
+		t.Helper()
+		var raw map[string]any
+		require.NoError(t, json.Unmarshal(mb, &raw))
+		f(raw)
+		b, err := json.Marshal(raw)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(mp, b, 0o644))
+	}
+	edit(func(m map[string]any) { delete(m, "vmlinux") })
+	_, _, err = Load(store, "test")
+	assert.ErrorContains(t, err, "its manifest boots vmlinux but lists no vmlinux")
+	edit(func(m map[string]any) { m["boot_kernel"].(map[string]any)["file"] = "bzImage" })
+	_, _, err = Load(store, "test")
+	assert.ErrorContains(t, err, `its manifest boots "bzImage", which is neither vmlinuz nor vmlinux`)
+
+	// A manifest from before vmlinux (schema 1.0) boots its vmlinuz.
+	edit(func(m map[string]any) {
+		m["schema_version"] = "1.0"
+		delete(m, "vmlinux")
+		delete(m, "boot_kernel")
+	})
+	require.NoError(t, os.Remove(vp))
+	img, lm, err := Load(store, "test")
+	require.NoError(t, err)
+	assert.Nil(t, lm.Vmlinux)
+	assert.Nil(t, lm.BootKernel)
+	assert.Equal(t, filepath.Join(dir, KernelFile), img.Kernel)
 }

@@ -124,6 +124,91 @@ func makeBzImage(version string) []byte {
 	return b
 }
 
+// makeBzImageWithPayload is makeBzImage with a payload: three setup
+// sectors, then the protected-mode part, in which the setup header places
+// payload (the compressed kernel, with the build's size trailer) at 0x100.
+func makeBzImageWithPayload(version string, payload []byte) []byte {
+	const setupSects, payloadOffset = 3, 0x100
+	b := makeBzImage(version)
+	b[setupSectsAt] = setupSects
+	pm := (setupSects + 1) * 512
+	b = append(b[:pm+payloadOffset], payload...)
+	b = append(b, bytes.Repeat([]byte{0xcc}, 64)...) // what follows the payload in a real bzImage
+	binary.LittleEndian.PutUint32(b[payloadOffsetAt:], payloadOffset)
+	binary.LittleEndian.PutUint32(b[payloadLengthAt:], uint32(len(payload)))
+	return b
+}
+
+// elfNote is a note in makeKernelELF's PT_NOTE segment.
+type elfNote struct {
+	name string
+	typ  uint32
+	desc []byte
+}
+
+// pvhNote is the PVH entry note Linux has (a 64-bit kernel's descriptor
+// is 8 bytes).
+func pvhNote(entry uint64) elfNote {
+	return elfNote{"Xen", xenELFNotePhys32Entry, binary.LittleEndian.AppendUint64(nil, entry)}
+}
+
+// makeKernelELF is enough of an x86-64 vmlinux: an executable with a
+// PT_LOAD segment holding the version banner and a PT_NOTE segment
+// holding notes, 4-byte aligned as Linux's are.
+func makeKernelELF(version string, notes ...elfNote) []byte {
+	const ehsize, phentsize = 64, 56
+	le := binary.LittleEndian
+	pad4 := func(b []byte) []byte {
+		for len(b)%4 != 0 {
+			b = append(b, 0)
+		}
+		return b
+	}
+	var nb []byte
+	for _, n := range notes {
+		nb = le.AppendUint32(nb, uint32(len(n.name)+1))
+		nb = le.AppendUint32(nb, uint32(len(n.desc)))
+		nb = le.AppendUint32(nb, n.typ)
+		nb = pad4(append(append(nb, n.name...), 0))
+		nb = pad4(append(nb, n.desc...))
+	}
+	text := append(bytes.Repeat([]byte{0x90}, 64), "Linux version "+version+" (builder@example) #1 SMP\x00"...)
+	textOff := ehsize + 2*phentsize
+	noteOff := textOff + len(text)
+	b := make([]byte, noteOff, noteOff+len(nb))
+	b = append(b, nb...)
+	copy(b, []byte{0x7f, 'E', 'L', 'F', byte(elf.ELFCLASS64), byte(elf.ELFDATA2LSB), byte(elf.EV_CURRENT)})
+	le.PutUint16(b[16:], uint16(elf.ET_EXEC))
+	le.PutUint16(b[18:], uint16(elf.EM_X86_64))
+	le.PutUint32(b[20:], uint32(elf.EV_CURRENT))
+	le.PutUint64(b[24:], 0x1000000)
+	le.PutUint64(b[32:], ehsize)
+	le.PutUint16(b[52:], ehsize)
+	le.PutUint16(b[54:], phentsize)
+	le.PutUint16(b[56:], 2)
+	le.PutUint16(b[58:], 64)
+	ph := func(i int, typ elf.ProgType, flags elf.ProgFlag, off, size int, paddr, align uint64) {
+		p := b[ehsize+i*phentsize:]
+		le.PutUint32(p[0:], uint32(typ))
+		le.PutUint32(p[4:], uint32(flags))
+		le.PutUint64(p[8:], uint64(off))
+		le.PutUint64(p[16:], 0xffffffff80000000+paddr)
+		le.PutUint64(p[24:], paddr)
+		le.PutUint64(p[32:], uint64(size))
+		le.PutUint64(p[40:], uint64(size))
+		le.PutUint64(p[48:], align)
+	}
+	ph(0, elf.PT_LOAD, elf.PF_R|elf.PF_X, textOff, len(text), 0x1000000, 0x200000)
+	ph(1, elf.PT_NOTE, elf.PF_R, noteOff, len(nb), 0x1000000+uint64(len(text)), 4)
+	return b
+}
+
+// withSize appends the uncompressed size of raw, as the kernel's build
+// does to every compressed payload but gzip's.
+func withSize(compressed, raw []byte) []byte {
+	return binary.LittleEndian.AppendUint32(bytes.Clone(compressed), uint32(len(raw)))
+}
+
 // makeArm64Image is enough of an arm64 Image: the magic at 0x38 and a banner.
 func makeArm64Image(version string) []byte {
 	b := make([]byte, 0x3000)
@@ -151,7 +236,8 @@ func newFakeKernel(t testing.TB, machine elf.Machine) fakeKernelTree {
 	t.Helper()
 	root := t.TempDir()
 	ver := "6.1.0-test-amd64"
-	kimg := makeBzImage(ver)
+	// Like Debian's: an xz'd kernel, with a PVH entry.
+	kimg := makeBzImageWithPayload(ver, withSize(xzStream(t, makeKernelELF(ver, pvhNote(0x1000abc)), true, 1), makeKernelELF(ver, pvhNote(0x1000abc))))
 	if machine == elf.EM_AARCH64 {
 		ver = "6.1.0-test-arm64"
 		kimg = makeArm64Image(ver)

@@ -1,10 +1,13 @@
 package image
 
 import (
+	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -109,6 +112,12 @@ func TestRealKernelBuild(t *testing.T) {
 	assert.Equal(t, m.Initramfs.SHA256, lm.Initramfs.SHA256)
 	assert.Equal(t, ks.Version, img.KernelVersion)
 	assert.Greater(t, len(m.Modules), 4)
+	// Debian's kernel has a PVH entry: the image boots its vmlinux.
+	require.NotNil(t, m.BootKernel)
+	assert.Equal(t, VmlinuxFile, m.BootKernel.File, m.BootKernel.Reason)
+	require.NotNil(t, lm.Vmlinux)
+	assert.Equal(t, m.Vmlinux.SHA256, lm.Vmlinux.SHA256)
+	assert.Equal(t, filepath.Join(store, "linux", VmlinuxFile), img.Kernel)
 }
 
 type testWriter struct{ t *testing.T }
@@ -116,4 +125,33 @@ type testWriter struct{ t *testing.T }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(string(p))
 	return len(p), nil
+}
+
+// The real kernel's payload unpacks to a PVH-bootable vmlinux; where the xz
+// tool is installed, to the same bytes it gives.
+func TestRealKernelVmlinux(t *testing.T) {
+	ks := realKernel(t)
+	bz, err := os.ReadFile(ks.Image)
+	require.NoError(t, err)
+	p, err := bzImagePayload(bz)
+	require.NoError(t, err)
+	t.Logf("payload: %s, %d bytes, %d uncompressed", p.Compression, len(p.Data), p.Size)
+	start := time.Now()
+	v, err := extractVmlinux(context.Background(), bz)
+	require.NoError(t, err)
+	t.Logf("unpacked in %s", time.Since(start).Round(time.Millisecond))
+	assert.Equal(t, int(p.Size), len(v.ELF))
+	assert.NotZero(t, v.PVHEntry)
+	assert.Equal(t, ks.Version, bannerVersion(v.ELF), "the vmlinux is the same kernel")
+
+	xz, err := exec.LookPath("xz")
+	if err != nil || p.Compression != CompressionXZ {
+		t.Logf("not compared with the xz tool (%s payload, xz: %v)", p.Compression, err)
+		return
+	}
+	cmd := exec.Command(xz, "--decompress", "--stdout", "--single-stream")
+	cmd.Stdin = bytes.NewReader(p.Data)
+	want, err := cmd.Output()
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(want, v.ELF), "the same bytes as xz gives (%d and %d bytes)", len(want), len(v.ELF))
 }

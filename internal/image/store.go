@@ -15,9 +15,10 @@ import (
 )
 
 // SchemaVersion is the manifest format this build writes. A manifest with
-// another major is refused; minors only add fields.
+// another major is refused; minors only add fields. 1.1 added vmlinux and
+// boot_kernel; a 1.0 image boots its vmlinuz.
 const (
-	SchemaVersion = "1.0"
+	SchemaVersion = "1.1"
 	schemaMajor   = 1
 )
 
@@ -41,9 +42,15 @@ type Manifest struct {
 	ModuleDepsFrom string           `json:"module_deps_from"`          // modules.dep or .modinfo
 	Agent          FileDigest       `json:"agent"`                     // installed as /init
 	Vmlinuz        FileDigest       `json:"vmlinuz"`
-	Initramfs      FileDigest       `json:"initramfs"`
-	BuiltAt        time.Time        `json:"built_at"`
-	BuiltBy        string           `json:"built_by"` // the qoslab version that built it
+	// Vmlinux is the uncompressed kernel unpacked from an amd64 vmlinuz,
+	// when QEMU can boot it (it has a PVH entry); nil otherwise.
+	Vmlinux *FileDigest `json:"vmlinux,omitempty"`
+	// BootKernel says which kernel file to boot; nil (manifests before
+	// schema 1.1) means vmlinuz.
+	BootKernel *BootKernel `json:"boot_kernel,omitempty"`
+	Initramfs  FileDigest  `json:"initramfs"`
+	BuiltAt    time.Time   `json:"built_at"`
+	BuiltBy    string      `json:"built_by"` // the qoslab version that built it
 }
 
 // ManifestModule is a module in the initramfs.
@@ -62,12 +69,33 @@ type FileDigest struct {
 	Source  string `json:"source,omitempty"`  // the agent's path on the host at build time
 }
 
-// Image is the hv.Image of the manifest's image in dir.
+// BootKernel is the kernel file hypervisors boot, and why that one.
+type BootKernel struct {
+	File   string `json:"file"` // vmlinux or vmlinuz
+	Reason string `json:"reason"`
+	// PayloadCompression is how vmlinuz's kernel is compressed (amd64):
+	// what the guest decompresses when it boots vmlinuz.
+	PayloadCompression string `json:"payload_compression,omitempty"`
+	// PVHEntry is where QEMU starts vmlinux (hexadecimal, from its
+	// XEN_ELFNOTE_PHYS32_ENTRY note).
+	PVHEntry string `json:"pvh_entry,omitempty"`
+}
+
+// bootFile is the file name of the kernel to boot.
+func (m Manifest) bootFile() string {
+	if m.BootKernel != nil && m.BootKernel.File == VmlinuxFile {
+		return VmlinuxFile
+	}
+	return KernelFile
+}
+
+// Image is the hv.Image of the manifest's image in dir. Its Kernel is the
+// file to boot: vmlinux when the image has one, else vmlinuz.
 func (m Manifest) Image(dir string) hv.Image {
 	return hv.Image{
 		Name:          m.Name,
 		Dir:           dir,
-		Kernel:        filepath.Join(dir, KernelFile),
+		Kernel:        filepath.Join(dir, m.bootFile()),
 		Initramfs:     filepath.Join(dir, InitramfsFile),
 		Cmdline:       m.Cmdline,
 		Arch:          m.Arch,
@@ -99,8 +127,8 @@ func checkName(name string) error {
 }
 
 // Load reads image name from the store and checks it: the manifest's schema,
-// and that the kernel and initramfs are there with the hashes the manifest
-// recorded.
+// and that the kernel files (vmlinuz, and vmlinux when the manifest lists
+// one) and the initramfs are there with the hashes the manifest recorded.
 func Load(storeDir, name string) (hv.Image, Manifest, error) {
 	if err := checkName(name); err != nil {
 		return hv.Image{}, Manifest{}, err
@@ -122,11 +150,24 @@ func Load(storeDir, name string) (hv.Image, Manifest, error) {
 	if m.Name != name {
 		return hv.Image{}, m, fmt.Errorf("image %s is corrupt: its manifest names it %q; rebuild it with `%s`", name, m.Name, m.RebuildCommand())
 	}
-	for _, f := range []struct {
+	type hashed struct {
 		what string
 		d    FileDigest
 		file string
-	}{{"vmlinuz", m.Vmlinuz, KernelFile}, {"initramfs", m.Initramfs, InitramfsFile}} {
+	}
+	files := []hashed{{"vmlinuz", m.Vmlinuz, KernelFile}, {"initramfs", m.Initramfs, InitramfsFile}}
+	if m.Vmlinux != nil {
+		files = append(files, hashed{"vmlinux", *m.Vmlinux, VmlinuxFile})
+	}
+	if bk := m.BootKernel; bk != nil {
+		if bk.File != KernelFile && bk.File != VmlinuxFile {
+			return hv.Image{}, m, fmt.Errorf("image %s is corrupt: its manifest boots %q, which is neither %s nor %s; rebuild it with `%s`", name, bk.File, KernelFile, VmlinuxFile, m.RebuildCommand())
+		}
+		if bk.File == VmlinuxFile && m.Vmlinux == nil {
+			return hv.Image{}, m, fmt.Errorf("image %s is corrupt: its manifest boots %s but lists no %s; rebuild it with `%s`", name, VmlinuxFile, VmlinuxFile, m.RebuildCommand())
+		}
+	}
+	for _, f := range files {
 		got, err := hashFile(filepath.Join(dir, f.file))
 		if err != nil {
 			return hv.Image{}, m, fmt.Errorf("image %s is corrupt: %v; rebuild it with `%s`", name, err, m.RebuildCommand())

@@ -46,6 +46,11 @@ type launch struct {
 	MemoryMiB int
 	Name      string
 
+	// Kernel is what -kernel boots. On amd64 it is a bzImage, or an ELF
+	// vmlinux with a PVH entry note, which QEMU's x86 loader starts at
+	// that entry (through its pvh.bin option ROM): the guest then has no
+	// kernel to decompress, which under TCG saves seconds. On arm64 it is
+	// an Image, gzip'd or not.
 	Kernel    string
 	Initramfs string
 	Cmdline   string // the image's; commandLine adds the console and panic=-1
