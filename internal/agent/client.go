@@ -57,14 +57,23 @@ func (c *Client) explain(err error) error {
 	if err == nil {
 		return nil
 	}
+	st, ok := status.FromError(err)
 	if c.gone != nil {
+		// A channel that broke because the agent's process or VM ended often
+		// reports the broken stream first: give the end a moment to be noticed.
 		select {
 		case <-c.gone:
 			return c.why()
 		default:
 		}
+		if !ok || st.Code() == codes.Unavailable || st.Code() == codes.Internal {
+			select {
+			case <-c.gone:
+				return c.why()
+			case <-time.After(endNoticeTime):
+			}
+		}
 	}
-	st, ok := status.FromError(err)
 	if !ok {
 		return err
 	}
@@ -76,6 +85,10 @@ func (c *Client) explain(err error) error {
 	}
 	return &RefusedError{Code: st.Code(), Message: st.Message()}
 }
+
+// endNoticeTime is how long a broken channel waits for the agent's end to be
+// noticed (a VM killed from outside is noticed within 2 s).
+const endNoticeTime = 2 * time.Second
 
 // RefusedError is what the agent answered instead of a result.
 type RefusedError struct {
