@@ -1,11 +1,7 @@
 package qemu
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -14,7 +10,7 @@ import (
 
 // StateFile is the VM's description in its state directory, written at
 // start for Attach and `qoslab vm status`.
-const StateFile = "vm.json"
+const StateFile = hv.StateFile
 
 // stateVersion is the schema of vm.json; readers refuse another major.
 const stateVersion = 1
@@ -57,55 +53,16 @@ func (s State) Running() bool {
 
 // ReadState reads a VM's vm.json from its state directory.
 func ReadState(stateDir string) (State, error) {
-	path := filepath.Join(stateDir, StateFile)
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return State{}, fmt.Errorf("%s has no %s: no VM was started there", stateDir, StateFile)
-	}
-	if err != nil {
-		return State{}, fmt.Errorf("read VM state: %w", err)
-	}
-	var s State
-	if err := json.Unmarshal(b, &s); err != nil {
-		return State{}, fmt.Errorf("read VM state %s: %w", path, err)
-	}
-	if s.Version != stateVersion {
-		return State{}, fmt.Errorf("VM state %s has version %d; this qoslab reads version %d (was the VM started by another qoslab release?)", path, s.Version, stateVersion)
-	}
-	return s, nil
+	return hv.ReadState(stateDir, stateVersion, func(s *State) int { return s.Version })
 }
 
 // writeState replaces vm.json.
 func writeState(stateDir string, s State) error {
 	s.Version = stateVersion
-	if err := writeJSONFile(filepath.Join(stateDir, StateFile), s); err != nil {
+	if err := hv.WriteJSONFile(filepath.Join(stateDir, StateFile), s); err != nil {
 		return fmt.Errorf("write VM state: %w", err)
 	}
 	return nil
-}
-
-// writeJSONFile replaces a file whole with v in JSON, so a concurrent
-// reader never sees half of it.
-func writeJSONFile(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(append(b, '\n'))
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp.Name())
-	}
-	return err
 }
 
 // checkSocketPath fails when a unix socket path does not fit in

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/qoslab/qoslab/internal/hv"
 )
 
 // ProbeVerdictFile is where failed KVM probes are remembered, in the
@@ -102,7 +104,7 @@ func writeProbeVerdicts(path string, v probeVerdicts) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("save the KVM probe verdict: %w", err)
 	}
-	if err := writeJSONFile(path, v); err != nil {
+	if err := hv.WriteJSONFile(path, v); err != nil {
 		return fmt.Errorf("save the KVM probe verdict %s: %w", path, err)
 	}
 	return nil

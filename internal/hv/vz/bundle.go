@@ -450,7 +450,7 @@ func checkEmptyDir(dir string) error {
 
 // writeBundleConfig replaces config.json whole.
 func writeBundleConfig(dir string, c BundleConfig) error {
-	if err := writeJSONFile(filepath.Join(dir, BundleConfigFile), c); err != nil {
+	if err := hv.WriteJSONFile(filepath.Join(dir, BundleConfigFile), c); err != nil {
 		return fmt.Errorf("write %s: %w", BundleConfigFile, err)
 	}
 	return nil
@@ -478,30 +478,3 @@ func makeSparseDisk(path string, size int64) error {
 const mib = 1 << 20
 
 func roundUpMiB(n int64) int64 { return (n + mib - 1) / mib * mib }
-
-// writeJSONFile replaces a file whole with v in JSON, so a concurrent
-// reader never sees half of it.
-func writeJSONFile(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(append(b, '\n'))
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp.Name())
-	}
-	return err
-}

@@ -119,7 +119,7 @@ func (p Plan) MemoryBytes() uint64 { return uint64(p.MemoryMiB) * mib }
 
 // The files in a VM's state directory.
 const (
-	StateFile       = "vm.json"
+	StateFile       = hv.StateFile
 	lockFile        = "vz.lock"
 	agentSocketFile = "agent.sock"
 	consoleLogFile  = "console.log"

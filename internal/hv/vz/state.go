@@ -1,11 +1,7 @@
 package vz
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -43,23 +39,12 @@ type State struct {
 
 // ReadState reads a VM's vm.json from its state directory.
 func ReadState(stateDir string) (State, error) {
-	path := filepath.Join(stateDir, StateFile)
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return State{}, fmt.Errorf("%s has no %s: no VM was started there", stateDir, StateFile)
-	}
+	s, err := hv.ReadState(stateDir, stateVersion, func(s *State) int { return s.Version })
 	if err != nil {
-		return State{}, fmt.Errorf("read VM state: %w", err)
-	}
-	var s State
-	if err := json.Unmarshal(b, &s); err != nil {
-		return State{}, fmt.Errorf("read VM state %s: %w", path, err)
-	}
-	if s.Version != stateVersion {
-		return State{}, fmt.Errorf("VM state %s has version %d; this qoslab reads version %d (was the VM started by another qoslab release?)", path, s.Version, stateVersion)
+		return State{}, err
 	}
 	if s.Info.Backend != backendName {
-		return State{}, fmt.Errorf("VM state %s is of a %q VM, not a vz one", path, s.Info.Backend)
+		return State{}, fmt.Errorf("VM state %s is of a %q VM, not a vz one", filepath.Join(stateDir, StateFile), s.Info.Backend)
 	}
 	return s, nil
 }
@@ -67,7 +52,7 @@ func ReadState(stateDir string) (State, error) {
 // writeState replaces vm.json.
 func writeState(stateDir string, s State) error {
 	s.Version = stateVersion
-	if err := writeJSONFile(filepath.Join(stateDir, StateFile), s); err != nil {
+	if err := hv.WriteJSONFile(filepath.Join(stateDir, StateFile), s); err != nil {
 		return fmt.Errorf("write VM state: %w", err)
 	}
 	return nil

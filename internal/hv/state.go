@@ -1,0 +1,59 @@
+package hv
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// StateFile is the file in a VM's state directory that describes it, written
+// by the backend that started it.
+const StateFile = "vm.json"
+
+// ReadState reads a backend's state file from a VM's state directory,
+// refusing a version other than want (version reads it from the decoded state).
+func ReadState[T any](stateDir string, want int, version func(*T) int) (T, error) {
+	var s T
+	path := filepath.Join(stateDir, StateFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return s, fmt.Errorf("%s has no %s: no VM was started there", stateDir, StateFile)
+	}
+	if err != nil {
+		return s, fmt.Errorf("read VM state: %w", err)
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return s, fmt.Errorf("read VM state %s: %w", path, err)
+	}
+	if v := version(&s); v != want {
+		return s, fmt.Errorf("VM state %s has version %d; this qoslab reads version %d (was the VM started by another qoslab release?)", path, v, want)
+	}
+	return s, nil
+}
+
+// WriteJSONFile replaces a file whole with v in JSON, so a concurrent reader
+// never sees half of it.
+func WriteJSONFile(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(append(b, '\n'))
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp.Name())
+	}
+	return err
+}
