@@ -22,10 +22,16 @@ type Cell struct {
 	Unit string `json:"unit"`
 	// TotalRate is per repeat: all threads' work over first start to last end.
 	TotalRate Summary `json:"total_rate"`
+	// TotalRates are the per-repeat total rates TotalRate summarizes, in
+	// repeat order: the values the rank tests and regressions use.
+	TotalRates []float64 `json:"total_rates"`
 	// ThreadRate pools every thread's own rate over all repeats.
 	ThreadRate Summary `json:"thread_rate"`
 	// Seconds is per repeat: first start to last end.
 	Seconds Summary `json:"seconds"`
+	// RepeatSeconds are the per-repeat times Seconds summarizes, in repeat
+	// order.
+	RepeatSeconds []float64 `json:"repeat_seconds"`
 	// QoSApplied lists the classes the threads read back as, ascending.
 	QoSApplied []int `json:"qos_applied"`
 	// QoSPartial counts records whose class was applied only in part or not at all.
@@ -78,7 +84,9 @@ func Cells(samples []results.Sample) []Cell {
 			secs = append(secs, float64(el)/1e9)
 		}
 		a.cell.TotalRate = Summarize(totals)
+		a.cell.TotalRates = totals
 		a.cell.Seconds = Summarize(secs)
+		a.cell.RepeatSeconds = secs
 		a.cell.ThreadRate = Summarize(a.rates)
 		for c := range a.applied {
 			a.cell.QoSApplied = append(a.cell.QoSApplied, c)

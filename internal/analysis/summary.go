@@ -7,33 +7,133 @@ import (
 	"sort"
 )
 
+// Confidence is the coverage asked of every confidence interval here.
+const Confidence = 0.95
+
 // Summary is the order statistics of a set of measurements.
 type Summary struct {
 	N      int     `json:"n"`
 	Median float64 `json:"median"`
 	Min    float64 `json:"min"`
 	Max    float64 `json:"max"`
+	// CILow and CIHigh bound the median's confidence interval (MedianCI at
+	// Confidence); CIConfidence is the coverage actually reached, below
+	// Confidence when there are too few measurements to reach it.
+	CILow        float64 `json:"ci_low"`
+	CIHigh       float64 `json:"ci_high"`
+	CIConfidence float64 `json:"ci_confidence"`
 }
 
-// Summarize returns n, median (mean of the middle two for even n), min and max;
-// NaN values are ignored. An empty input gives N=0 and NaN statistics.
+// Summarize returns n, median (mean of the middle two for even n), min, max
+// and the median's confidence interval (MedianCI at Confidence); NaN values
+// are ignored. An empty input gives N=0 and NaN statistics.
 func Summarize(xs []float64) Summary {
+	v := sortedFinite(xs)
+	if len(v) == 0 {
+		nan := math.NaN()
+		return Summary{Median: nan, Min: nan, Max: nan, CILow: nan, CIHigh: nan, CIConfidence: nan}
+	}
+	n := len(v)
+	ci := medianCISorted(v, Confidence)
+	return Summary{N: n, Median: median(v), Min: v[0], Max: v[n-1], CILow: ci.Low, CIHigh: ci.High, CIConfidence: ci.Confidence}
+}
+
+// sortedFinite returns a sorted copy of xs without its NaNs.
+func sortedFinite(xs []float64) []float64 {
 	v := make([]float64, 0, len(xs))
 	for _, x := range xs {
 		if !math.IsNaN(x) {
 			v = append(v, x)
 		}
 	}
-	if len(v) == 0 {
-		return Summary{Median: math.NaN(), Min: math.NaN(), Max: math.NaN()}
-	}
 	sort.Float64s(v)
+	return v
+}
+
+// median of sorted, non-empty v: the middle value, or the mean of the middle
+// two.
+func median(v []float64) float64 {
 	n := len(v)
-	med := v[n/2]
 	if n%2 == 0 {
-		med = (v[n/2-1] + v[n/2]) / 2
+		return (v[n/2-1] + v[n/2]) / 2
 	}
-	return Summary{N: n, Median: med, Min: v[0], Max: v[n-1]}
+	return v[n/2]
+}
+
+// ConfidenceInterval is an interval and the probability that it covers the
+// true value.
+type ConfidenceInterval struct {
+	Low        float64 `json:"low"`
+	High       float64 `json:"high"`
+	Confidence float64 `json:"confidence"`
+}
+
+// MedianCI returns a confidence interval for the population median by the
+// distribution-free order-statistic method: [x(k), x(n+1-k)] of the sorted
+// sample, with k from MedianCIOrder. Its coverage is exact for any
+// continuous distribution (the count of measurements below the median is
+// Binomial(n, 1/2)), so it needs no normality, which benchmark times lack.
+// When n is too small to reach the confidence asked for (n <= 5 at 95%),
+// it returns the widest interval the sample has, [min, max], with the lower
+// confidence that interval actually has, rather than an infinite one. NaNs are
+// ignored; an empty sample gives NaNs.
+func MedianCI(xs []float64, confidence float64) ConfidenceInterval {
+	v := sortedFinite(xs)
+	if len(v) == 0 {
+		return ConfidenceInterval{Low: math.NaN(), High: math.NaN(), Confidence: math.NaN()}
+	}
+	return medianCISorted(v, confidence)
+}
+
+func medianCISorted(v []float64, confidence float64) ConfidenceInterval {
+	n := len(v)
+	k, cov := MedianCIOrder(n, confidence)
+	return ConfidenceInterval{Low: v[k-1], High: v[n-k], Confidence: cov}
+}
+
+// MedianCIOrder returns the 1-based order k of the narrowest symmetric
+// interval [x(k), x(n+1-k)] whose coverage of the median, 1 - 2·P(B <= k-1)
+// for B ~ Binomial(n, 1/2), is at least confidence, and that coverage. When
+// even [x(1), x(n)] falls short it returns k=1 and that interval's coverage
+// (0 for n=1). It returns k=0 and NaN for n < 1.
+func MedianCIOrder(n int, confidence float64) (k int, coverage float64) {
+	if n < 1 {
+		return 0, math.NaN()
+	}
+	k, coverage = 1, 1-2*binomialHalfCDF(n, 0)
+	// Coverage falls as k grows, so walk inward while the next k still
+	// reaches the confidence asked for; the interval stays non-empty.
+	cdf := binomialHalfCDF(n, 0)
+	for j := 2; 2*j <= n+1; j++ {
+		cdf += binomialHalfPMF(n, j-1)
+		c := 1 - 2*cdf
+		if c < confidence {
+			break
+		}
+		k, coverage = j, c
+	}
+	return k, coverage
+}
+
+// binomialHalfPMF is P(B = i) for B ~ Binomial(n, 1/2), through log-gamma so
+// that large n neither overflows C(n, i) nor underflows 2^-n.
+func binomialHalfPMF(n, i int) float64 {
+	if i < 0 || i > n {
+		return 0
+	}
+	ln, _ := math.Lgamma(float64(n + 1))
+	li, _ := math.Lgamma(float64(i + 1))
+	lr, _ := math.Lgamma(float64(n - i + 1))
+	return math.Exp(ln - li - lr - float64(n)*math.Ln2)
+}
+
+// binomialHalfCDF is P(B <= j) for B ~ Binomial(n, 1/2).
+func binomialHalfCDF(n, j int) float64 {
+	var p float64
+	for i := 0; i <= j && i <= n; i++ {
+		p += binomialHalfPMF(n, i)
+	}
+	return p
 }
 
 // Interval is one thread's measured interval and work.

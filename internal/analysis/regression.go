@@ -1,0 +1,165 @@
+package analysis
+
+import (
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Regression is a straight line y = A + B·x fitted to N points, and the share
+// of y's variance it explains, R2.
+type Regression struct {
+	A  float64 `json:"a"`
+	B  float64 `json:"b"`
+	R2 float64 `json:"r2"`
+	N  int     `json:"n"`
+}
+
+// FitLine fits y = A + B·x by ordinary least squares: B = Sxy/Sxx,
+// A = mean(y) - B·mean(x), R² = 1 - SSres/SStot. Pairs with a NaN are
+// skipped. With fewer than two distinct x there is no line and A, B and R2
+// are NaN. When every y is equal the line fits exactly and R2 is 1 (as
+// scikit-learn's r2_score has it) rather than 0/0.
+func FitLine(x, y []float64) Regression {
+	var xs, ys []float64
+	for i := range min(len(x), len(y)) {
+		if math.IsNaN(x[i]) || math.IsNaN(y[i]) {
+			continue
+		}
+		xs = append(xs, x[i])
+		ys = append(ys, y[i])
+	}
+	n := len(xs)
+	nan := math.NaN()
+	r := Regression{A: nan, B: nan, R2: nan, N: n}
+	if n < 2 {
+		return r
+	}
+	var mx, my float64
+	for i := range xs {
+		mx += xs[i]
+		my += ys[i]
+	}
+	mx /= float64(n)
+	my /= float64(n)
+	// Deviations from the means (two passes) keep the sums exact enough
+	// when rates of 1e8 differ by only a few percent.
+	var sxx, sxy, syy float64
+	for i := range xs {
+		dx, dy := xs[i]-mx, ys[i]-my
+		sxx += dx * dx
+		sxy += dx * dy
+		syy += dy * dy
+	}
+	if sxx == 0 {
+		return r
+	}
+	r.B = sxy / sxx
+	r.A = my - r.B*mx
+	var ssRes float64
+	for i := range xs {
+		e := ys[i] - (r.A + r.B*xs[i])
+		ssRes += e * e
+	}
+	if syy == 0 {
+		r.R2 = 1
+	} else {
+		r.R2 = 1 - ssRes/syy
+	}
+	return r
+}
+
+// ClassRegression is the throughput regression R = A + B·T of one target's
+// total rate R on thread count T at one QoS class.
+type ClassRegression struct {
+	Target   string `json:"target"`
+	Workload string `json:"workload"`
+	Phase    string `json:"phase,omitempty"`
+	QoS      int    `json:"qos"`
+	Regression
+}
+
+// Label names the regression as the reference articles do: "Host QoS 33",
+// "VM QoS 9". It leaves out the workload; say it alongside when there are
+// several.
+func (c ClassRegression) Label() string {
+	return TargetLabel(c.Target) + " QoS " + strconv.Itoa(c.QoS)
+}
+
+// TargetLabel capitalizes a target's name for prose: "vm" is an acronym and
+// becomes "VM", anything else gets a capital first letter ("host" -> "Host").
+func TargetLabel(target string) string {
+	if strings.EqualFold(target, "vm") {
+		return "VM"
+	}
+	if target == "" {
+		return target
+	}
+	return strings.ToUpper(target[:1]) + target[1:]
+}
+
+// Regressions fits, for each (target, workload, phase, QoS) in the order the
+// cells first show it, R = A + B·T with one point per repeat: (threads, that
+// repeat's total rate). Points per repeat rather than per cell median let R2
+// show the scatter between repeats, and weight cells by how often they ran.
+func Regressions(cells []Cell) []ClassRegression {
+	type key struct {
+		target, workload, phase string
+		qos                     int
+	}
+	var order []key
+	points := map[key][2][]float64{}
+	for _, c := range cells {
+		k := key{c.Target, c.Workload, c.Phase, c.QoS}
+		p, ok := points[k]
+		if !ok {
+			order = append(order, k)
+		}
+		for _, r := range c.TotalRates {
+			p[0] = append(p[0], float64(c.Threads))
+			p[1] = append(p[1], r)
+		}
+		points[k] = p
+	}
+	out := make([]ClassRegression, 0, len(order))
+	for _, k := range order {
+		p := points[k]
+		out = append(out, ClassRegression{Target: k.target, Workload: k.workload, Phase: k.phase, QoS: k.qos, Regression: FitLine(p[0], p[1])})
+	}
+	return out
+}
+
+// FormatRegression writes a regression as the reference articles print one:
+//
+//	Host QoS 33: R = (1.411 x 10^7) + (1.4784 x 10^8).T
+//
+// Each coefficient is in scientific notation with 5 significant digits and
+// trailing zeros dropped: the article's six published coefficients all fit
+// that rule (1.4110 is printed 1.411). A negative coefficient keeps its sign
+// inside the parentheses, "(-2.1 x 10^6)", and zero is "(0 x 10^0)". Without
+// a fitted line it says so instead of printing NaNs.
+func FormatRegression(label string, r Regression) string {
+	if math.IsNaN(r.A) || math.IsNaN(r.B) {
+		return label + ": no regression (needs rates at two or more thread counts)"
+	}
+	return label + ": R = (" + sciNotation(r.A) + ") + (" + sciNotation(r.B) + ").T"
+}
+
+// sciNotation renders x as "m x 10^e" with m to 5 significant digits, its
+// trailing zeros dropped. strconv does the rounding, so 9.99996e7 becomes
+// "1 x 10^8", never "10 x 10^7".
+func sciNotation(x float64) string {
+	if x == 0 {
+		return "0 x 10^0"
+	}
+	s := strconv.FormatFloat(x, 'e', 4, 64) // "-1.4784e+08"
+	mant, exp, _ := strings.Cut(s, "e")
+	if strings.Contains(mant, ".") {
+		mant = strings.TrimRight(strings.TrimRight(mant, "0"), ".")
+	}
+	e, err := strconv.Atoi(exp)
+	if err != nil { // Inf: FormatFloat gives "+Inf", with no exponent
+		return s
+	}
+	return mant + " x 10^" + strconv.Itoa(e)
+}

@@ -1,0 +1,106 @@
+package analysis
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/qoslab/qoslab/internal/results"
+)
+
+func TestFitLine(t *testing.T) {
+	nan := math.NaN()
+	cases := []struct {
+		name string
+		x, y []float64
+		want Regression
+	}{
+		{"exact line", []float64{1, 2, 3, 4}, []float64{5, 8, 11, 14}, Regression{A: 2, B: 3, R2: 1, N: 4}},
+		{"falling line", []float64{0, 5, 10}, []float64{10, 0, -10}, Regression{A: 10, B: -2, R2: 1, N: 3}},
+		// By hand: means (2, 2), Sxx = 2, Sxy = 1, so B = 0.5, A = 1;
+		// residuals -0.5, 1, -0.5 give SSres = 1.5 of SStot = 2: R² = 0.25.
+		{"scatter", []float64{1, 2, 3}, []float64{1, 3, 2}, Regression{A: 1, B: 0.5, R2: 0.25, N: 3}},
+		// Repeats share an x: two points per thread count.
+		{"repeats", []float64{1, 1, 2, 2}, []float64{9, 11, 19, 21}, Regression{A: 0, B: 10, R2: 100.0 / 104, N: 4}},
+		{"flat", []float64{1, 2, 3}, []float64{7, 7, 7}, Regression{A: 7, B: 0, R2: 1, N: 3}},
+		{"nan pair skipped", []float64{1, nan, 2, 3}, []float64{5, 6, 8, 11}, Regression{A: 2, B: 3, R2: 1, N: 3}},
+		{"one x", []float64{2, 2, 2}, []float64{1, 2, 3}, Regression{A: nan, B: nan, R2: nan, N: 3}},
+		{"one point", []float64{1}, []float64{1}, Regression{A: nan, B: nan, R2: nan, N: 1}},
+		{"none", nil, nil, Regression{A: nan, B: nan, R2: nan}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := FitLine(c.x, c.y)
+			assert.Equal(t, c.want.N, got.N)
+			for _, f := range []struct {
+				name      string
+				want, got float64
+			}{{"A", c.want.A, got.A}, {"B", c.want.B, got.B}, {"R2", c.want.R2, got.R2}} {
+				if math.IsNaN(f.want) {
+					assert.True(t, math.IsNaN(f.got), "%s = %v, want NaN", f.name, f.got)
+				} else {
+					assert.InDelta(t, f.want, f.got, 1e-12, f.name)
+				}
+			}
+		})
+	}
+}
+
+func TestFormatRegression(t *testing.T) {
+	nan := math.NaN()
+	cases := []struct {
+		label string
+		r     Regression
+		want  string
+	}{
+		// reference/001's three equations, verbatim.
+		{"Host QoS 33", Regression{A: 1.411e7, B: 1.4784e8}, "Host QoS 33: R = (1.411 x 10^7) + (1.4784 x 10^8).T"},
+		{"VM QoS 33", Regression{A: 1.3628e7, B: 1.4717e8}, "VM QoS 33: R = (1.3628 x 10^7) + (1.4717 x 10^8).T"},
+		{"VM QoS 9", Regression{A: 1.2246e7, B: 1.4696e8}, "VM QoS 9: R = (1.2246 x 10^7) + (1.4696 x 10^8).T"},
+		// Five significant digits, rounded, trailing zeros dropped.
+		{"L", Regression{A: 1.234567e7, B: 2e8}, "L: R = (1.2346 x 10^7) + (2 x 10^8).T"},
+		{"L", Regression{A: 9.99996e7, B: 1.41104e8}, "L: R = (1 x 10^8) + (1.411 x 10^8).T"},
+		{"L", Regression{A: -2.1e6, B: 1.5e8}, "L: R = (-2.1 x 10^6) + (1.5 x 10^8).T"},
+		{"L", Regression{A: 0, B: -3.25e-2}, "L: R = (0 x 10^0) + (-3.25 x 10^-2).T"},
+		{"L", Regression{A: 12, B: 345678}, "L: R = (1.2 x 10^1) + (3.4568 x 10^5).T"},
+		{"Host QoS 9", Regression{A: nan, B: nan, N: 1}, "Host QoS 9: no regression (needs rates at two or more thread counts)"},
+	}
+	for _, c := range cases {
+		assert.Equal(t, c.want, FormatRegression(c.label, c.r))
+	}
+}
+
+func TestTargetLabel(t *testing.T) {
+	for in, want := range map[string]string{"host": "Host", "vm": "VM", "VM": "VM", "guest": "Guest", "": ""} {
+		assert.Equal(t, want, TargetLabel(in), in)
+	}
+	assert.Equal(t, "VM QoS 9", ClassRegression{Target: "vm", QoS: 9}.Label())
+}
+
+func TestRegressions(t *testing.T) {
+	// Two repeats at 1 and 2 threads on the host, one thread count on the vm.
+	var samples []results.Sample
+	add := func(target string, threads, repeat int, seconds float64) {
+		for i := range threads {
+			samples = append(samples, results.Sample{Target: target, Workload: "fp", QoS: 33, Threads: threads, Repeat: repeat, Index: i,
+				EndNs: int64(seconds * 1e9), Work: 100, Unit: "loops", QoSApplied: 33, QoSFull: true})
+		}
+	}
+	add("host", 1, 1, 1)    // 100/s
+	add("host", 1, 2, 0.5)  // 200/s
+	add("host", 2, 1, 0.5)  // 400/s
+	add("host", 2, 2, 0.25) // 800/s
+	add("vm", 4, 1, 1)
+	regs := Regressions(Cells(samples))
+	require.Len(t, regs, 2)
+	host := regs[0]
+	assert.Equal(t, "Host QoS 33", host.Label())
+	assert.Equal(t, 4, host.N, "one point per repeat")
+	// Means (1.5, 375); Sxx = 1, Sxy = 450: B = 450, A = -300.
+	assert.InDelta(t, 450, host.B, 1e-9)
+	assert.InDelta(t, -300, host.A, 1e-9)
+	assert.Equal(t, "vm", regs[1].Target)
+	assert.True(t, math.IsNaN(regs[1].B), "one thread count has no slope")
+}

@@ -1,0 +1,337 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// SubsumedSI is the subsumption index from which a verdict says yes: the VM
+// keeps at most a tenth of the host's QoS effect.
+const SubsumedSI = 0.9
+
+// minHostEffect is how far above 1 the host's QoS sensitivity must be for the
+// subsumption index to mean anything: SI divides by sens_host - 1, so below a
+// 1% host effect, 0.5% of noise in the VM's ratio would move SI by 0.5.
+const minHostEffect = 0.01
+
+// ThreadRatio compares two cells that differ in one factor (QoS class, or
+// target) at one thread count.
+type ThreadRatio struct {
+	Threads int `json:"threads"`
+	// Ratio is the median total rate of the first cell over the second's.
+	Ratio float64 `json:"ratio"`
+	// Test compares the two cells' per-repeat total rates.
+	Test UTest `json:"test"`
+}
+
+// Sensitivity is how much faster one target runs one workload (phase) at a
+// high QoS class than at a low one.
+type Sensitivity struct {
+	Target   string `json:"target"`
+	Workload string `json:"workload"`
+	Phase    string `json:"phase,omitempty"`
+	High     int    `json:"high"`
+	Low      int    `json:"low"`
+	// ByThreads has, per thread count with a cell at both classes
+	// (ascending), the median total rate at High over that at Low.
+	ByThreads []ThreadRatio `json:"by_threads"`
+	// Ratio pools ByThreads as their geometric mean, the usual mean of
+	// ratios (benchstat's too): each thread count counts once, and a 2x
+	// gain and a 2x loss cancel. NaN without thread counts or with a
+	// non-positive ratio.
+	Ratio float64 `json:"ratio"`
+	// Test is the stratified Mann-Whitney test of High against Low with
+	// thread counts as strata.
+	Test UTest `json:"test"`
+}
+
+// QoSSensitivity compares a target's total rates at the high QoS class with
+// those at the low one, for one workload and phase, at each of threads (every
+// thread count with cells at both classes when threads is nil; counts without
+// both cells are skipped). Rates are work per second for every workload,
+// bytes/s for compression too, so a ratio above 1 always means the high class
+// ran faster.
+func QoSSensitivity(cells []Cell, target, workload, phase string, high, low int, threads []int) Sensitivity {
+	s := Sensitivity{Target: target, Workload: workload, Phase: phase, High: high, Low: low}
+	hi := cellsByThreads(cells, target, workload, phase, high)
+	lo := cellsByThreads(cells, target, workload, phase, low)
+	if threads == nil {
+		for t := range hi {
+			if _, ok := lo[t]; ok {
+				threads = append(threads, t)
+			}
+		}
+	}
+	threads = slices.Clone(threads)
+	sort.Ints(threads)
+	var xs, ys [][]float64
+	for _, t := range slices.Compact(threads) {
+		h, okH := hi[t]
+		l, okL := lo[t]
+		if !okH || !okL {
+			continue
+		}
+		s.ByThreads = append(s.ByThreads, ThreadRatio{Threads: t, Ratio: h.TotalRate.Median / l.TotalRate.Median, Test: MannWhitney(h.TotalRates, l.TotalRates)})
+		xs = append(xs, h.TotalRates)
+		ys = append(ys, l.TotalRates)
+	}
+	s.Ratio = geomean(s.ByThreads)
+	s.Test = StratifiedMannWhitney(xs, ys)
+	return s
+}
+
+func cellsByThreads(cells []Cell, target, workload, phase string, qos int) map[int]Cell {
+	out := map[int]Cell{}
+	for _, c := range cells {
+		if c.Target == target && c.Workload == workload && c.Phase == phase && c.QoS == qos {
+			out[c.Threads] = c
+		}
+	}
+	return out
+}
+
+func geomean(rs []ThreadRatio) float64 {
+	if len(rs) == 0 {
+		return math.NaN()
+	}
+	var sum float64
+	for _, r := range rs {
+		if !(r.Ratio > 0) || math.IsInf(r.Ratio, 0) {
+			return math.NaN()
+		}
+		sum += math.Log(r.Ratio)
+	}
+	return math.Exp(sum / float64(len(rs)))
+}
+
+// TargetRatio compares one cell on two targets.
+type TargetRatio struct {
+	CellKey
+	// Base is the target divided by; CellKey.Target is the other one.
+	Base string `json:"base"`
+	// Ratio is the cell's median total rate on Target over that on Base.
+	Ratio float64 `json:"ratio"`
+	// Test compares the two targets' per-repeat total rates.
+	Test UTest `json:"test"`
+}
+
+// CompareTargets returns, for every cell of other that base also has (same
+// workload, phase, QoS and threads), in other's cell order, the ratio of the
+// median total rates other/base (the VM/host ratio for base "host" and other
+// "vm") and the Mann-Whitney test between their repeats.
+func CompareTargets(cells []Cell, base, other string) []TargetRatio {
+	type key struct {
+		workload, phase string
+		qos, threads    int
+	}
+	byKey := map[key]Cell{}
+	for _, c := range cells {
+		if c.Target == base {
+			byKey[key{c.Workload, c.Phase, c.QoS, c.Threads}] = c
+		}
+	}
+	var out []TargetRatio
+	for _, c := range cells {
+		if c.Target != other {
+			continue
+		}
+		b, ok := byKey[key{c.Workload, c.Phase, c.QoS, c.Threads}]
+		if !ok {
+			continue
+		}
+		out = append(out, TargetRatio{CellKey: c.CellKey, Base: base, Ratio: c.TotalRate.Median / b.TotalRate.Median, Test: MannWhitney(c.TotalRates, b.TotalRates)})
+	}
+	return out
+}
+
+// SubsumptionIndex is SI = 1 - (sensVM - 1)/(sensHost - 1): the share of the
+// host's QoS effect that the VM loses. 1 means the guest's classes all run
+// alike (subsumed by the vCPU thread's class), 0 that the VM keeps the host's
+// effect whole, and above 1 that the VM reverses it. It is undefined (ok
+// false) when the host itself has no QoS effect to lose, sensHost below 1.01,
+// or a sensitivity is not a number: dividing by a near-zero host effect would
+// turn noise into any SI at all.
+func SubsumptionIndex(sensHost, sensVM float64) (si float64, ok bool) {
+	if math.IsNaN(sensHost) || math.IsNaN(sensVM) || math.IsInf(sensHost, 0) || math.IsInf(sensVM, 0) || sensHost-1 < minHostEffect {
+		return math.NaN(), false
+	}
+	return 1 - (sensVM-1)/(sensHost-1), true
+}
+
+// Outcome is a verdict's answer.
+type Outcome string
+
+const (
+	// Subsumed: the host's QoS effect is significant and the VM keeps at
+	// most a tenth of it (SI >= SubsumedSI).
+	Subsumed Outcome = "yes"
+	// NotSubsumed: the host's effect is significant, the VM keeps more than
+	// a tenth of it, and the VM's own effect is significant too.
+	NotSubsumed Outcome = "no"
+	// Inconclusive: the run cannot tell. The host shows no significant QoS
+	// effect (so there is nothing to subsume; this must never read as yes),
+	// or the cells to compare are missing, or the VM keeps part of the
+	// effect without it being significant.
+	Inconclusive Outcome = "inconclusive"
+)
+
+// Verdict answers, for one workload (and phase), whether the guest's QoS
+// classes are subsumed in the VM.
+type Verdict struct {
+	Outcome Outcome `json:"outcome"`
+	// Reason says why an inconclusive verdict is one; empty otherwise.
+	Reason string `json:"reason,omitempty"`
+	// SI is the subsumption index of Host.Ratio and VM.Ratio; NaN when
+	// undefined (see SubsumptionIndex).
+	SI   float64     `json:"si"`
+	Host Sensitivity `json:"host"`
+	VM   Sensitivity `json:"vm"`
+}
+
+// Subsumption decides whether QoS is subsumed in the VM for one workload and
+// phase. It compares the highest and lowest QoS classes run on both targets,
+// at the thread counts where all four (target, class) cells exist, so host
+// and VM are judged on the same cells; each side's sensitivity is the
+// geometric mean over those thread counts with a stratified Mann-Whitney
+// test. The rule, in order:
+//
+//   - inconclusive when there are not two classes and a thread count on both;
+//   - inconclusive when the host's effect is not significant at Alpha, or
+//     the host's high class is not at least 1% faster (SI undefined): with no
+//     effect on the host the run cannot show one disappearing;
+//   - yes when SI >= SubsumedSI, whether or not what is left in the VM is
+//     significant: a significant 1% is still subsumption;
+//   - no when SI < SubsumedSI and the VM's own effect is significant;
+//   - inconclusive otherwise: the VM keeps part of the effect, but not
+//     significantly.
+func Subsumption(cells []Cell, workload, phase, host, vm string) Verdict {
+	none := func(target string) Sensitivity {
+		return Sensitivity{Target: target, Workload: workload, Phase: phase, Ratio: math.NaN(), Test: UTest{P: math.NaN()}}
+	}
+	v := Verdict{Outcome: Inconclusive, SI: math.NaN(), Host: none(host), VM: none(vm)}
+	classes := map[string]map[int]map[int]bool{host: {}, vm: {}} // target -> qos -> threads
+	for _, c := range cells {
+		byQoS, ok := classes[c.Target]
+		if !ok || c.Workload != workload || c.Phase != phase || len(c.TotalRates) == 0 {
+			continue
+		}
+		if byQoS[c.QoS] == nil {
+			byQoS[c.QoS] = map[int]bool{}
+		}
+		byQoS[c.QoS][c.Threads] = true
+	}
+	var common []int
+	for q := range classes[host] {
+		if classes[vm][q] != nil {
+			common = append(common, q)
+		}
+	}
+	sort.Ints(common)
+	if len(common) < 2 {
+		v.Reason = fmt.Sprintf("%s has no two QoS classes run on both %s and %s", workloadText(workload, phase), host, vm)
+		return v
+	}
+	high, low := common[len(common)-1], common[0]
+	var threads []int
+	for t := range classes[host][high] {
+		if classes[host][low][t] && classes[vm][high][t] && classes[vm][low][t] {
+			threads = append(threads, t)
+		}
+	}
+	if len(threads) == 0 {
+		v.Reason = fmt.Sprintf("%s has no thread count run at QoS %d and %d on both %s and %s", workloadText(workload, phase), high, low, host, vm)
+		return v
+	}
+	sort.Ints(threads)
+	v.Host = QoSSensitivity(cells, host, workload, phase, high, low, threads)
+	v.VM = QoSSensitivity(cells, vm, workload, phase, high, low, threads)
+	si, ok := SubsumptionIndex(v.Host.Ratio, v.VM.Ratio)
+	v.SI = si
+	switch {
+	case !v.Host.Test.Significant(Alpha):
+		v.Reason = fmt.Sprintf("%s's own QoS effect is not significant at %v, so this run cannot tell", host, Alpha)
+	case !ok:
+		v.Reason = fmt.Sprintf("on %s QoS %d is not faster than QoS %d, so there is no effect to subsume", host, high, low)
+	case si >= SubsumedSI:
+		v.Outcome = Subsumed
+	case v.VM.Test.Significant(Alpha):
+		v.Outcome = NotSubsumed
+	default:
+		v.Reason = fmt.Sprintf("%s keeps part of the effect but not significantly at %v", vm, Alpha)
+	}
+	return v
+}
+
+func workloadText(workload, phase string) string {
+	if phase == "" {
+		return workload
+	}
+	return workload + " (" + phase + ")"
+}
+
+// String renders the verdict as one line:
+//
+//	QoS subsumed in VM: yes (SI 0.97; host 33/9 = 3.1x, p<0.001; vm 33/9 = 1.01x, p=0.41)
+//
+// followed, for an inconclusive verdict, by ": " and the reason; when no cells
+// could be compared, the parenthesis is left out. SI prints
+// with two decimals ("n/a" when undefined), ratios as FormatRatio and p values
+// as FormatP.
+func (v Verdict) String() string {
+	head := "QoS subsumed in " + TargetLabel(v.VM.Target) + ": " + string(v.Outcome)
+	if len(v.Host.ByThreads) == 0 || len(v.VM.ByThreads) == 0 { // nothing was compared
+		return head + ": " + v.Reason
+	}
+	si := "n/a"
+	if !math.IsNaN(v.SI) {
+		si = strconv.FormatFloat(v.SI, 'f', 2, 64)
+	}
+	side := func(s Sensitivity) string {
+		return fmt.Sprintf("%s %d/%d = %s, %s", s.Target, s.High, s.Low, FormatRatio(s.Ratio), FormatP(s.Test.P))
+	}
+	line := fmt.Sprintf("%s (SI %s; %s; %s)", head, si, side(v.Host), side(v.VM))
+	if v.Reason != "" {
+		line += ": " + v.Reason
+	}
+	return line
+}
+
+// FormatRatio renders a ratio with three significant digits (every integer
+// digit from 1000 up), trailing zeros dropped and never in exponent form:
+// "3.1x", "1.01x", "12.3x", "0.5x"; "n/a" when it is not a number.
+func FormatRatio(r float64) string {
+	if math.IsNaN(r) || math.IsInf(r, 0) {
+		return "n/a"
+	}
+	if r == 0 {
+		return "0x"
+	}
+	decimals := max(0, 2-int(math.Floor(math.Log10(math.Abs(r)))))
+	s := strconv.FormatFloat(r, 'f', decimals, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s + "x"
+}
+
+// FormatDelta renders a comparison's ratio as benchstat does its delta: "~"
+// when the difference is not significant at alpha, else the ratio and p,
+// "3.1x (p<0.001)".
+func FormatDelta(ratio float64, t UTest, alpha float64) string {
+	if !t.Significant(alpha) {
+		return "~"
+	}
+	return FormatRatio(ratio) + " (" + FormatP(t.P) + ")"
+}
+
+// FastestFirst returns the cells sorted by median total rate, highest first;
+// cells with equal rates keep their order.
+func FastestFirst(cells []Cell) []Cell {
+	out := slices.Clone(cells)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].TotalRate.Median > out[j].TotalRate.Median })
+	return out
+}
