@@ -74,11 +74,15 @@ type BenchAgent interface {
 func NewCmdBench(f *Factory, runF func(context.Context, *BenchOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench",
-		Short: "Measure workloads at QoS classes and thread counts on this machine",
+		Short: "Measure workloads at QoS classes and thread counts, on the host and in VMs",
 		Long: `bench runs a matrix of cells (workload x QoS class x thread count), each
-repeated, through a local qoslab-agent, and prints per-cell statistics.
+repeated, through the same qoslab-agent on every target: a local child for
+host, the agent inside a VM for vm (booted for the run, or --vm NAME). With
+--target host,vm the targets alternate within every repeat and are printed
+side by side with the vm/host ratio.
 
   qoslab bench --workload fp --qos 9,33 --threads 1-4 --loops 2e8 --repeat 3
+  qoslab bench --target host,vm --workload fp --qos background,default --contention 2
   qoslab bench --workload compress,decompress --qos background,user-interactive --size 256MiB
   qoslab bench --workload fp --qos background,default --contention 2 --format csv --out fp.csv
 
