@@ -1,0 +1,343 @@
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/qoslab/qoslab/internal/version"
+)
+
+// The files of a results directory (DESIGN.md, "Results").
+const (
+	RunFile         = "run.json"
+	SamplesFile     = "samples.jsonl"
+	TelemetryFile   = "telemetry.jsonl"
+	SummaryJSONFile = "summary.json"
+	SummaryCSVFile  = "summary.csv"
+	SummaryMDFile   = "summary.md"
+	PlotsDir        = "plots"
+	ReportFile      = "report.html"
+)
+
+// timestampLayout is the UTC timestamp in a results directory's name: basic
+// ISO 8601, so names sort by start time and hold no colons (which macOS
+// Finder and Windows shares show or take badly).
+const timestampLayout = "20060102T150405Z"
+
+// Run is run.json: what was run, by which qoslab, on what, and how it ended.
+type Run struct {
+	SchemaVersion string `json:"schema_version"`
+	ToolVersion   string `json:"tool_version"`
+	Name          string `json:"name"`
+	// Spec is the experiment spec as applied (defaults filled in), kept as
+	// JSON so this package need not know its Go type.
+	Spec    json.RawMessage `json:"spec"`
+	Seed    uint64          `json:"seed"`
+	Started time.Time       `json:"started"`
+	// Finished is when the run last ended, with or without an error; null
+	// while it runs and after a crash.
+	Finished *time.Time `json:"finished"`
+	// Targets maps a target's name ("host", "vm") to its agent's Info.
+	Targets map[string]json.RawMessage `json:"targets"`
+	// Machines describes the VMs as the host sees them.
+	Machines json.RawMessage `json:"machines,omitempty"`
+	Notes    []string        `json:"notes,omitempty"`
+	// Error is why the run stopped before finishing every cell; empty when
+	// it did not.
+	Error string `json:"error,omitempty"`
+	// Resumed lists when the run was taken up again with --resume.
+	Resumed []time.Time `json:"resumed,omitempty"`
+}
+
+// Complete reports whether the run ended having finished every cell.
+func (r *Run) Complete() bool { return r.Finished != nil && r.Error == "" }
+
+// Dir is one run's results directory. It is not safe for concurrent use.
+type Dir struct {
+	Path string
+	// Run is run.json as last saved or read; change it and call SaveRun.
+	Run Run
+}
+
+// Create makes the results directory <parent>/<name>-<UTC timestamp>/ for a
+// run starting at now and writes its run.json. It never reuses a directory:
+// finishing an interrupted run is Open and Resume.
+func Create(parent, name string, now time.Time) (*Dir, error) {
+	if err := checkRunName(name); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, fmt.Errorf("create results directory in %s: %w", parent, err)
+	}
+	now = now.UTC()
+	path := filepath.Join(parent, name+"-"+now.Format(timestampLayout))
+	if err := os.Mkdir(path, 0o755); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("results directory %s already exists (another run named %q started in the same second?): wait a second and start again, or use --resume %s to finish that run", path, name, path)
+		}
+		return nil, fmt.Errorf("create results directory: %w", err)
+	}
+	d := &Dir{Path: path, Run: Run{
+		SchemaVersion: SchemaVersion, ToolVersion: version.String(), Name: name,
+		Spec: json.RawMessage("null"), Started: now, Targets: map[string]json.RawMessage{},
+	}}
+	// The new name must survive a crash as well as the files in it.
+	if err := syncDir(parent); err != nil {
+		return nil, fmt.Errorf("create results directory %s: %w", path, err)
+	}
+	if err := d.SaveRun(); err != nil {
+		os.Remove(path) // empty still: leave no directory List would call broken
+		return nil, err
+	}
+	return d, nil
+}
+
+func checkRunName(name string) error {
+	ok := name != "" && name[0] != '.' && name[0] != '-'
+	for _, c := range name {
+		if !ok {
+			break
+		}
+		ok = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+	}
+	if !ok {
+		return fmt.Errorf("run name %q cannot name a results directory: use letters, digits, '.', '_' and '-', not first '.' or '-'", name)
+	}
+	return nil
+}
+
+// Open reads the results directory at path, for --resume or to show it. It
+// refuses a directory written with a schema major this build cannot read.
+func Open(path string) (*Dir, error) {
+	b, err := os.ReadFile(filepath.Join(path, RunFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, serr := os.Stat(path); serr != nil {
+			return nil, fmt.Errorf("open results %s: %w", path, serr)
+		}
+		return nil, fmt.Errorf("open results %s: it has no %s, so it is not a qoslab results directory (or its run crashed as it began)", path, RunFile)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open results %s: %w", path, err)
+	}
+	// Check the version before anything else: a newer major may have
+	// changed what the other fields mean.
+	var head struct {
+		SchemaVersion string `json:"schema_version"`
+		ToolVersion   string `json:"tool_version"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		return nil, fmt.Errorf("open results %s: %s is not a qoslab run description: %w", path, RunFile, err)
+	}
+	if err := CheckSchema(head.SchemaVersion); err != nil {
+		return nil, fmt.Errorf("open results %s (written by qoslab %s): %w", path, orUnknown(head.ToolVersion), err)
+	}
+	d := &Dir{Path: path}
+	if err := json.Unmarshal(b, &d.Run); err != nil {
+		return nil, fmt.Errorf("open results %s: %s: %w", path, RunFile, err)
+	}
+	if d.Run.Targets == nil { // so that a resumed run can add its targets
+		d.Run.Targets = map[string]json.RawMessage{}
+	}
+	return d, nil
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "of unknown version"
+	}
+	return s
+}
+
+// SaveRun replaces run.json with d.Run, atomically: a crash leaves the old
+// file or the new one, never part of either.
+func (d *Dir) SaveRun() error {
+	b, err := json.MarshalIndent(&d.Run, "", "  ")
+	if err != nil {
+		return fmt.Errorf("save %s: %w", filepath.Join(d.Path, RunFile), err)
+	}
+	return WriteFileAtomic(filepath.Join(d.Path, RunFile), append(b, '\n'))
+}
+
+// Finish records that the run ended at now, with runErr saying why it
+// stopped early (nil when every cell finished), and saves run.json.
+func (d *Dir) Finish(now time.Time, runErr error) error {
+	t := now.UTC()
+	d.Run.Finished = &t
+	d.Run.Error = ""
+	if runErr != nil {
+		d.Run.Error = runErr.Error()
+	}
+	return d.SaveRun()
+}
+
+// Resume records that the run is taken up again at now: it is unfinished
+// again, and how it stopped before moves to its notes. It refuses a run that
+// already finished every cell, and one written with a newer schema minor,
+// whose fields this build would drop when it saves run.json.
+func (d *Dir) Resume(now time.Time) error {
+	if d.Run.Complete() {
+		return fmt.Errorf("resume %s: the run finished every cell at %s; there is nothing to resume", d.Path, d.Run.Finished.Format(time.RFC3339))
+	}
+	if newerMinor(d.Run.SchemaVersion) {
+		return fmt.Errorf("resume %s: it was written with result schema %s, newer than this qoslab's %s: resume it with qoslab %s or later", d.Path, d.Run.SchemaVersion, SchemaVersion, orUnknown(d.Run.ToolVersion))
+	}
+	now = now.UTC()
+	switch {
+	case d.Run.Error != "" && d.Run.Finished != nil:
+		d.Run.Notes = append(d.Run.Notes, fmt.Sprintf("stopped at %s: %s", d.Run.Finished.Format(time.RFC3339), d.Run.Error))
+	case d.Run.Finished == nil:
+		d.Run.Notes = append(d.Run.Notes, "stopped without recording why (a crash or kill)")
+	}
+	if v := version.String(); v != d.Run.ToolVersion {
+		d.Run.Notes = append(d.Run.Notes, fmt.Sprintf("resumed at %s by qoslab %s (it was started by qoslab %s)", now.Format(time.RFC3339), v, orUnknown(d.Run.ToolVersion)))
+		d.Run.ToolVersion = v
+	}
+	d.Run.SchemaVersion = SchemaVersion
+	d.Run.Finished = nil
+	d.Run.Error = ""
+	d.Run.Resumed = append(d.Run.Resumed, now)
+	return d.SaveRun()
+}
+
+// newerMinor reports whether v, of this build's major, has a newer minor.
+func newerMinor(v string) bool {
+	_, minor, _ := strings.Cut(v, ".")
+	_, ours, _ := strings.Cut(SchemaVersion, ".")
+	m, err1 := strconv.Atoi(minor)
+	o, err2 := strconv.Atoi(ours)
+	return err1 == nil && err2 == nil && m > o
+}
+
+// OpenSamples opens the directory's samples.jsonl for appending (see
+// OpenSampleLog).
+func (d *Dir) OpenSamples() (*SampleLog, *TornTail, error) {
+	return OpenSampleLog(filepath.Join(d.Path, SamplesFile))
+}
+
+// ReadSamples reads the directory's samples.jsonl (see ReadSamples); a run
+// that has not finished a cell yet may have none, which gives no records.
+func (d *Dir) ReadSamples() ([]Record, *TornTail, error) {
+	recs, torn, err := ReadSamples(filepath.Join(d.Path, SamplesFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	return recs, torn, err
+}
+
+// Entry is one results directory as `qoslab results list` shows it.
+type Entry struct {
+	Path string
+	// Run is its run.json; zero when that could not be read (see Err).
+	Run Run
+	// SpecName is the name inside the spec, when it has one.
+	SpecName string
+	// Samples counts the records of finished cell runs in samples.jsonl.
+	Samples int
+	// Torn is the unfinished end of samples.jsonl a crash left, if any.
+	Torn *TornTail
+	// Err says why the directory could not be read in full; nil when it
+	// could.
+	Err error
+}
+
+// List returns the results directories under parent, oldest first. A
+// directory that cannot be read in full is listed with Err set rather than
+// failing the list; hidden directories are skipped.
+func List(parent string) ([]Entry, error) {
+	des, err := os.ReadDir(parent)
+	if err != nil {
+		return nil, fmt.Errorf("list results in %s: %w", parent, err)
+	}
+	var out []Entry
+	for _, de := range des {
+		if !de.IsDir() || strings.HasPrefix(de.Name(), ".") {
+			continue
+		}
+		e := Entry{Path: filepath.Join(parent, de.Name())}
+		d, err := Open(e.Path)
+		if err != nil {
+			e.Err = err
+			out = append(out, e)
+			continue
+		}
+		e.Run = d.Run
+		var spec struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(d.Run.Spec, &spec) == nil {
+			e.SpecName = spec.Name
+		}
+		recs, torn, err := d.ReadSamples()
+		e.Samples, e.Torn, e.Err = len(recs), torn, err
+		out = append(out, e)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if !out[i].Run.Started.Equal(out[j].Run.Started) {
+			return out[i].Run.Started.Before(out[j].Run.Started)
+		}
+		return out[i].Path < out[j].Path
+	})
+	return out, nil
+}
+
+// WriteFileAtomic replaces path with data so that a crash or a full disk
+// leaves either the old file or the new one whole: it writes a temporary
+// file beside it, syncs it, renames it over path and syncs the directory.
+func WriteFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	fail := func(err error) error {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w (the previous version, if any, is untouched)", path, err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		return fail(err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		return fail(err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := syncDir(dir); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// syncDir makes a directory's entries (a new or renamed file) durable, which
+// syncing the file alone does not.
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	return nil
+}

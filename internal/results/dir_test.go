@@ -1,0 +1,212 @@
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var start = time.Date(2026, 11, 21, 1, 55, 0, 123, time.FixedZone("CET", 3600))
+
+func TestCreate(t *testing.T) {
+	parent := filepath.Join(t.TempDir(), "qoslab-results")
+	d, err := Create(parent, "subsumption", start)
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(parent, "subsumption-20261121T005500Z"), d.Path, "the name carries the UTC time")
+
+	b, err := os.ReadFile(filepath.Join(d.Path, RunFile))
+	require.NoError(t, err)
+	var raw map[string]any
+	require.NoError(t, json.Unmarshal(b, &raw))
+	assert.Equal(t, SchemaVersion, raw["schema_version"])
+	assert.Equal(t, "subsumption", raw["name"])
+	assert.Contains(t, raw, "finished")
+	assert.Nil(t, raw["finished"], "a run that has not ended says finished: null")
+	assert.NotEmpty(t, raw["tool_version"])
+
+	again, err := Open(d.Path)
+	require.NoError(t, err)
+	assert.True(t, start.Equal(again.Run.Started))
+	assert.False(t, again.Run.Complete())
+
+	_, err = Create(parent, "subsumption", start.Add(500*time.Millisecond))
+	require.Error(t, err, "the same second gives the same name, which must not be reused")
+	assert.ErrorContains(t, err, "already exists")
+	assert.ErrorContains(t, err, "--resume")
+
+	entries, err := os.ReadDir(d.Path)
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "no temporary file is left beside run.json")
+	assert.Equal(t, RunFile, entries[0].Name())
+}
+
+func TestCreateRefusesBadNames(t *testing.T) {
+	for _, name := range []string{"", "a/b", "..", ".hidden", "-flag", "two words", `back\slash`} {
+		_, err := Create(t.TempDir(), name, start)
+		assert.ErrorContains(t, err, "cannot name a results directory", "%q", name)
+	}
+	_, err := Create(t.TempDir(), "ok_name-1.2", start)
+	assert.NoError(t, err)
+}
+
+func writeRunJSON(t *testing.T, dir, body string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, RunFile), []byte(body), 0o644))
+}
+
+func TestOpenRefuses(t *testing.T) {
+	base := t.TempDir()
+	newer := filepath.Join(base, "newer")
+	writeRunJSON(t, newer, `{"schema_version": "2.1", "tool_version": "v9.0.0", "name": "x", "targets": "a new shape"}`)
+	noVersion := filepath.Join(base, "noversion")
+	writeRunJSON(t, noVersion, `{"name": "x"}`)
+	notJSON := filepath.Join(base, "notjson")
+	writeRunJSON(t, notJSON, `{"schema_version": "1.0", `)
+	empty := filepath.Join(base, "empty")
+	require.NoError(t, os.Mkdir(empty, 0o755))
+
+	for _, tc := range []struct {
+		path string
+		want []string
+	}{
+		{newer, []string{newer, "schema 2.1", "reads 1.x", "v9.0.0"}},
+		{noVersion, []string{"not MAJOR.MINOR"}},
+		{notJSON, []string{"not a qoslab run description"}},
+		{empty, []string{"no run.json", "not a qoslab results directory"}},
+		{filepath.Join(base, "missing"), []string{"no such file"}},
+	} {
+		_, err := Open(tc.path)
+		require.Error(t, err, tc.path)
+		for _, w := range tc.want {
+			assert.ErrorContains(t, err, w)
+		}
+	}
+}
+
+func TestFinishAndResume(t *testing.T) {
+	d, err := Create(t.TempDir(), "run", start)
+	require.NoError(t, err)
+	d.Run.Spec = json.RawMessage(`{"name":"subsumption","repeat":5}`)
+	d.Run.Targets["host"] = json.RawMessage(`{"os":"linux"}`)
+	require.NoError(t, d.Finish(start.Add(time.Minute), errors.New("interrupted")))
+
+	d, err = Open(d.Path)
+	require.NoError(t, err)
+	require.NotNil(t, d.Run.Finished)
+	assert.Equal(t, "interrupted", d.Run.Error)
+	assert.False(t, d.Run.Complete())
+	assert.JSONEq(t, `{"name":"subsumption","repeat":5}`, string(d.Run.Spec))
+	assert.JSONEq(t, `{"os":"linux"}`, string(d.Run.Targets["host"]))
+
+	require.NoError(t, d.Resume(start.Add(time.Hour)))
+	d, err = Open(d.Path)
+	require.NoError(t, err)
+	assert.Nil(t, d.Run.Finished, "a resumed run is unfinished again")
+	assert.Empty(t, d.Run.Error)
+	require.Len(t, d.Run.Resumed, 1)
+	assert.True(t, start.Add(time.Hour).Equal(d.Run.Resumed[0]))
+	require.NotEmpty(t, d.Run.Notes)
+	assert.Contains(t, d.Run.Notes[0], "interrupted", "how it stopped is kept")
+
+	require.NoError(t, d.Resume(start.Add(2*time.Hour)), "a crash (no finish recorded) can be resumed")
+	assert.Contains(t, d.Run.Notes[len(d.Run.Notes)-1], "without recording why")
+
+	require.NoError(t, d.Finish(start.Add(3*time.Hour), nil))
+	assert.True(t, d.Run.Complete())
+	assert.ErrorContains(t, d.Resume(start.Add(4*time.Hour)), "nothing to resume")
+}
+
+func TestResumeRefusesNewerMinor(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "r")
+	writeRunJSON(t, dir, `{"schema_version": "1.9", "tool_version": "v1.9.0", "name": "r", "started": "2026-11-21T00:00:00Z", "finished": null, "future_field": 1}`)
+	d, err := Open(dir)
+	require.NoError(t, err, "a newer minor is readable")
+	assert.NotNil(t, d.Run.Targets, "targets can be added even when run.json had none")
+	err = d.Resume(start)
+	assert.ErrorContains(t, err, "newer than this qoslab's "+SchemaVersion)
+	b, rerr := os.ReadFile(filepath.Join(dir, RunFile))
+	require.NoError(t, rerr)
+	assert.Contains(t, string(b), "future_field", "run.json is left as it was")
+}
+
+func TestList(t *testing.T) {
+	parent := t.TempDir()
+	old, err := Create(parent, "old", start)
+	require.NoError(t, err)
+	old.Run.Spec = json.RawMessage(`{"name": "subsumption-spec"}`)
+	log, _, err := old.OpenSamples()
+	require.NoError(t, err)
+	require.NoError(t, log.Append(cellRun("host/fp/33/2", "host", 1, 2)...))
+	require.NoError(t, log.Close())
+	require.NoError(t, old.Finish(start.Add(time.Minute), nil))
+
+	torn, err := Create(parent, "torn", start.Add(time.Hour))
+	require.NoError(t, err)
+	log, _, err = torn.OpenSamples()
+	require.NoError(t, err)
+	require.NoError(t, log.Append(cellRun("host/fp/33/1", "host", 1, 1)...))
+	require.NoError(t, log.Close())
+	appendBytes(t, filepath.Join(torn.Path, SamplesFile), `{"schema_version":"1.0","cell":"host/fp/9/1"`)
+
+	writeRunJSON(t, filepath.Join(parent, "newer-20300101T000000Z"), `{"schema_version": "3.0"}`)
+	require.NoError(t, os.Mkdir(filepath.Join(parent, "stray"), 0o755))
+	require.NoError(t, os.Mkdir(filepath.Join(parent, ".hidden"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(parent, "notes.txt"), nil, 0o644))
+
+	entries, err := List(parent)
+	require.NoError(t, err)
+	require.Len(t, entries, 4)
+	// Unreadable directories have no start time, so they come first, by path.
+	assert.Equal(t, filepath.Join(parent, "newer-20300101T000000Z"), entries[0].Path)
+	assert.ErrorContains(t, entries[0].Err, "schema 3.0")
+	assert.Equal(t, filepath.Join(parent, "stray"), entries[1].Path)
+	assert.ErrorContains(t, entries[1].Err, "no run.json")
+
+	assert.Equal(t, old.Path, entries[2].Path)
+	assert.NoError(t, entries[2].Err)
+	assert.Equal(t, "old", entries[2].Run.Name)
+	assert.Equal(t, "subsumption-spec", entries[2].SpecName)
+	assert.True(t, entries[2].Run.Complete())
+	assert.Equal(t, 2, entries[2].Samples)
+
+	assert.Equal(t, torn.Path, entries[3].Path)
+	assert.NoError(t, entries[3].Err)
+	assert.False(t, entries[3].Run.Complete())
+	assert.Equal(t, 1, entries[3].Samples)
+	require.NotNil(t, entries[3].Torn)
+	assert.Equal(t, 2, entries[3].Torn.Line)
+
+	_, err = List(filepath.Join(parent, "missing"))
+	assert.ErrorContains(t, err, "list results in")
+}
+
+func TestWriteFileAtomicKeepsOldOnFailure(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "summary.json")
+	require.NoError(t, WriteFileAtomic(path, []byte("old\n")))
+	require.NoError(t, WriteFileAtomic(path, []byte("new\n")))
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "new\n", string(b))
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o644), fi.Mode().Perm(), "results are readable by others, unlike a temp file's 0600")
+
+	err = WriteFileAtomic(filepath.Join(dir, "missing", "x.json"), []byte("x"))
+	assert.ErrorContains(t, err, filepath.Join(dir, "missing", "x.json"))
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	assert.Equal(t, "summary.json", strings.Join(names, ","))
+}

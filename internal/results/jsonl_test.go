@@ -1,0 +1,346 @@
+package results
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// cellRun makes the n records (threads) of one cell run.
+func cellRun(cell, target string, repeat, n int) []Record {
+	out := make([]Record, n)
+	for i := range out {
+		out[i] = Record{
+			Cell: cell,
+			Sample: Sample{Target: target, Workload: "fp", QoS: 33, Threads: n, Repeat: repeat, Index: i,
+				StartNs: int64(10 * i), EndNs: 2e9 + int64(i), Work: 2e8, Unit: "loops", Rate: 1e8 + float64(i),
+				QoSApplied: 33, QoSFull: true, CPUs: []int{i}, Contention: 2},
+			Metrics:    map[string]float64{"verified": 1},
+			RecordedAt: time.Date(2026, 11, 21, 2, 0, repeat, 0, time.UTC),
+		}
+	}
+	return out
+}
+
+func appendBytes(t *testing.T, path, s string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(s)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+}
+
+func TestAppendAndRead(t *testing.T) {
+	path := filepath.Join(t.TempDir(), SamplesFile)
+	log, torn, err := OpenSampleLog(path)
+	require.NoError(t, err)
+	assert.Nil(t, torn)
+	first, second := cellRun("host/fp/33/2", "host", 1, 2), cellRun("vm/fp/33/3", "vm", 1, 3)
+	second[0].RecordedAt = time.Time{}
+	require.NoError(t, log.Append(first...))
+	require.NoError(t, log.Append(second...))
+	require.NoError(t, log.Append(), "nothing to append is not an error")
+	require.NoError(t, log.Close())
+
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	require.Len(t, lines, 5, "one line per record")
+	var line map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &line))
+	for _, k := range []string{"schema_version", "cell", "run_records", "target", "repeat", "workload", "rate", "metrics", "recorded_at"} {
+		assert.Contains(t, line, k)
+	}
+	assert.Equal(t, "host/fp/33/2", line["cell"])
+	assert.EqualValues(t, 2, line["run_records"])
+
+	recs, torn, err := ReadSamples(path)
+	require.NoError(t, err)
+	assert.Nil(t, torn)
+	require.Len(t, recs, 5)
+	for i, want := range append(first, second...) {
+		got := recs[i]
+		assert.Equal(t, SchemaVersion, got.SchemaVersion)
+		if i == 2 {
+			assert.WithinDuration(t, time.Now(), got.RecordedAt, time.Minute, "an unset time is stamped")
+			got.RecordedAt = want.RecordedAt
+		}
+		want.SchemaVersion = SchemaVersion
+		want.RunRecords = map[bool]int{true: 2, false: 3}[i < 2]
+		assert.Equal(t, want, got, "record %d", i)
+	}
+	assert.Equal(t, "vm", Samples(recs)[4].Target)
+}
+
+func TestAppendRefuses(t *testing.T) {
+	path := filepath.Join(t.TempDir(), SamplesFile)
+	log, _, err := OpenSampleLog(path)
+	require.NoError(t, err)
+	defer log.Close()
+
+	mixed := append(cellRun("host/fp/33/1", "host", 1, 1), cellRun("host/fp/33/1", "host", 2, 1)...)
+	assert.ErrorContains(t, log.Append(mixed...), "one cell run at a time")
+	assert.ErrorContains(t, log.Append(cellRun("", "host", 1, 1)...), "no cell name")
+	nan := cellRun("host/fp/33/2", "host", 1, 2)
+	nan[1].Rate = math.NaN()
+	err = log.Append(nan...)
+	assert.ErrorContains(t, err, "unsupported value: NaN")
+	assert.ErrorContains(t, err, "thread 1")
+
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Zero(t, fi.Size(), "a refused cell run writes nothing")
+
+	require.NoError(t, log.Close())
+	assert.ErrorContains(t, log.Append(cellRun("c", "host", 1, 1)...), "closed")
+}
+
+// sampleFile writes lines (each given its newline unless it is the torn
+// last one) and returns the path.
+func sampleFile(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), SamplesFile)
+	require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+	return path
+}
+
+func lines(recs []Record) string {
+	var b bytes.Buffer
+	for _, r := range recs {
+		r.SchemaVersion = SchemaVersion
+		if r.RunRecords == 0 {
+			r.RunRecords = r.Threads
+		}
+		line, err := json.Marshal(r)
+		if err != nil {
+			panic(err)
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func TestReadSamplesTornTail(t *testing.T) {
+	whole := lines(cellRun("a", "host", 1, 2))
+	threeOfThree := cellRun("b", "host", 1, 3)
+	partial := lines(threeOfThree[:2]) // whole lines of a run that lost its third
+	tornLine := lines(threeOfThree[2:3])
+	tornLine = tornLine[:len(tornLine)/2]
+	for _, tc := range []struct {
+		name    string
+		content string
+		records int
+		torn    *TornTail
+	}{
+		{"clean", whole, 2, nil},
+		{"empty", "", 0, nil},
+		{"trailing blank line", whole + "\n", 2, nil},
+		{"torn line", whole + tornLine, 2, &TornTail{Line: 3, Offset: int64(len(whole)), Bytes: int64(len(tornLine))}},
+		{"complete json without its newline", whole + strings.TrimSuffix(lines(cellRun("c", "host", 1, 1)), "\n"), 2,
+			&TornTail{Line: 3, Offset: int64(len(whole)), Bytes: int64(len(lines(cellRun("c", "host", 1, 1))) - 1)}},
+		{"bad last line with its newline", whole + "\x00\x00\x00}\n", 2, &TornTail{Line: 3, Offset: int64(len(whole)), Bytes: 5}},
+		{"run without its last record", whole + partial, 2, &TornTail{Line: 3, Offset: int64(len(whole)), Bytes: int64(len(partial)), Records: 2}},
+		{"run torn in its last record", whole + partial + tornLine, 2,
+			&TornTail{Line: 3, Offset: int64(len(whole)), Bytes: int64(len(partial) + len(tornLine)), Records: 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := sampleFile(t, tc.content)
+			recs, torn, err := ReadSamples(path)
+			require.NoError(t, err)
+			assert.Len(t, recs, tc.records)
+			if tc.torn == nil {
+				assert.Nil(t, torn)
+				return
+			}
+			tc.torn.Path = path
+			assert.Equal(t, tc.torn, torn)
+			assert.Contains(t, torn.String(), "line 3")
+		})
+	}
+}
+
+// TestTornAtEveryByte cuts a cell run short at every byte, as a kill in the
+// middle of its write can: the runs before it are always read whole and the
+// cut one never.
+func TestTornAtEveryByte(t *testing.T) {
+	before := lines(cellRun("a", "host", 1, 2))
+	run := lines(cellRun("b", "host", 1, 3))
+	for cut := 1; cut < len(run); cut++ {
+		recs, torn, err := parseSamples("samples.jsonl", []byte(before+run[:cut]))
+		require.NoError(t, err, "cut at %d", cut)
+		require.Len(t, recs, 2, "cut at %d", cut)
+		require.NotNil(t, torn, "cut at %d", cut)
+		require.Equal(t, int64(len(before)), torn.Offset, "cut at %d", cut)
+		require.Equal(t, int64(cut), torn.Bytes, "cut at %d", cut)
+	}
+}
+
+func TestReadSamplesRefusesDamageInTheMiddle(t *testing.T) {
+	whole := lines(cellRun("a", "host", 1, 1))
+	three := cellRun("b", "host", 1, 3)
+	for _, tc := range []struct {
+		name, content string
+		want          []string
+	}{
+		{"garbage", whole + "not json\n" + whole, []string{"line 2 is not a sample record", "damaged before its end"}},
+		{"torn line buried", whole + strings.TrimSuffix(whole, "}\n") + "\n" + whole, []string{"line 2"}},
+		{"newer major", whole + strings.Replace(whole, `"schema_version":"1.0"`, `"schema_version":"2.0"`, 1), []string{"line 2", "schema 2.0", "reads 1.x"}},
+		{"newer major with a changed field", whole + `{"schema_version":"2.0","cell":{"new":"shape"}}` + "\n" + whole, []string{"line 2", "schema 2.0"}},
+		{"torn run buried", whole + lines(three[:2]) + whole, []string{"line 2", `cell "b" host repeat 1 has 2 of its 3 records`, "lines 2-3"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := sampleFile(t, tc.content)
+			_, _, err := ReadSamples(path)
+			require.Error(t, err)
+			assert.ErrorContains(t, err, path)
+			for _, w := range tc.want {
+				assert.ErrorContains(t, err, w)
+			}
+			_, _, err = OpenSampleLog(path)
+			assert.Error(t, err, "nothing is appended to a damaged file")
+		})
+	}
+}
+
+func TestOpenSampleLogCutsTornTail(t *testing.T) {
+	whole := lines(cellRun("a", "host", 1, 1))
+	partial := lines(cellRun("b", "host", 1, 2)[:1])
+	path := sampleFile(t, whole+partial+`{"schema_vers`)
+	log, torn, err := OpenSampleLog(path)
+	require.NoError(t, err)
+	require.NotNil(t, torn)
+	assert.Equal(t, 1, torn.Records)
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, int64(len(whole)), fi.Size(), "the torn end is cut off before anything is appended")
+
+	require.NoError(t, log.Append(cellRun("b", "host", 1, 2)...))
+	require.NoError(t, log.Close())
+	recs, torn, err := ReadSamples(path)
+	require.NoError(t, err)
+	assert.Nil(t, torn)
+	assert.Len(t, recs, 3)
+	assert.Equal(t, map[string]int{"a": 1, "b": 1}, FinishedCells(recs))
+}
+
+func TestFinishedCells(t *testing.T) {
+	var recs []Record
+	for _, r := range [][]Record{
+		cellRun("host/fp/33/2", "host", 1, 2),
+		cellRun("host/fp/33/2", "host", 3, 2),
+		cellRun("host/fp/33/2", "host", 2, 2),
+		cellRun("vm/fp/33/2", "vm", 1, 2),
+		cellRun("vm/fp/33/4", "vm", 1, 4)[:3], // torn: not finished
+	} {
+		for i := range r {
+			r[i].RunRecords = len(r)
+		}
+		recs = append(recs, r...)
+	}
+	recs[len(recs)-1].RunRecords = 4
+	recs[len(recs)-2].RunRecords = 4
+	recs[len(recs)-3].RunRecords = 4
+	assert.Equal(t, map[string][]int{"host/fp/33/2": {1, 2, 3}, "vm/fp/33/2": {1}}, FinishedRepeats(recs))
+	assert.Equal(t, map[string]int{"host/fp/33/2": 3, "vm/fp/33/2": 1}, FinishedCells(recs))
+	assert.Empty(t, FinishedCells(nil))
+}
+
+// TestKilledMidAppend kills a process that appends large cell runs (4 MB, so
+// that the kill often lands inside a write) and checks that what it leaves
+// is always readable and, once reopened, appendable.
+func TestKilledMidAppend(t *testing.T) {
+	if path := os.Getenv("QOSLAB_TEST_APPEND_FOREVER"); path != "" {
+		appendForever(path)
+		return
+	}
+	if testing.Short() {
+		t.Skip("starts a child process")
+	}
+	for round := range 3 {
+		path := filepath.Join(t.TempDir(), SamplesFile)
+		cmd := exec.Command(os.Args[0], "-test.run=^TestKilledMidAppend$")
+		cmd.Env = append(os.Environ(), "QOSLAB_TEST_APPEND_FOREVER="+path)
+		require.NoError(t, cmd.Start())
+		// Wait until it has written something, then kill it at once.
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			fi, err := os.Stat(path)
+			if err == nil && fi.Size() > int64(round+1)<<20 || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+		_ = cmd.Wait()
+
+		recs, torn, err := ReadSamples(path)
+		require.NoError(t, err, "round %d", round)
+		fi, err := os.Stat(path)
+		require.NoError(t, err)
+		if torn != nil {
+			t.Logf("round %d: %s", round, torn)
+			assert.Equal(t, fi.Size(), torn.Offset+torn.Bytes, "the torn end runs to the end of the file")
+		}
+		for cell, n := range FinishedCells(recs) {
+			assert.Equal(t, 1, n, cell)
+		}
+		assert.Len(t, recs, 64*len(FinishedCells(recs)), "only whole cell runs are read")
+		log, _, err := OpenSampleLog(path)
+		require.NoError(t, err)
+		require.NoError(t, log.Append(cellRun("after", "host", 1, 2)...))
+		require.NoError(t, log.Close())
+		again, torn, err := ReadSamples(path)
+		require.NoError(t, err)
+		assert.Nil(t, torn)
+		assert.Len(t, again, len(recs)+2)
+	}
+}
+
+func appendForever(path string) {
+	log, _, err := OpenSampleLog(path)
+	if err != nil {
+		panic(err)
+	}
+	detail := strings.Repeat("x", 64000)
+	for i := 0; ; i++ {
+		run := cellRun("cell-"+strconv.Itoa(i), "host", 1, 64)
+		for j := range run {
+			run[j].QoSDetail = detail
+		}
+		if err := log.Append(run...); err != nil {
+			panic(err)
+		}
+	}
+}
+
+// BenchmarkAppend measures what syncing every cell run costs: one record (a
+// single-thread cell) and eight (an eight-thread cell) per append.
+func BenchmarkAppend(b *testing.B) {
+	for _, n := range []int{1, 8} {
+		b.Run(strconv.Itoa(n)+"records", func(b *testing.B) {
+			log, _, err := OpenSampleLog(filepath.Join(b.TempDir(), SamplesFile))
+			require.NoError(b, err)
+			defer log.Close()
+			run := cellRun("host/fp/33/8", "host", 1, n)
+			b.ResetTimer()
+			for b.Loop() {
+				if err := log.Append(run...); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

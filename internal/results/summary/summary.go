@@ -1,0 +1,543 @@
+// Package summary writes a run's summary files, summary.json, summary.csv and
+// summary.md, from its analysed cells.
+package summary
+
+import (
+	"bytes"
+	"encoding"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/results"
+)
+
+// Analysis is what a run's summary files say.
+type Analysis struct {
+	// Name is the run's name.
+	Name        string
+	Cells       []analysis.Cell
+	Regressions []analysis.ClassRegression
+	// Verdicts holds one verdict per workload (and phase) run on both the
+	// host and the VM.
+	Verdicts []analysis.Verdict
+}
+
+// Analyze summarizes samples into cells, fits the throughput regressions,
+// and judges subsumption for every workload (and phase) that ran on both
+// targets host and vm, in the order the samples first show them. It leaves
+// Name empty.
+func Analyze(samples []results.Sample, host, vm string) Analysis {
+	cells := analysis.Cells(samples)
+	a := Analysis{Cells: cells, Regressions: analysis.Regressions(cells)}
+	type workloadPhase struct{ workload, phase string }
+	var order []workloadPhase
+	on := map[workloadPhase]map[string]bool{}
+	for _, c := range cells {
+		k := workloadPhase{c.Workload, c.Phase}
+		if on[k] == nil {
+			on[k] = map[string]bool{}
+			order = append(order, k)
+		}
+		on[k][c.Target] = true
+	}
+	for _, k := range order {
+		if on[k][host] && on[k][vm] {
+			a.Verdicts = append(a.Verdicts, analysis.Subsumption(cells, k.workload, k.phase, host, vm))
+		}
+	}
+	return a
+}
+
+// Write writes summary.json, summary.csv and summary.md into the results
+// directory dir, each replaced atomically.
+func Write(dir string, a Analysis) error {
+	files := []struct {
+		name   string
+		render func(io.Writer) error
+	}{
+		{results.SummaryJSONFile, func(w io.Writer) error { return WriteJSON(w, a) }},
+		{results.SummaryCSVFile, func(w io.Writer) error { return WriteCSV(w, a.Cells) }},
+		{results.SummaryMDFile, func(w io.Writer) error { return WriteMarkdown(w, a) }},
+	}
+	for _, f := range files {
+		var buf bytes.Buffer
+		if err := f.render(&buf); err != nil {
+			return fmt.Errorf("write %s: %w", filepath.Join(dir, f.name), err)
+		}
+		if err := results.WriteFileAtomic(filepath.Join(dir, f.name), buf.Bytes()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// document is summary.json.
+type document struct {
+	SchemaVersion string `json:"schema_version"`
+	Name          string `json:"name"`
+	// Confidence is the coverage asked of every confidence interval; a
+	// cell's ci_confidence is what its n allowed.
+	Confidence  float64                    `json:"confidence"`
+	Alpha       float64                    `json:"alpha"`
+	Cells       []analysis.Cell            `json:"cells"`
+	Regressions []analysis.ClassRegression `json:"regressions"`
+	Verdicts    []analysis.Verdict         `json:"verdicts"`
+}
+
+// WriteJSON writes summary.json: the cells, regressions and verdicts with
+// analysis's field names, rates in unit per second. A statistic that is not
+// a number (a cell without repeats, a regression without a line) is null.
+func WriteJSON(w io.Writer, a Analysis) error {
+	doc := document{
+		SchemaVersion: results.SchemaVersion, Name: a.Name, Confidence: analysis.Confidence, Alpha: analysis.Alpha,
+		Cells: orEmpty(a.Cells), Regressions: orEmpty(a.Regressions), Verdicts: orEmpty(a.Verdicts),
+	}
+	b, err := marshalNullNaN(reflect.ValueOf(doc), nil)
+	if err != nil {
+		return fmt.Errorf("encode summary: %w", err)
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, b, "", "  "); err != nil {
+		return fmt.Errorf("encode summary: %w", err)
+	}
+	out.WriteByte('\n')
+	_, err = w.Write(out.Bytes())
+	return err
+}
+
+// orEmpty makes a nil slice an empty one, so that JSON has [] rather than null.
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// marshalNullNaN appends v's JSON to buf as encoding/json writes it, except
+// that a NaN or infinite float is null where encoding/json fails: summaries
+// hold NaN for "no value" (a cell without repeats, an undefined index), and
+// one such cell must not cost the whole file. It covers what the summary's
+// types use (structs with json tags and embedding, slices, string-keyed maps,
+// pointers, Marshalers); anything else goes to encoding/json.
+func marshalNullNaN(v reflect.Value, buf []byte) ([]byte, error) {
+	if !v.IsValid() {
+		return append(buf, "null"...), nil
+	}
+	t := v.Type()
+	if t.Implements(reflect.TypeFor[json.Marshaler]()) || t.Implements(reflect.TypeFor[encoding.TextMarshaler]()) {
+		if t.Kind() == reflect.Pointer && v.IsNil() {
+			return append(buf, "null"...), nil
+		}
+		return appendMarshal(buf, v.Interface())
+	}
+	switch t.Kind() {
+	case reflect.Float32, reflect.Float64:
+		if f := v.Float(); math.IsNaN(f) || math.IsInf(f, 0) {
+			return append(buf, "null"...), nil
+		}
+		return appendMarshal(buf, v.Interface())
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return append(buf, "null"...), nil
+		}
+		return marshalNullNaN(v.Elem(), buf)
+	case reflect.Slice:
+		if v.IsNil() {
+			return append(buf, "null"...), nil
+		}
+		if t.Elem().Kind() == reflect.Uint8 { // base64, as encoding/json does
+			return appendMarshal(buf, v.Interface())
+		}
+		fallthrough
+	case reflect.Array:
+		buf = append(buf, '[')
+		for i := range v.Len() {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			var err error
+			if buf, err = marshalNullNaN(v.Index(i), buf); err != nil {
+				return nil, err
+			}
+		}
+		return append(buf, ']'), nil
+	case reflect.Map:
+		if t.Key().Kind() != reflect.String {
+			return appendMarshal(buf, v.Interface())
+		}
+		if v.IsNil() {
+			return append(buf, "null"...), nil
+		}
+		keys := v.MapKeys()
+		sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+		buf = append(buf, '{')
+		for i, k := range keys {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			var err error
+			if buf, err = appendMarshal(buf, k.String()); err != nil {
+				return nil, err
+			}
+			buf = append(buf, ':')
+			if buf, err = marshalNullNaN(v.MapIndex(k), buf); err != nil {
+				return nil, err
+			}
+		}
+		return append(buf, '}'), nil
+	case reflect.Struct:
+		buf = append(buf, '{')
+		n := 0
+		for _, f := range jsonFields(t) {
+			fv := v.FieldByIndex(f.index)
+			if f.omitEmpty && isEmptyValue(fv) {
+				continue
+			}
+			if n > 0 {
+				buf = append(buf, ',')
+			}
+			n++
+			var err error
+			if buf, err = appendMarshal(buf, f.name); err != nil {
+				return nil, err
+			}
+			buf = append(buf, ':')
+			if buf, err = marshalNullNaN(fv, buf); err != nil {
+				return nil, err
+			}
+		}
+		return append(buf, '}'), nil
+	}
+	return appendMarshal(buf, v.Interface())
+}
+
+func appendMarshal(buf []byte, v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(buf, b...), nil
+}
+
+type jsonField struct {
+	name      string
+	index     []int
+	tagged    bool
+	omitEmpty bool
+}
+
+// jsonFields lists the fields encoding/json writes for struct type t, in its
+// order: tagged names, "-" skipped, embedded structs without a name flattened,
+// and of fields sharing a name the shallowest (or the only tagged one at that
+// depth) kept.
+func jsonFields(t reflect.Type) []jsonField {
+	var all []jsonField
+	var walk func(t reflect.Type, index []int)
+	walk = func(t reflect.Type, index []int) {
+		for i := range t.NumField() {
+			sf := t.Field(i)
+			tag := sf.Tag.Get("json")
+			if tag == "-" {
+				continue
+			}
+			name, opts, _ := strings.Cut(tag, ",")
+			idx := append(slices.Clone(index), i)
+			if sf.Anonymous && name == "" && sf.Type.Kind() == reflect.Struct {
+				walk(sf.Type, idx)
+				continue
+			}
+			if !sf.IsExported() {
+				continue
+			}
+			f := jsonField{name: name, index: idx, tagged: name != "", omitEmpty: slices.Contains(strings.Split(opts, ","), "omitempty")}
+			if f.name == "" {
+				f.name = sf.Name
+			}
+			all = append(all, f)
+		}
+	}
+	walk(t, nil)
+	var out []jsonField
+	for _, f := range all {
+		keep := true
+		for _, g := range all {
+			if g.name != f.name || slices.Equal(g.index, f.index) {
+				continue
+			}
+			switch {
+			case len(g.index) < len(f.index):
+				keep = false
+			case len(g.index) == len(f.index) && (g.tagged || !f.tagged):
+				keep = false // equal rivals cancel out; a tagged one beats untagged
+			}
+		}
+		if keep {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// isEmptyValue is encoding/json's test for omitempty.
+func isEmptyValue(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Array, reflect.Map, reflect.Slice, reflect.String:
+		return v.Len() == 0
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Interface, reflect.Pointer:
+		return v.IsZero()
+	}
+	return false
+}
+
+// CSVHeader returns summary.csv's columns, in order. The first eleven are a
+// promise to scripts; median to ci_high are the total rate in unit.
+func CSVHeader() []string {
+	return []string{
+		"target", "workload", "qos", "threads", "n", "median", "min", "max", "ci_low", "ci_high", "unit",
+		"phase", "ci_confidence",
+		"thread_n", "thread_median", "thread_min", "thread_max",
+		"seconds_median", "seconds_min", "seconds_max",
+		"qos_applied", "qos_partial",
+	}
+}
+
+// WriteCSV writes summary.csv: one row per cell. median, min, max, ci_low
+// and ci_high are the cell's total rate over its repeats (all threads' work
+// from first start to last end) and unit is the rate's, such as "loops/s";
+// the thread_ columns pool every thread's own rate, the seconds_ columns the
+// repeats' durations. A value that is not a number is left empty.
+func WriteCSV(w io.Writer, cells []analysis.Cell) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(CSVHeader()); err != nil {
+		return fmt.Errorf("write summary csv: %w", err)
+	}
+	for _, c := range cells {
+		applied := make([]string, len(c.QoSApplied))
+		for i, q := range c.QoSApplied {
+			applied[i] = strconv.Itoa(q)
+		}
+		tr, th, s := c.TotalRate, c.ThreadRate, c.Seconds
+		row := []string{
+			c.Target, c.Workload, strconv.Itoa(c.QoS), strconv.Itoa(c.Threads),
+			strconv.Itoa(tr.N), csvFloat(tr.Median), csvFloat(tr.Min), csvFloat(tr.Max), csvFloat(tr.CILow), csvFloat(tr.CIHigh), rateUnit(c.Unit),
+			c.Phase, csvFloat(tr.CIConfidence),
+			strconv.Itoa(th.N), csvFloat(th.Median), csvFloat(th.Min), csvFloat(th.Max),
+			csvFloat(s.Median), csvFloat(s.Min), csvFloat(s.Max),
+			strings.Join(applied, " "), strconv.Itoa(c.QoSPartial),
+		}
+		if err := cw.Write(row); err != nil {
+			return fmt.Errorf("write summary csv: %w", err)
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("write summary csv: %w", err)
+	}
+	return nil
+}
+
+// csvFloat writes x exactly (the shortest digits that read back as x, and no
+// exponent, for people reading the file); NaN, which spreadsheets and pandas
+// read as missing when empty, is empty.
+func csvFloat(x float64) string {
+	switch {
+	case math.IsNaN(x):
+		return ""
+	case math.IsInf(x, 1):
+		return "inf"
+	case math.IsInf(x, -1):
+		return "-inf"
+	}
+	return strconv.FormatFloat(x, 'f', -1, 64)
+}
+
+func rateUnit(unit string) string { return unit + "/s" }
+
+// WriteMarkdown writes summary.md: the verdicts, then per workload (and
+// phase) a table of its cells with the units in the headers, its regressions
+// as the reference articles print them, and notes on classes that did not
+// fully apply.
+func WriteMarkdown(w io.Writer, a Analysis) error {
+	var b strings.Builder
+	title := "qoslab results"
+	if a.Name != "" {
+		title += ": " + a.Name
+	}
+	fmt.Fprintf(&b, "# %s\n\n", mdText(title))
+	fmt.Fprintf(&b, "Per cell, the total rate is all threads' work from the first start to the last end, one value per repeat: "+
+		"median, its distribution-free %g%% confidence interval (lower coverage, in parentheses, when there are too few repeats), min and max. "+
+		"The per-thread rate pools every thread of every repeat. Result schema %s.\n", analysis.Confidence*100, results.SchemaVersion)
+	if len(a.Verdicts) > 0 {
+		b.WriteString("\n## Verdict\n\n")
+		for _, v := range a.Verdicts {
+			fmt.Fprintf(&b, "- %s: %s\n", mdText(workloadText(v.Host.Workload, v.Host.Phase)), mdText(v.String()))
+		}
+	}
+	if len(a.Cells) == 0 {
+		b.WriteString("\nNo cell finished.\n")
+	}
+	for _, sec := range sections(a.Cells) {
+		writeSection(&b, sec, a.Regressions)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// section is the cells of one workload (and phase) in one unit: one table.
+type section struct {
+	workload, phase, unit string
+	cells                 []analysis.Cell
+}
+
+func sections(cells []analysis.Cell) []*section {
+	var out []*section
+	byKey := map[[3]string]*section{}
+	for _, c := range cells {
+		k := [3]string{c.Workload, c.Phase, c.Unit}
+		s := byKey[k]
+		if s == nil {
+			s = &section{workload: c.Workload, phase: c.Phase, unit: c.Unit}
+			byKey[k] = s
+			out = append(out, s)
+		}
+		s.cells = append(s.cells, c)
+	}
+	return out
+}
+
+func writeSection(b *strings.Builder, sec *section, regressions []analysis.ClassRegression) {
+	var largest float64
+	for _, c := range sec.cells {
+		if m := math.Abs(c.TotalRate.Median); !math.IsNaN(m) && !math.IsInf(m, 0) {
+			largest = max(largest, m)
+		}
+	}
+	unit, scale := scaledUnit(sec.unit, largest)
+	fmt.Fprintf(b, "\n## %s\n\n", mdText(workloadText(sec.workload, sec.phase)))
+	header := []string{"target", "QoS", "threads", "n",
+		"total rate median (" + unit + ")", fmt.Sprintf("%g%% CI (%s)", analysis.Confidence*100, unit), "min (" + unit + ")", "max (" + unit + ")",
+		"per-thread rate median (" + unit + ")", "time median (s)", "QoS applied"}
+	b.WriteString("| " + strings.Join(header, " | ") + " |\n")
+	b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
+	notes := map[string]bool{}
+	for _, c := range sec.cells {
+		tr := c.TotalRate
+		ci := sig(tr.CILow/scale) + " – " + sig(tr.CIHigh/scale)
+		if tr.N > 0 && tr.CIConfidence < analysis.Confidence {
+			ci += fmt.Sprintf(" (%.1f%%)", tr.CIConfidence*100)
+		}
+		row := []string{c.Target, fmt.Sprintf("%d %s", c.QoS, qos.Class(c.QoS)), strconv.Itoa(c.Threads), strconv.Itoa(tr.N),
+			sig(tr.Median / scale), ci, sig(tr.Min / scale), sig(tr.Max / scale),
+			sig(c.ThreadRate.Median / scale), sig(c.Seconds.Median), appliedText(c)}
+		for i := range row {
+			row[i] = mdText(row[i])
+		}
+		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
+		for _, r := range c.QoSReasons {
+			notes[fmt.Sprintf("%s %s: %s", c.Target, qos.Class(c.QoS), r)] = true
+		}
+	}
+	if len(notes) > 0 {
+		b.WriteString("\nQoS applied: * = part of the class's OS mapping did not take effect, ! = threads ran at another class.\n\n")
+		for _, n := range slices.Sorted(maps.Keys(notes)) {
+			b.WriteString("- " + mdText(n) + "\n")
+		}
+	}
+	var lines []string
+	for _, r := range regressions {
+		if r.Workload != sec.workload || r.Phase != sec.phase {
+			continue
+		}
+		line := analysis.FormatRegression(r.Label(), r.Regression)
+		if !math.IsNaN(r.R2) {
+			line += fmt.Sprintf(" (R² %.3f, %d points)", r.R2, r.N)
+		}
+		lines = append(lines, line)
+	}
+	if len(lines) > 0 {
+		fmt.Fprintf(b, "\nTotal rate R (%s) on threads T, one point per repeat:\n\n", rateUnit(sec.unit))
+		for _, l := range lines {
+			b.WriteString("- " + mdText(l) + "\n")
+		}
+	}
+}
+
+// scaledUnit picks an SI prefix that keeps a table's largest rate below a
+// thousand: "MB/s" for bytes, "M loops/s" for counts.
+func scaledUnit(unit string, largest float64) (string, float64) {
+	prefix, scale := "", 1.0
+	switch {
+	case largest >= 1e9:
+		prefix, scale = "G", 1e9
+	case largest >= 1e6:
+		prefix, scale = "M", 1e6
+	case largest >= 1e3:
+		prefix, scale = "k", 1e3
+	}
+	switch {
+	case unit == "bytes":
+		return prefix + "B/s", scale
+	case prefix == "":
+		return rateUnit(unit), scale
+	}
+	return prefix + " " + rateUnit(unit), scale
+}
+
+// sig renders x with four significant digits (every integer digit from
+// 10000 up), never in exponent form; "-" when it is not a number.
+func sig(x float64) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return "-"
+	}
+	if x == 0 {
+		return "0"
+	}
+	return strconv.FormatFloat(x, 'f', max(0, 3-int(math.Floor(math.Log10(math.Abs(x))))), 64)
+}
+
+// appliedText says which class the threads ran at: the asked class's name
+// when it took fully, a * when part of its OS mapping did not, a ! when the
+// threads read back as another class; "-" without records.
+func appliedText(c analysis.Cell) string {
+	if len(c.QoSApplied) == 0 {
+		return "-"
+	}
+	names := make([]string, len(c.QoSApplied))
+	for i, q := range c.QoSApplied {
+		names[i] = qos.Class(q).String()
+	}
+	s := strings.Join(names, "+")
+	switch {
+	case len(c.QoSApplied) != 1 || c.QoSApplied[0] != c.QoS:
+		return s + " !"
+	case c.QoSPartial > 0:
+		return s + " *"
+	}
+	return s
+}
+
+func workloadText(workload, phase string) string {
+	if phase == "" || phase == workload {
+		return workload
+	}
+	return workload + " (" + phase + ")"
+}
+
+// mdText keeps text inside its table cell or list item.
+func mdText(s string) string {
+	return strings.NewReplacer("|", `\|`, "\r\n", " ", "\n", " ").Replace(s)
+}

@@ -1,0 +1,300 @@
+package summary
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/results"
+)
+
+// runSamples is a small subsumption run: on the host QoS 33 runs three times
+// as fast as QoS 9, in the VM both run alike; 1 and 2 threads, 6 repeats.
+func runSamples() []results.Sample {
+	var out []results.Sample
+	for _, target := range []string{"host", "vm"} {
+		for _, q := range []int{33, 9} {
+			for _, threads := range []int{1, 2} {
+				for rep := 1; rep <= 6; rep++ {
+					rate := 1.4e8 * (1 + 0.01*float64(rep))
+					if target == "host" && q == 9 {
+						rate /= 3
+					}
+					for i := range threads {
+						end := int64(2e9) + int64(i)*1e6
+						out = append(out, results.Sample{Target: target, Workload: "fp", QoS: q, Threads: threads, Repeat: rep, Index: i,
+							StartNs: 0, EndNs: end, Work: rate * float64(end) / 1e9, Unit: "loops", Rate: rate, QoSApplied: q, QoSFull: true})
+					}
+				}
+			}
+		}
+	}
+	// A host-only workload: no verdict for it.
+	out = append(out, results.Sample{Target: "host", Workload: "compress", Phase: "compress", QoS: 33, Threads: 1, Repeat: 1,
+		EndNs: 1e9, Work: 5e8, Unit: "bytes", Rate: 5e8, QoSApplied: 21, QoSReason: "uclamp unavailable | partial"})
+	return out
+}
+
+// withEmptyCell adds a cell without finished repeats, whose statistics are NaN.
+func withEmptyCell(a Analysis) Analysis {
+	nan := analysis.Summarize(nil)
+	a.Cells = append(a.Cells, analysis.Cell{CellKey: analysis.CellKey{Target: "vm", Workload: "mmul", QoS: 9, Threads: 4}, Unit: "mmul",
+		TotalRate: nan, ThreadRate: nan, Seconds: nan})
+	return a
+}
+
+func TestAnalyze(t *testing.T) {
+	a := Analyze(runSamples(), "host", "vm")
+	assert.Len(t, a.Cells, 9)
+	assert.Len(t, a.Regressions, 5, "host and vm at two classes, and compress")
+	require.Len(t, a.Verdicts, 1, "compress ran on the host only")
+	assert.Equal(t, analysis.Subsumed, a.Verdicts[0].Outcome, a.Verdicts[0].String())
+	assert.Empty(t, Analyze(runSamples(), "host", "other").Verdicts)
+}
+
+func TestWriteCSV(t *testing.T) {
+	a := withEmptyCell(Analyze(runSamples(), "host", "vm"))
+	var buf bytes.Buffer
+	require.NoError(t, WriteCSV(&buf, a.Cells))
+	rows, err := csv.NewReader(&buf).ReadAll()
+	require.NoError(t, err)
+	require.Len(t, rows, 1+len(a.Cells))
+	assert.Equal(t, "target,workload,qos,threads,n,median,min,max,ci_low,ci_high,unit", strings.Join(rows[0][:11], ","))
+	col := map[string]int{}
+	for i, name := range rows[0] {
+		col[name] = i
+	}
+	require.Len(t, col, len(rows[0]), "column names are distinct")
+
+	num := func(row []string, name string) float64 {
+		t.Helper()
+		v, err := strconv.ParseFloat(row[col[name]], 64)
+		require.NoError(t, err, "%s=%q", name, row[col[name]])
+		return v
+	}
+	for i, c := range a.Cells[:len(a.Cells)-1] {
+		row := rows[i+1]
+		assert.Equal(t, []string{c.Target, c.Workload, strconv.Itoa(c.QoS), strconv.Itoa(c.Threads), strconv.Itoa(c.TotalRate.N)}, row[:5])
+		assert.Equal(t, c.TotalRate.Median, num(row, "median"), "values are written exactly")
+		assert.Equal(t, c.TotalRate.Min, num(row, "min"))
+		assert.Equal(t, c.TotalRate.Max, num(row, "max"))
+		assert.Equal(t, c.TotalRate.CILow, num(row, "ci_low"))
+		assert.Equal(t, c.TotalRate.CIHigh, num(row, "ci_high"))
+		assert.Equal(t, c.ThreadRate.Median, num(row, "thread_median"))
+		assert.Equal(t, c.Seconds.Median, num(row, "seconds_median"))
+		assert.Equal(t, c.Phase, row[col["phase"]])
+		assert.Equal(t, c.Unit+"/s", row[col["unit"]])
+	}
+	host33 := rows[1]
+	assert.Equal(t, "6", host33[col["n"]])
+	assert.InDelta(t, 0.96875, num(host33, "ci_confidence"), 1e-12, "6 repeats reach 96.9%")
+	assert.Equal(t, "33", host33[col["qos_applied"]])
+
+	compress := rows[len(rows)-2]
+	assert.Equal(t, "bytes/s", compress[col["unit"]])
+	assert.Equal(t, "21", compress[col["qos_applied"]])
+	assert.Equal(t, "1", compress[col["qos_partial"]])
+
+	empty := rows[len(rows)-1]
+	assert.Equal(t, "0", empty[col["n"]])
+	for _, name := range []string{"median", "min", "max", "ci_low", "ci_high", "thread_median", "seconds_median"} {
+		assert.Empty(t, empty[col[name]], "a NaN %s is an empty field", name)
+	}
+}
+
+func TestWriteJSON(t *testing.T) {
+	a := withEmptyCell(Analyze(runSamples(), "host", "vm"))
+	a.Name = "subsumption"
+	// An undecidable verdict: SI and p values are NaN.
+	a.Verdicts = append(a.Verdicts, analysis.Subsumption(a.Cells, "compress", "compress", "host", "vm"))
+	var buf bytes.Buffer
+	require.NoError(t, WriteJSON(&buf, a), "NaN must not fail the file")
+
+	var doc struct {
+		SchemaVersion string           `json:"schema_version"`
+		Name          string           `json:"name"`
+		Confidence    float64          `json:"confidence"`
+		Cells         []map[string]any `json:"cells"`
+		Regressions   []map[string]any `json:"regressions"`
+		Verdicts      []map[string]any `json:"verdicts"`
+	}
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &doc))
+	assert.Equal(t, results.SchemaVersion, doc.SchemaVersion)
+	assert.Equal(t, "subsumption", doc.Name)
+	assert.Equal(t, 0.95, doc.Confidence)
+	require.Len(t, doc.Cells, len(a.Cells))
+
+	first := doc.Cells[0]["total_rate"].(map[string]any)
+	assert.Equal(t, a.Cells[0].TotalRate.Median, first["median"])
+	assert.Equal(t, "host", doc.Cells[0]["target"], "embedded CellKey fields are flattened")
+
+	empty := doc.Cells[len(doc.Cells)-1]["total_rate"].(map[string]any)
+	for _, k := range []string{"median", "min", "max", "ci_low", "ci_high", "ci_confidence"} {
+		require.Contains(t, empty, k)
+		assert.Nil(t, empty[k], "NaN %s is null", k)
+	}
+	assert.EqualValues(t, 0, empty["n"])
+
+	compressRegression := doc.Regressions[len(doc.Regressions)-1]
+	assert.Equal(t, "compress", compressRegression["workload"])
+	assert.Nil(t, compressRegression["b"], "one thread count: no line")
+
+	require.Len(t, doc.Verdicts, 2)
+	assert.Equal(t, "yes", doc.Verdicts[0]["outcome"])
+	assert.NotNil(t, doc.Verdicts[0]["si"])
+	assert.Equal(t, "inconclusive", doc.Verdicts[1]["outcome"])
+	assert.Nil(t, doc.Verdicts[1]["si"])
+	assert.Contains(t, buf.String(), "\n  \"cells\": [", "indented for people")
+
+	buf.Reset()
+	require.NoError(t, WriteJSON(&buf, Analysis{}))
+	assert.Contains(t, buf.String(), `"cells": []`, "no cells is an empty list, not null")
+}
+
+// TestMarshalNullNaNIsEncodingJSON checks that, NaN aside, the encoder writes
+// exactly what encoding/json does.
+func TestMarshalNullNaNIsEncodingJSON(t *testing.T) {
+	type Inner struct {
+		A     int `json:"a"`
+		Clash string
+		F     float64 `json:"f,omitempty"`
+		Deep  string  // shadows nothing: kept
+	}
+	type Tagged struct {
+		Level string `json:"Level"`
+	}
+	type Untagged struct {
+		Level string // loses to Tagged's at the same depth
+	}
+	type outer struct {
+		Inner
+		Tagged
+		Untagged
+		Clash   string            // shallower: wins over Inner's
+		Skip    int               `json:"-"`
+		hidden  int               //nolint:unused // unexported fields are left out
+		Plain   string            // no tag: the field name
+		Omit    []int             `json:"omit,omitempty"`
+		Nil     []int             `json:"nil"`
+		Bytes   []byte            `json:"bytes"`
+		Ptr     *Inner            `json:"ptr"`
+		NilPtr  *Inner            `json:"nil_ptr"`
+		Map     map[string]any    `json:"map"`
+		IntMap  map[int]string    `json:"int_map"`
+		Time    time.Time         `json:"time"`
+		Raw     json.RawMessage   `json:"raw"`
+		Any     any               `json:"any"`
+		Arr     [2]float32        `json:"arr"`
+		HTML    string            `json:"html"`
+		Outcome analysis.Outcome  `json:"outcome"`
+		Floats  []float64         `json:"floats"`
+		Strs    map[string]string `json:"strs,omitempty"`
+	}
+	v := outer{
+		Inner: Inner{A: 1, Clash: "inner", F: 2.5, Deep: "deep"}, Tagged: Tagged{Level: "tagged"}, Untagged: Untagged{Level: "untagged"}, Clash: "outer",
+		Skip: 3, hidden: 4, Plain: "p", Bytes: []byte("hi"), Ptr: &Inner{A: 2},
+		Map: map[string]any{"z": 1.0, "a": []any{"x", 2.0}}, IntMap: map[int]string{2: "b", 1: "a"},
+		Time: time.Date(2026, 11, 21, 1, 55, 0, 5, time.UTC), Raw: json.RawMessage(`{"k":[1,2]}`), Any: Inner{A: 3},
+		Arr: [2]float32{0.1, 3e-9}, HTML: "<a&b>", Outcome: analysis.Subsumed, Floats: []float64{1e21, 1e-7, 123456789, -0.5},
+	}
+	samples := runSamples()
+	a := Analyze(samples[:len(samples)-1], "host", "vm") // fp only: nothing is NaN
+	for _, x := range []any{v, a.Cells, a.Regressions, a.Verdicts, document{Cells: a.Cells}} {
+		want, err := json.Marshal(x)
+		require.NoError(t, err)
+		got, err := marshalNullNaN(reflect.ValueOf(x), nil)
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(got))
+	}
+
+	got, err := marshalNullNaN(reflect.ValueOf(map[string]any{"nan": math.NaN(), "inf": []float64{math.Inf(-1)}, "ok": 1.5}), nil)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"inf":[null],"nan":null,"ok":1.5}`, string(got))
+}
+
+func TestWriteMarkdown(t *testing.T) {
+	a := withEmptyCell(Analyze(runSamples(), "host", "vm"))
+	a.Name = "subsumption"
+	var buf bytes.Buffer
+	require.NoError(t, WriteMarkdown(&buf, a))
+	md := buf.String()
+
+	assert.True(t, strings.HasPrefix(md, "# qoslab results: subsumption\n"), md)
+	assert.Contains(t, md, "Result schema "+results.SchemaVersion)
+	assert.Contains(t, md, "- fp: "+a.Verdicts[0].String()+"\n", "the verdict line, naming its workload")
+	for _, r := range a.Regressions {
+		if r.Workload == "fp" {
+			assert.Contains(t, md, "- "+analysis.FormatRegression(r.Label(), r.Regression)+" (R² ", "regressions as the reference prints them")
+		}
+	}
+	assert.Contains(t, md, "- Host QoS 33: R = (")
+	assert.Contains(t, md, "Total rate R (loops/s) on threads T")
+
+	assert.Contains(t, md, "\n## fp\n")
+	assert.Contains(t, md, "| target | QoS | threads | n | total rate median (M loops/s) | 95% CI (M loops/s) | min (M loops/s) | max (M loops/s) | per-thread rate median (M loops/s) | time median (s) | QoS applied |")
+	assert.Contains(t, md, "| host | 33 user-interactive | 1 | 6 | 144.9 | 141.4 – 148.4 | 141.4 | 148.4 | 144.9 | 2.000 | user-interactive |")
+	assert.Contains(t, md, "\n## compress\n", "a phase named as its workload is not repeated")
+	assert.Contains(t, md, "(MB/s)")
+	assert.Contains(t, md, "| host | 33 user-interactive | 1 | 1 | 500.0 | 500.0 – 500.0 (0.0%) |", "coverage below 95% is shown")
+	assert.Contains(t, md, "default !", "threads that ran at another class are marked")
+	assert.Contains(t, md, `uclamp unavailable \| partial`, "a | in text does not split the table")
+	assert.Contains(t, md, "- Host QoS 33: no regression")
+	assert.Contains(t, md, "| vm | 9 background | 4 | 0 | - | - – - | - | - | - | - | - |\n", "a cell without repeats shows dashes")
+
+	for _, table := range strings.Split(md, "\n## ")[1:] {
+		var widths []int
+		for _, line := range strings.Split(table, "\n") {
+			if strings.HasPrefix(line, "|") {
+				widths = append(widths, strings.Count(strings.ReplaceAll(line, `\|`, ""), "|"))
+			}
+		}
+		for _, w := range widths {
+			assert.Equal(t, widths[0], w, "every row has the header's columns")
+		}
+	}
+
+	buf.Reset()
+	require.NoError(t, WriteMarkdown(&buf, Analysis{}))
+	assert.Contains(t, buf.String(), "No cell finished.")
+}
+
+func TestWrite(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, Write(dir, Analyze(runSamples(), "host", "vm")))
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	assert.Equal(t, []string{results.SummaryCSVFile, results.SummaryJSONFile, results.SummaryMDFile}, names)
+	b, err := os.ReadFile(filepath.Join(dir, results.SummaryJSONFile))
+	require.NoError(t, err)
+	assert.True(t, json.Valid(b))
+
+	err = Write(filepath.Join(dir, "missing"), Analysis{})
+	assert.ErrorContains(t, err, filepath.Join(dir, "missing", results.SummaryJSONFile))
+}
+
+func TestSig(t *testing.T) {
+	for _, tc := range []struct {
+		x    float64
+		want string
+	}{
+		{149.04, "149.0"}, {1.23456, "1.235"}, {0.0123456, "0.01235"}, {12345.6, "12346"}, {0, "0"}, {-2.5, "-2.500"}, {math.NaN(), "-"}, {math.Inf(1), "-"},
+	} {
+		assert.Equal(t, tc.want, sig(tc.x), "%v", tc.x)
+	}
+}
