@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/qoslab/qoslab/internal/units"
+
 	"github.com/spf13/cobra"
 
 	"github.com/qoslab/qoslab/internal/agent"
@@ -181,15 +183,15 @@ func benchOptionsFrom(f *Factory) (*BenchOptions, error) {
 			maxThreads = workload.MaxProcs
 		}
 	}
-	if o.Threads, err = parseThreads(v.GetString("bench.threads"), maxThreads); err != nil {
+	if o.Threads, err = units.ParseCounts("threads", v.GetString("bench.threads"), maxThreads); err != nil {
 		return nil, &UsageError{Err: err}
 	}
 	if s := v.GetString("bench.loops"); s != "" {
-		if o.Loops, err = parseCount("--loops", s, workload.MaxLoops); err != nil {
+		if o.Loops, err = units.ParseCount("--loops", s, workload.MaxLoops); err != nil {
 			return nil, &UsageError{Err: err}
 		}
 	}
-	if o.Size, err = parseSize("--size", v.GetString("bench.size"), workload.MaxDataBytes); err != nil {
+	if o.Size, err = units.ParseSize("--size", v.GetString("bench.size"), workload.MaxDataBytes); err != nil {
 		return nil, &UsageError{Err: err}
 	}
 	if o.Repeat < 1 || o.Repeat > 1000 {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/qoslab/qoslab/internal/units"
+
 	"github.com/spf13/cobra"
 
 	"github.com/qoslab/qoslab/internal/hv/vz"
@@ -75,13 +77,13 @@ func newCmdImageCreate(f *Factory) *cobra.Command {
 			if ipsw == "" {
 				return usageErrorf("image create macos needs --ipsw FILE (get one with `qoslab image fetch macos`)")
 			}
-			diskBytes, err := parseSize("--disk", disk, 1<<44)
+			diskBytes, err := units.ParseSize("--disk", disk, 1<<44)
 			if err != nil {
 				return &UsageError{Err: err}
 			}
 			var mem int64
 			if memory != "" {
-				if mem, err = parseSize("--memory", memory, 1<<40); err != nil {
+				if mem, err = units.ParseSize("--memory", memory, 1<<40); err != nil {
 					return &UsageError{Err: err}
 				}
 			}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/qoslab/qoslab/internal/units"
+
 	"github.com/spf13/pflag"
 
 	"github.com/qoslab/qoslab/internal/agent"
@@ -107,7 +109,7 @@ func vmOptionsFrom(f *Factory, section string) (VMOptions, error) {
 		}
 	}
 	if s := v.GetString(key("memory")); s != "" {
-		b, err := parseSize("--memory", s, 1<<40)
+		b, err := units.ParseSize("--memory", s, 1<<40)
 		if err != nil {
 			return o, &UsageError{Err: err}
 		}
@@ -117,7 +119,7 @@ func vmOptionsFrom(f *Factory, section string) (VMOptions, error) {
 		o.MemoryMiB = int(b >> 20)
 	}
 	if s := v.GetString(key("disk")); s != "" {
-		b, err := parseSize("--disk", s, 1<<42)
+		b, err := units.ParseSize("--disk", s, 1<<42)
 		if err != nil {
 			return o, &UsageError{Err: err}
 		}

@@ -1,4 +1,4 @@
-package cli
+package units
 
 import (
 	"testing"
@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestParseThreads(t *testing.T) {
+func TestParseCounts(t *testing.T) {
 	good := []struct {
 		in   string
 		want []int
@@ -17,9 +17,10 @@ func TestParseThreads(t *testing.T) {
 		{"1,2,4", []int{1, 2, 4}},
 		{"1-2, 8", []int{1, 2, 8}},
 		{"2,1-3", []int{2, 1, 3}},
+		{"10-40/10", []int{10, 20, 30, 40}},
 	}
 	for _, c := range good {
-		got, err := parseThreads(c.in, 64)
+		got, err := ParseCounts("threads", c.in, 64)
 		require.NoError(t, err, c.in)
 		assert.Equal(t, c.want, got, c.in)
 	}
@@ -29,11 +30,12 @@ func TestParseThreads(t *testing.T) {
 		{"-3", "not a whole number"},
 		{"1-100", "outside 1..64"},
 		{"two", "not a whole number"},
-		{"", "empty thread list"},
+		{"", "empty threads list"},
+		{"1/2", "bad step"},
 		{"1-x", "not a range"},
 	}
 	for _, c := range bad {
-		_, err := parseThreads(c.in, 64)
+		_, err := ParseCounts("threads", c.in, 64)
 		assert.ErrorContains(t, err, c.msg, c.in)
 	}
 }
@@ -41,7 +43,7 @@ func TestParseThreads(t *testing.T) {
 func TestParseCount(t *testing.T) {
 	good := map[string]uint64{"2e8": 200000000, "200000000": 2e8, "1.5e3": 1500, "200_000": 200000, "1": 1}
 	for in, want := range good {
-		got, err := parseCount("loops", in, 1<<50)
+		got, err := ParseCount("loops", in, 1<<50)
 		require.NoError(t, err, in)
 		assert.Equal(t, want, got, in)
 	}
@@ -55,7 +57,7 @@ func TestParseCount(t *testing.T) {
 		"NaN":                     "not a count",
 	}
 	for in, msg := range bad {
-		_, err := parseCount("loops", in, 1<<50)
+		_, err := ParseCount("loops", in, 1<<50)
 		assert.ErrorContains(t, err, msg, in)
 		if err != nil {
 			assert.Contains(t, err.Error(), in, "the error names the bad value")
@@ -66,14 +68,15 @@ func TestParseCount(t *testing.T) {
 func TestParseSize(t *testing.T) {
 	good := map[string]int64{"1GiB": 1 << 30, "256MiB": 256 << 20, "1e9": 1e9, "1.5GB": 1.5e9, "4096": 4096, "64k": 64 << 10}
 	for in, want := range good {
-		got, err := parseSize("size", in, 1<<40)
+		got, err := ParseSize("size", in, 1<<40)
 		require.NoError(t, err, in)
 		assert.Equal(t, want, got, in)
 	}
 	for _, in := range []string{"0", "huge", "2TiB", "-1MiB"} {
-		_, err := parseSize("size", in, 1<<40)
+		_, err := ParseSize("size", in, 1<<40)
 		assert.Error(t, err, in)
 	}
-	assert.Equal(t, "1GiB", formatBytes(1<<30))
-	assert.Equal(t, "1000B", formatBytes(1000))
+	assert.Equal(t, "1GiB", FormatBytes(1<<30))
+	assert.Equal(t, "1000B", FormatBytes(1000))
+	assert.Equal(t, "2TiB", FormatBytes(2<<40))
 }

@@ -1,0 +1,179 @@
+package experiment
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/qoslab/qoslab/internal/qos"
+)
+
+// Cell is one run of the plan: one workload at one QoS class with one thread
+// count on one target, in one repeat (or a warm-up before the first).
+type Cell struct {
+	Target   string    `json:"target"`
+	Workload string    `json:"workload"`
+	QoS      qos.Class `json:"qos"`
+	Threads  int       `json:"threads"` // processes for procs
+	// Repeat counts timed runs from 1; it is 0 on a warm-up.
+	Repeat int `json:"repeat"`
+	// Warmup counts the untimed runs before the first repeat from 1; it is 0
+	// on a timed run. A warm-up's records are not samples.
+	Warmup int `json:"warmup,omitempty"`
+	// Entry is the index of the matrix entry the cell comes from.
+	Entry int `json:"entry"`
+
+	Loops     uint64  `json:"loops,omitempty"`
+	SizeBytes int64   `json:"size_bytes,omitempty"`
+	Ratio     float64 `json:"ratio,omitempty"`
+	Codec     string  `json:"codec,omitempty"`
+	Level     int     `json:"level,omitempty"`
+	Sink      string  `json:"sink,omitempty"`
+	SinkPath  string  `json:"sink_path,omitempty"`
+}
+
+// Timed reports whether the cell's records are samples (not a warm-up).
+func (c Cell) Timed() bool { return c.Warmup == 0 }
+
+// SeriesKey names what the cell measures, whichever repeat it is: target,
+// workload, class, threads and the parameters that change the measurement,
+// e.g. "host fp qos=9 threads=4 loops=200000000". The matrix entry's index
+// is left out, so reordering a spec's entries keeps its keys.
+func (c Cell) SeriesKey() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s qos=%d threads=%d", c.Target, c.Workload, int(c.QoS), c.Threads)
+	if takesCodec(c.Workload) {
+		fmt.Fprintf(&b, " size=%d ratio=%s codec=%s level=%d sink=%s", c.SizeBytes,
+			strconv.FormatFloat(c.Ratio, 'g', -1, 64), c.Codec, c.Level, c.Sink)
+		if c.SinkPath != "" {
+			fmt.Fprintf(&b, " sink_path=%q", c.SinkPath)
+		}
+	} else {
+		fmt.Fprintf(&b, " loops=%d", c.Loops)
+	}
+	return b.String()
+}
+
+// Key names one run of the plan uniquely and stably (a finished run's key
+// lets --resume skip it): SeriesKey followed by "repeat=N", or "warmup=N"
+// on a warm-up. Its format is part of the results files; do not change it.
+func (c Cell) Key() string {
+	if !c.Timed() {
+		return fmt.Sprintf("%s warmup=%d", c.SeriesKey(), c.Warmup)
+	}
+	return fmt.Sprintf("%s repeat=%d", c.SeriesKey(), c.Repeat)
+}
+
+func (c Cell) String() string {
+	if !c.Timed() {
+		return fmt.Sprintf("%s: %s qos=%s threads=%d warm-up %d", c.Target, c.Workload, c.QoS, c.Threads, c.Warmup)
+	}
+	return fmt.Sprintf("%s: %s qos=%s threads=%d repeat %d", c.Target, c.Workload, c.QoS, c.Threads, c.Repeat)
+}
+
+// series expands an entry into its cells, classes outermost then thread
+// counts, with no target or repeat yet.
+func (e MatrixEntry) series(entry int) []Cell {
+	var out []Cell
+	for _, c := range e.QoS {
+		for _, t := range e.Threads {
+			cell := Cell{Workload: e.Workload, QoS: c, Threads: t, Entry: entry}
+			if takesCodec(e.Workload) {
+				cell.SizeBytes, cell.Ratio, cell.Codec, cell.Level, cell.Sink, cell.SinkPath =
+					e.SizeBytes, e.Ratio, e.Codec, e.Level, e.Sink, e.SinkPath
+			} else {
+				cell.Loops = e.Loops
+			}
+			out = append(out, cell)
+		}
+	}
+	return out
+}
+
+// pcgStream is the PCG stream plans draw from; with the seed it fixes the
+// shuffle. Changing it changes every recorded plan.
+const pcgStream = 0x716f736c6162 // "qoslab"
+
+// Plan lays a valid spec out as the runs to make, in order, and returns the
+// seed of the shuffle (the spec's, or one it picked; 0 for sequential) for
+// the run to record: the same spec and seed give the same plan.
+//
+// Repeats are outermost, so slow drift (heat, other load) spreads over every
+// cell instead of landing on some. Within a repeat:
+//
+//   - interleaved: the repeat's cells are shuffled (a PCG seeded with the
+//     seed), so no cell always follows the same other cell; each cell runs
+//     on every target back to back, and the target that goes first
+//     alternates from cell to cell, A B, B A, A B, ..., and starts the other
+//     way on the next repeat. Alternating in pairs (ABBA) cancels a linear
+//     drift over every four runs and makes each target follow the other as
+//     often as itself, so neither target always runs right after the
+//     other's heat or disk writeback; flipping per repeat keeps a cell that
+//     lands on the same position from always seeing the same order.
+//   - sequential: matrix order (classes, then thread counts), targets as
+//     listed: what one would write by hand, and what bench does.
+//
+// Warm-ups (Spec.Warmup of them) run just before a cell's first timed run
+// on the same target, so first-run effects on that target (page faults, a
+// VM's sparse scratch disk allocating blocks on the host) land on them.
+func Plan(s Spec) ([]Cell, uint64) {
+	var seed uint64
+	interleaved := s.Order != OrderSequential
+	switch {
+	case s.Seed != nil:
+		seed = *s.Seed
+	case interleaved:
+		seed = rand.Uint64()
+	}
+	var series []Cell
+	for i, e := range s.Matrix {
+		series = append(series, e.series(i)...)
+	}
+	reversed := slices.Clone(s.Targets)
+	slices.Reverse(reversed)
+	rng := rand.NewPCG(seed, pcgStream)
+
+	out := make([]Cell, 0, len(series)*len(s.Targets)*(s.Repeats+s.Warmup))
+	order := make([]int, len(series))
+	for r := 1; r <= s.Repeats; r++ {
+		for i := range order {
+			order[i] = i
+		}
+		if interleaved {
+			shuffle(order, rng)
+		}
+		for pos, i := range order {
+			targets := s.Targets
+			if interleaved && (pos+r-1)%2 == 1 {
+				targets = reversed
+			}
+			for _, t := range targets {
+				c := series[i]
+				c.Target = t
+				if r == 1 {
+					for w := 1; w <= s.Warmup; w++ {
+						wc := c
+						wc.Warmup = w
+						out = append(out, wc)
+					}
+				}
+				c.Repeat = r
+				out = append(out, c)
+			}
+		}
+	}
+	return out, seed
+}
+
+// shuffle is Fisher-Yates over PCG's raw output rather than rand.Shuffle:
+// PCG's output is fixed by its definition, while the standard library may
+// change how Shuffle draws, and a recorded seed must rebuild the same plan
+// with any Go release. The modulo bias is below 2^-50 for any matrix size.
+func shuffle(xs []int, rng *rand.PCG) {
+	for i := len(xs) - 1; i > 0; i-- {
+		j := int(rng.Uint64() % uint64(i+1))
+		xs[i], xs[j] = xs[j], xs[i]
+	}
+}

@@ -1,0 +1,246 @@
+package experiment
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/qoslab/qoslab/internal/qos"
+)
+
+func defaultSpec(t *testing.T, seed *uint64) Spec {
+	t.Helper()
+	s, err := DefaultSpec("subsumption")
+	require.NoError(t, err)
+	s.Seed = seed
+	return s
+}
+
+func seedOf(v uint64) *uint64 { return &v }
+
+func keys(cells []Cell) []string {
+	out := make([]string, len(cells))
+	for i, c := range cells {
+		out[i] = c.Key()
+	}
+	return out
+}
+
+func TestPlanSameSeedSamePlan(t *testing.T) {
+	s := defaultSpec(t, seedOf(42))
+	a, seedA := Plan(s)
+	b, seedB := Plan(s)
+	assert.Equal(t, uint64(42), seedA)
+	assert.Equal(t, seedA, seedB)
+	assert.Equal(t, a, b)
+}
+
+// Without a seed the plan picks one, and that seed rebuilds the plan.
+func TestPlanRecordsPickedSeed(t *testing.T) {
+	s := defaultSpec(t, nil)
+	a, seedA := Plan(s)
+	_, seedB := Plan(s)
+	assert.NotEqual(t, seedA, seedB, "each unseeded plan picks its own seed")
+	again, seed := Plan(defaultSpec(t, &seedA))
+	assert.Equal(t, seedA, seed)
+	assert.Equal(t, a, again)
+}
+
+func TestPlanSeedsShuffleDifferently(t *testing.T) {
+	a, _ := Plan(defaultSpec(t, seedOf(1)))
+	b, _ := Plan(defaultSpec(t, seedOf(2)))
+	assert.NotEqual(t, keys(a), keys(b))
+	assert.ElementsMatch(t, keys(a), keys(b), "the same runs, in another order")
+
+	// Each repeat is shuffled on its own.
+	n := len(a) / 3
+	series := func(cells []Cell) []string {
+		var out []string
+		for _, c := range cells {
+			out = append(out, c.SeriesKey())
+		}
+		return out
+	}
+	assert.NotEqual(t, series(a[:n]), series(a[n:2*n]))
+}
+
+// Every (series, target, repeat) runs exactly once, repeats outermost.
+func TestPlanEveryRunOnce(t *testing.T) {
+	for _, order := range []string{OrderInterleaved, OrderSequential} {
+		t.Run(order, func(t *testing.T) {
+			s := defaultSpec(t, seedOf(7))
+			s.Order = order
+			cells, _ := Plan(s)
+			// fp: 2 classes x 4 thread counts; compress, decompress: 2 classes each.
+			const series = 2*4 + 2 + 2
+			require.Len(t, cells, series*2*3)
+			count := map[string]int{}
+			lastRepeat := 1
+			for _, c := range cells {
+				require.True(t, c.Timed())
+				count[c.Key()]++
+				assert.GreaterOrEqual(t, c.Repeat, lastRepeat, "repeats are outermost")
+				lastRepeat = c.Repeat
+			}
+			assert.Len(t, count, len(cells), "keys are unique")
+			for i, e := range s.Matrix {
+				for _, c := range e.series(i) {
+					for _, target := range s.Targets {
+						for r := 1; r <= s.Repeats; r++ {
+							c.Target, c.Repeat = target, r
+							assert.Equal(t, 1, count[c.Key()], c.Key())
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// Interleaved: each cell runs on both targets back to back, the first
+// target alternating in pairs (host vm, vm host, ...) and starting the
+// other way on the next repeat.
+func TestPlanInterleavedTargetsAlternate(t *testing.T) {
+	cells, _ := Plan(defaultSpec(t, seedOf(3)))
+	require.Zero(t, len(cells)%2)
+	first := map[string]int{}
+	for i := 0; i < len(cells); i += 2 {
+		a, b := cells[i], cells[i+1]
+		require.Equal(t, a.SeriesKey()[len(a.Target):], b.SeriesKey()[len(b.Target):], "a pair is one cell on two targets")
+		require.Equal(t, a.Repeat, b.Repeat)
+		require.NotEqual(t, a.Target, b.Target)
+		pos := (i / 2) % 12
+		want := TargetHost
+		if (pos+a.Repeat-1)%2 == 1 {
+			want = TargetVM
+		}
+		assert.Equal(t, want, a.Target, "pair %d of repeat %d", pos, a.Repeat)
+		first[a.Target]++
+	}
+	assert.Equal(t, first[TargetHost], first[TargetVM], "each target goes first equally often")
+}
+
+func TestPlanSequential(t *testing.T) {
+	s := Spec{Name: "seq", Targets: []string{TargetVM, TargetHost}, VM: VMSpec{CPUs: 1}, Repeats: 2, Order: OrderSequential,
+		Matrix: []MatrixEntry{{Workload: "int", QoS: []qos.Class{qos.Utility, qos.Background}, Threads: []int{2, 1}, Loops: 5}}}
+	require.NoError(t, s.Validate())
+	cells, seed := Plan(s)
+	assert.Zero(t, seed, "a sequential plan draws nothing")
+	var got []string
+	for _, c := range cells {
+		got = append(got, fmt.Sprintf("%s %d %d r%d", c.Target, c.QoS, c.Threads, c.Repeat))
+	}
+	assert.Equal(t, []string{
+		"vm 17 2 r1", "host 17 2 r1", "vm 17 1 r1", "host 17 1 r1", "vm 9 2 r1", "host 9 2 r1", "vm 9 1 r1", "host 9 1 r1",
+		"vm 17 2 r2", "host 17 2 r2", "vm 17 1 r2", "host 17 1 r2", "vm 9 2 r2", "host 9 2 r2", "vm 9 1 r2", "host 9 1 r2",
+	}, got)
+
+	s.Seed = seedOf(9)
+	again, seed := Plan(s)
+	assert.Equal(t, uint64(9), seed)
+	assert.Equal(t, cells, again, "sequential order ignores the seed")
+}
+
+// Warm-ups run just before a cell's first timed run on the same target,
+// once per cell and target, and are marked as untimed.
+func TestPlanWarmups(t *testing.T) {
+	s := defaultSpec(t, seedOf(5))
+	s.Warmup = 2
+	cells, _ := Plan(s)
+	require.Len(t, cells, 72+12*2*2)
+	warm := 0
+	for i, c := range cells {
+		if c.Timed() {
+			continue
+		}
+		warm++
+		assert.Zero(t, c.Repeat)
+		assert.True(t, strings.HasSuffix(c.Key(), fmt.Sprintf(" warmup=%d", c.Warmup)), c.Key())
+		// The timed run it warms up follows, after the remaining warm-ups.
+		next := cells[i+1+s.Warmup-c.Warmup]
+		assert.True(t, next.Timed())
+		assert.Equal(t, 1, next.Repeat)
+		assert.Equal(t, c.SeriesKey(), next.SeriesKey())
+	}
+	assert.Equal(t, 12*2*2, warm)
+	for _, c := range cells[len(cells)-72/3*2:] {
+		assert.True(t, c.Timed(), "no warm-ups after the first repeat")
+	}
+
+	unique := map[string]bool{}
+	for _, k := range keys(cells) {
+		unique[k] = true
+	}
+	assert.Len(t, unique, len(cells))
+}
+
+func TestPlanSingleTarget(t *testing.T) {
+	s := defaultSpec(t, seedOf(1))
+	s.Targets = []string{TargetVM}
+	cells, _ := Plan(s)
+	require.Len(t, cells, 36)
+	for _, c := range cells {
+		assert.Equal(t, TargetVM, c.Target)
+	}
+}
+
+// Keys are part of the results files: their format must not drift.
+func TestCellKey(t *testing.T) {
+	fp := Cell{Target: "host", Workload: "fp", QoS: qos.Background, Threads: 4, Repeat: 2, Entry: 3, Loops: 2e8}
+	assert.Equal(t, "host fp qos=9 threads=4 loops=200000000", fp.SeriesKey())
+	assert.Equal(t, "host fp qos=9 threads=4 loops=200000000 repeat=2", fp.Key())
+	assert.Equal(t, "host: fp qos=background threads=4 repeat 2", fp.String())
+
+	z := Cell{Target: "vm", Workload: "compress", QoS: qos.UserInteractive, Threads: 1, Warmup: 1,
+		SizeBytes: 1 << 30, Ratio: 2.5, Codec: "zstd", Level: 3, Sink: "block", SinkPath: "/dev/vd b"}
+	assert.False(t, z.Timed())
+	assert.Equal(t, `vm compress qos=33 threads=1 size=1073741824 ratio=2.5 codec=zstd level=3 sink=block sink_path="/dev/vd b" warmup=1`, z.Key())
+	assert.Equal(t, "vm: compress qos=user-interactive threads=1 warm-up 1", z.String())
+
+	fp.Entry = 0
+	assert.Equal(t, "host fp qos=9 threads=4 loops=200000000 repeat=2", fp.Key(), "the entry's index is not part of the key")
+}
+
+// tcgSeconds estimates a plan's wall time on this project's 2-core machine
+// whose VM runs under TCG, from the bench measurements Quick's comment
+// gives: guest fp 1.3e7 loops/s on one thread, 2.3e7 on more; host fp
+// 2.8e8 per thread on up to 2 cores; wall seconds per MiB (codec work plus
+// input generation and verification) of 0.22 compressing and 0.12
+// decompressing in the guest, 0.02 either way on the host; 5 s to boot.
+func tcgSeconds(cells []Cell) float64 {
+	total := 5.0
+	for _, c := range cells {
+		mib := float64(c.SizeBytes) / (1 << 20)
+		work := float64(c.Loops) * float64(c.Threads)
+		switch {
+		case c.Workload == "fp" && c.Target == TargetVM && c.Threads == 1:
+			total += work / 1.3e7
+		case c.Workload == "fp" && c.Target == TargetVM:
+			total += work / 2.3e7
+		case c.Workload == "fp":
+			total += work / (float64(min(c.Threads, 2)) * 2.8e8)
+		case c.Target == TargetHost:
+			total += mib * 0.02
+		case c.Workload == "compress":
+			total += mib * 0.22
+		default:
+			total += mib * 0.12
+		}
+	}
+	return total
+}
+
+// The default runs within the hour on this machine under TCG, and --quick
+// within a few minutes.
+func TestDefaultSpecBudget(t *testing.T) {
+	s := defaultSpec(t, seedOf(1))
+	full, _ := Plan(s)
+	quick, _ := Plan(Quick(s))
+	assert.Less(t, tcgSeconds(full), 60*60.0)
+	assert.Greater(t, tcgSeconds(full), 30*60.0, "the model is off, or the default measures too little")
+	assert.Less(t, tcgSeconds(quick), 3*60.0)
+	t.Logf("estimated under TCG: full %.0f min, quick %.0f s", tcgSeconds(full)/60, tcgSeconds(quick))
+}

@@ -1,0 +1,406 @@
+package experiment
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/qoslab/qoslab/internal/qos"
+)
+
+var bothClasses = []qos.Class{qos.Background, qos.UserInteractive}
+
+// The default spec is reference/001's design, exactly as the issue words it.
+func TestDefaultSpecSubsumption(t *testing.T) {
+	assert.Equal(t, []string{"subsumption"}, DefaultSpecNames())
+	s, err := DefaultSpec("subsumption")
+	require.NoError(t, err)
+	assert.Contains(t, s.Description, "reference/001")
+	s.Description = ""
+	want := Spec{
+		Name:    "subsumption",
+		Targets: []string{TargetHost, TargetVM},
+		VM:      VMSpec{CPUs: 4},
+		Matrix: []MatrixEntry{
+			{Workload: "fp", QoS: bothClasses, Threads: []int{1, 2, 3, 4}, Loops: 2e8},
+			{Workload: "compress", QoS: bothClasses, Threads: []int{1}, SizeBytes: 1 << 30, Ratio: 3, Codec: "zstd", Sink: "file"},
+			{Workload: "decompress", QoS: bothClasses, Threads: []int{1}, SizeBytes: 1 << 30, Ratio: 3, Codec: "zstd", Sink: "file"},
+		},
+		Repeats: 3,
+		Order:   OrderInterleaved,
+	}
+	assert.Equal(t, want, s)
+
+	src, err := DefaultSpecSource("subsumption")
+	require.NoError(t, err)
+	assert.Contains(t, string(src), "4.8e7 loops/s", "the default documents where its numbers come from")
+}
+
+func TestDefaultSpecUnknown(t *testing.T) {
+	for _, name := range []string{"nope", "../spec", ""} {
+		_, err := DefaultSpec(name)
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), `allowed subsumption`, name)
+	}
+}
+
+// A spec that gives only a matrix gets every default, and says so in its
+// values.
+func TestParseSpecDefaults(t *testing.T) {
+	s, err := ParseSpec([]byte("matrix:\n  - workload: fp\n  - workload: pi\n  - workload: decompress\n"), "mine")
+	require.NoError(t, err)
+	assert.Equal(t, Spec{
+		Name:    "mine",
+		Targets: []string{TargetHost, TargetVM},
+		VM:      VMSpec{CPUs: DefaultVMCPUs},
+		Matrix: []MatrixEntry{
+			{Workload: "fp", QoS: bothClasses, Threads: []int{1}, Loops: 2e8},
+			{Workload: "pi", QoS: bothClasses, Threads: []int{1}, Loops: 1e8},
+			{Workload: "decompress", QoS: bothClasses, Threads: []int{1}, SizeBytes: DefaultSize, Ratio: 3, Codec: "zstd", Sink: "file"},
+		},
+		Repeats: DefaultRepeats,
+		Warmup:  DefaultWarmup,
+		Order:   OrderInterleaved,
+	}, s)
+	assert.Nil(t, s.Seed, "no seed given: the plan picks one")
+}
+
+func TestParseSpecEverySetting(t *testing.T) {
+	yml := `
+name: full-1.0
+description: every key
+targets: vm
+vm:
+  backend: qemu
+  image: linux
+  cpus: 2
+  memory: 3GiB
+  disk: 2GiB
+  accel: tcg
+  host_qos: utility
+matrix:
+  - workload: procs
+    qos: default
+    threads: 10-70/20
+    loops: 1.5e6
+  - workload: compress
+    qos: [9, "user-interactive"]
+    threads: [1, "3-4"]
+    size: 64MiB
+    ratio: 2.5
+    codec: gzip
+    level: 9
+    sink: block
+    sink_path: /dev/vdb
+repeats: 5
+warmup: 2
+order: sequential
+seed: 18446744073709551615
+contention: 2
+`
+	s, err := ParseSpec([]byte(yml), "ignored")
+	require.NoError(t, err)
+	require.NotNil(t, s.Seed)
+	assert.Equal(t, uint64(18446744073709551615), *s.Seed)
+	s.Seed = nil
+	assert.Equal(t, Spec{
+		Name: "full-1.0", Description: "every key",
+		Targets: []string{TargetVM},
+		VM:      VMSpec{Backend: "qemu", Image: "linux", CPUs: 2, MemoryBytes: 3 << 30, DiskBytes: 2 << 30, Accel: "tcg", HostQoS: qos.Utility},
+		Matrix: []MatrixEntry{
+			{Workload: "procs", QoS: []qos.Class{qos.Default}, Threads: []int{10, 30, 50, 70}, Loops: 1500000},
+			{Workload: "compress", QoS: bothClasses, Threads: []int{1, 3, 4}, SizeBytes: 64 << 20, Ratio: 2.5, Codec: "gzip", Level: 9, Sink: "block", SinkPath: "/dev/vdb"},
+		},
+		Repeats: 5, Warmup: 2, Order: OrderSequential, Contention: 2,
+	}, s)
+}
+
+// Lists, counts and sizes are accepted in the spellings people write.
+func TestParseSpecSpellings(t *testing.T) {
+	tests := []struct {
+		entry   string
+		threads []int
+		classes []qos.Class
+		loops   uint64
+	}{
+		{"{workload: fp, threads: 4}", []int{4}, bothClasses, 2e8},
+		{"{workload: fp, threads: '1-4'}", []int{1, 2, 3, 4}, bothClasses, 2e8},
+		{"{workload: fp, threads: '1,2,4'}", []int{1, 2, 4}, bothClasses, 2e8},
+		{"{workload: fp, threads: [1, 2, 2, '3-4']}", []int{1, 2, 3, 4}, bothClasses, 2e8},
+		{"{workload: fp, qos: '9,33,9'}", []int{1}, bothClasses, 2e8},
+		{"{workload: fp, qos: [userInteractive, 9]}", []int{1}, []qos.Class{qos.UserInteractive, qos.Background}, 2e8},
+		{"{workload: fp, qos: 17}", []int{1}, []qos.Class{qos.Utility}, 2e8},
+		{"{workload: fp, loops: 2e8}", []int{1}, bothClasses, 2e8},
+		{"{workload: fp, loops: '1.5e9'}", []int{1}, bothClasses, 1.5e9},
+		{"{workload: fp, loops: 200_000_000}", []int{1}, bothClasses, 2e8},
+		{"{workload: fp, loops: 12345}", []int{1}, bothClasses, 12345},
+	}
+	for _, tt := range tests {
+		t.Run(tt.entry, func(t *testing.T) {
+			s, err := ParseSpec([]byte("matrix: ["+tt.entry+"]"), "t")
+			require.NoError(t, err)
+			e := s.Matrix[0]
+			assert.Equal(t, tt.threads, e.Threads)
+			assert.Equal(t, tt.classes, e.QoS)
+			assert.Equal(t, tt.loops, e.Loops)
+		})
+	}
+	for spelling, want := range map[string]int64{"1GiB": 1 << 30, "512MiB": 512 << 20, "1e9": 1e9, "1.5GB": 1.5e9, "4096": 4096} {
+		s, err := ParseSpec([]byte("matrix: [{workload: compress, size: "+spelling+"}]"), "t")
+		require.NoError(t, err, spelling)
+		assert.Equal(t, want, s.Matrix[0].SizeBytes, spelling)
+	}
+}
+
+// Anchors and merge keys let entries share settings.
+func TestParseSpecMergeKeys(t *testing.T) {
+	yml := `
+matrix:
+  - &compress {workload: compress, qos: 33, size: 8MiB, codec: lz4}
+  - <<: *compress
+    workload: decompress
+`
+	s, err := ParseSpec([]byte(yml), "t")
+	require.NoError(t, err)
+	require.Len(t, s.Matrix, 2)
+	assert.Equal(t, "decompress", s.Matrix[1].Workload, "a mapping's own key overrides the merged one")
+	assert.Equal(t, "lz4", s.Matrix[1].Codec)
+	assert.Equal(t, int64(8<<20), s.Matrix[1].SizeBytes)
+	assert.Equal(t, []qos.Class{qos.UserInteractive}, s.Matrix[1].QoS)
+}
+
+func problemsOf(t *testing.T, err error) []string {
+	t.Helper()
+	require.Error(t, err)
+	var se *SpecError
+	require.True(t, errors.As(err, &se), "want a *SpecError, got %T: %v", err, err)
+	return se.Problems
+}
+
+// Unknown keys at every level are errors naming each, with its path, what
+// is allowed there, and the likely intended key.
+func TestParseSpecUnknownKeys(t *testing.T) {
+	yml := `
+name: typos
+Repeats: 3
+vm:
+  cpu: 2
+matrix:
+  - workload: fp
+  - workload: fp
+    treads: 1-4
+    qos: 9
+    colour: blue
+`
+	_, err := ParseSpec([]byte(yml), "typos")
+	p := problemsOf(t, err)
+	require.Len(t, p, 4, "%q", p)
+	assert.Equal(t, "Repeats (line 3): unknown key: allowed name, description, targets, vm, matrix, repeats, warmup, order, seed, contention; did you mean repeats?", p[0])
+	assert.Equal(t, "vm.cpu (line 5): unknown key: allowed backend, image, cpus, memory, disk, accel, host_qos; did you mean cpus?", p[1])
+	assert.Equal(t, "matrix[1].treads (line 9): unknown key: allowed workload, qos, threads, loops, size, ratio, codec, level, sink, sink_path; did you mean threads?", p[2])
+	assert.True(t, strings.HasPrefix(p[3], "matrix[1].colour (line 11): unknown key: allowed workload,"), p[3])
+	assert.NotContains(t, p[3], "did you mean", "nothing is close to colour")
+	assert.Contains(t, err.Error(), "spec typos has 4 problems:\n  Repeats (line 3)")
+}
+
+func TestParseSpecErrors(t *testing.T) {
+	const fp = "matrix: [{workload: fp}]\n"
+	tests := []struct {
+		name string
+		yml  string
+		want string
+	}{
+		{"empty file", "", "empty: a spec needs at least a matrix"},
+		{"only comments", "# nothing\n", "empty: a spec needs at least a matrix"},
+		{"not YAML", "matrix: [", "not valid YAML"},
+		{"two documents", fp + "---\n" + fp, "a second YAML document starts near line 2: one spec per file"},
+		{"not a mapping", "- fp\n", "the spec (line 1): want a mapping of keys (name, description,"},
+		{"key twice", fp + "repeats: 2\nrepeats: 3\n", "repeats (line 3): given twice (first on line 2)"},
+		{"no matrix", "repeats: 3\n", "matrix is empty: add at least one entry"},
+		{"empty matrix", "matrix: []\n", "matrix is empty"},
+		{"matrix not a list", "matrix: {workload: fp}\n", "matrix (line 1): want a list of entries"},
+		{"repeats 0", fp + "repeats: 0\n", "repeats 0: allowed 1..1000"},
+		{"repeats not a number", fp + "repeats: three\n", `repeats (line 2): "three" is not a whole number`},
+		{"repeats a list", fp + "repeats: [3]\n", "repeats (line 2): want a whole number, got a list"},
+		{"warmup negative", fp + "warmup: -1\n", "warmup -1: allowed 0..100"},
+		{"unknown target", fp + "targets: [host, cloud]\n", `targets[1] "cloud": allowed host, vm`},
+		{"empty targets", fp + "targets: []\n", "targets is empty: allowed host, vm"},
+		{"unknown order", fp + "order: random\n", `order "random": allowed interleaved`},
+		{"bad seed", fp + "seed: -1\n", `seed (line 2): "-1": allowed a whole number 0..18446744073709551615, or leave it out`},
+		{"contention", fp + "contention: 300\n", "contention 300: allowed 0..256 spinner threads"},
+		{"bad name", fp + "name: my spec\n", `name "my spec": allowed up to 64 letters, digits`},
+		{"vm backend", fp + "vm: {backend: xen}\n", `vm.backend "xen": allowed qemu, vz`},
+		{"vm cpus", fp + "vm: {cpus: 0}\n", "vm.cpus 0: allowed 1..256"},
+		{"vm memory", fp + "vm: {memory: 64MiB}\n", "vm.memory 64MiB: allowed 128MiB..1TiB"},
+		{"vm memory unparsable", fp + "vm: {memory: lots}\n", `vm.memory (line 2): "lots" is not a size`},
+		{"vm accel", fp + "vm: {accel: whpx}\n", `vm.accel "whpx": allowed kvm, tcg, hvf`},
+		{"vm accel with vz", fp + "vm: {accel: kvm, backend: vz}\n", `vm.accel "kvm": only the qemu backend takes an accelerator`},
+		{"vm host_qos", fp + "vm: {host_qos: 10}\n", `vm.host_qos (line 2): unknown QoS class "10": allowed background|9`},
+		{"vm too small for compression", "matrix: [{workload: compress, size: 1GiB}]\nvm: {memory: 1GiB}\n",
+			"vm.memory 1GiB is too small for compression of 1GiB: give at least 2560MiB"},
+		{"no workload", "matrix: [{qos: 9}]\n", "matrix[0] (line 1): no workload: allowed compress, decompress, fp, int, mmul, pi, procs"},
+		{"unknown workload", "matrix: [{workload: fft}]\n", `matrix[0].workload (line 1): unknown workload "fft": allowed compress`},
+		{"two workloads", "matrix: [{workload: [fp, int]}]\n", "matrix[0].workload (line 1): one workload per entry"},
+		{"bad class", "matrix: [{workload: fp, qos: [9, 40]}]\n", `matrix[0].qos (line 1): unknown QoS class "40": allowed background|9`},
+		{"empty class", "matrix: [{workload: fp, qos: '9,,33'}]\n", "matrix[0].qos (line 1): has an empty item"},
+		{"no classes", "matrix: [{workload: fp, qos: []}]\n", "matrix[0].qos is empty"},
+		{"threads 0", "matrix: [{workload: fp, threads: 0}]\n", `matrix[0].threads (line 1): counts "0": "0" is outside 1..1024`},
+		{"threads range out", "matrix: [{workload: fp, threads: 1-2000}]\n", `"1-2000" is outside 1..1024`},
+		{"threads backwards", "matrix: [{workload: fp, threads: 4-1}]\n", `range "4-1" runs backwards; write 1-4`},
+		{"procs too many", "matrix: [{workload: procs, threads: 300}]\n", "matrix[0].threads[0] 300: procs allows 1..256 processes"},
+		{"loops 0", "matrix: [{workload: fp, loops: 0}]\n", "matrix[0].loops (line 1): \"0\": allowed 1..1125899906842624"},
+		{"loops fraction", "matrix: [{workload: fp, loops: 2.5}]\n", "\"2.5\" is not a whole number"},
+		{"pi loops under threads", "matrix: [{workload: pi, loops: 2, threads: 4}]\n", "matrix[0].loops 2: pi's loops are iterations in total, allowed 4 (one per thread)"},
+		{"size on fp", "matrix: [{workload: fp, size: 1GiB}]\n", "matrix[0].size (line 1): fp does not take size: its keys are workload, qos, threads, loops"},
+		{"loops on compress", "matrix: [{workload: compress, loops: 5}]\n", "matrix[0].loops (line 1): compress does not take loops"},
+		{"size 0", "matrix: [{workload: compress, size: 0}]\n", `matrix[0].size (line 1): "0": allowed 1 byte..64GiB`},
+		{"size under threads", "matrix: [{workload: compress, size: 2, threads: 4}]\n", "matrix[0].size 2 bytes: allowed 4 (one per thread)"},
+		{"ratio", "matrix: [{workload: compress, ratio: 0.5}]\n", "matrix[0].ratio: compression ratio 0.5: allowed 1 (random) .. 10"},
+		{"codec", "matrix: [{workload: compress, codec: brotli}]\n", `matrix[0]: unknown codec "brotli": allowed gzip, lz4, lzfse, zstd`},
+		{"level", "matrix: [{workload: compress, level: 30}]\n", "matrix[0]: zstd level 30: allowed 1..22"},
+		{"sink", "matrix: [{workload: compress, sink: pipe}]\n", `matrix[0].sink "pipe": allowed file, block, null`},
+		{"block sink without path", "matrix: [{workload: compress, sink: block}]\n", "matrix[0].sink block needs sink_path"},
+		{"same cell twice", "matrix: [{workload: fp, threads: 1-2}, {workload: fp, threads: 2-3}]\n",
+			`matrix[1] measures "fp qos=9 threads=2 loops=200000000" again, as matrix[0] does`},
+		{"entry not a mapping", "matrix: [fp]\n", `matrix[0] (line 1): want a mapping of keys (workload, qos,`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseSpec([]byte(tt.yml), "t")
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}
+
+// Different entries measuring different things are not duplicates, even
+// with the same workload, class and threads.
+func TestParseSpecSameWorkloadDifferentParams(t *testing.T) {
+	_, err := ParseSpec([]byte("matrix: [{workload: compress, size: 8MiB}, {workload: compress, size: 16MiB}]"), "t")
+	assert.NoError(t, err)
+}
+
+// Validate reports every problem of a spec built in code, and fills nothing.
+func TestValidateZeroSpec(t *testing.T) {
+	p := problemsOf(t, Spec{}.Validate())
+	joined := strings.Join(p, "\n")
+	for _, want := range []string{`name ""`, "targets is empty", "vm.cpus 0", "matrix is empty", "repeats 0", `order ""`} {
+		assert.Contains(t, joined, want)
+	}
+	p = problemsOf(t, Spec{Name: "x", Targets: []string{"host", "host"}, VM: VMSpec{CPUs: 1}, Repeats: 1, Order: OrderSequential,
+		Matrix: []MatrixEntry{{Workload: "fp", QoS: []qos.Class{qos.Background}, Threads: []int{1}}}}.Validate())
+	assert.Equal(t, []string{`targets[1] "host" is listed twice`, "matrix[0].loops 0: allowed 1..1125899906842624 per thread"}, p)
+}
+
+func TestLoadSpec(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "fp-only.yaml")
+	require.NoError(t, os.WriteFile(path, []byte("matrix: [{workload: fp, threads: 1-2}]\n"), 0o644))
+	s, err := LoadSpec(path)
+	require.NoError(t, err)
+	assert.Equal(t, "fp-only", s.Name, "the file's base name names a spec that sets none")
+	assert.Equal(t, []int{1, 2}, s.Matrix[0].Threads)
+
+	_, err = LoadSpec(filepath.Join(dir, "missing.yaml"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "missing.yaml")
+
+	bad := filepath.Join(dir, "bad.yaml")
+	require.NoError(t, os.WriteFile(bad, []byte("matrix: []\n"), 0o644))
+	_, err = LoadSpec(bad)
+	require.Error(t, err)
+	assert.Equal(t, "spec bad: matrix is empty: add at least one entry, e.g. {workload: fp, qos: [9, 33], threads: 1-4}", err.Error())
+}
+
+func TestParseCounts(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []int
+		err  string
+	}{
+		{"4", []int{4}, ""},
+		{" 1 - 4 ", []int{1, 2, 3, 4}, ""},
+		{"1,2,4", []int{1, 2, 4}, ""},
+		{"4,1-2,2", []int{4, 1, 2}, ""},
+		{"10-70/10", []int{10, 20, 30, 40, 50, 60, 70}, ""},
+		{"10-65/20", []int{10, 30, 50}, ""},
+		{"", nil, "empty counts list"},
+		{"80", []int{80}, ""},
+		{"0", nil, `"0" is outside 1..80`},
+		{"81", nil, `"81" is outside 1..80`},
+		{"2-90", nil, `"2-90" is outside 1..80`},
+		{"x", nil, `"x" is not a whole number`},
+		{"1-x", nil, `"1-x" is not a range`},
+		{"3-1", nil, "runs backwards; write 1-3"},
+		{"1,,2", nil, `"" is not a whole number`},
+		{"4/2", nil, "a step follows a range"},
+		{"1-4/0", nil, "has a bad step"},
+	}
+	for _, tt := range tests {
+		got, err := ParseCounts(tt.in, 80)
+		if tt.err != "" {
+			require.Error(t, err, tt.in)
+			assert.Contains(t, err.Error(), tt.err, tt.in)
+			continue
+		}
+		require.NoError(t, err, tt.in)
+		assert.Equal(t, tt.want, got, tt.in)
+	}
+}
+
+func TestQuick(t *testing.T) {
+	full, err := DefaultSpec("subsumption")
+	require.NoError(t, err)
+	q := Quick(full)
+	assert.True(t, q.Quick)
+	assert.False(t, full.Quick, "Quick returns a copy")
+	assert.Equal(t, uint64(2e8), full.Matrix[0].Loops, "the original keeps its loops")
+	assert.Equal(t, uint64(1e7), q.Matrix[0].Loops)
+	for _, e := range q.Matrix[1:] {
+		assert.Equal(t, int64(32<<20), e.SizeBytes, e.Workload)
+	}
+	assert.Equal(t, full.Repeats, q.Repeats, "the run keeps its shape")
+	assert.Equal(t, full.Matrix[0].Threads, q.Matrix[0].Threads)
+	require.NoError(t, q.Validate())
+	assert.Equal(t, q, Quick(q), "shrinking twice changes nothing more")
+
+	q.Matrix[0].Threads[0] = 99
+	assert.Equal(t, 1, full.Matrix[0].Threads[0], "the copy shares no slices with the original")
+
+	small, err := ParseSpec([]byte("matrix: [{workload: fp, loops: 1000}, {workload: compress, size: 1MiB}, {workload: pi, loops: 1e9, threads: 1-4}, {workload: mmul}]"), "t")
+	require.NoError(t, err)
+	qs := Quick(small)
+	assert.Equal(t, uint64(1000), qs.Matrix[0].Loops, "what is already small stays")
+	assert.Equal(t, int64(1<<20), qs.Matrix[1].SizeBytes)
+	assert.Equal(t, uint64(1e6), qs.Matrix[2].Loops)
+	assert.Equal(t, uint64(1e4), qs.Matrix[3].Loops)
+	require.NoError(t, qs.Validate())
+}
+
+// Every embedded spec parses and is named as its file is.
+func TestDefaultSpecsValid(t *testing.T) {
+	for _, name := range DefaultSpecNames() {
+		s, err := DefaultSpec(name)
+		require.NoError(t, err, name)
+		assert.Equal(t, name, s.Name)
+	}
+}
+
+// A spec recorded as JSON (run.json) reads back as the same spec, so a
+// resumed run plans what the first one did.
+func TestSpecJSONRoundTrip(t *testing.T) {
+	s, err := ParseSpec([]byte("matrix: [{workload: fp, threads: 1-2}, {workload: compress, level: 3}]\nvm: {host_qos: 33, memory: 4GiB}\nseed: 77\n"), "rt")
+	require.NoError(t, err)
+	b, err := json.Marshal(s)
+	require.NoError(t, err)
+	var back Spec
+	require.NoError(t, json.Unmarshal(b, &back))
+	assert.Equal(t, s, back)
+	require.NoError(t, back.Validate())
+}
