@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/units"
 
 	"github.com/spf13/cobra"
@@ -395,26 +396,6 @@ func (o *BenchOptions) appliedRequest() BenchRequest {
 	return r
 }
 
-// samplesFrom turns a cell's records into tidy samples.
-func samplesFrom(target string, c cellPlan, contention int, res *agentpb.Result) []results.Sample {
-	out := make([]results.Sample, 0, len(res.GetRecords()))
-	for _, r := range res.GetRecords() {
-		q := agent.QoSFromProto(r.GetQos())
-		cpus := make([]int, len(r.GetCpus()))
-		for i, x := range r.GetCpus() {
-			cpus[i] = int(x)
-		}
-		out = append(out, results.Sample{
-			Target: target, Workload: c.workload, QoS: int(c.class), Threads: c.threads, Repeat: c.repeat,
-			Index: int(r.GetIndex()), Phase: r.GetPhase(), StartNs: r.GetStartNs(), EndNs: r.GetEndNs(),
-			Work: r.GetWork(), Unit: res.GetUnit(), Rate: r.GetRate(),
-			QoSApplied: int(q.Applied), QoSFull: q.Full, QoSReason: q.Reason, QoSDetail: q.Detail,
-			CPUs: cpus, PID: int(r.GetPid()), Contention: contention,
-		})
-	}
-	return out
-}
-
 // benchRun measures the matrix and writes the output. Whatever finished is
 // written even when a later cell fails or the run is interrupted.
 func benchRun(ctx context.Context, o *BenchOptions) (err error) {
@@ -494,7 +475,7 @@ func benchRun(ctx context.Context, o *BenchOptions) (err error) {
 			}
 			return fmt.Errorf("cell %d/%d (%s) failed: %w (its %d finished records are not reported; the %d cells before it are)", i+1, len(cells), c, err, kept, i)
 		}
-		report.Samples = append(report.Samples, samplesFrom(c.target, c, o.Contention, res)...)
+		report.Samples = append(report.Samples, experiment.SamplesFrom(c.target, c.workload, int(c.class), c.threads, c.repeat, o.Contention, res)...)
 		report.Runs = append(report.Runs, CellRun{Target: c.target, Workload: c.workload, QoS: int(c.class), Threads: c.threads,
 			Repeat: c.repeat, Metrics: res.GetMetrics(), Notes: res.GetNotes()})
 	}

@@ -1,0 +1,152 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/qoslab/qoslab/internal/agent"
+	"github.com/qoslab/qoslab/internal/agent/agentpb"
+	"github.com/qoslab/qoslab/internal/results"
+)
+
+// Target is an agent that measures cells: the host's, or one in a VM.
+type Target interface {
+	Run(ctx context.Context, req *agentpb.RunRequest, onProgress func(*agentpb.Progress)) (*agentpb.Result, error)
+}
+
+// DataSeed seeds the generated input of the compression workloads, as bench does.
+const DataSeed = 1
+
+// Request is the agent request that measures c.
+func (c Cell) Request() *agentpb.RunRequest {
+	return &agentpb.RunRequest{
+		Workload: c.Workload, Qos: int32(c.QoS), Threads: uint32(c.Threads), Loops: c.Loops,
+		SizeBytes: uint64(c.SizeBytes), Ratio: c.Ratio, Seed: DataSeed, Codec: c.Codec, Level: int32(c.Level),
+		Sink: c.Sink, SinkPath: c.SinkPath,
+	}
+}
+
+// SamplesFrom turns a cell run's records into tidy samples.
+func SamplesFrom(target, workloadName string, class, threads, repeat, contention int, res *agentpb.Result) []results.Sample {
+	out := make([]results.Sample, 0, len(res.GetRecords()))
+	for _, r := range res.GetRecords() {
+		q := agent.QoSFromProto(r.GetQos())
+		cpus := make([]int, len(r.GetCpus()))
+		for i, x := range r.GetCpus() {
+			cpus[i] = int(x)
+		}
+		out = append(out, results.Sample{
+			Target: target, Workload: workloadName, QoS: class, Threads: threads, Repeat: repeat,
+			Index: int(r.GetIndex()), Phase: r.GetPhase(), StartNs: r.GetStartNs(), EndNs: r.GetEndNs(),
+			Work: r.GetWork(), Unit: res.GetUnit(), Rate: r.GetRate(),
+			QoSApplied: int(q.Applied), QoSFull: q.Full, QoSReason: q.Reason, QoSDetail: q.Detail,
+			CPUs: cpus, PID: int(r.GetPid()), Contention: contention,
+		})
+	}
+	return out
+}
+
+// Step is what the runner reports before each cell run.
+type Step struct {
+	Index, Total int
+	Cell         Cell
+	// Skipped is true for a run finished before a resume.
+	Skipped bool
+	Elapsed time.Duration
+	// ETA extrapolates from the runs measured so far; 0 until there is one.
+	ETA time.Duration
+}
+
+// Stats is where the run's time went.
+type Stats struct {
+	Runs, Skipped, Warmups int
+	// MeasuredNs adds up each timed run's interval: first thread start to
+	// last thread end, on the target's clock.
+	MeasuredNs int64
+	// CallNs adds up the wall time of every agent call, warm-ups included.
+	CallNs int64
+}
+
+// Runner runs a plan's cells on their targets and keeps every finished cell
+// run in a sample log, synced, before the next starts.
+type Runner struct {
+	Cells   []Cell
+	Targets map[string]Target
+	Log     *results.SampleLog
+	// Finished are the repeats an earlier, interrupted run finished
+	// (results.FinishedRepeats by SeriesKey): they are not run again.
+	Finished   map[string][]int
+	Contention int
+	// OnStep, when set, is called before each cell run (outside any measured
+	// interval).
+	OnStep func(Step)
+	// OnProgress, when set, gets the agent's progress events; nil asks the
+	// agent for none, so nothing but the workload runs while it is measured.
+	OnProgress func(*agentpb.Progress)
+}
+
+// Run measures every cell in order. It stops at the first failure with an
+// error naming the cell; everything finished before it is in the log.
+func (r *Runner) Run(ctx context.Context) (Stats, error) {
+	var st Stats
+	began := time.Now()
+	for i, c := range r.Cells {
+		if c.Timed() && slices.Contains(r.Finished[c.SeriesKey()], c.Repeat) {
+			st.Skipped++
+			r.step(Step{Index: i, Total: len(r.Cells), Cell: c, Skipped: true, Elapsed: time.Since(began)})
+			continue
+		}
+		target, ok := r.Targets[c.Target]
+		if !ok {
+			return st, fmt.Errorf("cell %d/%d (%s): no %s target was started", i+1, len(r.Cells), c, c.Target)
+		}
+		ran := st.Runs + st.Warmups
+		var eta time.Duration
+		if ran > 0 {
+			eta = time.Duration(int64(time.Since(began)) / int64(ran) * int64(len(r.Cells)-i-st.Skipped))
+		}
+		r.step(Step{Index: i, Total: len(r.Cells), Cell: c, Elapsed: time.Since(began), ETA: eta})
+		req := c.Request()
+		if r.OnProgress != nil {
+			req.ProgressIntervalMs = 500
+		}
+		t0 := time.Now()
+		res, err := target.Run(ctx, req, r.OnProgress)
+		st.CallNs += time.Since(t0).Nanoseconds()
+		if err != nil {
+			if ctx.Err() != nil {
+				return st, ctx.Err()
+			}
+			return st, fmt.Errorf("cell %d/%d (%s) failed: %w", i+1, len(r.Cells), c, err)
+		}
+		if !c.Timed() {
+			st.Warmups++
+			continue
+		}
+		samples := SamplesFrom(c.Target, c.Workload, int(c.QoS), c.Threads, c.Repeat, r.Contention, res)
+		recs := make([]results.Record, len(samples))
+		now := time.Now().UTC()
+		var first, last int64
+		for j, s := range samples {
+			recs[j] = results.Record{Cell: c.SeriesKey(), RunRecords: len(samples), Sample: s, Metrics: res.GetMetrics(), RecordedAt: now}
+			if j == 0 || s.StartNs < first {
+				first = s.StartNs
+			}
+			last = max(last, s.EndNs)
+		}
+		if err := r.Log.Append(recs...); err != nil {
+			return st, fmt.Errorf("cell %d/%d (%s) measured but not saved: %w", i+1, len(r.Cells), c, err)
+		}
+		st.Runs++
+		st.MeasuredNs += last - first
+	}
+	return st, nil
+}
+
+func (r *Runner) step(s Step) {
+	if r.OnStep != nil {
+		r.OnStep(s)
+	}
+}

@@ -1,0 +1,109 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/qoslab/qoslab/internal/agent/agentpb"
+	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/results"
+)
+
+// fakeTarget answers each cell with one record per thread: loops in 1 s.
+type fakeTarget struct {
+	calls  []*agentpb.RunRequest
+	failAt int // 1-based call that fails; 0 never
+}
+
+func (f *fakeTarget) Run(_ context.Context, req *agentpb.RunRequest, _ func(*agentpb.Progress)) (*agentpb.Result, error) {
+	f.calls = append(f.calls, req)
+	if len(f.calls) == f.failAt {
+		return nil, errors.New("channel closed")
+	}
+	res := &agentpb.Result{Unit: "loops", Metrics: map[string]float64{"x": 1}}
+	for i := uint32(0); i < req.Threads; i++ {
+		res.Records = append(res.Records, &agentpb.ThreadRecord{Index: i, StartNs: int64(i), EndNs: 1e9, Work: float64(req.Loops), Rate: float64(req.Loops),
+			Qos: &agentpb.QoSApplied{Asked: req.Qos, Applied: req.Qos, Full: true}})
+	}
+	return res, nil
+}
+
+func testCells() []Cell {
+	return []Cell{
+		{Target: TargetHost, Workload: "fp", QoS: qos.Background, Threads: 1, Warmup: 1, Loops: 10},
+		{Target: TargetHost, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 1, Loops: 10},
+		{Target: TargetHost, Workload: "fp", QoS: qos.Background, Threads: 2, Repeat: 1, Loops: 10},
+		{Target: TargetHost, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 2, Loops: 10},
+	}
+}
+
+func openLog(t *testing.T, path string) *results.SampleLog {
+	t.Helper()
+	l, _, err := results.OpenSampleLog(path)
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+func TestRunnerLogsTimedRunsAndResumes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), results.SamplesFile)
+	target := &fakeTarget{failAt: 4}
+	var steps []Step
+	r := &Runner{Cells: testCells(), Targets: map[string]Target{TargetHost: target}, Log: openLog(t, path), Contention: 2,
+		OnStep: func(s Step) { steps = append(steps, s) }}
+	st, err := r.Run(context.Background())
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "cell 4/4 (")
+	assert.ErrorContains(t, err, "channel closed")
+	assert.Equal(t, 2, st.Runs)
+	assert.Equal(t, 1, st.Warmups)
+	assert.Len(t, steps, 4)
+	assert.Zero(t, target.calls[0].ProgressIntervalMs, "no progress events unless asked: nothing else runs while measuring")
+
+	recs, torn, err := results.ReadSamples(path)
+	require.NoError(t, err)
+	require.Nil(t, torn)
+	assert.Len(t, recs, 3, "the warm-up is not a sample; repeat 1 at 1 and 2 threads are")
+	for _, rec := range recs {
+		assert.Equal(t, 1, rec.Repeat)
+		assert.Equal(t, 2, rec.Contention)
+		assert.Equal(t, map[string]float64{"x": 1}, rec.Metrics)
+	}
+
+	// Resume: only the failed repeat runs again (and the warm-up, which is never recorded).
+	again := &fakeTarget{}
+	r2 := &Runner{Cells: testCells(), Targets: map[string]Target{TargetHost: again}, Log: openLog(t, path),
+		Finished: results.FinishedRepeats(recs)}
+	st, err = r2.Run(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, 2, st.Skipped)
+	assert.Equal(t, 1, st.Runs)
+	assert.Len(t, again.calls, 2)
+	recs, _, err = results.ReadSamples(path)
+	require.NoError(t, err)
+	assert.Len(t, recs, 4)
+	assert.Positive(t, st.MeasuredNs)
+}
+
+func TestRunnerNeedsItsTargets(t *testing.T) {
+	cells := []Cell{{Target: TargetVM, Workload: "fp", QoS: qos.Default, Threads: 1, Repeat: 1, Loops: 1}}
+	r := &Runner{Cells: cells, Targets: map[string]Target{}, Log: openLog(t, filepath.Join(t.TempDir(), "s.jsonl"))}
+	_, err := r.Run(context.Background())
+	assert.ErrorContains(t, err, "no vm target was started")
+}
+
+func TestCellRequest(t *testing.T) {
+	c := Cell{Target: TargetVM, Workload: "compress", QoS: qos.UserInteractive, Threads: 2, Repeat: 1, SizeBytes: 1 << 20, Ratio: 3, Codec: "zstd", Level: 3, Sink: "file"}
+	req := c.Request()
+	assert.Equal(t, "compress", req.Workload)
+	assert.Equal(t, int32(33), req.Qos)
+	assert.Equal(t, uint32(2), req.Threads)
+	assert.Equal(t, uint64(1<<20), req.SizeBytes)
+	assert.Equal(t, "zstd", req.Codec)
+	assert.Equal(t, uint64(DataSeed), req.Seed)
+}
