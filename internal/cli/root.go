@@ -36,6 +36,7 @@ names, under the command's section (bench.loops); agent is top level.`,
 	root.PersistentFlags().String("agent", "", "the qoslab-agent binary to run on this machine (default: next to qoslab; env QOSLAB_AGENT)")
 	f.bindFlags("", root.PersistentFlags())
 
+	root.AddCommand(NewCmdRun(f, nil))
 	root.AddCommand(NewCmdBench(f, nil))
 	root.AddCommand(NewCmdAgent(f))
 	root.AddCommand(newCmdContention(f))

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/qoslab/qoslab/internal/results"
+)
+
+func TestRunInterruptedThenResumed(t *testing.T) {
+	dir := binaries(t)
+	work := t.TempDir()
+	spec := filepath.Join(work, "host.yaml")
+	require.NoError(t, os.WriteFile(spec, []byte(`name: resumable
+targets: [host]
+matrix:
+  - workload: fp
+    qos: [9, 33]
+    threads: 1-2
+    loops: 3e7
+repeats: 6
+`), 0o644))
+
+	cmd := exec.Command(filepath.Join(dir, "qoslab"), "run", "--spec", spec, "--results", work)
+	cmd.Dir = work
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	require.NoError(t, cmd.Start())
+	// Interrupt once a few cell runs are safe on disk.
+	var samples string
+	require.Eventually(t, func() bool {
+		m, _ := filepath.Glob(filepath.Join(work, "resumable-*", results.SamplesFile))
+		if len(m) == 0 {
+			return false
+		}
+		samples = m[0]
+		b, _ := os.ReadFile(samples)
+		return bytes.Count(b, []byte("\n")) >= 6
+	}, 60*time.Second, 20*time.Millisecond, errOut.String())
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	err := cmd.Wait()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, errOut.String())
+	assert.Equal(t, 130, exit.ExitCode())
+	runDir := filepath.Dir(samples)
+	d, err := results.Open(runDir)
+	require.NoError(t, err)
+	assert.False(t, d.Run.Complete(), "an interrupted run is not complete")
+	before, _, err := results.ReadSamples(samples)
+	require.NoError(t, err)
+	require.NotEmpty(t, before)
+	assert.Less(t, len(before), 2*3*6, "the run was interrupted before it finished")
+
+	_, stderr, code := qoslab(t, dir, "run", "--resume", runDir)
+	require.Equal(t, 0, code, stderr)
+	after, torn, err := results.ReadSamples(samples)
+	require.NoError(t, err)
+	assert.Nil(t, torn)
+	// 2 classes x (1+2 threads) x 6 repeats, each (cell, repeat, thread) exactly once.
+	assert.Len(t, after, 2*3*6)
+	seen := map[string]bool{}
+	for _, r := range after {
+		k := fmt.Sprintf("%s/%d/%d", r.Cell, r.Repeat, r.Index)
+		assert.False(t, seen[k], "measured twice: %s", k)
+		seen[k] = true
+	}
+	d, err = results.Open(runDir)
+	require.NoError(t, err)
+	assert.True(t, d.Run.Complete())
+	assert.Len(t, d.Run.Resumed, 1)
+	for _, f := range []string{results.SummaryJSONFile, results.SummaryCSVFile, results.SummaryMDFile} {
+		_, err := os.Stat(filepath.Join(runDir, f))
+		assert.NoError(t, err, f)
+	}
+	csv, err := os.ReadFile(filepath.Join(runDir, results.SummaryCSVFile))
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(csv), "target,workload,qos,threads,n,median,min,max,ci_low,ci_high,unit"), string(csv))
+
+	_, stderr, code = qoslab(t, dir, "run", "--resume", runDir)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "nothing to resume")
+}
+
+func TestRunBadSpec(t *testing.T) {
+	dir := binaries(t)
+	spec := filepath.Join(t.TempDir(), "bad.yaml")
+	require.NoError(t, os.WriteFile(spec, []byte("name: bad\nmatrix: []\nrepeats: 0\ntargets: [cloud]\n"), 0o644))
+	_, stderr, code := qoslab(t, dir, "run", "--spec", spec)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "repeats")
+	assert.Contains(t, stderr, "cloud")
+}
