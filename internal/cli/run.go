@@ -319,7 +319,11 @@ func runSummaries(io *IOStreams, d *results.Dir, spec experiment.Spec, st experi
 		}
 	}
 	for _, v := range a.Verdicts {
-		fmt.Fprintln(w, v.String())
+		what := v.Host.Workload
+		if v.Host.Phase != "" && v.Host.Phase != v.Host.Workload {
+			what += " " + v.Host.Phase
+		}
+		fmt.Fprintf(w, "%s: %s\n", what, v.String())
 	}
 	if st.Runs > 0 {
 		measured := time.Duration(st.MeasuredNs + bootNs)
