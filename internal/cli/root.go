@@ -37,6 +37,8 @@ names, under the command's section (bench.loops); agent is top level.`,
 	f.bindFlags("", root.PersistentFlags())
 
 	root.AddCommand(NewCmdRun(f, nil))
+	root.AddCommand(NewCmdResults(f))
+	root.AddCommand(NewCmdCompare(f))
 	root.AddCommand(NewCmdBench(f, nil))
 	root.AddCommand(NewCmdAgent(f))
 	root.AddCommand(newCmdContention(f))
