@@ -14,6 +14,7 @@ import (
 	"github.com/qoslab/qoslab/internal/agent"
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/experiment"
+	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/results/summary"
@@ -232,6 +233,12 @@ func runRun(ctx context.Context, f *Factory, o *RunOptions) (err error) {
 			if ag, err = startVMAgent(ctx, f, o.IO, vo, runNeeds(spec)); err != nil {
 				return fmt.Errorf("vm: %w", err)
 			}
+			if spec.VM.HostQoS != qos.Unspecified {
+				for _, n := range applyHostQoS(ag.(*vmAgent).machine.Info(), spec.VM.HostQoS) {
+					fmt.Fprintln(o.IO.ErrOut, "host_qos: "+n)
+					d.Run.Notes = append(d.Run.Notes, "host_qos: "+n)
+				}
+			}
 		}
 		defer func() {
 			if cerr := ag.Close(); cerr != nil && err == nil {
@@ -291,6 +298,24 @@ func runRun(ctx context.Context, f *Factory, o *RunOptions) (err error) {
 		err = fmt.Errorf("%w\nwhat finished is in %s; finish the run with: qoslab run --resume %s", err, d.Path, d.Path)
 	}
 	return err
+}
+
+// applyHostQoS gives each of a VM's vCPU threads a class on the host and says,
+// per thread, what was asked and what was applied.
+func applyHostQoS(mi hv.MachineInfo, c qos.Class) []string {
+	if len(mi.VCPUThreads) == 0 {
+		return []string{fmt.Sprintf("%s asked, not applied: the %s backend does not expose its vCPU threads to the host", c, mi.Backend)}
+	}
+	var notes []string
+	for i, tid := range mi.VCPUThreads {
+		a := qos.ApplyThread(tid, c)
+		n := fmt.Sprintf("vCPU %d (host thread %d): %s asked, %s applied (%s)", i, tid, c, a.Applied, a.Detail)
+		if a.Reason != "" {
+			n += ": " + a.Reason
+		}
+		notes = append(notes, n)
+	}
+	return notes
 }
 
 // runSummaries writes summary.{json,csv,md} from every sample in the

@@ -127,16 +127,16 @@ type threadSched struct {
 	uclamp  uclampKernel
 }
 
-// readThreadSched reads the calling thread's policy and clamps with
-// sched_getattr and its nice with getpriority.
-func readThreadSched(uclamp uclampKernel) (threadSched, error) {
-	attr, err := unix.SchedGetAttr(0, 0)
+// readThreadSched reads a thread's policy and clamps with sched_getattr and
+// its nice with getpriority (tid 0: the calling thread).
+func readThreadSched(tid int, uclamp uclampKernel) (threadSched, error) {
+	attr, err := unix.SchedGetAttr(tid, 0)
 	if err != nil {
 		return threadSched{}, fmt.Errorf("sched_getattr: %w", err)
 	}
 	// The raw syscall returns 20-nice (1..40) so that no valid answer is
 	// negative; x/sys passes it through without glibc's conversion.
-	prio, err := unix.Getpriority(unix.PRIO_PROCESS, 0)
+	prio, err := unix.Getpriority(unix.PRIO_PROCESS, tid)
 	if err != nil {
 		return threadSched{}, fmt.Errorf("getpriority: %w", err)
 	}
@@ -161,17 +161,17 @@ func (s threadSched) String() string {
 	return fmt.Sprintf("%s nice=%d uclamp=%s", schedPolicyName(s.policy), s.nice, uc)
 }
 
-// setPolicyNice sets the calling thread's policy and nice in one sched_setattr,
-// so the thread never passes through a mix of two classes.
-func setPolicyNice(policy uint32, nice int) error {
-	return unix.SchedSetAttr(0, &unix.SchedAttr{Policy: policy, Nice: int32(nice)}, 0)
+// setPolicyNice sets a thread's policy and nice in one sched_setattr, so the
+// thread never passes through a mix of two classes.
+func setPolicyNice(tid int, policy uint32, nice int) error {
+	return unix.SchedSetAttr(tid, &unix.SchedAttr{Policy: policy, Nice: int32(nice)}, 0)
 }
 
-// setUclamp sets the calling thread's clamps, keeping its policy and nice. It
-// is a call of its own because a kernel without uclamp refuses the whole call.
-func setUclamp(min, max uint32) error {
+// setUclamp sets a thread's clamps, keeping its policy and nice. It is a call
+// of its own because a kernel without uclamp refuses the whole call.
+func setUclamp(tid int, min, max uint32) error {
 	flags := uint64(unix.SCHED_FLAG_KEEP_POLICY | unix.SCHED_FLAG_KEEP_PARAMS | unix.SCHED_FLAG_UTIL_CLAMP_MIN | unix.SCHED_FLAG_UTIL_CLAMP_MAX)
-	return unix.SchedSetAttr(0, &unix.SchedAttr{Flags: flags, Util_min: min, Util_max: max}, 0)
+	return unix.SchedSetAttr(tid, &unix.SchedAttr{Flags: flags, Util_min: min, Util_max: max}, 0)
 }
 
 // uclampRefused reports whether err is the kernel saying it has no uclamp:
@@ -203,11 +203,16 @@ const capSysNiceHowTo = "run the agent as root or grant it with `setcap cap_sys_
 // ApplySelf applies class c to the calling OS thread (which the caller keeps
 // locked for good) and reads it back: policy and nice with one sched_setattr,
 // then the utilization clamps with another.
-func ApplySelf(c Class) Applied {
+func ApplySelf(c Class) Applied { return ApplyThread(0, c) }
+
+// ApplyThread applies class c to the thread tid of any process this one may
+// reschedule (0: the calling thread), such as a VM's vCPU threads, and reads
+// it back as ApplySelf does.
+func ApplyThread(tid int, c Class) Applied {
 	a := Applied{Asked: c}
 	m, ok := linuxMapping(c)
 	if !ok {
-		s, err := readThreadSched(probeUclamp())
+		s, err := readThreadSched(tid, probeUclamp())
 		a.Reason = fmt.Sprintf("unknown QoS class %d: allowed %s", int(c), Allowed)
 		if err != nil {
 			a.Reason += "; read back: " + err.Error()
@@ -218,14 +223,14 @@ func ApplySelf(c Class) Applied {
 	}
 
 	var shortfalls []string
-	policyErr := setPolicyNice(m.policy, m.nice)
+	policyErr := setPolicyNice(tid, m.policy, m.nice)
 	clamps := m
 	if policyErr != nil {
-		shortfalls = append(shortfalls, policyNiceShortfall(m, policyErr))
+		shortfalls = append(shortfalls, policyNiceShortfall(tid, m, policyErr))
 		// Give the thread the clamps of the class it ended up in, so a
 		// refused user-interactive does not keep its utilization floor.
 		clamps, _ = linuxMapping(Default)
-		if s, err := readThreadSched(uclampUnknown); err == nil {
+		if s, err := readThreadSched(tid, uclampUnknown); err == nil {
 			if got, ok := linuxMapping(linuxClass(s.policy, s.nice)); ok {
 				clamps = got
 			}
@@ -233,7 +238,7 @@ func ApplySelf(c Class) Applied {
 	}
 
 	uclamp := uclampAvailable
-	if err := setUclamp(clamps.utilMin, clamps.utilMax); err != nil {
+	if err := setUclamp(tid, clamps.utilMin, clamps.utilMax); err != nil {
 		if why, refused := uclampRefused(err); refused {
 			uclamp = uclampUnavailable
 			// Nothing to apply and nothing stale to clear: only a class
@@ -247,7 +252,7 @@ func ApplySelf(c Class) Applied {
 		}
 	}
 
-	s, err := readThreadSched(uclamp)
+	s, err := readThreadSched(tid, uclamp)
 	if err != nil {
 		a.Reason = strings.Join(append(shortfalls, "read back: "+err.Error()), "; ")
 		return a
@@ -275,7 +280,7 @@ func clampWanted(m linuxSched) string {
 // policyNiceShortfall explains a failed sched_setattr and, when the thread may
 // not raise its priority that far, falls back to the highest priority it may
 // take (RLIMIT_NICE's floor, or nice 0), so it ends as close to c as allowed.
-func policyNiceShortfall(m linuxSched, err error) string {
+func policyNiceShortfall(tid int, m linuxSched, err error) string {
 	what := fmt.Sprintf("sched_setattr(%s, nice %d): %v", schedPolicyName(m.policy), m.nice, err)
 	if !errors.Is(err, unix.EPERM) || m.nice >= 0 {
 		return what
@@ -283,7 +288,7 @@ func policyNiceShortfall(m linuxSched, err error) string {
 	floor := niceFloorWithoutCap()
 	why := fmt.Sprintf("nice %d needs CAP_SYS_NICE (RLIMIT_NICE allows nice >= %d without it): %s", m.nice, floor, capSysNiceHowTo)
 	if fallback := fallbackNice(m.nice, floor); fallback != m.nice {
-		if ferr := setPolicyNice(m.policy, fallback); ferr != nil {
+		if ferr := setPolicyNice(tid, m.policy, fallback); ferr != nil {
 			why += fmt.Sprintf("; fallback to nice %d: %v", fallback, ferr)
 		}
 	}
@@ -299,8 +304,11 @@ func fallbackNice(asked, floor int) int {
 }
 
 // ReadSelf reads the calling thread's class and the OS-level detail it is read from.
-func ReadSelf() (Class, string, error) {
-	s, err := readThreadSched(probeUclamp())
+func ReadSelf() (Class, string, error) { return ReadThread(0) }
+
+// ReadThread reads thread tid's class and detail (0: the calling thread).
+func ReadThread(tid int) (Class, string, error) {
+	s, err := readThreadSched(tid, probeUclamp())
 	if err != nil {
 		return Unspecified, "", err
 	}
