@@ -38,11 +38,12 @@ cross:
 		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -ldflags '-s -w $(LDFLAGS)' -o bin/$$os-$$arch/qoslab-agent ./guest/agent || exit 1; \
 	done
 
-# The main job: does QoS survive virtualization here? fp at background and
-# default, 1-2 threads, on the host and in a QEMU microVM, side by side, with two
-# default-priority spinners on the host (QoS only matters when cores are scarce).
+# The main job: does QoS survive virtualization here? The built-in "contention"
+# experiment: fp at background and user-interactive, 1-2 threads, on the host
+# and in a QEMU microVM, with two default-priority spinners on the host (QoS
+# only matters on Linux when cores are scarce); it ends with the verdict.
 run: build image
-	bin/qoslab bench --target host,vm --workload fp --qos background,default --threads 1-2 --loops 2e7 --repeat 3 --contention 2
+	bin/qoslab run --default contention
 
 # The guest image (kernel from scripts/fetch-kernel.sh, the agent as /init).
 image: build

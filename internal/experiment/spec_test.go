@@ -18,7 +18,7 @@ var bothClasses = []qos.Class{qos.Background, qos.UserInteractive}
 
 // The default spec is reference/001's design, exactly as the issue words it.
 func TestDefaultSpecSubsumption(t *testing.T) {
-	assert.Equal(t, []string{"subsumption"}, DefaultSpecNames())
+	assert.Equal(t, []string{"contention", "subsumption"}, DefaultSpecNames())
 	s, err := DefaultSpec("subsumption")
 	require.NoError(t, err)
 	assert.Contains(t, s.Description, "reference/001")
@@ -46,7 +46,7 @@ func TestDefaultSpecUnknown(t *testing.T) {
 	for _, name := range []string{"nope", "../spec", ""} {
 		_, err := DefaultSpec(name)
 		require.Error(t, err, name)
-		assert.Contains(t, err.Error(), `allowed subsumption`, name)
+		assert.Contains(t, err.Error(), `allowed contention, subsumption`, name)
 	}
 }
 
@@ -403,4 +403,17 @@ func TestSpecJSONRoundTrip(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &back))
 	assert.Equal(t, s, back)
 	require.NoError(t, back.Validate())
+}
+
+func TestDefaultSpecContention(t *testing.T) {
+	s, err := DefaultSpec("contention")
+	require.NoError(t, err)
+	assert.Equal(t, []string{TargetHost, TargetVM}, s.Targets)
+	assert.Equal(t, 2, s.Contention, "on a homogeneous Linux host QoS only shows under contention")
+	assert.Equal(t, 2, s.VM.CPUs)
+	require.Len(t, s.Matrix, 1)
+	assert.Equal(t, "fp", s.Matrix[0].Workload)
+	assert.Equal(t, []qos.Class{qos.Background, qos.UserInteractive}, s.Matrix[0].QoS)
+	cells, _ := Plan(s)
+	assert.Len(t, cells, 2*2*2*5, "2 targets x 2 classes x 2 thread counts x 5 repeats")
 }
