@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/qoslab/qoslab/internal/suggest"
 	"github.com/qoslab/qoslab/internal/units"
 
 	"go.yaml.in/yaml/v3"
@@ -640,40 +641,13 @@ func keyList(fields []field) string {
 	return strings.Join(keys, ", ")
 }
 
-// closestKey suggests the allowed key a misspelt one most likely meant: the
-// same ignoring case, or at most two edits away.
+// closestKey suggests the allowed key a misspelt one most likely meant.
 func closestKey(key string, fields []field) string {
-	best, bestDist := "", 3
-	for _, f := range fields {
-		if strings.EqualFold(f.key, key) {
-			return f.key
-		}
-		if dist := editDistance(strings.ToLower(key), f.key); dist < bestDist {
-			best, bestDist = f.key, dist
-		}
+	keys := make([]string, len(fields))
+	for i, f := range fields {
+		keys[i] = f.key
 	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return suggest.Closest(key, keys)
 }
 
 func (d *specDecoder) scalar(path string, n *yaml.Node, want string) (string, bool) {

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/qoslab/qoslab/internal/suggest"
 )
 
 // Where a module's dependencies came from.
@@ -283,7 +285,7 @@ func (r *resolver) notFound(name string, chain []string) error {
 		cands = append(cands, n)
 	}
 	sort.Strings(cands)
-	if s := closest(name, cands); s != "" {
+	if s := suggest.Closest(name, cands); s != "" {
 		msg += fmt.Sprintf("; did you mean %s?", s)
 	}
 	return errors.New(msg)

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/qoslab/qoslab/internal/suggest"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -154,7 +155,7 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) error {
 			f, ok := fieldByYAMLKey(t, k.Value)
 			if !ok {
 				msg := fmt.Sprintf("line %d: unknown key %q", k.Line, joinPath(path, k.Value))
-				if s := closest(k.Value, allowed); s != "" {
+				if s := suggest.Closest(k.Value, allowed); s != "" {
 					msg += fmt.Sprintf(" (did you mean %q?)", s)
 				}
 				where := "at the top level"
@@ -353,40 +354,6 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// closest returns the candidate nearest to s when it is near enough to be a typo.
-func closest(s string, candidates []string) string {
-	best, bestD := "", 1<<30
-	for _, c := range candidates {
-		if d := levenshtein(strings.ToLower(s), c); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	if bestD <= 2 || (bestD <= 3 && len(s) > 6) {
-		return best
-	}
-	return ""
-}
-
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 func sortedKeys[V any](m map[string]V) []string {
