@@ -390,8 +390,8 @@ func WriteMarkdown(w io.Writer, a Analysis) error {
 	if len(a.Cells) == 0 {
 		b.WriteString("\nNo cell finished.\n")
 	}
-	for _, sec := range sections(a.Cells) {
-		writeSection(&b, sec, a.Regressions)
+	for _, t := range Tables(a) {
+		writeSection(&b, t)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -419,7 +419,38 @@ func sections(cells []analysis.Cell) []*section {
 	return out
 }
 
-func writeSection(b *strings.Builder, sec *section, regressions []analysis.ClassRegression) {
+// Table is one workload's (and phase's) cells as summary.md shows them, in
+// plain text, for any renderer: summary.md and the HTML report draw the same
+// rows.
+type Table struct {
+	// Title names the workload (and phase).
+	Title string
+	// Header names the columns, with units; RightAlign marks numeric ones.
+	Header     []string
+	RightAlign []bool
+	Rows       [][]string
+	// QoSNotes explain the * and ! marks of the "QoS applied" column.
+	QoSNotes []string
+	// RateUnit is the regressions' unit (loops/s); Regressions are printed
+	// as the reference articles print them.
+	RateUnit    string
+	Regressions []string
+}
+
+// QoSNotesIntro explains the marks of the "QoS applied" column.
+const QoSNotesIntro = "QoS applied: * = part of the class's OS mapping did not take effect, ! = threads ran at another class."
+
+// Tables returns one table per workload (and phase), in the order the cells
+// first show them.
+func Tables(a Analysis) []Table {
+	var out []Table
+	for _, sec := range sections(a.Cells) {
+		out = append(out, sectionTable(sec, a.Regressions))
+	}
+	return out
+}
+
+func sectionTable(sec *section, regressions []analysis.ClassRegression) Table {
 	var largest float64
 	for _, c := range sec.cells {
 		if m := math.Abs(c.TotalRate.Median); !math.IsNaN(m) && !math.IsInf(m, 0) {
@@ -427,12 +458,14 @@ func writeSection(b *strings.Builder, sec *section, regressions []analysis.Class
 		}
 	}
 	unit, scale := scaledUnit(sec.unit, largest)
-	fmt.Fprintf(b, "\n## %s\n\n", mdText(workloadText(sec.workload, sec.phase)))
-	header := []string{"target", "QoS", "threads", "n",
-		"total rate median (" + unit + ")", fmt.Sprintf("%g%% CI (%s)", analysis.Confidence*100, unit), "min (" + unit + ")", "max (" + unit + ")",
-		"per-thread rate median (" + unit + ")", "time median (s)", "QoS applied"}
-	b.WriteString("| " + strings.Join(header, " | ") + " |\n")
-	b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
+	t := Table{
+		Title: workloadText(sec.workload, sec.phase),
+		Header: []string{"target", "QoS", "threads", "n",
+			"total rate median (" + unit + ")", fmt.Sprintf("%g%% CI (%s)", analysis.Confidence*100, unit), "min (" + unit + ")", "max (" + unit + ")",
+			"per-thread rate median (" + unit + ")", "time median (s)", "QoS applied"},
+		RightAlign: []bool{false, false, true, true, true, true, true, true, true, true, false},
+		RateUnit:   rateUnit(sec.unit),
+	}
 	notes := map[string]bool{}
 	for _, c := range sec.cells {
 		tr := c.TotalRate
@@ -440,24 +473,14 @@ func writeSection(b *strings.Builder, sec *section, regressions []analysis.Class
 		if tr.N > 0 && tr.CIConfidence < analysis.Confidence {
 			ci += fmt.Sprintf(" (%.1f%%)", tr.CIConfidence*100)
 		}
-		row := []string{c.Target, fmt.Sprintf("%d %s", c.QoS, qos.Class(c.QoS)), strconv.Itoa(c.Threads), strconv.Itoa(tr.N),
+		t.Rows = append(t.Rows, []string{c.Target, fmt.Sprintf("%d %s", c.QoS, qos.Class(c.QoS)), strconv.Itoa(c.Threads), strconv.Itoa(tr.N),
 			sig(tr.Median / scale), ci, sig(tr.Min / scale), sig(tr.Max / scale),
-			sig(c.ThreadRate.Median / scale), sig(c.Seconds.Median), appliedText(c)}
-		for i := range row {
-			row[i] = mdText(row[i])
-		}
-		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
+			sig(c.ThreadRate.Median / scale), sig(c.Seconds.Median), appliedText(c)})
 		for _, r := range c.QoSReasons {
 			notes[fmt.Sprintf("%s %s: %s", c.Target, qos.Class(c.QoS), r)] = true
 		}
 	}
-	if len(notes) > 0 {
-		b.WriteString("\nQoS applied: * = part of the class's OS mapping did not take effect, ! = threads ran at another class.\n\n")
-		for _, n := range slices.Sorted(maps.Keys(notes)) {
-			b.WriteString("- " + mdText(n) + "\n")
-		}
-	}
-	var lines []string
+	t.QoSNotes = slices.Sorted(maps.Keys(notes))
 	for _, r := range regressions {
 		if r.Workload != sec.workload || r.Phase != sec.phase {
 			continue
@@ -466,11 +489,38 @@ func writeSection(b *strings.Builder, sec *section, regressions []analysis.Class
 		if !math.IsNaN(r.R2) {
 			line += fmt.Sprintf(" (R² %.3f, %d points)", r.R2, r.N)
 		}
-		lines = append(lines, line)
+		t.Regressions = append(t.Regressions, line)
 	}
-	if len(lines) > 0 {
-		fmt.Fprintf(b, "\nTotal rate R (%s) on threads T, one point per repeat:\n\n", rateUnit(sec.unit))
-		for _, l := range lines {
+	return t
+}
+
+func writeSection(b *strings.Builder, t Table) {
+	fmt.Fprintf(b, "\n## %s\n\n", mdText(t.Title))
+	b.WriteString("| " + strings.Join(t.Header, " | ") + " |\n|")
+	for _, right := range t.RightAlign {
+		if right {
+			b.WriteString("--:|")
+		} else {
+			b.WriteString("---|")
+		}
+	}
+	b.WriteString("\n")
+	for _, row := range t.Rows {
+		cells := make([]string, len(row))
+		for i := range row {
+			cells[i] = mdText(row[i])
+		}
+		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+	}
+	if len(t.QoSNotes) > 0 {
+		b.WriteString("\n" + QoSNotesIntro + "\n\n")
+		for _, n := range t.QoSNotes {
+			b.WriteString("- " + mdText(n) + "\n")
+		}
+	}
+	if len(t.Regressions) > 0 {
+		fmt.Fprintf(b, "\nTotal rate R (%s) on threads T, one point per repeat:\n\n", t.RateUnit)
+		for _, l := range t.Regressions {
 			b.WriteString("- " + mdText(l) + "\n")
 		}
 	}
