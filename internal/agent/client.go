@@ -177,6 +177,7 @@ func (c *Client) Run(ctx context.Context, req *agentpb.RunRequest, onProgress fu
 		return nil, c.explain(err)
 	}
 	var res *agentpb.Result
+	var tel *agentpb.Telemetry
 	for {
 		ev, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
@@ -193,8 +194,11 @@ func (c *Client) Run(ctx context.Context, req *agentpb.RunRequest, onProgress fu
 			if onProgress != nil {
 				onProgress(e.Progress)
 			}
+		case *agentpb.RunEvent_Telemetry:
+			tel = mergeTelemetry(tel, e.Telemetry)
 		case *agentpb.RunEvent_Result:
 			res = e.Result
+			res.Telemetry = tel
 		}
 	}
 }
@@ -209,3 +213,19 @@ func (c *Client) Shutdown(ctx context.Context) error {
 
 // Close drops the connection.
 func (c *Client) Close() error { return c.conn.Close() }
+
+// mergeTelemetry adds a batch of telemetry to what came before it: the agent
+// sends a long cell's samples in several events, the figures in the last.
+func mergeTelemetry(into, batch *agentpb.Telemetry) *agentpb.Telemetry {
+	if into == nil {
+		into = &agentpb.Telemetry{}
+	}
+	into.SamplesJson = append(into.SamplesJson, batch.GetSamplesJson()...)
+	if batch.GetUnavailable() != "" {
+		into.Unavailable = batch.GetUnavailable()
+	}
+	if batch.GetSamples() > 0 {
+		into.Samples, into.Within_10Ms, into.SamplerCpuNs = batch.GetSamples(), batch.GetWithin_10Ms(), batch.GetSamplerCpuNs()
+	}
+	return into
+}

@@ -12,3 +12,6 @@ func currentCPU() (int, bool) {
 	_, _, errno := unix.RawSyscall(unix.SYS_GETCPU, uintptr(unsafe.Pointer(&cpu)), 0, 0)
 	return int(cpu), errno == 0
 }
+
+// currentTID is the calling thread's kernel id.
+func currentTID() int { return unix.Gettid() }

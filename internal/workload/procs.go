@@ -120,6 +120,7 @@ func runProcs(ctx context.Context, p Params, prog *Progress) (Result, error) {
 			return Result{}, fmt.Errorf("procs: start worker %d: %w", i, err)
 		}
 		workers = append(workers, &worker{cmd: cmd, out: bufio.NewReader(out)})
+		prog.addWorker(Worker{PID: cmd.Process.Pid, TID: cmd.Process.Pid, Role: fmt.Sprintf("proc %d", i)})
 	}
 	startR.Close()
 
@@ -144,6 +145,7 @@ func runProcs(ctx context.Context, p Params, prog *Progress) (Result, error) {
 		}
 	}
 	cellStart := monoNow()
+	prog.setCellStart(cellStart)
 	startW.Close()
 
 	errs := make([]error, len(workers))

@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"fmt"
+	"os"
 	"runtime"
 	"sync"
 
@@ -84,6 +85,7 @@ func runThreads(ctx context.Context, n int, c qos.Class, prog *Progress, job thr
 			defer finished.Done()
 			// Never unlocked: the goroutine's exit ends the OS thread and its class.
 			runtime.LockOSThread()
+			prog.addWorker(Worker{PID: os.Getpid(), TID: currentTID(), Role: fmt.Sprintf("worker %d", t.index)})
 			var err error
 			if job.setup != nil {
 				err = job.setup(t)
@@ -106,6 +108,7 @@ func runThreads(ctx context.Context, n int, c qos.Class, prog *Progress, job thr
 
 	ready.Wait()
 	cellStart := monoNow()
+	prog.setCellStart(cellStart)
 	for _, t := range threads {
 		t.cellStart = cellStart
 	}

@@ -4,8 +4,10 @@ package workload
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/qoslab/qoslab/internal/qos"
@@ -109,6 +111,58 @@ type Result struct {
 type Progress struct {
 	Done  atomic.Uint64
 	Total atomic.Uint64
+
+	// cellStart is CLOCK_MONOTONIC (ns) when the cell's clock started, 0
+	// before: what telemetry times are made relative to.
+	cellStart atomic.Int64
+	mu        sync.Mutex
+	workers   []Worker
+}
+
+// Worker is a measured thread (or, for procs, process) as the OS knows it,
+// so a sampler can follow it.
+type Worker struct {
+	PID, TID int
+	Role     string // "worker 0", "proc 3"
+}
+
+// Workers returns the measured threads started so far. Threads register
+// before the cell's start barrier, so once the cell runs all are there.
+func (p *Progress) Workers() []Worker {
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.workers)
+}
+
+// CellStart returns CLOCK_MONOTONIC in ns when the cell's clock started (the
+// zero of every record's StartNs), and false before it has.
+func (p *Progress) CellStart() (int64, bool) {
+	if p == nil {
+		return 0, false
+	}
+	v := p.cellStart.Load()
+	return v, v != 0
+}
+
+// MonoNow reads the clock CellStart and the records use.
+func MonoNow() int64 { return monoNow() }
+
+func (p *Progress) addWorker(w Worker) {
+	if p == nil || w.TID == 0 {
+		return
+	}
+	p.mu.Lock()
+	p.workers = append(p.workers, w)
+	p.mu.Unlock()
+}
+
+func (p *Progress) setCellStart(mono int64) {
+	if p != nil {
+		p.cellStart.Store(mono)
+	}
 }
 
 // Fraction returns how much of the cell is done, 0..1.

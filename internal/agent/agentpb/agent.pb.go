@@ -388,8 +388,12 @@ type RunRequest struct {
 	SinkPath  string                 `protobuf:"bytes,12,opt,name=sink_path,json=sinkPath,proto3" json:"sink_path,omitempty"`
 	// 0: no progress events, so nothing but the workload runs while it is measured.
 	ProgressIntervalMs uint32 `protobuf:"varint,13,opt,name=progress_interval_ms,json=progressIntervalMs,proto3" json:"progress_interval_ms,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// 0: no telemetry. Otherwise the agent samples its machine at this interval
+	// while the cell runs and sends the samples after the cell ends, before the
+	// result, so no telemetry crosses the transport while the cell is measured.
+	TelemetryIntervalMs uint32 `protobuf:"varint,14,opt,name=telemetry_interval_ms,json=telemetryIntervalMs,proto3" json:"telemetry_interval_ms,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *RunRequest) Reset() {
@@ -509,6 +513,13 @@ func (x *RunRequest) GetSinkPath() string {
 func (x *RunRequest) GetProgressIntervalMs() uint32 {
 	if x != nil {
 		return x.ProgressIntervalMs
+	}
+	return 0
+}
+
+func (x *RunRequest) GetTelemetryIntervalMs() uint32 {
+	if x != nil {
+		return x.TelemetryIntervalMs
 	}
 	return 0
 }
@@ -750,11 +761,14 @@ func (x *Progress) GetElapsedNs() int64 {
 }
 
 type Result struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Records       []*ThreadRecord        `protobuf:"bytes,1,rep,name=records,proto3" json:"records,omitempty"`
-	Metrics       map[string]float64     `protobuf:"bytes,2,rep,name=metrics,proto3" json:"metrics,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
-	Notes         []string               `protobuf:"bytes,3,rep,name=notes,proto3" json:"notes,omitempty"`
-	Unit          string                 `protobuf:"bytes,4,opt,name=unit,proto3" json:"unit,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Records []*ThreadRecord        `protobuf:"bytes,1,rep,name=records,proto3" json:"records,omitempty"`
+	Metrics map[string]float64     `protobuf:"bytes,2,rep,name=metrics,proto3" json:"metrics,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	Notes   []string               `protobuf:"bytes,3,rep,name=notes,proto3" json:"notes,omitempty"`
+	Unit    string                 `protobuf:"bytes,4,opt,name=unit,proto3" json:"unit,omitempty"`
+	// Telemetry is the cell's samples gathered by the client from the
+	// stream's Telemetry events (the server sends them there, not here).
+	Telemetry     *Telemetry `protobuf:"bytes,5,opt,name=telemetry,proto3" json:"telemetry,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -817,12 +831,103 @@ func (x *Result) GetUnit() string {
 	return ""
 }
 
+func (x *Result) GetTelemetry() *Telemetry {
+	if x != nil {
+		return x.Telemetry
+	}
+	return nil
+}
+
+// Telemetry carries samples as telemetry.jsonl lines (JSON, with their own
+// schema_version), which the controller stores as they are: one schema for
+// the file and the wire. TNs in them is since the cell began, as the records'.
+type Telemetry struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	SamplesJson []string               `protobuf:"bytes,1,rep,name=samples_json,json=samplesJson,proto3" json:"samples_json,omitempty"`
+	// Why the agent could not sample (no root for powermetrics, ...); empty
+	// when it did.
+	Unavailable string `protobuf:"bytes,2,opt,name=unavailable,proto3" json:"unavailable,omitempty"`
+	// Sampling-loop figures: samples taken, share of intervals within 10 ms of
+	// the target, the sampler's own CPU time.
+	Samples       uint32  `protobuf:"varint,3,opt,name=samples,proto3" json:"samples,omitempty"`
+	Within_10Ms   float64 `protobuf:"fixed64,4,opt,name=within_10ms,json=within10ms,proto3" json:"within_10ms,omitempty"`
+	SamplerCpuNs  int64   `protobuf:"varint,5,opt,name=sampler_cpu_ns,json=samplerCpuNs,proto3" json:"sampler_cpu_ns,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Telemetry) Reset() {
+	*x = Telemetry{}
+	mi := &file_agent_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Telemetry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Telemetry) ProtoMessage() {}
+
+func (x *Telemetry) ProtoReflect() protoreflect.Message {
+	mi := &file_agent_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Telemetry.ProtoReflect.Descriptor instead.
+func (*Telemetry) Descriptor() ([]byte, []int) {
+	return file_agent_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *Telemetry) GetSamplesJson() []string {
+	if x != nil {
+		return x.SamplesJson
+	}
+	return nil
+}
+
+func (x *Telemetry) GetUnavailable() string {
+	if x != nil {
+		return x.Unavailable
+	}
+	return ""
+}
+
+func (x *Telemetry) GetSamples() uint32 {
+	if x != nil {
+		return x.Samples
+	}
+	return 0
+}
+
+func (x *Telemetry) GetWithin_10Ms() float64 {
+	if x != nil {
+		return x.Within_10Ms
+	}
+	return 0
+}
+
+func (x *Telemetry) GetSamplerCpuNs() int64 {
+	if x != nil {
+		return x.SamplerCpuNs
+	}
+	return 0
+}
+
 type RunEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Event:
 	//
 	//	*RunEvent_Progress
 	//	*RunEvent_Result
+	//	*RunEvent_Telemetry
 	Event         isRunEvent_Event `protobuf_oneof:"event"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -830,7 +935,7 @@ type RunEvent struct {
 
 func (x *RunEvent) Reset() {
 	*x = RunEvent{}
-	mi := &file_agent_proto_msgTypes[9]
+	mi := &file_agent_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -842,7 +947,7 @@ func (x *RunEvent) String() string {
 func (*RunEvent) ProtoMessage() {}
 
 func (x *RunEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agent_proto_msgTypes[9]
+	mi := &file_agent_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -855,7 +960,7 @@ func (x *RunEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunEvent.ProtoReflect.Descriptor instead.
 func (*RunEvent) Descriptor() ([]byte, []int) {
-	return file_agent_proto_rawDescGZIP(), []int{9}
+	return file_agent_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *RunEvent) GetEvent() isRunEvent_Event {
@@ -883,6 +988,15 @@ func (x *RunEvent) GetResult() *Result {
 	return nil
 }
 
+func (x *RunEvent) GetTelemetry() *Telemetry {
+	if x != nil {
+		if x, ok := x.Event.(*RunEvent_Telemetry); ok {
+			return x.Telemetry
+		}
+	}
+	return nil
+}
+
 type isRunEvent_Event interface {
 	isRunEvent_Event()
 }
@@ -895,9 +1009,15 @@ type RunEvent_Result struct {
 	Result *Result `protobuf:"bytes,2,opt,name=result,proto3,oneof"`
 }
 
+type RunEvent_Telemetry struct {
+	Telemetry *Telemetry `protobuf:"bytes,3,opt,name=telemetry,proto3,oneof"`
+}
+
 func (*RunEvent_Progress) isRunEvent_Event() {}
 
 func (*RunEvent_Result) isRunEvent_Event() {}
+
+func (*RunEvent_Telemetry) isRunEvent_Event() {}
 
 type ShutdownRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -907,7 +1027,7 @@ type ShutdownRequest struct {
 
 func (x *ShutdownRequest) Reset() {
 	*x = ShutdownRequest{}
-	mi := &file_agent_proto_msgTypes[10]
+	mi := &file_agent_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -919,7 +1039,7 @@ func (x *ShutdownRequest) String() string {
 func (*ShutdownRequest) ProtoMessage() {}
 
 func (x *ShutdownRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agent_proto_msgTypes[10]
+	mi := &file_agent_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -932,7 +1052,7 @@ func (x *ShutdownRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShutdownRequest.ProtoReflect.Descriptor instead.
 func (*ShutdownRequest) Descriptor() ([]byte, []int) {
-	return file_agent_proto_rawDescGZIP(), []int{10}
+	return file_agent_proto_rawDescGZIP(), []int{11}
 }
 
 type ShutdownReply struct {
@@ -943,7 +1063,7 @@ type ShutdownReply struct {
 
 func (x *ShutdownReply) Reset() {
 	*x = ShutdownReply{}
-	mi := &file_agent_proto_msgTypes[11]
+	mi := &file_agent_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -955,7 +1075,7 @@ func (x *ShutdownReply) String() string {
 func (*ShutdownReply) ProtoMessage() {}
 
 func (x *ShutdownReply) ProtoReflect() protoreflect.Message {
-	mi := &file_agent_proto_msgTypes[11]
+	mi := &file_agent_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -968,7 +1088,7 @@ func (x *ShutdownReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShutdownReply.ProtoReflect.Descriptor instead.
 func (*ShutdownReply) Descriptor() ([]byte, []int) {
-	return file_agent_proto_rawDescGZIP(), []int{11}
+	return file_agent_proto_rawDescGZIP(), []int{12}
 }
 
 var File_agent_proto protoreflect.FileDescriptor
@@ -1009,7 +1129,7 @@ const file_agent_proto_rawDesc = "" +
 	"\bhostname\x18\x10 \x01(\tR\bhostname\x12\x10\n" +
 	"\x03pid\x18\x11 \x01(\x05R\x03pid\x12\x1f\n" +
 	"\vmax_threads\x18\x12 \x01(\rR\n" +
-	"maxThreads\"\x80\x03\n" +
+	"maxThreads\"\xb4\x03\n" +
 	"\n" +
 	"RunRequest\x12<\n" +
 	"\bprotocol\x18\x01 \x01(\v2 .qoslab.agent.v1.ProtocolVersionR\bprotocol\x12\x1a\n" +
@@ -1026,7 +1146,8 @@ const file_agent_proto_rawDesc = "" +
 	" \x01(\x05R\x05level\x12\x12\n" +
 	"\x04sink\x18\v \x01(\tR\x04sink\x12\x1b\n" +
 	"\tsink_path\x18\f \x01(\tR\bsinkPath\x120\n" +
-	"\x14progress_interval_ms\x18\r \x01(\rR\x12progressIntervalMs\"\x80\x01\n" +
+	"\x14progress_interval_ms\x18\r \x01(\rR\x12progressIntervalMs\x122\n" +
+	"\x15telemetry_interval_ms\x18\x0e \x01(\rR\x13telemetryIntervalMs\"\x80\x01\n" +
 	"\n" +
 	"QoSApplied\x12\x14\n" +
 	"\x05asked\x18\x01 \x01(\x05R\x05asked\x12\x18\n" +
@@ -1047,18 +1168,27 @@ const file_agent_proto_rawDesc = "" +
 	"\bProgress\x12\x1a\n" +
 	"\bfraction\x18\x01 \x01(\x01R\bfraction\x12\x1d\n" +
 	"\n" +
-	"elapsed_ns\x18\x02 \x01(\x03R\telapsedNs\"\xe7\x01\n" +
+	"elapsed_ns\x18\x02 \x01(\x03R\telapsedNs\"\xa1\x02\n" +
 	"\x06Result\x127\n" +
 	"\arecords\x18\x01 \x03(\v2\x1d.qoslab.agent.v1.ThreadRecordR\arecords\x12>\n" +
 	"\ametrics\x18\x02 \x03(\v2$.qoslab.agent.v1.Result.MetricsEntryR\ametrics\x12\x14\n" +
 	"\x05notes\x18\x03 \x03(\tR\x05notes\x12\x12\n" +
-	"\x04unit\x18\x04 \x01(\tR\x04unit\x1a:\n" +
+	"\x04unit\x18\x04 \x01(\tR\x04unit\x128\n" +
+	"\ttelemetry\x18\x05 \x01(\v2\x1a.qoslab.agent.v1.TelemetryR\ttelemetry\x1a:\n" +
 	"\fMetricsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\x7f\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xb1\x01\n" +
+	"\tTelemetry\x12!\n" +
+	"\fsamples_json\x18\x01 \x03(\tR\vsamplesJson\x12 \n" +
+	"\vunavailable\x18\x02 \x01(\tR\vunavailable\x12\x18\n" +
+	"\asamples\x18\x03 \x01(\rR\asamples\x12\x1f\n" +
+	"\vwithin_10ms\x18\x04 \x01(\x01R\n" +
+	"within10ms\x12$\n" +
+	"\x0esampler_cpu_ns\x18\x05 \x01(\x03R\fsamplerCpuNs\"\xbb\x01\n" +
 	"\bRunEvent\x127\n" +
 	"\bprogress\x18\x01 \x01(\v2\x19.qoslab.agent.v1.ProgressH\x00R\bprogress\x121\n" +
-	"\x06result\x18\x02 \x01(\v2\x17.qoslab.agent.v1.ResultH\x00R\x06resultB\a\n" +
+	"\x06result\x18\x02 \x01(\v2\x17.qoslab.agent.v1.ResultH\x00R\x06result\x12:\n" +
+	"\ttelemetry\x18\x03 \x01(\v2\x1a.qoslab.agent.v1.TelemetryH\x00R\ttelemetryB\a\n" +
 	"\x05event\"\x11\n" +
 	"\x0fShutdownRequest\"\x0f\n" +
 	"\rShutdownReply2\xd8\x01\n" +
@@ -1079,7 +1209,7 @@ func file_agent_proto_rawDescGZIP() []byte {
 	return file_agent_proto_rawDescData
 }
 
-var file_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_agent_proto_goTypes = []any{
 	(*ProtocolVersion)(nil), // 0: qoslab.agent.v1.ProtocolVersion
 	(*InfoRequest)(nil),     // 1: qoslab.agent.v1.InfoRequest
@@ -1090,10 +1220,11 @@ var file_agent_proto_goTypes = []any{
 	(*ThreadRecord)(nil),    // 6: qoslab.agent.v1.ThreadRecord
 	(*Progress)(nil),        // 7: qoslab.agent.v1.Progress
 	(*Result)(nil),          // 8: qoslab.agent.v1.Result
-	(*RunEvent)(nil),        // 9: qoslab.agent.v1.RunEvent
-	(*ShutdownRequest)(nil), // 10: qoslab.agent.v1.ShutdownRequest
-	(*ShutdownReply)(nil),   // 11: qoslab.agent.v1.ShutdownReply
-	nil,                     // 12: qoslab.agent.v1.Result.MetricsEntry
+	(*Telemetry)(nil),       // 9: qoslab.agent.v1.Telemetry
+	(*RunEvent)(nil),        // 10: qoslab.agent.v1.RunEvent
+	(*ShutdownRequest)(nil), // 11: qoslab.agent.v1.ShutdownRequest
+	(*ShutdownReply)(nil),   // 12: qoslab.agent.v1.ShutdownReply
+	nil,                     // 13: qoslab.agent.v1.Result.MetricsEntry
 }
 var file_agent_proto_depIdxs = []int32{
 	0,  // 0: qoslab.agent.v1.InfoRequest.protocol:type_name -> qoslab.agent.v1.ProtocolVersion
@@ -1102,20 +1233,22 @@ var file_agent_proto_depIdxs = []int32{
 	0,  // 3: qoslab.agent.v1.RunRequest.protocol:type_name -> qoslab.agent.v1.ProtocolVersion
 	5,  // 4: qoslab.agent.v1.ThreadRecord.qos:type_name -> qoslab.agent.v1.QoSApplied
 	6,  // 5: qoslab.agent.v1.Result.records:type_name -> qoslab.agent.v1.ThreadRecord
-	12, // 6: qoslab.agent.v1.Result.metrics:type_name -> qoslab.agent.v1.Result.MetricsEntry
-	7,  // 7: qoslab.agent.v1.RunEvent.progress:type_name -> qoslab.agent.v1.Progress
-	8,  // 8: qoslab.agent.v1.RunEvent.result:type_name -> qoslab.agent.v1.Result
-	1,  // 9: qoslab.agent.v1.Agent.Info:input_type -> qoslab.agent.v1.InfoRequest
-	4,  // 10: qoslab.agent.v1.Agent.Run:input_type -> qoslab.agent.v1.RunRequest
-	10, // 11: qoslab.agent.v1.Agent.Shutdown:input_type -> qoslab.agent.v1.ShutdownRequest
-	3,  // 12: qoslab.agent.v1.Agent.Info:output_type -> qoslab.agent.v1.InfoReply
-	9,  // 13: qoslab.agent.v1.Agent.Run:output_type -> qoslab.agent.v1.RunEvent
-	11, // 14: qoslab.agent.v1.Agent.Shutdown:output_type -> qoslab.agent.v1.ShutdownReply
-	12, // [12:15] is the sub-list for method output_type
-	9,  // [9:12] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	13, // 6: qoslab.agent.v1.Result.metrics:type_name -> qoslab.agent.v1.Result.MetricsEntry
+	9,  // 7: qoslab.agent.v1.Result.telemetry:type_name -> qoslab.agent.v1.Telemetry
+	7,  // 8: qoslab.agent.v1.RunEvent.progress:type_name -> qoslab.agent.v1.Progress
+	8,  // 9: qoslab.agent.v1.RunEvent.result:type_name -> qoslab.agent.v1.Result
+	9,  // 10: qoslab.agent.v1.RunEvent.telemetry:type_name -> qoslab.agent.v1.Telemetry
+	1,  // 11: qoslab.agent.v1.Agent.Info:input_type -> qoslab.agent.v1.InfoRequest
+	4,  // 12: qoslab.agent.v1.Agent.Run:input_type -> qoslab.agent.v1.RunRequest
+	11, // 13: qoslab.agent.v1.Agent.Shutdown:input_type -> qoslab.agent.v1.ShutdownRequest
+	3,  // 14: qoslab.agent.v1.Agent.Info:output_type -> qoslab.agent.v1.InfoReply
+	10, // 15: qoslab.agent.v1.Agent.Run:output_type -> qoslab.agent.v1.RunEvent
+	12, // 16: qoslab.agent.v1.Agent.Shutdown:output_type -> qoslab.agent.v1.ShutdownReply
+	14, // [14:17] is the sub-list for method output_type
+	11, // [11:14] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_agent_proto_init() }
@@ -1123,9 +1256,10 @@ func file_agent_proto_init() {
 	if File_agent_proto != nil {
 		return
 	}
-	file_agent_proto_msgTypes[9].OneofWrappers = []any{
+	file_agent_proto_msgTypes[10].OneofWrappers = []any{
 		(*RunEvent_Progress)(nil),
 		(*RunEvent_Result)(nil),
+		(*RunEvent_Telemetry)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1133,7 +1267,7 @@ func file_agent_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agent_proto_rawDesc), len(file_agent_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   13,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

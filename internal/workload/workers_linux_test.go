@@ -1,0 +1,55 @@
+package workload
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/qoslab/qoslab/internal/qos"
+)
+
+// Telemetry follows the measured threads by their kernel ids and places its
+// samples on the cell's clock: both come from Progress.
+func TestProgressNamesWorkersAndCellStart(t *testing.T) {
+	prog := &Progress{}
+	_, ok := prog.CellStart()
+	require.False(t, ok, "no cell start before the cell")
+	before := MonoNow()
+	res, err := Run(context.Background(), Params{Workload: FP, QoS: qos.Default, Threads: 2, Loops: 1 << 20}, prog)
+	require.NoError(t, err)
+	require.Len(t, res.Records, 2)
+	start, ok := prog.CellStart()
+	require.True(t, ok)
+	assert.Greater(t, start, before)
+	assert.Less(t, start, MonoNow())
+
+	ws := prog.Workers()
+	require.Len(t, ws, 2)
+	roles := map[string]bool{}
+	for _, w := range ws {
+		assert.Equal(t, os.Getpid(), w.PID)
+		assert.NotZero(t, w.TID)
+		roles[w.Role] = true
+	}
+	assert.NotEqual(t, ws[0].TID, ws[1].TID, "each worker runs on its own locked thread")
+	assert.Equal(t, map[string]bool{"worker 0": true, "worker 1": true}, roles)
+}
+
+func TestProgressNamesProcsWorkers(t *testing.T) {
+	prog := &Progress{}
+	res, err := Run(context.Background(), Params{Workload: Procs, QoS: qos.Default, Threads: 2, Loops: 1 << 20}, prog)
+	require.NoError(t, err)
+	ws := prog.Workers()
+	require.Len(t, ws, 2)
+	pids := map[int]bool{}
+	for _, r := range res.Records {
+		pids[r.PID] = true
+	}
+	for _, w := range ws {
+		assert.Equal(t, w.PID, w.TID, "a worker process is followed by its main thread")
+		assert.True(t, pids[w.PID], "worker %d is one of the cell's processes", w.PID)
+	}
+}
