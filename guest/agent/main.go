@@ -85,6 +85,7 @@ func run(args []string) int {
 	var g *grpc.Server
 	srv := agent.NewServer(agent.Policy{ScratchDir: dir, BlockDevices: blocks}, func() { g.GracefulStop() })
 	g = srv.GRPCServer()
+	defer srv.Close()
 	go func() {
 		<-ctx.Done()
 		g.Stop()

@@ -18,6 +18,7 @@ import (
 
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
 	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/telemetry"
 	"github.com/qoslab/qoslab/internal/version"
 	"github.com/qoslab/qoslab/internal/workload"
 	"github.com/qoslab/qoslab/internal/workload/codec"
@@ -42,6 +43,13 @@ type Server struct {
 	policy   Policy
 	running  sync.Mutex
 	shutdown func()
+
+	// newProbe makes the telemetry probe (telemetry.NewLocalProbe unless a
+	// test sets it); probe is made on first use and kept.
+	newProbe func(context.Context, time.Duration) (telemetry.Probe, error)
+	probeMu  sync.Mutex
+	probe    telemetry.Probe
+	probeErr error
 }
 
 // NewServer returns an agent that serves within policy; shutdown is called
@@ -49,6 +57,10 @@ type Server struct {
 func NewServer(policy Policy, shutdown func()) *Server {
 	return &Server{policy: policy, shutdown: shutdown}
 }
+
+// Close releases what the agent holds between cells (the telemetry probe;
+// for powermetrics, a child process). The server still answers afterwards.
+func (s *Server) Close() { s.closeProbe() }
 
 // GRPCServer returns a gRPC server with the agent registered and its limits set.
 func (s *Server) GRPCServer() *grpc.Server {
@@ -119,6 +131,7 @@ func (s *Server) Run(req *agentpb.RunRequest, stream agentpb.Agent_RunServer) er
 		err error
 	}
 	done := make(chan outcome, 1)
+	tel := s.startTelemetry(ctx, req, prog)
 	began := time.Now()
 	go func() {
 		res, err := workload.Run(ctx, p, prog)
@@ -141,6 +154,11 @@ func (s *Server) Run(req *agentpb.RunRequest, stream agentpb.Agent_RunServer) er
 				return err
 			}
 		case o := <-done:
+			for _, ev := range tel.finish(prog) {
+				if err := stream.Send(&agentpb.RunEvent{Event: &agentpb.RunEvent_Telemetry{Telemetry: ev}}); err != nil {
+					return err
+				}
+			}
 			res := resultToProto(p.Workload, o.res)
 			if err := stream.Send(&agentpb.RunEvent{Event: &agentpb.RunEvent_Result{Result: res}}); err != nil {
 				return err
@@ -191,6 +209,7 @@ func (s *Server) sinkPath(p workload.Params) (string, error) {
 
 // Shutdown answers, then stops the agent.
 func (s *Server) Shutdown(ctx context.Context, req *agentpb.ShutdownRequest) (*agentpb.ShutdownReply, error) {
+	s.Close()
 	if s.shutdown != nil {
 		// After the reply is on its way: GracefulStop waits for this RPC to finish.
 		go s.shutdown()

@@ -9,6 +9,7 @@ import (
 	"github.com/qoslab/qoslab/internal/agent"
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
 	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/telemetry"
 )
 
 // Target is an agent that measures cells: the host's, or one in a VM.
@@ -67,6 +68,8 @@ type Stats struct {
 	MeasuredNs int64
 	// CallNs adds up the wall time of every agent call, warm-ups included.
 	CallNs int64
+	// Telemetry is the agents' account of their sampling.
+	Telemetry TelemetryStats
 }
 
 // Runner runs a plan's cells on their targets and keeps every finished cell
@@ -85,6 +88,8 @@ type Runner struct {
 	// OnProgress, when set, gets the agent's progress events; nil asks the
 	// agent for none, so nothing but the workload runs while it is measured.
 	OnProgress func(*agentpb.Progress)
+	// Telemetry, when set, samples every timed cell run (never a warm-up).
+	Telemetry *Telemetry
 }
 
 // Run measures every cell in order. It stops at the first failure with an
@@ -112,9 +117,18 @@ func (r *Runner) Run(ctx context.Context) (Stats, error) {
 		if r.OnProgress != nil {
 			req.ProgressIntervalMs = 500
 		}
+		var hostRec *telemetry.Recorder
+		if r.Telemetry != nil && c.Timed() {
+			req.TelemetryIntervalMs = uint32(max(r.Telemetry.Interval.Milliseconds(), 1))
+			hostRec = r.Telemetry.hostRecorder(ctx, c.Target)
+		}
 		t0 := time.Now()
 		res, err := target.Run(ctx, req, r.OnProgress)
 		st.CallNs += time.Since(t0).Nanoseconds()
+		var hostSamples []telemetry.Sample
+		if hostRec != nil {
+			hostSamples, _ = hostRec.Stop()
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return st, ctx.Err()
@@ -141,6 +155,9 @@ func (r *Runner) Run(ctx context.Context) (Stats, error) {
 		}
 		st.Runs++
 		st.MeasuredNs += last - first
+		if err := r.Telemetry.keep(c, res.GetTelemetry(), hostSamples, &st.Telemetry); err != nil {
+			return st, fmt.Errorf("cell %d/%d (%s) measured and saved, its telemetry not: %w", i+1, len(r.Cells), c, err)
+		}
 	}
 	return st, nil
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/qoslab/qoslab/internal/suggest"
+	"github.com/qoslab/qoslab/internal/telemetry"
 	"github.com/qoslab/qoslab/internal/units"
 
 	"go.yaml.in/yaml/v3"
@@ -59,6 +60,10 @@ const (
 	maxVMMemory   = 1 << 40
 	maxVMDisk     = 1 << 42
 	maxNameLen    = 64
+	// Below 10 ms the sampler's own cost and the scheduler's tick blur what
+	// it measures; above 10 s it says nothing about a cell.
+	minTelemetryMs = 10
+	maxTelemetryMs = 10000
 )
 
 // Spec is a whole experiment: where to measure, what, and how often. Specs
@@ -86,6 +91,9 @@ type Spec struct {
 	Contention int `json:"contention"`
 	// Quick is set by Quick: loops and sizes were shrunk for a smoke run.
 	Quick bool `json:"quick,omitempty"`
+	// TelemetryMs is the telemetry sampling interval while each timed cell
+	// runs, on the host and in the guest; 0 turns telemetry off.
+	TelemetryMs int `json:"telemetry_ms"`
 }
 
 // VMSpec describes the VM of the vm target. Zero values mean "decide at run
@@ -298,6 +306,9 @@ func (s Spec) Validate() error {
 	}
 	if s.Order != OrderInterleaved && s.Order != OrderSequential {
 		bad("order %q: allowed %s (shuffled, host and vm alternating), %s (as written)", s.Order, OrderInterleaved, OrderSequential)
+	}
+	if s.TelemetryMs != 0 && (s.TelemetryMs < minTelemetryMs || s.TelemetryMs > maxTelemetryMs) {
+		bad("telemetry_ms %d: allowed 0 (no telemetry) or %d..%d ms between samples", s.TelemetryMs, minTelemetryMs, maxTelemetryMs)
 	}
 	if s.Contention < 0 || s.Contention > maxContention {
 		bad("contention %d: allowed 0..%d spinner threads", s.Contention, maxContention)
@@ -720,6 +731,8 @@ func (d *specDecoder) spec(n *yaml.Node) Spec {
 		Repeats: DefaultRepeats,
 		Warmup:  DefaultWarmup,
 		Order:   OrderInterleaved,
+		// The reference articles' powermetrics interval.
+		TelemetryMs: telemetry.DefaultIntervalMs,
 	}
 	d.mapping("", n, []field{
 		{"name", d.str(&s.Name)},
@@ -753,6 +766,7 @@ func (d *specDecoder) spec(n *yaml.Node) Spec {
 			}
 		}},
 		{"contention", d.integer(&s.Contention)},
+		{"telemetry_ms", d.integer(&s.TelemetryMs)},
 	})
 	return s
 }

@@ -103,6 +103,7 @@ warmup: 2
 order: sequential
 seed: 18446744073709551615
 contention: 2
+telemetry_ms: 250
 `
 	s, err := ParseSpec([]byte(yml), "ignored")
 	require.NoError(t, err)
@@ -117,7 +118,7 @@ contention: 2
 			{Workload: "procs", QoS: []qos.Class{qos.Default}, Threads: []int{10, 30, 50, 70}, Loops: 1500000},
 			{Workload: "compress", QoS: bothClasses, Threads: []int{1, 3, 4}, SizeBytes: 64 << 20, Ratio: 2.5, Codec: "gzip", Level: 9, Sink: "block", SinkPath: "/dev/vdb"},
 		},
-		Repeats: 5, Warmup: 2, Order: OrderSequential, Contention: 2,
+		Repeats: 5, Warmup: 2, Order: OrderSequential, Contention: 2, TelemetryMs: 250,
 	}, s)
 }
 
@@ -201,7 +202,7 @@ matrix:
 	_, err := ParseSpec([]byte(yml), "typos")
 	p := problemsOf(t, err)
 	require.Len(t, p, 4, "%q", p)
-	assert.Equal(t, "Repeats (line 3): unknown key: allowed name, description, targets, vm, matrix, repeats, warmup, order, seed, contention; did you mean repeats?", p[0])
+	assert.Equal(t, "Repeats (line 3): unknown key: allowed name, description, targets, vm, matrix, repeats, warmup, order, seed, contention, telemetry_ms; did you mean repeats?", p[0])
 	assert.Equal(t, "vm.cpu (line 5): unknown key: allowed backend, image, cpus, memory, disk, accel, host_qos; did you mean cpus?", p[1])
 	assert.Equal(t, "matrix[1].treads (line 9): unknown key: allowed workload, qos, threads, loops, size, ratio, codec, level, sink, sink_path; did you mean threads?", p[2])
 	assert.True(t, strings.HasPrefix(p[3], "matrix[1].colour (line 11): unknown key: allowed workload,"), p[3])
@@ -234,6 +235,7 @@ func TestParseSpecErrors(t *testing.T) {
 		{"unknown order", fp + "order: random\n", `order "random": allowed interleaved`},
 		{"bad seed", fp + "seed: -1\n", `seed (line 2): "-1": allowed a whole number 0..18446744073709551615, or leave it out`},
 		{"contention", fp + "contention: 300\n", "contention 300: allowed 0..256 spinner threads"},
+		{"telemetry interval", fp + "telemetry_ms: 5\n", "telemetry_ms 5: allowed 0 (no telemetry) or 10..10000 ms between samples"},
 		{"bad name", fp + "name: my spec\n", `name "my spec": allowed up to 64 letters, digits`},
 		{"vm backend", fp + "vm: {backend: xen}\n", `vm.backend "xen": allowed qemu, vz`},
 		{"vm cpus", fp + "vm: {cpus: 0}\n", "vm.cpus 0: allowed 1..256"},

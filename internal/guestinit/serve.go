@@ -58,6 +58,7 @@ func serve(ctx context.Context, policy agent.Policy, listeners []net.Listener, f
 	})
 	srv := agent.NewServer(policy, stop)
 	g = srv.GRPCServer()
+	defer srv.Close()
 
 	watchDone := make(chan struct{})
 	defer close(watchDone)

@@ -21,6 +21,7 @@ import (
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/telemetry"
 )
 
 // Analysis is what a run's summary files say.
@@ -32,6 +33,9 @@ type Analysis struct {
 	// Verdicts holds one verdict per workload (and phase) run on both the
 	// host and the VM.
 	Verdicts []analysis.Verdict
+	// Telemetry summarizes each cell run's telemetry per view, when the
+	// run recorded any (the caller reads telemetry.jsonl into it).
+	Telemetry []telemetry.CellSummary
 }
 
 // Analyze summarizes samples into cells, fits the throughput regressions,
@@ -94,6 +98,7 @@ type document struct {
 	Cells       []analysis.Cell            `json:"cells"`
 	Regressions []analysis.ClassRegression `json:"regressions"`
 	Verdicts    []analysis.Verdict         `json:"verdicts"`
+	Telemetry   []telemetry.CellSummary    `json:"telemetry"`
 }
 
 // WriteJSON writes summary.json: the cells, regressions and verdicts with
@@ -103,6 +108,7 @@ func WriteJSON(w io.Writer, a Analysis) error {
 	doc := document{
 		SchemaVersion: results.SchemaVersion, Name: a.Name, Confidence: analysis.Confidence, Alpha: analysis.Alpha,
 		Cells: orEmpty(a.Cells), Regressions: orEmpty(a.Regressions), Verdicts: orEmpty(a.Verdicts),
+		Telemetry: orEmpty(a.Telemetry),
 	}
 	b, err := marshalNullNaN(reflect.ValueOf(doc), nil)
 	if err != nil {
@@ -391,7 +397,11 @@ func WriteMarkdown(w io.Writer, a Analysis) error {
 		b.WriteString("\nNo cell finished.\n")
 	}
 	for _, t := range Tables(a) {
-		writeSection(&b, t)
+		WriteTableMarkdown(&b, t, "##")
+	}
+	if len(a.Telemetry) > 0 {
+		b.WriteString("\n## Telemetry\n\nPer cell run and view, the mean over the samples: busy share and frequency per core type, power, and the threads followed (the workload's threads; in the host's view of a VM cell, its vCPU threads).\n\n")
+		WriteTelemetryMarkdown(&b, a.Telemetry)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -494,8 +504,10 @@ func sectionTable(sec *section, regressions []analysis.ClassRegression) Table {
 	return t
 }
 
-func writeSection(b *strings.Builder, t Table) {
-	fmt.Fprintf(b, "\n## %s\n\n", mdText(t.Title))
+// WriteTableMarkdown appends t to b as summary.md shows it, under a
+// heading of the given level ("##").
+func WriteTableMarkdown(b *strings.Builder, t Table, heading string) {
+	fmt.Fprintf(b, "\n%s %s\n\n", heading, mdText(t.Title))
 	b.WriteString("| " + strings.Join(t.Header, " | ") + " |\n|")
 	for _, right := range t.RightAlign {
 		if right {
@@ -587,7 +599,9 @@ func workloadText(workload, phase string) string {
 	return workload + " (" + phase + ")"
 }
 
-// mdText keeps text inside its table cell or list item.
+// MarkdownText keeps text inside its Markdown table cell or list item.
+func MarkdownText(s string) string { return mdText(s) }
+
 func mdText(s string) string {
 	return strings.NewReplacer("|", `\|`, "\r\n", " ", "\n", " ").Replace(s)
 }

@@ -1,0 +1,115 @@
+package experiment
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/qoslab/qoslab/internal/agent/agentpb"
+	"github.com/qoslab/qoslab/internal/telemetry"
+)
+
+// Telemetry is what the runner samples while each timed cell runs: the
+// agent's own view of its machine, and for a VM cell the host's view (the
+// host's CPUs and the VM's vCPU threads).
+type Telemetry struct {
+	// Log is where samples go (telemetry.jsonl).
+	Log      *telemetry.Log
+	Interval time.Duration
+	// HostProbe samples the host during the cells of targets other than
+	// host, following HostThreads[target] (a VM's vCPU threads); nil for no
+	// host view.
+	HostProbe   telemetry.Probe
+	HostThreads map[string][]telemetry.ThreadRef
+	// OnNote gets each distinct note about telemetry as a whole (a target
+	// that cannot sample, a garbled sample), once.
+	OnNote func(string)
+
+	seen map[string]bool
+}
+
+// TelemetryStats sums the agents' own accounts of their sampling.
+type TelemetryStats struct {
+	Samples int
+	// Within10ms counts intervals within 10 ms of the target, over Samples.
+	Within10ms float64
+	SamplerCPU time.Duration
+}
+
+// hostRecorder starts the host's view of a cell on target, when there is one
+// to take.
+func (t *Telemetry) hostRecorder(ctx context.Context, target string) *telemetry.Recorder {
+	if t == nil || t.HostProbe == nil || target == TargetHost {
+		return nil
+	}
+	threads := t.HostThreads[target]
+	return telemetry.StartRecorder(ctx, t.HostProbe, telemetry.RecorderOptions{
+		Interval: t.Interval, CellStart: time.Now(),
+		Threads: func() []telemetry.ThreadRef { return threads },
+	})
+}
+
+func (t *Telemetry) note(n string) {
+	if t.seen == nil {
+		t.seen = map[string]bool{}
+	}
+	if t.seen[n] {
+		return
+	}
+	t.seen[n] = true
+	if t.OnNote != nil {
+		t.OnNote(n)
+	}
+}
+
+// keep stamps a cell run's samples, the agent's (as JSON lines) and the
+// host's, with the cell and view, and writes them to the log.
+func (t *Telemetry) keep(c Cell, agentTel *agentpb.Telemetry, host []telemetry.Sample, st *TelemetryStats) error {
+	if t == nil {
+		return nil
+	}
+	view := telemetry.ViewGuest
+	if c.Target == TargetHost {
+		view = telemetry.ViewHost
+	}
+	stamp := func(s *telemetry.Sample, view string) {
+		s.Cell, s.Repeat, s.Target, s.View = c.SeriesKey(), c.Repeat, c.Target, view
+	}
+	switch {
+	case agentTel == nil:
+		t.note(fmt.Sprintf("telemetry: the %s agent sent none (an agent older than protocol 1.1?)", c.Target))
+	case agentTel.GetUnavailable() != "":
+		t.note(fmt.Sprintf("telemetry unavailable on %s: %s", c.Target, agentTel.GetUnavailable()))
+	}
+	var out []telemetry.Sample
+	for i, line := range agentTel.GetSamplesJson() {
+		var s telemetry.Sample
+		if err := json.Unmarshal([]byte(line), &s); err != nil {
+			t.note(fmt.Sprintf("telemetry: %s sample %d of %s dropped: %v", c.Target, i, c.SeriesKey(), err))
+			continue
+		}
+		if err := telemetry.CheckVersion(s.SchemaVersion); err != nil {
+			t.note(fmt.Sprintf("telemetry: %s samples dropped: %v", c.Target, err))
+			break
+		}
+		stamp(&s, view)
+		out = append(out, s)
+	}
+	for _, s := range host {
+		stamp(&s, telemetry.ViewHost)
+		out = append(out, s)
+	}
+	if n := int(agentTel.GetSamples()); n > 0 && st != nil {
+		st.Within10ms = (st.Within10ms*float64(st.Samples) + agentTel.GetWithin_10Ms()*float64(n)) / float64(st.Samples+n)
+		st.Samples += n
+		st.SamplerCPU += time.Duration(agentTel.GetSamplerCpuNs())
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	if err := t.Log.Append(out...); err != nil {
+		return err
+	}
+	return t.Log.Sync()
+}

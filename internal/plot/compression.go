@@ -1,0 +1,216 @@
+package plot
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"slices"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/qoslab/qoslab/internal/analysis"
+)
+
+// compressionCharts draws compression and decompression times as grouped
+// bars, host beside VM at each QoS, with min–max whiskers, as reference
+// 001 reports them: a VM whose times do not move with QoS while the host's
+// do is capped by something other than the CPU (its virtual disk).
+func compressionCharts(in Input) ([]Chart, []Skipped) {
+	cells := cellsOf(in.Analysis.Cells, func(c analysis.Cell) bool {
+		return isCompression(c.Workload) && c.Seconds.N > 0 && !math.IsNaN(c.Seconds.Median)
+	})
+	if len(cells) == 0 {
+		return nil, []Skipped{{FamilyCompression, "no compress or decompress workload in this run"}}
+	}
+	return []Chart{chart(FamilyCompression, FamilyCompression, compressionFigure(in, cells))}, nil
+}
+
+func compressionFigure(in Input, cells []analysis.Cell) *figure {
+	// A group is one bar cluster: a workload (and phase) at one QoS and
+	// thread count; compress before decompress, classes ascending.
+	type group struct {
+		workload, phase string
+		qos, threads    int
+	}
+	var groups []group
+	for _, w := range []string{"compress", "decompress"} {
+		var mine []group
+		var phases []string // in the order they ran
+		for _, c := range cells {
+			g := group{c.Workload, c.Phase, c.QoS, c.Threads}
+			if c.Workload == w && !slices.Contains(mine, g) {
+				mine = append(mine, g)
+			}
+			if c.Workload == w && !slices.Contains(phases, c.Phase) {
+				phases = append(phases, c.Phase)
+			}
+		}
+		slices.SortStableFunc(mine, func(a, b group) int {
+			if pa, pb := slices.Index(phases, a.phase), slices.Index(phases, b.phase); pa != pb {
+				return pa - pb
+			}
+			if a.threads != b.threads {
+				return a.threads - b.threads
+			}
+			return a.qos - b.qos
+		})
+		groups = append(groups, mine...)
+	}
+	list, others := seriesOf(cells)
+	var targets []string
+	var classes []int
+	for _, s := range list {
+		if !slices.Contains(targets, s.target) {
+			targets = append(targets, s.target)
+		}
+		if !slices.Contains(classes, s.qos) {
+			classes = append(classes, s.qos)
+		}
+	}
+	slices.Sort(classes)
+	manyCounts := len(threadCounts(cells)) > 1
+
+	p := newPlot("workload and QoS class", "")
+	f := &figure{
+		title:    "Compression and decompression times: host vs VM at each QoS",
+		subtitle: runText(in) + "Bar and figure: median time of a repeat, first start to last end; whisker: fastest to slowest repeat.",
+	}
+	const groupWidth = 0.7
+	barWidth := groupWidth / float64(len(targets))
+	var ticks plot.ConstantTicks
+	var tops, medians []float64
+	repeats := 0
+	for gi, g := range groups {
+		label := workloadText(g.workload, g.phase) + "\n" + qosText(g.qos)
+		if manyCounts {
+			label += "\n" + strconv.Itoa(g.threads) + " threads"
+		}
+		ticks = append(ticks, plot.Tick{Value: float64(gi), Label: label})
+		for ti, t := range targets {
+			i := slices.IndexFunc(cells, func(c analysis.Cell) bool {
+				return c.Target == t && c.Workload == g.workload && c.Phase == g.phase && c.QoS == g.qos && c.Threads == g.threads
+			})
+			if i < 0 {
+				continue // this target did not run the group: no bar, rather than a zero one
+			}
+			c := cells[i]
+			repeats = max(repeats, c.Seconds.N)
+			x := float64(gi) + dodge(ti, len(targets), groupWidth-barWidth)
+			p.Add(&bar{
+				x: x, width: barWidth * 0.92, y: c.Seconds.Median,
+				fill:    targetColor(t, others),
+				outline: draw.LineStyle{Color: color.Black, Width: vg.Points(1.6), Dashes: qosDashes(g.qos)},
+			})
+			p.Add(&whisker{x: x, lo: c.Seconds.Min, hi: c.Seconds.Max, mid: c.Seconds.Median})
+			tops = append(tops, c.Seconds.Max)
+			medians = append(medians, c.Seconds.Median)
+		}
+	}
+	for _, t := range targets {
+		f.legend = append(f.legend, legendEntry{
+			text:   fmt.Sprintf("%s: median of %d repeats, whisker min–max", analysis.TargetLabel(t), repeats),
+			thumbs: []plot.Thumbnailer{swatch{fill: targetColor(t, others), outline: draw.LineStyle{Color: color.Black, Width: vg.Points(1)}}},
+		})
+	}
+	for _, q := range classes {
+		f.legend = append(f.legend, legendEntry{
+			text:   qosText(q) + " (bar outline)",
+			thumbs: []plot.Thumbnailer{swatch{fill: color.White, outline: draw.LineStyle{Color: color.Black, Width: vg.Points(1.6), Dashes: qosDashes(q)}}},
+		})
+	}
+	p.X.Tick.Marker = ticks
+	p.X.Min, p.X.Max = -0.5, float64(len(groups))-0.5
+	p.X.Tick.Length = 0
+	// One wild repeat (a 35 s compression among 6 s ones) would squash
+	// every bar to the floor: the axis stops at 2.5 times the largest
+	// median, and a whisker that runs past it is cut with an arrow and
+	// its value printed.
+	limit := 2.5 * maxFinite(medians)
+	if lim := maxFinite(tops); lim < limit {
+		limit = lim
+	}
+	valueAxis(&p.Y, []float64{0, limit}, true)
+	p.Y.Max = limit * 1.1
+	if maxFinite(tops) > p.Y.Max {
+		f.notes = append(f.notes, "a whisker that ends in an arrow runs past the top of the axis; its slowest repeat is printed beside the arrow.")
+	}
+	p.Y.Label.Text = "time per repeat (s)"
+	f.panels = []panel{{plot: p, height: 5 * vg.Inch}}
+	return f
+}
+
+// bar is one bar, its width in data units (gonum's BarChart takes it in
+// points, which cannot be matched to whiskers placed in data units).
+type bar struct {
+	x, width, y float64
+	fill        color.Color
+	outline     draw.LineStyle
+}
+
+func (b *bar) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	x0, x1 := trX(b.x-b.width/2), trX(b.x+b.width/2)
+	y0, y1 := trY(0), trY(b.y)
+	pts := []vg.Point{{X: x0, Y: y0}, {X: x0, Y: y1}, {X: x1, Y: y1}, {X: x1, Y: y0}}
+	c.FillPolygon(b.fill, c.ClipPolygonY(pts))
+	c.StrokeLines(b.outline, c.ClipLinesY(append(pts, pts[0]))...)
+}
+
+func (b *bar) DataRange() (xmin, xmax, ymin, ymax float64) {
+	return b.x - b.width/2, b.x + b.width/2, min(0, b.y), max(0, b.y)
+}
+
+// whisker is a min–max bar with caps, and the median printed on the bar.
+type whisker struct{ x, lo, hi, mid float64 }
+
+func (w *whisker) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	x, lo, mid := trX(w.x), trY(w.lo), trY(w.mid)
+	ls := draw.LineStyle{Color: color.Black, Width: vg.Points(1.6)}
+	capWidth := vg.Points(6)
+	sty := textStyle(noteSize)
+	cut := w.hi > p.Y.Max
+	hi := trY(min(w.hi, p.Y.Max))
+	if cut {
+		hi = c.Max.Y
+	}
+	c.StrokeLine2(ls, x, lo, x, hi)
+	c.StrokeLine2(ls, x-capWidth, lo, x+capWidth, lo)
+	if cut {
+		arrow := []vg.Point{{X: x - capWidth, Y: hi - capWidth*1.4}, {X: x, Y: hi}, {X: x + capWidth, Y: hi - capWidth*1.4}}
+		c.StrokeLines(ls, arrow)
+		st := sty
+		st.XAlign, st.YAlign = draw.XLeft, draw.YTop
+		c.FillText(st, vg.Point{X: x + capWidth + vg.Points(3), Y: hi}, "max "+secondsText(w.hi))
+	} else {
+		c.StrokeLine2(ls, x-capWidth, hi, x+capWidth, hi)
+	}
+	// The median sits on its bar, on a white box the whisker passes behind;
+	// above the cap instead when the cap is too close to the bar for both.
+	label := secondsText(w.mid)
+	height := lineHeight(sty)
+	y := mid + vg.Points(3)
+	if !cut && hi >= mid && hi < y+height {
+		y = hi + vg.Points(3)
+	}
+	width := sty.Width(label) + vg.Points(4)
+	box := vg.Rectangle{Min: vg.Point{X: x - width/2, Y: y}, Max: vg.Point{X: x + width/2, Y: y + height*0.8}}
+	c.SetColor(color.White)
+	c.Fill(box.Path())
+	st := sty
+	st.XAlign = draw.XCenter
+	c.FillText(st, vg.Point{X: x, Y: y + vg.Points(2)}, label)
+}
+
+func (w *whisker) DataRange() (xmin, xmax, ymin, ymax float64) {
+	return w.x, w.x, w.lo, w.hi
+}
+
+// secondsText prints a time with three significant digits: "6.18 s",
+// "0.0733 s".
+func secondsText(s float64) string {
+	return strconv.FormatFloat(s, 'g', 3, 64) + " s"
+}
