@@ -1,0 +1,814 @@
+package telemetry
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"howett.net/plist"
+)
+
+// The powermetrics plist format is not documented by Apple beyond "-f plist:
+// machine-readable property list, NUL-separated" (powermetrics(1)). The keys
+// read here are the ones these parsers of real output read, checked against
+// the recorded output they ship:
+//
+//   - graelo/pumas src/modules/powermetrics/plist_parsing.rs, with recorded
+//     output in tests/data/powermetrics-output-m1.xml (M1, macOS 13.3,
+//     22E252) and powermetrics-output-m2ultra.xml (M2 Ultra, macOS 14.4):
+//     processor.clusters[].{name, freq_hz, idle_ratio, cpus[].{cpu, freq_hz,
+//     idle_ratio}}, processor.{cpu_energy, cpu_power, combined_power},
+//     elapsed_ns. In both files cpu_energy (mJ) / elapsed_ns equals
+//     cpu_power, so the *_power keys are mean mW over the sample and the
+//     *_energy keys mJ over it.
+//   - tlkh/asitop asitop/parsers.py (clusters "E-Cluster", "P0-Cluster",
+//     "P1-Cluster"; active = 1 - idle_ratio; before macOS 13 the processor
+//     dict had cpu_energy, gpu_energy, ane_energy, dram_energy and
+//     package_energy only, from macOS 13 combined_power replaces
+//     package_energy) and asitop/utils.py (documents split at NUL bytes
+//     found at the start of a line).
+//   - fleetcmdr/fleetcmdr server/types.go (per-CPU down_ns/down_ratio,
+//     per-cluster online_ratio in newer releases).
+//   - okuvshynov/cubestat cubestat/readers/cpu.py (per-CPU util =
+//     1 - idle_ratio).
+
+// powermetricsPath is where macOS installs powermetrics. qoslab runs it by
+// absolute path, never through PATH: it runs as root, and the sudoers line
+// in the unavailable-error fix names exactly this file.
+const powermetricsPath = "/usr/bin/powermetrics"
+
+// maxPlistDocument caps one document of the stream. The recorded samples in
+// graelo/pumas are 29 KB (M1) and 65 KB (M2 Ultra, cpu and gpu samplers);
+// anything near this size is a runaway (a lost separator), skipped with a
+// note instead of growing memory.
+const maxPlistDocument = 16 << 20
+
+// powermetricsArgs are powermetrics' arguments for one sample every interval,
+// as a NUL-separated plist stream on stdout. Only the cpu_power sampler runs:
+// it alone carries cluster and CPU residency, frequency and power, and every
+// extra sampler costs CPU time on the machine being measured.
+func powermetricsArgs(interval time.Duration) []string {
+	ms := interval.Milliseconds()
+	if ms <= 0 {
+		ms = DefaultIntervalMs
+	}
+	return []string{"--samplers", "cpu_power", "-i", strconv.FormatInt(ms, 10), "-f", "plist"}
+}
+
+// powermetricsCommand decides how to start powermetrics: directly when qoslab
+// runs as root, through `sudo -n` when a sudoers entry lets this user run it
+// without a password (sudoOK), and otherwise not at all, with an
+// *UnavailableError saying how to enable it.
+func powermetricsCommand(interval time.Duration, root, sudoOK bool, uid int, user string) ([]string, error) {
+	args := powermetricsArgs(interval)
+	switch {
+	case root:
+		return append([]string{powermetricsPath}, args...), nil
+	case sudoOK:
+		return append([]string{"sudo", "-n", powermetricsPath}, args...), nil
+	}
+	return nil, powermetricsNeedsRoot(uid, user)
+}
+
+// powermetricsNeedsRoot is the error for a run without root.
+func powermetricsNeedsRoot(uid int, user string) *UnavailableError {
+	if user == "" {
+		user = "YOUR_USER_NAME"
+	}
+	return &UnavailableError{
+		Sampler: SamplerPowermetrics,
+		Reason:  fmt.Sprintf("qoslab runs as uid %d and powermetrics needs root", uid),
+		Fix: fmt.Sprintf("run qoslab with sudo, or let qoslab start powermetrics through sudo without a password: "+
+			"run `sudo visudo -f /etc/sudoers.d/qoslab-powermetrics` and add the line\n\n    %s ALL=(root) NOPASSWD: %s\n",
+			user, powermetricsPath),
+	}
+}
+
+// powermetricsMissing is the error for a macOS without powermetrics.
+func powermetricsMissing(err error) *UnavailableError {
+	return &UnavailableError{
+		Sampler: SamplerPowermetrics,
+		Reason:  fmt.Sprintf("%s: %v", powermetricsPath, err),
+		Fix:     "powermetrics ships with macOS; on a system without it (a minimal guest image) there is no macOS frequency or power telemetry",
+	}
+}
+
+// A SkippedDocumentError is one document of a powermetrics stream that gave
+// no sample: it did not parse, was cut off at the end of the stream, or was
+// too large. The stream goes on after it.
+type SkippedDocumentError struct {
+	Doc       int  // 1-based position in the stream
+	Truncated bool // cut off by the end of the stream (powermetrics killed mid-write)
+	Err       error
+}
+
+func (e *SkippedDocumentError) Error() string {
+	if e.Truncated {
+		return fmt.Sprintf("powermetrics document %d is cut off at the end of the stream: %v", e.Doc, e.Err)
+	}
+	return fmt.Sprintf("powermetrics document %d skipped: %v", e.Doc, e.Err)
+}
+
+func (e *SkippedDocumentError) Unwrap() error { return e.Err }
+
+// PowermetricsReader reads the samples of a `powermetrics -f plist` stream:
+// XML plist documents separated by NUL bytes. Next returns one sample per
+// document; a document that yields no sample is a *SkippedDocumentError and
+// reading goes on. It is not safe for concurrent use.
+type PowermetricsReader struct {
+	br     *bufio.Reader
+	levels []PerfLevel
+	max    int
+
+	cur      []byte // the document being assembled
+	oversize bool   // cur went past max and is being discarded
+	ready    []pmDocument
+	docs     int // documents completed so far
+	eof      bool
+	readErr  error
+}
+
+type pmDocument struct {
+	n        int
+	body     []byte
+	oversize bool
+	atEOF    bool // ended by the end of the stream, not by a separator
+}
+
+// NewPowermetricsReader reads powermetrics output from r. levels (from
+// ParseSysctlPerfLevels; may be nil) label core types when a cluster has no
+// usable name.
+func NewPowermetricsReader(r io.Reader, levels []PerfLevel) *PowermetricsReader {
+	return &PowermetricsReader{br: bufio.NewReaderSize(r, 64<<10), levels: levels, max: maxPlistDocument}
+}
+
+// Next returns the next document's sample. At the end of the stream it
+// returns io.EOF; a document that gives no sample returns a
+// *SkippedDocumentError, after which Next can be called again. Any other
+// error is the reader's, and final.
+func (r *PowermetricsReader) Next() (Sample, error) {
+	for {
+		if len(r.ready) > 0 {
+			d := r.ready[0]
+			r.ready = r.ready[1:]
+			return r.parse(d)
+		}
+		if r.eof {
+			if r.readErr != nil {
+				err := r.readErr
+				r.readErr = nil
+				return Sample{}, fmt.Errorf("read powermetrics output: %w", err)
+			}
+			return Sample{}, io.EOF
+		}
+		// Lines, not NUL-delimited chunks, so that a document is complete
+		// at its </plist> line: powermetrics may write the separator only
+		// when the next sample starts, an interval later.
+		line, err := r.br.ReadSlice('\n')
+		r.feed(line)
+		switch {
+		case err == nil, errors.Is(err, bufio.ErrBufferFull):
+		case errors.Is(err, io.EOF):
+			r.eof = true
+			r.complete(true)
+		default:
+			r.eof = true
+			r.readErr = err
+			r.complete(true)
+		}
+	}
+}
+
+var (
+	pmXMLDecl  = []byte("<?xml")
+	pmPlistEnd = []byte("</plist>")
+)
+
+// feed adds bytes read to the document being assembled, completing a
+// document at each NUL, at a </plist> line, and before an <?xml declaration,
+// which can only start a document (in content it would be escaped): so a
+// document cut off mid-stream does not swallow the next one.
+func (r *PowermetricsReader) feed(p []byte) {
+	for len(p) > 0 {
+		nul := bytes.IndexByte(p, 0)
+		if decl := bytes.Index(p, pmXMLDecl); decl >= 0 && (nul < 0 || decl < nul) {
+			r.add(p[:decl])
+			if len(bytes.TrimSpace(r.cur)) > 0 || r.oversize {
+				r.complete(false)
+			}
+			r.add(pmXMLDecl)
+			p = p[decl+len(pmXMLDecl):]
+			continue
+		}
+		if nul < 0 {
+			r.add(p)
+			break
+		}
+		r.add(p[:nul])
+		r.complete(false)
+		p = p[nul+1:]
+	}
+	if !r.oversize && bytes.HasSuffix(bytes.TrimRight(r.cur, " \t\r\n"), pmPlistEnd) {
+		r.complete(false)
+	}
+}
+
+func (r *PowermetricsReader) add(p []byte) {
+	if r.oversize {
+		return
+	}
+	if len(r.cur)+len(p) > r.max {
+		r.oversize = true
+		r.cur = nil
+		return
+	}
+	r.cur = append(r.cur, p...)
+}
+
+// complete ends the document being assembled; blank space between
+// separators is not a document.
+func (r *PowermetricsReader) complete(atEOF bool) {
+	body := bytes.TrimSpace(r.cur)
+	if len(body) > 0 || r.oversize {
+		r.docs++
+		r.ready = append(r.ready, pmDocument{n: r.docs, body: bytes.Clone(body), oversize: r.oversize, atEOF: atEOF})
+	}
+	r.cur = r.cur[:0]
+	r.oversize = false
+}
+
+func (r *PowermetricsReader) parse(d pmDocument) (Sample, error) {
+	if d.oversize {
+		return Sample{}, &SkippedDocumentError{Doc: d.n, Err: fmt.Errorf("larger than %d bytes (a lost separator?)", r.max)}
+	}
+	s, err := ParsePowermetricsPlist(d.body, r.levels)
+	if err != nil {
+		// A clean end of stream (powermetrics -n) may leave the last
+		// document without a separator; only one that does not parse was
+		// cut off.
+		return Sample{}, &SkippedDocumentError{Doc: d.n, Truncated: d.atEOF, Err: err}
+	}
+	return s, nil
+}
+
+// ReadPowermetricsStream reads a whole recorded powermetrics stream. Skipped
+// documents become notes; err is a read error other than the end of the
+// stream, with the samples read before it.
+func ReadPowermetricsStream(r io.Reader, levels []PerfLevel) (samples []Sample, notes []string, err error) {
+	pr := NewPowermetricsReader(r, levels)
+	for {
+		s, err := pr.Next()
+		var skipped *SkippedDocumentError
+		switch {
+		case err == nil:
+			samples = append(samples, s)
+		case errors.Is(err, io.EOF):
+			return samples, notes, nil
+		case errors.As(err, &skipped):
+			notes = append(notes, skipped.Error())
+		default:
+			return samples, notes, err
+		}
+	}
+}
+
+// ParsePowermetricsPlist turns one powermetrics plist document into a sample
+// (Sampler, IntervalNs, CPUs, Clusters, CPUW, PackageW, Notes). An error means
+// the document is not a plist dictionary at all; keys that are missing or of
+// the wrong type leave their fields nil with a note.
+//
+// Mapping: CPU.Busy and Cluster.Busy are active residency, 1 - idle_ratio;
+// MHz is freq_hz / 1e6 (powermetrics' frequency while active); a CPU's Type
+// is its cluster's letter ("E-Cluster" -> E, "P0-Cluster" -> P, M5's
+// "M0-Cluster" -> M); CPUW is cpu_power (mW), PackageW combined_power (mW,
+// CPU + GPU + ANE), or before macOS 13 cpu_energy and package_energy (mJ)
+// over elapsed_ns.
+func ParsePowermetricsPlist(doc []byte, levels []PerfLevel) (s Sample, err error) {
+	root, err := decodePlistDict(doc)
+	if err != nil {
+		return Sample{}, err
+	}
+	s = Sample{Sampler: SamplerPowermetrics}
+	note := func(format string, args ...any) { s.Notes = append(s.Notes, fmt.Sprintf(format, args...)) }
+
+	elapsed, ok := plistNum(root, "elapsed_ns")
+	if ok && elapsed > 0 {
+		s.IntervalNs = int64(elapsed)
+	} else {
+		note("powermetrics: no elapsed_ns; interval unknown")
+	}
+
+	proc, ok := root["processor"].(map[string]any)
+	if !ok {
+		note("powermetrics: no processor dictionary (was the cpu_power sampler on?)")
+		return s, nil
+	}
+	s.CPUW = pmPower(proc, "cpu_power", "cpu_energy", s.IntervalNs)
+	if s.CPUW == nil {
+		note("powermetrics: no cpu_power or cpu_energy; CPU power unknown")
+	}
+	s.PackageW = pmPower(proc, "combined_power", "package_energy", s.IntervalNs)
+	if s.PackageW == nil {
+		note("powermetrics: no combined_power or package_energy; package power unknown")
+	}
+
+	clusters, ok := proc["clusters"].([]any)
+	if !ok {
+		note("powermetrics: no processor.clusters; per-CPU residency and frequency unknown")
+		return s, nil
+	}
+	var fallback map[int]string
+	var fromSysctl, untyped, down []string
+	for ci, c := range clusters {
+		cd, ok := c.(map[string]any)
+		if !ok {
+			note("powermetrics: cluster %d is not a dictionary", ci)
+			continue
+		}
+		cl := Cluster{Name: plistStr(cd, "name")}
+		if cl.Name == "" {
+			cl.Name = fmt.Sprintf("cluster %d", ci)
+			note("powermetrics: cluster %d has no name", ci)
+		}
+		cl.Type = pmClusterType(plistStr(cd, "name"))
+		cl.MHz = pmMHz(cd)
+		if cl.MHz == nil {
+			note("powermetrics: %s: no freq_hz", cl.Name)
+		}
+		cl.Busy = pmBusy(cd)
+		if cl.Busy == nil {
+			note("powermetrics: %s: no idle_ratio", cl.Name)
+		}
+		s.Clusters = append(s.Clusters, cl)
+
+		cpus, ok := cd["cpus"].([]any)
+		if !ok {
+			note("powermetrics: %s: no cpus", cl.Name)
+			continue
+		}
+		for i, c := range cpus {
+			pd, ok := c.(map[string]any)
+			if !ok {
+				note("powermetrics: %s: cpu entry %d is not a dictionary", cl.Name, i)
+				continue
+			}
+			id, ok := plistNum(pd, "cpu")
+			if !ok || id < 0 || id != math.Trunc(id) {
+				note("powermetrics: %s: cpu entry %d has no cpu number", cl.Name, i)
+				continue
+			}
+			cpu := CPU{ID: int(id), Type: cl.Type, Busy: pmBusy(pd), MHz: pmMHz(pd)}
+			if cpu.Type == "" && len(levels) > 0 {
+				if fallback == nil {
+					fallback = perfLevelCPUTypes(levels)
+				}
+				if cpu.Type = fallback[cpu.ID]; cpu.Type != "" {
+					fromSysctl = append(fromSysctl, strconv.Itoa(cpu.ID))
+				}
+			}
+			if cpu.Type == "" {
+				untyped = append(untyped, strconv.Itoa(cpu.ID))
+			}
+			if cpu.Busy == nil {
+				note("powermetrics: cpu %d: no idle_ratio", cpu.ID)
+			}
+			if d, ok := plistNum(pd, "down_ratio"); ok && d > 0 {
+				down = append(down, fmt.Sprintf("%d (%.3g)", cpu.ID, d))
+			}
+			s.CPUs = append(s.CPUs, cpu)
+		}
+	}
+	if len(fromSysctl) > 0 {
+		note("powermetrics: core types of cpus %s from sysctl perf levels (cluster names unusable), assuming the slowest cores are numbered first",
+			strings.Join(fromSysctl, ","))
+	}
+	if len(untyped) > 0 {
+		note("powermetrics: core types of cpus %s unknown (cluster names unusable, no perf levels for them)", strings.Join(untyped, ","))
+	}
+	if len(down) > 0 {
+		// Whether idle_ratio includes the time a core is powered down is
+		// not documented; say it rather than guess.
+		note("powermetrics: cpus powered down for part of the interval (down_ratio): %s; busy is 1 - idle_ratio",
+			strings.Join(down, ", "))
+	}
+	sort.SliceStable(s.CPUs, func(i, j int) bool { return s.CPUs[i].ID < s.CPUs[j].ID })
+	return s, nil
+}
+
+// decodePlistDict decodes a plist whose root is a dictionary. howett.net/plist
+// re-panics runtime errors from its parsers; a garbled sample must never take
+// the run down, so those become errors too.
+func decodePlistDict(doc []byte) (root map[string]any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if re, ok := r.(runtime.Error); ok {
+				err = fmt.Errorf("plist parser: %w", re)
+				return
+			}
+			err = fmt.Errorf("plist parser: %v", r)
+		}
+	}()
+	if plistTooDeep(doc, maxPlistDepth) {
+		return nil, fmt.Errorf("not a powermetrics plist: containers nested deeper than %d", maxPlistDepth)
+	}
+	// powermetrics writes XML; the library's fallback to the text formats
+	// would accept junk such as "{}" or an empty document as a sample.
+	format, err := plist.Unmarshal(doc, &root)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("not a plist dictionary: %w", err)
+	case format != plist.XMLFormat:
+		return nil, fmt.Errorf("not an XML plist (%s format)", plist.FormatNames[format])
+	case root == nil:
+		return nil, errors.New("not a plist dictionary: empty")
+	}
+	return root, nil
+}
+
+// maxPlistDepth bounds the nesting of dicts and arrays. powermetrics nests 8
+// deep (plist, processor, clusters, cluster, cpus, cpu, dvfm_states,
+// state); the plist library parses recursively, and a garbled document
+// nested a million deep would overflow the stack, which no recover catches.
+const maxPlistDepth = 64
+
+// plistTooDeep reports whether doc opens more than max <dict>/<array>
+// elements without closing them, counting tags only (a cheap pass, before
+// the real parse).
+func plistTooDeep(doc []byte, max int) bool {
+	depth := 0
+	for {
+		i := bytes.IndexByte(doc, '<')
+		if i < 0 {
+			return false
+		}
+		doc = doc[i+1:]
+		switch {
+		case bytes.HasPrefix(doc, []byte("dict>")), bytes.HasPrefix(doc, []byte("array>")):
+			if depth++; depth > max {
+				return true
+			}
+		case bytes.HasPrefix(doc, []byte("/dict>")), bytes.HasPrefix(doc, []byte("/array>")):
+			depth--
+		}
+	}
+}
+
+// plistNum reads a number whichever way the plist wrote it (<integer> or
+// <real>): powermetrics writes energies as integers and powers as reals, and
+// that may change between releases.
+func plistNum(d map[string]any, key string) (float64, bool) {
+	var v float64
+	switch x := d[key].(type) {
+	case float64:
+		v = x
+	case float32:
+		v = float64(x)
+	case uint64:
+		v = float64(x)
+	case int64:
+		v = float64(x)
+	default:
+		return 0, false
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, false
+	}
+	return v, true
+}
+
+func plistStr(d map[string]any, key string) string {
+	s, _ := d[key].(string)
+	return strings.TrimSpace(s)
+}
+
+// pmClusterType is the core type from a cluster name: the single letter
+// before the cluster number and "-Cluster" ("E-Cluster", "P1-Cluster",
+// "E0-Cluster", "M0-Cluster"), "" for any other shape.
+func pmClusterType(name string) string {
+	base, ok := strings.CutSuffix(name, "-Cluster")
+	if !ok {
+		return ""
+	}
+	base = strings.TrimRight(base, "0123456789")
+	if len(base) != 1 || base[0] < 'A' || base[0] > 'Z' {
+		return ""
+	}
+	return base
+}
+
+// pmBusy is active residency, 1 - idle_ratio, clamped to 0..1 because the
+// ratio comes from counters read at slightly different instants.
+func pmBusy(d map[string]any) *float64 {
+	idle, ok := plistNum(d, "idle_ratio")
+	if !ok {
+		return nil
+	}
+	return Float(min(max(1-idle, 0), 1))
+}
+
+// pmMHz is freq_hz in MHz. powermetrics' frequency is the mean while active,
+// so 0 means the core never ran: unknown, not 0 MHz.
+func pmMHz(d map[string]any) *float64 {
+	hz, ok := plistNum(d, "freq_hz")
+	if !ok || hz <= 0 {
+		return nil
+	}
+	return Float(hz / 1e6)
+}
+
+// pmPower is watts from powerKey (mean mW over the sample), or else from
+// energyKey (mJ over the sample) divided by the interval.
+func pmPower(proc map[string]any, powerKey, energyKey string, intervalNs int64) *float64 {
+	if mw, ok := plistNum(proc, powerKey); ok && mw >= 0 {
+		return Float(mw / 1e3)
+	}
+	if mj, ok := plistNum(proc, energyKey); ok && mj >= 0 && intervalNs > 0 {
+		return Float(mj * 1e6 / float64(intervalNs))
+	}
+	return nil
+}
+
+// mergePowermetricsSamples folds consecutive samples into one covering their
+// total interval, so that a Sample call reports everything since the
+// previous one even when powermetrics produced several samples meanwhile.
+// Busy and power are averaged over time; MHz, a frequency while active, over
+// active time. A sample without an interval weighs as much as the mean of
+// the others (or 1 if none has one).
+func mergePowermetricsSamples(in []Sample) Sample {
+	if len(in) == 1 {
+		return in[0]
+	}
+	out := Sample{Sampler: SamplerPowermetrics}
+	if len(in) == 0 {
+		return out
+	}
+	weights := make([]float64, len(in))
+	var known, total float64
+	for _, s := range in {
+		if s.IntervalNs > 0 {
+			known++
+			total += float64(s.IntervalNs)
+		}
+	}
+	fill := 1.0
+	if known > 0 {
+		fill = total / known
+	}
+	for i, s := range in {
+		out.IntervalNs += s.IntervalNs
+		weights[i] = fill
+		if s.IntervalNs > 0 {
+			weights[i] = float64(s.IntervalNs)
+		}
+	}
+
+	cpus := map[int]*pmAverage{}
+	var cpuOrder []int
+	clusters := map[string]*pmAverage{}
+	var clusterOrder []string
+	var pkg, cpuW pmMean
+	seen := map[string]bool{}
+	for i, s := range in {
+		w := weights[i]
+		for _, c := range s.CPUs {
+			a := cpus[c.ID]
+			if a == nil {
+				a = &pmAverage{}
+				cpus[c.ID] = a
+				cpuOrder = append(cpuOrder, c.ID)
+			}
+			a.add(w, c.Type, c.Busy, c.MHz)
+		}
+		for _, c := range s.Clusters {
+			a := clusters[c.Name]
+			if a == nil {
+				a = &pmAverage{}
+				clusters[c.Name] = a
+				clusterOrder = append(clusterOrder, c.Name)
+			}
+			a.add(w, c.Type, c.Busy, c.MHz)
+			a.power.add(w, c.Power)
+		}
+		pkg.add(w, s.PackageW)
+		cpuW.add(w, s.CPUW)
+		for _, n := range s.Notes {
+			if !seen[n] {
+				seen[n] = true
+				out.Notes = append(out.Notes, n)
+			}
+		}
+	}
+	sort.Ints(cpuOrder)
+	for _, id := range cpuOrder {
+		a := cpus[id]
+		out.CPUs = append(out.CPUs, CPU{ID: id, Type: a.typ, Busy: a.busy.value(), MHz: a.mhz()})
+	}
+	for _, name := range clusterOrder {
+		a := clusters[name]
+		out.Clusters = append(out.Clusters, Cluster{Name: name, Type: a.typ, Busy: a.busy.value(), MHz: a.mhz(), Power: a.power.value()})
+	}
+	out.PackageW = pkg.value()
+	out.CPUW = cpuW.value()
+	if pkg.n > 0 && pkg.n < len(in) {
+		out.Notes = append(out.Notes, fmt.Sprintf("powermetrics: package power from %d of %d samples merged", pkg.n, len(in)))
+	}
+	if cpuW.n > 0 && cpuW.n < len(in) {
+		out.Notes = append(out.Notes, fmt.Sprintf("powermetrics: CPU power from %d of %d samples merged", cpuW.n, len(in)))
+	}
+	return out
+}
+
+// pmMean is a weighted mean of the values that are known.
+type pmMean struct {
+	sum, weight float64
+	n           int
+}
+
+func (m *pmMean) add(w float64, v *float64) {
+	if v == nil {
+		return
+	}
+	m.sum += w * *v
+	m.weight += w
+	m.n++
+}
+
+func (m pmMean) value() *float64 {
+	if m.weight == 0 {
+		return nil
+	}
+	return Float(m.sum / m.weight)
+}
+
+// pmAverage merges one CPU's or cluster's readings.
+type pmAverage struct {
+	typ   string
+	busy  pmMean
+	power pmMean
+	// Frequency weighted by active time; plain time-weighted when the core
+	// was never active, or its busy share is unknown.
+	activeMHz, plainMHz pmMean
+}
+
+func (a *pmAverage) add(w float64, typ string, busy, mhz *float64) {
+	if typ != "" {
+		a.typ = typ
+	}
+	a.busy.add(w, busy)
+	a.plainMHz.add(w, mhz)
+	if busy != nil {
+		activeTime := w * *busy
+		a.activeMHz.add(activeTime, mhz)
+	}
+}
+
+func (a *pmAverage) mhz() *float64 {
+	if v := a.activeMHz.value(); v != nil {
+		return v
+	}
+	return a.plainMHz.value()
+}
+
+// powermetricsStream is the sampler's portable core: it reads a running
+// powermetrics' output (consume, in its own goroutine) and hands out what
+// arrived since the previous call (take). The darwin probe only starts and
+// stops the process around it.
+type powermetricsStream struct {
+	levels []PerfLevel
+
+	mu      sync.Mutex
+	pending []Sample // parsed since the last take
+	notes   []string // stream notes since the last take: skipped documents, exit
+	ended   bool
+	first   chan struct{} // closed at the first sample or the end of the stream
+	once    sync.Once
+}
+
+// maxPendingSamples bounds memory when nobody calls Sample for a while (a
+// long pause between cells): older samples are merged rather than dropped,
+// so the next Sample still covers the whole time.
+const maxPendingSamples = 64
+
+func newPowermetricsStream(levels []PerfLevel, notes ...string) *powermetricsStream {
+	return &powermetricsStream{levels: levels, notes: notes, first: make(chan struct{})}
+}
+
+// consume reads r to its end. It returns when r does: at the end of the
+// stream, or when r is closed under it.
+func (s *powermetricsStream) consume(r io.Reader) {
+	defer s.markFirst()
+	pr := NewPowermetricsReader(r, s.levels)
+	for {
+		sample, err := pr.Next()
+		var skipped *SkippedDocumentError
+		switch {
+		case err == nil:
+			s.mu.Lock()
+			s.pending = append(s.pending, sample)
+			if len(s.pending) > maxPendingSamples {
+				s.pending = []Sample{mergePowermetricsSamples(s.pending)}
+			}
+			s.mu.Unlock()
+			s.markFirst()
+		case errors.As(err, &skipped):
+			s.note(skipped.Error())
+		case errors.Is(err, io.EOF):
+			return
+		default:
+			s.note(err.Error())
+			return
+		}
+	}
+}
+
+func (s *powermetricsStream) markFirst() { s.once.Do(func() { close(s.first) }) }
+
+func (s *powermetricsStream) note(n string) {
+	s.mu.Lock()
+	s.notes = append(s.notes, n)
+	s.mu.Unlock()
+}
+
+// end records that powermetrics is gone, and why.
+func (s *powermetricsStream) end(why string) {
+	s.mu.Lock()
+	s.ended = true
+	s.notes = append(s.notes, why)
+	s.mu.Unlock()
+}
+
+// started is closed when the first sample arrives or the stream ends
+// without one; hasSamples tells which.
+func (s *powermetricsStream) started() <-chan struct{} { return s.first }
+
+func (s *powermetricsStream) hasSamples() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.pending) > 0
+}
+
+// take returns the samples parsed since the previous call merged into one,
+// with the stream's notes; with none, a sample that only says so.
+func (s *powermetricsStream) take() Sample {
+	s.mu.Lock()
+	pending, notes, ended := s.pending, s.notes, s.ended
+	s.pending, s.notes = nil, nil
+	s.mu.Unlock()
+
+	out := mergePowermetricsSamples(pending)
+	out.Sampler = SamplerPowermetrics
+	if len(pending) == 0 {
+		if ended {
+			notes = append(notes, "powermetrics is not running; no telemetry since the previous sample")
+		} else {
+			notes = append(notes, "no powermetrics sample arrived since the previous sample")
+		}
+	}
+	out.Notes = append(out.Notes, notes...)
+	return out
+}
+
+// tailBuffer keeps the last bytes written to it: powermetrics' stderr, quoted
+// when it exits, without letting a chatty process grow memory.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(string(bytes.ToValidUTF8(t.buf, []byte("?"))))
+}
+
+// powermetricsExitNote says why the powermetrics process ended.
+func powermetricsExitNote(waitErr error, stderr string) string {
+	msg := "powermetrics exited"
+	if waitErr != nil {
+		msg += ": " + waitErr.Error()
+	}
+	if stderr != "" {
+		msg += " (stderr: " + stderr + ")"
+	}
+	return msg
+}

@@ -1,0 +1,20 @@
+//go:build !darwin
+
+package telemetry
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"time"
+)
+
+// NewPowermetricsProbe returns an *UnavailableError off macOS, so that
+// callers choose samplers without build tags of their own.
+func NewPowermetricsProbe(ctx context.Context, interval time.Duration) (Probe, error) {
+	return nil, &UnavailableError{
+		Sampler: SamplerPowermetrics,
+		Reason:  fmt.Sprintf("powermetrics exists only on macOS, not %s", runtime.GOOS),
+		Fix:     "none needed here: on Linux qoslab samples /proc and /sys instead",
+	}
+}
