@@ -69,6 +69,15 @@ func runThreads(ctx context.Context, n int, c qos.Class, prog *Progress, job thr
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
+	// Every worker must hold a P of its own, or Go's scheduler, blind to QoS,
+	// would time-slice workers that the kernel should be arbitrating; one
+	// more keeps the telemetry sampler and the transport from waiting for a
+	// worker to be preempted. Set before any worker starts, so the
+	// stop-the-world it costs is outside the measured interval.
+	if want := n + 1; runtime.GOMAXPROCS(0) < want {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(want))
+	}
+
 	threads := make([]*thread, n)
 	applied := make([]qos.Applied, n)
 	errs := make([]error, n)

@@ -3,6 +3,8 @@ package workload
 import (
 	"context"
 	"os"
+	"runtime"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -52,4 +54,29 @@ func TestProgressNamesProcsWorkers(t *testing.T) {
 		assert.Equal(t, w.PID, w.TID, "a worker process is followed by its main thread")
 		assert.True(t, pids[w.PID], "worker %d is one of the cell's processes", w.PID)
 	}
+}
+
+// Workers beyond GOMAXPROCS would be time-sliced by Go, not scheduled by the
+// kernel at their class: the cell raises it for its duration.
+func TestCellGivesEveryWorkerAP(t *testing.T) {
+	prev := runtime.GOMAXPROCS(1)
+	defer runtime.GOMAXPROCS(prev)
+	var during atomic.Int64
+	prog := &Progress{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, err := Run(context.Background(), Params{Workload: FP, QoS: qos.Default, Threads: 3, Loops: 1 << 26}, prog)
+		assert.NoError(t, err)
+	}()
+	for {
+		if _, ok := prog.CellStart(); ok {
+			during.Store(int64(runtime.GOMAXPROCS(0)))
+			break
+		}
+		runtime.Gosched()
+	}
+	<-done
+	assert.GreaterOrEqual(t, during.Load(), int64(4), "3 workers and one spare P while the cell runs")
+	assert.Equal(t, 1, runtime.GOMAXPROCS(0), "restored after the cell")
 }
