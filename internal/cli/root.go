@@ -39,6 +39,8 @@ names, under the command's section (bench.loops); agent is top level.`,
 	root.AddCommand(NewCmdRun(f, nil))
 	root.AddCommand(NewCmdResults(f))
 	root.AddCommand(NewCmdCompare(f))
+	root.AddCommand(NewCmdPlot(f, nil))
+	root.AddCommand(NewCmdReport(f, nil))
 	root.AddCommand(NewCmdBench(f, nil))
 	root.AddCommand(NewCmdAgent(f))
 	root.AddCommand(newCmdContention(f))

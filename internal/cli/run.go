@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/results/summary"
+	"github.com/qoslab/qoslab/internal/telemetry"
 	"github.com/qoslab/qoslab/internal/workload"
 )
 
@@ -205,6 +207,16 @@ func runRun(ctx context.Context, f *Factory, o *RunOptions) (err error) {
 		if serr := runSummaries(o.IO, d, spec, stats, bootNs, time.Since(began)); serr != nil && err == nil {
 			err = serr
 		}
+		// The report is drawn from the files just written; failing to draw
+		// it loses no measurement, and `qoslab report DIR` draws it again.
+		if _, rerr := writeReport(d.Path); rerr != nil {
+			fmt.Fprintf(o.IO.ErrOut, "report: %v (the results are kept; try again with qoslab report %s)\n", rerr, d.Path)
+			if err == nil {
+				err = fmt.Errorf("write report: %w", rerr)
+			}
+		} else {
+			fmt.Fprintf(o.IO.Out, "report: %s\n", filepath.Join(d.Path, results.ReportFile))
+		}
 	}()
 
 	targets := map[string]experiment.Target{}
@@ -277,8 +289,14 @@ func runRun(ctx context.Context, f *Factory, o *RunOptions) (err error) {
 		fmt.Fprintf(o.IO.ErrOut, "contention: %d spinner threads at %s on the host (pid %d)\n", spec.Contention, qos.Default, cont.PID)
 	}
 
+	tel, closeTel, err := runTelemetry(o.IO, d, spec, targets)
+	if err != nil {
+		return err
+	}
+	defer closeTel()
+
 	prog := newProgressLine(o.IO)
-	r := &experiment.Runner{Cells: cells, Targets: targets, Log: log, Finished: results.FinishedRepeats(recs), Contention: spec.Contention,
+	r := &experiment.Runner{Telemetry: tel, Cells: cells, Targets: targets, Log: log, Finished: results.FinishedRepeats(recs), Contention: spec.Contention,
 		OnStep: func(s experiment.Step) {
 			if s.Skipped {
 				return
@@ -327,6 +345,14 @@ func runSummaries(io *IOStreams, d *results.Dir, spec experiment.Spec, st experi
 	}
 	a := summary.Analyze(results.Samples(recs), experiment.TargetHost, experiment.TargetVM)
 	a.Name = spec.Name
+	tel, tnotes, err := telemetry.ReadFile(filepath.Join(d.Path, results.TelemetryFile))
+	if err != nil {
+		return err
+	}
+	for _, n := range tnotes {
+		fmt.Fprintln(io.ErrOut, "note: "+n)
+	}
+	a.Telemetry = telemetry.Summarize(tel)
 	if err := summary.Write(d.Path, a); err != nil {
 		return fmt.Errorf("write summaries: %w", err)
 	}
@@ -356,5 +382,59 @@ func runSummaries(io *IOStreams, d *results.Dir, spec experiment.Spec, st experi
 			time.Duration(st.MeasuredNs).Round(time.Millisecond), time.Duration(bootNs).Round(time.Millisecond),
 			100*(1-float64(measured)/float64(wall)))
 	}
+	if ts := st.Telemetry; ts.Samples > 0 && spec.TelemetryMs > 0 {
+		sampled := time.Duration(ts.Samples) * time.Duration(spec.TelemetryMs) * time.Millisecond
+		fmt.Fprintf(w, "telemetry: %d samples in the agents every %d ms, %.1f%% of intervals within 10 ms of it, sampler CPU %s (%.2f%% of one core)\n",
+			ts.Samples, spec.TelemetryMs, 100*ts.Within10ms, ts.SamplerCPU.Round(time.Millisecond), 100*float64(ts.SamplerCPU)/float64(sampled))
+	}
 	return nil
+}
+
+// runTelemetry sets up telemetry for the run when its spec asks for it: the
+// log in the results directory, and the host's view of each VM (the host's
+// CPUs and the VM's vCPU threads). Telemetry that cannot be had is a note,
+// never a reason to stop; close flushes the log.
+func runTelemetry(io *IOStreams, d *results.Dir, spec experiment.Spec, targets map[string]experiment.Target) (*experiment.Telemetry, func(), error) {
+	if spec.TelemetryMs <= 0 {
+		return nil, func() {}, nil
+	}
+	log, err := telemetry.OpenLog(filepath.Join(d.Path, results.TelemetryFile))
+	if err != nil {
+		return nil, nil, err
+	}
+	interval := time.Duration(spec.TelemetryMs) * time.Millisecond
+	tel := &experiment.Telemetry{Log: log, Interval: interval, HostThreads: map[string][]telemetry.ThreadRef{},
+		OnNote: func(n string) {
+			fmt.Fprintln(io.ErrOut, "note: "+n)
+			d.Run.Notes = append(d.Run.Notes, n)
+		}}
+	var probe telemetry.Probe
+	for name, t := range targets {
+		vm, ok := t.(*vmAgent)
+		if !ok {
+			continue
+		}
+		if probe == nil {
+			if probe, err = telemetry.NewLocalProbe(context.Background(), interval); err != nil {
+				tel.OnNote(fmt.Sprintf("telemetry: no host view of the VM: %v", err))
+				break
+			}
+		}
+		mi := vm.machine.Info()
+		if len(mi.VCPUThreads) == 0 {
+			tel.OnNote(fmt.Sprintf("telemetry: the %s backend does not expose its vCPU threads; the host view has its CPUs only", mi.Backend))
+		}
+		for i, tid := range mi.VCPUThreads {
+			tel.HostThreads[name] = append(tel.HostThreads[name], telemetry.ThreadRef{PID: mi.PID, TID: tid, Role: fmt.Sprintf("vcpu %d", i)})
+		}
+	}
+	tel.HostProbe = probe
+	return tel, func() {
+		if probe != nil {
+			probe.Close()
+		}
+		if err := log.Close(); err != nil {
+			fmt.Fprintf(io.ErrOut, "telemetry: %v\n", err)
+		}
+	}, nil
 }

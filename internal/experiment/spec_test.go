@@ -33,7 +33,7 @@ func TestDefaultSpecSubsumption(t *testing.T) {
 			{Workload: "decompress", QoS: bothClasses, Threads: []int{1}, SizeBytes: 1 << 30, Ratio: 3, Codec: "zstd", Sink: "file"},
 		},
 		Repeats: 3,
-		Order:   OrderInterleaved,
+		Order:   OrderInterleaved, TelemetryMs: 100,
 	}
 	assert.Equal(t, want, s)
 
@@ -66,7 +66,7 @@ func TestParseSpecDefaults(t *testing.T) {
 		},
 		Repeats: DefaultRepeats,
 		Warmup:  DefaultWarmup,
-		Order:   OrderInterleaved,
+		Order:   OrderInterleaved, TelemetryMs: 100,
 	}, s)
 	assert.Nil(t, s.Seed, "no seed given: the plan picks one")
 }

@@ -1,0 +1,126 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/qoslab/qoslab/internal/plot"
+	"github.com/qoslab/qoslab/internal/report"
+	"github.com/qoslab/qoslab/internal/results"
+)
+
+// PlotOptions are `qoslab plot`'s inputs.
+type PlotOptions struct {
+	IO     *IOStreams
+	Dir    string
+	Format string
+	Only   string
+}
+
+// NewCmdPlot builds `qoslab plot DIR [--format png|svg|pdf] [--only NAME]`.
+func NewCmdPlot(f *Factory, runF func(context.Context, *PlotOptions) error) *cobra.Command {
+	o := &PlotOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "plot DIR",
+		Short: "Draw a run's charts into DIR/plots",
+		Long: `plot draws the charts of a results directory into DIR/plots/<name>.<format>:
+throughput against threads with a regression line per target and QoS, per-thread
+and per-process completion times, compression times host vs VM, elapsed time
+against threads, and telemetry timelines when the run recorded telemetry. A chart
+the run has no data for is skipped with a note.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Dir = args[0]
+			if err := oneOf("--format", o.Format, plot.Formats()); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), o)
+			}
+			return plotRun(cmd.Context(), o)
+		},
+	}
+	cmd.Flags().StringVar(&o.Format, "format", "png", "image format: png, svg, pdf")
+	cmd.Flags().StringVar(&o.Only, "only", "", "draw only this chart or family: "+strings.Join(plot.Families(), ", "))
+	return cmd
+}
+
+func plotRun(_ context.Context, o *PlotOptions) error {
+	r, err := report.Load(o.Dir)
+	if err != nil {
+		return err
+	}
+	charts := r.Charts
+	if o.Only != "" {
+		if charts, err = plot.Select(charts, o.Only); err != nil {
+			return &UsageError{Err: err}
+		}
+	}
+	for _, s := range r.Skipped {
+		if o.Only == "" || plot.InFamily(s.Name, o.Only) {
+			fmt.Fprintf(o.IO.ErrOut, "skipped %s: %s\n", s.Name, s.Reason)
+		}
+	}
+	paths, err := plot.WriteAll(filepath.Join(r.Path, results.PlotsDir), charts, o.Format)
+	for _, p := range paths {
+		fmt.Fprintln(o.IO.Out, p)
+	}
+	if err != nil {
+		return err
+	}
+	if len(paths) == 0 {
+		return fmt.Errorf("no chart drawn for %s: the run has no data for any chart asked for", r.Path)
+	}
+	return nil
+}
+
+// ReportOptions are `qoslab report`'s inputs.
+type ReportOptions struct {
+	IO  *IOStreams
+	Dir string
+}
+
+// NewCmdReport builds `qoslab report DIR`.
+func NewCmdReport(f *Factory, runF func(context.Context, *ReportOptions) error) *cobra.Command {
+	o := &ReportOptions{IO: f.IO}
+	return &cobra.Command{
+		Use:   "report DIR",
+		Short: "Write DIR/report.html (one self-contained file) and DIR/report.md",
+		Long: `report writes a run's report: report.html, one file with the charts inline as
+SVG, the summary tables, the verdict, both machines' Info and the spec, with no
+external URL, so it can be opened offline or mailed; and report.md, the same text
+linking the charts as PNGs in DIR/plots.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Dir = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), o)
+			}
+			return reportRun(cmd.Context(), o)
+		},
+	}
+}
+
+func reportRun(_ context.Context, o *ReportOptions) error {
+	paths, err := writeReport(o.Dir)
+	for _, p := range paths {
+		if filepath.Ext(p) != ".png" {
+			fmt.Fprintln(o.IO.Out, p)
+		}
+	}
+	return err
+}
+
+// writeReport loads a results directory and writes its PNG charts,
+// report.html and report.md, returning every path written.
+func writeReport(dir string) ([]string, error) {
+	r, err := report.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	return r.Write()
+}

@@ -1,0 +1,85 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/results/summary"
+)
+
+// WriteMarkdown writes report.md: the HTML report's text, with the charts as
+// links to the PNGs in plots/ (Write puts them there).
+func (r *Report) WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# qoslab report: %s\n\n", md(r.Run.Name))
+	fmt.Fprintf(&b, "%s · qoslab %s · results schema %s · seed %d\n\n", md(r.Status()), md(r.Run.ToolVersion), r.Run.SchemaVersion, r.Run.Seed)
+	fmt.Fprintf(&b, "> %s\n\n", md(r.Platform()))
+
+	b.WriteString("## Verdict\n\n")
+	if len(r.Analysis.Verdicts) == 0 {
+		b.WriteString("No verdict: no workload ran on both the host and the VM.\n\n")
+	}
+	for _, v := range r.Analysis.Verdicts {
+		fmt.Fprintf(&b, "- %s\n", md(v.String()))
+	}
+	if len(r.Analysis.Verdicts) > 0 {
+		b.WriteString("\n")
+	}
+
+	b.WriteString("## Charts\n\n")
+	if len(r.Charts) == 0 {
+		b.WriteString("No chart could be drawn from this run.\n\n")
+	}
+	for _, c := range r.Charts {
+		fmt.Fprintf(&b, "![%s](%s/%s.png)\n\n", md(c.Title), results.PlotsDir, c.Name)
+	}
+	if len(r.Skipped) > 0 {
+		b.WriteString("Not drawn, for want of data:\n\n")
+		for _, s := range r.Skipped {
+			fmt.Fprintf(&b, "- %s: %s\n", s.Name, md(s.Reason))
+		}
+		b.WriteString("\n")
+	}
+
+	b.WriteString("## Summary\n")
+	if len(r.Tables) == 0 {
+		b.WriteString("\nNo cell finished.\n")
+	}
+	for _, t := range r.Tables {
+		summary.WriteTableMarkdown(&b, t, "###")
+	}
+
+	b.WriteString("\n## Telemetry\n\n")
+	if len(r.Analysis.Telemetry) == 0 {
+		b.WriteString("Telemetry was not recorded for this run.\n")
+	} else {
+		summary.WriteTelemetryMarkdown(&b, r.Analysis.Telemetry)
+	}
+
+	b.WriteString("\n## Machines\n")
+	for _, m := range r.Machines() {
+		fmt.Fprintf(&b, "\n### %s\n\n| field | value |\n|---|---|\n", md(m.Target))
+		for _, f := range m.Fields {
+			fmt.Fprintf(&b, "| %s | %s |\n", md(f.Key), md(f.Value))
+		}
+	}
+	if len(r.Run.Notes) > 0 {
+		b.WriteString("\n## Run notes\n\n")
+		for _, n := range r.Run.Notes {
+			fmt.Fprintf(&b, "- %s\n", md(n))
+		}
+	}
+	if len(r.Notes) > 0 {
+		b.WriteString("\n## About the data\n\n")
+		for _, n := range r.Notes {
+			fmt.Fprintf(&b, "- %s\n", md(n))
+		}
+	}
+	fmt.Fprintf(&b, "\n## Spec\n\n```json\n%s\n```\n", r.SpecText())
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func md(s string) string { return summary.MarkdownText(s) }

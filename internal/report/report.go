@@ -1,0 +1,221 @@
+// Package report writes a run's report: report.html, one self-contained file
+// with inline SVG charts, and report.md, the same text linking PNG charts.
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/qoslab/qoslab/internal/plot"
+	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/results/summary"
+	"github.com/qoslab/qoslab/internal/telemetry"
+)
+
+// MarkdownFile is the Markdown twin of results.ReportFile.
+const MarkdownFile = "report.md"
+
+// Report is everything a run's report shows, read from its results
+// directory.
+type Report struct {
+	// Path is the results directory.
+	Path     string
+	Run      results.Run
+	Analysis summary.Analysis
+	Tables   []summary.Table
+	Charts   []plot.Chart
+	Skipped  []plot.Skipped
+	// Telemetry is how many telemetry samples the run holds.
+	Telemetry int
+	// Notes are what the reader should know about the data itself: a torn
+	// end, skipped telemetry lines, telemetry not recorded.
+	Notes []string
+}
+
+// Load reads the results directory at path and draws its charts.
+func Load(path string) (*Report, error) {
+	d, err := results.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	recs, torn, err := d.ReadSamples()
+	if err != nil {
+		return nil, err
+	}
+	r := &Report{Path: d.Path, Run: d.Run}
+	if torn != nil {
+		r.Notes = append(r.Notes, "samples.jsonl: "+torn.String())
+	}
+	tel, tnotes, err := telemetry.ReadFile(filepath.Join(d.Path, results.TelemetryFile))
+	if err != nil {
+		return nil, err
+	}
+	r.Notes = append(r.Notes, tnotes...)
+	r.Telemetry = len(tel)
+	if len(tel) == 0 {
+		r.Notes = append(r.Notes, "Telemetry: not recorded in this run (no "+results.TelemetryFile+").")
+	}
+	samples := results.Samples(recs)
+	r.Analysis = summary.Analyze(samples, "host", "vm")
+	r.Analysis.Name = d.Run.Name
+	r.Analysis.Telemetry = telemetry.Summarize(tel)
+	r.Tables = summary.Tables(r.Analysis)
+	r.Charts, r.Skipped = plot.Charts(plot.Input{Name: d.Run.Name, Samples: samples, Analysis: r.Analysis, Telemetry: tel})
+	return r, nil
+}
+
+// Write writes the PNG charts into DIR/plots, then report.html and report.md,
+// each file replaced atomically. It returns the paths written.
+func (r *Report) Write() ([]string, error) {
+	paths, err := plot.WriteAll(filepath.Join(r.Path, results.PlotsDir), r.Charts, "png")
+	if err != nil {
+		return paths, err
+	}
+	var html, md bytes.Buffer
+	if err := r.WriteHTML(&html); err != nil {
+		return paths, fmt.Errorf("render %s: %w", results.ReportFile, err)
+	}
+	if err := r.WriteMarkdown(&md); err != nil {
+		return paths, fmt.Errorf("render %s: %w", MarkdownFile, err)
+	}
+	for _, f := range []struct {
+		name string
+		b    []byte
+	}{{results.ReportFile, html.Bytes()}, {MarkdownFile, md.Bytes()}} {
+		p := filepath.Join(r.Path, f.name)
+		if err := results.WriteFileAtomic(p, f.b); err != nil {
+			return paths, err
+		}
+		paths = append(paths, p)
+	}
+	return paths, nil
+}
+
+// Field is one line of a machine's description.
+type Field struct{ Key, Value string }
+
+// Machine is one target's agent Info, as key and value lines.
+type Machine struct {
+	Target string
+	Fields []Field
+}
+
+// Machines lists each target's Info in target order (host first), every
+// top-level field as text.
+func (r *Report) Machines() []Machine {
+	var names []string
+	for t := range r.Run.Targets {
+		names = append(names, t)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		return targetRank(names[i]) < targetRank(names[j]) || targetRank(names[i]) == targetRank(names[j]) && names[i] < names[j]
+	})
+	var out []Machine
+	for _, t := range names {
+		m := Machine{Target: t}
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(r.Run.Targets[t], &fields); err != nil {
+			m.Fields = []Field{{"error", fmt.Sprintf("run.json's Info for %s does not parse: %v", t, err)}}
+			out = append(out, m)
+			continue
+		}
+		keys := make([]string, 0, len(fields))
+		for k := range fields {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			m.Fields = append(m.Fields, Field{k, jsonText(fields[k])})
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func targetRank(t string) int {
+	switch t {
+	case "host":
+		return 0
+	case "vm":
+		return 1
+	}
+	return 2
+}
+
+// jsonText is a JSON value as a reader wants it: strings unquoted, anything
+// else compact.
+func jsonText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) != nil {
+		return string(raw)
+	}
+	return buf.String()
+}
+
+// SpecText is the spec as run, indented.
+func (r *Report) SpecText() string {
+	var buf bytes.Buffer
+	if len(r.Run.Spec) == 0 || json.Indent(&buf, r.Run.Spec, "", "  ") != nil {
+		return string(r.Run.Spec)
+	}
+	return buf.String()
+}
+
+// Platform says, in one sentence, what machines the numbers come from, so a
+// Linux run is never read as an Apple silicon one.
+func (r *Report) Platform() string {
+	var parts []string
+	apple := false
+	for _, m := range r.Machines() {
+		f := map[string]string{}
+		for _, kv := range m.Fields {
+			f[kv.Key] = kv.Value
+		}
+		desc := strings.TrimSpace(f["os"] + "/" + f["arch"])
+		if f["cpu_model"] != "" {
+			desc += ", " + f["cpu_model"]
+		}
+		if f["logical_cpus"] != "" {
+			desc += ", " + f["logical_cpus"] + " logical CPUs"
+		}
+		if f["virtualized"] == "true" {
+			desc += ", virtualized"
+			if f["virtualization"] != "" {
+				desc += " (" + f["virtualization"] + ")"
+			}
+		}
+		parts = append(parts, m.Target+": "+desc)
+		if f["os"] == "darwin" && f["arch"] == "arm64" && m.Target == "host" {
+			apple = true
+		}
+	}
+	if len(parts) == 0 {
+		return "No machine information was recorded."
+	}
+	s := "Measured on " + strings.Join(parts, "; ") + "."
+	if !apple {
+		s += " The host is not a Mac on Apple silicon: these are not Apple silicon results, and QoS here maps to Linux scheduling classes (see the QoS applied columns)."
+	}
+	return s
+}
+
+// Status says whether the run finished, and when.
+func (r *Report) Status() string {
+	run := r.Run
+	switch {
+	case run.Finished == nil:
+		return fmt.Sprintf("started %s, not finished (still running, or it crashed): the report covers the cells finished so far", run.Started.UTC().Format("2006-01-02 15:04:05Z"))
+	case run.Error != "":
+		return fmt.Sprintf("started %s, stopped %s before finishing: %s", run.Started.UTC().Format("2006-01-02 15:04:05Z"), run.Finished.UTC().Format("2006-01-02 15:04:05Z"), run.Error)
+	}
+	return fmt.Sprintf("started %s, finished %s (%s)", run.Started.UTC().Format("2006-01-02 15:04:05Z"), run.Finished.UTC().Format("2006-01-02 15:04:05Z"),
+		run.Finished.Sub(run.Started).Round(1e9))
+}

@@ -1,0 +1,127 @@
+package report
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/qoslab/qoslab/internal/results"
+)
+
+// fixtureDir copies a results fixture into a temporary directory, with the
+// constructed telemetry when withTelemetry.
+func fixtureDir(t *testing.T, name string, withTelemetry bool) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	src := filepath.Join("..", "..", "testdata", "results", name)
+	for _, f := range []string{results.RunFile, results.SamplesFile} {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, f), b, 0o644))
+	}
+	if withTelemetry {
+		b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "results", "telemetry-constructed.jsonl"))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, results.TelemetryFile), b, 0o644))
+	}
+	return dir
+}
+
+func TestReportIsOneSelfContainedFile(t *testing.T) {
+	dir := fixtureDir(t, "linux-fixture", true)
+	r, err := Load(dir)
+	require.NoError(t, err)
+	require.NotEmpty(t, r.Charts)
+	paths, err := r.Write()
+	require.NoError(t, err)
+	assert.Contains(t, paths, filepath.Join(dir, results.ReportFile))
+	assert.Contains(t, paths, filepath.Join(dir, MarkdownFile))
+
+	b, err := os.ReadFile(filepath.Join(dir, results.ReportFile))
+	require.NoError(t, err)
+	html := string(b)
+	assert.NotContains(t, html, "http:", "no external URL, not even a namespace")
+	assert.NotContains(t, html, "https:")
+	assert.NotContains(t, html, "<script")
+	assert.NotContains(t, html, "<?xml", "SVG inlined without its XML prologue")
+	assert.Equal(t, len(r.Charts), strings.Count(html, "<svg"), "one inline SVG per chart")
+	assert.Equal(t, len(r.Charts), strings.Count(html, "</svg>"))
+	for _, c := range r.Charts {
+		assert.Contains(t, html, `id="chart-`+c.Name+`"`)
+	}
+	// Charts drawn by the same renderer reuse ids; inlined together they
+	// must not collide, or one chart's clip path would cut another's.
+	ids := map[string]int{}
+	for _, m := range regexp.MustCompile(`\bid="([^"]+)"`).FindAllStringSubmatch(html, -1) {
+		ids[m[1]]++
+	}
+	for id, n := range ids {
+		assert.Equal(t, 1, n, "id %q used %d times", id, n)
+	}
+
+	for _, want := range []string{
+		"qoslab report: fixture",
+		"<h2>Verdict</h2>", "fp: ",
+		"total rate median (", "QoS applied",
+		"Intel(R) Xeon(R) Processor", // both machines' Info
+		"QEMU",
+		"not Apple silicon results",
+		"&#34;contention&#34;: 2", // the spec, escaped
+		"<h2>Telemetry</h2>", "vcpu 0",
+	} {
+		assert.True(t, strings.Contains(html, want), "report.html lacks %q", want)
+	}
+
+	md, err := os.ReadFile(filepath.Join(dir, MarkdownFile))
+	require.NoError(t, err)
+	for _, c := range r.Charts {
+		link := "(" + results.PlotsDir + "/" + c.Name + ".png)"
+		assert.Contains(t, string(md), link)
+		assert.FileExists(t, filepath.Join(dir, results.PlotsDir, c.Name+".png"), "report.md's links resolve")
+	}
+	assert.Contains(t, string(md), "## Verdict")
+	assert.Contains(t, string(md), "not Apple silicon results")
+}
+
+func TestReportWithoutTelemetrySaysSo(t *testing.T) {
+	dir := fixtureDir(t, "linux-contention", false)
+	r, err := Load(dir)
+	require.NoError(t, err)
+	var html, md strings.Builder
+	require.NoError(t, r.WriteHTML(&html))
+	require.NoError(t, r.WriteMarkdown(&md))
+	assert.Contains(t, html.String(), "Telemetry was not recorded for this run.")
+	assert.Contains(t, md.String(), "Telemetry was not recorded for this run.")
+	var skipped []string
+	for _, s := range r.Skipped {
+		skipped = append(skipped, s.Name)
+	}
+	assert.Contains(t, html.String(), "Not drawn, for want of data", "skipped charts are named, not drawn empty")
+	for _, s := range r.Skipped {
+		assert.Contains(t, html.String(), s.Name+": ")
+	}
+	assert.NotEmpty(t, skipped, "an fp-only run has no compression chart")
+}
+
+func TestReportOfAStoppedRunSaysWhy(t *testing.T) {
+	dir := fixtureDir(t, "linux-contention", false)
+	d, err := results.Open(dir)
+	require.NoError(t, err)
+	d.Run.Error = "vm: QEMU ended"
+	require.NoError(t, d.SaveRun())
+	r, err := Load(dir)
+	require.NoError(t, err)
+	assert.Contains(t, r.Status(), "before finishing: vm: QEMU ended")
+}
+
+func TestLoadRefusesNonResults(t *testing.T) {
+	_, err := Load(t.TempDir())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not a qoslab results directory")
+}
