@@ -262,6 +262,11 @@ func runRun(ctx context.Context, f *Factory, o *RunOptions) (err error) {
 			return fmt.Errorf("%s: %w", t, err)
 		}
 		infos[t] = infoJSON(info)
+		if v := info.GetAgentVersion(); t == experiment.TargetVM && v != versionString() {
+			n := fmt.Sprintf("the VM's agent is %s, not this build's %s: what it measures may lack this build's fixes (telemetry needs protocol 1.1); rebuild the image with `qoslab image build linux`", v, versionString())
+			fmt.Fprintln(o.IO.ErrOut, "note: "+n)
+			d.Run.Notes = append(d.Run.Notes, n)
+		}
 		fmt.Fprintf(o.IO.ErrOut, "%s: %s\n", t, describeInfo(info))
 		if m, ok := ag.(interface{ MachineInfo() any }); ok {
 			mi := m.MachineInfo()
@@ -424,9 +429,7 @@ func runTelemetry(io *IOStreams, d *results.Dir, spec experiment.Spec, targets m
 		if len(mi.VCPUThreads) == 0 {
 			tel.OnNote(fmt.Sprintf("telemetry: the %s backend does not expose its vCPU threads; the host view has its CPUs only", mi.Backend))
 		}
-		for i, tid := range mi.VCPUThreads {
-			tel.HostThreads[name] = append(tel.HostThreads[name], telemetry.ThreadRef{PID: mi.PID, TID: tid, Role: fmt.Sprintf("vcpu %d", i)})
-		}
+		tel.HostThreads[name] = telemetry.VCPURefs(mi.PID, mi.VCPUThreads)
 	}
 	tel.HostProbe = probe
 	return tel, func() {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
+	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/telemetry"
 )
 
@@ -45,7 +46,7 @@ func (t *Telemetry) hostRecorder(ctx context.Context, target string) *telemetry.
 	}
 	threads := t.HostThreads[target]
 	return telemetry.StartRecorder(ctx, t.HostProbe, telemetry.RecorderOptions{
-		Interval: t.Interval, CellStart: time.Now(),
+		Interval: t.Interval, CellStart: time.Now(), Class: qos.UserInteractive,
 		Threads: func() []telemetry.ThreadRef { return threads },
 	})
 }

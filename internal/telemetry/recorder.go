@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/qoslab/qoslab/internal/qos"
 )
 
 // RecorderOptions configure a Recorder.
@@ -26,6 +28,10 @@ type RecorderOptions struct {
 	// Stamp fills what the probe leaves to the caller: Cell, Repeat,
 	// Target, View. It may be nil.
 	Stamp func(*Sample)
+	// Class, when set, is given to the sampling thread, so that on a
+	// contended machine it wakes on time rather than queueing behind the
+	// contention; what was applied is noted in the first sample.
+	Class qos.Class
 }
 
 // RecorderStats describe how well a Recorder kept its schedule and what it
@@ -100,7 +106,18 @@ func (r *Recorder) run(ctx context.Context, p Probe, o RecorderOptions) {
 	// A thread of its own: its CPU time is then the sampler's alone, and it
 	// never shares an OS thread with a measured worker (which lock theirs).
 	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	var classNote string
+	if o.Class != qos.Unspecified {
+		// Never unlocked: the thread carries the class and must die with
+		// this goroutine rather than go back to Go's pool.
+		a := qos.ApplySelf(o.Class)
+		classNote = fmt.Sprintf("sampler thread: %s asked, %s applied (%s)", a.Asked, a.Applied, a.Detail)
+		if a.Reason != "" {
+			classNote += ": " + a.Reason
+		}
+	} else {
+		defer runtime.UnlockOSThread()
+	}
 	cpu0 := threadCPUTime()
 
 	samples := make([]Sample, 0, recorderPrealloc)
@@ -135,6 +152,9 @@ func (r *Recorder) run(ctx context.Context, p Probe, o RecorderOptions) {
 	last := start
 	take(start)
 	primeOnly(&samples[0])
+	if classNote != "" {
+		samples[0].Notes = append(samples[0].Notes, classNote)
+	}
 	timer := time.NewTimer(o.Interval)
 	defer timer.Stop()
 	for k := int64(1); ; k++ {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -186,5 +187,28 @@ func TestNearestRank(t *testing.T) {
 		want time.Duration
 	}{{0, 1}, {0.5, 5}, {0.95, 10}, {0.9, 9}, {1, 10}} {
 		assert.Equal(t, tc.want, nearestRank(sorted, tc.q), fmt.Sprint(tc.q))
+	}
+}
+
+// A sampler given a class says in its first sample what it got, so a run
+// records what the sampling thread was asked and applied.
+func TestRecorderClassNoted(t *testing.T) {
+	p := &countingProbe{}
+	r := StartRecorder(context.Background(), p, RecorderOptions{Interval: time.Millisecond, Class: qos.Utility})
+	waitCalls(t, p, 2)
+	samples, _ := r.Stop()
+	require.NotEmpty(t, samples)
+	require.NotEmpty(t, samples[0].Notes)
+	assert.Contains(t, samples[0].Notes[len(samples[0].Notes)-1], "sampler thread: utility asked")
+	for _, s := range samples[1:] {
+		for _, n := range s.Notes {
+			assert.NotContains(t, n, "sampler thread", "said once")
+		}
+	}
+
+	r = StartRecorder(context.Background(), p, RecorderOptions{Interval: time.Millisecond})
+	samples, _ = r.Stop()
+	for _, n := range samples[0].Notes {
+		assert.NotContains(t, n, "sampler thread", "no class asked, none noted")
 	}
 }
