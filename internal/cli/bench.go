@@ -475,6 +475,11 @@ func benchRun(ctx context.Context, o *BenchOptions) (err error) {
 			}
 			return fmt.Errorf("cell %d/%d (%s) failed: %w (its %d finished records are not reported; the %d cells before it are)", i+1, len(cells), c, err, kept, i)
 		}
+		if report.Contention != nil {
+			if err := report.Contention.Running(); err != nil {
+				return fmt.Errorf("cell %d/%d (%s) not reported: %w (the %d cells before it are)", i+1, len(cells), c, err, i)
+			}
+		}
 		report.Samples = append(report.Samples, experiment.SamplesFrom(c.target, c.workload, int(c.class), c.threads, c.repeat, o.Contention, res)...)
 		report.Runs = append(report.Runs, CellRun{Target: c.target, Workload: c.workload, QoS: int(c.class), Threads: c.threads,
 			Repeat: c.repeat, Metrics: res.GetMetrics(), Notes: res.GetNotes()})

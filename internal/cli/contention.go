@@ -25,13 +25,33 @@ type Contention struct {
 	PID     int           `json:"pid"`
 	QoS     []qos.Applied `json:"qos"` // as each spinner thread read back
 	cmd     *exec.Cmd
+	// stdin is held for the spinners' life: they stop when it closes.
+	stdin io.WriteCloser
+	// exited is closed when the spinner process has ended, waitErr then
+	// says how.
+	exited  chan struct{}
+	waitErr error
+}
+
+// Running reports an error when the spinner process has ended: the cells
+// measured since then ran without the contention they were asked to have.
+func (c *Contention) Running() error {
+	select {
+	case <-c.exited:
+		return fmt.Errorf("the %d contention spinners (pid %d) ended mid-run (%v), so this cell may have run without them", c.Threads, c.PID, c.waitErr)
+	default:
+		return nil
+	}
 }
 
 // Stop kills the spinner process and waits for it.
 func (c *Contention) Stop() {
 	if c.cmd != nil && c.cmd.Process != nil {
 		_ = c.cmd.Process.Kill()
-		_ = c.cmd.Wait()
+		<-c.exited
+	}
+	if c.stdin != nil {
+		c.stdin.Close()
 	}
 }
 
@@ -58,8 +78,11 @@ func startContention(ctx context.Context, n int) (*Contention, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	c := &Contention{Threads: n, PID: cmd.Process.Pid, cmd: cmd}
-	_ = stdin // held open: the spinners stop when it closes (our exit)
+	c := &Contention{Threads: n, PID: cmd.Process.Pid, cmd: cmd, stdin: stdin, exited: make(chan struct{})}
+	go func() {
+		c.waitErr = cmd.Wait()
+		close(c.exited)
+	}()
 	line, err := bufio.NewReader(stdout).ReadBytes('\n')
 	if err != nil {
 		c.Stop()

@@ -285,12 +285,14 @@ func runRun(ctx context.Context, f *Factory, o *RunOptions) (err error) {
 		return err
 	}
 
+	var conditions func() error
 	if spec.Contention > 0 {
 		cont, err := startContention(ctx, spec.Contention)
 		if err != nil {
 			return fmt.Errorf("start %d contention threads: %w", spec.Contention, err)
 		}
 		defer cont.Stop()
+		conditions = cont.Running
 		fmt.Fprintf(o.IO.ErrOut, "contention: %d spinner threads at %s on the host (pid %d)\n", spec.Contention, qos.Default, cont.PID)
 	}
 
@@ -301,7 +303,7 @@ func runRun(ctx context.Context, f *Factory, o *RunOptions) (err error) {
 	defer closeTel()
 
 	prog := newProgressLine(o.IO)
-	r := &experiment.Runner{Telemetry: tel, Cells: cells, Targets: targets, Log: log, Finished: results.FinishedRepeats(recs), Contention: spec.Contention,
+	r := &experiment.Runner{Telemetry: tel, Conditions: conditions, Cells: cells, Targets: targets, Log: log, Finished: results.FinishedRepeats(recs), Contention: spec.Contention,
 		OnStep: func(s experiment.Step) {
 			if s.Skipped {
 				return

@@ -90,6 +90,11 @@ type Runner struct {
 	OnProgress func(*agentpb.Progress)
 	// Telemetry, when set, samples every timed cell run (never a warm-up).
 	Telemetry *Telemetry
+	// Conditions, when set, is asked after each cell run, before it is
+	// saved, whether the run's conditions still hold (the contention
+	// spinners still spin); an error discards that cell run, which may have
+	// been measured without them, and stops the run.
+	Conditions func() error
 }
 
 // Run measures every cell in order. It stops at the first failure with an
@@ -134,6 +139,11 @@ func (r *Runner) Run(ctx context.Context) (Stats, error) {
 				return st, ctx.Err()
 			}
 			return st, fmt.Errorf("cell %d/%d (%s) failed: %w", i+1, len(r.Cells), c, err)
+		}
+		if r.Conditions != nil {
+			if err := r.Conditions(); err != nil {
+				return st, fmt.Errorf("cell %d/%d (%s) not saved: %w", i+1, len(r.Cells), c, err)
+			}
 		}
 		if !c.Timed() {
 			st.Warmups++

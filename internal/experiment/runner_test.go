@@ -107,3 +107,24 @@ func TestCellRequest(t *testing.T) {
 	assert.Equal(t, "zstd", req.Codec)
 	assert.Equal(t, uint64(DataSeed), req.Seed)
 }
+
+func TestRunnerDiscardsACellRunWhoseConditionsFailed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), results.SamplesFile)
+	calls := 0
+	r := &Runner{Cells: testCells(), Targets: map[string]Target{TargetHost: &fakeTarget{}}, Log: openLog(t, path), Contention: 2,
+		Conditions: func() error {
+			calls++
+			if calls == 3 {
+				return errors.New("the 2 contention spinners (pid 7) ended mid-run")
+			}
+			return nil
+		}}
+	st, err := r.Run(context.Background())
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "cell 3/4 (")
+	assert.ErrorContains(t, err, "not saved: the 2 contention spinners (pid 7) ended mid-run")
+	assert.Equal(t, 1, st.Runs, "the warm-up and one timed run passed; the third was discarded")
+	recs, _, err := results.ReadSamples(path)
+	require.NoError(t, err)
+	assert.Len(t, recs, 1, "only the cell run measured under the conditions is kept")
+}

@@ -108,13 +108,13 @@ func (r *Recorder) run(ctx context.Context, p Probe, o RecorderOptions) {
 	runtime.LockOSThread()
 	var classNote string
 	if o.Class != qos.Unspecified {
-		// Never unlocked: the thread carries the class and must die with
-		// this goroutine rather than go back to Go's pool.
-		a := qos.ApplySelf(o.Class)
-		classNote = fmt.Sprintf("sampler thread: %s asked, %s applied (%s)", a.Asked, a.Applied, a.Detail)
-		if a.Reason != "" {
-			classNote += ": " + a.Reason
-		}
+		var restore func() bool
+		classNote, restore = applySamplerClass(o.Class)
+		defer func() {
+			if restore() {
+				runtime.UnlockOSThread()
+			}
+		}()
 	} else {
 		defer runtime.UnlockOSThread()
 	}
@@ -244,4 +244,26 @@ func jitterStats(intervals []time.Duration, target time.Duration) RecorderStats 
 func nearestRank(sorted []time.Duration, q float64) time.Duration {
 	i := int(math.Ceil(q*float64(len(sorted)))) - 1
 	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+// applySamplerClass gives the calling, locked thread class c. It returns the
+// note for the first sample, and restore, which puts the thread's own class
+// back and reports whether it did: only then may the thread be unlocked and
+// go back to Go's pool (one that cannot be restored keeps the class and ends
+// with its goroutine). Restoring beats letting every sampler thread die: a
+// child started with Pdeathsig (QEMU, the contention spinners, the host
+// agent) from a thread before a sampler locked it would be killed with it.
+func applySamplerClass(c qos.Class) (note string, restore func() bool) {
+	before, _, err := qos.ReadSelf()
+	a := qos.ApplySelf(c)
+	note = fmt.Sprintf("sampler thread: %s asked, %s applied (%s)", a.Asked, a.Applied, a.Detail)
+	if a.Reason != "" {
+		note += ": " + a.Reason
+	}
+	return note, func() bool {
+		if err != nil || !before.Valid() {
+			return false
+		}
+		return qos.ApplySelf(before).Applied == before
+	}
 }

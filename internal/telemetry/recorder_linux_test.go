@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 )
 
@@ -160,4 +163,27 @@ func envFloat(b *testing.B, name string, def float64) float64 {
 		b.Fatalf("%s=%q: want a number", name, v)
 	}
 	return f
+}
+
+// A sampler thread gets its class for the recording and its own class back
+// after, so it can return to Go's pool instead of dying (and taking down
+// Pdeathsig children forked from it).
+func TestSamplerClassIsRestored(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	before, _, err := qos.ReadSelf()
+	require.NoError(t, err)
+	require.Equal(t, qos.Default, before, "test threads start at the default class")
+	note, restore := applySamplerClass(qos.Utility)
+	assert.Contains(t, note, "sampler thread: utility asked, utility applied")
+	now, _, err := qos.ReadSelf()
+	require.NoError(t, err)
+	assert.Equal(t, qos.Utility, now)
+	if os.Geteuid() != 0 {
+		t.Skip("putting nice 0 back after utility's nice 5 needs CAP_SYS_NICE")
+	}
+	assert.True(t, restore())
+	now, _, err = qos.ReadSelf()
+	require.NoError(t, err)
+	assert.Equal(t, before, now)
 }
