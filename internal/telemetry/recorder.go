@@ -155,8 +155,8 @@ func (r *Recorder) run(ctx context.Context, p Probe, o RecorderOptions) {
 	if classNote != "" {
 		samples[0].Notes = append(samples[0].Notes, classNote)
 	}
-	timer := time.NewTimer(o.Interval)
-	defer timer.Stop()
+	wait := newWaiter()
+	defer wait.close()
 	for k := int64(1); ; k++ {
 		next := start.Add(time.Duration(k) * o.Interval)
 		if now := time.Now(); !now.Before(next) {
@@ -167,18 +167,16 @@ func (r *Recorder) run(ctx context.Context, p Probe, o RecorderOptions) {
 			k += behind
 			next = start.Add(time.Duration(k) * o.Interval)
 		}
-		timer.Reset(time.Until(next))
-		select {
-		case <-ctx.Done():
+		switch wait.until(ctx, r.stop, next) {
+		case waitCancelled:
 			r.finish(samples, intervals, o.Interval, cpu0)
 			return
-		case <-r.stop:
+		case waitStopped:
 			if at := time.Now(); at.Sub(last) >= o.Interval/4 {
 				take(at)
 			}
 			r.finish(samples, intervals, o.Interval, cpu0)
 			return
-		case <-timer.C:
 		}
 		at := time.Now()
 		intervals = append(intervals, at.Sub(last))
@@ -265,5 +263,27 @@ func applySamplerClass(c qos.Class) (note string, restore func() bool) {
 			return false
 		}
 		return qos.ApplySelf(before).Applied == before
+	}
+}
+
+// What ended a wait for the next deadline.
+type waitOutcome int
+
+const (
+	waitDeadline waitOutcome = iota
+	waitStopped
+	waitCancelled
+)
+
+// pollStop reports whether ctx or stop has ended the recording, without
+// blocking.
+func pollStop(ctx context.Context, stop <-chan struct{}) (waitOutcome, bool) {
+	select {
+	case <-ctx.Done():
+		return waitCancelled, true
+	case <-stop:
+		return waitStopped, true
+	default:
+		return waitDeadline, false
 	}
 }
