@@ -116,6 +116,7 @@ func runThreads(ctx context.Context, n int, c qos.Class, prog *Progress, job thr
 	}
 
 	ready.Wait()
+	restoreGC := quietGC()
 	cellStart := monoNow()
 	prog.setCellStart(cellStart)
 	for _, t := range threads {
@@ -123,6 +124,7 @@ func runThreads(ctx context.Context, n int, c qos.Class, prog *Progress, job thr
 	}
 	close(start)
 	finished.Wait()
+	restoreGC()
 
 	if job.check != nil {
 		for i, t := range threads {

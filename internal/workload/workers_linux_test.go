@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"sync/atomic"
 	"testing"
 
@@ -79,4 +80,29 @@ func TestCellGivesEveryWorkerAP(t *testing.T) {
 	<-done
 	assert.GreaterOrEqual(t, during.Load(), int64(4), "3 workers and one spare P while the cell runs")
 	assert.Equal(t, 1, runtime.GOMAXPROCS(0), "restored after the cell")
+}
+
+// The collector is off while the workers are measured and back on after.
+func TestCellQuietsTheCollector(t *testing.T) {
+	before := debug.SetGCPercent(77)
+	defer debug.SetGCPercent(before)
+	var during atomic.Int64
+	prog := &Progress{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, err := Run(context.Background(), Params{Workload: FP, QoS: qos.Default, Threads: 1, Loops: 1 << 27}, prog)
+		assert.NoError(t, err)
+	}()
+	for {
+		if _, ok := prog.CellStart(); ok {
+			// SetGCPercent returns the setting it replaces: put it back.
+			during.Store(int64(debug.SetGCPercent(-1)))
+			break
+		}
+		runtime.Gosched()
+	}
+	<-done
+	assert.Equal(t, int64(-1), during.Load(), "collector off during the cell")
+	assert.Equal(t, 77, debug.SetGCPercent(before), "and back as it was after")
 }
