@@ -155,8 +155,8 @@ func (r *Recorder) run(ctx context.Context, p Probe, o RecorderOptions) {
 	if classNote != "" {
 		samples[0].Notes = append(samples[0].Notes, classNote)
 	}
-	wait := newWaiter()
-	defer wait.close()
+	timer := time.NewTimer(o.Interval)
+	defer timer.Stop()
 	for k := int64(1); ; k++ {
 		next := start.Add(time.Duration(k) * o.Interval)
 		if now := time.Now(); !now.Before(next) {
@@ -167,16 +167,18 @@ func (r *Recorder) run(ctx context.Context, p Probe, o RecorderOptions) {
 			k += behind
 			next = start.Add(time.Duration(k) * o.Interval)
 		}
-		switch wait.until(ctx, r.stop, next) {
-		case waitCancelled:
+		timer.Reset(time.Until(next))
+		select {
+		case <-ctx.Done():
 			r.finish(samples, intervals, o.Interval, cpu0)
 			return
-		case waitStopped:
+		case <-r.stop:
 			if at := time.Now(); at.Sub(last) >= o.Interval/4 {
 				take(at)
 			}
 			r.finish(samples, intervals, o.Interval, cpu0)
 			return
+		case <-timer.C:
 		}
 		at := time.Now()
 		intervals = append(intervals, at.Sub(last))
@@ -263,27 +265,5 @@ func applySamplerClass(c qos.Class) (note string, restore func() bool) {
 			return false
 		}
 		return qos.ApplySelf(before).Applied == before
-	}
-}
-
-// What ended a wait for the next deadline.
-type waitOutcome int
-
-const (
-	waitDeadline waitOutcome = iota
-	waitStopped
-	waitCancelled
-)
-
-// pollStop reports whether ctx or stop has ended the recording, without
-// blocking.
-func pollStop(ctx context.Context, stop <-chan struct{}) (waitOutcome, bool) {
-	select {
-	case <-ctx.Done():
-		return waitCancelled, true
-	case <-stop:
-		return waitStopped, true
-	default:
-		return waitDeadline, false
 	}
 }
