@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/telemetry"
 )
 
 func TestRunInterruptedThenResumed(t *testing.T) {
@@ -78,10 +79,31 @@ repeats: 6
 	require.NoError(t, err)
 	assert.True(t, d.Run.Complete())
 	assert.Len(t, d.Run.Resumed, 1)
-	for _, f := range []string{results.SummaryJSONFile, results.SummaryCSVFile, results.SummaryMDFile} {
+	for _, f := range []string{results.SummaryJSONFile, results.SummaryCSVFile, results.SummaryMDFile,
+		results.ReportFile, "report.md", filepath.Join(results.PlotsDir, "throughput-fp.png"), results.TelemetryFile} {
 		_, err := os.Stat(filepath.Join(runDir, f))
 		assert.NoError(t, err, f)
 	}
+	// Telemetry of both halves of the run, interrupted and resumed, each
+	// sample with its cell; the summaries and the report carry it.
+	tel, notes, err := telemetry.ReadFile(filepath.Join(runDir, results.TelemetryFile))
+	require.NoError(t, err)
+	assert.Empty(t, notes)
+	require.NotEmpty(t, tel)
+	runs := map[string]bool{}
+	for _, s := range tel {
+		assert.Equal(t, "host", s.Target)
+		assert.Equal(t, telemetry.ViewHost, s.View)
+		runs[fmt.Sprintf("%s/%d", s.Cell, s.Repeat)] = true
+	}
+	assert.Len(t, runs, 2*2*6, "every saved cell run sampled, none twice over the resume")
+	sum, err := os.ReadFile(filepath.Join(runDir, results.SummaryMDFile))
+	require.NoError(t, err)
+	assert.Contains(t, string(sum), "## Telemetry")
+	html, err := os.ReadFile(filepath.Join(runDir, results.ReportFile))
+	require.NoError(t, err)
+	assert.Contains(t, string(html), "<svg")
+	assert.Contains(t, string(html), "worker 0")
 	csv, err := os.ReadFile(filepath.Join(runDir, results.SummaryCSVFile))
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(string(csv), "target,workload,qos,threads,n,median,min,max,ci_low,ci_high,unit"), string(csv))
