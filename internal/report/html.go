@@ -124,6 +124,7 @@ pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; font-size: 0.85em; 
 {{else}}<p>No cell finished.</p>
 {{end}}
 <h2>Telemetry</h2>
+{{if .TelemetryNotes}}<ul class="notes">{{range .TelemetryNotes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .Telemetry}}<table>
 <tr><th>cell</th><th>repeat</th><th>view</th><th>sampler</th><th>samples</th><th>cores (mean busy, mean frequency)</th><th>power</th><th>threads followed</th><th>notes</th></tr>
 {{range .Telemetry}}<tr><td>{{.Cell}}</td><td class="num">{{.Repeat}}</td><td>{{.View}}</td><td>{{.Sampler}}</td><td class="num">{{.Samples}}</td><td>{{.Types}}</td><td>{{.Power}}</td><td>{{.Threads}}</td><td>{{.Notes}}</td></tr>

@@ -52,6 +52,12 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 
 	b.WriteString("\n## Telemetry\n\n")
+	for _, n := range r.TelemetryNotes {
+		fmt.Fprintf(&b, "- %s\n", md(n))
+	}
+	if len(r.TelemetryNotes) > 0 {
+		b.WriteString("\n")
+	}
 	if len(r.Analysis.Telemetry) == 0 {
 		b.WriteString("Telemetry was not recorded for this run.\n")
 	} else {

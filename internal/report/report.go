@@ -34,6 +34,9 @@ type Report struct {
 	// Notes are what the reader should know about the data itself: a torn
 	// end, skipped telemetry lines, telemetry not recorded.
 	Notes []string
+	// TelemetryNotes are the run's notes about telemetry (a target that
+	// could not sample, and how to enable it), shown with the telemetry.
+	TelemetryNotes []string
 }
 
 // Load reads the results directory at path and draws its charts.
@@ -55,6 +58,11 @@ func Load(path string) (*Report, error) {
 		return nil, err
 	}
 	r.Notes = append(r.Notes, tnotes...)
+	for _, n := range d.Run.Notes {
+		if strings.HasPrefix(n, "telemetry") {
+			r.TelemetryNotes = append(r.TelemetryNotes, n)
+		}
+	}
 	r.Telemetry = len(tel)
 	if len(tel) == 0 {
 		r.Notes = append(r.Notes, "Telemetry: not recorded in this run (no "+results.TelemetryFile+").")

@@ -114,10 +114,21 @@ func TestReportOfAStoppedRunSaysWhy(t *testing.T) {
 	d, err := results.Open(dir)
 	require.NoError(t, err)
 	d.Run.Error = "vm: QEMU ended"
+	d.Run.Notes = append(d.Run.Notes, "telemetry unavailable on host: powermetrics telemetry unavailable: needs root. To enable it: run qoslab with sudo")
 	require.NoError(t, d.SaveRun())
 	r, err := Load(dir)
 	require.NoError(t, err)
 	assert.Contains(t, r.Status(), "before finishing: vm: QEMU ended")
+	var html, md strings.Builder
+	require.NoError(t, r.WriteHTML(&html))
+	require.NoError(t, r.WriteMarkdown(&md))
+	for _, out := range []string{html.String(), md.String()} {
+		tel := out[strings.Index(out, "Telemetry</h2>")+1:]
+		if strings.Contains(out, "## Telemetry") {
+			tel = out[strings.Index(out, "## Telemetry"):]
+		}
+		assert.Contains(t, tel, "To enable it: run qoslab with sudo", "why telemetry is missing is said where telemetry is")
+	}
 }
 
 func TestLoadRefusesNonResults(t *testing.T) {
