@@ -232,7 +232,7 @@ func Subsumption(cells []Cell, workload, phase, host, vm string) Verdict {
 	}
 	sort.Ints(common)
 	if len(common) < 2 {
-		v.Reason = fmt.Sprintf("%s has no two QoS classes run on both %s and %s", workloadText(workload, phase), host, vm)
+		v.Reason = fmt.Sprintf("%s has no two QoS classes run on both %s and %s", WorkloadText(workload, phase), host, vm)
 		return v
 	}
 	high, low := common[len(common)-1], common[0]
@@ -243,7 +243,7 @@ func Subsumption(cells []Cell, workload, phase, host, vm string) Verdict {
 		}
 	}
 	if len(threads) == 0 {
-		v.Reason = fmt.Sprintf("%s has no thread count run at QoS %d and %d on both %s and %s", workloadText(workload, phase), high, low, host, vm)
+		v.Reason = fmt.Sprintf("%s has no thread count run at QoS %d and %d on both %s and %s", WorkloadText(workload, phase), high, low, host, vm)
 		return v
 	}
 	sort.Ints(threads)
@@ -266,8 +266,10 @@ func Subsumption(cells []Cell, workload, phase, host, vm string) Verdict {
 	return v
 }
 
-func workloadText(workload, phase string) string {
-	if phase == "" {
+// WorkloadText names a workload and, when it differs from the workload's
+// own name, its timed phase: "fp", "compress (verify)".
+func WorkloadText(workload, phase string) string {
+	if phase == "" || phase == workload {
 		return workload
 	}
 	return workload + " (" + phase + ")"

@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/workload"
 )
 
 // compressionCharts draws compression and decompression times as grouped
@@ -36,7 +37,7 @@ func compressionFigure(in Input, cells []analysis.Cell) *figure {
 		qos, threads    int
 	}
 	var groups []group
-	for _, w := range []string{"compress", "decompress"} {
+	for _, w := range []string{workload.Compress, workload.Decompress} {
 		var mine []group
 		var phases []string // in the order they ran
 		for _, c := range cells {
@@ -84,7 +85,7 @@ func compressionFigure(in Input, cells []analysis.Cell) *figure {
 	var tops, medians []float64
 	repeats := 0
 	for gi, g := range groups {
-		label := workloadText(g.workload, g.phase) + "\n" + qosText(g.qos)
+		label := analysis.WorkloadText(g.workload, g.phase) + "\n" + qosText(g.qos)
 		if manyCounts {
 			label += "\n" + strconv.Itoa(g.threads) + " threads"
 		}

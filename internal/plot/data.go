@@ -6,22 +6,18 @@ import (
 
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/workload"
 )
 
-// Workload kinds, by what their charts show.
-const (
-	procsWorkload = "procs"
-)
-
-func isCompression(workload string) bool {
-	return workload == "compress" || workload == "decompress"
+func isCompression(w string) bool {
+	return w == workload.Compress || w == workload.Decompress
 }
 
 // isCompute reports whether a workload is a thread-scaling one (fp, int,
 // mmul, pi, and any later one that is not compression or processes): those
 // get throughput, thread-time and elapsed charts.
-func isCompute(workload string) bool {
-	return !isCompression(workload) && workload != procsWorkload
+func isCompute(w string) bool {
+	return !isCompression(w) && w != workload.Procs
 }
 
 // series is one (target, QoS) of one chart.

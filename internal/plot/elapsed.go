@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/workload"
 )
 
 // elapsedCharts draws, per thread-scaling workload (and procs, against its
@@ -16,7 +17,7 @@ import (
 // table of reference 003 and the first chart of reference 004 as lines, one
 // per (target, QoS).
 func elapsedCharts(in Input) ([]Chart, []Skipped) {
-	workloads := workloadsOf(in.Analysis.Cells, func(w string) bool { return isCompute(w) || w == procsWorkload })
+	workloads := workloadsOf(in.Analysis.Cells, func(w string) bool { return isCompute(w) || w == workload.Procs })
 	if len(workloads) == 0 {
 		return nil, []Skipped{{FamilyElapsed, "no thread-scaling workload (fp, int, mmul, pi) or procs in this run"}}
 	}
@@ -36,9 +37,9 @@ func elapsedCharts(in Input) ([]Chart, []Skipped) {
 	return out, skipped
 }
 
-func elapsedFigure(in Input, workload string, cells []analysis.Cell) *figure {
+func elapsedFigure(in Input, name string, cells []analysis.Cell) *figure {
 	what := "threads"
-	if workload == procsWorkload {
+	if name == workload.Procs {
 		what = "processes"
 	}
 	list, others := seriesOf(cells)
@@ -48,7 +49,7 @@ func elapsedFigure(in Input, workload string, cells []analysis.Cell) *figure {
 	}
 	p := newPlot(what+" in the cell", "")
 	f := &figure{
-		title: fmt.Sprintf("%s: elapsed time against %s, host vs VM at each QoS", workload, what),
+		title: fmt.Sprintf("%s: elapsed time against %s, host vs VM at each QoS", name, what),
 		subtitle: runText(in) + fmt.Sprintf("Point: median over %d repeats of the time from first start to last end; whisker: fastest to slowest repeat. ", repeats) +
 			"Series are spread a little sideways at each count so that whiskers do not overlap.",
 	}

@@ -368,42 +368,11 @@ func countAxis(ax *plot.Axis, counts []int) {
 	ax.Tick.Marker = ticks
 }
 
-// siScale picks an SI prefix that keeps the largest value below a thousand
-// and names the rate unit with it: "M loops/s", "MB/s".
-func siScale(unit string, largest float64) (string, float64) {
-	prefix, scale := "", 1.0
-	switch largest = math.Abs(largest); {
-	case largest >= 1e9:
-		prefix, scale = "G", 1e9
-	case largest >= 1e6:
-		prefix, scale = "M", 1e6
-	case largest >= 1e3:
-		prefix, scale = "k", 1e3
-	}
-	switch {
-	case unit == "bytes":
-		return prefix + "B/s", scale
-	case unit == "":
-		return strings.TrimSpace(prefix + " per s"), scale
-	case prefix == "":
-		return unit + "/s", scale
-	}
-	return prefix + " " + unit + "/s", scale
-}
-
 func logNote(isLog bool) string {
 	if isLog {
 		return ", log scale"
 	}
 	return ""
-}
-
-// workloadText names a workload and, when it differs, its phase.
-func workloadText(workload, phase string) string {
-	if phase == "" || phase == workload {
-		return workload
-	}
-	return workload + " (" + phase + ")"
 }
 
 // stem makes a name safe as a file stem: lower case letters, digits and

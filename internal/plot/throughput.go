@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/units"
 )
 
 // throughputCharts draws, per compute workload, each repeat's total rate
@@ -42,7 +43,7 @@ func throughputFigure(in Input, workload string, cells []analysis.Cell) (*figure
 	if len(finite(all)) == 0 {
 		return nil, false
 	}
-	unit, scale := siScale(cells[0].Unit, maxFinite(all))
+	unit, scale := units.ScaleRate(cells[0].Unit, maxFinite(all))
 	list, others := seriesOf(cells)
 	p := newPlot("threads", "")
 	f := &figure{

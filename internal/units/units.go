@@ -137,3 +137,27 @@ func FormatBytes(n int64) string {
 	}
 	return fmt.Sprintf("%dB", n)
 }
+
+// ScaleRate picks an SI prefix that keeps the largest rate (in unit per
+// second) below a thousand and names the scaled unit: "MB/s" for bytes,
+// "M loops/s" for counts. Divide rates by scale to show them in it.
+func ScaleRate(unit string, largest float64) (label string, scale float64) {
+	prefix, scale := "", 1.0
+	switch largest = math.Abs(largest); {
+	case largest >= 1e9:
+		prefix, scale = "G", 1e9
+	case largest >= 1e6:
+		prefix, scale = "M", 1e6
+	case largest >= 1e3:
+		prefix, scale = "k", 1e3
+	}
+	switch {
+	case unit == "bytes":
+		return prefix + "B/s", scale
+	case unit == "":
+		return strings.TrimSpace(prefix + " per s"), scale
+	case prefix == "":
+		return unit + "/s", scale
+	}
+	return prefix + " " + unit + "/s", scale
+}

@@ -80,3 +80,24 @@ func TestParseSize(t *testing.T) {
 	assert.Equal(t, "1000B", FormatBytes(1000))
 	assert.Equal(t, "2TiB", FormatBytes(2<<40))
 }
+
+func TestScaleRate(t *testing.T) {
+	for _, c := range []struct {
+		unit    string
+		largest float64
+		label   string
+		scale   float64
+	}{
+		{"loops", 3.4e8, "M loops/s", 1e6},
+		{"loops", 999, "loops/s", 1},
+		{"loops", 2.5e9, "G loops/s", 1e9},
+		{"bytes", 1.4e8, "MB/s", 1e6},
+		{"bytes", 12, "B/s", 1},
+		{"loops", -4e3, "k loops/s", 1e3}, // a negative regression slope still scales by size
+		{"", 5e6, "M per s", 1e6},
+	} {
+		label, scale := ScaleRate(c.unit, c.largest)
+		assert.Equal(t, c.label, label, "%s %g", c.unit, c.largest)
+		assert.Equal(t, c.scale, scale, "%s %g", c.unit, c.largest)
+	}
+}

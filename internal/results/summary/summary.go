@@ -22,6 +22,7 @@ import (
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/telemetry"
+	"github.com/qoslab/qoslab/internal/units"
 )
 
 // Analysis is what a run's summary files say.
@@ -390,7 +391,7 @@ func WriteMarkdown(w io.Writer, a Analysis) error {
 	if len(a.Verdicts) > 0 {
 		b.WriteString("\n## Verdict\n\n")
 		for _, v := range a.Verdicts {
-			fmt.Fprintf(&b, "- %s: %s\n", mdText(workloadText(v.Host.Workload, v.Host.Phase)), mdText(v.String()))
+			fmt.Fprintf(&b, "- %s: %s\n", mdText(analysis.WorkloadText(v.Host.Workload, v.Host.Phase)), mdText(v.String()))
 		}
 	}
 	if len(a.Cells) == 0 {
@@ -467,9 +468,9 @@ func sectionTable(sec *section, regressions []analysis.ClassRegression) Table {
 			largest = max(largest, m)
 		}
 	}
-	unit, scale := scaledUnit(sec.unit, largest)
+	unit, scale := units.ScaleRate(sec.unit, largest)
 	t := Table{
-		Title: workloadText(sec.workload, sec.phase),
+		Title: analysis.WorkloadText(sec.workload, sec.phase),
 		Header: []string{"target", "QoS", "threads", "n",
 			"total rate median (" + unit + ")", fmt.Sprintf("%g%% CI (%s)", analysis.Confidence*100, unit), "min (" + unit + ")", "max (" + unit + ")",
 			"per-thread rate median (" + unit + ")", "time median (s)", "QoS applied"},
@@ -538,27 +539,6 @@ func WriteTableMarkdown(b *strings.Builder, t Table, heading string) {
 	}
 }
 
-// scaledUnit picks an SI prefix that keeps a table's largest rate below a
-// thousand: "MB/s" for bytes, "M loops/s" for counts.
-func scaledUnit(unit string, largest float64) (string, float64) {
-	prefix, scale := "", 1.0
-	switch {
-	case largest >= 1e9:
-		prefix, scale = "G", 1e9
-	case largest >= 1e6:
-		prefix, scale = "M", 1e6
-	case largest >= 1e3:
-		prefix, scale = "k", 1e3
-	}
-	switch {
-	case unit == "bytes":
-		return prefix + "B/s", scale
-	case prefix == "":
-		return rateUnit(unit), scale
-	}
-	return prefix + " " + rateUnit(unit), scale
-}
-
 // sig renders x with four significant digits (every integer digit from
 // 10000 up), never in exponent form; "-" when it is not a number.
 func sig(x float64) string {
@@ -590,13 +570,6 @@ func appliedText(c analysis.Cell) string {
 		return s + " *"
 	}
 	return s
-}
-
-func workloadText(workload, phase string) string {
-	if phase == "" || phase == workload {
-		return workload
-	}
-	return workload + " (" + phase + ")"
 }
 
 // MarkdownText keeps text inside its Markdown table cell or list item.
