@@ -25,9 +25,9 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	}
 	data := struct {
 		*Report
-		HTMLCharts []htmlChart
-		QoSIntro   string
-		Telemetry  []summary.TelemetryRow
+		HTMLCharts    []htmlChart
+		QoSIntro      string
+		TelemetryRows []summary.TelemetryRow
 	}{r, charts, summary.QoSNotesIntro, summary.TelemetryRows(r.Analysis.Telemetry)}
 	var buf bytes.Buffer
 	if err := htmlTemplate.Execute(&buf, data); err != nil {
@@ -125,9 +125,9 @@ pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; font-size: 0.85em; 
 {{end}}
 <h2>Telemetry</h2>
 {{if .TelemetryNotes}}<ul class="notes">{{range .TelemetryNotes}}<li>{{.}}</li>{{end}}</ul>{{end}}
-{{if .Telemetry}}<table>
+{{if .TelemetryRows}}<table>
 <tr><th>cell</th><th>repeat</th><th>view</th><th>sampler</th><th>samples</th><th>cores (mean busy, mean frequency)</th><th>power</th><th>threads followed</th><th>notes</th></tr>
-{{range .Telemetry}}<tr><td>{{.Cell}}</td><td class="num">{{.Repeat}}</td><td>{{.View}}</td><td>{{.Sampler}}</td><td class="num">{{.Samples}}</td><td>{{.Types}}</td><td>{{.Power}}</td><td>{{.Threads}}</td><td>{{.Notes}}</td></tr>
+{{range .TelemetryRows}}<tr><td>{{.Cell}}</td><td class="num">{{.Repeat}}</td><td>{{.View}}</td><td>{{.Sampler}}</td><td class="num">{{.Samples}}</td><td>{{.Types}}</td><td>{{.Power}}</td><td>{{.Threads}}</td><td>{{.Notes}}</td></tr>
 {{end}}</table>
 {{else}}<p>Telemetry was not recorded for this run.</p>{{end}}
 

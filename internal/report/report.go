@@ -29,10 +29,8 @@ type Report struct {
 	Tables   []summary.Table
 	Charts   []plot.Chart
 	Skipped  []plot.Skipped
-	// Telemetry is how many telemetry samples the run holds.
-	Telemetry int
 	// Notes are what the reader should know about the data itself: a torn
-	// end, skipped telemetry lines, telemetry not recorded.
+	// end, skipped telemetry lines.
 	Notes []string
 	// TelemetryNotes are the run's notes about telemetry (a target that
 	// could not sample, and how to enable it), shown with the telemetry.
@@ -62,10 +60,6 @@ func Load(path string) (*Report, error) {
 		if strings.HasPrefix(n, "telemetry") {
 			r.TelemetryNotes = append(r.TelemetryNotes, n)
 		}
-	}
-	r.Telemetry = len(tel)
-	if len(tel) == 0 {
-		r.Notes = append(r.Notes, "Telemetry: not recorded in this run (no "+results.TelemetryFile+").")
 	}
 	samples := results.Samples(recs)
 	r.Analysis = summary.Analyze(samples, "host", "vm")
