@@ -3,12 +3,11 @@ package cli
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/qoslab/qoslab/internal/agent"
-	"github.com/qoslab/qoslab/internal/agent/agentpb"
+	"github.com/qoslab/qoslab/internal/experiment"
 )
 
 // AgentInfoOptions are the settings of `qoslab agent info`.
@@ -17,45 +16,23 @@ type AgentInfoOptions struct {
 	AgentPath string
 	JSON      bool
 	// Start starts the agent to ask; tests replace it.
-	Start func(ctx context.Context, path string) (infoAgent, error)
-}
-
-type infoAgent interface {
-	Info(ctx context.Context) (*agentpb.InfoReply, error)
-	Close() error
+	Start func(ctx context.Context, path string) (experiment.Target, error)
 }
 
 // NewCmdAgent builds `qoslab agent`.
 func NewCmdAgent(f *Factory) *cobra.Command {
-	cmd := &cobra.Command{Use: "agent", Short: "Talk to the qoslab agent"}
-	cmd.AddCommand(NewCmdAgentInfo(f, nil))
-	return cmd
+	return group(&cobra.Command{Use: "agent", Short: "Talk to the qoslab agent"}, NewCmdAgentInfo(f, nil))
 }
 
 // NewCmdAgentInfo builds `qoslab agent info`.
 func NewCmdAgentInfo(f *Factory, runF func(context.Context, *AgentInfoOptions) error) *cobra.Command {
-	opts := &AgentInfoOptions{IO: f.IO}
-	cmd := &cobra.Command{
-		Use:   "info",
-		Short: "Print what the local agent reports about this machine",
-		Args:  noArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.AgentPath = f.agentPath()
-			opts.Start = func(ctx context.Context, path string) (infoAgent, error) {
-				p, err := agent.FindAgent(path)
-				if err != nil {
-					return nil, err
-				}
-				return agent.StartLocal(ctx, agent.LocalOptions{Path: p, Stderr: f.IO.ErrOut})
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return agentInfoRun(cmd.Context(), opts)
-		},
-	}
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the Info message as JSON")
-	return cmd
+	o := &AgentInfoOptions{IO: f.IO, Start: func(ctx context.Context, path string) (experiment.Target, error) {
+		return experiment.StartHostAgent(ctx, path, experiment.Spec{}, f.IO.ErrOut)
+	}}
+	cmd := &cobra.Command{Use: "info", Short: "Print what the local agent reports about this machine", Args: noArgs}
+	cmd.Flags().StringVar(&o.AgentPath, "agent", "", "the qoslab-agent binary to run on this machine (default: next to qoslab)")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the Info message as JSON")
+	return command(f, cmd, "agent", o, nil, nil, agentInfoRun, runF)
 }
 
 func agentInfoRun(ctx context.Context, o *AgentInfoOptions) (err error) {
@@ -73,39 +50,8 @@ func agentInfoRun(ctx context.Context, o *AgentInfoOptions) (err error) {
 		return err
 	}
 	if o.JSON {
-		_, err = fmt.Fprintf(o.IO.Out, "%s\n", infoJSON(info))
+		_, err = fmt.Fprintf(o.IO.Out, "%s\n", agent.InfoJSON(info))
 		return err
 	}
-	return printInfo(o.IO, info)
-}
-
-func printInfo(io *IOStreams, i *agentpb.InfoReply) error {
-	virt := "no"
-	if i.GetVirtualized() {
-		virt = "yes"
-	}
-	var levels []string
-	for _, l := range i.GetPerfLevels() {
-		levels = append(levels, fmt.Sprintf("%s: %d CPUs", l.GetName(), l.GetLogicalCpus()))
-	}
-	rows := [][2]string{
-		{"agent", fmt.Sprintf("%s (protocol %d.%d, pid %d)", i.GetAgentVersion(), i.GetProtocol().GetMajor(), i.GetProtocol().GetMinor(), i.GetPid())},
-		{"host", i.GetHostname()},
-		{"os", fmt.Sprintf("%s %s/%s", i.GetOsVersion(), i.GetOs(), i.GetArch())},
-		{"cpu", i.GetCpuModel()},
-		{"logical cpus", fmt.Sprint(i.GetLogicalCpus())},
-		{"core types", strings.Join(levels, "; ")},
-		{"memory", fmt.Sprintf("%.1f GiB", float64(i.GetMemoryBytes())/(1<<30))},
-		{"virtualized", fmt.Sprintf("%s (%s)", virt, i.GetVirtualization())},
-		{"qos", i.GetQosSupport()},
-		{"workloads", strings.Join(i.GetWorkloads(), ", ")},
-		{"codecs", strings.Join(i.GetCodecs(), ", ")},
-		{"mmul", i.GetMmulImpl()},
-	}
-	for _, r := range rows {
-		if _, err := fmt.Fprintf(io.Out, "%-13s %s\n", r[0]+":", r[1]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return printInfo(o.IO.Out, info)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
+	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
 )
@@ -24,12 +26,12 @@ func testIO() (*IOStreams, *bytes.Buffer, *bytes.Buffer) {
 	return &IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut}, out, errOut
 }
 
-// parseBench runs `qoslab bench args...` with env and returns the options it
-// would have run with.
-func parseBench(t *testing.T, env map[string]string, args ...string) (*BenchOptions, error) {
+// testFactory is a factory over test streams whose environment is env
+// (HOME a fresh directory unless env sets it).
+func testFactory(t *testing.T, env map[string]string) *Factory {
 	t.Helper()
-	io, _, _ := testIO()
-	f := NewFactory(io)
+	streams, _, _ := testIO()
+	f := NewFactory(streams)
 	home := t.TempDir()
 	f.Env = func(k string) string {
 		if v, ok := env[k]; ok {
@@ -40,21 +42,44 @@ func parseBench(t *testing.T, env map[string]string, args ...string) (*BenchOpti
 		}
 		return ""
 	}
-	for k, v := range env {
-		t.Setenv(k, v)
-	}
+	return f
+}
+
+// parseBench runs `bench args...` (the command alone, no root) with env and
+// returns the options it would have run with.
+func parseBench(t *testing.T, env map[string]string, args ...string) (*BenchOptions, error) {
+	t.Helper()
+	var got *BenchOptions
+	cmd := NewCmdBench(testFactory(t, env), func(_ context.Context, o *BenchOptions) error { got = o; return nil })
+	cmd.SetArgs(args)
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	err := cmd.Execute()
+	return got, err
+}
+
+// parseBenchRoot runs `qoslab bench args...` through the root command, which
+// owns --config and the check for unknown config keys.
+func parseBenchRoot(t *testing.T, env map[string]string, args ...string) (*BenchOptions, error) {
+	t.Helper()
+	f := testFactory(t, env)
 	var got *BenchOptions
 	root := NewCmdRoot(f)
-	for i, c := range root.Commands() {
+	for _, c := range root.Commands() {
 		if c.Name() == "bench" {
-			root.RemoveCommand(root.Commands()[i])
-			break
+			root.RemoveCommand(c)
 		}
 	}
 	root.AddCommand(NewCmdBench(f, func(_ context.Context, o *BenchOptions) error { got = o; return nil }))
 	root.SetArgs(append([]string{"bench"}, args...))
 	err := root.Execute()
 	return got, err
+}
+
+// plan is the plan of the experiment bench's flags describe.
+func (o *BenchOptions) plan() []experiment.Cell {
+	cells, _ := experiment.Plan(o.spec())
+	return cells
 }
 
 func TestBenchFlags(t *testing.T) {
@@ -69,9 +94,9 @@ func TestBenchFlags(t *testing.T) {
 	assert.Equal(t, 2, o.Contention)
 	assert.Equal(t, "csv", o.Format)
 	assert.Len(t, o.plan(), 2*4*3)
-	assert.Equal(t, 1, o.plan()[0].repeat, "repeats are outermost")
-	assert.Equal(t, 1, o.plan()[2*4-1].repeat)
-	assert.Equal(t, 2, o.plan()[2*4].repeat)
+	assert.Equal(t, 1, o.plan()[0].Repeat, "repeats are outermost")
+	assert.Equal(t, 1, o.plan()[2*4-1].Repeat)
+	assert.Equal(t, 2, o.plan()[2*4].Repeat)
 }
 
 func TestBenchBadFlagsAreUsageErrors(t *testing.T) {
@@ -137,7 +162,7 @@ func TestBenchConfigPrecedence(t *testing.T) {
 	t.Run("--config", func(t *testing.T) {
 		other := filepath.Join(dir, "other.yaml")
 		require.NoError(t, os.WriteFile(other, []byte("bench:\n  repeat: 9\n"), 0o644))
-		o, err := parseBench(t, nil, "--config", other)
+		o, err := parseBenchRoot(t, nil, "--config", other)
 		require.NoError(t, err)
 		assert.Equal(t, 9, o.Repeat, "--config replaces ./qoslab.yaml")
 		assert.Equal(t, uint64(0), o.Loops)
@@ -154,12 +179,12 @@ func TestConfigXDGAndUnknownKeys(t *testing.T) {
 	assert.Equal(t, 4, o.Repeat)
 
 	require.NoError(t, os.WriteFile(filepath.Join(xdg, "qoslab", "config.yaml"), []byte("bench:\n  repaet: 4\nagnet: x\n"), 0o644))
-	_, err = parseBench(t, map[string]string{"XDG_CONFIG_HOME": xdg})
+	_, err = parseBenchRoot(t, map[string]string{"XDG_CONFIG_HOME": xdg})
 	require.Error(t, err)
 	assert.ErrorContains(t, err, "unknown keys agnet, bench.repaet")
 	assert.True(t, IsUsageError(err))
 
-	_, err = parseBench(t, nil, "--config", "/no/such/qoslab.yaml")
+	_, err = parseBenchRoot(t, nil, "--config", "/no/such/qoslab.yaml")
 	assert.ErrorContains(t, err, "/no/such/qoslab.yaml")
 }
 
@@ -173,6 +198,11 @@ type fakeAgent struct {
 	reqs    []*agentpb.RunRequest
 	closed  bool
 	applied int32 // class the threads read back as; 0: as asked
+}
+
+// fakeContention stands in for the spinner process.
+func fakeContention(_ context.Context, n int) (*experiment.Contention, error) {
+	return &experiment.Contention{Threads: n}, nil
 }
 
 func (a *fakeAgent) Info(context.Context) (*agentpb.InfoReply, error) { return a.info, nil }
@@ -207,15 +237,15 @@ func benchWithFake(t *testing.T, a *fakeAgent, args ...string) (*BenchOptions, s
 	t.Chdir(t.TempDir())
 	o, err := parseBench(t, nil, args...)
 	require.NoError(t, err)
-	io, out, errOut := testIO()
-	o.IO = io
-	o.StartAgent = func(_ context.Context, _ *BenchOptions, target string) (BenchAgent, error) {
+	streams, out, errOut := testIO()
+	o.IO = streams
+	o.StartTarget = func(_ context.Context, target string, _ experiment.Spec, _ io.Writer) (experiment.Target, []string, error) {
 		if target != "host" {
-			return nil, fmt.Errorf("fake has no %s target", target)
+			return nil, nil, fmt.Errorf("fake has no %s target", target)
 		}
-		return a, nil
+		return a, nil, nil
 	}
-	o.StartContention = func(_ context.Context, n int) (*Contention, error) { return &Contention{Threads: n}, nil }
+	o.StartContention = fakeContention
 	err = benchRun(context.Background(), o)
 	return o, out.String(), errOut.String(), err
 }
@@ -331,12 +361,12 @@ func TestBenchTwoTargetsInterleavedSideBySide(t *testing.T) {
 	host, vm := newFake(), newFake()
 	vm.speed = 0.5 // the guest does half the work per second
 	var order []string
-	io, out, _ := testIO()
-	o.IO = io
-	o.StartAgent = func(_ context.Context, _ *BenchOptions, target string) (BenchAgent, error) {
+	streams, out, _ := testIO()
+	o.IO = streams
+	o.StartTarget = func(_ context.Context, target string, _ experiment.Spec, _ io.Writer) (experiment.Target, []string, error) {
 		a := map[string]*fakeAgent{"host": host, "vm": vm}[target]
 		a.onRun = func() { order = append(order, target) }
-		return a, nil
+		return a, nil, nil
 	}
 	require.NoError(t, benchRun(context.Background(), o))
 	assert.Equal(t, []string{"host", "vm", "host", "vm"}, order, "targets alternate within each repeat")
@@ -374,17 +404,22 @@ func TestVMNeedsFollowCompressionSize(t *testing.T) {
 	t.Chdir(t.TempDir())
 	o, err := parseBench(t, nil, "--target", "vm", "--workload", "fp")
 	require.NoError(t, err)
-	assert.Equal(t, 1024, o.vmNeeds().memoryMiB)
+	mem, _ := experiment.VMSize(o.spec())
+	assert.Equal(t, 1024, mem)
 	o, err = parseBench(t, nil, "--target", "vm", "--workload", "compress", "--size", "1GiB", "--threads", "1-4")
 	require.NoError(t, err)
-	n := o.vmNeeds()
-	assert.GreaterOrEqual(t, n.memoryMiB, 2048+512, "the agent allows a size of at most half the guest's memory")
-	assert.Greater(t, n.diskBytes, int64(1<<30), "the scratch disk takes the output of every thread")
+	mem, disk := experiment.VMSize(o.spec())
+	assert.GreaterOrEqual(t, mem, 2048+512, "the agent allows a size of at most half the guest's memory")
+	assert.Greater(t, disk, int64(1<<30), "the scratch disk takes the output of every thread")
+	o, err = parseBench(t, nil, "--target", "vm", "--workload", "compress", "--memory", "4GiB")
+	require.NoError(t, err)
+	mem, _ = experiment.VMSize(o.spec())
+	assert.Equal(t, 4096, mem, "--memory wins over the sizing rule")
 }
 
 func TestImageProvisionArguments(t *testing.T) {
-	io, _, errOut := testIO()
-	f := NewFactory(io)
+	streams, _, errOut := testIO()
+	f := NewFactory(streams)
 	home := t.TempDir()
 	f.Env = func(k string) string {
 		if k == "HOME" {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"runtime"
 	"strings"
@@ -11,85 +10,97 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qoslab/qoslab/internal/agent"
+	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/hv"
+	"github.com/qoslab/qoslab/internal/hv/registry"
 	"github.com/qoslab/qoslab/internal/image"
-	"github.com/qoslab/qoslab/internal/signing"
 )
 
-// NewCmdDoctor builds `qoslab doctor`.
-func NewCmdDoctor(f *Factory) *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "doctor",
-		Short: "Say what is present and missing for each backend, and how to fix it",
-		Args:  noArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			checks := doctorChecks(cmd.Context(), f)
-			if asJSON {
-				enc := json.NewEncoder(f.IO.Out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(checks)
-			}
-			tw := tabwriter.NewWriter(f.IO.Out, 0, 4, 2, ' ', 0)
-			missing := 0
-			for _, c := range checks {
-				mark := "ok"
-				if !c.OK {
-					mark, missing = "MISSING", missing+1
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", mark, c.Name, c.Detail)
-				if !c.OK && c.Fix != "" {
-					fmt.Fprintf(tw, "\t\tfix: %s\n", c.Fix)
-				}
-			}
-			if err := tw.Flush(); err != nil {
-				return err
-			}
-			if missing > 0 {
-				return fmt.Errorf("doctor: %d of %d checks failed; the fixes are listed above", missing, len(checks))
-			}
-			return nil
-		},
-	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the checks as JSON")
-	return cmd
+// DoctorOptions are the settings of `qoslab doctor`.
+type DoctorOptions struct {
+	IO        *IOStreams
+	AgentPath string
+	JSON      bool
+	// Env reads the environment (where kernels and images are cached).
+	Env func(string) string
 }
 
-func doctorChecks(ctx context.Context, f *Factory) []hv.Check {
-	var out []hv.Check
-	if p, err := agent.FindAgent(f.agentPath()); err != nil {
-		out = append(out, hv.Check{Name: "host agent", Detail: err.Error(), Fix: "make build"})
-	} else {
-		out = append(out, hv.Check{Name: "host agent", OK: true, Detail: p})
+// NewCmdDoctor builds `qoslab doctor`.
+func NewCmdDoctor(f *Factory, runF func(context.Context, *DoctorOptions) error) *cobra.Command {
+	o := &DoctorOptions{IO: f.IO, Env: f.Env}
+	cmd := &cobra.Command{Use: "doctor", Short: "Say what is present and missing for each backend, and how to fix it", Args: noArgs}
+	cmd.Flags().StringVar(&o.AgentPath, "agent", "", "the qoslab-agent binary to run on this machine (default: next to qoslab)")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the checks as JSON")
+	return command(f, cmd, "doctor", o, nil, nil, doctorRun, runF)
+}
+
+func doctorRun(ctx context.Context, o *DoctorOptions) error {
+	checks := doctorChecks(ctx, o)
+	if o.JSON {
+		return printJSON(o.IO.Out, checks)
+	}
+	tw := tabwriter.NewWriter(o.IO.Out, 0, 4, 2, ' ', 0)
+	missing := 0
+	for _, c := range checks {
+		mark := "ok"
+		if c.NotApplicable {
+			mark = "n/a"
+		}
+		if !c.OK {
+			mark, missing = "MISSING", missing+1
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", mark, c.Name, c.Detail)
+		if !c.OK && c.Fix != "" {
+			fmt.Fprintf(tw, "\t\tfix: %s\n", c.Fix)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if missing > 0 {
+		return fmt.Errorf("doctor: %d of %d checks failed; the fixes are listed above", missing, len(checks))
+	}
+	return nil
+}
+
+// doctorChecks asks for the agents, then each registered backend, then the
+// guest kernel and image.
+func doctorChecks(ctx context.Context, o *DoctorOptions) []doctorCheck {
+	found := func(name, fix string, detail string, err error) doctorCheck {
+		if err != nil {
+			return doctorCheck{Check: hv.Check{Name: name, Detail: firstLine(err.Error()), Fix: fix}}
+		}
+		return doctorCheck{Check: hv.Check{Name: name, OK: true, Detail: detail}}
 	}
 	arch := runtime.GOARCH
-	if p, err := guestAgentPath("", "linux", arch); err != nil {
-		out = append(out, hv.Check{Name: "guest agent (linux/" + arch + ")", Detail: err.Error(), Fix: "make build"})
-	} else {
-		out = append(out, hv.Check{Name: "guest agent (linux/" + arch + ")", OK: true, Detail: p})
+	p, err := agent.FindAgent(o.AgentPath)
+	out := []doctorCheck{found("host agent", "make build", p, err)}
+	p, err = guestAgentPath("", "linux", arch)
+	out = append(out, found("guest agent (linux/"+arch+")", "make build", p, err))
+	for _, b := range registry.All(registry.Options{CacheDir: cacheHome(o.Env)}) {
+		if why := registry.NotApplicable(b.Name()); why != "" {
+			out = append(out, doctorCheck{Check: hv.Check{Name: b.Name(), OK: true, Detail: why}, NotApplicable: true})
+			continue
+		}
+		for _, c := range b.Check(ctx) {
+			c.Name = b.Name() + ": " + c.Name
+			out = append(out, doctorCheck{Check: c})
+		}
 	}
-	for _, c := range signing.CheckHost(ctx) {
-		c.Name = "vz: " + c.Name
-		out = append(out, c)
-	}
-	for _, c := range newQEMU(f.Env).Check(ctx) {
-		c.Name = "qemu: " + c.Name
-		out = append(out, c)
-	}
-	defKernels, _ := image.DefaultKernelCacheDir(f.Env)
+	kernels, _ := image.DefaultKernelCacheDir(o.Env)
 	r := image.DefaultRecipe()
-	if ks, err := image.LocateKernel(r, image.LocateOptions{Arch: arch, KernelCacheDir: defKernels, DefaultKernelCacheDir: defKernels}); err != nil {
-		out = append(out, hv.Check{Name: "guest kernel (" + r.Kernel.Source + ")", Detail: firstLine(err.Error()), Fix: "scripts/fetch-kernel.sh --arch " + arch})
-	} else {
-		out = append(out, hv.Check{Name: "guest kernel (" + r.Kernel.Source + ")", OK: true, Detail: fmt.Sprintf("%s from %s", ks.Version, ks.Origin)})
-	}
-	store, _ := image.DefaultStoreDir(f.Env)
-	if img, _, err := image.Load(store, defaultImage()); err != nil {
-		out = append(out, hv.Check{Name: "image " + defaultImage(), Detail: firstLine(err.Error()), Fix: "qoslab image build linux"})
-	} else {
-		out = append(out, hv.Check{Name: "image " + defaultImage(), OK: true, Detail: fmt.Sprintf("kernel %s, agent %s, in %s", img.KernelVersion, img.AgentVersion, img.Dir)})
-	}
-	return out
+	ks, err := image.LocateKernel(r, image.LocateOptions{Arch: arch, KernelCacheDir: kernels, DefaultKernelCacheDir: kernels})
+	out = append(out, found("guest kernel ("+r.Kernel.Source+")", "scripts/fetch-kernel.sh --arch "+arch, fmt.Sprintf("%s from %s", ks.Version, ks.Origin), err))
+	name := experiment.DefaultImage()
+	img, _, err := image.Load(imageStore(o.Env), name)
+	return append(out, found("image "+name, "qoslab image build linux", fmt.Sprintf("kernel %s, agent %s, in %s", img.KernelVersion, img.AgentVersion, img.Dir), err))
+}
+
+// doctorCheck is one line of doctor: a check, or a backend that does not
+// apply to this platform (not counted as missing).
+type doctorCheck struct {
+	hv.Check
+	NotApplicable bool `json:"not_applicable,omitempty"`
 }
 
 func firstLine(s string) string {

@@ -1,5 +1,6 @@
-// Package cli is qoslab's command line: one file per command, flags bound to
-// viper (config file and QOSLAB_* environment), work done on Options structs.
+// Package cli is qoslab's command line: each command turns its flags (and
+// the config file and QOSLAB_* environment behind them) into an Options
+// struct, hands it to the package that does the work, and prints.
 package cli
 
 import (
@@ -11,9 +12,12 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 	"golang.org/x/term"
+
+	"github.com/qoslab/qoslab/internal/suggest"
 )
 
 // IOStreams are where a command reads and writes.
@@ -21,7 +25,8 @@ type IOStreams struct {
 	In     io.Reader
 	Out    io.Writer
 	ErrOut io.Writer
-	// Progress is true when ErrOut is a terminal: live progress goes there.
+	// Progress is true when ErrOut is a terminal: live progress goes there;
+	// otherwise long commands print a line per step.
 	Progress bool
 }
 
@@ -32,21 +37,21 @@ func SystemIO() *IOStreams {
 
 // Factory carries what every command needs.
 type Factory struct {
-	IO     *IOStreams
-	Config *viper.Viper
+	IO *IOStreams
 	// Env reads the environment (os.Getenv in production).
 	Env func(string) string
-	// keys are the configuration keys the commands bound, for refusing unknown ones.
-	keys map[string]bool
+	// ConfigPath is --config; empty looks for ./qoslab.yaml, then
+	// $XDG_CONFIG_HOME/qoslab/config.yaml.
+	ConfigPath string
+	// keys are the configuration keys the commands bound, for refusing
+	// unknown ones.
+	keys   map[string]bool
+	config *fileConfig
 }
 
-// NewFactory returns a factory over io with a fresh configuration.
+// NewFactory returns a factory over io and the process environment.
 func NewFactory(io *IOStreams) *Factory {
-	v := viper.New()
-	v.SetEnvPrefix("QOSLAB")
-	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_", "-", "_"))
-	v.AutomaticEnv()
-	return &Factory{IO: io, Config: v, Env: os.Getenv, keys: map[string]bool{}}
+	return &Factory{IO: io, Env: os.Getenv, keys: map[string]bool{}}
 }
 
 // UsageError is a mistake in how qoslab was called: exit status 2.
@@ -57,6 +62,13 @@ func (e *UsageError) Unwrap() error { return e.Err }
 
 func usageErrorf(format string, a ...any) error {
 	return &UsageError{Err: fmt.Errorf(format, a...)}
+}
+
+func usageError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &UsageError{Err: err}
 }
 
 // IsUsageError tells whether err came from how qoslab was called.
@@ -75,39 +87,163 @@ func IsUsageError(err error) bool {
 	return false
 }
 
-// bindFlags binds each of cmd's local flags to the key section.NAME, so the
-// value comes from the flag when given, else QOSLAB_SECTION_NAME, else the
-// config file, else the flag's default.
-func (f *Factory) bindFlags(section string, flags *pflag.FlagSet) {
-	flags.VisitAll(func(fl *pflag.Flag) {
-		if fl.Name == "help" || fl.Name == "config" {
-			return
+// sharedKeys are settings every command that has them reads from one
+// top-level key (and one QOSLAB_* variable): where the agent, the results
+// and the images are.
+var sharedKeys = map[string]bool{"agent": true, "results": true, "image-store": true}
+
+// configKey is the key of a command's flag in the config file: the flag's
+// name under the command's section, or top level for shared settings.
+func configKey(section, flag string) string {
+	if sharedKeys[flag] || section == "" {
+		return flag
+	}
+	return section + "." + flag
+}
+
+// envName is the environment variable of a config key: QOSLAB_BENCH_LOOPS.
+func envName(key string) string {
+	return "QOSLAB_" + strings.ToUpper(strings.NewReplacer(".", "_", "-", "_").Replace(key))
+}
+
+// sources names, for each flag whose value did not come from the command
+// line, where it came from: a bad value is reported there.
+type sources map[string]string
+
+// name is how an error names the setting of flag: --flag, the environment
+// variable, or the config file's key.
+func (s sources) name(flag string) string {
+	if n, ok := s[flag]; ok {
+		return n
+	}
+	return "--" + flag
+}
+
+// configure registers cmd's flags under section and, before cmd runs, gives
+// every flag the user did not set its value from the environment or the
+// config file, recording where each came from in *src.
+func (f *Factory) configure(cmd *cobra.Command, section string, src *sources) {
+	visit(cmd, func(fl *pflag.Flag) { f.keys[configKey(section, fl.Name)] = true })
+	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
+		s, err := f.apply(cmd, section)
+		*src = s
+		return err
+	}
+}
+
+// visit calls fn on the flags of cmd that settings can set.
+func visit(cmd *cobra.Command, fn func(*pflag.Flag)) {
+	cmd.Flags().VisitAll(func(fl *pflag.Flag) {
+		if fl.Name != "help" && fl.Name != "config" {
+			fn(fl)
 		}
-		key := fl.Name
-		if section != "" {
-			key = section + "." + fl.Name
-		}
-		f.keys[key] = true
-		_ = f.Config.BindPFlag(key, fl)
 	})
 }
 
-// configFile picks the configuration file: --config, else ./qoslab.yaml, else
-// $XDG_CONFIG_HOME/qoslab/config.yaml (~/.config when XDG_CONFIG_HOME is unset).
-// An explicit file must exist; the others are optional.
-func configFile(explicit string, env func(string) string) (string, error) {
-	if explicit != "" {
-		if _, err := os.Stat(explicit); err != nil {
-			return "", usageErrorf("config file %s: %w", explicit, err)
+// apply sets the flags of cmd the command line left alone: from QOSLAB_*
+// variables first, then the config file.
+func (f *Factory) apply(cmd *cobra.Command, section string) (sources, error) {
+	cfg, err := f.loadConfig()
+	if err != nil {
+		return nil, err
+	}
+	src := sources{}
+	var errs []error
+	visit(cmd, func(fl *pflag.Flag) {
+		if fl.Changed {
+			return
 		}
-		return explicit, nil
+		key := configKey(section, fl.Name)
+		var where, value string
+		if v := f.Env(envName(key)); v != "" {
+			where, value = envName(key), v
+		} else if v, ok := cfg.get(key); ok {
+			where, value = fmt.Sprintf("%s in %s", key, cfg.path), v
+		} else {
+			return
+		}
+		src[fl.Name] = where
+		if err := fl.Value.Set(value); err != nil {
+			errs = append(errs, usageErrorf("%s %q: want %s", where, value, typeText(fl.Value.Type())))
+		}
+	})
+	return src, errors.Join(errs...)
+}
+
+func typeText(t string) string {
+	switch t {
+	case "int", "uint64":
+		return "a whole number"
+	case "float64":
+		return "a number"
+	case "bool":
+		return "true or false"
+	}
+	return "a " + t
+}
+
+// fileConfig is the config file as read: its keys, flattened with dots.
+type fileConfig struct {
+	path   string
+	values map[string]any
+}
+
+func (c *fileConfig) get(key string) (string, bool) {
+	if c == nil {
+		return "", false
+	}
+	v, ok := c.values[key]
+	if !ok || v == nil {
+		return "", false
+	}
+	if list, ok := v.([]any); ok {
+		parts := make([]string, len(list))
+		for i, x := range list {
+			parts[i] = fmt.Sprint(x)
+		}
+		return strings.Join(parts, ","), true
+	}
+	return fmt.Sprint(v), true
+}
+
+// loadConfig reads the config file once: --config, else ./qoslab.yaml,
+// else $XDG_CONFIG_HOME/qoslab/config.yaml (~/.config when unset). An
+// explicit file must exist; the others are optional.
+func (f *Factory) loadConfig() (*fileConfig, error) {
+	if f.config != nil {
+		return f.config, nil
+	}
+	path, err := f.configFile()
+	if err != nil || path == "" {
+		f.config = &fileConfig{}
+		return f.config, err
+	}
+	v := viper.New()
+	v.SetConfigFile(path)
+	v.SetConfigType("yaml")
+	if err := v.ReadInConfig(); err != nil {
+		return nil, usageErrorf("config file %s: %w", path, err)
+	}
+	f.config = &fileConfig{path: path, values: map[string]any{}}
+	for _, k := range v.AllKeys() {
+		f.config.values[k] = v.Get(k)
+	}
+	return f.config, nil
+}
+
+func (f *Factory) configFile() (string, error) {
+	if f.ConfigPath != "" {
+		if _, err := os.Stat(f.ConfigPath); err != nil {
+			return "", usageErrorf("config file %s: %w", f.ConfigPath, err)
+		}
+		return f.ConfigPath, nil
 	}
 	if _, err := os.Stat("qoslab.yaml"); err == nil {
 		return "qoslab.yaml", nil
 	}
-	dir := env("XDG_CONFIG_HOME")
+	dir := f.Env("XDG_CONFIG_HOME")
 	if dir == "" {
-		if home := env("HOME"); home != "" {
+		if home := f.Env("HOME"); home != "" {
 			dir = filepath.Join(home, ".config")
 		}
 	}
@@ -120,36 +256,41 @@ func configFile(explicit string, env func(string) string) (string, error) {
 	return "", nil
 }
 
-// loadConfig reads the configuration file into v, refusing keys that no
-// command knows (a typo would otherwise be silently ignored).
-func loadConfig(v *viper.Viper, explicit string, env func(string) string, known map[string]bool) (string, error) {
-	path, err := configFile(explicit, env)
-	if err != nil || path == "" {
-		return "", err
+// checkConfigKeys refuses keys no command knows: a typo would otherwise be
+// silently ignored.
+func (f *Factory) checkConfigKeys() error {
+	cfg, err := f.loadConfig()
+	if err != nil || cfg.path == "" {
+		return err
 	}
-	file := viper.New()
-	file.SetConfigFile(path)
-	file.SetConfigType("yaml")
-	if err := file.ReadInConfig(); err != nil {
-		return path, usageErrorf("config file %s: %w", path, err)
-	}
-	var unknown []string
-	for _, k := range file.AllKeys() {
-		if !known[k] {
-			unknown = append(unknown, k)
+	known := keysOf(f.keys)
+	var unknown, guesses []string
+	for k := range cfg.values {
+		if f.keys[k] {
+			continue
+		}
+		unknown = append(unknown, k)
+		if g := suggest.Closest(k, known); g != "" {
+			guesses = append(guesses, g+" for "+k)
 		}
 	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		keys := make([]string, 0, len(known))
-		for k := range known {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		return path, usageErrorf("config file %s: unknown keys %s; known keys: %s", path, strings.Join(unknown, ", "), strings.Join(keys, ", "))
+	if len(unknown) == 0 {
+		return nil
 	}
-	if err := v.MergeConfigMap(file.AllSettings()); err != nil {
-		return path, fmt.Errorf("config file %s: %w", path, err)
+	sort.Strings(unknown)
+	sort.Strings(guesses)
+	msg := fmt.Sprintf("config file %s: unknown keys %s", cfg.path, strings.Join(unknown, ", "))
+	if len(guesses) > 0 {
+		msg += " (did you mean " + strings.Join(guesses, ", ") + "?)"
 	}
-	return path, nil
+	return usageErrorf("%s; known keys: %s", msg, strings.Join(known, ", "))
+}
+
+func keysOf(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

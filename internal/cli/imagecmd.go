@@ -1,21 +1,50 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/qoslab/qoslab/internal/image"
+	"github.com/qoslab/qoslab/internal/image/macos"
+	"github.com/qoslab/qoslab/internal/units"
 	"github.com/qoslab/qoslab/internal/version"
 )
 
 // NewCmdImage builds `qoslab image`.
 func NewCmdImage(f *Factory) *cobra.Command {
-	cmd := &cobra.Command{Use: "image", Short: "Build, fetch, create, provision and list guest images"}
-	cmd.AddCommand(newCmdImageBuild(f), newCmdImageList(f), newCmdImageFetch(f), newCmdImageCreate(f), newCmdImageProvision(f), newCmdImageImport(f))
-	return cmd
+	return group(&cobra.Command{Use: "image", Short: "Build, fetch, create, provision and list guest images"},
+		newCmdImageBuild(f, nil), newCmdImageList(f, nil), newCmdImageFetch(f, nil), newCmdImageCreate(f, nil), newCmdImageProvision(f, nil), newCmdImageImport(f, nil))
+}
+
+// ImageOptions are what every image command has: where it prints, and the
+// image store (the shared image-store setting).
+type ImageOptions struct {
+	IO    *IOStreams
+	Store string
+	// Env reads the environment (the user's cache directories).
+	Env func(string) string
+}
+
+// imageCommand finishes an image command: --image-store (alias --store)
+// defaulting to the user's cache, and the image section of the settings.
+func imageCommand[O any](f *Factory, cmd *cobra.Command, base *ImageOptions, opts *O, run, runF func(context.Context, *O) error) *cobra.Command {
+	base.IO, base.Env = f.IO, f.Env
+	cmd.Flags().StringVar(&base.Store, "image-store", "", "image store (default $XDG_CACHE_HOME/qoslab/images)")
+	aliasStore(cmd)
+	_ = cmd.MarkFlagDirname("image-store")
+	return command(f, cmd, "image", opts, nil, func([]string) error {
+		if base.Store == "" {
+			if base.Store = imageStore(f.Env); base.Store == "" {
+				return usageErrorf("no image store: neither XDG_CACHE_HOME nor HOME is set; give --image-store DIR")
+			}
+		}
+		return nil
+	}, run, runF)
 }
 
 // guestAgentPath is the agent built for a guest's OS and arch, as `make
@@ -38,7 +67,21 @@ func guestAgentPath(explicit, goos, arch string) (string, error) {
 	return p, nil
 }
 
-func newCmdImageBuild(f *Factory) *cobra.Command {
+func kindArg(args []string, want, cmd string) error {
+	if len(args) != 1 || args[0] != want {
+		return usageErrorf("%s takes the guest kind: %s", cmd, want)
+	}
+	return nil
+}
+
+// ImageBuildOptions are the settings of `qoslab image build linux`.
+type ImageBuildOptions struct {
+	ImageOptions
+	Recipe, Arch, KernelCache, GuestAgent string
+}
+
+func newCmdImageBuild(f *Factory, runF func(context.Context, *ImageBuildOptions) error) *cobra.Command {
+	o := &ImageBuildOptions{}
 	cmd := &cobra.Command{
 		Use:   "build linux",
 		Short: "Build a Linux microVM image (kernel + initramfs with the agent as /init)",
@@ -46,97 +89,288 @@ func newCmdImageBuild(f *Factory) *cobra.Command {
 recipe (default: the built-in vmimages/linux-microvm.yaml). A build that fails
 leaves the previous image intact. The Debian kernel comes from
 scripts/fetch-kernel.sh.`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 || args[0] != "linux" {
-				return usageErrorf("image build takes the guest kind: linux (macOS images come with `image create macos`)")
+		ValidArgs: []string{"linux"},
+		Args: func(_ *cobra.Command, args []string) error {
+			if err := kindArg(args, "linux", "image build"); err != nil {
+				return usageErrorf("%v (macOS images come with `image create macos`)", err)
 			}
-			v := f.Config
-			r := image.DefaultRecipe()
-			if p := v.GetString("image.recipe"); p != "" {
-				var err error
-				if r, err = image.LoadRecipe(p); err != nil {
-					return &UsageError{Err: err}
-				}
-			}
-			arch := v.GetString("image.arch")
-			if arch == "" {
-				arch = r.Arch
-			}
-			if err := image.CheckArch(arch); err != nil {
-				return &UsageError{Err: err}
-			}
-			store := v.GetString("image.store")
-			if store == "" {
-				var err error
-				if store, err = image.DefaultStoreDir(f.Env); err != nil {
-					return err
-				}
-			}
-			defKernels, err := image.DefaultKernelCacheDir(f.Env)
-			if err != nil {
-				return err
-			}
-			kernels := v.GetString("image.kernel-cache")
-			if kernels == "" {
-				kernels = defKernels
-			}
-			agentPath, err := guestAgentPath(v.GetString("image.guest-agent"), "linux", arch)
-			if err != nil {
-				return err
-			}
-			m, err := image.Build(cmd.Context(), image.BuildOptions{
-				Recipe: r, Arch: arch, AgentPath: agentPath, AgentVersion: version.String(),
-				StoreDir: store, KernelCacheDir: kernels, DefaultKernelCacheDir: defKernels, Progress: f.IO.ErrOut,
-			})
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(f.IO.Out, "built %s: kernel %s, %d modules, in %s\n", m.Name, m.KernelVersion, len(m.Modules), image.ImageDir(store, m.Name))
 			return nil
 		},
 	}
 	fl := cmd.Flags()
-	fl.String("recipe", "", "image recipe (YAML; default: the built-in linux-microvm recipe)")
-	fl.String("arch", "", "guest architecture: amd64, arm64 (default: the recipe's)")
-	fl.String("store", "", "image store (default $XDG_CACHE_HOME/qoslab/images)")
-	fl.String("kernel-cache", "", "where scripts/fetch-kernel.sh put Debian kernels (default $XDG_CACHE_HOME/qoslab/kernels)")
-	fl.String("guest-agent", "", "the linux agent to install as /init (default: bin/linux-ARCH/qoslab-agent beside qoslab)")
-	f.bindFlags("image", fl)
-	return cmd
+	fl.StringVar(&o.Recipe, "recipe", "", "image recipe (YAML; default: the built-in linux-microvm recipe)")
+	fl.StringVar(&o.Arch, "arch", "", "guest architecture: amd64, arm64 (default: the recipe's)")
+	fl.StringVar(&o.KernelCache, "kernel-cache", "", "where scripts/fetch-kernel.sh put Debian kernels (default $XDG_CACHE_HOME/qoslab/kernels)")
+	fl.StringVar(&o.GuestAgent, "guest-agent", "", "the linux agent to install as /init (default: bin/linux-ARCH/qoslab-agent beside qoslab)")
+	_ = cmd.MarkFlagFilename("recipe", "yaml", "yml")
+	complete(cmd, "arch", fixed("amd64", "arm64"))
+	return imageCommand(f, cmd, &o.ImageOptions, o, imageBuildRun, runF)
 }
 
-func newCmdImageList(f *Factory) *cobra.Command {
-	var store string
+func imageBuildRun(ctx context.Context, o *ImageBuildOptions) error {
+	r := image.DefaultRecipe()
+	if o.Recipe != "" {
+		var err error
+		if r, err = image.LoadRecipe(o.Recipe); err != nil {
+			return usageError(err)
+		}
+	}
+	arch := o.Arch
+	if arch == "" {
+		arch = r.Arch
+	}
+	if err := image.CheckArch(arch); err != nil {
+		return usageError(err)
+	}
+	defKernels, err := image.DefaultKernelCacheDir(o.Env)
+	if err != nil {
+		return err
+	}
+	kernels := o.KernelCache
+	if kernels == "" {
+		kernels = defKernels
+	}
+	agentPath, err := guestAgentPath(o.GuestAgent, "linux", arch)
+	if err != nil {
+		return err
+	}
+	m, err := image.Build(ctx, image.BuildOptions{
+		Recipe: r, Arch: arch, AgentPath: agentPath, AgentVersion: version.String(),
+		StoreDir: o.Store, KernelCacheDir: kernels, DefaultKernelCacheDir: defKernels, Progress: o.IO.ErrOut,
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.IO.Out, "built %s: kernel %s, %d modules, in %s\n", m.Name, m.KernelVersion, len(m.Modules), image.ImageDir(o.Store, m.Name))
+	return nil
+}
+
+// ImageListOptions are the settings of `qoslab image list`.
+type ImageListOptions struct {
+	ImageOptions
+	JSON bool
+}
+
+func newCmdImageList(f *Factory, runF func(context.Context, *ImageListOptions) error) *cobra.Command {
+	o := &ImageListOptions{}
+	cmd := &cobra.Command{Use: "list", Short: "List the images in the store", Args: noArgs}
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
+	return imageCommand(f, cmd, &o.ImageOptions, o, imageListRun, runF)
+}
+
+func imageListRun(_ context.Context, o *ImageListOptions) error {
+	entries, err := image.List(o.Store)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return printJSON(o.IO.Out, entries)
+	}
+	if len(entries) == 0 {
+		fmt.Fprintf(o.IO.Out, "no images in %s; build one with `qoslab image build linux`\n", o.Store)
+	}
+	for _, e := range entries {
+		if m := e.Manifest; m != nil {
+			fmt.Fprintf(o.IO.Out, "%-20s %s kernel %s, agent %s, built %s\n", e.Name, m.Arch, m.KernelVersion, m.Agent.Version, m.BuiltAt.Format("2006-01-02 15:04"))
+		} else {
+			fmt.Fprintf(o.IO.Out, "%-20s unreadable: %s\n", e.Name, e.Err)
+		}
+	}
+	return nil
+}
+
+// ImageFetchOptions are the settings of `qoslab image fetch macos`.
+type ImageFetchOptions struct {
+	ImageOptions
+	IPSW, Dir string
+}
+
+func newCmdImageFetch(f *Factory, runF func(context.Context, *ImageFetchOptions) error) *cobra.Command {
+	o := &ImageFetchOptions{}
 	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List the images in the store",
-		Args:  noArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if store == "" {
-				var err error
-				if store, err = image.DefaultStoreDir(f.Env); err != nil {
-					return err
-				}
+		Use: "fetch macos", Short: "Download a macOS restore image (resumable), and check it is one", ValidArgs: []string{"macos"},
+		Args: func(_ *cobra.Command, args []string) error { return kindArg(args, "macos", "image fetch") },
+	}
+	cmd.Flags().StringVar(&o.IPSW, "ipsw", macos.LatestIPSW, "latest (the newest this Mac supports; needs macOS) or the restore image's URL")
+	cmd.Flags().StringVar(&o.Dir, "dir", "", "where to put it (default $XDG_CACHE_HOME/qoslab/ipsw)")
+	return imageCommand(f, cmd, &o.ImageOptions, o, imageFetchRun, runF)
+}
+
+func imageFetchRun(ctx context.Context, o *ImageFetchOptions) error {
+	dir := o.Dir
+	if dir == "" {
+		dir = filepath.Join(filepath.Dir(o.Store), "ipsw")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	res, err := macos.Fetch(ctx, macos.FetchOptions{IPSW: o.IPSW, Dir: dir, Progress: o.IO.ErrOut})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.IO.ErrOut, "restore image macOS %s (%s) from %s\n", res.Image.Version, res.Image.Build, res.URL)
+	// The path alone on stdout, for scripts.
+	fmt.Fprintln(o.IO.Out, res.Download.Path)
+	return nil
+}
+
+// ImageCreateOptions are the settings of `qoslab image create macos`.
+type ImageCreateOptions struct {
+	ImageOptions
+	IPSW, Name, Disk, Memory string
+	CPUs                     int
+}
+
+func newCmdImageCreate(f *Factory, runF func(context.Context, *ImageCreateOptions) error) *cobra.Command {
+	o := &ImageCreateOptions{}
+	cmd := &cobra.Command{
+		Use: "create macos", Short: "Install macOS from a restore image into a new VM bundle (macOS 13+ on Apple silicon)", ValidArgs: []string{"macos"},
+		Args: func(_ *cobra.Command, args []string) error { return kindArg(args, "macos", "image create") },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.IPSW, "ipsw", "", "the restore image (.ipsw)")
+	fl.StringVar(&o.Name, "name", "macos", "the image's name in the store")
+	fl.StringVar(&o.Disk, "disk", "64GiB", "the guest's disk (sparse)")
+	fl.IntVar(&o.CPUs, "cpus", 0, "vCPUs (default: within what the image and the framework allow)")
+	fl.StringVar(&o.Memory, "memory", "", "memory, e.g. 8GiB (default: within what the image and the framework allow)")
+	_ = cmd.MarkFlagFilename("ipsw", "ipsw")
+	return imageCommand(f, cmd, &o.ImageOptions, o, imageCreateRun, runF)
+}
+
+func imageCreateRun(ctx context.Context, o *ImageCreateOptions) error {
+	if o.IPSW == "" {
+		return usageErrorf("image create macos needs --ipsw FILE (get one with `qoslab image fetch macos`)")
+	}
+	diskBytes, err := units.ParseSize("--disk", o.Disk, 1<<44)
+	if err != nil {
+		return usageError(err)
+	}
+	var mem int64
+	if o.Memory != "" {
+		if mem, err = units.ParseSize("--memory", o.Memory, 1<<40); err != nil {
+			return usageError(err)
+		}
+	}
+	if o.CPUs < 0 {
+		return usageErrorf("--cpus %d: give a positive count, or 0 for the default", o.CPUs)
+	}
+	if err := os.MkdirAll(o.Store, 0o755); err != nil {
+		return err
+	}
+	b, err := macos.Create(ctx, macos.CreateOptions{
+		IPSW: o.IPSW, Bundle: filepath.Join(o.Store, o.Name), DiskBytes: diskBytes, CPUs: o.CPUs, MemoryBytes: uint64(mem), Progress: o.IO.ErrOut,
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.IO.Out, "created %s in %s; install the agent with: sudo qoslab image provision %s\n", o.Name, b.Dir, o.Name)
+	return nil
+}
+
+// ImageProvisionOptions are the settings of `qoslab image provision`.
+type ImageProvisionOptions struct {
+	ImageOptions
+	Name, Via, SSH, GuestAgent string
+}
+
+func newCmdImageProvision(f *Factory, runF func(context.Context, *ImageProvisionOptions) error) *cobra.Command {
+	o := &ImageProvisionOptions{}
+	cmd := &cobra.Command{
+		Use:   "provision NAME [--via ssh USER@ADDR]",
+		Short: "Install the agent in a macOS image as a LaunchDaemon (offline as root, or --via ssh USER@ADDR)",
+		Long: `Offline provisioning attaches the stopped guest's disk and writes the agent,
+its LaunchDaemon plist and the setup-done marker, owned by root: run it with
+sudo. --via ssh USER@ADDR installs into a running guest that has Remote Login,
+key login and passwordless sudo.`,
+		Args: func(_ *cobra.Command, args []string) error { return o.parseArgs(args) },
+	}
+	cmd.Flags().StringVar(&o.Via, "via", "offline", "offline (attach the stopped guest's disk; needs sudo) or ssh (then give USER@ADDR)")
+	cmd.Flags().StringVar(&o.GuestAgent, "guest-agent", "", "the darwin/arm64 agent (default: bin/darwin-arm64/qoslab-agent beside qoslab)")
+	completeArgs(cmd, func() []string { return imageNames(f) })
+	return imageCommand(f, cmd, &o.ImageOptions, o, imageProvisionRun, runF)
+}
+
+func (o *ImageProvisionOptions) parseArgs(args []string) error {
+	if len(args) == 0 {
+		return usageErrorf("image provision needs the image's NAME")
+	}
+	var err error
+	if o.Name, err = vmName(args[:1]); err != nil {
+		return err
+	}
+	addrs := args[1:]
+	switch {
+	case o.Via == "offline" && len(addrs) == 0:
+	case o.Via == "ssh" && len(addrs) == 1:
+		o.SSH = addrs[0]
+	case o.Via == "ssh":
+		return usageErrorf("--via ssh needs one USER@ADDR after the image name, got %d", len(addrs))
+	case strings.HasPrefix(o.Via, "ssh ") && len(addrs) == 0:
+		o.SSH = strings.TrimSpace(o.Via[4:])
+	default:
+		return usageErrorf("--via %q with %d extra arguments: allowed offline (the default), or ssh USER@ADDR", o.Via, len(addrs))
+	}
+	return nil
+}
+
+func imageProvisionRun(ctx context.Context, o *ImageProvisionOptions) error {
+	po := macos.ProvisionOptions{Bundle: filepath.Join(o.Store, o.Name), Log: o.IO.ErrOut, SSH: o.SSH}
+	var err error
+	if po.Agent, err = guestAgentPath(o.GuestAgent, "darwin", "arm64"); err != nil {
+		return err
+	}
+	res, err := macos.Provision(ctx, po)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.IO.Out, "provisioned %s (%s): agent %s\n", o.Name, res.Via, res.Agent.Path)
+	return nil
+}
+
+// ImageImportOptions are the settings of `qoslab image import tart`.
+type ImageImportOptions struct {
+	ImageOptions
+	Dir, Name string
+}
+
+func newCmdImageImport(f *Factory, runF func(context.Context, *ImageImportOptions) error) *cobra.Command {
+	o := &ImageImportOptions{}
+	cmd := &cobra.Command{
+		Use: "import tart DIR", Short: "Make a VM bundle from an existing tart VM (which is left as it is)",
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 2 || args[0] != "tart" {
+				return usageErrorf("image import takes: tart DIR")
 			}
-			entries, err := image.List(store)
-			if err != nil {
-				return err
-			}
-			if len(entries) == 0 {
-				fmt.Fprintf(f.IO.Out, "no images in %s; build one with `qoslab image build linux`\n", store)
-				return nil
-			}
-			for _, e := range entries {
-				if e.Manifest == nil {
-					fmt.Fprintf(f.IO.Out, "%-20s unreadable: %s\n", e.Name, e.Err)
-					continue
-				}
-				m := e.Manifest
-				fmt.Fprintf(f.IO.Out, "%-20s %s kernel %s, agent %s, built %s\n", e.Name, m.Arch, m.KernelVersion, m.Agent.Version, m.BuiltAt.Format("2006-01-02 15:04"))
-			}
+			o.Dir = args[1]
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&store, "store", "", "image store (default $XDG_CACHE_HOME/qoslab/images)")
-	return cmd
+	cmd.Flags().StringVar(&o.Name, "name", "", "the image's name in the store (default: the tart VM's directory name)")
+	return imageCommand(f, cmd, &o.ImageOptions, o, imageImportRun, runF)
+}
+
+func imageImportRun(ctx context.Context, o *ImageImportOptions) error {
+	name := o.Name
+	if name == "" {
+		name = filepath.Base(filepath.Clean(o.Dir))
+	}
+	if err := os.MkdirAll(o.Store, 0o755); err != nil {
+		return err
+	}
+	b, err := macos.ImportTart(ctx, macos.ImportTartOptions{Dir: o.Dir, Bundle: filepath.Join(o.Store, name), Progress: o.IO.ErrOut})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.IO.Out, "imported %s into %s\n", o.Dir, b.Dir)
+	return nil
+}
+
+// imageNames lists the images in the default store, for completion.
+func imageNames(f *Factory) []string {
+	entries, _ := image.List(imageStore(f.Env))
+	var out []string
+	for _, e := range entries {
+		out = append(out, e.Name)
+	}
+	return out
 }

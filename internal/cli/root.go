@@ -2,55 +2,96 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/qoslab/qoslab/internal/experiment"
+	"github.com/qoslab/qoslab/internal/hv/vz"
 	"github.com/qoslab/qoslab/internal/version"
 )
 
 // NewCmdRoot builds the qoslab command tree.
 func NewCmdRoot(f *Factory) *cobra.Command {
-	var configPath string
 	root := &cobra.Command{
 		Use:   "qoslab",
 		Short: "Measure whether thread QoS survives virtualization",
 		Long: `qoslab runs the same agent and workloads on the host and in VMs, at each QoS
 class with 1..N threads, and contrasts the results.
 
-Configuration: flags win over QOSLAB_* environment variables (QOSLAB_AGENT,
-QOSLAB_BENCH_LOOPS, ...), which win over the config file: --config FILE, else
-./qoslab.yaml, else $XDG_CONFIG_HOME/qoslab/config.yaml. Keys are the flag
-names, under the command's section (bench.loops); agent is top level.`,
+Configuration: flags win over QOSLAB_* environment variables, which win over
+the config file: --config FILE, else ./qoslab.yaml, else
+$XDG_CONFIG_HOME/qoslab/config.yaml. A flag's key is its name under its
+command's section (bench.loops, QOSLAB_BENCH_LOOPS); agent, results and
+image-store are top level, shared by every command that has them
+(QOSLAB_AGENT, QOSLAB_RESULTS, QOSLAB_IMAGE_STORE).`,
 		Version:       version.String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			_, err := loadConfig(f.Config, configPath, f.Env, f.keys)
-			return err
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			return f.checkConfigKeys()
 		},
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
-	root.PersistentFlags().StringVar(&configPath, "config", "", "configuration file (YAML)")
-	root.PersistentFlags().String("agent", "", "the qoslab-agent binary to run on this machine (default: next to qoslab; env QOSLAB_AGENT)")
-	f.bindFlags("", root.PersistentFlags())
+	root.PersistentFlags().StringVar(&f.ConfigPath, "config", "", "configuration file (YAML)")
+	_ = root.MarkPersistentFlagFilename("config", "yaml", "yml")
 
-	root.AddCommand(NewCmdRun(f, nil))
-	root.AddCommand(NewCmdResults(f))
-	root.AddCommand(NewCmdCompare(f))
-	root.AddCommand(NewCmdPlot(f, nil))
-	root.AddCommand(NewCmdReport(f, nil))
-	root.AddCommand(NewCmdBench(f, nil))
-	root.AddCommand(NewCmdAgent(f))
-	root.AddCommand(newCmdContention(f))
-	root.AddCommand(NewCmdImage(f))
-	root.AddCommand(NewCmdVM(f))
-	root.AddCommand(NewCmdDoctor(f))
-	root.AddCommand(newCmdVZHost(f))
+	root.AddCommand(
+		NewCmdRun(f, nil),
+		NewCmdBench(f, nil),
+		NewCmdResults(f),
+		NewCmdCompare(f),
+		NewCmdPlot(f, nil),
+		NewCmdReport(f, nil),
+		NewCmdAgent(f),
+		NewCmdImage(f),
+		NewCmdVM(f),
+		NewCmdDoctor(f, nil),
+		hidden(experiment.SpinnerCommand+" N", func(cmd *cobra.Command, args []string) error {
+			n, err := parsePositive("spinner count", args[0])
+			if err != nil {
+				return err
+			}
+			experiment.SpinnerMain(cmd.Context(), n, f.IO.In, f.IO.Out)
+			return nil
+		}),
+		hidden(vz.HostCommand+" STATE_DIR", func(cmd *cobra.Command, args []string) error {
+			return vz.HostMain(cmd.Context(), args[0])
+		}),
+	)
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
 	return root
+}
+
+// hidden is a command qoslab runs of itself (a helper process), not users.
+func hidden(use string, run func(*cobra.Command, []string) error) *cobra.Command {
+	return &cobra.Command{Use: use, Hidden: true, Args: cobra.ExactArgs(1), RunE: run}
+}
+
+// group makes cmd a command of subcommands: alone it prints its help; a
+// word that is not one of them is a usage error with a did-you-mean.
+func group(cmd *cobra.Command, subs ...*cobra.Command) *cobra.Command {
+	cmd.AddCommand(subs...)
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		var names []string
+		for _, c := range cmd.Commands() {
+			if c.IsAvailableCommand() {
+				names = append(names, c.Name())
+			}
+		}
+		msg := fmt.Sprintf("unknown command %q for %q: allowed %s", args[0], cmd.CommandPath(), strings.Join(names, ", "))
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			msg += fmt.Sprintf("; did you mean %s?", strings.Join(s, ", "))
+		}
+		return usageErrorf("%s", msg)
+	}
+	return cmd
 }
 
 // Execute runs qoslab with args and returns the process exit status:
@@ -62,7 +103,7 @@ func Execute(ctx context.Context, f *Factory, args []string) int {
 	switch {
 	case err == nil:
 		return 0
-	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
+	case experiment.IsInterrupted(ctx, err):
 		fmt.Fprintln(f.IO.ErrOut, "qoslab: interrupted")
 		return 130
 	case IsUsageError(err):
@@ -73,6 +114,3 @@ func Execute(ctx context.Context, f *Factory, args []string) int {
 		return 1
 	}
 }
-
-// agentPath is the agent binary from --agent, QOSLAB_AGENT or the config file.
-func (f *Factory) agentPath() string { return f.Config.GetString("agent") }

@@ -8,27 +8,144 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
+	"github.com/qoslab/qoslab/internal/agent"
+	"github.com/qoslab/qoslab/internal/agent/agentpb"
 	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/hv"
+	"github.com/qoslab/qoslab/internal/hv/registry"
+	"github.com/qoslab/qoslab/internal/image"
+	"github.com/qoslab/qoslab/internal/units"
 )
+
+// stateHome is where named VMs keep their state.
+func stateHome(env func(string) string) string {
+	dir := env("XDG_STATE_HOME")
+	if dir == "" {
+		dir = filepath.Join(env("HOME"), ".local", "state")
+	}
+	return filepath.Join(dir, "qoslab")
+}
+
+func cacheHome(env func(string) string) string {
+	dir := env("XDG_CACHE_HOME")
+	if dir == "" {
+		dir = filepath.Join(env("HOME"), ".cache")
+	}
+	return filepath.Join(dir, "qoslab")
+}
+
+// imageStore is the default image store ("" when there is no cache
+// directory; the command that needs one says so).
+func imageStore(env func(string) string) string {
+	dir, _ := image.DefaultStoreDir(env)
+	return dir
+}
+
+// vmEnv fills in where this machine keeps VMs and images.
+func vmEnv(f *Factory, e experiment.VMEnv) experiment.VMEnv {
+	e.StateHome, e.CacheDir = stateHome(f.Env), cacheHome(f.Env)
+	if e.Store == "" {
+		e.Store = imageStore(f.Env)
+	}
+	return e
+}
+
+// vmFlags are the flags that describe a VM, as typed.
+type vmFlags struct {
+	name, image, store, memory, disk, accel, backend string
+	cpus                                             int
+}
+
+// add adds the VM flags to cmd; named adds --vm NAME (measure in a named VM).
+func (v *vmFlags) add(cmd *cobra.Command, named bool) {
+	fl := cmd.Flags()
+	memory, disk := "1 GiB, more when compression needs it", "what compression needs"
+	if named {
+		fl.StringVar(&v.name, "vm", "", "measure in this named VM (`qoslab vm start NAME`) instead of booting one for the run")
+		completeVMs(cmd, "vm")
+	} else if s, err := experiment.DefaultSpec(experiment.NamedVMSpec); err == nil {
+		mem, d := experiment.VMSize(s)
+		memory = fmt.Sprintf("%d MiB, what the built-in %s spec needs", mem, experiment.NamedVMSpec)
+		disk = fmt.Sprintf("%d MiB, what the built-in %s spec needs", d>>20, experiment.NamedVMSpec)
+	}
+	fl.StringVar(&v.image, "image", "", "image to boot, from the image store (default: the built-in recipe's for this arch, "+experiment.DefaultImage()+")")
+	fl.StringVar(&v.store, "image-store", "", "image store (default $XDG_CACHE_HOME/qoslab/images)")
+	fl.IntVar(&v.cpus, "cpus", 2, "vCPUs of the VM")
+	fl.StringVar(&v.memory, "memory", "", "memory of the VM, e.g. 2GiB (default: "+memory+")")
+	fl.StringVar(&v.disk, "disk", "", "raw scratch disk of the VM, the compression sink (default: "+disk+")")
+	fl.StringVar(&v.accel, "accel", "", "VM acceleration: kvm, tcg, hvf (default: KVM when a probe boot works, else TCG)")
+	fl.StringVar(&v.backend, "vm-backend", registry.Default(), "hypervisor: "+strings.Join(registry.Names(), ", "))
+	aliasStore(cmd)
+	complete(cmd, "accel", fixed(accels...))
+	complete(cmd, "vm-backend", registry.Names)
+	_ = cmd.MarkFlagDirname("image-store")
+}
+
+// aliasStore lets --store name the image store too, as it always did on
+// the image commands.
+func aliasStore(cmd *cobra.Command) {
+	cmd.Flags().SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		if name == "store" {
+			name = "image-store"
+		}
+		return pflag.NormalizedName(name)
+	})
+}
+
+func (v *vmFlags) parse(src sources) (experiment.VMSpec, experiment.VMEnv, error) {
+	n := src.name
+	s := experiment.VMSpec{Image: v.image, CPUs: v.cpus, Accel: v.accel, Backend: v.backend}
+	e := experiment.VMEnv{Name: v.name, Store: v.store}
+	if err := registry.Check(v.backend); err != nil {
+		return s, e, usageErrorf("%s: %w", n("vm-backend"), err)
+	}
+	if s.Image == "" {
+		s.Image = experiment.DefaultImage()
+	}
+	if s.CPUs < 1 || s.CPUs > 256 {
+		return s, e, usageErrorf("%s %d: allowed 1..256", n("cpus"), s.CPUs)
+	}
+	if s.Accel != "" {
+		if err := oneOf(n("accel"), s.Accel, accels); err != nil {
+			return s, e, err
+		}
+	}
+	if v.memory != "" {
+		b, err := units.ParseSize(n("memory"), v.memory, 1<<40)
+		if err != nil {
+			return s, e, usageError(err)
+		}
+		if b < 128<<20 {
+			return s, e, usageErrorf("%s %s: allowed 128MiB and more", n("memory"), v.memory)
+		}
+		s.MemoryBytes = b
+	}
+	if v.disk != "" {
+		b, err := units.ParseSize(n("disk"), v.disk, 1<<42)
+		if err != nil {
+			return s, e, usageError(err)
+		}
+		s.DiskBytes = b
+	}
+	return s, e, nil
+}
 
 // NewCmdVM builds `qoslab vm`: named VMs that outlive the command.
 func NewCmdVM(f *Factory) *cobra.Command {
-	cmd := &cobra.Command{
+	return group(&cobra.Command{
 		Use:   "vm",
-		Short: "Start, stop and look at named VMs",
+		Short: "Start, stop, look at and delete named VMs",
 		Long: `Named VMs keep running after the command that started them, so several
 bench runs can measure in the same guest (qoslab bench --target vm --vm NAME).
 Their state (sockets, console log, scratch disk) is in
 $XDG_STATE_HOME/qoslab/vms/NAME.`,
-	}
-	cmd.AddCommand(newCmdVMStart(f), newCmdVMStop(f), newCmdVMStatus(f), newCmdVMConsole(f), newCmdVMList(f))
-	return cmd
+	}, newCmdVMStart(f, nil), newCmdVMStop(f, nil), newCmdVMStatus(f, nil), newCmdVMConsole(f, nil), newCmdVMList(f, nil), newCmdVMDelete(f, nil))
 }
 
 func vmName(args []string) (string, error) {
@@ -36,225 +153,237 @@ func vmName(args []string) (string, error) {
 		return "", usageErrorf("give one VM name, got %d", len(args))
 	}
 	name := args[0]
-	if name == "" || name == "." || name == ".." || filepath.Base(name) != name {
-		return "", usageErrorf("VM name %q: use letters, digits, '-' and '_' only", name)
-	}
+	ok := name != ""
 	for _, r := range name {
-		if !(r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
-			return "", usageErrorf("VM name %q: use letters, digits, '-' and '_' only", name)
-		}
+		ok = ok && (r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}
+	if !ok {
+		return "", usageErrorf("VM name %q: use letters, digits, '-' and '_' only", name)
 	}
 	return name, nil
 }
 
-func newCmdVMStart(f *Factory) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "start NAME",
-		Short: "Boot a named VM from an image and leave it running",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			name, err := vmName(args)
-			if err != nil {
-				return err
-			}
-			o, err := vmOptionsFrom(f, "vm")
-			if err != nil {
-				return err
-			}
-			return vmStart(cmd.Context(), f, name, o)
-		},
-	}
-	addVMFlags(cmd.Flags())
-	cmd.Flags().MarkHidden("vm")
-	f.bindFlags("vm", cmd.Flags())
-	return cmd
+// VMOptions are the settings of the vm commands.
+type VMOptions struct {
+	IO   *IOStreams
+	Name string
+	// Env is where this machine keeps VMs and images.
+	Env experiment.VMEnv
+	// VM is what `vm start` boots.
+	VM           experiment.VMSpec
+	JSON, Follow bool
 }
 
-func vmStart(ctx context.Context, f *Factory, name string, o VMOptions) error {
-	dir := vmStateDir(f.Env, name)
-	backend := newBackend(f.Env, o.Backend)
-	if m, err := backend.Attach(ctx, dir); err == nil {
-		return fmt.Errorf("vm %s is already running (pid %d); stop it first with `qoslab vm stop %s`", name, m.Info().PID, name)
+// vmCommand finishes a `vm VERB [NAME]` command: the name checked, where VMs
+// live filled in, the vm section of the settings.
+func vmCommand(f *Factory, cmd *cobra.Command, o *VMOptions, src *sources, prepare func() error, run, runF func(context.Context, *VMOptions) error) *cobra.Command {
+	o.IO = f.IO
+	named := strings.HasSuffix(cmd.Use, " NAME")
+	if named {
+		completeArgs(cmd, func() []string { return experiment.NamedVMs(vmEnv(f, experiment.VMEnv{})) })
 	}
-	img, err := loadImage(o)
-	if err != nil {
+	return command(f, cmd, "vm", o, src, func(args []string) error {
+		if named {
+			var err error
+			if o.Name, err = vmName(args); err != nil {
+				return err
+			}
+		}
+		if prepare != nil {
+			if err := prepare(); err != nil {
+				return err
+			}
+		}
+		o.Env = vmEnv(f, o.Env)
+		return nil
+	}, run, runF)
+}
+
+func newCmdVMStart(f *Factory, runF func(context.Context, *VMOptions) error) *cobra.Command {
+	o := &VMOptions{}
+	var v vmFlags
+	var src sources
+	cmd := &cobra.Command{Use: "start NAME", Short: "Boot a named VM from an image and leave it running"}
+	v.add(cmd, false)
+	return vmCommand(f, cmd, o, &src, func() (err error) {
+		o.VM, o.Env, err = v.parse(src)
 		return err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	// Sized for the default subsumption experiment: 1 GiB compressed in the guest.
-	spec := vmSpec(o, img, vmNeeds{memoryMiB: 3072, diskBytes: 4 << 30}, name, dir)
-	spec.Detach = true
-	fmt.Fprintf(f.IO.ErrOut, "vm %s: booting %s (kernel %s), %d vCPUs, %d MiB\n", name, o.Image, img.KernelVersion, spec.CPUs, spec.MemoryMiB)
-	m, c, err := experiment.BootVM(ctx, backend, f.IO.ErrOut, spec)
+	}, vmStartRun, runF)
+}
+
+func vmStartRun(ctx context.Context, o *VMOptions) error {
+	m, info, err := experiment.StartNamedVM(ctx, experiment.NamedVM{Name: o.Name, VM: o.VM, Env: o.Env}, o.IO.ErrOut)
 	if err != nil {
-		return fmt.Errorf("vm %s: %w", name, err)
-	}
-	defer c.Close()
-	info, err := c.Info(ctx)
-	if err != nil {
-		_ = m.Stop(context.Background())
 		return err
 	}
 	mi := m.Info()
-	fmt.Fprintf(f.IO.Out, "vm %s running: pid %d, accel %s, agent answered %.2f s after start\n", name, mi.PID, mi.Accel, float64(mi.BootNs)/1e9)
-	fmt.Fprintf(f.IO.Out, "guest: %s\n", describeInfo(info))
-	fmt.Fprintf(f.IO.Out, "measure in it with: qoslab bench --target vm --vm %s\n", name)
+	fmt.Fprintf(o.IO.Out, "vm %s running: pid %d, accel %s, agent answered %.2f s after start\n", o.Name, mi.PID, mi.Accel, float64(mi.BootNs)/1e9)
+	fmt.Fprintf(o.IO.Out, "guest: %s\n", agent.Describe(info))
+	fmt.Fprintf(o.IO.Out, "measure in it with: qoslab bench --target vm --vm %s\n", o.Name)
 	return nil
 }
 
-// attachVM finds a named VM, saying clearly whether it never existed or has stopped.
-func attachVM(ctx context.Context, f *Factory, name string) (hv.Machine, error) {
-	dir := vmStateDir(f.Env, name)
-	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("no vm named %s (no %s); `qoslab vm list` shows the VMs", name, dir)
-	}
-	m, err := attachAny(ctx, f.Env, dir)
+func newCmdVMStop(f *Factory, runF func(context.Context, *VMOptions) error) *cobra.Command {
+	cmd := &cobra.Command{Use: "stop NAME", Short: "Power a named VM off (by force when it does not answer)"}
+	return vmCommand(f, cmd, &VMOptions{}, nil, nil, vmStopRun, runF)
+}
+
+func vmStopRun(ctx context.Context, o *VMOptions) error {
+	m, err := experiment.AttachVM(ctx, o.Env, o.Name)
 	if err != nil {
-		return nil, fmt.Errorf("vm %s is not running: %w", name, err)
+		return err
 	}
-	return m, nil
+	if err := experiment.StopVM(m); err != nil {
+		return fmt.Errorf("stop vm %s: %w", o.Name, err)
+	}
+	fmt.Fprintf(o.IO.Out, "vm %s stopped\n", o.Name)
+	return nil
 }
 
-func newCmdVMStop(f *Factory) *cobra.Command {
-	return &cobra.Command{
-		Use:   "stop NAME",
-		Short: "Power a named VM off (by force when it does not answer)",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			name, err := vmName(args)
-			if err != nil {
-				return err
-			}
-			m, err := attachVM(cmd.Context(), f, name)
-			if err != nil {
-				return err
-			}
-			a := &vmAgent{machine: m, owned: true}
-			if a.Client, err = experiment.AgentOver(m); err != nil {
-				return err
-			}
-			if err := a.Close(); err != nil {
-				return fmt.Errorf("stop vm %s: %w", name, err)
-			}
-			fmt.Fprintf(f.IO.Out, "vm %s stopped\n", name)
+func newCmdVMDelete(f *Factory, runF func(context.Context, *VMOptions) error) *cobra.Command {
+	cmd := &cobra.Command{Use: "delete NAME", Short: "Remove a stopped named VM, its scratch disk and console log"}
+	return vmCommand(f, cmd, &VMOptions{}, nil, nil, vmDeleteRun, runF)
+}
+
+func vmDeleteRun(ctx context.Context, o *VMOptions) error {
+	if err := experiment.DeleteVM(ctx, o.Env, o.Name); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.IO.Out, "vm %s deleted\n", o.Name)
+	return nil
+}
+
+func newCmdVMStatus(f *Factory, runF func(context.Context, *VMOptions) error) *cobra.Command {
+	o := &VMOptions{}
+	cmd := &cobra.Command{Use: "status NAME", Short: "Show a named VM as the host sees it, and its agent's Info"}
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
+	return vmCommand(f, cmd, o, nil, nil, vmStatusRun, runF)
+}
+
+func vmStatusRun(ctx context.Context, o *VMOptions) error {
+	m, err := experiment.AttachVM(ctx, o.Env, o.Name)
+	if err != nil {
+		return err
+	}
+	c, err := experiment.AgentOver(m)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	info, ierr := c.Info(ctx)
+	mi := m.Info()
+	if o.JSON {
+		out := map[string]any{"machine": mi}
+		if ierr == nil {
+			out["agent"] = agent.InfoJSON(info)
+		} else {
+			out["agent_error"] = ierr.Error()
+		}
+		return printJSON(o.IO.Out, out)
+	}
+	fmt.Fprintf(o.IO.Out, "vm %s: running, %s, pid %d, %d vCPUs (host threads %v), %d MiB\n", o.Name, describeAccel(mi), mi.PID, mi.CPUs, mi.VCPUThreads, mi.MemoryMiB)
+	fmt.Fprintf(o.IO.Out, "image: %s (kernel %s)\nconsole: %s\nscratch disk: %s (guest %s)\n", mi.Image.Name, mi.Image.KernelVersion, mi.ConsoleLog, mi.Disk, mi.GuestDisk)
+	if ierr != nil {
+		return fmt.Errorf("vm %s runs but its agent does not answer: %w", o.Name, ierr)
+	}
+	return printInfo(o.IO.Out, info)
+}
+
+func newCmdVMConsole(f *Factory, runF func(context.Context, *VMOptions) error) *cobra.Command {
+	o := &VMOptions{}
+	cmd := &cobra.Command{Use: "console NAME", Short: "Print a named VM's console log"}
+	cmd.Flags().BoolVarP(&o.Follow, "follow", "f", false, "keep printing what the console writes, until Ctrl-C")
+	return vmCommand(f, cmd, o, nil, nil, vmConsoleRun, runF)
+}
+
+func vmConsoleRun(ctx context.Context, o *VMOptions) error {
+	dir := experiment.VMStateDir(o.Env, o.Name)
+	file, err := os.Open(filepath.Join(dir, "console.log"))
+	if errors.Is(err, os.ErrNotExist) {
+		if _, serr := os.Stat(dir); serr != nil {
+			return &experiment.NoSuchVMError{Name: o.Name, Known: experiment.NamedVMs(o.Env)}
+		}
+		return fmt.Errorf("vm %s has no console log yet (it never booted?)", o.Name)
+	}
+	if err != nil {
+		return fmt.Errorf("vm %s console: %w", o.Name, err)
+	}
+	defer file.Close()
+	for {
+		if _, err := io.Copy(o.IO.Out, file); err != nil || !o.Follow {
+			return err
+		}
+		select {
+		case <-ctx.Done():
 			return nil
-		},
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
 }
 
-func newCmdVMStatus(f *Factory) *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "status NAME",
-		Short: "Show a named VM as the host sees it, and its agent's Info",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			name, err := vmName(args)
-			if err != nil {
-				return err
-			}
-			m, err := attachVM(cmd.Context(), f, name)
-			if err != nil {
-				return err
-			}
-			c, err := experiment.AgentOver(m)
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
-			defer cancel()
-			info, ierr := c.Info(ctx)
+func newCmdVMList(f *Factory, runF func(context.Context, *VMOptions) error) *cobra.Command {
+	o := &VMOptions{}
+	cmd := &cobra.Command{Use: "list", Short: "List named VMs and whether they run", Args: noArgs}
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
+	return vmCommand(f, cmd, o, nil, nil, vmListRun, runF)
+}
+
+func vmListRun(ctx context.Context, o *VMOptions) error {
+	type row struct {
+		Name    string          `json:"name"`
+		Running bool            `json:"running"`
+		Machine *hv.MachineInfo `json:"machine,omitempty"`
+	}
+	rows := []row{}
+	for _, n := range experiment.NamedVMs(o.Env) {
+		r := row{Name: n}
+		if m, err := registry.Attach(ctx, registry.Options{CacheDir: o.Env.CacheDir}, experiment.VMStateDir(o.Env, n)); err == nil {
 			mi := m.Info()
-			if asJSON {
-				out := map[string]any{"machine": mi}
-				if ierr == nil {
-					out["agent"] = infoJSON(info)
-				} else {
-					out["agent_error"] = ierr.Error()
-				}
-				enc := json.NewEncoder(f.IO.Out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(out)
-			}
-			fmt.Fprintf(f.IO.Out, "vm %s: running, %s, pid %d, %d vCPUs (host threads %v), %d MiB\n", name, describeAccel(mi), mi.PID, mi.CPUs, mi.VCPUThreads, mi.MemoryMiB)
-			fmt.Fprintf(f.IO.Out, "image: %s (kernel %s)\nconsole: %s\nscratch disk: %s (guest %s)\n", mi.Image.Name, mi.Image.KernelVersion, mi.ConsoleLog, mi.Disk, mi.GuestDisk)
-			if ierr != nil {
-				return fmt.Errorf("vm %s runs but its agent does not answer: %w", name, ierr)
-			}
-			return printInfo(f.IO, info)
-		},
+			r.Running, r.Machine = true, &mi
+		}
+		rows = append(rows, r)
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	return cmd
+	if o.JSON {
+		return printJSON(o.IO.Out, rows)
+	}
+	if len(rows) == 0 {
+		fmt.Fprintln(o.IO.Out, "no named VMs; start one with `qoslab vm start NAME`")
+	}
+	for _, r := range rows {
+		state := "stopped (remove it with `qoslab vm delete " + r.Name + "`)"
+		if r.Running {
+			state = fmt.Sprintf("running (pid %d, %s, %d vCPUs)", r.Machine.PID, describeAccel(*r.Machine), r.Machine.CPUs)
+		}
+		fmt.Fprintf(o.IO.Out, "%-20s %s\n", r.Name, state)
+	}
+	return nil
 }
 
-func newCmdVMConsole(f *Factory) *cobra.Command {
-	var follow bool
-	cmd := &cobra.Command{
-		Use:   "console NAME",
-		Short: "Print a named VM's console log",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			name, err := vmName(args)
-			if err != nil {
-				return err
-			}
-			path := filepath.Join(vmStateDir(f.Env, name), "console.log")
-			file, err := os.Open(path)
-			if err != nil {
-				return fmt.Errorf("vm %s console: %w", name, err)
-			}
-			defer file.Close()
-			if _, err := io.Copy(f.IO.Out, file); err != nil {
-				return err
-			}
-			for follow {
-				select {
-				case <-cmd.Context().Done():
-					return nil
-				case <-time.After(200 * time.Millisecond):
-				}
-				if _, err := io.Copy(f.IO.Out, file); err != nil {
-					return err
-				}
-			}
-			return nil
-		},
-	}
-	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing what the console writes, until Ctrl-C")
-	return cmd
+// completeVMs completes a flag with the named VMs.
+func completeVMs(cmd *cobra.Command, flag string) {
+	complete(cmd, flag, func() []string {
+		return experiment.NamedVMs(experiment.VMEnv{StateHome: stateHome(os.Getenv)})
+	})
 }
 
-func newCmdVMList(f *Factory) *cobra.Command {
-	return &cobra.Command{
-		Use:   "list",
-		Short: "List named VMs and whether they run",
-		Args:  noArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			root := filepath.Join(stateHome(f.Env), "vms")
-			entries, err := os.ReadDir(root)
-			if err != nil && !errors.Is(err, os.ErrNotExist) {
-				return err
-			}
-			var names []string
-			for _, e := range entries {
-				if e.IsDir() {
-					names = append(names, e.Name())
-				}
-			}
-			sort.Strings(names)
-			if len(names) == 0 {
-				fmt.Fprintln(f.IO.Out, "no named VMs; start one with `qoslab vm start NAME`")
-				return nil
-			}
-			for _, n := range names {
-				state := "stopped"
-				if m, err := attachAny(cmd.Context(), f.Env, filepath.Join(root, n)); err == nil {
-					mi := m.Info()
-					state = fmt.Sprintf("running (pid %d, %s, %d vCPUs)", mi.PID, describeAccel(mi), mi.CPUs)
-				}
-				fmt.Fprintf(f.IO.Out, "%-20s %s\n", n, state)
-			}
-			return nil
-		},
+// describeAccel is a short label for tables.
+func describeAccel(info hv.MachineInfo) string {
+	return strings.TrimSpace(fmt.Sprintf("%s %s", info.Backend, info.Accel))
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func printInfo(w io.Writer, info *agentpb.InfoReply) error {
+	for _, r := range agent.InfoRows(info) {
+		if _, err := fmt.Fprintf(w, "%-13s %s\n", r[0]+":", r[1]); err != nil {
+			return err
+		}
 	}
+	return nil
 }

@@ -32,6 +32,8 @@ type Cell struct {
 	Level     int     `json:"level,omitempty"`
 	Sink      string  `json:"sink,omitempty"`
 	SinkPath  string  `json:"sink_path,omitempty"`
+	// DataSeed seeds generated input and pi's random numbers (Spec.DataSeed).
+	DataSeed uint64 `json:"data_seed,omitempty"`
 }
 
 // Timed reports whether the cell's records are samples (not a warm-up).
@@ -130,6 +132,9 @@ func Plan(s Spec) ([]Cell, uint64) {
 	var series []Cell
 	for i, e := range s.Matrix {
 		series = append(series, e.series(i)...)
+	}
+	for i := range series {
+		series[i].DataSeed = s.DataSeed
 	}
 	reversed := slices.Clone(s.Targets)
 	slices.Reverse(reversed)

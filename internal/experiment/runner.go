@@ -12,19 +12,11 @@ import (
 	"github.com/qoslab/qoslab/internal/telemetry"
 )
 
-// Target is an agent that measures cells: the host's, or one in a VM.
-type Target interface {
-	Run(ctx context.Context, req *agentpb.RunRequest, onProgress func(*agentpb.Progress)) (*agentpb.Result, error)
-}
-
-// DataSeed seeds the generated input of the compression workloads, as bench does.
-const DataSeed = 1
-
 // Request is the agent request that measures c.
 func (c Cell) Request() *agentpb.RunRequest {
 	return &agentpb.RunRequest{
 		Workload: c.Workload, Qos: int32(c.QoS), Threads: uint32(c.Threads), Loops: c.Loops,
-		SizeBytes: uint64(c.SizeBytes), Ratio: c.Ratio, Seed: DataSeed, Codec: c.Codec, Level: int32(c.Level),
+		SizeBytes: uint64(c.SizeBytes), Ratio: c.Ratio, Seed: c.DataSeed, Codec: c.Codec, Level: int32(c.Level),
 		Sink: c.Sink, SinkPath: c.SinkPath,
 	}
 }
@@ -72,12 +64,21 @@ type Stats struct {
 	Telemetry TelemetryStats
 }
 
+// CellRun is one timed run of a cell as the runner kept it.
+type CellRun struct {
+	Cell    Cell
+	Metrics map[string]float64
+	Notes   []string
+	Samples []results.Sample
+}
+
 // Runner runs a plan's cells on their targets and keeps every finished cell
 // run in a sample log, synced, before the next starts.
 type Runner struct {
 	Cells   []Cell
 	Targets map[string]Target
-	Log     *results.SampleLog
+	// Log keeps every timed cell run; nil keeps them only in memory (OnRun).
+	Log *results.SampleLog
 	// Finished are the repeats an earlier, interrupted run finished
 	// (results.FinishedRepeats by SeriesKey): they are not run again.
 	Finished   map[string][]int
@@ -85,6 +86,8 @@ type Runner struct {
 	// OnStep, when set, is called before each cell run (outside any measured
 	// interval).
 	OnStep func(Step)
+	// OnRun, when set, gets each timed cell run once it is kept.
+	OnRun func(Step, CellRun)
 	// OnProgress, when set, gets the agent's progress events; nil asks the
 	// agent for none, so nothing but the workload runs while it is measured.
 	OnProgress func(*agentpb.Progress)
@@ -138,11 +141,11 @@ func (r *Runner) Run(ctx context.Context) (Stats, error) {
 			if ctx.Err() != nil {
 				return st, ctx.Err()
 			}
-			return st, fmt.Errorf("cell %d/%d (%s) failed: %w", i+1, len(r.Cells), c, err)
+			return st, &CellError{Index: i, Total: len(r.Cells), Cell: c, Err: err}
 		}
 		if r.Conditions != nil {
 			if err := r.Conditions(); err != nil {
-				return st, fmt.Errorf("cell %d/%d (%s) not saved: %w", i+1, len(r.Cells), c, err)
+				return st, fmt.Errorf("cell %d/%d (%s) not saved: %w", i+1, len(r.Cells), c.label(), err)
 			}
 		}
 		if !c.Timed() {
@@ -160,16 +163,45 @@ func (r *Runner) Run(ctx context.Context) (Stats, error) {
 			}
 			last = max(last, s.EndNs)
 		}
-		if err := r.Log.Append(recs...); err != nil {
-			return st, fmt.Errorf("cell %d/%d (%s) measured but not saved: %w", i+1, len(r.Cells), c, err)
+		if r.Log != nil {
+			if err := r.Log.Append(recs...); err != nil {
+				return st, fmt.Errorf("cell %d/%d (%s) measured but not saved: %w", i+1, len(r.Cells), c.label(), err)
+			}
 		}
 		st.Runs++
 		st.MeasuredNs += last - first
 		if err := r.Telemetry.keep(c, res.GetTelemetry(), hostSamples, &st.Telemetry); err != nil {
-			return st, fmt.Errorf("cell %d/%d (%s) measured and saved, its telemetry not: %w", i+1, len(r.Cells), c, err)
+			return st, fmt.Errorf("cell %d/%d (%s) measured and saved, its telemetry not: %w", i+1, len(r.Cells), c.label(), err)
+		}
+		if r.OnRun != nil {
+			r.OnRun(Step{Index: i, Total: len(r.Cells), Cell: c, Elapsed: time.Since(began)},
+				CellRun{Cell: c, Metrics: res.GetMetrics(), Notes: res.GetNotes(), Samples: samples})
 		}
 	}
 	return st, nil
+}
+
+// CellError is a cell run that failed: the run stops there, and what
+// finished before it is kept.
+type CellError struct {
+	Index, Total int
+	Cell         Cell
+	Err          error
+}
+
+func (e *CellError) Error() string {
+	return fmt.Sprintf("cell %d/%d (%s) failed: %v", e.Index+1, e.Total, e.Cell.label(), e.Err)
+}
+
+func (e *CellError) Unwrap() error { return e.Err }
+
+// label names a cell run in errors: the target, what it measures, and
+// repeat=N (or warm-up N).
+func (c Cell) label() string {
+	if !c.Timed() {
+		return c.String()
+	}
+	return fmt.Sprintf("%s: %s qos=%s threads=%d repeat=%d", c.Target, c.Workload, c.QoS, c.Threads, c.Repeat)
 }
 
 func (r *Runner) step(s Step) {

@@ -20,6 +20,12 @@ type fakeTarget struct {
 	failAt int // 1-based call that fails; 0 never
 }
 
+func (f *fakeTarget) Info(context.Context) (*agentpb.InfoReply, error) {
+	return &agentpb.InfoReply{Os: "linux", Arch: "amd64", Codecs: []string{"zstd"}}, nil
+}
+
+func (f *fakeTarget) Close() error { return nil }
+
 func (f *fakeTarget) Run(_ context.Context, req *agentpb.RunRequest, _ func(*agentpb.Progress)) (*agentpb.Result, error) {
 	f.calls = append(f.calls, req)
 	if len(f.calls) == f.failAt {
@@ -98,14 +104,14 @@ func TestRunnerNeedsItsTargets(t *testing.T) {
 }
 
 func TestCellRequest(t *testing.T) {
-	c := Cell{Target: TargetVM, Workload: "compress", QoS: qos.UserInteractive, Threads: 2, Repeat: 1, SizeBytes: 1 << 20, Ratio: 3, Codec: "zstd", Level: 3, Sink: "file"}
+	c := Cell{Target: TargetVM, Workload: "compress", QoS: qos.UserInteractive, Threads: 2, Repeat: 1, SizeBytes: 1 << 20, Ratio: 3, Codec: "zstd", Level: 3, Sink: "file", DataSeed: 7}
 	req := c.Request()
 	assert.Equal(t, "compress", req.Workload)
 	assert.Equal(t, int32(33), req.Qos)
 	assert.Equal(t, uint32(2), req.Threads)
 	assert.Equal(t, uint64(1<<20), req.SizeBytes)
 	assert.Equal(t, "zstd", req.Codec)
-	assert.Equal(t, uint64(DataSeed), req.Seed)
+	assert.Equal(t, uint64(7), req.Seed, "the spec's data seed")
 }
 
 func TestRunnerDiscardsACellRunWhoseConditionsFailed(t *testing.T) {

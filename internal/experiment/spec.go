@@ -48,6 +48,9 @@ const (
 	DefaultVMCPUs = 4
 	// DefaultSize is reference/001's 1 GB test file for compression.
 	DefaultSize int64 = 1 << 30
+	// DefaultDataSeed is the data seed of a spec that sets none (and of every
+	// run recorded before specs had one).
+	DefaultDataSeed = 1
 )
 
 // Limits a spec is checked against.
@@ -94,6 +97,9 @@ type Spec struct {
 	// TelemetryMs is the telemetry sampling interval while each timed cell
 	// runs, on the host and in the guest; 0 turns telemetry off.
 	TelemetryMs int `json:"telemetry_ms"`
+	// DataSeed seeds the compression workloads' generated input and pi's
+	// random numbers, so every run of a spec measures the same data.
+	DataSeed uint64 `json:"data_seed"`
 }
 
 // VMSpec describes the VM of the vm target. Zero values mean "decide at run
@@ -135,11 +141,11 @@ type MatrixEntry struct {
 // rather than a compute one (loops).
 func takesCodec(w string) bool { return w == workload.Compress || w == workload.Decompress }
 
-// defaultLoops is a compute workload's loops when an entry gives none: about
+// DefaultLoops is a compute workload's loops when an entry gives none: about
 // a second per thread on a current core (about 0.7 s for fp on this
 // project's 2-core Xeon, 4 s on an M1 E core at reference/001's 4.8e7
 // loops/s). The same values as bench's defaults.
-func defaultLoops(w string) uint64 {
+func DefaultLoops(w string) uint64 {
 	switch w {
 	case workload.MMul:
 		return 2e5
@@ -733,6 +739,7 @@ func (d *specDecoder) spec(n *yaml.Node) Spec {
 		Order:   OrderInterleaved,
 		// The reference articles' powermetrics interval.
 		TelemetryMs: telemetry.DefaultIntervalMs,
+		DataSeed:    DefaultDataSeed,
 	}
 	d.mapping("", n, []field{
 		{"name", d.str(&s.Name)},
@@ -767,6 +774,16 @@ func (d *specDecoder) spec(n *yaml.Node) Spec {
 		}},
 		{"contention", d.integer(&s.Contention)},
 		{"telemetry_ms", d.integer(&s.TelemetryMs)},
+		{"data_seed", func(path string, v *yaml.Node) {
+			if t, ok := d.scalar(path, v, "a whole number"); ok {
+				seed, err := strconv.ParseUint(strings.ReplaceAll(t, "_", ""), 10, 64)
+				if err != nil {
+					d.bad(path, v, "%q: allowed a whole number 0..%d", t, uint64(math.MaxUint64))
+					return
+				}
+				s.DataSeed = seed
+			}
+		}},
 	})
 	return s
 }
@@ -944,7 +961,7 @@ func (d *specDecoder) entry(path string, n *yaml.Node) MatrixEntry {
 			e.Sink = workload.DefaultSink
 		}
 	} else if given["loops"] == nil {
-		e.Loops = defaultLoops(e.Workload)
+		e.Loops = DefaultLoops(e.Workload)
 	}
 	return e
 }

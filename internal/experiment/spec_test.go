@@ -33,7 +33,7 @@ func TestDefaultSpecSubsumption(t *testing.T) {
 			{Workload: "decompress", QoS: bothClasses, Threads: []int{1}, SizeBytes: 1 << 30, Ratio: 3, Codec: "zstd", Sink: "file"},
 		},
 		Repeats: 3,
-		Order:   OrderInterleaved, TelemetryMs: 100,
+		Order:   OrderInterleaved, TelemetryMs: 100, DataSeed: 1,
 	}
 	assert.Equal(t, want, s)
 
@@ -66,7 +66,7 @@ func TestParseSpecDefaults(t *testing.T) {
 		},
 		Repeats: DefaultRepeats,
 		Warmup:  DefaultWarmup,
-		Order:   OrderInterleaved, TelemetryMs: 100,
+		Order:   OrderInterleaved, TelemetryMs: 100, DataSeed: 1,
 	}, s)
 	assert.Nil(t, s.Seed, "no seed given: the plan picks one")
 }
@@ -104,6 +104,7 @@ order: sequential
 seed: 18446744073709551615
 contention: 2
 telemetry_ms: 250
+data_seed: 42
 `
 	s, err := ParseSpec([]byte(yml), "ignored")
 	require.NoError(t, err)
@@ -118,7 +119,7 @@ telemetry_ms: 250
 			{Workload: "procs", QoS: []qos.Class{qos.Default}, Threads: []int{10, 30, 50, 70}, Loops: 1500000},
 			{Workload: "compress", QoS: bothClasses, Threads: []int{1, 3, 4}, SizeBytes: 64 << 20, Ratio: 2.5, Codec: "gzip", Level: 9, Sink: "block", SinkPath: "/dev/vdb"},
 		},
-		Repeats: 5, Warmup: 2, Order: OrderSequential, Contention: 2, TelemetryMs: 250,
+		Repeats: 5, Warmup: 2, Order: OrderSequential, Contention: 2, TelemetryMs: 250, DataSeed: 42,
 	}, s)
 }
 
@@ -202,7 +203,7 @@ matrix:
 	_, err := ParseSpec([]byte(yml), "typos")
 	p := problemsOf(t, err)
 	require.Len(t, p, 4, "%q", p)
-	assert.Equal(t, "Repeats (line 3): unknown key: allowed name, description, targets, vm, matrix, repeats, warmup, order, seed, contention, telemetry_ms; did you mean repeats?", p[0])
+	assert.Equal(t, "Repeats (line 3): unknown key: allowed name, description, targets, vm, matrix, repeats, warmup, order, seed, contention, telemetry_ms, data_seed; did you mean repeats?", p[0])
 	assert.Equal(t, "vm.cpu (line 5): unknown key: allowed backend, image, cpus, memory, disk, accel, host_qos; did you mean cpus?", p[1])
 	assert.Equal(t, "matrix[1].treads (line 9): unknown key: allowed workload, qos, threads, loops, size, ratio, codec, level, sink, sink_path; did you mean threads?", p[2])
 	assert.True(t, strings.HasPrefix(p[3], "matrix[1].colour (line 11): unknown key: allowed workload,"), p[3])

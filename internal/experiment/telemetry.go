@@ -114,3 +114,44 @@ func (t *Telemetry) keep(c Cell, agentTel *agentpb.Telemetry, host []telemetry.S
 	}
 	return t.Log.Sync()
 }
+
+// setUp prepares telemetry for a run when its spec asks for it: the log
+// at path, and the host's view of each VM (the host's CPUs and the VM's
+// vCPU threads). Telemetry that cannot be had is a note, never a reason to
+// stop; close flushes the log.
+func setUpTelemetry(path string, s Spec, targets map[string]Target, note func(string)) (*Telemetry, func() error, error) {
+	if s.TelemetryMs <= 0 {
+		return nil, func() error { return nil }, nil
+	}
+	log, err := telemetry.OpenLog(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	interval := time.Duration(s.TelemetryMs) * time.Millisecond
+	tel := &Telemetry{Log: log, Interval: interval, HostThreads: map[string][]telemetry.ThreadRef{}, OnNote: note}
+	var probe telemetry.Probe
+	for _, name := range sortedKeys(targets) {
+		vm, ok := targets[name].(InVM)
+		if !ok {
+			continue
+		}
+		if probe == nil {
+			if probe, err = telemetry.NewLocalProbe(context.Background(), interval); err != nil {
+				note(fmt.Sprintf("telemetry: no host view of the VM: %v", err))
+				break
+			}
+		}
+		mi := vm.Machine()
+		if len(mi.VCPUThreads) == 0 {
+			note(fmt.Sprintf("telemetry: the %s backend does not expose its vCPU threads; the host view has its CPUs only", mi.Backend))
+		}
+		tel.HostThreads[name] = telemetry.VCPURefs(mi.PID, mi.VCPUThreads)
+	}
+	tel.HostProbe = probe
+	return tel, func() error {
+		if probe != nil {
+			probe.Close()
+		}
+		return log.Close()
+	}, nil
+}

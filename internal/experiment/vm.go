@@ -1,15 +1,22 @@
-// Package experiment runs measurements on targets: the host's agent and agents
-// in VMs it boots or attaches to.
 package experiment
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
 
 	"github.com/qoslab/qoslab/internal/agent"
+	"github.com/qoslab/qoslab/internal/agent/agentpb"
 	"github.com/qoslab/qoslab/internal/hv"
+	"github.com/qoslab/qoslab/internal/hv/registry"
+	"github.com/qoslab/qoslab/internal/hv/vz"
+	"github.com/qoslab/qoslab/internal/image"
 )
 
 // AgentOver connects an agent client to a machine's channel, tied to the
@@ -65,4 +72,263 @@ func BootVM(ctx context.Context, backend hv.Backend, log io.Writer, spec hv.Spec
 		}
 	}
 	return m, client, nil
+}
+
+// VMEnv is where this machine keeps VMs and images, and what the user
+// overrides of a spec's VM; it never changes what a spec measures.
+type VMEnv struct {
+	// Name attaches the vm target to a VM started earlier with `qoslab vm
+	// start NAME` instead of booting one for the run.
+	Name string
+	// Store is the image store; StateHome holds named VMs (vms/NAME);
+	// CacheDir is the backends' cache (the KVM probe's verdict).
+	Store, StateHome, CacheDir string
+	// Backend and Accel, when set, override the spec's.
+	Backend, Accel string
+}
+
+func (e VMEnv) registry() registry.Options { return registry.Options{CacheDir: e.CacheDir} }
+
+// Sizing of a VM a run boots, in one place: memory and scratch disk follow
+// the compression cells (the guest holds a cell's input in memory, and the
+// agent lets it use at most half of the guest's memory; the output goes to
+// the raw scratch disk, a region per thread); below that, a VM gets
+// MinVMMemoryMiB and a small disk.
+const (
+	MinVMMemoryMiB       = 1024
+	minVMDiskBytes int64 = 64 << 20
+)
+
+// VMSize is the memory and scratch disk of the VM a run of s boots: the
+// spec's vm.memory and vm.disk where given, else what its compression cells
+// need (see MinVMMemoryMiB).
+func VMSize(s Spec) (memoryMiB int, diskBytes int64) {
+	memoryMiB, diskBytes = MinVMMemoryMiB, minVMDiskBytes
+	for _, e := range s.Matrix {
+		if !takesCodec(e.Workload) {
+			continue
+		}
+		maxThreads := slices.Max(append([]int{1}, e.Threads...))
+		memoryMiB = max(memoryMiB, int((2*e.SizeBytes)>>20)+512)
+		diskBytes = max(diskBytes, e.SizeBytes+e.SizeBytes/64+int64(maxThreads)*(2<<20)+(64<<20))
+	}
+	if s.VM.MemoryBytes != 0 {
+		memoryMiB = int(s.VM.MemoryBytes >> 20)
+	}
+	if s.VM.DiskBytes != 0 {
+		diskBytes = s.VM.DiskBytes
+	}
+	return memoryMiB, diskBytes
+}
+
+// NamedVMSpec is the spec a named VM is sized for when its memory or disk
+// is not given: the built-in subsumption experiment, the largest the
+// built-in specs ask of a VM.
+const NamedVMSpec = "subsumption"
+
+// fitVM applies the env's overrides and this host's limits to the spec's VM,
+// with a note for each value changed to fit.
+func fitVM(v VMSpec, env VMEnv) (VMSpec, []string) {
+	if env.Backend != "" {
+		v.Backend = env.Backend
+	}
+	if v.Backend == "" {
+		v.Backend = registry.Default()
+	}
+	if env.Accel != "" {
+		v.Accel = env.Accel
+	}
+	if v.Image == "" {
+		v.Image = DefaultImage()
+	}
+	var notes []string
+	if n := runtime.NumCPU(); v.Backend == registry.QEMU && v.CPUs > n {
+		notes = append(notes, fmt.Sprintf("vm.cpus %d asked, %d applied: this host has %d CPUs and the qemu backend gives a VM at most that many", v.CPUs, n, n))
+		v.CPUs = n
+	}
+	return v, notes
+}
+
+// DefaultImage is the image a VM boots unless told otherwise: the built-in
+// recipe's, for this machine's arch.
+func DefaultImage() string { return image.DefaultRecipe().ImageName(runtime.GOARCH) }
+
+// loadImage finds the image to boot by name in the store: a VM bundle
+// (macOS, for vz) or a built Linux image.
+func loadImage(store, name string) (hv.Image, error) {
+	dir := image.ImageDir(store, name)
+	if _, err := os.Stat(filepath.Join(dir, vz.BundleConfigFile)); err == nil {
+		b, err := vz.OpenBundle(dir)
+		if err != nil {
+			return hv.Image{}, err
+		}
+		return b.Image(), nil
+	}
+	img, _, err := image.Load(store, name)
+	if err != nil {
+		return hv.Image{}, fmt.Errorf("%w\nbuild it with: qoslab image build linux", err)
+	}
+	return img, nil
+}
+
+// startVM attaches to the named VM of env, or boots one for the run of s,
+// sized for it. notes say what was changed to fit this host.
+func startVM(ctx context.Context, s Spec, env VMEnv, log io.Writer) (t *vmTarget, notes []string, err error) {
+	if env.Name != "" {
+		m, err := AttachVM(ctx, env, env.Name)
+		if err != nil {
+			return nil, nil, err
+		}
+		c, err := AgentOver(m)
+		if err != nil {
+			return nil, nil, err
+		}
+		return &vmTarget{Client: c, machine: m}, nil, nil
+	}
+	v, notes := fitVM(s.VM, env)
+	backend, err := registry.New(v.Backend, env.registry())
+	if err != nil {
+		return nil, notes, err
+	}
+	img, err := loadImage(env.Store, v.Image)
+	if err != nil {
+		return nil, notes, err
+	}
+	dir, err := os.MkdirTemp("", "qoslab-vm-")
+	if err != nil {
+		return nil, notes, err
+	}
+	mem, disk := VMSize(s)
+	name := fmt.Sprintf("run-%d", os.Getpid())
+	fmt.Fprintf(log, "vm: booting %s (%s, kernel %s) with %d vCPUs, %d MiB\n", name, v.Image, img.KernelVersion, v.CPUs, mem)
+	m, c, err := BootVM(ctx, backend, log, hv.Spec{Name: name, Image: img, CPUs: v.CPUs, MemoryMiB: mem, DiskBytes: disk, Accel: v.Accel, StateDir: dir})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, notes, fmt.Errorf("boot vm: %w", err)
+	}
+	info := m.Info()
+	fmt.Fprintf(log, "vm: agent answered %.2f s after start (accel %s, pid %d, vCPU threads %v)\n",
+		float64(info.BootNs)/1e9, info.Accel, info.PID, info.VCPUThreads)
+	return &vmTarget{Client: c, machine: m, owned: true, dir: dir}, notes, nil
+}
+
+// NamedVM is a VM that outlives the command that starts it.
+type NamedVM struct {
+	Name string
+	// VM is what to boot; zero memory and disk are sized for NamedVMSpec.
+	VM  VMSpec
+	Env VMEnv
+}
+
+// StartNamedVM boots a named VM and leaves it running; its state lives in
+// the env's StateHome. It refuses a name that is running already.
+func StartNamedVM(ctx context.Context, n NamedVM, log io.Writer) (hv.Machine, *agentpb.InfoReply, error) {
+	dir := vmStateDir(n.Env.StateHome, n.Name)
+	if m, err := registry.Attach(ctx, n.Env.registry(), dir); err == nil {
+		return nil, nil, fmt.Errorf("vm %s is already running (pid %d); stop it first with `qoslab vm stop %s`", n.Name, m.Info().PID, n.Name)
+	}
+	v, notes := fitVM(n.VM, n.Env)
+	for _, note := range notes {
+		fmt.Fprintf(log, "vm %s: note: %s\n", n.Name, note)
+	}
+	backend, err := registry.New(v.Backend, n.Env.registry())
+	if err != nil {
+		return nil, nil, err
+	}
+	img, err := loadImage(n.Env.Store, v.Image)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, err
+	}
+	sized, err := DefaultSpec(NamedVMSpec)
+	if err != nil {
+		return nil, nil, err
+	}
+	sized.VM = v
+	mem, disk := VMSize(sized)
+	fmt.Fprintf(log, "vm %s: booting %s (kernel %s), %d vCPUs, %d MiB, %s scratch disk\n", n.Name, v.Image, img.KernelVersion, v.CPUs, mem, formatMiB(disk))
+	m, c, err := BootVM(ctx, backend, log, hv.Spec{Name: n.Name, Image: img, CPUs: v.CPUs, MemoryMiB: mem, DiskBytes: disk, Accel: v.Accel, StateDir: dir, Detach: true})
+	if err != nil {
+		return nil, nil, fmt.Errorf("vm %s: %w", n.Name, err)
+	}
+	defer c.Close()
+	info, err := c.Info(ctx)
+	if err != nil {
+		_ = m.Stop(context.Background())
+		return nil, nil, err
+	}
+	return m, info, nil
+}
+
+func formatMiB(b int64) string { return fmt.Sprintf("%d MiB", b>>20) }
+
+// AttachVM finds the named VM, saying clearly whether it never existed or
+// has stopped.
+func AttachVM(ctx context.Context, env VMEnv, name string) (hv.Machine, error) {
+	dir := vmStateDir(env.StateHome, name)
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return nil, &NoSuchVMError{Name: name, Known: NamedVMs(env)}
+	}
+	m, err := registry.Attach(ctx, env.registry(), dir)
+	if err != nil {
+		return nil, fmt.Errorf("vm %s is not running: %w (start it with `qoslab vm start %s`)", name, err, name)
+	}
+	return m, nil
+}
+
+// NoSuchVMError is a VM name no VM was ever started with.
+type NoSuchVMError struct {
+	Name  string
+	Known []string
+}
+
+func (e *NoSuchVMError) Error() string {
+	if len(e.Known) == 0 {
+		return fmt.Sprintf("no vm named %s: there are no named VMs; start one with `qoslab vm start %s`", e.Name, e.Name)
+	}
+	return fmt.Sprintf("no vm named %s: the named VMs are %s", e.Name, joinNames(e.Known))
+}
+
+func joinNames(names []string) string {
+	out := ""
+	for i, n := range names {
+		if i > 0 {
+			out += ", "
+		}
+		out += n
+	}
+	return out
+}
+
+// NamedVMs lists the named VMs' names, sorted.
+func NamedVMs(env VMEnv) []string {
+	entries, _ := os.ReadDir(filepath.Join(env.StateHome, "vms"))
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	return names
+}
+
+// VMStateDir is the named VM's state directory.
+func VMStateDir(env VMEnv, name string) string { return vmStateDir(env.StateHome, name) }
+
+// DeleteVM removes a stopped named VM: its state directory with its scratch
+// disk and console log. A running VM is refused.
+func DeleteVM(ctx context.Context, env VMEnv, name string) error {
+	dir := vmStateDir(env.StateHome, name)
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return &NoSuchVMError{Name: name, Known: NamedVMs(env)}
+	}
+	if m, err := registry.Attach(ctx, env.registry(), dir); err == nil {
+		return fmt.Errorf("vm %s is running (pid %d): stop it first with `qoslab vm stop %s`", name, m.Info().PID, name)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("delete vm %s: %w", name, err)
+	}
+	return nil
 }

@@ -1,10 +1,11 @@
-package cli
+package experiment
 
 import (
 	"context"
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -15,12 +16,12 @@ import (
 
 // TestMain lets the test binary be the spinner process, as qoslab is.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == contentionCmd {
-		root := NewCmdRoot(NewFactory(SystemIO()))
-		root.SetArgs(os.Args[1:])
-		if err := root.Execute(); err != nil {
-			os.Exit(1)
+	if len(os.Args) > 2 && os.Args[1] == SpinnerCommand {
+		n, err := strconv.Atoi(os.Args[2])
+		if err != nil {
+			os.Exit(2)
 		}
+		SpinnerMain(context.Background(), n, os.Stdin, os.Stdout)
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
@@ -30,7 +31,7 @@ func TestMain(m *testing.M) {
 // exit through Pdeathsig, which once happened) must be noticed: the cells
 // after would measure without contention.
 func TestContentionDeathIsNoticed(t *testing.T) {
-	c, err := startContention(context.Background(), 1)
+	c, err := StartContention(context.Background(), 1)
 	require.NoError(t, err)
 	defer c.Stop()
 	require.Len(t, c.QoS, 1)

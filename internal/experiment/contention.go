@@ -1,4 +1,4 @@
-package cli
+package experiment
 
 import (
 	"bufio"
@@ -10,13 +10,13 @@ import (
 	"os/exec"
 	"strconv"
 
-	"github.com/spf13/cobra"
-
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/workload"
 )
 
-const contentionCmd = "__contention"
+// SpinnerCommand is the hidden qoslab command that runs the spinner
+// process: qoslab starts itself with it, so no other binary is needed.
+const SpinnerCommand = "__contention"
 
 // Contention is a running set of spinner threads in a process of their own,
 // outside the measured agent.
@@ -55,14 +55,14 @@ func (c *Contention) Stop() {
 	}
 }
 
-// startContention starts this executable as the spinner process and waits
-// until every spinner thread runs.
-func startContention(ctx context.Context, n int) (*Contention, error) {
+// StartContention starts this executable as the spinner process (see
+// SpinnerCommand) and waits until every spinner thread runs.
+func StartContention(ctx context.Context, n int) (*Contention, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(exe, contentionCmd, strconv.Itoa(n))
+	cmd := exec.Command(exe, SpinnerCommand, strconv.Itoa(n))
 	// One P per spinner plus one for the runtime, so the spinners really are n threads.
 	cmd.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(n+1))
 	cmd.Stderr = os.Stderr
@@ -95,29 +95,18 @@ func startContention(ctx context.Context, n int) (*Contention, error) {
 	return c, nil
 }
 
-// newCmdContention is the spinner process (hidden): N default-class threads
-// spinning until stdin closes or it is killed.
-func newCmdContention(f *Factory) *cobra.Command {
-	return &cobra.Command{
-		Use:    contentionCmd + " N",
-		Hidden: true,
-		Args:   cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			n, err := strconv.Atoi(args[0])
-			if err != nil || n < 1 {
-				return usageErrorf("spinner count %q: allowed 1 and above", args[0])
-			}
-			ctx, cancel := context.WithCancel(cmd.Context())
-			defer cancel()
-			go func() {
-				_, _ = io.Copy(io.Discard, f.IO.In)
-				cancel()
-			}()
-			workload.Spin(ctx, n, func(applied []qos.Applied) {
-				b, _ := json.Marshal(applied)
-				fmt.Fprintf(f.IO.Out, "%s\n", b)
-			})
-			return nil
-		},
-	}
+// SpinnerMain is the spinner process: n default-class threads spinning
+// until in closes or ctx ends; it writes each thread's class as read back
+// (JSON, one line) to out once all spin.
+func SpinnerMain(ctx context.Context, n int, in io.Reader, out io.Writer) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		_, _ = io.Copy(io.Discard, in)
+		cancel()
+	}()
+	workload.Spin(ctx, n, func(applied []qos.Applied) {
+		b, _ := json.Marshal(applied)
+		fmt.Fprintf(out, "%s\n", b)
+	})
 }

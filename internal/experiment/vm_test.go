@@ -1,4 +1,4 @@
-package cli
+package experiment
 
 import (
 	"os/exec"
@@ -8,34 +8,35 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/qos"
 )
 
-func TestRunVMFitsThisHost(t *testing.T) {
-	s, err := experiment.DefaultSpec("subsumption")
+func TestVMFitsThisHost(t *testing.T) {
+	s, err := DefaultSpec("subsumption")
 	require.NoError(t, err)
-	io, _, _ := testIO()
-	f := NewFactory(io)
-	home := t.TempDir()
-	f.Env = func(k string) string {
-		if k == "HOME" {
-			return home
-		}
-		return ""
-	}
 	s.VM.CPUs = runtime.NumCPU() + 2
-	vo, notes, err := runVMOptions(f, s, &RunOptions{Backend: "qemu", Accel: "tcg"})
-	require.NoError(t, err)
-	assert.Equal(t, runtime.NumCPU(), vo.CPUs, "qemu gives a VM at most the host's CPUs")
+	v, notes := fitVM(s.VM, VMEnv{Backend: "qemu", Accel: "tcg"})
+	assert.Equal(t, runtime.NumCPU(), v.CPUs, "qemu gives a VM at most the host's CPUs")
 	require.Len(t, notes, 1)
 	assert.Contains(t, notes[0], "asked")
-	assert.Equal(t, "tcg", vo.Accel, "flags override the spec")
+	assert.Equal(t, "tcg", v.Accel, "the env's overrides win over the spec")
+	assert.Equal(t, DefaultImage(), v.Image)
 
-	n := runNeeds(s)
-	assert.GreaterOrEqual(t, n.memoryMiB, 2*1024+512, "1 GiB of compression input is held in guest memory")
-	assert.Greater(t, n.diskBytes, int64(1<<30))
+	mem, disk := VMSize(s)
+	assert.GreaterOrEqual(t, mem, 2*1024+512, "1 GiB of compression input is held in guest memory")
+	assert.Greater(t, disk, int64(1<<30))
+
+	s.VM.MemoryBytes, s.VM.DiskBytes = 8<<30, 16<<30
+	mem, disk = VMSize(s)
+	assert.Equal(t, 8192, mem, "the spec's vm.memory wins")
+	assert.Equal(t, int64(16<<30), disk)
+
+	fp, err := DefaultSpec("contention")
+	require.NoError(t, err)
+	mem, disk = VMSize(fp)
+	assert.Equal(t, MinVMMemoryMiB, mem, "no compression: the smallest VM")
+	assert.Equal(t, minVMDiskBytes, disk)
 }
 
 func TestApplyHostQoS(t *testing.T) {

@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/qoslab/qoslab/internal/suggest"
+)
+
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageErrorf("%s takes no arguments, got %q", cmd.CommandPath(), strings.Join(args, " "))
+	}
+	return nil
+}
+
+// oneOf checks that the setting name has one of the allowed values.
+func oneOf(name, v string, allowed []string) error {
+	for _, a := range allowed {
+		if v == a {
+			return nil
+		}
+	}
+	msg := strings.Join(allowed, ", ")
+	if g := suggest.Closest(v, allowed); g != "" {
+		msg += "; did you mean " + g + "?"
+	}
+	return usageErrorf("%s %q: allowed %s", name, v, msg)
+}
+
+func parsePositive(what, s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, usageErrorf("%s %q: allowed 1 and above", what, s)
+	}
+	return n, nil
+}
+
+// complete offers fixed values for a flag (comma-separated lists complete
+// item by item) and no file names.
+func complete(cmd *cobra.Command, flag string, values func() []string) {
+	_ = cmd.RegisterFlagCompletionFunc(flag, func(_ *cobra.Command, _ []string, typed string) ([]string, cobra.ShellCompDirective) {
+		prefix := ""
+		if i := strings.LastIndex(typed, ","); i >= 0 {
+			prefix = typed[:i+1]
+		}
+		var out []string
+		for _, v := range values() {
+			out = append(out, prefix+v)
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	})
+}
+
+// fixed returns values as a completion source.
+func fixed(values ...string) func() []string { return func() []string { return values } }
+
+// completeArgs offers names for a command's arguments.
+func completeArgs(cmd *cobra.Command, names func() []string) {
+	cmd.ValidArgsFunction = func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return names(), cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// command finishes cmd in the pattern every command follows: its flags fill
+// opts; before it runs, the environment and config file fill the flags the
+// user left alone (under section, "" for none); prepare checks the values
+// and fills in what depends on this machine; then runF (in tests) or run
+// does the work from opts alone. Call it after the flags are defined.
+func command[O any](f *Factory, cmd *cobra.Command, section string, opts *O, src *sources, prepare func(args []string) error, run, runF func(context.Context, *O) error) *cobra.Command {
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		if prepare != nil {
+			if err := prepare(args); err != nil {
+				return err
+			}
+		}
+		if runF != nil {
+			return runF(c.Context(), opts)
+		}
+		return run(c.Context(), opts)
+	}
+	if src == nil {
+		src = new(sources)
+	}
+	f.configure(cmd, section, src)
+	return cmd
+}

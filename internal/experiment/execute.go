@@ -1,0 +1,332 @@
+// Package experiment carries out experiments: it plans a spec's cells,
+// starts the targets (the host's agent, a VM booted or attached), the
+// contention spinners and telemetry, runs the cells and keeps every result.
+package experiment
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/qoslab/qoslab/internal/agent"
+	"github.com/qoslab/qoslab/internal/agent/agentpb"
+	"github.com/qoslab/qoslab/internal/hv"
+	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/version"
+)
+
+// Env is how this machine carries out a spec: where the agent and the VMs
+// are, and what to tell the user. It never changes what a spec measures.
+type Env struct {
+	// AgentPath is the host's agent binary; empty for the one next to qoslab.
+	AgentPath string
+	VM        VMEnv
+	// Log gets the lines a user reads as a run starts and ends (targets,
+	// boot, contention, notes); nil discards them.
+	Log io.Writer
+	// OnStep is called before each cell run and OnRun after each timed one
+	// is kept, both outside any measured interval. OnProgress gets the
+	// agent's progress events; nil asks the agent for none.
+	OnStep     func(Step)
+	OnRun      func(Step, CellRun)
+	OnProgress func(*agentpb.Progress)
+	// StartTarget starts the agent of a target; nil starts the real ones
+	// (the host's agent, or the VM's). It returns notes on what it changed
+	// to fit this machine. Tests pass fakes.
+	StartTarget func(ctx context.Context, name string, s Spec, log io.Writer) (Target, []string, error)
+	// StartContention starts the spinners; nil starts the real spinner
+	// process.
+	StartContention func(ctx context.Context, n int) (*Contention, error)
+}
+
+// Outcome is what one session of a run measured, and on what.
+type Outcome struct {
+	// Infos are the targets' agents' Info, by target name.
+	Infos map[string]*agentpb.InfoReply
+	// Machines are the VMs as the host sees them, by target name.
+	Machines   map[string]hv.MachineInfo
+	Contention *Contention
+	// Runs are the timed cell runs this session measured, in order.
+	Runs  []CellRun
+	Stats Stats
+	// BootNs adds up the boot times of the VMs this session booted.
+	BootNs int64
+	// Notes are what the user should know about how the run was carried
+	// out (a value changed to fit the host, a class the vCPU threads got).
+	Notes []string
+}
+
+// Samples are every sample of the outcome's runs, in order.
+func (o *Outcome) Samples() []results.Sample {
+	var out []results.Sample
+	for _, r := range o.Runs {
+		out = append(out, r.Samples...)
+	}
+	return out
+}
+
+// CreateRun makes the results directory of a run of s under parent and
+// records in it the spec as applied, with the seed of its plan; it returns
+// the spec with that seed, so Execute lays out the same plan.
+func CreateRun(parent string, s Spec, now time.Time) (*results.Dir, Spec, error) {
+	_, seed := Plan(s)
+	s.Seed = &seed
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return nil, s, err
+	}
+	d, err := results.Create(parent, s.Name, now)
+	if err != nil {
+		return nil, s, err
+	}
+	d.Run.Spec, d.Run.Seed, d.Run.ToolVersion = raw, seed, version.String()
+	return d, s, d.SaveRun()
+}
+
+// ResumeRun opens the results directory of an interrupted run and returns
+// the spec it started with, marking the run as taken up again.
+func ResumeRun(path string, now time.Time) (*results.Dir, Spec, error) {
+	d, err := results.Open(path)
+	if err != nil {
+		return nil, Spec{}, err
+	}
+	s, err := recordedSpec(d.Run.Spec)
+	if err != nil {
+		return nil, s, fmt.Errorf("resume %s: its spec: %w", path, err)
+	}
+	if err := d.Resume(now); err != nil {
+		return nil, s, err
+	}
+	return d, s, nil
+}
+
+// recordedSpec reads a spec from run.json. A run recorded before specs had
+// a data seed measured with the default one.
+func recordedSpec(raw json.RawMessage) (Spec, error) {
+	var s Spec
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return s, err
+	}
+	var seeded struct {
+		DataSeed *uint64 `json:"data_seed"`
+	}
+	if err := json.Unmarshal(raw, &seeded); err == nil && seeded.DataSeed == nil {
+		s.DataSeed = DefaultDataSeed
+	}
+	return s, nil
+}
+
+// UnsupportedCodecError is a codec a target's OS lacks, found before
+// anything is measured.
+type UnsupportedCodecError struct {
+	Target, Codec, OS, Arch string
+	Allowed                 []string
+}
+
+func (e *UnsupportedCodecError) Error() string {
+	return fmt.Sprintf("codec %q is not available on %s/%s (%s): allowed %s", e.Codec, e.OS, e.Arch, e.Target, strings.Join(e.Allowed, ", "))
+}
+
+// Execute measures the plan of s on its targets: it starts them (the host's
+// agent, a VM booted for the run or a named one), the contention spinners
+// and telemetry, runs every cell, and stops everything it started, also
+// when ctx is cancelled.
+//
+// With a results directory (CreateRun, ResumeRun), every finished cell run
+// is appended to its samples, synced, before the next starts; repeats it
+// holds already are not measured again; telemetry goes to its
+// telemetry.jsonl; and run.json records the targets, the notes and how the
+// run ended. Without one (nil), results are only returned.
+func Execute(ctx context.Context, s Spec, dir *results.Dir, env Env) (out *Outcome, err error) {
+	log := env.Log
+	if log == nil {
+		log = io.Discard
+	}
+	out = &Outcome{Infos: map[string]*agentpb.InfoReply{}, Machines: map[string]hv.MachineInfo{}}
+	note := func(prefix, n string) {
+		fmt.Fprintf(log, "%s%s\n", prefix, n)
+		kept := strings.TrimPrefix(prefix, "note: ") + n
+		out.Notes = append(out.Notes, kept)
+		if dir != nil {
+			dir.Run.Notes = append(dir.Run.Notes, kept)
+		}
+	}
+	cells, seed := Plan(s)
+
+	var sampleLog *results.SampleLog
+	var finished map[string][]int
+	if dir != nil {
+		fmt.Fprintf(log, "run %s: %d cell runs (seed %d) into %s\n", s.Name, len(cells), seed, dir.Path)
+		recs, torn, rerr := dir.ReadSamples()
+		if rerr != nil {
+			return out, rerr
+		}
+		if torn != nil {
+			fmt.Fprintf(log, "resume: %s (measured again)\n", torn)
+		}
+		finished = results.FinishedRepeats(recs)
+		var oerr error
+		if sampleLog, _, oerr = dir.OpenSamples(); oerr != nil {
+			return out, oerr
+		}
+		defer sampleLog.Close()
+		// Whatever happens from here, run.json says how the run ended.
+		defer func() {
+			if err != nil && ctx.Err() == nil {
+				err = fmt.Errorf("%w\nwhat finished is in %s; finish the run with: qoslab run --resume %s", err, dir.Path, dir.Path)
+			}
+			if ferr := dir.Finish(time.Now(), err); ferr != nil && err == nil {
+				err = ferr
+			}
+		}()
+	}
+	if s.Quick {
+		fmt.Fprintln(log, "quick: loops and sizes shrunk for a smoke run; not comparable with a full run")
+	}
+
+	targets := map[string]Target{}
+	defer func() {
+		for _, name := range slices.Backward(s.Targets) {
+			if t := targets[name]; t != nil {
+				if cerr := t.Close(); cerr != nil && err == nil {
+					err = fmt.Errorf("stop %s: %w", name, cerr)
+				}
+			}
+		}
+	}()
+	start := env.StartTarget
+	if start == nil {
+		start = env.startTarget
+	}
+	for _, name := range s.Targets {
+		t, notes, err := start(ctx, name, s, log)
+		for _, n := range notes {
+			note("note: ", n)
+		}
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", name, err)
+		}
+		targets[name] = t
+		info, err := t.Info(ctx)
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", name, err)
+		}
+		out.Infos[name] = info
+		fmt.Fprintf(log, "%s: %s\n", name, agent.Describe(info))
+		if vm, ok := t.(InVM); ok {
+			mi := vm.Machine()
+			out.Machines[name] = mi
+			out.BootNs += mi.BootNs
+			if v := info.GetAgentVersion(); v != version.String() {
+				note("note: ", fmt.Sprintf("the VM's agent is %s, not this build's %s: what it measures may lack this build's fixes (telemetry needs protocol 1.1); rebuild the image with `qoslab image build linux`", v, version.String()))
+			}
+			if s.VM.HostQoS != qos.Unspecified {
+				for _, n := range applyHostQoS(mi, s.VM.HostQoS) {
+					note("host_qos: ", n)
+				}
+			}
+		}
+		if err := checkCodecs(name, s, info); err != nil {
+			return out, err
+		}
+	}
+	if dir != nil {
+		for name, info := range out.Infos {
+			dir.Run.Targets[name] = agent.InfoJSON(info)
+		}
+		if len(out.Machines) > 0 {
+			dir.Run.Machines, _ = json.Marshal(out.Machines)
+		}
+		if err := dir.SaveRun(); err != nil {
+			return out, err
+		}
+	}
+
+	var conditions func() error
+	if s.Contention > 0 {
+		startC := env.StartContention
+		if startC == nil {
+			startC = StartContention
+		}
+		cont, err := startC(ctx, s.Contention)
+		if err != nil {
+			return out, fmt.Errorf("start %d contention threads: %w", s.Contention, err)
+		}
+		defer cont.Stop()
+		out.Contention = cont
+		conditions = cont.Running
+		fmt.Fprintf(log, "contention: %d spinner threads at %s on the host (pid %d)\n", s.Contention, qos.Default, cont.PID)
+	}
+
+	var tel *Telemetry
+	if s.TelemetryMs > 0 && dir != nil {
+		var closeTel func() error
+		tel, closeTel, err = setUpTelemetry(filepath.Join(dir.Path, results.TelemetryFile), s, targets, func(n string) { note("note: ", n) })
+		if err != nil {
+			return out, err
+		}
+		defer func() {
+			if cerr := closeTel(); cerr != nil {
+				fmt.Fprintf(log, "telemetry: %v\n", cerr)
+			}
+		}()
+	}
+
+	r := &Runner{Cells: cells, Targets: targets, Log: sampleLog, Finished: finished, Contention: s.Contention,
+		Telemetry: tel, Conditions: conditions, OnStep: env.OnStep, OnProgress: env.OnProgress,
+		OnRun: func(st Step, cr CellRun) {
+			out.Runs = append(out.Runs, cr)
+			if env.OnRun != nil {
+				env.OnRun(st, cr)
+			}
+		}}
+	out.Stats, err = r.Run(ctx)
+	return out, err
+}
+
+// startTarget starts the real agent of a target: a child process for the
+// host, the agent in a VM for vm.
+func (env Env) startTarget(ctx context.Context, name string, s Spec, log io.Writer) (Target, []string, error) {
+	switch name {
+	case TargetHost:
+		t, err := StartHostAgent(ctx, env.AgentPath, s, log)
+		return t, nil, err
+	case TargetVM:
+		return startVM(ctx, s, env.VM, log)
+	}
+	return nil, nil, fmt.Errorf("unknown target %q: allowed %s, %s", name, TargetHost, TargetVM)
+}
+
+// checkCodecs refuses, before anything is measured, a codec the target's
+// OS lacks.
+func checkCodecs(target string, s Spec, info *agentpb.InfoReply) error {
+	for _, e := range s.Matrix {
+		if !takesCodec(e.Workload) || slices.Contains(info.GetCodecs(), e.Codec) {
+			continue
+		}
+		return &UnsupportedCodecError{Target: target, Codec: e.Codec, OS: info.GetOs(), Arch: info.GetArch(), Allowed: info.GetCodecs()}
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// IsInterrupted reports whether err ended a run because ctx was cancelled.
+func IsInterrupted(ctx context.Context, err error) bool {
+	return errors.Is(err, context.Canceled) && ctx.Err() != nil
+}

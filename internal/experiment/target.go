@@ -1,0 +1,132 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/qoslab/qoslab/internal/agent"
+	"github.com/qoslab/qoslab/internal/agent/agentpb"
+	"github.com/qoslab/qoslab/internal/hv"
+	"github.com/qoslab/qoslab/internal/workload/codec"
+)
+
+// Target is an agent that measures cells: the host's, or one in a VM.
+type Target interface {
+	Info(ctx context.Context) (*agentpb.InfoReply, error)
+	Run(ctx context.Context, req *agentpb.RunRequest, onProgress func(*agentpb.Progress)) (*agentpb.Result, error)
+	// Close stops the agent, and the VM when the run booted it.
+	Close() error
+}
+
+// InVM is a Target inside a VM, which the host sees as a machine.
+type InVM interface {
+	Target
+	Machine() hv.MachineInfo
+}
+
+// hostAgentOptions starts the host's agent so that it may write where the
+// spec's sinks point: a file sink's directory becomes its scratch
+// directory, a block sink's device is allowed.
+func hostAgentOptions(path string, s Spec, stderr io.Writer) agent.LocalOptions {
+	o := agent.LocalOptions{Path: path, Stderr: stderr}
+	for _, e := range s.Matrix {
+		switch {
+		case e.Sink == codec.SinkFile && e.SinkPath != "" && o.ScratchDir == "":
+			o.ScratchDir = e.SinkPath
+		case e.Sink == codec.SinkBlock && e.SinkPath != "":
+			o.BlockDevices = append(o.BlockDevices, e.SinkPath)
+		}
+	}
+	return o
+}
+
+// StartHostAgent runs the agent binary (path, or the one next to qoslab when
+// empty) as a child of this process, able to write where s's sinks point.
+func StartHostAgent(ctx context.Context, path string, s Spec, stderr io.Writer) (Target, error) {
+	p, err := agent.FindAgent(path)
+	if err != nil {
+		return nil, err
+	}
+	return agent.StartLocal(ctx, hostAgentOptions(p, s, stderr))
+}
+
+// vmTarget is the agent inside a VM, and the VM itself when this run booted
+// it.
+type vmTarget struct {
+	*agent.Client
+	machine hv.Machine
+	owned   bool   // booted for this run: stopped with it
+	dir     string // state directory to remove after an owned VM stopped
+}
+
+func (a *vmTarget) Machine() hv.MachineInfo { return a.machine.Info() }
+
+// Run maps the host's notion of a file sink onto the VM's raw scratch disk:
+// in the guest, files live in RAM (tmpfs), and the point of the VM's sink is
+// that its writes go through the virtual disk.
+func (a *vmTarget) Run(ctx context.Context, req *agentpb.RunRequest, onProgress func(*agentpb.Progress)) (*agentpb.Result, error) {
+	var note string
+	if req.Sink == codec.SinkFile {
+		info := a.machine.Info()
+		switch {
+		case info.GuestDisk != "":
+			req.Sink, req.SinkPath = codec.SinkBlock, info.GuestDisk
+			note = fmt.Sprintf("vm: sink file applied as block %s, the VM's raw scratch disk (%s on the host)", info.GuestDisk, info.Disk)
+		case info.Image.Kernel == "":
+			// A macOS guest: its agent's scratch directory is on the guest's own disk.
+			note = "vm: sink file on the guest's own disk (a macOS guest's boot volume)"
+		default:
+			return nil, fmt.Errorf("vm %s has no scratch disk for the file sink and its files live in RAM: give it one with --disk, or use --sink null", info.Name)
+		}
+	}
+	res, err := a.Client.Run(ctx, req, onProgress)
+	if res != nil && note != "" {
+		res.Notes = append(res.Notes, note)
+	}
+	return res, err
+}
+
+// Close powers the guest off and stops the VM when this run booted it; a
+// named VM keeps running.
+func (a *vmTarget) Close() error {
+	if !a.owned {
+		return a.Client.Close()
+	}
+	err := stopMachine(a.Client, a.machine)
+	if a.dir != "" {
+		_ = os.RemoveAll(a.dir)
+	}
+	return err
+}
+
+// stopMachine asks the guest's agent to power it off, gives it a moment,
+// then stops the VM (by force if it has not gone).
+func stopMachine(c *agent.Client, m hv.Machine) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	_ = c.Shutdown(ctx)
+	select {
+	case <-m.Done():
+	case <-time.After(3 * time.Second):
+	}
+	err := m.Stop(ctx)
+	_ = c.Close()
+	return err
+}
+
+// StopVM powers off a VM started earlier (a named VM), through its agent
+// first and by force when it does not answer.
+func StopVM(m hv.Machine) error {
+	c, err := AgentOver(m)
+	if err != nil {
+		return err
+	}
+	return stopMachine(c, m)
+}
+
+// vmStateDir is a named VM's state directory under stateHome.
+func vmStateDir(stateHome, name string) string { return filepath.Join(stateHome, "vms", name) }

@@ -1,0 +1,165 @@
+// Package registry is the one place qoslab's hypervisor backends are
+// registered: their names, how each is made, and which one a machine uses by
+// default.
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/qoslab/qoslab/internal/hv"
+	"github.com/qoslab/qoslab/internal/hv/qemu"
+	"github.com/qoslab/qoslab/internal/hv/vz"
+	"github.com/qoslab/qoslab/internal/suggest"
+)
+
+// Names of the registered backends.
+const (
+	QEMU = "qemu"
+	VZ   = "vz"
+)
+
+// Options are what backends need from the machine they run on.
+type Options struct {
+	// CacheDir is qoslab's cache directory (the KVM probe verdict lives there).
+	CacheDir string
+}
+
+// entry is one registered backend.
+type entry struct {
+	name string
+	// about is one line for help and completion.
+	about string
+	// platform is where the backend runs at all (GOOS/GOARCH, "" for
+	// anywhere): elsewhere it is not applicable, rather than missing.
+	platform string
+	make     func(Options) hv.Backend
+}
+
+// backends lists every backend, in the order doctor shows them.
+func backends() []entry {
+	return []entry{
+		{QEMU, "QEMU: Linux guests; KVM or TCG on Linux, hvf on macOS", "", func(o Options) hv.Backend {
+			return qemu.New(qemu.Options{CacheDir: o.CacheDir})
+		}},
+		{VZ, "Virtualization.framework: macOS and Linux guests, macOS 13+ on Apple silicon", "darwin/arm64", func(Options) hv.Backend {
+			return vz.New(vz.Options{})
+		}},
+	}
+}
+
+// Names lists the registered backends.
+func Names() []string {
+	var out []string
+	for _, e := range backends() {
+		out = append(out, e.name)
+	}
+	return out
+}
+
+// About is a one-line description of each registered backend, by name.
+func About() map[string]string {
+	out := map[string]string{}
+	for _, e := range backends() {
+		out[e.name] = e.about
+	}
+	return out
+}
+
+// Default is the backend a machine uses unless told otherwise:
+// Virtualization.framework on Apple silicon Macs, QEMU elsewhere.
+func Default() string {
+	if runtime.GOOS == "darwin" && runtime.GOARCH == "arm64" {
+		return VZ
+	}
+	return QEMU
+}
+
+// NotApplicable says why the backend called name cannot run on this
+// platform at all ("" when it can: whether it is ready is its Check's
+// business).
+func NotApplicable(name string) string {
+	here := runtime.GOOS + "/" + runtime.GOARCH
+	for _, e := range backends() {
+		if e.name == name && e.platform != "" && e.platform != here {
+			return fmt.Sprintf("runs on %s only; this is %s", e.platform, here)
+		}
+	}
+	return ""
+}
+
+// UnknownError is a backend name that is not registered.
+type UnknownError struct{ Name string }
+
+func (e *UnknownError) Error() string {
+	msg := fmt.Sprintf("unknown VM backend %q: allowed %s", e.Name, strings.Join(Names(), ", "))
+	if g := suggest.Closest(e.Name, Names()); g != "" {
+		msg += fmt.Sprintf("; did you mean %s?", g)
+	}
+	return msg
+}
+
+// Check returns an *UnknownError when name is not a registered backend.
+func Check(name string) error {
+	for _, e := range backends() {
+		if e.name == name {
+			return nil
+		}
+	}
+	return &UnknownError{Name: name}
+}
+
+// New makes the backend called name ("" for Default); an unknown name is an
+// *UnknownError, never a fallback to another backend.
+func New(name string, o Options) (hv.Backend, error) {
+	if name == "" {
+		name = Default()
+	}
+	for _, e := range backends() {
+		if e.name == name {
+			return e.make(o), nil
+		}
+	}
+	return nil, &UnknownError{Name: name}
+}
+
+// All makes every registered backend, for doctor.
+func All(o Options) []hv.Backend {
+	var out []hv.Backend
+	for _, e := range backends() {
+		out = append(out, e.make(o))
+	}
+	return out
+}
+
+// Attach attaches to the VM whose state is in stateDir through the backend
+// that started it (vm.json names it).
+func Attach(ctx context.Context, o Options, stateDir string) (hv.Machine, error) {
+	var head struct {
+		Info struct {
+			Backend string `json:"backend"`
+		} `json:"info"`
+	}
+	b, err := os.ReadFile(filepath.Join(stateDir, hv.StateFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s has no %s: no VM was started there", stateDir, hv.StateFile)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read VM state: %w", err)
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		return nil, fmt.Errorf("read VM state %s: %w", filepath.Join(stateDir, hv.StateFile), err)
+	}
+	backend, err := New(head.Info.Backend, o)
+	if err != nil {
+		return nil, fmt.Errorf("VM state %s: %w", filepath.Join(stateDir, hv.StateFile), err)
+	}
+	return backend.Attach(ctx, stateDir)
+}
