@@ -280,10 +280,10 @@ type BenchReport struct {
 	// Spec is the experiment the flags described, as run.
 	Spec       experiment.Spec        `json:"spec"`
 	Contention *experiment.Contention `json:"contention,omitempty"`
-	Runs          []CellRun                 `json:"runs"`
-	Samples       []results.Sample          `json:"samples"`
+	Runs       []CellRun              `json:"runs"`
+	Samples    []results.Sample       `json:"samples"`
 	// Results is the results directory of a --save run.
-	Results string `json:"results,omitempty"`
+	Results string   `json:"results,omitempty"`
 	Notes   []string `json:"notes,omitempty"`
 	Error   string   `json:"error,omitempty"`
 }
