@@ -9,7 +9,7 @@ HOSTARCH := $(shell $(GO) env GOARCH)
 # guest; the version stays readable from the build info.
 CROSS    := darwin/arm64 linux/arm64 linux/amd64
 
-.PHONY: all setup build agents cross run image test vet fmt-check proto clean
+.PHONY: all setup build agents cross run image test vet fmt-check proto man clean
 
 all: build
 
@@ -64,6 +64,11 @@ test: fmt-check vet build
 
 proto:
 	./scripts/gen-proto.sh
+
+# Man pages, one per command, from the command tree itself: bin/man/*.1
+# (read one with `man bin/man/qoslab-run.1`).
+man:
+	$(GO) run ./scripts/genman bin/man
 
 clean:
 	rm -rf bin

@@ -84,13 +84,13 @@ side by side with the vm/host ratio. It is an experiment like run's, built from
 its flags: --save keeps it in a results directory that compare, plot, report
 and results show read.
 
-  qoslab bench --workload fp --qos 9,33 --threads 1-4 --loops 2e8 --repeat 3
+QoS classes by name or number: ` + qos.Allowed + `.
+Workloads: ` + strings.Join(workload.Names(), ", ") + `.`,
+		Example: `  qoslab bench --workload fp --qos 9,33 --threads 1-4 --loops 2e8 --repeat 3
   qoslab bench --target host,vm --workload fp --qos background,default --contention 2
   qoslab bench --workload compress,decompress --qos background,user-interactive --size 256MiB
   qoslab bench --workload fp --qos background,default --contention 2 --format csv --out fp.csv
-
-QoS classes by name or number: ` + qos.Allowed + `.
-Workloads: ` + strings.Join(workload.Names(), ", ") + `.`,
+  qoslab bench --workload fp --qos 9,33 --threads 1-2 --save`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.check(); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/units"
 	"github.com/qoslab/qoslab/internal/version"
 )
 
@@ -260,7 +261,7 @@ func renderCells(w io.Writer, r *BenchReport, markdown bool) error {
 		fmt.Fprintln(w, bullet+"note: "+l)
 	}
 	if r.Contention != nil {
-		fmt.Fprintf(w, "%scontention: %d spinner threads at %s ran on the host, outside the agents, throughout\n", strings.TrimSpace(bullet+" "), r.Contention.Threads, qos.Default)
+		fmt.Fprintf(w, "%scontention: %s at %s ran on the host, outside the agents, throughout\n", strings.TrimSpace(bullet+" "), units.Plural(r.Contention.Threads, "spinner thread"), qos.Default)
 	}
 	if r.Error != "" {
 		fmt.Fprintf(w, "incomplete: %s\n", r.Error)

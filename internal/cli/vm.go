@@ -67,7 +67,7 @@ func (v *vmFlags) add(cmd *cobra.Command, named bool) {
 	fl := cmd.Flags()
 	memory, disk := "1 GiB, more when compression needs it", "what compression needs"
 	if named {
-		fl.StringVar(&v.name, "vm", "", "measure in this named VM (`qoslab vm start NAME`) instead of booting one for the run")
+		fl.StringVar(&v.name, "vm", "", "measure in the named VM `NAME` (started with qoslab vm start NAME) instead of booting one for the run")
 		completeVMs(cmd, "vm")
 	} else if s, err := experiment.DefaultSpec(experiment.NamedVMSpec); err == nil {
 		mem, d := experiment.VMSize(s)

@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/units"
 	"github.com/qoslab/qoslab/internal/workload"
 )
 
@@ -38,7 +39,7 @@ type Contention struct {
 func (c *Contention) Running() error {
 	select {
 	case <-c.exited:
-		return fmt.Errorf("the %d contention spinners (pid %d) ended mid-run (%v), so this cell may have run without them", c.Threads, c.PID, c.waitErr)
+		return fmt.Errorf("the contention process (%s, pid %d) ended mid-run (%v), so this cell may have run without it", units.Plural(c.Threads, "spinner thread"), c.PID, c.waitErr)
 	default:
 		return nil
 	}

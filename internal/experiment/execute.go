@@ -20,6 +20,7 @@ import (
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/units"
 	"github.com/qoslab/qoslab/internal/version"
 )
 
@@ -258,12 +259,12 @@ func Execute(ctx context.Context, s Spec, dir *results.Dir, env Env) (out *Outco
 		}
 		cont, err := startC(ctx, s.Contention)
 		if err != nil {
-			return out, fmt.Errorf("start %d contention threads: %w", s.Contention, err)
+			return out, fmt.Errorf("start %s: %w", units.Plural(s.Contention, "contention thread"), err)
 		}
 		defer cont.Stop()
 		out.Contention = cont
 		conditions = cont.Running
-		fmt.Fprintf(log, "contention: %d spinner threads at %s on the host (pid %d)\n", s.Contention, qos.Default, cont.PID)
+		fmt.Fprintf(log, "contention: %s at %s on the host (pid %d)\n", units.Plural(s.Contention, "spinner thread"), qos.Default, cont.PID)
 	}
 
 	var tel *Telemetry

@@ -50,11 +50,16 @@ func (s Sample) csvRow() []string {
 		s.Target, s.Workload, strconv.Itoa(s.QoS), strconv.Itoa(s.Threads), strconv.Itoa(s.Repeat),
 		strconv.Itoa(s.Index), s.Phase,
 		strconv.FormatInt(s.StartNs, 10), strconv.FormatInt(s.EndNs, 10),
-		strconv.FormatFloat(s.Work, 'g', -1, 64), s.Unit, strconv.FormatFloat(s.Rate, 'g', -1, 64),
+		decimal(s.Work), s.Unit, decimal(s.Rate),
 		strconv.Itoa(s.QoSApplied), strconv.FormatBool(s.QoSFull), s.QoSReason, s.QoSDetail,
 		strings.Join(cpus, " "), strconv.Itoa(s.PID), strconv.Itoa(s.Contention),
 	}
 }
+
+// decimal writes x without an exponent, so a column reads one way: whole
+// numbers as integers (2000000, not 2e+06), others with their shortest
+// exact fraction.
+func decimal(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 
 // WriteCSV writes the header and one row per sample.
 func WriteCSV(w io.Writer, samples []Sample) error {

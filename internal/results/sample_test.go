@@ -45,3 +45,17 @@ func TestCheckSchema(t *testing.T) {
 	assert.ErrorContains(t, CheckSchema("2.0"), "not readable")
 	assert.ErrorContains(t, CheckSchema("x"), "not MAJOR.MINOR")
 }
+
+func TestCSVNumbersOneStylePerColumn(t *testing.T) {
+	var b strings.Builder
+	require.NoError(t, WriteCSV(&b, []Sample{
+		{Target: "host", Workload: "fp", QoS: 9, Threads: 1, Repeat: 1, Work: 2e6, Unit: "loops", Rate: 5.26e8},
+		{Target: "host", Workload: "fp", QoS: 9, Threads: 1, Repeat: 2, Work: 2e6, Unit: "loops", Rate: 1234.5},
+	}))
+	assert.NotContains(t, b.String(), "e+", "no exponents: %s", b.String())
+	assert.Contains(t, b.String(), ",2000000,loops,526000000,")
+	assert.Contains(t, b.String(), ",2000000,loops,1234.5,")
+	back, err := ReadCSV(strings.NewReader(b.String()))
+	require.NoError(t, err)
+	assert.Equal(t, 5.26e8, back[0].Rate)
+}

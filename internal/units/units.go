@@ -161,3 +161,12 @@ func ScaleRate(unit string, largest float64) (label string, scale float64) {
 	}
 	return prefix + " " + unit + "/s", scale
 }
+
+// Plural counts things in words: Plural(1, "spinner thread") is "1 spinner
+// thread", Plural(2, "spinner thread") "2 spinner threads".
+func Plural(n int, one string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %ss", n, one)
+}

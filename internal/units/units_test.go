@@ -101,3 +101,9 @@ func TestScaleRate(t *testing.T) {
 		assert.Equal(t, c.scale, scale, "%s %g", c.unit, c.largest)
 	}
 }
+
+func TestPlural(t *testing.T) {
+	assert.Equal(t, "1 spinner thread", Plural(1, "spinner thread"))
+	assert.Equal(t, "2 spinner threads", Plural(2, "spinner thread"))
+	assert.Equal(t, "0 spinner threads", Plural(0, "spinner thread"))
+}

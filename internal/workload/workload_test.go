@@ -177,6 +177,13 @@ func TestCompressAndDecompress(t *testing.T) {
 				assert.InDelta(t, 3.0, res.Metrics["compression_ratio"], 0.75, "the default input compresses about 3:1 under zstd")
 				left, _ := os.ReadDir(dir)
 				assert.Empty(t, left, "scratch output is removed")
+				require.Len(t, res.Notes, 1)
+				if sink == "null" {
+					assert.Contains(t, res.Notes[0], "nothing is written or synced")
+					assert.NotContains(t, res.Notes[0], "fsync", "the null sink syncs nothing")
+				} else {
+					assert.Contains(t, res.Notes[0], "+ fsync")
+				}
 			})
 		}
 	}
