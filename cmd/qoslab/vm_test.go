@@ -181,3 +181,65 @@ func TestDoctorNamesFixes(t *testing.T) {
 		assert.Contains(t, out, "fix: ")
 	}
 }
+
+// Named VMs, as a user drives them: start, measure in, look at, stop, list
+// and delete, each refusing what does not make sense.
+func TestNamedVM(t *testing.T) {
+	dir, store := vmSetup(t)
+	state := t.TempDir()
+	q := func(args ...string) (string, string, int) {
+		cmd := exec.Command(filepath.Join(dir, "qoslab"), args...)
+		cmd.Dir = t.TempDir()
+		cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir(), "XDG_STATE_HOME="+state, "QOSLAB_IMAGE_STORE="+store)
+		var o, e bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &o, &e
+		err := cmd.Run()
+		code := 0
+		if exit, ok := err.(*exec.ExitError); ok {
+			code = exit.ExitCode()
+		} else {
+			require.NoError(t, err)
+		}
+		return o.String(), e.String(), code
+	}
+	out, stderr, code := q("vm", "start", "lab", "--accel", "tcg", "--cpus", "1", "--memory", "512MiB", "--disk", "64MiB")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "vm lab running")
+	t.Cleanup(func() { q("vm", "stop", "lab") })
+
+	_, stderr, code = q("vm", "start", "lab", "--accel", "tcg")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "vm lab is already running")
+	assert.NotContains(t, stderr, "booting", "a running VM is refused before anything boots")
+
+	out, stderr, code = q("bench", "--target", "vm", "--vm", "lab", "--loops", "1e6", "--repeat", "1", "--qos", "default", "--format", "csv")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "vm,fp,21,1,1,0,")
+
+	_, stderr, code = q("vm", "delete", "lab")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "vm lab is running")
+
+	out, stderr, code = q("vm", "list", "--json")
+	require.Equal(t, 0, code, stderr)
+	var vms []struct {
+		Name    string `json:"name"`
+		Running bool   `json:"running"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &vms), out)
+	require.Len(t, vms, 1)
+	assert.True(t, vms[0].Running)
+
+	_, stderr, code = q("vm", "stop", "lab")
+	require.Equal(t, 0, code, stderr)
+	out, _, _ = q("vm", "list")
+	assert.Contains(t, out, "stopped")
+	_, stderr, code = q("vm", "delete", "lab")
+	require.Equal(t, 0, code, stderr)
+	assert.NoDirExists(t, filepath.Join(state, "qoslab", "vms", "lab"), "its state and scratch disk are gone")
+
+	_, stderr, code = q("vm", "console", "lab")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "no vm named lab")
+	assert.NotContains(t, stderr, "no such file", "not a raw ENOENT")
+}

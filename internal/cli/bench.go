@@ -92,16 +92,6 @@ Workloads: ` + strings.Join(workload.Names(), ", ") + `.`,
   qoslab bench --workload fp --qos background,default --contention 2 --format csv --out fp.csv
   qoslab bench --workload fp --qos 9,33 --threads 1-2 --save`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.check(); err != nil {
-				return err
-			}
-			o.VMEnv.StateHome, o.VMEnv.CacheDir = stateHome(f.Env), cacheHome(f.Env)
-			if runF != nil {
-				return runF(cmd.Context(), o)
-			}
-			return benchRun(cmd.Context(), o)
-		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.AgentPath, "agent", "", "the qoslab-agent binary to run on this machine (default: next to qoslab)")
@@ -130,8 +120,13 @@ Workloads: ` + strings.Join(workload.Names(), ", ") + `.`,
 	complete(cmd, "format", fixed(benchFormats...))
 	complete(cmd, "codec", fixed(codec.Zstd, codec.Gzip, codec.LZ4, codec.LZFSE))
 	complete(cmd, "sink", codec.SinkKinds)
-	f.configure(cmd, "bench", &o.src)
-	return cmd
+	return command(f, cmd, "bench", o, &o.src, func([]string) error {
+		if err := o.check(); err != nil {
+			return err
+		}
+		o.VMEnv = vmEnv(f, o.VMEnv)
+		return nil
+	}, benchRun, runF)
 }
 
 // qosNames are the QoS classes by name, for completion.

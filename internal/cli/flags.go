@@ -74,6 +74,7 @@ func completeArgs(cmd *cobra.Command, names func() []string) {
 // and fills in what depends on this machine; then runF (in tests) or run
 // does the work from opts alone. Call it after the flags are defined.
 func command[O any](f *Factory, cmd *cobra.Command, section string, opts *O, src *sources, prepare func(args []string) error, run, runF func(context.Context, *O) error) *cobra.Command {
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		if prepare != nil {
 			if err := prepare(args); err != nil {

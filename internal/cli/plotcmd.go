@@ -46,6 +46,8 @@ the run has no data for is skipped with a note.`,
 	}
 	cmd.Flags().StringVar(&o.Format, "format", "png", "image format: png, svg, pdf")
 	cmd.Flags().StringVar(&o.Only, "only", "", "draw only this chart or family: "+strings.Join(plot.Families(), ", "))
+	complete(cmd, "only", plot.Families)
+	complete(cmd, "format", plot.Formats)
 	return cmd
 }
 

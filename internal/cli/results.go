@@ -17,9 +17,7 @@ import (
 
 // NewCmdResults builds `qoslab results`.
 func NewCmdResults(f *Factory) *cobra.Command {
-	cmd := &cobra.Command{Use: "results", Short: "List and show the results of qoslab run"}
-	cmd.AddCommand(newCmdResultsList(f), newCmdResultsShow(f))
-	return cmd
+	return group(&cobra.Command{Use: "results", Short: "List and show the results of qoslab run"}, newCmdResultsList(f), newCmdResultsShow(f))
 }
 
 func newCmdResultsList(f *Factory) *cobra.Command {

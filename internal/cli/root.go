@@ -9,6 +9,7 @@ import (
 
 	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/hv/vz"
+	"github.com/qoslab/qoslab/internal/suggest"
 	"github.com/qoslab/qoslab/internal/version"
 )
 
@@ -86,8 +87,8 @@ func group(cmd *cobra.Command, subs ...*cobra.Command) *cobra.Command {
 			}
 		}
 		msg := fmt.Sprintf("unknown command %q for %q: allowed %s", args[0], cmd.CommandPath(), strings.Join(names, ", "))
-		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-			msg += fmt.Sprintf("; did you mean %s?", strings.Join(s, ", "))
+		if g := suggest.Closest(args[0], names); g != "" {
+			msg += fmt.Sprintf("; did you mean %s?", g)
 		}
 		return usageErrorf("%s", msg)
 	}

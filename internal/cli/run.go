@@ -39,19 +39,6 @@ host and in a VM, 3 repeats, interleaved), keeps every finished cell in
 qoslab-results/<name>-<time>/samples.jsonl, and ends with summaries, a report
 and a verdict. An interrupted run is finished with --resume DIR.`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.check(); err != nil {
-				return err
-			}
-			o.VMEnv.StateHome, o.VMEnv.CacheDir = stateHome(f.Env), cacheHome(f.Env)
-			if o.VMEnv.Store == "" {
-				o.VMEnv.Store = imageStore(f.Env)
-			}
-			if runF != nil {
-				return runF(cmd.Context(), o)
-			}
-			return runRun(cmd.Context(), o)
-		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.AgentPath, "agent", "", "the qoslab-agent binary to run on this machine (default: next to qoslab)")
@@ -68,8 +55,13 @@ and a verdict. An interrupted run is finished with --resume DIR.`,
 	complete(cmd, "default", experiment.DefaultSpecNames)
 	complete(cmd, "accel", fixed(accels...))
 	complete(cmd, "vm-backend", registry.Names)
-	f.configure(cmd, "run", &o.src)
-	return cmd
+	return command(f, cmd, "run", o, &o.src, func([]string) error {
+		if err := o.check(); err != nil {
+			return err
+		}
+		o.VMEnv = vmEnv(f, o.VMEnv)
+		return nil
+	}, runRun, runF)
 }
 
 // accels are the VM accelerations a user may force.

@@ -1,0 +1,154 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/cobra/doc"
+	"github.com/spf13/pflag"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// runRoot runs `qoslab args...` with env and returns stdout, stderr and the
+// exit status Execute gives.
+func runRoot(t *testing.T, env map[string]string, args ...string) (string, string, int) {
+	t.Helper()
+	f := testFactory(t, env)
+	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
+	f.IO.Out, f.IO.ErrOut = out, errOut
+	code := Execute(context.Background(), f, args)
+	return out.String(), errOut.String(), code
+}
+
+func TestMistypedSubcommandIsAUsageError(t *testing.T) {
+	cases := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"vm", "delet", "x"}, []string{`unknown command "delet" for "qoslab vm"`, "did you mean delete?"}},
+		{[]string{"results", "nope"}, []string{`unknown command "nope" for "qoslab results"`, "allowed list, show"}},
+		{[]string{"image", "bild", "linux"}, []string{"did you mean build?"}},
+		{[]string{"benhc"}, []string{`unknown command "benhc"`, "bench"}},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			_, stderr, code := runRoot(t, nil, c.args...)
+			assert.Equal(t, 2, code, stderr)
+			for _, w := range c.want {
+				assert.Contains(t, stderr, w)
+			}
+		})
+	}
+	out, _, code := runRoot(t, nil, "vm")
+	assert.Equal(t, 0, code, "a group alone prints its help")
+	assert.Contains(t, out, "Available Commands")
+}
+
+func TestSettingsNameWhereABadValueCameFrom(t *testing.T) {
+	t.Chdir(t.TempDir())
+	cases := []struct {
+		name string
+		env  map[string]string
+		file string
+		want string
+	}{
+		{"variable not a number", map[string]string{"QOSLAB_BENCH_REPEAT": "x"}, "", `QOSLAB_BENCH_REPEAT "x": want a whole number`},
+		{"variable out of range", map[string]string{"QOSLAB_BENCH_REPEAT": "0"}, "", "QOSLAB_BENCH_REPEAT 0: allowed 1..1000"},
+		{"variable list", map[string]string{"QOSLAB_BENCH_TARGET": "cloud"}, "", `QOSLAB_BENCH_TARGET "cloud": allowed host, vm`},
+		{"file count", nil, "bench:\n  loops: abc\n", `bench.loops in qoslab.yaml "abc"`},
+		{"file class", nil, "bench:\n  qos: [urgent]\n", `bench.qos in qoslab.yaml: unknown QoS class "urgent"`},
+		{"file backend", nil, "bench:\n  vm-backend: xen\n", `bench.vm-backend in qoslab.yaml: unknown VM backend "xen": allowed qemu, vz`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			os.Remove("qoslab.yaml")
+			if c.file != "" {
+				require.NoError(t, os.WriteFile("qoslab.yaml", []byte(c.file), 0o644))
+			}
+			_, err := parseBench(t, c.env)
+			require.Error(t, err)
+			assert.ErrorContains(t, err, c.want)
+			assert.True(t, IsUsageError(err))
+			assert.NotContains(t, err.Error(), "--", "a value the user did not type as a flag is not named as one")
+		})
+	}
+}
+
+func TestSharedKeysReachEveryCommand(t *testing.T) {
+	t.Chdir(t.TempDir())
+	require.NoError(t, os.WriteFile("qoslab.yaml", []byte("results: /from/config\nimage-store: /images\nagent: /bin/agent\n"), 0o644))
+	o, err := parseBench(t, nil, "--save")
+	require.NoError(t, err)
+	assert.Equal(t, "/from/config", o.Results)
+	assert.Equal(t, "/images", o.VMEnv.Store)
+	assert.Equal(t, "/bin/agent", o.AgentPath)
+
+	var run *RunOptions
+	cmd := NewCmdRun(testFactory(t, map[string]string{"QOSLAB_RESULTS": "/from/env"}), func(_ context.Context, o *RunOptions) error { run = o; return nil })
+	cmd.SetArgs(nil)
+	require.NoError(t, cmd.Execute())
+	assert.Equal(t, "/from/env", run.Results, "QOSLAB_RESULTS is the same setting for run")
+	assert.Equal(t, "/images", run.VMEnv.Store)
+
+	var list *ImageListOptions
+	cmd = newCmdImageList(testFactory(t, nil), func(_ context.Context, o *ImageListOptions) error { list = o; return nil })
+	cmd.SetArgs([]string{"--store", "/typed"})
+	require.NoError(t, cmd.Execute())
+	assert.Equal(t, "/typed", list.Store, "--store is another name of --image-store")
+}
+
+func TestUnknownBackendIsRefused(t *testing.T) {
+	t.Chdir(t.TempDir())
+	_, err := parseBench(t, nil, "--target", "vm", "--vm-backend", "qemo")
+	require.Error(t, err)
+	assert.ErrorContains(t, err, `--vm-backend: unknown VM backend "qemo": allowed qemu, vz; did you mean qemu?`)
+	assert.True(t, IsUsageError(err))
+
+	cmd := NewCmdRun(testFactory(t, nil), func(context.Context, *RunOptions) error { return nil })
+	cmd.SetArgs([]string{"--vm-backend", "xen"})
+	err = cmd.Execute()
+	assert.ErrorContains(t, err, `unknown VM backend "xen"`)
+}
+
+func TestCompletionOffersValues(t *testing.T) {
+	complete := func(args ...string) string {
+		out, stderr, code := runRoot(t, nil, append([]string{cobra.ShellCompRequestCmd}, args...)...)
+		require.Equal(t, 0, code, stderr)
+		return out
+	}
+	assert.Contains(t, complete("bench", "--workload", ""), "fp\n")
+	assert.Contains(t, complete("bench", "--workload", "fp,"), "fp,compress\n", "a list completes item by item")
+	assert.Contains(t, complete("bench", "--qos", ""), "user-interactive\n")
+	assert.Contains(t, complete("bench", "--format", ""), "markdown\n")
+	assert.Contains(t, complete("run", "--default", ""), "subsumption\n")
+	assert.Contains(t, complete("run", "--vm-backend", ""), "qemu\n")
+	assert.Contains(t, complete("plot", "x", "--only", ""), "throughput\n")
+}
+
+func TestEveryCommandHasAManPageAndReadableFlags(t *testing.T) {
+	root := NewCmdRoot(testFactory(t, nil))
+	dir := t.TempDir()
+	require.NoError(t, doc.GenManTree(root, &doc.GenManHeader{Title: "QOSLAB", Section: "1"}, dir))
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Hidden || !c.IsAvailableCommand() && c != root {
+			return
+		}
+		page := filepath.Join(dir, strings.ReplaceAll(c.CommandPath(), " ", "-")+".1")
+		assert.FileExists(t, page)
+		c.LocalFlags().VisitAll(func(fl *pflag.Flag) {
+			name, _ := pflag.UnquoteUsage(fl)
+			assert.NotContains(t, name, " ", "%s --%s shows its value as %q", c.CommandPath(), fl.Name, name)
+		})
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+}
