@@ -142,7 +142,7 @@ func qosNames() []string {
 // naming the setting (flag, variable or config key), the value and what is
 // allowed.
 func (o *BenchOptions) check() error {
-	n := o.src.name
+	n := o.src.Name
 	for _, w := range strings.Split(o.flags.workload, ",") {
 		w = strings.TrimSpace(w)
 		if err := workload.CheckName(w); err != nil {
@@ -355,7 +355,7 @@ func benchRun(ctx context.Context, o *BenchOptions) (err error) {
 		return usageError(err)
 	}
 	report := &BenchReport{SchemaVersion: results.SchemaVersion, ToolVersion: version.String(), Started: time.Now().UTC(), Targets: map[string]any{}}
-	out, err := openOutput(o.src.name("out"), o.Out)
+	out, err := openOutput(o.src.Name("out"), o.Out)
 	if err != nil {
 		return err
 	}
@@ -404,7 +404,7 @@ func benchRun(ctx context.Context, o *BenchOptions) (err error) {
 	var unsupported *experiment.UnsupportedCodecError
 	switch {
 	case errors.As(err, &unsupported):
-		return usageErrorf("%s %q is not available on %s/%s: allowed %s", o.src.name("codec"), unsupported.Codec, unsupported.OS, unsupported.Arch, strings.Join(unsupported.Allowed, ", "))
+		return usageErrorf("%s %q is not available on %s/%s: allowed %s", o.src.Name("codec"), unsupported.Codec, unsupported.OS, unsupported.Arch, strings.Join(unsupported.Allowed, ", "))
 	case err != nil && agent.IsBadRequest(err):
 		return usageError(err)
 	}

@@ -31,11 +31,11 @@ image-store are top level, shared by every command that has them
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(*cobra.Command, []string) error {
-			return f.checkConfigKeys()
+			return usageError(f.Settings.CheckKeys())
 		},
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
-	root.PersistentFlags().StringVar(&f.ConfigPath, "config", "", "configuration file (YAML)")
+	root.PersistentFlags().StringVar(&f.Settings.Path, "config", "", "configuration file (YAML)")
 	_ = root.MarkPersistentFlagFilename("config", "yaml", "yml")
 
 	root.AddCommand(

@@ -72,17 +72,17 @@ func (o *RunOptions) check() error {
 		return usageErrorf("--spec and --resume exclude each other: a resumed run keeps the spec it started with")
 	}
 	if o.VMEnv.Accel != "" {
-		if err := oneOf(o.src.name("accel"), o.VMEnv.Accel, accels); err != nil {
+		if err := oneOf(o.src.Name("accel"), o.VMEnv.Accel, accels); err != nil {
 			return err
 		}
 	}
 	if o.VMEnv.Backend != "" {
 		if err := registry.Check(o.VMEnv.Backend); err != nil {
-			return usageErrorf("%s: %w", o.src.name("vm-backend"), err)
+			return usageErrorf("%s: %w", o.src.Name("vm-backend"), err)
 		}
 	}
 	if o.SpecFile == "" && o.Resume == "" {
-		if err := oneOf(o.src.name("default"), o.Default, experiment.DefaultSpecNames()); err != nil {
+		if err := oneOf(o.src.Name("default"), o.Default, experiment.DefaultSpecNames()); err != nil {
 			return err
 		}
 	}

@@ -99,7 +99,7 @@ func aliasStore(cmd *cobra.Command) {
 }
 
 func (v *vmFlags) parse(src sources) (experiment.VMSpec, experiment.VMEnv, error) {
-	n := src.name
+	n := src.Name
 	s := experiment.VMSpec{Image: v.image, CPUs: v.cpus, Accel: v.accel, Backend: v.backend}
 	e := experiment.VMEnv{Name: v.name, Store: v.store}
 	if err := registry.Check(v.backend); err != nil {
