@@ -43,6 +43,27 @@ func FindAgent(explicit string) (string, error) {
 	return "", fmt.Errorf("agent binary not found: looked for %s next to %s; build it with `make build` (puts both in bin/), or pass --agent PATH or set QOSLAB_AGENT", AgentBinary, self)
 }
 
+// FindGuestAgent returns the agent built for a guest's OS and arch:
+// explicit when given, else the one `make build` lays out beside the
+// controller (bin/linux-amd64/qoslab-agent beside bin/qoslab).
+func FindGuestAgent(explicit, goos, arch string) (string, error) {
+	if explicit != "" {
+		return explicit, nil
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	if r, err := filepath.EvalSymlinks(self); err == nil {
+		self = r
+	}
+	p := filepath.Join(filepath.Dir(self), goos+"-"+arch, AgentBinary)
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("no %s/%s agent at %s: build it with `make build` (cross-builds every agent) or pass --guest-agent PATH", goos, arch, p)
+	}
+	return p, nil
+}
+
 // LocalOptions start an agent as a child process of the controller.
 type LocalOptions struct {
 	Path         string

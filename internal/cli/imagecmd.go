@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/qoslab/qoslab/internal/agent"
 	"github.com/qoslab/qoslab/internal/image"
 	"github.com/qoslab/qoslab/internal/image/macos"
 	"github.com/qoslab/qoslab/internal/units"
@@ -45,26 +46,6 @@ func imageCommand[O any](f *Factory, cmd *cobra.Command, base *ImageOptions, opt
 		}
 		return nil
 	}, run, runF)
-}
-
-// guestAgentPath is the agent built for a guest's OS and arch, as `make
-// build` lays it out: bin/linux-amd64/qoslab-agent beside bin/qoslab.
-func guestAgentPath(explicit, goos, arch string) (string, error) {
-	if explicit != "" {
-		return explicit, nil
-	}
-	self, err := os.Executable()
-	if err != nil {
-		return "", err
-	}
-	if r, err := filepath.EvalSymlinks(self); err == nil {
-		self = r
-	}
-	p := filepath.Join(filepath.Dir(self), goos+"-"+arch, "qoslab-agent")
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("no %s/%s agent at %s: build it with `make build` (cross-builds every agent) or pass --guest-agent PATH", goos, arch, p)
-	}
-	return p, nil
 }
 
 func kindArg(args []string, want, cmd string) error {
@@ -130,7 +111,7 @@ func imageBuildRun(ctx context.Context, o *ImageBuildOptions) error {
 	if kernels == "" {
 		kernels = defKernels
 	}
-	agentPath, err := guestAgentPath(o.GuestAgent, "linux", arch)
+	agentPath, err := agent.FindGuestAgent(o.GuestAgent, "linux", arch)
 	if err != nil {
 		return err
 	}
@@ -316,7 +297,7 @@ func (o *ImageProvisionOptions) parseArgs(args []string) error {
 func imageProvisionRun(ctx context.Context, o *ImageProvisionOptions) error {
 	po := macos.ProvisionOptions{Bundle: filepath.Join(o.Store, o.Name), Log: o.IO.ErrOut, SSH: o.SSH}
 	var err error
-	if po.Agent, err = guestAgentPath(o.GuestAgent, "darwin", "arm64"); err != nil {
+	if po.Agent, err = agent.FindGuestAgent(o.GuestAgent, "darwin", "arm64"); err != nil {
 		return err
 	}
 	res, err := macos.Provision(ctx, po)

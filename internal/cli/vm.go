@@ -47,6 +47,12 @@ func imageStore(env func(string) string) string {
 	return dir
 }
 
+// kernelCache is where guest kernels are cached.
+func kernelCache(env func(string) string) string {
+	dir, _ := image.DefaultKernelCacheDir(env)
+	return dir
+}
+
 // vmEnv fills in where this machine keeps VMs and images.
 func vmEnv(f *Factory, e experiment.VMEnv) experiment.VMEnv {
 	e.StateHome, e.CacheDir = stateHome(f.Env), cacheHome(f.Env)
