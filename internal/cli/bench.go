@@ -11,8 +11,8 @@ import (
 
 	"github.com/qoslab/qoslab/internal/agent"
 	"github.com/qoslab/qoslab/internal/experiment"
-	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/report"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/telemetry"
 	"github.com/qoslab/qoslab/internal/units"
@@ -20,9 +20,6 @@ import (
 	"github.com/qoslab/qoslab/internal/workload"
 	"github.com/qoslab/qoslab/internal/workload/codec"
 )
-
-// Output formats of bench.
-var benchFormats = []string{"table", "json", "csv", "markdown"}
 
 // BenchOptions is everything bench needs, from its flags, the environment
 // and the config file.
@@ -101,7 +98,7 @@ Workloads: ` + strings.Join(workload.Names(), ", ") + `.`,
 	fl.StringVar(&o.flags.loops, "loops", "", "loops per thread (pi: iterations in total); 2e8 style accepted (default: per workload, about 1 s)")
 	fl.IntVar(&o.Repeat, "repeat", 3, "repeats of every cell")
 	fl.IntVar(&o.Contention, "contention", 0, "spinner threads at default priority run outside the agent for the whole run")
-	fl.StringVar(&o.Format, "format", "table", "output: "+strings.Join(benchFormats, ", "))
+	fl.StringVar(&o.Format, "format", "table", "output: "+strings.Join(report.BenchFormats, ", "))
 	fl.StringVar(&o.Out, "out", "", "write the output to FILE (the table still goes to the terminal)")
 	fl.BoolVar(&o.Save, "save", false, "also keep the run in a results directory (RESULTS/bench-<UTC time>), with summaries and report")
 	fl.StringVar(&o.Results, "results", "qoslab-results", "where --save creates the results directory")
@@ -117,7 +114,7 @@ Workloads: ` + strings.Join(workload.Names(), ", ") + `.`,
 	complete(cmd, "workload", workload.Names)
 	complete(cmd, "qos", qosNames)
 	complete(cmd, "target", fixed(experiment.TargetHost, experiment.TargetVM))
-	complete(cmd, "format", fixed(benchFormats...))
+	complete(cmd, "format", fixed(report.BenchFormats...))
 	complete(cmd, "codec", fixed(codec.Zstd, codec.Gzip, codec.LZ4, codec.LZFSE))
 	complete(cmd, "sink", codec.SinkKinds)
 	return command(f, cmd, "bench", o, &o.src, func([]string) error {
@@ -183,7 +180,7 @@ func (o *BenchOptions) check() error {
 	if o.Contention < 0 || o.Contention > 256 {
 		return usageErrorf("%s %d: allowed 0..256 spinner threads", n("contention"), o.Contention)
 	}
-	if err := oneOf(n("format"), o.Format, benchFormats); err != nil {
+	if err := oneOf(n("format"), o.Format, report.BenchFormats); err != nil {
 		return err
 	}
 	if err := oneOf(n("sink"), o.Sink, codec.SinkKinds()); err != nil {
@@ -263,90 +260,6 @@ func (o *BenchOptions) spec() experiment.Spec {
 	return s
 }
 
-// BenchReport is bench's JSON output: what was asked, on what, and every record.
-type BenchReport struct {
-	SchemaVersion string                    `json:"schema_version"`
-	ToolVersion   string                    `json:"tool_version"`
-	Started       time.Time                 `json:"started"`
-	Finished      time.Time                 `json:"finished"`
-	Targets       map[string]any            `json:"targets"`            // target name -> agent Info
-	Machines      map[string]hv.MachineInfo `json:"machines,omitempty"` // target name -> VM as the host sees it
-	Request       BenchRequest              `json:"request"`
-	// Spec is the experiment the flags described, as run.
-	Spec       experiment.Spec        `json:"spec"`
-	Contention *experiment.Contention `json:"contention,omitempty"`
-	Runs       []CellRun              `json:"runs"`
-	Samples    []results.Sample       `json:"samples"`
-	// Results is the results directory of a --save run.
-	Results string   `json:"results,omitempty"`
-	Notes   []string `json:"notes,omitempty"`
-	Error   string   `json:"error,omitempty"`
-}
-
-// BenchRequest records the settings as they were applied.
-type BenchRequest struct {
-	Targets    []string          `json:"targets"`
-	VM         *benchVM          `json:"vm,omitempty"`
-	Workloads  []string          `json:"workloads"`
-	QoS        []int             `json:"qos"`
-	Threads    []int             `json:"threads"`
-	Loops      map[string]uint64 `json:"loops"`
-	Repeat     int               `json:"repeat"`
-	Contention int               `json:"contention"`
-	Size       int64             `json:"size_bytes,omitempty"`
-	Ratio      float64           `json:"ratio,omitempty"`
-	Seed       uint64            `json:"seed"`
-	Codec      string            `json:"codec,omitempty"`
-	Level      int               `json:"level,omitempty"`
-	Sink       string            `json:"sink,omitempty"`
-	SinkPath   string            `json:"sink_path,omitempty"`
-}
-
-// benchVM is the VM of a vm target as applied.
-type benchVM struct {
-	Name      string `json:"name,omitempty"`
-	Image     string `json:"image"`
-	Store     string `json:"store"`
-	CPUs      int    `json:"cpus"`
-	MemoryMiB int    `json:"memory_mib"`
-	DiskBytes int64  `json:"disk_bytes"`
-	Accel     string `json:"accel,omitempty"`
-	Backend   string `json:"backend"`
-}
-
-func (o *BenchOptions) appliedRequest(s experiment.Spec) BenchRequest {
-	r := BenchRequest{Targets: o.Targets, Workloads: o.Workloads, Threads: o.Threads, Loops: map[string]uint64{}, Repeat: o.Repeat,
-		Contention: o.Contention, Seed: o.Seed}
-	if contains(o.Targets, experiment.TargetVM) {
-		mem, disk := experiment.VMSize(s)
-		r.VM = &benchVM{Name: o.VMEnv.Name, Image: o.VM.Image, Store: o.VMEnv.Store, CPUs: o.VM.CPUs, MemoryMiB: mem, DiskBytes: disk,
-			Accel: o.VM.Accel, Backend: o.VM.Backend}
-	}
-	for _, c := range o.QoS {
-		r.QoS = append(r.QoS, int(c))
-	}
-	for _, e := range s.Matrix {
-		if e.Loops == 0 {
-			r.Size, r.Ratio, r.Codec, r.Level, r.Sink, r.SinkPath = o.Size, o.Ratio, o.Codec, o.Level, o.Sink, o.SinkPath
-			continue
-		}
-		r.Loops[e.Workload] = e.Loops
-	}
-	return r
-}
-
-// CellRun is one Run of the matrix: its metrics and notes (the samples carry
-// the records).
-type CellRun struct {
-	Target   string             `json:"target"`
-	Workload string             `json:"workload"`
-	QoS      int                `json:"qos"`
-	Threads  int                `json:"threads"`
-	Repeat   int                `json:"repeat"`
-	Metrics  map[string]float64 `json:"metrics,omitempty"`
-	Notes    []string           `json:"notes,omitempty"`
-}
-
 // benchRun measures the matrix and writes the output. Whatever finished is
 // written even when a later cell fails or the run is interrupted.
 func benchRun(ctx context.Context, o *BenchOptions) (err error) {
@@ -354,7 +267,7 @@ func benchRun(ctx context.Context, o *BenchOptions) (err error) {
 	if err := s.Validate(); err != nil {
 		return usageError(err)
 	}
-	report := &BenchReport{SchemaVersion: results.SchemaVersion, ToolVersion: version.String(), Started: time.Now().UTC(), Targets: map[string]any{}}
+	doc := &report.Bench{SchemaVersion: results.SchemaVersion, ToolVersion: version.String(), Started: time.Now().UTC(), Targets: map[string]any{}}
 	out, err := openOutput(o.src.Name("out"), o.Out)
 	if err != nil {
 		return err
@@ -365,15 +278,15 @@ func benchRun(ctx context.Context, o *BenchOptions) (err error) {
 			out.abort()
 			return err
 		}
-		report.Results = dir.Path
+		doc.Results = dir.Path
 	}
-	report.Request, report.Spec = o.appliedRequest(s), s
+	doc.Request, doc.Spec = report.NewBenchRequest(s, o.VMEnv.Name, o.VMEnv.Store), s
 	defer func() {
-		report.Finished = time.Now().UTC()
+		doc.Finished = time.Now().UTC()
 		if err != nil {
-			report.Error = err.Error()
+			doc.Error = err.Error()
 		}
-		if werr := writeBench(o, out, report); werr != nil && err == nil {
+		if werr := writeBench(o, out, doc); werr != nil && err == nil {
 			err = werr
 		}
 		if dir != nil {
@@ -389,17 +302,17 @@ func benchRun(ctx context.Context, o *BenchOptions) (err error) {
 	res, err := experiment.Execute(ctx, s, dir, env)
 	prog.clear()
 	for name, info := range res.Infos {
-		report.Targets[name] = agent.InfoJSON(info)
+		doc.Targets[name] = agent.InfoJSON(info)
 	}
 	if len(res.Machines) > 0 {
-		report.Machines = res.Machines
+		doc.Machines = res.Machines
 	}
-	report.Contention, report.Notes = res.Contention, res.Notes
+	doc.Contention, doc.Notes = res.Contention, res.Notes
 	for _, r := range res.Runs {
 		c := r.Cell
-		report.Runs = append(report.Runs, CellRun{Target: c.Target, Workload: c.Workload, QoS: int(c.QoS), Threads: c.Threads,
+		doc.Runs = append(doc.Runs, report.BenchRun{Target: c.Target, Workload: c.Workload, QoS: int(c.QoS), Threads: c.Threads,
 			Repeat: c.Repeat, Metrics: r.Metrics, Notes: r.Notes})
-		report.Samples = append(report.Samples, r.Samples...)
+		doc.Samples = append(doc.Samples, r.Samples...)
 	}
 	var unsupported *experiment.UnsupportedCodecError
 	switch {

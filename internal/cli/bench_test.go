@@ -18,6 +18,7 @@ import (
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
 	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/report"
 	"github.com/qoslab/qoslab/internal/results"
 )
 
@@ -290,7 +291,7 @@ func TestBenchKeepsFinishedCellsOnFailure(t *testing.T) {
 	a := newFake()
 	_, out, _, err := benchWithFake(t, a, "--qos", "9,33", "--threads", "1", "--loops", "10", "--repeat", "2", "--format", "json")
 	require.NoError(t, err)
-	var full BenchReport
+	var full report.Bench
 	require.NoError(t, json.Unmarshal([]byte(out), &full))
 	assert.Len(t, full.Samples, 4)
 
@@ -301,7 +302,7 @@ func TestBenchKeepsFinishedCellsOnFailure(t *testing.T) {
 	assert.ErrorContains(t, err, "cell 3/4 (host: fp qos=background threads=1 repeat=2)")
 	assert.ErrorContains(t, err, "agent channel closed")
 	assert.False(t, IsUsageError(err), "a failure is exit status 1")
-	var partial BenchReport
+	var partial report.Bench
 	require.NoError(t, json.Unmarshal([]byte(out), &partial), "the output is still complete JSON")
 	assert.Len(t, partial.Samples, 2, "the two finished cells are written")
 	assert.Contains(t, partial.Error, "agent channel closed")

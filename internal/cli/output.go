@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/qoslab/qoslab/internal/report"
 )
 
 // output is where a formatted result goes: a temporary file renamed into
@@ -52,22 +54,22 @@ func (w *output) abort() {
 // writeBench writes the chosen format to --out (then the table to the
 // terminal) or to stdout. If --out cannot be written, the output goes to
 // stdout instead so nothing measured is lost.
-func writeBench(o *BenchOptions, out *output, report *BenchReport) error {
+func writeBench(o *BenchOptions, out *output, doc *report.Bench) error {
 	if out.tmp == nil {
-		return renderBench(o.IO.Out, o.Format, report)
+		return report.WriteBench(o.IO.Out, o.Format, doc)
 	}
-	err := renderBench(out.tmp, o.Format, report)
+	err := report.WriteBench(out.tmp, o.Format, doc)
 	if err == nil {
 		err = out.commit()
 	}
 	if err != nil {
 		out.abort()
 		fmt.Fprintf(o.IO.ErrOut, "qoslab: --out %s failed (%v); writing %s to stdout instead\n", out.path, err, o.Format)
-		if rerr := renderBench(o.IO.Out, o.Format, report); rerr != nil {
+		if rerr := report.WriteBench(o.IO.Out, o.Format, doc); rerr != nil {
 			return errors.Join(err, rerr)
 		}
 		return err
 	}
-	fmt.Fprintf(o.IO.ErrOut, "wrote %s (%s, %d records)\n", out.path, o.Format, len(report.Samples))
-	return renderBench(o.IO.Out, "table", report)
+	fmt.Fprintf(o.IO.ErrOut, "wrote %s (%s, %d records)\n", out.path, o.Format, len(doc.Samples))
+	return report.WriteBench(o.IO.Out, "table", doc)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/units"
 )
 
 // progress shows a run's cells: on a terminal, one line that changes as
@@ -72,8 +73,8 @@ func runText(samples []results.Sample) string {
 		if c.Phase != "" {
 			out += c.Phase + " "
 		}
-		unit, scale := rateUnit(c.Unit)
-		out += fmt.Sprintf("%.3f s, %s %s", c.Seconds.Median, siFormat(c.TotalRate.Median/scale), unit)
+		unit, scale := units.RateUnit(c.Unit)
+		out += fmt.Sprintf("%.3f s, %s %s", c.Seconds.Median, units.SI(c.TotalRate.Median/scale), unit)
 	}
 	return out
 }

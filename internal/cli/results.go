@@ -13,6 +13,7 @@ import (
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/units"
 )
 
 // NewCmdResults builds `qoslab results`.
@@ -133,7 +134,7 @@ func compareRuns(_ context.Context, w io.Writer, oldPath, newPath string) error 
 			continue
 		}
 		matched++
-		unit, scale := rateUnit(n.Unit)
+		unit, scale := units.RateUnit(n.Unit)
 		t := analysis.MannWhitney(o.TotalRates, n.TotalRates)
 		delta := "~"
 		if analysis.Significant(t.P, analysis.Alpha) && o.TotalRate.Median != 0 {
@@ -144,7 +145,7 @@ func compareRuns(_ context.Context, w io.Writer, oldPath, newPath string) error 
 			phase = "-"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d %s\t%d\t%s\t%s %s (n=%d)\t%s %s (n=%d)\t%s\t%s\n", n.Target, n.Workload, n.QoS, qos.Class(n.QoS), n.Threads, phase,
-			siFormat(o.TotalRate.Median/scale), unit, o.TotalRate.N, siFormat(n.TotalRate.Median/scale), unit, n.TotalRate.N, delta, analysis.FormatP(t.P))
+			units.SI(o.TotalRate.Median/scale), unit, o.TotalRate.N, units.SI(n.TotalRate.Median/scale), unit, n.TotalRate.N, delta, analysis.FormatP(t.P))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

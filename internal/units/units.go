@@ -170,3 +170,29 @@ func Plural(n int, one string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, one)
 }
+
+// SI writes x with four significant digits and an SI prefix (k, M, G),
+// "-" for NaN.
+func SI(x float64) string {
+	if math.IsNaN(x) {
+		return "-"
+	}
+	switch a := math.Abs(x); {
+	case a >= 1e9:
+		return fmt.Sprintf("%.4gG", x/1e9)
+	case a >= 1e6:
+		return fmt.Sprintf("%.4gM", x/1e6)
+	case a >= 1e3:
+		return fmt.Sprintf("%.4gk", x/1e3)
+	}
+	return fmt.Sprintf("%.4g", x)
+}
+
+// RateUnit is how a rate of unit per second is shown beside SI: bytes as
+// MB/s (divide by the scale), counts as unit/s.
+func RateUnit(unit string) (label string, scale float64) {
+	if unit == "bytes" {
+		return "MB/s", 1e6
+	}
+	return unit + "/s", 1
+}

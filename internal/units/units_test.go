@@ -1,6 +1,7 @@
 package units
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -106,4 +107,18 @@ func TestPlural(t *testing.T) {
 	assert.Equal(t, "1 spinner thread", Plural(1, "spinner thread"))
 	assert.Equal(t, "2 spinner threads", Plural(2, "spinner thread"))
 	assert.Equal(t, "0 spinner threads", Plural(0, "spinner thread"))
+}
+
+func TestSI(t *testing.T) {
+	assert.Equal(t, "2k", SI(2000))
+	assert.Equal(t, "526M", SI(5.26e8))
+	assert.Equal(t, "1.236G", SI(1.2356e9))
+	assert.Equal(t, "12.5", SI(12.5))
+	assert.Equal(t, "-", SI(math.NaN()))
+	label, scale := RateUnit("bytes")
+	assert.Equal(t, "MB/s", label)
+	assert.Equal(t, 1e6, scale)
+	label, scale = RateUnit("loops")
+	assert.Equal(t, "loops/s", label)
+	assert.Equal(t, 1.0, scale)
 }

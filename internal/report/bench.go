@@ -1,0 +1,368 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/experiment"
+	"github.com/qoslab/qoslab/internal/hv"
+	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/units"
+)
+
+// BenchFormats are bench's output formats.
+var BenchFormats = []string{"table", "json", "csv", "markdown"}
+
+// Bench is bench's JSON output: what was asked, on what, and every record.
+type Bench struct {
+	SchemaVersion string                    `json:"schema_version"`
+	ToolVersion   string                    `json:"tool_version"`
+	Started       time.Time                 `json:"started"`
+	Finished      time.Time                 `json:"finished"`
+	Targets       map[string]any            `json:"targets"`            // target name -> agent Info
+	Machines      map[string]hv.MachineInfo `json:"machines,omitempty"` // target name -> VM as the host sees it
+	Request       BenchRequest              `json:"request"`
+	// Spec is the experiment the flags described, as run.
+	Spec       experiment.Spec        `json:"spec"`
+	Contention *experiment.Contention `json:"contention,omitempty"`
+	Runs       []BenchRun             `json:"runs"`
+	Samples    []results.Sample       `json:"samples"`
+	// Results is the results directory of a saved run.
+	Results string   `json:"results,omitempty"`
+	Notes   []string `json:"notes,omitempty"`
+	Error   string   `json:"error,omitempty"`
+}
+
+// BenchRequest records the settings as they were applied.
+type BenchRequest struct {
+	Targets    []string          `json:"targets"`
+	VM         *BenchVM          `json:"vm,omitempty"`
+	Workloads  []string          `json:"workloads"`
+	QoS        []int             `json:"qos"`
+	Threads    []int             `json:"threads"`
+	Loops      map[string]uint64 `json:"loops"`
+	Repeat     int               `json:"repeat"`
+	Contention int               `json:"contention"`
+	Size       int64             `json:"size_bytes,omitempty"`
+	Ratio      float64           `json:"ratio,omitempty"`
+	Seed       uint64            `json:"seed"`
+	Codec      string            `json:"codec,omitempty"`
+	Level      int               `json:"level,omitempty"`
+	Sink       string            `json:"sink,omitempty"`
+	SinkPath   string            `json:"sink_path,omitempty"`
+}
+
+// BenchVM is the VM of a vm target as applied.
+type BenchVM struct {
+	Name      string `json:"name,omitempty"`
+	Image     string `json:"image"`
+	Store     string `json:"store"`
+	CPUs      int    `json:"cpus"`
+	MemoryMiB int    `json:"memory_mib"`
+	DiskBytes int64  `json:"disk_bytes"`
+	Accel     string `json:"accel,omitempty"`
+	Backend   string `json:"backend"`
+}
+
+// NewBenchRequest records a bench spec's settings as applied; name and
+// store say which named VM and image store the vm target used.
+func NewBenchRequest(s experiment.Spec, name, store string) BenchRequest {
+	r := BenchRequest{Targets: s.Targets, Loops: map[string]uint64{}, Repeat: s.Repeats, Contention: s.Contention, Seed: s.DataSeed}
+	if slices.Contains(s.Targets, experiment.TargetVM) {
+		mem, disk := experiment.VMSize(s)
+		r.VM = &BenchVM{Name: name, Image: s.VM.Image, Store: store, CPUs: s.VM.CPUs, MemoryMiB: mem, DiskBytes: disk, Accel: s.VM.Accel, Backend: s.VM.Backend}
+	}
+	for _, e := range s.Matrix {
+		r.Workloads = append(r.Workloads, e.Workload)
+		r.Threads = e.Threads
+		r.QoS = r.QoS[:0]
+		for _, c := range e.QoS {
+			r.QoS = append(r.QoS, int(c))
+		}
+		if e.Loops == 0 {
+			r.Size, r.Ratio, r.Codec, r.Level, r.Sink, r.SinkPath = e.SizeBytes, e.Ratio, e.Codec, e.Level, e.Sink, e.SinkPath
+			continue
+		}
+		r.Loops[e.Workload] = e.Loops
+	}
+	return r
+}
+
+// BenchRun is one run of a cell: its metrics and notes (the samples carry
+// the records).
+type BenchRun struct {
+	Target   string             `json:"target"`
+	Workload string             `json:"workload"`
+	QoS      int                `json:"qos"`
+	Threads  int                `json:"threads"`
+	Repeat   int                `json:"repeat"`
+	Metrics  map[string]float64 `json:"metrics,omitempty"`
+	Notes    []string           `json:"notes,omitempty"`
+}
+
+// WriteBench writes b in format: a table, Markdown, JSON, or the tidy CSV
+// of its samples.
+func WriteBench(w io.Writer, format string, r *Bench) error {
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	case "csv":
+		return results.WriteCSV(w, r.Samples)
+	case "markdown":
+		return writeCells(w, r, true)
+	default:
+		return writeCells(w, r, false)
+	}
+}
+
+func spread(s analysis.Summary, scale float64) string {
+	if s.N == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%s [%s..%s]", units.SI(s.Median/scale), units.SI(s.Min/scale), units.SI(s.Max/scale))
+}
+
+// appliedText says which class the threads ran at: the asked class's name when
+// it took fully, a * when part of its OS mapping did not, a ! when the threads
+// read back as another class.
+func appliedText(c analysis.Cell) string {
+	var names []string
+	for _, a := range c.QoSApplied {
+		names = append(names, qos.Class(a).String())
+	}
+	s := strings.Join(names, "+")
+	switch {
+	case len(c.QoSApplied) != 1 || c.QoSApplied[0] != c.QoS:
+		return s + " !"
+	case c.QoSPartial > 0:
+		return s + " *"
+	}
+	return s
+}
+
+// cellRows lays cells out one per row, or, with several targets, one row per
+// (workload, qos, threads, phase) with the targets side by side and the ratio
+// of each target's median total rate to the first target's.
+func cellRows(cells []analysis.Cell, found map[runKey]string) (header []string, rows [][]string) {
+	var targets []string
+	seen := map[string]bool{}
+	for _, c := range cells {
+		if !seen[c.Target] {
+			seen[c.Target] = true
+			targets = append(targets, c.Target)
+		}
+	}
+	phaseText := func(p string) string {
+		if p == "" {
+			return "-"
+		}
+		return p
+	}
+	if len(targets) < 2 {
+		header = []string{"target", "workload", "qos", "threads", "phase", "n", "seconds median [min..max]", "total rate", "per-thread rate", "unit", "qos applied"}
+		if len(found) > 0 {
+			header = append(header, "result")
+		}
+		for _, c := range cells {
+			unit, scale := units.RateUnit(c.Unit)
+			row := []string{
+				c.Target, c.Workload, fmt.Sprintf("%d %s", c.QoS, qos.Class(c.QoS)), fmt.Sprint(c.Threads), phaseText(c.Phase),
+				fmt.Sprint(c.TotalRate.N),
+				fmt.Sprintf("%.3f [%.3f..%.3f]", c.Seconds.Median, c.Seconds.Min, c.Seconds.Max),
+				spread(c.TotalRate, scale), spread(c.ThreadRate, scale), unit, appliedText(c),
+			}
+			if len(found) > 0 {
+				row = append(row, orDash(found[runKey{c.Target, c.Workload, c.QoS, c.Threads}]))
+			}
+			rows = append(rows, row)
+		}
+		return header, rows
+	}
+	type key struct {
+		workload, phase string
+		qos, threads    int
+	}
+	var order []key
+	byKey := map[key]map[string]analysis.Cell{}
+	for _, c := range cells {
+		k := key{c.Workload, c.Phase, c.QoS, c.Threads}
+		if byKey[k] == nil {
+			byKey[k] = map[string]analysis.Cell{}
+			order = append(order, k)
+		}
+		byKey[k][c.Target] = c
+	}
+	header = []string{"workload", "qos", "threads", "phase", "n"}
+	for _, t := range targets {
+		header = append(header, t+" seconds", t+" total rate")
+	}
+	for _, t := range targets[1:] {
+		header = append(header, t+"/"+targets[0])
+	}
+	header = append(header, "unit", "qos applied")
+	if len(found) > 0 {
+		header = append(header, "result")
+	}
+	for _, k := range order {
+		row := []string{k.workload, fmt.Sprintf("%d %s", k.qos, qos.Class(k.qos)), fmt.Sprint(k.threads), phaseText(k.phase)}
+		var ns, applied []string
+		unit := "-"
+		for _, t := range targets {
+			c, ok := byKey[k][t]
+			if !ok {
+				continue
+			}
+			ns = append(ns, fmt.Sprint(c.TotalRate.N))
+			applied = append(applied, t+" "+appliedText(c))
+		}
+		row = append(row, strings.Join(ns, "/"))
+		for _, t := range targets {
+			c, ok := byKey[k][t]
+			if !ok {
+				row = append(row, "-", "-")
+				continue
+			}
+			var scale float64
+			unit, scale = units.RateUnit(c.Unit)
+			row = append(row, fmt.Sprintf("%.3f", c.Seconds.Median), spread(c.TotalRate, scale))
+		}
+		base, okBase := byKey[k][targets[0]]
+		for _, t := range targets[1:] {
+			c, ok := byKey[k][t]
+			if !ok || !okBase || base.TotalRate.N == 0 || base.TotalRate.Median == 0 {
+				row = append(row, "-")
+				continue
+			}
+			row = append(row, fmt.Sprintf("%.3fx", c.TotalRate.Median/base.TotalRate.Median))
+		}
+		row = append(row, unit, strings.Join(applied, ", "))
+		if len(found) > 0 {
+			var res []string
+			for _, t := range targets {
+				if f := found[runKey{t, k.workload, k.qos, k.threads}]; f != "" {
+					res = append(res, t+" "+f)
+				}
+			}
+			row = append(row, orDash(strings.Join(res, ", ")))
+		}
+		rows = append(rows, row)
+	}
+	return header, rows
+}
+
+// runKey names a cell's runs.
+type runKey struct {
+	target, workload string
+	qos, threads     int
+}
+
+// findings are what a cell computed beside its rate, from the runs'
+// metrics, by cell: pi's estimate and its error, and the compression ratio
+// (medians over the repeats).
+func findings(runs []BenchRun) map[runKey]string {
+	metrics := map[runKey]map[string][]float64{}
+	for _, r := range runs {
+		k := runKey{r.Target, r.Workload, r.QoS, r.Threads}
+		if metrics[k] == nil {
+			metrics[k] = map[string][]float64{}
+		}
+		for name, v := range r.Metrics {
+			metrics[k][name] = append(metrics[k][name], v)
+		}
+	}
+	out := map[runKey]string{}
+	for k, m := range metrics {
+		switch {
+		case len(m["pi_estimate"]) > 0:
+			out[k] = fmt.Sprintf("pi %.6f (error %.2g)", analysis.Summarize(m["pi_estimate"]).Median, analysis.Summarize(m["pi_error"]).Median)
+		case len(m["compression_ratio"]) > 0:
+			out[k] = fmt.Sprintf("ratio %.2f:1", analysis.Summarize(m["compression_ratio"]).Median)
+		}
+	}
+	return out
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func writeCells(w io.Writer, r *Bench, markdown bool) error {
+	cells := analysis.Cells(r.Samples)
+	header, rows := cellRows(cells, findings(r.Runs))
+	notes := map[string]bool{}
+	for _, c := range cells {
+		for _, reason := range c.QoSReasons {
+			notes[fmt.Sprintf("%s %s: %s", c.Target, qos.Class(c.QoS), reason)] = true
+		}
+	}
+	if len(rows) == 0 {
+		fmt.Fprintln(w, "no cells finished")
+	} else if markdown {
+		fmt.Fprintln(w, "| "+strings.Join(header, " | ")+" |")
+		fmt.Fprintln(w, "|"+strings.Repeat("---|", len(header)))
+		for _, row := range rows {
+			fmt.Fprintln(w, "| "+strings.Join(row, " | ")+" |")
+		}
+	} else {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, strings.ToUpper(strings.Join(header, "\t")))
+		for _, row := range rows {
+			fmt.Fprintln(tw, strings.Join(row, "\t"))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	var lines []string
+	for n := range notes {
+		lines = append(lines, n)
+	}
+	sort.Strings(lines)
+	bullet := "  "
+	if markdown {
+		bullet = "- "
+		fmt.Fprintln(w)
+	}
+	if len(lines) > 0 {
+		fmt.Fprintln(w, "qos applied: * = part of the class's OS mapping did not take effect, ! = threads ran at another class:")
+		for _, l := range lines {
+			fmt.Fprintln(w, bullet+l)
+		}
+	}
+	runNotes := map[string]bool{}
+	for _, run := range r.Runs {
+		for _, n := range run.Notes {
+			runNotes[n] = true
+		}
+	}
+	lines = lines[:0]
+	for n := range runNotes {
+		lines = append(lines, n)
+	}
+	sort.Strings(lines)
+	for _, l := range lines {
+		fmt.Fprintln(w, bullet+"note: "+l)
+	}
+	if r.Contention != nil {
+		fmt.Fprintf(w, "%scontention: %s at %s ran on the host, outside the agents, throughout\n", strings.TrimSpace(bullet+" "), units.Plural(r.Contention.Threads, "spinner thread"), qos.Default)
+	}
+	if r.Error != "" {
+		// The error itself is qoslab's last word (and in the JSON): not
+		// printed twice.
+		fmt.Fprintf(w, "incomplete: %s finished before the run stopped\n", units.Plural(len(r.Runs), "cell run"))
+	}
+	return nil
+}

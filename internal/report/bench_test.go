@@ -1,0 +1,50 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/qoslab/qoslab/internal/results"
+)
+
+func benchDoc(targets ...string) *Bench {
+	b := &Bench{}
+	for _, t := range targets {
+		for rep := 1; rep <= 3; rep++ {
+			b.Samples = append(b.Samples,
+				results.Sample{Target: t, Workload: "pi", QoS: 33, Threads: 1, Repeat: rep, EndNs: 1e9, Work: 1e6, Unit: "iterations", Rate: 1e6, QoSApplied: 33, QoSFull: true},
+				results.Sample{Target: t, Workload: "compress", Phase: "compress", QoS: 33, Threads: 1, Repeat: rep, EndNs: 2e9, Work: 8e6, Unit: "bytes", Rate: 4e6, QoSApplied: 33, QoSFull: true})
+			b.Runs = append(b.Runs,
+				BenchRun{Target: t, Workload: "pi", QoS: 33, Threads: 1, Repeat: rep, Metrics: map[string]float64{"pi_estimate": 3.1415 + float64(rep)*1e-4, "pi_error": float64(rep) * 1e-4}},
+				BenchRun{Target: t, Workload: "compress", QoS: 33, Threads: 1, Repeat: rep, Metrics: map[string]float64{"compression_ratio": 3 + float64(rep)/100}})
+		}
+	}
+	return b
+}
+
+func TestBenchTableShowsPiAndRatio(t *testing.T) {
+	for _, format := range []string{"table", "markdown"} {
+		var out strings.Builder
+		require.NoError(t, WriteBench(&out, format, benchDoc("host")))
+		assert.Contains(t, out.String(), "pi 3.141700 (error 0.0002)", format+": the median estimate and error")
+		assert.Contains(t, out.String(), "ratio 3.02:1", format)
+	}
+	var out strings.Builder
+	require.NoError(t, WriteBench(&out, "table", benchDoc("host", "vm")))
+	assert.Contains(t, out.String(), "host pi 3.141700 (error 0.0002), vm pi 3.141700 (error 0.0002)", "side by side, each target's")
+}
+
+func TestBenchIncompleteDoesNotRepeatTheError(t *testing.T) {
+	b := benchDoc("host")
+	b.Error = "cell 7/8 (host: fp qos=background threads=1 repeat=2) failed: agent channel closed"
+	var out strings.Builder
+	require.NoError(t, WriteBench(&out, "table", b))
+	assert.Contains(t, out.String(), "incomplete: 6 cell runs finished before the run stopped")
+	assert.NotContains(t, out.String(), "agent channel closed", "qoslab prints the error once, on stderr")
+	out.Reset()
+	require.NoError(t, WriteBench(&out, "json", b))
+	assert.Contains(t, out.String(), "agent channel closed", "the JSON keeps it")
+}
