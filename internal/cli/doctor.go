@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qoslab/qoslab/internal/experiment"
+	"github.com/qoslab/qoslab/internal/image"
 )
 
 // DoctorOptions are the settings of `qoslab doctor`.
@@ -27,7 +28,8 @@ func NewCmdDoctor(f *Factory, runF func(context.Context, *DoctorOptions) error) 
 	cmd.Flags().StringVar(&o.AgentPath, "agent", "", "the qoslab-agent binary to run on this machine (default: next to qoslab)")
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the checks as JSON")
 	return command(f, cmd, "doctor", o, nil, func([]string) error {
-		o.VMEnv, o.KernelCache = vmEnv(f, o.VMEnv), kernelCache(f.Env)
+		o.VMEnv = vmEnv(f, o.VMEnv)
+		o.KernelCache, _ = image.DefaultKernelCacheDir(f.Env)
 		return nil
 	}, doctorRun, runF)
 }

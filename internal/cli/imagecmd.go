@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qoslab/qoslab/internal/agent"
+	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/image"
 	"github.com/qoslab/qoslab/internal/image/macos"
 	"github.com/qoslab/qoslab/internal/units"
@@ -40,7 +41,7 @@ func imageCommand[O any](f *Factory, cmd *cobra.Command, base *ImageOptions, opt
 	_ = cmd.MarkFlagDirname("image-store")
 	return command(f, cmd, "image", opts, nil, func([]string) error {
 		if base.Store == "" {
-			if base.Store = imageStore(f.Env); base.Store == "" {
+			if base.Store = vmEnv(f, experiment.VMEnv{}).Store; base.Store == "" {
 				return usageErrorf("no image store: neither XDG_CACHE_HOME nor HOME is set; give --image-store DIR")
 			}
 		}
@@ -348,7 +349,7 @@ func imageImportRun(ctx context.Context, o *ImageImportOptions) error {
 
 // imageNames lists the images in the default store, for completion.
 func imageNames(f *Factory) []string {
-	entries, _ := image.List(imageStore(f.Env))
+	entries, _ := image.List(vmEnv(f, experiment.VMEnv{}).Store)
 	var out []string
 	for _, e := range entries {
 		out = append(out, e.Name)

@@ -19,48 +19,11 @@ import (
 	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/hv/registry"
-	"github.com/qoslab/qoslab/internal/image"
 	"github.com/qoslab/qoslab/internal/units"
 )
 
-// stateHome is where named VMs keep their state.
-func stateHome(env func(string) string) string {
-	dir := env("XDG_STATE_HOME")
-	if dir == "" {
-		dir = filepath.Join(env("HOME"), ".local", "state")
-	}
-	return filepath.Join(dir, "qoslab")
-}
-
-func cacheHome(env func(string) string) string {
-	dir := env("XDG_CACHE_HOME")
-	if dir == "" {
-		dir = filepath.Join(env("HOME"), ".cache")
-	}
-	return filepath.Join(dir, "qoslab")
-}
-
-// imageStore is the default image store ("" when there is no cache
-// directory; the command that needs one says so).
-func imageStore(env func(string) string) string {
-	dir, _ := image.DefaultStoreDir(env)
-	return dir
-}
-
-// kernelCache is where guest kernels are cached.
-func kernelCache(env func(string) string) string {
-	dir, _ := image.DefaultKernelCacheDir(env)
-	return dir
-}
-
 // vmEnv fills in where this machine keeps VMs and images.
-func vmEnv(f *Factory, e experiment.VMEnv) experiment.VMEnv {
-	e.StateHome, e.CacheDir = stateHome(f.Env), cacheHome(f.Env)
-	if e.Store == "" {
-		e.Store = imageStore(f.Env)
-	}
-	return e
-}
+func vmEnv(f *Factory, e experiment.VMEnv) experiment.VMEnv { return experiment.DefaultVMEnv(f.Env, e) }
 
 // vmFlags are the flags that describe a VM, as typed.
 type vmFlags struct {
@@ -370,7 +333,7 @@ func vmListRun(ctx context.Context, o *VMOptions) error {
 // completeVMs completes a flag with the named VMs.
 func completeVMs(cmd *cobra.Command, flag string) {
 	complete(cmd, flag, func() []string {
-		return experiment.NamedVMs(experiment.VMEnv{StateHome: stateHome(os.Getenv)})
+		return experiment.NamedVMs(experiment.DefaultVMEnv(os.Getenv, experiment.VMEnv{}))
 	})
 }
 

@@ -87,6 +87,30 @@ type VMEnv struct {
 	Backend, Accel string
 }
 
+// DefaultVMEnv fills in e's empty places with the user's (XDG) directories
+// read through env: $XDG_STATE_HOME/qoslab for named VMs,
+// $XDG_CACHE_HOME/qoslab for the backends' cache, and the image store
+// under it.
+func DefaultVMEnv(env func(string) string, e VMEnv) VMEnv {
+	home := func(xdg, fallback string) string {
+		dir := env(xdg)
+		if dir == "" || !filepath.IsAbs(dir) {
+			dir = filepath.Join(env("HOME"), fallback)
+		}
+		return filepath.Join(dir, "qoslab")
+	}
+	if e.StateHome == "" {
+		e.StateHome = home("XDG_STATE_HOME", filepath.Join(".local", "state"))
+	}
+	if e.CacheDir == "" {
+		e.CacheDir = home("XDG_CACHE_HOME", ".cache")
+	}
+	if e.Store == "" {
+		e.Store, _ = image.DefaultStoreDir(env)
+	}
+	return e
+}
+
 func (e VMEnv) registry() registry.Options { return registry.Options{CacheDir: e.CacheDir} }
 
 // Sizing of a VM a run boots, in one place: memory and scratch disk follow

@@ -56,3 +56,16 @@ func TestApplyHostQoS(t *testing.T) {
 	assert.Contains(t, notes[0], "utility asked, utility applied")
 	assert.Contains(t, notes[0], "SCHED_BATCH")
 }
+
+func TestDefaultVMEnvFollowsXDG(t *testing.T) {
+	env := func(vars map[string]string) func(string) string { return func(k string) string { return vars[k] } }
+	e := DefaultVMEnv(env(map[string]string{"HOME": "/home/u"}), VMEnv{})
+	assert.Equal(t, "/home/u/.local/state/qoslab", e.StateHome)
+	assert.Equal(t, "/home/u/.cache/qoslab", e.CacheDir)
+	assert.Equal(t, "/home/u/.cache/qoslab/images", e.Store)
+
+	e = DefaultVMEnv(env(map[string]string{"HOME": "/home/u", "XDG_STATE_HOME": "/s", "XDG_CACHE_HOME": "relative"}), VMEnv{Store: "/mine"})
+	assert.Equal(t, "/s/qoslab", e.StateHome)
+	assert.Equal(t, "/home/u/.cache/qoslab", e.CacheDir, "a relative XDG directory is ignored, as the XDG spec says")
+	assert.Equal(t, "/mine", e.Store, "a store given stays")
+}
