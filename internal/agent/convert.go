@@ -4,6 +4,7 @@ import (
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/workload"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 // paramsFromRequest turns a request into workload parameters; validation is
@@ -35,7 +36,7 @@ func QoSFromProto(p *agentpb.QoSApplied) qos.Applied {
 }
 
 func resultToProto(workloadName string, r workload.Result) *agentpb.Result {
-	out := &agentpb.Result{Metrics: r.Metrics, Notes: r.Notes, Unit: workload.Unit(workloadName)}
+	out := &agentpb.Result{Metrics: r.Metrics, Notes: r.Notes, Unit: catalog.Lookup(workloadName).Unit}
 	for _, rec := range r.Records {
 		cpus := make([]uint32, len(rec.CPUs))
 		for i, c := range rec.CPUs {

@@ -21,6 +21,7 @@ import (
 	"github.com/qoslab/qoslab/internal/telemetry"
 	"github.com/qoslab/qoslab/internal/version"
 	"github.com/qoslab/qoslab/internal/workload"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 	"github.com/qoslab/qoslab/internal/workload/codec"
 	"github.com/qoslab/qoslab/internal/workload/kernel"
 )
@@ -89,11 +90,11 @@ func (s *Server) Info(ctx context.Context, req *agentpb.InfoRequest) (*agentpb.I
 		Arch:         runtime.GOARCH,
 		LogicalCpus:  uint32(runtime.NumCPU()),
 		QosSupport:   qos.Support(),
-		Workloads:    workload.Names(),
+		Workloads:    catalog.Names(),
 		Codecs:       codec.Codecs(),
 		MmulImpl:     kernel.MMulImpl(),
 		Pid:          int32(os.Getpid()),
-		MaxThreads:   workload.MaxThreads,
+		MaxThreads:   catalog.MaxThreads,
 	}
 	r.Hostname, _ = os.Hostname()
 	describeMachine(r)
@@ -107,7 +108,7 @@ func (s *Server) Run(req *agentpb.RunRequest, stream agentpb.Agent_RunServer) er
 		return err
 	}
 	p := paramsFromRequest(req).WithDefaults()
-	if err := workload.CheckName(p.Workload); err != nil {
+	if _, err := catalog.Get(p.Workload); err != nil {
 		return status.Error(codes.InvalidArgument, err.Error())
 	}
 	// The sink's place comes from the agent's policy before the request is
@@ -176,7 +177,7 @@ func (s *Server) Run(req *agentpb.RunRequest, stream agentpb.Agent_RunServer) er
 
 // sinkPath resolves where a file or block sink may write, within policy.
 func (s *Server) sinkPath(p workload.Params) (string, error) {
-	if p.Workload != workload.Compress && p.Workload != workload.Decompress {
+	if !catalog.IsCompression(p.Workload) {
 		return "", nil
 	}
 	switch p.Sink {

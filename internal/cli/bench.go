@@ -17,8 +17,7 @@ import (
 	"github.com/qoslab/qoslab/internal/telemetry"
 	"github.com/qoslab/qoslab/internal/units"
 	"github.com/qoslab/qoslab/internal/version"
-	"github.com/qoslab/qoslab/internal/workload"
-	"github.com/qoslab/qoslab/internal/workload/codec"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 // BenchOptions is everything bench needs, from its flags, the environment
@@ -82,7 +81,7 @@ its flags: --save keeps it in a results directory that compare, plot, report
 and results show read.
 
 QoS classes by name or number: ` + qos.Allowed + `.
-Workloads: ` + strings.Join(workload.Names(), ", ") + `.`,
+Workloads: ` + strings.Join(catalog.Names(), ", ") + `.`,
 		Example: `  qoslab bench --workload fp --qos 9,33 --threads 1-4 --loops 2e8 --repeat 3
   qoslab bench --target host,vm --workload fp --qos background,default --contention 2
   qoslab bench --workload compress,decompress --qos background,user-interactive --size 256MiB
@@ -92,7 +91,7 @@ Workloads: ` + strings.Join(workload.Names(), ", ") + `.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.AgentPath, "agent", "", "the qoslab-agent binary to run on this machine (default: next to qoslab)")
-	fl.StringVar(&o.flags.workload, "workload", "fp", "workloads, comma-separated: "+strings.Join(workload.Names(), ", "))
+	fl.StringVar(&o.flags.workload, "workload", "fp", "workloads, comma-separated: "+strings.Join(catalog.Names(), ", "))
 	fl.StringVar(&o.flags.qos, "qos", "9,33", "QoS classes, comma-separated, by name or number")
 	fl.StringVar(&o.flags.threads, "threads", "1", `thread counts (processes for procs): "4", "1-4" or "1,2,4"`)
 	fl.StringVar(&o.flags.loops, "loops", "", "loops per thread (pi: iterations in total); 2e8 style accepted (default: per workload, about 1 s)")
@@ -103,20 +102,20 @@ Workloads: ` + strings.Join(workload.Names(), ", ") + `.`,
 	fl.BoolVar(&o.Save, "save", false, "also keep the run in a results directory (RESULTS/bench-<UTC time>), with summaries and report")
 	fl.StringVar(&o.Results, "results", "qoslab-results", "where --save creates the results directory")
 	fl.StringVar(&o.flags.size, "size", "1GiB", "compress/decompress: bytes of generated input, split over the threads")
-	fl.Float64Var(&o.Ratio, "ratio", workload.DefaultRatio, "compress/decompress: compressibility of the generated input (about N:1 under zstd)")
+	fl.Float64Var(&o.Ratio, "ratio", catalog.DefaultRatio, "compress/decompress: compressibility of the generated input (about N:1 under zstd)")
 	fl.Uint64Var(&o.Seed, "seed", experiment.DefaultDataSeed, "seed of generated input and of pi's random numbers")
-	fl.StringVar(&o.Codec, "codec", workload.DefaultCodec, "compress/decompress codec: zstd, gzip, lz4, lzfse (macOS)")
+	fl.StringVar(&o.Codec, "codec", catalog.DefaultCodec, "compress/decompress codec: "+strings.Join(catalog.AllCodecs(), ", ")+" (lzfse: macOS only)")
 	fl.IntVar(&o.Level, "level", 0, "codec level (0: the codec's default)")
-	fl.StringVar(&o.Sink, "sink", workload.DefaultSink, "where compressed output goes: file (fsync'd), block (a raw device), null")
+	fl.StringVar(&o.Sink, "sink", catalog.DefaultSink, "where compressed output goes: file (fsync'd), block (a raw device), null")
 	fl.StringVar(&o.SinkPath, "sink-path", "", "file sink: directory (default: a temporary one); block sink: the device")
 	fl.StringVar(&o.flags.target, "target", experiment.TargetHost, "where to measure, comma-separated: host, vm (interleaved per repeat, shown side by side)")
 	o.vm.add(cmd, true)
-	complete(cmd, "workload", workload.Names)
+	complete(cmd, "workload", catalog.Names)
 	complete(cmd, "qos", qosNames)
 	complete(cmd, "target", fixed(experiment.TargetHost, experiment.TargetVM))
 	complete(cmd, "format", fixed(report.BenchFormats...))
-	complete(cmd, "codec", fixed(codec.Zstd, codec.Gzip, codec.LZ4, codec.LZFSE))
-	complete(cmd, "sink", codec.SinkKinds)
+	complete(cmd, "codec", catalog.AllCodecs)
+	complete(cmd, "sink", catalog.Sinks)
 	return command(f, cmd, "bench", o, &o.src, func([]string) error {
 		if err := o.check(); err != nil {
 			return err
@@ -142,7 +141,7 @@ func (o *BenchOptions) check() error {
 	n := o.src.Name
 	for _, w := range strings.Split(o.flags.workload, ",") {
 		w = strings.TrimSpace(w)
-		if err := workload.CheckName(w); err != nil {
+		if _, err := catalog.Get(w); err != nil {
 			return usageError(err)
 		}
 		o.Workloads = append(o.Workloads, w)
@@ -157,21 +156,19 @@ func (o *BenchOptions) check() error {
 	if o.QoS, err = qos.ParseList(o.flags.qos); err != nil {
 		return usageErrorf("%s: %w", n("qos"), err)
 	}
-	maxThreads := workload.MaxThreads
+	maxThreads := catalog.MaxThreads
 	for _, w := range o.Workloads {
-		if w == workload.Procs {
-			maxThreads = workload.MaxProcs
-		}
+		maxThreads, _ = catalog.Lookup(w).MaxCount()
 	}
 	if o.Threads, err = units.ParseCounts(strings.TrimPrefix(n("threads"), "--"), o.flags.threads, maxThreads); err != nil {
 		return usageError(err)
 	}
 	if o.flags.loops != "" {
-		if o.Loops, err = units.ParseCount(n("loops"), o.flags.loops, workload.MaxLoops); err != nil {
+		if o.Loops, err = units.ParseCount(n("loops"), o.flags.loops, catalog.MaxLoops); err != nil {
 			return usageError(err)
 		}
 	}
-	if o.Size, err = units.ParseSize(n("size"), o.flags.size, workload.MaxDataBytes); err != nil {
+	if o.Size, err = units.ParseSize(n("size"), o.flags.size, catalog.MaxDataBytes); err != nil {
 		return usageError(err)
 	}
 	if o.Repeat < 1 || o.Repeat > 1000 {
@@ -183,14 +180,14 @@ func (o *BenchOptions) check() error {
 	if err := oneOf(n("format"), o.Format, report.BenchFormats); err != nil {
 		return err
 	}
-	if err := oneOf(n("sink"), o.Sink, codec.SinkKinds()); err != nil {
+	if err := oneOf(n("sink"), o.Sink, catalog.Sinks()); err != nil {
 		return err
 	}
-	if o.Sink == codec.SinkBlock && o.SinkPath == "" {
+	if o.Sink == catalog.SinkBlock && o.SinkPath == "" {
 		return usageErrorf("%s block needs --sink-path DEVICE (a raw block device whose contents may be overwritten)", n("sink"))
 	}
 	if o.compresses() {
-		if err := codec.CheckLevel(o.Codec, o.Level); err != nil {
+		if err := catalog.CheckLevel(o.Codec, o.Level); err != nil {
 			return usageErrorf("%s %s %s %d: %w", n("codec"), o.Codec, n("level"), o.Level, err)
 		}
 	}
@@ -202,7 +199,7 @@ func (o *BenchOptions) check() error {
 
 func (o *BenchOptions) compresses() bool {
 	for _, w := range o.Workloads {
-		if w == workload.Compress || w == workload.Decompress {
+		if catalog.IsCompression(w) {
 			return true
 		}
 	}
@@ -243,14 +240,14 @@ func (o *BenchOptions) spec() experiment.Spec {
 	}
 	for _, w := range o.Workloads {
 		e := experiment.MatrixEntry{Workload: w, QoS: o.QoS, Threads: o.Threads}
-		if w == workload.Compress || w == workload.Decompress {
+		if catalog.IsCompression(w) {
 			e.SizeBytes, e.Ratio, e.Codec, e.Level, e.Sink, e.SinkPath = o.Size, o.Ratio, o.Codec, o.Level, o.Sink, o.SinkPath
 		} else {
 			e.Loops = o.Loops
 			if e.Loops == 0 {
-				e.Loops = experiment.DefaultLoops(w)
+				e.Loops = catalog.Lookup(w).DefaultLoops
 			}
-			if w == workload.Pi {
+			if catalog.Lookup(w).LoopsInTotal {
 				// pi's loops are iterations in total: at least one per thread.
 				e.Loops = max(e.Loops, uint64(o.Threads[len(o.Threads)-1]))
 			}

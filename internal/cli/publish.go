@@ -10,7 +10,7 @@ import (
 	"github.com/qoslab/qoslab/internal/report"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/results/summary"
-	"github.com/qoslab/qoslab/internal/workload"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 // session is how one qoslab process spent a run's time.
@@ -38,12 +38,12 @@ func publish(io *IOStreams, dir string, sess *session) error {
 	a, w := r.Analysis, io.Out
 	fmt.Fprintf(w, "results: %s (%d samples)\n", r.Path, countSamples(r.Path)) // TODO(merge): r.Samples
 	for _, reg := range a.Regressions {
-		if reg.Workload == workload.FP || reg.Workload == workload.Int {
+		if reg.Workload == catalog.FP || reg.Workload == catalog.Int {
 			fmt.Fprintf(w, "%s %s\n", reg.Workload, analysis.FormatRegression(reg.Label(), reg.Regression))
 		}
 	}
 	for _, c := range a.Cells {
-		if c.Workload == workload.Compress || c.Workload == workload.Decompress {
+		if catalog.IsCompression(c.Workload) {
 			fmt.Fprintf(w, "%s %s qos %d threads %d: %.2f s median [%.2f..%.2f], n=%d\n", c.Target, c.Workload, c.QoS, c.Threads,
 				c.Seconds.Median, c.Seconds.Min, c.Seconds.Max, c.Seconds.N)
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/units"
 	"github.com/qoslab/qoslab/internal/version"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 // Env is how this machine carries out a spec: where the agent and the VMs
@@ -310,7 +311,7 @@ func (env Env) startTarget(ctx context.Context, name string, s Spec, log io.Writ
 // OS lacks.
 func checkCodecs(target string, s Spec, info *agentpb.InfoReply) error {
 	for _, e := range s.Matrix {
-		if !takesCodec(e.Workload) || slices.Contains(info.GetCodecs(), e.Codec) {
+		if !catalog.IsCompression(e.Workload) || slices.Contains(info.GetCodecs(), e.Codec) {
 			continue
 		}
 		return &UnsupportedCodecError{Target: target, Codec: e.Codec, OS: info.GetOs(), Arch: info.GetArch(), Allowed: info.GetCodecs()}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 // Cell is one run of the plan: one workload at one QoS class with one thread
@@ -46,7 +47,7 @@ func (c Cell) Timed() bool { return c.Warmup == 0 }
 func (c Cell) SeriesKey() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s qos=%d threads=%d", c.Target, c.Workload, int(c.QoS), c.Threads)
-	if takesCodec(c.Workload) {
+	if catalog.IsCompression(c.Workload) {
 		fmt.Fprintf(&b, " size=%d ratio=%s codec=%s level=%d sink=%s", c.SizeBytes,
 			strconv.FormatFloat(c.Ratio, 'g', -1, 64), c.Codec, c.Level, c.Sink)
 		if c.SinkPath != "" {
@@ -82,7 +83,7 @@ func (e MatrixEntry) series(entry int) []Cell {
 	for _, c := range e.QoS {
 		for _, t := range e.Threads {
 			cell := Cell{Workload: e.Workload, QoS: c, Threads: t, Entry: entry}
-			if takesCodec(e.Workload) {
+			if catalog.IsCompression(e.Workload) {
 				cell.SizeBytes, cell.Ratio, cell.Codec, cell.Level, cell.Sink, cell.SinkPath =
 					e.SizeBytes, e.Ratio, e.Codec, e.Level, e.Sink, e.SinkPath
 			} else {

@@ -19,8 +19,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/qoslab/qoslab/internal/qos"
-	"github.com/qoslab/qoslab/internal/workload"
-	"github.com/qoslab/qoslab/internal/workload/codec"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 // Targets an experiment measures on.
@@ -46,8 +45,6 @@ const (
 	DefaultWarmup = 0
 	// DefaultVMCPUs is the four-vCPU VM of reference/001.
 	DefaultVMCPUs = 4
-	// DefaultSize is reference/001's 1 GB test file for compression.
-	DefaultSize int64 = 1 << 30
 	// DefaultDataSeed is the data seed of a spec that sets none (and of every
 	// run recorded before specs had one).
 	DefaultDataSeed = 1
@@ -135,24 +132,6 @@ type MatrixEntry struct {
 	Level     int     `json:"level,omitempty"` // 0: the codec's default
 	Sink      string  `json:"sink,omitempty"`  // file, block, null
 	SinkPath  string  `json:"sink_path,omitempty"`
-}
-
-// takesCodec reports whether w is a compression workload (size, codec, sink)
-// rather than a compute one (loops).
-func takesCodec(w string) bool { return w == workload.Compress || w == workload.Decompress }
-
-// DefaultLoops is a compute workload's loops when an entry gives none: about
-// a second per thread on a current core (about 0.7 s for fp on this
-// project's 2-core Xeon, 4 s on an M1 E core at reference/001's 4.8e7
-// loops/s). The same values as bench's defaults.
-func DefaultLoops(w string) uint64 {
-	switch w {
-	case workload.MMul:
-		return 2e5
-	case workload.Pi:
-		return 1e8
-	}
-	return 2e8
 }
 
 // SpecError is a spec that cannot be run, with every problem found, each
@@ -292,7 +271,7 @@ func (s Spec) Validate() error {
 		if len(ep) > 0 {
 			continue
 		}
-		if takesCodec(e.Workload) {
+		if catalog.IsCompression(e.Workload) {
 			maxSize = max(maxSize, e.SizeBytes)
 		}
 		for _, c := range e.series(i) {
@@ -378,7 +357,8 @@ func (v VMSpec) problems() []string {
 func (e MatrixEntry) problems(at string) []string {
 	var p []string
 	bad := func(format string, a ...any) { p = append(p, fmt.Sprintf(format, a...)) }
-	if err := workload.CheckName(e.Workload); err != nil {
+	w, err := catalog.Get(e.Workload)
+	if err != nil {
 		return []string{fmt.Sprintf("%s.workload: %v", at, err)}
 	}
 	if len(e.QoS) == 0 {
@@ -389,10 +369,7 @@ func (e MatrixEntry) problems(at string) []string {
 			bad("%s.qos[%d] %d: allowed %s", at, i, int(c), qos.Allowed)
 		}
 	}
-	maxN, what := workload.MaxThreads, "threads"
-	if e.Workload == workload.Procs {
-		maxN, what = workload.MaxProcs, "processes"
-	}
+	maxN, what := w.MaxCount()
 	if len(e.Threads) == 0 {
 		bad("%s.threads is empty: allowed counts of %s, 1..%d", at, what, maxN)
 	}
@@ -403,46 +380,47 @@ func (e MatrixEntry) problems(at string) []string {
 		}
 		maxThreads = max(maxThreads, n)
 	}
-	if !takesCodec(e.Workload) {
+	if w.TakesLoops() {
 		switch {
 		case e.SizeBytes != 0 || e.Ratio != 0 || e.Codec != "" || e.Level != 0 || e.Sink != "" || e.SinkPath != "":
 			bad("%s: %s takes loops, not size, ratio, codec, level, sink or sink_path", at, e.Workload)
-		case e.Workload == workload.Pi && (e.Loops < uint64(maxThreads) || e.Loops > workload.MaxLoops):
-			bad("%s.loops %d: pi's loops are iterations in total, allowed %d (one per thread) .. %d", at, e.Loops, maxThreads, uint64(workload.MaxLoops))
-		case e.Loops < 1 || e.Loops > workload.MaxLoops:
-			bad("%s.loops %d: allowed 1..%d per thread", at, e.Loops, uint64(workload.MaxLoops))
+		case w.LoopsInTotal && (e.Loops < uint64(maxThreads) || e.Loops > catalog.MaxLoops):
+			bad("%s.loops %d: pi's loops are iterations in total, allowed %d (one per thread) .. %d", at, e.Loops, maxThreads, uint64(catalog.MaxLoops))
+		case e.Loops < 1 || e.Loops > catalog.MaxLoops:
+			bad("%s.loops %d: allowed 1..%d per thread", at, e.Loops, uint64(catalog.MaxLoops))
 		}
 		return p
 	}
 	if e.Loops != 0 {
 		bad("%s.loops: %s takes size, not loops", at, e.Workload)
 	}
-	if e.SizeBytes < int64(max(maxThreads, 1)) || e.SizeBytes > workload.MaxDataBytes {
-		bad("%s.size %d bytes: allowed %d (one per thread) .. %s", at, e.SizeBytes, max(maxThreads, 1), units.FormatBytes(workload.MaxDataBytes))
+	if e.SizeBytes < int64(max(maxThreads, 1)) || e.SizeBytes > catalog.MaxDataBytes {
+		bad("%s.size %d bytes: allowed %d (one per thread) .. %s", at, e.SizeBytes, max(maxThreads, 1), units.FormatBytes(catalog.MaxDataBytes))
 	}
-	if err := codec.CheckRatio(e.Ratio); err != nil {
+	if err := catalog.CheckRatio(e.Ratio); err != nil {
 		bad("%s.ratio: %v", at, err)
 	}
 	// CheckLevel, not CheckCodec: a spec written here may name lzfse for a
 	// Mac host; the agent that lacks a codec refuses the cell itself.
-	if err := codec.CheckLevel(e.Codec, e.Level); err != nil {
+	if err := catalog.CheckLevel(e.Codec, e.Level); err != nil {
 		bad("%s: %v", at, err)
 	}
 	switch e.Sink {
-	case codec.SinkFile, codec.SinkNull:
-	case codec.SinkBlock:
+	case catalog.SinkFile, catalog.SinkNull:
+	case catalog.SinkBlock:
 		if e.SinkPath == "" {
 			bad("%s.sink block needs sink_path: a raw block device whose contents may be overwritten", at)
 		}
 	default:
-		bad("%s.sink %q: allowed %s", at, e.Sink, strings.Join(codec.SinkKinds(), ", "))
+		bad("%s.sink %q: allowed %s", at, e.Sink, strings.Join(catalog.Sinks(), ", "))
 	}
 	return p
 }
 
-// Quick returns s shrunk for a smoke run: every compute workload's loops and
-// every compression size capped so that the default spec runs in a few
-// minutes on a 2-core machine whose VM has only TCG, and marked Quick.
+// Quick returns s shrunk for a smoke run: every compute workload's loops
+// capped at its catalog.Workload.QuickLoops and every compression size at
+// catalog.QuickSize, so that the default spec runs in a few minutes on a
+// 2-core machine whose VM has only TCG, and marked Quick.
 // Repeats, classes and thread counts stay, so the run has the full shape.
 //
 // Budget, from bench on this project's 2-core Xeon (TCG guest: fp 1.3e7
@@ -462,14 +440,15 @@ func Quick(s Spec) Spec {
 		for _, n := range e.Threads {
 			maxThreads = max(maxThreads, n)
 		}
-		if limit := quickLoops(e.Workload); e.Loops > limit {
+		w := catalog.Lookup(e.Workload)
+		if limit := w.QuickLoops; w.TakesLoops() && e.Loops > limit {
 			e.Loops = limit
-			if e.Workload == workload.Pi {
+			if w.LoopsInTotal {
 				e.Loops = max(e.Loops, uint64(maxThreads))
 			}
 		}
-		if e.SizeBytes > quickSize {
-			e.SizeBytes = max(quickSize, int64(maxThreads))
+		if e.SizeBytes > catalog.QuickSize {
+			e.SizeBytes = max(catalog.QuickSize, int64(maxThreads))
 		}
 		e.QoS = append([]qos.Class(nil), e.QoS...)
 		e.Threads = append([]int(nil), e.Threads...)
@@ -478,26 +457,6 @@ func Quick(s Spec) Spec {
 	out.Targets = append([]string(nil), s.Targets...)
 	out.Quick = true
 	return out
-}
-
-// quickSize caps compression input under Quick; see Quick's budget.
-const quickSize int64 = 32 << 20
-
-// quickLoops caps a compute workload's loops under Quick: about a second per
-// thread in a TCG guest for fp and int (1e7, measured). The others are
-// estimates, not measurements: mmul 1e4 (TCG emulates its float32 kernel
-// in software), pi 1e6 in total, procs 2e6 per process since it runs up to
-// 70 of them.
-func quickLoops(w string) uint64 {
-	switch w {
-	case workload.MMul:
-		return 1e4
-	case workload.Pi:
-		return 1e6
-	case workload.Procs:
-		return 2e6
-	}
-	return 1e7
 }
 
 // ParseCounts reads thread or process counts ("4", "1-4", "1,2,4", "10-70/10").
@@ -832,7 +791,7 @@ func (d *specDecoder) vm(path string, n *yaml.Node) VMSpec {
 func entryKeys(w string) (takes, other []string) {
 	common, compute := []string{"workload", "qos", "threads"}, []string{"loops"}
 	compression := []string{"size", "ratio", "codec", "level", "sink", "sink_path"}
-	if takesCodec(w) {
+	if catalog.IsCompression(w) {
 		return append(common, compression...), compute
 	}
 	return append(common, compute...), compression
@@ -853,7 +812,7 @@ func (d *specDecoder) entry(path string, n *yaml.Node) MatrixEntry {
 			if !ok {
 				return
 			}
-			if err := workload.CheckName(w); err != nil {
+			if _, err := catalog.Get(w); err != nil {
 				d.bad(p, v, "%v", err)
 				return
 			}
@@ -880,7 +839,7 @@ func (d *specDecoder) entry(path string, n *yaml.Node) MatrixEntry {
 			if !ok {
 				return
 			}
-			counts, err := ParseCounts(strings.Join(items, ","), workload.MaxThreads)
+			counts, err := ParseCounts(strings.Join(items, ","), catalog.MaxThreads)
 			if err != nil {
 				d.bad(p, v, "%v", err)
 				return
@@ -889,7 +848,7 @@ func (d *specDecoder) entry(path string, n *yaml.Node) MatrixEntry {
 		}},
 		{"loops", func(p string, v *yaml.Node) {
 			if t, ok := d.scalar(p, v, "a count such as 2e8"); ok {
-				n, err := units.ParseCount("", t, workload.MaxLoops)
+				n, err := units.ParseCount("", t, catalog.MaxLoops)
 				if err != nil {
 					d.bad(p, v, "%v", err)
 					return
@@ -899,7 +858,7 @@ func (d *specDecoder) entry(path string, n *yaml.Node) MatrixEntry {
 		}},
 		{"size", func(p string, v *yaml.Node) {
 			if t, ok := d.scalar(p, v, "a size such as 1GiB"); ok {
-				b, err := units.ParseSize("", t, workload.MaxDataBytes)
+				b, err := units.ParseSize("", t, catalog.MaxDataBytes)
 				if err != nil {
 					d.bad(p, v, "%v", err)
 					return
@@ -911,7 +870,7 @@ func (d *specDecoder) entry(path string, n *yaml.Node) MatrixEntry {
 			if t, ok := d.scalar(p, v, "a number"); ok {
 				r, err := strconv.ParseFloat(t, 64)
 				if err != nil {
-					d.bad(p, v, "%q is not a number: allowed %g (random) .. %g", t, codec.MinRatio, codec.MaxRatio)
+					d.bad(p, v, "%q is not a number: allowed %g (random) .. %g", t, catalog.MinRatio, catalog.MaxRatio)
 					return
 				}
 				e.Ratio = r
@@ -923,7 +882,7 @@ func (d *specDecoder) entry(path string, n *yaml.Node) MatrixEntry {
 		{"sink_path", d.str(&e.SinkPath)},
 	})
 	if given["workload"] == nil {
-		d.bad(path, n, "no workload: allowed %s", strings.Join(workload.Names(), ", "))
+		d.bad(path, n, "no workload: allowed %s", strings.Join(catalog.Names(), ", "))
 		return e
 	}
 	if !known {
@@ -947,21 +906,21 @@ func (d *specDecoder) entry(path string, n *yaml.Node) MatrixEntry {
 	if given["threads"] == nil {
 		e.Threads = []int{1}
 	}
-	if takesCodec(e.Workload) {
+	if catalog.IsCompression(e.Workload) {
 		if given["size"] == nil {
-			e.SizeBytes = DefaultSize
+			e.SizeBytes = catalog.DefaultSize
 		}
 		if given["ratio"] == nil {
-			e.Ratio = workload.DefaultRatio
+			e.Ratio = catalog.DefaultRatio
 		}
 		if given["codec"] == nil {
-			e.Codec = workload.DefaultCodec
+			e.Codec = catalog.DefaultCodec
 		}
 		if given["sink"] == nil {
-			e.Sink = workload.DefaultSink
+			e.Sink = catalog.DefaultSink
 		}
 	} else if given["loops"] == nil {
-		e.Loops = DefaultLoops(e.Workload)
+		e.Loops = catalog.Lookup(e.Workload).DefaultLoops
 	}
 	return e
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 var bothClasses = []qos.Class{qos.Background, qos.UserInteractive}
@@ -62,7 +63,7 @@ func TestParseSpecDefaults(t *testing.T) {
 		Matrix: []MatrixEntry{
 			{Workload: "fp", QoS: bothClasses, Threads: []int{1}, Loops: 2e8},
 			{Workload: "pi", QoS: bothClasses, Threads: []int{1}, Loops: 1e8},
-			{Workload: "decompress", QoS: bothClasses, Threads: []int{1}, SizeBytes: DefaultSize, Ratio: 3, Codec: "zstd", Sink: "file"},
+			{Workload: "decompress", QoS: bothClasses, Threads: []int{1}, SizeBytes: catalog.DefaultSize, Ratio: 3, Codec: "zstd", Sink: "file"},
 		},
 		Repeats: DefaultRepeats,
 		Warmup:  DefaultWarmup,

@@ -11,7 +11,7 @@ import (
 	"github.com/qoslab/qoslab/internal/agent"
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
 	"github.com/qoslab/qoslab/internal/hv"
-	"github.com/qoslab/qoslab/internal/workload/codec"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 // Target is an agent that measures cells: the host's, or one in a VM.
@@ -35,9 +35,9 @@ func hostAgentOptions(path string, s Spec, stderr io.Writer) agent.LocalOptions 
 	o := agent.LocalOptions{Path: path, Stderr: stderr}
 	for _, e := range s.Matrix {
 		switch {
-		case e.Sink == codec.SinkFile && e.SinkPath != "" && o.ScratchDir == "":
+		case e.Sink == catalog.SinkFile && e.SinkPath != "" && o.ScratchDir == "":
 			o.ScratchDir = e.SinkPath
-		case e.Sink == codec.SinkBlock && e.SinkPath != "":
+		case e.Sink == catalog.SinkBlock && e.SinkPath != "":
 			o.BlockDevices = append(o.BlockDevices, e.SinkPath)
 		}
 	}
@@ -70,11 +70,11 @@ func (a *vmTarget) Machine() hv.MachineInfo { return a.machine.Info() }
 // that its writes go through the virtual disk.
 func (a *vmTarget) Run(ctx context.Context, req *agentpb.RunRequest, onProgress func(*agentpb.Progress)) (*agentpb.Result, error) {
 	var note string
-	if req.Sink == codec.SinkFile {
+	if req.Sink == catalog.SinkFile {
 		info := a.machine.Info()
 		switch {
 		case info.GuestDisk != "":
-			req.Sink, req.SinkPath = codec.SinkBlock, info.GuestDisk
+			req.Sink, req.SinkPath = catalog.SinkBlock, info.GuestDisk
 			note = fmt.Sprintf("vm: sink file applied as block %s, the VM's raw scratch disk (%s on the host)", info.GuestDisk, info.Disk)
 		case info.Image.Kernel == "":
 			// A macOS guest: its agent's scratch directory is on the guest's own disk.

@@ -17,6 +17,7 @@ import (
 	"github.com/qoslab/qoslab/internal/hv/registry"
 	"github.com/qoslab/qoslab/internal/hv/vz"
 	"github.com/qoslab/qoslab/internal/image"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 // AgentOver connects an agent client to a machine's channel, tied to the
@@ -129,7 +130,7 @@ const (
 func VMSize(s Spec) (memoryMiB int, diskBytes int64) {
 	memoryMiB, diskBytes = MinVMMemoryMiB, minVMDiskBytes
 	for _, e := range s.Matrix {
-		if !takesCodec(e.Workload) {
+		if !catalog.IsCompression(e.Workload) {
 			continue
 		}
 		maxThreads := slices.Max(append([]int{1}, e.Threads...))

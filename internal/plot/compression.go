@@ -12,7 +12,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/qoslab/qoslab/internal/analysis"
-	"github.com/qoslab/qoslab/internal/workload"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 // compressionCharts draws compression and decompression times as grouped
@@ -37,7 +37,7 @@ func compressionFigure(in Input, cells []analysis.Cell) *figure {
 		qos, threads    int
 	}
 	var groups []group
-	for _, w := range []string{workload.Compress, workload.Decompress} {
+	for _, w := range []string{catalog.Compress, catalog.Decompress} {
 		var mine []group
 		var phases []string // in the order they ran
 		for _, c := range cells {

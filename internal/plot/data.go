@@ -6,18 +6,18 @@ import (
 
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/results"
-	"github.com/qoslab/qoslab/internal/workload"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 func isCompression(w string) bool {
-	return w == workload.Compress || w == workload.Decompress
+	return catalog.IsCompression(w)
 }
 
 // isCompute reports whether a workload is a thread-scaling one (fp, int,
 // mmul, pi, and any later one that is not compression or processes): those
 // get throughput, thread-time and elapsed charts.
 func isCompute(w string) bool {
-	return !isCompression(w) && w != workload.Procs
+	return catalog.Lookup(w).Kind != catalog.KindCompression && catalog.Lookup(w).Kind != catalog.KindProcs
 }
 
 // series is one (target, QoS) of one chart.

@@ -9,7 +9,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/qoslab/qoslab/internal/analysis"
-	"github.com/qoslab/qoslab/internal/workload"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 // elapsedCharts draws, per thread-scaling workload (and procs, against its
@@ -17,7 +17,7 @@ import (
 // table of reference 003 and the first chart of reference 004 as lines, one
 // per (target, QoS).
 func elapsedCharts(in Input) ([]Chart, []Skipped) {
-	workloads := workloadsOf(in.Analysis.Cells, func(w string) bool { return isCompute(w) || w == workload.Procs })
+	workloads := workloadsOf(in.Analysis.Cells, func(w string) bool { return isCompute(w) || w == catalog.Procs })
 	if len(workloads) == 0 {
 		return nil, []Skipped{{FamilyElapsed, "no thread-scaling workload (fp, int, mmul, pi) or procs in this run"}}
 	}
@@ -39,7 +39,7 @@ func elapsedCharts(in Input) ([]Chart, []Skipped) {
 
 func elapsedFigure(in Input, name string, cells []analysis.Cell) *figure {
 	what := "threads"
-	if name == workload.Procs {
+	if name == catalog.Procs {
 		what = "processes"
 	}
 	list, others := seriesOf(cells)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/results"
-	"github.com/qoslab/qoslab/internal/workload"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 // processTimeCharts draws each process's completion time against its index
@@ -21,7 +21,7 @@ import (
 // process count, since processes 1-10 of a 10-process run and of a
 // 70-process run are different experiments.
 func processTimeCharts(in Input) ([]Chart, []Skipped) {
-	samples := samplesOf(in.Samples, func(s results.Sample) bool { return s.Workload == workload.Procs })
+	samples := samplesOf(in.Samples, func(s results.Sample) bool { return s.Workload == catalog.Procs })
 	if len(samples) == 0 {
 		return nil, []Skipped{{FamilyProcessTimes, "no procs workload in this run"}}
 	}

@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"fmt"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 	"time"
 
 	"github.com/qoslab/qoslab/internal/workload/codec"
@@ -10,7 +11,7 @@ import (
 
 func codecPlan(p Params) codec.Plan {
 	op := codec.Compress
-	if p.Workload == Decompress {
+	if p.Workload == catalog.Decompress {
 		op = codec.Decompress
 	}
 	return codec.Plan{
@@ -90,10 +91,10 @@ func runCodec(ctx context.Context, p Params, prog *Progress) (Result, error) {
 		"bytes_in": float64(in), "bytes_out": float64(out),
 		"codec_seconds_max": codecMax, "fsync_seconds_max": syncMax, "verified": 1,
 	}
-	if p.Workload == Compress && out > 0 {
+	if p.Workload == catalog.Compress && out > 0 {
 		res.Metrics["compression_ratio"] = float64(in) / float64(out)
 	}
-	if p.Workload == Decompress && in > 0 {
+	if p.Workload == catalog.Decompress && in > 0 {
 		res.Metrics["compression_ratio"] = float64(out) / float64(in)
 	}
 	level := "default level"

@@ -3,28 +3,22 @@ package workload
 import (
 	"context"
 	"fmt"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 
 	"github.com/qoslab/qoslab/internal/qos"
 )
 
-// Defaults for the compression workloads.
-const (
-	DefaultRatio = 3.0
-	DefaultCodec = "zstd"
-	DefaultSink  = "file"
-)
-
 // WithDefaults fills what a request may leave empty.
 func (p Params) WithDefaults() Params {
-	if p.Workload == Compress || p.Workload == Decompress {
+	if catalog.IsCompression(p.Workload) {
 		if p.Ratio == 0 {
-			p.Ratio = DefaultRatio
+			p.Ratio = catalog.DefaultRatio
 		}
 		if p.Codec == "" {
-			p.Codec = DefaultCodec
+			p.Codec = catalog.DefaultCodec
 		}
 		if p.Sink == "" {
-			p.Sink = DefaultSink
+			p.Sink = catalog.DefaultSink
 		}
 	}
 	return p
@@ -33,33 +27,30 @@ func (p Params) WithDefaults() Params {
 // Validate checks a request against what the workloads accept and the limits
 // the agent enforces; errors name the bad value and what is allowed.
 func (p Params) Validate() error {
-	if err := CheckName(p.Workload); err != nil {
+	w, err := catalog.Get(p.Workload)
+	if err != nil {
 		return err
 	}
 	if !p.QoS.Valid() {
 		return fmt.Errorf("unknown QoS class %d: allowed %s", int(p.QoS), qos.Allowed)
 	}
-	maxThreads := MaxThreads
-	what := "threads"
-	if p.Workload == Procs {
-		maxThreads, what = MaxProcs, "processes"
-	}
+	maxThreads, what := w.MaxCount()
 	if p.Threads < 1 || p.Threads > maxThreads {
 		return fmt.Errorf("%d %s: allowed 1..%d", p.Threads, what, maxThreads)
 	}
 	switch p.Workload {
-	case Compress, Decompress:
-		if p.Size < int64(p.Threads) || p.Size > MaxDataBytes {
-			return fmt.Errorf("size %d bytes: allowed %d (one per thread) .. %d", p.Size, p.Threads, int64(MaxDataBytes))
+	case catalog.Compress, catalog.Decompress:
+		if p.Size < int64(p.Threads) || p.Size > catalog.MaxDataBytes {
+			return fmt.Errorf("size %d bytes: allowed %d (one per thread) .. %d", p.Size, p.Threads, int64(catalog.MaxDataBytes))
 		}
 		return validateCodecParams(p)
-	case Pi:
-		if p.Loops < uint64(p.Threads) || p.Loops > MaxLoops {
-			return fmt.Errorf("%d pi iterations for %d threads: allowed %d..%d in total", p.Loops, p.Threads, p.Threads, uint64(MaxLoops))
+	case catalog.Pi:
+		if p.Loops < uint64(p.Threads) || p.Loops > catalog.MaxLoops {
+			return fmt.Errorf("%d pi iterations for %d threads: allowed %d..%d in total", p.Loops, p.Threads, p.Threads, uint64(catalog.MaxLoops))
 		}
 	default:
-		if p.Loops < 1 || p.Loops > MaxLoops {
-			return fmt.Errorf("%d loops: allowed 1..%d per thread", p.Loops, uint64(MaxLoops))
+		if p.Loops < 1 || p.Loops > catalog.MaxLoops {
+			return fmt.Errorf("%d loops: allowed 1..%d per thread", p.Loops, uint64(catalog.MaxLoops))
 		}
 	}
 	return nil
@@ -76,17 +67,17 @@ func Run(ctx context.Context, p Params, prog *Progress) (Result, error) {
 		err error
 	)
 	switch p.Workload {
-	case FP:
+	case catalog.FP:
 		res, err = runFP(ctx, p, prog)
-	case Int:
+	case catalog.Int:
 		res, err = runInt(ctx, p, prog)
-	case MMul:
+	case catalog.MMul:
 		res, err = runMMul(ctx, p, prog)
-	case Pi:
+	case catalog.Pi:
 		res, err = runPi(ctx, p, prog)
-	case Compress, Decompress:
+	case catalog.Compress, catalog.Decompress:
 		res, err = runCodec(ctx, p, prog)
-	case Procs:
+	case catalog.Procs:
 		res, err = runProcs(ctx, p, prog)
 	}
 	if err != nil {

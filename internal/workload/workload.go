@@ -3,65 +3,11 @@
 package workload
 
 import (
-	"fmt"
 	"slices"
-	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/qoslab/qoslab/internal/qos"
-)
-
-// Names of the workloads, as users type them.
-const (
-	FP         = "fp"
-	Int        = "int"
-	MMul       = "mmul"
-	Pi         = "pi"
-	Compress   = "compress"
-	Decompress = "decompress"
-	Procs      = "procs"
-)
-
-var units = map[string]string{
-	FP:         "loops",
-	Int:        "loops",
-	MMul:       "mmul",
-	Pi:         "iterations",
-	Compress:   "bytes",
-	Decompress: "bytes",
-	Procs:      "loops",
-}
-
-// Names returns the workload names in a stable order.
-func Names() []string {
-	out := make([]string, 0, len(units))
-	for n := range units {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// Unit is what one unit of a workload's Work counts ("loops", "bytes", ...).
-func Unit(name string) string { return units[name] }
-
-// CheckName returns an error naming the allowed workloads when name is not one.
-func CheckName(name string) error {
-	if _, ok := units[name]; !ok {
-		return fmt.Errorf("unknown workload %q: allowed %s", name, strings.Join(Names(), ", "))
-	}
-	return nil
-}
-
-// Limits the agent enforces on a request, so a bad or hostile request cannot
-// exhaust the target.
-const (
-	MaxThreads   = 1024
-	MaxProcs     = 256
-	MaxLoops     = 1 << 50
-	MaxDataBytes = 64 << 30
 )
 
 // Params describe one cell: one workload at one QoS class on Threads threads

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 	"math"
 	"os"
 	"testing"
@@ -23,7 +24,7 @@ func TestMain(m *testing.M) {
 
 func TestRunFPRecords(t *testing.T) {
 	prog := &Progress{}
-	res, err := Run(context.Background(), Params{Workload: FP, QoS: qos.Utility, Threads: 2, Loops: 3 << 20}, prog)
+	res, err := Run(context.Background(), Params{Workload: catalog.FP, QoS: qos.Utility, Threads: 2, Loops: 3 << 20}, prog)
 	require.NoError(t, err)
 	require.Len(t, res.Records, 2)
 	for i, r := range res.Records {
@@ -96,7 +97,7 @@ func TestCancelStopsThreads(t *testing.T) {
 		cancel()
 	}()
 	began := time.Now()
-	res, err := Run(ctx, Params{Workload: FP, QoS: qos.Default, Threads: 2, Loops: 1 << 45}, nil)
+	res, err := Run(ctx, Params{Workload: catalog.FP, QoS: qos.Default, Threads: 2, Loops: 1 << 45}, nil)
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Less(t, time.Since(began), 5*time.Second)
 	for _, r := range res.Records {
@@ -118,7 +119,7 @@ func TestSetupErrorFailsCell(t *testing.T) {
 }
 
 func TestPi(t *testing.T) {
-	res, err := Run(context.Background(), Params{Workload: Pi, QoS: qos.Default, Threads: 3, Loops: 3e7 + 1, Seed: 7}, nil)
+	res, err := Run(context.Background(), Params{Workload: catalog.Pi, QoS: qos.Default, Threads: 3, Loops: 3e7 + 1, Seed: 7}, nil)
 	require.NoError(t, err)
 	require.Len(t, res.Records, 3)
 	var total float64
@@ -131,7 +132,7 @@ func TestPi(t *testing.T) {
 }
 
 func TestIntAndMMul(t *testing.T) {
-	for _, w := range []string{Int, MMul} {
+	for _, w := range []string{catalog.Int, catalog.MMul} {
 		res, err := Run(context.Background(), Params{Workload: w, QoS: qos.Default, Threads: 1, Loops: 5000}, nil)
 		require.NoError(t, err, w)
 		require.Len(t, res.Records, 1, w)
@@ -140,7 +141,7 @@ func TestIntAndMMul(t *testing.T) {
 }
 
 func TestProcs(t *testing.T) {
-	res, err := Run(context.Background(), Params{Workload: Procs, QoS: qos.Utility, Threads: 3, Loops: 2 << 20}, nil)
+	res, err := Run(context.Background(), Params{Workload: catalog.Procs, QoS: qos.Utility, Threads: 3, Loops: 2 << 20}, nil)
 	require.NoError(t, err)
 	require.Len(t, res.Records, 3)
 	pids := map[int]bool{}
@@ -159,7 +160,7 @@ func TestProcs(t *testing.T) {
 }
 
 func TestCompressAndDecompress(t *testing.T) {
-	for _, w := range []string{Compress, Decompress} {
+	for _, w := range []string{catalog.Compress, catalog.Decompress} {
 		for _, sink := range []string{"file", "null"} {
 			t.Run(w+"/"+sink, func(t *testing.T) {
 				dir := t.TempDir()
@@ -190,7 +191,7 @@ func TestCompressAndDecompress(t *testing.T) {
 }
 
 func TestCompressUnwritableSink(t *testing.T) {
-	_, err := Run(context.Background(), Params{Workload: Compress, QoS: qos.Default, Threads: 1, Size: 1 << 20, Sink: "file", SinkPath: "/no/such/dir"}, nil)
+	_, err := Run(context.Background(), Params{Workload: catalog.Compress, QoS: qos.Default, Threads: 1, Size: 1 << 20, Sink: "file", SinkPath: "/no/such/dir"}, nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "/no/such/dir")
 }
@@ -201,27 +202,27 @@ func TestValidate(t *testing.T) {
 		msg string
 	}{
 		{Params{Workload: "nope", QoS: qos.Default, Threads: 1, Loops: 1}, `unknown workload "nope"`},
-		{Params{Workload: FP, QoS: 3, Threads: 1, Loops: 1}, "unknown QoS class 3"},
-		{Params{Workload: FP, QoS: qos.Default, Threads: 0, Loops: 1}, "0 threads: allowed 1..1024"},
-		{Params{Workload: Procs, QoS: qos.Default, Threads: 300, Loops: 1}, "300 processes: allowed 1..256"},
-		{Params{Workload: FP, QoS: qos.Default, Threads: 1, Loops: MaxLoops + 1}, "loops: allowed 1.."},
-		{Params{Workload: Pi, QoS: qos.Default, Threads: 4, Loops: 3}, "3 pi iterations for 4 threads"},
-		{Params{Workload: Compress, QoS: qos.Default, Threads: 1, Size: 0}, "size 0 bytes"},
-		{Params{Workload: Compress, QoS: qos.Default, Threads: 1, Size: 10, Codec: "rar"}, `"rar"`},
-		{Params{Workload: Compress, QoS: qos.Default, Threads: 1, Size: 10, Sink: "tape"}, `"tape"`},
-		{Params{Workload: Compress, QoS: qos.Default, Threads: 1, Size: 10, Level: 99}, "99"},
+		{Params{Workload: catalog.FP, QoS: 3, Threads: 1, Loops: 1}, "unknown QoS class 3"},
+		{Params{Workload: catalog.FP, QoS: qos.Default, Threads: 0, Loops: 1}, "0 threads: allowed 1..1024"},
+		{Params{Workload: catalog.Procs, QoS: qos.Default, Threads: 300, Loops: 1}, "300 processes: allowed 1..256"},
+		{Params{Workload: catalog.FP, QoS: qos.Default, Threads: 1, Loops: catalog.MaxLoops + 1}, "loops: allowed 1.."},
+		{Params{Workload: catalog.Pi, QoS: qos.Default, Threads: 4, Loops: 3}, "3 pi iterations for 4 threads"},
+		{Params{Workload: catalog.Compress, QoS: qos.Default, Threads: 1, Size: 0}, "size 0 bytes"},
+		{Params{Workload: catalog.Compress, QoS: qos.Default, Threads: 1, Size: 10, Codec: "rar"}, `"rar"`},
+		{Params{Workload: catalog.Compress, QoS: qos.Default, Threads: 1, Size: 10, Sink: "tape"}, `"tape"`},
+		{Params{Workload: catalog.Compress, QoS: qos.Default, Threads: 1, Size: 10, Level: 99}, "99"},
 	}
 	for _, c := range cases {
 		err := c.p.WithDefaults().Validate()
 		require.Error(t, err, c.msg)
 		assert.Contains(t, err.Error(), c.msg)
 	}
-	assert.NoError(t, Params{Workload: FP, QoS: qos.Default, Threads: 1, Loops: 1}.Validate())
+	assert.NoError(t, Params{Workload: catalog.FP, QoS: qos.Default, Threads: 1, Loops: 1}.Validate())
 }
 
 func TestCheckMemory(t *testing.T) {
-	assert.NoError(t, checkMemory(1<<20, Compress))
-	err := checkMemory(math.MaxInt64, Compress)
+	assert.NoError(t, checkMemory(1<<20, catalog.Compress))
+	err := checkMemory(math.MaxInt64, catalog.Compress)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "held in memory")
 }

@@ -6,45 +6,26 @@ package codec
 import (
 	"fmt"
 	"io"
-	"sort"
+	"runtime"
 	"strings"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
+
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
-// Codec names, as users type them.
+// Codec names, as users type them (see catalog).
 const (
-	Zstd  = "zstd"
-	Gzip  = "gzip"
-	LZ4   = "lz4"
-	LZFSE = "lzfse" // macOS only, through libcompression
+	Zstd  = catalog.Zstd
+	Gzip  = catalog.Gzip
+	LZ4   = catalog.LZ4
+	LZFSE = catalog.LZFSE
 )
-
-// levels describes a codec's accepted levels. Level 0 always means the
-// codec's default, which is what defaultLevel names for messages.
-type levels struct {
-	min, max     int
-	defaultLevel string
-	ext          string // file name extension of its output
-}
-
-var codecLevels = map[string]levels{
-	Zstd:  {min: 1, max: 22, defaultLevel: "3", ext: "zst"},
-	Gzip:  {min: 1, max: 9, defaultLevel: "5", ext: "gz"},
-	LZ4:   {min: 1, max: 9, defaultLevel: "lz4's fast mode", ext: "lz4"},
-	LZFSE: {min: 0, max: 0, defaultLevel: "its only level", ext: "lzfse"},
-}
 
 // Codecs returns the codecs available on this OS, in a stable order.
-func Codecs() []string {
-	c := []string{Zstd, Gzip, LZ4}
-	if lzfseAvailable {
-		c = append(c, LZFSE)
-	}
-	return c
-}
+func Codecs() []string { return catalog.Codecs(runtime.GOOS) }
 
 // CheckCodec returns an error naming the bad value and what is allowed when
 // codec is not available here or level is not one of its levels.
@@ -53,7 +34,7 @@ func CheckCodec(codec string, level int) error {
 	for _, c := range Codecs() {
 		available = available || c == codec
 	}
-	_, known := codecLevels[codec]
+	_, known := catalog.LookupCodec(codec)
 	switch {
 	case codec == LZFSE && !available:
 		return fmt.Errorf("codec %q needs macOS libcompression; available here: %s", codec, strings.Join(Codecs(), ", "))
@@ -63,32 +44,14 @@ func CheckCodec(codec string, level int) error {
 	return CheckLevel(codec, level)
 }
 
-// CheckLevel checks a codec's name and level whatever this OS provides, so a
-// controller can refuse a bad request before any target is asked.
-func CheckLevel(codec string, level int) error {
-	lv, known := codecLevels[codec]
-	switch {
-	case !known:
-		names := make([]string, 0, len(codecLevels))
-		for n := range codecLevels {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		return fmt.Errorf("unknown codec %q: allowed %s", codec, strings.Join(names, ", "))
-	case level == 0:
-		return nil
-	case lv.max == 0:
-		return fmt.Errorf("%s level %d: %s has no levels, use 0", codec, level, codec)
-	case level < lv.min || level > lv.max:
-		return fmt.Errorf("%s level %d: allowed %d..%d, or 0 for the default (%s)", codec, level, lv.min, lv.max, lv.defaultLevel)
-	}
-	return nil
-}
+// CheckLevel checks a codec's name and level whatever this OS provides (see
+// catalog.CheckLevel).
+func CheckLevel(codec string, level int) error { return catalog.CheckLevel(codec, level) }
 
 // Extension returns the file name extension for codec's output ("zst").
 func Extension(codec string) string {
-	if lv, ok := codecLevels[codec]; ok {
-		return lv.ext
+	if c, ok := catalog.LookupCodec(codec); ok {
+		return c.Ext
 	}
 	return "bin"
 }

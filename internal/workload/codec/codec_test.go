@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 func encode(t testing.TB, codec string, level int, data []byte) []byte {
@@ -35,10 +37,10 @@ func decode(t testing.TB, codec string, compressed []byte) []byte {
 
 // levelEdges returns the levels worth a round trip: the default and both ends.
 func levelEdges(codec string) []int {
-	lv := codecLevels[codec]
+	lv, _ := catalog.LookupCodec(codec)
 	edges := []int{0}
-	if lv.max > 0 {
-		edges = append(edges, lv.min, lv.max)
+	if lv.MaxLevel > 0 {
+		edges = append(edges, lv.MinLevel, lv.MaxLevel)
 	}
 	return edges
 }
@@ -87,13 +89,14 @@ func TestLevelsChangeTheOutput(t *testing.T) {
 	// Levels must reach the library, not be dropped on the way.
 	data := generated(t, 1<<20, 0, 8, DefaultRatio)
 	for _, codec := range Codecs() {
-		lv := codecLevels[codec]
-		if lv.max == 0 {
+		lv, ok := catalog.LookupCodec(codec)
+		require.True(t, ok, codec)
+		if lv.MaxLevel == 0 {
 			continue
 		}
-		low := encode(t, codec, lv.min, data)
-		high := encode(t, codec, lv.max, data)
-		assert.Less(t, len(high), len(low), "%s level %d should compress better than %d", codec, lv.max, lv.min)
+		low := encode(t, codec, lv.MinLevel, data)
+		high := encode(t, codec, lv.MaxLevel, data)
+		assert.Less(t, len(high), len(low), "%s level %d should compress better than %d", codec, lv.MaxLevel, lv.MinLevel)
 	}
 }
 

@@ -4,17 +4,19 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 // Compressibility limits of the generated data.
 const (
 	// DefaultRatio is the compression ratio the generated data has under zstd
 	// at its default level unless asked otherwise.
-	DefaultRatio = 3.0
+	DefaultRatio = catalog.DefaultRatio
 	// MinRatio is incompressible (uniformly random) data.
-	MinRatio = 1.0
+	MinRatio = catalog.MinRatio
 	// MaxRatio is the most compressible data the model is calibrated for.
-	MaxRatio = 10.0
+	MaxRatio = catalog.MaxRatio
 )
 
 // GenerateBlockSize is the unit of generation: every block of the virtual file
@@ -24,12 +26,7 @@ const GenerateBlockSize = 64 << 10
 
 // CheckRatio returns an error naming ratio and the allowed range when the
 // model cannot produce it.
-func CheckRatio(ratio float64) error {
-	if math.IsNaN(ratio) || ratio < MinRatio || ratio > MaxRatio {
-		return fmt.Errorf("compression ratio %g: allowed %g (random) .. %g", ratio, MinRatio, MaxRatio)
-	}
-	return nil
-}
+func CheckRatio(ratio float64) error { return catalog.CheckRatio(ratio) }
 
 // Generate fills dst with the bytes at offset..offset+len(dst) of the virtual
 // test file identified by seed and ratio. The file is the same bytes however

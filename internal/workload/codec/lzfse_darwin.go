@@ -8,9 +8,6 @@ import (
 	"github.com/ebitengine/purego"
 )
 
-// lzfseAvailable: every macOS since 10.11 ships libcompression.
-const lzfseAvailable = true
-
 const libcompressionPath = "/usr/lib/libcompression.dylib"
 
 // libcompression binds the stream functions once per process.

@@ -7,9 +7,6 @@ import (
 	"io"
 )
 
-// lzfseAvailable: LZFSE is reached only through macOS libcompression.
-const lzfseAvailable = false
-
 // CheckCodec refuses lzfse here first; these are a second line of defence.
 func newLZFSEEncoder(io.Writer) (io.WriteCloser, error) {
 	return nil, errors.New("codec \"lzfse\" needs macOS libcompression")

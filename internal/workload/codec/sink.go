@@ -11,17 +11,19 @@ import (
 	"runtime"
 	"strings"
 	"syscall"
+
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
-// Sink kinds, as users type them.
+// Sink kinds, as users type them (see catalog).
 const (
-	SinkFile  = "file"  // one new file per thread in a directory
-	SinkBlock = "block" // one region per thread of a raw block device
-	SinkNull  = "null"  // discarded
+	SinkFile  = catalog.SinkFile
+	SinkBlock = catalog.SinkBlock
+	SinkNull  = catalog.SinkNull
 )
 
 // SinkKinds lists the sink kinds.
-func SinkKinds() []string { return []string{SinkFile, SinkBlock, SinkNull} }
+func SinkKinds() []string { return catalog.Sinks() }
 
 // SinkSpec says where a workload's output goes.
 type SinkSpec struct {

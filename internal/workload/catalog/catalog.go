@@ -1,0 +1,152 @@
+// Package catalog lists qoslab's workloads, codecs and sinks: names, units,
+// kinds, default and quick sizes, and limits, for every layer that names
+// them.
+package catalog
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Names of the workloads, as users type them.
+const (
+	FP         = "fp"
+	Int        = "int"
+	MMul       = "mmul"
+	Pi         = "pi"
+	Compress   = "compress"
+	Decompress = "decompress"
+	Procs      = "procs"
+)
+
+// Kind is what a workload's cells are made of, which decides the keys a
+// spec entry takes and the charts a run gets.
+type Kind int
+
+const (
+	// KindCompute workloads run a kernel for a number of loops on each
+	// thread.
+	KindCompute Kind = iota + 1
+	// KindCompression workloads (de)compress generated data of a size,
+	// split over the threads, into a sink.
+	KindCompression
+	// KindProcs runs processes instead of threads, each doing fp loops.
+	KindProcs
+)
+
+// Limits the agent enforces on a request, so a bad or hostile request cannot
+// exhaust the target.
+const (
+	MaxThreads         = 1024
+	MaxProcs           = 256
+	MaxLoops           = 1 << 50
+	MaxDataBytes int64 = 64 << 30
+)
+
+// Sizes of the compression workloads: DefaultSize is the 1 GB test file of
+// "Can you game core allocation on Apple silicon?"; QuickSize is what
+// `--quick` shrinks it to (see experiment.Quick for the budget).
+const (
+	DefaultSize int64 = 1 << 30
+	QuickSize   int64 = 32 << 20
+)
+
+// Compressibility of the generated data: the ratio it has under zstd at its
+// default level, from MinRatio (uniformly random) to MaxRatio (the most
+// compressible the generator is calibrated for).
+const (
+	DefaultRatio = 3.0
+	MinRatio     = 1.0
+	MaxRatio     = 10.0
+)
+
+// CheckRatio returns an error naming the allowed range when ratio is
+// outside it.
+func CheckRatio(ratio float64) error {
+	if math.IsNaN(ratio) || ratio < MinRatio || ratio > MaxRatio {
+		return fmt.Errorf("compression ratio %g: allowed %g (random) .. %g", ratio, MinRatio, MaxRatio)
+	}
+	return nil
+}
+
+// Workload is one workload as every layer sees it.
+type Workload struct {
+	Name string
+	// Unit is what one unit of its work counts: the records' Work.
+	Unit string
+	Kind Kind
+	// About is one line for help and completion.
+	About string
+	// DefaultLoops is a compute or procs workload's loops when none are
+	// given: about a second per thread on a current core (about 0.7 s for
+	// fp on a 2-core Xeon, 4 s on an M1 E core). QuickLoops caps them for
+	// a smoke run: about a second per thread in a TCG guest for fp and int
+	// (measured); the others are estimates. Both are 0 for compression.
+	DefaultLoops, QuickLoops uint64
+	// LoopsInTotal: the loops are split over the threads (pi's
+	// iterations), not run by each.
+	LoopsInTotal bool
+}
+
+var workloads = []Workload{
+	{FP, "loops", KindCompute, "register-only floating-point loop", 2e8, 1e7, false},
+	{Int, "loops", KindCompute, "register-only integer loop", 2e8, 1e7, false},
+	// TCG emulates mmul's float32 kernel in software: a small quick size.
+	{MMul, "mmul", KindCompute, "16x16 float32 matrix multiply, repeated", 2e5, 1e4, false},
+	{Pi, "iterations", KindCompute, "Monte Carlo pi, iterations split over the threads", 1e8, 1e6, true},
+	{Compress, "bytes", KindCompression, "compress generated data into a sink", 0, 0, false},
+	{Decompress, "bytes", KindCompression, "decompress generated data into a sink", 0, 0, false},
+	// procs runs up to 70 processes in the seed experiment: a small quick size.
+	{Procs, "loops", KindProcs, "N processes each running fp loops", 2e8, 2e6, false},
+}
+
+// All lists the workloads by name.
+func All() []Workload {
+	out := append([]Workload(nil), workloads...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Names lists the workload names in a stable order.
+func Names() []string {
+	var out []string
+	for _, w := range All() {
+		out = append(out, w.Name)
+	}
+	return out
+}
+
+// Get returns the workload called name, or an error naming the allowed ones.
+func Get(name string) (Workload, error) {
+	for _, w := range workloads {
+		if w.Name == name {
+			return w, nil
+		}
+	}
+	return Workload{}, fmt.Errorf("unknown workload %q: allowed %s", name, strings.Join(Names(), ", "))
+}
+
+// Lookup returns the workload called name; the zero Workload when there
+// is none.
+func Lookup(name string) Workload {
+	w, _ := Get(name)
+	return w
+}
+
+// IsCompression reports whether name is a compression workload (size,
+// codec and sink) rather than one that runs loops.
+func IsCompression(name string) bool { return Lookup(name).Kind == KindCompression }
+
+// TakesLoops reports whether the workload is sized in loops.
+func (w Workload) TakesLoops() bool { return w.Kind == KindCompute || w.Kind == KindProcs }
+
+// MaxCount is the most threads (processes, for procs) a cell may have, and
+// what they are called.
+func (w Workload) MaxCount() (int, string) {
+	if w.Kind == KindProcs {
+		return MaxProcs, "processes"
+	}
+	return MaxThreads, "threads"
+}
