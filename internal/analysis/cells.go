@@ -2,8 +2,6 @@ package analysis
 
 import (
 	"sort"
-
-	"github.com/qoslab/qoslab/internal/results"
 )
 
 // CellKey names a cell: one workload at one QoS with one thread count on one
@@ -40,8 +38,27 @@ type Cell struct {
 	QoSReasons []string `json:"qos_reasons,omitempty"`
 }
 
-// Cells groups samples into cells, in the order each cell first appears.
-func Cells(samples []results.Sample) []Cell {
+// Observation is one thread's (or process's) record in one repeat of a
+// cell: what the statistics are computed from.
+type Observation struct {
+	CellKey
+	Repeat int
+	Unit   string
+	// StartNs and EndNs bound the record's interval on the target's clock;
+	// Work is what it did in it, Rate its own Work per second.
+	StartNs, EndNs int64
+	Work, Rate     float64
+	// QoSApplied is the class the thread read back as; QoSFull is false
+	// when part of the class's OS mapping did not take effect, QoSReason
+	// says why.
+	QoSApplied int
+	QoSFull    bool
+	QoSReason  string
+}
+
+// Cells groups observations into cells, in the order each cell first
+// appears.
+func Cells(samples []Observation) []Cell {
 	type acc struct {
 		cell    Cell
 		repeats map[int][]Interval
@@ -52,7 +69,7 @@ func Cells(samples []results.Sample) []Cell {
 	var order []CellKey
 	byKey := map[CellKey]*acc{}
 	for _, s := range samples {
-		k := CellKey{Target: s.Target, Workload: s.Workload, QoS: s.QoS, Threads: s.Threads, Phase: s.Phase}
+		k := s.CellKey
 		a := byKey[k]
 		if a == nil {
 			a = &acc{cell: Cell{CellKey: k, Unit: s.Unit}, repeats: map[int][]Interval{}, applied: map[int]bool{}, reasons: map[string]bool{}}

@@ -5,17 +5,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/qoslab/qoslab/internal/results"
 )
 
 func TestCells(t *testing.T) {
-	s := func(q, threads, rep, idx int, start, end int64, work float64, applied int, full bool, reason string) results.Sample {
-		return results.Sample{Target: "host", Workload: "fp", QoS: q, Threads: threads, Repeat: rep, Index: idx,
-			StartNs: start, EndNs: end, Work: work, Unit: "loops", Rate: work / (float64(end-start) / 1e9),
+	s := func(q, threads, rep, idx int, start, end int64, work float64, applied int, full bool, reason string) Observation {
+		return Observation{CellKey: CellKey{Target: "host", Workload: "fp", QoS: q, Threads: threads}, Repeat: rep, StartNs: start, EndNs: end, Work: work, Unit: "loops", Rate: work / (float64(end-start) / 1e9),
 			QoSApplied: applied, QoSFull: full, QoSReason: reason}
 	}
-	samples := []results.Sample{
+	samples := []Observation{
 		// qos 9, 2 threads, repeat 1: 200 loops over 2 s -> 100/s; repeat 2: 200 loops over 1 s -> 200/s
 		s(9, 2, 1, 0, 0, 1e9, 100, 9, false, "uclamp unavailable"),
 		s(9, 2, 1, 1, 0, 2e9, 100, 9, false, "uclamp unavailable"),
@@ -28,15 +25,15 @@ func TestCells(t *testing.T) {
 	c := cells[0]
 	assert.Equal(t, CellKey{Target: "host", Workload: "fp", QoS: 9, Threads: 2}, c.CellKey, "cells keep first-appearance order")
 	assert.Equal(t, 2, c.TotalRate.N)
-	assert.InDelta(t, 100, c.TotalRate.Min, 1e-9)
-	assert.InDelta(t, 200, c.TotalRate.Max, 1e-9)
-	assert.InDelta(t, 1.5, c.Seconds.Median, 1e-9)
+	assert.InDelta(t, 100, float64(c.TotalRate.Min), 1e-9)
+	assert.InDelta(t, 200, float64(c.TotalRate.Max), 1e-9)
+	assert.InDelta(t, 1.5, float64(c.Seconds.Median), 1e-9)
 	assert.Equal(t, []float64{100, 200}, c.TotalRates, "per repeat, in repeat order")
 	assert.Equal(t, []float64{2, 1}, c.RepeatSeconds)
-	assert.Equal(t, 100.0, c.TotalRate.CILow, "two repeats: the CI is [min, max]")
-	assert.InDelta(t, 0.5, c.TotalRate.CIConfidence, 1e-12)
+	assert.Equal(t, 100.0, float64(c.TotalRate.CILow), "two repeats: the CI is [min, max]")
+	assert.InDelta(t, 0.5, float64(c.TotalRate.CIConfidence), 1e-12)
 	assert.Equal(t, 4, c.ThreadRate.N)
-	assert.InDelta(t, 50, c.ThreadRate.Min, 1e-9)
+	assert.InDelta(t, 50, float64(c.ThreadRate.Min), 1e-9)
 	assert.Equal(t, []int{9}, c.QoSApplied)
 	assert.Equal(t, 4, c.QoSPartial)
 	assert.Equal(t, []string{"uclamp unavailable"}, c.QoSReasons)

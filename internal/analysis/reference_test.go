@@ -11,8 +11,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/qoslab/qoslab/internal/results"
 )
 
 // referenceFixture is a file of testdata/analysis: cells built from a
@@ -64,16 +62,15 @@ func loadReference(t *testing.T, name string) (referenceFixture, []Cell) {
 	var f referenceFixture
 	require.NoError(t, json.Unmarshal(b, &f))
 	require.NotEmpty(t, f.Cells)
-	var samples []results.Sample
+	var samples []Observation
 	for _, c := range f.Cells {
 		for _, d := range c.Derived {
 			require.Contains(t, f.Derivations, d, "every derived number says how it was derived")
 		}
 		require.NotEmpty(t, append(c.Published, c.Derived...), "every cell says where its numbers come from")
 		end := int64(math.Round(c.Seconds * 1e9))
-		for i := range c.Threads {
-			samples = append(samples, results.Sample{Target: c.Target, Workload: f.Workload, QoS: c.QoS, Threads: c.Threads,
-				Repeat: 1, Index: i, EndNs: end, Work: c.WorkPerThread, Unit: f.Unit, Rate: c.WorkPerThread / c.Seconds,
+		for range c.Threads {
+			samples = append(samples, Observation{CellKey: CellKey{Target: c.Target, Workload: f.Workload, QoS: c.QoS, Threads: c.Threads}, Repeat: 1, EndNs: end, Work: c.WorkPerThread, Unit: f.Unit, Rate: c.WorkPerThread / c.Seconds,
 				QoSApplied: c.QoS, QoSFull: true})
 		}
 	}
@@ -98,7 +95,7 @@ func TestReference001(t *testing.T) {
 	// The published batch times come back as each cell's time.
 	for _, c := range f.Cells {
 		if len(c.Published) > 0 && c.Published[0] == "seconds" {
-			assert.InDelta(t, c.Seconds, findCell(t, cells, c.Target, c.QoS, c.Threads).Seconds.Median, 1e-9)
+			assert.InDelta(t, c.Seconds, float64(findCell(t, cells, c.Target, c.QoS, c.Threads).Seconds.Median), 1e-9)
 		}
 	}
 
@@ -114,10 +111,10 @@ func TestReference001(t *testing.T) {
 		}
 		require.NotNil(t, got, want.Text)
 		assert.Equal(t, 4, got.N)
-		assert.InEpsilon(t, want.A, got.A, 0.01, "a of %s", want.Text)
-		assert.InEpsilon(t, want.B, got.B, 0.01, "b of %s", want.Text)
+		assert.InEpsilon(t, float64(want.A), float64(got.A), 0.01, "a of %s", want.Text)
+		assert.InEpsilon(t, float64(want.B), float64(got.B), 0.01, "b of %s", want.Text)
 		assert.Equal(t, want.Text, FormatRegression(got.Label(), got.Regression))
-		assert.Greater(t, got.R2, 0.9999, "points built from a line lie on it")
+		assert.Greater(t, float64(got.R2), 0.9999, "points built from a line lie on it")
 	}
 
 	// The article's host QoS 9 series is its 'lower broken line', far from
@@ -126,7 +123,7 @@ func TestReference001(t *testing.T) {
 	for _, r := range regs {
 		if r.Target == "host" && r.QoS == 9 {
 			assert.Equal(t, "Host QoS 9: R = (4.8585 x 10^7) + (3.5417 x 10^7).T", FormatRegression(r.Label(), r.Regression))
-			assert.InDelta(t, 0.352, r.R2, 0.001)
+			assert.InDelta(t, 0.352, float64(r.R2), 0.001)
 		}
 	}
 
@@ -137,7 +134,7 @@ func TestReference001(t *testing.T) {
 	for _, want := range f.Rates {
 		got := findCell(t, cells, want.Target, want.QoS, want.Threads)
 		require.Positive(t, want.HalfUnit)
-		assert.InDelta(t, want.Rate, got.TotalRate.Median, want.HalfUnit, "%s QoS %d %d threads", want.Target, want.QoS, want.Threads)
+		assert.InDelta(t, want.Rate, float64(got.TotalRate.Median), want.HalfUnit, "%s QoS %d %d threads", want.Target, want.QoS, want.Threads)
 	}
 
 	assertPublishedOrder(t, f, cells)
@@ -149,15 +146,15 @@ func TestReference001(t *testing.T) {
 	// 2.92), the VM's about 1.006, so SI = 1 - 0.006/1.924 = 0.997.
 	v := Subsumption(cells, "fp", "", "host", "vm")
 	assert.Equal(t, Inconclusive, v.Outcome)
-	assert.InDelta(t, 2.924, v.Host.Ratio, 0.001)
-	assert.InDelta(t, 1.006, v.VM.Ratio, 0.001)
-	assert.InDelta(t, 0.997, v.SI, 0.001)
+	assert.InDelta(t, 2.924, float64(v.Host.Ratio), 0.001)
+	assert.InDelta(t, 1.006, float64(v.VM.Ratio), 0.001)
+	assert.InDelta(t, 0.997, float64(v.SI), 0.001)
 	assert.Equal(t, "QoS subsumed in VM: inconclusive (SI 1.00; host 33/9 = 2.92x, p=0.12; vm 33/9 = 1.01x, p=0.12): host's own QoS effect is not significant at 0.05, so this run cannot tell", v.String())
 
 	// VM/host at QoS 9, one thread: 1.59206e8 / 4.8077e7 = 3.31.
 	for _, r := range CompareTargets(cells, "host", "vm") {
 		if r.QoS == 9 && r.Threads == 1 {
-			assert.InDelta(t, 3.31, r.Ratio, 0.01)
+			assert.InDelta(t, 3.31, float64(r.Ratio), 0.01)
 			assert.Equal(t, "~", FormatDelta(r.Ratio, r.Test, Alpha), "one repeat each: p = 1")
 		}
 	}
@@ -168,8 +165,8 @@ func TestReference003(t *testing.T) {
 	require.Len(t, cells, 5)
 	for _, c := range f.Cells {
 		got := findCell(t, cells, c.Target, c.QoS, c.Threads)
-		assert.InDelta(t, c.Seconds, got.Seconds.Median, 1e-9, "%d threads: the published time", c.Threads)
-		assert.InDelta(t, 1e9/c.Seconds, got.TotalRate.Median, 1e-3, "%d threads: 1e9 iterations over it", c.Threads)
+		assert.InDelta(t, c.Seconds, float64(got.Seconds.Median), 1e-9, "%d threads: the published time", c.Threads)
+		assert.InDelta(t, 1e9/c.Seconds, float64(got.TotalRate.Median), 1e-3, "%d threads: 1e9 iterations over it", c.Threads)
 	}
 	assertPublishedOrder(t, f, cells)
 }

@@ -9,10 +9,10 @@ import (
 // Regression is a straight line y = A + B·x fitted to N points, and the share
 // of y's variance it explains, R2.
 type Regression struct {
-	A  float64 `json:"a"`
-	B  float64 `json:"b"`
-	R2 float64 `json:"r2"`
-	N  int     `json:"n"`
+	A  Float `json:"a"`
+	B  Float `json:"b"`
+	R2 Float `json:"r2"`
+	N  int   `json:"n"`
 }
 
 // FitLine fits y = A + B·x by ordinary least squares: B = Sxy/Sxx,
@@ -30,7 +30,7 @@ func FitLine(x, y []float64) Regression {
 		ys = append(ys, y[i])
 	}
 	n := len(xs)
-	nan := math.NaN()
+	nan := Float(math.NaN())
 	r := Regression{A: nan, B: nan, R2: nan, N: n}
 	if n < 2 {
 		return r
@@ -54,17 +54,16 @@ func FitLine(x, y []float64) Regression {
 	if sxx == 0 {
 		return r
 	}
-	r.B = sxy / sxx
-	r.A = my - r.B*mx
+	b := sxy / sxx
+	a := my - b*mx
 	var ssRes float64
 	for i := range xs {
-		e := ys[i] - (r.A + r.B*xs[i])
+		e := ys[i] - (a + b*xs[i])
 		ssRes += e * e
 	}
-	if syy == 0 {
-		r.R2 = 1
-	} else {
-		r.R2 = 1 - ssRes/syy
+	r.A, r.B, r.R2 = Float(a), Float(b), 1
+	if syy != 0 {
+		r.R2 = Float(1 - ssRes/syy)
 	}
 	return r
 }
@@ -117,7 +116,7 @@ func Regressions(cells []Cell) []ClassRegression {
 		}
 		for _, r := range c.TotalRates {
 			p[0] = append(p[0], float64(c.Threads))
-			p[1] = append(p[1], r)
+			p[1] = append(p[1], float64(r))
 		}
 		points[k] = p
 	}
@@ -139,10 +138,10 @@ func Regressions(cells []Cell) []ClassRegression {
 // inside the parentheses, "(-2.1 x 10^6)", and zero is "(0 x 10^0)". Without
 // a fitted line it says so instead of printing NaNs.
 func FormatRegression(label string, r Regression) string {
-	if math.IsNaN(r.A) || math.IsNaN(r.B) {
+	if r.A.IsNaN() || r.B.IsNaN() {
 		return label + ": no regression (needs rates at two or more thread counts)"
 	}
-	return label + ": R = (" + sciNotation(r.A) + ") + (" + sciNotation(r.B) + ").T"
+	return label + ": R = (" + sciNotation(float64(r.A)) + ") + (" + sciNotation(float64(r.B)) + ").T"
 }
 
 // sciNotation renders x as "m x 10^e" with m to 5 significant digits, its

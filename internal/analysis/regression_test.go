@@ -6,8 +6,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/qoslab/qoslab/internal/results"
 )
 
 func TestFitLine(t *testing.T) {
@@ -26,9 +24,9 @@ func TestFitLine(t *testing.T) {
 		{"repeats", []float64{1, 1, 2, 2}, []float64{9, 11, 19, 21}, Regression{A: 0, B: 10, R2: 100.0 / 104, N: 4}},
 		{"flat", []float64{1, 2, 3}, []float64{7, 7, 7}, Regression{A: 7, B: 0, R2: 1, N: 3}},
 		{"nan pair skipped", []float64{1, nan, 2, 3}, []float64{5, 6, 8, 11}, Regression{A: 2, B: 3, R2: 1, N: 3}},
-		{"one x", []float64{2, 2, 2}, []float64{1, 2, 3}, Regression{A: nan, B: nan, R2: nan, N: 3}},
-		{"one point", []float64{1}, []float64{1}, Regression{A: nan, B: nan, R2: nan, N: 1}},
-		{"none", nil, nil, Regression{A: nan, B: nan, R2: nan}},
+		{"one x", []float64{2, 2, 2}, []float64{1, 2, 3}, Regression{A: Float(nan), B: Float(nan), R2: Float(nan), N: 3}},
+		{"one point", []float64{1}, []float64{1}, Regression{A: Float(nan), B: Float(nan), R2: Float(nan), N: 1}},
+		{"none", nil, nil, Regression{A: Float(nan), B: Float(nan), R2: Float(nan)}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -37,7 +35,7 @@ func TestFitLine(t *testing.T) {
 			for _, f := range []struct {
 				name      string
 				want, got float64
-			}{{"A", c.want.A, got.A}, {"B", c.want.B, got.B}, {"R2", c.want.R2, got.R2}} {
+			}{{"A", float64(c.want.A), float64(got.A)}, {"B", float64(c.want.B), float64(got.B)}, {"R2", float64(c.want.R2), float64(got.R2)}} {
 				if math.IsNaN(f.want) {
 					assert.True(t, math.IsNaN(f.got), "%s = %v, want NaN", f.name, f.got)
 				} else {
@@ -65,7 +63,7 @@ func TestFormatRegression(t *testing.T) {
 		{"L", Regression{A: -2.1e6, B: 1.5e8}, "L: R = (-2.1 x 10^6) + (1.5 x 10^8).T"},
 		{"L", Regression{A: 0, B: -3.25e-2}, "L: R = (0 x 10^0) + (-3.25 x 10^-2).T"},
 		{"L", Regression{A: 12, B: 345678}, "L: R = (1.2 x 10^1) + (3.4568 x 10^5).T"},
-		{"Host QoS 9", Regression{A: nan, B: nan, N: 1}, "Host QoS 9: no regression (needs rates at two or more thread counts)"},
+		{"Host QoS 9", Regression{A: Float(nan), B: Float(nan), N: 1}, "Host QoS 9: no regression (needs rates at two or more thread counts)"},
 	}
 	for _, c := range cases {
 		assert.Equal(t, c.want, FormatRegression(c.label, c.r))
@@ -81,11 +79,10 @@ func TestTargetLabel(t *testing.T) {
 
 func TestRegressions(t *testing.T) {
 	// Two repeats at 1 and 2 threads on the host, one thread count on the vm.
-	var samples []results.Sample
+	var samples []Observation
 	add := func(target string, threads, repeat int, seconds float64) {
-		for i := range threads {
-			samples = append(samples, results.Sample{Target: target, Workload: "fp", QoS: 33, Threads: threads, Repeat: repeat, Index: i,
-				EndNs: int64(seconds * 1e9), Work: 100, Unit: "loops", QoSApplied: 33, QoSFull: true})
+		for range threads {
+			samples = append(samples, Observation{CellKey: CellKey{Target: target, Workload: "fp", QoS: 33, Threads: threads}, Repeat: repeat, EndNs: int64(seconds * 1e9), Work: 100, Unit: "loops", QoSApplied: 33, QoSFull: true})
 		}
 	}
 	add("host", 1, 1, 1)    // 100/s
@@ -99,8 +96,8 @@ func TestRegressions(t *testing.T) {
 	assert.Equal(t, "Host QoS 33", host.Label())
 	assert.Equal(t, 4, host.N, "one point per repeat")
 	// Means (1.5, 375); Sxx = 1, Sxy = 450: B = 450, A = -300.
-	assert.InDelta(t, 450, host.B, 1e-9)
-	assert.InDelta(t, -300, host.A, 1e-9)
+	assert.InDelta(t, 450, float64(host.B), 1e-9)
+	assert.InDelta(t, -300, float64(host.A), 1e-9)
 	assert.Equal(t, "vm", regs[1].Target)
-	assert.True(t, math.IsNaN(regs[1].B), "one thread count has no slope")
+	assert.True(t, math.IsNaN(float64(regs[1].B)), "one thread count has no slope")
 }

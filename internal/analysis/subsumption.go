@@ -23,7 +23,7 @@ const minHostEffect = 0.01
 type ThreadRatio struct {
 	Threads int `json:"threads"`
 	// Ratio is the median total rate of the first cell over the second's.
-	Ratio float64 `json:"ratio"`
+	Ratio Float `json:"ratio"`
 	// Test compares the two cells' per-repeat total rates.
 	Test UTest `json:"test"`
 }
@@ -43,7 +43,7 @@ type Sensitivity struct {
 	// ratios (benchstat's too): each thread count counts once, and a 2x
 	// gain and a 2x loss cancel. NaN without thread counts or with a
 	// non-positive ratio.
-	Ratio float64 `json:"ratio"`
+	Ratio Float `json:"ratio"`
 	// Test is the stratified Mann-Whitney test of High against Low with
 	// thread counts as strata.
 	Test UTest `json:"test"`
@@ -79,7 +79,7 @@ func QoSSensitivity(cells []Cell, target, workload, phase string, high, low int,
 		xs = append(xs, h.TotalRates)
 		ys = append(ys, l.TotalRates)
 	}
-	s.Ratio = geomean(s.ByThreads)
+	s.Ratio = Float(geomean(s.ByThreads))
 	s.Test = StratifiedMannWhitney(xs, ys)
 	return s
 }
@@ -100,10 +100,10 @@ func geomean(rs []ThreadRatio) float64 {
 	}
 	var sum float64
 	for _, r := range rs {
-		if !(r.Ratio > 0) || math.IsInf(r.Ratio, 0) {
+		if !(r.Ratio > 0) || math.IsInf(float64(r.Ratio), 0) {
 			return math.NaN()
 		}
-		sum += math.Log(r.Ratio)
+		sum += math.Log(float64(r.Ratio))
 	}
 	return math.Exp(sum / float64(len(rs)))
 }
@@ -114,7 +114,7 @@ type TargetRatio struct {
 	// Base is the target divided by; CellKey.Target is the other one.
 	Base string `json:"base"`
 	// Ratio is the cell's median total rate on Target over that on Base.
-	Ratio float64 `json:"ratio"`
+	Ratio Float `json:"ratio"`
 	// Test compares the two targets' per-repeat total rates.
 	Test UTest `json:"test"`
 }
@@ -187,7 +187,7 @@ type Verdict struct {
 	Reason string `json:"reason,omitempty"`
 	// SI is the subsumption index of Host.Ratio and VM.Ratio; NaN when
 	// undefined (see SubsumptionIndex).
-	SI   float64     `json:"si"`
+	SI   Float       `json:"si"`
 	Host Sensitivity `json:"host"`
 	VM   Sensitivity `json:"vm"`
 }
@@ -210,9 +210,9 @@ type Verdict struct {
 //     significantly.
 func Subsumption(cells []Cell, workload, phase, host, vm string) Verdict {
 	none := func(target string) Sensitivity {
-		return Sensitivity{Target: target, Workload: workload, Phase: phase, Ratio: math.NaN(), Test: UTest{P: math.NaN()}}
+		return Sensitivity{Target: target, Workload: workload, Phase: phase, Ratio: Float(math.NaN()), Test: UTest{P: Float(math.NaN())}}
 	}
-	v := Verdict{Outcome: Inconclusive, SI: math.NaN(), Host: none(host), VM: none(vm)}
+	v := Verdict{Outcome: Inconclusive, SI: Float(math.NaN()), Host: none(host), VM: none(vm)}
 	classes := map[string]map[int]map[int]bool{host: {}, vm: {}} // target -> qos -> threads
 	for _, c := range cells {
 		byQoS, ok := classes[c.Target]
@@ -249,8 +249,8 @@ func Subsumption(cells []Cell, workload, phase, host, vm string) Verdict {
 	sort.Ints(threads)
 	v.Host = QoSSensitivity(cells, host, workload, phase, high, low, threads)
 	v.VM = QoSSensitivity(cells, vm, workload, phase, high, low, threads)
-	si, ok := SubsumptionIndex(v.Host.Ratio, v.VM.Ratio)
-	v.SI = si
+	si, ok := SubsumptionIndex(float64(v.Host.Ratio), float64(v.VM.Ratio))
+	v.SI = Float(si)
 	switch {
 	case !v.Host.Test.Significant(Alpha):
 		v.Reason = fmt.Sprintf("%s's own QoS effect is not significant at %v, so this run cannot tell", host, Alpha)
@@ -289,8 +289,8 @@ func (v Verdict) String() string {
 		return head + ": " + v.Reason
 	}
 	si := "n/a"
-	if !math.IsNaN(v.SI) {
-		si = strconv.FormatFloat(v.SI, 'f', 2, 64)
+	if !v.SI.IsNaN() {
+		si = strconv.FormatFloat(float64(v.SI), 'f', 2, 64)
 	}
 	side := func(s Sensitivity) string {
 		return fmt.Sprintf("%s %d/%d = %s, %s", s.Target, s.High, s.Low, FormatRatio(s.Ratio), FormatP(s.Test.P))
@@ -305,7 +305,8 @@ func (v Verdict) String() string {
 // FormatRatio renders a ratio with three significant digits (every integer
 // digit from 1000 up), trailing zeros dropped and never in exponent form:
 // "3.1x", "1.01x", "12.3x", "0.5x"; "n/a" when it is not a number.
-func FormatRatio(r float64) string {
+func FormatRatio(ratio Float) string {
+	r := float64(ratio)
 	if math.IsNaN(r) || math.IsInf(r, 0) {
 		return "n/a"
 	}
@@ -323,7 +324,7 @@ func FormatRatio(r float64) string {
 // FormatDelta renders a comparison's ratio as benchstat does its delta: "~"
 // when the difference is not significant at alpha, else the ratio and p,
 // "3.1x (p<0.001)".
-func FormatDelta(ratio float64, t UTest, alpha float64) string {
+func FormatDelta(ratio Float, t UTest, alpha float64) string {
 	if !t.Significant(alpha) {
 		return "~"
 	}

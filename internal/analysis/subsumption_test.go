@@ -43,11 +43,11 @@ func TestQoSSensitivity(t *testing.T) {
 	require.Len(t, s.ByThreads, 2, "thread counts with both classes")
 	assert.Equal(t, 1, s.ByThreads[0].Threads)
 	assert.Equal(t, 2, s.ByThreads[1].Threads)
-	assert.InDelta(t, 3.1, s.ByThreads[0].Ratio, 1e-12)
-	assert.InDelta(t, 3.1, s.Ratio, 1e-12)
+	assert.InDelta(t, 3.1, float64(s.ByThreads[0].Ratio), 1e-12)
+	assert.InDelta(t, 3.1, float64(s.Ratio), 1e-12)
 	// Each stratum fully separated: P(U = 25) = 1/C(10,5) = 1/252 each.
-	assert.InDelta(t, 2.0/252, s.ByThreads[0].Test.P, 1e-15)
-	assert.InDelta(t, 2.0/(252*252), s.Test.P, 1e-15)
+	assert.InDelta(t, 2.0/252, float64(s.ByThreads[0].Test.P), 1e-15)
+	assert.InDelta(t, 2.0/(252*252), float64(s.Test.P), 1e-15)
 	assert.Equal(t, 50.0, s.Test.U)
 
 	only2 := QoSSensitivity(cells, "host", "fp", "", 33, 9, []int{2, 2, 4})
@@ -56,12 +56,12 @@ func TestQoSSensitivity(t *testing.T) {
 
 	// Geometric mean: 4x at one thread count and 1x at another pool to 2x.
 	mixed := []Cell{cell("host", 33, 1, 400), cell("host", 9, 1, 100), cell("host", 33, 2, 200), cell("host", 9, 2, 200)}
-	assert.InDelta(t, 2, QoSSensitivity(mixed, "host", "fp", "", 33, 9, nil).Ratio, 1e-12)
+	assert.InDelta(t, 2, float64(QoSSensitivity(mixed, "host", "fp", "", 33, 9, nil).Ratio), 1e-12)
 
 	none := QoSSensitivity(cells, "vm", "fp", "", 33, 9, nil)
 	assert.Empty(t, none.ByThreads)
-	assert.True(t, math.IsNaN(none.Ratio))
-	assert.True(t, math.IsNaN(none.Test.P))
+	assert.True(t, math.IsNaN(float64(none.Ratio)))
+	assert.True(t, math.IsNaN(float64(none.Test.P)))
 }
 
 func TestCompareTargets(t *testing.T) {
@@ -74,10 +74,10 @@ func TestCompareTargets(t *testing.T) {
 	require.Len(t, got, 2)
 	assert.Equal(t, CellKey{Target: "vm", Workload: "fp", QoS: 9, Threads: 1}, got[0].CellKey)
 	assert.Equal(t, "host", got[0].Base)
-	assert.InDelta(t, 3.1, got[0].Ratio, 1e-12)
+	assert.InDelta(t, 3.1, float64(got[0].Ratio), 1e-12)
 	assert.True(t, got[0].Test.Significant(Alpha))
-	assert.InDelta(t, 1, got[1].Ratio, 1e-12)
-	assert.Equal(t, 1.0, got[1].Test.P, "identical samples")
+	assert.InDelta(t, 1, float64(got[1].Ratio), 1e-12)
+	assert.Equal(t, 1.0, float64(got[1].Test.P), "identical samples")
 	assert.Equal(t, "~", FormatDelta(got[1].Ratio, got[1].Test, Alpha))
 	assert.Equal(t, "3.1x (p=0.0079)", FormatDelta(got[0].Ratio, got[0].Test, Alpha))
 }
@@ -212,7 +212,7 @@ func TestFormatRatio(t *testing.T) {
 		0.5: "0.5x", 0.01234: "0.0123x", 9.996: "10x", 0: "0x", math.NaN(): "n/a", math.Inf(1): "n/a",
 	}
 	for r, want := range cases {
-		assert.Equal(t, want, FormatRatio(r), "%v", r)
+		assert.Equal(t, want, FormatRatio(Float(r)), "%v", r)
 	}
 }
 

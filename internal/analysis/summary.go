@@ -12,16 +12,16 @@ const Confidence = 0.95
 
 // Summary is the order statistics of a set of measurements.
 type Summary struct {
-	N      int     `json:"n"`
-	Median float64 `json:"median"`
-	Min    float64 `json:"min"`
-	Max    float64 `json:"max"`
+	N      int   `json:"n"`
+	Median Float `json:"median"`
+	Min    Float `json:"min"`
+	Max    Float `json:"max"`
 	// CILow and CIHigh bound the median's confidence interval (MedianCI at
 	// Confidence); CIConfidence is the coverage actually reached, below
 	// Confidence when there are too few measurements to reach it.
-	CILow        float64 `json:"ci_low"`
-	CIHigh       float64 `json:"ci_high"`
-	CIConfidence float64 `json:"ci_confidence"`
+	CILow        Float `json:"ci_low"`
+	CIHigh       Float `json:"ci_high"`
+	CIConfidence Float `json:"ci_confidence"`
 }
 
 // Summarize returns n, median (mean of the middle two for even n), min, max
@@ -30,12 +30,12 @@ type Summary struct {
 func Summarize(xs []float64) Summary {
 	v := sortedFinite(xs)
 	if len(v) == 0 {
-		nan := math.NaN()
+		nan := Float(math.NaN())
 		return Summary{Median: nan, Min: nan, Max: nan, CILow: nan, CIHigh: nan, CIConfidence: nan}
 	}
 	n := len(v)
 	ci := medianCISorted(v, Confidence)
-	return Summary{N: n, Median: median(v), Min: v[0], Max: v[n-1], CILow: ci.Low, CIHigh: ci.High, CIConfidence: ci.Confidence}
+	return Summary{N: n, Median: Float(median(v)), Min: Float(v[0]), Max: Float(v[n-1]), CILow: ci.Low, CIHigh: ci.High, CIConfidence: ci.Confidence}
 }
 
 // sortedFinite returns a sorted copy of xs without its NaNs.
@@ -63,9 +63,9 @@ func median(v []float64) float64 {
 // ConfidenceInterval is an interval and the probability that it covers the
 // true value.
 type ConfidenceInterval struct {
-	Low        float64 `json:"low"`
-	High       float64 `json:"high"`
-	Confidence float64 `json:"confidence"`
+	Low        Float `json:"low"`
+	High       Float `json:"high"`
+	Confidence Float `json:"confidence"`
 }
 
 // MedianCI returns a confidence interval for the population median by the
@@ -80,7 +80,8 @@ type ConfidenceInterval struct {
 func MedianCI(xs []float64, confidence float64) ConfidenceInterval {
 	v := sortedFinite(xs)
 	if len(v) == 0 {
-		return ConfidenceInterval{Low: math.NaN(), High: math.NaN(), Confidence: math.NaN()}
+		nan := Float(math.NaN())
+		return ConfidenceInterval{Low: nan, High: nan, Confidence: nan}
 	}
 	return medianCISorted(v, confidence)
 }
@@ -88,7 +89,7 @@ func MedianCI(xs []float64, confidence float64) ConfidenceInterval {
 func medianCISorted(v []float64, confidence float64) ConfidenceInterval {
 	n := len(v)
 	k, cov := MedianCIOrder(n, confidence)
-	return ConfidenceInterval{Low: v[k-1], High: v[n-k], Confidence: cov}
+	return ConfidenceInterval{Low: Float(v[k-1]), High: Float(v[n-k]), Confidence: Float(cov)}
 }
 
 // MedianCIOrder returns the 1-based order k of the narrowest symmetric

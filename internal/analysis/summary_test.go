@@ -24,23 +24,23 @@ func TestSummarize(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got := Summarize(c.in)
-			assert.InDelta(t, c.want.CIConfidence, got.CIConfidence, 1e-12)
+			assert.InDelta(t, float64(c.want.CIConfidence), float64(got.CIConfidence), 1e-12)
 			got.CIConfidence = c.want.CIConfidence
 			assert.Equal(t, c.want, got)
 		})
 	}
 	empty := Summarize(nil)
 	assert.Equal(t, 0, empty.N)
-	assert.True(t, math.IsNaN(empty.Median))
-	assert.True(t, math.IsNaN(empty.CILow))
-	assert.True(t, math.IsNaN(empty.CIConfidence))
+	assert.True(t, math.IsNaN(float64(empty.Median)))
+	assert.True(t, math.IsNaN(float64(empty.CILow)))
+	assert.True(t, math.IsNaN(float64(empty.CIConfidence)))
 
 	// n=9 reaches 95% with the 2nd and 8th order statistics.
 	s := Summarize([]float64{9, 1, 8, 2, 7, 3, 6, 4, 5})
-	assert.Equal(t, 5.0, s.Median)
-	assert.Equal(t, 2.0, s.CILow)
-	assert.Equal(t, 8.0, s.CIHigh)
-	assert.InDelta(t, 492.0/512, s.CIConfidence, 1e-12)
+	assert.Equal(t, 5.0, float64(s.Median))
+	assert.Equal(t, 2.0, float64(s.CILow))
+	assert.Equal(t, 8.0, float64(s.CIHigh))
+	assert.InDelta(t, 492.0/512, float64(s.CIConfidence), 1e-12)
 }
 
 func TestMedianCIOrder(t *testing.T) {
@@ -101,12 +101,12 @@ func TestMedianCI(t *testing.T) {
 		}
 		k, cov := MedianCIOrder(n, Confidence)
 		ci := MedianCI(xs, Confidence)
-		assert.Equal(t, float64(10*k), ci.Low, "n=%d", n)
-		assert.Equal(t, float64(10*(n+1-k)), ci.High, "n=%d", n)
-		assert.Equal(t, cov, ci.Confidence, "n=%d", n)
+		assert.Equal(t, float64(10*k), float64(ci.Low), "n=%d", n)
+		assert.Equal(t, float64(10*(n+1-k)), float64(ci.High), "n=%d", n)
+		assert.Equal(t, cov, float64(ci.Confidence), "n=%d", n)
 	}
 	ci := MedianCI([]float64{math.NaN()}, Confidence)
-	assert.True(t, math.IsNaN(ci.Low) && math.IsNaN(ci.High) && math.IsNaN(ci.Confidence))
+	assert.True(t, math.IsNaN(float64(ci.Low)) && math.IsNaN(float64(ci.High)) && math.IsNaN(float64(ci.Confidence)))
 }
 
 func TestTotalRate(t *testing.T) {

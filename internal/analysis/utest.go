@@ -24,7 +24,7 @@ type UTest struct {
 	N1 int `json:"n1"`
 	N2 int `json:"n2"`
 	// P is the two-sided p value; NaN when a sample was empty.
-	P float64 `json:"p"`
+	P Float `json:"p"`
 	// Exact says P comes from the exact null distribution of U rather than
 	// the normal approximation.
 	Exact bool `json:"exact"`
@@ -34,7 +34,7 @@ type UTest struct {
 func (t UTest) Significant(alpha float64) bool { return Significant(t.P, alpha) }
 
 // Significant reports whether p is below alpha; a NaN p (no test) is not.
-func Significant(p, alpha float64) bool { return p < alpha }
+func Significant(p Float, alpha float64) bool { return float64(p) < alpha }
 
 // MannWhitney is the two-sided Mann-Whitney U test (Wilcoxon rank-sum) of
 // whether x and y come from the same distribution, making no assumption about
@@ -83,7 +83,7 @@ func StratifiedMannWhitney(xs, ys [][]float64) UTest {
 		}
 	}
 	if len(strata) == 0 {
-		res.P = math.NaN()
+		res.P = Float(math.NaN())
 		return res
 	}
 	if exact {
@@ -101,7 +101,7 @@ func StratifiedMannWhitney(xs, ys [][]float64) UTest {
 				hi += p
 			}
 		}
-		res.P = math.Min(1, 2*math.Min(lo, hi))
+		res.P = Float(math.Min(1, 2*math.Min(lo, hi)))
 		res.Exact = true
 		return res
 	}
@@ -124,7 +124,7 @@ func StratifiedMannWhitney(xs, ys [][]float64) UTest {
 		d = math.Min(0, d+0.5)
 	}
 	z := d / math.Sqrt(variance)
-	res.P = math.Min(1, math.Erfc(math.Abs(z)/math.Sqrt2))
+	res.P = Float(math.Min(1, math.Erfc(math.Abs(z)/math.Sqrt2)))
 	return res
 }
 
@@ -195,19 +195,19 @@ func convolve(a, b []float64) []float64 {
 
 // FormatP renders a p value as "p<0.001" or with two significant digits,
 // "p=0.41"; "p=n/a" when there was no test.
-func FormatP(p float64) string {
+func FormatP(p Float) string {
 	switch {
-	case math.IsNaN(p):
+	case p.IsNaN():
 		return "p=n/a"
 	case p < 0.001:
 		return "p<0.001"
 	}
-	return "p=" + strconv.FormatFloat(p, 'g', 2, 64)
+	return "p=" + strconv.FormatFloat(float64(p), 'g', 2, 64)
 }
 
 // FormatSignificance renders a p value as benchstat does a difference that is
 // not significant, "~", and as FormatP otherwise.
-func FormatSignificance(p, alpha float64) string {
+func FormatSignificance(p Float, alpha float64) string {
 	if !Significant(p, alpha) {
 		return "~"
 	}

@@ -56,20 +56,20 @@ func TestMannWhitney(t *testing.T) {
 			assert.Equal(t, c.u, got.U)
 			assert.Equal(t, len(c.x), got.N1)
 			assert.Equal(t, len(c.y), got.N2)
-			assert.InDelta(t, c.p, got.P, c.delta)
+			assert.InDelta(t, c.p, float64(got.P), c.delta)
 			assert.Equal(t, c.exact, got.Exact)
 			swapped := MannWhitney(c.y, c.x)
 			assert.Equal(t, float64(len(c.x)*len(c.y))-c.u, swapped.U, "U1 + U2 = n1·n2")
-			assert.InDelta(t, got.P, swapped.P, 1e-12, "two-sided p does not depend on the order")
+			assert.InDelta(t, float64(got.P), float64(swapped.P), 1e-12, "two-sided p does not depend on the order")
 		})
 	}
 
 	empty := MannWhitney(nil, []float64{1, 2})
-	assert.True(t, math.IsNaN(empty.P))
+	assert.True(t, math.IsNaN(float64(empty.P)))
 	assert.False(t, empty.Significant(Alpha))
 	nan := MannWhitney([]float64{math.NaN(), 1, 2, 3}, []float64{4, 5, 6})
 	assert.Equal(t, 3, nan.N1, "NaNs are dropped")
-	assert.InDelta(t, 0.1, nan.P, 1e-12)
+	assert.InDelta(t, 0.1, float64(nan.P), 1e-12)
 }
 
 func TestStratifiedMannWhitney(t *testing.T) {
@@ -97,13 +97,13 @@ func TestStratifiedMannWhitney(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			got := StratifiedMannWhitney(c.xs, c.ys)
 			assert.Equal(t, c.u, got.U)
-			assert.InDelta(t, c.p, got.P, 1e-12)
+			assert.InDelta(t, c.p, float64(got.P), 1e-12)
 			assert.Equal(t, c.exact, got.Exact)
 		})
 	}
 	x, y := []float64{19, 22, 16, 29, 24}, []float64{20, 11, 17, 12}
 	assert.Equal(t, MannWhitney(x, y), StratifiedMannWhitney([][]float64{x}, [][]float64{y}), "one stratum is the plain test")
-	assert.True(t, math.IsNaN(StratifiedMannWhitney(nil, nil).P))
+	assert.True(t, math.IsNaN(float64(StratifiedMannWhitney(nil, nil).P)))
 }
 
 func TestUNullDist(t *testing.T) {
@@ -129,7 +129,7 @@ func TestSignificant(t *testing.T) {
 		{math.NaN(), false},
 	}
 	for _, c := range cases {
-		assert.Equal(t, c.want, Significant(c.p, Alpha), "p=%v", c.p)
+		assert.Equal(t, c.want, Significant(Float(c.p), Alpha), "p=%v", c.p)
 	}
 }
 
@@ -150,7 +150,7 @@ func TestFormatP(t *testing.T) {
 		{math.NaN(), "p=n/a", "~"},
 	}
 	for _, c := range cases {
-		assert.Equal(t, c.want, FormatP(c.p), "p=%v", c.p)
-		assert.Equal(t, c.tilde, FormatSignificance(c.p, Alpha), "p=%v", c.p)
+		assert.Equal(t, c.want, FormatP(Float(c.p)), "p=%v", c.p)
+		assert.Equal(t, c.tilde, FormatSignificance(Float(c.p), Alpha), "p=%v", c.p)
 	}
 }

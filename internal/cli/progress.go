@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
-	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/units"
@@ -61,7 +60,7 @@ func (p *progress) clear() {
 
 // runText is a cell run's elapsed time and total rate, for a log line.
 func runText(samples []results.Sample) string {
-	cells := analysis.Cells(samples)
+	cells := results.Cells(samples)
 	if len(cells) == 0 {
 		return "no records"
 	}
@@ -74,7 +73,7 @@ func runText(samples []results.Sample) string {
 			out += c.Phase + " "
 		}
 		unit, scale := units.RateUnit(c.Unit)
-		out += fmt.Sprintf("%.3f s, %s %s", c.Seconds.Median, units.SI(c.TotalRate.Median/scale), unit)
+		out += fmt.Sprintf("%.3f s, %s %s", c.Seconds.Median, units.SI(float64(c.TotalRate.Median)/scale), unit)
 	}
 	return out
 }

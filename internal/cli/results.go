@@ -106,7 +106,7 @@ func runCells(path string) ([]analysis.Cell, error) {
 	if err != nil {
 		return nil, err
 	}
-	return analysis.Cells(results.Samples(recs)), nil
+	return results.Cells(results.Samples(recs)), nil
 }
 
 // compareRuns prints each cell both runs have: the median total rate of
@@ -145,7 +145,7 @@ func compareRuns(_ context.Context, w io.Writer, oldPath, newPath string) error 
 			phase = "-"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d %s\t%d\t%s\t%s %s (n=%d)\t%s %s (n=%d)\t%s\t%s\n", n.Target, n.Workload, n.QoS, qos.Class(n.QoS), n.Threads, phase,
-			units.SI(o.TotalRate.Median/scale), unit, o.TotalRate.N, units.SI(n.TotalRate.Median/scale), unit, n.TotalRate.N, delta, analysis.FormatP(t.P))
+			units.SI(float64(o.TotalRate.Median)/scale), unit, o.TotalRate.N, units.SI(float64(n.TotalRate.Median)/scale), unit, n.TotalRate.N, delta, analysis.FormatP(t.P))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

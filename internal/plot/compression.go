@@ -21,7 +21,7 @@ import (
 // do is capped by something other than the CPU (its virtual disk).
 func compressionCharts(in Input) ([]Chart, []Skipped) {
 	cells := cellsOf(in.Analysis.Cells, func(c analysis.Cell) bool {
-		return isCompression(c.Workload) && c.Seconds.N > 0 && !math.IsNaN(c.Seconds.Median)
+		return isCompression(c.Workload) && c.Seconds.N > 0 && !math.IsNaN(float64(c.Seconds.Median))
 	})
 	if len(cells) == 0 {
 		return nil, []Skipped{{FamilyCompression, "no compress or decompress workload in this run"}}
@@ -101,13 +101,13 @@ func compressionFigure(in Input, cells []analysis.Cell) *figure {
 			repeats = max(repeats, c.Seconds.N)
 			x := float64(gi) + dodge(ti, len(targets), groupWidth-barWidth)
 			p.Add(&bar{
-				x: x, width: barWidth * 0.92, y: c.Seconds.Median,
+				x: x, width: barWidth * 0.92, y: float64(c.Seconds.Median),
 				fill:    targetColor(t, others),
 				outline: draw.LineStyle{Color: color.Black, Width: vg.Points(1.6), Dashes: qosDashes(g.qos)},
 			})
-			p.Add(&whisker{x: x, lo: c.Seconds.Min, hi: c.Seconds.Max, mid: c.Seconds.Median})
-			tops = append(tops, c.Seconds.Max)
-			medians = append(medians, c.Seconds.Median)
+			p.Add(&whisker{x: x, lo: float64(c.Seconds.Min), hi: float64(c.Seconds.Max), mid: float64(c.Seconds.Median)})
+			tops = append(tops, float64(c.Seconds.Max))
+			medians = append(medians, float64(c.Seconds.Median))
 		}
 	}
 	for _, t := range targets {

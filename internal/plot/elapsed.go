@@ -25,7 +25,7 @@ func elapsedCharts(in Input) ([]Chart, []Skipped) {
 	var skipped []Skipped
 	for _, w := range workloads {
 		cells := cellsOf(in.Analysis.Cells, func(c analysis.Cell) bool {
-			return c.Workload == w && c.Phase == "" && c.Seconds.N > 0 && !math.IsNaN(c.Seconds.Median)
+			return c.Workload == w && c.Phase == "" && c.Seconds.N > 0 && !math.IsNaN(float64(c.Seconds.Median))
 		})
 		name := stem(FamilyElapsed, w)
 		if len(cells) == 0 {
@@ -62,9 +62,9 @@ func elapsedFigure(in Input, name string, cells []analysis.Cell) *figure {
 				continue
 			}
 			x := float64(c.Threads) + dodge(i, len(list), 0.3)
-			xys = append(xys, plotter.XY{X: x, Y: c.Seconds.Median})
-			errs = append(errs, struct{ Low, High float64 }{c.Seconds.Median - c.Seconds.Min, c.Seconds.Max - c.Seconds.Median})
-			values = append(values, c.Seconds.Min, c.Seconds.Max)
+			xys = append(xys, plotter.XY{X: x, Y: float64(c.Seconds.Median)})
+			errs = append(errs, struct{ Low, High float64 }{float64(c.Seconds.Median - c.Seconds.Min), float64(c.Seconds.Max - c.Seconds.Median)})
+			values = append(values, float64(c.Seconds.Min), float64(c.Seconds.Max))
 		}
 		if len(xys) == 0 {
 			continue

@@ -517,9 +517,9 @@ func TestValueAxis(t *testing.T) {
 			got := valueAxis(&p.Y, tc.values, tc.zeroBased)
 			assert.Equal(t, tc.wantLog, got)
 			if !got {
-				assert.Equal(t, 0.0, p.Y.Min)
+				assert.Equal(t, 0.0, float64(p.Y.Min))
 			}
-			assert.Greater(t, p.Y.Max, p.Y.Min)
+			assert.Greater(t, float64(p.Y.Max), float64(p.Y.Min))
 		})
 	}
 }

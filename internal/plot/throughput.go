@@ -75,7 +75,7 @@ func throughputFigure(in Input, workload string, cells []analysis.Cell) (*figure
 		entry := legendEntry{thumbs: []plot.Thumbnailer{glyphThumb{pts.GlyphStyle}}}
 		reg, ok := regressionFor(in.Analysis.Regressions, s.target, workload, s.qos)
 		entry.text = seriesText(s.target, s.qos) + ": no fit (one thread count)"
-		if ok && !math.IsNaN(reg.A) && !math.IsNaN(reg.B) {
+		if ok && !math.IsNaN(float64(reg.A)) && !math.IsNaN(float64(reg.B)) {
 			line := &plotter.Line{XYs: fitPoints(reg.Regression, lo, hi, scale), LineStyle: lineStyle(s.target, others, s.qos)}
 			if len(line.XYs) >= 2 {
 				p.Add(line)
@@ -84,7 +84,7 @@ func throughputFigure(in Input, workload string, cells []analysis.Cell) (*figure
 			// The printed form of summary.md and reference 001: "Host QoS
 			// 33: R = (1.411 x 10^7) + (1.4784 x 10^8).T".
 			entry.text = analysis.FormatRegression(reg.Label(), reg.Regression)
-			if !math.IsNaN(reg.R2) {
+			if !math.IsNaN(float64(reg.R2)) {
 				entry.text += fmt.Sprintf(", R² %.2f", reg.R2)
 			}
 		}
@@ -115,7 +115,7 @@ func fitPoints(r analysis.Regression, lo, hi, scale float64) plotter.XYs {
 	var xys plotter.XYs
 	for i := 0; i <= steps; i++ {
 		x := lo + (hi-lo)*float64(i)/steps
-		if y := (r.A + r.B*x) / scale; y > 0 {
+		if y := (float64(r.A) + float64(r.B)*x) / scale; y > 0 {
 			xys = append(xys, plotter.XY{X: x, Y: y})
 		}
 	}

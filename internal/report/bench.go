@@ -129,7 +129,7 @@ func spread(s analysis.Summary, scale float64) string {
 	if s.N == 0 {
 		return "-"
 	}
-	return fmt.Sprintf("%s [%s..%s]", units.SI(s.Median/scale), units.SI(s.Min/scale), units.SI(s.Max/scale))
+	return fmt.Sprintf("%s [%s..%s]", units.SI(float64(s.Median)/scale), units.SI(float64(s.Min)/scale), units.SI(float64(s.Max)/scale))
 }
 
 // appliedText says which class the threads ran at: the asked class's name when
@@ -300,7 +300,7 @@ func orDash(s string) string {
 }
 
 func writeCells(w io.Writer, r *Bench, markdown bool) error {
-	cells := analysis.Cells(r.Samples)
+	cells := results.Cells(r.Samples)
 	header, rows := cellRows(cells, findings(r.Runs))
 	notes := map[string]bool{}
 	for _, c := range cells {

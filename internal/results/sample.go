@@ -8,6 +8,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/qoslab/qoslab/internal/analysis"
 )
 
 // Sample is one thread's (or process's) record in one repeat of one cell on
@@ -33,6 +35,27 @@ type Sample struct {
 	PID        int     `json:"pid,omitempty"`
 	Contention int     `json:"contention"` // spinner threads running on the host
 }
+
+// Observation is the sample as the statistics see it.
+func (s Sample) Observation() analysis.Observation {
+	return analysis.Observation{
+		CellKey: analysis.CellKey{Target: s.Target, Workload: s.Workload, QoS: s.QoS, Threads: s.Threads, Phase: s.Phase},
+		Repeat:  s.Repeat, Unit: s.Unit, StartNs: s.StartNs, EndNs: s.EndNs, Work: s.Work, Rate: s.Rate,
+		QoSApplied: s.QoSApplied, QoSFull: s.QoSFull, QoSReason: s.QoSReason,
+	}
+}
+
+// Observations are samples as the statistics see them.
+func Observations(samples []Sample) []analysis.Observation {
+	out := make([]analysis.Observation, len(samples))
+	for i, s := range samples {
+		out[i] = s.Observation()
+	}
+	return out
+}
+
+// Cells summarizes samples into cells (see analysis.Cells).
+func Cells(samples []Sample) []analysis.Cell { return analysis.Cells(Observations(samples)) }
 
 // CSVHeader is the tidy CSV's columns, in order. Scripts depend on these names.
 var CSVHeader = []string{

@@ -4,7 +4,6 @@ package summary
 
 import (
 	"bytes"
-	"encoding"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -12,9 +11,7 @@ import (
 	"maps"
 	"math"
 	"path/filepath"
-	"reflect"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -44,7 +41,7 @@ type Analysis struct {
 // targets host and vm, in the order the samples first show them. It leaves
 // Name empty.
 func Analyze(samples []results.Sample, host, vm string) Analysis {
-	cells := analysis.Cells(samples)
+	cells := results.Cells(samples)
 	a := Analysis{Cells: cells, Regressions: analysis.Regressions(cells)}
 	type workloadPhase struct{ workload, phase string }
 	var order []workloadPhase
@@ -111,16 +108,11 @@ func WriteJSON(w io.Writer, a Analysis) error {
 		Cells: orEmpty(a.Cells), Regressions: orEmpty(a.Regressions), Verdicts: orEmpty(a.Verdicts),
 		Telemetry: orEmpty(a.Telemetry),
 	}
-	b, err := marshalNullNaN(reflect.ValueOf(doc), nil)
+	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode summary: %w", err)
 	}
-	var out bytes.Buffer
-	if err := json.Indent(&out, b, "", "  "); err != nil {
-		return fmt.Errorf("encode summary: %w", err)
-	}
-	out.WriteByte('\n')
-	_, err = w.Write(out.Bytes())
+	_, err = w.Write(append(b, '\n'))
 	return err
 }
 
@@ -130,184 +122,6 @@ func orEmpty[T any](s []T) []T {
 		return []T{}
 	}
 	return s
-}
-
-// marshalNullNaN appends v's JSON to buf as encoding/json writes it, except
-// that a NaN or infinite float is null where encoding/json fails: summaries
-// hold NaN for "no value" (a cell without repeats, an undefined index), and
-// one such cell must not cost the whole file. It covers what the summary's
-// types use (structs with json tags and embedding, slices, string-keyed maps,
-// pointers, Marshalers); anything else goes to encoding/json.
-func marshalNullNaN(v reflect.Value, buf []byte) ([]byte, error) {
-	if !v.IsValid() {
-		return append(buf, "null"...), nil
-	}
-	t := v.Type()
-	if t.Implements(reflect.TypeFor[json.Marshaler]()) || t.Implements(reflect.TypeFor[encoding.TextMarshaler]()) {
-		if t.Kind() == reflect.Pointer && v.IsNil() {
-			return append(buf, "null"...), nil
-		}
-		return appendMarshal(buf, v.Interface())
-	}
-	switch t.Kind() {
-	case reflect.Float32, reflect.Float64:
-		if f := v.Float(); math.IsNaN(f) || math.IsInf(f, 0) {
-			return append(buf, "null"...), nil
-		}
-		return appendMarshal(buf, v.Interface())
-	case reflect.Pointer, reflect.Interface:
-		if v.IsNil() {
-			return append(buf, "null"...), nil
-		}
-		return marshalNullNaN(v.Elem(), buf)
-	case reflect.Slice:
-		if v.IsNil() {
-			return append(buf, "null"...), nil
-		}
-		if t.Elem().Kind() == reflect.Uint8 { // base64, as encoding/json does
-			return appendMarshal(buf, v.Interface())
-		}
-		fallthrough
-	case reflect.Array:
-		buf = append(buf, '[')
-		for i := range v.Len() {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			var err error
-			if buf, err = marshalNullNaN(v.Index(i), buf); err != nil {
-				return nil, err
-			}
-		}
-		return append(buf, ']'), nil
-	case reflect.Map:
-		if t.Key().Kind() != reflect.String {
-			return appendMarshal(buf, v.Interface())
-		}
-		if v.IsNil() {
-			return append(buf, "null"...), nil
-		}
-		keys := v.MapKeys()
-		sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
-		buf = append(buf, '{')
-		for i, k := range keys {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			var err error
-			if buf, err = appendMarshal(buf, k.String()); err != nil {
-				return nil, err
-			}
-			buf = append(buf, ':')
-			if buf, err = marshalNullNaN(v.MapIndex(k), buf); err != nil {
-				return nil, err
-			}
-		}
-		return append(buf, '}'), nil
-	case reflect.Struct:
-		buf = append(buf, '{')
-		n := 0
-		for _, f := range jsonFields(t) {
-			fv := v.FieldByIndex(f.index)
-			if f.omitEmpty && isEmptyValue(fv) {
-				continue
-			}
-			if n > 0 {
-				buf = append(buf, ',')
-			}
-			n++
-			var err error
-			if buf, err = appendMarshal(buf, f.name); err != nil {
-				return nil, err
-			}
-			buf = append(buf, ':')
-			if buf, err = marshalNullNaN(fv, buf); err != nil {
-				return nil, err
-			}
-		}
-		return append(buf, '}'), nil
-	}
-	return appendMarshal(buf, v.Interface())
-}
-
-func appendMarshal(buf []byte, v any) ([]byte, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return append(buf, b...), nil
-}
-
-type jsonField struct {
-	name      string
-	index     []int
-	tagged    bool
-	omitEmpty bool
-}
-
-// jsonFields lists the fields encoding/json writes for struct type t, in its
-// order: tagged names, "-" skipped, embedded structs without a name flattened,
-// and of fields sharing a name the shallowest (or the only tagged one at that
-// depth) kept.
-func jsonFields(t reflect.Type) []jsonField {
-	var all []jsonField
-	var walk func(t reflect.Type, index []int)
-	walk = func(t reflect.Type, index []int) {
-		for i := range t.NumField() {
-			sf := t.Field(i)
-			tag := sf.Tag.Get("json")
-			if tag == "-" {
-				continue
-			}
-			name, opts, _ := strings.Cut(tag, ",")
-			idx := append(slices.Clone(index), i)
-			if sf.Anonymous && name == "" && sf.Type.Kind() == reflect.Struct {
-				walk(sf.Type, idx)
-				continue
-			}
-			if !sf.IsExported() {
-				continue
-			}
-			f := jsonField{name: name, index: idx, tagged: name != "", omitEmpty: slices.Contains(strings.Split(opts, ","), "omitempty")}
-			if f.name == "" {
-				f.name = sf.Name
-			}
-			all = append(all, f)
-		}
-	}
-	walk(t, nil)
-	var out []jsonField
-	for _, f := range all {
-		keep := true
-		for _, g := range all {
-			if g.name != f.name || slices.Equal(g.index, f.index) {
-				continue
-			}
-			switch {
-			case len(g.index) < len(f.index):
-				keep = false
-			case len(g.index) == len(f.index) && (g.tagged || !f.tagged):
-				keep = false // equal rivals cancel out; a tagged one beats untagged
-			}
-		}
-		if keep {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-// isEmptyValue is encoding/json's test for omitempty.
-func isEmptyValue(v reflect.Value) bool {
-	switch v.Kind() {
-	case reflect.Array, reflect.Map, reflect.Slice, reflect.String:
-		return v.Len() == 0
-	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
-		reflect.Float32, reflect.Float64, reflect.Interface, reflect.Pointer:
-		return v.IsZero()
-	}
-	return false
 }
 
 // CSVHeader returns summary.csv's columns, in order. The first eleven are a
@@ -360,7 +174,8 @@ func WriteCSV(w io.Writer, cells []analysis.Cell) error {
 // csvFloat writes x exactly (the shortest digits that read back as x, and no
 // exponent, for people reading the file); NaN, which spreadsheets and pandas
 // read as missing when empty, is empty.
-func csvFloat(x float64) string {
+func csvFloat(f analysis.Float) string {
+	x := float64(f)
 	switch {
 	case math.IsNaN(x):
 		return ""
@@ -464,7 +279,7 @@ func Tables(a Analysis) []Table {
 func sectionTable(sec *section, regressions []analysis.ClassRegression) Table {
 	var largest float64
 	for _, c := range sec.cells {
-		if m := math.Abs(c.TotalRate.Median); !math.IsNaN(m) && !math.IsInf(m, 0) {
+		if m := math.Abs(float64(c.TotalRate.Median)); !math.IsNaN(m) && !math.IsInf(m, 0) {
 			largest = max(largest, m)
 		}
 	}
@@ -480,13 +295,13 @@ func sectionTable(sec *section, regressions []analysis.ClassRegression) Table {
 	notes := map[string]bool{}
 	for _, c := range sec.cells {
 		tr := c.TotalRate
-		ci := sig(tr.CILow/scale) + " – " + sig(tr.CIHigh/scale)
+		ci := sig(float64(tr.CILow)/scale) + " – " + sig(float64(tr.CIHigh)/scale)
 		if tr.N > 0 && tr.CIConfidence < analysis.Confidence {
 			ci += fmt.Sprintf(" (%.1f%%)", tr.CIConfidence*100)
 		}
 		t.Rows = append(t.Rows, []string{c.Target, fmt.Sprintf("%d %s", c.QoS, qos.Class(c.QoS)), strconv.Itoa(c.Threads), strconv.Itoa(tr.N),
-			sig(tr.Median / scale), ci, sig(tr.Min / scale), sig(tr.Max / scale),
-			sig(c.ThreadRate.Median / scale), sig(c.Seconds.Median), appliedText(c)})
+			sig(float64(tr.Median) / scale), ci, sig(float64(tr.Min) / scale), sig(float64(tr.Max) / scale),
+			sig(float64(c.ThreadRate.Median) / scale), sig(float64(c.Seconds.Median)), appliedText(c)})
 		for _, r := range c.QoSReasons {
 			notes[fmt.Sprintf("%s %s: %s", c.Target, qos.Class(c.QoS), r)] = true
 		}
@@ -497,7 +312,7 @@ func sectionTable(sec *section, regressions []analysis.ClassRegression) Table {
 			continue
 		}
 		line := analysis.FormatRegression(r.Label(), r.Regression)
-		if !math.IsNaN(r.R2) {
+		if !r.R2.IsNaN() {
 			line += fmt.Sprintf(" (R² %.3f, %d points)", r.R2, r.N)
 		}
 		t.Regressions = append(t.Regressions, line)
