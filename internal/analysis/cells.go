@@ -1,7 +1,10 @@
 package analysis
 
 import (
+	"cmp"
+	"slices"
 	"sort"
+	"strings"
 )
 
 // CellKey names a cell: one workload at one QoS with one thread count on one
@@ -115,5 +118,45 @@ func Cells(samples []Observation) []Cell {
 		sort.Strings(a.cell.QoSReasons)
 		out = append(out, a.cell)
 	}
+	return out
+}
+
+// TargetRank orders targets in tables: host, then vm, then any other by
+// name.
+func TargetRank(target string) int {
+	switch target {
+	case "host":
+		return 0
+	case "vm":
+		return 1
+	}
+	return 2
+}
+
+// CompareKeys orders cell keys as every table shows them: by workload,
+// target (host before vm), QoS class, threads, then phase.
+func CompareKeys(a, b CellKey) int {
+	if c := strings.Compare(a.Workload, b.Workload); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(TargetRank(a.Target), TargetRank(b.Target)); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.Target, b.Target); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.QoS, b.QoS); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Threads, b.Threads); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Phase, b.Phase)
+}
+
+// SortCells returns the cells in table order (CompareKeys).
+func SortCells(cells []Cell) []Cell {
+	out := slices.Clone(cells)
+	slices.SortStableFunc(out, func(a, b Cell) int { return CompareKeys(a.CellKey, b.CellKey) })
 	return out
 }

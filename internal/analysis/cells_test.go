@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -41,4 +42,41 @@ func TestCells(t *testing.T) {
 	asked33 := cells[1]
 	assert.Equal(t, []int{21}, asked33.QoSApplied, "what the thread read back as, not what was asked")
 	assert.Equal(t, []string{"needs CAP_SYS_NICE"}, asked33.QoSReasons)
+}
+
+func TestSortCellsInTableOrder(t *testing.T) {
+	key := func(target, workload string, q, threads int, phase string) Cell {
+		return Cell{CellKey: CellKey{Target: target, Workload: workload, QoS: q, Threads: threads, Phase: phase}}
+	}
+	in := []Cell{
+		key("vm", "fp", 9, 1, ""), key("host", "fp", 33, 2, ""), key("guest", "fp", 9, 1, ""),
+		key("host", "fp", 33, 1, ""), key("host", "compress", 9, 1, "compress"), key("host", "fp", 9, 4, ""),
+		key("vm", "compress", 9, 1, "compress"), key("host", "fp", 9, 1, ""), key("aux", "fp", 9, 1, ""),
+	}
+	var got []string
+	for _, c := range SortCells(in) {
+		got = append(got, fmt.Sprintf("%s %s %d %d", c.Workload, c.Target, c.QoS, c.Threads))
+	}
+	assert.Equal(t, []string{
+		"compress host 9 1", "compress vm 9 1",
+		"fp host 9 1", "fp host 9 4", "fp host 33 1", "fp host 33 2",
+		"fp vm 9 1", "fp aux 9 1", "fp guest 9 1",
+	}, got, "workload, then host before vm before the others by name, then QoS, then threads")
+	assert.Equal(t, "vm", in[0].Target, "the input is left as it was")
+}
+
+func TestChangesAndFormatChange(t *testing.T) {
+	cell := func(workload string, rates ...float64) Cell {
+		return Cell{CellKey: CellKey{Target: "host", Workload: workload, QoS: 9, Threads: 1}, TotalRate: Summarize(rates), TotalRates: rates}
+	}
+	old := []Cell{cell("fp", 100, 101, 99, 98, 102), cell("int", 5, 5)}
+	changed := []Cell{cell("fp", 200, 199, 201, 202, 203), cell("mmul", 1)}
+	ch := Changes(old, changed)
+	require.Len(t, ch, 1, "only cells both runs have")
+	assert.Equal(t, "+101.0%", FormatChange(ch[0], Alpha))
+	assert.InDelta(t, 2.01, float64(ch[0].Ratio), 1e-9)
+	assert.Equal(t, "p=0.0079", FormatP(ch[0].Test.P), "exact two-sided p for 5 vs 5 fully separated: 2/252")
+
+	same := Changes(old, []Cell{cell("fp", 101, 100.5, 102.5, 99.5, 97)})
+	assert.Equal(t, "~", FormatChange(same[0], Alpha))
 }

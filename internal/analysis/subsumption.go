@@ -143,9 +143,50 @@ func CompareTargets(cells []Cell, base, other string) []TargetRatio {
 		if !ok {
 			continue
 		}
-		out = append(out, TargetRatio{CellKey: c.CellKey, Base: base, Ratio: c.TotalRate.Median / b.TotalRate.Median, Test: MannWhitney(c.TotalRates, b.TotalRates)})
+		ch := Compare(b, c)
+		out = append(out, TargetRatio{CellKey: c.CellKey, Base: base, Ratio: ch.Ratio, Test: ch.Test})
 	}
 	return out
+}
+
+// Change compares one cell measured twice (two runs, or two targets): the
+// new median total rate over the old, and the two-sided Mann-Whitney U test
+// of their per-repeat total rates.
+type Change struct {
+	Old, New Cell
+	Ratio    Float
+	Test     UTest
+}
+
+// Compare compares cell new with cell old.
+func Compare(old, new Cell) Change {
+	return Change{Old: old, New: new, Ratio: new.TotalRate.Median / old.TotalRate.Median, Test: MannWhitney(new.TotalRates, old.TotalRates)}
+}
+
+// Changes compares the cells two runs have in common (same target,
+// workload, QoS, threads and phase), in table order (CompareKeys).
+func Changes(old, new []Cell) []Change {
+	byKey := map[CellKey]Cell{}
+	for _, c := range old {
+		byKey[c.CellKey] = c
+	}
+	var out []Change
+	for _, c := range SortCells(new) {
+		if o, ok := byKey[c.CellKey]; ok {
+			out = append(out, Compare(o, c))
+		}
+	}
+	return out
+}
+
+// FormatChange renders a change as benchstat does its delta: "~" when it is
+// not significant at alpha (or the old median is 0), else the change in
+// percent, "+101.0%".
+func FormatChange(c Change, alpha float64) string {
+	if !c.Test.Significant(alpha) || c.Old.TotalRate.Median == 0 || c.Ratio.IsNaN() {
+		return "~"
+	}
+	return fmt.Sprintf("%+.1f%%", 100*(float64(c.Ratio)-1))
 }
 
 // SubsumptionIndex is SI = 1 - (sensVM - 1)/(sensHost - 1): the share of the

@@ -13,7 +13,7 @@ import (
 	"github.com/qoslab/qoslab/internal/results"
 )
 
-// PlotOptions are `qoslab plot`'s inputs.
+// PlotOptions are `qoslab plot`'s and `qoslab report`'s inputs.
 type PlotOptions struct {
 	IO     *IOStreams
 	Dir    string
@@ -21,11 +21,30 @@ type PlotOptions struct {
 	Only   string
 }
 
+// dirCommand finishes a command on one results directory (DIR or latest,
+// under the shared results location).
+func dirCommand(f *Factory, cmd *cobra.Command, section string, o *PlotOptions, prepare func() error, run, runF func(context.Context, *PlotOptions) error) *cobra.Command {
+	ro := &ResultsOptions{}
+	o.IO = f.IO
+	return resultsCommand(f, cmd, section, ro, func(ctx context.Context, _ *ResultsOptions) error {
+		o.Dir = ro.Dirs[0]
+		if prepare != nil {
+			if err := prepare(); err != nil {
+				return err
+			}
+		}
+		if runF != nil {
+			return runF(ctx, o)
+		}
+		return run(ctx, o)
+	}, nil)
+}
+
 // NewCmdPlot builds `qoslab plot DIR [--format png|svg|pdf] [--only NAME]`.
 func NewCmdPlot(f *Factory, runF func(context.Context, *PlotOptions) error) *cobra.Command {
-	o := &PlotOptions{IO: f.IO}
+	o := &PlotOptions{}
 	cmd := &cobra.Command{
-		Use:   "plot DIR",
+		Use:   "plot DIR|latest",
 		Short: "Draw a run's charts into DIR/plots",
 		Long: `plot draws the charts of a results directory into DIR/plots/<name>.<format>:
 throughput against threads with a regression line per target and QoS, per-thread
@@ -33,22 +52,12 @@ and per-process completion times, compression times host vs VM, elapsed time
 against threads, and telemetry timelines when the run recorded telemetry. A chart
 the run has no data for is skipped with a note.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Dir = args[0]
-			if err := oneOf("--format", o.Format, plot.Formats()); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), o)
-			}
-			return plotRun(cmd.Context(), o)
-		},
 	}
-	cmd.Flags().StringVar(&o.Format, "format", "png", "image format: png, svg, pdf")
+	cmd.Flags().StringVar(&o.Format, "format", "png", "image format: "+strings.Join(plot.Formats(), ", "))
 	cmd.Flags().StringVar(&o.Only, "only", "", "draw only this chart or family: "+strings.Join(plot.Families(), ", "))
 	complete(cmd, "only", plot.Families)
 	complete(cmd, "format", plot.Formats)
-	return cmd
+	return dirCommand(f, cmd, "plot", o, func() error { return oneOf("--format", o.Format, plot.Formats()) }, plotRun, runF)
 }
 
 func plotRun(_ context.Context, o *PlotOptions) error {
@@ -59,7 +68,7 @@ func plotRun(_ context.Context, o *PlotOptions) error {
 	charts := r.Charts
 	if o.Only != "" {
 		if charts, err = plot.Select(charts, o.Only); err != nil {
-			return &UsageError{Err: err}
+			return usageError(err)
 		}
 	}
 	for _, s := range r.Skipped {
@@ -80,49 +89,30 @@ func plotRun(_ context.Context, o *PlotOptions) error {
 	return nil
 }
 
-// ReportOptions are `qoslab report`'s inputs.
-type ReportOptions struct {
-	IO  *IOStreams
-	Dir string
-}
-
 // NewCmdReport builds `qoslab report DIR`.
-func NewCmdReport(f *Factory, runF func(context.Context, *ReportOptions) error) *cobra.Command {
-	o := &ReportOptions{IO: f.IO}
-	return &cobra.Command{
-		Use:   "report DIR",
+func NewCmdReport(f *Factory, runF func(context.Context, *PlotOptions) error) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "report DIR|latest",
 		Short: "Write DIR/report.html (one self-contained file) and DIR/report.md",
 		Long: `report writes a run's report: report.html, one file with the charts inline as
 SVG, the summary tables, the verdict, both machines' Info and the spec, with no
 external URL, so it can be opened offline or mailed; and report.md, the same text
 linking the charts as PNGs in DIR/plots.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Dir = args[0]
-			if runF != nil {
-				return runF(cmd.Context(), o)
-			}
-			return reportRun(cmd.Context(), o)
-		},
 	}
+	return dirCommand(f, cmd, "report", &PlotOptions{}, nil, reportRun, runF)
 }
 
-func reportRun(_ context.Context, o *ReportOptions) error {
-	paths, err := writeReport(o.Dir)
+func reportRun(_ context.Context, o *PlotOptions) error {
+	r, err := report.Load(o.Dir)
+	if err != nil {
+		return err
+	}
+	paths, err := r.Write()
 	for _, p := range paths {
 		if filepath.Ext(p) != ".png" {
 			fmt.Fprintln(o.IO.Out, p)
 		}
 	}
 	return err
-}
-
-// writeReport loads a results directory and writes its PNG charts,
-// report.html and report.md, returning every path written.
-func writeReport(dir string) ([]string, error) {
-	r, err := report.Load(dir)
-	if err != nil {
-		return nil, err
-	}
-	return r.Write()
 }

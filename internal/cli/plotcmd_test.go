@@ -2,12 +2,12 @@ package cli
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -18,22 +18,11 @@ import (
 // have run with.
 func parsePlot(t *testing.T, args ...string) (*PlotOptions, error) {
 	t.Helper()
-	io, _, _ := testIO()
-	f := NewFactory(io)
 	var got *PlotOptions
-	root := NewCmdRoot(f)
-	replaceCmd(root, NewCmdPlot(f, func(_ context.Context, o *PlotOptions) error { got = o; return nil }))
-	root.SetArgs(append([]string{"plot"}, args...))
-	return got, root.Execute()
-}
-
-func replaceCmd(root *cobra.Command, c *cobra.Command) {
-	for _, old := range root.Commands() {
-		if old.Name() == c.Name() {
-			root.RemoveCommand(old)
-		}
-	}
-	root.AddCommand(c)
+	cmd := NewCmdPlot(testFactory(t, nil), func(_ context.Context, o *PlotOptions) error { got = o; return nil })
+	cmd.SetArgs(args)
+	cmd.SetOut(io.Discard)
+	return got, cmd.Execute()
 }
 
 func TestPlotFlags(t *testing.T) {
@@ -72,38 +61,38 @@ func copyFixture(t *testing.T, name string) string {
 
 func TestPlotRunWritesChosenCharts(t *testing.T) {
 	dir := copyFixture(t, "linux-contention")
-	io, out, errOut := testIO()
-	require.NoError(t, plotRun(context.Background(), &PlotOptions{IO: io, Dir: dir, Format: "svg", Only: "throughput"}))
+	streams, out, errOut := testIO()
+	require.NoError(t, plotRun(context.Background(), &PlotOptions{IO: streams, Dir: dir, Format: "svg", Only: "throughput"}))
 	written := strings.Fields(out.String())
 	require.Equal(t, []string{filepath.Join(dir, results.PlotsDir, "throughput-fp.svg")}, written)
 	assert.FileExists(t, written[0])
 	assert.Empty(t, errOut.String(), "throughput has data: nothing skipped to report")
 
-	io, out, errOut = testIO()
-	require.NoError(t, plotRun(context.Background(), &PlotOptions{IO: io, Dir: dir, Format: "png"}))
+	streams, out, errOut = testIO()
+	require.NoError(t, plotRun(context.Background(), &PlotOptions{IO: streams, Dir: dir, Format: "png"}))
 	assert.Contains(t, errOut.String(), "skipped compression:", "a chart without data is named, not drawn")
 	assert.NotContains(t, out.String(), "compression")
 
-	io, _, _ = testIO()
-	err := plotRun(context.Background(), &PlotOptions{IO: io, Dir: dir, Format: "png", Only: "throughputs"})
+	streams, _, _ = testIO()
+	err := plotRun(context.Background(), &PlotOptions{IO: streams, Dir: dir, Format: "png", Only: "throughputs"})
 	require.Error(t, err)
 	assert.True(t, IsUsageError(err))
 	assert.Contains(t, err.Error(), "throughput", "did you mean")
 
-	io, _, _ = testIO()
-	err = plotRun(context.Background(), &PlotOptions{IO: io, Dir: dir, Format: "png", Only: "compression"})
+	streams, _, _ = testIO()
+	err = plotRun(context.Background(), &PlotOptions{IO: streams, Dir: dir, Format: "png", Only: "compression"})
 	require.Error(t, err, "nothing drawn is a failure, not a silent success")
 	assert.Contains(t, err.Error(), "no chart drawn")
 }
 
 func TestReportRunWritesBothFiles(t *testing.T) {
 	dir := copyFixture(t, "linux-contention")
-	io, out, _ := testIO()
-	require.NoError(t, reportRun(context.Background(), &ReportOptions{IO: io, Dir: dir}))
+	streams, out, _ := testIO()
+	require.NoError(t, reportRun(context.Background(), &PlotOptions{IO: streams, Dir: dir}))
 	assert.Equal(t, []string{filepath.Join(dir, results.ReportFile), filepath.Join(dir, "report.md")}, strings.Fields(out.String()))
 	assert.FileExists(t, filepath.Join(dir, results.PlotsDir, "throughput-fp.png"), "report.md links PNGs, so they are drawn")
 
-	err := reportRun(context.Background(), &ReportOptions{IO: io, Dir: t.TempDir()})
+	err := reportRun(context.Background(), &PlotOptions{IO: streams, Dir: t.TempDir()})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "not a qoslab results directory")
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/qoslab/qoslab/internal/report"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/results/summary"
+	"github.com/qoslab/qoslab/internal/units"
 	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
@@ -36,7 +37,7 @@ func publish(io *IOStreams, dir string, sess *session) error {
 		return fmt.Errorf("write summaries: %w", err)
 	}
 	a, w := r.Analysis, io.Out
-	fmt.Fprintf(w, "results: %s (%d samples)\n", r.Path, countSamples(r.Path)) // TODO(merge): r.Samples
+	fmt.Fprintf(w, "results: %s (%s)\n", r.Path, units.Plural(r.Samples, "sample"))
 	for _, reg := range a.Regressions {
 		if reg.Workload == catalog.FP || reg.Workload == catalog.Int {
 			fmt.Fprintf(w, "%s %s\n", reg.Workload, analysis.FormatRegression(reg.Label(), reg.Regression))
@@ -55,8 +56,7 @@ func publish(io *IOStreams, dir string, sess *session) error {
 		printSession(io, sess)
 	}
 	if _, err := r.Write(); err != nil {
-		fmt.Fprintf(io.ErrOut, "report: %v (the results are kept; try again with qoslab report %s)\n", err, r.Path)
-		return fmt.Errorf("write report: %w", err)
+		return fmt.Errorf("write report: %w (the results are kept; draw it again with qoslab report %s)", err, r.Path)
 	}
 	fmt.Fprintf(w, "report: %s\n", filepath.Join(r.Path, results.ReportFile))
 	return nil
@@ -75,13 +75,4 @@ func printSession(io *IOStreams, s *session) {
 		fmt.Fprintf(w, "telemetry: %d samples in the agents every %d ms, %.1f%% of intervals within 10 ms of it, sampler CPU %s (%.2f%% of one core)\n",
 			ts.Samples, s.telemetryMs, 100*ts.Within10ms, ts.SamplerCPU.Round(time.Millisecond), 100*float64(ts.SamplerCPU)/float64(sampled))
 	}
-}
-
-func countSamples(dir string) int {
-	d, err := results.Open(dir)
-	if err != nil {
-		return 0
-	}
-	recs, _, _ := d.ReadSamples()
-	return len(recs)
 }

@@ -1,8 +1,9 @@
 package cli
 
 import (
-	"bytes"
 	"context"
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,24 +36,27 @@ func TestCompareRuns(t *testing.T) {
 	same := fakeRun(t, parent, "same", "fp", []float64{101, 100.5, 102.5, 99.5, 97})
 	other := fakeRun(t, parent, "other", "int", []float64{1, 2})
 
-	var out bytes.Buffer
-	require.NoError(t, compareRuns(context.Background(), &out, slow, fast))
+	streams, out, _ := testIO()
+	compare := func(old, new string) error {
+		out.Reset()
+		return compareRun(context.Background(), &ResultsOptions{IO: streams, Dirs: []string{old, new}})
+	}
+	require.NoError(t, compare(slow, fast))
 	assert.Contains(t, out.String(), "+101.0%", "a clear difference is shown with its size: medians 100 and 201")
 	assert.Contains(t, out.String(), "p=0.0079", "exact two-sided Mann-Whitney p for 5 vs 5 fully separated, no ties: 2/252")
 
-	out.Reset()
-	require.NoError(t, compareRuns(context.Background(), &out, slow, same))
+	require.NoError(t, compare(slow, same))
 	assert.Contains(t, out.String(), " ~ ", "no significant difference prints ~")
 
-	err := compareRuns(context.Background(), &out, slow, other)
+	err := compare(slow, other)
 	assert.ErrorContains(t, err, "no cell in common")
 }
 
 func TestResultsListAndShow(t *testing.T) {
 	parent := t.TempDir()
 	path := fakeRun(t, parent, "listed", "fp", []float64{1, 2, 3})
-	io, out, _ := testIO()
-	f := NewFactory(io)
+	streams, out, errOut := testIO()
+	f := NewFactory(streams)
 	root := NewCmdRoot(f)
 	root.SetArgs([]string{"results", "list", "--results", parent})
 	require.NoError(t, root.Execute())
@@ -60,9 +64,37 @@ func TestResultsListAndShow(t *testing.T) {
 	assert.Contains(t, out.String(), "complete")
 	assert.Contains(t, out.String(), "3", "its sample count")
 
+	// A run that wrote no summary yet (one still running, or killed) is
+	// summarized from its samples rather than refused.
 	out.Reset()
 	root = NewCmdRoot(f)
 	root.SetArgs([]string{"results", "show", path})
-	err := root.Execute()
-	assert.ErrorContains(t, err, "summaries are written when a run ends", "a directory without summaries says why")
+	require.NoError(t, root.Execute())
+	assert.Contains(t, errOut.String(), "has no summary.md yet: computed from its 3 samples")
+	assert.Contains(t, out.String(), "# qoslab results: listed")
+	assert.Contains(t, out.String(), "| host | 9 background | 1 | 3 |", "the cell, n=3")
+
+	newer := fakeRun(t, parent, "newer", "fp", []float64{1})
+	out.Reset()
+	root = NewCmdRoot(f)
+	root.SetArgs([]string{"results", "show", "latest", "--results", parent})
+	require.NoError(t, root.Execute())
+	assert.True(t, strings.HasPrefix(out.String(), newer+": newer,"), out.String())
+
+	out.Reset()
+	root = NewCmdRoot(f)
+	root.SetArgs([]string{"results", "list", "--results", parent, "--json"})
+	require.NoError(t, root.Execute())
+	var rows []struct {
+		Path    string `json:"path"`
+		Samples int    `json:"samples"`
+	}
+	require.NoError(t, json.Unmarshal(out.Bytes(), &rows))
+	require.Len(t, rows, 2)
+	assert.Equal(t, path, rows[0].Path, "oldest first")
+	assert.Equal(t, 3, rows[0].Samples)
+
+	root = NewCmdRoot(f)
+	root.SetArgs([]string{"results", "show", "latest", "--results", t.TempDir()})
+	assert.ErrorContains(t, root.Execute(), "no results in")
 }

@@ -42,7 +42,7 @@ image-store are top level, shared by every command that has them
 		NewCmdRun(f, nil),
 		NewCmdBench(f, nil),
 		NewCmdResults(f),
-		NewCmdCompare(f),
+		NewCmdCompare(f, nil),
 		NewCmdPlot(f, nil),
 		NewCmdReport(f, nil),
 		NewCmdAgent(f),

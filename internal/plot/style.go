@@ -85,15 +85,7 @@ func targetColor(target string, others []string) color.Color {
 // every chart lists them the same way.
 func targetOrder(targets []string) []string {
 	out := append([]string(nil), targets...)
-	rank := func(t string) int {
-		switch strings.ToLower(t) {
-		case "host":
-			return 0
-		case "vm":
-			return 1
-		}
-		return 2
-	}
+	rank := func(t string) int { return analysis.TargetRank(strings.ToLower(t)) }
 	sort.SliceStable(out, func(i, j int) bool {
 		ri, rj := rank(out[i]), rank(out[j])
 		if ri != rj {

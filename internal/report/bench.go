@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -162,6 +163,7 @@ func cellRows(cells []analysis.Cell, found map[runKey]string) (header []string, 
 			targets = append(targets, c.Target)
 		}
 	}
+	slices.SortStableFunc(targets, func(a, b string) int { return analysis.TargetRank(a) - analysis.TargetRank(b) })
 	phaseText := func(p string) string {
 		if p == "" {
 			return "-"
@@ -202,6 +204,14 @@ func cellRows(cells []analysis.Cell, found map[runKey]string) (header []string, 
 		}
 		byKey[k][c.Target] = c
 	}
+	// Each target against the first, with the test of their repeats.
+	ratios := map[string]map[analysis.CellKey]analysis.TargetRatio{}
+	for _, t := range targets[1:] {
+		ratios[t] = map[analysis.CellKey]analysis.TargetRatio{}
+		for _, r := range analysis.CompareTargets(cells, targets[0], t) {
+			ratios[t][r.CellKey] = r
+		}
+	}
 	header = []string{"workload", "qos", "threads", "phase", "n"}
 	for _, t := range targets {
 		header = append(header, t+" seconds", t+" total rate")
@@ -236,14 +246,13 @@ func cellRows(cells []analysis.Cell, found map[runKey]string) (header []string, 
 			unit, scale = units.RateUnit(c.Unit)
 			row = append(row, fmt.Sprintf("%.3f", c.Seconds.Median), spread(c.TotalRate, scale))
 		}
-		base, okBase := byKey[k][targets[0]]
 		for _, t := range targets[1:] {
-			c, ok := byKey[k][t]
-			if !ok || !okBase || base.TotalRate.N == 0 || base.TotalRate.Median == 0 {
+			r, ok := ratios[t][analysis.CellKey{Target: t, Workload: k.workload, Phase: k.phase, QoS: k.qos, Threads: k.threads}]
+			if !ok || r.Ratio.IsNaN() || math.IsInf(float64(r.Ratio), 0) {
 				row = append(row, "-")
 				continue
 			}
-			row = append(row, fmt.Sprintf("%.3fx", c.TotalRate.Median/base.TotalRate.Median))
+			row = append(row, fmt.Sprintf("%.3fx %s", float64(r.Ratio), analysis.FormatSignificance(r.Test.P, analysis.Alpha)))
 		}
 		row = append(row, unit, strings.Join(applied, ", "))
 		if len(found) > 0 {
@@ -300,7 +309,7 @@ func orDash(s string) string {
 }
 
 func writeCells(w io.Writer, r *Bench, markdown bool) error {
-	cells := results.Cells(r.Samples)
+	cells := analysis.SortCells(results.Cells(r.Samples))
 	header, rows := cellRows(cells, findings(r.Runs))
 	notes := map[string]bool{}
 	for _, c := range cells {

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/qoslab/qoslab/internal/analysis"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -13,7 +14,6 @@ import (
 	"github.com/qoslab/qoslab/internal/plot"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/results/summary"
-	"github.com/qoslab/qoslab/internal/telemetry"
 )
 
 // MarkdownFile is the Markdown twin of results.ReportFile.
@@ -35,39 +35,27 @@ type Report struct {
 	// TelemetryNotes are the run's notes about telemetry (a target that
 	// could not sample, and how to enable it), shown with the telemetry.
 	TelemetryNotes []string
+	// Samples counts the run's samples.
+	Samples int
 }
 
-// Load reads the results directory at path and draws its charts.
+// Load reads the results directory at path (results.Load) and draws its
+// charts.
 func Load(path string) (*Report, error) {
-	d, err := results.Open(path)
+	l, err := results.Load(path)
 	if err != nil {
 		return nil, err
 	}
-	recs, torn, err := d.ReadSamples()
-	if err != nil {
-		return nil, err
-	}
-	r := &Report{Path: d.Path, Run: d.Run}
-	if torn != nil {
-		r.Notes = append(r.Notes, "samples.jsonl: "+torn.String())
-	}
-	tel, tnotes, err := telemetry.ReadFile(filepath.Join(d.Path, results.TelemetryFile))
-	if err != nil {
-		return nil, err
-	}
-	r.Notes = append(r.Notes, tnotes...)
-	for _, n := range d.Run.Notes {
-		if strings.HasPrefix(n, "telemetry") {
-			r.TelemetryNotes = append(r.TelemetryNotes, n)
-		}
-	}
-	samples := results.Samples(recs)
-	r.Analysis = summary.Analyze(samples, "host", "vm")
-	r.Analysis.Name = d.Run.Name
-	r.Analysis.Telemetry = telemetry.Summarize(tel)
+	return New(l), nil
+}
+
+// New analyzes a loaded results directory and draws its charts.
+func New(l *results.Loaded) *Report {
+	r := &Report{Path: l.Path, Run: l.Run, Notes: l.Notes, TelemetryNotes: l.TelemetryNotes(), Samples: len(l.Samples)}
+	r.Analysis = summary.Of(l)
 	r.Tables = summary.Tables(r.Analysis)
-	r.Charts, r.Skipped = plot.Charts(plot.Input{Name: d.Run.Name, Samples: samples, Analysis: r.Analysis, Telemetry: tel})
-	return r, nil
+	r.Charts, r.Skipped = plot.Charts(plot.Input{Name: l.Run.Name, Samples: l.Samples, Analysis: r.Analysis, Telemetry: l.Telemetry})
+	return r
 }
 
 // Write writes the PNG charts into DIR/plots, then report.html and report.md,
@@ -114,7 +102,7 @@ func (r *Report) Machines() []Machine {
 		names = append(names, t)
 	}
 	sort.Slice(names, func(i, j int) bool {
-		return targetRank(names[i]) < targetRank(names[j]) || targetRank(names[i]) == targetRank(names[j]) && names[i] < names[j]
+		return analysis.TargetRank(names[i]) < analysis.TargetRank(names[j]) || analysis.TargetRank(names[i]) == analysis.TargetRank(names[j]) && names[i] < names[j]
 	})
 	var out []Machine
 	for _, t := range names {
@@ -136,16 +124,6 @@ func (r *Report) Machines() []Machine {
 		out = append(out, m)
 	}
 	return out
-}
-
-func targetRank(t string) int {
-	switch t {
-	case "host":
-		return 0
-	case "vm":
-		return 1
-	}
-	return 2
 }
 
 // jsonText is a JSON value as a reader wants it: strings unquoted, anything

@@ -36,12 +36,21 @@ type Analysis struct {
 	Telemetry []telemetry.CellSummary
 }
 
-// Analyze summarizes samples into cells, fits the throughput regressions,
-// and judges subsumption for every workload (and phase) that ran on both
-// targets host and vm, in the order the samples first show them. It leaves
-// Name empty.
+// Of analyzes a loaded results directory: its samples (Analyze, between
+// host and vm), its name and its telemetry.
+func Of(l *results.Loaded) Analysis {
+	a := Analyze(l.Samples, "host", "vm")
+	a.Name = l.Run.Name
+	a.Telemetry = telemetry.Summarize(l.Telemetry)
+	return a
+}
+
+// Analyze summarizes samples into cells (in table order, analysis.SortCells),
+// fits the throughput regressions, and judges subsumption for every
+// workload (and phase) that ran on both targets host and vm, in that order.
+// It leaves Name empty.
 func Analyze(samples []results.Sample, host, vm string) Analysis {
-	cells := results.Cells(samples)
+	cells := analysis.SortCells(results.Cells(samples))
 	a := Analysis{Cells: cells, Regressions: analysis.Regressions(cells)}
 	type workloadPhase struct{ workload, phase string }
 	var order []workloadPhase
@@ -216,7 +225,7 @@ func WriteMarkdown(w io.Writer, a Analysis) error {
 		WriteTableMarkdown(&b, t, "##")
 	}
 	if len(a.Telemetry) > 0 {
-		b.WriteString("\n## Telemetry\n\nPer cell run and view, the mean over the samples: busy share and frequency per core type, power, and the threads followed (the workload's threads; in the host's view of a VM cell, its vCPU threads).\n\n")
+		b.WriteString("\n## Telemetry\n\nPer target and view, over every sample of every cell run: mean busy share and frequency per core type, power, and the threads followed (the workload's threads; in the host's view of a VM cell, its vCPU threads). Each cell run's own figures are in summary.json and report.html.\n\n")
 		WriteTelemetryMarkdown(&b, a.Telemetry)
 	}
 	_, err := io.WriteString(w, b.String())

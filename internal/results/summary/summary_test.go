@@ -95,12 +95,29 @@ func TestWriteCSV(t *testing.T) {
 		assert.Equal(t, c.Phase, row[col["phase"]])
 		assert.Equal(t, c.Unit+"/s", row[col["unit"]])
 	}
-	host33 := rows[1]
+	find := func(target, workload, q, threads string) []string {
+		t.Helper()
+		for _, row := range rows[1:] {
+			if row[0] == target && row[1] == workload && row[2] == q && row[3] == threads {
+				return row
+			}
+		}
+		t.Fatalf("no row %s %s %s %s", target, workload, q, threads)
+		return nil
+	}
+	var order []string
+	for _, row := range rows[1 : len(rows)-1] {
+		order = append(order, strings.Join(row[:4], " "))
+	}
+	assert.Equal(t, []string{"host compress 33 1",
+		"host fp 9 1", "host fp 9 2", "host fp 33 1", "host fp 33 2",
+		"vm fp 9 1", "vm fp 9 2", "vm fp 33 1", "vm fp 33 2"}, order, "sorted by workload, target (host first), QoS, threads")
+	host33 := find("host", "fp", "33", "1")
 	assert.Equal(t, "6", host33[col["n"]])
 	assert.InDelta(t, 0.96875, num(host33, "ci_confidence"), 1e-12, "6 repeats reach 96.9%")
 	assert.Equal(t, "33", host33[col["qos_applied"]])
 
-	compress := rows[len(rows)-2]
+	compress := find("host", "compress", "33", "1")
 	assert.Equal(t, "bytes/s", compress[col["unit"]])
 	assert.Equal(t, "21", compress[col["qos_applied"]])
 	assert.Equal(t, "1", compress[col["qos_partial"]])
@@ -145,7 +162,13 @@ func TestWriteJSON(t *testing.T) {
 	}
 	assert.EqualValues(t, 0, empty["n"])
 
-	compressRegression := doc.Regressions[len(doc.Regressions)-1]
+	var compressRegression map[string]any
+	for _, r := range doc.Regressions {
+		if r["workload"] == "compress" {
+			compressRegression = r
+		}
+	}
+	require.NotNil(t, compressRegression)
 	assert.Equal(t, "compress", compressRegression["workload"])
 	assert.Nil(t, compressRegression["b"], "one thread count: no line")
 

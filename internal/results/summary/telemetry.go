@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/qoslab/qoslab/internal/telemetry"
+	"github.com/qoslab/qoslab/internal/units"
 )
 
 // TelemetryRow is one cell run and view of telemetry, as text.
@@ -85,12 +86,122 @@ func threadsText(ts []telemetry.ThreadSummary) string {
 	return strings.Join(parts, "; ")
 }
 
-// WriteTelemetryMarkdown appends the telemetry table to b.
+// TelemetryView condenses every cell run's telemetry seen from one view of
+// one target into one line of text.
+type TelemetryView struct {
+	Target, View, Sampler string
+	Runs, Samples         int
+	// Types are the CPUs per core type: mean busy share and frequency over
+	// every sample of every run.
+	Types, Power string
+	// Threads is the followed threads' mean busy share over the runs, and
+	// its range from run to run.
+	Threads string
+}
+
+// TelemetryViews condenses summaries to one line per target and view, in
+// the order they first appear; notes are the distinct notes, each once.
+func TelemetryViews(ss []telemetry.CellSummary) (views []TelemetryView, notes []string) {
+	type acc struct {
+		v            TelemetryView
+		busy, mhz    map[string]*weighted
+		cpus         map[string]int
+		types        []string
+		pkg, cpuw    weighted
+		threads      weighted
+		tmin, tmax   float64
+		threadedRuns int
+	}
+	var order []*acc
+	byKey := map[[2]string]*acc{}
+	seen := map[string]bool{}
+	for _, s := range ss {
+		k := [2]string{s.Target, s.View}
+		a := byKey[k]
+		if a == nil {
+			a = &acc{v: TelemetryView{Target: s.Target, View: s.View, Sampler: s.Sampler}, busy: map[string]*weighted{}, mhz: map[string]*weighted{}, cpus: map[string]int{}}
+			byKey[k] = a
+			order = append(order, a)
+		}
+		a.v.Runs++
+		a.v.Samples += s.Samples
+		w := float64(max(s.Samples, 1))
+		for _, t := range s.Types {
+			if a.busy[t.Type] == nil {
+				a.busy[t.Type], a.mhz[t.Type] = &weighted{}, &weighted{}
+				a.types = append(a.types, t.Type)
+			}
+			a.busy[t.Type].add(t.MeanBusy, w)
+			a.mhz[t.Type].add(t.MeanMHz, w)
+			a.cpus[t.Type] = max(a.cpus[t.Type], t.CPUs)
+		}
+		a.pkg.add(s.PackageW, w)
+		a.cpuw.add(s.CPUW, w)
+		var run weighted
+		for _, t := range s.Threads {
+			run.add(t.MeanBusy, 1)
+		}
+		if m := run.value(); m != nil {
+			a.threads.add(m, 1)
+			if a.threadedRuns == 0 || *m < a.tmin {
+				a.tmin = *m
+			}
+			a.tmax = max(a.tmax, *m)
+			a.threadedRuns++
+		}
+		for _, n := range s.Notes {
+			if !seen[n] {
+				seen[n] = true
+				notes = append(notes, n)
+			}
+		}
+	}
+	for _, a := range order {
+		var types []telemetry.TypeSummary
+		for _, t := range a.types {
+			types = append(types, telemetry.TypeSummary{Type: t, CPUs: a.cpus[t], MeanBusy: a.busy[t].value(), MeanMHz: a.mhz[t].value()})
+		}
+		a.v.Types = typesText(types)
+		a.v.Power = powerText(telemetry.CellSummary{PackageW: a.pkg.value(), CPUW: a.cpuw.value()})
+		a.v.Threads = "none followed"
+		if m := a.threads.value(); m != nil {
+			a.v.Threads = fmt.Sprintf("mean busy %.0f%% (%.0f%%..%.0f%% from run to run)", *m*100, a.tmin*100, a.tmax*100)
+		}
+		views = append(views, a.v)
+	}
+	return views, notes
+}
+
+// weighted is a weighted mean of the values that were measured.
+type weighted struct{ sum, w float64 }
+
+func (m *weighted) add(v *float64, w float64) {
+	if v != nil {
+		m.sum += *v * w
+		m.w += w
+	}
+}
+
+func (m weighted) value() *float64 {
+	if m.w == 0 {
+		return nil
+	}
+	return telemetry.Float(m.sum / m.w)
+}
+
+// WriteTelemetryMarkdown appends the telemetry, one line per target and
+// view, then each distinct note once (the per-run detail is in
+// summary.json and the HTML report).
 func WriteTelemetryMarkdown(b *strings.Builder, ss []telemetry.CellSummary) {
-	b.WriteString("| cell | repeat | view | sampler | samples | cores (mean busy, mean frequency) | power | threads followed | notes |\n")
-	b.WriteString("|---|--:|---|---|--:|---|---|---|---|\n")
-	for _, t := range TelemetryRows(ss) {
-		fmt.Fprintf(b, "| %s | %d | %s | %s | %d | %s | %s | %s | %s |\n", mdText(t.Cell), t.Repeat, t.View, t.Sampler, t.Samples,
-			mdText(t.Types), mdText(t.Power), mdText(t.Threads), mdText(t.Notes))
+	views, notes := TelemetryViews(ss)
+	for _, v := range views {
+		fmt.Fprintf(b, "- %s, %s view (%s): %s, %s; cores: %s; power: %s; threads followed: %s\n", v.Target, v.View, v.Sampler,
+			units.Plural(v.Runs, "cell run"), units.Plural(v.Samples, "sample"), mdText(v.Types), mdText(v.Power), mdText(v.Threads))
+	}
+	if len(notes) > 0 {
+		b.WriteString("\nNotes:\n\n")
+		for _, n := range notes {
+			b.WriteString("- " + mdText(n) + "\n")
+		}
 	}
 }

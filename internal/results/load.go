@@ -1,0 +1,98 @@
+package results
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/telemetry"
+)
+
+// Loaded is a results directory read whole, once: what its summaries,
+// report, charts and comparisons are made from. A run still being written,
+// or one that crashed, loads too.
+type Loaded struct {
+	*Dir
+	Records []Record
+	Samples []Sample
+	// Torn is the unfinished end of samples.jsonl a crash left, if any.
+	Torn      *TornTail
+	Telemetry []telemetry.Sample
+	// Notes are what a reader should know about the data itself: a torn
+	// end, telemetry lines that could not be read.
+	Notes []string
+}
+
+// Load reads the results directory at path: run.json, samples.jsonl and
+// telemetry.jsonl (either may be missing while a run has not finished a
+// cell). It refuses what Open refuses.
+func Load(path string) (*Loaded, error) {
+	d, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	l := &Loaded{Dir: d}
+	if l.Records, l.Torn, err = d.ReadSamples(); err != nil {
+		return nil, err
+	}
+	l.Samples = Samples(l.Records)
+	if l.Torn != nil {
+		l.Notes = append(l.Notes, SamplesFile+": "+l.Torn.String())
+	}
+	var tnotes []string
+	l.Telemetry, tnotes, err = telemetry.ReadFile(filepath.Join(d.Path, TelemetryFile))
+	if err != nil {
+		return nil, err
+	}
+	l.Notes = append(l.Notes, tnotes...)
+	return l, nil
+}
+
+// Cells summarizes the loaded samples into cells, sorted as
+// analysis.SortCells does.
+func (l *Loaded) Cells() []analysis.Cell { return analysis.SortCells(Cells(l.Samples)) }
+
+// TelemetryNotes are the run's notes about telemetry (a target that could
+// not sample, and how to enable it).
+func (l *Loaded) TelemetryNotes() []string {
+	var out []string
+	for _, n := range l.Run.Notes {
+		if strings.HasPrefix(n, "telemetry") {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Latest is the results directory under parent whose run started last.
+func Latest(parent string) (string, error) {
+	entries, err := List(parent)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	var runs []Entry
+	for _, e := range entries {
+		if e.Err == nil {
+			runs = append(runs, e)
+		}
+	}
+	if len(runs) == 0 {
+		return "", fmt.Errorf("no results in %s: make some with `qoslab run`, or give the results location with --results", parent)
+	}
+	sort.SliceStable(runs, func(i, j int) bool { return runs[i].Run.Started.Before(runs[j].Run.Started) })
+	return runs[len(runs)-1].Path, nil
+}
+
+// hasFile reports whether the results directory holds the named file.
+func (d *Dir) hasFile(name string) bool {
+	_, err := os.Stat(filepath.Join(d.Path, name))
+	return !errors.Is(err, fs.ErrNotExist)
+}
+
+// HasSummary reports whether the run's summary.md was written.
+func (d *Dir) HasSummary() bool { return d.hasFile(SummaryMDFile) }
