@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/qoslab/qoslab/internal/guestchan"
 	"net"
 	"os"
 	"os/signal"
@@ -40,7 +41,7 @@ func runAgent(args []string) int {
 		times.InitStart = started
 	}
 
-	cfg, err := ReadConfig(ConfigPath)
+	cfg, err := ReadConfig(guestchan.ConfigPath)
 	if err != nil {
 		log.errorf("%v", err)
 		return 1
@@ -68,7 +69,7 @@ func runAgent(args []string) int {
 	}
 	times.Steps = append(times.Steps, BootStep{Name: "channels", Took: time.Since(began), Parts: parts})
 	if len(listeners) == 0 {
-		log.errorf("no channel to serve on: all %d listen addresses in %s failed (above)", len(chans), ConfigPath)
+		log.errorf("no channel to serve on: all %d listen addresses in %s failed (above)", len(chans), guestchan.ConfigPath)
 		return 1
 	}
 

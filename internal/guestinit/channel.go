@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/qoslab/qoslab/internal/guestchan"
 	"os"
 	"path/filepath"
 	"sort"
@@ -41,7 +42,7 @@ type Channel struct {
 func ParseChannel(s string) (Channel, error) {
 	if name, ok := strings.CutPrefix(s, VirtioPortPrefix); ok {
 		if name == "" || strings.ContainsAny(name, "/\x00") {
-			return Channel{}, fmt.Errorf("listen address %q: want %sNAME with a port name that has no '/', e.g. %s%s", s, VirtioPortPrefix, VirtioPortPrefix, AgentPortName)
+			return Channel{}, fmt.Errorf("listen address %q: want %sNAME with a port name that has no '/', e.g. %s%s", s, VirtioPortPrefix, VirtioPortPrefix, guestchan.PortName)
 		}
 		return Channel{PortName: name}, nil
 	}

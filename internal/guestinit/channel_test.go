@@ -2,6 +2,7 @@ package guestinit
 
 import (
 	"context"
+	"github.com/qoslab/qoslab/internal/guestchan"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -88,10 +89,10 @@ func (f fakePorts) add(entry, name string, node bool) {
 func TestPortFinderFindsByName(t *testing.T) {
 	f := newFakePorts(t)
 	f.add("vport0p1", "org.qemu.guest_agent.0", true)
-	f.add("vport1p1", AgentPortName, true)
+	f.add("vport1p1", guestchan.PortName, true)
 	f.add("vport1p2", "", true)
 
-	dev, err := f.finder.Find(AgentPortName)
+	dev, err := f.finder.Find(guestchan.PortName)
 	require.NoError(t, err)
 	assert.Equal(t, filepath.Join(f.finder.DevDir, "vport1p1"), dev)
 }
@@ -108,16 +109,16 @@ func TestPortFinderNotFound(t *testing.T) {
 			f.add("vport0p2", "", true)
 		}, []string{`vport0p1 named "org.qemu.guest_agent.0"`, "vport0p2 (no name yet)"}},
 		{"named but no device node", func(f fakePorts) {
-			f.add("vport0p1", AgentPortName, false)
+			f.add("vport0p1", guestchan.PortName, false)
 		}, []string{"vport0p1", "not there yet"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakePorts(t)
 			tc.setup(f)
-			_, err := f.finder.Find(AgentPortName)
+			_, err := f.finder.Find(guestchan.PortName)
 			require.ErrorIs(t, err, ErrPortNotFound)
-			assert.Contains(t, err.Error(), AgentPortName)
+			assert.Contains(t, err.Error(), guestchan.PortName)
 			for _, m := range tc.mention {
 				assert.Contains(t, err.Error(), m)
 			}
@@ -137,9 +138,9 @@ func TestPortFinderWaitsForThePortToAppear(t *testing.T) {
 	go func() {
 		time.Sleep(30 * time.Millisecond)
 		naming.Store(true) // before the write: Wait cannot see the name earlier
-		f.add("vport0p1", AgentPortName, true)
+		f.add("vport0p1", guestchan.PortName, true)
 	}()
-	dev, err := f.finder.Wait(ctx, AgentPortName)
+	dev, err := f.finder.Wait(ctx, guestchan.PortName)
 	require.NoError(t, err)
 	assert.Equal(t, filepath.Join(f.finder.DevDir, "vport0p1"), dev)
 	assert.True(t, naming.Load(), "Wait returned before the port had its name")
@@ -150,7 +151,7 @@ func TestPortFinderWaitGivesUp(t *testing.T) {
 	f.add("vport0p1", "other", true)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	_, err := f.finder.Wait(ctx, AgentPortName)
+	_, err := f.finder.Wait(ctx, guestchan.PortName)
 	require.ErrorIs(t, err, ErrPortNotFound)
 	assert.Contains(t, err.Error(), "after waiting")
 	assert.Contains(t, err.Error(), `vport0p1 named "other"`, "says what is there")
@@ -161,18 +162,18 @@ func TestPortFinderWaitStopsWhenCancelled(t *testing.T) {
 	f := newFakePorts(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := f.finder.Wait(ctx, AgentPortName)
+	_, err := f.finder.Wait(ctx, guestchan.PortName)
 	require.ErrorIs(t, err, ErrPortNotFound)
 	assert.ErrorIs(t, err, context.Canceled)
 }
 
 func TestChannelResolve(t *testing.T) {
 	f := newFakePorts(t)
-	f.add("vport2p1", AgentPortName, true)
+	f.add("vport2p1", guestchan.PortName, true)
 	ctx, cancel := context.WithTimeout(context.Background(), boundedWait)
 	defer cancel()
 
-	port, err := ParseChannel(VirtioPortPrefix + AgentPortName)
+	port, err := ParseChannel(VirtioPortPrefix + guestchan.PortName)
 	require.NoError(t, err)
 	got, err := port.Resolve(ctx, f.finder)
 	require.NoError(t, err)

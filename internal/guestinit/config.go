@@ -12,15 +12,6 @@ import (
 	"github.com/qoslab/qoslab/internal/transport"
 )
 
-// ConfigPath is where the image builder puts the init configuration inside the initramfs.
-const ConfigPath = "/etc/qoslab/init.json"
-
-// AgentPortName is the virtio-serial port the host connects the agent's channel to.
-const AgentPortName = "org.qoslab.agent"
-
-// VsockPort is the vsock port the agent listens on when the guest has vsock.
-const VsockPort = 1024
-
 // Config is written by the image builder and read by the agent at boot.
 type Config struct {
 	// Modules are paths inside the initramfs, in the order they must load

@@ -1,6 +1,7 @@
 package guestinit
 
 import (
+	"github.com/qoslab/qoslab/internal/guestchan"
 	"os"
 	"path/filepath"
 	"testing"
@@ -28,8 +29,8 @@ func TestReadConfig(t *testing.T) {
 	chans, err := c.Channels()
 	require.NoError(t, err)
 	require.Len(t, chans, 2)
-	assert.Equal(t, AgentPortName, chans[0].PortName)
-	assert.Equal(t, uint32(VsockPort), chans[1].Addr.Port)
+	assert.Equal(t, guestchan.PortName, chans[0].PortName)
+	assert.Equal(t, uint32(guestchan.VsockPort), chans[1].Addr.Port)
 }
 
 func TestReadConfigRefuses(t *testing.T) {

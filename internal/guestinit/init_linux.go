@@ -3,6 +3,7 @@ package guestinit
 import (
 	"errors"
 	"fmt"
+	"github.com/qoslab/qoslab/internal/guestchan"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -21,7 +22,7 @@ const agentStopWait = 10 * time.Second
 // and so must run Main rather than its usual flags.
 func Applies(pid int, args []string) bool {
 	return applies(pid, args, func() bool {
-		_, err := os.Stat(ConfigPath)
+		_, err := os.Stat(guestchan.ConfigPath)
 		return err == nil
 	})
 }
@@ -55,7 +56,7 @@ func runInit() {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGPWR, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2)
 
-	cfg, cfgErr := ReadConfig(ConfigPath)
+	cfg, cfgErr := ReadConfig(guestchan.ConfigPath)
 	mountErr := sw.time("mounts", func() ([]BootStep, error) {
 		return nil, mountAll(systemMounts(cfg.ScratchDir))
 	})

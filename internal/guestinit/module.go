@@ -3,6 +3,7 @@ package guestinit
 import (
 	"errors"
 	"fmt"
+	"github.com/qoslab/qoslab/internal/guestchan"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -34,7 +35,7 @@ func (e *ModuleError) Error() string {
 		if len(e.MissingSymbols) > 0 {
 			why += " (unknown symbols: " + strings.Join(e.MissingSymbols, ", ") + ")"
 		}
-		why += "; list its dependencies (modules.dep) before it in " + ConfigPath
+		why += "; list its dependencies (modules.dep) before it in " + guestchan.ConfigPath
 	case errors.Is(e.Err, syscall.ENOEXEC):
 		why = "not a kernel module for this kernel and architecture (ENOEXEC); is the file truncated or from another build?"
 	case errors.Is(e.Err, syscall.EINVAL):

@@ -2,6 +2,7 @@ package guestinit
 
 import (
 	"errors"
+	"github.com/qoslab/qoslab/internal/guestchan"
 	"syscall"
 	"testing"
 	"time"
@@ -51,7 +52,7 @@ func TestModuleLoadError(t *testing.T) {
 				"virtio_pci: Unknown symbol vp_legacy_probe (err -2)",
 			},
 			missing: []string{"vp_modern_probe", "vp_legacy_probe"},
-			mention: []string{"depends on is not loaded", "vp_modern_probe, vp_legacy_probe", "modules.dep", ConfigPath},
+			mention: []string{"depends on is not loaded", "vp_modern_probe, vp_legacy_probe", "modules.dep", guestchan.ConfigPath},
 		},
 		{
 			name:    "ENOENT without a kernel log",

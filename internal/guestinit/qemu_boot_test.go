@@ -23,6 +23,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/qoslab/qoslab/internal/guestchan"
 	"net"
 	"os"
 	"os/exec"
@@ -97,7 +98,7 @@ func TestBootInQEMU(t *testing.T) {
 		"-kernel", kernel, "-initrd", initrd, "-append", cmdline,
 		"-device", "virtio-serial-pci",
 		"-chardev", "socket,id=agent,path="+sock+",server=on,wait=off",
-		"-device", "virtserialport,chardev=agent,name="+AgentPortName,
+		"-device", "virtserialport,chardev=agent,name="+guestchan.PortName,
 		"-drive", "file="+disk+",format=raw,if=none,id=d0", "-device", "virtio-blk-pci,drive=d0")
 	var qemuOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &qemuOut, &qemuOut
@@ -274,7 +275,7 @@ func writeTestInitramfs(t *testing.T, path, agentBin, modDir string, mods []stri
 
 	version := filepath.Base(modDir)
 	cfg := Config{
-		Listen:        []string{VirtioPortPrefix + AgentPortName, "vsock:1024"},
+		Listen:        []string{VirtioPortPrefix + guestchan.PortName, "vsock:1024"},
 		ScratchDevice: "/dev/vda",
 		ScratchDir:    "/scratch",
 		KernelVersion: version,
@@ -288,7 +289,7 @@ func writeTestInitramfs(t *testing.T, path, agentBin, modDir string, mods []stri
 	}
 	js, err := json.Marshal(cfg)
 	require.NoError(t, err)
-	add(strings.TrimPrefix(ConfigPath, "/"), 0o644, js)
+	add(strings.TrimPrefix(guestchan.ConfigPath, "/"), 0o644, js)
 	require.NoError(t, w.Close())
 	require.NoError(t, gz.Close())
 }

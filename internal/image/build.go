@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/qoslab/qoslab/internal/guestchan"
 	"github.com/qoslab/qoslab/internal/guestinit"
 	"github.com/qoslab/qoslab/internal/version"
 )
@@ -128,7 +129,7 @@ func Build(ctx context.Context, o BuildOptions) (Manifest, error) {
 
 	cfg := guestinit.Config{
 		Listen:        append([]string(nil), GuestListen...),
-		ScratchDevice: GuestScratchDevice,
+		ScratchDevice: guestchan.ScratchDisk,
 		ScratchDir:    GuestScratchDir,
 		KernelVersion: ks.Version,
 	}

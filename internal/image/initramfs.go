@@ -19,19 +19,17 @@ import (
 	"github.com/cavaliergopher/cpio"
 	"github.com/klauspost/compress/gzip"
 
+	"github.com/qoslab/qoslab/internal/guestchan"
 	"github.com/qoslab/qoslab/internal/guestinit"
 )
 
-// Where things go in the guest.
-const (
-	GuestScratchDevice = "/dev/vda"
-	GuestScratchDir    = "/scratch"
-)
+// GuestScratchDir is the tmpfs in the guest that file sinks write in.
+const GuestScratchDir = "/scratch"
 
 // GuestListen are the agent's channels in the guest.
 var GuestListen = []string{
-	"virtio-port:" + guestinit.AgentPortName,
-	fmt.Sprintf("vsock:%d", guestinit.VsockPort),
+	"virtio-port:" + guestchan.PortName,
+	fmt.Sprintf("vsock:%d", guestchan.VsockPort),
 }
 
 // entryTime is every initramfs entry's mtime, so that the same inputs give
@@ -119,7 +117,7 @@ func initEntries(agentPath string, mods ModuleSet, cfg guestinit.Config) ([]file
 	cfgJSON = append(cfgJSON, '\n')
 	ents := []fileEntry{
 		{name: "init", mode: 0o755, src: agentPath},
-		{name: strings.TrimPrefix(guestinit.ConfigPath, "/"), mode: 0o644, data: cfgJSON},
+		{name: strings.TrimPrefix(guestchan.ConfigPath, "/"), mode: 0o644, data: cfgJSON},
 		// The kernel opens /dev/console for /init's stdin, stdout and
 		// stderr before devtmpfs is mounted: without this node the agent
 		// starts with none.

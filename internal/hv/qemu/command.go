@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/qoslab/qoslab/internal/guestchan"
 )
 
 // The accelerators QEMU can run a guest with.
@@ -25,16 +27,9 @@ const (
 	MachineVirt = "virt"
 )
 
-// The guest-visible names the agent and the image builder rely on; they
-// match internal/guestinit (AgentPortName, VsockPort), which the tests check.
-const (
-	agentPortName = "org.qoslab.agent"
-	agentVsock    = 1024
-	// guestScratchDisk is where the scratch disk appears in the guest: it is
-	// the only virtio-blk device, so the first one.
-	guestScratchDisk = "/dev/vda"
-	scratchSerial    = "qoslab-scratch"
-)
+// scratchSerial names the scratch disk to QEMU; the guest finds it at
+// guestchan.ScratchDisk.
+const scratchSerial = "qoslab-scratch"
 
 // launch is one QEMU invocation with every choice made: the pure input of
 // commandLine.
@@ -84,7 +79,7 @@ func commandLine(l launch) ([]string, error) {
 		"-mon", "chardev=qmp,mode=control",
 		"-chardev", "socket,id=agent,path=" + optValue(l.AgentSocket) + ",server=on,wait=off",
 		"-device", "virtio-serial-pci,id=vser0",
-		"-device", "virtserialport,bus=vser0.0,chardev=agent,name=" + agentPortName,
+		"-device", "virtserialport,bus=vser0.0,chardev=agent,name=" + guestchan.PortName,
 	}
 	if l.Disk != "" {
 		args = append(args,

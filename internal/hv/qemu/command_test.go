@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/qoslab/qoslab/internal/guestinit"
+	"github.com/qoslab/qoslab/internal/guestchan"
 )
 
 func baseLaunch() launch {
@@ -173,8 +173,9 @@ func TestCommandLineRejects(t *testing.T) {
 	}
 }
 
-// The names the guest looks for are guestinit's.
+// The guest's init looks for the agent's port by guestchan's name.
 func TestGuestContract(t *testing.T) {
-	assert.Equal(t, guestinit.AgentPortName, agentPortName)
-	assert.Equal(t, uint32(guestinit.VsockPort), uint32(agentVsock))
+	args, err := commandLine(baseLaunch())
+	require.NoError(t, err)
+	assert.Contains(t, strings.Join(args, " "), "virtserialport,bus=vser0.0,chardev=agent,name="+guestchan.PortName)
 }

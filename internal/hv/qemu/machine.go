@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/qoslab/qoslab/internal/guestchan"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/transport"
 )
@@ -197,7 +198,7 @@ func (m *machine) DialAgent(ctx context.Context) (net.Conn, error) {
 	}
 	if m.vsockCID != 0 && !m.noVsock.Load() {
 		vctx, cancel := context.WithTimeout(ctx, vsockDialTimeout)
-		c, err := transport.Dial(vctx, transport.Addr{Kind: transport.KindVsock, CID: m.vsockCID, Port: agentVsock})
+		c, err := transport.Dial(vctx, transport.Addr{Kind: transport.KindVsock, CID: m.vsockCID, Port: guestchan.VsockPort})
 		timedOut := errors.Is(vctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 		cancel()
 		if err == nil {

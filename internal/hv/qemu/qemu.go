@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/qoslab/qoslab/internal/guestchan"
 	"github.com/qoslab/qoslab/internal/hv"
 )
 
@@ -399,7 +400,7 @@ func (b *Backend) boot(ctx context.Context, r request, accel string) (*machine, 
 		QMPSocket: l.QMPSocket, AgentSocket: l.AgentSocket, VsockCID: l.VsockCID,
 	}
 	if l.Disk != "" {
-		state.Info.Disk, state.Info.GuestDisk = l.Disk, guestScratchDisk
+		state.Info.Disk, state.Info.GuestDisk = l.Disk, guestchan.ScratchDisk
 	}
 
 	var m *machine

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/qoslab/qoslab/internal/guestchan"
 	"io"
 	"log"
 	"net"
@@ -182,19 +183,19 @@ func TestStopInstance(t *testing.T) {
 		wantRequests int32
 		wantForced   int32
 	}{
-		{"the guest powers off", func() *fakeVM { return newFakeVM(AgentPort, 0) }, context.Background, 1, 0},
+		{"the guest powers off", func() *fakeVM { return newFakeVM(uint32(guestchan.VsockPort), 0) }, context.Background, 1, 0},
 		{"the guest ignores the power button", func() *fakeVM {
-			vm := newFakeVM(AgentPort, 0)
+			vm := newFakeVM(uint32(guestchan.VsockPort), 0)
 			vm.ignoreStop = true
 			return vm
 		}, context.Background, 1, 1},
 		{"the power button cannot be pressed", func() *fakeVM {
-			vm := newFakeVM(AgentPort, 0)
+			vm := newFakeVM(uint32(guestchan.VsockPort), 0)
 			vm.requestErr = errors.New("the VM is starting")
 			return vm
 		}, context.Background, 1, 1},
 		{"no time left", func() *fakeVM {
-			vm := newFakeVM(AgentPort, 0)
+			vm := newFakeVM(uint32(guestchan.VsockPort), 0)
 			vm.ignoreStop = true
 			return vm
 		}, func() context.Context {
@@ -229,7 +230,7 @@ type stuckVM struct{ *fakeVM }
 func (stuckVM) ForceStop(ctx context.Context) error { return errors.New("refused") }
 
 func TestStopInstanceReportsAStuckVM(t *testing.T) {
-	vm := newFakeVM(AgentPort, 0)
+	vm := newFakeVM(uint32(guestchan.VsockPort), 0)
 	vm.ignoreStop = true
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -8,12 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/qoslab/qoslab/internal/guestchan"
 	"github.com/qoslab/qoslab/internal/hv"
 )
-
-// AgentPort is the vsock port the agent listens on in a guest: Linux
-// guests' init (guestinit.VsockPort) and the macOS guest's LaunchDaemon.
-const AgentPort uint32 = 1024
 
 // Defaults for a spec that leaves CPUs or memory at 0. A bundle's
 // config.json gives a macOS guest's own.
@@ -127,10 +124,6 @@ const (
 	scratchDiskFile = "scratch.raw"
 )
 
-// guestScratchDisk is the scratch disk in a Linux guest: the only virtio
-// block device.
-const guestScratchDisk = "/dev/vda"
-
 // PlanVM checks spec against the limits and turns it into a plan. It only
 // reads: a bundle (spec.Image with a Dir and no Kernel) is opened and
 // checked, a Linux image's files are looked at, and nothing is written, so
@@ -141,7 +134,7 @@ const guestScratchDisk = "/dev/vda"
 // bundle's own, or DefaultCPUs and DefaultLinuxMemoryMiB) is clamped into
 // the range with a note, since the user did not choose it.
 func PlanVM(spec hv.Spec, lim Limits) (Plan, error) {
-	p := Plan{Name: spec.Name, Image: spec.Image, AgentPort: AgentPort}
+	p := Plan{Name: spec.Name, Image: spec.Image, AgentPort: guestchan.VsockPort}
 	if spec.StateDir == "" {
 		return p, errors.New("no state directory for the VM's socket, logs and disk")
 	}
@@ -221,7 +214,7 @@ func PlanVM(spec hv.Spec, lim Limits) (Plan, error) {
 			p.ScratchDisk = filepath.Join(dir, scratchDiskFile)
 			p.ScratchBytes = roundUpMiB(spec.DiskBytes)
 			p.ScratchCaching = CachingUncached
-			p.GuestDisk = guestScratchDisk
+			p.GuestDisk = guestchan.ScratchDisk
 		}
 	}
 	return p, nil

@@ -1,6 +1,7 @@
 package vz
 
 import (
+	"github.com/qoslab/qoslab/internal/guestchan"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,7 +42,7 @@ func TestPlanLinux(t *testing.T) {
 	assert.Equal(t, "quiet panic=-1 console=ttyAMA0 console=hvc0", p.Cmdline, "the virtio console is the last, so /dev/console")
 	assert.Equal(t, filepath.Join(dir, consoleLogFile), p.ConsoleLog)
 	assert.Equal(t, filepath.Join(dir, agentSocketFile), p.AgentSocket)
-	assert.Equal(t, AgentPort, p.AgentPort)
+	assert.Equal(t, uint32(guestchan.VsockPort), p.AgentPort)
 	assert.Equal(t, filepath.Join(dir, scratchDiskFile), p.ScratchDisk)
 	assert.Equal(t, int64(1<<20), p.ScratchBytes, "the scratch disk is rounded up to whole MiB")
 	assert.Equal(t, CachingUncached, p.ScratchCaching)

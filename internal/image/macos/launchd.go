@@ -6,14 +6,16 @@ import (
 
 	"howett.net/plist"
 
-	"github.com/qoslab/qoslab/internal/hv/vz"
+	"github.com/qoslab/qoslab/internal/guestchan"
 )
 
 // Where the agent lives in a macOS guest. /usr/local, /Library and
 // /private/var are on the Data volume (firmlinked from the sealed system
 // volume), which is why offline provisioning can write them.
 const (
-	AgentLabel = "org.qoslab.agent"
+	// AgentLabel is the LaunchDaemon's label: the agent's channel's name,
+	// as in a Linux guest.
+	AgentLabel = guestchan.PortName
 	// AgentGuestPath is the agent binary, root:wheel 0755.
 	AgentGuestPath = "/usr/local/libexec/qoslab-agent"
 	// AgentPlistGuestPath is the LaunchDaemon, root:wheel 0644: launchd
@@ -46,7 +48,7 @@ type launchDaemon struct {
 // AgentArgs is how launchd starts the agent: serving on the vsock port
 // hv/vz dials.
 func AgentArgs() []string {
-	return []string{AgentGuestPath, "--listen", fmt.Sprintf("vsock:%d", vz.AgentPort)}
+	return []string{AgentGuestPath, "--listen", fmt.Sprintf("vsock:%d", guestchan.VsockPort)}
 }
 
 // LaunchDaemonPlist is the agent's LaunchDaemon, as XML.
