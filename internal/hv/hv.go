@@ -10,14 +10,18 @@ import (
 
 // Image is a bootable guest: a kernel and an initramfs whose /init is the agent.
 type Image struct {
-	Name          string `json:"name"`
-	Dir           string `json:"dir"`
-	Kernel        string `json:"kernel"`    // path on the host
-	Initramfs     string `json:"initramfs"` // path on the host
-	Cmdline       string `json:"cmdline"`
-	Arch          string `json:"arch"` // amd64, arm64
-	KernelVersion string `json:"kernel_version"`
-	AgentVersion  string `json:"agent_version"`
+	Name   string `json:"name"`
+	Dir    string `json:"dir"`
+	Kernel string `json:"kernel"` // path on the host
+	// UncompressedKernel is the kernel uncompressed, for boot loaders that
+	// take no compressed kernel (Virtualization.framework's); empty when
+	// the image has none (amd64 images, and images built before it).
+	UncompressedKernel string `json:"uncompressed_kernel,omitempty"`
+	Initramfs          string `json:"initramfs"` // path on the host
+	Cmdline            string `json:"cmdline"`
+	Arch               string `json:"arch"` // amd64, arm64
+	KernelVersion      string `json:"kernel_version"`
+	AgentVersion       string `json:"agent_version"`
 }
 
 // Spec is what to boot.

@@ -24,9 +24,13 @@ const (
 	// VmlinuxFile is an amd64 image's kernel unpacked from vmlinuz: an ELF
 	// that QEMU boots through its PVH entry without the guest decompressing
 	// anything (see extractVmlinux).
-	VmlinuxFile   = "vmlinux"
-	InitramfsFile = "initramfs.cpio.gz"
-	ManifestFile  = "manifest.json"
+	VmlinuxFile = "vmlinux"
+	// UncompressedFile is an arm64 image's kernel uncompressed from a
+	// gzip'd or EFI zboot vmlinuz: Virtualization.framework's Linux boot
+	// loader takes no compressed kernel.
+	UncompressedFile = "Image"
+	InitramfsFile    = "initramfs.cpio.gz"
+	ManifestFile     = "manifest.json"
 )
 
 // BuildOptions says what to build and where.
@@ -198,6 +202,9 @@ func Build(ctx context.Context, o BuildOptions) (Manifest, error) {
 	if err != nil {
 		return Manifest{}, fmt.Errorf("kernel: %w", err)
 	}
+	if m.Uncompressed, err = writeUncompressed(tmp, ks, m.Vmlinuz); err != nil {
+		return Manifest{}, fmt.Errorf("kernel: %w", err)
+	}
 	if vmlinuxELF != nil {
 		d, err := writeHashed(filepath.Join(tmp, VmlinuxFile), func(w io.Writer) error {
 			_, err := w.Write(vmlinuxELF)
@@ -251,6 +258,39 @@ func Build(ctx context.Context, o BuildOptions) (Manifest, error) {
 }
 
 var testHookBeforeSwap func(tmp string) error
+
+// writeUncompressed gives an arm64 image its kernel uncompressed, for
+// Virtualization.framework (which boots arm64 guests only): vmlinuz itself
+// when it is not compressed, else an Image file unpacked from it here, once,
+// so that a Mac's VM start reads it rather than unpacking it. amd64 images
+// have none.
+func writeUncompressed(dir string, ks KernelSource, vmlinuz FileDigest) (*FileDigest, error) {
+	if ks.Info.Arch != "arm64" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(ks.Image)
+	if err != nil {
+		return nil, err
+	}
+	if !isGzip(b) && !isZBoot(b) {
+		d := vmlinuz
+		d.File = KernelFile
+		return &d, nil
+	}
+	u, err := Uncompressed(b)
+	if err != nil {
+		return nil, err
+	}
+	d, err := writeHashed(filepath.Join(dir, UncompressedFile), func(w io.Writer) error {
+		_, err := w.Write(u)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	d.File = UncompressedFile
+	return &d, nil
+}
 
 // chooseBootKernel decides which kernel file the image boots. An amd64
 // bzImage's kernel is unpacked here, once, and booted as an ELF through its

@@ -540,6 +540,42 @@ func TestBuildArm64BootKernel(t *testing.T) {
 	img, _, err := Load(o.StoreDir, "test-arm64")
 	require.NoError(t, err)
 	assert.Equal(t, KernelFile, filepath.Base(img.Kernel))
+	require.NotNil(t, m.Uncompressed)
+	assert.Equal(t, img.Kernel, img.UncompressedKernel, "an uncompressed Image is what Virtualization.framework boots, as it is")
+}
+
+// A compressed arm64 kernel (Debian's arm64 vmlinuz is gzip'd or EFI
+// zboot) is unpacked at build time for Virtualization.framework, which
+// takes no compressed kernel; the image records it and Load checks it.
+func TestBuildArm64UncompressedKernel(t *testing.T) {
+	fx := newBuildFixture(t)
+	arm := newFakeKernel(t, elf.EM_AARCH64)
+	raw, err := os.ReadFile(arm.kernel)
+	require.NoError(t, err)
+	writeFile(t, arm.kernel, gz(t, raw))
+	o := fx.opts
+	o.Arch = "arm64"
+	o.Recipe.Kernel = KernelSpec{Source: SourcePath, Path: arm.kernel, ModulesDir: arm.modules}
+	o.AgentPath = filepath.Join(t.TempDir(), "agent")
+	writeFile(t, o.AgentPath, makeAgent(elf.EM_AARCH64, ""))
+	m, err := Build(context.Background(), o)
+	require.NoError(t, err)
+	require.NotNil(t, m.Uncompressed)
+	assert.Equal(t, UncompressedFile, m.Uncompressed.File)
+	img, _, err := Load(o.StoreDir, "test-arm64")
+	require.NoError(t, err)
+	assert.Equal(t, KernelFile, filepath.Base(img.Kernel), "QEMU boots vmlinuz")
+	got, err := os.ReadFile(img.UncompressedKernel)
+	require.NoError(t, err)
+	assert.Equal(t, raw, got)
+
+	require.NoError(t, os.WriteFile(img.UncompressedKernel, []byte("tampered"), 0o644))
+	_, _, err = Load(o.StoreDir, "test-arm64")
+	assert.ErrorContains(t, err, "uncompressed kernel hash")
+
+	amd, err := Build(context.Background(), fx.opts)
+	require.NoError(t, err)
+	assert.Nil(t, amd.Uncompressed, "amd64 images never boot on Virtualization.framework")
 }
 
 // Load checks vmlinux like the other files, and a manifest that names a

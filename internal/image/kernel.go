@@ -15,8 +15,6 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
-
-	"github.com/qoslab/qoslab/internal/hv"
 )
 
 // Kernel formats InspectKernel recognizes.
@@ -268,33 +266,6 @@ func Uncompressed(kernel []byte) ([]byte, error) {
 		return img, nil
 	}
 	return kernel, nil
-}
-
-// UncompressedKernel returns the path of img's kernel uncompressed: the
-// kernel itself when it is not compressed, else an "Image" file next to it,
-// written once.
-func UncompressedKernel(img hv.Image) (string, error) {
-	b, err := os.ReadFile(img.Kernel)
-	if err != nil {
-		return "", fmt.Errorf("kernel: %w", err)
-	}
-	if !isGzip(b) && !isZBoot(b) {
-		return img.Kernel, nil
-	}
-	out := filepath.Join(filepath.Dir(img.Kernel), "Image")
-	if fi, err := os.Stat(out); err == nil && fi.Size() > 0 {
-		if st, err := os.Stat(img.Kernel); err == nil && !fi.ModTime().Before(st.ModTime()) {
-			return out, nil
-		}
-	}
-	u, err := Uncompressed(b)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", img.Kernel, err)
-	}
-	if err := writeFileAtomic(out, u, 0o644); err != nil {
-		return "", err
-	}
-	return out, nil
 }
 
 func writeFileAtomic(path string, b []byte, mode fs.FileMode) error {

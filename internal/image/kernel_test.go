@@ -11,8 +11,6 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/qoslab/qoslab/internal/hv"
 )
 
 func gz(t *testing.T, b []byte) []byte {
@@ -102,27 +100,6 @@ func TestInspectKernelNotAKernel(t *testing.T) {
 	}
 	_, err := InspectKernel(filepath.Join(dir, "nonesuch"))
 	assert.ErrorContains(t, err, "no such file")
-}
-
-func TestUncompressedKernel(t *testing.T) {
-	dir := t.TempDir()
-	arm := makeArm64Image("6.1.0-9-arm64")
-	writeFile(t, filepath.Join(dir, KernelFile), gz(t, arm))
-	img := hv.Image{Kernel: filepath.Join(dir, KernelFile)}
-	p, err := UncompressedKernel(img)
-	require.NoError(t, err)
-	assert.Equal(t, filepath.Join(dir, "Image"), p)
-	b, err := os.ReadFile(p)
-	require.NoError(t, err)
-	assert.Equal(t, arm, b)
-	p2, err := UncompressedKernel(img)
-	require.NoError(t, err)
-	assert.Equal(t, p, p2)
-
-	writeFile(t, filepath.Join(dir, "bz"), makeBzImage("6.1"))
-	p, err = UncompressedKernel(hv.Image{Kernel: filepath.Join(dir, "bz")})
-	require.NoError(t, err)
-	assert.Equal(t, filepath.Join(dir, "bz"), p, "an uncompressed kernel is used as it is")
 }
 
 func TestLocateKernelHost(t *testing.T) {

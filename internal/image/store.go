@@ -16,9 +16,10 @@ import (
 
 // SchemaVersion is the manifest format this build writes. A manifest with
 // another major is refused; minors only add fields. 1.1 added vmlinux and
-// boot_kernel; a 1.0 image boots its vmlinuz.
+// boot_kernel (a 1.0 image boots its vmlinuz); 1.2 added
+// uncompressed_kernel (a 1.1 arm64 image cannot boot on vz: rebuild it).
 const (
-	SchemaVersion = "1.1"
+	SchemaVersion = "1.2"
 	schemaMajor   = 1
 )
 
@@ -45,6 +46,10 @@ type Manifest struct {
 	// Vmlinux is the uncompressed kernel unpacked from an amd64 vmlinuz,
 	// when QEMU can boot it (it has a PVH entry); nil otherwise.
 	Vmlinux *FileDigest `json:"vmlinux,omitempty"`
+	// Uncompressed is an arm64 image's kernel uncompressed, as
+	// Virtualization.framework boots it: UncompressedFile, or vmlinuz when
+	// that is not compressed; nil for amd64 (and before schema 1.2).
+	Uncompressed *FileDigest `json:"uncompressed_kernel,omitempty"`
 	// BootKernel says which kernel file to boot; nil (manifests before
 	// schema 1.1) means vmlinuz.
 	BootKernel *BootKernel `json:"boot_kernel,omitempty"`
@@ -92,15 +97,20 @@ func (m Manifest) bootFile() string {
 // Image is the hv.Image of the manifest's image in dir. Its Kernel is the
 // file to boot: vmlinux when the image has one, else vmlinuz.
 func (m Manifest) Image(dir string) hv.Image {
+	var uncompressed string
+	if m.Uncompressed != nil {
+		uncompressed = filepath.Join(dir, m.Uncompressed.File)
+	}
 	return hv.Image{
-		Name:          m.Name,
-		Dir:           dir,
-		Kernel:        filepath.Join(dir, m.bootFile()),
-		Initramfs:     filepath.Join(dir, InitramfsFile),
-		Cmdline:       m.Cmdline,
-		Arch:          m.Arch,
-		KernelVersion: m.KernelVersion,
-		AgentVersion:  m.Agent.Version,
+		UncompressedKernel: uncompressed,
+		Name:               m.Name,
+		Dir:                dir,
+		Kernel:             filepath.Join(dir, m.bootFile()),
+		Initramfs:          filepath.Join(dir, InitramfsFile),
+		Cmdline:            m.Cmdline,
+		Arch:               m.Arch,
+		KernelVersion:      m.KernelVersion,
+		AgentVersion:       m.Agent.Version,
 	}
 }
 
@@ -158,6 +168,12 @@ func Load(storeDir, name string) (hv.Image, Manifest, error) {
 	files := []hashed{{"vmlinuz", m.Vmlinuz, KernelFile}, {"initramfs", m.Initramfs, InitramfsFile}}
 	if m.Vmlinux != nil {
 		files = append(files, hashed{"vmlinux", *m.Vmlinux, VmlinuxFile})
+	}
+	if u := m.Uncompressed; u != nil {
+		if u.File != KernelFile && u.File != UncompressedFile {
+			return hv.Image{}, m, fmt.Errorf("image %s is corrupt: its uncompressed kernel is %q, which is neither %s nor %s; rebuild it with `%s`", name, u.File, KernelFile, UncompressedFile, m.RebuildCommand())
+		}
+		files = append(files, hashed{"uncompressed kernel", *u, u.File})
 	}
 	if bk := m.BootKernel; bk != nil {
 		if bk.File != KernelFile && bk.File != VmlinuxFile {

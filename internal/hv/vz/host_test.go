@@ -273,7 +273,7 @@ func TestStartLocalThenAttachAndStop(t *testing.T) {
 	_, err = os.Stat(info.ConsoleLog)
 	assert.NoError(t, err, "the console log is made for the boot")
 	require.Len(t, fp.plans, 1)
-	assert.Equal(t, img.Kernel, fp.plans[0].Kernel, "an uncompressed kernel is booted as it is")
+	assert.Equal(t, img.UncompressedKernel, fp.plans[0].Kernel, "the kernel is booted uncompressed, as the image build wrote it")
 
 	s, err := ReadState(dir)
 	require.NoError(t, err)

@@ -239,8 +239,9 @@ func pick(unit string, asked, def, lo, hi int, why string, notes *[]string) (int
 	return v, nil
 }
 
-// planLinux checks a Linux image: arm64, with a kernel and an initramfs.
-// The kernel may still be compressed here; Start has it uncompressed.
+// planLinux checks a Linux image: arm64, with its kernel uncompressed (the
+// framework's Linux boot loader takes no compressed kernel; the image build
+// writes it) and an initramfs.
 func (p *Plan) planLinux(spec hv.Spec) error {
 	img := spec.Image
 	p.Kind = GuestLinux
@@ -250,7 +251,10 @@ func (p *Plan) planLinux(spec hv.Spec) error {
 	if img.Initramfs == "" {
 		return fmt.Errorf("image %q has no initramfs: rebuild the image", img.Name)
 	}
-	for _, f := range []struct{ what, path string }{{"kernel", img.Kernel}, {"initramfs", img.Initramfs}} {
+	if img.UncompressedKernel == "" {
+		return fmt.Errorf("image %q has no uncompressed kernel, which Virtualization.framework needs to boot Linux (it was built before qoslab wrote one): rebuild it with `qoslab image build linux --arch arm64`", img.Name)
+	}
+	for _, f := range []struct{ what, path string }{{"kernel", img.UncompressedKernel}, {"initramfs", img.Initramfs}} {
 		st, err := os.Stat(f.path)
 		if err != nil {
 			return fmt.Errorf("image %q: %s: %w: rebuild the image", img.Name, f.what, err)
@@ -259,7 +263,7 @@ func (p *Plan) planLinux(spec hv.Spec) error {
 			return fmt.Errorf("image %q: %s %s is not a non-empty file: rebuild the image", img.Name, f.what, f.path)
 		}
 	}
-	p.Kernel, p.Initramfs = img.Kernel, img.Initramfs
+	p.Kernel, p.Initramfs = img.UncompressedKernel, img.Initramfs
 	p.Cmdline = strings.TrimSpace(img.Cmdline + " " + linuxConsole)
 	p.ConsoleLog = filepath.Join(p.StateDir, consoleLogFile)
 	p.StopTimeout = linuxStopTimeout

@@ -16,13 +16,15 @@ import (
 // testLimits are a small Mac's: 1 to 8 vCPUs, 128 MiB to 16 GiB.
 var testLimits = Limits{MinCPUs: 1, MaxCPUs: 8, MinMemoryBytes: 128 << 20, MaxMemoryBytes: 16 << 30}
 
-// linuxImage makes an arm64 image's files.
+// linuxImage makes an arm64 image's files: its kernel compressed, and
+// uncompressed as the image build writes it.
 func linuxImage(t *testing.T) hv.Image {
 	t.Helper()
 	dir := t.TempDir()
-	img := hv.Image{Name: "linux-arm64", Dir: dir, Kernel: filepath.Join(dir, "Image"), Initramfs: filepath.Join(dir, "initramfs.cpio.gz"),
-		Cmdline: "quiet panic=-1 console=ttyAMA0", Arch: "arm64"}
-	require.NoError(t, os.WriteFile(img.Kernel, []byte("kernel"), 0o644))
+	img := hv.Image{Name: "linux-arm64", Dir: dir, Kernel: filepath.Join(dir, "vmlinuz"), UncompressedKernel: filepath.Join(dir, "Image"),
+		Initramfs: filepath.Join(dir, "initramfs.cpio.gz"), Cmdline: "quiet panic=-1 console=ttyAMA0", Arch: "arm64"}
+	require.NoError(t, os.WriteFile(img.Kernel, []byte("compressed kernel"), 0o644))
+	require.NoError(t, os.WriteFile(img.UncompressedKernel, []byte("kernel"), 0o644))
 	require.NoError(t, os.WriteFile(img.Initramfs, []byte("initramfs"), 0o644))
 	return img
 }
@@ -37,7 +39,7 @@ func TestPlanLinux(t *testing.T) {
 	assert.Equal(t, 2, p.CPUs)
 	assert.Equal(t, 512, p.MemoryMiB)
 	assert.Equal(t, uint64(512<<20), p.MemoryBytes())
-	assert.Equal(t, img.Kernel, p.Kernel)
+	assert.Equal(t, img.UncompressedKernel, p.Kernel, "the framework boots the kernel uncompressed")
 	assert.Equal(t, img.Initramfs, p.Initramfs)
 	assert.Equal(t, "quiet panic=-1 console=ttyAMA0 console=hvc0", p.Cmdline, "the virtio console is the last, so /dev/console")
 	assert.Equal(t, filepath.Join(dir, consoleLogFile), p.ConsoleLog)
@@ -56,6 +58,12 @@ func TestPlanLinux(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, p.ScratchDisk, "no scratch disk asked for")
 	assert.Empty(t, p.GuestDisk)
+
+	old := img
+	old.UncompressedKernel = ""
+	_, err = PlanVM(hv.Spec{Image: old, CPUs: 1, MemoryMiB: 256, StateDir: dir}, testLimits)
+	assert.ErrorContains(t, err, "has no uncompressed kernel", "an image built before the build wrote one")
+	assert.ErrorContains(t, err, "qoslab image build linux --arch arm64")
 }
 
 func TestPlanCPUsAndMemory(t *testing.T) {
@@ -175,7 +183,7 @@ func TestPlanRefusals(t *testing.T) {
 	amd64 := img
 	amd64.Arch = "amd64"
 	noKernel := img
-	noKernel.Kernel = filepath.Join(t.TempDir(), "absent")
+	noKernel.UncompressedKernel = filepath.Join(t.TempDir(), "absent")
 	emptyInitramfs := img
 	emptyInitramfs.Initramfs = filepath.Join(t.TempDir(), "empty")
 	require.NoError(t, os.WriteFile(emptyInitramfs.Initramfs, nil, 0o644))

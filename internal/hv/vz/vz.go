@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/qoslab/qoslab/internal/hv"
-	"github.com/qoslab/qoslab/internal/image"
 )
 
 // backendName is the backend's name in flags, results and vm.json.
@@ -85,11 +84,6 @@ func (b *Backend) Start(ctx context.Context, spec hv.Spec) (hv.Machine, error) {
 	}
 	for _, n := range p.Notes {
 		fmt.Fprintf(logw, "vm %s: %s\n", p.Name, n)
-	}
-	if p.Kind == GuestLinux {
-		if p.Kernel, err = image.UncompressedKernel(spec.Image); err != nil {
-			return nil, fmt.Errorf("start VM %s: %w", p.Name, err)
-		}
 	}
 	if err := os.MkdirAll(p.StateDir, 0o700); err != nil {
 		return nil, fmt.Errorf("start VM %s: state directory: %w", p.Name, err)
