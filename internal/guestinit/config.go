@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/qoslab/qoslab/internal/guestchan"
 	"github.com/qoslab/qoslab/internal/transport"
 )
 
@@ -22,7 +23,8 @@ type Config struct {
 	// address ("vsock:1024", "serial:/dev/hvc0"). The agent serves on every
 	// one it can open.
 	Listen []string `json:"listen"`
-	// ScratchDevice is the raw disk block sinks may overwrite ("/dev/vda").
+	// ScratchDevice is the raw disk block sinks may overwrite
+	// (guestchan.ScratchDisk).
 	ScratchDevice string `json:"scratch_device,omitempty"`
 	// ScratchDir is a tmpfs the file sink writes in.
 	ScratchDir string `json:"scratch_dir"`
@@ -53,7 +55,7 @@ func ReadConfig(path string) (Config, error) {
 		return c, fmt.Errorf("init config %s: scratch_dir %q is not an absolute path", path, c.ScratchDir)
 	}
 	if c.ScratchDevice != "" && !filepath.IsAbs(c.ScratchDevice) {
-		return c, fmt.Errorf("init config %s: scratch_device %q is not an absolute path such as /dev/vda", path, c.ScratchDevice)
+		return c, fmt.Errorf("init config %s: scratch_device %q is not an absolute path such as %s", path, c.ScratchDevice, guestchan.ScratchDisk)
 	}
 	return c, nil
 }

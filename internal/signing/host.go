@@ -4,9 +4,17 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/qoslab/qoslab/internal/hv"
 )
+
+// Check is one thing the vz backend needs of this Mac and of the qoslab
+// binary, present or missing, and the command that fixes it: the vz
+// backend's Check reports them as hv.Check, field for field.
+type Check struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+	Fix    string `json:"fix,omitempty"`
+}
 
 // Names of the host checks, as `qoslab doctor` lists them.
 const (
@@ -65,8 +73,8 @@ func (v MacOSVersion) String() string {
 
 // MacOSCheck turns the product version (sysctl kern.osproductversion) and
 // the error reading it into the doctor's check.
-func MacOSCheck(productVersion string, readErr error) hv.Check {
-	c := hv.Check{Name: CheckNameMacOS}
+func MacOSCheck(productVersion string, readErr error) Check {
+	c := Check{Name: CheckNameMacOS}
 	if readErr != nil {
 		c.Detail = fmt.Sprintf("cannot read sysctl kern.osproductversion: %v", readErr)
 		return c
@@ -103,8 +111,8 @@ type CPUFacts struct {
 // into the doctor's check. A process under Rosetta is refused although the
 // Mac qualifies: vz's macOS-guest API exists only in arm64 builds, and QoS
 // measured through the translator is not the native host's.
-func AppleSiliconCheck(cpu CPUFacts, readErr error) hv.Check {
-	c := hv.Check{Name: CheckNameAppleSilicon}
+func AppleSiliconCheck(cpu CPUFacts, readErr error) Check {
+	c := Check{Name: CheckNameAppleSilicon}
 	switch {
 	case readErr != nil:
 		c.Detail = fmt.Sprintf("cannot read sysctl hw.optional.arm64 or sysctl.proc_translated: %v", readErr)
@@ -124,8 +132,8 @@ func AppleSiliconCheck(cpu CPUFacts, readErr error) hv.Check {
 // EntitlementCheck turns what `codesign -d --entitlements - --xml EXE`
 // printed on stdout, and its error (with its stderr), into the doctor's
 // check of the running binary exe.
-func EntitlementCheck(exe string, codesignOut []byte, runErr error) hv.Check {
-	c := hv.Check{Name: CheckNameEntitlement, Fix: SignFix(exe)}
+func EntitlementCheck(exe string, codesignOut []byte, runErr error) Check {
+	c := Check{Name: CheckNameEntitlement, Fix: SignFix(exe)}
 	if runErr != nil {
 		c.Detail = fmt.Sprintf("cannot read the signature of %s: %v", exe, runErr)
 		if strings.Contains(runErr.Error(), "not signed at all") {

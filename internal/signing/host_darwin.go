@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/qoslab/qoslab/internal/hv"
 )
 
 // codesignTimeout bounds reading the running binary's signature, which takes
@@ -24,10 +22,10 @@ const codesignTimeout = 30 * time.Second
 // binary can use Virtualization.framework: macOS 13 or later, Apple silicon
 // with a native arm64 process, and the virtualization entitlement in the
 // running binary's signature.
-func CheckHost(ctx context.Context) []hv.Check {
+func CheckHost(ctx context.Context) []Check {
 	version, err := unix.Sysctl("kern.osproductversion")
 	cpu, cpuErr := readCPUFacts()
-	return []hv.Check{
+	return []Check{
 		MacOSCheck(version, err),
 		AppleSiliconCheck(cpu, cpuErr),
 		runningBinaryEntitlementCheck(ctx),
@@ -63,7 +61,7 @@ func sysctlFlag(name string) (bool, error) {
 // runningBinaryEntitlementCheck asks codesign for the entitlements of this
 // very process's executable: a binary rebuilt after signing (go build
 // replaces the file) has lost them, which is what this catches.
-func runningBinaryEntitlementCheck(ctx context.Context) hv.Check {
+func runningBinaryEntitlementCheck(ctx context.Context) Check {
 	exe, err := os.Executable()
 	if err != nil {
 		return EntitlementCheck("qoslab", nil, fmt.Errorf("find the running binary: %w", err))

@@ -56,11 +56,14 @@ func frameworkLimits() (Limits, error) {
 // entitlement (read from its code signature with codesign), and the
 // framework's limits when the framework can be asked.
 func checkHost(ctx context.Context) []hv.Check {
-	checks := signing.CheckHost(ctx)
-	for _, c := range checks {
-		if !c.OK && c.Name != signing.CheckNameEntitlement {
-			return checks
-		}
+	var checks []hv.Check
+	ready := true
+	for _, c := range signing.CheckHost(ctx) {
+		checks = append(checks, hv.Check(c))
+		ready = ready && (c.OK || c.Name == signing.CheckNameEntitlement)
+	}
+	if !ready {
+		return checks
 	}
 	lim, err := frameworkLimits()
 	c := hv.Check{Name: "Virtualization.framework limits", OK: err == nil}

@@ -1,6 +1,6 @@
 //go:build !(darwin && arm64 && cgo)
 
-package macos
+package vz
 
 import (
 	"fmt"

@@ -1,6 +1,6 @@
 //go:build darwin && arm64 && cgo
 
-package macos
+package vz
 
 import (
 	"context"
@@ -11,8 +11,6 @@ import (
 
 	"github.com/Code-Hex/vz/v3"
 	"golang.org/x/sys/unix"
-
-	hvvz "github.com/qoslab/qoslab/internal/hv/vz"
 )
 
 // minHostMajor is the oldest macOS qoslab's vz backend runs on.
@@ -91,8 +89,8 @@ func (vzFramework) Requirements(ctx context.Context, ipsw string) (Requirements,
 	}, nil
 }
 
-func (vzFramework) Limits() hvvz.Limits {
-	return hvvz.Limits{
+func (vzFramework) Limits() Limits {
+	return Limits{
 		MinCPUs:        int(vz.VirtualMachineConfigurationMinimumAllowedCPUCount()),
 		MaxCPUs:        int(vz.VirtualMachineConfigurationMaximumAllowedCPUCount()),
 		MinMemoryBytes: vz.VirtualMachineConfigurationMinimumAllowedMemorySize(),
@@ -187,8 +185,8 @@ func installerVM(t InstallTarget) (*vz.VirtualMachine, error) {
 	gfx.SetDisplays(display)
 	cfg.SetGraphicsDevicesVirtualMachineConfiguration([]vz.GraphicsDeviceConfiguration{gfx})
 	if ok, err := cfg.Validate(); !ok || err != nil {
-		return nil, fmt.Errorf("Virtualization.framework refused the installer's VM configuration (%d CPUs, %s): %w",
-			t.CPUs, formatBytes(int64(t.MemoryBytes)), err)
+		return nil, fmt.Errorf("Virtualization.framework refused the installer's VM configuration (%d CPUs, %d MiB): %w",
+			t.CPUs, t.MemoryBytes>>20, err)
 	}
 	vm, err := vz.NewVirtualMachine(cfg)
 	if err != nil {
