@@ -78,7 +78,7 @@ type ClassRegression struct {
 	Regression
 }
 
-// Label names the regression as the reference articles do: "Host QoS 33",
+// Label names the regression as [game] (docs/references.md) does: "Host QoS 33",
 // "VM QoS 9". It leaves out the workload; say it alongside when there are
 // several.
 func (c ClassRegression) Label() string {
@@ -128,7 +128,8 @@ func Regressions(cells []Cell) []ClassRegression {
 	return out
 }
 
-// FormatRegression writes a regression as the reference articles print one:
+// FormatRegression writes a regression as [game] (docs/references.md)
+// prints one:
 //
 //	Host QoS 33: R = (1.411 x 10^7) + (1.4784 x 10^8).T
 //

@@ -53,7 +53,7 @@ func TestFormatRegression(t *testing.T) {
 		r     Regression
 		want  string
 	}{
-		// reference/001's three equations, verbatim.
+		// The three equations of [game] (docs/references.md), verbatim.
 		{"Host QoS 33", Regression{A: 1.411e7, B: 1.4784e8}, "Host QoS 33: R = (1.411 x 10^7) + (1.4784 x 10^8).T"},
 		{"VM QoS 33", Regression{A: 1.3628e7, B: 1.4717e8}, "VM QoS 33: R = (1.3628 x 10^7) + (1.4717 x 10^8).T"},
 		{"VM QoS 9", Regression{A: 1.2246e7, B: 1.4696e8}, "VM QoS 9: R = (1.2246 x 10^7) + (1.4696 x 10^8).T"},

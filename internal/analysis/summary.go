@@ -144,8 +144,9 @@ type Interval struct {
 }
 
 // TotalRate is a cell's throughput: all work done divided by the time from
-// the first thread's start to the last thread's end (the way the reference
-// articles time a batch of threads). It is 0 for an empty or zero-length cell.
+// the first thread's start to the last thread's end (the way the articles
+// in docs/references.md time a batch of threads). It is 0 for an empty or
+// zero-length cell.
 func TotalRate(iv []Interval) (rate float64, elapsedNs int64) {
 	if len(iv) == 0 {
 		return 0, 0

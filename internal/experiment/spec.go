@@ -43,7 +43,7 @@ const (
 	// starts. A spec asks for warm-ups when first-run effects (a VM's sparse
 	// scratch disk allocating blocks on the host, say) should be absorbed.
 	DefaultWarmup = 0
-	// DefaultVMCPUs is the four-vCPU VM of reference/001.
+	// DefaultVMCPUs is the four-core VM of [game] (docs/references.md).
 	DefaultVMCPUs = 4
 	// DefaultDataSeed is the data seed of a spec that sets none (and of every
 	// run recorded before specs had one).
@@ -696,7 +696,7 @@ func (d *specDecoder) spec(n *yaml.Node) Spec {
 		Repeats: DefaultRepeats,
 		Warmup:  DefaultWarmup,
 		Order:   OrderInterleaved,
-		// The reference articles' powermetrics interval.
+		// The powermetrics interval of [allocation] (docs/references.md).
 		TelemetryMs: telemetry.DefaultIntervalMs,
 		DataSeed:    DefaultDataSeed,
 	}

@@ -17,12 +17,13 @@ import (
 
 var bothClasses = []qos.Class{qos.Background, qos.UserInteractive}
 
-// The default spec is reference/001's design, exactly as the issue words it.
+// The default spec is the design of [game] (docs/references.md), exactly as
+// the issue words it.
 func TestDefaultSpecSubsumption(t *testing.T) {
 	assert.Equal(t, []string{"contention", "subsumption"}, DefaultSpecNames())
 	s, err := DefaultSpec("subsumption")
 	require.NoError(t, err)
-	assert.Contains(t, s.Description, "reference/001")
+	assert.Contains(t, s.Description, "Can you game core allocation on Apple silicon?", "it cites the article by title")
 	s.Description = ""
 	want := Spec{
 		Name:    "subsumption",

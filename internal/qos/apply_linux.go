@@ -37,7 +37,8 @@ type linuxSched struct {
 	clamped bool
 }
 
-// linuxMapping returns the mapping of a valid class, as DESIGN.md tabulates it.
+// linuxMapping returns the mapping of a valid class, as docs/design.md
+// tabulates it.
 func linuxMapping(c Class) (linuxSched, bool) {
 	switch c {
 	case Background:

@@ -15,7 +15,7 @@ import (
 	"github.com/qoslab/qoslab/internal/version"
 )
 
-// The files of a results directory (DESIGN.md, "Results").
+// The files of a results directory (docs/design.md, "Results").
 const (
 	RunFile         = "run.json"
 	SamplesFile     = "samples.jsonl"

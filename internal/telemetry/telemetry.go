@@ -27,7 +27,8 @@ const (
 	SamplerPowermetrics = "powermetrics" // macOS powermetrics cpu_power
 )
 
-// Default sampling interval (the reference articles' 0.1 s).
+// Default sampling interval: the 0.1 s of powermetrics in [allocation]
+// (docs/references.md).
 const DefaultIntervalMs = 100
 
 // Sample is one sampling instant's view of one machine. Fields a sampler

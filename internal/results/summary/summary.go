@@ -200,7 +200,7 @@ func rateUnit(unit string) string { return unit + "/s" }
 
 // WriteMarkdown writes summary.md: the verdicts, then per workload (and
 // phase) a table of its cells with the units in the headers, its regressions
-// as the reference articles print them, and notes on classes that did not
+// as [game] (docs/references.md) prints them, and notes on classes that did not
 // fully apply.
 func WriteMarkdown(w io.Writer, a Analysis) error {
 	var b strings.Builder
@@ -267,7 +267,7 @@ type Table struct {
 	// QoSNotes explain the * and ! marks of the "QoS applied" column.
 	QoSNotes []string
 	// RateUnit is the regressions' unit (loops/s); Regressions are printed
-	// as the reference articles print them.
+	// as [game] (docs/references.md) prints them.
 	RateUnit    string
 	Regressions []string
 }

@@ -196,7 +196,7 @@ func TestWriteMarkdown(t *testing.T) {
 	assert.Contains(t, md, "- fp: "+a.Verdicts[0].String()+"\n", "the verdict line, naming its workload")
 	for _, r := range a.Regressions {
 		if r.Workload == "fp" {
-			assert.Contains(t, md, "- "+analysis.FormatRegression(r.Label(), r.Regression)+" (R² ", "regressions as the reference prints them")
+			assert.Contains(t, md, "- "+analysis.FormatRegression(r.Label(), r.Regression)+" (R² ", "regressions as [game] prints them")
 		}
 	}
 	assert.Contains(t, md, "- Host QoS 33: R = (")
