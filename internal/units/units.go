@@ -196,3 +196,21 @@ func RateUnit(unit string) (label string, scale float64) {
 	}
 	return unit + "/s", 1
 }
+
+// FormatCount writes a count as people type it: "2e8" for a single digit
+// followed by zeros from 1e3 up, the digits otherwise.
+func FormatCount(n uint64) string {
+	if n < 1000 {
+		return strconv.FormatUint(n, 10)
+	}
+	exp := 0
+	m := n
+	for m%10 == 0 {
+		m /= 10
+		exp++
+	}
+	if m < 10 && exp >= 3 {
+		return fmt.Sprintf("%de%d", m, exp)
+	}
+	return strconv.FormatUint(n, 10)
+}

@@ -122,3 +122,12 @@ func TestSI(t *testing.T) {
 	assert.Equal(t, "loops/s", label)
 	assert.Equal(t, 1.0, scale)
 }
+
+func TestFormatCount(t *testing.T) {
+	for n, want := range map[uint64]string{1: "1", 999: "999", 1000: "1e3", 2e8: "2e8", 1e8: "1e8", 2e5: "2e5", 1500: "1500", 12e6: "12000000"} {
+		assert.Equal(t, want, FormatCount(n), "%d", n)
+		back, err := ParseCount("n", want, 1<<60)
+		require.NoError(t, err)
+		assert.Equal(t, n, back, "reads back")
+	}
+}

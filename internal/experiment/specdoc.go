@@ -1,0 +1,134 @@
+package experiment
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/telemetry"
+	"github.com/qoslab/qoslab/internal/units"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
+)
+
+// SpecKey documents one key of a spec file: docs/spec.md is written from
+// these, and a test holds them to the keys ParseSpec accepts.
+type SpecKey struct {
+	// Key is the key's path: "repeats", "vm.cpus", "matrix[].loops".
+	Key     string
+	Type    string
+	Default string
+	Allowed string
+	Doc     string
+}
+
+// SpecKeys lists every key a spec may have, in the order docs/spec.md
+// shows them.
+func SpecKeys() []SpecKey {
+	classes := "a list of QoS classes by name or number: " + qos.Allowed
+	return []SpecKey{
+		{"name", "string", "the file's base name", fmt.Sprintf("up to %d letters, digits, '.', '_' and '-', starting with a letter or digit", maxNameLen),
+			"names the experiment and its results directory (<name>-<UTC time>)"},
+		{"description", "string", "none", "any text", "one line about the experiment, shown in reports"},
+		{"targets", "list", "[host, vm]", TargetHost + ", " + TargetVM, "where to measure, in this order; each cell runs on every target"},
+		{"vm", "mapping", "", "the vm.* keys", "the VM of the vm target"},
+		{"vm.backend", "string", "this machine's: vz on Apple silicon, else qemu", "qemu, vz", "the hypervisor"},
+		{"vm.image", "string", "the built-in recipe's image for this machine's arch", "an image name in the image store", "what the VM boots"},
+		{"vm.cpus", "whole number", fmt.Sprint(DefaultVMCPUs), fmt.Sprintf("1..%d (the qemu backend gives at most the host's CPUs, and says so)", maxVMCPUs), "the VM's vCPUs"},
+		{"vm.memory", "size", fmt.Sprintf("%d MiB, more when compression needs it (twice the largest input + 512 MiB)", MinVMMemoryMiB),
+			fmt.Sprintf("%s..%s", units.FormatBytes(minVMMemory), units.FormatBytes(maxVMMemory)), "the VM's memory; the guest holds a compression cell's input in it"},
+		{"vm.disk", "size", "what the compression cells write, and 64 MiB at least", "up to " + units.FormatBytes(maxVMDisk), "the VM's raw scratch disk, the guest's file sink"},
+		{"vm.accel", "string", "KVM (qemu on Linux) or hvf (qemu on macOS) when a probe boot works, else TCG", "kvm, tcg, hvf; qemu only", "how qemu runs the guest"},
+		{"vm.host_qos", "QoS class", "none: what the hypervisor gives the vCPU threads", qos.Allowed, "the class the VM's vCPU threads get on the host (qemu on Linux applies it; run.json notes what was applied)"},
+		{"matrix", "list of entries", "", "at least one entry", "the cells: each entry is one workload at each of its classes with each of its thread counts"},
+		{"matrix[].workload", "string", "", strings.Join(catalog.Names(), ", "), "the workload; one per entry"},
+		{"matrix[].qos", "list", "[background, user-interactive]", classes, "the classes to measure at"},
+		{"matrix[].threads", "counts", "1", fmt.Sprintf(`"4", "1-4", "1,2,4", "10-70/10": 1..%d threads (procs: 1..%d processes)`, catalog.MaxThreads, catalog.MaxProcs), "the thread counts (process counts for procs)"},
+		{"matrix[].loops", "count", loopsDefaults(), fmt.Sprintf(`"2e8", "200_000_000": 1..%d per thread; pi: at least one per thread, in total`, uint64(catalog.MaxLoops)), "compute and procs workloads: loops per thread (pi: iterations in total, split over the threads)"},
+		{"matrix[].size", "size", units.FormatBytes(catalog.DefaultSize), "one byte per thread .. " + units.FormatBytes(catalog.MaxDataBytes), "compress and decompress: bytes of generated input, split over the threads"},
+		{"matrix[].ratio", "number", fmt.Sprint(catalog.DefaultRatio), fmt.Sprintf("%g (random) .. %g", catalog.MinRatio, catalog.MaxRatio), "compress and decompress: compressibility of the generated input under zstd"},
+		{"matrix[].codec", "string", catalog.DefaultCodec, strings.Join(catalog.AllCodecs(), ", ") + " (lzfse on macOS only; a target without it refuses the run before measuring)", "compress and decompress: the codec"},
+		{"matrix[].level", "whole number", "0, the codec's default", levels(), "compress and decompress: the codec level"},
+		{"matrix[].sink", "string", catalog.DefaultSink, strings.Join(catalog.Sinks(), ", "), "compress and decompress: where output goes (file: fsync'd; in a VM, the VM's raw scratch disk)"},
+		{"matrix[].sink_path", "string", "none", "file: a directory (the host agent's scratch directory); block: a device whose contents may be overwritten", "compress and decompress: where the sink writes; block needs it"},
+		{"repeats", "whole number", fmt.Sprint(DefaultRepeats), fmt.Sprintf("1..%d", maxRepeats), "timed runs of every cell on every target"},
+		{"warmup", "whole number", fmt.Sprint(DefaultWarmup), fmt.Sprintf("0..%d", maxWarmup), "untimed runs of each cell on each target, just before its first timed run"},
+		{"order", "string", OrderInterleaved, OrderInterleaved + " (shuffled per repeat, targets alternating), " + OrderSequential + " (as written)", "how the plan lays the cells out; repeats are always outermost"},
+		{"seed", "whole number", "picked at random and recorded in run.json", "0..18446744073709551615", "seeds the interleaved shuffle: the same spec and seed give the same plan"},
+		{"contention", "whole number", "0", fmt.Sprintf("0..%d", maxContention), "default-priority spinner threads on the host, outside any VM, for the whole run"},
+		{"telemetry_ms", "whole number", fmt.Sprint(telemetry.DefaultIntervalMs), fmt.Sprintf("0 (off) or %d..%d", minTelemetryMs, maxTelemetryMs), "the telemetry sampling interval while each timed cell runs"},
+		{"data_seed", "whole number", fmt.Sprint(DefaultDataSeed), "0..18446744073709551615", "seeds the generated compression input and pi's random numbers"},
+	}
+}
+
+func levels() string {
+	var parts []string
+	for _, name := range catalog.AllCodecs() {
+		c, _ := catalog.LookupCodec(name)
+		if c.MaxLevel == 0 {
+			parts = append(parts, name+" 0 only")
+		} else {
+			parts = append(parts, fmt.Sprintf("%s %d..%d", name, c.MinLevel, c.MaxLevel))
+		}
+	}
+	return "0 or the codec's levels: " + strings.Join(parts, ", ")
+}
+
+func loopsDefaults() string {
+	var parts []string
+	for _, w := range catalog.All() {
+		if w.TakesLoops() {
+			parts = append(parts, fmt.Sprintf("%s %s", w.Name, units.FormatCount(w.DefaultLoops)))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// SpecReference is docs/spec.md: every key of a spec file, its type,
+// default and allowed values.
+func SpecReference() string {
+	var b strings.Builder
+	b.WriteString(`# Experiment specs
+
+An experiment spec is a YAML file given to ` + "`qoslab run --spec FILE`" + `: where to
+measure, what, and how often. The built-in specs (` + "`qoslab run --default NAME`" + `)
+are written in it too. qoslab reads a spec strictly: a key it does not know is
+an error naming its line, the keys allowed there and the likely intended one,
+and every problem is reported at once. Keys that only the other kind of
+workload takes (` + "`size`" + ` on ` + "`fp`" + `, ` + "`loops`" + ` on ` + "`compress`" + `) are errors too.
+Lists may be written as YAML lists or as one comma-separated string
+(` + "`qos: 9,33`" + `); sizes take units (` + "`1GiB`, `512MiB`" + `); counts take ` + "`2e8`" + ` and digit
+groups (` + "`200_000_000`" + `). The spec as applied, every default filled in, is
+recorded in the run's ` + "`run.json`" + `.
+
+This page is generated from the spec decoder's own table of keys; a test
+keeps the two equal.
+
+` + "```yaml" + `
+name: mine
+targets: [host, vm]
+vm:
+  cpus: 2
+matrix:
+  - {workload: fp, qos: [background, user-interactive], threads: 1-4, loops: 2e8}
+  - {workload: compress, qos: [9, 33], size: 256MiB, codec: zstd, sink: file}
+repeats: 5
+contention: 2
+` + "```" + `
+
+| key | type | default | allowed | what it is |
+|---|---|---|---|---|
+`)
+	for _, k := range SpecKeys() {
+		def := k.Default
+		if def == "" {
+			def = "required"
+			if k.Type == "mapping" {
+				def = "-"
+			}
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", k.Key, k.Type, mdCell(def), mdCell(k.Allowed), mdCell(k.Doc))
+	}
+	return b.String()
+}
+
+func mdCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
