@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,7 +17,6 @@ import (
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/telemetry"
 	"github.com/qoslab/qoslab/internal/units"
-	"github.com/qoslab/qoslab/internal/version"
 	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
@@ -37,13 +37,10 @@ type BenchOptions struct {
 	Save    bool
 	Results string
 
-	Size     int64
-	Ratio    float64
-	Seed     uint64
-	Codec    string
-	Level    int
-	Sink     string
-	SinkPath string
+	// Compression holds the compress and decompress settings (size, ratio,
+	// codec, level, sink, sink path); Seed seeds their input and pi.
+	Compression experiment.MatrixEntry
+	Seed        uint64
 
 	// Targets are where cells run: "host" (a local agent) and "vm" (an agent
 	// in a VM), interleaved per repeat.
@@ -101,17 +98,18 @@ Workloads: ` + strings.Join(catalog.Names(), ", ") + `.`,
 	fl.StringVar(&o.Out, "out", "", "write the output to FILE (the table still goes to the terminal)")
 	fl.BoolVar(&o.Save, "save", false, "also keep the run in a results directory (RESULTS/bench-<UTC time>), with summaries and report")
 	fl.StringVar(&o.Results, "results", "qoslab-results", "where --save creates the results directory")
+	c := &o.Compression
 	fl.StringVar(&o.flags.size, "size", "1GiB", "compress/decompress: bytes of generated input, split over the threads")
-	fl.Float64Var(&o.Ratio, "ratio", catalog.DefaultRatio, "compress/decompress: compressibility of the generated input (about N:1 under zstd)")
+	fl.Float64Var(&c.Ratio, "ratio", catalog.DefaultRatio, "compress/decompress: compressibility of the generated input (about N:1 under zstd)")
 	fl.Uint64Var(&o.Seed, "seed", experiment.DefaultDataSeed, "seed of generated input and of pi's random numbers")
-	fl.StringVar(&o.Codec, "codec", catalog.DefaultCodec, "compress/decompress codec: "+strings.Join(catalog.AllCodecs(), ", ")+" (lzfse: macOS only)")
-	fl.IntVar(&o.Level, "level", 0, "codec level (0: the codec's default)")
-	fl.StringVar(&o.Sink, "sink", catalog.DefaultSink, "where compressed output goes: file (fsync'd), block (a raw device), null")
-	fl.StringVar(&o.SinkPath, "sink-path", "", "file sink: directory (default: a temporary one); block sink: the device")
+	fl.StringVar(&c.Codec, "codec", catalog.DefaultCodec, "compress/decompress codec: "+strings.Join(catalog.AllCodecs(), ", ")+" (lzfse: macOS only)")
+	fl.IntVar(&c.Level, "level", 0, "codec level (0: the codec's default)")
+	fl.StringVar(&c.Sink, "sink", catalog.DefaultSink, "where compressed output goes: file (fsync'd), block (a raw device), null")
+	fl.StringVar(&c.SinkPath, "sink-path", "", "file sink: directory (default: a temporary one); block sink: the device")
 	fl.StringVar(&o.flags.target, "target", experiment.TargetHost, "where to measure, comma-separated: host, vm (interleaved per repeat, shown side by side)")
 	o.vm.add(cmd, true)
 	complete(cmd, "workload", catalog.Names)
-	complete(cmd, "qos", qosNames)
+	complete(cmd, "qos", qos.Names)
 	complete(cmd, "target", fixed(experiment.TargetHost, experiment.TargetVM))
 	complete(cmd, "format", fixed(report.BenchFormats...))
 	complete(cmd, "codec", catalog.AllCodecs)
@@ -125,30 +123,17 @@ Workloads: ` + strings.Join(catalog.Names(), ", ") + `.`,
 	}, benchRun, runF)
 }
 
-// qosNames are the QoS classes by name, for completion.
-func qosNames() []string {
-	var out []string
-	for _, c := range qos.All() {
-		out = append(out, c.String())
-	}
-	return out
-}
-
 // check reads and checks bench's settings; every mistake is a usage error
 // naming the setting (flag, variable or config key), the value and what is
 // allowed.
 func (o *BenchOptions) check() error {
 	n := o.src.Name
-	for _, w := range strings.Split(o.flags.workload, ",") {
-		w = strings.TrimSpace(w)
-		if _, err := catalog.Get(w); err != nil {
-			return usageError(err)
-		}
-		o.Workloads = append(o.Workloads, w)
-	}
 	var err error
-	if o.Targets, err = parseTargets(n("target"), o.flags.target); err != nil {
-		return err
+	if o.Workloads, err = catalog.ParseList(o.flags.workload); err != nil {
+		return usageError(err)
+	}
+	if o.Targets, err = experiment.ParseTargets(n("target"), o.flags.target); err != nil {
+		return usageError(err)
 	}
 	if o.VM, o.VMEnv, err = o.vm.parse(o.src); err != nil {
 		return err
@@ -156,11 +141,7 @@ func (o *BenchOptions) check() error {
 	if o.QoS, err = qos.ParseList(o.flags.qos); err != nil {
 		return usageErrorf("%s: %w", n("qos"), err)
 	}
-	maxThreads := catalog.MaxThreads
-	for _, w := range o.Workloads {
-		maxThreads, _ = catalog.Lookup(w).MaxCount()
-	}
-	if o.Threads, err = units.ParseCounts(strings.TrimPrefix(n("threads"), "--"), o.flags.threads, maxThreads); err != nil {
+	if o.Threads, err = units.ParseCounts(strings.TrimPrefix(n("threads"), "--"), o.flags.threads, catalog.MaxCountOf(o.Workloads)); err != nil {
 		return usageError(err)
 	}
 	if o.flags.loops != "" {
@@ -168,7 +149,8 @@ func (o *BenchOptions) check() error {
 			return usageError(err)
 		}
 	}
-	if o.Size, err = units.ParseSize(n("size"), o.flags.size, catalog.MaxDataBytes); err != nil {
+	c := &o.Compression
+	if c.SizeBytes, err = units.ParseSize(n("size"), o.flags.size, catalog.MaxDataBytes); err != nil {
 		return usageError(err)
 	}
 	if o.Repeat < 1 || o.Repeat > 1000 {
@@ -180,53 +162,21 @@ func (o *BenchOptions) check() error {
 	if err := oneOf(n("format"), o.Format, report.BenchFormats); err != nil {
 		return err
 	}
-	if err := oneOf(n("sink"), o.Sink, catalog.Sinks()); err != nil {
+	if err := oneOf(n("sink"), c.Sink, catalog.Sinks()); err != nil {
 		return err
 	}
-	if o.Sink == catalog.SinkBlock && o.SinkPath == "" {
+	if c.Sink == catalog.SinkBlock && c.SinkPath == "" {
 		return usageErrorf("%s block needs --sink-path DEVICE (a raw block device whose contents may be overwritten)", n("sink"))
 	}
-	if o.compresses() {
-		if err := catalog.CheckLevel(o.Codec, o.Level); err != nil {
-			return usageErrorf("%s %s %s %d: %w", n("codec"), o.Codec, n("level"), o.Level, err)
+	if slices.ContainsFunc(o.Workloads, catalog.IsCompression) {
+		if err := catalog.CheckLevel(c.Codec, c.Level); err != nil {
+			return usageErrorf("%s %s %s %d: %w", n("codec"), c.Codec, n("level"), c.Level, err)
 		}
 	}
-	if o.Ratio < 1 {
-		return usageErrorf("%s %g: allowed 1 (incompressible) and above", n("ratio"), o.Ratio)
+	if c.Ratio < 1 {
+		return usageErrorf("%s %g: allowed 1 (incompressible) and above", n("ratio"), c.Ratio)
 	}
 	return nil
-}
-
-func (o *BenchOptions) compresses() bool {
-	for _, w := range o.Workloads {
-		if catalog.IsCompression(w) {
-			return true
-		}
-	}
-	return false
-}
-
-func parseTargets(name, s string) ([]string, error) {
-	var out []string
-	for _, t := range strings.Split(s, ",") {
-		t = strings.TrimSpace(t)
-		if err := oneOf(name, t, []string{experiment.TargetHost, experiment.TargetVM}); err != nil {
-			return nil, err
-		}
-		if !contains(out, t) {
-			out = append(out, t)
-		}
-	}
-	return out, nil
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // spec is the experiment bench's flags describe: one matrix entry per
@@ -239,9 +189,10 @@ func (o *BenchOptions) spec() experiment.Spec {
 		s.TelemetryMs = telemetry.DefaultIntervalMs
 	}
 	for _, w := range o.Workloads {
-		e := experiment.MatrixEntry{Workload: w, QoS: o.QoS, Threads: o.Threads}
+		e := experiment.MatrixEntry{Workload: w}
 		if catalog.IsCompression(w) {
-			e.SizeBytes, e.Ratio, e.Codec, e.Level, e.Sink, e.SinkPath = o.Size, o.Ratio, o.Codec, o.Level, o.Sink, o.SinkPath
+			e = o.Compression
+			e.Workload = w
 		} else {
 			e.Loops = o.Loops
 			if e.Loops == 0 {
@@ -252,6 +203,7 @@ func (o *BenchOptions) spec() experiment.Spec {
 				e.Loops = max(e.Loops, uint64(o.Threads[len(o.Threads)-1]))
 			}
 		}
+		e.QoS, e.Threads = o.QoS, o.Threads
 		s.Matrix = append(s.Matrix, e)
 	}
 	return s
@@ -264,30 +216,25 @@ func benchRun(ctx context.Context, o *BenchOptions) (err error) {
 	if err := s.Validate(); err != nil {
 		return usageError(err)
 	}
-	doc := &report.Bench{SchemaVersion: results.SchemaVersion, ToolVersion: version.String(), Started: time.Now().UTC(), Targets: map[string]any{}}
-	out, err := openOutput(o.src.Name("out"), o.Out)
-	if err != nil {
+	if err := checkOut(o.src.Name("out"), o.Out); err != nil {
 		return err
 	}
 	var dir *results.Dir
+	saved := ""
 	if o.Save {
 		if dir, s, err = experiment.CreateRun(o.Results, s, time.Now()); err != nil {
-			out.abort()
 			return err
 		}
-		doc.Results = dir.Path
+		saved = dir.Path
 	}
-	doc.Request, doc.Spec = report.NewBenchRequest(s, o.VMEnv.Name, o.VMEnv.Store), s
+	doc := report.NewBench(s, o.VMEnv.Name, o.VMEnv.Store, saved)
 	defer func() {
-		doc.Finished = time.Now().UTC()
-		if err != nil {
-			doc.Error = err.Error()
-		}
-		if werr := writeBench(o, out, doc); werr != nil && err == nil {
+		doc.Finish(err)
+		if werr := writeBench(o, doc); werr != nil && err == nil {
 			err = werr
 		}
 		if dir != nil {
-			if perr := publish(o.IO, dir.Path, nil); perr != nil && err == nil {
+			if perr := publish(o.IO, dir.Path, nil, 0, 0); perr != nil && err == nil {
 				err = perr
 			}
 		}
@@ -298,19 +245,7 @@ func benchRun(ctx context.Context, o *BenchOptions) (err error) {
 	prog.hooks(&env)
 	res, err := experiment.Execute(ctx, s, dir, env)
 	prog.clear()
-	for name, info := range res.Infos {
-		doc.Targets[name] = agent.InfoJSON(info)
-	}
-	if len(res.Machines) > 0 {
-		doc.Machines = res.Machines
-	}
-	doc.Contention, doc.Notes = res.Contention, res.Notes
-	for _, r := range res.Runs {
-		c := r.Cell
-		doc.Runs = append(doc.Runs, report.BenchRun{Target: c.Target, Workload: c.Workload, QoS: int(c.QoS), Threads: c.Threads,
-			Repeat: c.Repeat, Metrics: r.Metrics, Notes: r.Notes})
-		doc.Samples = append(doc.Samples, r.Samples...)
-	}
+	doc.Add(res)
 	var unsupported *experiment.UnsupportedCodecError
 	switch {
 	case errors.As(err, &unsupported):

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -19,24 +18,7 @@ func noArgs(cmd *cobra.Command, args []string) error {
 
 // oneOf checks that the setting name has one of the allowed values.
 func oneOf(name, v string, allowed []string) error {
-	for _, a := range allowed {
-		if v == a {
-			return nil
-		}
-	}
-	msg := strings.Join(allowed, ", ")
-	if g := suggest.Closest(v, allowed); g != "" {
-		msg += "; did you mean " + g + "?"
-	}
-	return usageErrorf("%s %q: allowed %s", name, v, msg)
-}
-
-func parsePositive(what, s string) (int, error) {
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 {
-		return 0, usageErrorf("%s %q: allowed 1 and above", what, s)
-	}
-	return n, nil
+	return usageError(suggest.OneOf(name, v, allowed))
 }
 
 // complete offers fixed values for a flag (comma-separated lists complete

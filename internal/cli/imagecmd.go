@@ -2,8 +2,8 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -14,7 +14,6 @@ import (
 	"github.com/qoslab/qoslab/internal/image"
 	"github.com/qoslab/qoslab/internal/image/macos"
 	"github.com/qoslab/qoslab/internal/units"
-	"github.com/qoslab/qoslab/internal/version"
 )
 
 // NewCmdImage builds `qoslab image`.
@@ -59,7 +58,7 @@ func kindArg(args []string, want, cmd string) error {
 // ImageBuildOptions are the settings of `qoslab image build linux`.
 type ImageBuildOptions struct {
 	ImageOptions
-	Recipe, Arch, KernelCache, GuestAgent string
+	image.BuildSettings
 }
 
 func newCmdImageBuild(f *Factory, runF func(context.Context, *ImageBuildOptions) error) *cobra.Command {
@@ -80,7 +79,7 @@ scripts/fetch-kernel.sh.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&o.Recipe, "recipe", "", "image recipe (YAML; default: the built-in linux-microvm recipe)")
+	fl.StringVar(&o.RecipeFile, "recipe", "", "image recipe (YAML; default: the built-in linux-microvm recipe)")
 	fl.StringVar(&o.Arch, "arch", "", "guest architecture: amd64, arm64 (default: the recipe's)")
 	fl.StringVar(&o.KernelCache, "kernel-cache", "", "where scripts/fetch-kernel.sh put Debian kernels (default $XDG_CACHE_HOME/qoslab/kernels)")
 	fl.StringVar(&o.GuestAgent, "guest-agent", "", "the linux agent to install as /init (default: bin/linux-ARCH/qoslab-agent beside qoslab)")
@@ -90,40 +89,21 @@ scripts/fetch-kernel.sh.`,
 }
 
 func imageBuildRun(ctx context.Context, o *ImageBuildOptions) error {
-	r := image.DefaultRecipe()
-	if o.Recipe != "" {
-		var err error
-		if r, err = image.LoadRecipe(o.Recipe); err != nil {
-			return usageError(err)
-		}
-	}
-	arch := o.Arch
-	if arch == "" {
-		arch = r.Arch
-	}
-	if err := image.CheckArch(arch); err != nil {
+	o.BuildSettings.Store = o.ImageOptions.Store
+	bo, err := o.BuildSettings.Options(o.Env)
+	var bad *image.SettingError
+	if errors.As(err, &bad) {
 		return usageError(err)
 	}
-	defKernels, err := image.DefaultKernelCacheDir(o.Env)
 	if err != nil {
 		return err
 	}
-	kernels := o.KernelCache
-	if kernels == "" {
-		kernels = defKernels
-	}
-	agentPath, err := agent.FindGuestAgent(o.GuestAgent, "linux", arch)
+	bo.Progress = o.IO.ErrOut
+	m, err := image.Build(ctx, bo)
 	if err != nil {
 		return err
 	}
-	m, err := image.Build(ctx, image.BuildOptions{
-		Recipe: r, Arch: arch, AgentPath: agentPath, AgentVersion: version.String(),
-		StoreDir: o.Store, KernelCacheDir: kernels, DefaultKernelCacheDir: defKernels, Progress: o.IO.ErrOut,
-	})
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(o.IO.Out, "built %s: kernel %s, %d modules, in %s\n", m.Name, m.KernelVersion, len(m.Modules), image.ImageDir(o.Store, m.Name))
+	fmt.Fprintf(o.IO.Out, "built %s: kernel %s, %d modules, in %s\n", m.Name, m.KernelVersion, len(m.Modules), image.ImageDir(bo.StoreDir, m.Name))
 	return nil
 }
 
@@ -183,9 +163,6 @@ func imageFetchRun(ctx context.Context, o *ImageFetchOptions) error {
 	if dir == "" {
 		dir = filepath.Join(filepath.Dir(o.Store), "ipsw")
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
 	res, err := macos.Fetch(ctx, macos.FetchOptions{IPSW: o.IPSW, Dir: dir, Progress: o.IO.ErrOut})
 	if err != nil {
 		return err
@@ -236,9 +213,6 @@ func imageCreateRun(ctx context.Context, o *ImageCreateOptions) error {
 	if o.CPUs < 0 {
 		return usageErrorf("--cpus %d: give a positive count, or 0 for the default", o.CPUs)
 	}
-	if err := os.MkdirAll(o.Store, 0o755); err != nil {
-		return err
-	}
 	b, err := macos.Create(ctx, macos.CreateOptions{
 		IPSW: o.IPSW, Bundle: filepath.Join(o.Store, o.Name), DiskBytes: diskBytes, CPUs: o.CPUs, MemoryBytes: uint64(mem), Progress: o.IO.ErrOut,
 	})
@@ -268,7 +242,7 @@ key login and passwordless sudo.`,
 	}
 	cmd.Flags().StringVar(&o.Via, "via", "offline", "offline (attach the stopped guest's disk; needs sudo) or ssh (then give USER@ADDR)")
 	cmd.Flags().StringVar(&o.GuestAgent, "guest-agent", "", "the darwin/arm64 agent (default: bin/darwin-arm64/qoslab-agent beside qoslab)")
-	completeArgs(cmd, func() []string { return imageNames(f) })
+	completeArgs(cmd, func() []string { return image.Names(vmEnv(f, experiment.VMEnv{}).Store) })
 	return imageCommand(f, cmd, &o.ImageOptions, o, imageProvisionRun, runF)
 }
 
@@ -336,23 +310,10 @@ func imageImportRun(ctx context.Context, o *ImageImportOptions) error {
 	if name == "" {
 		name = filepath.Base(filepath.Clean(o.Dir))
 	}
-	if err := os.MkdirAll(o.Store, 0o755); err != nil {
-		return err
-	}
 	b, err := macos.ImportTart(ctx, macos.ImportTartOptions{Dir: o.Dir, Bundle: filepath.Join(o.Store, name), Progress: o.IO.ErrOut})
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(o.IO.Out, "imported %s into %s\n", o.Dir, b.Dir)
 	return nil
-}
-
-// imageNames lists the images in the default store, for completion.
-func imageNames(f *Factory) []string {
-	entries, _ := image.List(vmEnv(f, experiment.VMEnv{}).Store)
-	var out []string
-	for _, e := range entries {
-		out = append(out, e.Name)
-	}
-	return out
 }

@@ -13,31 +13,12 @@ import (
 	"github.com/qoslab/qoslab/internal/results"
 )
 
-// PlotOptions are `qoslab plot`'s and `qoslab report`'s inputs.
+// PlotOptions are `qoslab plot`'s and `qoslab report`'s inputs: one
+// results directory (Dirs[0]).
 type PlotOptions struct {
-	IO     *IOStreams
-	Dir    string
+	ResultsOptions
 	Format string
 	Only   string
-}
-
-// dirCommand finishes a command on one results directory (DIR or latest,
-// under the shared results location).
-func dirCommand(f *Factory, cmd *cobra.Command, section string, o *PlotOptions, prepare func() error, run, runF func(context.Context, *PlotOptions) error) *cobra.Command {
-	ro := &ResultsOptions{}
-	o.IO = f.IO
-	return resultsCommand(f, cmd, section, ro, func(ctx context.Context, _ *ResultsOptions) error {
-		o.Dir = ro.Dirs[0]
-		if prepare != nil {
-			if err := prepare(); err != nil {
-				return err
-			}
-		}
-		if runF != nil {
-			return runF(ctx, o)
-		}
-		return run(ctx, o)
-	}, nil)
 }
 
 // NewCmdPlot builds `qoslab plot DIR [--format png|svg|pdf] [--only NAME]`.
@@ -57,11 +38,11 @@ the run has no data for is skipped with a note.`,
 	cmd.Flags().StringVar(&o.Only, "only", "", "draw only this chart or family: "+strings.Join(plot.Families(), ", "))
 	complete(cmd, "only", plot.Families)
 	complete(cmd, "format", plot.Formats)
-	return dirCommand(f, cmd, "plot", o, func() error { return oneOf("--format", o.Format, plot.Formats()) }, plotRun, runF)
+	return resultsCommand(f, cmd, "plot", &o.ResultsOptions, o, plotRun, runF, func() error { return oneOf("--format", o.Format, plot.Formats()) })
 }
 
 func plotRun(_ context.Context, o *PlotOptions) error {
-	r, err := report.Load(o.Dir)
+	r, err := report.Load(o.Dirs[0])
 	if err != nil {
 		return err
 	}
@@ -100,11 +81,12 @@ external URL, so it can be opened offline or mailed; and report.md, the same tex
 linking the charts as PNGs in DIR/plots.`,
 		Args: cobra.ExactArgs(1),
 	}
-	return dirCommand(f, cmd, "report", &PlotOptions{}, nil, reportRun, runF)
+	o := &PlotOptions{}
+	return resultsCommand(f, cmd, "report", &o.ResultsOptions, o, reportRun, runF)
 }
 
 func reportRun(_ context.Context, o *PlotOptions) error {
-	r, err := report.Load(o.Dir)
+	r, err := report.Load(o.Dirs[0])
 	if err != nil {
 		return err
 	}

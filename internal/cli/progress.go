@@ -6,8 +6,7 @@ import (
 
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
 	"github.com/qoslab/qoslab/internal/experiment"
-	"github.com/qoslab/qoslab/internal/results"
-	"github.com/qoslab/qoslab/internal/units"
+	"github.com/qoslab/qoslab/internal/report"
 )
 
 // progress shows a run's cells: on a terminal, one line that changes as
@@ -49,31 +48,11 @@ func (p *progress) done(s experiment.Step, r experiment.CellRun) {
 	if p.io.Progress {
 		return
 	}
-	fmt.Fprintf(p.io.ErrOut, "[%d/%d] %s: %s\n", s.Index+1, s.Total, s.Cell, runText(r.Samples))
+	fmt.Fprintf(p.io.ErrOut, "[%d/%d] %s: %s\n", s.Index+1, s.Total, s.Cell, report.RunText(r.Samples))
 }
 
 func (p *progress) clear() {
 	if p.io.Progress {
 		fmt.Fprint(p.io.ErrOut, "\r\033[K")
 	}
-}
-
-// runText is a cell run's elapsed time and total rate, for a log line.
-func runText(samples []results.Sample) string {
-	cells := results.Cells(samples)
-	if len(cells) == 0 {
-		return "no records"
-	}
-	var out string
-	for i, c := range cells {
-		if i > 0 {
-			out += "; "
-		}
-		if c.Phase != "" {
-			out += c.Phase + " "
-		}
-		unit, scale := units.RateUnit(c.Unit)
-		out += fmt.Sprintf("%.3f s, %s %s", c.Seconds.Median, units.SI(float64(c.TotalRate.Median)/scale), unit)
-	}
-	return out
 }

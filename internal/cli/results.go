@@ -7,12 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/qoslab/qoslab/internal/analysis"
-	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/report"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/results/summary"
 	"github.com/qoslab/qoslab/internal/units"
@@ -37,14 +36,14 @@ func NewCmdResults(f *Factory) *cobra.Command {
 
 // resultsCommand finishes a command that reads results directories: the
 // results location, and DIR arguments where "latest" is the newest run.
-func resultsCommand(f *Factory, cmd *cobra.Command, section string, o *ResultsOptions, run, runF func(context.Context, *ResultsOptions) error) *cobra.Command {
+func resultsCommand[O any](f *Factory, cmd *cobra.Command, section string, o *ResultsOptions, opts *O, run, runF func(context.Context, *O) error, checks ...func() error) *cobra.Command {
 	o.IO = f.IO
 	cmd.Flags().StringVar(&o.Results, "results", "qoslab-results", "where results directories are")
 	_ = cmd.MarkFlagDirname("results")
 	cmd.ValidArgsFunction = func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		return append([]string{"latest"}, resultDirs(o.Results)...), cobra.ShellCompDirectiveFilterDirs
+		return append([]string{"latest"}, results.Paths(o.Results)...), cobra.ShellCompDirectiveFilterDirs
 	}
-	return command(f, cmd, section, o, nil, func(args []string) error {
+	return command(f, cmd, section, opts, nil, func(args []string) error {
 		o.Dirs = args
 		for i, d := range o.Dirs {
 			if d == "latest" {
@@ -55,24 +54,20 @@ func resultsCommand(f *Factory, cmd *cobra.Command, section string, o *ResultsOp
 				o.Dirs[i] = latest
 			}
 		}
+		for _, check := range checks {
+			if err := check(); err != nil {
+				return err
+			}
+		}
 		return nil
 	}, run, runF)
-}
-
-func resultDirs(parent string) []string {
-	entries, _ := results.List(parent)
-	var out []string
-	for _, e := range entries {
-		out = append(out, e.Path)
-	}
-	return out
 }
 
 func newCmdResultsList(f *Factory, runF func(context.Context, *ResultsOptions) error) *cobra.Command {
 	o := &ResultsOptions{}
 	cmd := &cobra.Command{Use: "list", Short: "List results directories, oldest first", Args: noArgs}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
-	return resultsCommand(f, cmd, "results", o, resultsListRun, runF)
+	return resultsCommand(f, cmd, "results", o, o, resultsListRun, runF)
 }
 
 func resultsListRun(_ context.Context, o *ResultsOptions) error {
@@ -81,22 +76,9 @@ func resultsListRun(_ context.Context, o *ResultsOptions) error {
 		return err
 	}
 	if o.JSON {
-		type row struct {
-			Path     string     `json:"path"`
-			Spec     string     `json:"spec"`
-			Started  time.Time  `json:"started"`
-			Finished *time.Time `json:"finished"`
-			Complete bool       `json:"complete"`
-			Samples  int        `json:"samples"`
-			Error    string     `json:"error,omitempty"`
-		}
-		rows := []row{}
+		rows := []results.Listing{}
 		for _, e := range entries {
-			r := row{Path: e.Path, Spec: e.SpecName, Started: e.Run.Started, Finished: e.Run.Finished, Complete: e.Run.Complete(), Samples: e.Samples, Error: e.Run.Error}
-			if e.Err != nil {
-				r.Error = e.Err.Error()
-			}
-			rows = append(rows, r)
+			rows = append(rows, e.Listing())
 		}
 		return printJSON(o.IO.Out, rows)
 	}
@@ -107,25 +89,19 @@ func resultsListRun(_ context.Context, o *ResultsOptions) error {
 	tw := tabwriter.NewWriter(o.IO.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "DIRECTORY\tSPEC\tSTARTED\tSTATE\tSAMPLES")
 	for _, e := range entries {
-		state := "incomplete: resume with qoslab run --resume " + e.Path
-		switch {
-		case e.Err != nil:
-			state = "unreadable: " + e.Err.Error()
-		case e.Run.Complete():
-			state = "complete"
-		}
 		started := "-"
 		if !e.Run.Started.IsZero() {
 			started = e.Run.Started.Format("2006-01-02 15:04:05Z")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\n", e.Path, e.SpecName, started, state, e.Samples)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\n", e.Path, e.SpecName, started, e.State(), e.Samples)
 	}
 	return tw.Flush()
 }
 
 func newCmdResultsShow(f *Factory, runF func(context.Context, *ResultsOptions) error) *cobra.Command {
 	cmd := &cobra.Command{Use: "show DIR|latest", Short: "Print a run's summary (summary.md, or computed when the run wrote none yet)", Args: cobra.ExactArgs(1)}
-	return resultsCommand(f, cmd, "results", &ResultsOptions{}, resultsShowRun, runF)
+	o := &ResultsOptions{}
+	return resultsCommand(f, cmd, "results", o, o, resultsShowRun, runF)
 }
 
 func resultsShowRun(_ context.Context, o *ResultsOptions) error {
@@ -158,7 +134,8 @@ func NewCmdCompare(f *Factory, runF func(context.Context, *ResultsOptions) error
 		Short: "Compare two runs cell by cell, benchstat style (two machines, two macOS versions, ...)",
 		Args:  cobra.ExactArgs(2),
 	}
-	return resultsCommand(f, cmd, "compare", &ResultsOptions{}, compareRun, runF)
+	o := &ResultsOptions{}
+	return resultsCommand(f, cmd, "compare", o, o, compareRun, runF)
 }
 
 // compareRun prints each cell both runs have, in table order: the median
@@ -173,32 +150,5 @@ func compareRun(_ context.Context, o *ResultsOptions) error {
 		}
 		cells[i] = l.Cells()
 	}
-	oldPath, newPath := o.Dirs[0], o.Dirs[1]
-	changes := analysis.Changes(cells[0], cells[1])
-	if len(changes) == 0 {
-		return fmt.Errorf("%s and %s have no cell in common (same target, workload, class, threads and phase)", oldPath, newPath)
-	}
-	tw := tabwriter.NewWriter(o.IO.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "TARGET\tWORKLOAD\tQOS\tTHREADS\tPHASE\tOLD (%s)\tNEW (%s)\tDELTA\tP\n", oldPath, newPath)
-	for _, ch := range changes {
-		n := ch.New
-		unit, scale := units.RateUnit(n.Unit)
-		rate := func(c analysis.Cell) string {
-			return fmt.Sprintf("%s %s (n=%d)", units.SI(float64(c.TotalRate.Median)/scale), unit, c.TotalRate.N)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d %s\t%d\t%s\t%s\t%s\t%s\t%s\n", n.Target, n.Workload, n.QoS, qos.Class(n.QoS), n.Threads, orDash(n.Phase),
-			rate(ch.Old), rate(n), analysis.FormatChange(ch, analysis.Alpha), analysis.FormatP(ch.Test.P))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintf(o.IO.Out, "%s in common; ~ means no significant difference (Mann-Whitney U, two-sided, alpha %.2f)\n", units.Plural(len(changes), "cell"), analysis.Alpha)
-	return nil
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
+	return report.WriteChanges(o.IO.Out, o.Dirs[0], o.Dirs[1], analysis.Changes(cells[0], cells[1]))
 }

@@ -21,12 +21,10 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 		Long: `qoslab runs the same agent and workloads on the host and in VMs, at each QoS
 class with 1..N threads, and contrasts the results.
 
-Configuration: flags win over QOSLAB_* environment variables, which win over
-the config file: --config FILE, else ./qoslab.yaml, else
-$XDG_CONFIG_HOME/qoslab/config.yaml. A flag's key is its name under its
-command's section (bench.loops, QOSLAB_BENCH_LOOPS); agent, results and
-image-store are top level, shared by every command that has them
-(QOSLAB_AGENT, QOSLAB_RESULTS, QOSLAB_IMAGE_STORE).`,
+Flags win over QOSLAB_* variables, which win over the config file (--config,
+./qoslab.yaml, $XDG_CONFIG_HOME/qoslab/config.yaml). Keys are flag names under
+their command (bench.loops, QOSLAB_BENCH_LOOPS); agent, results and image-store
+are top level, shared by every command (QOSLAB_RESULTS).`,
 		Version:       version.String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -50,12 +48,7 @@ image-store are top level, shared by every command that has them
 		NewCmdVM(f),
 		NewCmdDoctor(f, nil),
 		hidden(experiment.SpinnerCommand+" N", func(cmd *cobra.Command, args []string) error {
-			n, err := parsePositive("spinner count", args[0])
-			if err != nil {
-				return err
-			}
-			experiment.SpinnerMain(cmd.Context(), n, f.IO.In, f.IO.Out)
-			return nil
+			return experiment.SpinnerMain(cmd.Context(), args, f.IO.In, f.IO.Out)
 		}),
 		hidden(vz.HostCommand+" STATE_DIR", func(cmd *cobra.Command, args []string) error {
 			return vz.HostMain(cmd.Context(), args[0])

@@ -123,7 +123,7 @@ func runRun(ctx context.Context, o *RunOptions) (err error) {
 	res, err := experiment.Execute(ctx, s, d, env)
 	prog.clear()
 	// Whatever happened, the summaries and the report cover what finished.
-	if perr := publish(o.IO, d.Path, &session{outcome: res, wall: time.Since(began), telemetryMs: s.TelemetryMs}); perr != nil && err == nil {
+	if perr := publish(o.IO, d.Path, res, time.Since(began), s.TelemetryMs); perr != nil && err == nil {
 		err = perr
 	}
 	return err

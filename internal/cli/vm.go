@@ -3,11 +3,9 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -121,15 +119,7 @@ func vmName(args []string) (string, error) {
 	if len(args) != 1 {
 		return "", usageErrorf("give one VM name, got %d", len(args))
 	}
-	name := args[0]
-	ok := name != ""
-	for _, r := range name {
-		ok = ok && (r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
-	}
-	if !ok {
-		return "", usageErrorf("VM name %q: use letters, digits, '-' and '_' only", name)
-	}
-	return name, nil
+	return args[0], usageError(experiment.CheckVMName(args[0]))
 }
 
 // VMOptions are the settings of the vm commands.
@@ -230,19 +220,10 @@ func newCmdVMStatus(f *Factory, runF func(context.Context, *VMOptions) error) *c
 }
 
 func vmStatusRun(ctx context.Context, o *VMOptions) error {
-	m, err := experiment.AttachVM(ctx, o.Env, o.Name)
+	mi, info, ierr, err := experiment.VMStatus(ctx, o.Env, o.Name)
 	if err != nil {
 		return err
 	}
-	c, err := experiment.AgentOver(m)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	info, ierr := c.Info(ctx)
-	mi := m.Info()
 	if o.JSON {
 		out := map[string]any{"machine": mi}
 		if ierr == nil {
@@ -268,16 +249,9 @@ func newCmdVMConsole(f *Factory, runF func(context.Context, *VMOptions) error) *
 }
 
 func vmConsoleRun(ctx context.Context, o *VMOptions) error {
-	dir := experiment.VMStateDir(o.Env, o.Name)
-	file, err := os.Open(filepath.Join(dir, "console.log"))
-	if errors.Is(err, os.ErrNotExist) {
-		if _, serr := os.Stat(dir); serr != nil {
-			return &experiment.NoSuchVMError{Name: o.Name, Known: experiment.NamedVMs(o.Env)}
-		}
-		return fmt.Errorf("vm %s has no console log yet (it never booted?)", o.Name)
-	}
+	file, err := experiment.OpenConsole(o.Env, o.Name)
 	if err != nil {
-		return fmt.Errorf("vm %s console: %w", o.Name, err)
+		return err
 	}
 	defer file.Close()
 	for {
@@ -300,32 +274,19 @@ func newCmdVMList(f *Factory, runF func(context.Context, *VMOptions) error) *cob
 }
 
 func vmListRun(ctx context.Context, o *VMOptions) error {
-	type row struct {
-		Name    string          `json:"name"`
-		Running bool            `json:"running"`
-		Machine *hv.MachineInfo `json:"machine,omitempty"`
-	}
-	rows := []row{}
-	for _, n := range experiment.NamedVMs(o.Env) {
-		r := row{Name: n}
-		if m, err := registry.Attach(ctx, registry.Options{CacheDir: o.Env.CacheDir}, experiment.VMStateDir(o.Env, n)); err == nil {
-			mi := m.Info()
-			r.Running, r.Machine = true, &mi
-		}
-		rows = append(rows, r)
-	}
+	vms := experiment.ListVMs(ctx, o.Env)
 	if o.JSON {
-		return printJSON(o.IO.Out, rows)
+		return printJSON(o.IO.Out, vms)
 	}
-	if len(rows) == 0 {
+	if len(vms) == 0 {
 		fmt.Fprintln(o.IO.Out, "no named VMs; start one with `qoslab vm start NAME`")
 	}
-	for _, r := range rows {
-		state := "stopped (remove it with `qoslab vm delete " + r.Name + "`)"
-		if r.Running {
-			state = fmt.Sprintf("running (pid %d, %s, %d vCPUs)", r.Machine.PID, describeAccel(*r.Machine), r.Machine.CPUs)
+	for _, v := range vms {
+		state := "stopped (remove it with `qoslab vm delete " + v.Name + "`)"
+		if v.Running {
+			state = fmt.Sprintf("running (pid %d, %s, %d vCPUs)", v.Machine.PID, describeAccel(*v.Machine), v.Machine.CPUs)
 		}
-		fmt.Fprintf(o.IO.Out, "%-20s %s\n", r.Name, state)
+		fmt.Fprintf(o.IO.Out, "%-20s %s\n", v.Name, state)
 	}
 	return nil
 }

@@ -96,10 +96,19 @@ func StartContention(ctx context.Context, n int) (*Contention, error) {
 	return c, nil
 }
 
-// SpinnerMain is the spinner process: n default-class threads spinning
-// until in closes or ctx ends; it writes each thread's class as read back
-// (JSON, one line) to out once all spin.
-func SpinnerMain(ctx context.Context, n int, in io.Reader, out io.Writer) {
+// SpinnerMain is the spinner process, started as `qoslab SpinnerCommand N`:
+// N default-class threads spinning until in closes or ctx ends; it writes
+// each thread's class as read back (JSON, one line) to out once all spin.
+func SpinnerMain(ctx context.Context, args []string, in io.Reader, out io.Writer) error {
+	n, err := strconv.Atoi(args[0])
+	if err != nil || n < 1 {
+		return fmt.Errorf("spinner count %q: allowed 1 and above", args[0])
+	}
+	spin(ctx, n, in, out)
+	return nil
+}
+
+func spin(ctx context.Context, n int, in io.Reader, out io.Writer) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {

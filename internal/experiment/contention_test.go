@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -17,11 +16,9 @@ import (
 // TestMain lets the test binary be the spinner process, as qoslab is.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 2 && os.Args[1] == SpinnerCommand {
-		n, err := strconv.Atoi(os.Args[2])
-		if err != nil {
+		if err := SpinnerMain(context.Background(), os.Args[2:], os.Stdin, os.Stdout); err != nil {
 			os.Exit(2)
 		}
-		SpinnerMain(context.Background(), n, os.Stdin, os.Stdout)
 		os.Exit(0)
 	}
 	os.Exit(m.Run())

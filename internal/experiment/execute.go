@@ -66,6 +66,24 @@ type Outcome struct {
 	Notes []string
 }
 
+// TimeText says where a session's wall time went, and what telemetry cost
+// the agents sampling every telemetryMs: the lines a run ends with.
+func (o *Outcome) TimeText(wall time.Duration, telemetryMs int) []string {
+	var out []string
+	if st := o.Stats; st.Runs > 0 {
+		measured := time.Duration(st.MeasuredNs + o.BootNs)
+		out = append(out, fmt.Sprintf("time: %s wall, %s measured + %s booting (%.1f%% orchestration)", wall.Round(time.Millisecond),
+			time.Duration(st.MeasuredNs).Round(time.Millisecond), time.Duration(o.BootNs).Round(time.Millisecond),
+			100*(1-float64(measured)/float64(wall))))
+	}
+	if ts := o.Stats.Telemetry; ts.Samples > 0 && telemetryMs > 0 {
+		sampled := time.Duration(ts.Samples) * time.Duration(telemetryMs) * time.Millisecond
+		out = append(out, fmt.Sprintf("telemetry: %d samples in the agents every %d ms, %.1f%% of intervals within 10 ms of it, sampler CPU %s (%.2f%% of one core)",
+			ts.Samples, telemetryMs, 100*ts.Within10ms, ts.SamplerCPU.Round(time.Millisecond), 100*float64(ts.SamplerCPU)/float64(sampled)))
+	}
+	return out
+}
+
 // Samples are every sample of the outcome's runs, in order.
 func (o *Outcome) Samples() []results.Sample {
 	var out []results.Sample

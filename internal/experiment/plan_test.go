@@ -244,3 +244,11 @@ func TestDefaultSpecBudget(t *testing.T) {
 	assert.Less(t, tcgSeconds(quick), 3*60.0)
 	t.Logf("estimated under TCG: full %.0f min, quick %.0f s", tcgSeconds(full)/60, tcgSeconds(quick))
 }
+
+func TestParseTargets(t *testing.T) {
+	got, err := ParseTargets("--target", "vm, host,vm")
+	require.NoError(t, err)
+	assert.Equal(t, []string{TargetVM, TargetHost}, got)
+	_, err = ParseTargets("QOSLAB_BENCH_TARGET", "hots")
+	assert.EqualError(t, err, `QOSLAB_BENCH_TARGET "hots": allowed host, vm; did you mean host?`)
+}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -309,6 +310,22 @@ func (s Spec) Validate() error {
 		return &SpecError{Name: s.Name, Problems: p}
 	}
 	return nil
+}
+
+// ParseTargets reads comma-separated targets ("host,vm"), each once, in
+// the order given; name names the setting in errors.
+func ParseTargets(name, s string) ([]string, error) {
+	var out []string
+	for _, t := range strings.Split(s, ",") {
+		t = strings.TrimSpace(t)
+		if err := suggest.OneOf(name, t, []string{TargetHost, TargetVM}); err != nil {
+			return nil, err
+		}
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
 }
 
 func checkName(name string) error {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"time"
 
 	"github.com/qoslab/qoslab/internal/agent"
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
@@ -356,4 +357,72 @@ func DeleteVM(ctx context.Context, env VMEnv, name string) error {
 		return fmt.Errorf("delete vm %s: %w", name, err)
 	}
 	return nil
+}
+
+// CheckVMName refuses a VM name that cannot name a state directory.
+func CheckVMName(name string) error {
+	ok := name != ""
+	for _, r := range name {
+		ok = ok && (r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}
+	if !ok {
+		return fmt.Errorf("VM name %q: use letters, digits, '-' and '_' only", name)
+	}
+	return nil
+}
+
+// VMState is a named VM as `qoslab vm list` shows it.
+type VMState struct {
+	Name    string          `json:"name"`
+	Running bool            `json:"running"`
+	Machine *hv.MachineInfo `json:"machine,omitempty"`
+}
+
+// ListVMs lists the named VMs, sorted by name, and whether each runs.
+func ListVMs(ctx context.Context, env VMEnv) []VMState {
+	out := []VMState{}
+	for _, n := range NamedVMs(env) {
+		st := VMState{Name: n}
+		if m, err := registry.Attach(ctx, env.registry(), VMStateDir(env, n)); err == nil {
+			mi := m.Info()
+			st.Running, st.Machine = true, &mi
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// OpenConsole opens a named VM's console log, saying clearly when there is
+// no such VM or it never booted.
+func OpenConsole(env VMEnv, name string) (*os.File, error) {
+	dir := VMStateDir(env, name)
+	f, err := os.Open(filepath.Join(dir, "console.log"))
+	if errors.Is(err, os.ErrNotExist) {
+		if _, serr := os.Stat(dir); serr != nil {
+			return nil, &NoSuchVMError{Name: name, Known: NamedVMs(env)}
+		}
+		return nil, fmt.Errorf("vm %s has no console log yet (it never booted?)", name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("vm %s console: %w", name, err)
+	}
+	return f, nil
+}
+
+// VMStatus is a named VM as the host sees it and its agent's Info, asked
+// within 10 s; agentErr says why the agent did not answer when it did not.
+func VMStatus(ctx context.Context, env VMEnv, name string) (mi hv.MachineInfo, info *agentpb.InfoReply, agentErr, err error) {
+	m, err := AttachVM(ctx, env, name)
+	if err != nil {
+		return mi, nil, nil, err
+	}
+	c, err := AgentOver(m)
+	if err != nil {
+		return m.Info(), nil, nil, err
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	info, agentErr = c.Info(ctx)
+	return m.Info(), info, agentErr, nil
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/qoslab/qoslab/internal/agent"
 	"github.com/qoslab/qoslab/internal/guestchan"
 	"github.com/qoslab/qoslab/internal/guestinit"
 	"github.com/qoslab/qoslab/internal/version"
@@ -423,4 +424,45 @@ func syncDir(dir string) {
 		d.Sync()
 		d.Close()
 	}
+}
+
+// BuildSettings are what a user asks of `qoslab image build linux`; an
+// empty field takes its default: the built-in recipe, the recipe's arch,
+// the kernel cache in the user's cache directory, and the linux agent that
+// `make build` puts beside qoslab.
+type BuildSettings struct {
+	RecipeFile, Arch, KernelCache, GuestAgent, Store string
+}
+
+// SettingError is a recipe or arch the user gave that cannot be built.
+type SettingError struct{ Err error }
+
+func (e *SettingError) Error() string { return e.Err.Error() }
+func (e *SettingError) Unwrap() error { return e.Err }
+
+// Options resolves the settings into a build's options, reading the user's
+// directories through env.
+func (s BuildSettings) Options(env func(string) string) (BuildOptions, error) {
+	o := BuildOptions{Recipe: DefaultRecipe(), Arch: s.Arch, StoreDir: s.Store, AgentVersion: version.String()}
+	var err error
+	if s.RecipeFile != "" {
+		if o.Recipe, err = LoadRecipe(s.RecipeFile); err != nil {
+			return o, &SettingError{err}
+		}
+	}
+	if o.Arch == "" {
+		o.Arch = o.Recipe.Arch
+	}
+	if err := CheckArch(o.Arch); err != nil {
+		return o, &SettingError{err}
+	}
+	if o.DefaultKernelCacheDir, err = DefaultKernelCacheDir(env); err != nil {
+		return o, err
+	}
+	o.KernelCacheDir = s.KernelCache
+	if o.KernelCacheDir == "" {
+		o.KernelCacheDir = o.DefaultKernelCacheDir
+	}
+	o.AgentPath, err = agent.FindGuestAgent(s.GuestAgent, "linux", o.Arch)
+	return o, err
 }

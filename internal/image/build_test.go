@@ -633,3 +633,28 @@ func TestLoadVmlinux(t *testing.T) {
 	assert.Nil(t, lm.BootKernel)
 	assert.Equal(t, filepath.Join(dir, KernelFile), img.Kernel)
 }
+
+func TestBuildSettingsDefaults(t *testing.T) {
+	home := t.TempDir()
+	env := func(k string) string {
+		if k == "HOME" {
+			return home
+		}
+		return ""
+	}
+	agentPath := filepath.Join(t.TempDir(), "agent")
+	writeFile(t, agentPath, []byte("x"))
+	o, err := BuildSettings{GuestAgent: agentPath, Store: "/store"}.Options(env)
+	require.NoError(t, err)
+	assert.Equal(t, DefaultRecipe().Arch, o.Arch, "the recipe's arch")
+	assert.Equal(t, filepath.Join(home, ".cache", "qoslab", "kernels"), o.KernelCacheDir)
+	assert.Equal(t, o.KernelCacheDir, o.DefaultKernelCacheDir)
+	assert.Equal(t, agentPath, o.AgentPath)
+	assert.Equal(t, "/store", o.StoreDir)
+
+	var bad *SettingError
+	_, err = BuildSettings{Arch: "mips", GuestAgent: agentPath}.Options(env)
+	require.ErrorAs(t, err, &bad, "an arch the user gave is theirs to fix")
+	_, err = BuildSettings{RecipeFile: filepath.Join(home, "none.yaml"), GuestAgent: agentPath}.Options(env)
+	require.ErrorAs(t, err, &bad)
+}

@@ -270,6 +270,17 @@ func List(storeDir string) ([]Entry, error) {
 	return out, nil
 }
 
+// Names lists the images in the store, for completion; none when it
+// cannot be read.
+func Names(storeDir string) []string {
+	entries, _ := List(storeDir)
+	var out []string
+	for _, e := range entries {
+		out = append(out, e.Name)
+	}
+	return out
+}
+
 // DefaultStoreDir is $XDG_CACHE_HOME/qoslab/images, else ~/.cache/qoslab/images.
 func DefaultStoreDir(env func(string) string) (string, error) {
 	return cacheDir(env, "images")

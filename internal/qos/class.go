@@ -52,6 +52,15 @@ func (c Class) Valid() bool {
 	return ok
 }
 
+// Names lists the classes by name, lowest first.
+func Names() []string {
+	var out []string
+	for _, c := range All() {
+		out = append(out, c.String())
+	}
+	return out
+}
+
 // Allowed describes the accepted spellings, for error messages.
 const Allowed = "background|9, utility|17, default|21, user-initiated|25, user-interactive|33"
 

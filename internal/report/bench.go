@@ -1,10 +1,15 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/qoslab/qoslab/internal/agent"
+	"github.com/qoslab/qoslab/internal/version"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -18,6 +23,9 @@ import (
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/units"
 )
+
+// resultsSchema versions bench's JSON with the results files'.
+const resultsSchema = results.SchemaVersion
 
 // BenchFormats are bench's output formats.
 var BenchFormats = []string{"table", "json", "csv", "markdown"}
@@ -95,6 +103,39 @@ func NewBenchRequest(s experiment.Spec, name, store string) BenchRequest {
 		r.Loops[e.Workload] = e.Loops
 	}
 	return r
+}
+
+// NewBench starts bench's document for spec s, as started now; name and
+// store say which named VM and image store the vm target uses; results is
+// the results directory of a saved run ("" for none).
+func NewBench(s experiment.Spec, name, store, results string) *Bench {
+	return &Bench{SchemaVersion: resultsSchema, ToolVersion: version.String(), Started: time.Now().UTC(), Targets: map[string]any{},
+		Request: NewBenchRequest(s, name, store), Spec: s, Results: results}
+}
+
+// Add records what a session measured and on what.
+func (b *Bench) Add(res *experiment.Outcome) {
+	for name, info := range res.Infos {
+		b.Targets[name] = agent.InfoJSON(info)
+	}
+	if len(res.Machines) > 0 {
+		b.Machines = res.Machines
+	}
+	b.Contention, b.Notes = res.Contention, res.Notes
+	for _, r := range res.Runs {
+		c := r.Cell
+		b.Runs = append(b.Runs, BenchRun{Target: c.Target, Workload: c.Workload, QoS: int(c.QoS), Threads: c.Threads,
+			Repeat: c.Repeat, Metrics: r.Metrics, Notes: r.Notes})
+		b.Samples = append(b.Samples, r.Samples...)
+	}
+}
+
+// Finish records when the session ended and the error that stopped it.
+func (b *Bench) Finish(err error) {
+	b.Finished = time.Now().UTC()
+	if err != nil {
+		b.Error = err.Error()
+	}
 }
 
 // BenchRun is one run of a cell: its metrics and notes (the samples carry
@@ -374,4 +415,79 @@ func writeCells(w io.Writer, r *Bench, markdown bool) error {
 		fmt.Fprintf(w, "incomplete: %s finished before the run stopped\n", units.Plural(len(r.Runs), "cell run"))
 	}
 	return nil
+}
+
+// WriteChanges writes compare's table: for every cell two runs have, in
+// table order, the median total rate of each, the change, and the
+// Mann-Whitney U test of their repeats; "~" where the difference is not
+// significant. No cell in common is an error.
+func WriteChanges(w io.Writer, oldPath, newPath string, changes []analysis.Change) error {
+	if len(changes) == 0 {
+		return fmt.Errorf("%s and %s have no cell in common (same target, workload, class, threads and phase)", oldPath, newPath)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "TARGET\tWORKLOAD\tQOS\tTHREADS\tPHASE\tOLD (%s)\tNEW (%s)\tDELTA\tP\n", oldPath, newPath)
+	for _, ch := range changes {
+		n := ch.New
+		unit, scale := units.RateUnit(n.Unit)
+		rate := func(c analysis.Cell) string {
+			return fmt.Sprintf("%s %s (n=%d)", units.SI(float64(c.TotalRate.Median)/scale), unit, c.TotalRate.N)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d %s\t%d\t%s\t%s\t%s\t%s\t%s\n", n.Target, n.Workload, n.QoS, qos.Class(n.QoS), n.Threads, orDash(n.Phase),
+			rate(ch.Old), rate(n), analysis.FormatChange(ch, analysis.Alpha), analysis.FormatP(ch.Test.P))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "%s in common; ~ means no significant difference (Mann-Whitney U, two-sided, alpha %.2f)\n", units.Plural(len(changes), "cell"), analysis.Alpha)
+	return err
+}
+
+// RunText is one cell run's elapsed time and total rate, for a log line:
+// "0.512 s, 3.9M loops/s" (each phase of compression).
+func RunText(samples []results.Sample) string {
+	var parts []string
+	for _, c := range results.Cells(samples) {
+		unit, scale := units.RateUnit(c.Unit)
+		p := fmt.Sprintf("%.3f s, %s %s", float64(c.Seconds.Median), units.SI(float64(c.TotalRate.Median)/scale), unit)
+		if c.Phase != "" {
+			p = c.Phase + " " + p
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) == 0 {
+		return "no records"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// CheckWritable fails when a file cannot be created at path, so that a
+// run is not measured for an output it cannot keep.
+func CheckWritable(path string) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// WriteBenchFile writes b in format to path, whole or not at all, then the
+// table to out; when path cannot be written, the format goes to out
+// instead, so nothing measured is lost, and log says so.
+func WriteBenchFile(out, log io.Writer, path, format string, b *Bench) error {
+	var buf bytes.Buffer
+	err := WriteBench(&buf, format, b)
+	if err == nil {
+		err = results.WriteFileAtomic(path, buf.Bytes())
+	}
+	if err != nil {
+		fmt.Fprintf(log, "qoslab: --out %s failed (%v); writing %s to stdout instead\n", path, err, format)
+		if _, werr := out.Write(buf.Bytes()); werr != nil {
+			return fmt.Errorf("%w; and stdout: %v", err, werr)
+		}
+		return err
+	}
+	fmt.Fprintf(log, "wrote %s (%s, %d records)\n", path, format, len(b.Samples))
+	return WriteBench(out, "table", b)
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/qoslab/qoslab/internal/analysis"
+	"io"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/qoslab/qoslab/internal/plot"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/results/summary"
+	"github.com/qoslab/qoslab/internal/units"
 )
 
 // MarkdownFile is the Markdown twin of results.ReportFile.
@@ -56,6 +58,32 @@ func New(l *results.Loaded) *Report {
 	r.Tables = summary.Tables(r.Analysis)
 	r.Charts, r.Skipped = plot.Charts(plot.Input{Name: l.Run.Name, Samples: l.Samples, Analysis: r.Analysis, Telemetry: l.Telemetry})
 	return r
+}
+
+// Publish reads the results directory at path once and writes everything
+// made from it: summary.{json,csv,md}, the charts and report.{html,md}. It
+// prints to w the directory, the terminal summary (summary.WriteTerminal)
+// and where the report is, and to notes what a reader should know about the
+// data (a torn end). Failing to draw the report loses no measurement:
+// `qoslab report DIR` draws it again.
+func Publish(path string, w, notes io.Writer) (*Report, error) {
+	r, err := Load(path)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintln(notes, "note: "+n)
+	}
+	if err := summary.Write(r.Path, r.Analysis); err != nil {
+		return r, fmt.Errorf("write summaries: %w", err)
+	}
+	fmt.Fprintf(w, "results: %s (%s)\n", r.Path, units.Plural(r.Samples, "sample"))
+	summary.WriteTerminal(w, r.Analysis)
+	if _, err := r.Write(); err != nil {
+		return r, fmt.Errorf("write report: %w (the results are kept; draw it again with qoslab report %s)", err, r.Path)
+	}
+	fmt.Fprintf(w, "report: %s\n", filepath.Join(r.Path, results.ReportFile))
+	return r, nil
 }
 
 // Write writes the PNG charts into DIR/plots, then report.html and report.md,

@@ -248,6 +248,51 @@ type Entry struct {
 	Err error
 }
 
+// State says in a few words how the run stands: complete, incomplete
+// (and how to finish it), or unreadable (and why).
+func (e Entry) State() string {
+	switch {
+	case e.Err != nil:
+		return "unreadable: " + e.Err.Error()
+	case e.Run.Complete():
+		return "complete"
+	}
+	return "incomplete: resume with qoslab run --resume " + e.Path
+}
+
+// Paths lists the results directories under parent, oldest first; none
+// when it cannot be read.
+func Paths(parent string) []string {
+	entries, _ := List(parent)
+	var out []string
+	for _, e := range entries {
+		out = append(out, e.Path)
+	}
+	return out
+}
+
+// Listing is an Entry as `qoslab results list --json` prints it.
+type Listing struct {
+	Path     string     `json:"path"`
+	Spec     string     `json:"spec"`
+	Started  time.Time  `json:"started"`
+	Finished *time.Time `json:"finished"`
+	Complete bool       `json:"complete"`
+	Samples  int        `json:"samples"`
+	// Error is why the run stopped early, or why the directory could not
+	// be read.
+	Error string `json:"error,omitempty"`
+}
+
+// Listing is the entry for scripts.
+func (e Entry) Listing() Listing {
+	l := Listing{Path: e.Path, Spec: e.SpecName, Started: e.Run.Started, Finished: e.Run.Finished, Complete: e.Run.Complete(), Samples: e.Samples, Error: e.Run.Error}
+	if e.Err != nil {
+		l.Error = e.Err.Error()
+	}
+	return l
+}
+
 // List returns the results directories under parent, oldest first. A
 // directory that cannot be read in full is listed with Err set rather than
 // failing the list; hidden directories are skipped.

@@ -2,7 +2,11 @@
 // "did you mean" hints in error messages.
 package suggest
 
-import "strings"
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // Closest returns the candidate nearest to s by edit distance (ignoring
 // case) when it is near enough to be a typo: at most 2 edits, or 3 for names
@@ -42,4 +46,18 @@ func Distance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// OneOf returns nil when v is one of allowed, else an error naming the
+// setting, the value, what is allowed and the likely intended value:
+// `--format "xlm": allowed table, json; did you mean json?`.
+func OneOf(name, v string, allowed []string) error {
+	if slices.Contains(allowed, v) {
+		return nil
+	}
+	msg := strings.Join(allowed, ", ")
+	if g := Closest(v, allowed); g != "" {
+		msg += "; did you mean " + g + "?"
+	}
+	return fmt.Errorf("%s %q: allowed %s", name, v, msg)
 }

@@ -26,3 +26,9 @@ func TestClosest(t *testing.T) {
 	assert.Equal(t, "", Closest("zzz", keys), "nothing near enough")
 	assert.Equal(t, "", Closest("x", nil))
 }
+
+func TestOneOf(t *testing.T) {
+	assert.NoError(t, OneOf("--format", "csv", []string{"table", "csv"}))
+	assert.EqualError(t, OneOf("--format", "tabel", []string{"table", "csv", "json"}), `--format "tabel": allowed table, csv, json; did you mean table?`)
+	assert.EqualError(t, OneOf("--target", "cloud", []string{"host", "vm"}), `--target "cloud": allowed host, vm`)
+}

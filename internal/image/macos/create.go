@@ -142,6 +142,11 @@ func Create(ctx context.Context, opts CreateOptions) (vz.Bundle, error) {
 		opts.Framework = fw
 	}
 	fw := opts.Framework
+	if opts.Bundle != "" {
+		if err := os.MkdirAll(filepath.Dir(opts.Bundle), 0o755); err != nil {
+			return vz.Bundle{}, fmt.Errorf("create macOS bundle: %w", err)
+		}
+	}
 	plan, err := PlanCreate(ctx, opts)
 	if err != nil {
 		return vz.Bundle{}, err

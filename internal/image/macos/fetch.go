@@ -55,6 +55,9 @@ func Fetch(ctx context.Context, opts FetchOptions) (FetchResult, error) {
 	if opts.Dir == "" {
 		return res, errors.New("fetch restore image: no destination directory given")
 	}
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return res, fmt.Errorf("fetch restore image: %w", err)
+	}
 	res.Download, err = Download(ctx, DownloadOptions{
 		URL: u, Dest: filepath.Join(opts.Dir, name),
 		Client: opts.Client, Progress: opts.Progress, OnProgress: opts.OnProgress,

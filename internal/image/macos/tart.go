@@ -229,6 +229,9 @@ func ImportTart(ctx context.Context, opts ImportTartOptions) (vz.Bundle, error) 
 	if _, err := os.Lstat(opts.Bundle); err == nil {
 		return vz.Bundle{}, fmt.Errorf("macOS bundle %s already exists and qoslab never overwrites one: choose another name, or delete it first", opts.Bundle)
 	}
+	if err := os.MkdirAll(filepath.Dir(opts.Bundle), 0o755); err != nil {
+		return vz.Bundle{}, fmt.Errorf("import tart VM: %w", err)
+	}
 	now := opts.Now
 	if now == nil {
 		now = time.Now

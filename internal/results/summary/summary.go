@@ -20,6 +20,7 @@ import (
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/telemetry"
 	"github.com/qoslab/qoslab/internal/units"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 // Analysis is what a run's summary files say.
@@ -401,4 +402,24 @@ func MarkdownText(s string) string { return mdText(s) }
 
 func mdText(s string) string {
 	return strings.NewReplacer("|", `\|`, "\r\n", " ", "\n", " ").Replace(s)
+}
+
+// WriteTerminal prints what a finished run says at a glance: the
+// throughput regressions of fp and int in the articles' form, the
+// compression times, and one verdict line per workload.
+func WriteTerminal(w io.Writer, a Analysis) {
+	for _, reg := range a.Regressions {
+		if reg.Workload == catalog.FP || reg.Workload == catalog.Int {
+			fmt.Fprintf(w, "%s %s\n", reg.Workload, analysis.FormatRegression(reg.Label(), reg.Regression))
+		}
+	}
+	for _, c := range a.Cells {
+		if catalog.IsCompression(c.Workload) {
+			fmt.Fprintf(w, "%s %s qos %d threads %d: %.2f s median [%.2f..%.2f], n=%d\n", c.Target, c.Workload, c.QoS, c.Threads,
+				c.Seconds.Median, c.Seconds.Min, c.Seconds.Max, c.Seconds.N)
+		}
+	}
+	for _, v := range a.Verdicts {
+		fmt.Fprintf(w, "%s: %s\n", analysis.WorkloadText(v.Host.Workload, v.Host.Phase), v.String())
+	}
 }

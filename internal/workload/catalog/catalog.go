@@ -6,6 +6,7 @@ package catalog
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -126,6 +127,33 @@ func Get(name string) (Workload, error) {
 		}
 	}
 	return Workload{}, fmt.Errorf("unknown workload %q: allowed %s", name, strings.Join(Names(), ", "))
+}
+
+// ParseList reads comma-separated workload names ("fp,int"), each once,
+// in the order given.
+func ParseList(s string) ([]string, error) {
+	var out []string
+	for _, name := range strings.Split(s, ",") {
+		name = strings.TrimSpace(name)
+		if _, err := Get(name); err != nil {
+			return nil, err
+		}
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out, nil
+}
+
+// MaxCountOf is the most threads (or processes) a cell of every one of
+// names may have.
+func MaxCountOf(names []string) int {
+	n := MaxThreads
+	for _, name := range names {
+		m, _ := Lookup(name).MaxCount()
+		n = min(n, m)
+	}
+	return n
 }
 
 // Lookup returns the workload called name; the zero Workload when there

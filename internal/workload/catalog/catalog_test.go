@@ -64,3 +64,14 @@ func TestIsALeaf(t *testing.T) {
 		}
 	}
 }
+
+func TestParseListAndMaxCount(t *testing.T) {
+	got, err := ParseList(" fp,int ,fp")
+	require.NoError(t, err)
+	assert.Equal(t, []string{FP, Int}, got, "each once, in order")
+	_, err = ParseList("fp,fft")
+	assert.EqualError(t, err, `unknown workload "fft": allowed compress, decompress, fp, int, mmul, pi, procs`)
+	assert.Equal(t, MaxThreads, MaxCountOf([]string{FP, Pi}))
+	assert.Equal(t, MaxProcs, MaxCountOf([]string{Procs, FP}), "the strictest limit, whatever the order")
+	assert.Equal(t, MaxProcs, MaxCountOf([]string{FP, Procs}))
+}
