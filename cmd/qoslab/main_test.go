@@ -91,6 +91,28 @@ func TestEndToEnd(t *testing.T) {
 		assert.Empty(t, processesRunning(t, dir), "no agent left behind")
 	})
 
+	t.Run("bench --save is a results directory like run's", func(t *testing.T) {
+		results := t.TempDir()
+		for range 2 {
+			_, stderr, code := qoslab(t, dir, "bench", "--workload", "fp", "--qos", "9,33", "--threads", "1", "--loops", "2e6", "--repeat", "3",
+				"--save", "--results", results, "--format", "csv")
+			require.Equal(t, 0, code, stderr)
+			time.Sleep(1100 * time.Millisecond) // results directories are named by the second
+		}
+		out, stderr, code := qoslab(t, dir, "results", "show", "latest", "--results", results)
+		require.Equal(t, 0, code, stderr)
+		assert.Contains(t, out, ": bench, started")
+		assert.Contains(t, out, "| host | 9 background | 1 | 3 |")
+		dirs, err := filepath.Glob(filepath.Join(results, "bench-*"))
+		require.NoError(t, err)
+		require.Len(t, dirs, 2)
+		out, stderr, code = qoslab(t, dir, "compare", dirs[0], dirs[1])
+		require.Equal(t, 0, code, stderr)
+		assert.Contains(t, out, "2 cells in common")
+		_, stderr, code = qoslab(t, dir, "plot", dirs[1], "--only", "throughput")
+		assert.Equal(t, 0, code, stderr)
+	})
+
 	t.Run("agent info", func(t *testing.T) {
 		out, stderr, code := qoslab(t, dir, "agent", "info")
 		require.Equal(t, 0, code, stderr)

@@ -126,7 +126,7 @@ func imageListRun(_ context.Context, o *ImageListOptions) error {
 		return err
 	}
 	if o.JSON {
-		return printJSON(o.IO.Out, entries)
+		return printJSON(o.IO.Out, append([]image.Entry{}, entries...))
 	}
 	if len(entries) == 0 {
 		fmt.Fprintf(o.IO.Out, "no images in %s; build one with `qoslab image build linux`\n", o.Store)

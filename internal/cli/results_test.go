@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -97,4 +99,23 @@ func TestResultsListAndShow(t *testing.T) {
 	root = NewCmdRoot(f)
 	root.SetArgs([]string{"results", "show", "latest", "--results", t.TempDir()})
 	assert.ErrorContains(t, root.Execute(), "no results in")
+}
+
+func TestImageListJSON(t *testing.T) {
+	store := t.TempDir()
+	streams, out, _ := testIO()
+	f := NewFactory(streams)
+	cmd := newCmdImageList(f, nil)
+	cmd.SetArgs([]string{"--image-store", store, "--json"})
+	require.NoError(t, cmd.Execute())
+	assert.JSONEq(t, "[]", out.String(), "an empty store is an empty list, for scripts")
+
+	require.NoError(t, os.MkdirAll(filepath.Join(store, "broken"), 0o755))
+	out.Reset()
+	cmd = newCmdImageList(f, nil)
+	cmd.SetArgs([]string{"--image-store", store, "--json"})
+	require.NoError(t, cmd.Execute())
+	var entries []map[string]any
+	require.NoError(t, json.Unmarshal(out.Bytes(), &entries))
+	require.Len(t, entries, 1)
 }
