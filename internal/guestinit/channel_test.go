@@ -135,11 +135,15 @@ func TestPortFinderWaitsForThePortToAppear(t *testing.T) {
 	defer cancel()
 
 	var naming atomic.Bool
+	added := make(chan struct{})
 	go func() {
+		defer close(added)
 		time.Sleep(30 * time.Millisecond)
 		naming.Store(true) // before the write: Wait cannot see the name earlier
 		f.add("vport0p1", guestchan.PortName, true)
 	}()
+	// The writer finishes before the test's directory is removed.
+	defer func() { <-added }()
 	dev, err := f.finder.Wait(ctx, guestchan.PortName)
 	require.NoError(t, err)
 	assert.Equal(t, filepath.Join(f.finder.DevDir, "vport0p1"), dev)
