@@ -2,6 +2,7 @@ package summary
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/qoslab/qoslab/internal/telemetry"
@@ -114,7 +115,10 @@ func TelemetryViews(ss []telemetry.CellSummary) (views []TelemetryView, notes []
 	}
 	var order []*acc
 	byKey := map[[2]string]*acc{}
-	seen := map[string]bool{}
+	// Notes that differ only in their numbers (a thread id, a count) are
+	// one note, said once with how often it came.
+	var kinds []string
+	first, count := map[string]string{}, map[string]int{}
 	for _, s := range ss {
 		k := [2]string{s.Target, s.View}
 		a := byKey[k]
@@ -150,10 +154,12 @@ func TelemetryViews(ss []telemetry.CellSummary) (views []TelemetryView, notes []
 			a.threadedRuns++
 		}
 		for _, n := range s.Notes {
-			if !seen[n] {
-				seen[n] = true
-				notes = append(notes, n)
+			k := digits.ReplaceAllString(n, "N")
+			if count[k] == 0 {
+				kinds = append(kinds, k)
+				first[k] = n
 			}
+			count[k]++
 		}
 	}
 	for _, a := range order {
@@ -169,8 +175,17 @@ func TelemetryViews(ss []telemetry.CellSummary) (views []TelemetryView, notes []
 		}
 		views = append(views, a.v)
 	}
+	for _, k := range kinds {
+		n := first[k]
+		if c := count[k]; c > 1 && k != n {
+			n += fmt.Sprintf(" (and %d more like it)", c-1)
+		}
+		notes = append(notes, n)
+	}
 	return views, notes
 }
+
+var digits = regexp.MustCompile(`\d+`)
 
 // weighted is a weighted mean of the values that were measured.
 type weighted struct{ sum, w float64 }
