@@ -11,7 +11,6 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -335,15 +334,6 @@ func checkCodecs(target string, s Spec, info *agentpb.InfoReply) error {
 		return &UnsupportedCodecError{Target: target, Codec: e.Codec, OS: info.GetOs(), Arch: info.GetArch(), Allowed: info.GetCodecs()}
 	}
 	return nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // IsInterrupted reports whether err ended a run because ctx was cancelled.

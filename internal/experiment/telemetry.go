@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
@@ -130,7 +132,7 @@ func setUpTelemetry(path string, s Spec, targets map[string]Target, note func(st
 	interval := time.Duration(s.TelemetryMs) * time.Millisecond
 	tel := &Telemetry{Log: log, Interval: interval, HostThreads: map[string][]telemetry.ThreadRef{}, OnNote: note}
 	var probe telemetry.Probe
-	for _, name := range sortedKeys(targets) {
+	for _, name := range slices.Sorted(maps.Keys(targets)) {
 		vm, ok := targets[name].(InVM)
 		if !ok {
 			continue

@@ -21,6 +21,7 @@ import (
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/results/summary"
 	"github.com/qoslab/qoslab/internal/units"
 )
 
@@ -174,24 +175,6 @@ func spread(s analysis.Summary, scale float64) string {
 	return fmt.Sprintf("%s [%s..%s]", units.SI(float64(s.Median)/scale), units.SI(float64(s.Min)/scale), units.SI(float64(s.Max)/scale))
 }
 
-// appliedText says which class the threads ran at: the asked class's name when
-// it took fully, a * when part of its OS mapping did not, a ! when the threads
-// read back as another class.
-func appliedText(c analysis.Cell) string {
-	var names []string
-	for _, a := range c.QoSApplied {
-		names = append(names, qos.Class(a).String())
-	}
-	s := strings.Join(names, "+")
-	switch {
-	case len(c.QoSApplied) != 1 || c.QoSApplied[0] != c.QoS:
-		return s + " !"
-	case c.QoSPartial > 0:
-		return s + " *"
-	}
-	return s
-}
-
 // cellRows lays cells out one per row, or, with several targets, one row per
 // (workload, qos, threads, phase) with the targets side by side and the ratio
 // of each target's median total rate to the first target's.
@@ -222,7 +205,7 @@ func cellRows(cells []analysis.Cell, found map[runKey]string) (header []string, 
 				c.Target, c.Workload, fmt.Sprintf("%d %s", c.QoS, qos.Class(c.QoS)), fmt.Sprint(c.Threads), phaseText(c.Phase),
 				fmt.Sprint(c.TotalRate.N),
 				fmt.Sprintf("%.3f [%.3f..%.3f]", c.Seconds.Median, c.Seconds.Min, c.Seconds.Max),
-				spread(c.TotalRate, scale), spread(c.ThreadRate, scale), unit, appliedText(c),
+				spread(c.TotalRate, scale), spread(c.ThreadRate, scale), unit, summary.AppliedText(c),
 			}
 			if len(found) > 0 {
 				row = append(row, orDash(found[runKey{c.Target, c.Workload, c.QoS, c.Threads}]))
@@ -274,7 +257,7 @@ func cellRows(cells []analysis.Cell, found map[runKey]string) (header []string, 
 				continue
 			}
 			ns = append(ns, fmt.Sprint(c.TotalRate.N))
-			applied = append(applied, t+" "+appliedText(c))
+			applied = append(applied, t+" "+summary.AppliedText(c))
 		}
 		row = append(row, strings.Join(ns, "/"))
 		for _, t := range targets {

@@ -311,7 +311,7 @@ func sectionTable(sec *section, regressions []analysis.ClassRegression) Table {
 		}
 		t.Rows = append(t.Rows, []string{c.Target, fmt.Sprintf("%d %s", c.QoS, qos.Class(c.QoS)), strconv.Itoa(c.Threads), strconv.Itoa(tr.N),
 			sig(float64(tr.Median) / scale), ci, sig(float64(tr.Min) / scale), sig(float64(tr.Max) / scale),
-			sig(float64(c.ThreadRate.Median) / scale), sig(float64(c.Seconds.Median)), appliedText(c)})
+			sig(float64(c.ThreadRate.Median) / scale), sig(float64(c.Seconds.Median)), AppliedText(c)})
 		for _, r := range c.QoSReasons {
 			notes[fmt.Sprintf("%s %s: %s", c.Target, qos.Class(c.QoS), r)] = true
 		}
@@ -376,10 +376,10 @@ func sig(x float64) string {
 	return strconv.FormatFloat(x, 'f', max(0, 3-int(math.Floor(math.Log10(math.Abs(x))))), 64)
 }
 
-// appliedText says which class the threads ran at: the asked class's name
+// AppliedText says which class the threads ran at: the asked class's name
 // when it took fully, a * when part of its OS mapping did not, a ! when the
 // threads read back as another class; "-" without records.
-func appliedText(c analysis.Cell) string {
+func AppliedText(c analysis.Cell) string {
 	if len(c.QoSApplied) == 0 {
 		return "-"
 	}
