@@ -268,26 +268,6 @@ func Uncompressed(kernel []byte) ([]byte, error) {
 	return kernel, nil
 }
 
-func writeFileAtomic(path string, b []byte, mode fs.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(mode); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
-}
-
 // KernelSource is a located kernel: its image and its modules.
 type KernelSource struct {
 	Source     string     `json:"source"`                // host, path, debian

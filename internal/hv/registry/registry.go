@@ -35,8 +35,6 @@ type Options struct {
 // entry is one registered backend.
 type entry struct {
 	name string
-	// about is one line for help and completion.
-	about string
 	// platform is where the backend runs at all (GOOS/GOARCH, "" for
 	// anywhere): elsewhere it is not applicable, rather than missing.
 	platform string
@@ -46,10 +44,13 @@ type entry struct {
 // backends lists every backend, in the order doctor shows them.
 func backends() []entry {
 	return []entry{
-		{QEMU, "QEMU: Linux guests; KVM or TCG on Linux, hvf on macOS", "", func(o Options) hv.Backend {
+		// QEMU: Linux guests; KVM or TCG on Linux, hvf on macOS.
+		{QEMU, "", func(o Options) hv.Backend {
 			return qemu.New(qemu.Options{CacheDir: o.CacheDir})
 		}},
-		{VZ, "Virtualization.framework: macOS and Linux guests, macOS 13+ on Apple silicon", "darwin/arm64", func(Options) hv.Backend {
+		// Virtualization.framework: macOS and Linux guests, macOS 13+ on
+		// Apple silicon.
+		{VZ, "darwin/arm64", func(Options) hv.Backend {
 			return vz.New(vz.Options{})
 		}},
 	}
@@ -60,15 +61,6 @@ func Names() []string {
 	var out []string
 	for _, e := range backends() {
 		out = append(out, e.name)
-	}
-	return out
-}
-
-// About is a one-line description of each registered backend, by name.
-func About() map[string]string {
-	out := map[string]string{}
-	for _, e := range backends() {
-		out[e.name] = e.about
 	}
 	return out
 }
