@@ -29,6 +29,7 @@ type ImageOptions struct {
 	Store string
 	// Env reads the environment (the user's cache directories).
 	Env func(string) string
+	src sources
 }
 
 // imageCommand finishes an image command: --image-store (alias --store)
@@ -38,7 +39,7 @@ func imageCommand[O any](f *Factory, cmd *cobra.Command, base *ImageOptions, opt
 	cmd.Flags().StringVar(&base.Store, "image-store", "", "image store (default $XDG_CACHE_HOME/qoslab/images)")
 	aliasStore(cmd)
 	_ = cmd.MarkFlagDirname("image-store")
-	return command(f, cmd, "image", opts, nil, func([]string) error {
+	return command(f, cmd, "image", opts, &base.src, func([]string) error {
 		if base.Store == "" {
 			if base.Store = vmEnv(f, experiment.VMEnv{}).Store; base.Store == "" {
 				return usageErrorf("no image store: neither XDG_CACHE_HOME nor HOME is set; give --image-store DIR")
@@ -200,18 +201,18 @@ func imageCreateRun(ctx context.Context, o *ImageCreateOptions) error {
 	if o.IPSW == "" {
 		return usageErrorf("image create macos needs --ipsw FILE (get one with `qoslab image fetch macos`)")
 	}
-	diskBytes, err := units.ParseSize("--disk", o.Disk, 1<<44)
+	diskBytes, err := units.ParseSize(o.src.Name("disk"), o.Disk, 1<<44)
 	if err != nil {
 		return usageError(err)
 	}
 	var mem int64
 	if o.Memory != "" {
-		if mem, err = units.ParseSize("--memory", o.Memory, 1<<40); err != nil {
+		if mem, err = units.ParseSize(o.src.Name("memory"), o.Memory, 1<<40); err != nil {
 			return usageError(err)
 		}
 	}
 	if o.CPUs < 0 {
-		return usageErrorf("--cpus %d: give a positive count, or 0 for the default", o.CPUs)
+		return usageErrorf("%s %d: give a positive count, or 0 for the default", o.src.Name("cpus"), o.CPUs)
 	}
 	b, err := macos.Create(ctx, macos.CreateOptions{
 		IPSW: o.IPSW, Bundle: filepath.Join(o.Store, o.Name), DiskBytes: diskBytes, CPUs: o.CPUs, MemoryBytes: uint64(mem), Progress: o.IO.ErrOut,
