@@ -40,7 +40,7 @@ cross:
 
 # The main job: does QoS survive virtualization here? The built-in "contention"
 # experiment: fp at background and user-interactive, 1-2 threads, on the host
-# and in a QEMU microVM, with two default-priority spinners on the host (QoS
+# and in a QEMU microVM, with a default-priority spinner pinned to every host CPU (QoS
 # only matters on Linux when cores are scarce); it ends with the verdict.
 run: build image
 	bin/qoslab run --default contention

@@ -30,7 +30,7 @@ type BenchOptions struct {
 	Threads    []int
 	Loops      uint64 // 0: each workload's default
 	Repeat     int
-	Contention int
+	Contention experiment.SpinnerCount
 	Format     string
 	Out        string
 	// Save keeps the run in a results directory under Results, as run does.
@@ -60,7 +60,7 @@ type BenchOptions struct {
 
 // benchFlags are bench's flags as typed, before they are checked.
 type benchFlags struct {
-	workload, qos, threads, loops, size, target string
+	workload, qos, threads, loops, size, target, contention string
 }
 
 // NewCmdBench builds `qoslab bench`. runF replaces the work in tests.
@@ -93,7 +93,7 @@ Workloads: ` + strings.Join(catalog.Names(), ", ") + `.`,
 	fl.StringVar(&o.flags.threads, "threads", "1", `thread counts (processes for procs): "4", "1-4" or "1,2,4"`)
 	fl.StringVar(&o.flags.loops, "loops", "", "loops per thread (pi: iterations in total); 2e8 style accepted (default: per workload, about 1 s)")
 	fl.IntVar(&o.Repeat, "repeat", 3, "repeats of every cell")
-	fl.IntVar(&o.Contention, "contention", 0, "spinner threads at default priority run outside the agent for the whole run")
+	fl.StringVar(&o.flags.contention, "contention", "0", "spinner threads at default priority, each pinned to a CPU, run outside the agent for the whole run: N, or all (one per CPU)")
 	fl.StringVar(&o.Format, "format", "table", "output: "+strings.Join(report.BenchFormats, ", "))
 	fl.StringVar(&o.Out, "out", "", "write the output to FILE (the table still goes to the terminal)")
 	fl.BoolVar(&o.Save, "save", false, "also keep the run in a results directory (RESULTS/bench-<UTC time>), with summaries and report")
@@ -156,8 +156,8 @@ func (o *BenchOptions) check() error {
 	if o.Repeat < 1 || o.Repeat > 1000 {
 		return usageErrorf("%s %d: allowed 1..1000", n("repeat"), o.Repeat)
 	}
-	if o.Contention < 0 || o.Contention > 256 {
-		return usageErrorf("%s %d: allowed 0..256 spinner threads", n("contention"), o.Contention)
+	if o.Contention, err = experiment.ParseSpinnerCount(n("contention"), o.flags.contention); err != nil {
+		return usageError(err)
 	}
 	if err := oneOf(n("format"), o.Format, report.BenchFormats); err != nil {
 		return err

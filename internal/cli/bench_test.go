@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/report"
 	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/units"
 )
 
 func testIO() (*IOStreams, *bytes.Buffer, *bytes.Buffer) {
@@ -92,7 +94,7 @@ func TestBenchFlags(t *testing.T) {
 	assert.Equal(t, []int{1, 2, 3, 4}, o.Threads)
 	assert.Equal(t, uint64(2e8), o.Loops)
 	assert.Equal(t, 3, o.Repeat)
-	assert.Equal(t, 2, o.Contention)
+	assert.Equal(t, experiment.SpinnerCount(2), o.Contention)
 	assert.Equal(t, "csv", o.Format)
 	assert.Len(t, o.plan(), 2*4*3)
 	assert.Equal(t, 1, o.plan()[0].Repeat, "repeats are outermost")
@@ -118,7 +120,8 @@ func TestBenchBadFlagsAreUsageErrors(t *testing.T) {
 		{[]string{"--format", "xml"}, `--format "xml": allowed table, json, csv, markdown`},
 		{[]string{"--sink", "tape"}, `--sink "tape": allowed file, block, null`},
 		{[]string{"--sink", "block"}, "needs --sink-path DEVICE"},
-		{[]string{"--contention", "-1"}, "allowed 0..256"},
+		{[]string{"--contention", "-1"}, `--contention "-1": allowed 0..256 spinner threads or all (one per CPU)`},
+		{[]string{"--contention", "every"}, `--contention "every": allowed 0..256 spinner threads or all`},
 		{[]string{"--size", "lots"}, "not a size"},
 		{[]string{"--repeat", "three"}, "invalid argument"},
 		{[]string{"extra"}, "takes no arguments"},
@@ -351,6 +354,21 @@ func TestBenchContentionRecorded(t *testing.T) {
 	require.NoError(t, err)
 	for _, s := range samples {
 		assert.Equal(t, 2, s.Contention)
+	}
+}
+
+// --contention all starts one spinner per CPU qoslab may use (Go's NumCPU
+// counts the affinity mask it starts with) and every sample records it.
+func TestBenchContentionAll(t *testing.T) {
+	a := newFake()
+	_, out, errOut, err := benchWithFake(t, a, "--loops", "10", "--repeat", "1", "--contention", "all", "--format", "csv")
+	require.NoError(t, err)
+	assert.Contains(t, errOut, fmt.Sprintf("contention: %s", units.Plural(runtime.NumCPU(), "spinner thread")))
+	samples, err := results.ReadCSV(strings.NewReader(out))
+	require.NoError(t, err)
+	require.NotEmpty(t, samples)
+	for _, s := range samples {
+		assert.Equal(t, runtime.NumCPU(), s.Contention)
 	}
 }
 

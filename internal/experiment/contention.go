@@ -8,7 +8,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/units"
@@ -20,12 +22,20 @@ import (
 const SpinnerCommand = "__contention"
 
 // Contention is a running set of spinner threads in a process of their own,
-// outside the measured agent.
+// outside the measured agent, each pinned to one CPU: unpinned, the load
+// balancer may leave two spinners on one CPU and the measured thread alone
+// on another, and a short cell is then decided by placement, not by QoS.
 type Contention struct {
-	Threads int           `json:"threads"`
-	PID     int           `json:"pid"`
-	QoS     []qos.Applied `json:"qos"` // as each spinner thread read back
-	cmd     *exec.Cmd
+	// Asked is what the spec asked for: a number, or all.
+	Asked   SpinnerCount `json:"asked"`
+	Threads int          `json:"threads"`
+	PID     int          `json:"pid"`
+	// AllowedCPUs are the CPUs the spinner process may use; spinner i is
+	// pinned to AllowedCPUs[i mod len].
+	AllowedCPUs []int `json:"allowed_cpus"`
+	// Spinners are the threads as they read back their CPU and class.
+	Spinners []workload.Spinner `json:"spinners"`
+	cmd      *exec.Cmd
 	// stdin is held for the spinners' life: they stop when it closes.
 	stdin io.WriteCloser
 	// exited is closed when the spinner process has ended, waitErr then
@@ -56,8 +66,68 @@ func (c *Contention) Stop() {
 	}
 }
 
+// spinnerReport is the line the spinner process writes once all spin.
+type spinnerReport struct {
+	AllowedCPUs []int              `json:"allowed_cpus"`
+	Spinners    []workload.Spinner `json:"spinners"`
+}
+
+// Text says in one line how many spinners ran, where and at which class.
+func (c *Contention) Text() string {
+	var pinned, cpus []string
+	var notPinned []string
+	for _, sp := range c.Spinners {
+		cpus = append(cpus, strconv.Itoa(sp.CPU))
+		if sp.Pinned {
+			pinned = append(pinned, strconv.Itoa(sp.CPU))
+		} else if sp.Reason != "" && !slices.Contains(notPinned, sp.Reason) {
+			notPinned = append(notPinned, sp.Reason)
+		}
+	}
+	class := qos.Default.String()
+	if len(c.Spinners) > 0 {
+		class = c.Spinners[0].QoS.Applied.String()
+	}
+	where := ""
+	switch {
+	case len(pinned) == len(c.Spinners) && len(pinned) > 0:
+		where = "pinned to CPUs " + strings.Join(pinned, ",")
+	case len(pinned) > 0:
+		where = fmt.Sprintf("%d of %d pinned (to CPUs %s); not pinned: %s", len(pinned), len(c.Spinners), strings.Join(pinned, ","), strings.Join(notPinned, "; "))
+	default:
+		where = "not pinned: " + strings.Join(notPinned, "; ")
+	}
+	asked := ""
+	if c.Asked == ContentionAll {
+		asked = fmt.Sprintf(", one per allowed CPU (%s)", intsText(c.AllowedCPUs))
+	}
+	return fmt.Sprintf("%s at %s, %s%s (pid %d)", units.Plural(c.Threads, "spinner thread"), class, where, asked, c.PID)
+}
+
+func intsText(v []int) string {
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ",")
+}
+
+// ContentionCount resolves a spec's contention on this host: "all" is one
+// spinner per CPU this process may use.
+func ContentionCount(c SpinnerCount) (int, error) {
+	if c != ContentionAll {
+		return int(c), nil
+	}
+	allowed, err := workload.AllowedCPUs()
+	if err != nil {
+		return 0, fmt.Errorf("contention all: %w", err)
+	}
+	return len(allowed), nil
+}
+
 // StartContention starts this executable as the spinner process (see
-// SpinnerCommand) and waits until every spinner thread runs.
+// SpinnerCommand) with n spinners and waits until every spinner thread runs
+// pinned (where the OS can pin).
 func StartContention(ctx context.Context, n int) (*Contention, error) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -89,34 +159,50 @@ func StartContention(ctx context.Context, n int) (*Contention, error) {
 		c.Stop()
 		return nil, fmt.Errorf("spinner process ended before it was ready: %w", err)
 	}
-	if err := json.Unmarshal(line, &c.QoS); err != nil {
+	var rep spinnerReport
+	if err := json.Unmarshal(line, &rep); err != nil {
 		c.Stop()
 		return nil, fmt.Errorf("spinner process said %q: %w", line, err)
 	}
+	if len(rep.Spinners) != n {
+		c.Stop()
+		return nil, fmt.Errorf("spinner process reported %d spinners, %d were asked for", len(rep.Spinners), n)
+	}
+	c.AllowedCPUs, c.Spinners = rep.AllowedCPUs, rep.Spinners
 	return c, nil
 }
 
 // SpinnerMain is the spinner process, started as `qoslab SpinnerCommand N`:
-// N default-class threads spinning until in closes or ctx ends; it writes
-// each thread's class as read back (JSON, one line) to out once all spin.
+// N default-class threads, spinner i pinned to allowed CPU i mod the count
+// of allowed CPUs, spinning until in closes or ctx ends; once all spin it
+// writes the allowed CPUs and each spinner's CPU and class as read back
+// (JSON, one line) to out.
 func SpinnerMain(ctx context.Context, args []string, in io.Reader, out io.Writer) error {
 	n, err := strconv.Atoi(args[0])
 	if err != nil || n < 1 {
 		return fmt.Errorf("spinner count %q: allowed 1 and above", args[0])
 	}
-	spin(ctx, n, in, out)
-	return nil
-}
-
-func spin(ctx context.Context, n int, in io.Reader, out io.Writer) {
+	allowed, err := workload.AllowedCPUs()
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
 		_, _ = io.Copy(io.Discard, in)
 		cancel()
 	}()
-	workload.Spin(ctx, n, func(applied []qos.Applied) {
-		b, _ := json.Marshal(applied)
+	workload.Spin(ctx, workload.SpinnerCPUs(n, allowed), func(sp []workload.Spinner) {
+		b, _ := json.Marshal(spinnerReport{AllowedCPUs: allowed, Spinners: sp})
 		fmt.Fprintf(out, "%s\n", b)
 	})
+	return nil
+}
+
+// orText is s, or alt when s is empty.
+func orText(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
 }

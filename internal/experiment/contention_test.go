@@ -31,7 +31,7 @@ func TestContentionDeathIsNoticed(t *testing.T) {
 	c, err := StartContention(context.Background(), 1)
 	require.NoError(t, err)
 	defer c.Stop()
-	require.Len(t, c.QoS, 1)
+	require.Len(t, c.Spinners, 1)
 	for range 3 {
 		runtime.GC()
 	}

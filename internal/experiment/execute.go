@@ -270,19 +270,36 @@ func Execute(ctx context.Context, s Spec, dir *results.Dir, env Env) (out *Outco
 	}
 
 	var conditions func() error
-	if s.Contention > 0 {
+	spinners, err := ContentionCount(s.Contention)
+	if err != nil {
+		return out, err
+	}
+	if spinners > 0 {
 		startC := env.StartContention
 		if startC == nil {
 			startC = StartContention
 		}
-		cont, err := startC(ctx, s.Contention)
+		cont, err := startC(ctx, spinners)
 		if err != nil {
-			return out, fmt.Errorf("start %s: %w", units.Plural(s.Contention, "contention thread"), err)
+			return out, fmt.Errorf("start %s: %w", units.Plural(spinners, "contention thread"), err)
 		}
 		defer cont.Stop()
+		cont.Asked = s.Contention
 		out.Contention = cont
 		conditions = cont.Running
-		fmt.Fprintf(log, "contention: %s at %s on the host (pid %d)\n", units.Plural(s.Contention, "spinner thread"), qos.Default, cont.PID)
+		fmt.Fprintf(log, "contention: %s on the host\n", cont.Text())
+		for _, sp := range cont.Spinners {
+			if !sp.Pinned {
+				note("note: ", fmt.Sprintf("contention spinner for CPU %d is not pinned (%s): the scheduler places it, so a cell may run beside no spinner", sp.CPU, orText(sp.Reason, fmt.Sprintf("its affinity read back as CPUs %s", intsText(sp.Allowed)))))
+				break
+			}
+		}
+		if dir != nil {
+			dir.Run.Contention, _ = json.Marshal(cont)
+			if err := dir.SaveRun(); err != nil {
+				return out, err
+			}
+		}
 	}
 
 	var tel *Telemetry
@@ -299,7 +316,7 @@ func Execute(ctx context.Context, s Spec, dir *results.Dir, env Env) (out *Outco
 		}()
 	}
 
-	r := &Runner{Cells: cells, Targets: targets, Log: sampleLog, Finished: finished, Contention: s.Contention,
+	r := &Runner{Cells: cells, Targets: targets, Log: sampleLog, Finished: finished, Contention: spinners,
 		Telemetry: tel, Conditions: conditions, OnStep: env.OnStep, OnProgress: env.OnProgress,
 		OnRun: func(st Step, cr CellRun) {
 			out.Runs = append(out.Runs, cr)

@@ -88,8 +88,9 @@ type Spec struct {
 	// run records so the plan can be rebuilt.
 	Seed *uint64 `json:"seed,omitempty"`
 	// Contention is how many default-priority spinner threads run on the
-	// host, outside any VM, for the whole run.
-	Contention int `json:"contention"`
+	// host, outside any VM, for the whole run, each pinned to a CPU; or
+	// ContentionAll, one on every CPU qoslab may use.
+	Contention SpinnerCount `json:"contention"`
 	// Quick is set by Quick: loops and sizes were shrunk for a smoke run.
 	Quick bool `json:"quick,omitempty"`
 	// TelemetryMs is the telemetry sampling interval while each timed cell
@@ -296,8 +297,8 @@ func (s Spec) Validate() error {
 	if s.TelemetryMs != 0 && (s.TelemetryMs < minTelemetryMs || s.TelemetryMs > maxTelemetryMs) {
 		bad("telemetry_ms %d: allowed 0 (no telemetry) or %d..%d ms between samples", s.TelemetryMs, minTelemetryMs, maxTelemetryMs)
 	}
-	if s.Contention < 0 || s.Contention > maxContention {
-		bad("contention %d: allowed 0..%d spinner threads", s.Contention, maxContention)
+	if !s.Contention.valid() {
+		bad("contention %d: allowed 0..%d spinner threads or %s (one per CPU)", s.Contention, maxContention, contentionAllText)
 	}
 	// The guest holds a compression cell's input in memory and the agent
 	// lets it use at most half of the guest's memory; catch that now rather
@@ -748,7 +749,16 @@ func (d *specDecoder) spec(n *yaml.Node) Spec {
 				s.Seed = &seed
 			}
 		}},
-		{"contention", d.integer(&s.Contention)},
+		{"contention", func(path string, v *yaml.Node) {
+			if t, ok := d.scalar(path, v, "a whole number or all"); ok {
+				c, err := ParseSpinnerCount("", t)
+				if err != nil {
+					d.bad(path, v, "%v", err)
+					return
+				}
+				s.Contention = c
+			}
+		}},
 		{"telemetry_ms", d.integer(&s.TelemetryMs)},
 		{"data_seed", func(path string, v *yaml.Node) {
 			if t, ok := d.scalar(path, v, "a whole number"); ok {

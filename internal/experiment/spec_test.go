@@ -237,7 +237,10 @@ func TestParseSpecErrors(t *testing.T) {
 		{"empty targets", fp + "targets: []\n", "targets is empty: allowed host, vm"},
 		{"unknown order", fp + "order: random\n", `order "random": allowed interleaved`},
 		{"bad seed", fp + "seed: -1\n", `seed (line 2): "-1": allowed a whole number 0..18446744073709551615, or leave it out`},
-		{"contention", fp + "contention: 300\n", "contention 300: allowed 0..256 spinner threads"},
+		{"contention", fp + "contention: 300\n", `contention (line 2): "300": allowed 0..256 spinner threads or all (one per CPU)`},
+		{"contention negative", fp + "contention: -1\n", `contention (line 2): "-1": allowed 0..256 spinner threads or all`},
+		{"contention word", fp + "contention: some\n", `contention (line 2): "some": allowed 0..256 spinner threads or all`},
+		{"contention list", fp + "contention: [all]\n", "contention (line 2): want a whole number or all, got a list"},
 		{"telemetry interval", fp + "telemetry_ms: 5\n", "telemetry_ms 5: allowed 0 (no telemetry) or 10..10000 ms between samples"},
 		{"bad name", fp + "name: my spec\n", `name "my spec": allowed up to 64 letters, digits`},
 		{"vm backend", fp + "vm: {backend: xen}\n", `vm.backend "xen": allowed qemu, vz`},
@@ -414,11 +417,46 @@ func TestDefaultSpecContention(t *testing.T) {
 	s, err := DefaultSpec("contention")
 	require.NoError(t, err)
 	assert.Equal(t, []string{TargetHost, TargetVM}, s.Targets)
-	assert.Equal(t, 2, s.Contention, "on a homogeneous Linux host QoS only shows under contention")
+	assert.Equal(t, ContentionAll, s.Contention, "on a homogeneous Linux host QoS only shows under contention, on every CPU")
 	assert.Equal(t, 2, s.VM.CPUs)
 	require.Len(t, s.Matrix, 1)
 	assert.Equal(t, "fp", s.Matrix[0].Workload)
 	assert.Equal(t, []qos.Class{qos.Background, qos.UserInteractive}, s.Matrix[0].QoS)
 	cells, _ := Plan(s)
 	assert.Len(t, cells, 2*2*2*5, "2 targets x 2 classes x 2 thread counts x 5 repeats")
+}
+
+// contention takes a number or all; run.json keeps what was asked, and a
+// run.json written before "all" existed (a plain number) still loads.
+func TestSpecContention(t *testing.T) {
+	const fp = "matrix: [{workload: fp}]\n"
+	for yml, want := range map[string]SpinnerCount{"contention: all\n": ContentionAll, "contention: ALL\n": ContentionAll,
+		"contention: 0\n": 0, "contention: 3\n": 3, "": 0} {
+		s, err := ParseSpec([]byte(fp+yml), "t")
+		require.NoError(t, err, yml)
+		assert.Equal(t, want, s.Contention, yml)
+	}
+
+	s, err := ParseSpec([]byte(fp+"contention: all\n"), "t")
+	require.NoError(t, err)
+	b, err := json.Marshal(s)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"contention":"all"`)
+	var back Spec
+	require.NoError(t, json.Unmarshal(b, &back))
+	assert.Equal(t, ContentionAll, back.Contention)
+
+	var old Spec
+	require.NoError(t, json.Unmarshal([]byte(`{"contention": 2}`), &old))
+	assert.Equal(t, SpinnerCount(2), old.Contention)
+	assert.ErrorContains(t, json.Unmarshal([]byte(`{"contention": 999}`), &old), "contention 999: allowed 0..256 spinner threads or all")
+	assert.ErrorContains(t, json.Unmarshal([]byte(`{"contention": "most"}`), &old), `contention "most": allowed 0..256`)
+
+	n, err := ParseSpinnerCount("--contention", " all ")
+	require.NoError(t, err)
+	assert.Equal(t, ContentionAll, n)
+	assert.Equal(t, 5, ContentionAll.Count(5))
+	assert.Equal(t, 2, SpinnerCount(2).Count(5))
+	_, err = ParseSpinnerCount("--contention", "2.5")
+	assert.EqualError(t, err, `--contention "2.5": allowed 0..256 spinner threads or all (one per CPU)`)
 }

@@ -53,21 +53,21 @@ type Bench struct {
 
 // BenchRequest records the settings as they were applied.
 type BenchRequest struct {
-	Targets    []string          `json:"targets"`
-	VM         *BenchVM          `json:"vm,omitempty"`
-	Workloads  []string          `json:"workloads"`
-	QoS        []int             `json:"qos"`
-	Threads    []int             `json:"threads"`
-	Loops      map[string]uint64 `json:"loops"`
-	Repeat     int               `json:"repeat"`
-	Contention int               `json:"contention"`
-	Size       int64             `json:"size_bytes,omitempty"`
-	Ratio      float64           `json:"ratio,omitempty"`
-	Seed       uint64            `json:"seed"`
-	Codec      string            `json:"codec,omitempty"`
-	Level      int               `json:"level,omitempty"`
-	Sink       string            `json:"sink,omitempty"`
-	SinkPath   string            `json:"sink_path,omitempty"`
+	Targets    []string                `json:"targets"`
+	VM         *BenchVM                `json:"vm,omitempty"`
+	Workloads  []string                `json:"workloads"`
+	QoS        []int                   `json:"qos"`
+	Threads    []int                   `json:"threads"`
+	Loops      map[string]uint64       `json:"loops"`
+	Repeat     int                     `json:"repeat"`
+	Contention experiment.SpinnerCount `json:"contention"`
+	Size       int64                   `json:"size_bytes,omitempty"`
+	Ratio      float64                 `json:"ratio,omitempty"`
+	Seed       uint64                  `json:"seed"`
+	Codec      string                  `json:"codec,omitempty"`
+	Level      int                     `json:"level,omitempty"`
+	Sink       string                  `json:"sink,omitempty"`
+	SinkPath   string                  `json:"sink_path,omitempty"`
 }
 
 // BenchVM is the VM of a vm target as applied.
@@ -390,7 +390,7 @@ func writeCells(w io.Writer, r *Bench, markdown bool) error {
 		fmt.Fprintln(w, bullet+"note: "+l)
 	}
 	if r.Contention != nil {
-		fmt.Fprintf(w, "%scontention: %s at %s ran on the host, outside the agents, throughout\n", strings.TrimSpace(bullet+" "), units.Plural(r.Contention.Threads, "spinner thread"), qos.Default)
+		fmt.Fprintf(w, "%scontention: %s ran on the host, outside the agents, throughout\n", strings.TrimSpace(bullet+" "), r.Contention.Text())
 	}
 	if r.Error != "" {
 		// The error itself is qoslab's last word (and in the JSON): not

@@ -99,6 +99,7 @@ pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; font-size: 0.85em; 
 <h1>qoslab report: {{.Run.Name}}</h1>
 <p class="meta">{{.Status}} · qoslab {{.Run.ToolVersion}} · results schema {{.Run.SchemaVersion}} · seed {{.Run.Seed}}</p>
 <p class="platform">{{.Platform}}</p>
+{{with .Contention}}<p class="platform">{{.}}</p>{{end}}
 
 <h2>Verdict</h2>
 {{if .Analysis.Verdicts}}<ul class="verdict">{{range .Analysis.Verdicts}}<li>{{.String}}</li>{{end}}</ul>

@@ -6,12 +6,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/qoslab/qoslab/internal/analysis"
 	"io"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/plot"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/results/summary"
@@ -213,6 +214,19 @@ func (r *Report) Platform() string {
 		s += " The host is not a Mac on Apple silicon: these are not Apple silicon results, and QoS here maps to Linux scheduling classes (see the QoS applied columns)."
 	}
 	return s
+}
+
+// Contention says how the host was loaded while the cells ran: how many
+// spinners, the CPU each was pinned to and their class; empty when none ran.
+func (r *Report) Contention() string {
+	if len(r.Run.Contention) == 0 {
+		return ""
+	}
+	var c experiment.Contention
+	if err := json.Unmarshal(r.Run.Contention, &c); err != nil {
+		return fmt.Sprintf("Contention: run.json's record of it is unreadable (%v).", err)
+	}
+	return "Contention: " + c.Text() + " ran on the host, outside the agents, throughout."
 }
 
 // Status says whether the run finished, and when.

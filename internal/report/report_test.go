@@ -136,3 +136,28 @@ func TestLoadRefusesNonResults(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "not a qoslab results directory")
 }
+
+// The spinners' placement and class, as run.json records them, are in both
+// reports; a run without the record (older, or no contention) says nothing.
+func TestReportShowsContentionPlacement(t *testing.T) {
+	dir := fixtureDir(t, "linux-contention", false)
+	r, err := Load(dir)
+	require.NoError(t, err)
+	assert.Empty(t, r.Contention(), "the fixture predates the record")
+
+	d, err := results.Open(dir)
+	require.NoError(t, err)
+	d.Run.Contention = []byte(`{"asked":"all","threads":2,"pid":77,"allowed_cpus":[0,1],"spinners":[
+		{"cpu":0,"pinned":true,"allowed":[0],"tid":78,"qos":{"asked":21,"applied":21,"full":true}},
+		{"cpu":1,"pinned":true,"allowed":[1],"tid":79,"qos":{"asked":21,"applied":21,"full":true}}]}`)
+	require.NoError(t, d.SaveRun())
+	r, err = Load(dir)
+	require.NoError(t, err)
+	want := "2 spinner threads at default, pinned to CPUs 0,1, one per allowed CPU (0,1) (pid 77)"
+	assert.Contains(t, r.Contention(), want)
+	var html, md strings.Builder
+	require.NoError(t, r.WriteHTML(&html))
+	require.NoError(t, r.WriteMarkdown(&md))
+	assert.Contains(t, html.String(), want)
+	assert.Contains(t, md.String(), want)
+}

@@ -49,7 +49,10 @@ type Run struct {
 	Targets map[string]json.RawMessage `json:"targets"`
 	// Machines describes the VMs as the host sees them.
 	Machines json.RawMessage `json:"machines,omitempty"`
-	Notes    []string        `json:"notes,omitempty"`
+	// Contention is the host's spinners as the last session ran them:
+	// what was asked, how many, the CPU each was pinned to, its class.
+	Contention json.RawMessage `json:"contention,omitempty"`
+	Notes      []string        `json:"notes,omitempty"`
 	// Error is why the run stopped before finishing every cell; empty when
 	// it did not.
 	Error string `json:"error,omitempty"`
