@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"time"
+
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/workload"
@@ -15,6 +17,7 @@ func paramsFromRequest(r *agentpb.RunRequest) workload.Params {
 		QoS:      qos.Class(r.GetQos()),
 		Threads:  int(r.GetThreads()),
 		Loops:    r.GetLoops(),
+		Duration: time.Duration(r.GetDurationNs()),
 		Size:     int64(min(r.GetSizeBytes(), 1<<62)),
 		Ratio:    r.GetRatio(),
 		Seed:     r.GetSeed(),

@@ -23,13 +23,17 @@ import (
 // BenchOptions is everything bench needs, from its flags, the environment
 // and the config file.
 type BenchOptions struct {
-	IO         *IOStreams
-	AgentPath  string
-	Workloads  []string
-	QoS        []qos.Class
-	Threads    []int
-	Loops      uint64 // 0: each workload's default
+	IO        *IOStreams
+	AgentPath string
+	Workloads []string
+	QoS       []qos.Class
+	Threads   []int
+	Loops     uint64 // 0: each workload's default
+	// Duration, when not 0, replaces Loops: every thread runs until the
+	// cell's clock reaches it.
+	Duration   time.Duration
 	Repeat     int
+	Warmup     int
 	Contention experiment.SpinnerCount
 	Format     string
 	Out        string
@@ -92,7 +96,9 @@ Workloads: ` + strings.Join(catalog.Names(), ", ") + `.`,
 	fl.StringVar(&o.flags.qos, "qos", "9,33", "QoS classes, comma-separated, by name or number")
 	fl.StringVar(&o.flags.threads, "threads", "1", `thread counts (processes for procs): "4", "1-4" or "1,2,4"`)
 	fl.StringVar(&o.flags.loops, "loops", "", "loops per thread (pi: iterations in total); 2e8 style accepted (default: per workload, about 1 s)")
+	fl.DurationVar(&o.Duration, "duration", 0, "instead of --loops (fp, int, mmul): every thread runs until the cell has lasted this long (1s, 500ms), and the work done is the result")
 	fl.IntVar(&o.Repeat, "repeat", 3, "repeats of every cell")
+	fl.IntVar(&o.Warmup, "warmup", experiment.DefaultWarmup, "untimed runs of every cell on every target before its first timed run")
 	fl.StringVar(&o.flags.contention, "contention", "0", "spinner threads at default priority, each pinned to a CPU, run outside the agent for the whole run: N, or all (one per CPU)")
 	fl.StringVar(&o.Format, "format", "table", "output: "+strings.Join(report.BenchFormats, ", "))
 	fl.StringVar(&o.Out, "out", "", "write the output to FILE (the table still goes to the terminal)")
@@ -153,6 +159,19 @@ func (o *BenchOptions) check() error {
 	if c.SizeBytes, err = units.ParseSize(n("size"), o.flags.size, catalog.MaxDataBytes); err != nil {
 		return usageError(err)
 	}
+	if o.Duration != 0 {
+		if o.flags.loops != "" {
+			return usageErrorf("%s %s and %s %s: give one, not both", n("loops"), o.flags.loops, n("duration"), o.Duration)
+		}
+		for _, w := range o.Workloads {
+			if err := catalog.CheckDuration(catalog.Lookup(w), o.Duration); err != nil {
+				return usageErrorf("%s: %w", n("duration"), err)
+			}
+		}
+	}
+	if o.Warmup < 0 || o.Warmup > 100 {
+		return usageErrorf("%s %d: allowed 0..100 untimed runs per cell and target", n("warmup"), o.Warmup)
+	}
 	if o.Repeat < 1 || o.Repeat > 1000 {
 		return usageErrorf("%s %d: allowed 1..1000", n("repeat"), o.Repeat)
 	}
@@ -183,7 +202,7 @@ func (o *BenchOptions) check() error {
 // workload, in sequential order (repeats outermost, targets innermost, as
 // written), so slow drift spreads over every cell and both targets.
 func (o *BenchOptions) spec() experiment.Spec {
-	s := experiment.Spec{Name: "bench", Targets: o.Targets, VM: o.VM, Repeats: o.Repeat, Order: experiment.OrderSequential,
+	s := experiment.Spec{Name: "bench", Targets: o.Targets, VM: o.VM, Repeats: o.Repeat, Warmup: o.Warmup, Order: experiment.OrderSequential,
 		Contention: o.Contention, DataSeed: o.Seed}
 	if o.Save {
 		s.TelemetryMs = telemetry.DefaultIntervalMs
@@ -193,6 +212,8 @@ func (o *BenchOptions) spec() experiment.Spec {
 		if catalog.IsCompression(w) {
 			e = o.Compression
 			e.Workload = w
+		} else if o.Duration > 0 {
+			e.Duration = o.Duration
 		} else {
 			e.Loops = o.Loops
 			if e.Loops == 0 {

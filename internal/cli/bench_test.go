@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -102,6 +103,31 @@ func TestBenchFlags(t *testing.T) {
 	assert.Equal(t, 2, o.plan()[2*4].Repeat)
 }
 
+// --duration replaces loops in every cell's request; --warmup adds untimed
+// runs before each cell's first timed one.
+func TestBenchDurationAndWarmup(t *testing.T) {
+	t.Chdir(t.TempDir())
+	o, err := parseBench(t, nil, "--workload", "fp,int", "--duration", "1500ms", "--warmup", "2", "--repeat", "2")
+	require.NoError(t, err)
+	s := o.spec()
+	require.Len(t, s.Matrix, 2)
+	for _, e := range s.Matrix {
+		assert.Equal(t, 1500*time.Millisecond, e.Duration, e.Workload)
+		assert.Zero(t, e.Loops, e.Workload)
+	}
+	assert.Equal(t, 2, s.Warmup)
+	require.NoError(t, s.Validate())
+	cells := o.plan()
+	warm := 0
+	for _, c := range cells {
+		if !c.Timed() {
+			warm++
+		}
+		assert.Equal(t, int64(1500*time.Millisecond), c.Request().GetDurationNs())
+	}
+	assert.Equal(t, 2*2*2, warm, "2 warm-ups of each of 2 workloads x 2 classes")
+}
+
 func TestBenchBadFlagsAreUsageErrors(t *testing.T) {
 	t.Chdir(t.TempDir())
 	cases := []struct {
@@ -123,6 +149,11 @@ func TestBenchBadFlagsAreUsageErrors(t *testing.T) {
 		{[]string{"--contention", "-1"}, `--contention "-1": allowed 0..256 spinner threads or all (one per CPU)`},
 		{[]string{"--contention", "every"}, `--contention "every": allowed 0..256 spinner threads or all`},
 		{[]string{"--size", "lots"}, "not a size"},
+		{[]string{"--duration", "1s", "--loops", "1e6"}, "--loops 1e6 and --duration 1s: give one, not both"},
+		{[]string{"--duration", "1ms"}, "--duration: duration 1ms: allowed 10ms..1h0m0s"},
+		{[]string{"--duration", "1s", "--workload", "fp,pi"}, "--duration: pi does not take a duration: allowed for fp, int, mmul"},
+		{[]string{"--duration", "soon"}, "invalid argument"},
+		{[]string{"--warmup", "-1"}, "--warmup -1: allowed 0..100"},
 		{[]string{"--repeat", "three"}, "invalid argument"},
 		{[]string{"extra"}, "takes no arguments"},
 	}

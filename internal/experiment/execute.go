@@ -256,6 +256,9 @@ func Execute(ctx context.Context, s Spec, dir *results.Dir, env Env) (out *Outco
 		if err := checkCodecs(name, s, info); err != nil {
 			return out, err
 		}
+		if err := checkDuration(name, s, info); err != nil {
+			return out, err
+		}
 	}
 	if dir != nil {
 		for name, info := range out.Infos {
@@ -316,10 +319,14 @@ func Execute(ctx context.Context, s Spec, dir *results.Dir, env Env) (out *Outco
 		}()
 	}
 
+	warned := map[string]bool{}
 	r := &Runner{Cells: cells, Targets: targets, Log: sampleLog, Finished: finished, Contention: spinners,
 		Telemetry: tel, Conditions: conditions, OnStep: env.OnStep, OnProgress: env.OnProgress,
 		OnRun: func(st Step, cr CellRun) {
 			out.Runs = append(out.Runs, cr)
+			if w := shortCellWarning(cr, warned); w != "" {
+				note("warning: ", w)
+			}
 			if env.OnRun != nil {
 				env.OnRun(st, cr)
 			}
@@ -349,6 +356,63 @@ func checkCodecs(target string, s Spec, info *agentpb.InfoReply) error {
 			continue
 		}
 		return &UnsupportedCodecError{Target: target, Codec: e.Codec, OS: info.GetOs(), Arch: info.GetArch(), Allowed: info.GetCodecs()}
+	}
+	return nil
+}
+
+// MinCellInterval is the shortest measured interval of a host cell run
+// that scheduler placement cannot decide: shorter, a cell may end before
+// the load balancer has moved anything, so which CPU its threads landed on
+// decides it, not their class.
+const MinCellInterval = 250 * time.Millisecond
+
+// shortCellWarning names a fixed-work host cell run whose measured interval
+// (first thread start to last thread end) is under MinCellInterval, once
+// per cell (warned remembers them), and says what to do. Fixed-duration
+// cells last what they were asked for; a VM's cells are slowed by the VM.
+func shortCellWarning(cr CellRun, warned map[string]bool) string {
+	c := cr.Cell
+	if c.Target != TargetHost || c.Duration > 0 || catalog.IsCompression(c.Workload) || len(cr.Samples) == 0 || warned[c.SeriesKey()] {
+		return ""
+	}
+	first, last := cr.Samples[0].StartNs, cr.Samples[0].EndNs
+	for _, s := range cr.Samples[1:] {
+		first, last = min(first, s.StartNs), max(last, s.EndNs)
+	}
+	d := time.Duration(last - first)
+	if d >= MinCellInterval {
+		return ""
+	}
+	warned[c.SeriesKey()] = true
+	return fmt.Sprintf("%s %s qos=%s threads=%d ran %s (< %s): scheduler placement can decide a cell this short; use duration: 1s (bench: --duration 1s) or more loops",
+		c.Target, c.Workload, c.QoS, c.Threads, shortDuration(d), MinCellInterval)
+}
+
+// shortDuration rounds d for a message: 21.3ms, 4µs.
+func shortDuration(d time.Duration) time.Duration {
+	if d < time.Millisecond {
+		return d.Round(time.Microsecond)
+	}
+	return d.Round(100 * time.Microsecond)
+}
+
+// durationMinor is the first protocol minor whose agents run
+// fixed-duration cells.
+const durationMinor = 2
+
+// checkDuration refuses a spec with fixed-duration cells on a target whose
+// agent predates them: it would ignore the duration and refuse 0 loops, or
+// worse, measure something else.
+func checkDuration(target string, s Spec, info *agentpb.InfoReply) error {
+	p := info.GetProtocol()
+	if p.GetMajor() != version.ProtocolMajor || p.GetMinor() >= durationMinor {
+		return nil
+	}
+	for i, e := range s.Matrix {
+		if e.Duration > 0 {
+			return fmt.Errorf("%s: matrix[%d] runs for a duration (%s), which needs agent protocol %d.%d; this agent (%s) speaks %d.%d: rebuild it (for a VM: qoslab image build linux)",
+				target, i, e.Duration, version.ProtocolMajor, durationMinor, info.GetAgentVersion(), p.GetMajor(), p.GetMinor())
+		}
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/workload/catalog"
@@ -26,13 +27,15 @@ type Cell struct {
 	// Entry is the index of the matrix entry the cell comes from.
 	Entry int `json:"entry"`
 
-	Loops     uint64  `json:"loops,omitempty"`
-	SizeBytes int64   `json:"size_bytes,omitempty"`
-	Ratio     float64 `json:"ratio,omitempty"`
-	Codec     string  `json:"codec,omitempty"`
-	Level     int     `json:"level,omitempty"`
-	Sink      string  `json:"sink,omitempty"`
-	SinkPath  string  `json:"sink_path,omitempty"`
+	Loops uint64 `json:"loops,omitempty"`
+	// Duration replaces Loops in a fixed-duration cell.
+	Duration  time.Duration `json:"duration_ns,omitempty"`
+	SizeBytes int64         `json:"size_bytes,omitempty"`
+	Ratio     float64       `json:"ratio,omitempty"`
+	Codec     string        `json:"codec,omitempty"`
+	Level     int           `json:"level,omitempty"`
+	Sink      string        `json:"sink,omitempty"`
+	SinkPath  string        `json:"sink_path,omitempty"`
 	// DataSeed seeds generated input and pi's random numbers (Spec.DataSeed).
 	DataSeed uint64 `json:"data_seed,omitempty"`
 }
@@ -53,6 +56,8 @@ func (c Cell) SeriesKey() string {
 		if c.SinkPath != "" {
 			fmt.Fprintf(&b, " sink_path=%q", c.SinkPath)
 		}
+	} else if c.Duration > 0 {
+		fmt.Fprintf(&b, " duration=%s", c.Duration)
 	} else {
 		fmt.Fprintf(&b, " loops=%d", c.Loops)
 	}
@@ -87,7 +92,7 @@ func (e MatrixEntry) series(entry int) []Cell {
 				cell.SizeBytes, cell.Ratio, cell.Codec, cell.Level, cell.Sink, cell.SinkPath =
 					e.SizeBytes, e.Ratio, e.Codec, e.Level, e.Sink, e.SinkPath
 			} else {
-				cell.Loops = e.Loops
+				cell.Loops, cell.Duration = e.Loops, e.Duration
 			}
 			out = append(out, cell)
 		}

@@ -17,7 +17,7 @@ func (c Cell) Request() *agentpb.RunRequest {
 	return &agentpb.RunRequest{
 		Workload: c.Workload, Qos: int32(c.QoS), Threads: uint32(c.Threads), Loops: c.Loops,
 		SizeBytes: uint64(c.SizeBytes), Ratio: c.Ratio, Seed: c.DataSeed, Codec: c.Codec, Level: int32(c.Level),
-		Sink: c.Sink, SinkPath: c.SinkPath,
+		Sink: c.Sink, SinkPath: c.SinkPath, DurationNs: int64(c.Duration),
 	}
 }
 
@@ -153,6 +153,9 @@ func (r *Runner) Run(ctx context.Context) (Stats, error) {
 			continue
 		}
 		samples := SamplesFrom(c.Target, c.Workload, int(c.QoS), c.Threads, c.Repeat, r.Contention, res)
+		for i := range samples {
+			samples[i].DurationNs = int64(c.Duration)
+		}
 		recs := make([]results.Record, len(samples))
 		now := time.Now().UTC()
 		var first, last int64

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -133,4 +134,33 @@ func TestRunnerDiscardsACellRunWhoseConditionsFailed(t *testing.T) {
 	recs, _, err := results.ReadSamples(path)
 	require.NoError(t, err)
 	assert.Len(t, recs, 1, "only the cell run measured under the conditions is kept")
+}
+
+// A fixed-work host cell run shorter than MinCellInterval is named once,
+// with what to do; longer runs, duration cells and VM cells are not.
+func TestShortCellWarning(t *testing.T) {
+	cell := Cell{Target: TargetHost, Workload: "fp", QoS: 33, Threads: 2, Repeat: 1, Loops: 1e7}
+	run := func(c Cell, spans ...[2]int64) CellRun {
+		cr := CellRun{Cell: c}
+		for _, s := range spans {
+			cr.Samples = append(cr.Samples, results.Sample{StartNs: s[0], EndNs: s[1]})
+		}
+		return cr
+	}
+	warned := map[string]bool{}
+	w := shortCellWarning(run(cell, [2]int64{1e6, 20e6}, [2]int64{2e6, 22.3e6}), warned)
+	assert.Equal(t, "host fp qos=user-interactive threads=2 ran 21.3ms (< 250ms): scheduler placement can decide a cell this short; use duration: 1s (bench: --duration 1s) or more loops", w)
+	assert.Empty(t, shortCellWarning(run(cell, [2]int64{0, 5e6}), warned), "said once per cell")
+
+	other := cell
+	other.Threads = 1
+	assert.Empty(t, shortCellWarning(run(other, [2]int64{0, 300e6}), warned), "long enough")
+	assert.Contains(t, shortCellWarning(run(other, [2]int64{0, 3e3}), warned), "ran 3µs (< 250ms)")
+
+	vm := cell
+	vm.Target = TargetVM
+	assert.Empty(t, shortCellWarning(run(vm, [2]int64{0, 5e6}), warned), "a VM's cells are not decided by the host's placement alone")
+	dur := cell
+	dur.Loops, dur.Duration, dur.Threads = 0, 100*time.Millisecond, 4
+	assert.Empty(t, shortCellWarning(run(dur, [2]int64{0, 100e6}), warned), "a duration cell lasts what it was asked")
 }

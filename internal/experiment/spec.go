@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/qoslab/qoslab/internal/suggest"
 	"github.com/qoslab/qoslab/internal/telemetry"
@@ -126,6 +127,11 @@ type MatrixEntry struct {
 	// Loops is per thread (per process for procs; in total for pi); only
 	// the compute workloads take it.
 	Loops uint64 `json:"loops,omitempty"`
+	// Duration, instead of Loops (fp, int, mmul): every thread runs its
+	// kernel until the cell's clock reaches it, and the work done is the
+	// result, so a starved thread cannot make a cell last minutes and a
+	// fast one cannot end it before the scheduler has placed anything.
+	Duration time.Duration `json:"duration_ns,omitempty"`
 
 	// Only compress and decompress take these.
 	SizeBytes int64   `json:"size_bytes,omitempty"` // generated input, split over the threads
@@ -398,6 +404,17 @@ func (e MatrixEntry) problems(at string) []string {
 		}
 		maxThreads = max(maxThreads, n)
 	}
+	if e.Duration != 0 {
+		switch {
+		case e.Loops != 0:
+			bad("%s: loops %d and duration %s: give one, not both", at, e.Loops, e.Duration)
+		default:
+			if err := catalog.CheckDuration(w, e.Duration); err != nil {
+				bad("%s.duration: %v", at, err)
+			}
+		}
+		return p
+	}
 	if w.TakesLoops() {
 		switch {
 		case e.SizeBytes != 0 || e.Ratio != 0 || e.Codec != "" || e.Level != 0 || e.Sink != "" || e.SinkPath != "":
@@ -450,6 +467,9 @@ func (e MatrixEntry) problems(at string) []string {
 // time with input generation and verification, 65 s for 2 classes x 3
 // repeats, plus about 8 s on the host. With a 5 s boot that is under 2
 // minutes, leaving room for slower machines.
+// QuickDuration caps fixed-duration cells in a Quick run.
+const QuickDuration = 250 * time.Millisecond
+
 func Quick(s Spec) Spec {
 	out := s
 	out.Matrix = make([]MatrixEntry, len(s.Matrix))
@@ -464,6 +484,9 @@ func Quick(s Spec) Spec {
 			if w.LoopsInTotal {
 				e.Loops = max(e.Loops, uint64(maxThreads))
 			}
+		}
+		if e.Duration > QuickDuration {
+			e.Duration = QuickDuration
 		}
 		if e.SizeBytes > catalog.QuickSize {
 			e.SizeBytes = max(catalog.QuickSize, int64(maxThreads))
@@ -816,10 +839,14 @@ func (d *specDecoder) vm(path string, n *yaml.Node) VMSpec {
 // entryKeys are the keys of a matrix entry that workload w takes, and those
 // only the other kind of workload takes.
 func entryKeys(w string) (takes, other []string) {
-	common, compute := []string{"workload", "qos", "threads"}, []string{"loops"}
+	common, compute := []string{"workload", "qos", "threads"}, []string{"loops", "duration"}
 	compression := []string{"size", "ratio", "codec", "level", "sink", "sink_path"}
 	if catalog.IsCompression(w) {
 		return append(common, compression...), compute
+	}
+	if !catalog.Lookup(w).TakesDuration() {
+		// pi splits a total, procs runs processes: both need fixed work.
+		return append(common, "loops"), append(compression, "duration")
 	}
 	return append(common, compute...), compression
 }
@@ -881,6 +908,16 @@ func (d *specDecoder) entry(path string, n *yaml.Node) MatrixEntry {
 					return
 				}
 				e.Loops = n
+			}
+		}},
+		{"duration", func(p string, v *yaml.Node) {
+			if t, ok := d.scalar(p, v, "a duration such as 1s"); ok {
+				dur, err := time.ParseDuration(t)
+				if err != nil {
+					d.bad(p, v, "%q is not a duration: write it as 1s, 500ms or 2m (allowed %s..%s)", t, catalog.MinDuration, catalog.MaxDuration)
+					return
+				}
+				e.Duration = dur
 			}
 		}},
 		{"size", func(p string, v *yaml.Node) {
@@ -946,7 +983,7 @@ func (d *specDecoder) entry(path string, n *yaml.Node) MatrixEntry {
 		if given["sink"] == nil {
 			e.Sink = catalog.DefaultSink
 		}
-	} else if given["loops"] == nil {
+	} else if given["loops"] == nil && given["duration"] == nil {
 		e.Loops = catalog.Lookup(e.Workload).DefaultLoops
 	}
 	return e

@@ -7,10 +7,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/qoslab/qoslab/internal/agent/agentpb"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
@@ -207,7 +209,7 @@ matrix:
 	require.Len(t, p, 4, "%q", p)
 	assert.Equal(t, "Repeats (line 3): unknown key: allowed name, description, targets, vm, matrix, repeats, warmup, order, seed, contention, telemetry_ms, data_seed; did you mean repeats?", p[0])
 	assert.Equal(t, "vm.cpu (line 5): unknown key: allowed backend, image, cpus, memory, disk, accel, host_qos; did you mean cpus?", p[1])
-	assert.Equal(t, "matrix[1].treads (line 9): unknown key: allowed workload, qos, threads, loops, size, ratio, codec, level, sink, sink_path; did you mean threads?", p[2])
+	assert.Equal(t, "matrix[1].treads (line 9): unknown key: allowed workload, qos, threads, loops, duration, size, ratio, codec, level, sink, sink_path; did you mean threads?", p[2])
 	assert.True(t, strings.HasPrefix(p[3], "matrix[1].colour (line 11): unknown key: allowed workload,"), p[3])
 	assert.NotContains(t, p[3], "did you mean", "nothing is close to colour")
 	assert.Contains(t, err.Error(), "spec typos has 4 problems:\n  Repeats (line 3)")
@@ -276,6 +278,11 @@ func TestParseSpecErrors(t *testing.T) {
 		{"block sink without path", "matrix: [{workload: compress, sink: block}]\n", "matrix[0].sink block needs sink_path"},
 		{"same cell twice", "matrix: [{workload: fp, threads: 1-2}, {workload: fp, threads: 2-3}]\n",
 			`matrix[1] measures "fp qos=9 threads=2 loops=200000000" again, as matrix[0] does`},
+		{"loops and duration", "matrix: [{workload: fp, loops: 1e6, duration: 1s}]\n", "matrix[0]: loops 1000000 and duration 1s: give one, not both"},
+		{"duration too short", "matrix: [{workload: fp, duration: 1ms}]\n", "matrix[0].duration: duration 1ms: allowed 10ms..1h0m0s"},
+		{"duration not a duration", "matrix: [{workload: fp, duration: 2}]\n", `matrix[0].duration (line 1): "2" is not a duration: write it as 1s, 500ms or 2m`},
+		{"duration on pi", "matrix: [{workload: pi, duration: 1s}]\n", "matrix[0].duration (line 1): pi does not take duration: its keys are workload, qos, threads, loops"},
+		{"duration on compress", "matrix: [{workload: compress, duration: 1s}]\n", "matrix[0].duration (line 1): compress does not take duration"},
 		{"entry not a mapping", "matrix: [fp]\n", `matrix[0] (line 1): want a mapping of keys (workload, qos,`},
 	}
 	for _, tt := range tests {
@@ -423,7 +430,8 @@ func TestDefaultSpecContention(t *testing.T) {
 	assert.Equal(t, "fp", s.Matrix[0].Workload)
 	assert.Equal(t, []qos.Class{qos.Background, qos.UserInteractive}, s.Matrix[0].QoS)
 	cells, _ := Plan(s)
-	assert.Len(t, cells, 2*2*2*5, "2 targets x 2 classes x 2 thread counts x 5 repeats")
+	assert.Len(t, cells, 2*2*2*6, "2 targets x 2 classes x 2 thread counts x 6 repeats")
+	assert.Equal(t, time.Second, s.Matrix[0].Duration, "cells long enough that placement cannot decide them")
 }
 
 // contention takes a number or all; run.json keeps what was asked, and a
@@ -459,4 +467,50 @@ func TestSpecContention(t *testing.T) {
 	assert.Equal(t, 2, SpinnerCount(2).Count(5))
 	_, err = ParseSpinnerCount("--contention", "2.5")
 	assert.EqualError(t, err, `--contention "2.5": allowed 0..256 spinner threads or all (one per CPU)`)
+}
+
+// duration replaces loops: no default loops are filled in, the cells and
+// their keys say duration, the agent request carries it, and Quick caps it.
+func TestSpecDuration(t *testing.T) {
+	s, err := ParseSpec([]byte("matrix: [{workload: fp, qos: 9, duration: 1500ms}, {workload: int, qos: 9}]\n"), "t")
+	require.NoError(t, err)
+	assert.Equal(t, 1500*time.Millisecond, s.Matrix[0].Duration)
+	assert.Zero(t, s.Matrix[0].Loops, "no default loops beside a duration")
+	assert.NotZero(t, s.Matrix[1].Loops, "an entry without duration keeps its default loops")
+	cells, _ := Plan(s)
+	var fp Cell
+	for _, c := range cells {
+		if c.Workload == "fp" {
+			fp = c
+		}
+	}
+	assert.Equal(t, 1500*time.Millisecond, fp.Duration)
+	assert.Contains(t, fp.SeriesKey(), " duration=1.5s")
+	assert.NotContains(t, fp.SeriesKey(), "loops=")
+	req := fp.Request()
+	assert.Equal(t, int64(1500*time.Millisecond), req.GetDurationNs())
+	assert.Zero(t, req.GetLoops())
+	assert.Equal(t, QuickDuration, Quick(s).Matrix[0].Duration)
+
+	b, err := json.Marshal(s)
+	require.NoError(t, err)
+	var back Spec
+	require.NoError(t, json.Unmarshal(b, &back))
+	assert.Equal(t, s.Matrix[0].Duration, back.Matrix[0].Duration)
+}
+
+// An agent older than duration cells is refused before anything runs, with
+// what to do, rather than sent a request it would misread.
+func TestCheckDurationRefusesOldAgents(t *testing.T) {
+	s, err := ParseSpec([]byte("matrix: [{workload: fp, duration: 1s}]\n"), "t")
+	require.NoError(t, err)
+	old := &agentpb.InfoReply{AgentVersion: "v0.1", Protocol: &agentpb.ProtocolVersion{Major: 1, Minor: 1}}
+	err = checkDuration("vm", s, old)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "vm: matrix[0] runs for a duration (1s), which needs agent protocol 1.2; this agent (v0.1) speaks 1.1")
+	cur := &agentpb.InfoReply{Protocol: &agentpb.ProtocolVersion{Major: 1, Minor: durationMinor}}
+	assert.NoError(t, checkDuration("vm", s, cur))
+	loops, err := ParseSpec([]byte("matrix: [{workload: fp}]\n"), "t")
+	require.NoError(t, err)
+	assert.NoError(t, checkDuration("vm", loops, old), "loop cells run on any 1.x agent")
 }

@@ -23,7 +23,12 @@ func elapsedCharts(in Input) ([]Chart, []Skipped) {
 	}
 	var out []Chart
 	var skipped []Skipped
+	timed := durationWorkloads(in.Samples)
 	for _, w := range workloads {
+		if d, ok := timed[w]; ok {
+			skipped = append(skipped, Skipped{stem(FamilyElapsed, w), durationReason(w, d)})
+			continue
+		}
 		cells := cellsOf(in.Analysis.Cells, func(c analysis.Cell) bool {
 			return c.Workload == w && c.Phase == "" && c.Seconds.N > 0 && !math.IsNaN(float64(c.Seconds.Median))
 		})

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -123,6 +124,32 @@ func TestChartsSkipMissingData(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Fixed-duration cells have no completion times worth drawing: their
+// thread-time and elapsed charts are skipped with the reason, their
+// throughput is drawn.
+func TestChartsSkipCompletionTimesOfDurationCells(t *testing.T) {
+	full := loadRun(t, "linux-fixture")
+	in := filter(full, func(s results.Sample) bool { return s.Workload == "fp" })
+	for i := range in.Samples {
+		in.Samples[i].DurationNs = int64(time.Second)
+	}
+	charts, skipped := Charts(in)
+	assert.Equal(t, []string{"throughput-fp"}, names(charts))
+	var reasons []string
+	for _, s := range skipped {
+		if strings.HasPrefix(s.Name, FamilyThreadTimes) || strings.HasPrefix(s.Name, FamilyElapsed) {
+			reasons = append(reasons, s.Name+": "+s.Reason)
+		}
+	}
+	want := "fp ran for a fixed duration (1s): every thread ends at the deadline by design"
+	require.Len(t, reasons, 3, "thread times of host and vm, and elapsed")
+	for _, r := range reasons {
+		assert.Contains(t, r, want)
+	}
+	assert.Equal(t, []string{"thread-times-fp-host", "thread-times-fp-vm", "elapsed-fp"}, []string{
+		strings.SplitN(reasons[0], ":", 2)[0], strings.SplitN(reasons[1], ":", 2)[0], strings.SplitN(reasons[2], ":", 2)[0]})
 }
 
 // TestChartsComputeAnalysis: a caller that passes samples alone gets the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -28,6 +29,16 @@ func threadTimeCharts(in Input) ([]Chart, []Skipped) {
 	if len(samples) == 0 {
 		return nil, []Skipped{{FamilyThreadTimes, "no thread-scaling workload (fp, int, mmul, pi) in this run"}}
 	}
+	var skipped []Skipped
+	timed := durationWorkloads(samples)
+	for _, w := range workloadsOfSamples(samples) {
+		if d, ok := timed[w]; ok {
+			for _, t := range targetOrder(targetsOfSamples(samples, w)) {
+				skipped = append(skipped, Skipped{stem(FamilyThreadTimes, w, t), durationReason(w, d)})
+			}
+		}
+	}
+	samples = samplesOf(samples, func(s results.Sample) bool { return s.DurationNs == 0 })
 	type key struct{ workload, target string }
 	var keys []key
 	var targets []string
@@ -55,7 +66,35 @@ func threadTimeCharts(in Input) ([]Chart, []Skipped) {
 		name := stem(FamilyThreadTimes, k.workload, k.target)
 		out = append(out, chart(name, FamilyThreadTimes, threadTimeFigure(in, k.workload, k.target, others, mine)))
 	}
-	return out, nil
+	return out, skipped
+}
+
+// durationWorkloads maps each workload that ran fixed-duration cells to
+// its duration (the longest, should a run mix them).
+func durationWorkloads(samples []results.Sample) map[string]time.Duration {
+	out := map[string]time.Duration{}
+	for _, s := range samples {
+		if s.DurationNs > 0 {
+			out[s.Workload] = max(out[s.Workload], time.Duration(s.DurationNs))
+		}
+	}
+	return out
+}
+
+// durationReason is why a completion-time chart of a fixed-duration
+// workload is not drawn.
+func durationReason(w string, d time.Duration) string {
+	return fmt.Sprintf("%s ran for a fixed duration (%s): every thread ends at the deadline by design, so completion times say nothing; compare its rates", w, d)
+}
+
+func targetsOfSamples(samples []results.Sample, w string) []string {
+	var out []string
+	for _, s := range samples {
+		if s.Workload == w && !slices.Contains(out, s.Target) {
+			out = append(out, s.Target)
+		}
+	}
+	return out
 }
 
 func workloadsOfSamples(samples []results.Sample) []string {

@@ -53,12 +53,16 @@ type Bench struct {
 
 // BenchRequest records the settings as they were applied.
 type BenchRequest struct {
-	Targets    []string                `json:"targets"`
-	VM         *BenchVM                `json:"vm,omitempty"`
-	Workloads  []string                `json:"workloads"`
-	QoS        []int                   `json:"qos"`
-	Threads    []int                   `json:"threads"`
-	Loops      map[string]uint64       `json:"loops"`
+	Targets   []string          `json:"targets"`
+	VM        *BenchVM          `json:"vm,omitempty"`
+	Workloads []string          `json:"workloads"`
+	QoS       []int             `json:"qos"`
+	Threads   []int             `json:"threads"`
+	Loops     map[string]uint64 `json:"loops"`
+	// DurationNs is the fixed duration of the cells that ran for one
+	// (fp, int, mmul with --duration), 0 when they ran loops.
+	DurationNs int64                   `json:"duration_ns,omitempty"`
+	Warmup     int                     `json:"warmup,omitempty"`
 	Repeat     int                     `json:"repeat"`
 	Contention experiment.SpinnerCount `json:"contention"`
 	Size       int64                   `json:"size_bytes,omitempty"`
@@ -85,7 +89,7 @@ type BenchVM struct {
 // NewBenchRequest records a bench spec's settings as applied; name and
 // store say which named VM and image store the vm target used.
 func NewBenchRequest(s experiment.Spec, name, store string) BenchRequest {
-	r := BenchRequest{Targets: s.Targets, Loops: map[string]uint64{}, Repeat: s.Repeats, Contention: s.Contention, Seed: s.DataSeed}
+	r := BenchRequest{Targets: s.Targets, Loops: map[string]uint64{}, Repeat: s.Repeats, Warmup: s.Warmup, Contention: s.Contention, Seed: s.DataSeed}
 	if slices.Contains(s.Targets, experiment.TargetVM) {
 		mem, disk := experiment.VMSize(s)
 		r.VM = &BenchVM{Name: name, Image: s.VM.Image, Store: store, CPUs: s.VM.CPUs, MemoryMiB: mem, DiskBytes: disk, Accel: s.VM.Accel, Backend: s.VM.Backend}
@@ -96,6 +100,10 @@ func NewBenchRequest(s experiment.Spec, name, store string) BenchRequest {
 		r.QoS = r.QoS[:0]
 		for _, c := range e.QoS {
 			r.QoS = append(r.QoS, int(c))
+		}
+		if e.Duration > 0 {
+			r.DurationNs = int64(e.Duration)
+			continue
 		}
 		if e.Loops == 0 {
 			r.Size, r.Ratio, r.Codec, r.Level, r.Sink, r.SinkPath = e.SizeBytes, e.Ratio, e.Codec, e.Level, e.Sink, e.SinkPath

@@ -34,6 +34,10 @@ type Sample struct {
 	CPUs       []int   `json:"cpus,omitempty"`
 	PID        int     `json:"pid,omitempty"`
 	Contention int     `json:"contention"` // spinner threads running on the host
+	// DurationNs is a fixed-duration cell's length (0: a fixed amount of
+	// work): every thread ran until the cell's clock reached it, so its
+	// Work is what it got done and its end time says nothing.
+	DurationNs int64 `json:"duration_ns,omitempty"`
 }
 
 // Observation is the sample as the statistics see it.

@@ -11,7 +11,7 @@ var Version = ""
 // is refused; minors only add fields.
 const (
 	ProtocolMajor = 1
-	ProtocolMinor = 1 // 1: telemetry_interval_ms and Telemetry events
+	ProtocolMinor = 2 // 1: telemetry_interval_ms and Telemetry events; 2: duration_ns
 )
 
 // String returns the build's version, "devel" when nothing better is known.

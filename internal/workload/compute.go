@@ -14,6 +14,42 @@ const (
 	mmulChunk = 1 << 10
 )
 
+// durationChunkDiv shrinks a kernel's chunk for fixed-duration cells: a
+// thread checks the clock between chunks, so it stops within one chunk of
+// the deadline, and a starved background thread (200x slower under
+// contention) must not overrun a 1 s cell by most of a second. fp's chunk is
+// then 2^17 loops: about 0.4 ms at full speed, 90 ms when starved.
+const durationChunkDiv = 8
+
+// measure runs the kernel on t: total units in chunks for a fixed amount of
+// work, or chunks until t's deadline for a fixed duration.
+func measure(t *thread, total, chunk uint64, kernelFn func(n uint64)) error {
+	if t.deadline > 0 {
+		return untilDeadline(t, max(1, chunk/durationChunkDiv), kernelFn)
+	}
+	return chunked(t, total, chunk, kernelFn)
+}
+
+// untilDeadline runs chunks of kernel on t until the cell's clock reaches
+// t.deadline, recording one span with the work done. The clock is read
+// between chunks only, never inside one.
+func untilDeadline(t *thread, chunk uint64, kernelFn func(n uint64)) error {
+	start := t.now()
+	var done uint64
+	for {
+		kernelFn(chunk)
+		done += chunk
+		if !t.between(chunk) {
+			t.record("", start, t.now(), float64(done))
+			return context.Canceled
+		}
+		if now := t.now(); now >= t.deadline {
+			t.record("", start, now, float64(done))
+			return nil
+		}
+	}
+}
+
 // chunked runs total units of kernel in chunks on t, recording one span.
 func chunked(t *thread, total, chunk uint64, kernelFn func(n uint64)) error {
 	start := t.now()
@@ -32,22 +68,22 @@ func chunked(t *thread, total, chunk uint64, kernelFn func(n uint64)) error {
 }
 
 func runFP(ctx context.Context, p Params, prog *Progress) (Result, error) {
-	prog.setTotal(p.Loops * uint64(p.Threads))
+	setProgress(prog, p)
 	sums := make([]float64, p.Threads)
-	recs, err := runThreads(ctx, p.Threads, p.QoS, prog, threadJob{
+	recs, err := runThreadsFor(ctx, p.Threads, p.QoS, p.Duration, prog, threadJob{
 		measure: func(t *thread) error {
-			return chunked(t, p.Loops, loopChunk, func(n uint64) { sums[t.index] += kernel.FP(n) })
+			return measure(t, p.Loops, loopChunk, func(n uint64) { sums[t.index] += kernel.FP(n) })
 		},
 	})
 	return Result{Records: recs}, err
 }
 
 func runInt(ctx context.Context, p Params, prog *Progress) (Result, error) {
-	prog.setTotal(p.Loops * uint64(p.Threads))
+	setProgress(prog, p)
 	sums := make([]uint64, p.Threads)
-	recs, err := runThreads(ctx, p.Threads, p.QoS, prog, threadJob{
+	recs, err := runThreadsFor(ctx, p.Threads, p.QoS, p.Duration, prog, threadJob{
 		measure: func(t *thread) error {
-			return chunked(t, p.Loops, loopChunk, func(n uint64) { sums[t.index] += kernel.Int(n) })
+			return measure(t, p.Loops, loopChunk, func(n uint64) { sums[t.index] += kernel.Int(n) })
 		},
 	})
 	return Result{Records: recs}, err
@@ -57,10 +93,10 @@ func runMMul(ctx context.Context, p Params, prog *Progress) (Result, error) {
 	if err := kernel.MMulInit(); err != nil {
 		return Result{}, err
 	}
-	prog.setTotal(p.Loops * uint64(p.Threads))
+	setProgress(prog, p)
 	type operands struct{ a, b, c kernel.Matrix16 }
 	ops := make([]*operands, p.Threads)
-	recs, err := runThreads(ctx, p.Threads, p.QoS, prog, threadJob{
+	recs, err := runThreadsFor(ctx, p.Threads, p.QoS, p.Duration, prog, threadJob{
 		setup: func(t *thread) error {
 			o := &operands{}
 			// The reference's A and B: every element 1.234.
@@ -72,10 +108,19 @@ func runMMul(ctx context.Context, p Params, prog *Progress) (Result, error) {
 		},
 		measure: func(t *thread) error {
 			o := ops[t.index]
-			return chunked(t, p.Loops, mmulChunk, func(n uint64) { kernel.MMul(n, &o.c, &o.a, &o.b) })
+			return measure(t, p.Loops, mmulChunk, func(n uint64) { kernel.MMul(n, &o.c, &o.a, &o.b) })
 		},
 	})
 	return Result{Records: recs, Notes: []string{"mmul kernel: " + kernel.MMulImpl()}}, err
+}
+
+// setProgress makes prog count work, or time for a fixed-duration cell.
+func setProgress(prog *Progress, p Params) {
+	if p.Duration > 0 {
+		prog.setDuration(p.Duration)
+		return
+	}
+	prog.setTotal(p.Loops * uint64(p.Threads))
 }
 
 func runPi(ctx context.Context, p Params, prog *Progress) (Result, error) {

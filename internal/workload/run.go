@@ -38,6 +38,12 @@ func (p Params) Validate() error {
 	if p.Threads < 1 || p.Threads > maxThreads {
 		return fmt.Errorf("%d %s: allowed 1..%d", p.Threads, what, maxThreads)
 	}
+	if p.Duration != 0 {
+		if p.Loops != 0 {
+			return fmt.Errorf("%d loops and a duration of %s: give one, not both", p.Loops, p.Duration)
+		}
+		return catalog.CheckDuration(w, p.Duration)
+	}
 	switch p.Workload {
 	case catalog.Compress, catalog.Decompress:
 		if p.Size < int64(p.Threads) || p.Size > catalog.MaxDataBytes {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/qoslab/qoslab/internal/qos"
 )
@@ -22,15 +23,20 @@ type span struct {
 type thread struct {
 	index     int
 	cellStart int64
-	ctx       context.Context
-	done      <-chan struct{}
-	progress  *Progress
-	cpus      cpuSet
-	spans     []span
+	// deadline ends a fixed-duration cell: ns since the cell began, the
+	// same for every thread; 0 for a fixed amount of work.
+	deadline int64
+	// mono is the clock (monoNow; tests give their own).
+	mono     func() int64
+	ctx      context.Context
+	done     <-chan struct{}
+	progress *Progress
+	cpus     cpuSet
+	spans    []span
 }
 
 // now is ns since the cell began.
-func (t *thread) now() int64 { return monoNow() - t.cellStart }
+func (t *thread) now() int64 { return t.mono() - t.cellStart }
 
 // between runs between chunks of measured work, never inside a kernel: it notes
 // the CPU, adds to progress and reports whether the cell was cancelled.
@@ -66,6 +72,12 @@ type threadJob struct {
 // thread for good (so the class dies with the thread), sets up, applies c,
 // waits for every other thread, and only then is the cell's clock started.
 func runThreads(ctx context.Context, n int, c qos.Class, prog *Progress, job threadJob) ([]Record, error) {
+	return runThreadsFor(ctx, n, c, 0, prog, job)
+}
+
+// runThreadsFor is runThreads with a deadline: a fixed-duration cell's
+// length (0: fixed work), the same for every thread from the cell's start.
+func runThreadsFor(ctx context.Context, n int, c qos.Class, d time.Duration, prog *Progress, job threadJob) ([]Record, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -87,7 +99,7 @@ func runThreads(ctx context.Context, n int, c qos.Class, prog *Progress, job thr
 	finished.Add(n)
 	ncpu := runtime.NumCPU()
 	for i := range threads {
-		threads[i] = &thread{index: i, ctx: ctx, done: ctx.Done(), progress: prog, cpus: newCPUSet(ncpu), spans: make([]span, 0, 4)}
+		threads[i] = &thread{index: i, deadline: int64(d), mono: monoNow, ctx: ctx, done: ctx.Done(), progress: prog, cpus: newCPUSet(ncpu), spans: make([]span, 0, 4)}
 	}
 	for i := range threads {
 		go func(t *thread) {

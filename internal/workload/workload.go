@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/qoslab/qoslab/internal/qos"
 )
@@ -19,6 +20,10 @@ type Params struct {
 	// Loops is per thread for fp, int, mmul and procs; for pi it is the total
 	// number of iterations, split over the threads.
 	Loops uint64
+	// Duration, when not zero, replaces Loops (fp, int, mmul): every thread
+	// runs its kernel in chunks until the cell's clock reaches Duration, and
+	// its record holds the work done.
+	Duration time.Duration
 
 	// compress and decompress
 	Size     int64   // bytes of generated input, split over the threads
@@ -57,6 +62,9 @@ type Result struct {
 type Progress struct {
 	Done  atomic.Uint64
 	Total atomic.Uint64
+	// durationNs is a fixed-duration cell's length: its fraction done is
+	// the time gone, not the work.
+	durationNs atomic.Int64
 
 	// cellStart is CLOCK_MONOTONIC (ns) when the cell's clock started, 0
 	// before: what telemetry times are made relative to.
@@ -116,11 +124,20 @@ func (p *Progress) Fraction() float64 {
 	if p == nil {
 		return 0
 	}
-	t := p.Total.Load()
-	if t == 0 {
-		return 0
+	var f float64
+	if d := p.durationNs.Load(); d > 0 {
+		start, ok := p.CellStart()
+		if !ok {
+			return 0
+		}
+		f = float64(monoNow()-start) / float64(d)
+	} else {
+		t := p.Total.Load()
+		if t == 0 {
+			return 0
+		}
+		f = float64(p.Done.Load()) / float64(t)
 	}
-	f := float64(p.Done.Load()) / float64(t)
 	if f > 1 {
 		f = 1
 	}
@@ -136,5 +153,12 @@ func (p *Progress) add(n uint64) {
 func (p *Progress) setTotal(n uint64) {
 	if p != nil {
 		p.Total.Store(n)
+	}
+}
+
+// setDuration makes the fraction done the time gone of a cell of length d.
+func (p *Progress) setDuration(d time.Duration) {
+	if p != nil {
+		p.durationNs.Store(int64(d))
 	}
 }

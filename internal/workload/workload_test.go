@@ -196,6 +196,46 @@ func TestCompressUnwritableSink(t *testing.T) {
 	assert.Contains(t, err.Error(), "/no/such/dir")
 }
 
+// A fixed-duration thread stops at the first chunk boundary at or after the
+// deadline, never before, and records the work of every chunk it ran. The
+// clock is a fake one that each chunk moves on by 3 ms, so the test says
+// exactly where it must stop, whatever the machine's load.
+func TestUntilDeadlineStopsWithinOneChunk(t *testing.T) {
+	var clock int64
+	th := &thread{deadline: 100e6, mono: func() int64 { return clock }, done: make(chan struct{}), cpus: newCPUSet(1)}
+	chunks := 0
+	require.NoError(t, untilDeadline(th, 1000, func(n uint64) {
+		assert.Equal(t, uint64(1000), n)
+		chunks++
+		clock += 3e6
+	}))
+	require.Len(t, th.spans, 1)
+	s := th.spans[0]
+	assert.Equal(t, 34, chunks, "33 chunks end at 99 ms, before the deadline; the 34th ends at 102 ms")
+	assert.Equal(t, int64(102e6), s.end)
+	assert.Less(t, s.end-th.deadline, int64(3e6), "stopped within one chunk of the deadline")
+	assert.Equal(t, float64(34*1000), s.work)
+}
+
+// A real fixed-duration fp cell: every thread runs to the deadline (not a
+// loop count), no thread ends before it, the work is whole chunks, and the
+// fraction done follows the clock.
+func TestRunFPForADuration(t *testing.T) {
+	prog := &Progress{}
+	const d = 60 * time.Millisecond
+	res, err := Run(context.Background(), Params{Workload: catalog.FP, QoS: qos.Default, Threads: 2, Duration: d}, prog)
+	require.NoError(t, err)
+	require.Len(t, res.Records, 2)
+	chunk := float64(loopChunk / durationChunkDiv)
+	for _, r := range res.Records {
+		assert.GreaterOrEqual(t, r.EndNs, int64(d), "thread %d ended before the deadline", r.Index)
+		assert.Positive(t, r.Work)
+		assert.Zero(t, math.Mod(r.Work, chunk), "work is whole chunks")
+		assert.InEpsilon(t, r.Work/(float64(r.EndNs-r.StartNs)/1e9), r.Rate, 1e-12)
+	}
+	assert.Equal(t, 1.0, prog.Fraction(), "a finished duration cell is all done")
+}
+
 func TestValidate(t *testing.T) {
 	cases := []struct {
 		p   Params
@@ -211,6 +251,11 @@ func TestValidate(t *testing.T) {
 		{Params{Workload: catalog.Compress, QoS: qos.Default, Threads: 1, Size: 10, Codec: "rar"}, `"rar"`},
 		{Params{Workload: catalog.Compress, QoS: qos.Default, Threads: 1, Size: 10, Sink: "tape"}, `"tape"`},
 		{Params{Workload: catalog.Compress, QoS: qos.Default, Threads: 1, Size: 10, Level: 99}, "99"},
+		{Params{Workload: catalog.FP, QoS: qos.Default, Threads: 1, Loops: 5, Duration: time.Second}, "5 loops and a duration of 1s: give one, not both"},
+		{Params{Workload: catalog.FP, QoS: qos.Default, Threads: 1, Duration: time.Millisecond}, "duration 1ms: allowed 10ms..1h0m0s"},
+		{Params{Workload: catalog.FP, QoS: qos.Default, Threads: 1, Duration: 2 * time.Hour}, "duration 2h0m0s: allowed 10ms..1h0m0s"},
+		{Params{Workload: catalog.Pi, QoS: qos.Default, Threads: 1, Duration: time.Second}, "pi does not take a duration: allowed for fp, int, mmul"},
+		{Params{Workload: catalog.Compress, QoS: qos.Default, Threads: 1, Size: 10, Duration: time.Second}, "compress does not take a duration"},
 	}
 	for _, c := range cases {
 		err := c.p.WithDefaults().Validate()

@@ -392,8 +392,12 @@ type RunRequest struct {
 	// while the cell runs and sends the samples after the cell ends, before the
 	// result, so no telemetry crosses the transport while the cell is measured.
 	TelemetryIntervalMs uint32 `protobuf:"varint,14,opt,name=telemetry_interval_ms,json=telemetryIntervalMs,proto3" json:"telemetry_interval_ms,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// Not 0 (fp, int, mmul; protocol 1.2): every thread runs until the cell's
+	// clock reaches this many ns, instead of running loops; loops is then 0.
+	// An agent of protocol 1.1 or older ignores it, sees 0 loops and refuses.
+	DurationNs    int64 `protobuf:"varint,15,opt,name=duration_ns,json=durationNs,proto3" json:"duration_ns,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RunRequest) Reset() {
@@ -520,6 +524,13 @@ func (x *RunRequest) GetProgressIntervalMs() uint32 {
 func (x *RunRequest) GetTelemetryIntervalMs() uint32 {
 	if x != nil {
 		return x.TelemetryIntervalMs
+	}
+	return 0
+}
+
+func (x *RunRequest) GetDurationNs() int64 {
+	if x != nil {
+		return x.DurationNs
 	}
 	return 0
 }
@@ -1129,7 +1140,7 @@ const file_agent_proto_rawDesc = "" +
 	"\bhostname\x18\x10 \x01(\tR\bhostname\x12\x10\n" +
 	"\x03pid\x18\x11 \x01(\x05R\x03pid\x12\x1f\n" +
 	"\vmax_threads\x18\x12 \x01(\rR\n" +
-	"maxThreads\"\xb4\x03\n" +
+	"maxThreads\"\xd5\x03\n" +
 	"\n" +
 	"RunRequest\x12<\n" +
 	"\bprotocol\x18\x01 \x01(\v2 .qoslab.agent.v1.ProtocolVersionR\bprotocol\x12\x1a\n" +
@@ -1147,7 +1158,9 @@ const file_agent_proto_rawDesc = "" +
 	"\x04sink\x18\v \x01(\tR\x04sink\x12\x1b\n" +
 	"\tsink_path\x18\f \x01(\tR\bsinkPath\x120\n" +
 	"\x14progress_interval_ms\x18\r \x01(\rR\x12progressIntervalMs\x122\n" +
-	"\x15telemetry_interval_ms\x18\x0e \x01(\rR\x13telemetryIntervalMs\"\x80\x01\n" +
+	"\x15telemetry_interval_ms\x18\x0e \x01(\rR\x13telemetryIntervalMs\x12\x1f\n" +
+	"\vduration_ns\x18\x0f \x01(\x03R\n" +
+	"durationNs\"\x80\x01\n" +
 	"\n" +
 	"QoSApplied\x12\x14\n" +
 	"\x05asked\x18\x01 \x01(\x05R\x05asked\x12\x18\n" +

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Names of the workloads, as users type them.
@@ -166,6 +167,41 @@ func Lookup(name string) Workload {
 // IsCompression reports whether name is a compression workload (size,
 // codec and sink) rather than one that runs loops.
 func IsCompression(name string) bool { return Lookup(name).Kind == KindCompression }
+
+// Fixed-duration cells: every thread runs its kernel until the cell's
+// deadline, and the work done is the result.
+const (
+	MinDuration = 10 * time.Millisecond
+	MaxDuration = time.Hour
+)
+
+// TakesDuration reports whether the workload can run for a fixed time
+// instead of a fixed amount of work: the compute workloads whose loops are
+// per thread (pi splits a total, procs runs processes, compression a size).
+func (w Workload) TakesDuration() bool { return w.Kind == KindCompute && !w.LoopsInTotal }
+
+// DurationNames lists the workloads that take a duration.
+func DurationNames() []string {
+	var out []string
+	for _, w := range All() {
+		if w.TakesDuration() {
+			out = append(out, w.Name)
+		}
+	}
+	return out
+}
+
+// CheckDuration checks a duration for workload w; the error names the
+// value and what is allowed.
+func CheckDuration(w Workload, d time.Duration) error {
+	if !w.TakesDuration() {
+		return fmt.Errorf("%s does not take a duration: allowed for %s (it needs a fixed amount of work)", w.Name, strings.Join(DurationNames(), ", "))
+	}
+	if d < MinDuration || d > MaxDuration {
+		return fmt.Errorf("duration %s: allowed %s..%s", d, MinDuration, MaxDuration)
+	}
+	return nil
+}
 
 // TakesLoops reports whether the workload is sized in loops.
 func (w Workload) TakesLoops() bool { return w.Kind == KindCompute || w.Kind == KindProcs }
