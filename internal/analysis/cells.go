@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -26,8 +27,14 @@ type Cell struct {
 	// TotalRates are the per-repeat total rates TotalRate summarizes, in
 	// repeat order: the values the rank tests and regressions use.
 	TotalRates []float64 `json:"total_rates"`
-	// ThreadRate pools every thread's own rate over all repeats.
+	// ThreadRate is per repeat: the mean of its threads' own rates. The
+	// threads of one repeat share its conditions, so they are not
+	// independent measurements: pooling them would narrow the interval
+	// without measuring anything more.
 	ThreadRate Summary `json:"thread_rate"`
+	// Dispersion says how far the repeats' total rates agree, and flags a
+	// cell whose repeats cannot be summarized by one number.
+	Dispersion Dispersion `json:"dispersion"`
 	// Seconds is per repeat: first start to last end.
 	Seconds Summary `json:"seconds"`
 	// RepeatSeconds are the per-repeat times Seconds summarizes, in repeat
@@ -65,7 +72,7 @@ func Cells(samples []Observation) []Cell {
 	type acc struct {
 		cell    Cell
 		repeats map[int][]Interval
-		rates   []float64
+		rates   map[int][]float64
 		applied map[int]bool
 		reasons map[string]bool
 	}
@@ -75,12 +82,12 @@ func Cells(samples []Observation) []Cell {
 		k := s.CellKey
 		a := byKey[k]
 		if a == nil {
-			a = &acc{cell: Cell{CellKey: k, Unit: s.Unit}, repeats: map[int][]Interval{}, applied: map[int]bool{}, reasons: map[string]bool{}}
+			a = &acc{cell: Cell{CellKey: k, Unit: s.Unit}, repeats: map[int][]Interval{}, rates: map[int][]float64{}, applied: map[int]bool{}, reasons: map[string]bool{}}
 			byKey[k] = a
 			order = append(order, k)
 		}
 		a.repeats[s.Repeat] = append(a.repeats[s.Repeat], Interval{StartNs: s.StartNs, EndNs: s.EndNs, Work: s.Work})
-		a.rates = append(a.rates, s.Rate)
+		a.rates[s.Repeat] = append(a.rates[s.Repeat], s.Rate)
 		a.applied[s.QoSApplied] = true
 		if !s.QoSFull || s.QoSApplied != s.QoS {
 			a.cell.QoSPartial++
@@ -92,7 +99,7 @@ func Cells(samples []Observation) []Cell {
 	out := make([]Cell, 0, len(order))
 	for _, k := range order {
 		a := byKey[k]
-		var totals, secs []float64
+		var totals, secs, threadRates []float64
 		reps := make([]int, 0, len(a.repeats))
 		for r := range a.repeats {
 			reps = append(reps, r)
@@ -102,12 +109,14 @@ func Cells(samples []Observation) []Cell {
 			rate, el := TotalRate(a.repeats[r])
 			totals = append(totals, rate)
 			secs = append(secs, float64(el)/1e9)
+			threadRates = append(threadRates, mean(a.rates[r]))
 		}
 		a.cell.TotalRate = Summarize(totals)
 		a.cell.TotalRates = totals
 		a.cell.Seconds = Summarize(secs)
 		a.cell.RepeatSeconds = secs
-		a.cell.ThreadRate = Summarize(a.rates)
+		a.cell.ThreadRate = Summarize(threadRates)
+		a.cell.Dispersion = Disperse(totals, a.cell.Unit+"/s")
 		for c := range a.applied {
 			a.cell.QoSApplied = append(a.cell.QoSApplied, c)
 		}
@@ -159,4 +168,20 @@ func SortCells(cells []Cell) []Cell {
 	out := slices.Clone(cells)
 	slices.SortStableFunc(out, func(a, b Cell) int { return CompareKeys(a.CellKey, b.CellKey) })
 	return out
+}
+
+// mean is the arithmetic mean of xs without its NaNs; NaN when none is left.
+func mean(xs []float64) float64 {
+	var sum float64
+	n := 0
+	for _, x := range xs {
+		if !math.IsNaN(x) {
+			sum += x
+			n++
+		}
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return sum / float64(n)
 }

@@ -372,9 +372,10 @@ func writeCells(w io.Writer, r *Bench, markdown bool) error {
 		lines = append(lines, n)
 	}
 	sort.Strings(lines)
-	bullet := "  "
+	// bullet starts a line under a heading line, lead a line of its own.
+	bullet, lead := "  ", ""
 	if markdown {
-		bullet = "- "
+		bullet, lead = "- ", "- "
 		fmt.Fprintln(w)
 	}
 	if len(lines) > 0 {
@@ -398,7 +399,12 @@ func writeCells(w io.Writer, r *Bench, markdown bool) error {
 		fmt.Fprintln(w, bullet+"note: "+l)
 	}
 	if r.Contention != nil {
-		fmt.Fprintf(w, "%scontention: %s ran on the host, outside the agents, throughout\n", strings.TrimSpace(bullet+" "), r.Contention.Text())
+		fmt.Fprintf(w, "%scontention: %s ran on the host, outside the agents, throughout\n", lead, r.Contention.Text())
+	}
+	for _, c := range cells {
+		if c.Dispersion.Flag != "" {
+			fmt.Fprintf(w, "%swarning: %s\n", lead, analysis.DispersionWarnings([]analysis.Cell{c}, c.Workload, c.Phase)[0])
+		}
 	}
 	if r.Error != "" {
 		// The error itself is qoslab's last word (and in the JSON): not

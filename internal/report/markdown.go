@@ -24,8 +24,14 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if len(r.Analysis.Verdicts) == 0 {
 		b.WriteString("No verdict: no workload ran on both the host and the VM.\n\n")
 	}
-	for _, v := range r.Analysis.Verdicts {
-		fmt.Fprintf(&b, "- %s\n", md(v.String()))
+	for _, v := range r.VerdictLines() {
+		fmt.Fprintf(&b, "- %s\n", md(v.Text))
+		for _, w := range v.Warnings {
+			fmt.Fprintf(&b, "  - **warning:** %s\n", md(w))
+		}
+	}
+	for _, w := range r.OtherWarnings() {
+		fmt.Fprintf(&b, "- **warning:** %s\n", md(w))
 	}
 	if len(r.Analysis.Verdicts) > 0 {
 		b.WriteString("\n")

@@ -216,6 +216,30 @@ func (r *Report) Platform() string {
 	return s
 }
 
+// VerdictLine is one workload's verdict, named, with the warnings of its
+// cells whose repeats disagree.
+type VerdictLine struct {
+	Text     string
+	Warnings []string
+}
+
+// VerdictLines are the verdicts as the report shows them: "fp: QoS
+// subsumed in VM: ...", each followed by its workload's warnings.
+func (r *Report) VerdictLines() []VerdictLine {
+	per, _ := summary.Warnings(r.Analysis)
+	out := make([]VerdictLine, len(r.Analysis.Verdicts))
+	for i, v := range r.Analysis.Verdicts {
+		out[i] = VerdictLine{Text: analysis.WorkloadText(v.Host.Workload, v.Host.Phase) + ": " + v.String(), Warnings: per[i]}
+	}
+	return out
+}
+
+// OtherWarnings are the warnings of workloads that have no verdict.
+func (r *Report) OtherWarnings() []string {
+	_, rest := summary.Warnings(r.Analysis)
+	return rest
+}
+
 // Contention says how the host was loaded while the cells ran: how many
 // spinners, the CPU each was pinned to and their class; empty when none ran.
 func (r *Report) Contention() string {

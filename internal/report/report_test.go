@@ -98,6 +98,8 @@ func TestReportWithoutTelemetrySaysSo(t *testing.T) {
 	require.NoError(t, r.WriteMarkdown(&md))
 	assert.Contains(t, html.String(), "Telemetry was not recorded for this run.")
 	assert.Contains(t, md.String(), "Telemetry was not recorded for this run.")
+	assert.Contains(t, md.String(), "\n- fp: QoS subsumed in VM: ", "each verdict names its workload")
+	assert.Contains(t, html.String(), "<li>fp: QoS subsumed in VM: ")
 	var skipped []string
 	for _, s := range r.Skipped {
 		skipped = append(skipped, s.Name)

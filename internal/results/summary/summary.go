@@ -106,7 +106,10 @@ type document struct {
 	Cells       []analysis.Cell            `json:"cells"`
 	Regressions []analysis.ClassRegression `json:"regressions"`
 	Verdicts    []analysis.Verdict         `json:"verdicts"`
-	Telemetry   []telemetry.CellSummary    `json:"telemetry"`
+	// Warnings are the cells whose repeats disagree (each cell's
+	// dispersion.flag, with the cell named), in table order.
+	Warnings  []string                `json:"warnings"`
+	Telemetry []telemetry.CellSummary `json:"telemetry"`
 }
 
 // WriteJSON writes summary.json: the cells, regressions and verdicts with
@@ -118,6 +121,11 @@ func WriteJSON(w io.Writer, a Analysis) error {
 		Cells: orEmpty(a.Cells), Regressions: orEmpty(a.Regressions), Verdicts: orEmpty(a.Verdicts),
 		Telemetry: orEmpty(a.Telemetry),
 	}
+	per, rest := Warnings(a)
+	for _, ws := range per {
+		doc.Warnings = append(doc.Warnings, ws...)
+	}
+	doc.Warnings = orEmpty(append(doc.Warnings, rest...))
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode summary: %w", err)
@@ -143,6 +151,7 @@ func CSVHeader() []string {
 		"thread_n", "thread_median", "thread_min", "thread_max",
 		"seconds_median", "seconds_min", "seconds_max",
 		"qos_applied", "qos_partial",
+		"cv", "max_min", "flag",
 	}
 }
 
@@ -169,6 +178,7 @@ func WriteCSV(w io.Writer, cells []analysis.Cell) error {
 			strconv.Itoa(th.N), csvFloat(th.Median), csvFloat(th.Min), csvFloat(th.Max),
 			csvFloat(s.Median), csvFloat(s.Min), csvFloat(s.Max),
 			strings.Join(applied, " "), strconv.Itoa(c.QoSPartial),
+			csvFloat(c.Dispersion.CV), csvFloat(c.Dispersion.MaxMin), c.Dispersion.Flag,
 		}
 		if err := cw.Write(row); err != nil {
 			return fmt.Errorf("write summary csv: %w", err)
@@ -212,11 +222,22 @@ func WriteMarkdown(w io.Writer, a Analysis) error {
 	fmt.Fprintf(&b, "# %s\n\n", mdText(title))
 	fmt.Fprintf(&b, "Per cell, the total rate is all threads' work from the first start to the last end, one value per repeat: "+
 		"median, its distribution-free %g%% confidence interval (lower coverage, in parentheses, when there are too few repeats), min and max. "+
-		"The per-thread rate pools every thread of every repeat. Result schema %s.\n", analysis.Confidence*100, results.SchemaVersion)
+		"The per-thread rate is the mean of each repeat's threads' own rates, one value per repeat. "+
+		"A cell whose repeats are more than %gx apart, or fall in two groups, is flagged: one number cannot stand for it. Result schema %s.\n", analysis.Confidence*100, analysis.DisagreeRatio, results.SchemaVersion)
+	per, rest := Warnings(a)
 	if len(a.Verdicts) > 0 {
 		b.WriteString("\n## Verdict\n\n")
-		for _, v := range a.Verdicts {
+		for i, v := range a.Verdicts {
 			fmt.Fprintf(&b, "- %s: %s\n", mdText(analysis.WorkloadText(v.Host.Workload, v.Host.Phase)), mdText(v.String()))
+			for _, wl := range per[i] {
+				fmt.Fprintf(&b, "  - **warning:** %s\n", mdText(wl))
+			}
+		}
+	}
+	if len(rest) > 0 {
+		b.WriteString("\n## Warnings\n\n")
+		for _, wl := range rest {
+			fmt.Fprintf(&b, "- **warning:** %s\n", mdText(wl))
 		}
 	}
 	if len(a.Cells) == 0 {
@@ -297,9 +318,9 @@ func sectionTable(sec *section, regressions []analysis.ClassRegression) Table {
 	t := Table{
 		Title: analysis.WorkloadText(sec.workload, sec.phase),
 		Header: []string{"target", "QoS", "threads", "n",
-			"total rate median (" + unit + ")", fmt.Sprintf("%g%% CI (%s)", analysis.Confidence*100, unit), "min (" + unit + ")", "max (" + unit + ")",
+			"total rate median (" + unit + ")", fmt.Sprintf("%g%% CI (%s)", analysis.Confidence*100, unit), "min (" + unit + ")", "max (" + unit + ")", "max/min",
 			"per-thread rate median (" + unit + ")", "time median (s)", "QoS applied"},
-		RightAlign: []bool{false, false, true, true, true, true, true, true, true, true, false},
+		RightAlign: []bool{false, false, true, true, true, true, true, true, true, true, true, false},
 		RateUnit:   rateUnit(sec.unit),
 	}
 	notes := map[string]bool{}
@@ -310,7 +331,7 @@ func sectionTable(sec *section, regressions []analysis.ClassRegression) Table {
 			ci += fmt.Sprintf(" (%.1f%%)", tr.CIConfidence*100)
 		}
 		t.Rows = append(t.Rows, []string{c.Target, fmt.Sprintf("%d %s", c.QoS, qos.Class(c.QoS)), strconv.Itoa(c.Threads), strconv.Itoa(tr.N),
-			sig(float64(tr.Median) / scale), ci, sig(float64(tr.Min) / scale), sig(float64(tr.Max) / scale),
+			sig(float64(tr.Median) / scale), ci, sig(float64(tr.Min) / scale), sig(float64(tr.Max) / scale), spreadText(c.Dispersion),
 			sig(float64(c.ThreadRate.Median) / scale), sig(float64(c.Seconds.Median)), AppliedText(c)})
 		for _, r := range c.QoSReasons {
 			notes[fmt.Sprintf("%s %s: %s", c.Target, qos.Class(c.QoS), r)] = true
@@ -328,6 +349,18 @@ func sectionTable(sec *section, regressions []analysis.ClassRegression) Table {
 		t.Regressions = append(t.Regressions, line)
 	}
 	return t
+}
+
+// spreadText is a cell's max/min, marked "!" when its repeats are flagged.
+func spreadText(d analysis.Dispersion) string {
+	if d.N == 0 || d.MaxMin.IsNaN() {
+		return "-"
+	}
+	s := fmt.Sprintf("%.3g", float64(d.MaxMin))
+	if d.Flag != "" {
+		s += " !"
+	}
+	return s
 }
 
 // WriteTableMarkdown appends t to b as summary.md shows it, under a
@@ -404,6 +437,28 @@ func mdText(s string) string {
 	return strings.NewReplacer("|", `\|`, "\r\n", " ", "\n", " ").Replace(s)
 }
 
+// Warnings are the dispersion warnings of the cells (analysis.Dispersion):
+// per verdict, those of its workload (and phase), then those of workloads
+// that have no verdict, each group in table order.
+func Warnings(a Analysis) (perVerdict [][]string, rest []string) {
+	type wp struct{ workload, phase string }
+	judged := map[wp]bool{}
+	for _, v := range a.Verdicts {
+		judged[wp{v.Host.Workload, v.Host.Phase}] = true
+		perVerdict = append(perVerdict, analysis.DispersionWarnings(a.Cells, v.Host.Workload, v.Host.Phase))
+	}
+	seen := map[wp]bool{}
+	for _, c := range a.Cells {
+		k := wp{c.Workload, c.Phase}
+		if judged[k] || seen[k] {
+			continue
+		}
+		seen[k] = true
+		rest = append(rest, analysis.DispersionWarnings(a.Cells, k.workload, k.phase)...)
+	}
+	return perVerdict, rest
+}
+
 // WriteTerminal prints what a finished run says at a glance: the
 // throughput regressions of fp and int in the articles' form, the
 // compression times, and one verdict line per workload.
@@ -419,7 +474,14 @@ func WriteTerminal(w io.Writer, a Analysis) {
 				c.Seconds.Median, c.Seconds.Min, c.Seconds.Max, c.Seconds.N)
 		}
 	}
-	for _, v := range a.Verdicts {
+	per, rest := Warnings(a)
+	for i, v := range a.Verdicts {
 		fmt.Fprintf(w, "%s: %s\n", analysis.WorkloadText(v.Host.Workload, v.Host.Phase), v.String())
+		for _, wl := range per[i] {
+			fmt.Fprintf(w, "  warning: %s\n", wl)
+		}
+	}
+	for _, wl := range rest {
+		fmt.Fprintf(w, "warning: %s\n", wl)
 	}
 }

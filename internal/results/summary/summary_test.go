@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -203,15 +204,15 @@ func TestWriteMarkdown(t *testing.T) {
 	assert.Contains(t, md, "Total rate R (loops/s) on threads T")
 
 	assert.Contains(t, md, "\n## fp\n")
-	assert.Contains(t, md, "| target | QoS | threads | n | total rate median (M loops/s) | 95% CI (M loops/s) | min (M loops/s) | max (M loops/s) | per-thread rate median (M loops/s) | time median (s) | QoS applied |")
-	assert.Contains(t, md, "| host | 33 user-interactive | 1 | 6 | 144.9 | 141.4 – 148.4 | 141.4 | 148.4 | 144.9 | 2.000 | user-interactive |")
+	assert.Contains(t, md, "| target | QoS | threads | n | total rate median (M loops/s) | 95% CI (M loops/s) | min (M loops/s) | max (M loops/s) | max/min | per-thread rate median (M loops/s) | time median (s) | QoS applied |")
+	assert.Contains(t, md, "| host | 33 user-interactive | 1 | 6 | 144.9 | 141.4 – 148.4 | 141.4 | 148.4 | 1.05 | 144.9 | 2.000 | user-interactive |")
 	assert.Contains(t, md, "\n## compress\n", "a phase named as its workload is not repeated")
 	assert.Contains(t, md, "(MB/s)")
 	assert.Contains(t, md, "| host | 33 user-interactive | 1 | 1 | 500.0 | 500.0 – 500.0 (0.0%) |", "coverage below 95% is shown")
 	assert.Contains(t, md, "default !", "threads that ran at another class are marked")
 	assert.Contains(t, md, `uclamp unavailable \| partial`, "a | in text does not split the table")
 	assert.Contains(t, md, "- Host QoS 33: no regression")
-	assert.Contains(t, md, "| vm | 9 background | 4 | 0 | - | - – - | - | - | - | - | - |\n", "a cell without repeats shows dashes")
+	assert.Contains(t, md, "| vm | 9 background | 4 | 0 | - | - – - | - | - | - | - | - | - |\n", "a cell without repeats shows dashes")
 
 	for _, table := range strings.Split(md, "\n## ")[1:] {
 		var widths []int
@@ -256,5 +257,79 @@ func TestSig(t *testing.T) {
 		{149.04, "149.0"}, {1.23456, "1.235"}, {0.0123456, "0.01235"}, {12345.6, "12346"}, {0, "0"}, {-2.5, "-2.500"}, {math.NaN(), "-"}, {math.Inf(1), "-"},
 	} {
 		assert.Equal(t, tc.want, sig(tc.x), "%v", tc.x)
+	}
+}
+
+// A cell whose repeats disagree is flagged beside its workload's verdict in
+// the terminal and summary.md, listed in summary.json and marked in
+// summary.csv; the cells that agree are not.
+func TestDisagreeingRepeatsAreFlaggedEverywhere(t *testing.T) {
+	var samples []results.Sample
+	add := func(target string, q, rep int, rate float64) {
+		samples = append(samples, results.Sample{Target: target, Workload: "fp", QoS: q, Threads: 1, Repeat: rep, Unit: "loops",
+			StartNs: 0, EndNs: 1e9, Work: rate, Rate: rate, QoSApplied: q, QoSFull: true})
+	}
+	for i, bg := range []float64{1.6e6, 527e6, 1.7e6, 1.5e6, 1.6e6, 1.65e6} {
+		add("host", 9, i+1, bg)
+		add("host", 33, i+1, 300e6+float64(i))
+		add("vm", 9, i+1, 12e6+float64(i))
+		add("vm", 33, i+1, 12e6-float64(i))
+	}
+	a := Analyze(samples, "host", "vm")
+	want := "host fp qos=9 threads=1: repeats range 1.5M..527M loops/s (351x apart); the machine was busy or contention did not hold"
+
+	var term bytes.Buffer
+	WriteTerminal(&term, a)
+	lines := strings.Split(strings.TrimSpace(term.String()), "\n")
+	verdictAt := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "fp: QoS subsumed in VM") })
+	require.GreaterOrEqual(t, verdictAt, 0, term.String())
+	require.Greater(t, len(lines), verdictAt+1)
+	assert.Equal(t, "  warning: "+want, lines[verdictAt+1], "the warning follows its verdict")
+	assert.Equal(t, 1, strings.Count(term.String(), "warning:"), "only the disagreeing cell")
+
+	var md strings.Builder
+	require.NoError(t, WriteMarkdown(&md, a))
+	assert.Contains(t, md.String(), "  - **warning:** "+MarkdownText(want))
+	assert.Contains(t, md.String(), "| 351 ! |")
+
+	var js bytes.Buffer
+	require.NoError(t, WriteJSON(&js, a))
+	var doc struct {
+		Warnings []string `json:"warnings"`
+		Cells    []struct {
+			analysis.CellKey
+			Dispersion struct {
+				CV     *float64 `json:"cv"`
+				MaxMin *float64 `json:"max_min"`
+				Flag   string   `json:"flag"`
+			} `json:"dispersion"`
+		} `json:"cells"`
+	}
+	require.NoError(t, json.Unmarshal(js.Bytes(), &doc))
+	assert.Equal(t, []string{want}, doc.Warnings)
+	flagged := 0
+	for _, c := range doc.Cells {
+		require.NotNil(t, c.Dispersion.MaxMin)
+		if c.Dispersion.Flag != "" {
+			flagged++
+			assert.Equal(t, analysis.CellKey{Target: "host", Workload: "fp", QoS: 9, Threads: 1}, c.CellKey)
+		}
+	}
+	assert.Equal(t, 1, flagged)
+
+	var csvOut bytes.Buffer
+	require.NoError(t, WriteCSV(&csvOut, a.Cells))
+	rows, err := csv.NewReader(&csvOut).ReadAll()
+	require.NoError(t, err)
+	h := rows[0]
+	flagCol, mmCol := slices.Index(h, "flag"), slices.Index(h, "max_min")
+	require.Positive(t, flagCol)
+	for _, r := range rows[1:] {
+		if r[0] == "host" && r[2] == "9" {
+			assert.Equal(t, "repeats range 1.5M..527M loops/s (351x apart)", r[flagCol])
+			assert.True(t, strings.HasPrefix(r[mmCol], "351.33"), r[mmCol])
+		} else {
+			assert.Empty(t, r[flagCol])
+		}
 	}
 }

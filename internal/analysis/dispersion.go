@@ -1,0 +1,134 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/qoslab/qoslab/internal/units"
+)
+
+// DisagreeRatio is how far apart a cell's repeats may be (largest over
+// smallest) before the cell is flagged: one number cannot stand for
+// repeats 3x apart, whatever their median says.
+const DisagreeRatio = 3.0
+
+// Bimodality test, for 4 or more repeats: the widest gap between the sorted
+// ln values splits them into two groups of at least two each, the gap is
+// above ln(minGapRatio) and above gapToSpread times the wider group's own
+// range. Two tight clusters apart are then told from one broad spread.
+const (
+	minGapRatio  = 1.5
+	gapToSpread  = 4.0
+	minGroupSize = 2
+)
+
+// Dispersion is how far a cell's repeats agree, as hyperfine reports it: a
+// cell whose repeats disagree is flagged, never averaged away.
+type Dispersion struct {
+	N int `json:"n"`
+	// CV is the coefficient of variation of the repeats' values: sample
+	// standard deviation over mean; NaN below 2 repeats.
+	CV Float `json:"cv"`
+	// MaxMin is the largest value over the smallest; NaN without values.
+	MaxMin Float `json:"max_min"`
+	// Bimodal is true when the repeats fall into two separate groups.
+	Bimodal bool `json:"bimodal"`
+	// Low and High are the groups' medians when Bimodal, and how many
+	// repeats each holds.
+	Low, High   Float `json:"-"`
+	NLow, NHigh int   `json:"-"`
+	// Flag says why the repeats cannot be summarized by one number; empty
+	// when they agree.
+	Flag string `json:"flag,omitempty"`
+}
+
+// Disperse measures the dispersion of one value per repeat (NaNs and
+// non-positive values, which have no ratio, are left out); unit is the
+// values' unit ("loops/s"), for the flag.
+func Disperse(values []float64, unit string) Dispersion {
+	var v []float64
+	for _, x := range values {
+		if x > 0 && !math.IsInf(x, 0) {
+			v = append(v, x)
+		}
+	}
+	slices.Sort(v)
+	nan := Float(math.NaN())
+	d := Dispersion{N: len(v), CV: nan, MaxMin: nan, Low: nan, High: nan}
+	if len(v) == 0 {
+		return d
+	}
+	d.MaxMin = Float(v[len(v)-1] / v[0])
+	if len(v) >= 2 {
+		var mean, ss float64
+		for _, x := range v {
+			mean += x
+		}
+		mean /= float64(len(v))
+		for _, x := range v {
+			ss += (x - mean) * (x - mean)
+		}
+		d.CV = Float(math.Sqrt(ss/float64(len(v)-1)) / mean)
+	}
+	if k, ok := bimodalSplit(v); ok {
+		d.Bimodal = true
+		d.Low, d.High = Float(median(v[:k])), Float(median(v[k:]))
+		d.NLow, d.NHigh = k, len(v)-k
+	}
+	switch {
+	case d.Bimodal:
+		d.Flag = fmt.Sprintf("repeats fall in two groups: %d near %s and %d near %s %s", d.NLow, units.SI(float64(d.Low)), d.NHigh, units.SI(float64(d.High)), unit)
+	case float64(d.MaxMin) > DisagreeRatio:
+		d.Flag = fmt.Sprintf("repeats range %s..%s %s (%.3gx apart)", units.SI(v[0]), units.SI(v[len(v)-1]), unit, float64(d.MaxMin))
+	}
+	return d
+}
+
+// bimodalSplit returns where sorted positive values split into two groups
+// (the high group starts at k), and whether they do (see minGapRatio).
+func bimodalSplit(v []float64) (int, bool) {
+	if len(v) < 2*minGroupSize {
+		return 0, false
+	}
+	ln := make([]float64, len(v))
+	for i, x := range v {
+		ln[i] = math.Log(x)
+	}
+	k, gap := 0, 0.0
+	for i := minGroupSize; i <= len(ln)-minGroupSize; i++ {
+		if g := ln[i] - ln[i-1]; g > gap {
+			k, gap = i, g
+		}
+	}
+	if k == 0 || gap <= math.Log(minGapRatio) {
+		return 0, false
+	}
+	spread := max(ln[k-1]-ln[0], ln[len(ln)-1]-ln[k])
+	return k, gap > gapToSpread*spread
+}
+
+// DispersionWarnings are the warning lines for the flagged cells of one
+// workload (and phase), in table order, as a verdict line is followed by
+// them: "host fp qos=9 threads=1: repeats range 1.6M..527M loops/s; the
+// machine was busy or contention did not hold".
+func DispersionWarnings(cells []Cell, workload, phase string) []string {
+	var out []string
+	for _, c := range SortCells(cells) {
+		if c.Workload != workload || c.Phase != phase || c.Dispersion.Flag == "" {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s: %s; the machine was busy or contention did not hold", CellText(c.CellKey), c.Dispersion.Flag))
+	}
+	return out
+}
+
+// CellText names a cell as warnings do: "host fp qos=9 threads=1", with
+// the phase of a compression cell.
+func CellText(k CellKey) string {
+	s := fmt.Sprintf("%s %s", k.Target, k.Workload)
+	if k.Phase != "" {
+		s += " " + k.Phase
+	}
+	return fmt.Sprintf("%s qos=%d threads=%d", s, k.QoS, k.Threads)
+}
