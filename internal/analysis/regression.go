@@ -1,7 +1,9 @@
 package analysis
 
 import (
+	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -75,7 +77,87 @@ type ClassRegression struct {
 	Workload string `json:"workload"`
 	Phase    string `json:"phase,omitempty"`
 	QoS      int    `json:"qos"`
+	// ThreadCounts is how many distinct thread counts the points have:
+	// the line is fitted from 3 (with 2 it would only join two means).
+	ThreadCounts int `json:"thread_counts"`
 	Regression
+	// Slope is the Theil-Sen slope of the same points with its interval.
+	Slope TheilSen `json:"slope"`
+}
+
+// MinThreadCounts is how many thread counts a regression needs.
+const MinThreadCounts = 3
+
+// TheilSen is the median of the slopes between every two points with
+// different x, and Sen's (1968) distribution-free interval for it: the
+// slopes ranked (M - C)/2 and (M + C)/2 + 1, M the number of slopes and C
+// the normal quantile times the standard deviation of Kendall's S with ties
+// in x and y corrected for. Robust where least squares is not: one repeat
+// at full speed among starved ones cannot tip it.
+type TheilSen struct {
+	Slope Float `json:"slope"`
+	Low   Float `json:"low"`
+	High  Float `json:"high"`
+}
+
+// FitTheilSen computes the Theil-Sen slope of y on x with its Confidence
+// interval; NaN without two distinct x.
+func FitTheilSen(x, y []float64) TheilSen {
+	nan := Float(math.NaN())
+	out := TheilSen{Slope: nan, Low: nan, High: nan}
+	var xs, ys []float64
+	for i := range min(len(x), len(y)) {
+		if !math.IsNaN(x[i]) && !math.IsNaN(y[i]) {
+			xs, ys = append(xs, x[i]), append(ys, y[i])
+		}
+	}
+	var slopes []float64
+	for i := range xs {
+		for j := i + 1; j < len(xs); j++ {
+			if xs[i] != xs[j] {
+				slopes = append(slopes, (ys[j]-ys[i])/(xs[j]-xs[i]))
+			}
+		}
+	}
+	if len(slopes) == 0 {
+		return out
+	}
+	sort.Float64s(slopes)
+	out.Slope = Float(median(slopes))
+	n := float64(len(xs))
+	variance := n * (n - 1) * (2*n + 5)
+	for _, t := range tieGroups(xs) {
+		variance -= t * (t - 1) * (2*t + 5)
+	}
+	for _, t := range tieGroups(ys) {
+		variance -= t * (t - 1) * (2*t + 5)
+	}
+	variance /= 18
+	m := float64(len(slopes))
+	c := normalQuantile(1-(1-Confidence)/2) * math.Sqrt(math.Max(variance, 0))
+	lo := int(math.Floor((m - c) / 2))
+	hi := int(math.Ceil((m+c)/2)) + 1
+	lo, hi = max(lo, 1), min(hi, len(slopes))
+	if lo > hi {
+		lo, hi = 1, len(slopes)
+	}
+	out.Low, out.High = Float(slopes[lo-1]), Float(slopes[hi-1])
+	return out
+}
+
+// tieGroups returns the sizes of the groups of equal values in v.
+func tieGroups(v []float64) []float64 {
+	count := map[float64]int{}
+	for _, x := range v {
+		count[x]++
+	}
+	var out []float64
+	for _, c := range count {
+		if c > 1 {
+			out = append(out, float64(c))
+		}
+	}
+	return out
 }
 
 // Label names the regression as [game] (docs/references.md) does: "Host QoS 33",
@@ -123,7 +205,21 @@ func Regressions(cells []Cell) []ClassRegression {
 	out := make([]ClassRegression, 0, len(order))
 	for _, k := range order {
 		p := points[k]
-		out = append(out, ClassRegression{Target: k.target, Workload: k.workload, Phase: k.phase, QoS: k.qos, Regression: FitLine(p[0], p[1])})
+		counts := map[float64]bool{}
+		for _, x := range p[0] {
+			counts[x] = true
+		}
+		r := ClassRegression{Target: k.target, Workload: k.workload, Phase: k.phase, QoS: k.qos, ThreadCounts: len(counts)}
+		r.Regression = FitLine(p[0], p[1])
+		if r.ThreadCounts < MinThreadCounts {
+			// Two thread counts: the line only joins two means.
+			nan := Float(math.NaN())
+			r.Regression = Regression{A: nan, B: nan, R2: nan, N: len(p[0])}
+			r.Slope = TheilSen{Slope: nan, Low: nan, High: nan}
+		} else {
+			r.Slope = FitTheilSen(p[0], p[1])
+		}
+		out = append(out, r)
 	}
 	return out
 }
@@ -140,9 +236,21 @@ func Regressions(cells []Cell) []ClassRegression {
 // a fitted line it says so instead of printing NaNs.
 func FormatRegression(label string, r Regression) string {
 	if r.A.IsNaN() || r.B.IsNaN() {
-		return label + ": no regression (needs rates at two or more thread counts)"
+		return label + ": no regression (needs rates at three or more thread counts; two would only join two means)"
 	}
 	return label + ": R = (" + sciNotation(float64(r.A)) + ") + (" + sciNotation(float64(r.B)) + ").T"
+}
+
+// FormatClassRegression is FormatRegression followed by the Theil-Sen
+// slope and its interval: "Host QoS 33: R = (1.411 x 10^7) + (1.4784 x
+// 10^8).T; slope 1.48e+08 [1.41e+08..1.55e+08] (Theil-Sen, 95%)".
+func FormatClassRegression(c ClassRegression) string {
+	line := FormatRegression(c.Label(), c.Regression)
+	if c.Slope.Slope.IsNaN() || c.Regression.B.IsNaN() {
+		return line
+	}
+	g := func(f Float) string { return strconv.FormatFloat(float64(f), 'g', 3, 64) }
+	return line + fmt.Sprintf("; slope %s [%s..%s] (Theil-Sen, %g%%)", g(c.Slope.Slope), g(c.Slope.Low), g(c.Slope.High), 100*Confidence)
 }
 
 // sciNotation renders x as "m x 10^e" with m to 5 significant digits, its

@@ -63,7 +63,7 @@ func TestFormatRegression(t *testing.T) {
 		{"L", Regression{A: -2.1e6, B: 1.5e8}, "L: R = (-2.1 x 10^6) + (1.5 x 10^8).T"},
 		{"L", Regression{A: 0, B: -3.25e-2}, "L: R = (0 x 10^0) + (-3.25 x 10^-2).T"},
 		{"L", Regression{A: 12, B: 345678}, "L: R = (1.2 x 10^1) + (3.4568 x 10^5).T"},
-		{"Host QoS 9", Regression{A: Float(nan), B: Float(nan), N: 1}, "Host QoS 9: no regression (needs rates at two or more thread counts)"},
+		{"Host QoS 9", Regression{A: Float(nan), B: Float(nan), N: 1}, "Host QoS 9: no regression (needs rates at three or more thread counts; two would only join two means)"},
 	}
 	for _, c := range cases {
 		assert.Equal(t, c.want, FormatRegression(c.label, c.r))
@@ -78,26 +78,65 @@ func TestTargetLabel(t *testing.T) {
 }
 
 func TestRegressions(t *testing.T) {
-	// Two repeats at 1 and 2 threads on the host, one thread count on the vm.
+	// Two repeats at 1, 2 and 3 threads on the host; two thread counts on
+	// the vm, one at 4 threads for int.
 	var samples []Observation
-	add := func(target string, threads, repeat int, seconds float64) {
+	add := func(target, workload string, threads, repeat int, seconds float64) {
 		for range threads {
-			samples = append(samples, Observation{CellKey: CellKey{Target: target, Workload: "fp", QoS: 33, Threads: threads}, Repeat: repeat, EndNs: int64(seconds * 1e9), Work: 100, Unit: "loops", QoSApplied: 33, QoSFull: true})
+			samples = append(samples, Observation{CellKey: CellKey{Target: target, Workload: workload, QoS: 33, Threads: threads}, Repeat: repeat, EndNs: int64(seconds * 1e9), Work: 100, Unit: "loops", QoSApplied: 33, QoSFull: true})
 		}
 	}
-	add("host", 1, 1, 1)    // 100/s
-	add("host", 1, 2, 0.5)  // 200/s
-	add("host", 2, 1, 0.5)  // 400/s
-	add("host", 2, 2, 0.25) // 800/s
-	add("vm", 4, 1, 1)
+	add("host", "fp", 1, 1, 1)    // 100/s
+	add("host", "fp", 1, 2, 0.5)  // 200/s
+	add("host", "fp", 2, 1, 0.5)  // 400/s
+	add("host", "fp", 2, 2, 0.25) // 800/s
+	add("host", "fp", 3, 1, 0.5)  // 600/s
+	add("host", "fp", 3, 2, 0.25) // 1200/s
+	add("vm", "fp", 1, 1, 1)
+	add("vm", "fp", 2, 1, 1)
+	add("vm", "int", 4, 1, 1)
 	regs := Regressions(Cells(samples))
-	require.Len(t, regs, 2)
+	require.Len(t, regs, 3)
 	host := regs[0]
 	assert.Equal(t, "Host QoS 33", host.Label())
-	assert.Equal(t, 4, host.N, "one point per repeat")
-	// Means (1.5, 375); Sxx = 1, Sxy = 450: B = 450, A = -300.
-	assert.InDelta(t, 450, float64(host.B), 1e-9)
-	assert.InDelta(t, -300, float64(host.A), 1e-9)
-	assert.Equal(t, "vm", regs[1].Target)
-	assert.True(t, math.IsNaN(float64(regs[1].B)), "one thread count has no slope")
+	assert.Equal(t, 6, host.N, "one point per repeat")
+	assert.Equal(t, 3, host.ThreadCounts)
+	// Means (2, 550); Sxx = 4, Sxy = 1500: B = 375, A = -200.
+	assert.InDelta(t, 375, float64(host.B), 1e-9)
+	assert.InDelta(t, -200, float64(host.A), 1e-9)
+	// The 12 slopes between points at different thread counts, sorted:
+	// -200 200 200 200 250 300 400 500 550 600 700 800: median 350.
+	assert.InDelta(t, 350, float64(host.Slope.Slope), 1e-9)
+	assert.Equal(t, "Host QoS 33: R = (-2 x 10^2) + (3.75 x 10^2).T; slope 350 [-200..800] (Theil-Sen, 95%)", FormatClassRegression(host),
+		"six points: Sen's interval covers every slope")
+
+	vm := regs[1]
+	assert.Equal(t, "vm", vm.Target)
+	assert.Equal(t, 2, vm.ThreadCounts)
+	assert.True(t, math.IsNaN(float64(vm.B)), "two thread counts only join two means")
+	assert.True(t, vm.Slope.Slope.IsNaN())
+	assert.Equal(t, "VM QoS 33: no regression (needs rates at three or more thread counts; two would only join two means)", FormatClassRegression(vm))
+	assert.True(t, math.IsNaN(float64(regs[2].B)), "one thread count has no slope")
+}
+
+// Sen's interval on a clean line with noise: the slope is found, the
+// interval holds it and is narrower than the slopes' range; one wild point
+// cannot tip the estimate as it tips least squares.
+func TestTheilSen(t *testing.T) {
+	var x, y []float64
+	noise := []float64{0.3, -0.2, 0.1, -0.4, 0.2, 0, -0.1, 0.4, -0.3, 0.1, 0.2, -0.2}
+	for i, e := range noise {
+		xi := float64(1 + i%4)
+		x, y = append(x, xi), append(y, 10+5*xi+e)
+	}
+	ts := FitTheilSen(x, y)
+	assert.InDelta(t, 5, float64(ts.Slope), 0.2)
+	assert.Less(t, float64(ts.Low), float64(ts.Slope))
+	assert.Greater(t, float64(ts.High), float64(ts.Slope))
+	assert.Less(t, float64(ts.High-ts.Low), 1.0)
+
+	y[0] = 1000 // a repeat that ran at full speed among starved ones
+	assert.InDelta(t, 5, float64(FitTheilSen(x, y).Slope), 0.3)
+	assert.Greater(t, math.Abs(float64(FitLine(x, y).B)-5), 30.0, "least squares is tipped")
+	assert.True(t, FitTheilSen([]float64{1, 1}, []float64{2, 3}).Slope.IsNaN())
 }

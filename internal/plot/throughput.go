@@ -75,6 +75,9 @@ func throughputFigure(in Input, workload string, cells []analysis.Cell) (*figure
 		entry := legendEntry{thumbs: []plot.Thumbnailer{glyphThumb{pts.GlyphStyle}}}
 		reg, ok := regressionFor(in.Analysis.Regressions, s.target, workload, s.qos)
 		entry.text = seriesText(s.target, s.qos) + ": no fit (one thread count)"
+		if ok && reg.ThreadCounts > 1 {
+			entry.text = fmt.Sprintf("%s: no fit (%d thread counts; a line needs %d)", seriesText(s.target, s.qos), reg.ThreadCounts, analysis.MinThreadCounts)
+		}
 		if ok && !math.IsNaN(float64(reg.A)) && !math.IsNaN(float64(reg.B)) {
 			line := &plotter.Line{XYs: fitPoints(reg.Regression, lo, hi, scale), LineStyle: lineStyle(s.target, others, s.qos)}
 			if len(line.XYs) >= 2 {

@@ -342,7 +342,7 @@ func sectionTable(sec *section, regressions []analysis.ClassRegression) Table {
 		if r.Workload != sec.workload || r.Phase != sec.phase {
 			continue
 		}
-		line := analysis.FormatRegression(r.Label(), r.Regression)
+		line := analysis.FormatClassRegression(r)
 		if !r.R2.IsNaN() {
 			line += fmt.Sprintf(" (R² %.3f, %d points)", r.R2, r.N)
 		}
@@ -465,7 +465,7 @@ func Warnings(a Analysis) (perVerdict [][]string, rest []string) {
 func WriteTerminal(w io.Writer, a Analysis) {
 	for _, reg := range a.Regressions {
 		if reg.Workload == catalog.FP || reg.Workload == catalog.Int {
-			fmt.Fprintf(w, "%s %s\n", reg.Workload, analysis.FormatRegression(reg.Label(), reg.Regression))
+			fmt.Fprintf(w, "%s %s\n", reg.Workload, analysis.FormatClassRegression(reg))
 		}
 	}
 	for _, c := range a.Cells {

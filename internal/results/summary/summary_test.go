@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -197,10 +198,10 @@ func TestWriteMarkdown(t *testing.T) {
 	assert.Contains(t, md, "- fp: "+a.Verdicts[0].String()+"\n", "the verdict line, naming its workload")
 	for _, r := range a.Regressions {
 		if r.Workload == "fp" {
-			assert.Contains(t, md, "- "+analysis.FormatRegression(r.Label(), r.Regression)+" (R² ", "regressions as [game] prints them")
+			assert.Contains(t, md, "- "+analysis.FormatClassRegression(r)+"\n", "two thread counts: no line")
 		}
 	}
-	assert.Contains(t, md, "- Host QoS 33: R = (")
+	assert.Contains(t, md, "- Host QoS 33: no regression (needs rates at three or more thread counts")
 	assert.Contains(t, md, "Total rate R (loops/s) on threads T")
 
 	assert.Contains(t, md, "\n## fp\n")
@@ -332,4 +333,28 @@ func TestDisagreeingRepeatsAreFlaggedEverywhere(t *testing.T) {
 			assert.Empty(t, r[flagCol])
 		}
 	}
+}
+
+// With three thread counts the regression is printed as [game] prints it,
+// with its R², and the Theil-Sen slope with its interval.
+func TestRegressionLinesWithThreeThreadCounts(t *testing.T) {
+	var samples []results.Sample
+	for _, threads := range []int{1, 2, 4} {
+		for rep := 1; rep <= 3; rep++ {
+			rate := 1e8 * float64(threads) * (1 + 0.01*float64(rep))
+			samples = append(samples, results.Sample{Target: "host", Workload: "fp", QoS: 33, Threads: threads, Repeat: rep,
+				StartNs: 0, EndNs: 1e9, Work: rate, Unit: "loops", Rate: rate, QoSApplied: 33, QoSFull: true})
+		}
+	}
+	a := Analyze(samples, "host", "vm")
+	require.Len(t, a.Regressions, 1)
+	r := a.Regressions[0]
+	var md bytes.Buffer
+	require.NoError(t, WriteMarkdown(&md, a))
+	assert.Contains(t, md.String(), "- "+analysis.FormatClassRegression(r)+fmt.Sprintf(" (R² %.3f, 9 points)", r.R2))
+	assert.Contains(t, md.String(), "- Host QoS 33: R = (")
+	assert.Contains(t, md.String(), "(Theil-Sen, 95%)")
+	var term bytes.Buffer
+	WriteTerminal(&term, a)
+	assert.Contains(t, term.String(), "fp Host QoS 33: R = (")
 }
