@@ -52,6 +52,19 @@ func TestCompareRuns(t *testing.T) {
 
 	err := compare(slow, other)
 	assert.ErrorContains(t, err, "no cell in common")
+	assert.NotContains(t, out.String(), "cannot reach", "5 vs 5 can reach p<0.05")
+}
+
+// Three repeats against three can never be significant (smallest two-sided
+// p 0.1): a 3x change is marked, and the footer says why and what to do.
+func TestCompareSaysWhenRepeatsAreTooFew(t *testing.T) {
+	parent := t.TempDir()
+	slow := fakeRun(t, parent, "slow", "fp", []float64{100, 101, 99})
+	fast := fakeRun(t, parent, "fast", "fp", []float64{300, 303, 297})
+	streams, out, _ := testIO()
+	require.NoError(t, compareRun(context.Background(), &ResultsOptions{IO: streams, Dirs: []string{slow, fast}}))
+	assert.Contains(t, out.String(), "p=0.1 *")
+	assert.Contains(t, out.String(), "rows marked * cannot reach p<0.05 with these repeats (3 vs 3: smallest p 0.1), however large the change: use 6 or more repeats")
 }
 
 func TestResultsListAndShow(t *testing.T) {

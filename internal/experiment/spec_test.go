@@ -36,7 +36,7 @@ func TestDefaultSpecSubsumption(t *testing.T) {
 			{Workload: "compress", QoS: bothClasses, Threads: []int{1}, SizeBytes: 1 << 30, Ratio: 3, Codec: "zstd", Sink: "file"},
 			{Workload: "decompress", QoS: bothClasses, Threads: []int{1}, SizeBytes: 1 << 30, Ratio: 3, Codec: "zstd", Sink: "file"},
 		},
-		Repeats: 3,
+		Repeats: 6,
 		Order:   OrderInterleaved, TelemetryMs: 100, DataSeed: 1,
 	}
 	assert.Equal(t, want, s)

@@ -72,7 +72,7 @@ func TestSpecDocDefaults(t *testing.T) {
 	for _, k := range SpecKeys() {
 		doc[k.Key] = k.Default
 	}
-	assert.Equal(t, "3", doc["repeats"])
+	assert.Equal(t, "6", doc["repeats"])
 	assert.Equal(t, DefaultRepeats, s.Repeats)
 	assert.Equal(t, doc["order"], s.Order)
 	assert.Equal(t, "4", doc["vm.cpus"])
