@@ -97,8 +97,8 @@ func TestSubsumptionIndex(t *testing.T) {
 		// 0.96, "yes"); a 1.0555x one is 0.990.
 		{254, 10, 0.5842, true},
 		{254, 1.0555, 0.9903, true},
-		{2, 0.5, 2, true},  // the VM reverses the classes
-		{1.01, 1, 1, true}, // smallest host effect with an SI
+		{2, 0.5, 2, true},    // the VM reverses the classes
+		{1.01, 1, 1, true},   // smallest host effect with an SI
 		{1.005, 1, 0, false}, // host effect under 1%: SI would be noise
 		{1, 1, 0, false},
 		{0.5, 1, 0, false}, // low class faster on the host
