@@ -121,11 +121,18 @@ func (t *Telemetry) keep(c Cell, agentTel *agentpb.Telemetry, host []telemetry.S
 // at path, and the host's view of each VM (the host's CPUs and the VM's
 // vCPU threads). Telemetry that cannot be had is a note, never a reason to
 // stop; close flushes the log.
-func setUpTelemetry(path string, s Spec, targets map[string]Target, note func(string)) (*Telemetry, func() error, error) {
+func setUpTelemetry(path string, s Spec, targets map[string]Target, finished map[string][]int, note func(string)) (*Telemetry, func() error, error) {
 	if s.TelemetryMs <= 0 {
 		return nil, func() error { return nil }, nil
 	}
-	log, err := telemetry.OpenLog(path)
+	// Telemetry of a cell run that did not finish goes: resume measures
+	// that run again, and its telemetry would be there twice.
+	log, notes, err := telemetry.OpenLogKeeping(path, func(cell string, repeat int) bool {
+		return slices.Contains(finished[cell], repeat)
+	})
+	for _, n := range notes {
+		note("resume: " + n)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

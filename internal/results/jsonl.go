@@ -213,8 +213,19 @@ func ReadSamples(path string) ([]Record, *TornTail, error) {
 	return parseSamples(path, b)
 }
 
+// recordKey is what makes a record unique in a samples.jsonl: one thread
+// (index) of one phase of one repeat of one cell.
+type recordKey struct {
+	cell, target, workload, phase string
+	qos, threads, repeat, index   int
+}
+
 func parseSamples(path string, b []byte) ([]Record, *TornTail, error) {
 	var recs []Record
+	// seen maps each record's key to its line: a key twice means two runs
+	// wrote into one directory at once, and their merged rates would be
+	// false.
+	seen := map[recordKey]int{}
 	// The cell run being read: where it starts, and its records so far.
 	var runOffset int64
 	runLine, runStart := 1, 0
@@ -270,6 +281,13 @@ func parseSamples(path string, b []byte) ([]Record, *TornTail, error) {
 		if runStart == len(recs) {
 			runOffset, runLine = off, line
 		}
+		k := recordKey{r.Cell, r.Target, r.Workload, r.Phase, r.QoS, r.Threads, r.Repeat, r.Index}
+		if first, ok := seen[k]; ok {
+			return nil, nil, fmt.Errorf("%s line %d records cell %q repeat %d thread %d%s again (first on line %d): two runs wrote into this directory at once, "+
+				"and merged they would give false rates; keep one of the two cell runs (remove the other's lines by hand) and resume",
+				path, line, r.Cell, r.Repeat, r.Index, phaseText(r.Phase), first)
+		}
+		seen[k] = line
 		recs = append(recs, r)
 		if len(recs)-runStart >= max(r.RunRecords, 1) {
 			runStart = len(recs)
@@ -280,6 +298,13 @@ func parseSamples(path string, b []byte) ([]Record, *TornTail, error) {
 		return recs[:runStart], &TornTail{Path: path, Line: runLine, Offset: runOffset, Bytes: int64(len(b)) - runOffset, Records: len(recs) - runStart}, nil
 	}
 	return recs, nil, nil
+}
+
+func phaseText(phase string) string {
+	if phase == "" {
+		return ""
+	}
+	return " phase " + phase
 }
 
 // FinishedRepeats returns, per cell, the repeats whose records are all

@@ -344,3 +344,24 @@ func BenchmarkAppend(b *testing.B) {
 		})
 	}
 }
+
+// Two runs appending the same cell run to one directory leave duplicate
+// keys: every reader refuses them, naming both lines, rather than merging
+// them into inflated rates.
+func TestReadersRefuseDuplicateRecords(t *testing.T) {
+	path := filepath.Join(t.TempDir(), SamplesFile)
+	log, _, err := OpenSampleLog(path)
+	require.NoError(t, err)
+	rec := func(index int) Record {
+		return Record{Cell: "host fp qos=9 threads=2 loops=10", Sample: Sample{Target: "host", Workload: "fp", QoS: 9, Threads: 2, Repeat: 1, Index: index, EndNs: 1e9, Work: 10, Unit: "loops", Rate: 10}}
+	}
+	require.NoError(t, log.Append(rec(0), rec(1)))
+	require.NoError(t, log.Append(rec(0), rec(1)))
+	require.NoError(t, log.Close())
+
+	_, _, err = ReadSamples(path)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `line 3 records cell "host fp qos=9 threads=2 loops=10" repeat 1 thread 0 again (first on line 1): two runs wrote into this directory at once`)
+	_, _, err = OpenSampleLog(path)
+	assert.ErrorContains(t, err, "again (first on line 1)", "resume refuses too")
+}

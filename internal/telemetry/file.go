@@ -8,27 +8,108 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
+	"path/filepath"
+	"slices"
 	"sync"
 )
 
 // Log appends samples to a telemetry.jsonl. Lines are buffered and written
 // out by Sync, which the runner calls after each cell run: telemetry is
 // secondary to the samples, so it costs one write per cell, not per sample.
-// It is safe for concurrent use.
+// A write that fails (a full disk) is cut back to the last whole line, so
+// the file never keeps part of one. It is safe for concurrent use.
 type Log struct {
-	mu  sync.Mutex
-	f   *os.File
-	buf bytes.Buffer
+	mu   sync.Mutex
+	f    *os.File
+	buf  bytes.Buffer
+	size int64 // the file's length in whole lines, all synced
 }
 
 // OpenLog opens path for appending, creating it if need be.
 func OpenLog(path string) (*Log, error) {
+	l, _, err := OpenLogKeeping(path, nil)
+	return l, err
+}
+
+// OpenLogKeeping opens path for appending after making it whole: a last line
+// without its newline (a crash or a full disk cut the write short) is cut
+// off, and when keep is not nil, the samples of cell runs keep refuses (runs
+// that did not finish, which a resume measures again: their telemetry
+// would be there twice) are dropped. The file is rewritten atomically when
+// anything goes; notes say what went.
+func OpenLogKeeping(path string, keep func(cell string, repeat int) bool) (*Log, []string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, fmt.Errorf("read telemetry: %w", err)
+	}
+	var notes []string
+	whole := b
+	if i := bytes.LastIndexByte(b, '\n'); i+1 < len(b) {
+		whole = b[:i+1]
+		notes = append(notes, fmt.Sprintf("%s: cut off a last line without its end (%d bytes), left by a crash or a full disk", path, len(b)-len(whole)))
+	}
+	kept := whole
+	if keep != nil && len(whole) > 0 {
+		var out bytes.Buffer
+		dropped := map[string]int{}
+		for _, line := range bytes.SplitAfter(whole, []byte{'\n'}) {
+			if len(bytes.TrimSpace(line)) == 0 {
+				continue
+			}
+			var head struct {
+				Cell   string `json:"cell"`
+				Repeat int    `json:"repeat"`
+			}
+			if json.Unmarshal(line, &head) == nil && head.Cell != "" && !keep(head.Cell, head.Repeat) {
+				dropped[fmt.Sprintf("%s repeat %d", head.Cell, head.Repeat)]++
+				continue
+			}
+			out.Write(line)
+		}
+		if len(dropped) > 0 {
+			kept = out.Bytes()
+			for _, k := range slices.Sorted(maps.Keys(dropped)) {
+				notes = append(notes, fmt.Sprintf("%s: dropped %d samples of %s, which did not finish and is measured again", path, dropped[k], k))
+			}
+		}
+	}
+	if len(kept) != len(b) {
+		if err := writeFileAtomic(path, kept); err != nil {
+			return nil, notes, err
+		}
+	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("open telemetry: %w", err)
+		return nil, notes, fmt.Errorf("open telemetry: %w", err)
 	}
-	return &Log{f: f}, nil
+	return &Log{f: f, size: int64(len(kept))}, notes, nil
+}
+
+// writeFileAtomic replaces path with data: a temporary file in the same
+// directory, synced, then renamed over it.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("rewrite %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("rewrite %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("rewrite %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("rewrite %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("rewrite %s: %w", path, err)
+	}
+	return nil
 }
 
 // Append buffers samples, stamping each with the schema version.
@@ -54,11 +135,21 @@ func (l *Log) Sync() error {
 	if l.buf.Len() == 0 {
 		return nil
 	}
-	if _, err := l.f.Write(l.buf.Bytes()); err != nil {
-		return fmt.Errorf("write %s: %w", l.f.Name(), err)
+	n := int64(l.buf.Len())
+	_, err := l.f.Write(l.buf.Bytes())
+	if err == nil {
+		err = l.f.Sync()
 	}
 	l.buf.Reset()
-	return l.f.Sync()
+	if err != nil {
+		// No part of a line may stay for the next append to bury.
+		if terr := l.f.Truncate(l.size); terr != nil {
+			return fmt.Errorf("write %s: %w; cutting it back to its last whole line also failed (%v): resume cuts it", l.f.Name(), err, terr)
+		}
+		return fmt.Errorf("write %s: %w; cut back to its last whole line, this cell run's telemetry is lost", l.f.Name(), err)
+	}
+	l.size += n
+	return nil
 }
 
 // Close syncs and closes the log.
