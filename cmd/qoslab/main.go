@@ -4,14 +4,13 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/qoslab/qoslab/internal/cli"
+	"github.com/qoslab/qoslab/internal/experiment"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := experiment.SignalContext(context.Background())
 	code := cli.Execute(ctx, cli.NewFactory(cli.SystemIO()), os.Args[1:])
 	stop()
 	os.Exit(code)

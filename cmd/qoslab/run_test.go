@@ -48,15 +48,24 @@ repeats: 6
 		b, _ := os.ReadFile(samples)
 		return bytes.Count(b, []byte("\n")) >= 6
 	}, 60*time.Second, 20*time.Millisecond, errOut.String())
-	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	// SIGTERM, as a service manager or a CI timeout sends it.
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	err := cmd.Wait()
 	var exit *exec.ExitError
 	require.ErrorAs(t, err, &exit, errOut.String())
-	assert.Equal(t, 130, exit.ExitCode())
+	assert.Equal(t, 143, exit.ExitCode(), "128 + SIGTERM's 15")
 	runDir := filepath.Dir(samples)
+	assert.Contains(t, errOut.String(), "qoslab: interrupted by SIGTERM\n")
+	assert.Contains(t, errOut.String(), "finish the run with: qoslab run --resume "+runDir, "the hint a failure gives")
 	d, err := results.Open(runDir)
 	require.NoError(t, err)
 	assert.False(t, d.Run.Complete(), "an interrupted run is not complete")
+	assert.Nil(t, d.Run.Finished, "nor stamped finished")
+	require.NotNil(t, d.Run.Interrupted)
+	assert.Equal(t, "interrupted by SIGTERM", d.Run.Error)
+	sum, err := os.ReadFile(filepath.Join(runDir, results.SummaryMDFile))
+	require.NoError(t, err)
+	assert.Contains(t, string(sum), "partial: ", "the summary of a partial run says so")
 	before, _, err := results.ReadSamples(samples)
 	require.NoError(t, err)
 	require.NotEmpty(t, before)
@@ -97,7 +106,7 @@ repeats: 6
 		runs[fmt.Sprintf("%s/%d", s.Cell, s.Repeat)] = true
 	}
 	assert.Len(t, runs, 2*2*6, "every saved cell run sampled, none twice over the resume")
-	sum, err := os.ReadFile(filepath.Join(runDir, results.SummaryMDFile))
+	sum, err = os.ReadFile(filepath.Join(runDir, results.SummaryMDFile))
 	require.NoError(t, err)
 	assert.Contains(t, string(sum), "## Telemetry")
 	html, err := os.ReadFile(filepath.Join(runDir, results.ReportFile))
@@ -108,9 +117,21 @@ repeats: 6
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(string(csv), "target,workload,qos,threads,n,median,min,max,ci_low,ci_high,unit"), string(csv))
 
+	// Resuming a finished run is idempotent: exit 0, nothing measured,
+	// the outputs rewritten from the samples, run.json untouched.
+	require.NoError(t, os.Remove(filepath.Join(runDir, results.SummaryMDFile)))
+	runJSON, err := os.ReadFile(filepath.Join(runDir, results.RunFile))
+	require.NoError(t, err)
 	_, stderr, code = qoslab(t, dir, "run", "--resume", runDir)
-	assert.Equal(t, 1, code)
-	assert.Contains(t, stderr, "nothing to resume")
+	assert.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "nothing left to measure")
+	assert.FileExists(t, filepath.Join(runDir, results.SummaryMDFile), "rewritten")
+	again, _, err := results.ReadSamples(samples)
+	require.NoError(t, err)
+	assert.Len(t, again, len(after), "nothing measured")
+	runJSON2, err := os.ReadFile(filepath.Join(runDir, results.RunFile))
+	require.NoError(t, err)
+	assert.Equal(t, string(runJSON), string(runJSON2))
 }
 
 func TestRunBadSpec(t *testing.T) {

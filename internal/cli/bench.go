@@ -246,6 +246,7 @@ func benchRun(ctx context.Context, o *BenchOptions) (err error) {
 		if dir, s, err = experiment.CreateRun(o.Results, s, time.Now()); err != nil {
 			return err
 		}
+		defer dir.Unlock()
 		saved = dir.Path
 	}
 	doc := report.NewBench(s, o.VMEnv.Name, o.VMEnv.Store, saved)

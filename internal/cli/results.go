@@ -110,7 +110,9 @@ func resultsShowRun(_ context.Context, o *ResultsOptions) error {
 		return err
 	}
 	state := "complete"
-	if !l.Run.Complete() {
+	if h, ok := results.Running(l.Path); ok {
+		state = fmt.Sprintf("running (%s)", h)
+	} else if !l.Run.Complete() {
 		state = "incomplete (finish it with qoslab run --resume " + l.Path + ")"
 	}
 	fmt.Fprintf(o.IO.Out, "%s: %s, started %s, %s\n\n", l.Path, l.Run.Name, l.Run.Started.Format("2006-01-02 15:04:05Z"), state)

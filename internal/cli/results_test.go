@@ -132,3 +132,20 @@ func TestImageListJSON(t *testing.T) {
 	require.NoError(t, json.Unmarshal(out.Bytes(), &entries))
 	require.Len(t, entries, 1)
 }
+
+// results show validates the samples as every reader does: a damaged
+// directory is an error naming the line, not its stale summary.md.
+func TestResultsShowRefusesDamagedSamples(t *testing.T) {
+	parent := t.TempDir()
+	path := fakeRun(t, parent, "damaged", "fp", []float64{1, 2, 3})
+	require.NoError(t, os.WriteFile(filepath.Join(path, results.SummaryMDFile), []byte("# stale\n"), 0o644))
+	samples := filepath.Join(path, results.SamplesFile)
+	b, err := os.ReadFile(samples)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(samples, append([]byte("garbage\n"), b...), 0o644))
+	streams, out, _ := testIO()
+	err = resultsShowRun(context.Background(), &ResultsOptions{IO: streams, Dirs: []string{path}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "line 1 is not a sample record")
+	assert.NotContains(t, out.String(), "# stale")
+}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -89,7 +90,8 @@ func group(cmd *cobra.Command, subs ...*cobra.Command) *cobra.Command {
 }
 
 // Execute runs qoslab with args and returns the process exit status:
-// 0 success, 1 failure, 2 usage error, 130 interrupted.
+// 0 success, 1 failure, 2 usage error, 128 + the signal's number when a
+// signal stopped it (130 for Ctrl-C's SIGINT, 143 for SIGTERM).
 func Execute(ctx context.Context, f *Factory, args []string) int {
 	root := NewCmdRoot(f)
 	root.SetArgs(args)
@@ -98,8 +100,16 @@ func Execute(ctx context.Context, f *Factory, args []string) int {
 	case err == nil:
 		return 0
 	case experiment.IsInterrupted(ctx, err):
-		fmt.Fprintln(f.IO.ErrOut, "qoslab: interrupted")
-		return 130
+		code, why := 130, "interrupted"
+		if i := experiment.InterruptOf(ctx); i != nil {
+			code, why = i.ExitCode(), i.Error()
+		}
+		fmt.Fprintf(f.IO.ErrOut, "qoslab: %s\n", why)
+		var u *experiment.UnfinishedError
+		if errors.As(err, &u) {
+			fmt.Fprintln(f.IO.ErrOut, u.Hint())
+		}
+		return code
 	case IsUsageError(err):
 		fmt.Fprintf(f.IO.ErrOut, "qoslab: %v\nRun 'qoslab --help' for usage.\n", err)
 		return 2

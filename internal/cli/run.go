@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -114,9 +116,17 @@ func (o *RunOptions) spec(now time.Time) (*results.Dir, experiment.Spec, error) 
 func runRun(ctx context.Context, o *RunOptions) (err error) {
 	began := time.Now()
 	d, s, err := o.spec(began)
+	if errors.Is(err, results.ErrComplete) {
+		// Idempotent: a script that runs the same resume twice gets exit
+		// 0, and the outputs rewritten from the samples.
+		defer d.Unlock()
+		fmt.Fprintf(o.IO.ErrOut, "run %s: every cell was measured already, nothing left to measure; rewriting its summaries, charts and report from its samples\n", d.Path)
+		return publish(o.IO, d.Path, nil, 0, 0)
+	}
 	if err != nil {
 		return err
 	}
+	defer d.Unlock()
 	prog := &progress{io: o.IO}
 	env := experiment.Env{AgentPath: o.AgentPath, VM: o.VMEnv, Log: o.IO.ErrOut}
 	prog.hooks(&env)

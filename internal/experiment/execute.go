@@ -94,9 +94,10 @@ func (o *Outcome) Samples() []results.Sample {
 
 // CreateRun makes the results directory of a run of s under parent and
 // records in it the spec as applied, with the seed of its plan; it returns
-// the spec with that seed, so Execute lays out the same plan.
+// the spec with that seed, so Execute lays out the same plan. The directory
+// comes back locked (see ResumeRun): the caller unlocks it when done.
 func CreateRun(parent string, s Spec, now time.Time) (*results.Dir, Spec, error) {
-	_, seed := Plan(s)
+	cells, seed := Plan(s)
 	s.Seed = &seed
 	raw, err := json.Marshal(s)
 	if err != nil {
@@ -106,22 +107,56 @@ func CreateRun(parent string, s Spec, now time.Time) (*results.Dir, Spec, error)
 	if err != nil {
 		return nil, s, err
 	}
+	if _, err := d.Lock(); err != nil {
+		return nil, s, err
+	}
 	d.Run.Spec, d.Run.Seed, d.Run.ToolVersion = raw, seed, version.String()
-	return d, s, d.SaveRun()
+	for _, c := range cells {
+		if c.Timed() {
+			d.Run.Planned++
+		}
+	}
+	if err := d.SaveRun(); err != nil {
+		d.Unlock()
+		return nil, s, err
+	}
+	return d, s, nil
 }
 
 // ResumeRun opens the results directory of an interrupted run and returns
 // the spec it started with, marking the run as taken up again.
-func ResumeRun(path string, now time.Time) (*results.Dir, Spec, error) {
-	d, err := results.Open(path)
+//
+// It takes the directory's lock (a directory another qoslab runs in is an
+// *results.InUseError naming it) and checks everything before it writes:
+// a refused resume leaves run.json as it was. A run that finished every
+// cell comes back with an error wrapping results.ErrComplete and the
+// directory still locked, so the caller may rewrite its summaries; the
+// caller unlocks the directory (Dir.Unlock) when it is done with it.
+func ResumeRun(path string, now time.Time) (d *results.Dir, s Spec, err error) {
+	d, err = results.Open(path)
 	if err != nil {
 		return nil, Spec{}, err
 	}
-	s, err := recordedSpec(d.Run.Spec)
+	unlock, err := d.Lock()
 	if err != nil {
+		return nil, Spec{}, err
+	}
+	defer func() {
+		if err != nil && !errors.Is(err, results.ErrComplete) {
+			unlock()
+		}
+	}()
+	if s, err = recordedSpec(d.Run.Spec); err != nil {
 		return nil, s, fmt.Errorf("resume %s: its spec: %w", path, err)
 	}
+	// Damage is refused here, before run.json is touched.
+	if _, _, err := d.ReadSamples(); err != nil {
+		return nil, s, fmt.Errorf("resume %s: %w", path, err)
+	}
 	if err := d.Resume(now); err != nil {
+		if errors.Is(err, results.ErrComplete) {
+			return d, s, err
+		}
 		return nil, s, err
 	}
 	return d, s, nil
@@ -199,11 +234,19 @@ func Execute(ctx context.Context, s Spec, dir *results.Dir, env Env) (out *Outco
 		defer sampleLog.Close()
 		// Whatever happens from here, run.json says how the run ended.
 		defer func() {
-			if err != nil && ctx.Err() == nil {
-				err = fmt.Errorf("%w\nwhat finished is in %s; finish the run with: qoslab run --resume %s", err, dir.Path, dir.Path)
+			if i := InterruptOf(ctx); i != nil && IsInterrupted(ctx, err) {
+				// Not finished: stopped from outside, with cells to go.
+				if ferr := dir.Interrupted(time.Now(), i.Error()); ferr != nil {
+					err = errors.Join(err, ferr)
+				}
+				err = &UnfinishedError{Err: err, Dir: dir.Path}
+				return
 			}
 			if ferr := dir.Finish(time.Now(), err); ferr != nil && err == nil {
 				err = ferr
+			}
+			if err != nil {
+				err = &UnfinishedError{Err: err, Dir: dir.Path}
 			}
 		}()
 	}

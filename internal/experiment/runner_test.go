@@ -3,6 +3,8 @@ package experiment
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -163,4 +165,46 @@ func TestShortCellWarning(t *testing.T) {
 	dur := cell
 	dur.Loops, dur.Duration, dur.Threads = 0, 100*time.Millisecond, 4
 	assert.Empty(t, shortCellWarning(run(dur, [2]int64{0, 100e6}), warned), "a duration cell lasts what it was asked")
+}
+
+// Two resumes of one directory at once: the second is refused at once,
+// naming the first's pid, and neither refusal nor damage touches run.json.
+func TestResumeRunLocksAndRefusesBeforeTouching(t *testing.T) {
+	s, err := ParseSpec([]byte("targets: [host]\nmatrix: [{workload: fp, loops: 10}]\nrepeats: 2\n"), "t")
+	require.NoError(t, err)
+	d, _, err := CreateRun(t.TempDir(), s, time.Now())
+	require.NoError(t, err)
+	assert.Equal(t, 2*2, d.Run.Planned, "2 classes x 2 repeats")
+	require.NoError(t, d.Finish(time.Now(), errors.New("vm: QEMU ended")))
+	d.Unlock()
+	runJSON := filepath.Join(d.Path, results.RunFile)
+
+	first, _, err := ResumeRun(d.Path, time.Now())
+	require.NoError(t, err)
+	before, err := os.ReadFile(runJSON)
+	require.NoError(t, err)
+	_, _, err = ResumeRun(d.Path, time.Now())
+	var inUse *results.InUseError
+	require.ErrorAs(t, err, &inUse)
+	assert.Contains(t, err.Error(), fmt.Sprintf("pid %d", os.Getpid()))
+	after, err := os.ReadFile(runJSON)
+	require.NoError(t, err)
+	assert.Equal(t, string(before), string(after), "a refused resume writes nothing")
+	require.NoError(t, first.Finish(time.Now(), errors.New("stopped again")))
+	first.Unlock()
+
+	// A damaged samples.jsonl is refused before run.json is touched: why
+	// the run stopped is kept.
+	require.NoError(t, os.WriteFile(filepath.Join(d.Path, results.SamplesFile), []byte("not json\n{}\n"), 0o644))
+	before, err = os.ReadFile(runJSON)
+	require.NoError(t, err)
+	_, _, err = ResumeRun(d.Path, time.Now())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "line 1 is not a sample record")
+	after, err = os.ReadFile(runJSON)
+	require.NoError(t, err)
+	assert.Equal(t, string(before), string(after))
+	assert.Contains(t, string(after), "stopped again")
+	_, running := results.Running(d.Path)
+	assert.False(t, running, "a refused resume lets the lock go")
 }

@@ -98,6 +98,7 @@ pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; font-size: 0.85em; 
 <body>
 <h1>qoslab report: {{.Run.Name}}</h1>
 <p class="meta">{{.Status}} · qoslab {{.Run.ToolVersion}} · results schema {{.Run.SchemaVersion}} · seed {{.Run.Seed}}</p>
+{{with .Analysis.Partial}}<p class="meta"><strong>{{.}}.</strong></p>{{end}}
 <p class="platform">{{.Platform}}</p>
 {{with .Contention}}<p class="platform">{{.}}</p>{{end}}
 

@@ -15,6 +15,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# qoslab report: %s\n\n", md(r.Run.Name))
 	fmt.Fprintf(&b, "%s · qoslab %s · results schema %s · seed %d\n\n", md(r.Status()), md(r.Run.ToolVersion), r.Run.SchemaVersion, r.Run.Seed)
+	if p := r.Analysis.Partial; p != "" {
+		fmt.Fprintf(&b, "**%s.**\n\n", md(p))
+	}
 	fmt.Fprintf(&b, "> %s\n\n", md(r.Platform()))
 	if c := r.Contention(); c != "" {
 		fmt.Fprintf(&b, "> %s\n\n", md(c))

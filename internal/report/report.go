@@ -257,6 +257,8 @@ func (r *Report) Contention() string {
 func (r *Report) Status() string {
 	run := r.Run
 	switch {
+	case run.Interrupted != nil:
+		return fmt.Sprintf("started %s, %s at %s before finishing: the report covers the cells finished so far", run.Started.UTC().Format("2006-01-02 15:04:05Z"), run.Error, run.Interrupted.UTC().Format("2006-01-02 15:04:05Z"))
 	case run.Finished == nil:
 		return fmt.Sprintf("started %s, not finished (still running, or it crashed): the report covers the cells finished so far", run.Started.UTC().Format("2006-01-02 15:04:05Z"))
 	case run.Error != "":

@@ -39,9 +39,12 @@ type Run struct {
 	Name          string `json:"name"`
 	// Spec is the experiment spec as applied (defaults filled in), kept as
 	// JSON so this package need not know its Go type.
-	Spec    json.RawMessage `json:"spec"`
-	Seed    uint64          `json:"seed"`
-	Started time.Time       `json:"started"`
+	Spec json.RawMessage `json:"spec"`
+	Seed uint64          `json:"seed"`
+	// Planned is how many timed cell runs the plan has (0 in run.json
+	// files written before it was recorded).
+	Planned int       `json:"planned,omitempty"`
+	Started time.Time `json:"started"`
 	// Finished is when the run last ended, with or without an error; null
 	// while it runs and after a crash.
 	Finished *time.Time `json:"finished"`
@@ -56,6 +59,9 @@ type Run struct {
 	// Error is why the run stopped before finishing every cell; empty when
 	// it did not.
 	Error string `json:"error,omitempty"`
+	// Interrupted is when a signal stopped the run (Error says which);
+	// Finished stays null, as the run did not finish.
+	Interrupted *time.Time `json:"interrupted,omitempty"`
 	// Resumed lists when the run was taken up again with --resume.
 	Resumed []time.Time `json:"resumed,omitempty"`
 }
@@ -68,6 +74,20 @@ type Dir struct {
 	Path string
 	// Run is run.json as last saved or read; change it and call SaveRun.
 	Run Run
+	// unlock releases the lock Lock took; nil when not held.
+	unlock func()
+}
+
+// ErrComplete is a run that already finished every cell: resuming it has
+// nothing left to measure.
+var ErrComplete = errors.New("the run finished every cell")
+
+// Unlock releases the lock Lock took, if it holds one.
+func (d *Dir) Unlock() {
+	if d != nil && d.unlock != nil {
+		d.unlock()
+		d.unlock = nil
+	}
 }
 
 // Create makes the results directory <parent>/<name>-<UTC timestamp>/ for a
@@ -181,13 +201,24 @@ func (d *Dir) Finish(now time.Time, runErr error) error {
 	return d.SaveRun()
 }
 
+// Interrupted records that the run was stopped from outside at now (why:
+// "interrupted by SIGTERM") with cells still to measure: it is not
+// finished, and saves run.json.
+func (d *Dir) Interrupted(now time.Time, why string) error {
+	t := now.UTC()
+	d.Run.Finished = nil
+	d.Run.Interrupted = &t
+	d.Run.Error = why
+	return d.SaveRun()
+}
+
 // Resume records that the run is taken up again at now: it is unfinished
 // again, and how it stopped before moves to its notes. It refuses a run that
 // already finished every cell, and one written with a newer schema minor,
 // whose fields this build would drop when it saves run.json.
 func (d *Dir) Resume(now time.Time) error {
 	if d.Run.Complete() {
-		return fmt.Errorf("resume %s: the run finished every cell at %s; there is nothing to resume", d.Path, d.Run.Finished.Format(time.RFC3339))
+		return fmt.Errorf("resume %s: %w at %s; there is nothing left to measure", d.Path, ErrComplete, d.Run.Finished.Format(time.RFC3339))
 	}
 	if newerMinor(d.Run.SchemaVersion) {
 		return fmt.Errorf("resume %s: it was written with result schema %s, newer than this qoslab's %s: resume it with qoslab %s or later", d.Path, d.Run.SchemaVersion, SchemaVersion, orUnknown(d.Run.ToolVersion))
@@ -196,6 +227,8 @@ func (d *Dir) Resume(now time.Time) error {
 	switch {
 	case d.Run.Error != "" && d.Run.Finished != nil:
 		d.Run.Notes = append(d.Run.Notes, fmt.Sprintf("stopped at %s: %s", d.Run.Finished.Format(time.RFC3339), d.Run.Error))
+	case d.Run.Interrupted != nil:
+		d.Run.Notes = append(d.Run.Notes, fmt.Sprintf("stopped at %s: %s", d.Run.Interrupted.Format(time.RFC3339), d.Run.Error))
 	case d.Run.Finished == nil:
 		d.Run.Notes = append(d.Run.Notes, "stopped without recording why (a crash or kill)")
 	}
@@ -205,6 +238,7 @@ func (d *Dir) Resume(now time.Time) error {
 	}
 	d.Run.SchemaVersion = SchemaVersion
 	d.Run.Finished = nil
+	d.Run.Interrupted = nil
 	d.Run.Error = ""
 	d.Run.Resumed = append(d.Run.Resumed, now)
 	return d.SaveRun()
@@ -249,6 +283,9 @@ type Entry struct {
 	// Err says why the directory could not be read in full; nil when it
 	// could.
 	Err error
+	// Holder is the process running in the directory (it holds its lock);
+	// nil when none does.
+	Holder *Holder
 }
 
 // State says in a few words how the run stands: complete, incomplete
@@ -257,6 +294,8 @@ func (e Entry) State() string {
 	switch {
 	case e.Err != nil:
 		return "unreadable: " + e.Err.Error()
+	case e.Holder != nil:
+		return fmt.Sprintf("running (%s)", e.Holder)
 	case e.Run.Complete():
 		return "complete"
 	}
@@ -281,7 +320,10 @@ type Listing struct {
 	Started  time.Time  `json:"started"`
 	Finished *time.Time `json:"finished"`
 	Complete bool       `json:"complete"`
-	Samples  int        `json:"samples"`
+	// Running is true while a qoslab runs in the directory; PID is its.
+	Running bool `json:"running"`
+	PID     int  `json:"pid,omitempty"`
+	Samples int  `json:"samples"`
 	// Error is why the run stopped early, or why the directory could not
 	// be read.
 	Error string `json:"error,omitempty"`
@@ -292,6 +334,9 @@ func (e Entry) Listing() Listing {
 	l := Listing{Path: e.Path, Spec: e.SpecName, Started: e.Run.Started, Finished: e.Run.Finished, Complete: e.Run.Complete(), Samples: e.Samples, Error: e.Run.Error}
 	if e.Err != nil {
 		l.Error = e.Err.Error()
+	}
+	if e.Holder != nil {
+		l.Running, l.PID = true, e.Holder.PID
 	}
 	return l
 }
@@ -310,6 +355,9 @@ func List(parent string) ([]Entry, error) {
 			continue
 		}
 		e := Entry{Path: filepath.Join(parent, de.Name())}
+		if h, ok := Running(e.Path); ok {
+			e.Holder = &h
+		}
 		d, err := Open(e.Path)
 		if err != nil {
 			e.Err = err

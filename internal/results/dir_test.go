@@ -3,6 +3,7 @@ package results
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,7 +122,9 @@ func TestFinishAndResume(t *testing.T) {
 
 	require.NoError(t, d.Finish(start.Add(3*time.Hour), nil))
 	assert.True(t, d.Run.Complete())
-	assert.ErrorContains(t, d.Resume(start.Add(4*time.Hour)), "nothing to resume")
+	err = d.Resume(start.Add(4 * time.Hour))
+	assert.ErrorIs(t, err, ErrComplete)
+	assert.ErrorContains(t, err, "nothing left to measure")
 }
 
 func TestResumeRefusesNewerMinor(t *testing.T) {
@@ -209,4 +212,40 @@ func TestWriteFileAtomicKeepsOldOnFailure(t *testing.T) {
 		names = append(names, e.Name())
 	}
 	assert.Equal(t, "summary.json", strings.Join(names, ","))
+}
+
+// One run or resume at a time: the second lock attempt (another open file,
+// as another process would have) fails at once naming the holder, results
+// list shows the run as running with its pid, and the lock goes with
+// Unlock (or the process).
+func TestLockIsExclusive(t *testing.T) {
+	d, err := Create(t.TempDir(), "locked", time.Now())
+	require.NoError(t, err)
+	_, err = d.Lock()
+	require.NoError(t, err)
+	h, running := Running(d.Path)
+	assert.True(t, running)
+	assert.Equal(t, os.Getpid(), h.PID)
+
+	other, err := Open(d.Path)
+	require.NoError(t, err)
+	_, err = other.Lock()
+	var inUse *InUseError
+	require.ErrorAs(t, err, &inUse)
+	assert.Equal(t, os.Getpid(), inUse.Holder.PID)
+	assert.Contains(t, err.Error(), fmt.Sprintf("results %s is in use by qoslab (pid %d, since ", d.Path, os.Getpid()))
+	assert.Contains(t, err.Error(), "wait for it or stop it")
+
+	entries, err := List(filepath.Dir(d.Path))
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	assert.Equal(t, fmt.Sprintf("running (pid %d)", os.Getpid()), entries[0].State(), "never a resume hint for a running run")
+	assert.True(t, entries[0].Listing().Running)
+
+	d.Unlock()
+	_, running = Running(d.Path)
+	assert.False(t, running)
+	_, err = other.Lock()
+	require.NoError(t, err, "free once unlocked")
+	other.Unlock()
 }

@@ -96,3 +96,32 @@ func (d *Dir) hasFile(name string) bool {
 
 // HasSummary reports whether the run's summary.md was written.
 func (d *Dir) HasSummary() bool { return d.hasFile(SummaryMDFile) }
+
+// Partial says, for a run that has not finished every cell, how far it got
+// and how to finish it: "partial: 20 of 32 cell runs measured (interrupted
+// by SIGTERM); finish it with qoslab run --resume DIR". Empty for a
+// complete run.
+func (l *Loaded) Partial() string {
+	if l.Run.Complete() {
+		return ""
+	}
+	runs := map[string]bool{}
+	for _, r := range l.Records {
+		runs[fmt.Sprintf("%s\x00%d", r.Cell, r.Repeat)] = true
+	}
+	of := ""
+	if l.Run.Planned > 0 {
+		of = fmt.Sprintf(" of %d", l.Run.Planned)
+	}
+	why := ""
+	switch {
+	case l.Run.Error != "":
+		why = " (" + l.Run.Error + ")"
+	case l.Run.Finished == nil:
+		if h, ok := Running(l.Path); ok {
+			return fmt.Sprintf("partial: %d%s cell runs measured so far; the run is still going (%s)", len(runs), of, h)
+		}
+		why = " (it stopped without recording why: a crash or a kill)"
+	}
+	return fmt.Sprintf("partial: %d%s cell runs measured%s; finish it with qoslab run --resume %s", len(runs), of, why, l.Path)
+}

@@ -26,7 +26,10 @@ import (
 // Analysis is what a run's summary files say.
 type Analysis struct {
 	// Name is the run's name.
-	Name        string
+	Name string
+	// Partial says how far a run that did not finish got (Loaded.Partial);
+	// empty for a complete one.
+	Partial     string
 	Cells       []analysis.Cell
 	Regressions []analysis.ClassRegression
 	// Verdicts holds one verdict per workload (and phase) run on both the
@@ -42,6 +45,7 @@ type Analysis struct {
 func Of(l *results.Loaded) Analysis {
 	a := Analyze(l.Samples, "host", "vm")
 	a.Name = l.Run.Name
+	a.Partial = l.Partial()
 	a.Telemetry = telemetry.Summarize(l.Telemetry)
 	return a
 }
@@ -220,6 +224,9 @@ func WriteMarkdown(w io.Writer, a Analysis) error {
 		title += ": " + a.Name
 	}
 	fmt.Fprintf(&b, "# %s\n\n", mdText(title))
+	if a.Partial != "" {
+		fmt.Fprintf(&b, "**%s.**\n\n", mdText(a.Partial))
+	}
 	fmt.Fprintf(&b, "Per cell, the total rate is all threads' work from the first start to the last end, one value per repeat: "+
 		"median, its distribution-free %g%% confidence interval (lower coverage, in parentheses, when there are too few repeats), min and max. "+
 		"The per-thread rate is the mean of each repeat's threads' own rates, one value per repeat. "+
