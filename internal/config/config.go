@@ -4,6 +4,7 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
+	"github.com/qoslab/qoslab/internal/inputfile"
 	"github.com/qoslab/qoslab/internal/suggest"
 )
 
@@ -195,10 +197,13 @@ func (s *Settings) load() (*file, error) {
 		s.file = &file{}
 		return s.file, err
 	}
+	b, err := inputfile.Read("config file "+path, path, "a YAML config file")
+	if err != nil {
+		return nil, err
+	}
 	v := viper.New()
-	v.SetConfigFile(path)
 	v.SetConfigType("yaml")
-	if err := v.ReadInConfig(); err != nil {
+	if err := v.ReadConfig(bytes.NewReader(b)); err != nil {
 		return nil, fmt.Errorf("config file %s: %w", path, err)
 	}
 	s.file = &file{path: path, values: map[string]any{}}

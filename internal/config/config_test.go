@@ -82,3 +82,12 @@ func TestUnknownKeysAreRefusedWithAGuess(t *testing.T) {
 	s.Path = "/no/such/qoslab.yaml"
 	assert.ErrorContains(t, s.CheckKeys(), "/no/such/qoslab.yaml")
 }
+
+// A config "file" that is a device is refused at once, not read forever.
+func TestConfigFileMustBeASmallRegularFile(t *testing.T) {
+	s := settings(t, nil, "")
+	s.Path = "/dev/zero"
+	fs, _, _, _ := flags()
+	_, err := s.Apply(fs, "bench")
+	assert.EqualError(t, err, "config file /dev/zero: not a regular file (a character device); give a YAML config file")
+}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/qoslab/qoslab/internal/inputfile"
 	"github.com/qoslab/qoslab/internal/suggest"
 	"github.com/qoslab/qoslab/internal/telemetry"
 	"github.com/qoslab/qoslab/internal/units"
@@ -193,9 +193,9 @@ func DefaultSpec(name string) (Spec, error) {
 
 // LoadSpec reads a spec file; its name defaults to the file's base name.
 func LoadSpec(path string) (Spec, error) {
-	b, err := os.ReadFile(path)
+	b, err := inputfile.Read("spec "+path, path, "a YAML spec")
 	if err != nil {
-		return Spec{}, fmt.Errorf("read spec: %w", err)
+		return Spec{}, err
 	}
 	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	return ParseSpec(b, name)

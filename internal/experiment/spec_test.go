@@ -514,3 +514,13 @@ func TestCheckDurationRefusesOldAgents(t *testing.T) {
 	require.NoError(t, err)
 	assert.NoError(t, checkDuration("vm", loops, old), "loop cells run on any 1.x agent")
 }
+
+// A spec "file" that is a device or a huge file is refused at once.
+func TestLoadSpecRefusesDevicesAndHugeFiles(t *testing.T) {
+	_, err := LoadSpec("/dev/zero")
+	assert.EqualError(t, err, "spec /dev/zero: not a regular file (a character device); give a YAML spec")
+	big := filepath.Join(t.TempDir(), "big.yaml")
+	require.NoError(t, os.WriteFile(big, make([]byte, 5<<20), 0o644))
+	_, err = LoadSpec(big)
+	assert.EqualError(t, err, "spec "+big+": 5MiB is over the 4MiB limit for a YAML spec")
+}

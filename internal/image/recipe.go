@@ -18,6 +18,8 @@ import (
 
 	"github.com/qoslab/qoslab/internal/suggest"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/qoslab/qoslab/internal/inputfile"
 )
 
 // The default recipe. vmimages/linux-microvm.yaml is an identical copy (a test
@@ -78,9 +80,9 @@ func DefaultRecipeBytes() []byte { return bytes.Clone(defaultRecipe) }
 
 // LoadRecipe reads and checks a recipe file.
 func LoadRecipe(path string) (Recipe, error) {
-	b, err := os.ReadFile(path)
+	b, err := inputfile.Read("recipe "+path, path, "a YAML recipe")
 	if err != nil {
-		return Recipe{}, fmt.Errorf("recipe: %w", err)
+		return Recipe{}, err
 	}
 	r, err := parseRecipe(b, path)
 	if err != nil {

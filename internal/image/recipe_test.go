@@ -106,3 +106,14 @@ func TestParseRecipeErrors(t *testing.T) {
 		})
 	}
 }
+
+// A recipe "file" that is a device or a 50 MB file is refused at once,
+// before any parsing.
+func TestLoadRecipeRefusesDevicesAndHugeFiles(t *testing.T) {
+	_, err := LoadRecipe("/dev/zero")
+	assert.EqualError(t, err, "recipe /dev/zero: not a regular file (a character device); give a YAML recipe")
+	big := filepath.Join(t.TempDir(), "big.yaml")
+	require.NoError(t, os.WriteFile(big, make([]byte, 50<<20), 0o644))
+	_, err = LoadRecipe(big)
+	assert.EqualError(t, err, "recipe "+big+": 50MiB is over the 4MiB limit for a YAML recipe")
+}

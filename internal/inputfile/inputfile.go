@@ -1,0 +1,69 @@
+// Package inputfile reads the files a user hands qoslab (specs, the config
+// file, image recipes) with a size cap, so that /dev/zero or a huge file
+// is refused at once with a clear error instead of filling memory.
+package inputfile
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+
+	"github.com/qoslab/qoslab/internal/units"
+)
+
+// Limit is the largest input file qoslab reads: far above any real spec,
+// config or recipe (a few KiB), far below what could hurt.
+const Limit int64 = 4 << 20
+
+// Read reads the regular file at path, up to Limit bytes. what names the
+// file in errors as the user gave it ("--spec x.yaml", "recipe x.yaml") and
+// kind what it should be ("a YAML spec").
+func Read(what, path, kind string) ([]byte, error) {
+	return ReadLimit(what, path, kind, Limit)
+}
+
+// ReadLimit is Read with another cap.
+func ReadLimit(what, path, kind string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file (%s); give %s", what, typeName(st.Mode()), kind)
+	}
+	if st.Size() > limit {
+		return nil, fmt.Errorf("%s: %s is over the %s limit for %s", what, units.FormatBytes(st.Size()), units.FormatBytes(limit), kind)
+	}
+	// The size can change under us (a file still being written): the
+	// reader stops one byte past the cap whatever the file does.
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s: grew past the %s limit for %s while being read", what, units.FormatBytes(limit), kind)
+	}
+	return b, nil
+}
+
+func typeName(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return "not a regular file"
+}
