@@ -117,6 +117,11 @@ func (s *Server) Run(req *agentpb.RunRequest, stream agentpb.Agent_RunServer) er
 	if p.SinkPath, err = s.sinkPath(p); err != nil {
 		return status.Error(codes.PermissionDenied, err.Error())
 	}
+	if p.Sink == catalog.SinkFile && catalog.IsCompression(p.Workload) {
+		// The path's text is inside the scratch directory; the root
+		// makes sure the files are too, whatever symlinks it holds.
+		p.SinkRoot = s.policy.ScratchDir
+	}
 	if err := p.Validate(); err != nil {
 		return status.Error(codes.InvalidArgument, err.Error())
 	}

@@ -16,7 +16,7 @@ func codecPlan(p Params) codec.Plan {
 	}
 	return codec.Plan{
 		Operation: op, Codec: p.Codec, Level: p.Level, Size: p.Size, Seed: p.Seed, Ratio: p.Ratio,
-		Threads: p.Threads, Sink: codec.SinkSpec{Kind: p.Sink, Path: p.SinkPath},
+		Threads: p.Threads, Sink: codec.SinkSpec{Kind: p.Sink, Path: p.SinkPath, Root: p.SinkRoot},
 	}
 }
 

@@ -33,6 +33,9 @@ type Params struct {
 	Level    int    // codec level; 0 means the codec's default
 	Sink     string // file, block, null
 	SinkPath string // directory for file, device for block
+	// SinkRoot, when set, confines a file sink to this directory (the
+	// agent's scratch directory): files are created through an os.Root.
+	SinkRoot string
 }
 
 // Record is one thread's (or process's) measured interval.

@@ -1,6 +1,8 @@
 package codec
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -31,6 +33,11 @@ type SinkSpec struct {
 	// Path is the directory for a file sink and the device for a block
 	// sink; a null sink ignores it.
 	Path string
+	// Root, when set, confines a file sink: Path must lie within it, and
+	// every file is created through an os.Root on it, so no symlink or ".."
+	// in the tree (one planted in an agent's scratch directory, say) can
+	// lead a write outside.
+	Root string
 }
 
 // Sink takes one thread's output. It is not safe for concurrent use; each
@@ -104,6 +111,9 @@ func (s SinkSpec) Open(index int, regionSize int64, pattern string) (Sink, error
 	}
 	switch s.Kind {
 	case SinkFile:
+		if s.Root != "" {
+			return openRooted(s.Root, s.Path, pattern)
+		}
 		if err := checkDirectory(s.Path); err != nil {
 			return nil, err
 		}
@@ -237,6 +247,52 @@ type fileSink struct {
 	f       *os.File
 	path    string
 	written int64
+	// root and rel, for a rooted sink: the file is read back and removed
+	// through the root, never by a path that could be redirected.
+	root *os.Root
+	rel  string
+}
+
+// openRooted creates a new file for a sink in dir, which must lie within
+// root, through an os.Root on root: a symlink or ".." that leads outside is
+// refused by the kernel-checked walk, not by the path's text.
+func openRooted(root, dir, pattern string) (Sink, error) {
+	rel, err := filepath.Rel(root, dir)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return nil, fmt.Errorf("sink directory %s is outside %s", dir, root)
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, fmt.Errorf("sink directory %s: %w", root, err)
+	}
+	fi, err := r.Stat(rel)
+	if err != nil {
+		r.Close()
+		return nil, fmt.Errorf("sink directory %s: %w (files go only inside %s; symlinks out of it are refused)", dir, err, root)
+	}
+	if !fi.IsDir() {
+		r.Close()
+		return nil, fmt.Errorf("sink directory %s is not a directory", dir)
+	}
+	for range 100 {
+		var rnd [6]byte
+		_, _ = rand.Read(rnd[:])
+		name := filepath.Join(rel, strings.Replace(pattern, "*", hex.EncodeToString(rnd[:]), 1))
+		if !strings.Contains(pattern, "*") {
+			name = filepath.Join(rel, pattern+hex.EncodeToString(rnd[:]))
+		}
+		f, err := r.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			r.Close()
+			return nil, fmt.Errorf("create output file in %s: %w (files go only inside %s; symlinks out of it are refused)", dir, err, root)
+		}
+		return &fileSink{f: f, path: filepath.Join(root, name), root: r, rel: name}, nil
+	}
+	r.Close()
+	return nil, fmt.Errorf("create output file in %s: no free name", dir)
 }
 
 func (s *fileSink) Write(p []byte) (int, error) {
@@ -259,6 +315,13 @@ func (s *fileSink) Written() int64 { return s.written }
 func (s *fileSink) Name() string   { return s.path }
 
 func (s *fileSink) ReadBack() (io.ReadCloser, error) {
+	if s.root != nil {
+		f, err := s.root.Open(s.rel)
+		if err != nil {
+			return nil, fmt.Errorf("read back %s: %w", s.path, err)
+		}
+		return f, nil
+	}
 	f, err := os.Open(s.path)
 	if err != nil {
 		return nil, fmt.Errorf("read back %s: %w", s.path, err)
@@ -268,7 +331,12 @@ func (s *fileSink) ReadBack() (io.ReadCloser, error) {
 
 func (s *fileSink) Close() error {
 	err := s.f.Close()
-	if rerr := os.Remove(s.path); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) && err == nil {
+	remove := os.Remove
+	if s.root != nil {
+		remove = func(string) error { return s.root.Remove(s.rel) }
+		defer s.root.Close()
+	}
+	if rerr := remove(s.path); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) && err == nil {
 		err = rerr
 	}
 	if err != nil {

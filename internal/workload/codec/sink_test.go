@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -280,4 +281,41 @@ func TestRegionSinkDeviceFull(t *testing.T) {
 	assert.True(t, errors.Is(err, syscall.ENOSPC))
 	assert.Contains(t, err.Error(), "/dev/fake region 1")
 	assert.Contains(t, err.Error(), "after 500 bytes written")
+}
+
+// A rooted file sink writes inside its root, and a symlink already in the
+// root that points outside cannot lead a write out: the open is refused and
+// nothing appears outside.
+func TestRootedFileSinkStaysInside(t *testing.T) {
+	scratch, outside := t.TempDir(), t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(scratch, "sub"), 0o755))
+	ok := SinkSpec{Kind: SinkFile, Path: filepath.Join(scratch, "sub"), Root: scratch}
+	s, err := ok.Open(0, 0, "out-*.zst")
+	require.NoError(t, err)
+	_, err = s.Write([]byte("data"))
+	require.NoError(t, err)
+	require.NoError(t, s.Sync())
+	assert.True(t, strings.HasPrefix(s.Name(), filepath.Join(scratch, "sub")+string(filepath.Separator)), s.Name())
+	rc, err := s.ReadBack()
+	require.NoError(t, err)
+	b, err := io.ReadAll(rc)
+	require.NoError(t, err)
+	rc.Close()
+	assert.Equal(t, "data", string(b))
+	require.NoError(t, s.Close())
+	left, err := os.ReadDir(filepath.Join(scratch, "sub"))
+	require.NoError(t, err)
+	assert.Empty(t, left, "Close removes the file")
+
+	require.NoError(t, os.Symlink(outside, filepath.Join(scratch, "link")))
+	escape := SinkSpec{Kind: SinkFile, Path: filepath.Join(scratch, "link"), Root: scratch}
+	_, err = escape.Open(0, 0, "out-*.zst")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "symlinks out of it are refused")
+	dotdot := SinkSpec{Kind: SinkFile, Path: filepath.Join(scratch, ".."), Root: scratch}
+	_, err = dotdot.Open(0, 0, "out-*.zst")
+	assert.ErrorContains(t, err, "is outside")
+	out, err := os.ReadDir(outside)
+	require.NoError(t, err)
+	assert.Empty(t, out, "nothing written outside the root")
 }
