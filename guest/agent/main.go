@@ -45,6 +45,8 @@ func run(args []string) int {
 	scratch := fs.String("scratch", "", "the only directory file sinks may write in (created if missing); empty: a new temporary directory")
 	var blocks stringList
 	fs.Var(&blocks, "allow-block", "a raw block device the block sink may overwrite (repeatable)")
+	tokenFile := fs.String("token-file", "", "tcp: the file holding the token clients must present (created, mode 0600, if missing; default $XDG_RUNTIME_DIR/qoslab-agent.token or ~/.config/qoslab/agent.token)")
+	noToken := fs.Bool("insecure-no-token", false, "tcp: take requests from anyone who can reach the port (unsafe: anyone on the machine or network can run or stop cells)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -82,8 +84,26 @@ func run(args []string) int {
 		return 1
 	}
 
+	policy := agent.Policy{ScratchDir: dir, BlockDevices: blocks}
+	if addr.Kind == transport.KindTCP && !*noToken {
+		path := *tokenFile
+		if path == "" {
+			if path, err = agent.DefaultTokenFile(); err != nil {
+				logger.Print(err)
+				return 1
+			}
+		}
+		if policy.Token, err = agent.LoadOrCreateToken(path); err != nil {
+			logger.Print(err)
+			return 1
+		}
+		policy.TokenFile = path
+		logger.Printf("tcp: clients must present the token in %s (or start with --insecure-no-token)", path)
+	} else if addr.Kind == transport.KindTCP {
+		logger.Printf("tcp: --insecure-no-token: anyone who can reach %s can run and stop cells", lis.Addr())
+	}
 	var g *grpc.Server
-	srv := agent.NewServer(agent.Policy{ScratchDir: dir, BlockDevices: blocks}, func() { g.GracefulStop() })
+	srv := agent.NewServer(policy, func() { g.GracefulStop() })
 	g = srv.GRPCServer()
 	defer srv.Close()
 	go func() {

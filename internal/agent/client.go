@@ -122,14 +122,24 @@ func Protocol() *agentpb.ProtocolVersion {
 // connection fails, so dial must either open a fresh channel each time (a VM's
 // socket) or refuse (see DialOnce for a pipe that cannot be reopened).
 func NewClient(dial func(ctx context.Context) (net.Conn, error)) (*Client, error) {
-	conn, err := grpc.NewClient("passthrough:///qoslab-agent",
+	return NewClientWithToken(dial, "")
+}
+
+// NewClientWithToken is NewClient presenting token with every call, as an
+// agent listening on TCP wants (see TokenHeader); "" presents none.
+func NewClientWithToken(dial func(ctx context.Context) (net.Conn, error), token string) (*Client, error) {
+	opts := []grpc.DialOption{}
+	if token != "" {
+		opts = append(opts, grpc.WithPerRPCCredentials(tokenCreds(token)))
+	}
+	conn, err := grpc.NewClient("passthrough:///qoslab-agent", append(opts,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return dial(ctx) }),
 		// A guest booting under TCG can take longer than gRPC's default 20 s
 		// to send the server preface on a channel that connected at once.
 		grpc.WithConnectParams(grpc.ConnectParams{Backoff: backoff.DefaultConfig, MinConnectTimeout: 2 * time.Minute}),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)),
-	)
+	)...)
 	if err != nil {
 		return nil, fmt.Errorf("agent client: %w", err)
 	}

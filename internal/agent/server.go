@@ -36,6 +36,9 @@ type Policy struct {
 	ScratchDir string
 	// BlockDevices are the raw devices a block sink may write to.
 	BlockDevices []string
+	// Token, when set, must come with every request (TokenHeader): an
+	// agent listening on TCP requires it; TokenFile says where it is.
+	Token, TokenFile string
 }
 
 // Server measures cells, one at a time.
@@ -65,7 +68,11 @@ func (s *Server) Close() { s.closeProbe() }
 
 // GRPCServer returns a gRPC server with the agent registered and its limits set.
 func (s *Server) GRPCServer() *grpc.Server {
-	g := grpc.NewServer(grpc.MaxRecvMsgSize(MaxRequestBytes), grpc.MaxConcurrentStreams(8))
+	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(MaxRequestBytes), grpc.MaxConcurrentStreams(8)}
+	if s.policy.Token != "" {
+		opts = append(opts, tokenInterceptors(s.policy.Token, s.policy.TokenFile)...)
+	}
+	g := grpc.NewServer(opts...)
 	agentpb.RegisterAgentServer(g, s)
 	return g
 }
