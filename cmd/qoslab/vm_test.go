@@ -159,6 +159,48 @@ func TestVMEndToEnd(t *testing.T) {
 		assert.Empty(t, processesRunning(t, dir), "no agent is left")
 	})
 
+	// A VM whose hypervisor is stopped (SIGSTOP) as it starts never
+	// answers: the boot deadline ends the wait, the VM is stopped, and the
+	// error names the VM, the deadline and the console, kept in the
+	// results directory.
+	t.Run("boot deadline with a stopped qemu", func(t *testing.T) {
+		results := t.TempDir()
+		cmd := exec.Command(filepath.Join(dir, "qoslab"), "bench", "--target", "vm", "--workload", "fp", "--qos", "default",
+			"--loops", "1e6", "--repeat", "1", "--accel", "tcg", "--image-store", store, "--boot-timeout", "4s", "--save", "--results", results)
+		cmd.Dir = t.TempDir()
+		var out, errBuf bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errBuf
+		require.NoError(t, cmd.Start())
+		stopped := make(chan int, 1)
+		go func() {
+			for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+				// Stopped once QEMU is up (its QMP socket answers) and
+				// booting the guest, as a user's SIGSTOP would find it.
+				if pid, qmp := qemuOf(store); pid > 0 && qmp != "" {
+					if _, err := os.Stat(qmp); err != nil {
+						continue
+					}
+					time.Sleep(300 * time.Millisecond)
+					_ = syscall.Kill(pid, syscall.SIGSTOP)
+					stopped <- pid
+					return
+				}
+			}
+			close(stopped)
+		}()
+		err := cmd.Wait()
+		pid, ok := <-stopped
+		require.True(t, ok, "qemu never started: %s", errBuf.String())
+		var exit *exec.ExitError
+		require.ErrorAs(t, err, &exit, errBuf.String())
+		assert.Equal(t, 1, exit.ExitCode(), errBuf.String())
+		assert.Contains(t, errBuf.String(), "its agent did not answer within 4s (accel tcg")
+		m, _ := filepath.Glob(filepath.Join(results, "bench-*", "vm-console.log"))
+		require.Len(t, m, 1, "the console is kept with the results: %s", errBuf.String())
+		assert.Contains(t, errBuf.String(), m[0])
+		assert.Eventually(t, func() bool { return !alive(pid) }, 10*time.Second, 50*time.Millisecond, "the stopped qemu %d is not left behind", pid)
+	})
+
 	t.Run("missing image says how to build it", func(t *testing.T) {
 		_, stderr, code := qoslab(t, dir, "bench", "--target", "vm", "--accel", "tcg", "--image-store", t.TempDir())
 		assert.Equal(t, 1, code)
@@ -242,4 +284,31 @@ func TestNamedVM(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "no vm named lab")
 	assert.NotContains(t, stderr, "no such file", "not a raw ENOENT")
+}
+
+// qemuOf finds a QEMU process booting an image from store (its command
+// line names the store's kernel) and its QMP socket.
+func qemuOf(store string) (int, string) {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !strings.Contains(string(b), "qemu-system") || !strings.Contains(string(b), store) {
+			continue
+		}
+		for _, arg := range strings.Split(string(b), "\x00") {
+			if i := strings.Index(arg, "path="); i >= 0 && strings.Contains(arg, "qmp.sock") {
+				p := arg[i+len("path="):]
+				if j := strings.IndexByte(p, ','); j >= 0 {
+					p = p[:j]
+				}
+				return pid, p
+			}
+		}
+		return pid, ""
+	}
+	return 0, ""
 }

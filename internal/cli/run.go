@@ -37,7 +37,7 @@ func NewCmdRun(f *Factory, runF func(context.Context, *RunOptions) error) *cobra
 		Long: `run measures an experiment spec (a YAML file, or a built-in one: ` + strings.Join(experiment.DefaultSpecNames(), ", ") + `;
 the default, "subsumption", follows "Can you game core allocation on Apple
 silicon?": fp with 1-4 threads and compression of 1 GiB at QoS 9 and 33, on the
-host and in a VM, 3 repeats, interleaved), keeps every finished cell in
+host and in a VM, 6 repeats, interleaved), keeps every finished cell in
 qoslab-results/<name>-<time>/samples.jsonl, and ends with summaries, a report
 and a verdict. An interrupted run is finished with --resume DIR.`,
 		Args: noArgs,
@@ -52,6 +52,7 @@ and a verdict. An interrupted run is finished with --resume DIR.`,
 	fl.StringVar(&o.VMEnv.Accel, "accel", "", "VM acceleration: kvm, tcg, hvf (default: the spec's, else probed)")
 	fl.StringVar(&o.VMEnv.Backend, "vm-backend", "", "hypervisor: "+strings.Join(registry.Names(), ", ")+" (default: the spec's, else "+registry.Default()+" on this machine)")
 	fl.StringVar(&o.VMEnv.Store, "image-store", "", "image store (default $XDG_CACHE_HOME/qoslab/images)")
+	fl.DurationVar(&o.VMEnv.BootTimeout, "boot-timeout", 0, bootTimeoutHelp)
 	_ = cmd.MarkFlagFilename("spec", "yaml", "yml")
 	_ = cmd.MarkFlagDirname("resume")
 	complete(cmd, "default", experiment.DefaultSpecNames)

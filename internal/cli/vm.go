@@ -27,7 +27,12 @@ func vmEnv(f *Factory, e experiment.VMEnv) experiment.VMEnv { return experiment.
 type vmFlags struct {
 	name, image, store, memory, disk, accel, backend string
 	cpus                                             int
+	bootTimeout                                      time.Duration
 }
+
+// bootTimeoutHelp is --boot-timeout's help, the same on every command.
+var bootTimeoutHelp = fmt.Sprintf("how long a VM may take to boot until its agent answers; past it the VM is stopped and the error names its console log (default: %s under TCG, %s otherwise)",
+	experiment.DefaultBootTimeout("tcg"), experiment.DefaultBootTimeout("kvm"))
 
 // add adds the VM flags to cmd; named adds --vm NAME (measure in a named VM).
 func (v *vmFlags) add(cmd *cobra.Command, named bool) {
@@ -48,6 +53,7 @@ func (v *vmFlags) add(cmd *cobra.Command, named bool) {
 	fl.StringVar(&v.disk, "disk", "", "raw scratch disk of the VM, the compression sink (default: "+disk+")")
 	fl.StringVar(&v.accel, "accel", "", "VM acceleration: kvm, tcg, hvf (default: KVM when a probe boot works, else TCG)")
 	fl.StringVar(&v.backend, "vm-backend", registry.Default(), "hypervisor: "+strings.Join(registry.Names(), ", "))
+	fl.DurationVar(&v.bootTimeout, "boot-timeout", 0, bootTimeoutHelp)
 	aliasStore(cmd)
 	complete(cmd, "accel", fixed(accels...))
 	complete(cmd, "vm-backend", registry.Names)
@@ -68,7 +74,10 @@ func aliasStore(cmd *cobra.Command) {
 func (v *vmFlags) parse(src sources) (experiment.VMSpec, experiment.VMEnv, error) {
 	n := src.Name
 	s := experiment.VMSpec{Image: v.image, CPUs: v.cpus, Accel: v.accel, Backend: v.backend}
-	e := experiment.VMEnv{Name: v.name, Store: v.store}
+	e := experiment.VMEnv{Name: v.name, Store: v.store, BootTimeout: v.bootTimeout}
+	if v.bootTimeout < 0 {
+		return s, e, usageErrorf("%s %s: allowed a positive duration such as 5m, or 0 for the default", n("boot-timeout"), v.bootTimeout)
+	}
 	if err := registry.Check(v.backend); err != nil {
 		return s, e, usageErrorf("%s: %w", n("vm-backend"), err)
 	}

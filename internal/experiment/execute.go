@@ -214,6 +214,11 @@ func Execute(ctx context.Context, s Spec, dir *results.Dir, env Env) (out *Outco
 		}
 	}
 	cells, seed := Plan(s)
+	if dir != nil && env.VM.KeepConsole == "" {
+		// The VM's state directory goes with the run; its console, which
+		// an error may point to, stays with the results.
+		env.VM.KeepConsole = filepath.Join(dir.Path, results.VMConsoleFile)
+	}
 
 	var sampleLog *results.SampleLog
 	var finished map[string][]int
@@ -277,7 +282,14 @@ func Execute(ctx context.Context, s Spec, dir *results.Dir, env Env) (out *Outco
 			return out, fmt.Errorf("%s: %w", name, err)
 		}
 		targets[name] = t
-		info, err := t.Info(ctx)
+		ictx, cancel := ctx, context.CancelFunc(func() {})
+		if vm, ok := t.(InVM); ok {
+			// An attached VM that does not answer (stopped, hung) must not
+			// block the run forever.
+			ictx, cancel = context.WithTimeout(ctx, env.VM.bootTimeout(vm.Machine().Accel))
+		}
+		info, err := t.Info(ictx)
+		cancel()
 		if err != nil {
 			return out, fmt.Errorf("%s: %w", name, err)
 		}

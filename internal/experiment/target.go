@@ -61,6 +61,8 @@ type vmTarget struct {
 	machine hv.Machine
 	owned   bool   // booted for this run: stopped with it
 	dir     string // state directory to remove after an owned VM stopped
+	// keepConsole is where the console log goes before dir is removed.
+	keepConsole string
 }
 
 func (a *vmTarget) Machine() hv.MachineInfo { return a.machine.Info() }
@@ -98,6 +100,7 @@ func (a *vmTarget) Close() error {
 	}
 	err := stopMachine(a.Client, a.machine)
 	if a.dir != "" {
+		keepConsole(a.dir, a.keepConsole, a.machine.Info().Name)
 		_ = os.RemoveAll(a.dir)
 	}
 	return err
@@ -121,7 +124,7 @@ func stopMachine(c *agent.Client, m hv.Machine) error {
 // StopVM powers off a VM started earlier (a named VM), through its agent
 // first and by force when it does not answer.
 func StopVM(m hv.Machine) error {
-	c, err := AgentOver(m)
+	c, err := AgentOver(m, "")
 	if err != nil {
 		return err
 	}

@@ -22,8 +22,9 @@ import (
 )
 
 // AgentOver connects an agent client to a machine's channel, tied to the
-// machine's life: once the VM ends, calls fail at once saying so.
-func AgentOver(m hv.Machine) (*agent.Client, error) {
+// machine's life: once the VM ends, calls fail at once saying so, naming
+// its console log (keep, when the log is kept elsewhere after the VM stops).
+func AgentOver(m hv.Machine, keep string) (*agent.Client, error) {
 	c, err := agent.NewClient(func(ctx context.Context) (net.Conn, error) { return m.DialAgent(ctx) })
 	if err != nil {
 		return nil, err
@@ -34,22 +35,38 @@ func AgentOver(m hv.Machine) (*agent.Client, error) {
 		if err := m.Err(); err != nil {
 			why = err.Error()
 		}
-		return fmt.Errorf("vm %s ended (%s); its console is in %s", info.Name, why, info.ConsoleLog)
+		console := info.ConsoleLog
+		if keep != "" {
+			console = keep + " (kept there once the VM stopped)"
+		}
+		return fmt.Errorf("vm %s ended (%s); its console is in %s", info.Name, why, console)
 	})
 	return c, nil
 }
 
 // BootVM starts a VM and waits until its agent answers Info; the client it
 // returns is the one that got the answer (a channel may take one connection).
-func BootVM(ctx context.Context, backend hv.Backend, log io.Writer, spec hv.Spec) (hv.Machine, *agent.Client, error) {
+// Each boot attempt gets timeout(accel) to answer: a guest that hangs (or a
+// hypervisor stopped with SIGSTOP) is stopped, and the error names the VM,
+// the deadline and its console log.
+func BootVM(ctx context.Context, backend hv.Backend, log io.Writer, spec hv.Spec, timeout func(accel string) time.Duration, keep string) (hv.Machine, *agent.Client, error) {
 	var client *agent.Client
 	spec.Ready = func(ctx context.Context, m hv.Machine) error {
-		c, err := AgentOver(m)
+		c, err := AgentOver(m, keep)
 		if err != nil {
 			return err
 		}
-		if _, err := c.Info(ctx); err != nil {
+		accel := m.Info().Accel
+		limit := timeout(accel)
+		ictx, cancel := context.WithTimeout(ctx, limit)
+		_, err = c.Info(ictx)
+		late := errors.Is(ictx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+		cancel()
+		if err != nil {
 			c.Close()
+			if late {
+				return fmt.Errorf("vm %s: its agent did not answer within %s (accel %s; --boot-timeout sets the limit): the guest hung or its hypervisor was stopped", spec.Name, limit, accel)
+			}
 			return err
 		}
 		if client != nil {
@@ -68,7 +85,7 @@ func BootVM(ctx context.Context, backend hv.Backend, log io.Writer, spec hv.Spec
 	}
 	if client == nil {
 		// A backend that did not call Ready: connect now.
-		if client, err = AgentOver(m); err != nil {
+		if client, err = AgentOver(m, keep); err != nil {
 			_ = m.Stop(context.Background())
 			return nil, nil, err
 		}
@@ -87,6 +104,32 @@ type VMEnv struct {
 	Store, StateHome, CacheDir string
 	// Backend and Accel, when set, override the spec's.
 	Backend, Accel string
+	// BootTimeout bounds each boot, from starting the hypervisor to the
+	// agent's first answer (0: DefaultBootTimeout for the accelerator).
+	BootTimeout time.Duration
+	// KeepConsole, when set, is where a VM booted for a run keeps its
+	// console log (appended when the VM stops): the results directory's,
+	// so the log an error names outlives the run.
+	KeepConsole string
+}
+
+// DefaultBootTimeout is how long a boot may take before qoslab gives up:
+// an emulated guest (TCG) boots in seconds to a minute here, an
+// accelerated one in seconds; a guest stopped or hung at boot would
+// otherwise be waited for forever.
+func DefaultBootTimeout(accel string) time.Duration {
+	if accel == "tcg" {
+		return 5 * time.Minute
+	}
+	return 90 * time.Second
+}
+
+// bootTimeout is the env's boot timeout for accel.
+func (e VMEnv) bootTimeout(accel string) time.Duration {
+	if e.BootTimeout > 0 {
+		return e.BootTimeout
+	}
+	return DefaultBootTimeout(accel)
 }
 
 // DefaultVMEnv fills in e's empty places with the user's (XDG) directories
@@ -205,7 +248,7 @@ func startVM(ctx context.Context, s Spec, env VMEnv, log io.Writer) (t *vmTarget
 		if err != nil {
 			return nil, nil, err
 		}
-		c, err := AgentOver(m)
+		c, err := AgentOver(m, "")
 		if err != nil {
 			return nil, nil, err
 		}
@@ -227,15 +270,19 @@ func startVM(ctx context.Context, s Spec, env VMEnv, log io.Writer) (t *vmTarget
 	mem, disk := VMSize(s)
 	name := fmt.Sprintf("run-%d", os.Getpid())
 	fmt.Fprintf(log, "vm: booting %s (%s, kernel %s) with %d vCPUs, %d MiB\n", name, v.Image, img.KernelVersion, v.CPUs, mem)
-	m, c, err := BootVM(ctx, backend, log, hv.Spec{Name: name, Image: img, CPUs: v.CPUs, MemoryMiB: mem, DiskBytes: disk, Accel: v.Accel, StateDir: dir})
+	m, c, err := BootVM(ctx, backend, log, hv.Spec{Name: name, Image: img, CPUs: v.CPUs, MemoryMiB: mem, DiskBytes: disk, Accel: v.Accel, StateDir: dir}, env.bootTimeout, env.KeepConsole)
 	if err != nil {
+		keepConsole(dir, env.KeepConsole, name)
 		os.RemoveAll(dir)
+		if env.KeepConsole != "" {
+			err = fmt.Errorf("%w (console kept in %s)", err, env.KeepConsole)
+		}
 		return nil, notes, fmt.Errorf("boot vm: %w", err)
 	}
 	info := m.Info()
 	fmt.Fprintf(log, "vm: agent answered %.2f s after start (accel %s, pid %d, vCPU threads %v)\n",
 		float64(info.BootNs)/1e9, info.Accel, info.PID, info.VCPUThreads)
-	return &vmTarget{Client: c, machine: m, owned: true, dir: dir}, notes, nil
+	return &vmTarget{Client: c, machine: m, owned: true, dir: dir, keepConsole: env.KeepConsole}, notes, nil
 }
 
 // NamedVM is a VM that outlives the command that starts it.
@@ -275,7 +322,7 @@ func StartNamedVM(ctx context.Context, n NamedVM, log io.Writer) (hv.Machine, *a
 	sized.VM = v
 	mem, disk := VMSize(sized)
 	fmt.Fprintf(log, "vm %s: booting %s (kernel %s), %d vCPUs, %d MiB, %s scratch disk\n", n.Name, v.Image, img.KernelVersion, v.CPUs, mem, formatMiB(disk))
-	m, c, err := BootVM(ctx, backend, log, hv.Spec{Name: n.Name, Image: img, CPUs: v.CPUs, MemoryMiB: mem, DiskBytes: disk, Accel: v.Accel, StateDir: dir, Detach: true})
+	m, c, err := BootVM(ctx, backend, log, hv.Spec{Name: n.Name, Image: img, CPUs: v.CPUs, MemoryMiB: mem, DiskBytes: disk, Accel: v.Accel, StateDir: dir, Detach: true}, n.Env.bootTimeout, "")
 	if err != nil {
 		return nil, nil, fmt.Errorf("vm %s: %w", n.Name, err)
 	}
@@ -416,7 +463,7 @@ func VMStatus(ctx context.Context, env VMEnv, name string) (mi hv.MachineInfo, i
 	if err != nil {
 		return mi, nil, nil, err
 	}
-	c, err := AgentOver(m)
+	c, err := AgentOver(m, "")
 	if err != nil {
 		return m.Info(), nil, nil, err
 	}
@@ -425,4 +472,28 @@ func VMStatus(ctx context.Context, env VMEnv, name string) (mi hv.MachineInfo, i
 	defer cancel()
 	info, agentErr = c.Info(ctx)
 	return m.Info(), info, agentErr, nil
+}
+
+// keepConsole appends the console log of the VM whose state is in dir to
+// keep (nothing when keep is empty), under a line naming the VM and when:
+// the state directory goes when the run ends, the console must not.
+func keepConsole(dir, keep, name string) {
+	if keep == "" {
+		return
+	}
+	b, err := os.ReadFile(filepath.Join(dir, hv.ConsoleLogName))
+	if err != nil {
+		// A failed KVM probe leaves its console under another name.
+		b, err = os.ReadFile(filepath.Join(dir, "console-kvm-probe.log"))
+	}
+	if err != nil {
+		return
+	}
+	f, err := os.OpenFile(keep, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "=== vm %s console, kept %s ===\n", name, time.Now().UTC().Format(time.RFC3339))
+	_, _ = f.Write(b)
 }

@@ -47,6 +47,10 @@ type Spec struct {
 	Log io.Writer
 }
 
+// ConsoleLogName is the file in a VM's state directory its console is
+// written to, by every backend.
+const ConsoleLogName = "console.log"
+
 // MachineInfo is what the host knows about a running VM.
 type MachineInfo struct {
 	Backend     string `json:"backend"`

@@ -25,6 +25,8 @@ const (
 	SummaryMDFile   = "summary.md"
 	PlotsDir        = "plots"
 	ReportFile      = "report.html"
+	// VMConsoleFile keeps the console log of every VM a run booted.
+	VMConsoleFile = "vm-console.log"
 )
 
 // timestampLayout is the UTC timestamp in a results directory's name: basic
