@@ -267,13 +267,28 @@ func TestNamedVM(t *testing.T) {
 	var vms []struct {
 		Name    string `json:"name"`
 		Running bool   `json:"running"`
+		Machine struct {
+			PID      int    `json:"pid"`
+			StateDir string `json:"state_dir"`
+		} `json:"machine"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &vms), out)
 	require.Len(t, vms, 1)
 	assert.True(t, vms[0].Running)
 
-	_, stderr, code = q("vm", "stop", "lab")
+	// Its QEMU dies from outside: stop is then done already, exits 0 and
+	// clears the sockets left behind.
+	require.Positive(t, vms[0].Machine.PID)
+	require.NoError(t, syscall.Kill(vms[0].Machine.PID, syscall.SIGKILL))
+	require.Eventually(t, func() bool { return !alive(vms[0].Machine.PID) }, 10*time.Second, 20*time.Millisecond)
+	out, stderr, code = q("vm", "stop", "lab")
 	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "vm lab had already stopped")
+	socks, _ := filepath.Glob(filepath.Join(vms[0].Machine.StateDir, "*.sock"))
+	assert.Empty(t, socks, "no stale socket left")
+	out, stderr, code = q("vm", "stop", "lab")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "had already stopped", "stopping twice is fine")
 	out, _, _ = q("vm", "list")
 	assert.Contains(t, out, "stopped")
 	_, stderr, code = q("vm", "delete", "lab")

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -198,6 +199,21 @@ func newCmdVMStop(f *Factory, runF func(context.Context, *VMOptions) error) *cob
 
 func vmStopRun(ctx context.Context, o *VMOptions) error {
 	m, err := experiment.AttachVM(ctx, o.Env, o.Name)
+	var gone *experiment.NotRunningError
+	if errors.As(err, &gone) {
+		// Stopping what is already stopped is done: say so, and clear
+		// what its hypervisor left behind.
+		removed, cerr := experiment.CleanStoppedVM(o.Env, o.Name)
+		if cerr != nil {
+			return fmt.Errorf("vm %s had already stopped (%v), but cleaning up after it failed: %w", o.Name, gone.Err, cerr)
+		}
+		fmt.Fprintf(o.IO.Out, "vm %s had already stopped (%v)", o.Name, gone.Err)
+		if len(removed) > 0 {
+			fmt.Fprintf(o.IO.Out, "; removed its stale %s", strings.Join(removed, ", "))
+		}
+		fmt.Fprintln(o.IO.Out)
+		return nil
+	}
 	if err != nil {
 		return err
 	}

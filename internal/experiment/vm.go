@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/qoslab/qoslab/internal/agent"
@@ -346,9 +347,45 @@ func AttachVM(ctx context.Context, env VMEnv, name string) (hv.Machine, error) {
 	}
 	m, err := registry.Attach(ctx, env.registry(), dir)
 	if err != nil {
-		return nil, fmt.Errorf("vm %s is not running: %w (start it with `qoslab vm start %s`)", name, err, name)
+		return nil, &NotRunningError{Name: name, Err: err}
 	}
 	return m, nil
+}
+
+// NotRunningError is a named VM whose hypervisor is gone (stopped, or
+// killed from outside).
+type NotRunningError struct {
+	Name string
+	Err  error
+}
+
+func (e *NotRunningError) Error() string {
+	return fmt.Sprintf("vm %s is not running: %v (start it with `qoslab vm start %s`)", e.Name, e.Err, e.Name)
+}
+
+func (e *NotRunningError) Unwrap() error { return e.Err }
+
+// CleanStoppedVM removes what a named VM's hypervisor leaves behind when it
+// dies without stopping (its sockets and pid file), keeping what the VM is
+// (vm.json, its scratch disk, its console log): `qoslab vm stop` on a VM
+// that already ended. It returns the files it removed.
+func CleanStoppedVM(env VMEnv, name string) ([]string, error) {
+	dir := vmStateDir(env.StateHome, name)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	for _, e := range entries {
+		n := e.Name()
+		if strings.HasSuffix(n, ".sock") || strings.HasSuffix(n, ".pid") {
+			if err := os.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return removed, err
+			}
+			removed = append(removed, n)
+		}
+	}
+	return removed, nil
 }
 
 // NoSuchVMError is a VM name no VM was ever started with.
