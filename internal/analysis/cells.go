@@ -40,6 +40,10 @@ type Cell struct {
 	// RepeatSeconds are the per-repeat times Seconds summarizes, in repeat
 	// order.
 	RepeatSeconds []float64 `json:"repeat_seconds"`
+	// SecondsDispersion is how far the repeats' times agree, for a cell
+	// timed in phases (compression: a fixed amount of work, whose times are
+	// what a user reads); nil for every other cell.
+	SecondsDispersion *Dispersion `json:"seconds_dispersion,omitempty"`
 	// QoSApplied lists the classes the threads read back as, ascending.
 	QoSApplied []int `json:"qos_applied"`
 	// QoSPartial counts records whose class was applied only in part or not at all.
@@ -117,6 +121,10 @@ func Cells(samples []Observation) []Cell {
 		a.cell.RepeatSeconds = secs
 		a.cell.ThreadRate = Summarize(threadRates)
 		a.cell.Dispersion = Disperse(totals, a.cell.Unit+"/s")
+		if k.Phase != "" {
+			d := Disperse(secs, "s")
+			a.cell.SecondsDispersion = &d
+		}
 		for c := range a.applied {
 			a.cell.QoSApplied = append(a.cell.QoSApplied, c)
 		}

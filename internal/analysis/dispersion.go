@@ -115,19 +115,32 @@ func bimodalSplit(v []float64) (int, bool) {
 func DispersionWarnings(cells []Cell, workload, phase string) []string {
 	var out []string
 	for _, c := range SortCells(cells) {
-		if c.Workload != workload || c.Phase != phase || c.Dispersion.Flag == "" {
+		if c.Workload != workload || c.Phase != phase || c.DispersionFlag() == "" {
 			continue
 		}
-		out = append(out, fmt.Sprintf("%s: %s; the machine was busy or contention did not hold", CellText(c.CellKey), c.Dispersion.Flag))
+		out = append(out, fmt.Sprintf("%s: %s; the machine was busy or contention did not hold", CellText(c.CellKey), c.DispersionFlag()))
 	}
 	return out
 }
 
+// DispersionFlag says why the cell's repeats cannot be summarized by one
+// number, empty when they agree: for a cell timed in phases (compression)
+// the flag of its times, which a user reads, when they are flagged; else
+// the flag of its total rates. (With the same work in every repeat the two
+// flag alike: time and rate are reciprocal up to a constant, so max/min and
+// the gaps between logarithms are the same.)
+func (c Cell) DispersionFlag() string {
+	if c.SecondsDispersion != nil && c.SecondsDispersion.Flag != "" {
+		return c.SecondsDispersion.Flag
+	}
+	return c.Dispersion.Flag
+}
+
 // CellText names a cell as warnings do: "host fp qos=9 threads=1", with
-// the phase of a compression cell.
+// the phase of a compression cell unless it is named as its workload.
 func CellText(k CellKey) string {
 	s := fmt.Sprintf("%s %s", k.Target, k.Workload)
-	if k.Phase != "" {
+	if k.Phase != "" && k.Phase != k.Workload {
 		s += " " + k.Phase
 	}
 	return fmt.Sprintf("%s qos=%d threads=%d", s, k.QoS, k.Threads)

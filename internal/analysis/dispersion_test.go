@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestDisperseAgreeingRepeats(t *testing.T) {
@@ -79,4 +80,63 @@ func TestDispersionWarnings(t *testing.T) {
 	w := DispersionWarnings(Cells(samples), "fp", "")
 	assert.Equal(t, []string{"host fp qos=9 threads=1: repeats range 1.6M..527M loops/s (329x apart); the machine was busy or contention did not hold"}, w)
 	assert.Empty(t, DispersionWarnings(Cells(samples), "int", ""))
+}
+
+// The bimodality test holds from 4 to 20 repeats: two clusters are found
+// whatever their sizes (2 and 2, 2 and 3, 10 and 10), a tight set or a
+// smooth spread of 20 is not; 3 repeats are left to the max/min rule.
+func TestDisperseBimodalSizes(t *testing.T) {
+	assert.True(t, Disperse([]float64{10, 10.2, 30, 30.5}, "loops/s").Bimodal, "2 and 2")
+	d := Disperse([]float64{10, 30.5, 10.2, 30, 29.8}, "loops/s")
+	assert.True(t, d.Bimodal, "2 and 3")
+	assert.Equal(t, [2]int{2, 3}, [2]int{d.NLow, d.NHigh})
+
+	// 20 repeats: a tight set within +-2% and one spread 1x..2.5x
+	// geometrically are one group; 10 near 100 and 10 near 400 are two.
+	var tight, smooth, two []float64
+	for i := range 20 {
+		tight = append(tight, 100*(0.98+0.04*float64(i)/19))
+		smooth = append(smooth, 100*math.Pow(2.5, float64(i)/19))
+		two = append(two, 100+float64(i%10), 400+float64(i%10)*4)
+	}
+	assert.False(t, Disperse(tight, "loops/s").Bimodal)
+	assert.Empty(t, Disperse(tight, "loops/s").Flag)
+	assert.False(t, Disperse(smooth, "loops/s").Bimodal)
+	assert.Empty(t, Disperse(smooth, "loops/s").Flag, "2.5x apart and no gap: not flagged")
+	d = Disperse(two[:20], "loops/s")
+	assert.Equal(t, 20, d.N)
+	assert.True(t, d.Bimodal)
+	assert.Equal(t, [2]int{10, 10}, [2]int{d.NLow, d.NHigh})
+	assert.Equal(t, "repeats fall in two groups: 10 near 104.5 and 10 near 418 loops/s", d.Flag)
+
+	// 3 repeats: two apart from one is an outlier, not a mode.
+	d = Disperse([]float64{100, 101, 250}, "loops/s")
+	assert.False(t, d.Bimodal)
+	assert.Empty(t, d.Flag, "2.5x is under the 3x rule")
+}
+
+// A compression cell's repeats are also judged by their times, and its
+// warning gives them in seconds; other cells have no time dispersion.
+func TestCellsTimeDispersionForPhases(t *testing.T) {
+	var samples []Observation
+	for i, secs := range []float64{1.3, 1.32, 5.2, 1.31, 1.29, 1.3} {
+		samples = append(samples,
+			Observation{CellKey: CellKey{Target: "host", Workload: "compress", Phase: "compress", QoS: 9, Threads: 1}, Repeat: i + 1, Unit: "bytes",
+				StartNs: 0, EndNs: int64(secs * 1e9), Work: 1 << 30, Rate: (1 << 30) / secs},
+			Observation{CellKey: CellKey{Target: "host", Workload: "fp", QoS: 9, Threads: 1}, Repeat: i + 1, Unit: "loops",
+				StartNs: 0, EndNs: int64(secs * 1e9), Work: 1e8, Rate: 1e8 / secs})
+	}
+	cells := Cells(samples)
+	require.Len(t, cells, 2)
+	comp, fp := cells[0], cells[1]
+	require.NotNil(t, comp.SecondsDispersion)
+	assert.Nil(t, fp.SecondsDispersion, "a cell without phases is judged by its rates")
+	assert.InDelta(t, 5.2/1.29, float64(comp.SecondsDispersion.MaxMin), 1e-9)
+	assert.InDelta(t, float64(comp.Dispersion.MaxMin), float64(comp.SecondsDispersion.MaxMin), 1e-6, "the same work: max/min of times is that of rates")
+	assert.Equal(t, "repeats range 1.29..5.2 s (4.03x apart)", comp.DispersionFlag())
+	assert.Equal(t, comp.SecondsDispersion.Flag, comp.DispersionFlag())
+	assert.Equal(t, fp.Dispersion.Flag, fp.DispersionFlag())
+	assert.Contains(t, fp.DispersionFlag(), "loops/s")
+	assert.Equal(t, []string{"host compress qos=9 threads=1: repeats range 1.29..5.2 s (4.03x apart); the machine was busy or contention did not hold"},
+		DispersionWarnings(cells, "compress", "compress"))
 }

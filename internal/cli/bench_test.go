@@ -103,6 +103,16 @@ func TestBenchFlags(t *testing.T) {
 	assert.Equal(t, 2, o.plan()[2*4].Repeat)
 }
 
+// Without --repeat bench runs 6 repeats of every cell: 3 against 3 could
+// never show a significant difference.
+func TestBenchRepeatsSixByDefault(t *testing.T) {
+	t.Chdir(t.TempDir())
+	o, err := parseBench(t, nil, "--workload", "fp", "--qos", "9,33")
+	require.NoError(t, err)
+	assert.Equal(t, 6, o.Repeat)
+	assert.Len(t, o.plan(), 2*6)
+}
+
 // --duration replaces loops in every cell's request; --warmup adds untimed
 // runs before each cell's first timed one.
 func TestBenchDurationAndWarmup(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
+	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
@@ -405,6 +406,24 @@ func TestDefaultSpecsValid(t *testing.T) {
 		require.NoError(t, err, name)
 		assert.Equal(t, name, s.Name)
 	}
+}
+
+// Every built-in spec, and a spec that leaves repeats out, runs 6 repeats:
+// enough for a difference between two cells to reach p < 0.05 (3 against
+// 3 never can: the rank test's smallest two-sided p is 0.1).
+func TestDefaultRepeatsCanBeSignificant(t *testing.T) {
+	assert.Equal(t, 6, DefaultRepeats)
+	assert.Less(t, analysis.SmallestP([][2]int{{DefaultRepeats, DefaultRepeats}}), analysis.Alpha)
+	assert.GreaterOrEqual(t, analysis.SmallestP([][2]int{{3, 3}}), analysis.Alpha, "the old default could not")
+	for _, name := range DefaultSpecNames() {
+		s, err := DefaultSpec(name)
+		require.NoError(t, err, name)
+		assert.Equal(t, DefaultRepeats, s.Repeats, name)
+		assert.Equal(t, s.Repeats, Quick(s).Repeats, name+": --quick keeps the repeats")
+	}
+	s, err := ParseSpec([]byte("matrix: [{workload: fp}]\n"), "t")
+	require.NoError(t, err)
+	assert.Equal(t, DefaultRepeats, s.Repeats)
 }
 
 // A spec recorded as JSON (run.json) reads back as the same spec, so a

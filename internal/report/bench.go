@@ -178,6 +178,23 @@ func WriteBench(w io.Writer, format string, r *Bench) error {
 	}
 }
 
+// rateSpread is a cell's total rate as spread shows it, with the
+// coefficient of variation of its repeats ("cv 2.1%") and "!" when they
+// disagree (analysis.Dispersion; the warning under the table says how).
+func rateSpread(c analysis.Cell, scale float64) string {
+	s := spread(c.TotalRate, scale)
+	if s == "-" {
+		return s
+	}
+	if cv := c.Dispersion.CV; !cv.IsNaN() {
+		s += fmt.Sprintf(" cv %.1f%%", float64(cv)*100)
+	}
+	if c.DispersionFlag() != "" {
+		s += " !"
+	}
+	return s
+}
+
 func spread(s analysis.Summary, scale float64) string {
 	if s.N == 0 {
 		return "-"
@@ -215,7 +232,7 @@ func cellRows(cells []analysis.Cell, found map[runKey]string) (header []string, 
 				c.Target, c.Workload, fmt.Sprintf("%d %s", c.QoS, qos.Class(c.QoS)), fmt.Sprint(c.Threads), phaseText(c.Phase),
 				fmt.Sprint(c.TotalRate.N),
 				fmt.Sprintf("%.3f [%.3f..%.3f]", c.Seconds.Median, c.Seconds.Min, c.Seconds.Max),
-				spread(c.TotalRate, scale), spread(c.ThreadRate, scale), unit, summary.AppliedText(c),
+				rateSpread(c, scale), spread(c.ThreadRate, scale), unit, summary.AppliedText(c),
 			}
 			if len(found) > 0 {
 				row = append(row, orDash(found[runKey{c.Target, c.Workload, c.QoS, c.Threads}]))
@@ -278,7 +295,7 @@ func cellRows(cells []analysis.Cell, found map[runKey]string) (header []string, 
 			}
 			var scale float64
 			unit, scale = units.RateUnit(c.Unit)
-			row = append(row, fmt.Sprintf("%.3f", c.Seconds.Median), spread(c.TotalRate, scale))
+			row = append(row, fmt.Sprintf("%.3f", c.Seconds.Median), rateSpread(c, scale))
 		}
 		for _, t := range targets[1:] {
 			r, ok := ratios[t][analysis.CellKey{Target: t, Workload: k.workload, Phase: k.phase, QoS: k.qos, Threads: k.threads}]
@@ -404,7 +421,7 @@ func writeCells(w io.Writer, r *Bench, markdown bool) error {
 		fmt.Fprintf(w, "%scontention: %s ran on the host, outside the agents, throughout\n", lead, r.Contention.Text())
 	}
 	for _, c := range cells {
-		if c.Dispersion.Flag != "" {
+		if c.DispersionFlag() != "" {
 			fmt.Fprintf(w, "%swarning: %s\n", lead, analysis.DispersionWarnings([]analysis.Cell{c}, c.Workload, c.Phase)[0])
 		}
 	}

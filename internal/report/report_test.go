@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/results"
 )
 
@@ -162,4 +163,32 @@ func TestReportShowsContentionPlacement(t *testing.T) {
 	require.NoError(t, r.WriteMarkdown(&md))
 	assert.Contains(t, html.String(), want)
 	assert.Contains(t, md.String(), want)
+}
+
+// A cell whose repeats disagree is warned about under its workload's
+// verdict in report.md and report.html, and marked in its table: in the
+// contention fixture, measured on a 2-CPU Linux machine, one of the five
+// background repeats on one thread ran while the spinners were not holding
+// the CPUs (1.1M to 1.8M loops/s, and 349M).
+func TestReportWarnsBesideTheVerdict(t *testing.T) {
+	r, err := Load(fixtureDir(t, "linux-contention", false))
+	require.NoError(t, err)
+	var html, md strings.Builder
+	require.NoError(t, r.WriteHTML(&html))
+	require.NoError(t, r.WriteMarkdown(&md))
+	warn := "host fp qos=9 threads=1: repeats range 1.105M..348.8M loops/s (316x apart); the machine was busy or contention did not hold"
+	assert.Regexp(t, `\n- fp: QoS subsumed in VM: [^\n]*\n  - \*\*warning:\*\* `+regexp.QuoteMeta(warn)+"\n", md.String(), "under the fp verdict")
+	assert.Regexp(t, `<li>fp: QoS subsumed in VM: [^<]*<ul class="warnings"><li><strong>warning:</strong> `+regexp.QuoteMeta(warn)+`</li></ul></li>`, html.String())
+	assert.Equal(t, strings.Count(md.String(), "**warning:**"), strings.Count(html.String(), "<strong>warning:</strong>"))
+	assert.Equal(t, strings.Count(md.String(), "**warning:**"), strings.Count(md.String(), " ! |"), "each warned cell is marked in its table")
+
+	// The same cell with its five repeats close together is not warned about.
+	for i, c := range r.Analysis.Cells {
+		if c.Dispersion.Flag != "" {
+			r.Analysis.Cells[i].Dispersion = analysis.Disperse([]float64{1.1e6, 1.12e6, 1.13e6, 1.15e6, 1.14e6}, "loops/s")
+		}
+	}
+	md.Reset()
+	require.NoError(t, r.WriteMarkdown(&md))
+	assert.NotContains(t, md.String(), warn)
 }

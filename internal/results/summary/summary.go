@@ -182,7 +182,7 @@ func WriteCSV(w io.Writer, cells []analysis.Cell) error {
 			strconv.Itoa(th.N), csvFloat(th.Median), csvFloat(th.Min), csvFloat(th.Max),
 			csvFloat(s.Median), csvFloat(s.Min), csvFloat(s.Max),
 			strings.Join(applied, " "), strconv.Itoa(c.QoSPartial),
-			csvFloat(c.Dispersion.CV), csvFloat(c.Dispersion.MaxMin), c.Dispersion.Flag,
+			csvFloat(c.Dispersion.CV), csvFloat(c.Dispersion.MaxMin), c.DispersionFlag(),
 		}
 		if err := cw.Write(row); err != nil {
 			return fmt.Errorf("write summary csv: %w", err)
@@ -230,7 +230,8 @@ func WriteMarkdown(w io.Writer, a Analysis) error {
 	fmt.Fprintf(&b, "Per cell, the total rate is all threads' work from the first start to the last end, one value per repeat: "+
 		"median, its distribution-free %g%% confidence interval (lower coverage, in parentheses, when there are too few repeats), min and max. "+
 		"The per-thread rate is the mean of each repeat's threads' own rates, one value per repeat. "+
-		"A cell whose repeats are more than %gx apart, or fall in two groups, is flagged: one number cannot stand for it. Result schema %s.\n", analysis.Confidence*100, analysis.DisagreeRatio, results.SchemaVersion)
+		"max/min and CV (the standard deviation over the mean) say how far the repeats' total rates agree; "+
+		"a cell whose repeats are more than %gx apart, or fall in two groups, is flagged (!): one number cannot stand for it. Result schema %s.\n", analysis.Confidence*100, analysis.DisagreeRatio, results.SchemaVersion)
 	per, rest := Warnings(a)
 	if len(a.Verdicts) > 0 {
 		b.WriteString("\n## Verdict\n\n")
@@ -325,9 +326,9 @@ func sectionTable(sec *section, regressions []analysis.ClassRegression) Table {
 	t := Table{
 		Title: analysis.WorkloadText(sec.workload, sec.phase),
 		Header: []string{"target", "QoS", "threads", "n",
-			"total rate median (" + unit + ")", fmt.Sprintf("%g%% CI (%s)", analysis.Confidence*100, unit), "min (" + unit + ")", "max (" + unit + ")", "max/min",
+			"total rate median (" + unit + ")", fmt.Sprintf("%g%% CI (%s)", analysis.Confidence*100, unit), "min (" + unit + ")", "max (" + unit + ")", "max/min", "CV",
 			"per-thread rate median (" + unit + ")", "time median (s)", "QoS applied"},
-		RightAlign: []bool{false, false, true, true, true, true, true, true, true, true, true, false},
+		RightAlign: []bool{false, false, true, true, true, true, true, true, true, true, true, true, false},
 		RateUnit:   rateUnit(sec.unit),
 	}
 	notes := map[string]bool{}
@@ -338,7 +339,7 @@ func sectionTable(sec *section, regressions []analysis.ClassRegression) Table {
 			ci += fmt.Sprintf(" (%.1f%%)", tr.CIConfidence*100)
 		}
 		t.Rows = append(t.Rows, []string{c.Target, fmt.Sprintf("%d %s", c.QoS, qos.Class(c.QoS)), strconv.Itoa(c.Threads), strconv.Itoa(tr.N),
-			sig(float64(tr.Median) / scale), ci, sig(float64(tr.Min) / scale), sig(float64(tr.Max) / scale), spreadText(c.Dispersion),
+			sig(float64(tr.Median) / scale), ci, sig(float64(tr.Min) / scale), sig(float64(tr.Max) / scale), spreadText(c), cvText(c.Dispersion),
 			sig(float64(c.ThreadRate.Median) / scale), sig(float64(c.Seconds.Median)), AppliedText(c)})
 		for _, r := range c.QoSReasons {
 			notes[fmt.Sprintf("%s %s: %s", c.Target, qos.Class(c.QoS), r)] = true
@@ -359,15 +360,25 @@ func sectionTable(sec *section, regressions []analysis.ClassRegression) Table {
 }
 
 // spreadText is a cell's max/min, marked "!" when its repeats are flagged.
-func spreadText(d analysis.Dispersion) string {
+func spreadText(c analysis.Cell) string {
+	d := c.Dispersion
 	if d.N == 0 || d.MaxMin.IsNaN() {
 		return "-"
 	}
 	s := fmt.Sprintf("%.3g", float64(d.MaxMin))
-	if d.Flag != "" {
+	if c.DispersionFlag() != "" {
 		s += " !"
 	}
 	return s
+}
+
+// cvText is the repeats' coefficient of variation in percent ("2.1%"); "-"
+// when undefined (fewer than 2 repeats).
+func cvText(d analysis.Dispersion) string {
+	if d.N < 2 || d.CV.IsNaN() {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", float64(d.CV)*100)
 }
 
 // WriteTableMarkdown appends t to b as summary.md shows it, under a
@@ -466,6 +477,20 @@ func Warnings(a Analysis) (perVerdict [][]string, rest []string) {
 	return perVerdict, rest
 }
 
+// timeSpreadText is ", cv 2.1%, max/min 1.05" for a cell timed in phases
+// (compression), from its times; empty for other cells and below 2 repeats.
+func timeSpreadText(c analysis.Cell) string {
+	d := c.SecondsDispersion
+	if d == nil || d.CV.IsNaN() {
+		return ""
+	}
+	s := fmt.Sprintf(", cv %.1f%%, max/min %.3g", float64(d.CV)*100, float64(d.MaxMin))
+	if d.Flag != "" {
+		s += " !"
+	}
+	return s
+}
+
 // WriteTerminal prints what a finished run says at a glance: the
 // throughput regressions of fp and int in the articles' form, the
 // compression times, and one verdict line per workload.
@@ -477,8 +502,8 @@ func WriteTerminal(w io.Writer, a Analysis) {
 	}
 	for _, c := range a.Cells {
 		if catalog.IsCompression(c.Workload) {
-			fmt.Fprintf(w, "%s %s qos %d threads %d: %.2f s median [%.2f..%.2f], n=%d\n", c.Target, c.Workload, c.QoS, c.Threads,
-				c.Seconds.Median, c.Seconds.Min, c.Seconds.Max, c.Seconds.N)
+			fmt.Fprintf(w, "%s %s qos %d threads %d: %.2f s median [%.2f..%.2f], n=%d%s\n", c.Target, c.Workload, c.QoS, c.Threads,
+				c.Seconds.Median, c.Seconds.Min, c.Seconds.Max, c.Seconds.N, timeSpreadText(c))
 		}
 	}
 	per, rest := Warnings(a)

@@ -205,15 +205,15 @@ func TestWriteMarkdown(t *testing.T) {
 	assert.Contains(t, md, "Total rate R (loops/s) on threads T")
 
 	assert.Contains(t, md, "\n## fp\n")
-	assert.Contains(t, md, "| target | QoS | threads | n | total rate median (M loops/s) | 95% CI (M loops/s) | min (M loops/s) | max (M loops/s) | max/min | per-thread rate median (M loops/s) | time median (s) | QoS applied |")
-	assert.Contains(t, md, "| host | 33 user-interactive | 1 | 6 | 144.9 | 141.4 – 148.4 | 141.4 | 148.4 | 1.05 | 144.9 | 2.000 | user-interactive |")
+	assert.Contains(t, md, "| target | QoS | threads | n | total rate median (M loops/s) | 95% CI (M loops/s) | min (M loops/s) | max (M loops/s) | max/min | CV | per-thread rate median (M loops/s) | time median (s) | QoS applied |")
+	assert.Contains(t, md, "| host | 33 user-interactive | 1 | 6 | 144.9 | 141.4 – 148.4 | 141.4 | 148.4 | 1.05 | 1.8% | 144.9 | 2.000 | user-interactive |")
 	assert.Contains(t, md, "\n## compress\n", "a phase named as its workload is not repeated")
 	assert.Contains(t, md, "(MB/s)")
 	assert.Contains(t, md, "| host | 33 user-interactive | 1 | 1 | 500.0 | 500.0 – 500.0 (0.0%) |", "coverage below 95% is shown")
 	assert.Contains(t, md, "default !", "threads that ran at another class are marked")
 	assert.Contains(t, md, `uclamp unavailable \| partial`, "a | in text does not split the table")
 	assert.Contains(t, md, "- Host QoS 33: no regression")
-	assert.Contains(t, md, "| vm | 9 background | 4 | 0 | - | - – - | - | - | - | - | - | - |\n", "a cell without repeats shows dashes")
+	assert.Contains(t, md, "| vm | 9 background | 4 | 0 | - | - – - | - | - | - | - | - | - | - |\n", "a cell without repeats shows dashes")
 
 	for _, table := range strings.Split(md, "\n## ")[1:] {
 		var widths []int
@@ -357,4 +357,28 @@ func TestRegressionLinesWithThreeThreadCounts(t *testing.T) {
 	var term bytes.Buffer
 	WriteTerminal(&term, a)
 	assert.Contains(t, term.String(), "fp Host QoS 33: R = (")
+}
+
+// The terminal's compression lines give the CV and max/min of the times;
+// a compression cell whose times disagree is warned about in seconds, under
+// the workloads without a verdict (it ran on the host only).
+func TestTerminalCompressionTimesDispersion(t *testing.T) {
+	var samples []results.Sample
+	for i, secs := range []float64{2.0, 2.1, 1.9, 2.0, 2.05, 1.95} {
+		samples = append(samples, results.Sample{Target: "host", Workload: "compress", Phase: "compress", QoS: 9, Threads: 1, Repeat: i + 1,
+			EndNs: int64(secs * 1e9), Work: 1e9, Unit: "bytes", Rate: 1e9 / secs, QoSApplied: 9, QoSFull: true})
+	}
+	for i, secs := range []float64{2.0, 9.0, 2.1, 2.0, 2.05, 1.95} {
+		samples = append(samples, results.Sample{Target: "host", Workload: "compress", Phase: "compress", QoS: 33, Threads: 1, Repeat: i + 1,
+			EndNs: int64(secs * 1e9), Work: 1e9, Unit: "bytes", Rate: 1e9 / secs, QoSApplied: 33, QoSFull: true})
+	}
+	var term bytes.Buffer
+	WriteTerminal(&term, Analyze(samples, "host", "vm"))
+	lines := strings.Split(strings.TrimSpace(term.String()), "\n")
+	// sd of 2.0 2.1 1.9 2.0 2.05 1.95 is sqrt(0.025/5) = 0.0707: 3.5% of 2.0.
+	assert.Contains(t, lines, "host compress qos 9 threads 1: 2.00 s median [1.90..2.10], n=6, cv 3.5%, max/min 1.11")
+	// mean 19.1/6 = 3.183, sum of squares 40.61, sd sqrt(40.61/5) = 2.850: 89.5%.
+	assert.Contains(t, lines, "host compress qos 33 threads 1: 2.02 s median [1.95..9.00], n=6, cv 89.5%, max/min 4.62 !")
+	assert.Equal(t, "warning: host compress qos=33 threads=1: repeats range 1.95..9 s (4.62x apart); the machine was busy or contention did not hold", lines[len(lines)-1])
+	assert.Equal(t, 1, strings.Count(term.String(), "warning:"))
 }
