@@ -18,6 +18,7 @@ import (
 
 	"github.com/qoslab/qoslab/internal/agent"
 	"github.com/qoslab/qoslab/internal/guestinit"
+	"github.com/qoslab/qoslab/internal/tmpdir"
 	"github.com/qoslab/qoslab/internal/transport"
 	"github.com/qoslab/qoslab/internal/version"
 	"github.com/qoslab/qoslab/internal/workload"
@@ -65,7 +66,12 @@ func run(args []string) int {
 	}
 	dir := *scratch
 	if dir == "" {
-		if dir, err = os.MkdirTemp("", "qoslab-agent-"); err != nil {
+		// Scratch directories of agents killed before they could clean
+		// up (their controller killed with -9) go first.
+		for _, d := range tmpdir.Sweep("qoslab-agent-") {
+			logger.Printf("removed %s, left by an agent that no longer runs", d)
+		}
+		if dir, err = tmpdir.Make("qoslab-agent-"); err != nil {
 			logger.Printf("scratch directory: %v", err)
 			return 1
 		}

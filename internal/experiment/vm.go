@@ -19,6 +19,7 @@ import (
 	"github.com/qoslab/qoslab/internal/hv/registry"
 	"github.com/qoslab/qoslab/internal/hv/vz"
 	"github.com/qoslab/qoslab/internal/image"
+	"github.com/qoslab/qoslab/internal/tmpdir"
 	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
@@ -264,7 +265,12 @@ func startVM(ctx context.Context, s Spec, env VMEnv, log io.Writer) (t *vmTarget
 	if err != nil {
 		return nil, notes, err
 	}
-	dir, err := os.MkdirTemp("", "qoslab-vm-")
+	// A controller killed with -9 left its VM's directory (sockets, a
+	// sparse scratch disk): gone now that its owner is.
+	for _, d := range tmpdir.Sweep("qoslab-vm-") {
+		fmt.Fprintf(log, "vm: removed %s, left by a qoslab that no longer runs\n", d)
+	}
+	dir, err := tmpdir.Make("qoslab-vm-")
 	if err != nil {
 		return nil, notes, err
 	}

@@ -1,0 +1,89 @@
+// Package tmpdir makes the temporary directories qoslab's processes work in
+// (a VM's sockets and sparse scratch disk, an agent's scratch) so that the
+// ones a killed process left behind can be found and removed later: each
+// holds an owner file naming the process that made it.
+package tmpdir
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// OwnerFile is the file in each directory that names its owner: the pid and
+// the process's start time (Linux: clock ticks since boot; 0 elsewhere), so
+// a pid reused by another process is not taken for the owner.
+const OwnerFile = ".qoslab-owner"
+
+// Make creates a new directory in the system's temporary directory, named
+// from pattern (as os.MkdirTemp takes it), owned by this process.
+func Make(pattern string) (string, error) {
+	dir, err := os.MkdirTemp("", pattern)
+	if err != nil {
+		return "", err
+	}
+	pid := os.Getpid()
+	owner := fmt.Sprintf("%d %d\n", pid, startTime(pid))
+	if err := os.WriteFile(filepath.Join(dir, OwnerFile), []byte(owner), 0o600); err != nil {
+		os.RemoveAll(dir)
+		return "", err
+	}
+	return dir, nil
+}
+
+// Sweep removes the directories in the system's temporary directory whose
+// names start with prefix and whose owner process is gone (killed with -9,
+// say, before it could clean up). A directory without an owner file, or
+// whose owner lives, is left alone. It returns what it removed.
+func Sweep(prefix string) []string {
+	return sweepIn(os.TempDir(), prefix)
+}
+
+func sweepIn(parent, prefix string) []string {
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return nil
+	}
+	var removed []string
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), prefix) {
+			continue
+		}
+		dir := filepath.Join(parent, e.Name())
+		if ownerGone(dir) {
+			if err := os.RemoveAll(dir); err == nil {
+				removed = append(removed, dir)
+			}
+		}
+	}
+	return removed
+}
+
+// ownerGone reports whether dir's owner process has ended: false when it
+// cannot tell (no owner file, or one it cannot read).
+func ownerGone(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, OwnerFile))
+	if errors.Is(err, fs.ErrNotExist) || err != nil {
+		return false
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return false
+	}
+	pid, err1 := strconv.Atoi(f[0])
+	start, err2 := strconv.ParseUint(f[1], 10, 64)
+	if err1 != nil || err2 != nil || pid <= 0 {
+		return false
+	}
+	if !alive(pid) {
+		return true
+	}
+	// The pid lives; it is the owner unless its start time says another
+	// process took the pid since.
+	now := startTime(pid)
+	return start != 0 && now != 0 && now != start
+}
