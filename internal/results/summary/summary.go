@@ -495,10 +495,26 @@ func timeSpreadText(c analysis.Cell) string {
 // throughput regressions of fp and int in the articles' form, the
 // compression times, and one verdict line per workload.
 func WriteTerminal(w io.Writer, a Analysis) {
+	// Regressions with a line, in the articles' form; for a workload whose
+	// series have too few thread counts, one line saying so, not one per
+	// series.
+	without := map[string]int{}
+	var order []string
 	for _, reg := range a.Regressions {
-		if reg.Workload == catalog.FP || reg.Workload == catalog.Int {
-			fmt.Fprintf(w, "%s %s\n", reg.Workload, analysis.FormatClassRegression(reg))
+		if reg.Workload != catalog.FP && reg.Workload != catalog.Int {
+			continue
 		}
+		if reg.B.IsNaN() {
+			if _, ok := without[reg.Workload]; !ok {
+				order = append(order, reg.Workload)
+			}
+			without[reg.Workload] = max(without[reg.Workload], reg.ThreadCounts)
+			continue
+		}
+		fmt.Fprintf(w, "%s %s\n", reg.Workload, analysis.FormatClassRegression(reg))
+	}
+	for _, wl := range order {
+		fmt.Fprintf(w, "%s: no regression lines (%s; a line needs %d or more)\n", wl, units.Plural(without[wl], "thread count"), analysis.MinThreadCounts)
 	}
 	for _, c := range a.Cells {
 		if catalog.IsCompression(c.Workload) {

@@ -382,3 +382,12 @@ func TestTerminalCompressionTimesDispersion(t *testing.T) {
 	assert.Equal(t, "warning: host compress qos=33 threads=1: repeats range 1.95..9 s (4.62x apart); the machine was busy or contention did not hold", lines[len(lines)-1])
 	assert.Equal(t, 1, strings.Count(term.String(), "warning:"))
 }
+
+// With two thread counts no series gets a line, and the terminal says so
+// once per workload rather than once per series.
+func TestTerminalSaysOnceWhenNoRegressionFits(t *testing.T) {
+	var term bytes.Buffer
+	WriteTerminal(&term, Analyze(runSamples(), "host", "vm"))
+	assert.Equal(t, 1, strings.Count(term.String(), "fp: no regression lines (2 thread counts; a line needs 3 or more)\n"), term.String())
+	assert.NotContains(t, term.String(), "Host QoS 9: no regression")
+}
