@@ -505,3 +505,18 @@ func TestImageProvisionArguments(t *testing.T) {
 	assert.False(t, IsUsageError(err), "%v", err)
 	_ = errOut
 }
+
+// A host cell whose measured interval is under 250 ms is named, with what
+// to do, under the table where the numbers are read; a long one is not.
+func TestBenchWarnsOfCellsTooShort(t *testing.T) {
+	a := newFake()
+	a.speed = 100 // 10 ms cells
+	_, out, _, err := benchWithFake(t, a, "--loops", "10", "--repeat", "1", "--qos", "9")
+	require.NoError(t, err)
+	assert.Contains(t, out, "warning: host fp qos=background threads=1 ran 10ms (< 250ms): scheduler placement can decide a cell this short; use duration: 1s (bench: --duration 1s) or more loops")
+
+	slow := newFake() // 1 s cells
+	_, out, _, err = benchWithFake(t, slow, "--loops", "10", "--repeat", "1", "--qos", "9")
+	require.NoError(t, err)
+	assert.NotContains(t, out, "warning:")
+}

@@ -420,6 +420,13 @@ func writeCells(w io.Writer, r *Bench, markdown bool) error {
 	if r.Contention != nil {
 		fmt.Fprintf(w, "%scontention: %s ran on the host, outside the agents, throughout\n", lead, r.Contention.Text())
 	}
+	// The run's warnings (a cell too short to mean anything) were said as
+	// it ran; under the table they are where the numbers are read.
+	for _, n := range r.Notes {
+		if strings.HasPrefix(n, "warning: ") {
+			fmt.Fprintf(w, "%s%s\n", lead, n)
+		}
+	}
 	for _, c := range cells {
 		if c.DispersionFlag() != "" {
 			fmt.Fprintf(w, "%swarning: %s\n", lead, analysis.DispersionWarnings([]analysis.Cell{c}, c.Workload, c.Phase)[0])
