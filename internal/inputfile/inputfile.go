@@ -52,18 +52,27 @@ func ReadLimit(what, path, kind string, limit int64) ([]byte, error) {
 	return b, nil
 }
 
-func typeName(m fs.FileMode) string {
+func typeName(m fs.FileMode) string { return "a " + Kind(m) }
+
+// Kind names what kind of file m describes: "regular file", "directory",
+// "character device", "block device", "symbolic link", "named pipe",
+// "socket", else "special file".
+func Kind(m fs.FileMode) string {
 	switch {
+	case m.IsRegular():
+		return "regular file"
 	case m.IsDir():
-		return "a directory"
+		return "directory"
 	case m&fs.ModeCharDevice != 0:
-		return "a character device"
+		return "character device"
 	case m&fs.ModeDevice != 0:
-		return "a block device"
+		return "block device"
+	case m&fs.ModeSymlink != 0:
+		return "symbolic link"
 	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
+		return "named pipe"
 	case m&fs.ModeSocket != 0:
-		return "a socket"
+		return "socket"
 	}
-	return "not a regular file"
+	return "special file"
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/qoslab/qoslab/internal/inputfile"
 	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
@@ -170,7 +171,7 @@ func blockDeviceSize(path string) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("block sink: %w", err)
 	}
-	if kind := fileKind(fi.Mode()); kind != "block device" {
+	if kind := inputfile.Kind(fi.Mode()); kind != "block device" {
 		hint := ""
 		if runtime.GOOS == "darwin" && kind == "character device" {
 			hint = " (on macOS use /dev/diskN, not the raw /dev/rdiskN)"
@@ -187,26 +188,6 @@ func blockDeviceSize(path string) (int64, error) {
 		return 0, fmt.Errorf("size of block device %s: %w", path, err)
 	}
 	return size, nil
-}
-
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsRegular():
-		return "regular file"
-	case m.IsDir():
-		return "directory"
-	case m&fs.ModeCharDevice != 0:
-		return "character device"
-	case m&fs.ModeDevice != 0:
-		return "block device"
-	case m&fs.ModeSymlink != 0:
-		return "symbolic link"
-	case m&fs.ModeNamedPipe != 0:
-		return "named pipe"
-	case m&fs.ModeSocket != 0:
-		return "socket"
-	}
-	return "special file"
 }
 
 // checkRegions refuses a device of deviceSize bytes that cannot hold
