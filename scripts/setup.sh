@@ -5,11 +5,33 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+if [ "$(uname -s)" = Darwin ]; then
+	# A Mac: nothing is installed with apt (there is none). Check what
+	# building qoslab there needs and say exactly what to install.
+	missing=0
+	if ! xcode-select -p >/dev/null 2>&1; then
+		echo "setup: the Xcode command line tools are missing (cgo builds Virtualization.framework's bindings): run xcode-select --install" >&2
+		missing=1
+	fi
+	if ! command -v go >/dev/null; then
+		echo "setup: Go is not installed: brew install go (Homebrew, https://brew.sh), or the arm64 installer from https://go.dev/dl/" >&2
+		missing=1
+	elif [ "$(go env GOARCH)" != arm64 ] && [ "$(uname -m)" = arm64 ]; then
+		echo "setup: this Go builds for $(go env GOARCH) and would run under Rosetta, where Virtualization.framework cannot start VMs: install the arm64 Go (brew install go on an arm64 Homebrew in /opt/homebrew, or go.dev/dl)" >&2
+		missing=1
+	fi
+	[ "$missing" -eq 0 ] || exit 1
+	go mod download
+	echo "setup: ready ($(go version), $(xcode-select -p))"
+	echo "setup: QEMU is not needed on a Mac: VMs run on Virtualization.framework (vz)."
+	exit 0
+fi
 command -v go >/dev/null || { echo "setup: Go is not installed; install Go 1.24 or later from https://go.dev/dl/" >&2; exit 1; }
 need=()
 command -v gcc >/dev/null || need+=(gcc)
 command -v zstd >/dev/null || need+=(zstd)
 command -v git >/dev/null || need+=(git)
+command -v shellcheck >/dev/null || need+=(shellcheck)
 command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
 command -v qemu-img >/dev/null || need+=(qemu-utils)
 sudo=""
