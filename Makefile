@@ -45,9 +45,9 @@ cross:
 run: build image
 	bin/qoslab run --default contention
 
-# The guest image (kernel from scripts/fetch-kernel.sh, the agent as /init).
+# The guest image (a Debian kernel, fetched in Go when the cache lacks it; the agent as /init).
 image: build
-	bin/qoslab image build linux
+	bin/qoslab image build linux --arch $(HOSTARCH)
 
 vet:
 	$(GO) vet ./...

@@ -22,6 +22,13 @@ if [ "$(uname -s)" = Darwin ]; then
 	fi
 	[ "$missing" -eq 0 ] || exit 1
 	go mod download
+	# The Linux guest's kernel, fetched in Go: a Mac has no apt sources, so
+	# the Debian mirror is configuration.
+	if [ -n "${QOSLAB_DEBIAN_MIRROR:-}" ]; then
+		scripts/fetch-kernel.sh --arch arm64 >/dev/null
+	else
+		echo "setup: to build the Linux guest image, set QOSLAB_DEBIAN_MIRROR to a Debian archive's root URL (the directory that holds dists/ and pool/) and run make setup again" >&2
+	fi
 	echo "setup: ready ($(go version), $(xcode-select -p))"
 	echo "setup: QEMU is not needed on a Mac: VMs run on Virtualization.framework (vz)."
 	exit 0

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -19,7 +20,7 @@ import (
 // NewCmdImage builds `qoslab image`.
 func NewCmdImage(f *Factory) *cobra.Command {
 	return group(&cobra.Command{Use: "image", Short: "Build, fetch, create, provision and list guest images"},
-		newCmdImageBuild(f, nil), newCmdImageList(f, nil), newCmdImageFetch(f, nil), newCmdImageCreate(f, nil), newCmdImageProvision(f, nil), newCmdImageImport(f, nil))
+		newCmdImageBuild(f, nil), newCmdImageList(f, nil), newCmdImageFetch(f, nil), newCmdImageFetchKernel(f, nil), newCmdImageCreate(f, nil), newCmdImageProvision(f, nil), newCmdImageImport(f, nil))
 }
 
 // ImageOptions are what every image command has: where it prints, and the
@@ -69,8 +70,8 @@ func newCmdImageBuild(f *Factory, runF func(context.Context, *ImageBuildOptions)
 		Short: "Build a Linux microVM image (kernel + initramfs with the agent as /init)",
 		Long: `Builds vmlinuz, initramfs.cpio.gz and manifest.json into the image store from a
 recipe (default: the built-in vmimages/linux-microvm.yaml). A build that fails
-leaves the previous image intact. The Debian kernel comes from
-scripts/fetch-kernel.sh.`,
+leaves the previous image intact. A Debian kernel the kernel cache lacks is
+fetched first (see qoslab image fetch-kernel).`,
 		ValidArgs: []string{"linux"},
 		Args: func(_ *cobra.Command, args []string) error {
 			if err := kindArg(args, "linux", "image build"); err != nil {
@@ -82,7 +83,7 @@ scripts/fetch-kernel.sh.`,
 	fl := cmd.Flags()
 	fl.StringVar(&o.RecipeFile, "recipe", "", "image recipe (YAML; default: the built-in linux-microvm recipe)")
 	fl.StringVar(&o.Arch, "arch", "", "guest architecture: amd64, arm64 (default: the recipe's)")
-	fl.StringVar(&o.KernelCache, "kernel-cache", "", "where scripts/fetch-kernel.sh put Debian kernels (default $XDG_CACHE_HOME/qoslab/kernels)")
+	fl.StringVar(&o.KernelCache, "kernel-cache", "", "where Debian kernels are kept (default $XDG_CACHE_HOME/qoslab/kernels)")
 	fl.StringVar(&o.GuestAgent, "guest-agent", "", "the linux agent to install as /init (default: bin/linux-ARCH/qoslab-agent beside qoslab)")
 	_ = cmd.MarkFlagFilename("recipe", "yaml", "yml")
 	complete(cmd, "arch", fixed("amd64", "arm64"))
@@ -105,6 +106,54 @@ func imageBuildRun(ctx context.Context, o *ImageBuildOptions) error {
 		return err
 	}
 	fmt.Fprintf(o.IO.Out, "built %s: kernel %s, %d modules, in %s\n", m.Name, m.KernelVersion, len(m.Modules), image.ImageDir(bo.StoreDir, m.Name))
+	return nil
+}
+
+// ImageFetchKernelOptions are the settings of `qoslab image fetch-kernel`.
+type ImageFetchKernelOptions struct {
+	ImageOptions
+	image.BuildSettings
+}
+
+func newCmdImageFetchKernel(f *Factory, runF func(context.Context, *ImageFetchKernelOptions) error) *cobra.Command {
+	o := &ImageFetchKernelOptions{}
+	cmd := &cobra.Command{
+		Use:   "fetch-kernel",
+		Short: "Fetch the recipe's Debian kernel into the kernel cache, in Go, from a Debian mirror (no apt needed)",
+		Long: `Reads the suite's InRelease (its signature checked when Debian's archive keyring is
+on this machine), the Packages index it lists (checked against its SHA256),
+resolves linux-image-ARCH to the kernel package it depends on, downloads the
+.deb (checked against its SHA256) and extracts it into the kernel cache. The
+mirror is the recipe's kernel.mirror, else $QOSLAB_DEBIAN_MIRROR (in
+kernel.suite, default stable), else every suite of this machine's apt
+sources. A kernel already in the cache is not fetched again.`,
+		Args: noArgs,
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.RecipeFile, "recipe", "", "image recipe (YAML; default: the built-in linux-microvm recipe)")
+	fl.StringVar(&o.Arch, "arch", runtime.GOARCH, "kernel architecture: amd64, arm64")
+	fl.StringVar(&o.KernelCache, "kernel-cache", "", "where Debian kernels are kept (default $XDG_CACHE_HOME/qoslab/kernels)")
+	complete(cmd, "arch", fixed("amd64", "arm64"))
+	return imageCommand(f, cmd, &o.ImageOptions, o, imageFetchKernelRun, runF)
+}
+
+func imageFetchKernelRun(ctx context.Context, o *ImageFetchKernelOptions) error {
+	o.BuildSettings.Store = o.ImageOptions.Store
+	bo, err := o.BuildSettings.Options(o.Env)
+	var bad *image.SettingError
+	if errors.As(err, &bad) {
+		return usageError(err)
+	}
+	if err != nil {
+		return err
+	}
+	bo.Progress = o.IO.ErrOut
+	dir, err := image.FetchKernel(ctx, bo)
+	if err != nil {
+		return err
+	}
+	// The extract's directory alone on stdout, for scripts.
+	fmt.Fprintln(o.IO.Out, dir)
 	return nil
 }
 

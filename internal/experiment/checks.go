@@ -48,7 +48,7 @@ func Checks(ctx context.Context, agentPath string, env VMEnv, kernels string) []
 	}
 	r := image.DefaultRecipe()
 	ks, err := image.LocateKernel(r, image.LocateOptions{Arch: arch, KernelCacheDir: kernels, DefaultKernelCacheDir: kernels})
-	out = append(out, found("guest kernel ("+r.Kernel.Source+")", "scripts/fetch-kernel.sh --arch "+arch, fmt.Sprintf("%s from %s", ks.Version, ks.Origin), err))
+	out = append(out, found("guest kernel ("+r.Kernel.Source+")", "qoslab image fetch-kernel --arch "+arch, fmt.Sprintf("%s from %s", ks.Version, ks.Origin), err))
 	name := DefaultImage()
 	img, _, err := image.Load(env.Store, name)
 	return append(out, found("image "+name, "qoslab image build linux", fmt.Sprintf("kernel %s, agent %s, in %s", img.KernelVersion, img.AgentVersion, img.Dir), err))

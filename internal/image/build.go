@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -48,7 +49,7 @@ type BuildOptions struct {
 	AgentVersion string
 	// StoreDir is the image store; "" for DefaultStoreDir(os.Getenv).
 	StoreDir string
-	// KernelCacheDir is where scripts/fetch-kernel.sh extracts Debian
+	// KernelCacheDir is where the kernel fetch extracts Debian
 	// kernels; "" for DefaultKernelCacheDir(os.Getenv).
 	KernelCacheDir string
 	// DefaultKernelCacheDir is the fetch script's default, so that the hint
@@ -98,7 +99,15 @@ func Build(ctx context.Context, o BuildOptions) (Manifest, error) {
 		return Manifest{}, fmt.Errorf("image build: no agent (want a linux/%s qoslab-agent, e.g. bin/linux-%s/qoslab-agent)", arch, arch)
 	}
 
-	ks, err := LocateKernel(r, LocateOptions{Arch: arch, KernelCacheDir: o.KernelCacheDir, DefaultKernelCacheDir: o.DefaultKernelCacheDir})
+	lo := LocateOptions{Arch: arch, KernelCacheDir: o.KernelCacheDir, DefaultKernelCacheDir: o.DefaultKernelCacheDir}
+	ks, err := LocateKernel(r, lo)
+	if errors.Is(err, ErrNoDebianKernel) {
+		// The cache lacks it: fetch it, in Go, from a Debian mirror.
+		if ferr := fetchDebianKernel(ctx, r, arch, o, p); ferr != nil {
+			return Manifest{}, fmt.Errorf("kernel.source debian: %w", ferr)
+		}
+		ks, err = LocateKernel(r, lo)
+	}
 	if err != nil {
 		return Manifest{}, err
 	}

@@ -123,7 +123,7 @@ func describe(b []byte) string {
 	case bytes.HasPrefix(b, []byte("MZ")):
 		return "a PE/EFI file"
 	case bytes.HasPrefix(b, []byte("!<arch>")):
-		return "an ar archive (a .deb? extract it with scripts/fetch-kernel.sh)"
+		return "an ar archive (a .deb? fetch it with qoslab image fetch-kernel, which extracts it)"
 	case bytes.HasPrefix(b, []byte("070701")):
 		return "a cpio archive (an initramfs?)"
 	}
@@ -282,7 +282,7 @@ type KernelSource struct {
 // LocateOptions says where to look for kernels.
 type LocateOptions struct {
 	Arch           string // the arch to build for (the recipe's when "")
-	KernelCacheDir string // where scripts/fetch-kernel.sh extracts Debian kernels
+	KernelCacheDir string // where Debian kernels are extracted (qoslab image fetch-kernel)
 	// DefaultKernelCacheDir is the cache the fetch script uses without --dir;
 	// when KernelCacheDir differs, the hint names it. "" to always name it.
 	DefaultKernelCacheDir string
@@ -431,7 +431,7 @@ func locateHost(o LocateOptions) (KernelSource, error) {
 			break
 		}
 	}
-	fix := "use kernel.source: debian (scripts/fetch-kernel.sh) or path"
+	fix := "use kernel.source: debian (qoslab image fetch-kernel) or path"
 	switch {
 	case ks.Image == "" && unreadable != nil:
 		return ks, fmt.Errorf("kernel.source host: the running kernel's image is not readable (%v); make it readable (sudo chmod 0644 %s) or %s", unreadable, images[0], fix)
@@ -446,12 +446,12 @@ func locateHost(o LocateOptions) (KernelSource, error) {
 
 // FetchCommand is the command that puts a Debian kernel where LocateKernel looks.
 func FetchCommand(arch, pkg string, explicitPkg bool, cacheDir, defaultCacheDir string) string {
-	cmd := "scripts/fetch-kernel.sh --arch " + arch
+	cmd := "qoslab image fetch-kernel --arch " + arch
 	if explicitPkg {
-		cmd += " --package " + pkg
+		cmd += " --recipe RECIPE"
 	}
 	if cacheDir != "" && cacheDir != defaultCacheDir {
-		cmd += " --dir " + shellQuote(cacheDir)
+		cmd += " --kernel-cache " + shellQuote(cacheDir)
 	}
 	return cmd
 }
@@ -465,11 +465,15 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// DebianLink is the name scripts/fetch-kernel.sh gives, in the kernel cache,
+// ErrNoDebianKernel is a kernel cache without the package asked for: Build
+// fetches it.
+var ErrNoDebianKernel = errors.New("not fetched yet")
+
+// DebianLink is the name the kernel fetch gives, in the kernel cache,
 // to the link to the latest extract of pkg for arch.
 func DebianLink(pkg, arch string) string { return pkg + "_" + arch }
 
-// locateDebian finds the extract scripts/fetch-kernel.sh made: the link
+// locateDebian finds the extract the kernel fetch made: the link
 // <cache>/<package>_<arch> points at <cache>/<real package>_<version>_<arch>/,
 // which holds boot/vmlinuz-<kver> and (usr/)lib/modules/<kver>/.
 func locateDebian(pkg, arch string, explicitPkg bool, o LocateOptions) (KernelSource, error) {
@@ -481,7 +485,7 @@ func locateDebian(pkg, arch string, explicitPkg bool, o LocateOptions) (KernelSo
 	link := filepath.Join(o.KernelCacheDir, DebianLink(pkg, arch))
 	dir, err := filepath.EvalSymlinks(link)
 	if err != nil {
-		return ks, fmt.Errorf("kernel.source debian: no %s kernel from package %s in %s; %s", arch, pkg, o.KernelCacheDir, fix)
+		return ks, fmt.Errorf("kernel.source debian: no %s kernel from package %s in %s; %s: %w", arch, pkg, o.KernelCacheDir, fix, ErrNoDebianKernel)
 	}
 	ks.Origin = dir
 	ks.Package = filepath.Base(dir)

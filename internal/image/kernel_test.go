@@ -115,7 +115,7 @@ func TestLocateKernelHost(t *testing.T) {
 	_, err = LocateKernel(r, LocateOptions{Release: "6.9.9-nonesuch", Root: empty})
 	require.Error(t, err)
 	assert.ErrorContains(t, err, filepath.Join(empty, "boot", "vmlinuz-6.9.9-nonesuch"))
-	assert.ErrorContains(t, err, "use kernel.source: debian (scripts/fetch-kernel.sh) or path")
+	assert.ErrorContains(t, err, "use kernel.source: debian (qoslab image fetch-kernel) or path")
 
 	// The image, but no modules.
 	writeFile(t, filepath.Join(empty, "boot", "vmlinuz-6.9.9-nonesuch"), makeBzImage("6.9.9-nonesuch"))
@@ -166,14 +166,14 @@ func TestLocateKernelDebian(t *testing.T) {
 	_, err := LocateKernel(r, LocateOptions{KernelCacheDir: cache, DefaultKernelCacheDir: cache})
 	require.Error(t, err)
 	assert.ErrorContains(t, err, "no amd64 kernel from package linux-image-amd64 in "+cache)
-	assert.ErrorContains(t, err, "fetch it with `scripts/fetch-kernel.sh --arch amd64`")
+	assert.ErrorContains(t, err, "fetch it with `qoslab image fetch-kernel --arch amd64`")
 
 	_, err = LocateKernel(r, LocateOptions{Arch: "arm64", KernelCacheDir: cache, DefaultKernelCacheDir: "/elsewhere"})
-	assert.ErrorContains(t, err, "`scripts/fetch-kernel.sh --arch arm64 --dir "+cache+"`")
+	assert.ErrorContains(t, err, "`qoslab image fetch-kernel --arch arm64 --kernel-cache "+cache+"`")
 
 	r.Kernel.Package = "linux-image-6.1.0-9-amd64"
 	_, err = LocateKernel(r, LocateOptions{KernelCacheDir: cache, DefaultKernelCacheDir: cache})
-	assert.ErrorContains(t, err, "`scripts/fetch-kernel.sh --arch amd64 --package linux-image-6.1.0-9-amd64`")
+	assert.ErrorContains(t, err, "`qoslab image fetch-kernel --arch amd64 --recipe RECIPE`")
 
 	// What the fetch script leaves: an extract and a link to it.
 	r = DefaultRecipe()

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// realKernel is the Debian amd64 kernel scripts/fetch-kernel.sh put in the
+// realKernel is the Debian amd64 kernel qoslab image fetch-kernel put in the
 // kernel cache (QOSLAB_KERNEL_CACHE, else the default cache); the test is
 // skipped, saying why, when there is none.
 func realKernel(t *testing.T) KernelSource {

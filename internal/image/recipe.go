@@ -64,6 +64,11 @@ type KernelSpec struct {
 	Path       string `yaml:"path" json:"path,omitempty"`               // source path: the kernel image
 	ModulesDir string `yaml:"modules_dir" json:"modules_dir,omitempty"` // source path: lib/modules/<version>
 	Package    string `yaml:"package" json:"package,omitempty"`         // source debian: default linux-image-<arch>
+	// Mirror and Suite (source debian) name the Debian archive the kernel
+	// is fetched from when the cache lacks it: else QOSLAB_DEBIAN_MIRROR,
+	// else this machine's apt sources. Suite defaults to stable.
+	Mirror string `yaml:"mirror" json:"mirror,omitempty"`
+	Suite  string `yaml:"suite" json:"suite,omitempty"`
 }
 
 // DefaultRecipe returns the embedded default recipe (vmimages/linux-microvm.yaml).

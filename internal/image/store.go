@@ -287,7 +287,7 @@ func DefaultStoreDir(env func(string) string) (string, error) {
 }
 
 // DefaultKernelCacheDir is $XDG_CACHE_HOME/qoslab/kernels, else
-// ~/.cache/qoslab/kernels: where scripts/fetch-kernel.sh extracts kernels.
+// ~/.cache/qoslab/kernels: where qoslab image fetch-kernel extracts kernels.
 func DefaultKernelCacheDir(env func(string) string) (string, error) {
 	return cacheDir(env, "kernels")
 }

@@ -1,0 +1,103 @@
+package image
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/qoslab/qoslab/internal/image/debkernel"
+)
+
+// MirrorEnv names a Debian mirror when the recipe gives none.
+const MirrorEnv = "QOSLAB_DEBIAN_MIRROR"
+
+// DefaultSuite is the suite a mirror from the recipe or MirrorEnv is read in.
+const DefaultSuite = "stable"
+
+// KernelSources are the suites a Debian kernel is fetched from: the recipe's
+// kernel.mirror, else $QOSLAB_DEBIAN_MIRROR (in kernel.suite, default
+// stable), else every suite of this machine's apt sources.
+func KernelSources(r Recipe, getenv func(string) string, aptDir string) ([]debkernel.Source, string, error) {
+	suite := r.Kernel.Suite
+	if suite == "" {
+		suite = DefaultSuite
+	}
+	if r.Kernel.Mirror != "" {
+		return []debkernel.Source{{URI: r.Kernel.Mirror, Suite: suite}}, "kernel.mirror", nil
+	}
+	if m := getenv(MirrorEnv); m != "" {
+		return []debkernel.Source{{URI: m, Suite: suite}}, MirrorEnv, nil
+	}
+	s, err := debkernel.AptSources(aptDir)
+	if err != nil {
+		return nil, "", err
+	}
+	if len(s) == 0 {
+		return nil, "", fmt.Errorf("no Debian mirror to fetch the kernel from (%s has no deb sources with main): set kernel.mirror in the recipe, or %s to a Debian archive's root URL", aptDir, MirrorEnv)
+	}
+	return s, "the apt sources in " + aptDir, nil
+}
+
+// FetchKernel puts the recipe's Debian kernel for o.Arch into the kernel
+// cache unless it is there already, and returns its directory.
+func FetchKernel(ctx context.Context, o BuildOptions) (string, error) {
+	r := o.Recipe
+	if r.Kernel.Source != SourceDebian {
+		return "", fmt.Errorf("kernel.source %s: only a debian kernel is fetched", r.Kernel.Source)
+	}
+	if o.KernelCacheDir == "" {
+		d, err := DefaultKernelCacheDir(os.Getenv)
+		if err != nil {
+			return "", err
+		}
+		o.KernelCacheDir = d
+	}
+	p := o.Progress
+	if p == nil {
+		p = io.Discard
+	}
+	lo := LocateOptions{Arch: o.Arch, KernelCacheDir: o.KernelCacheDir, DefaultKernelCacheDir: o.KernelCacheDir}
+	if ks, err := LocateKernel(r, lo); err == nil {
+		fmt.Fprintf(p, "kernel: %s (%s) is in %s already\n", r.PackageFor(o.Arch), ks.Version, ks.Origin)
+		return ks.Origin, nil
+	}
+	if err := fetchDebianKernel(ctx, r, o.Arch, o, p); err != nil {
+		return "", err
+	}
+	ks, err := LocateKernel(r, lo)
+	if err != nil {
+		return "", err
+	}
+	return ks.Origin, nil
+}
+
+// fetchDebianKernel puts the recipe's Debian kernel for arch into the
+// kernel cache, saying on p what it does.
+func fetchDebianKernel(ctx context.Context, r Recipe, arch string, o BuildOptions, p io.Writer) error {
+	sources, from, err := KernelSources(r, os.Getenv, "/etc/apt")
+	if err != nil {
+		return err
+	}
+	keyring, err := debkernel.LoadKeyring(debkernel.DebianKeyring)
+	if err != nil {
+		return err
+	}
+	pkg := r.PackageFor(arch)
+	fmt.Fprintf(p, "kernel: %s for %s is not in %s: fetching it from %s (%d suites)\n", pkg, arch, o.KernelCacheDir, from, len(sources))
+	last := -1
+	f := &debkernel.Fetcher{CacheDir: o.KernelCacheDir, Keyring: keyring,
+		Note: func(n string) { fmt.Fprintf(p, "kernel: %s\n", n) },
+		Progress: func(done, total int64) {
+			if pct := int(100 * done / max(total, 1)); pct/25 != last/25 {
+				last = pct
+				fmt.Fprintf(p, "kernel: downloaded %d%% of %.1f MiB\n", pct, float64(total)/(1<<20))
+			}
+		}}
+	dir, err := f.Fetch(ctx, sources, arch, pkg)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(p, "kernel: fetched into %s\n", dir)
+	return nil
+}
