@@ -139,7 +139,7 @@ sources. A kernel already in the cache is not fetched again.`,
 
 func imageFetchKernelRun(ctx context.Context, o *ImageFetchKernelOptions) error {
 	o.BuildSettings.Store = o.ImageOptions.Store
-	bo, err := o.BuildSettings.Options(o.Env)
+	bo, err := o.BuildSettings.KernelOptions(o.Env)
 	var bad *image.SettingError
 	if errors.As(err, &bad) {
 		return usageError(err)

@@ -452,6 +452,17 @@ func (e *SettingError) Unwrap() error { return e.Err }
 // Options resolves the settings into a build's options, reading the user's
 // directories through env.
 func (s BuildSettings) Options(env func(string) string) (BuildOptions, error) {
+	o, err := s.KernelOptions(env)
+	if err != nil {
+		return o, err
+	}
+	o.AgentPath, err = agent.FindGuestAgent(s.GuestAgent, "linux", o.Arch)
+	return o, err
+}
+
+// KernelOptions resolves what fetching the kernel needs (the recipe, the
+// arch, the kernel cache): Options without the guest agent.
+func (s BuildSettings) KernelOptions(env func(string) string) (BuildOptions, error) {
 	o := BuildOptions{Recipe: DefaultRecipe(), Arch: s.Arch, StoreDir: s.Store, AgentVersion: version.String()}
 	var err error
 	if s.RecipeFile != "" {
@@ -472,6 +483,5 @@ func (s BuildSettings) Options(env func(string) string) (BuildOptions, error) {
 	if o.KernelCacheDir == "" {
 		o.KernelCacheDir = o.DefaultKernelCacheDir
 	}
-	o.AgentPath, err = agent.FindGuestAgent(s.GuestAgent, "linux", o.Arch)
-	return o, err
+	return o, nil
 }

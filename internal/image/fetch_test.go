@@ -55,3 +55,18 @@ func TestRecipeKernelMirrorKeys(t *testing.T) {
 	_, err = LoadRecipe(p)
 	assert.Error(t, err, "an unknown key is still refused")
 }
+
+// Fetching the kernel needs no guest agent (make setup fetches it before
+// anything is built); building the image does.
+func TestKernelOptionsNeedNoAgent(t *testing.T) {
+	env := func(k string) string { return map[string]string{"HOME": t.TempDir()}[k] }
+	o, err := BuildSettings{Arch: "arm64"}.KernelOptions(env)
+	require.NoError(t, err, "no agent is looked for")
+	assert.Equal(t, "arm64", o.Arch)
+	assert.NotEmpty(t, o.KernelCacheDir)
+	assert.Empty(t, o.AgentPath)
+	agentPath := filepath.Join(t.TempDir(), "qoslab-agent")
+	b, err := BuildSettings{Arch: "arm64", GuestAgent: agentPath}.Options(env)
+	require.NoError(t, err)
+	assert.Equal(t, agentPath, b.AgentPath, "a build takes its agent")
+}
