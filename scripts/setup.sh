@@ -41,6 +41,8 @@ command -v git >/dev/null || need+=(git)
 command -v shellcheck >/dev/null || need+=(shellcheck)
 command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
 command -v qemu-img >/dev/null || need+=(qemu-utils)
+# The arm64 guest a Mac boots on Virtualization.framework, emulated here.
+command -v qemu-system-aarch64 >/dev/null || need+=(qemu-system-arm)
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
 if [ ${#need[@]} -gt 0 ]; then
@@ -49,6 +51,8 @@ if [ ${#need[@]} -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 go mod download
-# The guest kernel: Debian's current linux-image for this machine's arch.
+# The guest kernels: Debian's current linux-image for this machine's arch,
+# and arm64's (the guest a Mac boots; here it runs emulated).
 scripts/fetch-kernel.sh --arch "$(go env GOARCH)" >/dev/null
+[ "$(go env GOARCH)" = arm64 ] || scripts/fetch-kernel.sh --arch arm64 >/dev/null
 echo "setup: ready ($(go version), $(qemu-system-x86_64 --version | head -n1))"
