@@ -42,8 +42,15 @@ cross:
 # experiment: fp at background and user-interactive, 1-2 threads, on the host
 # and in a QEMU microVM, with a default-priority spinner pinned to every host CPU (QoS
 # only matters on Linux when cores are scarce); it ends with the verdict.
+# On a Mac: the default subsumption experiment, shrunk (--quick), on
+# Virtualization.framework with the arm64 Linux guest.
+ifeq ($(HOSTOS),darwin)
+RUNSPEC := --default subsumption --quick
+else
+RUNSPEC := --default contention
+endif
 run: build image
-	bin/qoslab run --default contention
+	bin/qoslab run $(RUNSPEC)
 
 # The guest image (a Debian kernel, fetched in Go when the cache lacks it; the agent as /init).
 image: build

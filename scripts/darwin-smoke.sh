@@ -2,9 +2,10 @@
 # darwin-smoke.sh: the end-to-end path on a Mac, run by a person. No Mac is
 # available to this project's CI, which only checks this script's syntax and
 # the portable parts of the code; this script is what proves the real path:
-# build and sign qoslab, check the Mac, fetch macOS, create and provision a
-# macOS guest with the agent, then measure on the host and in the guest side
-# by side.
+# build and sign qoslab, check the Mac; first and fast, the arm64 Linux guest
+# on vz (its kernel fetched in Go, the built-in subsumption spec --quick);
+# then fetch macOS, create and provision a macOS guest with the agent, and
+# measure on the host and in the guest side by side.
 #
 # The qoslab flags below follow `bin/qoslab bench --help` and
 # `bin/qoslab image --help`: the vz backend and the image are chosen with
@@ -22,6 +23,8 @@
 #                        fetch (about 15 GB)
 #   DISK=64GiB CPUS=4 MEMORY=8GiB   the guest's size
 #   REPEAT=3             repeats of every cell
+#   LINUX_GUEST=0        skips the first, fast stage (the Linux guest on vz;
+#                        it needs QOSLAB_DEBIAN_MIRROR set to fetch its kernel)
 #
 # Needs: macOS 13 or later on Apple silicon, Go, the Xcode command line tools
 # (cgo compiles Virtualization.framework's bindings), sudo (provisioning
@@ -48,7 +51,7 @@ CPUS=${CPUS:-4}
 MEMORY=${MEMORY:-8GiB}
 REPEAT=${REPEAT:-3}
 results=${1:-qoslab-results/darwin-smoke-$(date -u +%Y%m%dT%H%M%SZ)}
-total_steps=8
+total_steps=9
 step_no=0
 step_name="checks"
 
@@ -128,7 +131,19 @@ if grep -E 'MISSING.*(macOS 13 or later|Apple silicon|entitlement com\.apple\.se
 fi
 [ "$doctor_status" -eq 0 ] || echo "(doctor reported other missing items; the vz path does not need them)"
 
-# --- 4. macOS restore image --------------------------------------------------
+# --- 4. The Linux guest on vz: the first, fast stage ---------------------------
+step "the Linux guest on vz: image build linux --arch arm64, then run --default subsumption --quick"
+if [ "${LINUX_GUEST:-1}" = 0 ]; then
+	echo "skipped (LINUX_GUEST=0)"
+else
+	# The arm64 kernel is fetched in Go from the Debian mirror
+	# QOSLAB_DEBIAN_MIRROR names (a Mac has no apt sources).
+	bin/qoslab image build linux --arch arm64 2>&1 | tee "$results/linux-image.txt"
+	bin/qoslab run --default subsumption --quick --vm-backend vz --results "$results/linux-guest" 2>&1 |
+		tee "$results/linux-guest.txt"
+fi
+
+# --- 5. macOS restore image --------------------------------------------------
 step "bin/qoslab image fetch macos --ipsw latest"
 if image_exists; then
 	echo "image $IMAGE exists: no restore image needed"
@@ -145,7 +160,7 @@ else
 	fi
 fi
 
-# --- 5. Guest image ----------------------------------------------------------
+# --- 6. Guest image ----------------------------------------------------------
 step "bin/qoslab image create macos --ipsw FILE --disk $DISK --cpus $CPUS --memory $MEMORY ($IMAGE)"
 if image_exists; then
 	echo "image $IMAGE exists: reused (delete it to start from scratch)"
@@ -154,7 +169,7 @@ else
 	bin/qoslab image create macos --name "$IMAGE" --ipsw "$IPSW" --disk "$DISK" --cpus "$CPUS" --memory "$MEMORY"
 fi
 
-# --- 6. Agent in the guest ---------------------------------------------------
+# --- 7. Agent in the guest ---------------------------------------------------
 step "sudo bin/qoslab image provision $IMAGE (the agent just built, as a LaunchDaemon)"
 # Provisioning mounts the guest's disk, which needs root, but must find the
 # image in this user's store, hence this user's HOME and XDG directories.
@@ -180,11 +195,11 @@ bench() {
 	done
 }
 
-# --- 7. fp -------------------------------------------------------------------
+# --- 8. fp -------------------------------------------------------------------
 step "bench fp: host and vz guest, QoS 9 and 33, 1-4 threads"
 bench fp --workload fp --qos 9,33 --threads 1-4
 
-# --- 8. compress and decompress ----------------------------------------------
+# --- 9. compress and decompress ----------------------------------------------
 step "bench compress,decompress: host and vz guest, 1 GiB, QoS 9 and 33, 1-4 threads"
 bench compress --workload compress,decompress --size 1GiB --qos 9,33 --threads 1-4
 
