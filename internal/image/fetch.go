@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
+
+	"golang.org/x/term"
 
 	"github.com/qoslab/qoslab/internal/image/debkernel"
 )
@@ -85,19 +88,37 @@ func fetchDebianKernel(ctx context.Context, r Recipe, arch string, o BuildOption
 	}
 	pkg := r.PackageFor(arch)
 	fmt.Fprintf(p, "kernel: %s for %s is not in %s: fetching it from %s (%d suites)\n", pkg, arch, o.KernelCacheDir, from, len(sources))
-	last := -1
 	f := &debkernel.Fetcher{CacheDir: o.KernelCacheDir, Keyring: keyring,
-		Note: func(n string) { fmt.Fprintf(p, "kernel: %s\n", n) },
-		Progress: func(done, total int64) {
-			if pct := int(100 * done / max(total, 1)); pct/25 != last/25 {
-				last = pct
-				fmt.Fprintf(p, "kernel: downloaded %d%% of %.1f MiB\n", pct, float64(total)/(1<<20))
-			}
-		}}
+		Note:     func(n string) { fmt.Fprintf(p, "kernel: %s\n", n) },
+		Progress: downloadProgress(p)}
 	dir, err := f.Fetch(ctx, sources, arch, pkg)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(p, "kernel: fetched into %s\n", dir)
 	return nil
+}
+
+// downloadProgress reports a download on p: a bar redrawn in place on a
+// terminal, a line at each quarter elsewhere (a CI log).
+func downloadProgress(p io.Writer) func(done, total int64) {
+	f, ok := p.(*os.File)
+	tty := ok && term.IsTerminal(int(f.Fd()))
+	last := -1
+	return func(done, total int64) {
+		pct := int(100 * done / max(total, 1))
+		mib := float64(total) / (1 << 20)
+		switch {
+		case tty && pct != last:
+			const width = 30
+			n := pct * width / 100
+			fmt.Fprintf(p, "\rkernel: [%s%s] %3d%% of %.1f MiB", strings.Repeat("#", n), strings.Repeat(" ", width-n), pct, mib)
+			if done >= total {
+				fmt.Fprintln(p)
+			}
+		case !tty && pct/25 != last/25:
+			fmt.Fprintf(p, "kernel: downloaded %d%% of %.1f MiB\n", pct, mib)
+		}
+		last = pct
+	}
 }

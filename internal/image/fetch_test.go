@@ -3,6 +3,7 @@ package image
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -69,4 +70,14 @@ func TestKernelOptionsNeedNoAgent(t *testing.T) {
 	b, err := BuildSettings{Arch: "arm64", GuestAgent: agentPath}.Options(env)
 	require.NoError(t, err)
 	assert.Equal(t, agentPath, b.AgentPath, "a build takes its agent")
+}
+
+// Off a terminal the download is reported at each quarter, once each.
+func TestDownloadProgressLines(t *testing.T) {
+	var b strings.Builder
+	report := downloadProgress(&b)
+	for done := int64(0); done <= 100; done += 5 {
+		report(done, 100)
+	}
+	assert.Equal(t, "kernel: downloaded 25% of 0.0 MiB\nkernel: downloaded 50% of 0.0 MiB\nkernel: downloaded 75% of 0.0 MiB\nkernel: downloaded 100% of 0.0 MiB\n", b.String())
 }
