@@ -76,4 +76,5 @@ func TestARM64GuestUnderEmulation(t *testing.T) {
 	b, err := os.ReadFile(runs[0])
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `"arch": "arm64"`, "the guest's Info says arm64")
+	assert.Contains(t, string(b), "linux,dummy-virt", "and that it runs virtualized, from its device tree")
 }

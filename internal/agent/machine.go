@@ -135,3 +135,15 @@ func osReleaseName(text string) string {
 	}
 	return ""
 }
+
+// virtualBoard finds, in a device tree's compatible property (strings
+// separated by NULs), a board that only exists virtualized: QEMU's arm64
+// virt machine, which has no DMI and, under TCG, no hypervisor node.
+func virtualBoard(compatible []byte) (string, bool) {
+	for _, c := range strings.Split(string(compatible), "\x00") {
+		if c == "linux,dummy-virt" {
+			return c + " (QEMU's virt machine)", true
+		}
+	}
+	return "", false
+}

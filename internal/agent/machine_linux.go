@@ -92,6 +92,11 @@ func linuxVirtualization(cpuFlag bool) (bool, string) {
 	if _, err := os.Stat("/proc/device-tree/hypervisor"); err == nil {
 		why = append(why, "device-tree hypervisor node")
 	}
+	if b, err := os.ReadFile("/proc/device-tree/compatible"); err == nil {
+		if board, ok := virtualBoard(b); ok {
+			why = append(why, "device-tree compatible "+board)
+		}
+	}
 	if len(why) == 0 {
 		return false, "no hypervisor signs (cpu flag, DMI, device tree)"
 	}

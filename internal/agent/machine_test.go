@@ -63,3 +63,13 @@ func TestOSReleaseName(t *testing.T) {
 	assert.Equal(t, "Debian GNU/Linux 12 (bookworm)", osReleaseName("NAME=\"Debian\"\nPRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\n"))
 	assert.Equal(t, "", osReleaseName("NAME=x\n"))
 }
+
+// QEMU's arm64 virt machine says so in its device tree: the only sign of a
+// VM an emulated arm64 guest has (no DMI, no hypervisor CPU flag or node).
+func TestVirtualBoard(t *testing.T) {
+	b, ok := virtualBoard([]byte("linux,dummy-virt\x00"))
+	assert.True(t, ok)
+	assert.Equal(t, "linux,dummy-virt (QEMU's virt machine)", b)
+	_, ok = virtualBoard([]byte("raspberrypi,4-model-b\x00brcm,bcm2711\x00"))
+	assert.False(t, ok, "a real board")
+}
