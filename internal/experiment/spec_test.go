@@ -23,7 +23,7 @@ var bothClasses = []qos.Class{qos.Background, qos.UserInteractive}
 // The default spec is the design of [game] (docs/references.md), exactly as
 // the issue words it.
 func TestDefaultSpecSubsumption(t *testing.T) {
-	assert.Equal(t, []string{"contention", "subsumption"}, DefaultSpecNames())
+	assert.Equal(t, []string{"allocation", "batches", "contention", "pi", "subsumption"}, DefaultSpecNames())
 	s, err := DefaultSpec("subsumption")
 	require.NoError(t, err)
 	assert.Contains(t, s.Description, "Can you game core allocation on Apple silicon?", "it cites the article by title")
@@ -51,7 +51,7 @@ func TestDefaultSpecUnknown(t *testing.T) {
 	for _, name := range []string{"nope", "../spec", ""} {
 		_, err := DefaultSpec(name)
 		require.Error(t, err, name)
-		assert.Contains(t, err.Error(), `allowed contention, subsumption`, name)
+		assert.Contains(t, err.Error(), `allowed allocation, batches, contention, pi, subsumption`, name)
 	}
 }
 
@@ -542,4 +542,42 @@ func TestLoadSpecRefusesDevicesAndHugeFiles(t *testing.T) {
 	require.NoError(t, os.WriteFile(big, make([]byte, 5<<20), 0o644))
 	_, err = LoadSpec(big)
 	assert.EqualError(t, err, "spec "+big+": 5MiB is over the 4MiB limit for a YAML spec")
+}
+
+// The seed experiments are built in, each with the numbers its article
+// gives: [allocation] mmul at 33 on 1-8 threads, [m1-qos] 1e9 pi
+// iterations on 1, 2, 4, 8, 10 threads, [processes] 10-70 processes of 1e8
+// loops at 9 and 33; each has the host and a VM, and 6 repeats.
+func TestDefaultSpecsOfTheSeedExperiments(t *testing.T) {
+	assert.Equal(t, []string{"allocation", "batches", "contention", "pi", "subsumption"}, DefaultSpecNames())
+	cases := []struct {
+		name     string
+		workload string
+		qos      []qos.Class
+		threads  []int
+		loops    uint64
+	}{
+		{"allocation", "mmul", []qos.Class{qos.UserInteractive}, []int{1, 2, 3, 4, 5, 6, 7, 8}, 2e5},
+		{"pi", "pi", []qos.Class{qos.UserInteractive}, []int{1, 2, 4, 8, 10}, 1e9},
+		{"batches", "procs", []qos.Class{qos.Background, qos.UserInteractive}, []int{10, 20, 30, 40, 50, 60, 70}, 1e8},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := DefaultSpec(c.name)
+			require.NoError(t, err)
+			assert.Equal(t, []string{TargetHost, TargetVM}, s.Targets)
+			assert.Equal(t, DefaultRepeats, s.Repeats)
+			require.Len(t, s.Matrix, 1)
+			e := s.Matrix[0]
+			assert.Equal(t, c.workload, e.Workload)
+			assert.Equal(t, c.qos, e.QoS)
+			assert.Equal(t, c.threads, e.Threads)
+			assert.Equal(t, c.loops, e.Loops)
+			src, err := DefaultSpecSource(c.name)
+			require.NoError(t, err)
+			assert.Contains(t, string(src), "docs/references.md", "cites its article")
+			q := Quick(s)
+			assert.Less(t, q.Matrix[0].Loops, e.Loops, "--quick shrinks it")
+		})
+	}
 }

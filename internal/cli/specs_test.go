@@ -1,0 +1,36 @@
+package cli
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/qoslab/qoslab/internal/experiment"
+)
+
+func TestSpecsListAndShow(t *testing.T) {
+	streams, out, _ := testIO()
+	require.NoError(t, specsListRun(context.Background(), &SpecsOptions{IO: streams}))
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	require.Len(t, lines, 1+len(experiment.DefaultSpecNames()))
+	for i, name := range []string{"allocation", "batches", "contention", "pi", "subsumption"} {
+		assert.True(t, strings.HasPrefix(lines[i+1], name+" "), lines[i+1])
+	}
+
+	// show prints the spec exactly as built in, and it runs as a --spec.
+	out.Reset()
+	require.NoError(t, specsShowRun(context.Background(), &SpecsOptions{IO: streams, Name: "batches"}))
+	src, err := experiment.DefaultSpecSource("batches")
+	require.NoError(t, err)
+	assert.Equal(t, string(src), out.String())
+	_, err = experiment.ParseSpec(out.Bytes(), "copy")
+	require.NoError(t, err)
+
+	err = specsShowRun(context.Background(), &SpecsOptions{IO: streams, Name: "batch"})
+	require.Error(t, err)
+	assert.True(t, IsUsageError(err))
+	assert.Contains(t, err.Error(), `spec "batch": allowed allocation, batches, contention, pi, subsumption; did you mean batches?`)
+}
