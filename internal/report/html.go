@@ -106,6 +106,8 @@ pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; font-size: 0.85em; 
 {{if .Analysis.Verdicts}}<ul class="verdict">{{range .VerdictLines}}<li>{{.Text}}{{if .Warnings}}<ul class="warnings">{{range .Warnings}}<li><strong>warning:</strong> {{.}}</li>{{end}}</ul>{{end}}</li>{{end}}</ul>
 {{else}}<p>No verdict: no workload ran on both the host and the VM.</p>{{end}}
 {{with .OtherWarnings}}<ul class="verdict">{{range .}}<li><strong>warning:</strong> {{.}}</li>{{end}}</ul>{{end}}
+{{with .Analysis.Findings}}<h2>Findings</h2>
+<ul class="verdict">{{range .}}<li>{{.String}}</li>{{end}}</ul>{{end}}
 
 <h2>Charts</h2>
 {{range .HTMLCharts}}<figure id="chart-{{.Name}}">

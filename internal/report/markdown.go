@@ -40,6 +40,14 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		b.WriteString("\n")
 	}
 
+	if len(r.Analysis.Findings) > 0 {
+		b.WriteString("## Findings\n\n")
+		for _, f := range r.Analysis.Findings {
+			fmt.Fprintf(&b, "- %s\n", md(f.String()))
+		}
+		b.WriteString("\n")
+	}
+
 	b.WriteString("## Charts\n\n")
 	if len(r.Charts) == 0 {
 		b.WriteString("No chart could be drawn from this run.\n\n")

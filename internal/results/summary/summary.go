@@ -35,6 +35,9 @@ type Analysis struct {
 	// Verdicts holds one verdict per workload (and phase) run on both the
 	// host and the VM.
 	Verdicts []analysis.Verdict
+	// Findings are the patterns the seed articles pointed at, stated in
+	// words (stragglers, batches, scaling), host and VM alike.
+	Findings []analysis.Finding
 	// Telemetry summarizes each cell run's telemetry per view, when the
 	// run recorded any (the caller reads telemetry.jsonl into it).
 	Telemetry []telemetry.CellSummary
@@ -73,7 +76,25 @@ func Analyze(samples []results.Sample, host, vm string) Analysis {
 			a.Verdicts = append(a.Verdicts, analysis.Subsumption(cells, k.workload, k.phase, host, vm))
 		}
 	}
+	a.Findings = Findings(samples, cells)
 	return a
+}
+
+// Findings states the patterns in samples: stragglers among the threads of
+// fixed-work cells (a fixed-duration cell's threads all end at its
+// deadline), batches of process completions, and where adding threads
+// stops paying.
+func Findings(samples []results.Sample, cells []analysis.Cell) []analysis.Finding {
+	var fixed []results.Sample
+	for _, s := range samples {
+		if s.DurationNs == 0 {
+			fixed = append(fixed, s)
+		}
+	}
+	all := func(analysis.Observation) bool { return true }
+	out := analysis.Stragglers(results.Observations(fixed), all, analysis.StragglerThreshold)
+	out = append(out, analysis.Batches(results.Observations(fixed), all)...)
+	return append(out, analysis.Scaling(cells, func(w string) bool { return catalog.Lookup(w).LoopsInTotal })...)
 }
 
 // Write writes summary.json, summary.csv and summary.md into the results
@@ -110,6 +131,7 @@ type document struct {
 	Cells       []analysis.Cell            `json:"cells"`
 	Regressions []analysis.ClassRegression `json:"regressions"`
 	Verdicts    []analysis.Verdict         `json:"verdicts"`
+	Findings    []analysis.Finding         `json:"findings"`
 	// Warnings are the cells whose repeats disagree (each cell's
 	// dispersion.flag, with the cell named), in table order.
 	Warnings  []string                `json:"warnings"`
@@ -122,7 +144,7 @@ type document struct {
 func WriteJSON(w io.Writer, a Analysis) error {
 	doc := document{
 		SchemaVersion: results.SchemaVersion, Name: a.Name, Confidence: analysis.Confidence, Alpha: analysis.Alpha,
-		Cells: orEmpty(a.Cells), Regressions: orEmpty(a.Regressions), Verdicts: orEmpty(a.Verdicts),
+		Cells: orEmpty(a.Cells), Regressions: orEmpty(a.Regressions), Verdicts: orEmpty(a.Verdicts), Findings: orEmpty(a.Findings),
 		Telemetry: orEmpty(a.Telemetry),
 	}
 	per, rest := Warnings(a)
@@ -240,6 +262,12 @@ func WriteMarkdown(w io.Writer, a Analysis) error {
 			for _, wl := range per[i] {
 				fmt.Fprintf(&b, "  - **warning:** %s\n", mdText(wl))
 			}
+		}
+	}
+	if len(a.Findings) > 0 {
+		b.WriteString("\n## Findings\n\n")
+		for _, f := range a.Findings {
+			fmt.Fprintf(&b, "- %s\n", mdText(f.String()))
 		}
 	}
 	if len(rest) > 0 {
@@ -531,5 +559,8 @@ func WriteTerminal(w io.Writer, a Analysis) {
 	}
 	for _, wl := range rest {
 		fmt.Fprintf(w, "warning: %s\n", wl)
+	}
+	for _, f := range a.Findings {
+		fmt.Fprintf(w, "finding: %s\n", f)
 	}
 }

@@ -391,3 +391,32 @@ func TestTerminalSaysOnceWhenNoRegressionFits(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(term.String(), "fp: no regression lines (2 thread counts; a line needs 3 or more)\n"), term.String())
 	assert.NotContains(t, term.String(), "Host QoS 9: no regression")
 }
+
+// A straggler in a fixed-work cell is stated in the terminal, summary.md
+// and summary.json; the same threads in a fixed-duration cell (all end at
+// the deadline by design) are not.
+func TestFindingsInEverySummary(t *testing.T) {
+	var samples []results.Sample
+	for i, e := range []float64{2.03, 2.03, 3.42} {
+		samples = append(samples, results.Sample{Target: "host", Workload: "mmul", QoS: 33, Threads: 3, Repeat: 1, Index: i,
+			EndNs: int64(e * 1e9), Work: 1e7, Rate: 1e7 / e, Unit: "mmul", QoSApplied: 33, QoSFull: true})
+	}
+	a := Analyze(samples, "host", "vm")
+	want := "host mmul qos=33 threads=3: in 1 of 1 repeats one thread finished 1.39 s (68%) after the other two"
+	require.Len(t, a.Findings, 1)
+	assert.Equal(t, want, a.Findings[0].String())
+	var term bytes.Buffer
+	WriteTerminal(&term, a)
+	assert.Contains(t, term.String(), "finding: "+want+"\n")
+	var md strings.Builder
+	require.NoError(t, WriteMarkdown(&md, a))
+	assert.Contains(t, md.String(), "## Findings\n\n- "+MarkdownText(want)+"\n")
+	var js bytes.Buffer
+	require.NoError(t, WriteJSON(&js, a))
+	assert.Contains(t, js.String(), `"kind": "stragglers"`)
+
+	for i := range samples {
+		samples[i].DurationNs = 2e9
+	}
+	assert.Empty(t, Analyze(samples, "host", "vm").Findings, "a duration cell's end times are its deadline")
+}
