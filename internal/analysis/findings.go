@@ -13,6 +13,15 @@ import (
 // [allocation] (docs/references.md) found one 68% late.
 const StragglerThreshold = 0.20
 
+// MinStragglerDelay is the least delay that counts as a straggler whatever
+// the share: below a few scheduler time slices, one thread ending after the
+// others says nothing.
+const MinStragglerDelay = 0.05 // s
+
+// ScalingTolerance is how close to the best a thread count must come to
+// count as already there: differences under it are noise, not a trend.
+const ScalingTolerance = 0.10
+
 // Finding is a pattern qoslab states in words: a straggler thread, batches
 // of completions, where adding threads stops paying.
 type Finding struct {
@@ -72,7 +81,7 @@ func Stragglers(obs []Observation, keep func(Observation) bool, threshold float6
 			s := slices.Sorted(slices.Values(e))
 			others := median(s[:len(s)-1])
 			delay := s[len(s)-1] - others
-			if others > 0 && delay > threshold*others {
+			if others > 0 && delay > threshold*others && delay >= MinStragglerDelay {
 				delays = append(delays, delay)
 				shares = append(shares, delay/others)
 			}
@@ -221,11 +230,29 @@ func Scaling(cells []Cell, totalWork func(workload string) bool) []Finding {
 				best = c
 			}
 		}
+		// near: within ScalingTolerance of the best.
+		near := func(c Cell) bool {
+			if totalWork(k.workload) {
+				return float64(c.Seconds.Median) <= float64(best.Seconds.Median)*(1+ScalingTolerance)
+			}
+			return float64(c.TotalRate.Median) >= float64(best.TotalRate.Median)*(1-ScalingTolerance)
+		}
+		plateau := best
+		for _, c := range cs {
+			if near(c) {
+				plateau = c
+				break
+			}
+		}
 		last := cs[len(cs)-1]
 		text := fmt.Sprintf("best at %d threads (%s)", best.Threads, what(best))
-		if best.Threads < last.Threads {
+		switch {
+		case !near(last):
 			text += fmt.Sprintf("; more threads did worse (%d threads: %s)", last.Threads, what(last))
-		} else {
+		case plateau.Threads < last.Threads:
+			text = fmt.Sprintf("adding threads stopped paying at %d threads (%s, within %.0f%% of the best, %s at %d)",
+				plateau.Threads, what(plateau), 100*ScalingTolerance, what(best), best.Threads)
+		default:
 			text += "; every added thread still paid"
 		}
 		if math.IsNaN(float64(best.TotalRate.Median)) {

@@ -104,3 +104,24 @@ func TestFindingsStayQuietWithoutAPattern(t *testing.T) {
 	assert.Contains(t, f[0].Text, "best at 3 threads")
 	assert.Contains(t, f[0].Text, "every added thread still paid")
 }
+
+// A delay of a few hundredths is scheduler noise, whatever its share; a
+// rate that levels off is said to stop paying, not to do worse.
+func TestFindingsIgnoreNoise(t *testing.T) {
+	var obs []Observation
+	for _, e := range []float64{0.030, 0.030, 0.050} {
+		obs = append(obs, Observation{CellKey: CellKey{Target: "host", Workload: "mmul", QoS: 33, Threads: 3}, Repeat: 1, EndNs: int64(e * 1e9)})
+	}
+	assert.Empty(t, Stragglers(obs, all, StragglerThreshold), "20 ms late is 67% of 30 ms, and still noise")
+
+	obs = obs[:0]
+	for _, n := range []int{1, 2, 3, 4} {
+		rate := []float64{1e8, 2e8, 2.05e8, 1.98e8}[n-1]
+		for range n {
+			obs = append(obs, Observation{CellKey: CellKey{Target: "host", Workload: "fp", QoS: 33, Threads: n}, Repeat: 1, EndNs: 1e9, Work: rate / float64(n), Rate: rate / float64(n), Unit: "loops"})
+		}
+	}
+	f := Scaling(Cells(obs), func(string) bool { return false })
+	require.Len(t, f, 1)
+	assert.Equal(t, "adding threads stopped paying at 2 threads (2e+08 loops/s, within 10% of the best, 2.05e+08 loops/s at 3)", f[0].Text)
+}
