@@ -112,10 +112,12 @@ func numberWord(n int) string {
 // process completions that come in steps, as [processes] saw: 10
 // processes in batches of 4 ending at about 2.1, 4.1 and 6.2 s. Completions
 // are split where the gap between two successive ones is more than a
-// quarter of the first completion time; with two or more steps the
-// finding gives the batch size (the first step's), the steps' mean times,
-// and whether every step but the last has that size. Of a cell's repeats
-// the first is described, with how many others show the same batch size.
+// quarter of the first completion time and at least MinStragglerDelay. A
+// repeat fits when it has two or more steps and every step but the last
+// holds the same number of processes, two or more: the finding describes
+// the first repeat that fits (batch size, the steps' mean times) and says
+// how many repeats fit with that size. Completions that do not fall into
+// such steps are no finding.
 func Batches(obs []Observation, keep func(Observation) bool) []Finding {
 	ends, order := endsByRepeat(obs, func(o Observation) bool { return o.Workload == "procs" && keep(o) })
 	var out []Finding
@@ -128,39 +130,44 @@ func Batches(obs []Observation, keep func(Observation) bool) []Finding {
 		sort.Ints(nums)
 		var first []batch
 		same := 0
-		for i, r := range nums {
+		for _, r := range nums {
 			b := batches(reps[r])
-			if i == 0 {
+			if !fits(b) {
+				continue
+			}
+			if first == nil {
 				first = b
 			}
-			if len(b) >= 2 && len(first) >= 2 && b[0].size == first[0].size {
+			if b[0].size == first[0].size {
 				same++
 			}
 		}
-		if len(first) < 2 {
+		if first == nil {
 			continue
 		}
 		steps := make([]string, len(first))
-		even := true
 		for i, b := range first {
 			steps[i] = fmt.Sprintf("%.1f", b.at)
-			if i < len(first)-1 && b.size != first[0].size {
-				even = false
-			}
-		}
-		fit := fmt.Sprintf("every step but the last has %d", first[0].size)
-		if !even {
-			sizes := make([]string, len(first))
-			for i, b := range first {
-				sizes[i] = fmt.Sprint(b.size)
-			}
-			fit = "uneven: " + strings.Join(sizes, ", ")
 		}
 		out = append(out, Finding{Kind: "batches", Target: k.Target, Workload: k.Workload, QoS: k.QoS, Threads: k.Threads,
-			Text: fmt.Sprintf("completions come in batches of %d: steps at %s s (%s; %d of %d repeats in batches of %d)",
-				first[0].size, strings.Join(steps, ", "), fit, same, len(nums), first[0].size)})
+			Text: fmt.Sprintf("completions come in batches of %d: steps at %s s (every step but the last has %d; %d of %d repeats in batches of %d)",
+				first[0].size, strings.Join(steps, ", "), first[0].size, same, len(nums), first[0].size)})
 	}
 	return out
+}
+
+// fits reports whether steps are batches: two or more, every one but the
+// last of the same size, two or more processes.
+func fits(b []batch) bool {
+	if len(b) < 2 || b[0].size < 2 {
+		return false
+	}
+	for _, x := range b[:len(b)-1] {
+		if x.size != b[0].size {
+			return false
+		}
+	}
+	return true
 }
 
 type batch struct {
@@ -174,7 +181,7 @@ func batches(ends []float64) []batch {
 	if len(s) == 0 || s[0] <= 0 {
 		return nil
 	}
-	gap := s[0] / 4
+	gap := max(s[0]/4, MinStragglerDelay)
 	var out []batch
 	start := 0
 	for i := 1; i <= len(s); i++ {

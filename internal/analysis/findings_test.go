@@ -125,3 +125,12 @@ func TestFindingsIgnoreNoise(t *testing.T) {
 	require.Len(t, f, 1)
 	assert.Equal(t, "adding threads stopped paying at 2 threads (2e+08 loops/s, within 10% of the best, 2.05e+08 loops/s at 3)", f[0].Text)
 }
+
+// Steps of different sizes (1, 3, 2 processes) are not batches.
+func TestBatchesNeedEvenSteps(t *testing.T) {
+	var obs []Observation
+	for _, e := range []float64{1.0, 2.0, 2.01, 2.02, 3.0, 3.01} {
+		obs = append(obs, Observation{CellKey: CellKey{Target: "vm", Workload: "procs", QoS: 9, Threads: 6}, Repeat: 1, EndNs: int64(e * 1e9)})
+	}
+	assert.Empty(t, Batches(obs, all))
+}
