@@ -157,9 +157,10 @@ func Batches(obs []Observation, keep func(Observation) bool) []Finding {
 }
 
 // fits reports whether steps are batches: two or more, every one but the
-// last of the same size, two or more processes.
+// last of the same size, two or more processes, the last no larger (what
+// is left over).
 func fits(b []batch) bool {
-	if len(b) < 2 || b[0].size < 2 {
+	if len(b) < 2 || b[0].size < 2 || b[len(b)-1].size > b[0].size {
 		return false
 	}
 	for _, x := range b[:len(b)-1] {
@@ -256,6 +257,8 @@ func Scaling(cells []Cell, totalWork func(workload string) bool) []Finding {
 		switch {
 		case !near(last):
 			text += fmt.Sprintf("; more threads did worse (%d threads: %s)", last.Threads, what(last))
+		case plateau.Threads == best.Threads && best.Threads < last.Threads:
+			text += fmt.Sprintf("; more threads gained nothing (%d threads: %s)", last.Threads, what(last))
 		case plateau.Threads < last.Threads:
 			text = fmt.Sprintf("adding threads stopped paying at %d threads (%s, within %.0f%% of the best, %s at %d)",
 				plateau.Threads, what(plateau), 100*ScalingTolerance, what(best), best.Threads)
