@@ -90,17 +90,24 @@ fetched first (see qoslab image fetch-kernel).`,
 	return imageCommand(f, cmd, &o.ImageOptions, o, imageBuildRun, runF)
 }
 
-func imageBuildRun(ctx context.Context, o *ImageBuildOptions) error {
-	o.BuildSettings.Store = o.ImageOptions.Store
-	bo, err := o.BuildSettings.Options(o.Env)
+// buildOptions resolves an image command's settings (resolve: the full
+// build's, or the kernel's only); a bad recipe or arch is a usage error.
+func buildOptions(o *ImageOptions, bs image.BuildSettings, resolve func(image.BuildSettings, func(string) string) (image.BuildOptions, error)) (image.BuildOptions, error) {
+	bs.Store = o.Store
+	bo, err := resolve(bs, o.Env)
 	var bad *image.SettingError
 	if errors.As(err, &bad) {
-		return usageError(err)
+		return bo, usageError(err)
 	}
+	bo.Progress = o.IO.ErrOut
+	return bo, err
+}
+
+func imageBuildRun(ctx context.Context, o *ImageBuildOptions) error {
+	bo, err := buildOptions(&o.ImageOptions, o.BuildSettings, image.BuildSettings.Options)
 	if err != nil {
 		return err
 	}
-	bo.Progress = o.IO.ErrOut
 	m, err := image.Build(ctx, bo)
 	if err != nil {
 		return err
@@ -138,16 +145,10 @@ sources. A kernel already in the cache is not fetched again.`,
 }
 
 func imageFetchKernelRun(ctx context.Context, o *ImageFetchKernelOptions) error {
-	o.BuildSettings.Store = o.ImageOptions.Store
-	bo, err := o.BuildSettings.KernelOptions(o.Env)
-	var bad *image.SettingError
-	if errors.As(err, &bad) {
-		return usageError(err)
-	}
+	bo, err := buildOptions(&o.ImageOptions, o.BuildSettings, image.BuildSettings.KernelOptions)
 	if err != nil {
 		return err
 	}
-	bo.Progress = o.IO.ErrOut
 	dir, err := image.FetchKernel(ctx, bo)
 	if err != nil {
 		return err
