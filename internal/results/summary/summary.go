@@ -55,7 +55,8 @@ func Of(l *results.Loaded) Analysis {
 
 // Analyze summarizes samples into cells (in table order, analysis.SortCells),
 // fits the throughput regressions, and judges subsumption for every
-// workload (and phase) that ran on both targets host and vm, in that order.
+// workload (and phase) that ran at two or more classes on both targets host
+// and vm, in that order.
 // It leaves Name empty.
 func Analyze(samples []results.Sample, host, vm string) Analysis {
 	cells := analysis.SortCells(results.Cells(samples))
@@ -63,16 +64,21 @@ func Analyze(samples []results.Sample, host, vm string) Analysis {
 	type workloadPhase struct{ workload, phase string }
 	var order []workloadPhase
 	on := map[workloadPhase]map[string]bool{}
+	classes := map[workloadPhase]map[int]bool{}
 	for _, c := range cells {
 		k := workloadPhase{c.Workload, c.Phase}
 		if on[k] == nil {
 			on[k] = map[string]bool{}
+			classes[k] = map[int]bool{}
 			order = append(order, k)
 		}
 		on[k][c.Target] = true
+		classes[k][c.QoS] = true
 	}
 	for _, k := range order {
-		if on[k][host] && on[k][vm] {
+		// A workload run at one class asks nothing about QoS (allocation,
+		// pi): no verdict, rather than an inconclusive one.
+		if on[k][host] && on[k][vm] && len(classes[k]) >= 2 {
 			a.Verdicts = append(a.Verdicts, analysis.Subsumption(cells, k.workload, k.phase, host, vm))
 		}
 	}

@@ -420,3 +420,18 @@ func TestFindingsInEverySummary(t *testing.T) {
 	}
 	assert.Empty(t, Analyze(samples, "host", "vm").Findings, "a duration cell's end times are its deadline")
 }
+
+// A workload run at one class on both targets (the allocation and pi
+// experiments) gets no verdict: it asks nothing about QoS.
+func TestNoVerdictForOneClass(t *testing.T) {
+	var samples []results.Sample
+	for _, target := range []string{"host", "vm"} {
+		for rep := 1; rep <= 3; rep++ {
+			samples = append(samples, results.Sample{Target: target, Workload: "mmul", QoS: 33, Threads: 1, Repeat: rep,
+				EndNs: 1e9, Work: 1e5, Rate: 1e5, Unit: "mmul", QoSApplied: 33, QoSFull: true})
+		}
+	}
+	a := Analyze(samples, "host", "vm")
+	assert.Empty(t, a.Verdicts)
+	assert.Len(t, a.Cells, 2)
+}
