@@ -37,7 +37,13 @@ type Finding struct {
 // threads=3: in 5 of 5 repeats one thread finished 1.39 s (68%) after the
 // other two".
 func (f Finding) String() string {
-	head := fmt.Sprintf("%s %s qos=%d", f.Target, f.Workload, f.QoS)
+	head := f.Target
+	if f.Workload != "" && f.Workload != "all" {
+		head += " " + f.Workload
+	}
+	if f.QoS != 0 {
+		head += fmt.Sprintf(" qos=%d", f.QoS)
+	}
 	if f.Threads > 0 {
 		head += fmt.Sprintf(" threads=%d", f.Threads)
 	}

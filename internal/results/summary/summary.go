@@ -50,6 +50,7 @@ func Of(l *results.Loaded) Analysis {
 	a.Name = l.Run.Name
 	a.Partial = l.Partial()
 	a.Telemetry = telemetry.Summarize(l.Telemetry)
+	a.Findings = append(a.Findings, CoreShares(l.Telemetry)...)
 	return a
 }
 

@@ -1,0 +1,44 @@
+package summary
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/qoslab/qoslab/internal/telemetry"
+)
+
+// On a host with two core types the worker that ran most on the slower one
+// is named with its share of time there; a target with one core type, or
+// macOS's cluster-only sampler, says the share is not available.
+func TestCoreShares(t *testing.T) {
+	cell := "host mmul qos=33 threads=3 loops=200000"
+	cpus := []telemetry.CPU{{ID: 0, Type: "P"}, {ID: 1, Type: "P"}, {ID: 2, Type: "E"}}
+	var samples []telemetry.Sample
+	for i := range 6 {
+		slowCPU := 1
+		if i%3 == 0 { // a third of the samples on the E core
+			slowCPU = 2
+		}
+		samples = append(samples, telemetry.Sample{Cell: cell, Repeat: 1, Target: "host", View: telemetry.ViewHost, Sampler: telemetry.SamplerProc, CPUs: cpus,
+			Threads: []telemetry.Thread{{Role: "worker 0", CPU: 0}, {Role: "worker 1", CPU: 1}, {Role: "worker 2", CPU: slowCPU}}})
+	}
+	// The VM's guest view: one core type.
+	samples = append(samples, telemetry.Sample{Cell: "vm mmul qos=33 threads=3 loops=200000", Repeat: 1, Target: "vm", View: telemetry.ViewGuest,
+		Sampler: telemetry.SamplerProc, CPUs: []telemetry.CPU{{ID: 0}, {ID: 1}}, Threads: []telemetry.Thread{{Role: "worker 0", CPU: 0}}})
+	// The host's view of the VM cell is not the workers'.
+	samples = append(samples, telemetry.Sample{Cell: "vm mmul qos=33 threads=3 loops=200000", Repeat: 1, Target: "vm", View: telemetry.ViewHost,
+		CPUs: cpus, Threads: []telemetry.Thread{{Role: "vcpu 0", CPU: 2}}})
+
+	f := CoreShares(samples)
+	require.Len(t, f, 2)
+	assert.Equal(t, "host mmul: "+cell+", repeat 1: worker 2 spent 33% of its busy time on E cores, 67% on the others (telemetry; a share of time, not of work)", f[0].String())
+	assert.Equal(t, "vm: core-type share not available: its telemetry shows one core type", f[1].String())
+
+	mac := []telemetry.Sample{{Cell: cell, Repeat: 1, Target: "host", View: telemetry.ViewHost, Sampler: telemetry.SamplerPowermetrics}}
+	f = CoreShares(mac)
+	require.Len(t, f, 1)
+	assert.Contains(t, f[0].Text, "powermetrics reports clusters, not the CPU each thread ran on")
+	assert.Empty(t, CoreShares(nil), "no telemetry, nothing said")
+}
