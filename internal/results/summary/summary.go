@@ -101,7 +101,25 @@ func Findings(samples []results.Sample, cells []analysis.Cell) []analysis.Findin
 	all := func(analysis.Observation) bool { return true }
 	out := analysis.Stragglers(results.Observations(fixed), all, analysis.StragglerThreshold)
 	out = append(out, analysis.Batches(results.Observations(fixed), all)...)
-	return append(out, analysis.Scaling(cells, func(w string) bool { return catalog.Lookup(w).LoopsInTotal })...)
+	// Scaling, with the rate each added thread brings where a line fits
+	// (the Theil-Sen slope of the regression, 3+ thread counts).
+	regs := analysis.Regressions(cells)
+	for _, f := range analysis.Scaling(cells, func(w string) bool { return catalog.Lookup(w).LoopsInTotal }) {
+		for _, r := range regs {
+			if r.Target == f.Target && r.Workload == f.Workload && r.QoS == f.QoS && r.Phase == "" && !r.Slope.Slope.IsNaN() {
+				unit := ""
+				for _, c := range cells {
+					if c.Target == f.Target && c.Workload == f.Workload {
+						unit = c.Unit
+						break
+					}
+				}
+				f.Text += fmt.Sprintf("; each added thread brought %.3g %s/s [%.3g..%.3g] (Theil-Sen)", float64(r.Slope.Slope), unit, float64(r.Slope.Low), float64(r.Slope.High))
+			}
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 // Write writes summary.json, summary.csv and summary.md into the results

@@ -435,3 +435,28 @@ func TestNoVerdictForOneClass(t *testing.T) {
 	assert.Empty(t, a.Verdicts)
 	assert.Len(t, a.Cells, 2)
 }
+
+// The scaling finding carries the rate each added thread brings, where a
+// regression line fits (3+ thread counts).
+func TestScalingFindingCarriesTheSlope(t *testing.T) {
+	var samples []results.Sample
+	for _, n := range []int{1, 2, 4} {
+		for rep := 1; rep <= 3; rep++ {
+			rate := 1e8 * float64(n) * (1 + 0.01*float64(rep))
+			for i := range n {
+				samples = append(samples, results.Sample{Target: "host", Workload: "fp", QoS: 33, Threads: n, Repeat: rep, Index: i,
+					EndNs: 1e9, Work: rate / float64(n), Rate: rate / float64(n), Unit: "loops", QoSApplied: 33, QoSFull: true})
+			}
+		}
+	}
+	a := Analyze(samples, "host", "vm")
+	var scaling []string
+	for _, f := range a.Findings {
+		if f.Kind == "scaling" {
+			scaling = append(scaling, f.Text)
+		}
+	}
+	require.Len(t, scaling, 1)
+	assert.Contains(t, scaling[0], "best at 4 threads")
+	assert.Contains(t, scaling[0], "each added thread brought 1.02e+08 loops/s [1e+08..1.04e+08] (Theil-Sen)")
+}
