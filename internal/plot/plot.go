@@ -18,6 +18,7 @@ import (
 	"gonum.org/v1/plot/vg/vgpdf"
 	"gonum.org/v1/plot/vg/vgsvg"
 
+	"github.com/qoslab/qoslab/internal/atomicfile"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/results/summary"
 	"github.com/qoslab/qoslab/internal/suggest"
@@ -240,7 +241,7 @@ func WriteAll(dir string, charts []Chart, format string) ([]string, error) {
 			return paths, err
 		}
 		path := filepath.Join(dir, c.Name+"."+format)
-		if err := results.WriteFileAtomic(path, buf.Bytes()); err != nil {
+		if err := atomicfile.Write(path, buf.Bytes()); err != nil {
 			return paths, fmt.Errorf("write chart %q: %w", c.Name, err)
 		}
 		paths = append(paths, path)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/qoslab/qoslab/internal/agent"
 	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/atomicfile"
 	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/qos"
@@ -518,7 +519,7 @@ func WriteBenchFile(out, log io.Writer, path, format string, b *Bench) error {
 	var buf bytes.Buffer
 	err := WriteBench(&buf, format, b)
 	if err == nil {
-		err = results.WriteFileAtomic(path, buf.Bytes())
+		err = atomicfile.Write(path, buf.Bytes())
 	}
 	if err != nil {
 		fmt.Fprintf(log, "qoslab: --out %s failed (%v); writing %s to stdout instead\n", path, err, format)

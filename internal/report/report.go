@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/atomicfile"
 	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/plot"
 	"github.com/qoslab/qoslab/internal/results"
@@ -106,7 +107,7 @@ func (r *Report) Write() ([]string, error) {
 		b    []byte
 	}{{results.ReportFile, html.Bytes()}, {MarkdownFile, md.Bytes()}} {
 		p := filepath.Join(r.Path, f.name)
-		if err := results.WriteFileAtomic(p, f.b); err != nil {
+		if err := atomicfile.Write(p, f.b); err != nil {
 			return paths, err
 		}
 		paths = append(paths, p)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/qoslab/qoslab/internal/atomicfile"
 	"github.com/qoslab/qoslab/internal/version"
 )
 
@@ -115,7 +116,7 @@ func Create(parent, name string, now time.Time) (*Dir, error) {
 		Spec: json.RawMessage("null"), Started: now, Targets: map[string]json.RawMessage{},
 	}}
 	// The new name must survive a crash as well as the files in it.
-	if err := syncDir(parent); err != nil {
+	if err := atomicfile.SyncDir(parent); err != nil {
 		return nil, fmt.Errorf("create results directory %s: %w", path, err)
 	}
 	if err := d.SaveRun(); err != nil {
@@ -188,7 +189,7 @@ func (d *Dir) SaveRun() error {
 	if err != nil {
 		return fmt.Errorf("save %s: %w", filepath.Join(d.Path, RunFile), err)
 	}
-	return WriteFileAtomic(filepath.Join(d.Path, RunFile), append(b, '\n'))
+	return atomicfile.Write(filepath.Join(d.Path, RunFile), append(b, '\n'))
 }
 
 // Finish records that the run ended at now, with runErr saying why it
@@ -384,58 +385,4 @@ func List(parent string) ([]Entry, error) {
 		return out[i].Path < out[j].Path
 	})
 	return out, nil
-}
-
-// WriteFileAtomic replaces path with data so that a crash or a full disk
-// leaves either the old file or the new one whole: it writes a temporary
-// file beside it, syncs it, renames it over path and syncs the directory.
-func WriteFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	fail := func(err error) error {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w (the previous version, if any, is untouched)", path, err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := syncDir(dir); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
-
-// syncDir makes a directory's entries (a new or renamed file) durable, which
-// syncing the file alone does not.
-func syncDir(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("sync directory %s: %w", dir, err)
-	}
-	return nil
 }

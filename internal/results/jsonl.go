@@ -10,6 +10,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/qoslab/qoslab/internal/atomicfile"
 )
 
 // Record is one line of samples.jsonl: a sample and the cell run it came
@@ -74,7 +76,7 @@ func OpenSampleLog(path string) (*SampleLog, *TornTail, error) {
 			return nil, nil, fmt.Errorf("cut the torn end off %s: %w", path, err)
 		}
 	}
-	if err := syncDir(filepath.Dir(path)); err != nil {
+	if err := atomicfile.SyncDir(filepath.Dir(path)); err != nil {
 		f.Close()
 		return nil, nil, err
 	}

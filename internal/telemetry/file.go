@@ -10,9 +10,10 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
+
+	"github.com/qoslab/qoslab/internal/atomicfile"
 )
 
 // Log appends samples to a telemetry.jsonl. Lines are buffered and written
@@ -76,7 +77,7 @@ func OpenLogKeeping(path string, keep func(cell string, repeat int) bool) (*Log,
 		}
 	}
 	if len(kept) != len(b) {
-		if err := writeFileAtomic(path, kept); err != nil {
+		if err := atomicfile.Write(path, kept); err != nil {
 			return nil, notes, err
 		}
 	}
@@ -85,31 +86,6 @@ func OpenLogKeeping(path string, keep func(cell string, repeat int) bool) (*Log,
 		return nil, notes, fmt.Errorf("open telemetry: %w", err)
 	}
 	return &Log{f: f, size: int64(len(kept))}, notes, nil
-}
-
-// writeFileAtomic replaces path with data: a temporary file in the same
-// directory, synced, then renamed over it.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("rewrite %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("rewrite %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("rewrite %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("rewrite %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("rewrite %s: %w", path, err)
-	}
-	return nil
 }
 
 // Append buffers samples, stamping each with the schema version.

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/atomicfile"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/telemetry"
@@ -138,7 +139,7 @@ func Write(dir string, a Analysis) error {
 		if err := f.render(&buf); err != nil {
 			return fmt.Errorf("write %s: %w", filepath.Join(dir, f.name), err)
 		}
-		if err := results.WriteFileAtomic(filepath.Join(dir, f.name), buf.Bytes()); err != nil {
+		if err := atomicfile.Write(filepath.Join(dir, f.name), buf.Bytes()); err != nil {
 			return err
 		}
 	}
