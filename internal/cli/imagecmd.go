@@ -80,14 +80,20 @@ fetched first (see qoslab image fetch-kernel).`,
 			return nil
 		},
 	}
+	kernelFlags(cmd, &o.BuildSettings, "", "guest architecture: amd64, arm64 (default: the recipe's)")
+	cmd.Flags().StringVar(&o.GuestAgent, "guest-agent", "", "the linux agent to install as /init (default: bin/linux-ARCH/qoslab-agent beside qoslab)")
+	return imageCommand(f, cmd, &o.ImageOptions, o, imageBuildRun, runF)
+}
+
+// kernelFlags adds the flags that say which kernel: the recipe, the arch
+// (default archDefault) and the kernel cache.
+func kernelFlags(cmd *cobra.Command, bs *image.BuildSettings, archDefault, archHelp string) {
 	fl := cmd.Flags()
-	fl.StringVar(&o.RecipeFile, "recipe", "", "image recipe (YAML; default: the built-in linux-microvm recipe)")
-	fl.StringVar(&o.Arch, "arch", "", "guest architecture: amd64, arm64 (default: the recipe's)")
-	fl.StringVar(&o.KernelCache, "kernel-cache", "", "where Debian kernels are kept (default $XDG_CACHE_HOME/qoslab/kernels)")
-	fl.StringVar(&o.GuestAgent, "guest-agent", "", "the linux agent to install as /init (default: bin/linux-ARCH/qoslab-agent beside qoslab)")
+	fl.StringVar(&bs.RecipeFile, "recipe", "", "image recipe (YAML; default: the built-in linux-microvm recipe)")
+	fl.StringVar(&bs.Arch, "arch", archDefault, archHelp)
+	fl.StringVar(&bs.KernelCache, "kernel-cache", "", "where Debian kernels are kept (default $XDG_CACHE_HOME/qoslab/kernels)")
 	_ = cmd.MarkFlagFilename("recipe", "yaml", "yml")
 	complete(cmd, "arch", fixed("amd64", "arm64"))
-	return imageCommand(f, cmd, &o.ImageOptions, o, imageBuildRun, runF)
 }
 
 // buildOptions resolves an image command's settings (resolve: the full
@@ -136,11 +142,7 @@ kernel.suite, default stable), else every suite of this machine's apt
 sources. A kernel already in the cache is not fetched again.`,
 		Args: noArgs,
 	}
-	fl := cmd.Flags()
-	fl.StringVar(&o.RecipeFile, "recipe", "", "image recipe (YAML; default: the built-in linux-microvm recipe)")
-	fl.StringVar(&o.Arch, "arch", runtime.GOARCH, "kernel architecture: amd64, arm64")
-	fl.StringVar(&o.KernelCache, "kernel-cache", "", "where Debian kernels are kept (default $XDG_CACHE_HOME/qoslab/kernels)")
-	complete(cmd, "arch", fixed("amd64", "arm64"))
+	kernelFlags(cmd, &o.BuildSettings, runtime.GOARCH, "kernel architecture: amd64, arm64")
 	return imageCommand(f, cmd, &o.ImageOptions, o, imageFetchKernelRun, runF)
 }
 
