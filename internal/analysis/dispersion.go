@@ -61,15 +61,12 @@ func Disperse(values []float64, unit string) Dispersion {
 	}
 	d.MaxMin = Float(v[len(v)-1] / v[0])
 	if len(v) >= 2 {
-		var mean, ss float64
+		m := mean(v)
+		var ss float64
 		for _, x := range v {
-			mean += x
+			ss += (x - m) * (x - m)
 		}
-		mean /= float64(len(v))
-		for _, x := range v {
-			ss += (x - mean) * (x - mean)
-		}
-		d.CV = Float(math.Sqrt(ss/float64(len(v)-1)) / mean)
+		d.CV = Float(math.Sqrt(ss/float64(len(v)-1)) / m)
 	}
 	if k, ok := bimodalSplit(v); ok {
 		d.Bimodal = true

@@ -244,6 +244,9 @@ func Scaling(cells []Cell, totalWork func(workload string) bool) []Finding {
 				best = c
 			}
 		}
+		if math.IsNaN(float64(best.TotalRate.Median)) {
+			continue
+		}
 		// near: within ScalingTolerance of the best.
 		near := func(c Cell) bool {
 			if totalWork(k.workload) {
@@ -270,9 +273,6 @@ func Scaling(cells []Cell, totalWork func(workload string) bool) []Finding {
 				plateau.Threads, what(plateau), 100*ScalingTolerance, what(best), best.Threads)
 		default:
 			text += "; every added thread still paid"
-		}
-		if math.IsNaN(float64(best.TotalRate.Median)) {
-			continue
 		}
 		out = append(out, Finding{Kind: "scaling", Target: k.target, Workload: k.workload, QoS: k.qos, Text: text})
 	}
