@@ -264,8 +264,8 @@ func decompress(name string, b []byte) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(r, 4<<30))
 }
 
-// get reads url whole, up to limit bytes.
-func (f *Fetcher) get(ctx context.Context, url string, limit int64) ([]byte, error) {
+// open GETs url and returns its body, refusing any status but 200.
+func (f *Fetcher) open(ctx context.Context, url string) (io.ReadCloser, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
@@ -274,11 +274,21 @@ func (f *Fetcher) get(ctx context.Context, url string, limit int64) ([]byte, err
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
 		return nil, fmt.Errorf("%s: %s", url, resp.Status)
 	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	return resp.Body, nil
+}
+
+// get reads url whole, up to limit bytes.
+func (f *Fetcher) get(ctx context.Context, url string, limit int64) ([]byte, error) {
+	body, err := f.open(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	defer body.Close()
+	b, err := io.ReadAll(io.LimitReader(body, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", url, err)
 	}
@@ -341,18 +351,11 @@ func (f *Fetcher) point(pkg, arch, name string) error {
 }
 
 func (f *Fetcher) download(ctx context.Context, url, part string, size int64, sum string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	body, err := f.open(ctx, url)
 	if err != nil {
 		return err
 	}
-	resp, err := f.client().Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: %s", url, resp.Status)
-	}
+	defer body.Close()
 	out, err := os.Create(part)
 	if err != nil {
 		return err
@@ -361,7 +364,7 @@ func (f *Fetcher) download(ctx context.Context, url, part string, size int64, su
 	var done int64
 	buf := make([]byte, 256<<10)
 	for {
-		n, rerr := resp.Body.Read(buf)
+		n, rerr := body.Read(buf)
 		if n > 0 {
 			if done+int64(n) > size {
 				out.Close()
