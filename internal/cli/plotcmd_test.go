@@ -88,11 +88,11 @@ func TestPlotRunWritesChosenCharts(t *testing.T) {
 func TestReportRunWritesBothFiles(t *testing.T) {
 	dir := copyFixture(t, "linux-contention")
 	streams, out, _ := testIO()
-	require.NoError(t, reportRun(context.Background(), &PlotOptions{ResultsOptions: ResultsOptions{IO: streams, Dirs: []string{dir}}}))
+	require.NoError(t, reportRun(context.Background(), &ReportOptions{ResultsOptions: ResultsOptions{IO: streams, Dirs: []string{dir}}}))
 	assert.Equal(t, []string{filepath.Join(dir, results.ReportFile), filepath.Join(dir, "report.md")}, strings.Fields(out.String()))
 	assert.FileExists(t, filepath.Join(dir, results.PlotsDir, "throughput-fp.png"), "report.md links PNGs, so they are drawn")
 
-	err := reportRun(context.Background(), &PlotOptions{ResultsOptions: ResultsOptions{IO: streams, Dirs: []string{t.TempDir()}}})
+	err := reportRun(context.Background(), &ReportOptions{ResultsOptions: ResultsOptions{IO: streams, Dirs: []string{t.TempDir()}}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "not a qoslab results directory")
 }

@@ -6,12 +6,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
-	"github.com/qoslab/qoslab/internal/analysis"
-	"github.com/qoslab/qoslab/internal/report"
+	"github.com/qoslab/qoslab/internal/compare"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/results/summary"
 	"github.com/qoslab/qoslab/internal/units"
@@ -129,28 +129,106 @@ func resultsShowRun(_ context.Context, o *ResultsOptions) error {
 	return summary.WriteMarkdown(o.IO.Out, summary.Of(l))
 }
 
-// NewCmdCompare builds `qoslab compare`.
-func NewCmdCompare(f *Factory, runF func(context.Context, *ResultsOptions) error) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "compare OLD NEW",
-		Short: "Compare two runs cell by cell, benchstat style (two machines, two macOS versions, ...)",
-		Args:  cobra.ExactArgs(2),
-	}
-	o := &ResultsOptions{}
-	return resultsCommand(f, cmd, "compare", o, o, compareRun, runF)
+// CompareOptions are `qoslab compare`'s inputs: two or more results
+// directories, the first the baseline.
+type CompareOptions struct {
+	ResultsOptions
+	// Labels are --label NAME=DIR values: NAME heads DIR's column.
+	Labels []string
+	Format string
 }
 
-// compareRun prints each cell both runs have, in table order: the median
-// total rate of each, the change, and a Mann-Whitney U test of the
-// per-repeat rates; "~" where the difference is not significant.
-func compareRun(_ context.Context, o *ResultsOptions) error {
-	var cells [2][]analysis.Cell
-	for i, d := range o.Dirs {
+// NewCmdCompare builds `qoslab compare DIR DIR [DIR...]`.
+func NewCmdCompare(f *Factory, runF func(context.Context, *CompareOptions) error) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "compare DIR DIR [DIR...]",
+		Short: "Compare runs cell by cell, benchstat style: one column per run (machines, OS versions, hypervisors)",
+		Long: `compare sets two or more results directories side by side, one column per run,
+the first the baseline. Each cell (workload, target, QoS, threads) shows its median
+total rate with the half-width of its 95% interval, and each later run its change
+against the baseline, "~" where a Mann-Whitney U test of the repeats finds none.
+A geometric-mean row per target closes each workload; the findings follow (the
+subsumption index with its interval and verdict, each target's QoS sensitivity).
+A cell a run lacks is shown as missing. When the runs differ in what shapes the
+numbers (spec, contention, loops or durations, sizes, quick, acceleration), the
+table says so above the rows.
+
+Columns are labelled with the host's name and OS version from run.json; --label
+NAME=DIR sets one.`,
+		Example: `  qoslab compare fleet-results/mini/contention-* fleet-results/studio/contention-*
+  qoslab compare --label M1=a --label M4=b a b --format markdown`,
+		Args: cobra.MinimumNArgs(2),
+	}
+	o := &CompareOptions{}
+	cmd.Flags().StringArrayVar(&o.Labels, "label", nil, "NAME=DIR: head DIR's column with NAME (repeatable)")
+	cmd.Flags().StringVar(&o.Format, "format", "table", "output format: "+strings.Join(compare.Formats, ", "))
+	complete(cmd, "format", func() []string { return compare.Formats })
+	return resultsCommand(f, cmd, "compare", &o.ResultsOptions, o, compareRun, runF, func() error { return oneOf("--format", o.Format, compare.Formats) })
+}
+
+// compareRun loads every directory, labels the columns and prints the
+// comparison (compare.Build) in the asked format.
+func compareRun(_ context.Context, o *CompareOptions) error {
+	c, _, err := buildComparison(o.Dirs, o.Labels)
+	if err != nil {
+		return err
+	}
+	return compare.Write(o.IO.Out, o.Format, c)
+}
+
+// buildComparison loads dirs and compares them, labelled by labels
+// (NAME=DIR values).
+func buildComparison(dirs, labels []string) (*compare.Comparison, []*results.Loaded, error) {
+	given, err := parseLabels(labels, dirs)
+	if err != nil {
+		return nil, nil, err
+	}
+	var loaded []*results.Loaded
+	for _, d := range dirs {
 		l, err := results.Load(d)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
-		cells[i] = l.Cells()
+		loaded = append(loaded, l)
 	}
-	return report.WriteChanges(o.IO.Out, o.Dirs[0], o.Dirs[1], analysis.Changes(cells[0], cells[1]))
+	names := compare.Labels(loaded, given)
+	in := make([]compare.Input, len(loaded))
+	for i, l := range loaded {
+		in[i] = compare.Input{Label: names[i], Loaded: l}
+	}
+	c, err := compare.Build(in)
+	if err != nil {
+		return nil, nil, usageError(err)
+	}
+	if !c.Shared() {
+		return nil, nil, fmt.Errorf("%s have no cell in common (same target, workload, class, threads and phase in two or more of them)", strings.Join(dirs, ", "))
+	}
+	return c, loaded, nil
+}
+
+// parseLabels turns --label NAME=DIR values into DIR (as given among dirs)
+// to NAME.
+func parseLabels(labels, dirs []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, l := range labels {
+		name, dir, ok := strings.Cut(l, "=")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" || dir == "" {
+			return nil, usageError(fmt.Errorf("--label %q: want NAME=DIR, a column name and one of the directories compared", l))
+		}
+		match := ""
+		for _, d := range dirs {
+			if filepath.Clean(d) == filepath.Clean(dir) {
+				match = d
+			}
+		}
+		if match == "" {
+			return nil, usageError(fmt.Errorf("--label %q: %s is not one of the directories compared (%s)", l, dir, strings.Join(dirs, ", ")))
+		}
+		if _, dup := out[match]; dup {
+			return nil, usageError(fmt.Errorf("--label %q: %s already has a label", l, dir))
+		}
+		out[match] = name
+	}
+	return out, nil
 }

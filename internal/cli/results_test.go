@@ -41,7 +41,7 @@ func TestCompareRuns(t *testing.T) {
 	streams, out, _ := testIO()
 	compare := func(old, new string) error {
 		out.Reset()
-		return compareRun(context.Background(), &ResultsOptions{IO: streams, Dirs: []string{old, new}})
+		return compareRun(context.Background(), &CompareOptions{ResultsOptions: ResultsOptions{IO: streams, Dirs: []string{old, new}}, Format: "table"})
 	}
 	require.NoError(t, compare(slow, fast))
 	assert.Contains(t, out.String(), "+101.0%", "a clear difference is shown with its size: medians 100 and 201")
@@ -62,9 +62,9 @@ func TestCompareSaysWhenRepeatsAreTooFew(t *testing.T) {
 	slow := fakeRun(t, parent, "slow", "fp", []float64{100, 101, 99})
 	fast := fakeRun(t, parent, "fast", "fp", []float64{300, 303, 297})
 	streams, out, _ := testIO()
-	require.NoError(t, compareRun(context.Background(), &ResultsOptions{IO: streams, Dirs: []string{slow, fast}}))
-	assert.Contains(t, out.String(), "p=0.1 *")
-	assert.Contains(t, out.String(), "rows marked * cannot reach p<0.05 with these repeats (3 vs 3: smallest p 0.1), however large the change: use 6 or more repeats")
+	require.NoError(t, compareRun(context.Background(), &CompareOptions{ResultsOptions: ResultsOptions{IO: streams, Dirs: []string{slow, fast}}, Format: "table"}))
+	assert.Contains(t, out.String(), "~ (p=0.1) *")
+	assert.Contains(t, out.String(), "*: these repeats cannot reach p<0.05 however large the change: use 6 or more repeats")
 }
 
 func TestResultsListAndShow(t *testing.T) {

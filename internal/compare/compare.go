@@ -1,0 +1,593 @@
+// Package compare sets two or more results directories side by side,
+// benchstat style: one column per run, the first the baseline; per cell the
+// median total rate with its confidence interval, and each later run's
+// change against the baseline with "~" where a rank test finds none; the
+// findings (subsumption index, QoS sensitivity) the same way; and a
+// geometric-mean row per target closing each workload.
+package compare
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/experiment"
+	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/results/summary"
+	"github.com/qoslab/qoslab/internal/units"
+)
+
+// Input is one run to compare: its loaded results directory, and the label
+// its column gets ("" for the default, DefaultLabel).
+type Input struct {
+	Label  string
+	Loaded *results.Loaded
+}
+
+// Column is one compared run.
+type Column struct {
+	Label string `json:"label"`
+	Dir   string `json:"dir"`
+	// Host and OS are the host target's host name and OS version as its
+	// agent reported them ("" when run.json has none).
+	Host string `json:"host"`
+	OS   string `json:"os"`
+	// Machine is the host's OS/arch and CPU model.
+	Machine string `json:"machine"`
+	// Started is when the run started (UTC, to the minute).
+	Started string `json:"started"`
+	// State is "complete", or what a partial run got through.
+	State string `json:"state"`
+	// Shape is what shapes the run's numbers, key by key (ShapeKeys order).
+	Shape map[string]string `json:"shape"`
+}
+
+// Difference is one thing that shapes the numbers and is not the same in
+// every run: its value per column.
+type Difference struct {
+	Key    string   `json:"key"`
+	Values []string `json:"values"`
+}
+
+// Value is one run's cell: its median total rate with the median's
+// interval, and, after the baseline, the change against the baseline.
+type Value struct {
+	Present bool          `json:"present"`
+	N       int           `json:"n,omitempty"`
+	Median  analysis.Float `json:"median"`
+	Low     analysis.Float `json:"ci_low"`
+	High    analysis.Float `json:"ci_high"`
+	// Delta compares the cell with the baseline's (nil for the baseline
+	// itself, or when either run lacks the cell).
+	Delta *Delta `json:"delta,omitempty"`
+}
+
+// Delta is a run's change against the baseline.
+type Delta struct {
+	// Ratio is this run's value over the baseline's.
+	Ratio analysis.Float `json:"ratio"`
+	// P is the two-sided Mann-Whitney p of the two runs' repeats; NaN for
+	// a geometric mean (no test).
+	P analysis.Float `json:"p"`
+	// Significant says whether the change is one: p below Alpha for a
+	// cell; for a finding, whether the two intervals do not overlap.
+	Significant bool `json:"significant"`
+}
+
+// Row is one cell across the runs.
+type Row struct {
+	analysis.CellKey
+	Unit   string  `json:"unit"`
+	Values []Value `json:"values"`
+}
+
+// Geomean is a workload's geometric mean of median rates on one target,
+// over the cells every run has.
+type Geomean struct {
+	Workload string `json:"workload"`
+	Target   string `json:"target"`
+	Unit     string `json:"unit"`
+	// Cells counts the cells the mean is over; 0 when no cell of the
+	// target is in every run (then every value is missing).
+	Cells  int     `json:"cells"`
+	Values []Value `json:"values"`
+}
+
+// Finding kinds.
+const (
+	KindSubsumption = "subsumption_index"
+	KindSensitivity = "qos_sensitivity"
+)
+
+// FindingValue is one run's finding: its estimate with interval, and for a
+// subsumption index the verdict.
+type FindingValue struct {
+	Value
+	Outcome string `json:"outcome,omitempty"`
+}
+
+// FindingRow is a finding across the runs: the subsumption index of a
+// workload (and phase), or a target's QoS sensitivity (the rate at the
+// highest class over that at the lowest).
+type FindingRow struct {
+	Kind     string         `json:"kind"`
+	Workload string         `json:"workload"`
+	Phase    string         `json:"phase,omitempty"`
+	Target   string         `json:"target,omitempty"`
+	High     int            `json:"high,omitempty"`
+	Low      int            `json:"low,omitempty"`
+	Values   []FindingValue `json:"values"`
+}
+
+// Comparison is the whole N-way comparison.
+type Comparison struct {
+	Columns     []Column     `json:"columns"`
+	Differences []Difference `json:"differences"`
+	Rows        []Row        `json:"rows"`
+	Geomeans    []Geomean    `json:"geomeans"`
+	Findings    []FindingRow `json:"findings"`
+	// Alpha is the significance level of the cells' tests.
+	Alpha float64 `json:"alpha"`
+	// Analyses are the runs' own analyses, in column order (for charts).
+	Analyses []summary.Analysis `json:"-"`
+}
+
+// Build compares the runs, the first as the baseline. Labels must be unique
+// (DefaultLabels makes them so).
+func Build(in []Input) (*Comparison, error) {
+	if len(in) < 2 {
+		return nil, fmt.Errorf("compare needs two or more results directories, got %d", len(in))
+	}
+	c := &Comparison{Alpha: analysis.Alpha}
+	seen := map[string]string{}
+	var cells [][]analysis.Cell
+	for _, r := range in {
+		l := r.Loaded
+		if prev, ok := seen[r.Label]; ok {
+			return nil, fmt.Errorf("label %q names both %s and %s: labels must differ (set one with --label NAME=DIR)", r.Label, prev, l.Path)
+		}
+		seen[r.Label] = l.Path
+		col := describe(l)
+		col.Label = r.Label
+		c.Columns = append(c.Columns, col)
+		a := summary.Of(l)
+		c.Analyses = append(c.Analyses, a)
+		cells = append(cells, a.Cells)
+	}
+	c.Differences = differences(c.Columns)
+	c.Rows = rows(cells)
+	c.Geomeans = geomeans(c.Rows, len(in))
+	c.Findings = findings(c.Analyses)
+	return c, nil
+}
+
+// DefaultLabel is a run's label when none is given: the host's name and OS
+// version as run.json records them ("mini, macOS 15.1"), or the directory's
+// name when run.json has neither.
+func DefaultLabel(l *results.Loaded) string {
+	host, osv := hostInfo(l.Run)
+	if i := strings.Index(osv, ","); i > 0 {
+		osv = osv[:i] // "Debian GNU/Linux 12 (bookworm), Linux 6.1": the distribution
+	}
+	osv = strings.Replace(osv, " GNU/Linux", "", 1)
+	parts := []string{}
+	for _, p := range []string{host, osv} {
+		if p != "" && p != "(none)" {
+			parts = append(parts, p)
+		}
+	}
+	if len(parts) == 0 {
+		return filepath.Base(l.Path)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Labels returns a label per run: given[path] where set, else DefaultLabel;
+// default labels that two runs share get " #1", " #2", ... in run order.
+func Labels(runs []*results.Loaded, given map[string]string) []string {
+	out := make([]string, len(runs))
+	count := map[string]int{}
+	for i, l := range runs {
+		if g, ok := given[l.Path]; ok {
+			out[i] = g
+			continue
+		}
+		out[i] = DefaultLabel(l)
+		count[out[i]]++
+	}
+	nth := map[string]int{}
+	for i, l := range runs {
+		if _, ok := given[l.Path]; ok || count[out[i]] < 2 {
+			continue
+		}
+		nth[out[i]]++
+		out[i] += " #" + strconv.Itoa(nth[out[i]])
+	}
+	return out
+}
+
+// hostInfo is the host target's host name and OS version from run.json.
+func hostInfo(r results.Run) (host, osVersion string) {
+	var info struct {
+		Hostname  string `json:"hostname"`
+		OSVersion string `json:"os_version"`
+	}
+	if raw, ok := r.Targets["host"]; ok {
+		_ = json.Unmarshal(raw, &info)
+	}
+	return info.Hostname, info.OSVersion
+}
+
+// ShapeKeys are the things that shape a run's numbers, in the order the
+// table lists them; per-workload keys ("fp work") follow.
+var ShapeKeys = []string{"spec", "quick", "contention", "accel", "vm cpus", "repeats"}
+
+func describe(l *results.Loaded) Column {
+	col := Column{Dir: l.Path, Started: started(l.Run.Started), State: "complete", Shape: map[string]string{}}
+	col.Host, col.OS = hostInfo(l.Run)
+	var info struct {
+		OS, Arch string
+		CPU      string `json:"cpu_model"`
+	}
+	if raw, ok := l.Run.Targets["host"]; ok {
+		_ = json.Unmarshal(raw, &info)
+		col.Machine = strings.TrimPrefix(strings.Join([]string{info.OS + "/" + info.Arch, info.CPU}, ", "), "/, ")
+	}
+	if p := l.Partial(); p != "" {
+		col.State = p
+	} else if !l.Run.Complete() {
+		col.State = "incomplete"
+	}
+	var spec experiment.Spec
+	specErr := json.Unmarshal(l.Run.Spec, &spec)
+	col.Shape["spec"] = l.Run.Name
+	if specErr != nil {
+		col.Shape["spec"] += " (run.json's spec is unreadable)"
+		return col
+	}
+	col.Shape["quick"] = strconv.FormatBool(spec.Quick)
+	col.Shape["repeats"] = strconv.Itoa(spec.Repeats)
+	col.Shape["contention"] = contentionText(l.Run, spec)
+	col.Shape["accel"], col.Shape["vm cpus"] = "no vm", "no vm"
+	if slices.Contains(spec.Targets, "vm") {
+		col.Shape["accel"] = appliedAccel(l.Run, spec)
+		col.Shape["vm cpus"] = strconv.Itoa(spec.VM.CPUs)
+	}
+	for _, m := range spec.Matrix {
+		key := m.Workload + " work"
+		if prev, ok := col.Shape[key]; ok {
+			if !slices.Contains(strings.Split(prev, "; "), workText(m)) {
+				col.Shape[key] = prev + "; " + workText(m)
+			}
+		} else {
+			col.Shape[key] = workText(m)
+		}
+	}
+	return col
+}
+
+// contentionText is the host's contention as asked and as run: "all (2
+// spinners)", "none".
+func contentionText(r results.Run, spec experiment.Spec) string {
+	var c experiment.Contention
+	if len(r.Contention) > 0 && json.Unmarshal(r.Contention, &c) == nil && c.Threads > 0 {
+		return fmt.Sprintf("%v (%s)", c.Asked, units.Plural(c.Threads, "spinner"))
+	}
+	if s := spec.Contention.String(); s != "0" && s != "" {
+		return s + " (not recorded as run)"
+	}
+	return "none"
+}
+
+// appliedAccel is the VM's acceleration as run (run.json's machines), else
+// as the spec asked.
+func appliedAccel(r results.Run, spec experiment.Spec) string {
+	var machines map[string]struct {
+		Backend string `json:"backend"`
+		Accel   string `json:"accel"`
+	}
+	if json.Unmarshal(r.Machines, &machines) == nil {
+		if m, ok := machines["vm"]; ok && m.Accel != "" {
+			return strings.TrimPrefix(m.Backend+" "+m.Accel, " ")
+		}
+	}
+	if spec.VM.Accel != "" {
+		return spec.VM.Accel + " (asked)"
+	}
+	return "not recorded"
+}
+
+// workText is what a matrix entry does per cell: "loops 1e7", "1s",
+// "16 MiB, ratio 3, zstd level 3, sink file".
+func workText(m experiment.MatrixEntry) string {
+	var parts []string
+	if m.Loops > 0 {
+		parts = append(parts, "loops "+units.FormatCount(m.Loops))
+	}
+	if m.Duration > 0 {
+		parts = append(parts, "duration "+m.Duration.String())
+	}
+	if m.SizeBytes > 0 {
+		parts = append(parts, "size "+units.FormatBytes(m.SizeBytes))
+	}
+	if m.Ratio > 0 {
+		parts = append(parts, "ratio "+strconv.FormatFloat(m.Ratio, 'g', -1, 64))
+	}
+	if m.Codec != "" {
+		c := m.Codec
+		if m.Level != 0 {
+			c += " level " + strconv.Itoa(m.Level)
+		}
+		parts = append(parts, c)
+	}
+	if m.Sink != "" {
+		parts = append(parts, "sink "+m.Sink)
+	}
+	if len(parts) == 0 {
+		return "default"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// differences lists the shape keys whose values are not all the same.
+func differences(cols []Column) []Difference {
+	keys := slices.Clone(ShapeKeys)
+	var extra []string
+	for _, c := range cols {
+		for k := range c.Shape {
+			if !slices.Contains(keys, k) && !slices.Contains(extra, k) {
+				extra = append(extra, k)
+			}
+		}
+	}
+	slices.Sort(extra)
+	keys = append(keys, extra...)
+	var out []Difference
+	for _, k := range keys {
+		d := Difference{Key: k}
+		same := true
+		for _, c := range cols {
+			v, ok := c.Shape[k]
+			if !ok {
+				v = "-"
+			}
+			d.Values = append(d.Values, v)
+			same = same && v == d.Values[0]
+		}
+		if !same {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// rows is every cell any run has, in table order, with each run's value.
+func rows(cells [][]analysis.Cell) []Row {
+	byKey := map[analysis.CellKey][]*analysis.Cell{}
+	var keys []analysis.CellKey
+	unit := map[analysis.CellKey]string{}
+	for i, cs := range cells {
+		for j := range cs {
+			k := cs[j].CellKey
+			if byKey[k] == nil {
+				byKey[k] = make([]*analysis.Cell, len(cells))
+				keys = append(keys, k)
+				unit[k] = cs[j].Unit
+			}
+			byKey[k][i] = &cs[j]
+		}
+	}
+	slices.SortFunc(keys, analysis.CompareKeys)
+	out := make([]Row, 0, len(keys))
+	for _, k := range keys {
+		r := Row{CellKey: k, Unit: unit[k]}
+		base := byKey[k][0]
+		for _, c := range byKey[k] {
+			if c == nil || c.TotalRate.N == 0 {
+				r.Values = append(r.Values, Value{Median: nan(), Low: nan(), High: nan()})
+				continue
+			}
+			v := Value{Present: true, N: c.TotalRate.N, Median: c.TotalRate.Median, Low: c.TotalRate.CILow, High: c.TotalRate.CIHigh}
+			if c != base && base != nil && base.TotalRate.N > 0 {
+				ch := analysis.Compare(*base, *c)
+				v.Delta = &Delta{Ratio: ch.Ratio, P: ch.Test.P, Significant: ch.Test.Significant(analysis.Alpha) && base.TotalRate.Median != 0 && !ch.Ratio.IsNaN()}
+			}
+			r.Values = append(r.Values, v)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func nan() analysis.Float { return analysis.Float(math.NaN()) }
+
+// geomeans is, per workload and target in row order, the geometric mean of
+// the median rates of the cells every run has (with a positive median): the
+// same cells in every column, so the means compare.
+func geomeans(rows []Row, n int) []Geomean {
+	type key struct{ workload, target string }
+	var order []key
+	sums := map[key][]float64{}
+	counts := map[key]int{}
+	unit := map[key]string{}
+	for _, r := range rows {
+		k := key{r.Workload, r.Target}
+		if _, ok := sums[k]; !ok {
+			order = append(order, k)
+			sums[k] = make([]float64, n)
+			unit[k] = r.Unit
+		}
+		all := true
+		for _, v := range r.Values {
+			all = all && v.Present && v.Median > 0
+		}
+		if !all {
+			continue
+		}
+		counts[k]++
+		for i, v := range r.Values {
+			sums[k][i] += math.Log(float64(v.Median))
+		}
+	}
+	var out []Geomean
+	for _, k := range order {
+		g := Geomean{Workload: k.workload, Target: k.target, Unit: unit[k], Cells: counts[k]}
+		for i := range n {
+			if g.Cells == 0 {
+				g.Values = append(g.Values, Value{Median: nan(), Low: nan(), High: nan()})
+				continue
+			}
+			m := math.Exp(sums[k][i] / float64(g.Cells))
+			v := Value{Present: true, Median: analysis.Float(m), Low: nan(), High: nan()}
+			if i > 0 {
+				v.Delta = &Delta{Ratio: analysis.Float(m / math.Exp(sums[k][0]/float64(g.Cells))), P: nan()}
+			}
+			g.Values = append(g.Values, v)
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// findings are the subsumption indexes of the workloads any run judged, and
+// each target's QoS sensitivity per workload (and phase) run at two or more
+// classes, in workload order; a run without the finding has it missing.
+func findings(as []summary.Analysis) []FindingRow {
+	type key struct {
+		kind, workload, phase, target string
+		high, low                     int
+	}
+	var order []key
+	vals := map[key][]FindingValue{}
+	put := func(k key, i int, v FindingValue) {
+		if vals[k] == nil {
+			vals[k] = make([]FindingValue, len(as))
+			for j := range vals[k] {
+				vals[k][j] = FindingValue{Value: Value{Median: nan(), Low: nan(), High: nan()}}
+			}
+			order = append(order, k)
+		}
+		vals[k][i] = v
+	}
+	for i, a := range as {
+		for _, v := range a.Verdicts {
+			if v.SI.IsNaN() {
+				continue
+			}
+			put(key{kind: KindSubsumption, workload: v.Host.Workload, phase: v.Host.Phase},
+				i, FindingValue{Value: Value{Present: true, Median: v.SI, Low: v.SILow, High: v.SIHigh}, Outcome: string(v.Outcome)})
+		}
+		for _, s := range sensitivities(a.Cells) {
+			if s.Shift.Estimate.IsNaN() {
+				continue
+			}
+			put(key{kind: KindSensitivity, workload: s.Workload, phase: s.Phase, target: s.Target, high: s.High, low: s.Low},
+				i, FindingValue{Value: Value{Present: true, N: s.Shift.Pairs,
+					Median: analysis.Float(s.RatioEstimate()),
+					Low:    analysis.Float(math.Exp(float64(s.Shift.Low))), High: analysis.Float(math.Exp(float64(s.Shift.High)))}})
+		}
+	}
+	slices.SortStableFunc(order, func(a, b key) int {
+		if c := strings.Compare(a.workload, b.workload); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.phase, b.phase); c != 0 {
+			return c
+		}
+		if a.kind != b.kind { // the index first, then each target's ratio
+			if a.kind == KindSubsumption {
+				return -1
+			}
+			return 1
+		}
+		return analysis.TargetRank(a.target) - analysis.TargetRank(b.target)
+	})
+	out := make([]FindingRow, 0, len(order))
+	for _, k := range order {
+		r := FindingRow{Kind: k.kind, Workload: k.workload, Phase: k.phase, Target: k.target, High: k.high, Low: k.low, Values: vals[k]}
+		base := r.Values[0]
+		for i := 1; i < len(r.Values); i++ {
+			v := &r.Values[i]
+			if !v.Present || !base.Present {
+				continue
+			}
+			d := &Delta{P: nan(), Significant: disjoint(base.Value, v.Value)}
+			if k.kind == KindSubsumption {
+				d.Ratio = v.Median - base.Median // an index: the difference
+			} else {
+				d.Ratio = v.Median / base.Median
+			}
+			v.Delta = d
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// disjoint reports whether two intervals do not overlap: a conservative
+// test of a difference (two 95% intervals that miss each other differ at
+// well under 5%).
+func disjoint(a, b Value) bool {
+	if a.Low.IsNaN() || a.High.IsNaN() || b.Low.IsNaN() || b.High.IsNaN() {
+		return false
+	}
+	return a.High < b.Low || b.High < a.Low
+}
+
+// sensitivities is each target's QoS sensitivity per workload (and phase)
+// run at two or more classes there: the highest class against the lowest,
+// at every thread count with both.
+func sensitivities(cells []analysis.Cell) []analysis.Sensitivity {
+	type key struct{ target, workload, phase string }
+	var order []key
+	classes := map[key][]int{}
+	for _, c := range cells {
+		k := key{c.Target, c.Workload, c.Phase}
+		if _, ok := classes[k]; !ok {
+			order = append(order, k)
+		}
+		if !slices.Contains(classes[k], c.QoS) {
+			classes[k] = append(classes[k], c.QoS)
+		}
+	}
+	var out []analysis.Sensitivity
+	for _, k := range order {
+		qs := classes[k]
+		if len(qs) < 2 {
+			continue
+		}
+		out = append(out, analysis.QoSSensitivity(cells, k.target, k.workload, k.phase, slices.Max(qs), slices.Min(qs), nil))
+	}
+	return out
+}
+
+// started is a run's start time for the legend; zero-safe.
+func started(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02 15:04Z")
+}
+
+// Shared reports whether two or more runs have some cell in common: without
+// one there is nothing to compare.
+func (c *Comparison) Shared() bool {
+	for _, r := range c.Rows {
+		n := 0
+		for _, v := range r.Values {
+			if v.Present {
+				n++
+			}
+		}
+		if n >= 2 {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,459 @@
+package compare
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/units"
+)
+
+// Formats are the output formats Write takes.
+var Formats = []string{"table", "csv", "markdown", "json"}
+
+// Write writes the comparison in format, one of Formats.
+func Write(w io.Writer, format string, c *Comparison) error {
+	switch format {
+	case "table", "":
+		return writeText(w, c, false)
+	case "markdown":
+		return writeText(w, c, true)
+	case "csv":
+		return WriteCSV(w, c)
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(c)
+	}
+	return fmt.Errorf("unknown format %q: allowed %s", format, strings.Join(Formats, ", "))
+}
+
+// Section is one block of the table: a workload's cells and geometric
+// means, or the findings.
+type Section struct {
+	Title  string
+	Header []string
+	Rows   [][]string
+	// Numeric marks the columns to right-align.
+	Numeric []bool
+}
+
+// Legend lines: one per run, the first the baseline.
+func (c *Comparison) Legend() []string {
+	var out []string
+	for i, col := range c.Columns {
+		role := ""
+		if i == 0 {
+			role = " (baseline)"
+		}
+		parts := []string{col.Dir, "started " + col.Started}
+		if col.Machine != "" {
+			parts = append(parts, col.Machine)
+		}
+		if col.OS != "" {
+			parts = append(parts, col.OS)
+		}
+		parts = append(parts, col.State)
+		out = append(out, fmt.Sprintf("%s%s: %s", col.Label, role, strings.Join(parts, "; ")))
+	}
+	return out
+}
+
+// DifferenceText says, above the rows, whether the runs differ in what
+// shapes their numbers.
+func (c *Comparison) DifferenceText() string {
+	if len(c.Differences) == 0 {
+		return "Every run has the same " + strings.Join(ShapeKeys, ", ") + " and work per cell."
+	}
+	return "The runs differ in what shapes the numbers: a change below may come from these, not from the machines:"
+}
+
+// Sections renders the comparison as text blocks: one per workload (its
+// cells, then a geometric mean per target), then the findings.
+func (c *Comparison) Sections() []Section {
+	var out []Section
+	var sec *Section
+	flush := func(workload string) {
+		if sec == nil {
+			return
+		}
+		for _, g := range c.Geomeans {
+			if g.Workload == workload {
+				sec.Rows = append(sec.Rows, c.geomeanRow(g, len(sec.Header)-len(c.valueHeader())))
+			}
+		}
+		out = append(out, *sec)
+		sec = nil
+	}
+	current := ""
+	for _, r := range c.Rows {
+		if sec == nil || r.Workload != current {
+			flush(current)
+			current = r.Workload
+			sec = c.newSection(r.Workload, r.Unit)
+		}
+		sec.Rows = append(sec.Rows, c.cellRow(r, len(sec.Header)-len(c.valueHeader())))
+	}
+	flush(current)
+	if len(c.Findings) > 0 {
+		f := Section{Title: "findings (subsumption index with its 95% interval and verdict; QoS sensitivity: rate at the highest class over the lowest, Hodges-Lehmann, with its interval)",
+			Header: append([]string{"FINDING", "WORKLOAD"}, c.valueHeader()...)}
+		f.Numeric = make([]bool, len(f.Header))
+		for _, r := range c.Findings {
+			f.Rows = append(f.Rows, c.findingRow(r))
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func (c *Comparison) valueHeader() []string {
+	var h []string
+	for i, col := range c.Columns {
+		h = append(h, col.Label)
+		if i > 0 {
+			h = append(h, "vs base")
+		}
+	}
+	return h
+}
+
+func (c *Comparison) newSection(workload, unit string) *Section {
+	label, _ := units.RateUnit(unit)
+	phases := false
+	for _, r := range c.Rows {
+		phases = phases || (r.Workload == workload && r.Phase != "")
+	}
+	head := []string{"TARGET", "QOS", "THREADS"}
+	if phases {
+		head = append(head, "PHASE")
+	}
+	s := &Section{Title: fmt.Sprintf("%s (%s; median ±95%% interval)", workload, label), Header: append(head, c.valueHeader()...)}
+	s.Numeric = make([]bool, len(s.Header))
+	for i := 2; i < len(s.Numeric); i++ {
+		s.Numeric[i] = !(phases && i == 3)
+	}
+	return s
+}
+
+func (c *Comparison) cellRow(r Row, keyCols int) []string {
+	row := []string{r.Target, fmt.Sprintf("%d %s", r.QoS, qos.Class(r.QoS)), strconv.Itoa(r.Threads)}
+	if keyCols == 4 {
+		row = append(row, orDash(r.Phase))
+	}
+	_, scale := units.RateUnit(r.Unit)
+	maxN := 0
+	for _, v := range r.Values {
+		maxN = max(maxN, v.N)
+	}
+	for i, v := range r.Values {
+		row = append(row, rateText(v, scale, maxN))
+		if i > 0 {
+			row = append(row, c.deltaText(r.Values[0], v))
+		}
+	}
+	return row
+}
+
+func (c *Comparison) geomeanRow(g Geomean, keyCols int) []string {
+	row := []string{g.Target, "geomean", units.Plural(g.Cells, "cell")}
+	if keyCols == 4 {
+		row = append(row, "")
+	}
+	_, scale := units.RateUnit(g.Unit)
+	for i, v := range g.Values {
+		switch {
+		case g.Cells == 0:
+			row = append(row, "no cell in every run")
+		default:
+			row = append(row, units.SI(float64(v.Median)/scale))
+		}
+		if i > 0 {
+			if v.Delta == nil {
+				row = append(row, "")
+			} else {
+				row = append(row, percent(v.Delta.Ratio))
+			}
+		}
+	}
+	return row
+}
+
+func (c *Comparison) findingRow(r FindingRow) []string {
+	name := "subsumption index"
+	if r.Kind == KindSensitivity {
+		name = fmt.Sprintf("QoS sensitivity %s %d/%d", r.Target, r.High, r.Low)
+	}
+	row := []string{name, analysis.WorkloadText(r.Workload, r.Phase)}
+	for i, v := range r.Values {
+		switch {
+		case !v.Present:
+			row = append(row, "missing")
+		case r.Kind == KindSubsumption:
+			s := strconv.FormatFloat(float64(v.Median), 'f', 3, 64)
+			if !v.Low.IsNaN() && !v.High.IsNaN() {
+				s += fmt.Sprintf(" [%.3f..%.3f]", float64(v.Low), float64(v.High))
+			}
+			row = append(row, s+" "+v.Outcome)
+		default:
+			s := analysis.FormatRatio(v.Median)
+			if !v.Low.IsNaN() && !v.High.IsNaN() {
+				s += " [" + analysis.FormatRatio(v.Low) + ".." + analysis.FormatRatio(v.High) + "]"
+			}
+			row = append(row, s)
+		}
+		if i == 0 {
+			continue
+		}
+		switch {
+		case v.Delta == nil && v.Present:
+			row = append(row, "no baseline")
+		case v.Delta == nil:
+			row = append(row, "")
+		case !v.Delta.Significant:
+			row = append(row, "~")
+		case r.Kind == KindSubsumption:
+			row = append(row, fmt.Sprintf("%+.3f", float64(v.Delta.Ratio)))
+		default:
+			row = append(row, percent(v.Delta.Ratio))
+		}
+	}
+	return row
+}
+
+// rateText is a cell's median with its interval's half-width as a share of
+// it, benchstat's "1.15M ±3%"; with n when the run has fewer repeats of the
+// cell than another run.
+func rateText(v Value, scale float64, maxN int) string {
+	if !v.Present {
+		return "missing"
+	}
+	s := units.SI(float64(v.Median) / scale)
+	m := float64(v.Median)
+	if !v.Low.IsNaN() && !v.High.IsNaN() && m > 0 {
+		s += fmt.Sprintf(" ±%.0f%%", 100*math.Max(m-float64(v.Low), float64(v.High)-m)/m)
+	}
+	if v.N < maxN {
+		s += fmt.Sprintf(" (n=%d)", v.N)
+	}
+	return s
+}
+
+// deltaText is a cell's change against the baseline: "~ (p=0.40)" or
+// "+4.0% (p=0.002)"; " *" when these repeats could not reach Alpha.
+func (c *Comparison) deltaText(base, v Value) string {
+	switch {
+	case !v.Present:
+		return ""
+	case !base.Present:
+		return "no baseline"
+	case v.Delta == nil:
+		return ""
+	}
+	s := "~"
+	if v.Delta.Significant {
+		s = percent(v.Delta.Ratio)
+	}
+	s += " (" + analysis.FormatP(v.Delta.P) + ")"
+	if analysis.SmallestP([][2]int{{base.N, v.N}}) >= c.Alpha {
+		s += " *"
+	}
+	return s
+}
+
+func percent(r analysis.Float) string {
+	if r.IsNaN() || math.IsInf(float64(r), 0) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%+.1f%%", 100*(float64(r)-1))
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// Footer explains the marks in the table.
+func (c *Comparison) Footer() []string {
+	out := []string{
+		fmt.Sprintf("vs base: the change against the baseline, %s; ~ means no significant difference (Mann-Whitney U of the repeats, two-sided, alpha %.2f)", c.Columns[0].Label, c.Alpha),
+		"missing: the run has no repeat of that cell; geomean: over the cells every run has, no test",
+		"findings: ~ where the two 95% intervals overlap; a subsumption index's change is a difference, a sensitivity's a ratio",
+	}
+	short := false
+	for _, r := range c.Rows {
+		for i, v := range r.Values {
+			if i > 0 && v.Present && r.Values[0].Present && analysis.SmallestP([][2]int{{r.Values[0].N, v.N}}) >= c.Alpha {
+				short = true
+			}
+		}
+	}
+	if short {
+		out = append(out, fmt.Sprintf("*: these repeats cannot reach p<%.2f however large the change: use 6 or more repeats", c.Alpha))
+	}
+	return out
+}
+
+// writeText writes the table as aligned text, or as Markdown.
+func writeText(w io.Writer, c *Comparison, markdown bool) error {
+	var b strings.Builder
+	if markdown {
+		b.WriteString("Runs, the first the baseline:\n\n")
+		for _, l := range c.Legend() {
+			b.WriteString("- " + mdEscape(l) + "\n")
+		}
+		b.WriteString("\n" + c.DifferenceText() + "\n\n")
+		if len(c.Differences) > 0 {
+			head := []string{""}
+			for _, col := range c.Columns {
+				head = append(head, col.Label)
+			}
+			var rows [][]string
+			for _, d := range c.Differences {
+				rows = append(rows, append([]string{d.Key}, d.Values...))
+			}
+			writeMarkdownTable(&b, head, rows)
+			b.WriteString("\n")
+		}
+		for _, s := range c.Sections() {
+			b.WriteString("### " + mdEscape(s.Title) + "\n\n")
+			writeMarkdownTable(&b, s.Header, s.Rows)
+			b.WriteString("\n")
+		}
+		for _, f := range c.Footer() {
+			b.WriteString("- " + mdEscape(f) + "\n")
+		}
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	b.WriteString("runs (the first is the baseline):\n")
+	for _, l := range c.Legend() {
+		b.WriteString("  " + l + "\n")
+	}
+	b.WriteString(c.DifferenceText() + "\n")
+	if len(c.Differences) > 0 {
+		tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+		for _, d := range c.Differences {
+			fmt.Fprintf(tw, "  %s:\t%s\n", d.Key, strings.Join(d.Values, "\t"))
+		}
+		tw.Flush()
+	}
+	for _, s := range c.Sections() {
+		b.WriteString("\n" + s.Title + "\n")
+		tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, strings.Join(s.Header, "\t"))
+		for _, r := range s.Rows {
+			fmt.Fprintln(tw, strings.Join(r, "\t"))
+		}
+		tw.Flush()
+	}
+	b.WriteString("\n")
+	for _, f := range c.Footer() {
+		b.WriteString(f + "\n")
+	}
+	lines := strings.Split(b.String(), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ") // tabwriter pads a row's empty last cells
+	}
+	_, err := io.WriteString(w, strings.Join(lines, "\n"))
+	return err
+}
+
+func writeMarkdownTable(b *strings.Builder, head []string, rows [][]string) {
+	esc := func(cells []string) string {
+		out := make([]string, len(cells))
+		for i, c := range cells {
+			out[i] = mdEscape(c)
+		}
+		return "| " + strings.Join(out, " | ") + " |\n"
+	}
+	b.WriteString(esc(head))
+	sep := make([]string, len(head))
+	for i := range sep {
+		sep[i] = "---"
+	}
+	b.WriteString("|" + strings.Join(sep, "|") + "|\n")
+	for _, r := range rows {
+		b.WriteString(esc(r))
+	}
+}
+
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`, "<", "&lt;").Replace(s)
+}
+
+// CSVHeader is the header of WriteCSV: one line per run per cell or
+// finding.
+func CSVHeader() []string {
+	return []string{"kind", "workload", "phase", "target", "qos", "threads", "run", "label", "dir", "present", "n", "value", "low", "high", "unit", "ratio", "p", "significant", "outcome"}
+}
+
+// WriteCSV writes the comparison long-form: a line per run for every cell
+// (kind cell; value the median total rate, low and high its interval),
+// geometric mean (kind geomean; n the cells it is over), subsumption index
+// and QoS sensitivity (qos "high/low"); ratio and p compare with the
+// baseline (run 1), empty for it.
+func WriteCSV(w io.Writer, c *Comparison) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(CSVHeader()); err != nil {
+		return err
+	}
+	line := func(kind, workload, phase, target, q, threads string, i int, v Value, unit, outcome string) error {
+		col := c.Columns[i]
+		rec := []string{kind, workload, phase, target, q, threads, strconv.Itoa(i + 1), col.Label, col.Dir, strconv.FormatBool(v.Present), "", "", "", "", unit, "", "", "", outcome}
+		if v.Present {
+			rec[10] = strconv.Itoa(v.N)
+			rec[11], rec[12], rec[13] = num(v.Median), num(v.Low), num(v.High)
+		}
+		if v.Delta != nil {
+			rec[15], rec[16], rec[17] = num(v.Delta.Ratio), num(v.Delta.P), strconv.FormatBool(v.Delta.Significant)
+		}
+		return cw.Write(rec)
+	}
+	for _, r := range c.Rows {
+		unit := r.Unit + "/s"
+		for i, v := range r.Values {
+			if err := line("cell", r.Workload, r.Phase, r.Target, strconv.Itoa(r.QoS), strconv.Itoa(r.Threads), i, v, unit, ""); err != nil {
+				return err
+			}
+		}
+	}
+	for _, g := range c.Geomeans {
+		unit := g.Unit + "/s"
+		for i, v := range g.Values {
+			v.N = g.Cells
+			if err := line("geomean", g.Workload, "", g.Target, "", "", i, v, unit, ""); err != nil {
+				return err
+			}
+		}
+	}
+	for _, f := range c.Findings {
+		q, unit := "", ""
+		if f.Kind == KindSensitivity {
+			q, unit = fmt.Sprintf("%d/%d", f.High, f.Low), "ratio"
+		}
+		for i, v := range f.Values {
+			if err := line(f.Kind, f.Workload, f.Phase, f.Target, q, "", i, v.Value, unit, v.Outcome); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func num(f analysis.Float) string {
+	if f.IsNaN() {
+		return ""
+	}
+	return strconv.FormatFloat(float64(f), 'g', 6, 64)
+}
