@@ -149,3 +149,54 @@ func TestResultsShowRefusesDamagedSamples(t *testing.T) {
 	assert.Contains(t, err.Error(), "line 1 is not a sample record")
 	assert.NotContains(t, out.String(), "# stale")
 }
+
+func TestCompareLabelsAndFormats(t *testing.T) {
+	a := filepath.Join("..", "..", "testdata", "results", "compare-a")
+	c := filepath.Join("..", "..", "testdata", "results", "compare-c")
+	streams, out, _ := testIO()
+	run := func(format string, labels ...string) error {
+		out.Reset()
+		return compareRun(context.Background(), &CompareOptions{ResultsOptions: ResultsOptions{IO: streams, Dirs: []string{a, c}}, Format: format, Labels: labels})
+	}
+	require.NoError(t, run("csv", "M1="+a, "short="+c+"/"))
+	assert.Contains(t, out.String(), ",M1,")
+	assert.Contains(t, out.String(), ",short,", "a DIR given with a trailing slash still names its run")
+	for _, bad := range [][]string{{"M1"}, {"=" + a}, {"M1=nowhere"}, {"M1=" + a, "M2=" + a}} {
+		err := run("table", bad...)
+		require.Error(t, err, "%q", bad)
+		assert.True(t, IsUsageError(err), "%q: %v", bad, err)
+		assert.Contains(t, err.Error(), "--label")
+	}
+	err := run("table", "same="+a, "same="+c)
+	assert.ErrorContains(t, err, `label "same" names both`)
+}
+
+func TestReportCompareFlags(t *testing.T) {
+	a := filepath.Join("..", "..", "testdata", "results", "compare-a")
+	b := filepath.Join("..", "..", "testdata", "results", "compare-b")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"report", "--compare", a, b}, "--compare needs --out DIR"},
+		{[]string{"report", "--compare", a, "--out", t.TempDir()}, "two or more results directories, got 1"},
+		{[]string{"report", a, "--out", t.TempDir()}, "--out and --label go with --compare"},
+		{[]string{"report", a, b}, "add --compare and --out DIR"},
+	} {
+		streams, _, _ := testIO()
+		root := NewCmdRoot(NewFactory(streams))
+		root.SetArgs(tc.args)
+		err := root.Execute()
+		require.Error(t, err, "%q", tc.args)
+		assert.True(t, IsUsageError(err), "%q: %v", tc.args, err)
+		assert.Contains(t, err.Error(), tc.want)
+	}
+	streams, out, _ := testIO()
+	root := NewCmdRoot(NewFactory(streams))
+	dir := filepath.Join(t.TempDir(), "across")
+	root.SetArgs([]string{"report", "--compare", a, b, "--out", dir})
+	require.NoError(t, root.Execute())
+	assert.Contains(t, out.String(), filepath.Join(dir, "report.html"))
+	_, err := os.Stat(filepath.Join(dir, "plots", "compare-subsumption.png"))
+	assert.NoError(t, err)
+}

@@ -106,6 +106,9 @@ func (c *Comparison) Sections() []Section {
 		f := Section{Title: "findings (subsumption index with its 95% interval and verdict; QoS sensitivity: rate at the highest class over the lowest, Hodges-Lehmann, with its interval)",
 			Header: append([]string{"FINDING", "WORKLOAD"}, c.valueHeader()...)}
 		f.Numeric = make([]bool, len(f.Header))
+		for i := 2; i < len(f.Numeric); i++ {
+			f.Numeric[i] = true
+		}
 		for _, r := range c.Findings {
 			f.Rows = append(f.Rows, c.findingRow(r))
 		}

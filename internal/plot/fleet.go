@@ -1,0 +1,213 @@
+package plot
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/compare"
+	"github.com/qoslab/qoslab/internal/units"
+)
+
+// FamilyCompare is the family of the charts across runs (CompareCharts).
+const FamilyCompare = "compare"
+
+// CompareCharts draws the charts of an N-way comparison, one machine (run)
+// per position on the x axis: the subsumption index of every judged
+// workload with its interval, and per workload the host and VM rates at
+// each class.
+func CompareCharts(c *compare.Comparison) ([]Chart, []Skipped) {
+	var out []Chart
+	var skipped []Skipped
+	labels := make([]string, len(c.Columns))
+	for i, col := range c.Columns {
+		labels[i] = col.Label
+	}
+	var si []compare.FindingRow
+	for _, f := range c.Findings {
+		if f.Kind == compare.KindSubsumption {
+			si = append(si, f)
+		}
+	}
+	if len(si) == 0 {
+		skipped = append(skipped, Skipped{"compare-subsumption", "no run has a subsumption index (it needs a workload run at two classes on both the host and a VM, with a QoS effect on the host)"})
+	} else {
+		out = append(out, chart("compare-subsumption", FamilyCompare, subsumptionFigure(labels, si)))
+	}
+	var workloads []string
+	for _, r := range c.Rows {
+		if r.Phase == "" && !slices.Contains(workloads, r.Workload) {
+			workloads = append(workloads, r.Workload)
+		}
+	}
+	for _, w := range workloads {
+		f, ok := ratesFigure(labels, c.Rows, w)
+		if !ok {
+			skipped = append(skipped, Skipped{stem("compare-rates", w), "no thread count of " + w + " was run by every run"})
+			continue
+		}
+		out = append(out, chart(stem("compare-rates", w), FamilyCompare, f))
+	}
+	return out, skipped
+}
+
+// seriesShapes tell the series of a chart apart besides their colour.
+var seriesShapes = []string{"diamond", "ring", "square", "triangle", "cross", "plus"}
+
+// subsumptionFigure: SI per machine, a series per workload, whiskers its
+// interval; the band between 1 - EquivalenceMargin and 1 is where QoS is
+// lost in the VM.
+func subsumptionFigure(labels []string, rows []compare.FindingRow) *figure {
+	p := newPlot("", "subsumption index")
+	p.NominalX(tickLabels(labels)...)
+	p.X.Tick.Label.Font = sans(tickSize)
+	f := &figure{
+		title: "Subsumption index per machine",
+		subtitle: "SI = 1 - ln(VM ratio)/ln(host ratio), the ratios being the rate at the highest class over the lowest: 1 means QoS is subsumed in the VM, 0 that the VM keeps the host's effect. " +
+			"Point: the Hodges-Lehmann estimate; whisker: its 95% interval. " +
+			"Series are spread a little sideways so that whiskers do not overlap.",
+	}
+	var values []float64
+	for i, r := range rows {
+		var xys plotter.XYs
+		var errs plotter.YErrors
+		for j, v := range r.Values {
+			if !v.Present {
+				continue
+			}
+			lo, hi := float64(v.Low), float64(v.High)
+			if math.IsNaN(lo) || math.IsNaN(hi) {
+				lo, hi = float64(v.Median), float64(v.Median)
+			}
+			xys = append(xys, plotter.XY{X: float64(j) + dodge(i, len(rows), 0.3), Y: float64(v.Median)})
+			errs = append(errs, struct{ Low, High float64 }{float64(v.Median) - lo, hi - float64(v.Median)})
+			values = append(values, lo, hi, float64(v.Median))
+		}
+		if len(xys) == 0 {
+			continue
+		}
+		col := threadColor(i)
+		gs := draw.GlyphStyle{Color: col, Radius: vg.Points(markerSize), Shape: marker{shape: seriesShapes[i%len(seriesShapes)]}}
+		ls := draw.LineStyle{Color: col, Width: vg.Points(1.6)}
+		eb := &plotter.YErrorBars{XYs: xys, YErrors: errs, LineStyle: ls, CapWidth: vg.Points(10)}
+		pts := &plotter.Scatter{XYs: xys, GlyphStyle: gs}
+		p.Add(eb, pts)
+		f.legend = append(f.legend, legendEntry{text: analysis.WorkloadText(r.Workload, r.Phase), thumbs: []plot.Thumbnailer{lineThumb{ls}, glyphThumb{gs}}})
+	}
+	values = append(values, 0, 1)
+	lo, hi := slices.Min(values), slices.Max(values)
+	pad := 0.05 * (hi - lo)
+	p.Y.Min, p.Y.Max = lo-pad, hi+pad
+	p.X.Min, p.X.Max = -0.5, float64(len(labels))-0.5
+	f.panels = []panel{{plot: p, height: 4.5 * vg.Inch}}
+	return f
+}
+
+// ratesFigure: per machine, the median total rate of every (target, class)
+// series of workload w at the largest thread count every run has, with its
+// interval; false when no thread count is in every run.
+func ratesFigure(labels []string, rows []compare.Row, w string) (*figure, bool) {
+	var mine []compare.Row
+	inAll := map[int]bool{}
+	for _, r := range rows {
+		if r.Workload != w || r.Phase != "" {
+			continue
+		}
+		mine = append(mine, r)
+		all := true
+		for _, v := range r.Values {
+			all = all && v.Present
+		}
+		if all {
+			inAll[r.Threads] = true
+		}
+	}
+	if len(inAll) == 0 {
+		return nil, false
+	}
+	threads := 0
+	for t := range inAll {
+		threads = max(threads, t)
+	}
+	var cells []analysis.Cell // one per series, for seriesOf
+	var sel []compare.Row
+	for _, r := range mine {
+		if r.Threads == threads {
+			sel = append(sel, r)
+			cells = append(cells, analysis.Cell{CellKey: r.CellKey})
+		}
+	}
+	list, others := seriesOf(cells)
+	var lo, hi float64 = math.Inf(1), 0
+	for _, r := range sel {
+		for _, v := range r.Values {
+			if v.Present && v.Median > 0 {
+				lo, hi = min(lo, float64(v.Median)), max(hi, float64(v.Median))
+			}
+		}
+	}
+	unit, scale := units.ScaleRate(sel[0].Unit, math.Sqrt(lo*hi))
+	p := newPlot("", "")
+	p.NominalX(tickLabels(labels)...)
+	p.X.Tick.Label.Font = sans(tickSize)
+	f := &figure{
+		title: fmt.Sprintf("%s: rate per machine at each class, host and VM, at %s", w, units.Plural(threads, "thread")),
+		subtitle: "Point: median total rate over the run's repeats; whisker: the median's 95% interval. A class a run lacks has no point. " +
+			"Series are spread a little sideways so that whiskers do not overlap.",
+	}
+	var values []float64
+	for i, s := range list {
+		var xys plotter.XYs
+		var errs plotter.YErrors
+		for _, r := range sel {
+			if r.Target != s.target || r.QoS != s.qos {
+				continue
+			}
+			for j, v := range r.Values {
+				if !v.Present || v.Median <= 0 {
+					continue
+				}
+				m := float64(v.Median) / scale
+				lo, hi := float64(v.Low)/scale, float64(v.High)/scale
+				if math.IsNaN(lo) || math.IsNaN(hi) {
+					lo, hi = m, m
+				}
+				xys = append(xys, plotter.XY{X: float64(j) + dodge(i, len(list), 0.4), Y: m})
+				errs = append(errs, struct{ Low, High float64 }{m - lo, hi - m})
+				values = append(values, lo, hi)
+			}
+		}
+		if len(xys) == 0 {
+			continue
+		}
+		ls := lineStyle(s.target, others, s.qos)
+		ls.Dashes = nil
+		ls.Width = vg.Points(1.6)
+		eb := &plotter.YErrorBars{XYs: xys, YErrors: errs, LineStyle: ls, CapWidth: vg.Points(8)}
+		pts := &plotter.Scatter{XYs: xys, GlyphStyle: glyphStyle(s.target, others, s.qos)}
+		p.Add(eb, pts)
+		f.legend = append(f.legend, legendEntry{text: seriesText(s.target, s.qos), thumbs: []plot.Thumbnailer{glyphThumb{pts.GlyphStyle}}})
+	}
+	isLog := valueAxis(&p.Y, values, false)
+	p.Y.Label.Text = "total rate (" + unit + logNote(isLog) + ")"
+	p.X.Min, p.X.Max = -0.5, float64(len(labels))-0.5
+	f.panels = []panel{{plot: p, height: 5 * vg.Inch}}
+	return f, true
+}
+
+// tickLabels breaks run labels at their first ", " (host name, OS version)
+// so that neighbours do not run into each other.
+func tickLabels(labels []string) []string {
+	out := make([]string, len(labels))
+	for i, l := range labels {
+		out[i] = strings.Replace(l, ", ", "\n", 1)
+	}
+	return out
+}

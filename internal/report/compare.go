@@ -1,0 +1,156 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/qoslab/qoslab/internal/atomicfile"
+	"github.com/qoslab/qoslab/internal/compare"
+	"github.com/qoslab/qoslab/internal/plot"
+	"github.com/qoslab/qoslab/internal/results"
+)
+
+// CompareFiles are the files WriteCompare writes into its directory besides
+// the charts: the report, and the table as Markdown, CSV and JSON.
+const (
+	CompareMarkdownFile = "compare.md"
+	CompareCSVFile      = "compare.csv"
+	CompareJSONFile     = "compare.json"
+)
+
+// Comparison is the report across runs: the N-way table, its charts, and
+// what machine each run measured.
+type Comparison struct {
+	*compare.Comparison
+	Charts  []plot.Chart
+	Skipped []plot.Skipped
+	// Platforms say, per run, what machines its numbers come from
+	// (Report.Platform), so a Linux run is never read as a Mac's.
+	Platforms []string
+}
+
+// NewComparison draws the charts of c, whose runs are loaded.
+func NewComparison(c *compare.Comparison, loaded []*results.Loaded) *Comparison {
+	r := &Comparison{Comparison: c}
+	r.Charts, r.Skipped = plot.CompareCharts(c)
+	for i, l := range loaded {
+		r.Platforms = append(r.Platforms, c.Columns[i].Label+": "+(&Report{Run: l.Run}).Platform())
+	}
+	return r
+}
+
+// Write writes into dir (made if missing) the PNG charts in dir/plots,
+// report.html, compare.md, compare.csv and compare.json, each replaced
+// atomically, and returns the paths written.
+func (r *Comparison) Write(dir string) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create the report directory: %w", err)
+	}
+	paths, err := plot.WriteAll(filepath.Join(dir, results.PlotsDir), r.Charts, "png")
+	if err != nil {
+		return paths, err
+	}
+	files := []struct {
+		name  string
+		write func(io.Writer) error
+	}{
+		{results.ReportFile, r.WriteHTML},
+		{CompareMarkdownFile, func(w io.Writer) error { return compare.Write(w, "markdown", r.Comparison) }},
+		{CompareCSVFile, func(w io.Writer) error { return compare.WriteCSV(w, r.Comparison) }},
+		{CompareJSONFile, func(w io.Writer) error { return compare.Write(w, "json", r.Comparison) }},
+	}
+	for _, f := range files {
+		var buf bytes.Buffer
+		if err := f.write(&buf); err != nil {
+			return paths, fmt.Errorf("render %s: %w", f.name, err)
+		}
+		p := filepath.Join(dir, f.name)
+		if err := atomicfile.Write(p, buf.Bytes()); err != nil {
+			return paths, err
+		}
+		paths = append(paths, p)
+	}
+	return paths, nil
+}
+
+// WriteHTML writes the comparison's report.html: one file, styles and
+// charts inline, no script and no external URL.
+func (r *Comparison) WriteHTML(w io.Writer) error {
+	charts := make([]htmlChart, 0, len(r.Charts))
+	for i, c := range r.Charts {
+		svg, err := inlineSVG(c, i)
+		if err != nil {
+			return fmt.Errorf("chart %s: %w", c.Name, err)
+		}
+		charts = append(charts, htmlChart{Name: c.Name, Title: c.Title, SVG: template.HTML(svg)})
+	}
+	data := struct {
+		*Comparison
+		HTMLCharts []htmlChart
+		Sections   []compare.Section
+	}{r, charts, r.Sections()}
+	var buf bytes.Buffer
+	if err := compareTemplate.Execute(&buf, data); err != nil {
+		return err
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+var compareTemplate = template.Must(template.New("compare").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>qoslab comparison: {{len .Columns}} runs</title>
+<style>
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; max-width: 1280px; margin: 2em auto; padding: 0 1em; color: #111; line-height: 1.45; }
+.platform { background: #fff8e6; border-left: 4px solid #b7791f; padding: 0.6em 1em; }
+.verdict { background: #f3f6fa; border-left: 4px solid #2b6cb0; padding: 0.6em 1em; }
+table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.9em; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; vertical-align: top; }
+th { background: #f0f0f0; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+figure { margin: 1.5em 0; }
+figure svg { width: 100%; height: auto; max-width: 1200px; }
+figcaption { color: #444; font-size: 0.9em; }
+.notes li { color: #444; }
+</style>
+</head>
+<body>
+<h1>qoslab comparison: {{len .Columns}} runs</h1>
+<h2>Runs</h2>
+<p>The first run is the baseline every change is measured against.</p>
+<ul>{{range .Legend}}<li>{{.}}</li>{{end}}</ul>
+<ul class="platform">{{range .Platforms}}<li>{{.}}</li>{{end}}</ul>
+<p{{if .Differences}} class="platform"{{end}}>{{.DifferenceText}}</p>
+{{with .Differences}}<table>
+<tr><th></th>{{range $.Columns}}<th>{{.Label}}</th>{{end}}</tr>
+{{range .}}<tr><th>{{.Key}}</th>{{range .Values}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table>{{end}}
+
+<h2>Charts</h2>
+{{range .HTMLCharts}}<figure id="chart-{{.Name}}">
+{{.SVG}}
+<figcaption>{{.Title}} ({{.Name}})</figcaption>
+</figure>
+{{else}}<p>No chart could be drawn from these runs.</p>
+{{end}}{{if .Skipped}}<p>Not drawn, for want of data:</p>
+<ul class="notes">{{range .Skipped}}<li>{{.Name}}: {{.Reason}}</li>{{end}}</ul>{{end}}
+
+<h2>Table</h2>
+{{range $s := .Sections}}<h3>{{.Title}}</h3>
+<table>
+<tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range $i, $c := .}}<td{{if index $s.Numeric $i}} class="num"{{end}}>{{$c}}</td>{{end}}</tr>
+{{end}}</table>
+{{else}}<p>No cell to compare.</p>
+{{end}}
+<ul class="notes">{{range .Footer}}<li>{{.}}</li>{{end}}</ul>
+</body>
+</html>
+`))
