@@ -58,8 +58,8 @@ type Difference struct {
 // Value is one run's cell: its median total rate with the median's
 // interval, and, after the baseline, the change against the baseline.
 type Value struct {
-	Present bool          `json:"present"`
-	N       int           `json:"n,omitempty"`
+	Present bool           `json:"present"`
+	N       int            `json:"n,omitempty"`
 	Median  analysis.Float `json:"median"`
 	Low     analysis.Float `json:"ci_low"`
 	High    analysis.Float `json:"ci_high"`
