@@ -116,13 +116,16 @@ type FindingValue struct {
 // workload (and phase), or a target's QoS sensitivity (the rate at the
 // highest class over that at the lowest).
 type FindingRow struct {
-	Kind     string         `json:"kind"`
-	Workload string         `json:"workload"`
-	Phase    string         `json:"phase,omitempty"`
-	Target   string         `json:"target,omitempty"`
-	High     int            `json:"high,omitempty"`
-	Low      int            `json:"low,omitempty"`
-	Values   []FindingValue `json:"values"`
+	Kind     string `json:"kind"`
+	Workload string `json:"workload"`
+	Phase    string `json:"phase,omitempty"`
+	Target   string `json:"target,omitempty"`
+	High     int    `json:"high,omitempty"`
+	Low      int    `json:"low,omitempty"`
+	// Threads are the thread counts the finding is over in every run;
+	// empty when the runs share none (then each run's own).
+	Threads []int          `json:"threads"`
+	Values  []FindingValue `json:"values"`
 }
 
 // Comparison is the whole N-way comparison.
@@ -163,7 +166,7 @@ func Build(in []Input) (*Comparison, error) {
 	c.Differences = differences(c.Columns)
 	c.Rows = rows(cells)
 	c.Geomeans = geomeans(c.Rows, len(in))
-	c.Findings = findings(c.Analyses)
+	c.Findings = findings(cells)
 	return c, nil
 }
 
@@ -455,19 +458,67 @@ func geomeans(rows []Row, n int) []Geomean {
 	return out
 }
 
-// findings are the subsumption indexes of the workloads any run judged, and
-// each target's QoS sensitivity per workload (and phase) run at two or more
-// classes, in workload order; a run without the finding has it missing.
-func findings(as []summary.Analysis) []FindingRow {
+// findings are the subsumption indexes of the workloads any run can judge,
+// and each target's QoS sensitivity per workload (and phase) run at two or
+// more classes, in workload order; a run without the finding has it
+// missing. They are computed over the thread counts at which every run that
+// has the workload ran all of its targets and classes, so that the columns
+// compare the same cells; a run's own report may use more. Where the runs share no thread count, each
+// run's own counts are used.
+func findings(cells [][]analysis.Cell) []FindingRow {
 	type key struct {
 		kind, workload, phase, target string
 		high, low                     int
+	}
+	type wp struct{ workload, phase string }
+	common := map[wp][]int{}
+	for _, cs := range cells {
+		// A run's usable thread counts are those at which it has every
+		// (target, class) of the workload it ran at all.
+		type series struct {
+			target string
+			qos    int
+		}
+		has := map[wp]map[series]map[int]bool{}
+		for _, c := range cs {
+			k := wp{c.Workload, c.Phase}
+			if has[k] == nil {
+				has[k] = map[series]map[int]bool{}
+			}
+			sk := series{c.Target, c.QoS}
+			if has[k][sk] == nil {
+				has[k][sk] = map[int]bool{}
+			}
+			has[k][sk][c.Threads] = true
+		}
+		mine := map[wp][]int{}
+		for k, bySeries := range has {
+			mine[k] = []int{}
+			for _, threads := range bySeries {
+				for t := range threads {
+					all := true
+					for _, other := range bySeries {
+						all = all && other[t]
+					}
+					if all && !slices.Contains(mine[k], t) {
+						mine[k] = append(mine[k], t)
+					}
+				}
+			}
+		}
+		for k, ts := range mine {
+			if prev, ok := common[k]; ok {
+				common[k] = slices.DeleteFunc(prev, func(t int) bool { return !slices.Contains(ts, t) })
+			} else {
+				common[k] = ts
+			}
+		}
 	}
 	var order []key
 	vals := map[key][]FindingValue{}
 	put := func(k key, i int, v FindingValue) {
 		if vals[k] == nil {
-			vals[k] = make([]FindingValue, len(as))
+			vals[k] = make([]FindingValue, len(cells))
 			for j := range vals[k] {
 				vals[k][j] = FindingValue{Value: Value{Median: nan(), Low: nan(), High: nan()}}
 			}
@@ -475,15 +526,19 @@ func findings(as []summary.Analysis) []FindingRow {
 		}
 		vals[k][i] = v
 	}
-	for i, a := range as {
-		for _, v := range a.Verdicts {
+	for i, cs := range cells {
+		kept := slices.DeleteFunc(slices.Clone(cs), func(c analysis.Cell) bool {
+			ts := common[wp{c.Workload, c.Phase}]
+			return len(ts) > 0 && !slices.Contains(ts, c.Threads)
+		})
+		for _, v := range verdicts(kept) {
 			if v.SI.IsNaN() {
 				continue
 			}
 			put(key{kind: KindSubsumption, workload: v.Host.Workload, phase: v.Host.Phase},
 				i, FindingValue{Value: Value{Present: true, Median: v.SI, Low: v.SILow, High: v.SIHigh}, Outcome: string(v.Outcome)})
 		}
-		for _, s := range sensitivities(a.Cells) {
+		for _, s := range sensitivities(kept) {
 			if s.Shift.Estimate.IsNaN() {
 				continue
 			}
@@ -511,6 +566,7 @@ func findings(as []summary.Analysis) []FindingRow {
 	out := make([]FindingRow, 0, len(order))
 	for _, k := range order {
 		r := FindingRow{Kind: k.kind, Workload: k.workload, Phase: k.phase, Target: k.target, High: k.high, Low: k.low, Values: vals[k]}
+		r.Threads = slices.Sorted(slices.Values(common[wp{k.workload, k.phase}]))
 		base := r.Values[0]
 		for i := 1; i < len(r.Values); i++ {
 			v := &r.Values[i]
@@ -538,6 +594,32 @@ func disjoint(a, b Value) bool {
 		return false
 	}
 	return a.High < b.Low || b.High < a.Low
+}
+
+// verdicts judges subsumption as a run's summary does (summary.Analyze):
+// for every workload (and phase) run at two or more classes on both the
+// host and the VM.
+func verdicts(cells []analysis.Cell) []analysis.Verdict {
+	type key struct{ workload, phase string }
+	var order []key
+	on := map[key]map[string]bool{}
+	classes := map[key]map[int]bool{}
+	for _, c := range cells {
+		k := key{c.Workload, c.Phase}
+		if on[k] == nil {
+			on[k], classes[k] = map[string]bool{}, map[int]bool{}
+			order = append(order, k)
+		}
+		on[k][c.Target] = true
+		classes[k][c.QoS] = true
+	}
+	var out []analysis.Verdict
+	for _, k := range order {
+		if on[k]["host"] && on[k]["vm"] && len(classes[k]) >= 2 {
+			out = append(out, analysis.Subsumption(cells, k.workload, k.phase, "host", "vm"))
+		}
+	}
+	return out
 }
 
 // sensitivities is each target's QoS sensitivity per workload (and phase)

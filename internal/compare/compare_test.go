@@ -130,7 +130,11 @@ func TestFindingsAcrossRuns(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"subsumption_index ", "qos_sensitivity host", "qos_sensitivity vm"}, kinds)
-	assert.Equal(t, "yes", c.Findings[0].Values[0].Outcome)
+	for _, f := range c.Findings {
+		assert.Equal(t, []int{1}, f.Threads, "compare-c ran background at 1 thread only: every column is judged at 1 thread")
+	}
+	assert.Equal(t, []string{"inconclusive", "yes", "yes"}, []string{c.Findings[0].Values[0].Outcome, c.Findings[0].Values[1].Outcome, c.Findings[0].Values[2].Outcome},
+		"at 1 thread, compare-a's VM interval [0.598x..1.71x] straddles the margin")
 }
 
 // Every row of the CSV has the header's columns, and each run's line of a

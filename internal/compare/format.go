@@ -104,9 +104,9 @@ func (c *Comparison) Sections() []Section {
 	flush(current)
 	if len(c.Findings) > 0 {
 		f := Section{Title: "findings (subsumption index with its 95% interval and verdict; QoS sensitivity: rate at the highest class over the lowest, Hodges-Lehmann, with its interval)",
-			Header: append([]string{"FINDING", "WORKLOAD"}, c.valueHeader()...)}
+			Header: append([]string{"FINDING", "WORKLOAD", "THREADS"}, c.valueHeader()...)}
 		f.Numeric = make([]bool, len(f.Header))
-		for i := 2; i < len(f.Numeric); i++ {
+		for i := 3; i < len(f.Numeric); i++ {
 			f.Numeric[i] = true
 		}
 		for _, r := range c.Findings {
@@ -194,7 +194,7 @@ func (c *Comparison) findingRow(r FindingRow) []string {
 	if r.Kind == KindSensitivity {
 		name = fmt.Sprintf("QoS sensitivity %s %d/%d", r.Target, r.High, r.Low)
 	}
-	row := []string{name, analysis.WorkloadText(r.Workload, r.Phase)}
+	row := []string{name, analysis.WorkloadText(r.Workload, r.Phase), threadsText(r.Threads)}
 	for i, v := range r.Values {
 		switch {
 		case !v.Present:
@@ -271,6 +271,19 @@ func (c *Comparison) deltaText(base, v Value) string {
 	return s
 }
 
+// threadsText lists the thread counts a finding is over: "1,2", or "own"
+// when the runs share none.
+func threadsText(ts []int) string {
+	if len(ts) == 0 {
+		return "own"
+	}
+	parts := make([]string, len(ts))
+	for i, t := range ts {
+		parts[i] = strconv.Itoa(t)
+	}
+	return strings.Join(parts, ",")
+}
+
 func percent(r analysis.Float) string {
 	if r.IsNaN() || math.IsInf(float64(r), 0) {
 		return "n/a"
@@ -290,7 +303,7 @@ func (c *Comparison) Footer() []string {
 	out := []string{
 		fmt.Sprintf("vs base: the change against the baseline, %s; ~ means no significant difference (Mann-Whitney U of the repeats, two-sided, alpha %.2f)", c.Columns[0].Label, c.Alpha),
 		"missing: the run has no repeat of that cell; geomean: over the cells every run has, no test",
-		"findings: ~ where the two 95% intervals overlap; a subsumption index's change is a difference, a sensitivity's a ratio",
+		"findings: over the thread counts every run has (THREADS; own: each run's), so a run's own report may differ; ~ where the two 95% intervals overlap; a subsumption index's change is a difference, a sensitivity's a ratio",
 	}
 	short := false
 	for _, r := range c.Rows {
