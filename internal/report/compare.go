@@ -101,25 +101,13 @@ func (r *Comparison) WriteHTML(w io.Writer) error {
 	return err
 }
 
-var compareTemplate = template.Must(template.New("compare").Parse(`<!DOCTYPE html>
+var compareTemplate = page("compare", `<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>qoslab comparison: {{len .Columns}} runs</title>
-<style>
-body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; max-width: 1280px; margin: 2em auto; padding: 0 1em; color: #111; line-height: 1.45; }
-.platform { background: #fff8e6; border-left: 4px solid #b7791f; padding: 0.6em 1em; }
-.verdict { background: #f3f6fa; border-left: 4px solid #2b6cb0; padding: 0.6em 1em; }
-table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.9em; }
-th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; vertical-align: top; }
-th { background: #f0f0f0; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
-figure { margin: 1.5em 0; }
-figure svg { width: 100%; height: auto; max-width: 1200px; }
-figcaption { color: #444; font-size: 0.9em; }
-.notes li { color: #444; }
-</style>
+{{template "style"}}
 </head>
 <body>
 <h1>qoslab comparison: {{len .Columns}} runs</h1>
@@ -134,13 +122,7 @@ figcaption { color: #444; font-size: 0.9em; }
 {{end}}</table>{{end}}
 
 <h2>Charts</h2>
-{{range .HTMLCharts}}<figure id="chart-{{.Name}}">
-{{.SVG}}
-<figcaption>{{.Title}} ({{.Name}})</figcaption>
-</figure>
-{{else}}<p>No chart could be drawn from these runs.</p>
-{{end}}{{if .Skipped}}<p>Not drawn, for want of data:</p>
-<ul class="notes">{{range .Skipped}}<li>{{.Name}}: {{.Reason}}</li>{{end}}</ul>{{end}}
+{{template "charts" .}}
 
 <h2>Table</h2>
 {{range $s := .Sections}}<h3>{{.Title}}</h3>
@@ -153,4 +135,4 @@ figcaption { color: #444; font-size: 0.9em; }
 <ul class="notes">{{range .Footer}}<li>{{.}}</li>{{end}}</ul>
 </body>
 </html>
-`))
+`)

@@ -72,13 +72,9 @@ func inlineSVG(c plot.Chart, n int) (string, error) {
 	return s, nil
 }
 
-var htmlTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>qoslab report: {{.Run.Name}}</title>
-<style>
+// htmlParts are the pieces every report page shares: its styles, and its
+// charts inline with the list of those not drawn.
+var htmlParts = template.Must(template.New("parts").Parse(`{{define "style"}}<style>
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; max-width: 1280px; margin: 2em auto; padding: 0 1em; color: #111; line-height: 1.45; }
 h1 { margin-bottom: 0.2em; }
 .meta { color: #444; }
@@ -93,7 +89,27 @@ figure svg { width: 100%; height: auto; max-width: 1200px; }
 figcaption { color: #444; font-size: 0.9em; }
 pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; font-size: 0.85em; }
 .notes li { color: #444; }
-</style>
+</style>{{end}}
+{{define "charts"}}{{range .HTMLCharts}}<figure id="chart-{{.Name}}">
+{{.SVG}}
+<figcaption>{{.Title}} ({{.Name}})</figcaption>
+</figure>
+{{else}}<p>No chart could be drawn from these data.</p>
+{{end}}{{if .Skipped}}<p>Not drawn, for want of data:</p>
+<ul class="notes">{{range .Skipped}}<li>{{.Name}}: {{.Reason}}</li>{{end}}</ul>{{end}}{{end}}`))
+
+// page parses a report page's template beside htmlParts.
+func page(name, text string) *template.Template {
+	return template.Must(template.Must(htmlParts.Clone()).New(name).Parse(text))
+}
+
+var htmlTemplate = page("report", `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>qoslab report: {{.Run.Name}}</title>
+{{template "style"}}
 </head>
 <body>
 <h1>qoslab report: {{.Run.Name}}</h1>
@@ -110,13 +126,7 @@ pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; font-size: 0.85em; 
 <ul class="verdict">{{range .}}<li>{{.String}}</li>{{end}}</ul>{{end}}
 
 <h2>Charts</h2>
-{{range .HTMLCharts}}<figure id="chart-{{.Name}}">
-{{.SVG}}
-<figcaption>{{.Title}} ({{.Name}})</figcaption>
-</figure>
-{{else}}<p>No chart could be drawn from this run.</p>
-{{end}}{{if .Skipped}}<p>Not drawn, for want of data:</p>
-<ul class="notes">{{range .Skipped}}<li>{{.Name}}: {{.Reason}}</li>{{end}}</ul>{{end}}
+{{template "charts" .}}
 
 <h2>Summary</h2>
 {{range $t := .Tables}}<h3>{{.Title}}</h3>
@@ -149,4 +159,4 @@ pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; font-size: 0.85em; 
 <pre>{{.SpecText}}</pre>
 </body>
 </html>
-`))
+`)
