@@ -9,7 +9,7 @@ HOSTARCH := $(shell $(GO) env GOARCH)
 # guest; the version stays readable from the build info.
 CROSS    := darwin/arm64 linux/arm64 linux/amd64
 
-.PHONY: all setup build agents cross run image test vet fmt-check proto man clean
+.PHONY: all setup build agents cross dist run image test vet fmt-check proto man clean
 
 all: build
 
@@ -36,6 +36,22 @@ cross:
 		os=$${t%/*}; arch=$${t#*/}; \
 		echo "agent $$os/$$arch -> bin/$$os-$$arch/qoslab-agent"; \
 		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -ldflags '-s -w $(LDFLAGS)' -o bin/$$os-$$arch/qoslab-agent ./guest/agent || exit 1; \
+	done
+
+# Prebuilt binaries for the fleet playbook (deploy/ansible): qoslab for Linux
+# hosts (pure Go there) and every agent, named <binary>-<os>-<arch>. A Mac's
+# qoslab needs cgo and code signing, so Macs build theirs (the playbook does).
+DIST := linux/amd64 linux/arm64
+dist:
+	@mkdir -p bin/dist
+	@for t in $(DIST); do \
+		os=$${t%/*}; arch=$${t#*/}; \
+		echo "qoslab $$os/$$arch -> bin/dist/qoslab-$$os-$$arch"; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -ldflags '$(LDFLAGS)' -o bin/dist/qoslab-$$os-$$arch ./cmd/qoslab || exit 1; \
+	done
+	@for t in $(CROSS); do \
+		os=$${t%/*}; arch=$${t#*/}; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -ldflags '-s -w $(LDFLAGS)' -o bin/dist/qoslab-agent-$$os-$$arch ./guest/agent || exit 1; \
 	done
 
 # The main job: does QoS survive virtualization here? The built-in "contention"
