@@ -404,7 +404,7 @@ func writeMarkdownTable(b *strings.Builder, head []string, rows [][]string) {
 }
 
 func mdEscape(s string) string {
-	return strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`, "<", "&lt;").Replace(s)
+	return strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`).Replace(s)
 }
 
 // CSVHeader is the header of WriteCSV: one line per run per cell or
