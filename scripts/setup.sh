@@ -43,6 +43,11 @@ command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
 command -v qemu-img >/dev/null || need+=(qemu-utils)
 # The arm64 guest a Mac boots on Virtualization.framework, emulated here.
 command -v qemu-system-aarch64 >/dev/null || need+=(qemu-system-arm)
+# The fleet playbook's test: an sshd of its own, and a venv for ansible-core.
+[ -x /usr/sbin/sshd ] || need+=(openssh-server)
+command -v ssh >/dev/null || need+=(openssh-client)
+command -v python3 >/dev/null || need+=(python3)
+python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
 if [ ${#need[@]} -gt 0 ]; then
@@ -51,6 +56,14 @@ if [ ${#need[@]} -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 go mod download
+# ansible-core for deploy/ansible (the fleet playbook), and ansible-lint for
+# its test, in a venv of their own: nothing is installed into the system's
+# Python.
+if [ ! -x .venv-ansible/bin/ansible-playbook ] || [ ! -x .venv-ansible/bin/ansible-lint ]; then
+	echo "setup: installing ansible-core and ansible-lint into .venv-ansible"
+	python3 -m venv .venv-ansible
+	.venv-ansible/bin/pip install -q -r deploy/ansible/requirements.txt -r deploy/ansible/requirements-lint.txt
+fi
 # The guest kernels: Debian's current linux-image for this machine's arch,
 # and arm64's (the guest a Mac boots; here it runs emulated).
 scripts/fetch-kernel.sh --arch "$(go env GOARCH)" >/dev/null

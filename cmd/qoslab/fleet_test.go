@@ -1,0 +1,268 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fleetTools finds ansible-playbook (on PATH, or in the venv make setup
+// makes) and sshd; it skips without them, or fails when CI asks for the
+// fleet test (QOSLAB_REQUIRE_FLEET=1).
+func fleetTools(t *testing.T, repo string) (playbook, sshd string) {
+	t.Helper()
+	missing := func(why string) {
+		if os.Getenv("QOSLAB_REQUIRE_FLEET") == "1" {
+			t.Fatalf("QOSLAB_REQUIRE_FLEET=1 but %s (run make setup)", why)
+		}
+		t.Skip(why)
+	}
+	playbook, err := exec.LookPath("ansible-playbook")
+	if err != nil {
+		playbook = filepath.Join(repo, ".venv-ansible", "bin", "ansible-playbook")
+		if _, err := os.Stat(playbook); err != nil {
+			missing("ansible-playbook is neither on PATH nor in .venv-ansible")
+		}
+	}
+	for _, p := range []string{"/usr/sbin/sshd", "/usr/local/sbin/sshd"} {
+		if _, err := os.Stat(p); err == nil {
+			sshd = p
+		}
+	}
+	if sshd == "" {
+		missing("no sshd (Debian: openssh-server)")
+	}
+	for _, tool := range []string{"ssh", "ssh-keygen", "git", "make"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			missing(tool + " is not installed")
+		}
+	}
+	return playbook, sshd
+}
+
+// The playbook parses, and passes ansible-lint (its production profile)
+// where ansible-lint is installed (make setup puts it in .venv-ansible).
+func TestFleetPlaybookLints(t *testing.T) {
+	repo, err := filepath.Abs(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	playbook, _ := fleetTools(t, repo)
+	dir := filepath.Join(repo, "deploy", "ansible")
+	out, err := exec.Command(playbook, "--syntax-check", "-i", "localhost,", filepath.Join(dir, "qoslab-fleet.yml")).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	lint := filepath.Join(filepath.Dir(playbook), "ansible-lint")
+	if _, err := os.Stat(lint); err != nil {
+		if os.Getenv("QOSLAB_REQUIRE_FLEET") == "1" {
+			t.Fatalf("QOSLAB_REQUIRE_FLEET=1 but no ansible-lint beside %s (run make setup)", playbook)
+		}
+		t.Skip("no ansible-lint beside " + playbook)
+	}
+	cmd := exec.Command(lint, "--offline", "--nocolor", "--profile", "production")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(playbook)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out, err = cmd.CombinedOutput()
+	require.NoError(t, err, "ansible-lint:\n%s", out)
+	assert.Contains(t, string(out), "Passed")
+}
+
+// startSSHD runs an sshd of the test's own on a free port of 127.0.0.1 that
+// lets the current user in with a key made here, and returns the port and
+// the key; t.Cleanup stops it. Its log is in *log.
+func startSSHD(t *testing.T, sshd, dir string, log *bytes.Buffer) (port int, key string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(dir, 0o700))
+	for _, k := range []string{"host_key", "client_key"} {
+		out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", filepath.Join(dir, k)).CombinedOutput()
+		require.NoError(t, err, "ssh-keygen: %s", out)
+	}
+	pub, err := os.ReadFile(filepath.Join(dir, "client_key.pub"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "authorized_keys"), pub, 0o600))
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port = l.Addr().(*net.TCPAddr).Port
+	require.NoError(t, l.Close())
+	sftp := ""
+	for _, p := range []string{"/usr/lib/openssh/sftp-server", "/usr/libexec/openssh/sftp-server", "/usr/libexec/sftp-server"} {
+		if _, err := os.Stat(p); err == nil {
+			sftp = "Subsystem sftp " + p + "\n"
+		}
+	}
+	config := fmt.Sprintf(`Port %d
+ListenAddress 127.0.0.1
+HostKey %s
+AuthorizedKeysFile %s
+PidFile %s
+StrictModes no
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin prohibit-password
+UsePAM no
+LogLevel VERBOSE
+%s`, port, filepath.Join(dir, "host_key"), filepath.Join(dir, "authorized_keys"), filepath.Join(dir, "sshd.pid"), sftp)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "sshd_config"), []byte(config), 0o600))
+	if os.Geteuid() == 0 {
+		require.NoError(t, os.MkdirAll("/run/sshd", 0o755), "sshd's privilege separation directory")
+	}
+	cmd := exec.Command(sshd, "-D", "-e", "-f", filepath.Join(dir, "sshd_config"))
+	cmd.Stdout, cmd.Stderr = log, log
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
+		if err == nil {
+			c.Close()
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "sshd did not listen on port %d within 10 s: %s", port, log.String())
+		time.Sleep(100 * time.Millisecond)
+	}
+	return port, filepath.Join(dir, "client_key")
+}
+
+// The fleet playbook for real, against two inventory hosts on this machine:
+// one local, one reached over SSH (an sshd started here) that builds qoslab
+// from the source there. Both results directories must come back, the
+// comparison and the report be written, and a second playbook run measure
+// nothing again.
+func TestFleetPlaybook(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs ansible-playbook twice: not in -short")
+	}
+	repo, err := filepath.Abs(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	playbook, sshd := fleetTools(t, repo)
+	bins := binaries(t)
+	tmp := t.TempDir()
+
+	// What make dist makes, for this machine's OS and arch.
+	dist := filepath.Join(tmp, "dist")
+	require.NoError(t, os.MkdirAll(dist, 0o755))
+	osArch := runtime.GOOS + "-" + runtime.GOARCH
+	copyFile(t, filepath.Join(bins, "qoslab"), filepath.Join(dist, "qoslab-"+osArch))
+	copyFile(t, filepath.Join(bins, "qoslab-agent"), filepath.Join(dist, "qoslab-agent-"+osArch))
+	copyFile(t, filepath.Join(bins, "qoslab-agent"), filepath.Join(dist, "qoslab-agent-linux-"+runtime.GOARCH))
+
+	var sshdLog bytes.Buffer
+	port, key := startSSHD(t, sshd, filepath.Join(tmp, "sshd"), &sshdLog)
+	me, err := user.Current()
+	require.NoError(t, err)
+	python := "auto_silent"
+	if _, err := os.Stat("/usr/bin/python3"); err == nil {
+		python = "/usr/bin/python3"
+	}
+	inventory := fmt.Sprintf(`qoslab:
+  hosts:
+    local:
+      ansible_connection: local
+      ansible_python_interpreter: %[1]s
+      qoslab_remote_dir: %[2]s/hosts/local
+    ssh:
+      ansible_host: 127.0.0.1
+      ansible_port: %[3]d
+      ansible_user: %[4]s
+      ansible_ssh_private_key_file: %[5]s
+      ansible_ssh_common_args: -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o IdentitiesOnly=yes
+      ansible_python_interpreter: %[1]s
+      qoslab_remote_dir: %[2]s/hosts/ssh
+      qoslab_build_on_host: true
+`, python, tmp, port, me.Username, key)
+	inv := filepath.Join(tmp, "inventory.yml")
+	require.NoError(t, os.WriteFile(inv, []byte(inventory), 0o644))
+	fleet := filepath.Join(tmp, "fleet-results")
+
+	play := func() (string, time.Duration) {
+		cmd := exec.Command(playbook, "-i", inv, filepath.Join(repo, "deploy", "ansible", "qoslab-fleet.yml"),
+			"-f", "1", // both hosts are this machine: their runs must not overlap
+			"-e", "qoslab_spec="+filepath.Join(repo, "testdata", "fleet", "host-only.yaml"),
+			"-e", "qoslab_dist="+dist,
+			"-e", "qoslab_controller="+filepath.Join(bins, "qoslab"),
+			"-e", "qoslab_fleet_results="+fleet)
+		cmd.Dir = tmp
+		cmd.Env = append(os.Environ(),
+			"ANSIBLE_LOCAL_TEMP="+filepath.Join(tmp, "ansible-local"),
+			"ANSIBLE_SSH_CONTROL_PATH_DIR="+filepath.Join(tmp, "ansible-cp"),
+			"ANSIBLE_NOCOLOR=1", "ANSIBLE_FORCE_COLOR=0")
+		began := time.Now()
+		out, err := cmd.CombinedOutput()
+		took := time.Since(began)
+		require.NoError(t, err, "ansible-playbook:\n%s\nsshd:\n%s", out, sshdLog.String())
+		return string(out), took
+	}
+	out, took := play()
+	t.Logf("two-host fleet run: %s wall", took.Round(100*time.Millisecond))
+
+	runs := map[string]string{}
+	for _, host := range []string{"local", "ssh"} {
+		dirs, err := filepath.Glob(filepath.Join(fleet, host, "fleet-host-*"))
+		require.NoError(t, err)
+		require.Len(t, dirs, 1, "%s's results directory came back", host)
+		for _, f := range []string{"run.json", "samples.jsonl", "summary.csv", "report.html"} {
+			_, err := os.Stat(filepath.Join(dirs[0], f))
+			assert.NoError(t, err, "%s: %s", host, f)
+		}
+		runs[host] = dirs[0]
+	}
+	assert.Contains(t, sshdLog.String(), "Accepted publickey for "+me.Username, "the ssh host was reached over SSH")
+	table, err := os.ReadFile(filepath.Join(fleet, "compare.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(table), "| TARGET | QOS | THREADS | local | ssh | vs base |", "one column per host, labelled by inventory name")
+	assert.Contains(t, string(table), "| host | 9 background | 1 |")
+	report, err := os.ReadFile(filepath.Join(fleet, "report", "report.html"))
+	require.NoError(t, err)
+	assert.Contains(t, string(report), "<th>ssh</th>")
+	assert.Contains(t, out, "TARGET  QOS", "the playbook prints the table")
+	t.Logf("the compare table it printed:\n%s", table)
+
+	// Again: every host's run finished, so nothing is measured anew.
+	out, _ = play()
+	for host, dir := range runs {
+		dirs, err := filepath.Glob(filepath.Join(tmp, "hosts", host, "results", "fleet", "*"))
+		require.NoError(t, err)
+		assert.Equal(t, []string{filepath.Base(dir)}, baseNames(dirs), "%s: no new results directory on a second playbook run", host)
+	}
+	task := taskOutput(out, "Run the experiment")
+	assert.Contains(t, task, "ok: [local]")
+	assert.Contains(t, task, "ok: [ssh]")
+	assert.NotContains(t, task, "changed:", "the second run measures nothing: %s", task)
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(to, b, 0o755))
+}
+
+func baseNames(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = filepath.Base(p)
+	}
+	return out
+}
+
+// taskOutput is what ansible-playbook printed for the task whose name starts
+// with name, up to the next task.
+func taskOutput(out, name string) string {
+	_, rest, ok := strings.Cut(out, "TASK ["+name)
+	if !ok {
+		return ""
+	}
+	task, _, _ := strings.Cut(rest, "\nTASK [")
+	return task
+}
