@@ -531,7 +531,7 @@ func findings(cells [][]analysis.Cell) []FindingRow {
 			ts := common[wp{c.Workload, c.Phase}]
 			return len(ts) > 0 && !slices.Contains(ts, c.Threads)
 		})
-		for _, v := range verdicts(kept) {
+		for _, v := range summary.Verdicts(kept, "host", "vm") {
 			if v.SI.IsNaN() {
 				continue
 			}
@@ -594,32 +594,6 @@ func disjoint(a, b Value) bool {
 		return false
 	}
 	return a.High < b.Low || b.High < a.Low
-}
-
-// verdicts judges subsumption as a run's summary does (summary.Analyze):
-// for every workload (and phase) run at two or more classes on both the
-// host and the VM.
-func verdicts(cells []analysis.Cell) []analysis.Verdict {
-	type key struct{ workload, phase string }
-	var order []key
-	on := map[key]map[string]bool{}
-	classes := map[key]map[int]bool{}
-	for _, c := range cells {
-		k := key{c.Workload, c.Phase}
-		if on[k] == nil {
-			on[k], classes[k] = map[string]bool{}, map[int]bool{}
-			order = append(order, k)
-		}
-		on[k][c.Target] = true
-		classes[k][c.QoS] = true
-	}
-	var out []analysis.Verdict
-	for _, k := range order {
-		if on[k]["host"] && on[k]["vm"] && len(classes[k]) >= 2 {
-			out = append(out, analysis.Subsumption(cells, k.workload, k.phase, "host", "vm"))
-		}
-	}
-	return out
 }
 
 // sensitivities is each target's QoS sensitivity per workload (and phase)

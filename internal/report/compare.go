@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"fmt"
-	"html/template"
 	"io"
 	"os"
 	"path/filepath"
@@ -80,13 +79,9 @@ func (r *Comparison) Write(dir string) ([]string, error) {
 // WriteHTML writes the comparison's report.html: one file, styles and
 // charts inline, no script and no external URL.
 func (r *Comparison) WriteHTML(w io.Writer) error {
-	charts := make([]htmlChart, 0, len(r.Charts))
-	for i, c := range r.Charts {
-		svg, err := inlineSVG(c, i)
-		if err != nil {
-			return fmt.Errorf("chart %s: %w", c.Name, err)
-		}
-		charts = append(charts, htmlChart{Name: c.Name, Title: c.Title, SVG: template.HTML(svg)})
+	charts, err := htmlCharts(r.Charts)
+	if err != nil {
+		return err
 	}
 	data := struct {
 		*Comparison
@@ -97,7 +92,7 @@ func (r *Comparison) WriteHTML(w io.Writer) error {
 	if err := compareTemplate.Execute(&buf, data); err != nil {
 		return err
 	}
-	_, err := w.Write(buf.Bytes())
+	_, err = w.Write(buf.Bytes())
 	return err
 }
 

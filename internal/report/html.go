@@ -15,13 +15,9 @@ import (
 // WriteHTML writes report.html: one file with its styles and charts inline,
 // no script and no external URL, so it can be mailed or opened offline.
 func (r *Report) WriteHTML(w io.Writer) error {
-	charts := make([]htmlChart, 0, len(r.Charts))
-	for i, c := range r.Charts {
-		svg, err := inlineSVG(c, i)
-		if err != nil {
-			return fmt.Errorf("chart %s: %w", c.Name, err)
-		}
-		charts = append(charts, htmlChart{Name: c.Name, Title: c.Title, SVG: template.HTML(svg)})
+	charts, err := htmlCharts(r.Charts)
+	if err != nil {
+		return err
 	}
 	data := struct {
 		*Report
@@ -33,8 +29,21 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	if err := htmlTemplate.Execute(&buf, data); err != nil {
 		return err
 	}
-	_, err := w.Write(buf.Bytes())
+	_, err = w.Write(buf.Bytes())
 	return err
+}
+
+// htmlCharts renders charts as inline SVG for a report page.
+func htmlCharts(in []plot.Chart) ([]htmlChart, error) {
+	charts := make([]htmlChart, 0, len(in))
+	for i, c := range in {
+		svg, err := inlineSVG(c, i)
+		if err != nil {
+			return nil, fmt.Errorf("chart %s: %w", c.Name, err)
+		}
+		charts = append(charts, htmlChart{Name: c.Name, Title: c.Title, SVG: template.HTML(svg)})
+	}
+	return charts, nil
 }
 
 type htmlChart struct {

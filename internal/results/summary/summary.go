@@ -63,6 +63,16 @@ func Of(l *results.Loaded) Analysis {
 func Analyze(samples []results.Sample, host, vm string) Analysis {
 	cells := analysis.SortCells(results.Cells(samples))
 	a := Analysis{Cells: cells, Regressions: analysis.Regressions(cells)}
+	a.Verdicts = Verdicts(cells, host, vm)
+	a.Findings = Findings(samples, cells)
+	return a
+}
+
+// Verdicts judges subsumption for every workload (and phase) that ran at
+// two or more classes on both targets host and vm, in cell order. A
+// workload run at one class asks nothing about QoS (allocation, pi): no
+// verdict, rather than an inconclusive one.
+func Verdicts(cells []analysis.Cell, host, vm string) []analysis.Verdict {
 	type workloadPhase struct{ workload, phase string }
 	var order []workloadPhase
 	on := map[workloadPhase]map[string]bool{}
@@ -77,15 +87,13 @@ func Analyze(samples []results.Sample, host, vm string) Analysis {
 		on[k][c.Target] = true
 		classes[k][c.QoS] = true
 	}
+	var out []analysis.Verdict
 	for _, k := range order {
-		// A workload run at one class asks nothing about QoS (allocation,
-		// pi): no verdict, rather than an inconclusive one.
 		if on[k][host] && on[k][vm] && len(classes[k]) >= 2 {
-			a.Verdicts = append(a.Verdicts, analysis.Subsumption(cells, k.workload, k.phase, host, vm))
+			out = append(out, analysis.Subsumption(cells, k.workload, k.phase, host, vm))
 		}
 	}
-	a.Findings = Findings(samples, cells)
-	return a
+	return out
 }
 
 // Findings states the patterns in samples: stragglers among the threads of
