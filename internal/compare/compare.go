@@ -137,8 +137,6 @@ type Comparison struct {
 	Findings    []FindingRow `json:"findings"`
 	// Alpha is the significance level of the cells' tests.
 	Alpha float64 `json:"alpha"`
-	// Analyses are the runs' own analyses, in column order (for charts).
-	Analyses []summary.Analysis `json:"-"`
 }
 
 // Build compares the runs, the first as the baseline. Labels must be unique
@@ -159,9 +157,7 @@ func Build(in []Input) (*Comparison, error) {
 		col := describe(l)
 		col.Label = r.Label
 		c.Columns = append(c.Columns, col)
-		a := summary.Of(l)
-		c.Analyses = append(c.Analyses, a)
-		cells = append(cells, a.Cells)
+		cells = append(cells, l.Cells())
 	}
 	c.Differences = differences(c.Columns)
 	c.Rows = rows(cells)
