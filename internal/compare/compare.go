@@ -140,7 +140,7 @@ type Comparison struct {
 }
 
 // Build compares the runs, the first as the baseline. Labels must be unique
-// (DefaultLabels makes them so).
+// (Labels makes them so).
 func Build(in []Input) (*Comparison, error) {
 	if len(in) < 2 {
 		return nil, fmt.Errorf("compare needs two or more results directories, got %d", len(in))
