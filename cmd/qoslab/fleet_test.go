@@ -134,33 +134,42 @@ LogLevel VERBOSE
 	return port, filepath.Join(dir, "client_key")
 }
 
-// The fleet playbook for real, against two inventory hosts on this machine:
-// one local, one reached over SSH (an sshd started here) that builds qoslab
-// from the source there. Both results directories must come back, the
-// comparison and the report be written, and a second playbook run measure
-// nothing again.
-func TestFleetPlaybook(t *testing.T) {
+// fleet is two inventory hosts on this machine for the playbook: local,
+// and ssh, reached over SSH through an sshd started by the test.
+type fleet struct {
+	repo, playbook, bins, tmp, inventory, results string
+	user                                          string
+	sshdLog                                       *bytes.Buffer
+}
+
+// newFleet starts the sshd and writes the inventory; buildOnSSH makes the
+// ssh host build qoslab from the source there, and vars are more group
+// variables (YAML lines).
+func newFleet(t *testing.T, buildOnSSH bool, vars ...string) *fleet {
+	t.Helper()
 	if testing.Short() {
-		t.Skip("runs ansible-playbook twice: not in -short")
+		t.Skip("runs ansible-playbook: not in -short")
 	}
 	repo, err := filepath.Abs(filepath.Join("..", ".."))
 	require.NoError(t, err)
-	playbook, sshd := fleetTools(t, repo)
-	bins := binaries(t)
-	tmp := t.TempDir()
+	f := &fleet{repo: repo, tmp: t.TempDir(), sshdLog: &bytes.Buffer{}}
+	f.results = filepath.Join(f.tmp, "fleet-results")
+	var sshd string
+	f.playbook, sshd = fleetTools(t, repo)
+	f.bins = binaries(t)
 
 	// What make dist makes, for this machine's OS and arch.
-	dist := filepath.Join(tmp, "dist")
+	dist := filepath.Join(f.tmp, "dist")
 	require.NoError(t, os.MkdirAll(dist, 0o755))
 	osArch := runtime.GOOS + "-" + runtime.GOARCH
-	copyFile(t, filepath.Join(bins, "qoslab"), filepath.Join(dist, "qoslab-"+osArch))
-	copyFile(t, filepath.Join(bins, "qoslab-agent"), filepath.Join(dist, "qoslab-agent-"+osArch))
-	copyFile(t, filepath.Join(bins, "qoslab-agent"), filepath.Join(dist, "qoslab-agent-linux-"+runtime.GOARCH))
+	copyFile(t, filepath.Join(f.bins, "qoslab"), filepath.Join(dist, "qoslab-"+osArch))
+	copyFile(t, filepath.Join(f.bins, "qoslab-agent"), filepath.Join(dist, "qoslab-agent-"+osArch))
+	copyFile(t, filepath.Join(f.bins, "qoslab-agent"), filepath.Join(dist, "qoslab-agent-linux-"+runtime.GOARCH))
 
-	var sshdLog bytes.Buffer
-	port, key := startSSHD(t, sshd, filepath.Join(tmp, "sshd"), &sshdLog)
+	port, key := startSSHD(t, sshd, filepath.Join(f.tmp, "sshd"), f.sshdLog)
 	me, err := user.Current()
 	require.NoError(t, err)
+	f.user = me.Username
 	python := "auto_silent"
 	if _, err := os.Stat("/usr/bin/python3"); err == nil {
 		python = "/usr/bin/python3"
@@ -179,59 +188,84 @@ func TestFleetPlaybook(t *testing.T) {
       ansible_ssh_common_args: -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o IdentitiesOnly=yes
       ansible_python_interpreter: %[1]s
       qoslab_remote_dir: %[2]s/hosts/ssh
-      qoslab_build_on_host: true
-`, python, tmp, port, me.Username, key)
-	inv := filepath.Join(tmp, "inventory.yml")
-	require.NoError(t, os.WriteFile(inv, []byte(inventory), 0o644))
-	fleet := filepath.Join(tmp, "fleet-results")
-
-	play := func() (string, time.Duration) {
-		cmd := exec.Command(playbook, "-i", inv, filepath.Join(repo, "deploy", "ansible", "qoslab-fleet.yml"),
-			"-f", "1", // both hosts are this machine: their runs must not overlap
-			"-e", "qoslab_spec="+filepath.Join(repo, "testdata", "fleet", "host-only.yaml"),
-			"-e", "qoslab_dist="+dist,
-			"-e", "qoslab_controller="+filepath.Join(bins, "qoslab"),
-			"-e", "qoslab_fleet_results="+fleet)
-		cmd.Dir = tmp
-		cmd.Env = append(os.Environ(),
-			"ANSIBLE_LOCAL_TEMP="+filepath.Join(tmp, "ansible-local"),
-			"ANSIBLE_SSH_CONTROL_PATH_DIR="+filepath.Join(tmp, "ansible-cp"),
-			"ANSIBLE_NOCOLOR=1", "ANSIBLE_FORCE_COLOR=0")
-		began := time.Now()
-		out, err := cmd.CombinedOutput()
-		took := time.Since(began)
-		require.NoError(t, err, "ansible-playbook:\n%s\nsshd:\n%s", out, sshdLog.String())
-		return string(out), took
+      qoslab_build_on_host: %[6]t
+  vars:
+    qoslab_dist: %[7]s
+`, python, f.tmp, port, f.user, key, buildOnSSH, dist)
+	for _, v := range vars {
+		inventory += "    " + v + "\n"
 	}
-	out, took := play()
-	t.Logf("two-host fleet run: %s wall", took.Round(100*time.Millisecond))
+	f.inventory = filepath.Join(f.tmp, "inventory.yml")
+	require.NoError(t, os.WriteFile(f.inventory, []byte(inventory), 0o644))
+	return f
+}
 
+// play runs the playbook on spec (a file under testdata/fleet) and returns
+// its output and how long it took.
+func (f *fleet) play(t *testing.T, spec string) (string, time.Duration) {
+	t.Helper()
+	cmd := exec.Command(f.playbook, "-i", f.inventory, filepath.Join(f.repo, "deploy", "ansible", "qoslab-fleet.yml"),
+		"-f", "1", // both hosts are this machine: their runs must not overlap
+		"-e", "qoslab_spec="+filepath.Join(f.repo, "testdata", "fleet", spec),
+		// Both plays read these, the controller's too: extra variables.
+		"-e", "qoslab_controller="+filepath.Join(f.bins, "qoslab"),
+		"-e", "qoslab_fleet_results="+f.results)
+	cmd.Dir = f.tmp
+	cmd.Env = append(os.Environ(),
+		"ANSIBLE_LOCAL_TEMP="+filepath.Join(f.tmp, "ansible-local"),
+		"ANSIBLE_SSH_CONTROL_PATH_DIR="+filepath.Join(f.tmp, "ansible-cp"),
+		"ANSIBLE_NOCOLOR=1", "ANSIBLE_FORCE_COLOR=0")
+	began := time.Now()
+	out, err := cmd.CombinedOutput()
+	took := time.Since(began)
+	require.NoError(t, err, "ansible-playbook:\n%s\nsshd:\n%s", out, f.sshdLog.String())
+	return string(out), took
+}
+
+// fetched checks that each host's one results directory named prefix-*
+// came back whole, and returns them by host.
+func (f *fleet) fetched(t *testing.T, prefix string) map[string]string {
+	t.Helper()
 	runs := map[string]string{}
 	for _, host := range []string{"local", "ssh"} {
-		dirs, err := filepath.Glob(filepath.Join(fleet, host, "fleet-host-*"))
+		dirs, err := filepath.Glob(filepath.Join(f.results, host, prefix+"-*"))
 		require.NoError(t, err)
 		require.Len(t, dirs, 1, "%s's results directory came back", host)
-		for _, f := range []string{"run.json", "samples.jsonl", "summary.csv", "report.html"} {
-			_, err := os.Stat(filepath.Join(dirs[0], f))
-			assert.NoError(t, err, "%s: %s", host, f)
+		for _, name := range []string{"run.json", "samples.jsonl", "summary.csv", "report.html"} {
+			_, err := os.Stat(filepath.Join(dirs[0], name))
+			assert.NoError(t, err, "%s: %s", host, name)
 		}
 		runs[host] = dirs[0]
 	}
-	assert.Contains(t, sshdLog.String(), "Accepted publickey for "+me.Username, "the ssh host was reached over SSH")
-	table, err := os.ReadFile(filepath.Join(fleet, "compare.md"))
+	assert.Contains(t, f.sshdLog.String(), "Accepted publickey for "+f.user, "the ssh host was reached over SSH")
+	return runs
+}
+
+// The fleet playbook for real, against two inventory hosts on this machine:
+// one local, one reached over SSH (an sshd started here) that builds qoslab
+// from the source there, with a small host-only spec. Both results
+// directories must come back, the comparison and the report be written, and
+// a second playbook run measure nothing again.
+func TestFleetPlaybook(t *testing.T) {
+	f := newFleet(t, true)
+	out, took := f.play(t, "host-only.yaml")
+	t.Logf("two-host fleet run: %s wall", took.Round(100*time.Millisecond))
+	runs := f.fetched(t, "fleet-host")
+	table, err := os.ReadFile(filepath.Join(f.results, "compare.md"))
 	require.NoError(t, err)
 	assert.Contains(t, string(table), "| TARGET | QOS | THREADS | local | ssh | vs base |", "one column per host, labelled by inventory name")
 	assert.Contains(t, string(table), "| host | 9 background | 1 |")
-	report, err := os.ReadFile(filepath.Join(fleet, "report", "report.html"))
+	report, err := os.ReadFile(filepath.Join(f.results, "report", "report.html"))
 	require.NoError(t, err)
 	assert.Contains(t, string(report), "<th>ssh</th>")
 	assert.Contains(t, out, "TARGET  QOS", "the playbook prints the table")
 	t.Logf("the compare table it printed:\n%s", table)
 
 	// Again: every host's run finished, so nothing is measured anew.
-	out, _ = play()
+	out, took = f.play(t, "host-only.yaml")
+	t.Logf("the same again: %s wall", took.Round(100*time.Millisecond))
 	for host, dir := range runs {
-		dirs, err := filepath.Glob(filepath.Join(tmp, "hosts", host, "results", "fleet", "*"))
+		dirs, err := filepath.Glob(filepath.Join(f.tmp, "hosts", host, "results", "fleet", "*"))
 		require.NoError(t, err)
 		assert.Equal(t, []string{filepath.Base(dir)}, baseNames(dirs), "%s: no new results directory on a second playbook run", host)
 	}
@@ -239,6 +273,25 @@ func TestFleetPlaybook(t *testing.T) {
 	assert.Contains(t, task, "ok: [local]")
 	assert.Contains(t, task, "ok: [ssh]")
 	assert.NotContains(t, task, "changed:", "the second run measures nothing: %s", task)
+}
+
+// A spec with a VM: each host builds the guest image there, boots it (TCG
+// here, as qoslab_run_args says) and measures in it; the comparison has the
+// subsumption index of both.
+func TestFleetPlaybookVM(t *testing.T) {
+	vmPrereqs(t)
+	f := newFleet(t, false, "qoslab_run_args: ['--accel', 'tcg']")
+	_, took := f.play(t, "vm.yaml")
+	t.Logf("two-host fleet run with a VM: %s wall", took.Round(100*time.Millisecond))
+	f.fetched(t, "fleet-vm")
+	for _, host := range []string{"local", "ssh"} {
+		_, err := os.Stat(filepath.Join(f.tmp, "hosts", host, "images", "linux"))
+		assert.NoError(t, err, "%s built its guest image", host)
+	}
+	table, err := os.ReadFile(filepath.Join(f.results, "compare.md"))
+	require.NoError(t, err)
+	assert.Regexp(t, `\| subsumption index \| fp \| 1 \| -?\d\.\d{3} \[[^|]*\] (yes|no|inconclusive) \| -?\d\.\d{3}`, string(table), "both hosts judged")
+	assert.Contains(t, string(table), "| vm | 33 user-interactive | 1 |")
 }
 
 func copyFile(t *testing.T, from, to string) {
