@@ -168,3 +168,18 @@ func TestUnknownFormat(t *testing.T) {
 	require.Error(t, err)
 	assert.True(t, strings.Contains(err.Error(), `"xml"`) && strings.Contains(err.Error(), "table, csv, markdown, json"), err.Error())
 }
+
+func TestDefaultLabel(t *testing.T) {
+	run := func(info string) *results.Loaded {
+		l := &results.Loaded{Dir: &results.Dir{Path: "/r/contention-20261124T000000Z"}}
+		l.Run.Targets = map[string]json.RawMessage{}
+		if info != "" {
+			l.Run.Targets["host"] = json.RawMessage(info)
+		}
+		return l
+	}
+	assert.Equal(t, "mini.local, macOS 15.1", DefaultLabel(run(`{"hostname":"mini.local","os_version":"macOS 15.1"}`)))
+	assert.Equal(t, "box, Debian 12 (bookworm)", DefaultLabel(run(`{"hostname":"box","os_version":"Debian GNU/Linux 12 (bookworm), Linux 6.1.0-56-amd64"}`)))
+	assert.Equal(t, "Linux 6.1.0", DefaultLabel(run(`{"hostname":"(none)","os_version":"Linux 6.1.0"}`)), "a guest-like host without a name")
+	assert.Equal(t, "contention-20261124T000000Z", DefaultLabel(run("")), "nothing recorded: the directory's name")
+}
