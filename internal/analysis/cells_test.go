@@ -67,19 +67,3 @@ func TestSortCellsInTableOrder(t *testing.T) {
 	}, got, "workload, then host before vm before the others by name, then QoS, then threads")
 	assert.Equal(t, "vm", in[0].Target, "the input is left as it was")
 }
-
-func TestChangesAndFormatChange(t *testing.T) {
-	cell := func(workload string, rates ...float64) Cell {
-		return Cell{CellKey: CellKey{Target: "host", Workload: workload, QoS: 9, Threads: 1}, TotalRate: Summarize(rates), TotalRates: rates}
-	}
-	old := []Cell{cell("fp", 100, 101, 99, 98, 102), cell("int", 5, 5)}
-	changed := []Cell{cell("fp", 200, 199, 201, 202, 203), cell("mmul", 1)}
-	ch := Changes(old, changed)
-	require.Len(t, ch, 1, "only cells both runs have")
-	assert.Equal(t, "+101.0%", FormatChange(ch[0], Alpha))
-	assert.InDelta(t, 2.01, float64(ch[0].Ratio), 1e-9)
-	assert.Equal(t, "p=0.0079", FormatP(ch[0].Test.P), "exact two-sided p for 5 vs 5 fully separated: 2/252")
-
-	same := Changes(old, []Cell{cell("fp", 101, 100.5, 102.5, 99.5, 97)})
-	assert.Equal(t, "~", FormatChange(same[0], Alpha))
-}

@@ -180,32 +180,6 @@ func Compare(old, new Cell) Change {
 	return Change{Old: old, New: new, Ratio: new.TotalRate.Median / old.TotalRate.Median, Test: MannWhitney(new.TotalRates, old.TotalRates)}
 }
 
-// Changes compares the cells two runs have in common (same target,
-// workload, QoS, threads and phase), in table order (CompareKeys).
-func Changes(old, new []Cell) []Change {
-	byKey := map[CellKey]Cell{}
-	for _, c := range old {
-		byKey[c.CellKey] = c
-	}
-	var out []Change
-	for _, c := range SortCells(new) {
-		if o, ok := byKey[c.CellKey]; ok {
-			out = append(out, Compare(o, c))
-		}
-	}
-	return out
-}
-
-// FormatChange renders a change as benchstat does its delta: "~" when it is
-// not significant at alpha (or the old median is 0), else the change in
-// percent, "+101.0%".
-func FormatChange(c Change, alpha float64) string {
-	if !c.Test.Significant(alpha) || c.Old.TotalRate.Median == 0 || c.Ratio.IsNaN() {
-		return "~"
-	}
-	return fmt.Sprintf("%+.1f%%", 100*(float64(c.Ratio)-1))
-}
-
 // SubsumptionIndex is SI = 1 - ln(sensVM)/ln(sensHost): the share of the
 // host's QoS effect, on a log scale, that the VM loses. 1 means the guest's
 // classes all run alike (subsumed by the vCPU thread's class), 0 that the

@@ -183,3 +183,21 @@ func TestDefaultLabel(t *testing.T) {
 	assert.Equal(t, "Linux 6.1.0", DefaultLabel(run(`{"hostname":"(none)","os_version":"Linux 6.1.0"}`)), "a guest-like host without a name")
 	assert.Equal(t, "contention-20261124T000000Z", DefaultLabel(run("")), "nothing recorded: the directory's name")
 }
+
+// A change is marked * when the two runs' repeats cannot reach p < 0.05
+// however large it is: 3 against 3 (smallest p 0.1) and 2 against 3 (0.2),
+// not 6 against 6 (0.0022) or 3 against 5 (0.036).
+func TestDeltaMarksRepeatsTooFewToTell(t *testing.T) {
+	c := &Comparison{Alpha: 0.05}
+	for _, tc := range []struct {
+		base, other int
+		star        bool
+	}{{3, 3, true}, {2, 3, true}, {6, 6, false}, {3, 5, false}} {
+		d := &Delta{Ratio: 3, P: 0.1}
+		got := c.deltaText(Value{Present: true, N: tc.base}, Value{Present: true, N: tc.other, Delta: d})
+		assert.Equal(t, tc.star, strings.HasSuffix(got, " *"), "%d vs %d: %q", tc.base, tc.other, got)
+	}
+	assert.Equal(t, "no baseline", c.deltaText(Value{}, Value{Present: true, N: 6}))
+	assert.Equal(t, "", c.deltaText(Value{Present: true, N: 6}, Value{}))
+	assert.Equal(t, "+200.0% (p=0.002)", c.deltaText(Value{Present: true, N: 6}, Value{Present: true, N: 6, Delta: &Delta{Ratio: 3, P: 0.002, Significant: true}}))
+}

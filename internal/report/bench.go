@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -437,48 +435,6 @@ func writeCells(w io.Writer, r *Bench, markdown bool) error {
 		// The error itself is qoslab's last word (and in the JSON): not
 		// printed twice.
 		fmt.Fprintf(w, "incomplete: %s finished before the run stopped\n", units.Plural(len(r.Runs), "cell run"))
-	}
-	return nil
-}
-
-// WriteChanges writes compare's table: for every cell two runs have, in
-// table order, the median total rate of each, the change, and the
-// Mann-Whitney U test of their repeats; "~" where the difference is not
-// significant. No cell in common is an error.
-func WriteChanges(w io.Writer, oldPath, newPath string, changes []analysis.Change) error {
-	if len(changes) == 0 {
-		return fmt.Errorf("%s and %s have no cell in common (same target, workload, class, threads and phase)", oldPath, newPath)
-	}
-	// short holds the sample sizes whose smallest reachable p is not
-	// below alpha: "3 vs 3: smallest p 0.1".
-	short := map[string]bool{}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "TARGET\tWORKLOAD\tQOS\tTHREADS\tPHASE\tOLD (%s)\tNEW (%s)\tDELTA\tP\n", oldPath, newPath)
-	for _, ch := range changes {
-		n := ch.New
-		unit, scale := units.RateUnit(n.Unit)
-		rate := func(c analysis.Cell) string {
-			return fmt.Sprintf("%s %s (n=%d)", units.SI(float64(c.TotalRate.Median)/scale), unit, c.TotalRate.N)
-		}
-		p := analysis.FormatP(ch.Test.P)
-		best := analysis.SmallestP([][2]int{{ch.New.TotalRate.N, ch.Old.TotalRate.N}})
-		if best >= analysis.Alpha {
-			p += " *"
-			short[fmt.Sprintf("%d vs %d: smallest p %s", ch.Old.TotalRate.N, ch.New.TotalRate.N, strconv.FormatFloat(best, 'g', 2, 64))] = true
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d %s\t%d\t%s\t%s\t%s\t%s\t%s\n", n.Target, n.Workload, n.QoS, qos.Class(n.QoS), n.Threads, orDash(n.Phase),
-			rate(ch.Old), rate(n), analysis.FormatChange(ch, analysis.Alpha), p)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	if _, err := fmt.Fprintf(w, "%s in common; ~ means no significant difference (Mann-Whitney U, two-sided, alpha %.2f)\n", units.Plural(len(changes), "cell"), analysis.Alpha); err != nil {
-		return err
-	}
-	if len(short) > 0 {
-		_, err := fmt.Fprintf(w, "rows marked * cannot reach p<%.2f with these repeats (%s), however large the change: use 6 or more repeats\n",
-			analysis.Alpha, strings.Join(slices.Sorted(maps.Keys(short)), "; "))
-		return err
 	}
 	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/results"
 )
 
@@ -74,34 +73,3 @@ func TestBenchFlagsDisagreeingRepeats(t *testing.T) {
 
 // compare marks only the rows whose sample sizes cannot reach p < 0.05,
 // whatever the change, and its footer names each such pair of sizes once.
-func TestWriteChangesMarksRowsThatCannotBeSignificant(t *testing.T) {
-	cell := func(q, threads int, rates ...float64) analysis.Cell {
-		var obs []analysis.Observation
-		for i, r := range rates {
-			obs = append(obs, analysis.Observation{CellKey: analysis.CellKey{Target: "host", Workload: "fp", QoS: q, Threads: threads},
-				Repeat: i + 1, Unit: "loops", EndNs: 1e9, Work: r, Rate: r})
-		}
-		return analysis.Cells(obs)[0]
-	}
-	old := []analysis.Cell{
-		cell(9, 1, 100, 101, 99),                 // 3 vs 3: smallest p 0.1
-		cell(9, 2, 100, 101, 99, 98, 102, 100.5), // 6 vs 6: 0.0022
-		cell(9, 3, 1e6, 1.01e6, 0.99e6),          // 3 vs 5: 2/56 = 0.036
-		cell(9, 4, 100, 101),                     // 2 vs 3: 0.2
-	}
-	new := []analysis.Cell{
-		cell(9, 1, 300, 303, 297),
-		cell(9, 2, 300, 303, 297, 301, 299, 298),
-		cell(9, 3, 4e3, 4.1e3, 3.9e3, 4.05e3, 3.95e3),
-		cell(9, 4, 300, 303, 297),
-	}
-	var out strings.Builder
-	require.NoError(t, WriteChanges(&out, "old", "new", analysis.Changes(old, new)))
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	require.Len(t, lines, 7, out.String())
-	assert.Regexp(t, `\s~\s+p=0\.1 \*$`, lines[1], "3 vs 3: a 3x change cannot be significant, and the row says so")
-	assert.Regexp(t, `\s\+198\.8%\s+p=0\.0022$`, lines[2], "6 vs 6 reaches it: medians 100.25 and 299.5")
-	assert.Regexp(t, `\s-99\.6%\s+p=0\.036$`, lines[3], "3 vs 5 reaches it (2/56) when every new repeat is below every old one")
-	assert.Regexp(t, `\s~\s+p=0\.2 \*$`, lines[4])
-	assert.Equal(t, "rows marked * cannot reach p<0.05 with these repeats (2 vs 3: smallest p 0.2; 3 vs 3: smallest p 0.1), however large the change: use 6 or more repeats", lines[6])
-}
