@@ -170,10 +170,7 @@ func newFleet(t *testing.T, buildOnSSH bool, vars ...string) *fleet {
 	me, err := user.Current()
 	require.NoError(t, err)
 	f.user = me.Username
-	python := "auto_silent"
-	if _, err := os.Stat("/usr/bin/python3"); err == nil {
-		python = "/usr/bin/python3"
-	}
+	python := hostPython()
 	inventory := fmt.Sprintf(`qoslab:
   hosts:
     local:
@@ -275,6 +272,43 @@ func TestFleetPlaybook(t *testing.T) {
 	assert.NotContains(t, task, "changed:", "the second run measures nothing: %s", task)
 }
 
+// The playbook against this machine alone, as `-i localhost, -c local`:
+// its results come back, and with one run there is nothing to compare,
+// which is said, not failed.
+func TestFleetPlaybookLocalhost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs ansible-playbook: not in -short")
+	}
+	repo, err := filepath.Abs(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	playbook, _ := fleetTools(t, repo)
+	bins := binaries(t)
+	tmp := t.TempDir()
+	osArch := runtime.GOOS + "-" + runtime.GOARCH
+	require.NoError(t, os.MkdirAll(filepath.Join(tmp, "dist"), 0o755))
+	copyFile(t, filepath.Join(bins, "qoslab"), filepath.Join(tmp, "dist", "qoslab-"+osArch))
+	copyFile(t, filepath.Join(bins, "qoslab-agent"), filepath.Join(tmp, "dist", "qoslab-agent-"+osArch))
+	copyFile(t, filepath.Join(bins, "qoslab-agent"), filepath.Join(tmp, "dist", "qoslab-agent-linux-"+runtime.GOARCH))
+	cmd := exec.Command(playbook, "-i", "localhost,", "-c", "local", filepath.Join(repo, "deploy", "ansible", "qoslab-fleet.yml"),
+		"-e", "qoslab_group=all",
+		"-e", "qoslab_spec="+filepath.Join(repo, "testdata", "fleet", "host-only.yaml"),
+		"-e", "qoslab_dist="+filepath.Join(tmp, "dist"),
+		"-e", "qoslab_remote_dir="+filepath.Join(tmp, "host"),
+		"-e", "qoslab_controller="+filepath.Join(bins, "qoslab"),
+		"-e", "qoslab_fleet_results="+filepath.Join(tmp, "fleet-results"),
+		"-e", "ansible_python_interpreter="+hostPython())
+	cmd.Dir = tmp
+	cmd.Env = append(os.Environ(), "ANSIBLE_LOCAL_TEMP="+filepath.Join(tmp, "ansible-local"), "ANSIBLE_NOCOLOR=1")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	dirs, err := filepath.Glob(filepath.Join(tmp, "fleet-results", "localhost", "fleet-host-*", "samples.jsonl"))
+	require.NoError(t, err)
+	assert.Len(t, dirs, 1, "the run came back to fleet-results/localhost/")
+	assert.Contains(t, string(out), "one run came back (localhost): nothing to compare it with")
+	_, err = os.Stat(filepath.Join(tmp, "fleet-results", "compare.md"))
+	assert.True(t, os.IsNotExist(err), "no comparison of one run")
+}
+
 // A spec with a VM: each host builds the guest image there, boots it (TCG
 // here, as qoslab_run_args says) and measures in it; the comparison has the
 // subsumption index of both.
@@ -318,4 +352,14 @@ func taskOutput(out, name string) string {
 	}
 	task, _, _ := strings.Cut(rest, "\nTASK [")
 	return task
+}
+
+// hostPython is the Python the test's hosts run Ansible's modules with: the
+// system's, where interpreter discovery could land on a version manager's
+// shim for a version that is not installed.
+func hostPython() string {
+	if _, err := os.Stat("/usr/bin/python3"); err == nil {
+		return "/usr/bin/python3"
+	}
+	return "auto_silent"
 }
