@@ -157,7 +157,12 @@ Columns are labelled with the host's name and OS version from run.json; --label
 NAME=DIR sets one.`,
 		Example: `  qoslab compare fleet-results/mini/contention-* fleet-results/studio/contention-*
   qoslab compare --label M1=a --label M4=b a b --format markdown`,
-		Args: cobra.MinimumNArgs(2),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) < 2 {
+				return usageError(fmt.Errorf("compare needs two or more results directories, the first the baseline; got %d", len(args)))
+			}
+			return nil
+		},
 	}
 	o := &CompareOptions{}
 	cmd.Flags().StringArrayVar(&o.Labels, "label", nil, "NAME=DIR: head DIR's column with NAME (repeatable)")

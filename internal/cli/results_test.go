@@ -200,3 +200,13 @@ func TestReportCompareFlags(t *testing.T) {
 	_, err := os.Stat(filepath.Join(dir, "plots", "compare-subsumption.png"))
 	assert.NoError(t, err)
 }
+
+func TestCompareNeedsTwoDirectories(t *testing.T) {
+	streams, _, _ := testIO()
+	root := NewCmdRoot(NewFactory(streams))
+	root.SetArgs([]string{"compare", filepath.Join("..", "..", "testdata", "results", "compare-a")})
+	err := root.Execute()
+	require.Error(t, err)
+	assert.True(t, IsUsageError(err))
+	assert.Contains(t, err.Error(), "two or more results directories, the first the baseline; got 1")
+}
