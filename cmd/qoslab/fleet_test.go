@@ -158,13 +158,7 @@ func newFleet(t *testing.T, buildOnSSH bool, vars ...string) *fleet {
 	f.playbook, sshd = fleetTools(t, repo)
 	f.bins = binaries(t)
 
-	// What make dist makes, for this machine's OS and arch.
-	dist := filepath.Join(f.tmp, "dist")
-	require.NoError(t, os.MkdirAll(dist, 0o755))
-	osArch := runtime.GOOS + "-" + runtime.GOARCH
-	copyFile(t, filepath.Join(f.bins, "qoslab"), filepath.Join(dist, "qoslab-"+osArch))
-	copyFile(t, filepath.Join(f.bins, "qoslab-agent"), filepath.Join(dist, "qoslab-agent-"+osArch))
-	copyFile(t, filepath.Join(f.bins, "qoslab-agent"), filepath.Join(dist, "qoslab-agent-linux-"+runtime.GOARCH))
+	dist := makeDist(t, f.bins, filepath.Join(f.tmp, "dist"))
 
 	port, key := startSSHD(t, sshd, filepath.Join(f.tmp, "sshd"), f.sshdLog)
 	me, err := user.Current()
@@ -284,15 +278,11 @@ func TestFleetPlaybookLocalhost(t *testing.T) {
 	playbook, _ := fleetTools(t, repo)
 	bins := binaries(t)
 	tmp := t.TempDir()
-	osArch := runtime.GOOS + "-" + runtime.GOARCH
-	require.NoError(t, os.MkdirAll(filepath.Join(tmp, "dist"), 0o755))
-	copyFile(t, filepath.Join(bins, "qoslab"), filepath.Join(tmp, "dist", "qoslab-"+osArch))
-	copyFile(t, filepath.Join(bins, "qoslab-agent"), filepath.Join(tmp, "dist", "qoslab-agent-"+osArch))
-	copyFile(t, filepath.Join(bins, "qoslab-agent"), filepath.Join(tmp, "dist", "qoslab-agent-linux-"+runtime.GOARCH))
+	dist := makeDist(t, bins, filepath.Join(tmp, "dist"))
 	cmd := exec.Command(playbook, "-i", "localhost,", "-c", "local", filepath.Join(repo, "deploy", "ansible", "qoslab-fleet.yml"),
 		"-e", "qoslab_group=all",
 		"-e", "qoslab_spec="+filepath.Join(repo, "testdata", "fleet", "host-only.yaml"),
-		"-e", "qoslab_dist="+filepath.Join(tmp, "dist"),
+		"-e", "qoslab_dist="+dist,
 		"-e", "qoslab_remote_dir="+filepath.Join(tmp, "host"),
 		"-e", "qoslab_controller="+filepath.Join(bins, "qoslab"),
 		"-e", "qoslab_fleet_results="+filepath.Join(tmp, "fleet-results"),
@@ -326,6 +316,18 @@ func TestFleetPlaybookVM(t *testing.T) {
 	require.NoError(t, err)
 	assert.Regexp(t, `\| subsumption index \| fp \| 1 \| -?\d\.\d{3} \[[^|]*\] (yes|no|inconclusive) \| -?\d\.\d{3}`, string(table), "both hosts judged")
 	assert.Contains(t, string(table), "| vm | 33 user-interactive | 1 |")
+}
+
+// makeDist lays out in dir what make dist makes, for this machine's OS and
+// arch, from the binaries in bins.
+func makeDist(t *testing.T, bins, dir string) string {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	osArch := runtime.GOOS + "-" + runtime.GOARCH
+	copyFile(t, filepath.Join(bins, "qoslab"), filepath.Join(dir, "qoslab-"+osArch))
+	copyFile(t, filepath.Join(bins, "qoslab-agent"), filepath.Join(dir, "qoslab-agent-"+osArch))
+	copyFile(t, filepath.Join(bins, "qoslab-agent"), filepath.Join(dir, "qoslab-agent-linux-"+runtime.GOARCH))
+	return dir
 }
 
 func copyFile(t *testing.T, from, to string) {
