@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/qoslab/qoslab/internal/childproc"
+	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/transport"
 )
 
@@ -75,12 +77,16 @@ type LocalOptions struct {
 // Local is an agent running as a child process, spoken to over its stdio.
 type Local struct {
 	*Client
-	cmd    *exec.Cmd
-	exited chan struct{}
-	err    error
+	// StartClass is the class the agent process was started at (its
+	// threads inherit it until a worker applies its own), as read back.
+	StartClass qos.Applied
+	cmd        *exec.Cmd
+	exited     chan struct{}
+	err        error
 }
 
-// StartLocal starts the agent binary with the stdio transport.
+// StartLocal starts the agent binary with the stdio transport, at the
+// default class whatever the controller's own (see childproc).
 func StartLocal(ctx context.Context, o LocalOptions) (*Local, error) {
 	args := []string{"--listen", "stdio"}
 	if o.ScratchDir != "" {
@@ -101,10 +107,11 @@ func StartLocal(ctx context.Context, o LocalOptions) (*Local, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	class, err := childproc.Start(cmd, qos.Default)
+	if err != nil {
 		return nil, fmt.Errorf("start agent %s: %w", o.Path, err)
 	}
-	l := &Local{cmd: cmd, exited: make(chan struct{})}
+	l := &Local{StartClass: class, cmd: cmd, exited: make(chan struct{})}
 	go func() {
 		l.err = cmd.Wait()
 		close(l.exited)

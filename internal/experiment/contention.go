@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/qoslab/qoslab/internal/childproc"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/units"
 	"github.com/qoslab/qoslab/internal/workload"
@@ -35,7 +36,10 @@ type Contention struct {
 	AllowedCPUs []int `json:"allowed_cpus"`
 	// Spinners are the threads as they read back their CPU and class.
 	Spinners []workload.Spinner `json:"spinners"`
-	cmd      *exec.Cmd
+	// StartClass is the class the spinner process was started at, as read
+	// back, before each spinner applies its own.
+	StartClass qos.Applied `json:"start_class"`
+	cmd        *exec.Cmd
 	// stdin is held for the spinners' life: they stop when it closes.
 	stdin io.WriteCloser
 	// exited is closed when the spinner process has ended, waitErr then
@@ -146,10 +150,11 @@ func StartContention(ctx context.Context, n int) (*Contention, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	class, err := childproc.Start(cmd, qos.Default)
+	if err != nil {
 		return nil, err
 	}
-	c := &Contention{Threads: n, PID: cmd.Process.Pid, cmd: cmd, stdin: stdin, exited: make(chan struct{})}
+	c := &Contention{Threads: n, PID: cmd.Process.Pid, StartClass: class, cmd: cmd, stdin: stdin, exited: make(chan struct{})}
 	go func() {
 		c.waitErr = cmd.Wait()
 		close(c.exited)

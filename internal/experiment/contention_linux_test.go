@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -115,4 +116,29 @@ func TestContentionAllCountsAllowedCPUs(t *testing.T) {
 	n, err = ContentionCount(3)
 	require.NoError(t, err)
 	assert.Equal(t, 3, n)
+}
+
+// The spinner process starts at the default class whatever the class of the
+// thread that asked for it: nothing is inherited by accident.
+func TestContentionStartsAtDefaultWhateverTheCaller(t *testing.T) {
+	type res struct {
+		c   *Contention
+		err error
+	}
+	out := make(chan res, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: utility ends with the thread
+		require.Equal(t, qos.Utility, qos.ApplySelf(qos.Utility).Applied)
+		c, err := StartContention(context.Background(), 1)
+		out <- res{c, err}
+	}()
+	r := <-out
+	require.NoError(t, r.err)
+	defer r.c.Stop()
+	assert.Equal(t, qos.Default, r.c.StartClass.Asked)
+	assert.Equal(t, qos.Default, r.c.StartClass.Applied, r.c.StartClass.Reason)
+	// The process's main thread, read by the kernel's account.
+	c, detail, err := qos.ReadThread(r.c.PID)
+	require.NoError(t, err)
+	assert.Equal(t, qos.Default, c, detail)
 }

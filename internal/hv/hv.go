@@ -64,10 +64,45 @@ type MachineInfo struct {
 	ConsoleLog  string `json:"console_log,omitempty"`
 	Disk        string `json:"disk,omitempty"`       // the scratch disk on the host
 	GuestDisk   string `json:"guest_disk,omitempty"` // the scratch disk in the guest, e.g. /dev/vda
+	// StartClass is the class the hypervisor process was started at on the
+	// host: its threads, the vCPU threads among them, inherit it unless
+	// given another. Nil when the backend starts no process of its own.
+	StartClass *ProcessClass `json:"start_class,omitempty"`
 	// BootNs is from starting the hypervisor process to the agent answering,
 	// when this controller booted it.
 	BootNs int64 `json:"boot_ns,omitempty"`
 	Image  Image `json:"image"`
+}
+
+// ProcessClass is the QoS class a process was started at, as asked and as
+// read back (the names of qos.Class; this package stays free of qos so that
+// hv/vz stays thin).
+type ProcessClass struct {
+	Asked   string `json:"asked"`
+	Applied string `json:"applied"`
+	// Detail is the OS-level read-back, e.g. "SCHED_OTHER nice=0".
+	Detail string `json:"detail,omitempty"`
+	// Reason says why Applied is not Asked, or what part did not apply.
+	Reason string `json:"reason,omitempty"`
+}
+
+// OK reports whether the process started at the class asked for.
+func (c ProcessClass) OK() bool { return c.Asked == c.Applied }
+
+// Text is "default (SCHED_OTHER nice=0 uclamp=unsupported)", with what was
+// asked and why it was not applied when it was not.
+func (c ProcessClass) Text() string {
+	s := c.Applied
+	if c.Detail != "" {
+		s += " (" + c.Detail + ")"
+	}
+	if !c.OK() {
+		s += ", " + c.Asked + " asked"
+		if c.Reason != "" {
+			s += ": " + c.Reason
+		}
+	}
+	return s
 }
 
 // Machine is a running VM.

@@ -108,13 +108,11 @@ func (r *Recorder) run(ctx context.Context, p Probe, o RecorderOptions) {
 	runtime.LockOSThread()
 	var classNote string
 	if o.Class != qos.Unspecified {
-		var restore func() bool
-		classNote, restore = applySamplerClass(o.Class)
-		defer func() {
-			if restore() {
-				runtime.UnlockOSThread()
-			}
-		}()
+		// The thread now has a class of its own, so it must never go back
+		// to Go's pool, where another goroutine would run at that class:
+		// it stays locked and ends with this goroutine. Nothing forks from
+		// it, so its end takes no child with it (see childproc).
+		classNote = applySamplerClass(o.Class)
 	} else {
 		defer runtime.UnlockOSThread()
 	}
@@ -246,24 +244,16 @@ func nearestRank(sorted []time.Duration, q float64) time.Duration {
 	return sorted[min(max(i, 0), len(sorted)-1)]
 }
 
-// applySamplerClass gives the calling, locked thread class c. It returns the
-// note for the first sample, and restore, which puts the thread's own class
-// back and reports whether it did: only then may the thread be unlocked and
-// go back to Go's pool (one that cannot be restored keeps the class and ends
-// with its goroutine). Restoring beats letting every sampler thread die: a
-// child started with Pdeathsig (QEMU, the contention spinners, the host
-// agent) from a thread before a sampler locked it would be killed with it.
-func applySamplerClass(c qos.Class) (note string, restore func() bool) {
-	before, _, err := qos.ReadSelf()
+// applySamplerClass gives the calling, locked thread class c and returns
+// the note for the first sample. The thread is not given its old class
+// back: the class it had may be none of the five (a controller run under
+// nice 10 reads back as unspecified), so it could not always be; the
+// thread ends with its goroutine instead.
+func applySamplerClass(c qos.Class) string {
 	a := qos.ApplySelf(c)
-	note = fmt.Sprintf("sampler thread: %s asked, %s applied (%s)", a.Asked, a.Applied, a.Detail)
+	note := fmt.Sprintf("sampler thread: %s asked, %s applied (%s)", a.Asked, a.Applied, a.Detail)
 	if a.Reason != "" {
 		note += ": " + a.Reason
 	}
-	return note, func() bool {
-		if err != nil || !before.Valid() {
-			return false
-		}
-		return qos.ApplySelf(before).Applied == before
-	}
+	return note
 }

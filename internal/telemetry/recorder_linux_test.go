@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -165,25 +166,55 @@ func envFloat(b *testing.B, name string, def float64) float64 {
 	return f
 }
 
-// A sampler thread gets its class for the recording and its own class back
-// after, so it can return to Go's pool instead of dying (and taking down
-// Pdeathsig children forked from it).
-func TestSamplerClassIsRestored(t *testing.T) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	before, _, err := qos.ReadSelf()
-	require.NoError(t, err)
-	require.Equal(t, qos.Default, before, "test threads start at the default class")
-	note, restore := applySamplerClass(qos.Utility)
-	assert.Contains(t, note, "sampler thread: utility asked, utility applied")
-	now, _, err := qos.ReadSelf()
-	require.NoError(t, err)
-	assert.Equal(t, qos.Utility, now)
-	if os.Geteuid() != 0 {
-		t.Skip("putting nice 0 back after utility's nice 5 needs CAP_SYS_NICE")
+// tidProbe is a Probe that notes the thread it samples on.
+type tidProbe struct{ tid atomic.Int64 }
+
+func (p *tidProbe) Name() string { return "tid" }
+func (p *tidProbe) Close() error { return nil }
+func (p *tidProbe) Sample(context.Context, []ThreadRef) (Sample, error) {
+	p.tid.Store(int64(unix.Gettid()))
+	return Sample{Sampler: p.Name()}, nil
+}
+
+// A sampler thread that took a class of its own never goes back to Go's
+// pool: it ends with its goroutine, so no other goroutine ever runs at that
+// class, whatever class the thread had before (under nice 10 it was none
+// of the five and could not be restored), and it forks nothing, so its end
+// takes no child with it.
+func TestSamplerThreadWithAClassEnds(t *testing.T) {
+	// The runtime never ends the main thread (it parks it for good
+	// instead), so a recording that lands there is done again; the next
+	// cannot land there.
+	want := "sampler thread: utility asked, utility applied (SCHED_BATCH nice=10 uclamp=" + samplerUclamp(t) + ")"
+	var tid int64
+	for range 3 {
+		p := &tidProbe{}
+		r := StartRecorder(context.Background(), p, RecorderOptions{Interval: time.Millisecond, Class: qos.Utility})
+		require.Eventually(t, func() bool { return p.tid.Load() != 0 }, 10*time.Second, time.Millisecond)
+		samples, _ := r.Stop()
+		require.NotEmpty(t, samples)
+		require.Contains(t, samples[0].Notes, want)
+		if tid = p.tid.Load(); tid != int64(os.Getpid()) {
+			break
+		}
 	}
-	assert.True(t, restore())
-	now, _, err = qos.ReadSelf()
-	require.NoError(t, err)
-	assert.Equal(t, before, now)
+	require.NotEqual(t, int64(os.Getpid()), tid, "a recording off the main thread")
+	task := "/proc/self/task/" + strconv.FormatInt(tid, 10)
+	assert.Eventually(t, func() bool {
+		_, err := os.Stat(task)
+		return os.IsNotExist(err)
+	}, 10*time.Second, 5*time.Millisecond, "the sampler's thread %d ended", tid)
+}
+
+// samplerUclamp is how a Utility thread's clamps read back on this kernel.
+func samplerUclamp(t *testing.T) string {
+	t.Helper()
+	out := make(chan string, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the class ends with the thread
+		out <- qos.ApplySelf(qos.Utility).Detail
+	}()
+	_, uc, found := strings.Cut(<-out, "uclamp=")
+	require.True(t, found)
+	return uc
 }

@@ -78,7 +78,13 @@ func WorkerMain(args []string, stdout io.Writer) int {
 
 // runProcs starts p.Threads worker processes (this executable in worker mode),
 // waits until each has applied its class, then releases them together.
-func runProcs(ctx context.Context, p Params, prog *Progress) (Result, error) {
+func runProcs(ctx context.Context, p Params, prog *Progress) (_ Result, err error) {
+	// A worker gets its parent-death signal when the thread that forked it
+	// ends: keep that thread to this goroutine until every worker is
+	// reaped, so no goroutine that ends locked on it (a sampler) takes the
+	// workers with it.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	exe, err := os.Executable()
 	if err != nil {
 		return Result{}, fmt.Errorf("procs: find own executable: %w", err)
@@ -100,6 +106,11 @@ func runProcs(ctx context.Context, p Params, prog *Progress) (Result, error) {
 	}
 	workers := make([]*worker, 0, p.Threads)
 	defer func() {
+		if err != nil {
+			// Workers still waiting for the start pipe would wait for
+			// good, and the others need not finish.
+			cancel()
+		}
 		for _, w := range workers {
 			_ = w.cmd.Wait()
 		}

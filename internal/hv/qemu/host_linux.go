@@ -29,7 +29,7 @@ const vhostVsockDevice = "/dev/vhost-vsock"
 // so a terminal's Ctrl-C reaches only the controller, which then stops the
 // VM in order; and it dies with the controller if the controller is killed.
 // The parent-death signal follows the thread that started QEMU, which is
-// why startQEMU keeps that thread locked for the VM's life.
+// why startQEMU starts it through childproc.
 func qemuProcAttr(detach bool) *syscall.SysProcAttr {
 	if detach {
 		return &syscall.SysProcAttr{Setsid: true}

@@ -8,15 +8,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/qoslab/qoslab/internal/childproc"
 	"github.com/qoslab/qoslab/internal/guestchan"
 	"github.com/qoslab/qoslab/internal/hv"
+	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/transport"
 )
 
@@ -88,26 +89,19 @@ func newMachine(s State) *machine {
 	}
 }
 
-// startQEMU starts cmd and calls exited with cmd.Wait's result when it
-// ends. The goroutine that starts QEMU keeps its thread locked until QEMU
-// is reaped: Linux sends the parent-death signal when the thread that
-// forked the child ends, and the Go runtime ends a thread whenever a
-// locked goroutine returns, which must not kill a running VM.
-func startQEMU(cmd *exec.Cmd, exited func(error)) error {
-	started := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		if err := cmd.Start(); err != nil {
-			runtime.UnlockOSThread()
-			started <- err
-			return
-		}
-		started <- nil
-		err := cmd.Wait()
-		runtime.UnlockOSThread()
-		exited(err)
-	}()
-	return <-started
+// startQEMU starts cmd at the default class, whatever the controller's
+// own (its vCPU threads inherit it until vm.host_qos gives them one), and
+// calls exited with cmd.Wait's result when it ends. It returns the class
+// QEMU started at, as read back. childproc forks it from a thread of its
+// own that lives until QEMU has exited: Linux sends the parent-death
+// signal when the thread that forked the child ends.
+func startQEMU(cmd *exec.Cmd, exited func(error)) (qos.Applied, error) {
+	class, err := childproc.Start(cmd, qos.Default)
+	if err != nil {
+		return class, err
+	}
+	go func() { exited(cmd.Wait()) }()
+	return class, nil
 }
 
 // childExited records how this controller's QEMU child ended.
@@ -327,4 +321,9 @@ func lastLines(path string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, " | ")
+}
+
+// processClass records a class as hv.MachineInfo carries it.
+func processClass(a qos.Applied) *hv.ProcessClass {
+	return &hv.ProcessClass{Asked: a.Asked.String(), Applied: a.Applied.String(), Detail: a.Detail, Reason: a.Reason}
 }

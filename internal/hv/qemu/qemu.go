@@ -406,10 +406,12 @@ func (b *Backend) boot(ctx context.Context, r request, accel string) (*machine, 
 	var m *machine
 	exited := make(chan error, 1)
 	started := time.Now()
-	if err := startQEMU(cmd, func(err error) { exited <- err }); err != nil {
+	class, err := startQEMU(cmd, func(err error) { exited <- err })
+	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("run %s: %w", r.qemu, err)
 	}
 	state.StartedAt = started
+	state.Info.StartClass = processClass(class)
 	state.Info.PID = cmd.Process.Pid
 	m = newMachine(state)
 	go func() { m.childExited(<-exited) }()
