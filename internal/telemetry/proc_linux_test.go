@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -385,7 +386,11 @@ func TestProcProbeThisMachine(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, first.CPUs)
 	require.Len(t, first.Threads, 1)
-	assert.Equal(t, "SCHED_OTHER nice=0", first.Threads[0].Policy)
+	// The thread runs as this process's threads start (nice 10 under
+	// `nice -n 10`), read here independently of the probe.
+	prio, err := unix.Getpriority(unix.PRIO_PROCESS, tid)
+	require.NoError(t, err)
+	assert.Equal(t, fmt.Sprintf("SCHED_OTHER nice=%d", 20-prio), first.Threads[0].Policy)
 
 	time.Sleep(20 * time.Millisecond)
 	next, err := pr.Sample(ctx, refs)

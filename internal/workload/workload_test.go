@@ -5,6 +5,7 @@ import (
 	"github.com/qoslab/qoslab/internal/workload/catalog"
 	"math"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -17,6 +18,14 @@ import (
 // TestMain lets the test binary act as the procs worker, as the agent does.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == WorkerArg {
+		// The first worker to create this file dies before it is ready,
+		// as a worker killed from outside would.
+		if p := os.Getenv(failFirstWorkerEnv); p != "" {
+			if f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600); err == nil {
+				f.Close()
+				os.Exit(3)
+			}
+		}
 		os.Exit(WorkerMain(os.Args[2:], os.Stdout))
 	}
 	os.Exit(m.Run())
@@ -41,8 +50,12 @@ func TestRunFPRecords(t *testing.T) {
 }
 
 func TestClassAppliedOnMeasuringThreadOnly(t *testing.T) {
+	// Threads start as this one runs: default, or no class at all under
+	// `nice -n 10`.
+	base, _, err := qos.ReadSelf()
+	require.NoError(t, err)
 	var setupClass, measureClass, checkClass [2]qos.Class
-	_, err := runThreads(context.Background(), 2, qos.Background, nil, threadJob{
+	_, err = runThreads(context.Background(), 2, qos.Background, nil, threadJob{
 		setup: func(th *thread) error {
 			setupClass[th.index], _, _ = qos.ReadSelf()
 			return nil
@@ -58,14 +71,14 @@ func TestClassAppliedOnMeasuringThreadOnly(t *testing.T) {
 	})
 	require.NoError(t, err)
 	for i := range 2 {
-		assert.Equal(t, qos.Default, setupClass[i], "setup runs before the class is applied")
+		assert.Equal(t, base, setupClass[i], "setup runs before the class is applied")
 		assert.Equal(t, qos.Background, measureClass[i], "the measured body runs at the class")
-		assert.Equal(t, qos.Default, checkClass[i], "checks run off the classed threads")
+		assert.Equal(t, base, checkClass[i], "checks run off the classed threads")
 	}
 	// The classed threads ended with their goroutines: this one is untouched.
 	c, _, err := qos.ReadSelf()
 	require.NoError(t, err)
-	assert.Equal(t, qos.Default, c)
+	assert.Equal(t, base, c)
 }
 
 func TestClockStartsAfterEveryThreadIsReady(t *testing.T) {
@@ -157,6 +170,26 @@ func TestProcs(t *testing.T) {
 		assert.NotEmpty(t, r.CPUs)
 	}
 	assert.Len(t, pids, 3)
+}
+
+// failFirstWorkerEnv names a file whose creation makes a procs worker of
+// this test binary exit before it is ready (see TestMain).
+const failFirstWorkerEnv = "QOSLAB_TEST_FAIL_FIRST_WORKER"
+
+func TestProcsWorkerDyingBeforeReadyEndsTheCell(t *testing.T) {
+	t.Setenv(failFirstWorkerEnv, filepath.Join(t.TempDir(), "failed"))
+	done := make(chan error, 1)
+	go func() {
+		// Enough loops that released workers would run for minutes.
+		_, err := Run(context.Background(), Params{Workload: catalog.Procs, QoS: qos.Default, Threads: 4, Loops: 1 << 40}, nil)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		assert.ErrorContains(t, err, "ended without a report")
+	case <-time.After(60 * time.Second):
+		t.Fatal("the cell waited for workers still held at the start pipe")
+	}
 }
 
 func TestCompressAndDecompress(t *testing.T) {
