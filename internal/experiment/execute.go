@@ -55,6 +55,9 @@ type Outcome struct {
 	// Machines are the VMs as the host sees them, by target name.
 	Machines   map[string]hv.MachineInfo
 	Contention *Contention
+	// Scheduling is how the controller and the children it started were
+	// scheduled.
+	Scheduling Scheduling
 	// Runs are the timed cell runs this session measured, in order.
 	Runs  []CellRun
 	Stats Stats
@@ -213,6 +216,15 @@ func Execute(ctx context.Context, s Spec, dir *results.Dir, env Env) (out *Outco
 			dir.Run.Notes = append(dir.Run.Notes, kept)
 		}
 	}
+	out.Scheduling = readScheduling()
+	for _, w := range out.Scheduling.Warnings() {
+		note("warning: ", w)
+	}
+	childStarted := func(child string, c hv.ProcessClass) {
+		if w := out.Scheduling.started(child, c); w != "" {
+			note("warning: ", w)
+		}
+	}
 	cells, seed := Plan(s)
 	if dir != nil && env.VM.KeepConsole == "" {
 		// The VM's state directory goes with the run; its console, which
@@ -282,6 +294,9 @@ func Execute(ctx context.Context, s Spec, dir *results.Dir, env Env) (out *Outco
 			return out, fmt.Errorf("%s: %w", name, err)
 		}
 		targets[name] = t
+		if l, ok := t.(*agent.Local); ok {
+			childStarted(StartedHostAgent, processClass(l.StartClass))
+		}
 		ictx, cancel := ctx, context.CancelFunc(func() {})
 		if vm, ok := t.(InVM); ok {
 			// An attached VM that does not answer (stopped, hung) must not
@@ -298,6 +313,9 @@ func Execute(ctx context.Context, s Spec, dir *results.Dir, env Env) (out *Outco
 		if vm, ok := t.(InVM); ok {
 			mi := vm.Machine()
 			out.Machines[name] = mi
+			if mi.StartClass != nil {
+				childStarted(StartedVM, *mi.StartClass)
+			}
 			out.BootNs += mi.BootNs
 			if v := info.GetAgentVersion(); v != version.String() {
 				note("note: ", fmt.Sprintf("the VM's agent is %s, not this build's %s: what it measures may lack this build's fixes (telemetry needs protocol 1.1); rebuild the image with `qoslab image build linux`", v, version.String()))
@@ -322,6 +340,7 @@ func Execute(ctx context.Context, s Spec, dir *results.Dir, env Env) (out *Outco
 		if len(out.Machines) > 0 {
 			dir.Run.Machines, _ = json.Marshal(out.Machines)
 		}
+		dir.Run.Scheduling, _ = json.Marshal(out.Scheduling)
 		if err := dir.SaveRun(); err != nil {
 			return out, err
 		}
@@ -344,6 +363,9 @@ func Execute(ctx context.Context, s Spec, dir *results.Dir, env Env) (out *Outco
 		defer cont.Stop()
 		cont.Asked = s.Contention
 		out.Contention = cont
+		if cont.StartClass.Asked != qos.Unspecified {
+			childStarted(StartedContention, processClass(cont.StartClass))
+		}
 		conditions = cont.Running
 		fmt.Fprintf(log, "contention: %s on the host\n", cont.Text())
 		for _, sp := range cont.Spinners {
@@ -354,6 +376,7 @@ func Execute(ctx context.Context, s Spec, dir *results.Dir, env Env) (out *Outco
 		}
 		if dir != nil {
 			dir.Run.Contention, _ = json.Marshal(cont)
+			dir.Run.Scheduling, _ = json.Marshal(out.Scheduling)
 			if err := dir.SaveRun(); err != nil {
 				return out, err
 			}

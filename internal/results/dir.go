@@ -58,6 +58,10 @@ type Run struct {
 	// Contention is the host's spinners as the last session ran them:
 	// what was asked, how many, the CPU each was pinned to, its class.
 	Contention json.RawMessage `json:"contention,omitempty"`
+	// Scheduling is how qoslab's own processes were scheduled as the last
+	// session ran: the controller's policy, nice and cgroup CPU limit, and
+	// the class each child (host agent, hypervisor, spinners) started at.
+	Scheduling json.RawMessage `json:"scheduling,omitempty"`
 	Notes      []string        `json:"notes,omitempty"`
 	// Error is why the run stopped before finishing every cell; empty when
 	// it did not.

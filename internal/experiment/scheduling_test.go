@@ -1,0 +1,55 @@
+package experiment
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/results"
+)
+
+// A run records how the controller itself runs, and warns about a child
+// that could not be started at the default class.
+func TestExecuteRecordsScheduling(t *testing.T) {
+	s, err := ParseSpec([]byte("name: sched\ntargets: [host]\nmatrix: [{workload: fp, qos: 9, threads: 1, loops: 10}]\nrepeats: 1\ncontention: 1\ntelemetry_ms: 0\n"), "sched")
+	require.NoError(t, err)
+	dir, s, err := CreateRun(t.TempDir(), s, time.Now())
+	require.NoError(t, err)
+	defer dir.Unlock()
+	refused := qos.Applied{Asked: qos.Default, Applied: qos.Unspecified, Detail: "SCHED_OTHER nice=10", Reason: "sched_setattr(SCHED_OTHER, nice 0): operation not permitted"}
+	env := Env{
+		StartTarget: func(context.Context, string, Spec, io.Writer) (Target, []string, error) {
+			return &fakeTarget{}, nil, nil
+		},
+		StartContention: func(_ context.Context, n int) (*Contention, error) {
+			return &Contention{Threads: n, StartClass: refused, exited: make(chan struct{})}, nil
+		},
+	}
+	out, err := Execute(context.Background(), s, dir, env)
+	require.NoError(t, err)
+
+	warning := "the contention spinners started at unspecified (SCHED_OTHER nice=10), default asked: sched_setattr(SCHED_OTHER, nice 0): operation not permitted"
+	assert.Contains(t, strings.Join(out.Notes, "\n"), warning)
+
+	b, err := os.ReadFile(filepath.Join(dir.Path, results.RunFile))
+	require.NoError(t, err)
+	var run struct {
+		Scheduling Scheduling `json:"scheduling"`
+		Notes      []string   `json:"notes"`
+	}
+	require.NoError(t, json.Unmarshal(b, &run))
+	assert.Equal(t, out.Scheduling.Controller, run.Scheduling.Controller)
+	assert.NotEmpty(t, run.Scheduling.Controller.Policy, "the controller's policy is read")
+	assert.Equal(t, "unspecified", run.Scheduling.Started[StartedContention].Applied)
+	assert.Equal(t, "default", run.Scheduling.Started[StartedContention].Asked)
+	assert.Contains(t, strings.Join(run.Notes, "\n"), warning)
+}
