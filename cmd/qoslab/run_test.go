@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -142,4 +143,36 @@ func TestRunBadSpec(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "repeats")
 	assert.Contains(t, stderr, "cloud")
+}
+
+// A named pipe given as a spec, a config file or a recipe is refused at
+// once: opening it used to wait for a writer for good.
+func TestInputFilesThatAreNamedPipes(t *testing.T) {
+	dir := binaries(t)
+	fifo := filepath.Join(t.TempDir(), "input.yaml")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	cases := []struct {
+		name string
+		args []string
+		what string
+	}{
+		{"spec", []string{"run", "--spec", fifo}, "spec " + fifo},
+		{"config", []string{"--config", fifo, "specs", "list"}, "config file " + fifo},
+		{"recipe", []string{"image", "build", "linux", "--recipe", fifo, "--store", t.TempDir()}, "recipe " + fifo},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, filepath.Join(dir, "qoslab"), tc.args...)
+			cmd.Dir = t.TempDir()
+			cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir())
+			out, err := cmd.CombinedOutput()
+			require.NoError(t, ctx.Err(), "qoslab %s blocked on the named pipe", strings.Join(tc.args, " "))
+			var exit *exec.ExitError
+			require.ErrorAs(t, err, &exit, "%s", out)
+			assert.NotZero(t, exit.ExitCode())
+			assert.Contains(t, string(out), tc.what+": not a regular file (a named pipe)")
+		})
+	}
 }

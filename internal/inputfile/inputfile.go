@@ -24,8 +24,16 @@ func Read(what, path, kind string) ([]byte, error) {
 }
 
 // ReadLimit is Read with another cap.
+//
+// Opening a named pipe blocks until a writer comes, and reading a device
+// may never end, so the file is looked at before it is opened, and opened
+// without blocking (O_NONBLOCK) in case it was swapped for a pipe between
+// the two; what it is once open is checked again.
 func ReadLimit(what, path, kind string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
+	if err := checkRegular(what, path, kind); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|openNonBlocking, 0)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
@@ -50,6 +58,19 @@ func ReadLimit(what, path, kind string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s: grew past the %s limit for %s while being read", what, units.FormatBytes(limit), kind)
 	}
 	return b, nil
+}
+
+// checkRegular refuses, before anything opens it, a path that is not a
+// regular file (following symbolic links, as open would).
+func checkRegular(what, path, kind string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("%s: not a regular file (%s); give %s", what, typeName(st.Mode()), kind)
+	}
+	return nil
 }
 
 func typeName(m fs.FileMode) string { return "a " + Kind(m) }

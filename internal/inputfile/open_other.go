@@ -1,0 +1,6 @@
+//go:build !unix
+
+package inputfile
+
+// openNonBlocking: no named pipes to block on.
+const openNonBlocking = 0
