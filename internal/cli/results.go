@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qoslab/qoslab/internal/compare"
+	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/results/summary"
 	"github.com/qoslab/qoslab/internal/units"
@@ -71,7 +72,7 @@ func newCmdResultsList(f *Factory, runF func(context.Context, *ResultsOptions) e
 }
 
 func resultsListRun(_ context.Context, o *ResultsOptions) error {
-	entries, err := results.List(o.Results)
+	entries, err := results.ListPlanned(o.Results, experiment.PlannedOf)
 	if err != nil && !os.IsNotExist(err) {
 		return err
 	}
@@ -109,13 +110,21 @@ func resultsShowRun(_ context.Context, o *ResultsOptions) error {
 	if err != nil {
 		return err
 	}
-	state := "complete"
+	held := results.Assess(experiment.PlannedOf(l.Dir), l.Run.Planned, l.Records, l.Torn, nil)
+	state := results.StateComplete
 	if h, ok := results.Running(l.Path); ok {
 		state = fmt.Sprintf("running (%s)", h)
-	} else if !l.Run.Complete() {
-		state = "incomplete (finish it with qoslab run --resume " + l.Path + ")"
+	} else if !l.Run.Complete() || held.State != results.StateComplete {
+		state = held.Text() + " (finish it with qoslab run --resume " + l.Path + ")"
 	}
 	fmt.Fprintf(o.IO.Out, "%s: %s, started %s, %s\n\n", l.Path, l.Run.Name, l.Run.Started.Format("2006-01-02 15:04:05Z"), state)
+	// summary.md is what the run wrote when it ended; samples that
+	// changed since (a torn end, a cell run lost) make it stale, and the
+	// summary is computed again from what the samples hold now.
+	if stale := staleSummary(l); stale != "" {
+		fmt.Fprintf(o.IO.ErrOut, "%s: %s is older than what its samples hold (%s): computed from its %s\n", l.Path, results.SummaryMDFile, stale, units.Plural(len(l.Samples), "sample"))
+		return summary.WriteMarkdown(o.IO.Out, summary.Of(l))
+	}
 	if l.HasSummary() {
 		file, err := os.Open(filepath.Join(l.Path, results.SummaryMDFile))
 		if err != nil {
@@ -127,6 +136,23 @@ func resultsShowRun(_ context.Context, o *ResultsOptions) error {
 	}
 	fmt.Fprintf(o.IO.ErrOut, "%s has no %s yet: computed from its %s\n", l.Path, results.SummaryMDFile, units.Plural(len(l.Samples), "sample"))
 	return summary.WriteMarkdown(o.IO.Out, summary.Of(l))
+}
+
+// staleSummary says why the run's summary.md no longer matches its samples
+// (it was written, then samples.jsonl changed), or "" when it does or the
+// run has none.
+func staleSummary(l *results.Loaded) string {
+	sum, err := os.Stat(filepath.Join(l.Path, results.SummaryMDFile))
+	if err != nil {
+		return ""
+	}
+	if l.Torn != nil {
+		return "a torn end"
+	}
+	if samples, err := os.Stat(filepath.Join(l.Path, results.SamplesFile)); err == nil && samples.ModTime().After(sum.ModTime()) {
+		return results.SamplesFile + " changed after it"
+	}
+	return ""
 }
 
 // CompareOptions are `qoslab compare`'s inputs: two or more results

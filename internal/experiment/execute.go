@@ -152,11 +152,14 @@ func ResumeRun(path string, now time.Time) (d *results.Dir, s Spec, err error) {
 	if s, err = recordedSpec(d.Run.Spec); err != nil {
 		return nil, s, fmt.Errorf("resume %s: its spec: %w", path, err)
 	}
-	// Damage is refused here, before run.json is touched.
-	if _, _, err := d.ReadSamples(); err != nil {
+	// Damage is refused here, before run.json is touched. Whether the
+	// run is complete is read from its samples, not from run.json: a
+	// finished run whose samples lost a cell run measures it again.
+	recs, torn, err := d.ReadSamples()
+	if err != nil {
 		return nil, s, fmt.Errorf("resume %s: %w", path, err)
 	}
-	if err := d.Resume(now); err != nil {
+	if err := d.Resume(now, results.Assess(PlannedRuns(s), d.Run.Planned, recs, torn, nil)); err != nil {
 		if errors.Is(err, results.ErrComplete) {
 			return d, s, err
 		}
@@ -233,7 +236,8 @@ func Execute(ctx context.Context, s Spec, dir *results.Dir, env Env) (out *Outco
 	}
 
 	var sampleLog *results.SampleLog
-	var finished map[string][]int
+	var finished map[results.CellRunKey]bool
+	var finishedLabels map[string][]int
 	if dir != nil {
 		fmt.Fprintf(log, "run %s: %d cell runs (seed %d) into %s\n", s.Name, len(cells), seed, dir.Path)
 		recs, torn, rerr := dir.ReadSamples()
@@ -243,7 +247,7 @@ func Execute(ctx context.Context, s Spec, dir *results.Dir, env Env) (out *Outco
 		if torn != nil {
 			fmt.Fprintf(log, "resume: %s (measured again)\n", torn)
 		}
-		finished = results.FinishedRepeats(recs)
+		finished, finishedLabels = results.FinishedRuns(recs), results.FinishedRepeats(recs)
 		var oerr error
 		if sampleLog, _, oerr = dir.OpenSamples(); oerr != nil {
 			return out, oerr
@@ -386,7 +390,7 @@ func Execute(ctx context.Context, s Spec, dir *results.Dir, env Env) (out *Outco
 	var tel *Telemetry
 	if s.TelemetryMs > 0 && dir != nil {
 		var closeTel func() error
-		tel, closeTel, err = setUpTelemetry(filepath.Join(dir.Path, results.TelemetryFile), s, targets, finished, func(n string) { note("note: ", n) })
+		tel, closeTel, err = setUpTelemetry(filepath.Join(dir.Path, results.TelemetryFile), s, targets, finishedLabels, func(n string) { note("note: ", n) })
 		if err != nil {
 			return out, err
 		}

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"fmt"
+	"github.com/qoslab/qoslab/internal/results"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -72,6 +73,41 @@ func (c Cell) Key() string {
 		return fmt.Sprintf("%s warmup=%d", c.SeriesKey(), c.Warmup)
 	}
 	return fmt.Sprintf("%s repeat=%d", c.SeriesKey(), c.Repeat)
+}
+
+// Params are the cell's parameters as its records carry them.
+func (c Cell) Params() results.CellParams {
+	return results.CellParams{Loops: c.Loops, DurationNs: int64(c.Duration), SizeBytes: c.SizeBytes, Ratio: c.Ratio,
+		Codec: c.Codec, Level: c.Level, Sink: c.Sink, SinkPath: c.SinkPath}
+}
+
+// RunKey names a timed run of c by its structured fields, as
+// results.Record.RunKey names the run a record belongs to.
+func (c Cell) RunKey() results.CellRunKey {
+	return results.CellRunKey{Target: c.Target, Workload: c.Workload, QoS: int(c.QoS), Threads: c.Threads, Params: c.Params(), Repeat: c.Repeat}
+}
+
+// PlannedRuns are the keys of every timed cell run in the plan of s.
+func PlannedRuns(s Spec) []results.CellRunKey {
+	cells, _ := Plan(s)
+	var out []results.CellRunKey
+	for _, c := range cells {
+		if c.Timed() {
+			out = append(out, c.RunKey())
+		}
+	}
+	return out
+}
+
+// PlannedOf are the keys of every timed cell run planned for the results
+// directory d, from the spec its run.json records; nil when that spec
+// cannot be read (results.Assess then goes by run.json's count).
+func PlannedOf(d *results.Dir) []results.CellRunKey {
+	s, err := recordedSpec(d.Run.Spec)
+	if err != nil || len(s.Matrix) == 0 {
+		return nil
+	}
+	return PlannedRuns(s)
 }
 
 func (c Cell) String() string {

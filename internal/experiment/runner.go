@@ -3,7 +3,6 @@ package experiment
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/qoslab/qoslab/internal/agent"
@@ -79,9 +78,9 @@ type Runner struct {
 	Targets map[string]Target
 	// Log keeps every timed cell run; nil keeps them only in memory (OnRun).
 	Log *results.SampleLog
-	// Finished are the repeats an earlier, interrupted run finished
-	// (results.FinishedRepeats by SeriesKey): they are not run again.
-	Finished   map[string][]int
+	// Finished are the cell runs an earlier, interrupted run finished
+	// (results.FinishedRuns): they are not run again.
+	Finished   map[results.CellRunKey]bool
 	Contention int
 	// OnStep, when set, is called before each cell run (outside any measured
 	// interval).
@@ -106,7 +105,7 @@ func (r *Runner) Run(ctx context.Context) (Stats, error) {
 	var st Stats
 	began := time.Now()
 	for i, c := range r.Cells {
-		if c.Timed() && slices.Contains(r.Finished[c.SeriesKey()], c.Repeat) {
+		if c.Timed() && r.Finished[c.RunKey()] {
 			st.Skipped++
 			r.step(Step{Index: i, Total: len(r.Cells), Cell: c, Skipped: true, Elapsed: time.Since(began)})
 			continue
@@ -157,10 +156,11 @@ func (r *Runner) Run(ctx context.Context) (Stats, error) {
 			samples[i].DurationNs = int64(c.Duration)
 		}
 		recs := make([]results.Record, len(samples))
+		params := c.Params()
 		now := time.Now().UTC()
 		var first, last int64
 		for j, s := range samples {
-			recs[j] = results.Record{Cell: c.SeriesKey(), RunRecords: len(samples), Sample: s, Metrics: res.GetMetrics(), RecordedAt: now}
+			recs[j] = results.Record{Cell: c.SeriesKey(), RunRecords: len(samples), Params: &params, Sample: s, Metrics: res.GetMetrics(), RecordedAt: now}
 			if j == 0 || s.StartNs < first {
 				first = s.StartNs
 			}

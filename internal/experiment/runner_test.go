@@ -87,7 +87,7 @@ func TestRunnerLogsTimedRunsAndResumes(t *testing.T) {
 	// Resume: only the failed repeat runs again (and the warm-up, which is never recorded).
 	again := &fakeTarget{}
 	r2 := &Runner{Cells: testCells(), Targets: map[string]Target{TargetHost: again}, Log: openLog(t, path),
-		Finished: results.FinishedRepeats(recs)}
+		Finished: results.FinishedRuns(recs)}
 	st, err = r2.Run(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, 2, st.Skipped)

@@ -220,11 +220,18 @@ func (d *Dir) Interrupted(now time.Time, why string) error {
 }
 
 // Resume records that the run is taken up again at now: it is unfinished
-// again, and how it stopped before moves to its notes. It refuses a run that
-// already finished every cell, and one written with a newer schema minor,
-// whose fields this build would drop when it saves run.json.
-func (d *Dir) Resume(now time.Time) error {
-	if d.Run.Complete() {
+// again, and how it stopped before moves to its notes. held is what its
+// samples hold (Assess): a run whose samples hold every planned cell run
+// and that recorded its end is refused with ErrComplete, but one that
+// recorded its end while its samples lack cell runs (a torn last line, a
+// cell run deleted) is taken up again, to measure them. It refuses damaged
+// samples, and a run written with a newer schema minor, whose fields this
+// build would drop when it saves run.json.
+func (d *Dir) Resume(now time.Time, held Completeness) error {
+	if held.State == StateDamaged {
+		return fmt.Errorf("resume %s: %s", d.Path, held.Problem)
+	}
+	if d.Run.Complete() && held.State == StateComplete {
 		return fmt.Errorf("resume %s: %w at %s; there is nothing left to measure", d.Path, ErrComplete, d.Run.Finished.Format(time.RFC3339))
 	}
 	if newerMinor(d.Run.SchemaVersion) {
@@ -232,6 +239,9 @@ func (d *Dir) Resume(now time.Time) error {
 	}
 	now = now.UTC()
 	switch {
+	case d.Run.Complete():
+		d.Run.Notes = append(d.Run.Notes, fmt.Sprintf("finished at %s, but %s holds %d of its %d cell runs%s: the rest measured again",
+			d.Run.Finished.Format(time.RFC3339), SamplesFile, held.Measured, held.Planned, tornText(held.Torn)))
 	case d.Run.Error != "" && d.Run.Finished != nil:
 		d.Run.Notes = append(d.Run.Notes, fmt.Sprintf("stopped at %s: %s", d.Run.Finished.Format(time.RFC3339), d.Run.Error))
 	case d.Run.Interrupted != nil:
@@ -249,6 +259,13 @@ func (d *Dir) Resume(now time.Time) error {
 	d.Run.Error = ""
 	d.Run.Resumed = append(d.Run.Resumed, now)
 	return d.SaveRun()
+}
+
+func tornText(t *TornTail) string {
+	if t == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (its end from line %d is torn)", t.Line)
 }
 
 // newerMinor reports whether v, of this build's major, has a newer minor.
@@ -293,20 +310,25 @@ type Entry struct {
 	// Holder is the process running in the directory (it holds its lock);
 	// nil when none does.
 	Holder *Holder
+	// Completeness is what its samples hold against its plan.
+	Completeness Completeness
 }
 
-// State says in a few words how the run stands: complete, incomplete
-// (and how to finish it), or unreadable (and why).
+// State says in a few words how the run stands, from its samples (see
+// Completeness), never from run.json alone: running, complete, partial
+// (and how to finish it) or damaged (and why).
 func (e Entry) State() string {
 	switch {
 	case e.Err != nil:
-		return "unreadable: " + e.Err.Error()
+		return StateDamaged + ": " + e.Err.Error()
 	case e.Holder != nil:
 		return fmt.Sprintf("running (%s)", e.Holder)
-	case e.Run.Complete():
-		return "complete"
+	case e.Completeness.State == StateDamaged:
+		return e.Completeness.Text()
+	case e.Run.Complete() && e.Completeness.State == StateComplete:
+		return StateComplete
 	}
-	return "incomplete: resume with qoslab run --resume " + e.Path
+	return e.Completeness.Text() + "; resume with qoslab run --resume " + e.Path
 }
 
 // Paths lists the results directories under parent, oldest first; none
@@ -326,7 +348,11 @@ type Listing struct {
 	Spec     string     `json:"spec"`
 	Started  time.Time  `json:"started"`
 	Finished *time.Time `json:"finished"`
-	Complete bool       `json:"complete"`
+	// Complete says the samples hold every planned cell run and run.json
+	// says the run ended (State "complete"); State is complete, partial,
+	// damaged or running.
+	Complete bool   `json:"complete"`
+	State    string `json:"state"`
 	// Running is true while a qoslab runs in the directory; PID is its.
 	Running bool `json:"running"`
 	PID     int  `json:"pid,omitempty"`
@@ -338,20 +364,33 @@ type Listing struct {
 
 // Listing is the entry for scripts.
 func (e Entry) Listing() Listing {
-	l := Listing{Path: e.Path, Spec: e.SpecName, Started: e.Run.Started, Finished: e.Run.Finished, Complete: e.Run.Complete(), Samples: e.Samples, Error: e.Run.Error}
-	if e.Err != nil {
-		l.Error = e.Err.Error()
-	}
-	if e.Holder != nil {
-		l.Running, l.PID = true, e.Holder.PID
+	l := Listing{Path: e.Path, Spec: e.SpecName, Started: e.Run.Started, Finished: e.Run.Finished, Samples: e.Samples, Error: e.Run.Error}
+	l.Complete = e.Err == nil && e.Holder == nil && e.Run.Complete() && e.Completeness.State == StateComplete
+	switch {
+	case e.Err != nil:
+		l.Error, l.State = e.Err.Error(), StateDamaged
+	case e.Holder != nil:
+		l.Running, l.PID, l.State = true, e.Holder.PID, "running"
+	case l.Complete:
+		l.State = StateComplete
+	case e.Completeness.State == StateDamaged:
+		l.State, l.Error = StateDamaged, e.Completeness.Problem
+	default:
+		l.State = StatePartial
 	}
 	return l
 }
 
 // List returns the results directories under parent, oldest first. A
 // directory that cannot be read in full is listed with Err set rather than
-// failing the list; hidden directories are skipped.
-func List(parent string) ([]Entry, error) {
+// failing the list; hidden directories are skipped. Each one's samples are
+// counted against the planned count in its run.json (ListPlanned sets
+// them against the plan itself).
+func List(parent string) ([]Entry, error) { return ListPlanned(parent, nil) }
+
+// ListPlanned is List with each directory's samples set against its plan:
+// planned gives the keys of its planned cell runs, nil when it cannot.
+func ListPlanned(parent string, planned func(*Dir) []CellRunKey) ([]Entry, error) {
 	des, err := os.ReadDir(parent)
 	if err != nil {
 		return nil, fmt.Errorf("list results in %s: %w", parent, err)
@@ -379,7 +418,15 @@ func List(parent string) ([]Entry, error) {
 			e.SpecName = spec.Name
 		}
 		recs, torn, err := d.ReadSamples()
-		e.Samples, e.Torn, e.Err = len(recs), torn, err
+		e.Samples, e.Torn = len(recs), torn
+		var plan []CellRunKey
+		if planned != nil {
+			plan = planned(d)
+		}
+		e.Completeness = Assess(plan, d.Run.Planned, recs, torn, err)
+		if err != nil {
+			e.Err = err
+		}
 		out = append(out, e)
 	}
 	sort.SliceStable(out, func(i, j int) bool {

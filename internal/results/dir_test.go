@@ -106,7 +106,9 @@ func TestFinishAndResume(t *testing.T) {
 	assert.JSONEq(t, `{"name":"subsumption","repeat":5}`, string(d.Run.Spec))
 	assert.JSONEq(t, `{"os":"linux"}`, string(d.Run.Targets["host"]))
 
-	require.NoError(t, d.Resume(start.Add(time.Hour)))
+	partial := Completeness{State: StatePartial, Planned: 2, Measured: 1}
+	whole := Completeness{State: StateComplete, Planned: 2, Measured: 2}
+	require.NoError(t, d.Resume(start.Add(time.Hour), partial))
 	d, err = Open(d.Path)
 	require.NoError(t, err)
 	assert.Nil(t, d.Run.Finished, "a resumed run is unfinished again")
@@ -116,14 +118,22 @@ func TestFinishAndResume(t *testing.T) {
 	require.NotEmpty(t, d.Run.Notes)
 	assert.Contains(t, d.Run.Notes[0], "interrupted", "how it stopped is kept")
 
-	require.NoError(t, d.Resume(start.Add(2*time.Hour)), "a crash (no finish recorded) can be resumed")
+	require.NoError(t, d.Resume(start.Add(2*time.Hour), partial), "a crash (no finish recorded) can be resumed")
 	assert.Contains(t, d.Run.Notes[len(d.Run.Notes)-1], "without recording why")
 
 	require.NoError(t, d.Finish(start.Add(3*time.Hour), nil))
 	assert.True(t, d.Run.Complete())
-	err = d.Resume(start.Add(4 * time.Hour))
+	err = d.Resume(start.Add(4*time.Hour), whole)
 	assert.ErrorIs(t, err, ErrComplete)
 	assert.ErrorContains(t, err, "nothing left to measure")
+
+	// Finished, but the samples lost a cell run since: taken up again.
+	require.NoError(t, d.Resume(start.Add(5*time.Hour), partial))
+	assert.Nil(t, d.Run.Finished)
+	assert.Contains(t, d.Run.Notes[len(d.Run.Notes)-1], "samples.jsonl holds 1 of its 2 cell runs: the rest measured again")
+
+	err = d.Resume(start.Add(6*time.Hour), Completeness{State: StateDamaged, Problem: "samples.jsonl holds 1 cell runs the run's plan does not have"})
+	assert.EqualError(t, err, "resume "+d.Path+": samples.jsonl holds 1 cell runs the run's plan does not have")
 }
 
 func TestResumeRefusesNewerMinor(t *testing.T) {
@@ -132,7 +142,7 @@ func TestResumeRefusesNewerMinor(t *testing.T) {
 	d, err := Open(dir)
 	require.NoError(t, err, "a newer minor is readable")
 	assert.NotNil(t, d.Run.Targets, "targets can be added even when run.json had none")
-	err = d.Resume(start)
+	err = d.Resume(start, Completeness{State: StatePartial})
 	assert.ErrorContains(t, err, "newer than this qoslab's "+SchemaVersion)
 	b, rerr := os.ReadFile(filepath.Join(dir, RunFile))
 	require.NoError(t, rerr)

@@ -27,6 +27,9 @@ type Record struct {
 	// RunRecords is how many records the cell run produced: a repeat with
 	// fewer in the file was torn by a crash and is not finished.
 	RunRecords int `json:"run_records"`
+	// Params are the cell's parameters (nil in records written before
+	// schema 1.1, whose label holds them; see RunKey).
+	Params *CellParams `json:"params,omitempty"`
 	Sample
 	// Metrics are the cell run's own measurements (bytes in and out,
 	// compression ratio), the same on each of its records.
@@ -216,10 +219,12 @@ func ReadSamples(path string) ([]Record, *TornTail, error) {
 }
 
 // recordKey is what makes a record unique in a samples.jsonl: one thread
-// (index) of one phase of one repeat of one cell.
+// (index) of one phase of one cell run, by the cell's structured fields,
+// never its label.
 type recordKey struct {
-	cell, target, workload, phase string
-	qos, threads, repeat, index   int
+	run   CellRunKey
+	phase string
+	index int
 }
 
 func parseSamples(path string, b []byte) ([]Record, *TornTail, error) {
@@ -227,7 +232,8 @@ func parseSamples(path string, b []byte) ([]Record, *TornTail, error) {
 	// seen maps each record's key to its line: a key twice means two runs
 	// wrote into one directory at once, and their merged rates would be
 	// false.
-	seen := map[recordKey]int{}
+	type seenAt struct{ line, rec int }
+	seen := map[recordKey]seenAt{}
 	// The cell run being read: where it starts, and its records so far.
 	var runOffset int64
 	runLine, runStart := 1, 0
@@ -274,22 +280,26 @@ func parseSamples(path string, b []byte) ([]Record, *TornTail, error) {
 		}
 		if runStart < len(recs) {
 			p := recs[runStart]
-			if r.Cell != p.Cell || r.Target != p.Target || r.Repeat != p.Repeat {
-				return nil, nil, fmt.Errorf("%s line %d: cell %q %s repeat %d has %d of its %d records before line %d starts another: "+
+			if r.RunKey() != p.RunKey() {
+				return nil, nil, fmt.Errorf("%s line %d: cell run %s (%q) has %d of its %d records before line %d starts another: "+
 					"records were appended after a torn cell run without cutting it off; remove lines %d-%d by hand",
-					path, runLine, p.Cell, p.Target, p.Repeat, len(recs)-runStart, p.RunRecords, line, runLine, line-1)
+					path, runLine, p.RunKey(), p.Cell, len(recs)-runStart, p.RunRecords, line, runLine, line-1)
 			}
 		}
 		if runStart == len(recs) {
 			runOffset, runLine = off, line
 		}
-		k := recordKey{r.Cell, r.Target, r.Workload, r.Phase, r.QoS, r.Threads, r.Repeat, r.Index}
+		k := recordKey{r.RunKey(), r.Phase, r.Index}
 		if first, ok := seen[k]; ok {
-			return nil, nil, fmt.Errorf("%s line %d records cell %q repeat %d thread %d%s again (first on line %d): two runs wrote into this directory at once, "+
+			labels := ""
+			if fl := recs[first.rec].Cell; fl != r.Cell {
+				labels = fmt.Sprintf(", labelled %q there and %q here", fl, r.Cell)
+			}
+			return nil, nil, fmt.Errorf("%s line %d records cell run %s thread %d%s again (first on line %d%s): two runs wrote into this directory at once, or a cell run was copied, "+
 				"and merged they would give false rates; keep one of the two cell runs (remove the other's lines by hand) and resume",
-				path, line, r.Cell, r.Repeat, r.Index, phaseText(r.Phase), first)
+				path, line, k.run, r.Index, phaseText(r.Phase), first.line, labels)
 		}
-		seen[k] = line
+		seen[k] = seenAt{line, len(recs)}
 		recs = append(recs, r)
 		if len(recs)-runStart >= max(r.RunRecords, 1) {
 			runStart = len(recs)

@@ -3,6 +3,7 @@ package results
 import (
 	"bytes"
 	"encoding/json"
+	"hash/crc32"
 	"math"
 	"os"
 	"os/exec"
@@ -18,11 +19,14 @@ import (
 )
 
 // cellRun makes the n records (threads) of one cell run.
+// cellRun makes the records of one cell run. Cells of different labels
+// differ in a structured field too (their loops), as the runner's do.
 func cellRun(cell, target string, repeat, n int) []Record {
 	out := make([]Record, n)
 	for i := range out {
 		out[i] = Record{
-			Cell: cell,
+			Cell:   cell,
+			Params: &CellParams{Loops: uint64(crc32.ChecksumIEEE([]byte(cell)))},
 			Sample: Sample{Target: target, Workload: "fp", QoS: 33, Threads: n, Repeat: repeat, Index: i,
 				StartNs: int64(10 * i), EndNs: 2e9 + int64(i), Work: 2e8, Unit: "loops", Rate: 1e8 + float64(i),
 				QoSApplied: 33, QoSFull: true, CPUs: []int{i}, Contention: 2},
@@ -197,9 +201,9 @@ func TestReadSamplesRefusesDamageInTheMiddle(t *testing.T) {
 	}{
 		{"garbage", whole + "not json\n" + whole, []string{"line 2 is not a sample record", "damaged before its end"}},
 		{"torn line buried", whole + strings.TrimSuffix(whole, "}\n") + "\n" + whole, []string{"line 2"}},
-		{"newer major", whole + strings.Replace(whole, `"schema_version":"1.0"`, `"schema_version":"2.0"`, 1), []string{"line 2", "schema 2.0", "reads 1.x"}},
+		{"newer major", whole + strings.Replace(whole, `"schema_version":"`+SchemaVersion+`"`, `"schema_version":"2.0"`, 1), []string{"line 2", "schema 2.0", "reads 1.x"}},
 		{"newer major with a changed field", whole + `{"schema_version":"2.0","cell":{"new":"shape"}}` + "\n" + whole, []string{"line 2", "schema 2.0"}},
-		{"torn run buried", whole + lines(three[:2]) + whole, []string{"line 2", `cell "b" host repeat 1 has 2 of its 3 records`, "lines 2-3"}},
+		{"torn run buried", whole + lines(three[:2]) + whole, []string{"line 2", `cell run host fp qos=33 threads=3 loops=`, `repeat=1 ("b") has 2 of its 3 records`, "lines 2-3"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := sampleFile(t, tc.content)
@@ -361,7 +365,34 @@ func TestReadersRefuseDuplicateRecords(t *testing.T) {
 
 	_, _, err = ReadSamples(path)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `line 3 records cell "host fp qos=9 threads=2 loops=10" repeat 1 thread 0 again (first on line 1): two runs wrote into this directory at once`)
+	assert.Contains(t, err.Error(), `line 3 records cell run host fp qos=9 threads=2 loops=10 repeat=1 thread 0 again (first on line 1): two runs wrote into this directory at once`)
 	_, _, err = OpenSampleLog(path)
 	assert.ErrorContains(t, err, "again (first on line 1)", "resume refuses too")
+}
+
+// A cell run copied by hand with its free-text label changed (and its
+// rates inflated) is still the same cell run by its structured fields:
+// readers refuse it instead of merging it into the cell.
+func TestReadersRefuseARelabelledCopy(t *testing.T) {
+	d, err := Create(t.TempDir(), "copied", time.Now())
+	require.NoError(t, err)
+	path := filepath.Join(d.Path, SamplesFile)
+	log, _, err := OpenSampleLog(path)
+	require.NoError(t, err)
+	run := cellRun("host fp qos=33 threads=2 loops=200000000", "host", 1, 2)
+	require.NoError(t, log.Append(run...))
+	forged := cellRun("host fp qos=33 threads=2 loops=200000000 (copy)", "host", 1, 2)
+	for i := range forged {
+		forged[i].Params = run[i].Params
+		forged[i].Rate *= 100
+	}
+	require.NoError(t, log.Append(forged...))
+	require.NoError(t, log.Close())
+
+	_, _, err = ReadSamples(path)
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "line 3 records cell run host fp qos=33 threads=2 loops=")
+	assert.ErrorContains(t, err, `again (first on line 1, labelled "host fp qos=33 threads=2 loops=200000000" there and "host fp qos=33 threads=2 loops=200000000 (copy)" here)`)
+	_, err = Load(d.Path)
+	assert.ErrorContains(t, err, "again (first on line 1", "show, report, plot and compare load through Load")
 }

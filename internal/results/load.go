@@ -97,17 +97,25 @@ func (d *Dir) hasFile(name string) bool {
 // HasSummary reports whether the run's summary.md was written.
 func (d *Dir) HasSummary() bool { return d.hasFile(SummaryMDFile) }
 
-// Partial says, for a run that has not finished every cell, how far it got
-// and how to finish it: "partial: 20 of 32 cell runs measured (interrupted
-// by SIGTERM); finish it with qoslab run --resume DIR". Empty for a
-// complete run.
+// Completeness is what the loaded samples hold against the run's planned
+// count (Assess without the plan: results knows no plans; the CLI's
+// experiment.Assess sets them against the plan itself).
+func (l *Loaded) Completeness() Completeness {
+	return Assess(nil, l.Run.Planned, l.Records, l.Torn, nil)
+}
+
+// Partial says, for a run whose samples do not hold every planned cell
+// run, how far it got and how to finish it: "partial: 20 of 32 cell runs
+// measured (interrupted by SIGTERM); finish it with qoslab run --resume
+// DIR". Empty for a complete run. It goes by the samples, not by what
+// run.json says: a run that finished and lost a cell run since is partial.
 func (l *Loaded) Partial() string {
-	if l.Run.Complete() {
+	c := l.Completeness()
+	if l.Run.Complete() && c.State == StateComplete {
 		return ""
 	}
-	runs := map[string]bool{}
-	for _, r := range l.Records {
-		runs[fmt.Sprintf("%s\x00%d", r.Cell, r.Repeat)] = true
+	if c.State == StateDamaged {
+		return c.Text()
 	}
 	of := ""
 	if l.Run.Planned > 0 {
@@ -115,13 +123,23 @@ func (l *Loaded) Partial() string {
 	}
 	why := ""
 	switch {
+	case l.Run.Complete():
+		why = fmt.Sprintf(" (the run finished, but %s has lost %s since%s)", SamplesFile, plural(c.Planned-c.Measured, "cell run"), tornText(c.Torn))
+		return fmt.Sprintf("partial: %d%s cell runs measured%s; measure the rest again with qoslab run --resume %s", c.Measured, of, why, l.Path)
 	case l.Run.Error != "":
 		why = " (" + l.Run.Error + ")"
 	case l.Run.Finished == nil:
 		if h, ok := Running(l.Path); ok {
-			return fmt.Sprintf("partial: %d%s cell runs measured so far; the run is still going (%s)", len(runs), of, h)
+			return fmt.Sprintf("partial: %d%s cell runs measured so far; the run is still going (%s)", c.Measured, of, h)
 		}
 		why = " (it stopped without recording why: a crash or a kill)"
 	}
-	return fmt.Sprintf("partial: %d%s cell runs measured%s; finish it with qoslab run --resume %s", len(runs), of, why, l.Path)
+	return fmt.Sprintf("partial: %d%s cell runs measured%s; finish it with qoslab run --resume %s", c.Measured, of, why, l.Path)
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }

@@ -8,7 +8,7 @@ import (
 
 // SchemaVersion is the version of the result files this build writes. Readers
 // accept any minor of a major they know and refuse other majors.
-const SchemaVersion = "1.0"
+const SchemaVersion = "1.1"
 
 // CheckSchema refuses a file written with a schema major this build cannot read.
 func CheckSchema(v string) error {
