@@ -3,6 +3,8 @@ package results
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -38,9 +40,13 @@ func (e *InUseError) Error() string {
 // Lock takes d's lock for this process, without waiting: a directory in use
 // is an *InUseError naming the holder. unlock releases it (the lock also
 // goes when the process dies, however it dies).
+//
+// The lock file is truncated and rewritten, so it is opened without
+// following a symbolic link and must be a regular file with no other hard
+// link: `ln -s ~/thesis.tex DIR/.lock` must not empty the thesis.
 func (d *Dir) Lock() (unlock func(), err error) {
 	path := filepath.Join(d.Path, LockFile)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := openLockFile(path, true)
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", d.Path, err)
 	}
@@ -50,7 +56,7 @@ func (d *Dir) Lock() (unlock func(), err error) {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	if !ok {
-		h, _ := readHolder(path)
+		h, _ := readHolder(f)
 		f.Close()
 		return nil, &InUseError{Path: d.Path, Holder: h}
 	}
@@ -66,12 +72,48 @@ func (d *Dir) Lock() (unlock func(), err error) {
 	return unlock, nil
 }
 
+// openLockFile opens the lock file at path for reading and writing
+// (creating it when create is set) without following a symbolic link, and
+// checks that what it opened is a regular file with one link, in its
+// directory alone.
+func openLockFile(path string, create bool) (*os.File, error) {
+	flags := os.O_RDWR | openNoFollow | openNonBlocking
+	if create {
+		flags |= os.O_CREATE
+	}
+	f, err := os.OpenFile(path, flags, 0o644)
+	if err != nil {
+		if fi, lerr := os.Lstat(path); lerr == nil {
+			switch {
+			case fi.Mode()&fs.ModeSymlink != 0:
+				return nil, fmt.Errorf("%s is a symbolic link, not qoslab's lock file: remove it (rm %s) and try again", path, path)
+			case !fi.Mode().IsRegular():
+				return nil, fmt.Errorf("%s is not a regular file (%s), not qoslab's lock file: remove it and try again", path, fileKind(fi.Mode()))
+			}
+		}
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s is not a regular file (%s), not qoslab's lock file: remove it and try again", path, fileKind(fi.Mode()))
+	}
+	if n := linkCount(fi); n > 1 {
+		f.Close()
+		return nil, fmt.Errorf("%s has %d hard links, so it is another file's too, not qoslab's lock file: remove it (rm %s) and try again", path, n, path)
+	}
+	return f, nil
+}
+
 // Running reports whether a process holds the lock of the results
 // directory at path, and who: a probe that takes the lock and lets it go at
 // once, so a holder that died (its lock gone with it) is not running.
 func Running(path string) (Holder, bool) {
-	lp := filepath.Join(path, LockFile)
-	f, err := os.OpenFile(lp, os.O_RDWR, 0)
+	f, err := openLockFile(filepath.Join(path, LockFile), false)
 	if err != nil {
 		return Holder{}, false
 	}
@@ -80,20 +122,38 @@ func Running(path string) (Holder, bool) {
 	if err != nil || ok {
 		return Holder{}, false // taken by us, so free (closing f lets it go)
 	}
-	h, _ := readHolder(lp)
+	h, _ := readHolder(f)
 	return h, true
 }
 
-func readHolder(path string) (Holder, error) {
+// maxHolder bounds what is read of a lock file: a pid and a time.
+const maxHolder = 4 << 10
+
+func readHolder(f *os.File) (Holder, error) {
 	var h Holder
-	b, err := os.ReadFile(path)
+	b, err := io.ReadAll(io.NewSectionReader(f, 0, maxHolder))
 	if err != nil {
 		return h, err
 	}
 	if err := json.Unmarshal(b, &h); err != nil {
-		return h, fmt.Errorf("%s: %w", path, err)
+		return h, fmt.Errorf("%s: %w", f.Name(), err)
 	}
 	return h, nil
+}
+
+// fileKind names what kind of file m describes.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
 }
 
 // String is "pid 1234".

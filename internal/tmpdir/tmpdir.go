@@ -5,9 +5,8 @@
 package tmpdir
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -36,9 +35,12 @@ func Make(pattern string) (string, error) {
 }
 
 // Sweep removes the directories in the system's temporary directory whose
-// names start with prefix and whose owner process is gone (killed with -9,
-// say, before it could clean up). A directory without an owner file, or
-// whose owner lives, is left alone. It returns what it removed.
+// names start with prefix, that this user owns and whose owner process is
+// gone (killed with -9, say, before it could clean up). A directory that is
+// a symbolic link, belongs to another user, has no owner file or one that
+// is not this user's own regular file, or whose owner lives, is left
+// alone: in a shared /tmp anyone can make a directory with a qoslab name
+// and a forged owner file. It returns what it removed.
 func Sweep(prefix string) []string {
 	return sweepIn(os.TempDir(), prefix)
 }
@@ -63,19 +65,36 @@ func sweepIn(parent, prefix string) []string {
 	return removed
 }
 
-// ownerGone reports whether dir's owner process has ended: false when it
-// cannot tell (no owner file, or one it cannot read).
+// maxOwnerFile bounds what is read of an owner file: a pid and a number.
+const maxOwnerFile = 256
+
+// ownerGone reports whether dir is this user's own directory (not a
+// symbolic link) whose owner process, named by an owner file that is this
+// user's own regular file, has ended: false when it cannot tell.
 func ownerGone(dir string) bool {
-	b, err := os.ReadFile(filepath.Join(dir, OwnerFile))
-	if errors.Is(err, fs.ErrNotExist) || err != nil {
+	fi, err := os.Lstat(dir)
+	if err != nil || !fi.IsDir() || !ownedByMe(fi) {
 		return false
 	}
-	f := strings.Fields(string(b))
-	if len(f) != 2 {
+	f, err := os.OpenFile(filepath.Join(dir, OwnerFile), os.O_RDONLY|openNoFollow|openNonBlocking, 0)
+	if err != nil {
 		return false
 	}
-	pid, err1 := strconv.Atoi(f[0])
-	start, err2 := strconv.ParseUint(f[1], 10, 64)
+	defer f.Close()
+	ofi, err := f.Stat()
+	if err != nil || !ofi.Mode().IsRegular() || !ownedByMe(ofi) {
+		return false
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxOwnerFile))
+	if err != nil {
+		return false
+	}
+	fields := strings.Fields(string(b))
+	if len(fields) != 2 {
+		return false
+	}
+	pid, err1 := strconv.Atoi(fields[0])
+	start, err2 := strconv.ParseUint(fields[1], 10, 64)
 	if err1 != nil || err2 != nil || pid <= 0 {
 		return false
 	}
