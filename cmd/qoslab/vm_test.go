@@ -198,6 +198,7 @@ func TestVMEndToEnd(t *testing.T) {
 		m, _ := filepath.Glob(filepath.Join(results, "bench-*", "vm-console.log"))
 		require.Len(t, m, 1, "the console is kept with the results: %s", errBuf.String())
 		assert.Contains(t, errBuf.String(), m[0])
+		assert.NotRegexp(t, `qoslab-vm-[^/ ]+/console`, errBuf.String(), "the state directory's console, gone with it, is not named")
 		assert.Eventually(t, func() bool { return !alive(pid) }, 10*time.Second, 50*time.Millisecond, "the stopped qemu %d is not left behind", pid)
 	})
 

@@ -258,13 +258,15 @@ func Execute(ctx context.Context, s Spec, dir *results.Dir, env Env) (out *Outco
 			if i := InterruptOf(ctx); i != nil && IsInterrupted(ctx, err) {
 				// Not finished: stopped from outside, with cells to go.
 				if ferr := dir.Interrupted(time.Now(), i.Error()); ferr != nil {
-					err = errors.Join(err, ferr)
+					err = errors.Join(err, &EndNotRecordedError{Dir: dir.Path, Err: ferr})
 				}
 				err = &UnfinishedError{Err: err, Dir: dir.Path}
 				return
 			}
-			if ferr := dir.Finish(time.Now(), err); ferr != nil && err == nil {
-				err = ferr
+			if ferr := dir.Finish(time.Now(), err); ferr != nil {
+				// The failure's own record is lost (a full disk): say so
+				// with the failure, never instead of it.
+				err = errors.Join(err, &EndNotRecordedError{Dir: dir.Path, Err: ferr})
 			}
 			if err != nil {
 				err = &UnfinishedError{Err: err, Dir: dir.Path}
@@ -279,8 +281,15 @@ func Execute(ctx context.Context, s Spec, dir *results.Dir, env Env) (out *Outco
 	defer func() {
 		for _, name := range slices.Backward(s.Targets) {
 			if t := targets[name]; t != nil {
-				if cerr := t.Close(); cerr != nil && err == nil {
+				cerr := t.Close()
+				var notKept *ConsoleNotKeptError
+				switch {
+				case cerr == nil:
+				case err == nil:
 					err = fmt.Errorf("stop %s: %w", name, cerr)
+				case errors.As(cerr, &notKept):
+					// Where the console is matters most when the run failed.
+					err = errors.Join(err, notKept)
 				}
 			}
 		}

@@ -2,9 +2,9 @@ package experiment
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -100,8 +100,9 @@ func (a *vmTarget) Close() error {
 	}
 	err := stopMachine(a.Client, a.machine)
 	if a.dir != "" {
-		keepConsole(a.dir, a.keepConsole, a.machine.Info().Name)
-		_ = os.RemoveAll(a.dir)
+		if rerr := releaseStateDir(a.dir, a.keepConsole, a.machine.Info().Name); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
 	}
 	return err
 }

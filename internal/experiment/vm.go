@@ -279,10 +279,10 @@ func startVM(ctx context.Context, s Spec, env VMEnv, log io.Writer) (t *vmTarget
 	fmt.Fprintf(log, "vm: booting %s (%s, kernel %s) with %d vCPUs, %d MiB\n", name, v.Image, img.KernelVersion, v.CPUs, mem)
 	m, c, err := BootVM(ctx, backend, log, hv.Spec{Name: name, Image: img, CPUs: v.CPUs, MemoryMiB: mem, DiskBytes: disk, Accel: v.Accel, StateDir: dir}, env.bootTimeout, env.KeepConsole)
 	if err != nil {
-		keepConsole(dir, env.KeepConsole, name)
-		os.RemoveAll(dir)
-		if env.KeepConsole != "" {
-			err = fmt.Errorf("%w (console kept in %s)", err, env.KeepConsole)
+		if kerr := releaseStateDir(dir, env.KeepConsole, name); kerr != nil {
+			err = errors.Join(err, kerr)
+		} else if env.KeepConsole != "" {
+			err = &consoleMovedError{err: err, dir: dir, keep: env.KeepConsole}
 		}
 		return nil, notes, fmt.Errorf("boot vm: %w", err)
 	}
@@ -519,24 +519,80 @@ func VMStatus(ctx context.Context, env VMEnv, name string) (mi hv.MachineInfo, i
 
 // keepConsole appends the console log of the VM whose state is in dir to
 // keep (nothing when keep is empty), under a line naming the VM and when:
-// the state directory goes when the run ends, the console must not.
-func keepConsole(dir, keep, name string) {
+// the state directory goes when the run ends, the console must not. An
+// error means the console is not whole in keep (a full disk): the caller
+// must then leave dir, where it still is.
+func keepConsole(dir, keep, name string) error {
 	if keep == "" {
-		return
+		return nil
 	}
 	b, err := os.ReadFile(filepath.Join(dir, hv.ConsoleLogName))
 	if err != nil {
 		// A failed KVM probe leaves its console under another name.
-		b, err = os.ReadFile(filepath.Join(dir, "console-kvm-probe.log"))
+		b, err = os.ReadFile(filepath.Join(dir, probeConsoleLog))
 	}
 	if err != nil {
-		return
+		return nil // no console: nothing to keep
 	}
 	f, err := os.OpenFile(keep, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
-		return
+		return err
 	}
-	defer f.Close()
-	fmt.Fprintf(f, "=== vm %s console, kept %s ===\n", name, time.Now().UTC().Format(time.RFC3339))
-	_, _ = f.Write(b)
+	head := fmt.Sprintf("=== vm %s console, kept %s ===\n", name, time.Now().UTC().Format(time.RFC3339))
+	_, err = f.Write(append([]byte(head), b...))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
+
+// probeConsoleLog is where the qemu backend moves a failed KVM probe's
+// console.
+const probeConsoleLog = "console-kvm-probe.log"
+
+// ConsoleNotKeptError is a VM's console that could not be copied into the
+// results directory before its state directory would go: the directory is
+// left where it is, and the error says where to read the console.
+type ConsoleNotKeptError struct {
+	VM, Keep, Dir string
+	Err           error
+}
+
+func (e *ConsoleNotKeptError) Error() string {
+	return fmt.Sprintf("the console of vm %s could not be kept in %s (%v): it is left in %s; read it there, then remove that directory", e.VM, e.Keep, e.Err, e.Dir)
+}
+
+func (e *ConsoleNotKeptError) Unwrap() error { return e.Err }
+
+// releaseStateDir keeps the console of the VM whose state is in dir, then
+// removes dir; when the console cannot be kept, dir stays and the error
+// (a *ConsoleNotKeptError) says so.
+func releaseStateDir(dir, keep, name string) error {
+	if err := keepConsole(dir, keep, name); err != nil {
+		return &ConsoleNotKeptError{VM: name, Keep: keep, Dir: dir, Err: err}
+	}
+	return os.RemoveAll(dir)
+}
+
+// consoleMovedError is a boot error whose text named the console in the
+// VM's state directory, which is gone: it names the kept copy instead.
+type consoleMovedError struct {
+	err       error
+	dir, keep string
+}
+
+func (e *consoleMovedError) Error() string {
+	s := e.err.Error()
+	for _, f := range []string{hv.ConsoleLogName, probeConsoleLog} {
+		s = strings.ReplaceAll(s, filepath.Join(e.dir, f), e.keep)
+	}
+	if !strings.Contains(s, e.keep) {
+		s += "; console: " + e.keep
+	}
+	return s
+}
+
+func (e *consoleMovedError) Unwrap() error { return e.err }

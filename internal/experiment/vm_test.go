@@ -1,6 +1,8 @@
 package experiment
 
 import (
+	"errors"
+	"fmt"
 	"os/exec"
 	"runtime"
 	"testing"
@@ -68,4 +70,17 @@ func TestDefaultVMEnvFollowsXDG(t *testing.T) {
 	assert.Equal(t, "/s/qoslab", e.StateHome)
 	assert.Equal(t, "/home/u/.cache/qoslab", e.CacheDir, "a relative XDG directory is ignored, as the XDG spec says")
 	assert.Equal(t, "/mine", e.Store, "a store given stays")
+}
+
+// A boot error names the console where it is kept, never the state
+// directory's copy, which is gone by the time the user reads the error.
+func TestBootErrorNamesTheKeptConsole(t *testing.T) {
+	dir, keep := "/tmp/qoslab-vm-123", "/r/run-1/vm-console.log"
+	inner := fmt.Errorf("start VM run-1: no agent before the deadline (4s): boom; console: %s/console.log", dir)
+	err := fmt.Errorf("boot vm: %w", &consoleMovedError{err: inner, dir: dir, keep: keep})
+	assert.Equal(t, "boot vm: start VM run-1: no agent before the deadline (4s): boom; console: /r/run-1/vm-console.log", err.Error())
+	assert.ErrorIs(t, err, inner)
+
+	quiet := &consoleMovedError{err: errors.New("qemu exited with status 1"), dir: dir, keep: keep}
+	assert.Equal(t, "qemu exited with status 1; console: /r/run-1/vm-console.log", quiet.Error())
 }
