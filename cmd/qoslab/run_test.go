@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -175,4 +176,101 @@ func TestInputFilesThatAreNamedPipes(t *testing.T) {
 			assert.Contains(t, string(out), tc.what+": not a regular file (a named pipe)")
 		})
 	}
+}
+
+// The messages a user met running the fault battery say the right thing,
+// and bench refuses what it cannot run before starting anything.
+func TestMessagesSayTheRightThing(t *testing.T) {
+	dir := binaries(t)
+	noCells := []string{"no cells finished", "incomplete:", "booting", "host: "}
+
+	t.Run("spec duration 0", func(t *testing.T) {
+		spec := filepath.Join(t.TempDir(), "d0.yaml")
+		require.NoError(t, os.WriteFile(spec, []byte("name: d0\ntargets: [host]\nmatrix: [{workload: fp, qos: 9, threads: 1, duration: 0}]\n"), 0o644))
+		_, stderr, code := qoslab(t, dir, "run", "--spec", spec, "--results", t.TempDir())
+		assert.Equal(t, 2, code, stderr)
+		assert.Contains(t, stderr, "matrix[0].duration (line 3): duration 0s: allowed 10ms..1h0m0s")
+		assert.NotContains(t, stderr, "loops")
+	})
+
+	t.Run("bench --duration 0s", func(t *testing.T) {
+		out, stderr, code := qoslab(t, dir, "bench", "--duration", "0s", "--repeat", "1")
+		assert.Equal(t, 2, code, stderr)
+		assert.Contains(t, stderr, "--duration: duration 0s: allowed 10ms..1h0m0s")
+		assert.Empty(t, out, "nothing measured")
+		for _, s := range noCells {
+			assert.NotContains(t, stderr, s)
+		}
+	})
+
+	t.Run("bench duration 0s from the environment", func(t *testing.T) {
+		cmd := exec.Command(filepath.Join(dir, "qoslab"), "bench", "--repeat", "1")
+		cmd.Dir = t.TempDir()
+		cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir(), "QOSLAB_BENCH_DURATION=0s")
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		require.ErrorAs(t, err, &exit, "%s", out)
+		assert.Equal(t, 2, exit.ExitCode())
+		assert.Contains(t, string(out), "QOSLAB_BENCH_DURATION: duration 0s: allowed 10ms..1h0m0s")
+	})
+
+	t.Run("bench --image nosuchimage", func(t *testing.T) {
+		out, stderr, code := qoslab(t, dir, "bench", "--target", "host,vm", "--image", "nosuchimage", "--image-store", t.TempDir(), "--repeat", "1")
+		assert.Equal(t, 1, code, stderr)
+		assert.Contains(t, stderr, "image nosuchimage is not built")
+		assert.Equal(t, 1, strings.Count(stderr, "qoslab image build linux"), "said once: %s", stderr)
+		assert.Empty(t, out)
+		for _, s := range noCells {
+			assert.NotContains(t, stderr, s, "refused before anything starts")
+		}
+	})
+
+	t.Run("bench --vm-backend vz off Apple silicon", func(t *testing.T) {
+		if runtime.GOOS == "darwin" && runtime.GOARCH == "arm64" {
+			t.Skip("vz runs here")
+		}
+		_, stderr, code := qoslab(t, dir, "bench", "--target", "vm", "--vm-backend", "vz", "--repeat", "1")
+		assert.Equal(t, 2, code, stderr)
+		assert.Contains(t, stderr, "--vm-backend: vz runs on darwin/arm64 only; this is "+runtime.GOOS+"/"+runtime.GOARCH+": use qemu here")
+		for _, s := range noCells {
+			assert.NotContains(t, stderr, s, "refused before anything starts or boots")
+		}
+	})
+
+	t.Run("run with vm.backend vz off Apple silicon", func(t *testing.T) {
+		if runtime.GOOS == "darwin" && runtime.GOARCH == "arm64" {
+			t.Skip("vz runs here")
+		}
+		spec := filepath.Join(t.TempDir(), "vz.yaml")
+		require.NoError(t, os.WriteFile(spec, []byte("name: vz\ntargets: [host, vm]\nvm: {backend: vz}\nmatrix: [{workload: fp, qos: 9, threads: 1, loops: 1e6}]\n"), 0o644))
+		results := t.TempDir()
+		_, stderr, code := qoslab(t, dir, "run", "--spec", spec, "--results", results)
+		assert.Equal(t, 2, code, stderr)
+		assert.Contains(t, stderr, "vm.backend in the spec: vz runs on darwin/arm64 only")
+		entries, err := os.ReadDir(results)
+		require.NoError(t, err)
+		assert.Empty(t, entries, "no results directory for a run that cannot start")
+	})
+
+	t.Run("a symlinked .lock empties nothing", func(t *testing.T) {
+		work := t.TempDir()
+		spec := filepath.Join(work, "s.yaml")
+		require.NoError(t, os.WriteFile(spec, []byte("name: s\ntargets: [host]\nmatrix: [{workload: fp, qos: 9, threads: 1, loops: 1e6}]\nrepeats: 1\ntelemetry_ms: 0\n"), 0o644))
+		_, stderr, code := qoslab(t, dir, "run", "--spec", spec, "--results", work)
+		require.Equal(t, 0, code, stderr)
+		runs, err := filepath.Glob(filepath.Join(work, "s-*"))
+		require.NoError(t, err)
+		require.Len(t, runs, 1)
+		precious := filepath.Join(t.TempDir(), "thesis.tex")
+		require.NoError(t, os.WriteFile(precious, []byte("two years\n"), 0o644))
+		lock := filepath.Join(runs[0], results.LockFile)
+		require.NoError(t, os.Remove(lock))
+		require.NoError(t, os.Symlink(precious, lock))
+		_, stderr, code = qoslab(t, dir, "run", "--resume", runs[0])
+		assert.Equal(t, 1, code, stderr)
+		assert.Contains(t, stderr, lock+" is a symbolic link, not qoslab's lock file: remove it")
+		b, err := os.ReadFile(precious)
+		require.NoError(t, err)
+		assert.Equal(t, "two years\n", string(b))
+	})
 }

@@ -60,6 +60,9 @@ type BenchOptions struct {
 	flags benchFlags
 	vm    vmFlags
 	src   sources
+	// durationGiven says --duration was set (flag, variable or config
+	// file), so that 0s is refused rather than read as "not given".
+	durationGiven bool
 }
 
 // benchFlags are bench's flags as typed, before they are checked.
@@ -121,6 +124,8 @@ Workloads: ` + strings.Join(catalog.Names(), ", ") + `.`,
 	complete(cmd, "codec", catalog.AllCodecs)
 	complete(cmd, "sink", catalog.Sinks)
 	return command(f, cmd, "bench", o, &o.src, func([]string) error {
+		_, fromSettings := o.src["duration"]
+		o.durationGiven = cmd.Flags().Changed("duration") || fromSettings
 		if err := o.check(); err != nil {
 			return err
 		}
@@ -159,7 +164,7 @@ func (o *BenchOptions) check() error {
 	if c.SizeBytes, err = units.ParseSize(n("size"), o.flags.size, catalog.MaxDataBytes); err != nil {
 		return usageError(err)
 	}
-	if o.Duration != 0 {
+	if o.Duration != 0 || o.durationGiven {
 		if o.flags.loops != "" {
 			return usageErrorf("%s %s and %s %s: give one, not both", n("loops"), o.flags.loops, n("duration"), o.Duration)
 		}
@@ -230,6 +235,18 @@ func (o *BenchOptions) spec() experiment.Spec {
 	return s
 }
 
+// checkVMTarget refuses a vm target this machine cannot have
+// (experiment.CheckVMTarget); a backend for another platform is a usage
+// error naming setting, where it was chosen.
+func checkVMTarget(ctx context.Context, s experiment.Spec, env experiment.VMEnv, setting string) error {
+	err := experiment.CheckVMTarget(ctx, s, env)
+	var notHere *experiment.BackendNotHereError
+	if errors.As(err, &notHere) {
+		return usageErrorf("%s: %w", setting, err)
+	}
+	return err
+}
+
 // benchRun measures the matrix and writes the output. Whatever finished is
 // written even when a later cell fails or the run is interrupted.
 func benchRun(ctx context.Context, o *BenchOptions) (err error) {
@@ -239,6 +256,13 @@ func benchRun(ctx context.Context, o *BenchOptions) (err error) {
 	}
 	if err := checkOut(o.src.Name("out"), o.Out); err != nil {
 		return err
+	}
+	// What cannot run here is refused before anything starts or boots,
+	// and before the output says no cell finished. (Tests bring targets.)
+	if o.StartTarget == nil {
+		if err := checkVMTarget(ctx, s, o.VMEnv, o.src.Name("vm-backend")); err != nil {
+			return err
+		}
 	}
 	var dir *results.Dir
 	saved := ""

@@ -94,7 +94,7 @@ func (o *RunOptions) check() error {
 
 // spec loads the spec to run into a new results directory, or reopens the
 // directory of the run to resume.
-func (o *RunOptions) spec(now time.Time) (*results.Dir, experiment.Spec, error) {
+func (o *RunOptions) spec(ctx context.Context, now time.Time) (*results.Dir, experiment.Spec, error) {
 	if o.Resume != "" {
 		return experiment.ResumeRun(o.Resume, now)
 	}
@@ -111,12 +111,19 @@ func (o *RunOptions) spec(now time.Time) (*results.Dir, experiment.Spec, error) 
 	if o.Quick {
 		s = experiment.Quick(s)
 	}
+	setting := "vm.backend in the spec"
+	if o.VMEnv.Backend != "" {
+		setting = o.src.Name("vm-backend")
+	}
+	if err := checkVMTarget(ctx, s, o.VMEnv, setting); err != nil {
+		return nil, s, err
+	}
 	return experiment.CreateRun(o.Results, s, now)
 }
 
 func runRun(ctx context.Context, o *RunOptions) (err error) {
 	began := time.Now()
-	d, s, err := o.spec(began)
+	d, s, err := o.spec(ctx, began)
 	if errors.Is(err, results.ErrComplete) {
 		// Idempotent: a script that runs the same resume twice gets exit
 		// 0, and the outputs rewritten from the samples.

@@ -919,6 +919,12 @@ func (d *specDecoder) entry(path string, n *yaml.Node) MatrixEntry {
 					d.bad(p, v, "%q is not a duration: write it as 1s, 500ms or 2m (allowed %s..%s)", t, catalog.MinDuration, catalog.MaxDuration)
 					return
 				}
+				if dur < catalog.MinDuration || dur > catalog.MaxDuration {
+					// Said here: a duration of 0 would otherwise read as
+					// none given, and be reported as loops 0.
+					d.bad(p, v, "duration %s: allowed %s..%s", dur, catalog.MinDuration, catalog.MaxDuration)
+					return
+				}
 				e.Duration = dur
 			}
 		}},

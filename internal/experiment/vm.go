@@ -237,7 +237,7 @@ func loadImage(store, name string) (hv.Image, error) {
 	}
 	img, _, err := image.Load(store, name)
 	if err != nil {
-		return hv.Image{}, fmt.Errorf("%w\nbuild it with: qoslab image build linux", err)
+		return hv.Image{}, err // it says how to build it
 	}
 	return img, nil
 }
