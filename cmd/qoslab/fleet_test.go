@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -134,25 +135,43 @@ LogLevel VERBOSE
 	return port, filepath.Join(dir, "client_key")
 }
 
-// fleet is two inventory hosts on this machine for the playbook: local,
-// and ssh, reached over SSH through an sshd started by the test.
+// fleet is the inventory hosts on this machine for the playbook: local,
+// and ssh, reached over SSH through an sshd started by the test; and, when
+// asked, gone, which nothing answers.
 type fleet struct {
 	repo, playbook, bins, tmp, inventory, results string
 	user                                          string
-	sshdLog                                       *bytes.Buffer
+	// fleetID is the inventory's qoslab_fleet_id: where the hosts keep
+	// their results.
+	fleetID string
+	sshdLog *bytes.Buffer
 }
 
-// newFleet starts the sshd and writes the inventory; buildOnSSH makes the
-// ssh host build qoslab from the source there, and vars are more group
-// variables (YAML lines).
-func newFleet(t *testing.T, buildOnSSH bool, vars ...string) *fleet {
+// fleetOptions shape a test fleet.
+type fleetOptions struct {
+	// spec is a file under testdata/fleet, set as the group's qoslab_spec.
+	spec string
+	// buildOnSSH makes the ssh host build qoslab from the source there.
+	buildOnSSH bool
+	// unreachable adds the host gone, on a port nothing listens on.
+	unreachable bool
+	// vars are more group variables (YAML lines).
+	vars []string
+}
+
+// newFleet starts the sshd and writes the inventory. Everything the
+// playbook is told is in the inventory file, as a user would write it: the
+// group's variables (the spec, the fleet id, the binaries) and the "all"
+// group's for the controller's play (where results come back, the qoslab
+// that compares); nothing is passed with -e.
+func newFleet(t *testing.T, o fleetOptions) *fleet {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("runs ansible-playbook: not in -short")
 	}
 	repo, err := filepath.Abs(filepath.Join("..", ".."))
 	require.NoError(t, err)
-	f := &fleet{repo: repo, tmp: t.TempDir(), sshdLog: &bytes.Buffer{}}
+	f := &fleet{repo: repo, tmp: t.TempDir(), sshdLog: &bytes.Buffer{}, fleetID: "grouped"}
 	f.results = filepath.Join(f.tmp, "fleet-results")
 	var sshd string
 	f.playbook, sshd = fleetTools(t, repo)
@@ -165,7 +184,24 @@ func newFleet(t *testing.T, buildOnSSH bool, vars ...string) *fleet {
 	require.NoError(t, err)
 	f.user = me.Username
 	python := hostPython()
-	inventory := fmt.Sprintf(`qoslab:
+	gone := ""
+	if o.unreachable {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		closed := l.Addr().(*net.TCPAddr).Port
+		require.NoError(t, l.Close())
+		gone = fmt.Sprintf(`    gone:
+      ansible_host: 127.0.0.1
+      ansible_port: %d
+      ansible_user: %s
+      ansible_ssh_common_args: -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o ConnectTimeout=5
+`, closed, f.user)
+	}
+	inventory := fmt.Sprintf(`all:
+  vars:
+    qoslab_controller: %[9]s
+    qoslab_fleet_results: %[10]s
+qoslab:
   hosts:
     local:
       ansible_connection: local
@@ -180,10 +216,13 @@ func newFleet(t *testing.T, buildOnSSH bool, vars ...string) *fleet {
       ansible_python_interpreter: %[1]s
       qoslab_remote_dir: %[2]s/hosts/ssh
       qoslab_build_on_host: %[6]t
-  vars:
+%[11]s  vars:
     qoslab_dist: %[7]s
-`, python, f.tmp, port, f.user, key, buildOnSSH, dist)
-	for _, v := range vars {
+    qoslab_spec: %[8]s
+    qoslab_fleet_id: %[12]s
+`, python, f.tmp, port, f.user, key, o.buildOnSSH, dist, filepath.Join(repo, "testdata", "fleet", o.spec),
+		filepath.Join(f.bins, "qoslab"), f.results, gone, f.fleetID)
+	for _, v := range o.vars {
 		inventory += "    " + v + "\n"
 	}
 	f.inventory = filepath.Join(f.tmp, "inventory.yml")
@@ -191,16 +230,12 @@ func newFleet(t *testing.T, buildOnSSH bool, vars ...string) *fleet {
 	return f
 }
 
-// play runs the playbook on spec (a file under testdata/fleet) and returns
-// its output and how long it took.
-func (f *fleet) play(t *testing.T, spec string) (string, time.Duration) {
+// play runs the playbook with the inventory alone and returns its output,
+// exit status and how long it took.
+func (f *fleet) play(t *testing.T) (string, int, time.Duration) {
 	t.Helper()
 	cmd := exec.Command(f.playbook, "-i", f.inventory, filepath.Join(f.repo, "deploy", "ansible", "qoslab-fleet.yml"),
-		"-f", "1", // both hosts are this machine: their runs must not overlap
-		"-e", "qoslab_spec="+filepath.Join(f.repo, "testdata", "fleet", spec),
-		// Both plays read these, the controller's too: extra variables.
-		"-e", "qoslab_controller="+filepath.Join(f.bins, "qoslab"),
-		"-e", "qoslab_fleet_results="+f.results)
+		"-f", "1") // the hosts are this machine: their runs must not overlap
 	cmd.Dir = f.tmp
 	cmd.Env = append(os.Environ(),
 		"ANSIBLE_LOCAL_TEMP="+filepath.Join(f.tmp, "ansible-local"),
@@ -209,8 +244,22 @@ func (f *fleet) play(t *testing.T, spec string) (string, time.Duration) {
 	began := time.Now()
 	out, err := cmd.CombinedOutput()
 	took := time.Since(began)
-	require.NoError(t, err, "ansible-playbook:\n%s\nsshd:\n%s", out, f.sshdLog.String())
-	return string(out), took
+	code := 0
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		code = exit.ExitCode()
+	} else {
+		require.NoError(t, err, "ansible-playbook:\n%s", out)
+	}
+	return string(out), code, took
+}
+
+// playOK runs the playbook and requires it to succeed.
+func (f *fleet) playOK(t *testing.T) (string, time.Duration) {
+	t.Helper()
+	out, code, took := f.play(t)
+	require.Equal(t, 0, code, "ansible-playbook:\n%s\nsshd:\n%s", out, f.sshdLog.String())
+	return out, took
 }
 
 // fetched checks that each host's one results directory named prefix-*
@@ -232,31 +281,49 @@ func (f *fleet) fetched(t *testing.T, prefix string) map[string]string {
 	return runs
 }
 
-// The fleet playbook for real, against two inventory hosts on this machine:
-// one local, one reached over SSH (an sshd started here) that builds qoslab
-// from the source there, with a small host-only spec. Both results
-// directories must come back, the comparison and the report be written, and
-// a second playbook run measure nothing again.
+// The fleet playbook for real, against three inventory hosts on this
+// machine: one local, one reached over SSH (an sshd started here) that
+// builds qoslab from the source there, and one that nothing answers. The
+// spec (a small host-only one) and the fleet id are the inventory group's
+// variables, with no -e: they must win over the playbook's defaults. Both
+// results directories must come back, the comparison, the table printed
+// and the report must name the host that did not and why, the hosts must
+// keep no archive, and a second playbook run measure nothing again.
 func TestFleetPlaybook(t *testing.T) {
-	f := newFleet(t, true)
-	out, took := f.play(t, "host-only.yaml")
-	t.Logf("two-host fleet run: %s wall", took.Round(100*time.Millisecond))
+	f := newFleet(t, fleetOptions{spec: "host-only.yaml", buildOnSSH: true, unreachable: true})
+	out, code, took := f.play(t)
+	t.Logf("three-host fleet run, one unreachable: %s wall", took.Round(100*time.Millisecond))
+	assert.Equal(t, 2, code, "a host did not come back: the playbook ends failed\n%s\nsshd:\n%s", out, f.sshdLog.String())
+	assert.Contains(t, out, "gone did not come back: unreachable: ")
 	runs := f.fetched(t, "fleet-host")
+	for host := range runs {
+		dirs, err := filepath.Glob(filepath.Join(f.tmp, "hosts", host, "results", f.fleetID, "fleet-host-*"))
+		require.NoError(t, err)
+		assert.Len(t, dirs, 1, "%s ran the group's qoslab_spec under the group's qoslab_fleet_id", host)
+		_, err = os.Stat(filepath.Join(f.tmp, "hosts", host, "results", f.fleetID+".tar.gz"))
+		assert.True(t, os.IsNotExist(err), "%s keeps no archive of its results after the fetch", host)
+	}
+	missing := "gone: did not come back (unreachable: "
 	table, err := os.ReadFile(filepath.Join(f.results, "compare.md"))
 	require.NoError(t, err)
-	assert.Contains(t, string(table), "| TARGET | QOS | THREADS | local | ssh | vs base |", "one column per host, labelled by inventory name")
+	assert.Contains(t, string(table), "| TARGET | QOS | THREADS | local | ssh | vs base |", "one column per host that came back, labelled by inventory name")
 	assert.Contains(t, string(table), "| host | 9 background | 1 |")
+	assert.Contains(t, string(table), missing, "compare.md names the host that did not come back, and why")
+	printed := taskOutput(out, "Print the table")
+	assert.Contains(t, printed, "TARGET  QOS", "the playbook prints the table")
+	assert.Contains(t, printed, missing, "the printed table's header names it")
 	report, err := os.ReadFile(filepath.Join(f.results, "report", "report.html"))
 	require.NoError(t, err)
 	assert.Contains(t, string(report), "<th>ssh</th>")
-	assert.Contains(t, out, "TARGET  QOS", "the playbook prints the table")
+	assert.Contains(t, string(report), "gone did not come back (unreachable: ", "the report names it")
 	t.Logf("the compare table it printed:\n%s", table)
 
 	// Again: every host's run finished, so nothing is measured anew.
-	out, took = f.play(t, "host-only.yaml")
+	out, code, took = f.play(t)
 	t.Logf("the same again: %s wall", took.Round(100*time.Millisecond))
+	assert.Equal(t, 2, code, out)
 	for host, dir := range runs {
-		dirs, err := filepath.Glob(filepath.Join(f.tmp, "hosts", host, "results", "fleet", "*"))
+		dirs, err := filepath.Glob(filepath.Join(f.tmp, "hosts", host, "results", f.fleetID, "*"))
 		require.NoError(t, err)
 		assert.Equal(t, []string{filepath.Base(dir)}, baseNames(dirs), "%s: no new results directory on a second playbook run", host)
 	}
@@ -304,8 +371,8 @@ func TestFleetPlaybookLocalhost(t *testing.T) {
 // subsumption index of both.
 func TestFleetPlaybookVM(t *testing.T) {
 	vmPrereqs(t)
-	f := newFleet(t, false, "qoslab_run_args: ['--accel', 'tcg']")
-	_, took := f.play(t, "vm.yaml")
+	f := newFleet(t, fleetOptions{spec: "vm.yaml", vars: []string{"qoslab_run_args: ['--accel', 'tcg']"}})
+	_, took := f.playOK(t)
 	t.Logf("two-host fleet run with a VM: %s wall", took.Round(100*time.Millisecond))
 	f.fetched(t, "fleet-vm")
 	for _, host := range []string{"local", "ssh"} {

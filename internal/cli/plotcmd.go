@@ -77,6 +77,8 @@ type ReportOptions struct {
 	Compare bool
 	Out     string
 	Labels  []string
+	// Missing are --missing NAME=REASON values (see CompareOptions).
+	Missing []string
 }
 
 // NewCmdReport builds `qoslab report DIR` and `qoslab report --compare DIR
@@ -103,6 +105,7 @@ and compare.json.`,
 	cmd.Flags().BoolVar(&o.Compare, "compare", false, "one report across the runs named (two or more, the first the baseline); needs --out")
 	cmd.Flags().StringVar(&o.Out, "out", "", "with --compare: the directory to write the report in")
 	cmd.Flags().StringArrayVar(&o.Labels, "label", nil, "with --compare: NAME=DIR heads DIR's column with NAME (repeatable)")
+	cmd.Flags().StringArrayVar(&o.Missing, "missing", nil, "with --compare: NAME=REASON, a run meant to be compared that is not there, named with why (repeatable)")
 	_ = cmd.MarkFlagDirname("out")
 	return resultsCommand(f, cmd, "report", &o.ResultsOptions, o, reportRun, runF, func() error {
 		switch {
@@ -110,8 +113,8 @@ and compare.json.`,
 			return usageError(fmt.Errorf("--compare needs --out DIR, the directory to write the report in"))
 		case o.Compare && len(o.Dirs) < 2:
 			return usageError(fmt.Errorf("--compare needs two or more results directories, got %d", len(o.Dirs)))
-		case !o.Compare && (o.Out != "" || len(o.Labels) > 0):
-			return usageError(fmt.Errorf("--out and --label go with --compare; a single run's report is written into its own directory"))
+		case !o.Compare && (o.Out != "" || len(o.Labels) > 0 || len(o.Missing) > 0):
+			return usageError(fmt.Errorf("--out, --label and --missing go with --compare; a single run's report is written into its own directory"))
 		case !o.Compare && len(o.Dirs) != 1:
 			return usageError(fmt.Errorf("report takes one results directory (%d given); to report across runs, add --compare and --out DIR", len(o.Dirs)))
 		}
@@ -138,7 +141,7 @@ func reportRun(_ context.Context, o *ReportOptions) error {
 
 // compareReportRun writes the report across o.Dirs into o.Out.
 func compareReportRun(o *ReportOptions) error {
-	c, loaded, err := buildComparison(o.Dirs, o.Labels)
+	c, loaded, err := buildComparison(o.Dirs, o.Labels, o.Missing)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -161,7 +162,11 @@ type CompareOptions struct {
 	ResultsOptions
 	// Labels are --label NAME=DIR values: NAME heads DIR's column.
 	Labels []string
-	Format string
+	// Missing are --missing NAME=REASON values: runs meant to be compared
+	// that are not there (the fleet playbook's hosts that did not come
+	// back), named above the rows.
+	Missing []string
+	Format  string
 }
 
 // NewCmdCompare builds `qoslab compare DIR DIR [DIR...]`.
@@ -192,6 +197,7 @@ NAME=DIR sets one.`,
 	}
 	o := &CompareOptions{}
 	cmd.Flags().StringArrayVar(&o.Labels, "label", nil, "NAME=DIR: head DIR's column with NAME (repeatable)")
+	cmd.Flags().StringArrayVar(&o.Missing, "missing", nil, "NAME=REASON: a run meant to be compared that is not there, named with why above the rows (repeatable)")
 	cmd.Flags().StringVar(&o.Format, "format", "table", "output format: "+strings.Join(compare.Formats, ", "))
 	complete(cmd, "format", func() []string { return compare.Formats })
 	return resultsCommand(f, cmd, "compare", &o.ResultsOptions, o, compareRun, runF, func() error { return oneOf("--format", o.Format, compare.Formats) })
@@ -200,7 +206,7 @@ NAME=DIR sets one.`,
 // compareRun loads every directory, labels the columns and prints the
 // comparison (compare.Build) in the asked format.
 func compareRun(_ context.Context, o *CompareOptions) error {
-	c, _, err := buildComparison(o.Dirs, o.Labels)
+	c, _, err := buildComparison(o.Dirs, o.Labels, o.Missing)
 	if err != nil {
 		return err
 	}
@@ -208,9 +214,13 @@ func compareRun(_ context.Context, o *CompareOptions) error {
 }
 
 // buildComparison loads dirs and compares them, labelled by labels
-// (NAME=DIR values).
-func buildComparison(dirs, labels []string) (*compare.Comparison, []*results.Loaded, error) {
+// (NAME=DIR values), naming the runs missing (NAME=REASON values).
+func buildComparison(dirs, labels, missing []string) (*compare.Comparison, []*results.Loaded, error) {
 	given, err := parseLabels(labels, dirs)
+	if err != nil {
+		return nil, nil, err
+	}
+	absent, err := parseMissing(missing)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -231,10 +241,30 @@ func buildComparison(dirs, labels []string) (*compare.Comparison, []*results.Loa
 	if err != nil {
 		return nil, nil, usageError(err)
 	}
+	for _, m := range absent {
+		if slices.Contains(names, m.Label) {
+			return nil, nil, usageError(fmt.Errorf("--missing %s=%s: %s labels one of the runs compared", m.Label, m.Reason, m.Label))
+		}
+	}
+	c.Missing = absent
 	if !c.Shared() {
 		return nil, nil, fmt.Errorf("%s have no cell in common (same target, workload, class, threads and phase in two or more of them)", strings.Join(dirs, ", "))
 	}
 	return c, loaded, nil
+}
+
+// parseMissing reads --missing NAME=REASON values.
+func parseMissing(values []string) ([]compare.Missing, error) {
+	var out []compare.Missing
+	for _, v := range values {
+		name, reason, ok := strings.Cut(v, "=")
+		name, reason = strings.TrimSpace(name), strings.TrimSpace(reason)
+		if !ok || name == "" || reason == "" {
+			return nil, usageError(fmt.Errorf("--missing %q: want NAME=REASON, a run that is not there and why (unreachable, failed: ...)", v))
+		}
+		out = append(out, compare.Missing{Label: name, Reason: reason})
+	}
+	return out, nil
 }
 
 // parseLabels turns --label NAME=DIR values into DIR (as given among dirs)

@@ -180,7 +180,8 @@ func TestReportCompareFlags(t *testing.T) {
 	}{
 		{[]string{"report", "--compare", a, b}, "--compare needs --out DIR"},
 		{[]string{"report", "--compare", a, "--out", t.TempDir()}, "two or more results directories, got 1"},
-		{[]string{"report", a, "--out", t.TempDir()}, "--out and --label go with --compare"},
+		{[]string{"report", a, "--out", t.TempDir()}, "--out, --label and --missing go with --compare"},
+		{[]string{"report", a, "--missing", "gone=unreachable"}, "--out, --label and --missing go with --compare"},
 		{[]string{"report", a, b}, "add --compare and --out DIR"},
 	} {
 		streams, _, _ := testIO()
@@ -209,4 +210,43 @@ func TestCompareNeedsTwoDirectories(t *testing.T) {
 	require.Error(t, err)
 	assert.True(t, IsUsageError(err))
 	assert.Contains(t, err.Error(), "two or more results directories, the first the baseline; got 1")
+}
+
+// A run that did not come back (a fleet host) is named with why in every
+// format of compare and in the report across runs, so the table does not
+// look complete.
+func TestCompareNamesTheMissingRuns(t *testing.T) {
+	a := filepath.Join("..", "..", "testdata", "results", "compare-a")
+	b := filepath.Join("..", "..", "testdata", "results", "compare-b")
+	missing := []string{"gone=unreachable: Ansible could not connect to it", "broken=failed: Run the experiment: qoslab: cell 4/20 failed"}
+	streams, out, _ := testIO()
+	for format, want := range map[string][]string{
+		"table":    {"gone: did not come back (unreachable: Ansible could not connect to it); it has no column", "broken: did not come back (failed: Run the experiment: qoslab: cell 4/20 failed)"},
+		"markdown": {"- gone: did not come back (unreachable: Ansible could not connect to it); it has no column"},
+		"csv":      {"missing,,,,,,,gone,,false,,,,,,,,,unreachable: Ansible could not connect to it"},
+		"json":     {`"missing": [`, `"label": "gone"`, `"reason": "unreachable: Ansible could not connect to it"`},
+	} {
+		out.Reset()
+		require.NoError(t, compareRun(context.Background(), &CompareOptions{ResultsOptions: ResultsOptions{IO: streams, Dirs: []string{a, b}}, Format: format, Missing: missing}), format)
+		for _, w := range want {
+			assert.Contains(t, out.String(), w, format)
+		}
+	}
+	for _, bad := range []string{"gone", "=why", "gone="} {
+		err := compareRun(context.Background(), &CompareOptions{ResultsOptions: ResultsOptions{IO: streams, Dirs: []string{a, b}}, Format: "table", Missing: []string{bad}})
+		require.Error(t, err, bad)
+		assert.True(t, IsUsageError(err))
+		assert.Contains(t, err.Error(), "want NAME=REASON")
+	}
+
+	dir := filepath.Join(t.TempDir(), "across")
+	root := NewCmdRoot(NewFactory(streams))
+	root.SetArgs([]string{"report", "--compare", a, b, "--out", dir, "--missing", missing[0]})
+	require.NoError(t, root.Execute())
+	html, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	require.NoError(t, err)
+	assert.Contains(t, string(html), "Not every run meant to be compared is here: gone did not come back (unreachable: Ansible could not connect to it).")
+	md, err := os.ReadFile(filepath.Join(dir, "compare.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "gone: did not come back")
 }

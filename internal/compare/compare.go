@@ -128,9 +128,20 @@ type FindingRow struct {
 	Values  []FindingValue `json:"values"`
 }
 
+// Missing is a run that was meant to be compared and is not there (a
+// fleet host that did not come back), and why.
+type Missing struct {
+	Label  string `json:"label"`
+	Reason string `json:"reason"`
+}
+
 // Comparison is the whole N-way comparison.
 type Comparison struct {
-	Columns     []Column     `json:"columns"`
+	Columns []Column `json:"columns"`
+	// Missing are the runs that were meant to be compared and are not
+	// there: the table names them above its rows, so it does not look
+	// complete.
+	Missing     []Missing    `json:"missing,omitempty"`
 	Differences []Difference `json:"differences"`
 	Rows        []Row        `json:"rows"`
 	Geomeans    []Geomean    `json:"geomeans"`

@@ -63,7 +63,16 @@ func (c *Comparison) Legend() []string {
 		parts = append(parts, col.State)
 		out = append(out, fmt.Sprintf("%s%s: %s", col.Label, role, strings.Join(parts, "; ")))
 	}
+	for _, m := range c.Missing {
+		out = append(out, MissingText(m))
+	}
 	return out
+}
+
+// MissingText is the legend line of a run that is not there: "gone: did
+// not come back (unreachable)".
+func MissingText(m Missing) string {
+	return fmt.Sprintf("%s: did not come back (%s); it has no column", m.Label, m.Reason)
 }
 
 // DifferenceText says, above the rows, whether the runs differ in what
@@ -417,7 +426,8 @@ func CSVHeader() []string {
 // (kind cell; value the median total rate, low and high its interval),
 // geometric mean (kind geomean; n the cells it is over), subsumption index
 // and QoS sensitivity (qos "high/low"); ratio and p compare with the
-// baseline (run 1), empty for it.
+// baseline (run 1), empty for it. A run that did not come back is a line of
+// kind missing: its label, and why in outcome.
 func WriteCSV(w io.Writer, c *Comparison) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVHeader()); err != nil {
@@ -450,6 +460,12 @@ func WriteCSV(w io.Writer, c *Comparison) error {
 			if err := line("geomean", g.Workload, "", g.Target, "", "", i, v, unit, ""); err != nil {
 				return err
 			}
+		}
+	}
+	for _, m := range c.Missing {
+		// A run that is not there: its label, and why in outcome.
+		if err := cw.Write([]string{"missing", "", "", "", "", "", "", m.Label, "", "false", "", "", "", "", "", "", "", "", m.Reason}); err != nil {
+			return err
 		}
 	}
 	for _, f := range c.Findings {

@@ -106,6 +106,7 @@ var compareTemplate = page("compare", `<!DOCTYPE html>
 </head>
 <body>
 <h1>qoslab comparison: {{len .Columns}} runs</h1>
+{{with .Missing}}<p class="platform">Not every run meant to be compared is here: {{range $i, $m := .}}{{if $i}}; {{end}}{{$m.Label}} did not come back ({{$m.Reason}}){{end}}.</p>{{end}}
 <h2>Runs</h2>
 <p>The first run is the baseline every change is measured against.</p>
 <ul>{{range .Legend}}<li>{{.}}</li>{{end}}</ul>
