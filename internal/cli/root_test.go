@@ -32,7 +32,7 @@ func TestMistypedSubcommandIsAUsageError(t *testing.T) {
 		want []string
 	}{
 		{[]string{"vm", "delet", "x"}, []string{`unknown command "delet" for "qoslab vm"`, "did you mean delete?"}},
-		{[]string{"results", "nope"}, []string{`unknown command "nope" for "qoslab results"`, "allowed list, show"}},
+		{[]string{"results", "nope"}, []string{`unknown command "nope" for "qoslab results"`, "allowed list, prune, rm, show"}},
 		{[]string{"image", "bild", "linux"}, []string{"did you mean build?"}},
 		{[]string{"benhc"}, []string{`unknown command "benhc"`, "bench"}},
 	}
