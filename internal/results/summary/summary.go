@@ -154,8 +154,8 @@ func Write(dir string, a Analysis) error {
 	return nil
 }
 
-// document is summary.json.
-type document struct {
+// Document is summary.json.
+type Document struct {
 	SchemaVersion string `json:"schema_version"`
 	Name          string `json:"name"`
 	// Confidence is the coverage asked of every confidence interval; a
@@ -176,7 +176,18 @@ type document struct {
 // analysis's field names, rates in unit per second. A statistic that is not
 // a number (a cell without repeats, a regression without a line) is null.
 func WriteJSON(w io.Writer, a Analysis) error {
-	doc := document{
+	b, err := json.MarshalIndent(NewDocument(a), "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode summary: %w", err)
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// NewDocument is summary.json's content for a, for those who print it
+// (results show --json).
+func NewDocument(a Analysis) Document {
+	doc := Document{
 		SchemaVersion: results.SchemaVersion, Name: a.Name, Confidence: analysis.Confidence, Alpha: analysis.Alpha,
 		Cells: orEmpty(a.Cells), Regressions: orEmpty(a.Regressions), Verdicts: orEmpty(a.Verdicts), Findings: orEmpty(a.Findings),
 		Telemetry: orEmpty(a.Telemetry),
@@ -186,12 +197,7 @@ func WriteJSON(w io.Writer, a Analysis) error {
 		doc.Warnings = append(doc.Warnings, ws...)
 	}
 	doc.Warnings = orEmpty(append(doc.Warnings, rest...))
-	b, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode summary: %w", err)
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
+	return doc
 }
 
 // orEmpty makes a nil slice an empty one, so that JSON has [] rather than null.
