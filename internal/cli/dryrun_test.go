@@ -68,7 +68,7 @@ func TestRunDryRunHasNoSideEffects(t *testing.T) {
 	for _, want := range []string{
 		"dry run of contention (built in): nothing is measured, started or written",
 		"targets:    host, vm",
-		"is not built",                          // the image, which a run would need built first
+		"is not built",                         // the image, which a run would need built first
 		"vm size:    2 vCPUs, 1024 MiB memory", // the spec's 2 vCPUs, the default memory
 		"contention: ",
 		"8 cells (6 repeats), 48 timed runs",
