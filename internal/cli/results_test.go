@@ -238,3 +238,36 @@ func TestCompareNeedsTwoDirectories(t *testing.T) {
 	assert.True(t, IsUsageError(err))
 	assert.Contains(t, err.Error(), "two or more results directories, the first the baseline; got 1")
 }
+
+// results show --json is summary.json's document, computed from the
+// samples, with the directory and how the run stands.
+func TestResultsShowJSON(t *testing.T) {
+	dir := verdictRun(t, t.TempDir(), "shown", 6, 1)
+	out, stderr, code := runRoot(t, nil, "results", "show", "--json", dir)
+	require.Equal(t, 0, code, stderr)
+	var doc struct {
+		Path          string `json:"path"`
+		State         string `json:"state"`
+		SchemaVersion string `json:"schema_version"`
+		Name          string `json:"name"`
+		Cells         []struct {
+			Target    string `json:"target"`
+			TotalRate struct {
+				Median float64 `json:"median"`
+			} `json:"total_rate"`
+		} `json:"cells"`
+		Verdicts []struct {
+			Outcome string `json:"outcome"`
+		} `json:"verdicts"`
+		Warnings []string `json:"warnings"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &doc))
+	assert.Equal(t, dir, doc.Path)
+	assert.Equal(t, "complete", doc.State)
+	assert.Equal(t, results.SchemaVersion, doc.SchemaVersion)
+	assert.Equal(t, "shown", doc.Name)
+	assert.Len(t, doc.Cells, 4, "host and vm at two classes")
+	require.Len(t, doc.Verdicts, 1)
+	assert.Equal(t, "yes", doc.Verdicts[0].Outcome)
+	assert.NotNil(t, doc.Warnings)
+}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -293,4 +294,30 @@ func TestDeltaMarksRepeatsTooFewToTell(t *testing.T) {
 	assert.Equal(t, "no baseline", c.deltaText(Value{}, Value{Present: true, N: 6}))
 	assert.Equal(t, "", c.deltaText(Value{Present: true, N: 6}, Value{}))
 	assert.Equal(t, "3x (p=0.002)", c.deltaText(Value{Present: true, N: 6}, Value{Present: true, N: 6, Delta: &Delta{Ratio: 3, P: 0.002, Significant: true}}))
+}
+
+// The CSV's numbers read back as exactly the comparison's.
+func TestCSVRoundTrip(t *testing.T) {
+	c := build(t, nil)
+	var buf bytes.Buffer
+	require.NoError(t, WriteCSV(&buf, c))
+	recs, err := csv.NewReader(&buf).ReadAll()
+	require.NoError(t, err)
+	var cells []float64
+	for _, r := range recs[1:] {
+		if r[0] == "cell" && r[9] == "true" {
+			v, err := strconv.ParseFloat(r[11], 64)
+			require.NoError(t, err)
+			cells = append(cells, v)
+		}
+	}
+	var want []float64
+	for _, r := range c.Rows {
+		for _, v := range r.Values {
+			if v.Present {
+				want = append(want, float64(v.Median))
+			}
+		}
+	}
+	assert.Equal(t, want, cells, "exact, not 6 significant digits")
 }

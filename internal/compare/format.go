@@ -12,6 +12,7 @@ import (
 
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/units"
 )
 
@@ -520,5 +521,5 @@ func num(f analysis.Float) string {
 	if f.IsNaN() {
 		return ""
 	}
-	return strconv.FormatFloat(float64(f), 'g', -1, 64)
+	return results.FormatCSVFloat(float64(f))
 }

@@ -257,9 +257,8 @@ func WriteCSV(w io.Writer, cells []analysis.Cell) error {
 	return nil
 }
 
-// csvFloat writes x exactly (the shortest digits that read back as x, and no
-// exponent, for people reading the file); NaN, which spreadsheets and pandas
-// read as missing when empty, is empty.
+// csvFloat writes x exactly (results.FormatCSVFloat); NaN, which
+// spreadsheets and pandas read as missing when empty, is empty.
 func csvFloat(f analysis.Float) string {
 	x := float64(f)
 	switch {
@@ -270,7 +269,7 @@ func csvFloat(f analysis.Float) string {
 	case math.IsInf(x, -1):
 		return "-inf"
 	}
-	return strconv.FormatFloat(x, 'f', -1, 64)
+	return results.FormatCSVFloat(x)
 }
 
 func rateUnit(unit string) string { return unit + "/s" }
