@@ -257,20 +257,38 @@ func benchRun(ctx context.Context, o *BenchOptions) (err error) {
 		saved = dir.Path
 	}
 	doc := report.NewBench(s, o.VMEnv.Name, o.VMEnv.Store, saved)
+	// Each warning is said once: a table's own warnings are under it, so
+	// neither the live log nor --save's summary repeats them.
+	table := o.Out != "" || o.Format == "table" || o.Format == "markdown"
+	said := map[string]bool{}
 	defer func() {
 		doc.Finish(err)
-		if werr := writeBench(o, doc); werr != nil && err == nil {
+		out := o.IO.Out
+		o.IO.Out = &lineFilter{w: out, seen: func(l string) {
+			if w := warningText(l); w != "" {
+				said[w] = true
+			}
+		}}
+		werr := writeBench(o, doc)
+		o.IO.Out = out
+		if werr != nil && err == nil {
 			err = werr
 		}
 		if dir != nil {
-			if _, perr := publish(o.IO, dir.Path, nil, 0, 0); perr != nil && err == nil {
+			io := *o.IO
+			io.Out = &lineFilter{w: out, drop: func(l string) bool { return said[warningText(l)] }}
+			if _, perr := publish(&io, dir.Path, nil, 0, 0); perr != nil && err == nil {
 				err = perr
 			}
 		}
 	}()
 
+	log := o.IO.ErrOut
+	if table {
+		log = &lineFilter{w: log, drop: func(l string) bool { return strings.Contains(l, experiment.ShortCellText) }}
+	}
 	prog := &progress{io: o.IO}
-	env := experiment.Env{AgentPath: o.AgentPath, VM: o.VMEnv, Log: o.IO.ErrOut, StartTarget: o.StartTarget, StartContention: o.StartContention}
+	env := experiment.Env{AgentPath: o.AgentPath, VM: o.VMEnv, Log: log, StartTarget: o.StartTarget, StartContention: o.StartContention}
 	prog.hooks(&env)
 	res, err := experiment.Execute(ctx, s, dir, env)
 	prog.clear()

@@ -71,3 +71,44 @@ func colorLine(l string) string {
 	}
 	return l
 }
+
+// lineFilter passes on what is written to w but the lines drop says to
+// leave out (each write taken as whole lines, as fmt.Fprintf writes them);
+// seen, when set, gets every line that passes.
+type lineFilter struct {
+	w    io.Writer
+	drop func(line string) bool
+	seen func(line string)
+}
+
+func (f *lineFilter) Write(p []byte) (int, error) {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(string(p), "\n") {
+		if l == "" {
+			continue
+		}
+		if f.drop != nil && f.drop(strings.TrimRight(l, "\n")) {
+			continue
+		}
+		if f.seen != nil {
+			f.seen(strings.TrimRight(l, "\n"))
+		}
+		b.WriteString(l)
+	}
+	if _, err := io.WriteString(f.w, b.String()); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// warningText is a warning line's text without its marks ("  warning: x",
+// "- warning: x", "- **warning:** x" are all "x"); "" for other lines.
+func warningText(line string) string {
+	bare := strings.TrimLeft(line, " -*")
+	for _, p := range []string{"warning:** ", "warning: "} {
+		if rest, ok := strings.CutPrefix(bare, p); ok {
+			return rest
+		}
+	}
+	return ""
+}

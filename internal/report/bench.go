@@ -413,8 +413,14 @@ func writeCells(w io.Writer, r *Bench, markdown bool) error {
 		bullet, lead = "- ", "- "
 		fmt.Fprintln(w)
 	}
+	for _, c := range cells {
+		if c.DispersionFlag() != "" {
+			fmt.Fprintln(w, lead+summary.DispersionMark)
+			break
+		}
+	}
 	if len(lines) > 0 {
-		fmt.Fprintln(w, "qos applied: * = part of the class's OS mapping did not take effect, ! = threads ran at another class:")
+		fmt.Fprintln(w, lead+strings.ToLower(summary.QoSNotesIntro[:1])+summary.QoSNotesIntro[1:])
 		for _, l := range lines {
 			fmt.Fprintln(w, bullet+l)
 		}

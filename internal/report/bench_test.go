@@ -119,3 +119,23 @@ func TestBenchJSONHasCellSummaries(t *testing.T) {
 	assert.Contains(t, doc.Warnings[0], "host fp qos=9 threads=1")
 	assert.Len(t, doc.Samples, 6, "the samples stay")
 }
+
+// One symbol, one meaning: "!" marks only repeats that disagree, and its
+// legend is under the table; a class not applied is said in words.
+func TestBenchNotationOneSymbolPerMeaning(t *testing.T) {
+	b := &Bench{}
+	for rep, rate := range []float64{1e6, 1.1e6, 0.9e6, 5e8, 5.1e8, 4.9e8} {
+		b.Samples = append(b.Samples,
+			results.Sample{Target: "host", Workload: "fp", QoS: 9, Threads: 1, Repeat: rep + 1, EndNs: 1e9, Work: rate, Unit: "loops", Rate: rate, QoSApplied: 9, QoSFull: true},
+			results.Sample{Target: "host", Workload: "fp", QoS: 33, Threads: 1, Repeat: rep + 1, EndNs: 1e9, Work: 1e8, Unit: "loops", Rate: 1e8, QoSApplied: 21, QoSFull: false, QoSReason: "no CAP_SYS_NICE"})
+	}
+	var out strings.Builder
+	require.NoError(t, WriteBench(&out, "table", b))
+	text := out.String()
+	assert.Contains(t, text, "cv ")
+	assert.Equal(t, 1, strings.Count(text, "% !"), "the disagreeing cell is marked:\n%s", text)
+	assert.Contains(t, text, "\n!: the repeats disagree", "its legend beside the table")
+	assert.Contains(t, text, "default (other class)")
+	assert.NotContains(t, text, "default !")
+	assert.Equal(t, 1, strings.Count(text, "warning: host fp qos=9 threads=1"), "its warning once:\n%s", text)
+}
