@@ -76,10 +76,10 @@ type raplZone struct {
 
 // threadTrack is a followed thread's open files and last reading.
 type threadTrack struct {
-	stat   *os.File
-	sched  *os.File // schedstat; nil where the kernel has none
-	ticks  uint64
-	runNs  uint64
+	stat  *os.File
+	sched *os.File // schedstat; nil where the kernel has none
+	ticks uint64
+	runNs uint64
 	// at is when ticks and runNs were read: a thread's busy share is its
 	// CPU time over the time between its own two readings, not between
 	// two samples' starts.
