@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -110,4 +111,23 @@ func TestNoColorThroughACommand(t *testing.T) {
 		assert.Equal(t, c.colored, strings.Contains(out.String(), colorGreen+"yes"+colorReset), "NO_COLOR=%q:\n%s", c.noColor, out.String())
 		assert.Equal(t, c.colored, strings.Contains(out.String(), "\033["), "NO_COLOR=%q", c.noColor)
 	}
+}
+
+// A macOS-only command on another OS says so in one line, with what can
+// be done here instead.
+func TestMacOSOnlyCommandsSayItInOneLine(t *testing.T) {
+	if runtime.GOOS == "darwin" && runtime.GOARCH == "arm64" {
+		t.Skip("this is a Mac")
+	}
+	_, stderr, code := runRoot(t, nil, "image", "fetch", "macos")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %q", stderr)
+	assert.Contains(t, stderr, "--ipsw latest needs a Mac (macOS 13+ on Apple silicon)")
+	assert.Contains(t, stderr, "download one by its URL with --ipsw URL")
+	assert.NotContains(t, stderr, "creating macOS images", "no advice that contradicts the line")
+
+	_, stderr, code = runRoot(t, nil, "image", "create", "macos", "--ipsw", "x.ipsw")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %q", stderr)
+	assert.Contains(t, stderr, "needs a Mac")
 }

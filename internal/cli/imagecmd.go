@@ -212,6 +212,11 @@ func newCmdImageFetch(f *Factory, runF func(context.Context, *ImageFetchOptions)
 }
 
 func imageFetchRun(ctx context.Context, o *ImageFetchOptions) error {
+	if here := runtime.GOOS + "/" + runtime.GOARCH; o.IPSW == macos.LatestIPSW && here != "darwin/arm64" {
+		// Only Virtualization.framework knows which image "latest" is; a
+		// URL downloads anywhere, for a Mac to use.
+		return fmt.Errorf("--ipsw latest needs a Mac (macOS 13+ on Apple silicon) to ask which restore image it supports; on %s, download one by its URL with --ipsw URL", here)
+	}
 	dir := o.Dir
 	if dir == "" {
 		dir = filepath.Join(filepath.Dir(o.Store), "ipsw")
