@@ -459,15 +459,15 @@ func (e MatrixEntry) problems(at string) []string {
 // fixed-duration cell at QuickDuration, every compression size at
 // catalog.QuickSize, an entry's thread counts cut to QuickThreadCounts (the
 // smallest, the largest and the one halfway, so a regression line still
-// fits), and a procs entry's process counts to its QuickProcCounts
-// smallest. Repeats and classes stay (a verdict needs 6 repeats).
+// fits), and a procs entry's process counts to its smallest. Repeats and
+// classes stay (a verdict needs 6 repeats).
 //
 // Budget: every built-in spec's --quick under 2 minutes on a 2-CPU machine
 // whose VM has only TCG (the specs' comments give the times measured).
 // The guest is what costs: fp 1.3e7 loops/s on one vCPU, 2.3e7 on two;
 // mmul 1.8e4/s per vCPU; zstd 8 MB/s compressing, 24 MB/s decompressing;
 // about 0.16 s to start each process of a procs cell (an 11 MB Go binary
-// under emulation), which is why procs keeps two counts; and about 0.4 s
+// under emulation), which is why procs keeps one count; and about 0.4 s
 // of orchestration per cell run (request, telemetry, the host's sampling),
 // which is why thread counts are cut: it is most of subsumption's time.
 func Quick(s Spec) Spec {
@@ -509,10 +509,11 @@ const QuickDuration = 250 * time.Millisecond
 // QuickThreadCounts is how many thread counts an entry keeps in a Quick
 // run: three, the fewest a regression line needs. QuickProcCounts is how
 // many process counts a procs entry keeps: its smallest, since every
-// process costs its start.
+// process costs its start (batches: 10 processes on 2 vCPUs still finish
+// in batches).
 const (
 	QuickThreadCounts = 3
-	QuickProcCounts   = 2
+	QuickProcCounts   = 1
 )
 
 // ParseCounts reads thread or process counts ("4", "1-4", "1,2,4", "10-70/10").
