@@ -17,7 +17,18 @@ import (
 // MirrorEnv names a Debian mirror when the recipe gives none.
 const MirrorEnv = "QOSLAB_DEBIAN_MIRROR"
 
-// DefaultSuite is the suite a mirror from the recipe or MirrorEnv is read in.
+// DefaultSuite is the suite a mirror from the recipe or MirrorEnv is read
+// in when the recipe names none: Debian's current release, whichever it is
+// when the kernel is fetched (Debian 13, trixie, since August 2025). A Mac
+// always gets it: it has no apt sources, so MirrorEnv is how it finds a
+// mirror, and a suite that follows Debian's releases gives its guest a
+// kernel Debian still supports without a change to qoslab (a codename
+// would age), verified by the archive keys that ship with qoslab
+// (debkernel/keys/README.md says why they still verify after the next
+// release). A Linux machine without MirrorEnv reads its own apt suites
+// instead, so its guest runs its own release's kernel. The kernel's version
+// is in the image's manifest and in every run's guest Info, so results from
+// before and after a release are told apart.
 const DefaultSuite = "stable"
 
 // KernelSources are the suites a Debian kernel is fetched from: the recipe's
