@@ -21,7 +21,7 @@ func fakeMac(t *testing.T) string {
 	tools := map[string]string{
 		"uname": `case "$1" in -m) echo "$FAKE_UNAME_M" ;; *) echo Darwin ;; esac`,
 		// An Intel Mac has no hw.optional.arm64: sysctl fails, as macOS's does.
-		"sysctl": `if [ "$1 $2" = "-n hw.optional.arm64" ] && [ -n "$FAKE_ARM64" ]; then echo "$FAKE_ARM64"; else echo "sysctl: unknown oid '$2'" >&2; exit 1; fi`,
+		"sysctl":       `if [ "$1 $2" = "-n hw.optional.arm64" ] && [ -n "$FAKE_ARM64" ]; then echo "$FAKE_ARM64"; else echo "sysctl: unknown oid '$2'" >&2; exit 1; fi`,
 		"xcode-select": `[ -n "$FAKE_XCODE" ] || { echo "xcode-select: error: unable to get active developer directory" >&2; exit 2; }; echo "$FAKE_XCODE"`,
 		"go": `echo "go $*" >>"$FAKE_LOG"
 case "$1" in
