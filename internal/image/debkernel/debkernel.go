@@ -113,11 +113,13 @@ func (f *Fetcher) note(format string, a ...any) {
 	}
 }
 
+// client is Client, made once from Timeouts when nil, so that the
+// requests of a fetch share its connections.
 func (f *Fetcher) client() *http.Client {
-	if f.Client != nil {
-		return f.Client
+	if f.Client == nil {
+		f.Client = httpfetch.NewClient(f.Timeouts)
 	}
-	return httpfetch.NewClient(f.Timeouts)
+	return f.Client
 }
 
 func (f *Fetcher) attempts() int {
