@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -101,7 +102,7 @@ func TestResultsPrune(t *testing.T) {
 			}
 			require.NoError(t, resultsPruneRun(t.Context(), o))
 			for i, d := range dirs {
-				assert.Equal(t, !contains(c.gone, i), exists(d), "%s (%d)", d, i)
+				assert.Equal(t, !slices.Contains(c.gone, i), exists(d), "%s (%d)", d, i)
 			}
 		})
 	}
@@ -111,15 +112,6 @@ func TestResultsPrune(t *testing.T) {
 		assert.Equal(t, 2, code, "%q", bad)
 		assert.Contains(t, stderr, "Run 'qoslab results prune --help'", "%q", bad)
 	}
-}
-
-func contains(xs []int, x int) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 // pruneOptions parses `results prune args` as the command would.
