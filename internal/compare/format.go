@@ -65,7 +65,7 @@ func (c *Comparison) Legend() []string {
 			parts = append(parts, col.OS)
 		}
 		parts = append(parts, col.State)
-		out = append(out, fmt.Sprintf("%s%s: %s", col.Heading(), role, strings.Join(parts, "; ")))
+		out = append(out, fmt.Sprintf("%s%s: %s", col.Label, role, strings.Join(parts, "; ")))
 	}
 	return out
 }
