@@ -103,7 +103,7 @@ func (c *Comparison) Sections() []Section {
 	}
 	flush(current)
 	if len(c.Findings) > 0 {
-		f := Section{Title: "findings (subsumption index with its 95% interval and verdict; QoS sensitivity: rate at the highest class over the lowest, Hodges-Lehmann, with its interval)",
+		f := Section{Title: "findings (subsumption index with its interval, over both sides' 95% intervals, and verdict; QoS sensitivity: rate at the highest class over the lowest, Hodges-Lehmann, with its interval)",
 			Header: append([]string{"FINDING", "WORKLOAD", "THREADS"}, c.valueHeader()...)}
 		f.Numeric = make([]bool, len(f.Header))
 		for i := 3; i < len(f.Numeric); i++ {
@@ -303,7 +303,7 @@ func (c *Comparison) Footer() []string {
 	out := []string{
 		fmt.Sprintf("vs base: the change against the baseline, %s; ~ means no significant difference (Mann-Whitney U of the repeats, two-sided, alpha %.2f)", c.Columns[0].Label, c.Alpha),
 		"missing: the run has no repeat of that cell; geomean: over the cells every run has, no test",
-		"findings: over the thread counts every run has (THREADS; own: each run's), so a run's own report may differ; ~ where the two 95% intervals overlap; a subsumption index's change is a difference, a sensitivity's a ratio",
+		"findings: over the thread counts every run has (THREADS; own: each run's), so a run's own report may differ; ~ where the two intervals overlap; a subsumption index's change is a difference, a sensitivity's a ratio",
 	}
 	short := false
 	for _, r := range c.Rows {

@@ -45,9 +45,10 @@ type Analysis struct {
 }
 
 // Of analyzes a loaded results directory: its samples (Analyze, between
-// host and vm), its name and its telemetry.
+// host and vm, with the verdict margins its spec set), its name and its
+// telemetry.
 func Of(l *results.Loaded) Analysis {
-	a := Analyze(l.Samples, "host", "vm")
+	a := analyze(l.Samples, "host", "vm", MarginsOf(l.Run))
 	a.Name = l.Run.Name
 	a.Partial = l.Partial()
 	a.Telemetry = telemetry.Summarize(l.Telemetry)
@@ -56,23 +57,47 @@ func Of(l *results.Loaded) Analysis {
 }
 
 // Analyze summarizes samples into cells (in table order, analysis.SortCells),
-// fits the throughput regressions, and judges subsumption for every
-// workload (and phase) that ran at two or more classes on both targets host
-// and vm, in that order.
+// fits the throughput regressions, and judges subsumption, with the default
+// margins, for every workload (and phase) that ran at two or more classes
+// on both targets host and vm, in that order.
 // It leaves Name empty.
 func Analyze(samples []results.Sample, host, vm string) Analysis {
+	return analyze(samples, host, vm, analysis.DefaultMargins())
+}
+
+func analyze(samples []results.Sample, host, vm string, margins analysis.Margins) Analysis {
 	cells := analysis.SortCells(results.Cells(samples))
 	a := Analysis{Cells: cells, Regressions: analysis.Regressions(cells)}
-	a.Verdicts = Verdicts(cells, host, vm)
+	a.Verdicts = Verdicts(cells, host, vm, margins)
 	a.Findings = Findings(samples, cells)
 	return a
 }
 
+// MarginsOf are the verdict margins a run's spec set (its verdict: keys, as
+// recorded in run.json), the defaults for those it did not set and for runs
+// recorded before specs had them.
+func MarginsOf(r results.Run) analysis.Margins {
+	m := analysis.DefaultMargins()
+	var spec struct {
+		Verdict *analysis.Margins `json:"verdict"`
+	}
+	if json.Unmarshal(r.Spec, &spec) != nil || spec.Verdict == nil {
+		return m
+	}
+	if v := spec.Verdict.Relative; v > 0 && v < 1 {
+		m.Relative = v
+	}
+	if v := spec.Verdict.Absolute; v > 1 {
+		m.Absolute = v
+	}
+	return m
+}
+
 // Verdicts judges subsumption for every workload (and phase) that ran at
-// two or more classes on both targets host and vm, in cell order. A
-// workload run at one class asks nothing about QoS (allocation, pi): no
-// verdict, rather than an inconclusive one.
-func Verdicts(cells []analysis.Cell, host, vm string) []analysis.Verdict {
+// two or more classes on both targets host and vm, in cell order, with the
+// margins given. A workload run at one class asks nothing about QoS
+// (allocation, pi): no verdict, rather than an inconclusive one.
+func Verdicts(cells []analysis.Cell, host, vm string, margins analysis.Margins) []analysis.Verdict {
 	type workloadPhase struct{ workload, phase string }
 	var order []workloadPhase
 	on := map[workloadPhase]map[string]bool{}
@@ -90,7 +115,7 @@ func Verdicts(cells []analysis.Cell, host, vm string) []analysis.Verdict {
 	var out []analysis.Verdict
 	for _, k := range order {
 		if on[k][host] && on[k][vm] && len(classes[k]) >= 2 {
-			out = append(out, analysis.Subsumption(cells, k.workload, k.phase, host, vm))
+			out = append(out, analysis.Subsumption(cells, k.workload, k.phase, host, vm, margins))
 		}
 	}
 	return out

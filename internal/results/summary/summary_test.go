@@ -135,7 +135,7 @@ func TestWriteJSON(t *testing.T) {
 	a := withEmptyCell(Analyze(runSamples(), "host", "vm"))
 	a.Name = "subsumption"
 	// An undecidable verdict: SI and p values are NaN.
-	a.Verdicts = append(a.Verdicts, analysis.Subsumption(a.Cells, "compress", "compress", "host", "vm"))
+	a.Verdicts = append(a.Verdicts, analysis.Subsumption(a.Cells, "compress", "compress", "host", "vm", analysis.DefaultMargins()))
 	var buf bytes.Buffer
 	require.NoError(t, WriteJSON(&buf, a), "NaN must not fail the file")
 
