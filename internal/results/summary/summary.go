@@ -121,10 +121,11 @@ func Verdicts(cells []analysis.Cell, host, vm string, margins analysis.Margins) 
 	return out
 }
 
-// Findings states the patterns in samples: stragglers among the threads of
-// fixed-work cells (a fixed-duration cell's threads all end at its
-// deadline), batches of process completions, and where adding threads
-// stops paying.
+// Findings states the patterns in samples: stragglers among the threads
+// (or processes) of fixed-work cells (a fixed-duration cell's threads all
+// end at its deadline), batches of process completions (a cell whose
+// completions form batches gets that finding, not a straggler's: its last
+// batch is late by design), and where adding threads stops paying.
 func Findings(samples []results.Sample, cells []analysis.Cell) []analysis.Finding {
 	var fixed []results.Sample
 	for _, s := range samples {
@@ -132,28 +133,16 @@ func Findings(samples []results.Sample, cells []analysis.Cell) []analysis.Findin
 			fixed = append(fixed, s)
 		}
 	}
+	obs := results.Observations(fixed)
 	all := func(analysis.Observation) bool { return true }
-	out := analysis.Stragglers(results.Observations(fixed), all, analysis.StragglerThreshold)
-	out = append(out, analysis.Batches(results.Observations(fixed), all)...)
-	// Scaling, with the rate each added thread brings where a line fits
-	// (the Theil-Sen slope of the regression, 3+ thread counts).
-	regs := analysis.Regressions(cells)
-	for _, f := range analysis.Scaling(cells, func(w string) bool { return catalog.Lookup(w).LoopsInTotal }) {
-		for _, r := range regs {
-			if r.Target == f.Target && r.Workload == f.Workload && r.QoS == f.QoS && r.Phase == "" && !r.Slope.Slope.IsNaN() {
-				unit := ""
-				for _, c := range cells {
-					if c.Target == f.Target && c.Workload == f.Workload {
-						unit = c.Unit
-						break
-					}
-				}
-				f.Text += fmt.Sprintf("; each added thread brought %.3g %s/s [%.3g..%.3g] (Theil-Sen)", float64(r.Slope.Slope), unit, float64(r.Slope.Low), float64(r.Slope.High))
-			}
-		}
-		out = append(out, f)
+	batches := analysis.Batches(obs, all)
+	batched := map[analysis.CellKey]bool{}
+	for _, f := range batches {
+		batched[analysis.CellKey{Target: f.Target, Workload: f.Workload, QoS: f.QoS, Threads: f.Threads}] = true
 	}
-	return out
+	out := analysis.Stragglers(obs, func(o analysis.Observation) bool { return !batched[o.CellKey] }, analysis.StragglerThreshold)
+	out = append(out, batches...)
+	return append(out, analysis.Scaling(cells, func(w string) bool { return catalog.Lookup(w).LoopsInTotal })...)
 }
 
 // Write writes summary.json, summary.csv and summary.md into the results
