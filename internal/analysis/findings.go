@@ -107,13 +107,16 @@ func most(n, total int) bool { return 2*n > total }
 // past the threshold after the on-time group's median end, and only they.
 // Sorted ends are split before the first late thread at every place where
 // the threads after the split all finished more than threshold (share of
-// the on-time median) and MinStragglerDelay after the on-time median and
-// none before it did; of those splits the one leaving the fewest late
-// threads wins. It returns how many are late, and their median delay after
-// the on-time median and its share; 0 when none is.
-func lateGroup(ends []float64, threshold float64) (late int, delay, share float64) {
+// the on-time median), MinStragglerDelay and the repeat's own start-up
+// spread (a process started last ends last without being late) after the
+// on-time median, and none before it did; of those splits the one leaving
+// the fewest late threads wins. It returns how many are late, and their
+// median delay after the on-time median and its share; 0 when none is.
+func lateGroup(ends []float64, startSpread, threshold float64) (late int, delay, share float64) {
 	s := slices.Sorted(slices.Values(ends))
-	past := func(v, on float64) bool { return v-on > threshold*on && v-on >= MinStragglerDelay }
+	past := func(v, on float64) bool {
+		return v-on > threshold*on && v-on >= MinStragglerDelay && v-on > startSpread
+	}
 	for k := len(s) - 1; k >= 1; k-- {
 		on := median(s[:k])
 		if on <= 0 || !past(s[k], on) || past(s[k-1], on) {
@@ -143,7 +146,7 @@ func Stragglers(obs []Observation, keep func(Observation) bool, threshold float6
 			if len(reps[r].ends) < 2 {
 				continue
 			}
-			if n, d, sh := lateGroup(reps[r].ends, threshold); n > 0 {
+			if n, d, sh := lateGroup(reps[r].ends, reps[r].startSpread, threshold); n > 0 {
 				sizes, delays, shares = append(sizes, n), append(delays, d), append(shares, sh)
 			}
 		}

@@ -628,16 +628,18 @@ func intervalText(sh Shift) string {
 	return s
 }
 
-// verdictRatio is FormatRatio, with as many decimals as it takes not to
-// print a ratio other than 1 as "1x": a significant 0.2% effect reads
-// 1.002x.
+// verdictRatio is FormatRatio, except within 1% of 1, where three
+// significant digits would print a 0.5% effect as 1x or 1.01x: there it
+// keeps two significant digits of the distance from 1 (1.005x, 1.0096x,
+// 0.9995x).
 func verdictRatio(r float64) string {
-	f := FormatRatio(Float(r))
-	if f != "1x" || r == 1 || math.IsNaN(r) {
-		return f
+	d := math.Abs(r - 1)
+	if !(d < 0.01) || d == 0 {
+		return FormatRatio(Float(r))
 	}
-	decimals := min(9, int(-math.Floor(math.Log10(math.Abs(r-1)))))
-	return strconv.FormatFloat(r, 'f', decimals, 64) + "x"
+	decimals := min(12, 1-int(math.Floor(math.Log10(d))))
+	s := strings.TrimRight(strconv.FormatFloat(r, 'f', decimals, 64), "0")
+	return strings.TrimSuffix(s, ".") + "x"
 }
 
 // ratioNumber is FormatRatio without the "x".

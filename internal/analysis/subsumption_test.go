@@ -141,7 +141,7 @@ func TestSubsumption(t *testing.T) {
 			"subsumed",
 			join(at("host", 33, host33), at("host", 9, host9), at("vm", 33, vm33), at("vm", 9, vm9)),
 			Subsumed,
-			"QoS subsumed in VM: yes (SI 0.992 [0.958..1.025]; host 33/9 = 3.1x [3.04..3.16], p<0.001; vm 33/9 = 1.01x [0.99..1.03]; band 0.895x..1.12x: margins 1.12x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%)",
+			"QoS subsumed in VM: yes (SI 0.992 [0.958..1.025]; host 33/9 = 3.1x [3.04..3.16], p<0.001; vm 33/9 = 1.0096x [0.9902..1.03]; band 0.895x..1.12x: margins 1.12x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%)",
 		},
 		{
 			// The VM keeps 2.5x of the host's 3.1x, its whole interval
@@ -165,7 +165,7 @@ func TestSubsumption(t *testing.T) {
 			"host flat",
 			join(at("host", 33, vm33), at("host", 9, vm9), at("vm", 33, vm33), at("vm", 9, vm9)),
 			Inconclusive,
-			"QoS subsumed in VM: inconclusive: host shows no significant QoS effect, so there is nothing to subsume; on a Linux host whose cores are alike QoS only decides who runs when cores are scarce: run with contention, as qoslab run --default contention does (SI n/a; host 33/9 = 1.01x [0.99..1.03], p=0.51; vm 33/9 = 1.01x [0.99..1.03]; 90% intervals, two one-sided tests at 5%)",
+			"QoS subsumed in VM: inconclusive: host shows no significant QoS effect, so there is nothing to subsume; on a Linux host whose cores are alike QoS only decides who runs when cores are scarce: run with contention, as qoslab run --default contention does (SI n/a; host 33/9 = 1.0096x [0.9902..1.03], p=0.51; vm 33/9 = 1.0096x [0.9902..1.03]; 90% intervals, two one-sided tests at 5%)",
 		},
 		{
 			// 3 against 3 at one thread count: the smallest p the test
@@ -173,14 +173,14 @@ func TestSubsumption(t *testing.T) {
 			"too few repeats",
 			[]Cell{cell("host", 33, 1, host33[:3]...), cell("host", 9, 1, host9[:3]...), cell("vm", 33, 1, vm33[:3]...), cell("vm", 9, 1, vm9[:3]...)},
 			Inconclusive,
-			"QoS subsumed in VM: inconclusive: too few host repeats to tell (smallest reachable p 0.1 with 3 vs 3 repeats) (SI n/a; host 33/9 = 3.08x [3..3.16], p=0.1; vm 33/9 = 1.01x [0.971..1.05]; 90% intervals, two one-sided tests at 5%)",
+			"QoS subsumed in VM: inconclusive: too few host repeats to tell (smallest reachable p 0.1 with 3 vs 3 repeats) (SI n/a; host 33/9 = 3.08x [3..3.16], p=0.1; vm 33/9 = 1.0098x [0.971..1.05]; 90% intervals, two one-sided tests at 5%)",
 		},
 		{
 			// Significant, but the low class is the faster one on the host.
 			"host reversed",
 			join(at("host", 33, host9), at("host", 9, host33), at("vm", 33, vm33), at("vm", 9, vm9)),
 			Inconclusive,
-			"QoS subsumed in VM: inconclusive: on host QoS 9 is faster than QoS 33 (33/9 = 0.323x), so there is no effect to subsume (SI n/a; host 33/9 = 0.323x [0.316..0.329], p<0.001; vm 33/9 = 1.01x [0.99..1.03]; 90% intervals, two one-sided tests at 5%)",
+			"QoS subsumed in VM: inconclusive: on host QoS 9 is faster than QoS 33 (33/9 = 0.323x), so there is no effect to subsume (SI n/a; host 33/9 = 0.323x [0.316..0.329], p<0.001; vm 33/9 = 1.0096x [0.9902..1.03]; 90% intervals, two one-sided tests at 5%)",
 		},
 		{
 			// One repeat per VM cell: 2x, but two strata of 1v1 give an
@@ -196,7 +196,7 @@ func TestSubsumption(t *testing.T) {
 			"middle class ignored",
 			join(at("host", 33, host33), at("host", 21, host33), at("host", 9, host9), at("vm", 33, vm33), at("vm", 9, vm9), at("vm", 25, vm33)),
 			Subsumed,
-			"QoS subsumed in VM: yes (SI 0.992 [0.958..1.025]; host 33/9 = 3.1x [3.04..3.16], p<0.001; vm 33/9 = 1.01x [0.99..1.03]; band 0.895x..1.12x: margins 1.12x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%)",
+			"QoS subsumed in VM: yes (SI 0.992 [0.958..1.025]; host 33/9 = 3.1x [3.04..3.16], p<0.001; vm 33/9 = 1.0096x [0.9902..1.03]; band 0.895x..1.12x: margins 1.12x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%)",
 		},
 		{
 			"one class",
