@@ -24,6 +24,8 @@ type RunOptions struct {
 	Resume    string
 	Results   string // parent of results directories
 	VMEnv     experiment.VMEnv
+	// CellTimeout, when not 0, replaces the spec's cell_timeout.
+	CellTimeout time.Duration
 
 	src sources
 }
@@ -53,6 +55,7 @@ and a verdict. An interrupted run is finished with --resume DIR.`,
 	fl.StringVar(&o.VMEnv.Backend, "vm-backend", "", "hypervisor: "+strings.Join(registry.Names(), ", ")+" (default: the spec's, else "+registry.Default()+" on this machine)")
 	fl.StringVar(&o.VMEnv.Store, "image-store", "", "image store (default $XDG_CACHE_HOME/qoslab/images)")
 	fl.DurationVar(&o.VMEnv.BootTimeout, "boot-timeout", 0, bootTimeoutHelp)
+	fl.DurationVar(&o.CellTimeout, "cell-timeout", 0, cellTimeoutHelp)
 	_ = cmd.MarkFlagFilename("spec", "yaml", "yml")
 	_ = cmd.MarkFlagDirname("resume")
 	complete(cmd, "default", experiment.DefaultSpecNames)
@@ -67,12 +70,18 @@ and a verdict. An interrupted run is finished with --resume DIR.`,
 	}, runRun, runF)
 }
 
+// cellTimeoutHelp is --cell-timeout's help, run's and bench's alike.
+const cellTimeoutHelp = "end a cell run still going after this long (90s, 10m): the run stops with what finished kept, to finish with --resume (default: the spec's cell_timeout, else none; a cell far past its expected time is named on the terminal either way)"
+
 // accels are the VM accelerations a user may force.
 var accels = []string{"kvm", "tcg", "hvf"}
 
 func (o *RunOptions) check() error {
 	if o.SpecFile != "" && o.Resume != "" {
 		return usageErrorf("--spec and --resume exclude each other: a resumed run keeps the spec it started with")
+	}
+	if err := experiment.CheckCellTimeout(o.src.Name("cell-timeout"), o.CellTimeout); err != nil {
+		return usageError(err)
 	}
 	if o.VMEnv.Accel != "" {
 		if err := oneOf(o.src.Name("accel"), o.VMEnv.Accel, accels); err != nil {
@@ -96,7 +105,11 @@ func (o *RunOptions) check() error {
 // directory of the run to resume.
 func (o *RunOptions) spec(now time.Time) (*results.Dir, experiment.Spec, error) {
 	if o.Resume != "" {
-		return experiment.ResumeRun(o.Resume, now)
+		d, s, err := experiment.ResumeRun(o.Resume, now)
+		if o.CellTimeout > 0 {
+			s.CellTimeout = o.CellTimeout
+		}
+		return d, s, err
 	}
 	var s experiment.Spec
 	var err error
@@ -110,6 +123,9 @@ func (o *RunOptions) spec(now time.Time) (*results.Dir, experiment.Spec, error) 
 	}
 	if o.Quick {
 		s = experiment.Quick(s)
+	}
+	if o.CellTimeout > 0 {
+		s.CellTimeout = o.CellTimeout // recorded in run.json as applied
 	}
 	return experiment.CreateRun(o.Results, s, now)
 }

@@ -324,8 +324,8 @@ func (s Spec) Validate() error {
 	if a := s.Verdict.Absolute; a != 0 && !(a > 1 && a <= maxAbsoluteMargin) {
 		bad("verdict.absolute_margin %g: allowed a ratio above 1 and at most %g, such as 1.25", a, float64(maxAbsoluteMargin))
 	}
-	if d := s.CellTimeout; d != 0 && (d < minCellTimeout || d > maxCellTimeout) {
-		bad("cell_timeout %s: allowed %s..%s, or leave it out for no limit", d, minCellTimeout, maxCellTimeout)
+	if err := CheckCellTimeout("cell_timeout", s.CellTimeout); err != nil {
+		bad("%v", err)
 	}
 	if !s.Contention.valid() {
 		bad("contention %d: allowed 0..%d spinner threads or %s (one per CPU)", s.Contention, maxContention, contentionAllText)
@@ -339,6 +339,15 @@ func (s Spec) Validate() error {
 	}
 	if len(p) > 0 {
 		return &SpecError{Name: s.Name, Problems: p}
+	}
+	return nil
+}
+
+// CheckCellTimeout refuses a cell timeout outside what is allowed; 0 is no
+// limit. name names the setting in the error (cell_timeout, --cell-timeout).
+func CheckCellTimeout(name string, d time.Duration) error {
+	if d != 0 && (d < minCellTimeout || d > maxCellTimeout) {
+		return fmt.Errorf("%s %s: allowed %s..%s, or leave it out for no limit", name, d, minCellTimeout, maxCellTimeout)
 	}
 	return nil
 }
