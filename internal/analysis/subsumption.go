@@ -464,6 +464,21 @@ func Subsumption(cells []Cell, workload, phase, host, vm string, margins Margins
 	return v
 }
 
+// VerdictRule says in words what SI is and how the verdict is reached with
+// these margins: what the summaries and the report print beside the
+// verdicts.
+func VerdictRule(m Margins) string {
+	return fmt.Sprintf("SI = 1 - ln(vm ratio)/ln(host ratio) is the share of the host's QoS effect, on a log scale, that the VM loses: "+
+		"1 when the VM keeps none of it, 0 when it keeps it all, above 1 when the VM reverses the classes; its interval spans both sides' 95%% intervals. "+
+		"Each ratio is the high class's rate over the low one's (Hodges-Lehmann, within thread counts), with its %.0f%% interval. "+
+		"yes: the host's effect is significant (stratified rank-sum test, two-sided, %g) and the VM ratio's whole %.0f%% interval lies inside the band, "+
+		"whose edge is the smaller of %.0f%% of the host's effect at the low end of its interval (relative margin) and %s either way (absolute margin): "+
+		"two one-sided tests at %.0f%%. no: that interval lies wholly outside the band (above it, or below it: QoS reversed), the edge then taken at the high end of the host's interval. "+
+		"inconclusive: anything else, with the reason; a yes that rests on a cell whose repeats disagree is inconclusive, naming the cell. "+
+		"Exact distributions (conditional on ties) below 50 repeats per side.",
+		100*EquivalenceConfidence, Alpha, 100*EquivalenceConfidence, 100*m.Relative, FormatRatio(Float(m.Absolute)), 100*EquivalenceLevel)
+}
+
 // undefinedSide says why a side has no ratio: a class that did no work in
 // any repeat at the thread counts compared; empty when it has one.
 func undefinedSide(s Sensitivity) string {

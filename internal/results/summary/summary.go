@@ -34,8 +34,9 @@ type Analysis struct {
 	Cells       []analysis.Cell
 	Regressions []analysis.ClassRegression
 	// Verdicts holds one verdict per workload (and phase) run on both the
-	// host and the VM.
+	// host and the VM, judged with Margins.
 	Verdicts []analysis.Verdict
+	Margins  analysis.Margins
 	// Findings are the patterns the seed articles pointed at, stated in
 	// words (stragglers, batches, scaling), host and VM alike.
 	Findings []analysis.Finding
@@ -67,7 +68,7 @@ func Analyze(samples []results.Sample, host, vm string) Analysis {
 
 func analyze(samples []results.Sample, host, vm string, margins analysis.Margins) Analysis {
 	cells := analysis.SortCells(results.Cells(samples))
-	a := Analysis{Cells: cells, Regressions: analysis.Regressions(cells)}
+	a := Analysis{Cells: cells, Regressions: analysis.Regressions(cells), Margins: margins}
 	a.Verdicts = Verdicts(cells, host, vm, margins)
 	a.Findings = Findings(samples, cells)
 	return a
@@ -311,6 +312,7 @@ func WriteMarkdown(w io.Writer, a Analysis) error {
 				fmt.Fprintf(&b, "  - **warning:** %s\n", mdText(wl))
 			}
 		}
+		fmt.Fprintf(&b, "\n%s\n", mdText(analysis.VerdictRule(a.Margins)))
 	}
 	if len(a.Findings) > 0 {
 		b.WriteString("\n## Findings\n\n")
