@@ -62,7 +62,8 @@ func TestCompletenessFromTheSamples(t *testing.T) {
 		assert.False(t, complete)
 		out, _, code := qoslab(t, dir, "results", "list", "--results", work)
 		require.Equal(t, 0, code)
-		assert.Contains(t, out, "partial: 5 of 6 cell runs measured, a torn end left out; resume with qoslab run --resume "+runDir)
+		assert.Contains(t, out, "partial 5/6")
+		assert.Contains(t, out, runDir+": its samples end torn at line 6; finish it with qoslab run --resume "+runDir)
 
 		out, stderr, code := qoslab(t, dir, "results", "show", runDir)
 		require.Equal(t, 0, code, stderr)
@@ -94,7 +95,8 @@ func TestCompletenessFromTheSamples(t *testing.T) {
 
 		out, _, code := qoslab(t, dir, "results", "list", "--results", work)
 		require.Equal(t, 0, code)
-		assert.Contains(t, out, "partial: 5 of 6 cell runs measured; resume with")
+		assert.Contains(t, out, "partial 5/6")
+		assert.Contains(t, out, runDir+": finish it with qoslab run --resume "+runDir)
 		_, stderr, code := qoslab(t, dir, "run", "--resume", runDir)
 		require.Equal(t, 0, code, stderr)
 		recs, _, err := results.ReadSamples(samples)

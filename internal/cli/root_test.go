@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
@@ -32,7 +33,7 @@ func TestMistypedSubcommandIsAUsageError(t *testing.T) {
 		want []string
 	}{
 		{[]string{"vm", "delet", "x"}, []string{`unknown command "delet" for "qoslab vm"`, "did you mean delete?"}},
-		{[]string{"results", "nope"}, []string{`unknown command "nope" for "qoslab results"`, "allowed list, show"}},
+		{[]string{"results", "nope"}, []string{`unknown command "nope" for "qoslab results"`, "allowed list, prune, rm, show"}},
 		{[]string{"image", "bild", "linux"}, []string{"did you mean build?"}},
 		{[]string{"benhc"}, []string{`unknown command "benhc"`, "bench"}},
 	}
@@ -134,14 +135,18 @@ func TestCompletionOffersValues(t *testing.T) {
 func TestEveryCommandHasAManPageAndReadableFlags(t *testing.T) {
 	root := NewCmdRoot(testFactory(t, nil))
 	dir := t.TempDir()
-	require.NoError(t, doc.GenManTree(root, &doc.GenManHeader{Title: "QOSLAB", Section: "1"}, dir))
+	require.NoError(t, WriteManPages(root, &doc.GenManHeader{Title: "QOSLAB", Section: "1"}, dir))
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		if c.Hidden || !c.IsAvailableCommand() && c != root {
 			return
 		}
 		page := filepath.Join(dir, strings.ReplaceAll(c.CommandPath(), " ", "-")+".1")
-		assert.FileExists(t, page)
+		require.FileExists(t, page)
+		b, err := os.ReadFile(page)
+		require.NoError(t, err)
+		assert.Contains(t, string(b), ".SH EXIT STATUS\n.TP\n\\fB0\\fP\n", "%s: every page says its exit statuses", c.CommandPath())
+		assert.Contains(t, string(b), "\\fB130\\fP")
 		c.LocalFlags().VisitAll(func(fl *pflag.Flag) {
 			name, _ := pflag.UnquoteUsage(fl)
 			assert.NotContains(t, name, " ", "%s --%s shows its value as %q", c.CommandPath(), fl.Name, name)
@@ -151,4 +156,35 @@ func TestEveryCommandHasAManPageAndReadableFlags(t *testing.T) {
 		}
 	}
 	walk(root)
+	for page, want := range map[string]string{
+		"qoslab-run.1":          "with \\-\\-exit\\-status: a verdict is no",
+		"qoslab-results-show.1": "\\fB4\\fP\nwith \\-\\-exit\\-status",
+		"qoslab-compare.1":      "with \\-\\-fail\\-on PCT",
+	} {
+		b, err := os.ReadFile(filepath.Join(dir, page))
+		require.NoError(t, err)
+		assert.Contains(t, string(b), want, page)
+	}
+}
+
+// --cell-timeout fills run's options, from the flag or the environment,
+// and a value outside 1s..24h is a usage error naming where it came from.
+func TestRunCellTimeout(t *testing.T) {
+	t.Chdir(t.TempDir())
+	var run *RunOptions
+	cmd := NewCmdRun(testFactory(t, nil), func(_ context.Context, o *RunOptions) error { run = o; return nil })
+	cmd.SetArgs([]string{"--cell-timeout", "10m"})
+	require.NoError(t, cmd.Execute())
+	assert.Equal(t, 10*time.Minute, run.CellTimeout)
+
+	cmd = NewCmdRun(testFactory(t, map[string]string{"QOSLAB_RUN_CELL_TIMEOUT": "2s"}), func(_ context.Context, o *RunOptions) error { run = o; return nil })
+	cmd.SetArgs(nil)
+	require.NoError(t, cmd.Execute())
+	assert.Equal(t, 2*time.Second, run.CellTimeout)
+
+	cmd = NewCmdRun(testFactory(t, nil), func(context.Context, *RunOptions) error { return nil })
+	cmd.SetArgs([]string{"--cell-timeout", "100ms"})
+	err := cmd.Execute()
+	assert.ErrorContains(t, err, "--cell-timeout 100ms: allowed 1s..24h0m0s, or leave it out for no limit")
+	assert.True(t, IsUsageError(err))
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/hv/registry"
+	"github.com/qoslab/qoslab/internal/report"
 	"github.com/qoslab/qoslab/internal/results"
 )
 
@@ -24,6 +25,12 @@ type RunOptions struct {
 	Resume    string
 	Results   string // parent of results directories
 	VMEnv     experiment.VMEnv
+	// ExitStatus makes a run that ended fine exit by its verdicts
+	// (verdictStatus); DryRun prints the plan and does nothing.
+	ExitStatus bool
+	DryRun     bool
+	// CellTimeout, when not 0, replaces the spec's cell_timeout.
+	CellTimeout time.Duration
 
 	src sources
 }
@@ -39,7 +46,17 @@ the default, "subsumption", follows "Can you game core allocation on Apple
 silicon?": fp with 1-4 threads and compression of 1 GiB at QoS 9 and 33, on the
 host and in a VM, 6 repeats, interleaved), keeps every finished cell in
 qoslab-results/<name>-<time>/samples.jsonl, and ends with summaries, a report
-and a verdict. An interrupted run is finished with --resume DIR.`,
+and a verdict. An interrupted run is finished with --resume DIR.
+
+--dry-run prints the plan instead (targets, cells in order with their counts,
+the VM and accelerator it would boot, contention, an estimated duration and what
+it would write) and measures, starts and writes nothing.
+
+` + exitStatusDoc,
+		Example: `  qoslab run --default contention
+  qoslab run --default subsumption --quick --dry-run
+  qoslab run --spec mine.yaml --exit-status || echo "QoS is not subsumed (3) or the test could not tell (4)"
+  qoslab run --resume qoslab-results/subsumption-20261124T224900Z`,
 		Args: noArgs,
 	}
 	fl := cmd.Flags()
@@ -53,6 +70,9 @@ and a verdict. An interrupted run is finished with --resume DIR.`,
 	fl.StringVar(&o.VMEnv.Backend, "vm-backend", "", "hypervisor: "+strings.Join(registry.Names(), ", ")+" (default: the spec's, else "+registry.Default()+" on this machine)")
 	fl.StringVar(&o.VMEnv.Store, "image-store", "", "image store (default $XDG_CACHE_HOME/qoslab/images)")
 	fl.DurationVar(&o.VMEnv.BootTimeout, "boot-timeout", 0, bootTimeoutHelp)
+	fl.BoolVar(&o.ExitStatus, "exit-status", false, exitStatusHelp)
+	fl.BoolVar(&o.DryRun, "dry-run", false, "print the plan (cells, VM, accelerator, contention, estimated duration, files) and measure, start and write nothing")
+	fl.DurationVar(&o.CellTimeout, "cell-timeout", 0, cellTimeoutHelp)
 	_ = cmd.MarkFlagFilename("spec", "yaml", "yml")
 	_ = cmd.MarkFlagDirname("resume")
 	complete(cmd, "default", experiment.DefaultSpecNames)
@@ -67,12 +87,18 @@ and a verdict. An interrupted run is finished with --resume DIR.`,
 	}, runRun, runF)
 }
 
+// cellTimeoutHelp is --cell-timeout's help, run's and bench's alike.
+const cellTimeoutHelp = "end a cell run still going after this long (90s, 10m): the run stops with what finished kept, to finish with --resume (default: the spec's cell_timeout, else none; a cell far past its expected time is named on the terminal either way)"
+
 // accels are the VM accelerations a user may force.
 var accels = []string{"kvm", "tcg", "hvf"}
 
 func (o *RunOptions) check() error {
 	if o.SpecFile != "" && o.Resume != "" {
 		return usageErrorf("--spec and --resume exclude each other: a resumed run keeps the spec it started with")
+	}
+	if err := experiment.CheckCellTimeout(o.src.Name("cell-timeout"), o.CellTimeout); err != nil {
+		return usageError(err)
 	}
 	if o.VMEnv.Accel != "" {
 		if err := oneOf(o.src.Name("accel"), o.VMEnv.Accel, accels); err != nil {
@@ -96,7 +122,11 @@ func (o *RunOptions) check() error {
 // directory of the run to resume.
 func (o *RunOptions) spec(ctx context.Context, now time.Time) (*results.Dir, experiment.Spec, error) {
 	if o.Resume != "" {
-		return experiment.ResumeRun(o.Resume, now)
+		d, s, err := experiment.ResumeRun(o.Resume, now)
+		if o.CellTimeout > 0 {
+			s.CellTimeout = o.CellTimeout
+		}
+		return d, s, err
 	}
 	var s experiment.Spec
 	var err error
@@ -111,6 +141,9 @@ func (o *RunOptions) spec(ctx context.Context, now time.Time) (*results.Dir, exp
 	if o.Quick {
 		s = experiment.Quick(s)
 	}
+	if o.CellTimeout > 0 {
+		s.CellTimeout = o.CellTimeout // recorded in run.json as applied
+	}
 	setting := "vm.backend in the spec"
 	if o.VMEnv.Backend != "" {
 		setting = o.src.Name("vm-backend")
@@ -122,6 +155,9 @@ func (o *RunOptions) spec(ctx context.Context, now time.Time) (*results.Dir, exp
 }
 
 func runRun(ctx context.Context, o *RunOptions) (err error) {
+	if o.DryRun {
+		return runDryRun(o)
+	}
 	began := time.Now()
 	d, s, err := o.spec(ctx, began)
 	if errors.Is(err, results.ErrComplete) {
@@ -129,7 +165,8 @@ func runRun(ctx context.Context, o *RunOptions) (err error) {
 		// 0, and the outputs rewritten from the samples.
 		defer d.Unlock()
 		fmt.Fprintf(o.IO.ErrOut, "run %s: every cell was measured already, nothing left to measure; rewriting its summaries, charts and report from its samples\n", d.Path)
-		return publish(o.IO, d.Path, nil, 0, 0)
+		r, err := publish(o.IO, d.Path, nil, 0, 0)
+		return o.exitStatus(r, err)
 	}
 	if err != nil {
 		return err
@@ -141,8 +178,22 @@ func runRun(ctx context.Context, o *RunOptions) (err error) {
 	res, err := experiment.Execute(ctx, s, d, env)
 	prog.clear()
 	// Whatever happened, the summaries and the report cover what finished.
-	if perr := publish(o.IO, d.Path, res, time.Since(began), s.TelemetryMs); perr != nil && err == nil {
-		err = perr
+	r, perr := publish(o.IO, d.Path, res, time.Since(began), s.TelemetryMs)
+	if err != nil {
+		return err
 	}
-	return err
+	return o.exitStatus(r, perr)
+}
+
+// exitStatus is how a run that ended fine exits: with --exit-status, by
+// its verdicts; err (from writing its outputs) comes first.
+func (o *RunOptions) exitStatus(r *report.Report, err error) error {
+	if err != nil || !o.ExitStatus {
+		return err
+	}
+	unfinished := ""
+	if !r.Run.Complete() {
+		unfinished = "it did not finish every cell"
+	}
+	return verdictStatus(r.Analysis.Verdicts, unfinished)
 }

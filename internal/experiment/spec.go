@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/inputfile"
 	"github.com/qoslab/qoslab/internal/suggest"
 	"github.com/qoslab/qoslab/internal/telemetry"
@@ -68,6 +69,12 @@ const (
 	// it measures; above 10 s it says nothing about a cell.
 	minTelemetryMs = 10
 	maxTelemetryMs = 10000
+	// A margin of 10x either way would call anything subsumed.
+	maxAbsoluteMargin = 10
+	// Below a second a timeout would end cells that are merely starting;
+	// above a day it is no limit.
+	minCellTimeout = time.Second
+	maxCellTimeout = 24 * time.Hour
 )
 
 // Spec is a whole experiment: where to measure, what, and how often. Specs
@@ -102,6 +109,12 @@ type Spec struct {
 	// DataSeed seeds the compression workloads' generated input and pi's
 	// random numbers, so every run of a spec measures the same data.
 	DataSeed uint64 `json:"data_seed"`
+	// Verdict holds the margins the verdict judges the VM's QoS effect
+	// against; zero fields take analysis.DefaultMargins.
+	Verdict analysis.Margins `json:"verdict"`
+	// CellTimeout ends a cell run that has not finished after it, failing
+	// the run with what finished kept (resumable); 0: no limit.
+	CellTimeout time.Duration `json:"cell_timeout_ns,omitempty"`
 }
 
 // VMSpec describes the VM of the vm target. Zero values mean "decide at run
@@ -305,6 +318,15 @@ func (s Spec) Validate() error {
 	if s.TelemetryMs != 0 && (s.TelemetryMs < minTelemetryMs || s.TelemetryMs > maxTelemetryMs) {
 		bad("telemetry_ms %d: allowed 0 (no telemetry) or %d..%d ms between samples", s.TelemetryMs, minTelemetryMs, maxTelemetryMs)
 	}
+	if r := s.Verdict.Relative; r != 0 && !(r > 0 && r < 1) {
+		bad("verdict.relative_margin %g: allowed a share of the host's effect above 0 and below 1, such as 0.1 (10%%)", r)
+	}
+	if a := s.Verdict.Absolute; a != 0 && !(a > 1 && a <= maxAbsoluteMargin) {
+		bad("verdict.absolute_margin %g: allowed a ratio above 1 and at most %g, such as 1.25", a, float64(maxAbsoluteMargin))
+	}
+	if err := CheckCellTimeout("cell_timeout", s.CellTimeout); err != nil {
+		bad("%v", err)
+	}
 	if !s.Contention.valid() {
 		bad("contention %d: allowed 0..%d spinner threads or %s (one per CPU)", s.Contention, maxContention, contentionAllText)
 	}
@@ -317,6 +339,15 @@ func (s Spec) Validate() error {
 	}
 	if len(p) > 0 {
 		return &SpecError{Name: s.Name, Problems: p}
+	}
+	return nil
+}
+
+// CheckCellTimeout refuses a cell timeout outside what is allowed; 0 is no
+// limit. name names the setting in the error (cell_timeout, --cell-timeout).
+func CheckCellTimeout(name string, d time.Duration) error {
+	if d != 0 && (d < minCellTimeout || d > maxCellTimeout) {
+		return fmt.Errorf("%s %s: allowed %s..%s, or leave it out for no limit", name, d, minCellTimeout, maxCellTimeout)
 	}
 	return nil
 }
@@ -454,33 +485,35 @@ func (e MatrixEntry) problems(at string) []string {
 	return p
 }
 
-// Quick returns s shrunk for a smoke run: every compute workload's loops
-// capped at its catalog.Workload.QuickLoops and every compression size at
-// catalog.QuickSize, so that the default spec runs in a few minutes on a
-// 2-core machine whose VM has only TCG, and marked Quick.
-// Repeats, classes and thread counts stay, so the run has the full shape.
+// Quick returns s shrunk for a smoke run, marked Quick: every compute
+// workload's loops capped at its catalog.Workload.QuickLoops, every
+// fixed-duration cell at QuickDuration, every compression size at
+// catalog.QuickSize, an entry's thread counts cut to QuickThreadCounts (the
+// smallest, the largest and the one halfway, so a regression line still
+// fits), and a procs entry's process counts to its smallest. Repeats and
+// classes stay (a verdict needs 6 repeats).
 //
-// Budget, from bench on this project's 2-core Xeon (TCG guest: fp 1.3e7
-// loops/s on one vCPU, 2.3e7 on two; zstd 8 MB/s compressing, 24 MB/s
-// decompressing; host fp 2.8e8 loops/s per thread): fp at 1e7 loops per
-// thread and 1-4 threads takes 0.77+0.87+1.3+1.74 = 4.7 s per class and
-// repeat in the guest, 28 s for 2 classes x 3 repeats, and 0.04 s per run on
-// the host; a 32 MiB compress+decompress pair takes about 11 s of guest wall
-// time with input generation and verification, 65 s for 2 classes x 3
-// repeats, plus about 8 s on the host. With a 5 s boot that is under 2
-// minutes, leaving room for slower machines.
-// QuickDuration caps fixed-duration cells in a Quick run.
-const QuickDuration = 250 * time.Millisecond
-
+// Budget: every built-in spec's --quick under 2 minutes on a 2-CPU machine
+// whose VM has only TCG (the specs' comments give the times measured).
+// The guest is what costs: fp 1.3e7 loops/s on one vCPU, 2.3e7 on two;
+// mmul 1.8e4/s per vCPU; zstd 8 MB/s compressing, 24 MB/s decompressing;
+// about 0.16 s to start each process of a procs cell (an 11 MB Go binary
+// under emulation), which is why procs keeps one count; and about 0.4 s
+// of orchestration per cell run (request, telemetry, the host's sampling),
+// which is why thread counts are cut: it is most of subsumption's time.
 func Quick(s Spec) Spec {
 	out := s
 	out.Matrix = make([]MatrixEntry, len(s.Matrix))
 	for i, e := range s.Matrix {
-		maxThreads := 1
-		for _, n := range e.Threads {
-			maxThreads = max(maxThreads, n)
-		}
 		w := catalog.Lookup(e.Workload)
+		e.Threads = append([]int(nil), e.Threads...)
+		switch counts := slices.Sorted(slices.Values(e.Threads)); {
+		case w.Kind == catalog.KindProcs && len(counts) > QuickProcCounts:
+			e.Threads = counts[:QuickProcCounts]
+		case len(counts) > QuickThreadCounts:
+			e.Threads = []int{counts[0], counts[(len(counts)-1)/2], counts[len(counts)-1]}
+		}
+		maxThreads := slices.Max(append([]int{1}, e.Threads...))
 		if limit := w.QuickLoops; w.TakesLoops() && e.Loops > limit {
 			e.Loops = limit
 			if w.LoopsInTotal {
@@ -494,13 +527,25 @@ func Quick(s Spec) Spec {
 			e.SizeBytes = max(catalog.QuickSize, int64(maxThreads))
 		}
 		e.QoS = append([]qos.Class(nil), e.QoS...)
-		e.Threads = append([]int(nil), e.Threads...)
 		out.Matrix[i] = e
 	}
 	out.Targets = append([]string(nil), s.Targets...)
 	out.Quick = true
 	return out
 }
+
+// QuickDuration caps fixed-duration cells in a Quick run.
+const QuickDuration = 250 * time.Millisecond
+
+// QuickThreadCounts is how many thread counts an entry keeps in a Quick
+// run: three, the fewest a regression line needs. QuickProcCounts is how
+// many process counts a procs entry keeps: its smallest, since every
+// process costs its start (batches: 10 processes on 2 vCPUs still finish
+// in batches).
+const (
+	QuickThreadCounts = 3
+	QuickProcCounts   = 1
+)
 
 // ParseCounts reads thread or process counts ("4", "1-4", "1,2,4", "10-70/10").
 func ParseCounts(s string, maxN int) ([]int, error) { return units.ParseCounts("counts", s, maxN) }
@@ -742,6 +787,7 @@ func (d *specDecoder) spec(n *yaml.Node) Spec {
 		// The powermetrics interval of [allocation] (docs/references.md).
 		TelemetryMs: telemetry.DefaultIntervalMs,
 		DataSeed:    DefaultDataSeed,
+		Verdict:     analysis.DefaultMargins(),
 	}
 	d.mapping("", n, []field{
 		{"name", d.str(&s.Name)},
@@ -795,8 +841,40 @@ func (d *specDecoder) spec(n *yaml.Node) Spec {
 				s.DataSeed = seed
 			}
 		}},
+		{"verdict", func(path string, v *yaml.Node) {
+			d.mapping(path, v, []field{
+				{"relative_margin", d.number(&s.Verdict.Relative)},
+				{"absolute_margin", d.number(&s.Verdict.Absolute)},
+			})
+		}},
+		{"cell_timeout", func(path string, v *yaml.Node) {
+			if t, ok := d.scalar(path, v, "a duration such as 10m"); ok {
+				dur, err := time.ParseDuration(t)
+				if err != nil {
+					d.bad(path, v, "%q is not a duration: write it as 90s, 10m or 1h (allowed %s..%s)", t, minCellTimeout, maxCellTimeout)
+					return
+				}
+				s.CellTimeout = dur
+			}
+		}},
 	})
 	return s
+}
+
+// number decodes a decimal number ("0.1", "1.25").
+func (d *specDecoder) number(dst *float64) func(string, *yaml.Node) {
+	return func(path string, n *yaml.Node) {
+		v, ok := d.scalar(path, n, "a number")
+		if !ok {
+			return
+		}
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			d.bad(path, n, "%q is not a number", v)
+			return
+		}
+		*dst = x
+	}
 }
 
 func (d *specDecoder) vm(path string, n *yaml.Node) VMSpec {

@@ -129,6 +129,7 @@ var htmlTemplate = page("report", `<!DOCTYPE html>
 
 <h2>Verdict</h2>
 {{if .Analysis.Verdicts}}<ul class="verdict">{{range .VerdictLines}}<li>{{.Text}}{{if .Warnings}}<ul class="warnings">{{range .Warnings}}<li><strong>warning:</strong> {{.}}</li>{{end}}</ul>{{end}}</li>{{end}}</ul>
+<p class="meta">{{.VerdictRule}}</p>
 {{else}}<p>No verdict: no workload ran on both the host and the VM.</p>{{end}}
 {{with .OtherWarnings}}<ul class="verdict">{{range .}}<li><strong>warning:</strong> {{.}}</li>{{end}}</ul>{{end}}
 {{with .Analysis.Findings}}<h2>Findings</h2>
@@ -143,7 +144,7 @@ var htmlTemplate = page("report", `<!DOCTYPE html>
 <tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr>{{range $i, $c := .}}<td{{if index $t.RightAlign $i}} class="num"{{end}}>{{$c}}</td>{{end}}</tr>
 {{end}}</table>
-{{if .QoSNotes}}<p>{{$.QoSIntro}}</p><ul class="notes">{{range .QoSNotes}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{range .Marks}}<p>{{.}}</p>{{end}}{{if .QoSNotes}}<p>{{$.QoSIntro}}</p><ul class="notes">{{range .QoSNotes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .Regressions}}<p>Total rate R ({{.RateUnit}}) on threads T, one point per repeat:</p><ul>{{range .Regressions}}<li><code>{{.}}</code></li>{{end}}</ul>{{end}}
 {{else}}<p>No cell finished.</p>
 {{end}}

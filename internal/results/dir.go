@@ -349,10 +349,8 @@ type Listing struct {
 	Started  time.Time  `json:"started"`
 	Finished *time.Time `json:"finished"`
 	// Complete says the samples hold every planned cell run and run.json
-	// says the run ended (State "complete"); State is complete, partial,
-	// damaged or running.
-	Complete bool   `json:"complete"`
-	State    string `json:"state"`
+	// says the run ended (Entry.Completeness).
+	Complete bool `json:"complete"`
 	// Running is true while a qoslab runs in the directory; PID is its.
 	Running bool `json:"running"`
 	PID     int  `json:"pid,omitempty"`
@@ -368,15 +366,11 @@ func (e Entry) Listing() Listing {
 	l.Complete = e.Err == nil && e.Holder == nil && e.Run.Complete() && e.Completeness.State == StateComplete
 	switch {
 	case e.Err != nil:
-		l.Error, l.State = e.Err.Error(), StateDamaged
+		l.Error = e.Err.Error()
 	case e.Holder != nil:
-		l.Running, l.PID, l.State = true, e.Holder.PID, "running"
-	case l.Complete:
-		l.State = StateComplete
+		l.Running, l.PID = true, e.Holder.PID
 	case e.Completeness.State == StateDamaged:
-		l.State, l.Error = StateDamaged, e.Completeness.Problem
-	default:
-		l.State = StatePartial
+		l.Error = e.Completeness.Problem
 	}
 	return l
 }

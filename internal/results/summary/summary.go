@@ -34,8 +34,9 @@ type Analysis struct {
 	Cells       []analysis.Cell
 	Regressions []analysis.ClassRegression
 	// Verdicts holds one verdict per workload (and phase) run on both the
-	// host and the VM.
+	// host and the VM, judged with Margins.
 	Verdicts []analysis.Verdict
+	Margins  analysis.Margins
 	// Findings are the patterns the seed articles pointed at, stated in
 	// words (stragglers, batches, scaling), host and VM alike.
 	Findings []analysis.Finding
@@ -45,9 +46,10 @@ type Analysis struct {
 }
 
 // Of analyzes a loaded results directory: its samples (Analyze, between
-// host and vm), its name and its telemetry.
+// host and vm, with the verdict margins its spec set), its name and its
+// telemetry.
 func Of(l *results.Loaded) Analysis {
-	a := Analyze(l.Samples, "host", "vm")
+	a := analyze(l.Samples, "host", "vm", MarginsOf(l.Run))
 	a.Name = l.Run.Name
 	a.Partial = l.Partial()
 	a.Telemetry = telemetry.Summarize(l.Telemetry)
@@ -56,23 +58,47 @@ func Of(l *results.Loaded) Analysis {
 }
 
 // Analyze summarizes samples into cells (in table order, analysis.SortCells),
-// fits the throughput regressions, and judges subsumption for every
-// workload (and phase) that ran at two or more classes on both targets host
-// and vm, in that order.
+// fits the throughput regressions, and judges subsumption, with the default
+// margins, for every workload (and phase) that ran at two or more classes
+// on both targets host and vm, in that order.
 // It leaves Name empty.
 func Analyze(samples []results.Sample, host, vm string) Analysis {
+	return analyze(samples, host, vm, analysis.DefaultMargins())
+}
+
+func analyze(samples []results.Sample, host, vm string, margins analysis.Margins) Analysis {
 	cells := analysis.SortCells(results.Cells(samples))
-	a := Analysis{Cells: cells, Regressions: analysis.Regressions(cells)}
-	a.Verdicts = Verdicts(cells, host, vm)
+	a := Analysis{Cells: cells, Regressions: analysis.Regressions(cells), Margins: margins}
+	a.Verdicts = Verdicts(cells, host, vm, margins)
 	a.Findings = Findings(samples, cells)
 	return a
 }
 
+// MarginsOf are the verdict margins a run's spec set (its verdict: keys, as
+// recorded in run.json), the defaults for those it did not set and for runs
+// recorded before specs had them.
+func MarginsOf(r results.Run) analysis.Margins {
+	m := analysis.DefaultMargins()
+	var spec struct {
+		Verdict *analysis.Margins `json:"verdict"`
+	}
+	if json.Unmarshal(r.Spec, &spec) != nil || spec.Verdict == nil {
+		return m
+	}
+	if v := spec.Verdict.Relative; v > 0 && v < 1 {
+		m.Relative = v
+	}
+	if v := spec.Verdict.Absolute; v > 1 {
+		m.Absolute = v
+	}
+	return m
+}
+
 // Verdicts judges subsumption for every workload (and phase) that ran at
-// two or more classes on both targets host and vm, in cell order. A
-// workload run at one class asks nothing about QoS (allocation, pi): no
-// verdict, rather than an inconclusive one.
-func Verdicts(cells []analysis.Cell, host, vm string) []analysis.Verdict {
+// two or more classes on both targets host and vm, in cell order, with the
+// margins given. A workload run at one class asks nothing about QoS
+// (allocation, pi): no verdict, rather than an inconclusive one.
+func Verdicts(cells []analysis.Cell, host, vm string, margins analysis.Margins) []analysis.Verdict {
 	type workloadPhase struct{ workload, phase string }
 	var order []workloadPhase
 	on := map[workloadPhase]map[string]bool{}
@@ -90,16 +116,17 @@ func Verdicts(cells []analysis.Cell, host, vm string) []analysis.Verdict {
 	var out []analysis.Verdict
 	for _, k := range order {
 		if on[k][host] && on[k][vm] && len(classes[k]) >= 2 {
-			out = append(out, analysis.Subsumption(cells, k.workload, k.phase, host, vm))
+			out = append(out, analysis.Subsumption(cells, k.workload, k.phase, host, vm, margins))
 		}
 	}
 	return out
 }
 
-// Findings states the patterns in samples: stragglers among the threads of
-// fixed-work cells (a fixed-duration cell's threads all end at its
-// deadline), batches of process completions, and where adding threads
-// stops paying.
+// Findings states the patterns in samples: stragglers among the threads
+// (or processes) of fixed-work cells (a fixed-duration cell's threads all
+// end at its deadline), batches of process completions (a cell whose
+// completions form batches gets that finding, not a straggler's: its last
+// batch is late by design), and where adding threads stops paying.
 func Findings(samples []results.Sample, cells []analysis.Cell) []analysis.Finding {
 	var fixed []results.Sample
 	for _, s := range samples {
@@ -107,28 +134,16 @@ func Findings(samples []results.Sample, cells []analysis.Cell) []analysis.Findin
 			fixed = append(fixed, s)
 		}
 	}
+	obs := results.Observations(fixed)
 	all := func(analysis.Observation) bool { return true }
-	out := analysis.Stragglers(results.Observations(fixed), all, analysis.StragglerThreshold)
-	out = append(out, analysis.Batches(results.Observations(fixed), all)...)
-	// Scaling, with the rate each added thread brings where a line fits
-	// (the Theil-Sen slope of the regression, 3+ thread counts).
-	regs := analysis.Regressions(cells)
-	for _, f := range analysis.Scaling(cells, func(w string) bool { return catalog.Lookup(w).LoopsInTotal }) {
-		for _, r := range regs {
-			if r.Target == f.Target && r.Workload == f.Workload && r.QoS == f.QoS && r.Phase == "" && !r.Slope.Slope.IsNaN() {
-				unit := ""
-				for _, c := range cells {
-					if c.Target == f.Target && c.Workload == f.Workload {
-						unit = c.Unit
-						break
-					}
-				}
-				f.Text += fmt.Sprintf("; each added thread brought %.3g %s/s [%.3g..%.3g] (Theil-Sen)", float64(r.Slope.Slope), unit, float64(r.Slope.Low), float64(r.Slope.High))
-			}
-		}
-		out = append(out, f)
+	batches := analysis.Batches(obs, all)
+	batched := map[analysis.CellKey]bool{}
+	for _, f := range batches {
+		batched[analysis.CellKey{Target: f.Target, Workload: f.Workload, QoS: f.QoS, Threads: f.Threads}] = true
 	}
-	return out
+	out := analysis.Stragglers(obs, func(o analysis.Observation) bool { return !batched[o.CellKey] }, analysis.StragglerThreshold)
+	out = append(out, batches...)
+	return append(out, analysis.Scaling(cells, func(w string) bool { return catalog.Lookup(w).LoopsInTotal })...)
 }
 
 // Write writes summary.json, summary.csv and summary.md into the results
@@ -154,8 +169,8 @@ func Write(dir string, a Analysis) error {
 	return nil
 }
 
-// document is summary.json.
-type document struct {
+// Document is summary.json.
+type Document struct {
 	SchemaVersion string `json:"schema_version"`
 	Name          string `json:"name"`
 	// Confidence is the coverage asked of every confidence interval; a
@@ -176,7 +191,18 @@ type document struct {
 // analysis's field names, rates in unit per second. A statistic that is not
 // a number (a cell without repeats, a regression without a line) is null.
 func WriteJSON(w io.Writer, a Analysis) error {
-	doc := document{
+	b, err := json.MarshalIndent(NewDocument(a), "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode summary: %w", err)
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// NewDocument is summary.json's content for a, for those who print it
+// (results show --json).
+func NewDocument(a Analysis) Document {
+	doc := Document{
 		SchemaVersion: results.SchemaVersion, Name: a.Name, Confidence: analysis.Confidence, Alpha: analysis.Alpha,
 		Cells: orEmpty(a.Cells), Regressions: orEmpty(a.Regressions), Verdicts: orEmpty(a.Verdicts), Findings: orEmpty(a.Findings),
 		Telemetry: orEmpty(a.Telemetry),
@@ -186,12 +212,7 @@ func WriteJSON(w io.Writer, a Analysis) error {
 		doc.Warnings = append(doc.Warnings, ws...)
 	}
 	doc.Warnings = orEmpty(append(doc.Warnings, rest...))
-	b, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode summary: %w", err)
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
+	return doc
 }
 
 // orEmpty makes a nil slice an empty one, so that JSON has [] rather than null.
@@ -251,9 +272,8 @@ func WriteCSV(w io.Writer, cells []analysis.Cell) error {
 	return nil
 }
 
-// csvFloat writes x exactly (the shortest digits that read back as x, and no
-// exponent, for people reading the file); NaN, which spreadsheets and pandas
-// read as missing when empty, is empty.
+// csvFloat writes x exactly (results.FormatCSVFloat); NaN, which
+// spreadsheets and pandas read as missing when empty, is empty.
 func csvFloat(f analysis.Float) string {
 	x := float64(f)
 	switch {
@@ -264,7 +284,7 @@ func csvFloat(f analysis.Float) string {
 	case math.IsInf(x, -1):
 		return "-inf"
 	}
-	return strconv.FormatFloat(x, 'f', -1, 64)
+	return results.FormatCSVFloat(x)
 }
 
 func rateUnit(unit string) string { return unit + "/s" }
@@ -297,6 +317,7 @@ func WriteMarkdown(w io.Writer, a Analysis) error {
 				fmt.Fprintf(&b, "  - **warning:** %s\n", mdText(wl))
 			}
 		}
+		fmt.Fprintf(&b, "\n%s\n", mdText(analysis.VerdictRule(a.Margins)))
 	}
 	if len(a.Findings) > 0 {
 		b.WriteString("\n## Findings\n\n")
@@ -356,16 +377,24 @@ type Table struct {
 	Header     []string
 	RightAlign []bool
 	Rows       [][]string
-	// QoSNotes explain the * and ! marks of the "QoS applied" column.
+	// QoSNotes give the reasons behind the "(partial)" and "(other
+	// class)" of the "QoS applied" column.
 	QoSNotes []string
+	// Marks explain the symbols the rows use, one line per symbol used
+	// (DispersionMark): the legend beside the table.
+	Marks []string
 	// RateUnit is the regressions' unit (loops/s); Regressions are printed
 	// as [game] (docs/references.md) prints them.
 	RateUnit    string
 	Regressions []string
 }
 
-// QoSNotesIntro explains the marks of the "QoS applied" column.
-const QoSNotesIntro = "QoS applied: * = part of the class's OS mapping did not take effect, ! = threads ran at another class."
+// QoSNotesIntro explains the words of the "QoS applied" column.
+const QoSNotesIntro = "QoS applied: the class the threads read back as; (partial): part of the class's OS mapping did not take effect; (other class): the threads ran at another class than asked. Why:"
+
+// DispersionMark is the one symbol of the tables, "!", and its legend:
+// the repeats of the cell disagree, so no single number stands for it.
+const DispersionMark = "!: the repeats disagree (more than 3x apart, or in two groups): one number cannot stand for the cell; see its warning"
 
 // Tables returns one table per workload (and phase), in the order the cells
 // first show them.
@@ -408,6 +437,12 @@ func sectionTable(sec *section, regressions []analysis.ClassRegression) Table {
 		}
 	}
 	t.QoSNotes = slices.Sorted(maps.Keys(notes))
+	for _, c := range sec.cells {
+		if c.DispersionFlag() != "" {
+			t.Marks = []string{DispersionMark}
+			break
+		}
+	}
 	for _, r := range regressions {
 		if r.Workload != sec.workload || r.Phase != sec.phase {
 			continue
@@ -463,6 +498,9 @@ func WriteTableMarkdown(b *strings.Builder, t Table, heading string) {
 		}
 		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 	}
+	for _, m := range t.Marks {
+		b.WriteString("\n" + mdText(m) + "\n")
+	}
 	if len(t.QoSNotes) > 0 {
 		b.WriteString("\n" + QoSNotesIntro + "\n\n")
 		for _, n := range t.QoSNotes {
@@ -490,8 +528,10 @@ func sig(x float64) string {
 }
 
 // AppliedText says which class the threads ran at: the asked class's name
-// when it took fully, a * when part of its OS mapping did not, a ! when the
-// threads read back as another class; "-" without records.
+// when it took fully, with "(partial)" when part of its OS mapping did not,
+// "(other class)" when the threads read back as another class; "-" without
+// records. Words, not marks: "!" means one thing in every table (the
+// repeats disagree, DispersionMark).
 func AppliedText(c analysis.Cell) string {
 	if len(c.QoSApplied) == 0 {
 		return "-"
@@ -503,9 +543,9 @@ func AppliedText(c analysis.Cell) string {
 	s := strings.Join(names, "+")
 	switch {
 	case len(c.QoSApplied) != 1 || c.QoSApplied[0] != c.QoS:
-		return s + " !"
+		return s + " (other class)"
 	case c.QoSPartial > 0:
-		return s + " *"
+		return s + " (partial)"
 	}
 	return s
 }
