@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/results"
 )
 
@@ -200,4 +201,11 @@ func TestDeltaMarksRepeatsTooFewToTell(t *testing.T) {
 	assert.Equal(t, "no baseline", c.deltaText(Value{}, Value{Present: true, N: 6}))
 	assert.Equal(t, "", c.deltaText(Value{Present: true, N: 6}, Value{}))
 	assert.Equal(t, "+200.0% (p=0.002)", c.deltaText(Value{Present: true, N: 6}, Value{Present: true, N: 6, Delta: &Delta{Ratio: 3, P: 0.002, Significant: true}}))
+}
+
+// A run in the vz device model differs in shape from one in QEMU's own.
+func TestAppliedAccelNamesTheModel(t *testing.T) {
+	run := func(machines string) results.Run { return results.Run{Machines: json.RawMessage(machines)} }
+	assert.Equal(t, "qemu tcg", appliedAccel(run(`{"vm": {"backend": "qemu", "accel": "tcg"}}`), experiment.Spec{}))
+	assert.Equal(t, "qemu tcg, model vz", appliedAccel(run(`{"vm": {"backend": "qemu", "accel": "tcg", "model": "vz"}}`), experiment.Spec{}))
 }

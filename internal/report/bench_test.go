@@ -1,12 +1,14 @@
 package report
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/results"
 )
 
@@ -73,3 +75,29 @@ func TestBenchFlagsDisagreeingRepeats(t *testing.T) {
 
 // compare marks only the rows whose sample sizes cannot reach p < 0.05,
 // whatever the change, and its footer names each such pair of sizes once.
+
+// A VM in the vz model is said to be QEMU's, under the table, in the
+// report's platform line, and in the JSON: never taken for a Mac.
+func TestVZModelIsSaidToBeQEMUs(t *testing.T) {
+	b := benchDoc("host", "vm")
+	b.Machines = map[string]hv.MachineInfo{"vm": {Backend: "qemu", Accel: "tcg", Model: hv.ModelVZ}}
+	var out strings.Builder
+	require.NoError(t, WriteBench(&out, "table", b))
+	assert.Contains(t, out.String(), "vm: qemu (tcg), device model vz: the guest laid out as Virtualization.framework lays it out, emulated by qemu; a test of the guest a Mac boots, not a measurement of Virtualization.framework or of a Mac.")
+
+	out.Reset()
+	require.NoError(t, WriteBench(&out, "json", b))
+	assert.Contains(t, out.String(), `"backend": "qemu"`)
+	assert.Contains(t, out.String(), `"model": "vz"`)
+
+	machines, err := json.Marshal(b.Machines)
+	require.NoError(t, err)
+	r := &Report{Run: results.Run{Machines: machines, Targets: map[string]json.RawMessage{"vm": json.RawMessage(`{"os": "linux", "arch": "arm64", "virtualized": true}`)}}}
+	assert.Contains(t, r.Platform(), "Measured on vm: linux/arm64, virtualized. vm: qemu (tcg), device model vz: the guest laid out as Virtualization.framework lays it out")
+	assert.Contains(t, r.Platform(), "not Apple silicon results")
+
+	b.Machines = map[string]hv.MachineInfo{"vm": {Backend: "qemu", Accel: "tcg"}}
+	out.Reset()
+	require.NoError(t, WriteBench(&out, "table", b))
+	assert.NotContains(t, out.String(), "device model", "the backend's own model needs no word")
+}

@@ -8,11 +8,14 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
-// ErrHybridVsockRefused is a hybrid vsock connection the guest refused:
-// the host side closed it before answering CONNECT, which it does when
-// nothing listens on the port in the guest (yet).
+// ErrHybridVsockRefused is a hybrid vsock connection refused before it
+// reached the guest's stream: the host side closed it before answering
+// CONNECT, which it does when nothing listens on the port in the guest
+// (yet), or when the VM has not set the device up yet (then it closes the
+// connection unread, which reads as a reset).
 var ErrHybridVsockRefused = errors.New("the guest refused the connection (nothing listens on the port yet)")
 
 // maxHybridReply bounds the handshake's answer, "OK <port>\n".
@@ -51,6 +54,9 @@ func DialHybridVsock(ctx context.Context, path string, port uint32) (net.Conn, e
 // hybridHandshake asks c for port and reads the answer.
 func hybridHandshake(c io.ReadWriter, port uint32) error {
 	if _, err := fmt.Fprintf(c, "CONNECT %d\n", port); err != nil {
+		if closedUnread(err) {
+			return ErrHybridVsockRefused
+		}
 		return fmt.Errorf("send CONNECT: %w", err)
 	}
 	var reply []byte
@@ -67,7 +73,7 @@ func hybridHandshake(c io.ReadWriter, port uint32) error {
 			}
 			continue
 		}
-		if errors.Is(err, io.EOF) {
+		if errors.Is(err, io.EOF) || closedUnread(err) {
 			if len(reply) == 0 {
 				return ErrHybridVsockRefused
 			}
@@ -82,4 +88,10 @@ func hybridHandshake(c io.ReadWriter, port uint32) error {
 		return fmt.Errorf("answer %q to CONNECT is not OK <port>", reply)
 	}
 	return nil
+}
+
+// closedUnread tells whether err is the peer closing a unix socket with our
+// bytes unread (a reset) or before we wrote them (a broken pipe).
+func closedUnread(err error) bool {
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }

@@ -80,6 +80,33 @@ func TestDialHybridVsock(t *testing.T) {
 	assert.True(t, ok, "the stream can be half-closed, as a proxy needs")
 }
 
+// vhost-device-vsock closes a connection unread while the VM has not set
+// the device up: a reset, which is a refusal too.
+func TestDialHybridVsockClosedUnread(t *testing.T) {
+	dir, err := os.MkdirTemp("", "hvsock-")
+	require.NoError(t, err)
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "v.vsock")
+	l, err := net.Listen("unix", path)
+	require.NoError(t, err)
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			// Closed without reading: before the request arrives (the
+			// dialler's write fails) or after (its read is reset).
+			_ = c.Close()
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	_, err = DialHybridVsock(ctx, path, 1024)
+	assert.ErrorIs(t, err, ErrHybridVsockRefused)
+}
+
 func TestDialHybridVsockFails(t *testing.T) {
 	tests := []struct {
 		name   string
