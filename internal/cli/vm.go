@@ -27,8 +27,8 @@ func vmEnv(f *Factory, e experiment.VMEnv) experiment.VMEnv { return experiment.
 // vmFlags are the flags that describe a VM, as typed.
 type vmFlags struct {
 	name, image, store, memory, disk, accel, backend, model string
-	cpus                                             int
-	bootTimeout                                      time.Duration
+	cpus                                                    int
+	bootTimeout                                             time.Duration
 }
 
 // bootTimeoutHelp is --boot-timeout's help, the same on every command.
