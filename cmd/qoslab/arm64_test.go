@@ -120,6 +120,13 @@ func vzModelBench(t *testing.T, dir, store string) {
 	_, stderr, code := qoslab(t, dir, "bench", "--target", "vm", "--image", "linux-arm64", "--vm-model", "vz", "--accel", "tcg",
 		"--workload", "fp", "--duration", "500ms", "--repeat", "1", "--image-store", store, "--save", "--results", res, "--format", "json", "--out", jsonPath)
 	took := time.Since(began)
+	if code != 0 {
+		kept, _ := filepath.Glob(filepath.Join(res, "bench-*", "vm-console.log"))
+		for _, k := range kept {
+			b, _ := os.ReadFile(k)
+			t.Logf("%s:\n%s", k, b)
+		}
+	}
 	require.Equal(t, 0, code, stderr)
 	out, err := os.ReadFile(jsonPath)
 	require.NoError(t, err)

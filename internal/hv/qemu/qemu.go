@@ -328,7 +328,7 @@ func (b *Backend) bootReady(ctx context.Context, r request, accel string, timeou
 		if timedOut {
 			err = fmt.Errorf("%w (%s): %v", errNoAgentInTime, timeout, err)
 		}
-		return nil, fmt.Errorf("%w; console: %s", err, m.consoleLog)
+		return nil, fmt.Errorf("%w; console: %s%s", err, m.consoleLog, m.daemonSaid())
 	}
 	m.mu.Lock()
 	m.info.BootNs = time.Since(started).Nanoseconds()

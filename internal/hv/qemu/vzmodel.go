@@ -62,13 +62,9 @@ const vsockDaemonStart = 10 * time.Second
 // SIGKILL.
 const vsockDaemonTerm = 2 * time.Second
 
-// Retrying a hybrid vsock dial while the guest boots: each attempt is
-// bounded (a guest whose vsock driver has not loaded never answers), and a
-// refusal (the agent does not listen yet) is tried again shortly.
-const (
-	hybridAttempt = 2 * time.Second
-	hybridRetry   = 100 * time.Millisecond
-)
+// hybridRetry is the pause before a hybrid vsock dial the guest refused
+// (its agent does not listen yet) is tried again.
+const hybridRetry = 100 * time.Millisecond
 
 // vsockDaemonInstallHint says how to get the daemon.
 func vsockDaemonInstallHint() string {
@@ -361,19 +357,36 @@ func (m *machine) watchDaemon() {
 	_ = m.Stop(ctx)
 }
 
+// daemonSaid is what the vz model's daemon logged, for a boot that failed
+// ("" when it logged nothing, or there is none): vhost-device-vsock logs
+// errors only, and a broken device explains an agent that never answered.
+func (m *machine) daemonSaid() string {
+	if m.daemon == nil {
+		return ""
+	}
+	if b, err := os.ReadFile(m.daemon.log); err != nil || len(strings.TrimSpace(string(b))) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %s said: %s", VhostVsockName, lastLines(m.daemon.log, 3))
+}
+
 // dialHybrid connects to the agent through the vz model's vsock, trying
-// again while the guest boots (the daemon closes a connection to a port
+// again while the guest boots (the guest refuses a connection to a port
 // nothing listens on yet) until ctx ends or the VM does.
+//
+// An attempt is never abandoned while the daemon holds it: one sent before
+// the guest's vsock driver loads waits in the daemon until the driver takes
+// it, and if the host side were gone by the time the guest accepted it,
+// vhost-device-vsock 0.3.0 would fail writing its OK (it unwraps that
+// write) and lose the device. So each attempt waits for its answer as long
+// as ctx allows.
 func (m *machine) dialHybrid(ctx context.Context) (net.Conn, error) {
 	for {
-		actx, cancel := context.WithTimeout(ctx, hybridAttempt)
-		c, err := transport.DialHybridVsock(actx, m.hybridSocket, guestchan.VsockPort)
-		timedOut := errors.Is(actx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
-		cancel()
+		c, err := transport.DialHybridVsock(ctx, m.hybridSocket, guestchan.VsockPort)
 		if err == nil {
 			return c, nil
 		}
-		if !timedOut && !errors.Is(err, transport.ErrHybridVsockRefused) {
+		if !errors.Is(err, transport.ErrHybridVsockRefused) {
 			return nil, err
 		}
 		select {
