@@ -174,3 +174,34 @@ func TestFindVhostVsockInCargoHome(t *testing.T) {
 	_, _, err = New(Options{}).findVhostVsock(context.Background())
 	assert.ErrorContains(t, err, "is not installed: "+VhostVsockInstall)
 }
+
+// doctor lists the vz model's daemon: optional, with the command that
+// installs it when it is missing or another version.
+func TestCheckVhostVsock(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the vz model runs on Linux hosts")
+	}
+	find := func(checks []hv.Check) hv.Check {
+		for _, c := range checks {
+			if c.Name == VhostVsockName {
+				return c
+			}
+		}
+		require.FailNow(t, "no check of "+VhostVsockName)
+		return hv.Check{}
+	}
+	c := find(New(Options{CacheDir: t.TempDir(), VhostVsock: "/nonexistent/vhost-device-vsock"}).Check(context.Background()))
+	assert.True(t, c.OK, "needed only for --vm-model vz")
+	assert.Contains(t, c.Detail, "is not installed")
+	assert.Contains(t, c.Detail, "needed only for --vm-model vz")
+	assert.Equal(t, VhostVsockInstall, c.Fix)
+
+	dir := t.TempDir()
+	old := filepath.Join(dir, VhostVsockName)
+	require.NoError(t, os.WriteFile(old, []byte("#!/bin/sh\necho vhost-device-vsock 0.2.0\n"), 0o755))
+	c = find(New(Options{CacheDir: t.TempDir(), VhostVsock: old}).Check(context.Background()))
+	assert.True(t, c.OK)
+	assert.Contains(t, c.Detail, old+": vhost-device-vsock 0.2.0, for --vm-model vz")
+	assert.Contains(t, c.Detail, "qoslab is tested with 0.3.0")
+	assert.Equal(t, VhostVsockInstall, c.Fix)
+}
