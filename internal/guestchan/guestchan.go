@@ -30,6 +30,10 @@ const (
 	// knows its devices says so, and the guest waits for no channel it
 	// lacks. The kernel leaves a parameter with a dot in its name to /proc/cmdline.
 	ListenParam = "qoslab.listen"
+	// ServingMark is in the line the guest's agent writes to the console
+	// once it listens on its channels ("qoslab-agent: VERSION serving on
+	// ADDR, ..."): the guest's devices are set up by then.
+	ServingMark = " serving on "
 	// VZConsole is the console of a Linux guest on Virtualization.framework:
 	// its virtio console device (VZVirtioConsoleDeviceSerialPortConfiguration),
 	// hvc0. The framework gives no UART.

@@ -96,7 +96,7 @@ func runAgent(args []string) int {
 	for _, l := range listeners {
 		addrs = append(addrs, l.Addr().String())
 	}
-	log.notef("%s serving on %s", version.String(), strings.Join(addrs, ", "))
+	log.notef("%s%s%s", version.String(), guestchan.ServingMark, strings.Join(addrs, ", "))
 
 	err = serve(ctx, policy, listeners, func(l net.Listener, err error) {
 		log.errorf("%v", err)

@@ -53,6 +53,9 @@ type machine struct {
 	// daemon serves the vz model's vsock device: it is stopped when QEMU
 	// ends, and its end while QEMU runs is a fault that stops the VM.
 	daemon *vsockDaemon
+	// serving is set once the vz model's guest has said on its console that
+	// its agent serves (see awaitServing).
+	serving atomic.Bool
 
 	// noVsock is set once a vsock dial has timed out: the guest has no
 	// vsock driver, so later dials go straight to virtio-serial. (A guest

@@ -62,6 +62,10 @@ const vsockDaemonStart = 10 * time.Second
 // SIGKILL.
 const vsockDaemonTerm = 2 * time.Second
 
+// serveCheck is how often the console is read for the agent's serving
+// line before the first vsock dial.
+const serveCheck = 20 * time.Millisecond
+
 // hybridRetry is the pause before a hybrid vsock dial the guest refused
 // (its agent does not listen yet) is tried again.
 const hybridRetry = 100 * time.Millisecond
@@ -370,6 +374,36 @@ func (m *machine) daemonSaid() string {
 	return fmt.Sprintf("; %s said: %s", VhostVsockName, lastLines(m.daemon.log, 3))
 }
 
+// awaitServing returns once the guest's console shows that its agent
+// serves (guestchan.ServingMark), or ctx or the VM ends. vhost-device-vsock
+// 0.3.0 loses the device for good when a host connection arrives after QEMU
+// has given it the guest's memory but before the guest's driver has made
+// the queues ready (its queue worker ends on the error of reading a queue
+// that is not ready), which a dial repeated while the guest boots hits now
+// and then; by the time the agent serves, the driver has long been ready.
+// So the vz model dials only then: vz's connect(toPort:) needs no such wait,
+// and the wait's cost is one look at the console per serveCheck.
+func (m *machine) awaitServing(ctx context.Context) error {
+	if m.serving.Load() {
+		return nil
+	}
+	t := time.NewTicker(serveCheck)
+	defer t.Stop()
+	for {
+		if b, err := os.ReadFile(m.consoleLog); err == nil && strings.Contains(string(b), guestchan.ServingMark) {
+			m.serving.Store(true)
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the agent to say on the console (%s) that it serves: %w", m.consoleLog, ctx.Err())
+		case <-m.done:
+			return fmt.Errorf("the VM has ended: %v", m.Err())
+		case <-t.C:
+		}
+	}
+}
+
 // dialHybrid connects to the agent through the vz model's vsock, trying
 // again while the guest boots (the guest refuses a connection to a port
 // nothing listens on yet) until ctx ends or the VM does.
@@ -381,6 +415,9 @@ func (m *machine) daemonSaid() string {
 // write) and lose the device. So each attempt waits for its answer as long
 // as ctx allows.
 func (m *machine) dialHybrid(ctx context.Context) (net.Conn, error) {
+	if err := m.awaitServing(ctx); err != nil {
+		return nil, err
+	}
 	for {
 		c, err := transport.DialHybridVsock(ctx, m.hybridSocket, guestchan.VsockPort)
 		if err == nil {

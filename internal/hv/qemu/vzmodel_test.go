@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -204,4 +205,37 @@ func TestCheckVhostVsock(t *testing.T) {
 	assert.Contains(t, c.Detail, old+": vhost-device-vsock 0.2.0, for --vm-model vz")
 	assert.Contains(t, c.Detail, "qoslab is tested with 0.3.0")
 	assert.Equal(t, VhostVsockInstall, c.Fix)
+}
+
+// The vz model dials vsock only once the agent has said on the console
+// that it serves; a VM that ends, or a caller that gives up, ends the wait.
+func TestAwaitServing(t *testing.T) {
+	console := filepath.Join(t.TempDir(), "console.log")
+	require.NoError(t, os.WriteFile(console, []byte("qoslab-agent: up in 1.00 s\n"), 0o644))
+	m := &machine{consoleLog: console, done: make(chan struct{})}
+	waited := make(chan error, 1)
+	go func() { waited <- m.awaitServing(context.Background()) }()
+	f, err := os.OpenFile(console, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString("qoslab-agent: devel" + guestchan.ServingMark + "vm(4294967295):1024\r\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	select {
+	case err := <-waited:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the serving line was not noticed")
+	}
+	require.NoError(t, os.Remove(console))
+	assert.NoError(t, m.awaitServing(context.Background()), "noticed once, not looked for again")
+
+	quiet := &machine{consoleLog: filepath.Join(t.TempDir(), "console.log"), done: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err = quiet.awaitServing(ctx)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.ErrorContains(t, err, "waiting for the agent to say on the console")
+
+	close(quiet.done)
+	assert.ErrorContains(t, quiet.awaitServing(context.Background()), "the VM has ended")
 }
