@@ -6,29 +6,36 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [ "$(uname -s)" = Darwin ]; then
-	# A Mac: nothing is installed with apt (there is none). Check what
-	# building qoslab there needs and say exactly what to install.
+	# A Mac: nothing is installed with apt (there is none). Everything is
+	# checked before anything is downloaded, and each missing piece is said
+	# with what to do, so that make setup run stops here, not half way.
 	missing=0
 	if ! xcode-select -p >/dev/null 2>&1; then
 		echo "setup: the Xcode command line tools are missing (cgo builds Virtualization.framework's bindings): run xcode-select --install" >&2
 		missing=1
 	fi
+	# Apple silicon, asked of the hardware: a shell under Rosetta 2 says
+	# x86_64 to uname -m, while hw.optional.arm64 stays 1 (an Intel Mac has
+	# no such key).
+	apple_silicon=$(sysctl -n hw.optional.arm64 2>/dev/null || echo 0)
 	if ! command -v go >/dev/null; then
 		echo "setup: Go is not installed: brew install go (Homebrew, https://brew.sh), or the arm64 installer from https://go.dev/dl/" >&2
 		missing=1
-	elif [ "$(go env GOARCH)" != arm64 ] && [ "$(uname -m)" = arm64 ]; then
-		echo "setup: this Go builds for $(go env GOARCH) and would run under Rosetta, where Virtualization.framework cannot start VMs: install the arm64 Go (brew install go on an arm64 Homebrew in /opt/homebrew, or go.dev/dl)" >&2
+	elif [ "$apple_silicon" = 1 ] && [ "$(go env GOARCH)" != arm64 ]; then
+		echo "setup: this Go builds for $(go env GOARCH) and would run under Rosetta 2, where Virtualization.framework cannot start VMs: install the arm64 Go (brew install go on an arm64 Homebrew in /opt/homebrew, or go.dev/dl)" >&2
+		missing=1
+	fi
+	# The Linux guest's kernel is fetched in Go from a Debian mirror, which
+	# is configuration: a Mac has no apt sources to find one in.
+	if [ -z "${QOSLAB_DEBIAN_MIRROR:-}" ]; then
+		echo "setup: no Debian mirror is known (a Mac has no apt sources), and the Linux guest's kernel is fetched from one." >&2
+		echo "setup: add the line below to your shell's profile (~/.zprofile for zsh, the default shell), with MIRROR replaced by the host of a Debian mirror near you (the URL is the directory that holds dists/ and pool/), then open a new terminal and run make setup again:" >&2
+		echo "export QOSLAB_DEBIAN_MIRROR=https://MIRROR/debian" >&2
 		missing=1
 	fi
 	[ "$missing" -eq 0 ] || exit 1
 	go mod download
-	# The Linux guest's kernel, fetched in Go: a Mac has no apt sources, so
-	# the Debian mirror is configuration.
-	if [ -n "${QOSLAB_DEBIAN_MIRROR:-}" ]; then
-		scripts/fetch-kernel.sh --arch arm64 >/dev/null
-	else
-		echo "setup: to build the Linux guest image, set QOSLAB_DEBIAN_MIRROR to a Debian archive's root URL (the directory that holds dists/ and pool/) and run make setup again" >&2
-	fi
+	scripts/fetch-kernel.sh --arch arm64 >/dev/null
 	echo "setup: ready ($(go version), $(xcode-select -p))"
 	echo "setup: QEMU is not needed on a Mac: VMs run on Virtualization.framework (vz)."
 	exit 0

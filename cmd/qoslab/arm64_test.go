@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +20,7 @@ import (
 
 	"github.com/qoslab/qoslab/internal/guestinit"
 	"github.com/qoslab/qoslab/internal/image"
+	"github.com/qoslab/qoslab/internal/image/debkernel"
 	"github.com/qoslab/qoslab/internal/results"
 )
 
@@ -25,25 +29,28 @@ var bootTime = regexp.MustCompile(`agent answered ([0-9.]+) s after start \(acce
 // The arm64 guest a Mac boots on Virtualization.framework (the same kernel,
 // fetched in Go, and initramfs), emulated here by qemu-system-aarch64 on
 // the virt machine: it boots, its agent answers and measures one fp cell.
-// CI (QOSLAB_REQUIRE_VM=1) fails without the emulator or the arm64 kernel.
+// Two kernels: the one make setup fetched from this machine's apt sources
+// (Debian 12, bookworm, on CI), and the mirror's current stable (Debian 13,
+// trixie, today: .ko.xz modules under usr/lib/modules), which the image
+// build fetches itself with no apt or dpkg on PATH, as on a Mac.
+// CI (QOSLAB_REQUIRE_VM=1) fails without the emulator, the arm64 kernel or
+// a mirror.
 func TestARM64GuestUnderEmulation(t *testing.T) {
 	if runtime.GOARCH == "arm64" {
 		t.Skip("an arm64 host runs its own arch's guest in TestVMEndToEnd")
 	}
-	missing := func(why string) {
+	missing := func(t *testing.T, why string) {
+		t.Helper()
 		if os.Getenv("QOSLAB_REQUIRE_VM") == "1" {
 			t.Fatalf("QOSLAB_REQUIRE_VM=1 but %s (run scripts/setup.sh)", why)
 		}
 		t.Skip(why)
 	}
 	if _, err := exec.LookPath("qemu-system-aarch64"); err != nil {
-		missing("no qemu-system-aarch64 (Debian: qemu-system-arm)")
+		missing(t, "no qemu-system-aarch64 (Debian: qemu-system-arm)")
 	}
 	kernels, err := image.DefaultKernelCacheDir(os.Getenv)
 	require.NoError(t, err)
-	if _, err := image.LocateKernel(image.DefaultRecipe(), image.LocateOptions{Arch: "arm64", KernelCacheDir: kernels}); err != nil {
-		missing("no arm64 Debian kernel: " + err.Error())
-	}
 	dir := binaries(t)
 	agent := filepath.Join(dir, "linux-arm64", "qoslab-agent")
 	cmd := exec.Command("go", "build", "-o", agent, "../../guest/agent")
@@ -51,11 +58,56 @@ func TestARM64GuestUnderEmulation(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "cross-build the arm64 agent: %s", out)
 
+	t.Run("apt-sources", func(t *testing.T) {
+		if _, err := image.LocateKernel(image.DefaultRecipe(), image.LocateOptions{Arch: "arm64", KernelCacheDir: kernels}); err != nil {
+			missing(t, "no arm64 Debian kernel: "+err.Error())
+		}
+		bootARM64(t, dir, agent, kernels, nil)
+	})
+	t.Run("stable", func(t *testing.T) {
+		mirror := os.Getenv(image.MirrorEnv)
+		if mirror == "" {
+			srcs, _ := debkernel.AptSources("/etc/apt")
+			if len(srcs) == 0 {
+				missing(t, "no Debian mirror: set "+image.MirrorEnv+" or give this machine apt sources")
+			}
+			mirror = srcs[0].URI
+		}
+		// A cache of its own, kept between runs (the default cache's
+		// linux-image-arm64 link is the apt sources' kernel): the first
+		// run fetches about 90 MB.
+		stable := filepath.Join(filepath.Dir(kernels), "kernels-stable")
+		// No apt, no dpkg, nothing at all on PATH: the build needs none.
+		env := []string{image.MirrorEnv + "=" + mirror, "PATH=" + t.TempDir()}
+		ks := bootARM64(t, dir, agent, stable, env)
+		require.NotNil(t, ks.Fetch, "fetched by this qoslab, which records it")
+		require.True(t, ks.Fetch.Verified(), "%+v", ks.Fetch.Index)
+		assert.Equal(t, mirror+" stable", ks.Fetch.Source)
+		shipped, err := debkernel.ArchiveKeys()
+		require.NoError(t, err)
+		var fprs []string
+		for _, e := range shipped {
+			fprs = append(fprs, fmt.Sprintf("%X", e.PrimaryKey.Fingerprint[:]))
+		}
+		assert.Contains(t, fprs, ks.Fetch.Index.SignedBy.Fingerprint, "verified by a key that ships with qoslab")
+	})
+}
+
+// bootARM64 builds linux-arm64 from the kernel cache kernels (env added to
+// the build's environment), boots it under TCG, measures one fp cell in it
+// and returns the kernel it was built from.
+func bootARM64(t *testing.T, dir, agent, kernels string, env []string) image.KernelSource {
+	t.Helper()
 	store := t.TempDir()
-	stdout, stderr, code := qoslab(t, dir, "image", "build", "linux", "--arch", "arm64", "--store", store, "--kernel-cache", kernels, "--guest-agent", agent)
+	stdout, stderr, code := qoslabEnv(t, dir, env, "image", "build", "linux", "--arch", "arm64", "--store", store, "--kernel-cache", kernels, "--guest-agent", agent)
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "built linux-arm64")
 	assert.FileExists(t, filepath.Join(store, "linux-arm64", "vmlinuz"))
+	_, m, err := image.Load(store, "linux-arm64")
+	require.NoError(t, err)
+	for _, mod := range m.Modules {
+		assert.True(t, strings.HasSuffix(mod.Path, ".ko"), "%s: the image holds modules decompressed", mod.Path)
+	}
 
 	res := t.TempDir()
 	csvPath := filepath.Join(res, "fp.csv")
@@ -69,19 +121,39 @@ func TestARM64GuestUnderEmulation(t *testing.T) {
 	require.Len(t, samples, 1)
 	assert.Equal(t, "vm", samples[0].Target)
 	assert.Positive(t, samples[0].Rate)
-	m := bootTime.FindStringSubmatch(stderr)
-	require.Len(t, m, 2, stderr)
-	secs, err := strconv.ParseFloat(m[1], 64)
+	match := bootTime.FindStringSubmatch(stderr)
+	require.Len(t, match, 2, stderr)
+	secs, err := strconv.ParseFloat(match[1], 64)
 	require.NoError(t, err)
-	t.Logf("arm64 guest under qemu-system-aarch64 (TCG): agent answered %.2f s after start", secs)
+	t.Logf("arm64 guest, kernel %s (%s), under qemu-system-aarch64 (TCG): agent answered %.2f s after start", m.KernelVersion, m.Kernel.Package, secs)
 	runs, _ := filepath.Glob(filepath.Join(res, "bench-*", results.RunFile))
 	require.Len(t, runs, 1)
 	b, err := os.ReadFile(runs[0])
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `"arch": "arm64"`, "the guest's Info says arm64")
 	assert.Contains(t, string(b), "linux,dummy-virt", "and that it runs virtualized, from its device tree")
+	assert.Contains(t, string(b), m.KernelVersion, "and which kernel it runs")
 
 	t.Run("vz device model", func(t *testing.T) { vzModelBench(t, dir, store) })
+	return m.Kernel
+}
+
+// qoslabEnv is qoslab with env added to (and overriding) the environment.
+func qoslabEnv(t *testing.T, dir string, env []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(dir, "qoslab"), args...)
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir()), env...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		code = exit.ExitCode()
+	} else {
+		require.NoError(t, err)
+	}
+	return o.String(), e.String(), code
 }
 
 // vhostVsockInstalled looks where qoslab looks: PATH, then cargo's bin.

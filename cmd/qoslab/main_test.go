@@ -108,7 +108,7 @@ func TestEndToEnd(t *testing.T) {
 		require.Len(t, dirs, 2)
 		out, stderr, code = qoslab(t, dir, "compare", dirs[0], dirs[1])
 		require.Equal(t, 0, code, stderr)
-		assert.Regexp(t, `host\s+9 background\s+1\s+\S+ ±\d+%\s+\S+ ±\d+%\s+(~|[+-][\d.]+%) \(p`, out, "one column per run, the second against the first")
+		assert.Regexp(t, `host\s+9 background\s+1\s+\S+ (±\d+%|\[\S+\])\s+\S+ (±\d+%|\[\S+\])\s+(~|[+-][\d.]+%|[\d.]+x) \(p`, out, "one column per run, the second against the first")
 		_, stderr, code = qoslab(t, dir, "plot", dirs[1], "--only", "throughput")
 		assert.Equal(t, 0, code, stderr)
 	})

@@ -40,6 +40,8 @@ type BenchOptions struct {
 	// Save keeps the run in a results directory under Results, as run does.
 	Save    bool
 	Results string
+	// DryRun prints the plan and does nothing.
+	DryRun bool
 
 	// Compression holds the compress and decompress settings (size, ratio,
 	// codec, level, sink, sink path); Seed seeds their input and pi.
@@ -87,7 +89,8 @@ Workloads: ` + strings.Join(catalog.Names(), ", ") + `.`,
   qoslab bench --target host,vm --workload fp --qos background,default --contention 2
   qoslab bench --workload compress,decompress --qos background,user-interactive --size 256MiB
   qoslab bench --workload fp --qos background,default --contention 2 --format csv --out fp.csv
-  qoslab bench --workload fp --qos 9,33 --threads 1-2 --save`,
+  qoslab bench --workload fp --qos 9,33 --threads 1-2 --save
+  qoslab bench --target host,vm --workload fp --threads 1-4 --dry-run`,
 		Args: noArgs,
 	}
 	fl := cmd.Flags()
@@ -103,7 +106,8 @@ Workloads: ` + strings.Join(catalog.Names(), ", ") + `.`,
 	fl.StringVar(&o.Format, "format", "table", "output: "+strings.Join(report.BenchFormats, ", "))
 	fl.StringVar(&o.Out, "out", "", "write the output to FILE (the table still goes to the terminal)")
 	fl.BoolVar(&o.Save, "save", false, "also keep the run in a results directory (RESULTS/bench-<UTC time>), with summaries and report")
-	fl.StringVar(&o.Results, "results", "qoslab-results", "where --save creates the results directory")
+	fl.StringVar(&o.Results, "results", "qoslab-results", "where --save creates the results directory (and where --dry-run looks for earlier cell times)")
+	fl.BoolVar(&o.DryRun, "dry-run", false, "print the plan (cells, VM, accelerator, contention, estimated duration, files) and measure, start and write nothing")
 	c := &o.Compression
 	fl.StringVar(&o.flags.size, "size", "1GiB", "compress/decompress: bytes of generated input, split over the threads")
 	fl.Float64Var(&c.Ratio, "ratio", catalog.DefaultRatio, "compress/decompress: compressibility of the generated input (about N:1 under zstd)")
@@ -237,6 +241,9 @@ func benchRun(ctx context.Context, o *BenchOptions) (err error) {
 	if err := s.Validate(); err != nil {
 		return usageError(err)
 	}
+	if o.DryRun {
+		return benchDryRun(o, s)
+	}
 	if err := checkOut(o.src.Name("out"), o.Out); err != nil {
 		return err
 	}
@@ -250,20 +257,38 @@ func benchRun(ctx context.Context, o *BenchOptions) (err error) {
 		saved = dir.Path
 	}
 	doc := report.NewBench(s, o.VMEnv.Name, o.VMEnv.Store, saved)
+	// Each warning is said once: a table's own warnings are under it, so
+	// neither the live log nor --save's summary repeats them.
+	table := o.Out != "" || o.Format == "table" || o.Format == "markdown"
+	said := map[string]bool{}
 	defer func() {
 		doc.Finish(err)
-		if werr := writeBench(o, doc); werr != nil && err == nil {
+		out := o.IO.Out
+		o.IO.Out = &lineFilter{w: out, seen: func(l string) {
+			if w := warningText(l); w != "" {
+				said[w] = true
+			}
+		}}
+		werr := writeBench(o, doc)
+		o.IO.Out = out
+		if werr != nil && err == nil {
 			err = werr
 		}
 		if dir != nil {
-			if perr := publish(o.IO, dir.Path, nil, 0, 0); perr != nil && err == nil {
+			io := *o.IO
+			io.Out = &lineFilter{w: out, drop: func(l string) bool { return said[warningText(l)] }}
+			if _, perr := publish(&io, dir.Path, nil, 0, 0); perr != nil && err == nil {
 				err = perr
 			}
 		}
 	}()
 
+	log := o.IO.ErrOut
+	if table {
+		log = &lineFilter{w: log, drop: func(l string) bool { return strings.Contains(l, experiment.ShortCellText) }}
+	}
 	prog := &progress{io: o.IO}
-	env := experiment.Env{AgentPath: o.AgentPath, VM: o.VMEnv, Log: o.IO.ErrOut, StartTarget: o.StartTarget, StartContention: o.StartContention}
+	env := experiment.Env{AgentPath: o.AgentPath, VM: o.VMEnv, Log: log, StartTarget: o.StartTarget, StartContention: o.StartContention}
 	prog.hooks(&env)
 	res, err := experiment.Execute(ctx, s, dir, env)
 	prog.clear()

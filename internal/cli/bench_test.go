@@ -362,7 +362,7 @@ func TestBenchMarksClassesNotApplied(t *testing.T) {
 	a.applied = int32(qos.Default)
 	_, out, _, err := benchWithFake(t, a, "--qos", "33", "--loops", "10", "--repeat", "1")
 	require.NoError(t, err)
-	assert.Contains(t, out, "default !", "threads that read back as another class are flagged")
+	assert.Contains(t, out, "default (other class)", "threads that read back as another class are said to")
 }
 
 func TestBenchKeepsFinishedCellsOnFailure(t *testing.T) {

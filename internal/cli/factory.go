@@ -24,11 +24,16 @@ type IOStreams struct {
 	// Progress is true when ErrOut is a terminal: live progress goes there;
 	// otherwise long commands print a line per step.
 	Progress bool
+	// OutTTY and ErrTTY say whether Out and ErrOut are terminals: verdicts
+	// and warnings are coloured there unless NO_COLOR is set.
+	OutTTY, ErrTTY bool
 }
 
 // SystemIO returns the process's streams.
 func SystemIO() *IOStreams {
-	return &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, Progress: term.IsTerminal(int(os.Stderr.Fd()))}
+	errTTY := term.IsTerminal(int(os.Stderr.Fd()))
+	return &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, Progress: errTTY,
+		OutTTY: term.IsTerminal(int(os.Stdout.Fd())), ErrTTY: errTTY}
 }
 
 // Factory carries what every command needs.

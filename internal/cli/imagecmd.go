@@ -92,6 +92,8 @@ func kernelFlags(cmd *cobra.Command, bs *image.BuildSettings, archDefault, archH
 	fl.StringVar(&bs.RecipeFile, "recipe", "", "image recipe (YAML; default: the built-in linux-microvm recipe)")
 	fl.StringVar(&bs.Arch, "arch", archDefault, archHelp)
 	fl.StringVar(&bs.KernelCache, "kernel-cache", "", "where Debian kernels are kept (default $XDG_CACHE_HOME/qoslab/kernels)")
+	fl.BoolVar(&bs.InsecureUnsignedIndex, strings.TrimPrefix(image.InsecureUnsignedIndexFlag, "--"), false,
+		"take a Debian index (InRelease) whose signature is missing or cannot be verified against Debian's archive keys; printed, and recorded in the kernel's record and the image's manifest")
 	_ = cmd.MarkFlagFilename("recipe", "yaml", "yml")
 	complete(cmd, "arch", fixed("amd64", "arm64"))
 }
@@ -133,13 +135,18 @@ func newCmdImageFetchKernel(f *Factory, runF func(context.Context, *ImageFetchKe
 	cmd := &cobra.Command{
 		Use:   "fetch-kernel",
 		Short: "Fetch the recipe's Debian kernel into the kernel cache, in Go, from a Debian mirror (no apt needed)",
-		Long: `Reads the suite's InRelease (its signature checked when Debian's archive keyring is
-on this machine), the Packages index it lists (checked against its SHA256),
-resolves linux-image-ARCH to the kernel package it depends on, downloads the
-.deb (checked against its SHA256) and extracts it into the kernel cache. The
-mirror is the recipe's kernel.mirror, else $QOSLAB_DEBIAN_MIRROR (in
-kernel.suite, default stable), else every suite of this machine's apt
-sources. A kernel already in the cache is not fetched again.`,
+		Long: `Reads the suite's InRelease and verifies its signature against Debian's archive
+keys (they ship with qoslab; this machine's Debian keyring is used too where
+there is one): an index with no good signature by a valid key is refused
+unless --insecure-unsigned-index. Then the Packages index it lists (checked
+against its SHA256), resolves linux-image-ARCH to the kernel package it
+depends on, downloads the .deb (checked against its SHA256; a stalled
+download is resumed) and extracts it into the kernel cache, with a record of
+where it came from (qoslab-fetch.json). Every request is bounded: 30 s to
+connect, 1 min for the response's header, 1 min without data. The mirror is
+the recipe's kernel.mirror, else $QOSLAB_DEBIAN_MIRROR (in kernel.suite,
+default stable: Debian's current release), else every suite of this
+machine's apt sources. A kernel already in the cache is not fetched again.`,
 		Args: noArgs,
 	}
 	kernelFlags(cmd, &o.BuildSettings, runtime.GOARCH, "kernel architecture: amd64, arm64")
@@ -212,6 +219,11 @@ func newCmdImageFetch(f *Factory, runF func(context.Context, *ImageFetchOptions)
 }
 
 func imageFetchRun(ctx context.Context, o *ImageFetchOptions) error {
+	if here := runtime.GOOS + "/" + runtime.GOARCH; o.IPSW == macos.LatestIPSW && here != "darwin/arm64" {
+		// Only Virtualization.framework knows which image "latest" is; a
+		// URL downloads anywhere, for a Mac to use.
+		return fmt.Errorf("--ipsw latest needs a Mac (macOS 13+ on Apple silicon) to ask which restore image it supports; on %s, download one by its URL with --ipsw URL", here)
+	}
 	dir := o.Dir
 	if dir == "" {
 		dir = filepath.Join(filepath.Dir(o.Store), "ipsw")

@@ -32,7 +32,7 @@ throughput against threads with a regression line per target and QoS, per-thread
 and per-process completion times, compression times host vs VM, elapsed time
 against threads, and telemetry timelines when the run recorded telemetry. A chart
 the run has no data for is skipped with a note.`,
-		Args: cobra.ExactArgs(1),
+		Args: dirArgs(1, 1),
 	}
 	cmd.Flags().StringVar(&o.Format, "format", "png", "image format: "+strings.Join(plot.Formats(), ", "))
 	cmd.Flags().StringVar(&o.Only, "only", "", "draw only this chart or family: "+strings.Join(plot.Families(), ", "))
@@ -97,7 +97,7 @@ compare; the charts as PNGs in plots/; and the table as compare.md, compare.csv
 and compare.json.`,
 		Example: `  qoslab report latest
   qoslab report --compare fleet-results/mini/* fleet-results/studio/* --out fleet-results/report`,
-		Args: cobra.MinimumNArgs(1),
+		Args: dirArgs(1, 0),
 	}
 	o := &ReportOptions{}
 	cmd.Flags().BoolVar(&o.Compare, "compare", false, "one report across the runs named (two or more, the first the baseline); needs --out")

@@ -11,12 +11,13 @@ import (
 // publish writes a results directory's summaries and report from one
 // reading of it and prints the run's summary, then, for a session that
 // measured, where its time went.
-func publish(io *IOStreams, dir string, res *experiment.Outcome, wall time.Duration, telemetryMs int) error {
-	_, err := report.Publish(dir, io.Out, io.ErrOut)
+// It returns the report, nil when the directory could not be read.
+func publish(io *IOStreams, dir string, res *experiment.Outcome, wall time.Duration, telemetryMs int) (*report.Report, error) {
+	r, err := report.Publish(dir, io.Out, io.ErrOut)
 	if res != nil {
 		for _, line := range res.TimeText(wall, telemetryMs) {
 			fmt.Fprintln(io.Out, line)
 		}
 	}
-	return err
+	return r, err
 }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -26,12 +25,15 @@ type ResultsOptions struct {
 	Results string
 	Dirs    []string
 	JSON    bool
+	// ExitStatus makes results show exit by the run's verdicts
+	// (verdictStatus).
+	ExitStatus bool
 }
 
 // NewCmdResults builds `qoslab results`.
 func NewCmdResults(f *Factory) *cobra.Command {
-	return group(&cobra.Command{Use: "results", Short: "List and show the results of qoslab run and bench --save"},
-		newCmdResultsList(f, nil), newCmdResultsShow(f, nil))
+	return group(&cobra.Command{Use: "results", Short: "List, show and remove the results of qoslab run and bench --save"},
+		newCmdResultsList(f, nil), newCmdResultsShow(f, nil), newCmdResultsRm(f, nil), newCmdResultsPrune(f, nil))
 }
 
 // resultsCommand finishes a command that reads results directories: the
@@ -63,44 +65,24 @@ func resultsCommand[O any](f *Factory, cmd *cobra.Command, section string, o *Re
 	}, run, runF)
 }
 
-func newCmdResultsList(f *Factory, runF func(context.Context, *ResultsOptions) error) *cobra.Command {
-	o := &ResultsOptions{}
-	cmd := &cobra.Command{Use: "list", Short: "List results directories, oldest first", Args: noArgs}
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
-	return resultsCommand(f, cmd, "results", o, o, resultsListRun, runF)
-}
-
-func resultsListRun(_ context.Context, o *ResultsOptions) error {
-	entries, err := results.List(o.Results)
-	if err != nil && !os.IsNotExist(err) {
-		return err
-	}
-	if o.JSON {
-		rows := []results.Listing{}
-		for _, e := range entries {
-			rows = append(rows, e.Listing())
-		}
-		return printJSON(o.IO.Out, rows)
-	}
-	if len(entries) == 0 {
-		fmt.Fprintf(o.IO.Out, "no results in %s; make some with `qoslab run`\n", o.Results)
-		return nil
-	}
-	tw := tabwriter.NewWriter(o.IO.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "DIRECTORY\tSPEC\tSTARTED\tSTATE\tSAMPLES")
-	for _, e := range entries {
-		started := "-"
-		if !e.Run.Started.IsZero() {
-			started = e.Run.Started.Format("2006-01-02 15:04:05Z")
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\n", e.Path, e.SpecName, started, e.State(), e.Samples)
-	}
-	return tw.Flush()
-}
-
 func newCmdResultsShow(f *Factory, runF func(context.Context, *ResultsOptions) error) *cobra.Command {
-	cmd := &cobra.Command{Use: "show DIR|latest", Short: "Print a run's summary (summary.md, or computed when the run wrote none yet)", Args: cobra.ExactArgs(1)}
+	cmd := &cobra.Command{
+		Use:   "show DIR|latest",
+		Short: "Print a run's summary (summary.md, or computed when the run wrote none yet)",
+		Long: `show prints a run's summary: its summary.md, or, for a run that has not written
+one yet (still running, or stopped), the same computed from its samples. With
+--json it prints the summary as summary.json has it (computed from the samples,
+so always current), with the directory and how the run stands.
+
+` + exitStatusDoc,
+		Example: `  qoslab results show latest
+  qoslab results show --json latest | jq '.verdicts[].outcome'
+  qoslab results show --exit-status qoslab-results/contention-20261124T224900Z`,
+		Args: dirArgs(1, 1),
+	}
 	o := &ResultsOptions{}
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the summary as JSON (summary.json's shape, with path and state)")
+	cmd.Flags().BoolVar(&o.ExitStatus, "exit-status", false, exitStatusHelp)
 	return resultsCommand(f, cmd, "results", o, o, resultsShowRun, runF)
 }
 
@@ -115,6 +97,27 @@ func resultsShowRun(_ context.Context, o *ResultsOptions) error {
 	} else if !l.Run.Complete() {
 		state = "incomplete (finish it with qoslab run --resume " + l.Path + ")"
 	}
+	a := summary.Of(l)
+	if err := showSummary(o, l, a, state); err != nil {
+		return err
+	}
+	if o.ExitStatus {
+		return verdictStatus(a.Verdicts, l.Partial())
+	}
+	return nil
+}
+
+// showSummary prints the run's summary: as JSON, summary.json's document
+// computed now with the run's path and state; else summary.md as the run
+// wrote it, or computed when it wrote none.
+func showSummary(o *ResultsOptions, l *results.Loaded, a summary.Analysis, state string) error {
+	if o.JSON {
+		return printJSON(o.IO.Out, struct {
+			Path  string `json:"path"`
+			State string `json:"state"`
+			summary.Document
+		}{l.Path, state, summary.NewDocument(a)})
+	}
 	fmt.Fprintf(o.IO.Out, "%s: %s, started %s, %s\n\n", l.Path, l.Run.Name, l.Run.Started.Format("2006-01-02 15:04:05Z"), state)
 	if l.HasSummary() {
 		file, err := os.Open(filepath.Join(l.Path, results.SummaryMDFile))
@@ -126,7 +129,7 @@ func resultsShowRun(_ context.Context, o *ResultsOptions) error {
 		return err
 	}
 	fmt.Fprintf(o.IO.ErrOut, "%s has no %s yet: computed from its %s\n", l.Path, results.SummaryMDFile, units.Plural(len(l.Samples), "sample"))
-	return summary.WriteMarkdown(o.IO.Out, summary.Of(l))
+	return summary.WriteMarkdown(o.IO.Out, a)
 }
 
 // CompareOptions are `qoslab compare`'s inputs: two or more results
@@ -136,6 +139,11 @@ type CompareOptions struct {
 	// Labels are --label NAME=DIR values: NAME heads DIR's column.
 	Labels []string
 	Format string
+	// FailOn, when set (--fail-on), makes compare exit ExitNo on a
+	// significant change beyond it.
+	FailOn *failOn
+
+	failOn string
 }
 
 // NewCmdCompare builds `qoslab compare DIR DIR [DIR...]`.
@@ -153,10 +161,19 @@ A cell a run lacks is shown as missing. When the runs differ in what shapes the
 numbers (spec, contention, loops or durations, sizes, quick, acceleration), the
 table says so above the rows.
 
-Columns are labelled with the host's name and OS version from run.json; --label
-NAME=DIR sets one.`,
+Columns are labelled with the host's name from run.json, or with the run's start
+time when runs share a host (never with a target's name, host or vm); --label
+NAME=DIR sets one. A --quick run's column is marked (quick), one that did not
+finish every cell (partial). Two arguments that are one run get a note.
+
+With --fail-on PCT, compare exits 3 when any cell's change against the baseline
+(or any QoS sensitivity's) is significant and larger than PCT percent either way,
+a decrease counted by its ratio form (-50% is 2x, so --fail-on 100 catches it);
+PCT may be written as a ratio, 2x. Exit status: 0 done, 1 a failure, 2 a usage
+error, 3 a change beyond --fail-on.`,
 		Example: `  qoslab compare fleet-results/mini/contention-* fleet-results/studio/contention-*
-  qoslab compare --label M1=a --label M4=b a b --format markdown`,
+  qoslab compare --label M1=a --label M4=b a b --format markdown
+  qoslab compare --fail-on 10 baseline-run new-run`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) < 2 {
 				return usageError(fmt.Errorf("compare needs two or more results directories, the first the baseline; got %d", len(args)))
@@ -167,8 +184,18 @@ NAME=DIR sets one.`,
 	o := &CompareOptions{}
 	cmd.Flags().StringArrayVar(&o.Labels, "label", nil, "NAME=DIR: head DIR's column with NAME (repeatable)")
 	cmd.Flags().StringVar(&o.Format, "format", "table", "output format: "+strings.Join(compare.Formats, ", "))
+	cmd.Flags().StringVar(&o.failOn, "fail-on", "", "exit 3 when a significant change against the baseline is larger than `PCT` percent either way (10, 10%, or a ratio: 2x)")
 	complete(cmd, "format", func() []string { return compare.Formats })
-	return resultsCommand(f, cmd, "compare", &o.ResultsOptions, o, compareRun, runF, func() error { return oneOf("--format", o.Format, compare.Formats) })
+	return resultsCommand(f, cmd, "compare", &o.ResultsOptions, o, compareRun, runF, func() error {
+		if o.failOn != "" {
+			f, err := parseFailOn("--fail-on", o.failOn)
+			if err != nil {
+				return err
+			}
+			o.FailOn = &f
+		}
+		return oneOf("--format", o.Format, compare.Formats)
+	})
 }
 
 // compareRun loads every directory, labels the columns and prints the
@@ -178,7 +205,18 @@ func compareRun(_ context.Context, o *CompareOptions) error {
 	if err != nil {
 		return err
 	}
-	return compare.Write(o.IO.Out, o.Format, c)
+	if o.Format == "csv" { // the other formats carry the notes themselves
+		for _, n := range c.Notes {
+			fmt.Fprintln(o.IO.ErrOut, "note: "+n)
+		}
+	}
+	if err := compare.Write(o.IO.Out, o.Format, c); err != nil {
+		return err
+	}
+	if o.FailOn != nil {
+		return o.FailOn.check(c)
+	}
+	return nil
 }
 
 // buildComparison loads dirs and compares them, labelled by labels

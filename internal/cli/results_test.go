@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,6 +32,33 @@ func fakeRun(t *testing.T, parent, name, workload string, rates []float64) strin
 	return d.Path
 }
 
+// verdictRun writes a complete results directory of fp at QoS 9 and 33
+// on host and vm, repeats times, whose verdict is clear: the host runs 33
+// a hundred times faster than 9, and the VM runs 33 vmRatio times faster
+// (1: QoS subsumed, "yes"; 100: kept, "no"; too few repeats: inconclusive).
+func verdictRun(t *testing.T, parent, name string, repeats int, vmRatio float64) string {
+	t.Helper()
+	d, err := results.Create(parent, name, time.Now())
+	require.NoError(t, err)
+	log, _, err := d.OpenSamples()
+	require.NoError(t, err)
+	defer log.Close()
+	for r := 1; r <= repeats; r++ {
+		jitter := 1 + float64(r)/100
+		for _, c := range []struct {
+			target string
+			qos    int
+			rate   float64
+		}{{"host", 9, 1e6}, {"host", 33, 1e8}, {"vm", 9, 5e7}, {"vm", 33, 5e7 * vmRatio}} {
+			rate := c.rate * jitter
+			s := results.Sample{Target: c.target, Workload: "fp", QoS: c.qos, Threads: 1, Repeat: r, StartNs: 0, EndNs: 1e9, Work: rate, Unit: "loops", Rate: rate, QoSApplied: c.qos, QoSFull: true}
+			require.NoError(t, log.Append(results.Record{Cell: fmt.Sprintf("%s fp qos=%d threads=1 duration=1s", c.target, c.qos), RunRecords: 1, Sample: s, RecordedAt: time.Now()}))
+		}
+	}
+	require.NoError(t, d.Finish(time.Now(), nil))
+	return d.Path
+}
+
 func TestCompareRuns(t *testing.T) {
 	parent := t.TempDir()
 	slow := fakeRun(t, parent, "slow", "fp", []float64{100, 101, 99, 98, 102})
@@ -44,7 +72,7 @@ func TestCompareRuns(t *testing.T) {
 		return compareRun(context.Background(), &CompareOptions{ResultsOptions: ResultsOptions{IO: streams, Dirs: []string{old, new}}, Format: "table"})
 	}
 	require.NoError(t, compare(slow, fast))
-	assert.Contains(t, out.String(), "+101.0%", "a clear difference is shown with its size: medians 100 and 201")
+	assert.Contains(t, out.String(), "2.01x (p=0.0079)", "a clear difference is shown with its size, as a ratio beyond 1.5x: medians 100 and 201")
 	assert.Contains(t, out.String(), "p=0.0079", "exact two-sided Mann-Whitney p for 5 vs 5 fully separated, no ties: 2/252")
 
 	require.NoError(t, compare(slow, same))
@@ -209,4 +237,37 @@ func TestCompareNeedsTwoDirectories(t *testing.T) {
 	require.Error(t, err)
 	assert.True(t, IsUsageError(err))
 	assert.Contains(t, err.Error(), "two or more results directories, the first the baseline; got 1")
+}
+
+// results show --json is summary.json's document, computed from the
+// samples, with the directory and how the run stands.
+func TestResultsShowJSON(t *testing.T) {
+	dir := verdictRun(t, t.TempDir(), "shown", 6, 1)
+	out, stderr, code := runRoot(t, nil, "results", "show", "--json", dir)
+	require.Equal(t, 0, code, stderr)
+	var doc struct {
+		Path          string `json:"path"`
+		State         string `json:"state"`
+		SchemaVersion string `json:"schema_version"`
+		Name          string `json:"name"`
+		Cells         []struct {
+			Target    string `json:"target"`
+			TotalRate struct {
+				Median float64 `json:"median"`
+			} `json:"total_rate"`
+		} `json:"cells"`
+		Verdicts []struct {
+			Outcome string `json:"outcome"`
+		} `json:"verdicts"`
+		Warnings []string `json:"warnings"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &doc))
+	assert.Equal(t, dir, doc.Path)
+	assert.Equal(t, "complete", doc.State)
+	assert.Equal(t, results.SchemaVersion, doc.SchemaVersion)
+	assert.Equal(t, "shown", doc.Name)
+	assert.Len(t, doc.Cells, 4, "host and vm at two classes")
+	require.Len(t, doc.Verdicts, 1)
+	assert.Equal(t, "yes", doc.Verdicts[0].Outcome)
+	assert.NotNil(t, doc.Warnings)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/hv/vz"
@@ -33,7 +34,7 @@ are top level, shared by every command (QOSLAB_RESULTS).`,
 			return usageError(f.Settings.CheckKeys())
 		},
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
+	root.SetFlagErrorFunc(flagError)
 	root.PersistentFlags().StringVar(&f.Settings.Path, "config", "", "configuration file (YAML)")
 	_ = root.MarkPersistentFlagFilename("config", "yaml", "yml")
 
@@ -58,6 +59,14 @@ are top level, shared by every command (QOSLAB_RESULTS).`,
 	)
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
+	// cobra adds its completion command only when it executes: added now,
+	// its unknown shells can be refused like any unknown subcommand.
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			refuseUnknown(c)
+		}
+	}
 	return root
 }
 
@@ -70,6 +79,13 @@ func hidden(use string, run func(*cobra.Command, []string) error) *cobra.Command
 // word that is not one of them is a usage error with a did-you-mean.
 func group(cmd *cobra.Command, subs ...*cobra.Command) *cobra.Command {
 	cmd.AddCommand(subs...)
+	return refuseUnknown(cmd)
+}
+
+// refuseUnknown makes cmd, a command of subcommands, print its help when
+// run alone and refuse any other word with a usage error that lists its
+// subcommands and guesses the one meant.
+func refuseUnknown(cmd *cobra.Command) *cobra.Command {
 	cmd.Args = cobra.ArbitraryArgs
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if len(args) == 0 {
@@ -90,13 +106,40 @@ func group(cmd *cobra.Command, subs ...*cobra.Command) *cobra.Command {
 	return cmd
 }
 
+// Exit statuses beyond 0 (success), 1 (failure) and 2 (usage error), for
+// scripts and CI: what `run --exit-status`, `results show --exit-status`
+// and `compare --fail-on` found.
+const (
+	// ExitNo: a verdict is "no" (QoS is not subsumed), or compare found a
+	// significant change larger than --fail-on.
+	ExitNo = 3
+	// ExitInconclusive: no verdict is "no" but one is inconclusive, or the
+	// run has no verdict to give.
+	ExitInconclusive = 4
+)
+
+// ExitError ends qoslab with Code once everything the command had to
+// write is written; Reason is the one line stderr gets.
+type ExitError struct {
+	Code   int
+	Reason string
+}
+
+func (e *ExitError) Error() string { return e.Reason }
+
 // Execute runs qoslab with args and returns the process exit status:
-// 0 success, 1 failure, 2 usage error, 128 + the signal's number when a
-// signal stopped it (130 for Ctrl-C's SIGINT, 143 for SIGTERM).
+// 0 success, 1 failure, 2 usage error, 3 and 4 what --exit-status and
+// --fail-on found (ExitNo, ExitInconclusive), 128 + the signal's number
+// when a signal stopped it (130 for Ctrl-C's SIGINT, 143 for SIGTERM).
 func Execute(ctx context.Context, f *Factory, args []string) int {
+	f.colorStreams()
 	root := NewCmdRoot(f)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
+	if cmd == nil {
+		cmd = root
+	}
+	var exit *ExitError
 	switch {
 	case err == nil:
 		return 0
@@ -111,11 +154,59 @@ func Execute(ctx context.Context, f *Factory, args []string) int {
 			fmt.Fprintln(f.IO.ErrOut, u.Hint())
 		}
 		return code
+	case errors.As(err, &exit):
+		fmt.Fprintf(f.IO.ErrOut, "qoslab: exit status %d: %s\n", exit.Code, exit.Reason)
+		return exit.Code
 	case IsUsageError(err):
-		fmt.Fprintf(f.IO.ErrOut, "qoslab: %v\nRun 'qoslab --help' for usage.\n", err)
+		fmt.Fprintf(f.IO.ErrOut, "qoslab: %v\nRun '%s --help' for usage.\n", err, cmd.CommandPath())
 		return 2
 	default:
 		fmt.Fprintf(f.IO.ErrOut, "qoslab: %v\n", err)
 		return 1
 	}
+}
+
+// flagError is every command's answer to a flag it cannot parse: a usage
+// error, with the flag the user likely meant when the name is a typo of
+// one of the command's (or a prefix of exactly one).
+func flagError(cmd *cobra.Command, err error) error {
+	msg := err.Error()
+	var typed string
+	switch {
+	case strings.HasPrefix(msg, "unknown flag: --"):
+		typed = strings.TrimPrefix(msg, "unknown flag: --")
+	case strings.HasPrefix(msg, "unknown shorthand flag: "):
+		// "unknown shorthand flag: 'q' in -quik": a long flag typed with one dash.
+		if _, after, ok := strings.Cut(msg, " in -"); ok && len(after) > 1 {
+			typed = after
+		}
+	}
+	if typed == "" {
+		return &UsageError{Err: err}
+	}
+	typed, _, _ = strings.Cut(typed, "=")
+	var names []string
+	cmd.Flags().VisitAll(func(fl *pflag.Flag) {
+		if !fl.Hidden {
+			names = append(names, fl.Name)
+		}
+	})
+	// A flag cut short ("--dur") means the one it starts, when only one
+	// does; otherwise the nearest by edit distance.
+	var guess string
+	var prefixed []string
+	for _, n := range names {
+		if strings.HasPrefix(n, typed) {
+			prefixed = append(prefixed, n)
+		}
+	}
+	if len(prefixed) == 1 {
+		guess = prefixed[0]
+	} else {
+		guess = suggest.Closest(typed, names)
+	}
+	if guess == "" {
+		return &UsageError{Err: err}
+	}
+	return &UsageError{Err: fmt.Errorf("%w; did you mean --%s?", err, guess)}
 }

@@ -32,7 +32,7 @@ func TestMistypedSubcommandIsAUsageError(t *testing.T) {
 		want []string
 	}{
 		{[]string{"vm", "delet", "x"}, []string{`unknown command "delet" for "qoslab vm"`, "did you mean delete?"}},
-		{[]string{"results", "nope"}, []string{`unknown command "nope" for "qoslab results"`, "allowed list, show"}},
+		{[]string{"results", "nope"}, []string{`unknown command "nope" for "qoslab results"`, "allowed list, prune, rm, show"}},
 		{[]string{"image", "bild", "linux"}, []string{"did you mean build?"}},
 		{[]string{"benhc"}, []string{`unknown command "benhc"`, "bench"}},
 	}
@@ -136,14 +136,18 @@ func TestCompletionOffersValues(t *testing.T) {
 func TestEveryCommandHasAManPageAndReadableFlags(t *testing.T) {
 	root := NewCmdRoot(testFactory(t, nil))
 	dir := t.TempDir()
-	require.NoError(t, doc.GenManTree(root, &doc.GenManHeader{Title: "QOSLAB", Section: "1"}, dir))
+	require.NoError(t, WriteManPages(root, &doc.GenManHeader{Title: "QOSLAB", Section: "1"}, dir))
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		if c.Hidden || !c.IsAvailableCommand() && c != root {
 			return
 		}
 		page := filepath.Join(dir, strings.ReplaceAll(c.CommandPath(), " ", "-")+".1")
-		assert.FileExists(t, page)
+		require.FileExists(t, page)
+		b, err := os.ReadFile(page)
+		require.NoError(t, err)
+		assert.Contains(t, string(b), ".SH EXIT STATUS\n.TP\n\\fB0\\fP\n", "%s: every page says its exit statuses", c.CommandPath())
+		assert.Contains(t, string(b), "\\fB130\\fP")
 		c.LocalFlags().VisitAll(func(fl *pflag.Flag) {
 			name, _ := pflag.UnquoteUsage(fl)
 			assert.NotContains(t, name, " ", "%s --%s shows its value as %q", c.CommandPath(), fl.Name, name)
@@ -153,4 +157,13 @@ func TestEveryCommandHasAManPageAndReadableFlags(t *testing.T) {
 		}
 	}
 	walk(root)
+	for page, want := range map[string]string{
+		"qoslab-run.1":          "with \\-\\-exit\\-status: a verdict is no",
+		"qoslab-results-show.1": "\\fB4\\fP\nwith \\-\\-exit\\-status",
+		"qoslab-compare.1":      "with \\-\\-fail\\-on PCT",
+	} {
+		b, err := os.ReadFile(filepath.Join(dir, page))
+		require.NoError(t, err)
+		assert.Contains(t, string(b), want, page)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/hv/registry"
+	"github.com/qoslab/qoslab/internal/report"
 	"github.com/qoslab/qoslab/internal/results"
 )
 
@@ -25,6 +26,10 @@ type RunOptions struct {
 	Resume    string
 	Results   string // parent of results directories
 	VMEnv     experiment.VMEnv
+	// ExitStatus makes a run that ended fine exit by its verdicts
+	// (verdictStatus); DryRun prints the plan and does nothing.
+	ExitStatus bool
+	DryRun     bool
 
 	src sources
 }
@@ -40,7 +45,17 @@ the default, "subsumption", follows "Can you game core allocation on Apple
 silicon?": fp with 1-4 threads and compression of 1 GiB at QoS 9 and 33, on the
 host and in a VM, 6 repeats, interleaved), keeps every finished cell in
 qoslab-results/<name>-<time>/samples.jsonl, and ends with summaries, a report
-and a verdict. An interrupted run is finished with --resume DIR.`,
+and a verdict. An interrupted run is finished with --resume DIR.
+
+--dry-run prints the plan instead (targets, cells in order with their counts,
+the VM and accelerator it would boot, contention, an estimated duration and what
+it would write) and measures, starts and writes nothing.
+
+` + exitStatusDoc,
+		Example: `  qoslab run --default contention
+  qoslab run --default subsumption --quick --dry-run
+  qoslab run --spec mine.yaml --exit-status || echo "QoS is not subsumed (3) or the test could not tell (4)"
+  qoslab run --resume qoslab-results/subsumption-20261124T224900Z`,
 		Args: noArgs,
 	}
 	fl := cmd.Flags()
@@ -55,6 +70,8 @@ and a verdict. An interrupted run is finished with --resume DIR.`,
 	fl.StringVar(&o.VMEnv.Model, "vm-model", "", vmModelHelp)
 	fl.StringVar(&o.VMEnv.Store, "image-store", "", "image store (default $XDG_CACHE_HOME/qoslab/images)")
 	fl.DurationVar(&o.VMEnv.BootTimeout, "boot-timeout", 0, bootTimeoutHelp)
+	fl.BoolVar(&o.ExitStatus, "exit-status", false, exitStatusHelp)
+	fl.BoolVar(&o.DryRun, "dry-run", false, "print the plan (cells, VM, accelerator, contention, estimated duration, files) and measure, start and write nothing")
 	_ = cmd.MarkFlagFilename("spec", "yaml", "yml")
 	_ = cmd.MarkFlagDirname("resume")
 	complete(cmd, "default", experiment.DefaultSpecNames)
@@ -121,6 +138,9 @@ func (o *RunOptions) spec(now time.Time) (*results.Dir, experiment.Spec, error) 
 }
 
 func runRun(ctx context.Context, o *RunOptions) (err error) {
+	if o.DryRun {
+		return runDryRun(o)
+	}
 	began := time.Now()
 	d, s, err := o.spec(began)
 	if errors.Is(err, results.ErrComplete) {
@@ -128,7 +148,8 @@ func runRun(ctx context.Context, o *RunOptions) (err error) {
 		// 0, and the outputs rewritten from the samples.
 		defer d.Unlock()
 		fmt.Fprintf(o.IO.ErrOut, "run %s: every cell was measured already, nothing left to measure; rewriting its summaries, charts and report from its samples\n", d.Path)
-		return publish(o.IO, d.Path, nil, 0, 0)
+		r, err := publish(o.IO, d.Path, nil, 0, 0)
+		return o.exitStatus(r, err)
 	}
 	if err != nil {
 		return err
@@ -140,8 +161,22 @@ func runRun(ctx context.Context, o *RunOptions) (err error) {
 	res, err := experiment.Execute(ctx, s, d, env)
 	prog.clear()
 	// Whatever happened, the summaries and the report cover what finished.
-	if perr := publish(o.IO, d.Path, res, time.Since(began), s.TelemetryMs); perr != nil && err == nil {
-		err = perr
+	r, perr := publish(o.IO, d.Path, res, time.Since(began), s.TelemetryMs)
+	if err != nil {
+		return err
 	}
-	return err
+	return o.exitStatus(r, perr)
+}
+
+// exitStatus is how a run that ended fine exits: with --exit-status, by
+// its verdicts; err (from writing its outputs) comes first.
+func (o *RunOptions) exitStatus(r *report.Report, err error) error {
+	if err != nil || !o.ExitStatus {
+		return err
+	}
+	unfinished := ""
+	if !r.Run.Complete() {
+		unfinished = "it did not finish every cell"
+	}
+	return verdictStatus(r.Analysis.Verdicts, unfinished)
 }

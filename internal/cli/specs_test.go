@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -33,4 +34,26 @@ func TestSpecsListAndShow(t *testing.T) {
 	require.Error(t, err)
 	assert.True(t, IsUsageError(err))
 	assert.Contains(t, err.Error(), `spec "batch": allowed allocation, batches, contention, pi, subsumption; did you mean batches?`)
+}
+
+// specs list --json prints each built-in spec as run.json records one,
+// with its --quick form, and it reads back as a spec.
+func TestSpecsListJSON(t *testing.T) {
+	out, stderr, code := runRoot(t, nil, "specs", "list", "--json")
+	require.Equal(t, 0, code, stderr)
+	var specs []struct {
+		experiment.Spec
+		Quick experiment.Spec `json:"quick_spec"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &specs))
+	require.Len(t, specs, len(experiment.DefaultSpecNames()))
+	for i, name := range experiment.DefaultSpecNames() {
+		s := specs[i]
+		assert.Equal(t, name, s.Name)
+		assert.NotEmpty(t, s.Description)
+		assert.Equal(t, experiment.DefaultRepeats, s.Repeats)
+		require.NoError(t, s.Validate(), name)
+		assert.True(t, s.Quick.Quick, "%s: quick_spec is the --quick form", name)
+		assert.False(t, s.Spec.Quick, name)
+	}
 }

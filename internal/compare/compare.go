@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -46,6 +47,28 @@ type Column struct {
 	State string `json:"state"`
 	// Shape is what shapes the run's numbers, key by key (ShapeKeys order).
 	Shape map[string]string `json:"shape"`
+	// Quick marks a --quick run (loops and sizes shrunk: a smoke run);
+	// Partial one that did not finish every cell. Both are shown beside
+	// the label wherever the column appears (Heading).
+	Quick   bool `json:"quick"`
+	Partial bool `json:"partial"`
+}
+
+// Heading is the column's label as tables and charts show it: with
+// "(quick)" and "(partial)" when the run is either, so that a smoke run
+// or an unfinished one is never read as a full one.
+func (c Column) Heading() string {
+	var marks []string
+	if c.Quick {
+		marks = append(marks, "quick")
+	}
+	if c.Partial {
+		marks = append(marks, "partial")
+	}
+	if len(marks) == 0 {
+		return c.Label
+	}
+	return c.Label + " (" + strings.Join(marks, ", ") + ")"
 }
 
 // Difference is one thing that shapes the numbers and is not the same in
@@ -137,6 +160,9 @@ type Comparison struct {
 	Findings    []FindingRow `json:"findings"`
 	// Alpha is the significance level of the cells' tests.
 	Alpha float64 `json:"alpha"`
+	// Notes are what a reader must know about the comparison itself: two
+	// arguments that are the same run.
+	Notes []string `json:"notes"`
 }
 
 // Build compares the runs, the first as the baseline. Labels must be unique
@@ -160,53 +186,110 @@ func Build(in []Input) (*Comparison, error) {
 		cells = append(cells, l.Cells())
 	}
 	c.Differences = differences(c.Columns)
+	c.Notes = sameRuns(in)
 	c.Rows = rows(cells)
 	c.Geomeans = geomeans(c.Rows, len(in))
 	c.Findings = findings(cells)
 	return c, nil
 }
 
-// DefaultLabel is a run's label when none is given: the host's name and OS
-// version as run.json records them ("mini, macOS 15.1"), or the directory's
-// name when run.json has neither.
-func DefaultLabel(l *results.Loaded) string {
-	host, osv := hostInfo(l.Run)
-	if i := strings.Index(osv, ","); i > 0 {
-		osv = osv[:i] // "Debian GNU/Linux 12 (bookworm), Linux 6.1": the distribution
+// Labels returns a label per run: given[path] where set, else one short
+// and unique: the host's name (its first DNS label) when no other run has
+// it; the run's start time (UTC, "11-24 22:49") beside it when another run
+// does, or alone when every run has the same host. A default label is never
+// a target's name (host, vm): a host called "vm" gets its start time.
+func Labels(runs []*results.Loaded, given map[string]string) []string {
+	hosts := make([]string, len(runs))
+	count := map[string]int{}
+	for i, l := range runs {
+		h, _ := hostInfo(l.Run)
+		if h == "(none)" {
+			h = ""
+		}
+		h, _, _ = strings.Cut(h, ".")
+		hosts[i] = h
+		count[h]++
 	}
-	osv = strings.Replace(osv, " GNU/Linux", "", 1)
-	parts := []string{}
-	for _, p := range []string{host, osv} {
-		if p != "" && p != "(none)" {
-			parts = append(parts, p)
+	allSame := count[hosts[0]] == len(runs)
+	label := func(i int, layout string) string {
+		h, t := hosts[i], runs[i].Run.Started.UTC().Format(layout)
+		if runs[i].Run.Started.IsZero() || layout == "dir" {
+			t = filepath.Base(runs[i].Path)
+		}
+		switch {
+		case h != "" && count[h] == 1 && !isTarget(h):
+			return h
+		case h == "" || allSame:
+			return t
+		}
+		return h + " " + t
+	}
+	out := make([]string, len(runs))
+	for i := range runs {
+		out[i] = label(i, "01-02 15:04")
+	}
+	// Runs started in the same minute: to the second, then by directory
+	// name, then numbered.
+	for _, layout := range []string{"01-02 15:04:05", "dir", ""} {
+		seen := map[string]int{}
+		for i, l := range runs {
+			if _, ok := given[l.Path]; !ok {
+				seen[out[i]]++
+			}
+		}
+		dup := false
+		nth := map[string]int{}
+		for i, l := range runs {
+			if _, ok := given[l.Path]; ok || seen[out[i]] < 2 {
+				continue
+			}
+			dup = true
+			if layout != "" {
+				out[i] = label(i, layout)
+				continue
+			}
+			nth[out[i]]++
+			out[i] += " #" + strconv.Itoa(nth[out[i]])
+		}
+		if !dup {
+			break
 		}
 	}
-	if len(parts) == 0 {
-		return filepath.Base(l.Path)
-	}
-	return strings.Join(parts, ", ")
-}
-
-// Labels returns a label per run: given[path] where set, else DefaultLabel;
-// default labels that two runs share get " #1", " #2", ... in run order.
-func Labels(runs []*results.Loaded, given map[string]string) []string {
-	out := make([]string, len(runs))
-	count := map[string]int{}
 	for i, l := range runs {
 		if g, ok := given[l.Path]; ok {
 			out[i] = g
-			continue
 		}
-		out[i] = DefaultLabel(l)
-		count[out[i]]++
 	}
-	nth := map[string]int{}
-	for i, l := range runs {
-		if _, ok := given[l.Path]; ok || count[out[i]] < 2 {
-			continue
+	return out
+}
+
+// isTarget reports whether name is a target's name, which a column must
+// not be labelled with (its rows name targets).
+func isTarget(name string) bool {
+	return strings.EqualFold(name, experiment.TargetHost) || strings.EqualFold(name, experiment.TargetVM)
+}
+
+// sameRuns notes the arguments that are one run twice: the same directory
+// (by another path, a link), or a copy of it (the same name, start time and
+// seed), whose differences are nothing but zero.
+func sameRuns(in []Input) []string {
+	out := []string{}
+	for i := range in {
+		for j := i + 1; j < len(in); j++ {
+			a, b := in[i].Loaded, in[j].Loaded
+			why := ""
+			sa, erra := os.Stat(a.Path)
+			sb, errb := os.Stat(b.Path)
+			switch {
+			case erra == nil && errb == nil && os.SameFile(sa, sb):
+				why = "the same directory"
+			case !a.Run.Started.IsZero() && a.Run.Started.Equal(b.Run.Started) && a.Run.Name == b.Run.Name && a.Run.Seed == b.Run.Seed:
+				why = "copies of one run (same name, start and seed)"
+			default:
+				continue
+			}
+			out = append(out, fmt.Sprintf("%s (%s) and %s (%s) are %s: every difference between them is zero by construction", in[i].Label, a.Path, in[j].Label, b.Path, why))
 		}
-		nth[out[i]]++
-		out[i] += " #" + strconv.Itoa(nth[out[i]])
 	}
 	return out
 }
@@ -239,9 +322,9 @@ func describe(l *results.Loaded) Column {
 		col.Machine = strings.TrimPrefix(strings.Join([]string{info.OS + "/" + info.Arch, info.CPU}, ", "), "/, ")
 	}
 	if p := l.Partial(); p != "" {
-		col.State = p
+		col.State, col.Partial = p, true
 	} else if !l.Run.Complete() {
-		col.State = "incomplete"
+		col.State, col.Partial = "incomplete", true
 	}
 	var spec experiment.Spec
 	specErr := json.Unmarshal(l.Run.Spec, &spec)
@@ -251,6 +334,7 @@ func describe(l *results.Loaded) Column {
 		return col
 	}
 	col.Shape["quick"] = strconv.FormatBool(spec.Quick)
+	col.Quick = spec.Quick
 	col.Shape["repeats"] = strconv.Itoa(spec.Repeats)
 	col.Shape["contention"] = contentionText(l.Run, spec)
 	col.Shape["accel"], col.Shape["vm cpus"] = "no vm", "no vm"

@@ -5,14 +5,18 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/results"
 )
@@ -88,7 +92,7 @@ func TestMissingCellIsShown(t *testing.T) {
 	}
 	var out bytes.Buffer
 	require.NoError(t, Write(&out, "table", c))
-	assert.Regexp(t, `host\s+9 background\s+2\s+\S+ ±\d+%\s+\S+ ±\d+%\s+~ \(p=[\d.]+\)\s+missing\n`, out.String())
+	assert.Regexp(t, `host\s+9 background\s+2\s+\S+ \[\S+\]\s+\S+ \[\S+\]\s+~ \(p=[\d.]+\)\s+missing\n`, out.String())
 }
 
 // The spec, the cell duration and the work differ between c and the
@@ -108,15 +112,120 @@ func TestDifferencesAreNamed(t *testing.T) {
 func TestLabels(t *testing.T) {
 	loaded := loadFixtures(t)
 	def := Labels(loaded, nil)
-	assert.Equal(t, []string{"vm, Debian 12 (bookworm) #1", "vm, Debian 12 (bookworm) #2", "vm, Debian 12 (bookworm) #3"}, def,
-		"host name and OS version from run.json, numbered when runs share them")
+	assert.Equal(t, []string{"11-24 22:49", "11-24 22:50", "11-24 22:53"}, def,
+		"every run is on the host called vm: the start times tell them apart, and no column reads as the vm target")
 	given := Labels(loaded, map[string]string{"compare-c": "short"})
-	assert.Equal(t, []string{"vm, Debian 12 (bookworm) #1", "vm, Debian 12 (bookworm) #2", "short"}, given)
+	assert.Equal(t, []string{"11-24 22:49", "11-24 22:50", "short"}, given)
 
 	_, err := Build([]Input{{Label: "x", Loaded: loaded[0]}, {Label: "x", Loaded: loaded[1]}})
 	assert.ErrorContains(t, err, `label "x" names both compare-a and compare-b`)
 	_, err = Build([]Input{{Label: "x", Loaded: loaded[0]}})
 	assert.ErrorContains(t, err, "two or more")
+}
+
+// Default labels are short, unique and never a target's name.
+func TestDefaultLabels(t *testing.T) {
+	run := func(host, started string) *results.Loaded {
+		l := &results.Loaded{Dir: &results.Dir{Path: "/r/contention-" + started}}
+		l.Run.Targets = map[string]json.RawMessage{}
+		if host != "" {
+			l.Run.Targets["host"] = json.RawMessage(`{"hostname":"` + host + `","os_version":"macOS 15.1"}`)
+		}
+		if started != "" {
+			at, err := time.Parse("20060102T150405Z", started)
+			require.NoError(t, err)
+			l.Run.Started = at
+		}
+		return l
+	}
+	cases := []struct {
+		name string
+		runs []*results.Loaded
+		want []string
+	}{
+		{"distinct hosts", []*results.Loaded{run("mini.local", "20261124T080000Z"), run("studio", "20261124T090000Z")}, []string{"mini", "studio"}},
+		{"one host: start times", []*results.Loaded{run("box", "20261124T080000Z"), run("box", "20261125T093000Z")}, []string{"11-24 08:00", "11-25 09:30"}},
+		{"a host twice among others", []*results.Loaded{run("box", "20261124T080000Z"), run("box", "20261124T090000Z"), run("mini", "20261124T100000Z")},
+			[]string{"box 11-24 08:00", "box 11-24 09:00", "mini"}},
+		{"a host named like a target", []*results.Loaded{run("vm", "20261124T080000Z"), run("host", "20261124T090000Z")}, []string{"vm 11-24 08:00", "host 11-24 09:00"}},
+		{"the same minute: seconds", []*results.Loaded{run("box", "20261124T080001Z"), run("box", "20261124T080059Z")}, []string{"11-24 08:00:01", "11-24 08:00:59"}},
+		{"the same second: by directory", []*results.Loaded{run("box", "20261124T080001Z"), run("box", "20261124T080001Z")}, []string{"contention-20261124T080001Z #1", "contention-20261124T080001Z #2"}},
+		{"no host recorded", []*results.Loaded{run("", "20261124T080000Z"), run("(none)", "20261124T090000Z")}, []string{"11-24 08:00", "11-24 09:00"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := Labels(c.runs, nil)
+			assert.Equal(t, c.want, got)
+			for _, l := range got {
+				assert.False(t, isTarget(l), "%q reads as a target", l)
+			}
+		})
+	}
+}
+
+// Two arguments that are one run get a note, whether the same directory or
+// a copy of it.
+func TestSameRunNote(t *testing.T) {
+	a := filepath.Join("..", "..", "testdata", "results", "compare-a")
+	la, err := results.Load(a)
+	require.NoError(t, err)
+	lb, err := results.Load(a + "/")
+	require.NoError(t, err)
+	lc, err := results.Load(filepath.Join("..", "..", "testdata", "results", "compare-b"))
+	require.NoError(t, err)
+	c, err := Build([]Input{{Label: "one", Loaded: la}, {Label: "two", Loaded: lb}, {Label: "other", Loaded: lc}})
+	require.NoError(t, err)
+	require.Len(t, c.Notes, 1)
+	assert.Contains(t, c.Notes[0], "one ("+a+") and two")
+	assert.Contains(t, c.Notes[0], "the same directory")
+	var buf bytes.Buffer
+	require.NoError(t, Write(&buf, "table", c))
+	assert.Contains(t, buf.String(), "note: one ("+a)
+
+	cp := *lc.Dir
+	copied := &results.Loaded{Dir: &cp, Records: lc.Records, Samples: lc.Samples}
+	copied.Path = t.TempDir()
+	c, err = Build([]Input{{Label: "b", Loaded: lc}, {Label: "fetched", Loaded: copied}})
+	require.NoError(t, err)
+	require.Len(t, c.Notes, 1)
+	assert.Contains(t, c.Notes[0], "copies of one run")
+}
+
+// Quick and partial runs are marked wherever their column is shown.
+func TestQuickAndPartialMarked(t *testing.T) {
+	col := Column{Label: "mini"}
+	assert.Equal(t, "mini", col.Heading())
+	col.Quick = true
+	assert.Equal(t, "mini (quick)", col.Heading())
+	col.Partial = true
+	assert.Equal(t, "mini (quick, partial)", col.Heading())
+
+	c := build(t, nil)
+	c.Columns[1].Quick = true
+	var buf bytes.Buffer
+	require.NoError(t, Write(&buf, "table", c))
+	assert.Contains(t, buf.String(), "11-24 22:50 (quick)")
+	assert.Contains(t, buf.String(), "(quick): a --quick run")
+}
+
+// A change reads in percent while small, as a ratio beyond; an interval as
+// ±N% only while small and symmetric.
+func TestNotation(t *testing.T) {
+	for _, tc := range []struct {
+		r    float64
+		want string
+	}{{1.04, "+4.0%"}, {0.9, "-10.0%"}, {1.5, "+50.0%"}, {0.005, "0.005x"}, {201, "201x"}, {198.489, "198x"}, {0.5, "0.5x"}, {math.NaN(), "n/a"}} {
+		assert.Equal(t, tc.want, ChangeText(analysis.Float(tc.r)), "%g", tc.r)
+	}
+	v := func(m, lo, hi float64) Value {
+		return Value{Present: true, N: 6, Median: analysis.Float(m), Low: analysis.Float(lo), High: analysis.Float(hi)}
+	}
+	assert.Equal(t, "100 ±5%", rateText(v(100, 95, 104), 1, 6))
+	assert.Equal(t, "2.552M [611.6k..4.491M]", rateText(v(2.552e6, 0.6116e6, 4.491e6), 1, 6), "-76%/+76%: too wide for ±")
+	assert.Equal(t, "100 [90..101]", rateText(v(100, 90, 101), 1, 6), "10% below, 1% above: asymmetric")
+	few := v(100, 99.5, 100.6)
+	few.N = 3
+	assert.Equal(t, "100 ±1% (n=3)", rateText(few, 1, 6))
 }
 
 func TestFindingsAcrossRuns(t *testing.T) {
@@ -170,21 +279,6 @@ func TestUnknownFormat(t *testing.T) {
 	assert.True(t, strings.Contains(err.Error(), `"xml"`) && strings.Contains(err.Error(), "table, csv, markdown, json"), err.Error())
 }
 
-func TestDefaultLabel(t *testing.T) {
-	run := func(info string) *results.Loaded {
-		l := &results.Loaded{Dir: &results.Dir{Path: "/r/contention-20261124T000000Z"}}
-		l.Run.Targets = map[string]json.RawMessage{}
-		if info != "" {
-			l.Run.Targets["host"] = json.RawMessage(info)
-		}
-		return l
-	}
-	assert.Equal(t, "mini.local, macOS 15.1", DefaultLabel(run(`{"hostname":"mini.local","os_version":"macOS 15.1"}`)))
-	assert.Equal(t, "box, Debian 12 (bookworm)", DefaultLabel(run(`{"hostname":"box","os_version":"Debian GNU/Linux 12 (bookworm), Linux 6.1.0-56-amd64"}`)))
-	assert.Equal(t, "Linux 6.1.0", DefaultLabel(run(`{"hostname":"(none)","os_version":"Linux 6.1.0"}`)), "a guest-like host without a name")
-	assert.Equal(t, "contention-20261124T000000Z", DefaultLabel(run("")), "nothing recorded: the directory's name")
-}
-
 // A change is marked * when the two runs' repeats cannot reach p < 0.05
 // however large it is: 3 against 3 (smallest p 0.1) and 2 against 3 (0.2),
 // not 6 against 6 (0.0022) or 3 against 5 (0.036).
@@ -200,7 +294,33 @@ func TestDeltaMarksRepeatsTooFewToTell(t *testing.T) {
 	}
 	assert.Equal(t, "no baseline", c.deltaText(Value{}, Value{Present: true, N: 6}))
 	assert.Equal(t, "", c.deltaText(Value{Present: true, N: 6}, Value{}))
-	assert.Equal(t, "+200.0% (p=0.002)", c.deltaText(Value{Present: true, N: 6}, Value{Present: true, N: 6, Delta: &Delta{Ratio: 3, P: 0.002, Significant: true}}))
+	assert.Equal(t, "3x (p=0.002)", c.deltaText(Value{Present: true, N: 6}, Value{Present: true, N: 6, Delta: &Delta{Ratio: 3, P: 0.002, Significant: true}}))
+}
+
+// The CSV's numbers read back as exactly the comparison's.
+func TestCSVRoundTrip(t *testing.T) {
+	c := build(t, nil)
+	var buf bytes.Buffer
+	require.NoError(t, WriteCSV(&buf, c))
+	recs, err := csv.NewReader(&buf).ReadAll()
+	require.NoError(t, err)
+	var cells []float64
+	for _, r := range recs[1:] {
+		if r[0] == "cell" && r[9] == "true" {
+			v, err := strconv.ParseFloat(r[11], 64)
+			require.NoError(t, err)
+			cells = append(cells, v)
+		}
+	}
+	var want []float64
+	for _, r := range c.Rows {
+		for _, v := range r.Values {
+			if v.Present {
+				want = append(want, float64(v.Median))
+			}
+		}
+	}
+	assert.Equal(t, want, cells, "exact, not 6 significant digits")
 }
 
 // A run in the vz device model differs in shape from one in QEMU's own.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/units"
 )
 
@@ -54,6 +55,9 @@ func (c *Comparison) Legend() []string {
 			role = " (baseline)"
 		}
 		parts := []string{col.Dir, "started " + col.Started}
+		if col.Quick {
+			parts = append(parts, "quick (loops and sizes shrunk: a smoke run)")
+		}
 		if col.Machine != "" {
 			parts = append(parts, col.Machine)
 		}
@@ -120,7 +124,7 @@ func (c *Comparison) Sections() []Section {
 func (c *Comparison) valueHeader() []string {
 	var h []string
 	for i, col := range c.Columns {
-		h = append(h, col.Label)
+		h = append(h, col.Heading())
 		if i > 0 {
 			h = append(h, "vs base")
 		}
@@ -138,7 +142,7 @@ func (c *Comparison) newSection(workload, unit string) *Section {
 	if phases {
 		head = append(head, "PHASE")
 	}
-	s := &Section{Title: fmt.Sprintf("%s (%s; median ±95%% interval)", workload, label), Header: append(head, c.valueHeader()...)}
+	s := &Section{Title: fmt.Sprintf("%s (%s; median with its 95%% interval)", workload, label), Header: append(head, c.valueHeader()...)}
 	s.Numeric = make([]bool, len(s.Header))
 	for i := 2; i < len(s.Numeric); i++ {
 		s.Numeric[i] = !(phases && i == 3)
@@ -182,7 +186,7 @@ func (c *Comparison) geomeanRow(g Geomean, keyCols int) []string {
 			if v.Delta == nil {
 				row = append(row, "")
 			} else {
-				row = append(row, percent(v.Delta.Ratio))
+				row = append(row, ChangeText(v.Delta.Ratio))
 			}
 		}
 	}
@@ -225,28 +229,45 @@ func (c *Comparison) findingRow(r FindingRow) []string {
 		case r.Kind == KindSubsumption:
 			row = append(row, fmt.Sprintf("%+.3f", float64(v.Delta.Ratio)))
 		default:
-			row = append(row, percent(v.Delta.Ratio))
+			row = append(row, ChangeText(v.Delta.Ratio))
 		}
 	}
 	return row
 }
 
-// rateText is a cell's median with its interval's half-width as a share of
-// it, benchstat's "1.15M ±3%"; with n when the run has fewer repeats of the
-// cell than another run.
+// rateText is a cell's median with its 95% interval: benchstat's
+// "1.15M ±3%" when the interval is small and about symmetric, else the
+// interval itself, "1.15M [0.52M..1.98M]" (a "±" would hide which side is
+// long); with n when the run has fewer repeats of the cell than another run.
 func rateText(v Value, scale float64, maxN int) string {
 	if !v.Present {
 		return "missing"
 	}
 	s := units.SI(float64(v.Median) / scale)
-	m := float64(v.Median)
-	if !v.Low.IsNaN() && !v.High.IsNaN() && m > 0 {
-		s += fmt.Sprintf(" ±%.0f%%", 100*math.Max(m-float64(v.Low), float64(v.High)-m)/m)
+	m, lo, hi := float64(v.Median), float64(v.Low), float64(v.High)
+	if !math.IsNaN(lo) && !math.IsNaN(hi) && m > 0 {
+		if pm, ok := symmetric(m, lo, hi); ok {
+			s += fmt.Sprintf(" ±%.0f%%", pm)
+		} else {
+			s += " [" + units.SI(lo/scale) + ".." + units.SI(hi/scale) + "]"
+		}
 	}
 	if v.N < maxN {
 		s += fmt.Sprintf(" (n=%d)", v.N)
 	}
 	return s
+}
+
+// symmetric returns an interval's half-width in percent of m when the
+// interval is small (within 25% of m either way) and about symmetric (the
+// longer side at most 1.5 times the shorter, or both under 1%).
+func symmetric(m, lo, hi float64) (float64, bool) {
+	below, above := (m-lo)/m, (hi-m)/m
+	long, short := math.Max(below, above), math.Min(below, above)
+	if long > 0.25 || short < 0 || (long > 0.01 && long > 1.5*short) {
+		return 0, false
+	}
+	return 100 * long, true
 }
 
 // deltaText is a cell's change against the baseline: "~ (p=0.40)" or
@@ -262,7 +283,7 @@ func (c *Comparison) deltaText(base, v Value) string {
 	}
 	s := "~"
 	if v.Delta.Significant {
-		s = percent(v.Delta.Ratio)
+		s = ChangeText(v.Delta.Ratio)
 	}
 	s += " (" + analysis.FormatP(v.Delta.P) + ")"
 	if analysis.SmallestP([][2]int{{base.N, v.N}}) >= c.Alpha {
@@ -284,11 +305,20 @@ func threadsText(ts []int) string {
 	return strings.Join(parts, ",")
 }
 
-func percent(r analysis.Float) string {
-	if r.IsNaN() || math.IsInf(float64(r), 0) {
+// ChangeText is a change against the baseline, a ratio r of two values:
+// in percent while it is small ("+4.0%", "-9.1%", for r from 2/3 to 1.5,
+// where a percentage reads about the same either way), else as the ratio
+// itself ("0.005x", "201x"), which a percentage would make lopsided
+// (-99.5% against +19900%).
+func ChangeText(r analysis.Float) string {
+	x := float64(r)
+	switch {
+	case math.IsNaN(x) || math.IsInf(x, 0) || x <= 0:
 		return "n/a"
+	case x >= 2.0/3 && x <= 1.5:
+		return fmt.Sprintf("%+.1f%%", 100*(x-1))
 	}
-	return fmt.Sprintf("%+.1f%%", 100*(float64(r)-1))
+	return analysis.FormatRatio(r)
 }
 
 func orDash(s string) string {
@@ -301,9 +331,21 @@ func orDash(s string) string {
 // Footer explains the marks in the table.
 func (c *Comparison) Footer() []string {
 	out := []string{
-		fmt.Sprintf("vs base: the change against the baseline, %s; ~ means no significant difference (Mann-Whitney U of the repeats, two-sided, alpha %.2f)", c.Columns[0].Label, c.Alpha),
+		fmt.Sprintf("vs base: the change against the baseline, %s, in percent while small (2/3x to 1.5x), else as a ratio (0.005x, 201x); ~ means no significant difference (Mann-Whitney U of the repeats, two-sided, alpha %.2f)", c.Columns[0].Label, c.Alpha),
+		"median ±N%: its 95% interval when that is within 25% and about symmetric; [low..high] the interval itself otherwise",
 		"missing: the run has no repeat of that cell; geomean: over the cells every run has, no test",
 		"findings: over the thread counts every run has (THREADS; own: each run's), so a run's own report may differ; ~ where the two 95% intervals overlap; a subsumption index's change is a difference, a sensitivity's a ratio",
+	}
+	marks := map[string]bool{}
+	for _, col := range c.Columns {
+		marks["quick"] = marks["quick"] || col.Quick
+		marks["partial"] = marks["partial"] || col.Partial
+	}
+	if marks["quick"] {
+		out = append(out, "(quick): a --quick run, loops and sizes shrunk for a smoke run; its numbers do not compare with a full run's")
+	}
+	if marks["partial"] {
+		out = append(out, "(partial): a run that did not finish every cell (the legend says how far it got)")
 	}
 	short := false
 	for _, r := range c.Rows {
@@ -327,11 +369,14 @@ func writeText(w io.Writer, c *Comparison, markdown bool) error {
 		for _, l := range c.Legend() {
 			b.WriteString("- " + mdEscape(l) + "\n")
 		}
+		for _, n := range c.Notes {
+			b.WriteString("\n**Note:** " + mdEscape(n) + "\n")
+		}
 		b.WriteString("\n" + c.DifferenceText() + "\n\n")
 		if len(c.Differences) > 0 {
 			head := []string{""}
 			for _, col := range c.Columns {
-				head = append(head, col.Label)
+				head = append(head, col.Heading())
 			}
 			var rows [][]string
 			for _, d := range c.Differences {
@@ -354,6 +399,9 @@ func writeText(w io.Writer, c *Comparison, markdown bool) error {
 	b.WriteString("runs (the first is the baseline):\n")
 	for _, l := range c.Legend() {
 		b.WriteString("  " + l + "\n")
+	}
+	for _, n := range c.Notes {
+		b.WriteString("note: " + n + "\n")
 	}
 	b.WriteString(c.DifferenceText() + "\n")
 	if len(c.Differences) > 0 {
@@ -467,9 +515,11 @@ func WriteCSV(w io.Writer, c *Comparison) error {
 	return cw.Error()
 }
 
+// num writes a number exactly (the shortest digits that read back as it),
+// so a CSV round trip loses nothing; NaN is empty.
 func num(f analysis.Float) string {
 	if f.IsNaN() {
 		return ""
 	}
-	return strconv.FormatFloat(float64(f), 'g', 6, 64)
+	return results.FormatCSVFloat(float64(f))
 }

@@ -439,9 +439,13 @@ func shortCellWarning(cr CellRun, warned map[string]bool) string {
 		return ""
 	}
 	warned[c.SeriesKey()] = true
-	return fmt.Sprintf("%s %s qos=%s threads=%d ran %s (< %s): scheduler placement can decide a cell this short; use duration: 1s (bench: --duration 1s) or more loops",
-		c.Target, c.Workload, c.QoS, c.Threads, shortDuration(d), MinCellInterval)
+	return fmt.Sprintf("%s %s qos=%s threads=%d ran %s (< %s): %s; use duration: 1s (bench: --duration 1s) or more loops",
+		c.Target, c.Workload, c.QoS, c.Threads, shortDuration(d), MinCellInterval, ShortCellText)
 }
+
+// ShortCellText is what every short-cell warning says, for those who
+// show it elsewhere and must not say it twice.
+const ShortCellText = "scheduler placement can decide a cell this short"
 
 // shortDuration rounds d for a message: 21.3ms, 4µs.
 func shortDuration(d time.Duration) time.Duration {

@@ -468,33 +468,35 @@ func (e MatrixEntry) problems(at string) []string {
 	return p
 }
 
-// Quick returns s shrunk for a smoke run: every compute workload's loops
-// capped at its catalog.Workload.QuickLoops and every compression size at
-// catalog.QuickSize, so that the default spec runs in a few minutes on a
-// 2-core machine whose VM has only TCG, and marked Quick.
-// Repeats, classes and thread counts stay, so the run has the full shape.
+// Quick returns s shrunk for a smoke run, marked Quick: every compute
+// workload's loops capped at its catalog.Workload.QuickLoops, every
+// fixed-duration cell at QuickDuration, every compression size at
+// catalog.QuickSize, an entry's thread counts cut to QuickThreadCounts (the
+// smallest, the largest and the one halfway, so a regression line still
+// fits), and a procs entry's process counts to its smallest. Repeats and
+// classes stay (a verdict needs 6 repeats).
 //
-// Budget, from bench on this project's 2-core Xeon (TCG guest: fp 1.3e7
-// loops/s on one vCPU, 2.3e7 on two; zstd 8 MB/s compressing, 24 MB/s
-// decompressing; host fp 2.8e8 loops/s per thread): fp at 1e7 loops per
-// thread and 1-4 threads takes 0.77+0.87+1.3+1.74 = 4.7 s per class and
-// repeat in the guest, 28 s for 2 classes x 3 repeats, and 0.04 s per run on
-// the host; a 32 MiB compress+decompress pair takes about 11 s of guest wall
-// time with input generation and verification, 65 s for 2 classes x 3
-// repeats, plus about 8 s on the host. With a 5 s boot that is under 2
-// minutes, leaving room for slower machines.
-// QuickDuration caps fixed-duration cells in a Quick run.
-const QuickDuration = 250 * time.Millisecond
-
+// Budget: every built-in spec's --quick under 2 minutes on a 2-CPU machine
+// whose VM has only TCG (the specs' comments give the times measured).
+// The guest is what costs: fp 1.3e7 loops/s on one vCPU, 2.3e7 on two;
+// mmul 1.8e4/s per vCPU; zstd 8 MB/s compressing, 24 MB/s decompressing;
+// about 0.16 s to start each process of a procs cell (an 11 MB Go binary
+// under emulation), which is why procs keeps one count; and about 0.4 s
+// of orchestration per cell run (request, telemetry, the host's sampling),
+// which is why thread counts are cut: it is most of subsumption's time.
 func Quick(s Spec) Spec {
 	out := s
 	out.Matrix = make([]MatrixEntry, len(s.Matrix))
 	for i, e := range s.Matrix {
-		maxThreads := 1
-		for _, n := range e.Threads {
-			maxThreads = max(maxThreads, n)
-		}
 		w := catalog.Lookup(e.Workload)
+		e.Threads = append([]int(nil), e.Threads...)
+		switch counts := slices.Sorted(slices.Values(e.Threads)); {
+		case w.Kind == catalog.KindProcs && len(counts) > QuickProcCounts:
+			e.Threads = counts[:QuickProcCounts]
+		case len(counts) > QuickThreadCounts:
+			e.Threads = []int{counts[0], counts[(len(counts)-1)/2], counts[len(counts)-1]}
+		}
+		maxThreads := slices.Max(append([]int{1}, e.Threads...))
 		if limit := w.QuickLoops; w.TakesLoops() && e.Loops > limit {
 			e.Loops = limit
 			if w.LoopsInTotal {
@@ -508,13 +510,25 @@ func Quick(s Spec) Spec {
 			e.SizeBytes = max(catalog.QuickSize, int64(maxThreads))
 		}
 		e.QoS = append([]qos.Class(nil), e.QoS...)
-		e.Threads = append([]int(nil), e.Threads...)
 		out.Matrix[i] = e
 	}
 	out.Targets = append([]string(nil), s.Targets...)
 	out.Quick = true
 	return out
 }
+
+// QuickDuration caps fixed-duration cells in a Quick run.
+const QuickDuration = 250 * time.Millisecond
+
+// QuickThreadCounts is how many thread counts an entry keeps in a Quick
+// run: three, the fewest a regression line needs. QuickProcCounts is how
+// many process counts a procs entry keeps: its smallest, since every
+// process costs its start (batches: 10 processes on 2 vCPUs still finish
+// in batches).
+const (
+	QuickThreadCounts = 3
+	QuickProcCounts   = 1
+)
 
 // ParseCounts reads thread or process counts ("4", "1-4", "1,2,4", "10-70/10").
 func ParseCounts(s string, maxN int) ([]int, error) { return units.ParseCounts("counts", s, maxN) }

@@ -380,12 +380,13 @@ func TestQuick(t *testing.T) {
 	assert.True(t, q.Quick)
 	assert.False(t, full.Quick, "Quick returns a copy")
 	assert.Equal(t, uint64(2e8), full.Matrix[0].Loops, "the original keeps its loops")
-	assert.Equal(t, uint64(1e7), q.Matrix[0].Loops)
+	assert.Equal(t, catalog.Lookup("fp").QuickLoops, q.Matrix[0].Loops)
 	for _, e := range q.Matrix[1:] {
-		assert.Equal(t, int64(32<<20), e.SizeBytes, e.Workload)
+		assert.Equal(t, catalog.QuickSize, e.SizeBytes, e.Workload)
 	}
-	assert.Equal(t, full.Repeats, q.Repeats, "the run keeps its shape")
-	assert.Equal(t, full.Matrix[0].Threads, q.Matrix[0].Threads)
+	assert.Equal(t, full.Repeats, q.Repeats, "the run keeps its repeats and classes")
+	assert.Equal(t, full.Matrix[0].QoS, q.Matrix[0].QoS)
+	assert.Equal(t, []int{1, 2, 4}, q.Matrix[0].Threads, "1-4 threads: the smallest, the one halfway and the largest, enough for a regression line")
 	require.NoError(t, q.Validate())
 	assert.Equal(t, q, Quick(q), "shrinking twice changes nothing more")
 
@@ -398,8 +399,13 @@ func TestQuick(t *testing.T) {
 	assert.Equal(t, uint64(1000), qs.Matrix[0].Loops, "what is already small stays")
 	assert.Equal(t, int64(1<<20), qs.Matrix[1].SizeBytes)
 	assert.Equal(t, uint64(1e6), qs.Matrix[2].Loops)
+	assert.Equal(t, []int{1, 2, 4}, qs.Matrix[2].Threads)
 	assert.Equal(t, uint64(1e4), qs.Matrix[3].Loops)
 	require.NoError(t, qs.Validate())
+
+	procs, err := ParseSpec([]byte("matrix: [{workload: procs, threads: 10-70/10}]"), "t")
+	require.NoError(t, err)
+	assert.Equal(t, []int{10}, Quick(procs).Matrix[0].Threads, "procs keeps its smallest count: every process costs its start")
 }
 
 // Every embedded spec parses and is named as its file is.

@@ -58,6 +58,9 @@ type BuildOptions struct {
 	DefaultKernelCacheDir string
 	// Progress gets one line per step; nil discards them.
 	Progress io.Writer
+	// InsecureUnsignedIndex lets a kernel fetch take a Debian index whose
+	// signature is missing or cannot be verified (recorded and printed).
+	InsecureUnsignedIndex bool
 }
 
 // Build builds the recipe's image into the store, atomically: everything is
@@ -112,6 +115,9 @@ func Build(ctx context.Context, o BuildOptions) (Manifest, error) {
 		return Manifest{}, err
 	}
 	fmt.Fprintf(p, "kernel: %s %s (%s, %s %s)\n", ks.Source, ks.Origin, ks.Version, arch, ks.Info.Format)
+	if line := ks.FetchLine(); line != "" {
+		fmt.Fprintf(p, "kernel: %s\n", line)
+	}
 	mods, err := ResolveModules(ks.ModulesDir, ks.Version, arch, r.Modules)
 	if err != nil {
 		return Manifest{}, err
@@ -441,6 +447,8 @@ func syncDir(dir string) {
 // `make build` puts beside qoslab.
 type BuildSettings struct {
 	RecipeFile, Arch, KernelCache, GuestAgent, Store string
+	// InsecureUnsignedIndex: see BuildOptions.
+	InsecureUnsignedIndex bool
 }
 
 // SettingError is a recipe or arch the user gave that cannot be built.
@@ -463,7 +471,7 @@ func (s BuildSettings) Options(env func(string) string) (BuildOptions, error) {
 // KernelOptions resolves what fetching the kernel needs (the recipe, the
 // arch, the kernel cache): Options without the guest agent.
 func (s BuildSettings) KernelOptions(env func(string) string) (BuildOptions, error) {
-	o := BuildOptions{Recipe: DefaultRecipe(), Arch: s.Arch, StoreDir: s.Store, AgentVersion: version.String()}
+	o := BuildOptions{Recipe: DefaultRecipe(), Arch: s.Arch, StoreDir: s.Store, AgentVersion: version.String(), InsecureUnsignedIndex: s.InsecureUnsignedIndex}
 	var err error
 	if s.RecipeFile != "" {
 		if o.Recipe, err = LoadRecipe(s.RecipeFile); err != nil {

@@ -661,3 +661,48 @@ func TestBuildSettingsDefaults(t *testing.T) {
 	_, err = BuildSettings{RecipeFile: filepath.Join(home, "none.yaml"), GuestAgent: agentPath}.Options(env)
 	require.ErrorAs(t, err, &bad)
 }
+
+// A Debian 13 kernel package's extract, as the kernel fetch leaves it: its
+// modules under usr/lib/modules, each .ko.xz (other kernels ship .ko.zst or
+// .ko.gz). The image holds them decompressed, at .ko paths, which is what
+// init.json lists.
+func TestBuildDebian13Extract(t *testing.T) {
+	cache := t.TempDir()
+	ft := newFakeKernel(t, elf.EM_AARCH64)
+	ext := filepath.Join(cache, "linux-image-"+ft.version+"_6.12.1-1_arm64")
+	require.NoError(t, os.MkdirAll(filepath.Join(ext, "usr"), 0o755))
+	require.NoError(t, os.Rename(filepath.Join(ft.root, "boot"), filepath.Join(ext, "boot")))
+	require.NoError(t, os.Rename(filepath.Join(ft.root, "lib"), filepath.Join(ext, "usr", "lib")))
+	require.NoError(t, os.Symlink(filepath.Base(ext), filepath.Join(cache, DebianLink("linux-image-arm64", "arm64"))))
+	agent := filepath.Join(t.TempDir(), "qoslab-agent")
+	writeFile(t, agent, makeAgent(elf.EM_AARCH64, ""))
+	r := DefaultRecipe()
+	r.Modules = []string{"gzm", "c"}
+	store := t.TempDir()
+	m, err := Build(context.Background(), BuildOptions{Recipe: r, Arch: "arm64", AgentPath: agent, AgentVersion: "test",
+		StoreDir: store, KernelCacheDir: cache})
+	require.NoError(t, err)
+	modsDir := filepath.Join(ext, "usr", "lib", "modules", ft.version)
+	assert.Equal(t, modsDir, m.Kernel.ModulesDir)
+
+	lm := "/lib/modules/" + ft.version + "/kernel/drivers/"
+	want := []string{lm + "a/a.ko", lm + "f/f.ko", lm + "zs/zs.ko", lm + "gzm/gzm.ko", lm + "b/b.ko", lm + "c/c.ko"}
+	var got []string
+	for _, mod := range m.Modules {
+		got = append(got, mod.Path)
+	}
+	assert.Equal(t, want, got)
+	files, _ := readInitramfs(t, filepath.Join(store, m.Name, InitramfsFile))
+	byName := map[string][]byte{}
+	for _, f := range files {
+		byName[f.hdr.Name] = f.data
+	}
+	for _, mod := range m.Modules {
+		assert.Equal(t, makeModule(elf.EM_AARCH64, mod.Name, ft.version, mod.Depends...), byName[mod.Path[1:]], "%s is in the image decompressed", mod.Path)
+	}
+	cfgPath := filepath.Join(t.TempDir(), "init.json")
+	require.NoError(t, os.WriteFile(cfgPath, byName["etc/qoslab/init.json"], 0o644))
+	cfg, err := guestinit.ReadConfig(cfgPath)
+	require.NoError(t, err)
+	assert.Equal(t, want, cfg.Modules)
+}

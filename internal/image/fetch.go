@@ -2,11 +2,13 @@ package image
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 
+	"golang.org/x/crypto/openpgp" //nolint:staticcheck // the keyring type debkernel verifies with
 	"golang.org/x/term"
 
 	"github.com/qoslab/qoslab/internal/image/debkernel"
@@ -15,7 +17,18 @@ import (
 // MirrorEnv names a Debian mirror when the recipe gives none.
 const MirrorEnv = "QOSLAB_DEBIAN_MIRROR"
 
-// DefaultSuite is the suite a mirror from the recipe or MirrorEnv is read in.
+// DefaultSuite is the suite a mirror from the recipe or MirrorEnv is read
+// in when the recipe names none: Debian's current release, whichever it is
+// when the kernel is fetched (Debian 13, trixie, since August 2025). A Mac
+// always gets it: it has no apt sources, so MirrorEnv is how it finds a
+// mirror, and a suite that follows Debian's releases gives its guest a
+// kernel Debian still supports without a change to qoslab (a codename
+// would age), verified by the archive keys that ship with qoslab
+// (debkernel/keys/README.md says why they still verify after the next
+// release). A Linux machine without MirrorEnv reads its own apt suites
+// instead, so its guest runs its own release's kernel. The kernel's version
+// is in the image's manifest and in every run's guest Info, so results from
+// before and after a release are told apart.
 const DefaultSuite = "stable"
 
 // KernelSources are the suites a Debian kernel is fetched from: the recipe's
@@ -75,6 +88,35 @@ func FetchKernel(ctx context.Context, o BuildOptions) (string, error) {
 	return ks.Origin, nil
 }
 
+// InsecureUnsignedIndexFlag is the flag that takes an index whose
+// signature cannot be verified; InsecureUnsignedIndexKey and
+// InsecureUnsignedIndexEnv are the same setting in the config file and the
+// environment.
+const (
+	InsecureUnsignedIndexFlag = "--insecure-unsigned-index"
+	InsecureUnsignedIndexKey  = "image.insecure-unsigned-index"
+	InsecureUnsignedIndexEnv  = "QOSLAB_IMAGE_INSECURE_UNSIGNED_INDEX"
+)
+
+// DebianKeys are the keys an InRelease is verified against: Debian's
+// archive keys that ship with qoslab, and, where the machine has Debian's
+// keyring (keyringPath; "" for none), its keys too (a key Debian added
+// since is there).
+func DebianKeys(keyringPath string) (openpgp.EntityList, error) {
+	keys, err := debkernel.ArchiveKeys()
+	if err != nil {
+		return nil, err
+	}
+	if keyringPath == "" {
+		return keys, nil
+	}
+	local, err := debkernel.LoadKeyring(keyringPath)
+	if err != nil {
+		return nil, err
+	}
+	return append(keys, local...), nil
+}
+
 // fetchDebianKernel puts the recipe's Debian kernel for arch into the
 // kernel cache, saying on p what it does.
 func fetchDebianKernel(ctx context.Context, r Recipe, arch string, o BuildOptions, p io.Writer) error {
@@ -82,16 +124,23 @@ func fetchDebianKernel(ctx context.Context, r Recipe, arch string, o BuildOption
 	if err != nil {
 		return err
 	}
-	keyring, err := debkernel.LoadKeyring(debkernel.DebianKeyring)
+	keyring, err := DebianKeys(debkernel.DebianKeyring)
 	if err != nil {
 		return err
 	}
 	pkg := r.PackageFor(arch)
 	fmt.Fprintf(p, "kernel: %s for %s is not in %s: fetching it from %s (%d suites)\n", pkg, arch, o.KernelCacheDir, from, len(sources))
-	f := &debkernel.Fetcher{CacheDir: o.KernelCacheDir, Keyring: keyring,
+	if o.InsecureUnsignedIndex {
+		fmt.Fprintf(p, "kernel: WARNING: %s: an index whose signature is missing or cannot be verified is taken anyway; the kernel's record and the image's manifest will say so\n", InsecureUnsignedIndexFlag)
+	}
+	f := &debkernel.Fetcher{CacheDir: o.KernelCacheDir, Keyring: keyring, InsecureUnsignedIndex: o.InsecureUnsignedIndex,
 		Note:     func(n string) { fmt.Fprintf(p, "kernel: %s\n", n) },
 		Progress: downloadProgress(p)}
 	dir, err := f.Fetch(ctx, sources, arch, pkg)
+	if errors.Is(err, debkernel.ErrUnverifiedIndex) {
+		return fmt.Errorf("%w\n(every InRelease must carry a good signature by one of Debian's archive keys, which ship with qoslab: a mirror or proxy that strips or alters it could hand the guest any kernel; if you trust this mirror and the network to it, %s (%s in the config file, %s=1) takes the index unverified, and records that)",
+			err, InsecureUnsignedIndexFlag, InsecureUnsignedIndexKey, InsecureUnsignedIndexEnv)
+	}
 	if err != nil {
 		return err
 	}

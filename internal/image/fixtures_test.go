@@ -9,8 +9,31 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/require"
 )
+
+func zstdOf(t testing.TB, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := zstd.NewWriter(&buf)
+	require.NoError(t, err)
+	_, err = w.Write(b)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	return buf.Bytes()
+}
+
+func gzipOf(t testing.TB, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w := gzip.NewWriter(&buf)
+	_, err := w.Write(b)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	return buf.Bytes()
+}
 
 // elfSection is one section of a hand-made ELF file.
 type elfSection struct {
@@ -221,7 +244,9 @@ func makeArm64Image(version string) []byte {
 // fakeKernelTree is a kernel and a modules directory:
 //
 //	a, b depends on a, c depends on a and b, d-dash (file d-dash.ko) depends
-//	on b, e is built in, f.ko.xz is compressed, g depends on e (built in).
+//	on b, e is built in, g depends on e (built in); compressed as Debian 13
+//	and other distributions ship them: f.ko.xz depends on a, zs.ko.zst on
+//	f, gzm.ko.gz on zs.
 type fakeKernelTree struct {
 	root, kernel, modules, version string
 }
@@ -251,7 +276,9 @@ func newFakeKernel(t testing.TB, machine elf.Machine) fakeKernelTree {
 	writeFile(t, filepath.Join(m, "kernel/drivers/b/b.ko"), makeModule(machine, "b", ver, "a"))
 	writeFile(t, filepath.Join(m, "kernel/drivers/c/c.ko"), makeModule(machine, "c", ver, "a", "b"))
 	writeFile(t, filepath.Join(m, "kernel/net/d-dash.ko"), makeModule(machine, "d_dash", ver, "b"))
-	writeFile(t, filepath.Join(m, "kernel/drivers/f/f.ko.xz"), []byte{0xfd, '7', 'z', 'X', 'Z', 0})
+	writeFile(t, filepath.Join(m, "kernel/drivers/f/f.ko.xz"), xzStream(t, makeModule(machine, "f", ver, "a"), false, 1))
+	writeFile(t, filepath.Join(m, "kernel/drivers/zs/zs.ko.zst"), zstdOf(t, makeModule(machine, "zs", ver, "f")))
+	writeFile(t, filepath.Join(m, "kernel/drivers/gzm/gzm.ko.gz"), gzipOf(t, makeModule(machine, "gzm", ver, "zs")))
 	writeFile(t, filepath.Join(m, "kernel/drivers/g/g.ko"), makeModule(machine, "g", ver, "e"))
 	writeFile(t, filepath.Join(m, "modules.builtin"), []byte("kernel/drivers/e/e.ko\nkernel/drivers/tty/serial/8250/8250.ko\n"))
 	return ft

@@ -137,7 +137,14 @@ func initEntries(agentPath string, mods ModuleSet, cfg guestinit.Config) ([]file
 		ents = append(ents, fileEntry{name: d, mode: cpio.TypeDir | mode})
 	}
 	for _, m := range mods.Load {
-		ents = append(ents, fileEntry{name: guestModulePath(mods.KernelVersion, m)[1:], mode: 0o644, src: filepath.Join(mods.Dir, filepath.FromSlash(m.File))})
+		e := fileEntry{name: guestModulePath(mods.KernelVersion, m)[1:], mode: 0o644, src: filepath.Join(mods.Dir, filepath.FromSlash(m.File))}
+		if m.Compression != "" {
+			if e.data, err = readModule(e.src); err != nil {
+				return nil, err
+			}
+			e.src = ""
+		}
+		ents = append(ents, e)
 	}
 	for i := range ents {
 		e := &ents[i]
@@ -158,9 +165,9 @@ func initEntries(agentPath string, mods ModuleSet, cfg guestinit.Config) ([]file
 	return withParents(ents), nil
 }
 
-// guestModulePath is where module m goes in the initramfs.
+// guestModulePath is where module m goes in the initramfs (decompressed).
 func guestModulePath(version string, m Module) string {
-	return "/lib/modules/" + version + "/" + m.File
+	return "/lib/modules/" + version + "/" + m.GuestFile()
 }
 
 // withParents adds every missing parent directory and sorts by name, which

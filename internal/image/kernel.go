@@ -15,6 +15,8 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/qoslab/qoslab/internal/image/debkernel"
 )
 
 // Kernel formats InspectKernel recognizes.
@@ -277,6 +279,24 @@ type KernelSource struct {
 	ModulesDir string     `json:"modules_dir,omitempty"` // lib/modules/<version> on the host; "" when no modules are needed
 	Version    string     `json:"version"`               // uname -r
 	Info       KernelInfo `json:"info"`
+	// Fetch is debian's record of where the package came from and how its
+	// index was verified; nil for other sources, and for an extract made
+	// before qoslab kept records.
+	Fetch *debkernel.Record `json:"fetch,omitempty"`
+}
+
+// FetchLine says how a fetched kernel's index was checked; "" when there
+// is no record.
+func (ks KernelSource) FetchLine() string {
+	r := ks.Fetch
+	switch {
+	case r == nil:
+		return ""
+	case r.Verified():
+		return fmt.Sprintf("%s %s from %s, its index verified: signed by %s", r.Package, r.Version, r.Source, r.Index.SignedBy)
+	}
+	return fmt.Sprintf("WARNING: %s %s from %s came through an UNVERIFIED index (%s, taken with %s): delete %s and fetch it again without that flag to check it",
+		r.Package, r.Version, r.Source, r.Index.Unverified, InsecureUnsignedIndexFlag, ks.Origin)
 }
 
 // LocateOptions says where to look for kernels.
@@ -489,6 +509,11 @@ func locateDebian(pkg, arch string, explicitPkg bool, o LocateOptions) (KernelSo
 	}
 	ks.Origin = dir
 	ks.Package = filepath.Base(dir)
+	rec, err := debkernel.ReadRecord(dir)
+	if err != nil {
+		return ks, fmt.Errorf("kernel.source debian: %w; remove %s and %s", err, dir, fix)
+	}
+	ks.Fetch = rec
 	var vers []string
 	var moddir string
 	for _, lib := range []string{"lib/modules", "usr/lib/modules"} {

@@ -3,14 +3,19 @@ package image
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"debug/elf"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/qoslab/qoslab/internal/suggest"
 )
@@ -26,6 +31,70 @@ type Module struct {
 	Name    string   `json:"name"`              // canonical: '-' spelled '_'
 	File    string   `json:"file"`              // relative to the modules directory, e.g. kernel/drivers/virtio/virtio.ko
 	Depends []string `json:"depends,omitempty"` // direct dependencies, canonical names
+	// Compression is how File is compressed (xz, zst, gz; "" for a plain
+	// .ko): the image holds the module decompressed, as GuestFile.
+	Compression string `json:"compression,omitempty"`
+}
+
+// GuestFile is where the module goes under the guest's modules directory:
+// File without its compression suffix. The build decompresses modules
+// because a kernel decompresses at most one format itself, and only when
+// built with CONFIG_MODULE_DECOMPRESS (Debian 12's has no compressed
+// modules and no decompressor; Debian 13's has xz only), while a plain .ko
+// loads on every kernel, and costs the guest no decompression at boot.
+func (m Module) GuestFile() string {
+	if m.Compression == "" {
+		return m.File
+	}
+	return strings.TrimSuffix(m.File, "."+m.Compression)
+}
+
+// maxModuleBytes bounds a module decompressed: the largest in Debian's
+// kernels are a few tens of MiB.
+const maxModuleBytes = 256 << 20
+
+// readModule reads the module file at path, decompressed when its name says
+// it is compressed (.ko.xz, .ko.zst, .ko.gz).
+func readModule(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	_, comp, _ := moduleFileName(path)
+	var r io.Reader
+	switch comp {
+	case "":
+		return b, nil
+	case "xz":
+		// One stream, LZMA2 with a CRC32 check, as the kernel's build
+		// compresses modules; unxz checks it.
+		out, err := unxz(context.Background(), b, 4*len(b), maxModuleBytes)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return out, nil
+	case "zst":
+		zr, err := zstd.NewReader(bytes.NewReader(b), zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxModuleBytes))
+		if err != nil {
+			return nil, fmt.Errorf("%s: zstd: %w", path, err)
+		}
+		defer zr.Close()
+		r = zr
+	case "gz":
+		zr, err := gzip.NewReader(bytes.NewReader(b))
+		if err != nil {
+			return nil, fmt.Errorf("%s: gzip: %w", path, err)
+		}
+		r = zr
+	}
+	out, err := io.ReadAll(io.LimitReader(r, maxModuleBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", path, map[string]string{"zst": "zstd", "gz": "gzip"}[comp], err)
+	}
+	if len(out) > maxModuleBytes {
+		return nil, fmt.Errorf("%s: more than %d MiB decompressed", path, maxModuleBytes>>20)
+	}
+	return out, nil
 }
 
 // ModuleSet is a resolved list of modules in load order.
@@ -234,11 +303,8 @@ func (r *resolver) visit(name string, chain []string) error {
 	if !ok {
 		return r.notFound(name, chain)
 	}
-	if _, comp, _ := moduleFileName(file); comp != "" {
-		return fmt.Errorf("module %s for kernel %s is %s-compressed (%s): compressed modules are not supported; use a kernel whose modules are plain .ko files (Debian 12's are) or decompress them (e.g. `find %s -name '*.ko.%s' -exec %s -d {} +`)",
-			name, r.version, comp, filepath.Join(r.dir, file), r.dir, comp, map[string]string{"xz": "unxz", "zst": "zstd --rm", "gz": "gunzip"}[comp])
-	}
 	r.state[name] = 1
+	_, comp, _ := moduleFileName(file)
 	info, err := readModinfo(filepath.Join(r.dir, file), r.arch)
 	if err != nil {
 		return fmt.Errorf("module %s: %w", name, err)
@@ -262,7 +328,7 @@ func (r *resolver) visit(name string, chain []string) error {
 		}
 	}
 	r.state[name] = 2
-	r.order = append(r.order, Module{Name: name, File: file, Depends: deps})
+	r.order = append(r.order, Module{Name: name, File: file, Depends: deps, Compression: comp})
 	return nil
 }
 
@@ -292,12 +358,14 @@ func (r *resolver) notFound(name string, chain []string) error {
 }
 
 // readModinfo reads a module's .modinfo section: NUL-separated key=value
-// pairs. It checks the file is an ELF relocatable for arch.
+// pairs. It checks the file (decompressed, if it is compressed) is an ELF
+// relocatable for arch.
 func readModinfo(path, arch string) (map[string]string, error) {
-	if _, err := os.Stat(path); err != nil {
+	b, err := readModule(path)
+	if err != nil {
 		return nil, err
 	}
-	f, err := elf.Open(path)
+	f, err := elf.NewFile(bytes.NewReader(b))
 	if err != nil {
 		return nil, fmt.Errorf("%s is not a kernel module: %w", path, err)
 	}
@@ -312,11 +380,11 @@ func readModinfo(path, arch string) (map[string]string, error) {
 	if s == nil {
 		return nil, fmt.Errorf("%s is not a kernel module: no .modinfo section", path)
 	}
-	b, err := s.Data()
+	mi, err := s.Data()
 	if err != nil {
 		return nil, fmt.Errorf("%s: .modinfo: %w", path, err)
 	}
-	return parseModinfo(b), nil
+	return parseModinfo(mi), nil
 }
 
 func parseModinfo(b []byte) map[string]string {

@@ -47,6 +47,39 @@ func TestResolveModulesFromModinfo(t *testing.T) {
 	assert.Empty(t, set.Load)
 }
 
+// Compressed modules (.ko.xz as Debian 13 ships them, .ko.zst, .ko.gz) are
+// read decompressed: their .modinfo gives the order, and the image holds
+// each as a plain .ko.
+func TestResolveCompressedModules(t *testing.T) {
+	ft := newFakeKernel(t, elf.EM_AARCH64)
+	set, err := ResolveModules(ft.modules, ft.version, "arm64", []string{"gzm"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a", "f", "zs", "gzm"}, loadNames(set))
+	want := []struct{ file, compression, guest string }{
+		{"kernel/drivers/a/a.ko", "", "kernel/drivers/a/a.ko"},
+		{"kernel/drivers/f/f.ko.xz", "xz", "kernel/drivers/f/f.ko"},
+		{"kernel/drivers/zs/zs.ko.zst", "zst", "kernel/drivers/zs/zs.ko"},
+		{"kernel/drivers/gzm/gzm.ko.gz", "gz", "kernel/drivers/gzm/gzm.ko"},
+	}
+	for i, w := range want {
+		m := set.Load[i]
+		assert.Equal(t, w.file, m.File)
+		assert.Equal(t, w.compression, m.Compression)
+		assert.Equal(t, w.guest, m.GuestFile())
+		b, err := readModule(filepath.Join(ft.modules, m.File))
+		require.NoError(t, err)
+		assert.Equal(t, makeModule(elf.EM_AARCH64, m.Name, ft.version, m.Depends...), b, "%s decompressed", m.File)
+	}
+
+	// The vermagic and arch checks see through the compression.
+	writeFile(t, filepath.Join(ft.modules, "kernel/old.ko.xz"), xzStream(t, makeModule(elf.EM_AARCH64, "old", "5.10.0-1-arm64"), false, 1))
+	_, err = ResolveModules(ft.modules, ft.version, "arm64", []string{"old"})
+	assert.ErrorContains(t, err, "is built for kernel 5.10.0-1-arm64, not "+ft.version)
+	writeFile(t, filepath.Join(ft.modules, "kernel/x86.ko.zst"), zstdOf(t, makeModule(elf.EM_X86_64, "x86", ft.version)))
+	_, err = ResolveModules(ft.modules, ft.version, "arm64", []string{"x86"})
+	assert.ErrorContains(t, err, "is a module for amd64, but the image is for arm64")
+}
+
 // With modules.dep its dependencies win (they are what depmod computed).
 func TestResolveModulesFromModulesDep(t *testing.T) {
 	ft := newFakeKernel(t, elf.EM_X86_64)
@@ -75,9 +108,17 @@ func TestResolveModulesErrors(t *testing.T) {
 	err = resolve("d_dahs")
 	assert.ErrorContains(t, err, "did you mean d_dash?")
 
-	err = resolve("f")
-	assert.ErrorContains(t, err, "module f for kernel "+ft.version+" is xz-compressed")
-	assert.ErrorContains(t, err, "compressed modules are not supported")
+	// A damaged compressed module: its file and what is wrong.
+	for _, c := range []struct{ name, file, says string }{
+		{"badxz", "kernel/bad/badxz.ko.xz", "xz: no xz stream header"},
+		{"badzst", "kernel/bad/badzst.ko.zst", "zstd"},
+		{"badgz", "kernel/bad/badgz.ko.gz", "gzip"},
+	} {
+		writeFile(t, filepath.Join(ft.modules, c.file), []byte{0xfd, '7', 'z', 'X', 'Z', 0})
+		err = resolve(c.name)
+		assert.ErrorContains(t, err, "module "+c.name+": "+filepath.Join(ft.modules, c.file))
+		assert.ErrorContains(t, err, c.says)
+	}
 
 	// A dependency that is not there.
 	writeFile(t, filepath.Join(ft.modules, "kernel/h.ko"), makeModule(elf.EM_X86_64, "h", ft.version, "missing_dep"))

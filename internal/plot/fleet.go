@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -28,8 +29,12 @@ func CompareCharts(c *compare.Comparison) ([]Chart, []Skipped) {
 	var skipped []Skipped
 	labels := make([]string, len(c.Columns))
 	for i, col := range c.Columns {
-		labels[i] = col.Label
+		labels[i] = col.Heading()
+		if i == 0 {
+			labels[i] += " (baseline)"
+		}
 	}
+	ticks, key := runTicks(labels)
 	var si []compare.FindingRow
 	for _, f := range c.Findings {
 		if f.Kind == compare.KindSubsumption {
@@ -39,7 +44,9 @@ func CompareCharts(c *compare.Comparison) ([]Chart, []Skipped) {
 	if len(si) == 0 {
 		skipped = append(skipped, Skipped{"compare-subsumption", "no run has a subsumption index (it needs a workload run at two classes on both the host and a VM, with a QoS effect on the host)"})
 	} else {
-		out = append(out, chart("compare-subsumption", FamilyCompare, subsumptionFigure(labels, si)))
+		f := subsumptionFigure(ticks, si)
+		f.notes = append(f.notes, key...)
+		out = append(out, chart("compare-subsumption", FamilyCompare, f))
 	}
 	var workloads []string
 	for _, r := range c.Rows {
@@ -48,11 +55,12 @@ func CompareCharts(c *compare.Comparison) ([]Chart, []Skipped) {
 		}
 	}
 	for _, w := range workloads {
-		f, ok := ratesFigure(labels, c.Rows, w)
+		f, ok := ratesFigure(ticks, c.Rows, w)
 		if !ok {
 			skipped = append(skipped, Skipped{stem("compare-rates", w), "no thread count of " + w + " was run by every run"})
 			continue
 		}
+		f.notes = append(f.notes, key...)
 		out = append(out, chart(stem("compare-rates", w), FamilyCompare, f))
 	}
 	return out, skipped
@@ -66,7 +74,7 @@ var seriesShapes = []string{"diamond", "ring", "square", "triangle", "cross", "p
 // lost in the VM.
 func subsumptionFigure(labels []string, rows []compare.FindingRow) *figure {
 	p := newPlot("", "subsumption index")
-	p.NominalX(tickLabels(labels)...)
+	p.NominalX(labels...)
 	p.X.Tick.Label.Font = sans(tickSize)
 	f := &figure{
 		title: "Subsumption index per machine",
@@ -155,7 +163,7 @@ func ratesFigure(labels []string, rows []compare.Row, w string) (*figure, bool) 
 	}
 	unit, scale := units.ScaleRate(sel[0].Unit, math.Sqrt(lo*hi))
 	p := newPlot("", "")
-	p.NominalX(tickLabels(labels)...)
+	p.NominalX(labels...)
 	p.X.Tick.Label.Font = sans(tickSize)
 	f := &figure{
 		title: fmt.Sprintf("%s: rate per machine at each class, host and VM, at %s", w, units.Plural(threads, "thread")),
@@ -202,12 +210,38 @@ func ratesFigure(labels []string, rows []compare.Row, w string) (*figure, bool) 
 	return f, true
 }
 
-// tickLabels breaks run labels at their first ", " (host name, OS version)
-// so that neighbours do not run into each other.
-func tickLabels(labels []string) []string {
-	out := make([]string, len(labels))
+// maxTickLines is how many lines a run's label may take under the x axis
+// before the chart names its runs in a key instead.
+const maxTickLines = 3
+
+// runTicks are the x axis labels of a chart with one position per run,
+// which must never run into each other: each run's label wrapped at spaces
+// to the width of its position, when every one fits in maxTickLines lines;
+// otherwise short names ("#1", "#2") and a key, a note under the chart,
+// naming each run in full.
+func runTicks(labels []string) (ticks, key []string) {
+	sty := textStyle(tickSize)
+	// The data area is the figure's width less the margins and the y axis
+	// (about 90 points with its label and ticks); each run has an equal
+	// part of it, and a little space between neighbours.
+	slot := (Width-vg.Points(2*margin+90))/vg.Length(max(1, len(labels))) - vg.Points(12)
+	ticks = make([]string, len(labels))
+	fits := true
 	for i, l := range labels {
-		out[i] = strings.Replace(l, ", ", "\n", 1)
+		lines := wrap(l, sty, slot)
+		for _, line := range lines {
+			fits = fits && sty.Width(line) <= slot
+		}
+		fits = fits && len(lines) <= maxTickLines
+		ticks[i] = strings.Join(lines, "\n")
 	}
-	return out
+	if fits {
+		return ticks, nil
+	}
+	parts := make([]string, len(labels))
+	for i, l := range labels {
+		ticks[i] = "#" + strconv.Itoa(i+1)
+		parts[i] = ticks[i] + ": " + l
+	}
+	return ticks, []string{"Runs: " + strings.Join(parts, "; ") + "."}
 }

@@ -297,13 +297,13 @@ func TestTelemetryCharts(t *testing.T) {
 	assert.Len(t, vmHost.fig.panels, 3, "busy, MHz and vCPU threads")
 	all := texts(renderSVG(t, vmHost))
 	joined := strings.Join(all, " ")
-	for _, want := range []string{"vcpu 0 (SCHED_OTHER nice=0)", "vcpu 1 (SCHED_OTHER nice=0)", "fp q9 ×2 r1", "fp q33 ×2 r2", "CPU 3 P", "frequency: 970 MHz (light) to 3210 MHz (dark)"} {
+	for _, want := range []string{"vcpu 0: default (SCHED_OTHER, nice 0)", "vcpu 1: default (SCHED_OTHER, nice 0)", "fp q9 ×2 r1", "fp q33 ×2 r2", "CPU 3 P", "frequency: 970 MHz (light) to 3210 MHz (dark)"} {
 		assert.Contains(t, joined, want)
 	}
 
 	host := byName["telemetry-host-host"]
 	assert.True(t, slices.ContainsFunc(host.Notes, func(n string) bool { return strings.Contains(n, "2 samples taken between cell runs") }), "notes: %q", host.Notes)
-	assert.Contains(t, strings.Join(texts(renderSVG(t, host)), " "), "worker 0 (SCHED_IDLE nice=0; SCHED_OTHER nice=-10)")
+	assert.Contains(t, strings.Join(texts(renderSVG(t, host)), " "), "worker 0: background (SCHED_IDLE); user-interactive (SCHED_OTHER, nice -10)", "each policy in plain words, with the class it belongs to")
 }
 
 func TestTelemetryWithoutReadings(t *testing.T) {

@@ -421,7 +421,11 @@ func threadLines(p *plot.Plot, samples []telemetry.Sample, at func(telemetry.Sam
 		}
 		text := role
 		if pol := policies[role]; len(pol) > 0 {
-			text += " (" + strings.Join(pol, "; ") + ")"
+			words := make([]string, len(pol))
+			for i, p := range pol {
+				words[i] = telemetry.PolicyText(p)
+			}
+			text += ": " + strings.Join(words, "; ")
 		}
 		out = append(out, legendEntry{text: text, thumbs: []plot.Thumbnailer{lineThumb{styles[role]}}})
 	}

@@ -518,3 +518,16 @@ func BenchmarkReadSelf(b *testing.B) {
 		}
 	}
 }
+
+// The portable reading of a policy agrees with the mapping qoslab applies.
+func TestClassOfLinuxPolicyAgreesWithTheMapping(t *testing.T) {
+	for _, c := range All() {
+		m, ok := linuxMapping(c)
+		require.True(t, ok)
+		assert.Equal(t, c, ClassOfLinuxPolicy(schedPolicyName(m.policy), m.nice), "%s", c)
+		assert.Equal(t, linuxClass(m.policy, m.nice), ClassOfLinuxPolicy(schedPolicyName(m.policy), m.nice))
+	}
+	assert.Equal(t, Background, ClassOfLinuxPolicy("SCHED_IDLE", 10), "nice does not matter to SCHED_IDLE")
+	assert.Equal(t, Unspecified, ClassOfLinuxPolicy("SCHED_FIFO", 0))
+	assert.Equal(t, Unspecified, ClassOfLinuxPolicy("SCHED_OTHER", 3))
+}

@@ -123,3 +123,24 @@ type Applied struct {
 
 // OK reports whether the thread reads back as the class that was asked for.
 func (a Applied) OK() bool { return a.Asked == a.Applied }
+
+// ClassOfLinuxPolicy names the class whose Linux mapping a thread's
+// scheduling policy (as sched(7) names it: "SCHED_OTHER") and nice are
+// (docs/design.md, "QoS classes"), or Unspecified: how a policy read from
+// /proc on any host is told in plain words. SCHED_IDLE is background
+// whatever its nice, which it ignores.
+func ClassOfLinuxPolicy(policy string, nice int) Class {
+	switch {
+	case policy == "SCHED_IDLE":
+		return Background
+	case policy == "SCHED_BATCH" && nice == 10:
+		return Utility
+	case policy == "SCHED_OTHER" && nice == 0:
+		return Default
+	case policy == "SCHED_OTHER" && nice == -5:
+		return UserInitiated
+	case policy == "SCHED_OTHER" && nice == -10:
+		return UserInteractive
+	}
+	return Unspecified
+}

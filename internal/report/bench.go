@@ -45,7 +45,13 @@ type Bench struct {
 	Spec       experiment.Spec        `json:"spec"`
 	Contention *experiment.Contention `json:"contention,omitempty"`
 	Runs       []BenchRun             `json:"runs"`
-	Samples    []results.Sample       `json:"samples"`
+	// Cells summarize the samples per cell as summary.json's cells do:
+	// n, median, min, max and the median's interval of the total and
+	// per-thread rates and of the times, and the repeats' dispersion (cv,
+	// max_min, flag); Warnings name the flagged ones.
+	Cells    []analysis.Cell  `json:"cells"`
+	Warnings []string         `json:"warnings"`
+	Samples  []results.Sample `json:"samples"`
 	// Results is the results directory of a saved run.
 	Results string   `json:"results,omitempty"`
 	Notes   []string `json:"notes,omitempty"`
@@ -167,9 +173,20 @@ type BenchRun struct {
 func WriteBench(w io.Writer, format string, r *Bench) error {
 	switch format {
 	case "json":
+		doc := *r
+		doc.Cells = analysis.SortCells(results.Cells(r.Samples))
+		doc.Warnings = []string{}
+		for _, c := range doc.Cells {
+			if c.DispersionFlag() != "" {
+				doc.Warnings = append(doc.Warnings, analysis.DispersionWarnings([]analysis.Cell{c}, c.Workload, c.Phase)...)
+			}
+		}
+		if doc.Cells == nil {
+			doc.Cells = []analysis.Cell{}
+		}
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		return enc.Encode(r)
+		return enc.Encode(&doc)
 	case "csv":
 		return results.WriteCSV(w, r.Samples)
 	case "markdown":
@@ -398,8 +415,14 @@ func writeCells(w io.Writer, r *Bench, markdown bool) error {
 		bullet, lead = "- ", "- "
 		fmt.Fprintln(w)
 	}
+	for _, c := range cells {
+		if c.DispersionFlag() != "" {
+			fmt.Fprintln(w, lead+summary.DispersionMark)
+			break
+		}
+	}
 	if len(lines) > 0 {
-		fmt.Fprintln(w, "qos applied: * = part of the class's OS mapping did not take effect, ! = threads ran at another class:")
+		fmt.Fprintln(w, lead+strings.ToLower(summary.QoSNotesIntro[:1])+summary.QoSNotesIntro[1:])
 		for _, l := range lines {
 			fmt.Fprintln(w, bullet+l)
 		}

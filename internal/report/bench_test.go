@@ -76,6 +76,71 @@ func TestBenchFlagsDisagreeingRepeats(t *testing.T) {
 // compare marks only the rows whose sample sizes cannot reach p < 0.05,
 // whatever the change, and its footer names each such pair of sizes once.
 
+// bench's JSON has each cell's summary beside the samples: median and its
+// interval, CV, max/min and the flag, as summary.json's cells.
+func TestBenchJSONHasCellSummaries(t *testing.T) {
+	b := &Bench{}
+	for rep, rate := range []float64{1e6, 1.1e6, 0.9e6, 5e8, 5.1e8, 4.9e8} {
+		b.Samples = append(b.Samples, results.Sample{Target: "host", Workload: "fp", QoS: 9, Threads: 1, Repeat: rep + 1, EndNs: 1e9, Work: rate, Unit: "loops", Rate: rate, QoSApplied: 9, QoSFull: true})
+	}
+	var out strings.Builder
+	require.NoError(t, WriteBench(&out, "json", b))
+	var doc struct {
+		Cells []struct {
+			Target    string `json:"target"`
+			TotalRate struct {
+				N      int     `json:"n"`
+				Median float64 `json:"median"`
+				Min    float64 `json:"min"`
+				Max    float64 `json:"max"`
+				CILow  float64 `json:"ci_low"`
+				CIHigh float64 `json:"ci_high"`
+			} `json:"total_rate"`
+			Dispersion struct {
+				CV     float64 `json:"cv"`
+				MaxMin float64 `json:"max_min"`
+				Flag   string  `json:"flag"`
+			} `json:"dispersion"`
+		} `json:"cells"`
+		Warnings []string         `json:"warnings"`
+		Samples  []results.Sample `json:"samples"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out.String()), &doc))
+	require.Len(t, doc.Cells, 1)
+	c := doc.Cells[0]
+	assert.Equal(t, 6, c.TotalRate.N)
+	assert.InDelta(t, (1.1e6+4.9e8)/2, c.TotalRate.Median, 1)
+	assert.Equal(t, 0.9e6, c.TotalRate.Min)
+	assert.Equal(t, 5.1e8, c.TotalRate.Max)
+	assert.LessOrEqual(t, c.TotalRate.CILow, c.TotalRate.Median)
+	assert.Positive(t, c.Dispersion.CV)
+	assert.InDelta(t, 5.1e8/0.9e6, c.Dispersion.MaxMin, 1e-6)
+	assert.NotEmpty(t, c.Dispersion.Flag, "two groups 500x apart")
+	require.Len(t, doc.Warnings, 1)
+	assert.Contains(t, doc.Warnings[0], "host fp qos=9 threads=1")
+	assert.Len(t, doc.Samples, 6, "the samples stay")
+}
+
+// One symbol, one meaning: "!" marks only repeats that disagree, and its
+// legend is under the table; a class not applied is said in words.
+func TestBenchNotationOneSymbolPerMeaning(t *testing.T) {
+	b := &Bench{}
+	for rep, rate := range []float64{1e6, 1.1e6, 0.9e6, 5e8, 5.1e8, 4.9e8} {
+		b.Samples = append(b.Samples,
+			results.Sample{Target: "host", Workload: "fp", QoS: 9, Threads: 1, Repeat: rep + 1, EndNs: 1e9, Work: rate, Unit: "loops", Rate: rate, QoSApplied: 9, QoSFull: true},
+			results.Sample{Target: "host", Workload: "fp", QoS: 33, Threads: 1, Repeat: rep + 1, EndNs: 1e9, Work: 1e8, Unit: "loops", Rate: 1e8, QoSApplied: 21, QoSFull: false, QoSReason: "no CAP_SYS_NICE"})
+	}
+	var out strings.Builder
+	require.NoError(t, WriteBench(&out, "table", b))
+	text := out.String()
+	assert.Contains(t, text, "cv ")
+	assert.Equal(t, 1, strings.Count(text, "% !"), "the disagreeing cell is marked:\n%s", text)
+	assert.Contains(t, text, "\n!: the repeats disagree", "its legend beside the table")
+	assert.Contains(t, text, "default (other class)")
+	assert.NotContains(t, text, "default !")
+	assert.Equal(t, 1, strings.Count(text, "warning: host fp qos=9 threads=1"), "its warning once:\n%s", text)
+}
+
 // A VM in the vz model is said to be QEMU's, under the table, in the
 // report's platform line, and in the JSON: never taken for a Mac.
 func TestVZModelIsSaidToBeQEMUs(t *testing.T) {

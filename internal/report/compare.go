@@ -37,7 +37,7 @@ func NewComparison(c *compare.Comparison, loaded []*results.Loaded) *Comparison 
 	r := &Comparison{Comparison: c}
 	r.Charts, r.Skipped = plot.CompareCharts(c)
 	for i, l := range loaded {
-		r.Platforms = append(r.Platforms, c.Columns[i].Label+": "+(&Report{Run: l.Run}).Platform())
+		r.Platforms = append(r.Platforms, c.Columns[i].Heading()+": "+(&Report{Run: l.Run}).Platform())
 	}
 	return r
 }
@@ -112,7 +112,7 @@ var compareTemplate = page("compare", `<!DOCTYPE html>
 <ul class="platform">{{range .Platforms}}<li>{{.}}</li>{{end}}</ul>
 <p{{if .Differences}} class="platform"{{end}}>{{.DifferenceText}}</p>
 {{with .Differences}}<table>
-<tr><th></th>{{range $.Columns}}<th>{{.Label}}</th>{{end}}</tr>
+<tr><th></th>{{range $.Columns}}<th>{{.Heading}}</th>{{end}}</tr>
 {{range .}}<tr><th>{{.Key}}</th>{{range .Values}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</table>{{end}}
 

@@ -143,7 +143,7 @@ var htmlTemplate = page("report", `<!DOCTYPE html>
 <tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr>{{range $i, $c := .}}<td{{if index $t.RightAlign $i}} class="num"{{end}}>{{$c}}</td>{{end}}</tr>
 {{end}}</table>
-{{if .QoSNotes}}<p>{{$.QoSIntro}}</p><ul class="notes">{{range .QoSNotes}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{range .Marks}}<p>{{.}}</p>{{end}}{{if .QoSNotes}}<p>{{$.QoSIntro}}</p><ul class="notes">{{range .QoSNotes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .Regressions}}<p>Total rate R ({{.RateUnit}}) on threads T, one point per repeat:</p><ul>{{range .Regressions}}<li><code>{{.}}</code></li>{{end}}</ul>{{end}}
 {{else}}<p>No cell finished.</p>
 {{end}}

@@ -83,10 +83,15 @@ func (s Sample) csvRow() []string {
 	}
 }
 
-// decimal writes x without an exponent, so a column reads one way: whole
-// numbers as integers (2000000, not 2e+06), others with their shortest
-// exact fraction.
-func decimal(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+// decimal writes x in the shortest form that reads back as exactly x
+// (FormatCSVFloat).
+func decimal(x float64) string { return FormatCSVFloat(x) }
+
+// FormatCSVFloat writes x as every CSV qoslab writes numbers: the shortest
+// digits that read back as exactly x (strconv's 'g' with precision -1), so
+// a round trip through a CSV loses nothing: 2079123.5 is "2.0791235e+06",
+// never a rounded "2.079e+06".
+func FormatCSVFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 
 // WriteCSV writes the header and one row per sample.
 func WriteCSV(w io.Writer, samples []Sample) error {

@@ -76,10 +76,14 @@ type raplZone struct {
 
 // threadTrack is a followed thread's open files and last reading.
 type threadTrack struct {
-	stat   *os.File
-	sched  *os.File // schedstat; nil where the kernel has none
-	ticks  uint64
-	runNs  uint64
+	stat  *os.File
+	sched *os.File // schedstat; nil where the kernel has none
+	ticks uint64
+	runNs uint64
+	// at is when ticks and runNs were read: a thread's busy share is its
+	// CPU time over the time between its own two readings, not between
+	// two samples' starts.
+	at     time.Time
 	primed bool
 	gen    uint64
 	// policy is the last policy string, reused while policy, nice and
@@ -241,7 +245,7 @@ func (p *procProbe) Sample(ctx context.Context, refs []ThreadRef) (Sample, error
 	}
 	p.sampleCPUs(&s)
 	p.samplePower(&s, interval)
-	p.sampleThreads(&s, refs, interval)
+	p.sampleThreads(&s, refs)
 	p.last, p.sampled = now, true
 	return s, nil
 }
@@ -422,7 +426,7 @@ func (p *procProbe) samplePower(s *Sample, interval time.Duration) {
 }
 
 // sampleThreads reads each followed thread's CPU, policy and CPU time.
-func (p *procProbe) sampleThreads(s *Sample, refs []ThreadRef, interval time.Duration) {
+func (p *procProbe) sampleThreads(s *Sample, refs []ThreadRef) {
 	p.gen++
 	if len(refs) > 0 {
 		s.Threads = make([]Thread, 0, len(refs))
@@ -444,6 +448,7 @@ func (p *procProbe) sampleThreads(s *Sample, refs []ThreadRef, interval time.Dur
 			p.threads[ref] = tr
 		}
 		tr.gen = p.gen
+		readAt := p.now()
 		b, err := p.read(tr.stat)
 		var st procTaskStat
 		if err == nil {
@@ -464,7 +469,7 @@ func (p *procProbe) sampleThreads(s *Sample, refs []ThreadRef, interval time.Dur
 			continue
 		}
 		t := Thread{TID: ref.TID, Role: ref.Role, CPU: st.Processor, Policy: tr.policyString(st)}
-		busy, ok := tr.busy(ref, st, p, interval, s)
+		busy, ok := tr.busy(ref, st, p, readAt, s)
 		if ok {
 			if vals == nil {
 				vals = make([]float64, len(refs))
@@ -514,10 +519,19 @@ func (p *procProbe) dropThread(ref ThreadRef, tr *threadTrack) {
 	delete(p.threads, ref)
 }
 
-// busy is the thread's CPU time since the last reading as a share of one
-// CPU: from schedstat's run time in ns where the kernel has it (exact), else
-// from stat's utime+stime (10 ms steps). It updates the reading.
-func (tr *threadTrack) busy(ref ThreadRef, st procTaskStat, p *procProbe, interval time.Duration, s *Sample) (float64, bool) {
+// busy is the thread's CPU time since its last reading as a share of one
+// CPU, over the time between the two readings (read at readAt): from
+// schedstat's run time in ns where the kernel has it (exact), else from
+// stat's utime+stime (10 ms steps). It updates the reading.
+//
+// A thread runs on one CPU at a time, so its share cannot pass 1. It did
+// (a thread "busy 148%") when divided by the interval between two samples'
+// starts: on a busy machine the sampler can be preempted between its start
+// and this thread's reading, and the run time then covers more than that
+// interval. What is left over 1 once each thread has its own interval is
+// the resolution of the reading (a clock read just before the file, 10 ms
+// ticks), and the share is capped at 1.
+func (tr *threadTrack) busy(ref ThreadRef, st procTaskStat, p *procProbe, readAt time.Time, s *Sample) (float64, bool) {
 	runNs, haveNs := uint64(0), false
 	if tr.sched != nil {
 		b, err := p.read(tr.sched)
@@ -533,9 +547,10 @@ func (tr *threadTrack) busy(ref ThreadRef, st procTaskStat, p *procProbe, interv
 			haveNs = true
 		}
 	}
+	interval := readAt.Sub(tr.at)
 	primed := tr.primed && interval > 0
 	prevTicks, prevNs := tr.ticks, tr.runNs
-	tr.ticks, tr.runNs, tr.primed = st.Ticks, runNs, true
+	tr.ticks, tr.runNs, tr.at, tr.primed = st.Ticks, runNs, readAt, true
 	if !primed {
 		return 0, false
 	}
@@ -551,7 +566,7 @@ func (tr *threadTrack) busy(ref ThreadRef, st procTaskStat, p *procProbe, interv
 		}
 		busy = float64(st.Ticks-prevTicks) / p.hz / interval.Seconds()
 	}
-	return busy, true
+	return min(busy, 1), true
 }
 
 func (tr *threadTrack) policyString(st procTaskStat) string {

@@ -403,3 +403,37 @@ func TestProcProbeThisMachine(t *testing.T) {
 		return assert.ObjectsAreEqual([]string{"thread " + strconv.Itoa(tid) + " (worker 0) exited"}, s.Notes) && len(s.Threads) == 0
 	}, 5*time.Second, 10*time.Millisecond)
 }
+
+// A thread's busy share is over the time between its own two readings:
+// when the sampler is held up between a sample's start and a thread's
+// reading (a busy machine), the thread's run time covers more than the
+// samples' interval, and dividing by that gave shares over 100%.
+func TestThreadBusyIsOverItsOwnReadings(t *testing.T) {
+	p, root, _ := newFixtureProbe(t, "constructed")
+	base := time.Unix(1000, 0)
+	// The clock as the probe reads it: at each sample's start, then before
+	// each thread's reading (vcpu 0, 1, 2).
+	calls := []time.Duration{0, 0, 0, 0, 100, 148, 148, 148}
+	n := 0
+	p.now = func() time.Time {
+		d := calls[min(n, len(calls)-1)]
+		n++
+		return base.Add(d * time.Millisecond)
+	}
+	refs := VCPURefs(4242, []int{4250, 4251, 4252})
+	_, err := p.Sample(context.Background(), refs)
+	require.NoError(t, err)
+	overlay(t, "constructed-next", root)
+	// vcpu 0 ran all the 148 ms from its first reading to its second.
+	writeFile(t, root, "proc/4242/task/4250/schedstat", "5348000000 1010 51\n")
+	next, err := p.Sample(context.Background(), refs)
+	require.NoError(t, err)
+	assert.Equal(t, int64(100*time.Millisecond), next.IntervalNs, "the sample's interval")
+	require.NotNil(t, next.Threads[0].Busy)
+	assert.InDelta(t, 1.0, *next.Threads[0].Busy, 1e-9, "148 ms run in its own 148 ms, not 148%")
+	for _, th := range next.Threads {
+		if th.Busy != nil {
+			assert.LessOrEqual(t, *th.Busy, 1.0, "thread %d", th.TID)
+		}
+	}
+}

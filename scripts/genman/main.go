@@ -24,7 +24,7 @@ func main() {
 	root := cli.NewCmdRoot(cli.NewFactory(cli.SystemIO()))
 	root.DisableAutoGenTag = true
 	header := &doc.GenManHeader{Title: "QOSLAB", Section: "1", Source: "qoslab", Manual: "qoslab manual"}
-	if err := doc.GenManTree(root, header, dir); err != nil {
+	if err := cli.WriteManPages(root, header, dir); err != nil {
 		fmt.Fprintln(os.Stderr, "genman:", err)
 		os.Exit(1)
 	}

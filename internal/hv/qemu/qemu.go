@@ -210,14 +210,57 @@ func (b *Backend) check(ctx context.Context, spec hv.Spec) (request, error) {
 // probeKey identifies the boots a KVM probe verdict is about.
 func (r request) probeKey() probeKey {
 	k := probeKey{QEMU: r.qemu, QEMUVersion: r.qemuVersion, HostKernel: hostKernelRelease()}
-	k.Kernel = filepath.Base(r.spec.Image.Kernel)
-	if v := r.spec.Image.KernelVersion; v != "" {
-		k.Kernel += " " + v
-	}
-	if st, err := os.Stat(r.spec.Image.Kernel); err == nil {
-		k.KernelSize = st.Size()
-	}
+	k.Kernel, k.KernelSize = kernelKey(r.spec.Image)
 	return k
+}
+
+// kernelKey is the guest kernel as a probe verdict names it: its file name
+// and version, and its size.
+func kernelKey(img hv.Image) (string, int64) {
+	name := filepath.Base(img.Kernel)
+	if img.KernelVersion != "" {
+		name += " " + img.KernelVersion
+	}
+	var size int64
+	if st, err := os.Stat(img.Kernel); err == nil {
+		size = st.Size()
+	}
+	return name, size
+}
+
+// PlanAccel says which accelerator Start would boot spec with, and why,
+// without starting anything (for a dry run): QEMU is not run, so a
+// remembered KVM probe failure counts when it was for this guest kernel
+// and host kernel, whatever QEMU's version.
+func (b *Backend) PlanAccel(spec hv.Spec) (accel, why string, err error) {
+	arch := spec.Image.Arch
+	if arch == "" {
+		arch = runtime.GOARCH
+	}
+	host := accelHost{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, KVMProblem: kvmProblem(), HVFProblem: hvfProblem(),
+		VerdictFile: b.verdictFile(), CanProbe: true}
+	host.KVMFix = kvmFix(host.KVMProblem)
+	if host.VerdictFile != "" && runtime.GOOS == "linux" {
+		verdicts, _ := readProbeVerdicts(host.VerdictFile)
+		kernel, size := kernelKey(spec.Image)
+		for _, f := range verdicts.Failures {
+			if f.Kernel == kernel && f.KernelSize == size && f.HostKernel == hostKernelRelease() && time.Since(f.At) < probeVerdictTTL {
+				host.KVMFailure = &f
+			}
+		}
+	}
+	plan, err := planAccel(spec.Accel, arch, host)
+	switch {
+	case err != nil:
+		return "", "", err
+	case plan.Probe:
+		return AccelKVM, fmt.Sprintf("if a probe boot reaches the agent within %s, else %s", b.opts.ProbeTimeout, AccelTCG), nil
+	case spec.Accel != "":
+		return plan.Accel, "as asked", nil
+	case plan.Note != "":
+		return plan.Accel, plan.Note, nil
+	}
+	return plan.Accel, "the best this host has", nil
 }
 
 // Start boots spec's VM. With no accelerator asked for on Linux, a KVM

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -16,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/qoslab/qoslab/internal/httpfetch"
 )
 
 // DownloadOptions says what to fetch and where.
@@ -429,14 +430,10 @@ func parseContentRange(s string) (start, size int64, err error) {
 	return start, size, nil
 }
 
-// defaultHTTPClient bounds each phase of a request but not the transfer,
-// which for a restore image takes as long as it takes.
+// defaultHTTPClient bounds connecting and the wait for a response's header
+// (the phases httpfetch bounds for every download qoslab makes) but not the
+// transfer, which for a restore image takes as long as it takes; the idle
+// timer in once ends a transfer that stops moving.
 func defaultHTTPClient() *http.Client {
-	return &http.Client{Transport: &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		TLSHandshakeTimeout:   30 * time.Second,
-		ResponseHeaderTimeout: time.Minute,
-		ForceAttemptHTTP2:     true,
-	}}
+	return httpfetch.NewClient(httpfetch.Timeouts{Connect: 30 * time.Second, Header: time.Minute, Idle: idleTimeout})
 }

@@ -154,8 +154,8 @@ func Write(dir string, a Analysis) error {
 	return nil
 }
 
-// document is summary.json.
-type document struct {
+// Document is summary.json.
+type Document struct {
 	SchemaVersion string `json:"schema_version"`
 	Name          string `json:"name"`
 	// Confidence is the coverage asked of every confidence interval; a
@@ -176,7 +176,18 @@ type document struct {
 // analysis's field names, rates in unit per second. A statistic that is not
 // a number (a cell without repeats, a regression without a line) is null.
 func WriteJSON(w io.Writer, a Analysis) error {
-	doc := document{
+	b, err := json.MarshalIndent(NewDocument(a), "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode summary: %w", err)
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// NewDocument is summary.json's content for a, for those who print it
+// (results show --json).
+func NewDocument(a Analysis) Document {
+	doc := Document{
 		SchemaVersion: results.SchemaVersion, Name: a.Name, Confidence: analysis.Confidence, Alpha: analysis.Alpha,
 		Cells: orEmpty(a.Cells), Regressions: orEmpty(a.Regressions), Verdicts: orEmpty(a.Verdicts), Findings: orEmpty(a.Findings),
 		Telemetry: orEmpty(a.Telemetry),
@@ -186,12 +197,7 @@ func WriteJSON(w io.Writer, a Analysis) error {
 		doc.Warnings = append(doc.Warnings, ws...)
 	}
 	doc.Warnings = orEmpty(append(doc.Warnings, rest...))
-	b, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode summary: %w", err)
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
+	return doc
 }
 
 // orEmpty makes a nil slice an empty one, so that JSON has [] rather than null.
@@ -251,9 +257,8 @@ func WriteCSV(w io.Writer, cells []analysis.Cell) error {
 	return nil
 }
 
-// csvFloat writes x exactly (the shortest digits that read back as x, and no
-// exponent, for people reading the file); NaN, which spreadsheets and pandas
-// read as missing when empty, is empty.
+// csvFloat writes x exactly (results.FormatCSVFloat); NaN, which
+// spreadsheets and pandas read as missing when empty, is empty.
 func csvFloat(f analysis.Float) string {
 	x := float64(f)
 	switch {
@@ -264,7 +269,7 @@ func csvFloat(f analysis.Float) string {
 	case math.IsInf(x, -1):
 		return "-inf"
 	}
-	return strconv.FormatFloat(x, 'f', -1, 64)
+	return results.FormatCSVFloat(x)
 }
 
 func rateUnit(unit string) string { return unit + "/s" }
@@ -356,16 +361,24 @@ type Table struct {
 	Header     []string
 	RightAlign []bool
 	Rows       [][]string
-	// QoSNotes explain the * and ! marks of the "QoS applied" column.
+	// QoSNotes give the reasons behind the "(partial)" and "(other
+	// class)" of the "QoS applied" column.
 	QoSNotes []string
+	// Marks explain the symbols the rows use, one line per symbol used
+	// (DispersionMark): the legend beside the table.
+	Marks []string
 	// RateUnit is the regressions' unit (loops/s); Regressions are printed
 	// as [game] (docs/references.md) prints them.
 	RateUnit    string
 	Regressions []string
 }
 
-// QoSNotesIntro explains the marks of the "QoS applied" column.
-const QoSNotesIntro = "QoS applied: * = part of the class's OS mapping did not take effect, ! = threads ran at another class."
+// QoSNotesIntro explains the words of the "QoS applied" column.
+const QoSNotesIntro = "QoS applied: the class the threads read back as; (partial): part of the class's OS mapping did not take effect; (other class): the threads ran at another class than asked. Why:"
+
+// DispersionMark is the one symbol of the tables, "!", and its legend:
+// the repeats of the cell disagree, so no single number stands for it.
+const DispersionMark = "!: the repeats disagree (more than 3x apart, or in two groups): one number cannot stand for the cell; see its warning"
 
 // Tables returns one table per workload (and phase), in the order the cells
 // first show them.
@@ -408,6 +421,12 @@ func sectionTable(sec *section, regressions []analysis.ClassRegression) Table {
 		}
 	}
 	t.QoSNotes = slices.Sorted(maps.Keys(notes))
+	for _, c := range sec.cells {
+		if c.DispersionFlag() != "" {
+			t.Marks = []string{DispersionMark}
+			break
+		}
+	}
 	for _, r := range regressions {
 		if r.Workload != sec.workload || r.Phase != sec.phase {
 			continue
@@ -463,6 +482,9 @@ func WriteTableMarkdown(b *strings.Builder, t Table, heading string) {
 		}
 		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 	}
+	for _, m := range t.Marks {
+		b.WriteString("\n" + mdText(m) + "\n")
+	}
 	if len(t.QoSNotes) > 0 {
 		b.WriteString("\n" + QoSNotesIntro + "\n\n")
 		for _, n := range t.QoSNotes {
@@ -490,8 +512,10 @@ func sig(x float64) string {
 }
 
 // AppliedText says which class the threads ran at: the asked class's name
-// when it took fully, a * when part of its OS mapping did not, a ! when the
-// threads read back as another class; "-" without records.
+// when it took fully, with "(partial)" when part of its OS mapping did not,
+// "(other class)" when the threads read back as another class; "-" without
+// records. Words, not marks: "!" means one thing in every table (the
+// repeats disagree, DispersionMark).
 func AppliedText(c analysis.Cell) string {
 	if len(c.QoSApplied) == 0 {
 		return "-"
@@ -503,9 +527,9 @@ func AppliedText(c analysis.Cell) string {
 	s := strings.Join(names, "+")
 	switch {
 	case len(c.QoSApplied) != 1 || c.QoSApplied[0] != c.QoS:
-		return s + " !"
+		return s + " (other class)"
 	case c.QoSPartial > 0:
-		return s + " *"
+		return s + " (partial)"
 	}
 	return s
 }

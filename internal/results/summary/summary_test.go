@@ -210,7 +210,7 @@ func TestWriteMarkdown(t *testing.T) {
 	assert.Contains(t, md, "\n## compress\n", "a phase named as its workload is not repeated")
 	assert.Contains(t, md, "(MB/s)")
 	assert.Contains(t, md, "| host | 33 user-interactive | 1 | 1 | 500.0 | 500.0 – 500.0 (0.0%) |", "coverage below 95% is shown")
-	assert.Contains(t, md, "default !", "threads that ran at another class are marked")
+	assert.Contains(t, md, "default (other class)", "threads that ran at another class are marked")
 	assert.Contains(t, md, `uclamp unavailable \| partial`, "a | in text does not split the table")
 	assert.Contains(t, md, "- Host QoS 33: no regression")
 	assert.Contains(t, md, "| vm | 9 background | 4 | 0 | - | - – - | - | - | - | - | - | - | - |\n", "a cell without repeats shows dashes")

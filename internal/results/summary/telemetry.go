@@ -80,7 +80,7 @@ func threadsText(ts []telemetry.ThreadSummary) string {
 		}
 		p := fmt.Sprintf("%s (tid %d): busy %s on CPUs %s", t.Role, t.TID, optText(pct(t.MeanBusy), "%.0f%%"), strings.Join(cpus, ","))
 		if t.Policy != "" {
-			p += ", " + t.Policy
+			p += ", " + telemetry.PolicyText(t.Policy)
 		}
 		parts = append(parts, p)
 	}

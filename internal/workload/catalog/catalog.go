@@ -52,7 +52,7 @@ const (
 // `--quick` shrinks it to (see experiment.Quick for the budget).
 const (
 	DefaultSize int64 = 1 << 30
-	QuickSize   int64 = 32 << 20
+	QuickSize   int64 = 4 << 20
 )
 
 // Compressibility of the generated data: the ratio it has under zstd at its
@@ -84,8 +84,9 @@ type Workload struct {
 	// DefaultLoops is a compute or procs workload's loops when none are
 	// given: about a second per thread on a current core (about 0.7 s for
 	// fp on a 2-core Xeon, 4 s on an M1 E core). QuickLoops caps them for
-	// a smoke run: about a second per thread in a TCG guest for fp and int
-	// (measured); the others are estimates. Both are 0 for compression.
+	// a smoke run: under half a second per thread in a TCG guest (fp and
+	// int 3e6 at 1.3e7 loops/s, mmul 1e4 at 1.8e4/s, procs 2e5 a process,
+	// whose start costs more). Both are 0 for compression.
 	DefaultLoops, QuickLoops uint64
 	// LoopsInTotal: the loops are split over the threads (pi's
 	// iterations), not run by each.
@@ -93,15 +94,15 @@ type Workload struct {
 }
 
 var workloads = []Workload{
-	{FP, "loops", KindCompute, "register-only floating-point loop", 2e8, 1e7, false},
-	{Int, "loops", KindCompute, "register-only integer loop", 2e8, 1e7, false},
+	{FP, "loops", KindCompute, "register-only floating-point loop", 2e8, 3e6, false},
+	{Int, "loops", KindCompute, "register-only integer loop", 2e8, 3e6, false},
 	// TCG emulates mmul's float32 kernel in software: a small quick size.
 	{MMul, "mmul", KindCompute, "16x16 float32 matrix multiply, repeated", 2e5, 1e4, false},
 	{Pi, "iterations", KindCompute, "Monte Carlo pi, iterations split over the threads", 1e8, 1e6, true},
 	{Compress, "bytes", KindCompression, "compress generated data into a sink", 0, 0, false},
 	{Decompress, "bytes", KindCompression, "decompress generated data into a sink", 0, 0, false},
 	// procs runs up to 70 processes in the seed experiment: a small quick size.
-	{Procs, "loops", KindProcs, "N processes each running fp loops", 2e8, 2e6, false},
+	{Procs, "loops", KindProcs, "N processes each running fp loops", 2e8, 2e5, false},
 }
 
 // All lists the workloads by name.

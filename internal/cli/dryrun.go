@@ -1,0 +1,222 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/qoslab/qoslab/internal/experiment"
+	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/units"
+)
+
+// runDryRun prints what run would do with o, and does none of it.
+func runDryRun(o *RunOptions) error {
+	var s experiment.Spec
+	var err error
+	source := ""
+	switch {
+	case o.Resume != "":
+		s, err = experiment.RecordedSpec(o.Resume)
+		source = "the spec " + o.Resume + " started with"
+	case o.SpecFile != "":
+		s, err = experiment.LoadSpec(o.SpecFile)
+		source = o.SpecFile
+		err = usageError(err)
+	default:
+		s, err = experiment.DefaultSpec(o.Default)
+		source = "built in"
+		err = usageError(err)
+	}
+	if err != nil {
+		return err
+	}
+	if o.Quick && o.Resume == "" {
+		s = experiment.Quick(s)
+	}
+	d, err := experiment.PlanDryRun(s, o.VMEnv, o.Resume, results.Paths(o.Results))
+	if err != nil {
+		return err
+	}
+	printDryRun(o.IO.Out, d, fmt.Sprintf("%s (%s)", s.Name, source), d.Writes(o.Results, o.Resume))
+	return nil
+}
+
+// benchDryRun prints what bench would do with o (the experiment s), and
+// does none of it.
+func benchDryRun(o *BenchOptions, s experiment.Spec) error {
+	d, err := experiment.PlanDryRun(s, o.VMEnv, "", results.Paths(o.Results))
+	if err != nil {
+		return err
+	}
+	var writes []string
+	if o.Save {
+		writes = d.Writes(o.Results, "")
+	}
+	switch {
+	case o.Out != "":
+		writes = append(writes, o.Out+" ("+o.Format+")")
+	case o.Save:
+		writes = append(writes, "and the "+o.Format+" to stdout")
+	default:
+		writes = append(writes, "nothing: the "+o.Format+" goes to stdout")
+	}
+	printDryRun(o.IO.Out, d, "bench", writes)
+	return nil
+}
+
+// printDryRun prints a dry run's plan: what would run where, for how long,
+// and what would be written.
+func printDryRun(w io.Writer, d *experiment.DryRun, what string, writes []string) {
+	s := d.Spec
+	fmt.Fprintf(w, "dry run of %s: nothing is measured, started or written\n", what)
+	quick := "no"
+	if s.Quick {
+		quick = "yes (loops and sizes shrunk for a smoke run)"
+	}
+	fmt.Fprintf(w, "quick:      %s\n", quick)
+	fmt.Fprintf(w, "targets:    %s\n", strings.Join(s.Targets, ", "))
+	if v := d.VM; v != nil {
+		switch {
+		case v.Named != "":
+			fmt.Fprintf(w, "vm:         the named VM %s, as it runs (qoslab vm status %s)\n", v.Named, v.Named)
+		default:
+			img := v.Image
+			if v.Kernel != "" {
+				img += ", kernel " + v.Kernel
+			}
+			if v.ImageProblem != "" {
+				img += " (" + v.ImageProblem + ")"
+			}
+			backend := v.Backend
+			if v.Model != "" {
+				backend += ", device model " + v.Model
+			}
+			fmt.Fprintf(w, "vm:         %s, image %s\n", backend, img)
+			fmt.Fprintf(w, "vm size:    %d vCPUs, %d MiB memory, %s scratch disk\n", v.CPUs, v.MemoryMiB, units.FormatBytes(v.DiskBytes))
+			if v.AccelProblem != "" {
+				fmt.Fprintf(w, "accel:      cannot boot: %s\n", v.AccelProblem)
+			} else {
+				fmt.Fprintf(w, "accel:      %s (%s)\n", v.Accel, v.AccelWhy)
+			}
+			for _, n := range v.Notes {
+				fmt.Fprintf(w, "note:       %s\n", n)
+			}
+		}
+	}
+	switch {
+	case d.Spinners == 0:
+		fmt.Fprintln(w, "contention: none")
+	case len(d.SpinnerCPUs) > 0:
+		fmt.Fprintf(w, "contention: %s at the default class on the host, pinned to CPUs %s\n", units.Plural(d.Spinners, "spinner thread"), intList(d.SpinnerCPUs))
+	default:
+		fmt.Fprintf(w, "contention: %s at the default class on the host\n", units.Plural(d.Spinners, "spinner thread"))
+	}
+	timed := 0
+	for _, c := range d.Cells {
+		if c.Timed() {
+			timed++
+		}
+	}
+	order := s.Order
+	if s.Order != experiment.OrderSequential {
+		order += ": shuffled per repeat, targets alternating"
+		if !d.Seeded {
+			order += "; the seed is picked when the run starts, so the order below is one example"
+		}
+	}
+	fmt.Fprintf(w, "cells:      %s (%s), %s, %s; order %s\n", units.Plural(len(d.Series), "cell"), units.Plural(s.Repeats, "repeat"),
+		units.Plural(timed, "timed run"), units.Plural(len(d.Cells)-timed, "warm-up"), order)
+	if d.Done > 0 {
+		fmt.Fprintf(w, "resume:     %s measured already are skipped\n", units.Plural(d.Done, "cell run"))
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tTARGET\tWORKLOAD\tQOS\tTHREADS\tWORK\tRUNS\tEACH\tFROM")
+	for i, sp := range d.Series {
+		c := sp.Cell
+		runs := strconv.Itoa(sp.Runs)
+		if sp.Warmups > 0 {
+			runs += fmt.Sprintf(" + %d warm-up", sp.Warmups)
+		}
+		each, from := "unknown", "no earlier run measured it"
+		if sp.Each > 0 {
+			each, from = roundDuration(sp.Each).String(), sp.Source
+		}
+		if sp.Source == "duration" {
+			from = "its duration"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d %s\t%d\t%s\t%s\t%s\t%s\n", i+1, c.Target, c.Workload, int(c.QoS), c.QoS, c.Threads, experiment.WorkText(c), runs, each, from)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	e := d.Estimate
+	total, exact := e.Total(len(d.Cells))
+	measured := roundDuration(e.Known).String() + " measured"
+	switch {
+	case e.Unknown > 0 && e.Known == 0:
+		measured = fmt.Sprintf("unknown: no earlier run in the results directory measured these cells (%s of fixed work)", units.Plural(e.Unknown, "cell run"))
+	case e.Unknown > 0:
+		measured += fmt.Sprintf(" for the cell runs whose time is known, and %s of unknown length (no earlier run measured them)", units.Plural(e.Unknown, "cell run"))
+	}
+	fmt.Fprintf(w, "estimate:   %s\n", measured)
+	switch {
+	case e.PerRunOverhead > 0 && exact:
+		fmt.Fprintf(w, "            about %s in all: %s per cell run beyond its measured time in %s\n", roundDuration(total), roundDuration(e.PerRunOverhead), e.OverheadFrom)
+	case e.PerRunOverhead > 0:
+		fmt.Fprintf(w, "            at least %s: %s per cell run beyond its measured time in %s, and the unknown runs on top\n", roundDuration(total), roundDuration(e.PerRunOverhead), e.OverheadFrom)
+	default:
+		fmt.Fprintln(w, "            plus starting the targets and each cell run's orchestration (unknown: no earlier run of this spec ran in one go)")
+	}
+	switch {
+	case d.VM == nil || d.VM.Named != "":
+	case e.Boot > 0:
+		fmt.Fprintf(w, "            including the VM's boot (%s there)\n", roundDuration(e.Boot))
+	default:
+		fmt.Fprintln(w, "            plus the VM's boot")
+	}
+	fmt.Fprintln(w, "writes:")
+	for _, p := range writes {
+		fmt.Fprintln(w, "  "+p)
+	}
+	if len(d.Cells) == 0 {
+		return
+	}
+	first := d.Cells[0].Repeat
+	if first == 0 {
+		first = 1
+	}
+	how := "every repeat runs in this order"
+	if s.Order != experiment.OrderSequential {
+		how = "each repeat is shuffled anew"
+	}
+	fmt.Fprintf(w, "\norder of repeat %d (%s):\n", first, how)
+	for i, c := range d.Cells {
+		if c.Repeat > first {
+			break
+		}
+		fmt.Fprintf(w, "  %d. %s\n", i+1, c)
+	}
+}
+
+// roundDuration keeps a duration's two most significant units' worth.
+func roundDuration(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Minute:
+		return d.Round(time.Second)
+	case d >= time.Second:
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Millisecond)
+}
+
+func intList(xs []int) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strconv.Itoa(x)
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,154 @@
+package cli
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/qoslab/qoslab/internal/experiment"
+	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/results"
+)
+
+// snapshot lists every file under dir with its size, to show that a
+// command wrote nothing there.
+func snapshot(t *testing.T, dir string) map[string]int64 {
+	t.Helper()
+	out := map[string]int64{}
+	require.NoError(t, filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err == nil {
+			out[p] = info.Size()
+		}
+		return err
+	}))
+	return out
+}
+
+// tripwire is an executable that, if anything runs it, leaves a file
+// behind.
+func tripwire(t *testing.T, dir, name string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	require.NoError(t, os.WriteFile(p, []byte("#!/bin/sh\ntouch \"$0.ran\"\nexit 1\n"), 0o755))
+	return p
+}
+
+// run --dry-run prints the plan and does nothing: no results directory, no
+// VM (QEMU is never run), no agent, no image build or kernel fetch, no
+// file written anywhere.
+func TestRunDryRunHasNoSideEffects(t *testing.T) {
+	home := t.TempDir()
+	bin := filepath.Join(home, "bin")
+	require.NoError(t, os.Mkdir(bin, 0o755))
+	qemu := tripwire(t, bin, "qemu-system-x86_64")
+	tripwire(t, bin, "qemu-system-aarch64")
+	agent := tripwire(t, bin, "qoslab-agent")
+	t.Setenv("PATH", bin)
+	work := t.TempDir()
+	t.Chdir(work)
+	env := map[string]string{"HOME": home, "XDG_CACHE_HOME": filepath.Join(home, "cache"), "XDG_STATE_HOME": filepath.Join(home, "state")}
+	before := snapshot(t, home)
+
+	out, stderr, code := runRoot(t, env, "run", "--default", "contention", "--quick", "--dry-run", "--agent", agent)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, before, snapshot(t, home), "nothing written, cached or fetched")
+	entries, err := os.ReadDir(work)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "no results directory")
+	assert.NoFileExists(t, qemu+".ran", "no VM booted, QEMU not even asked its version")
+	assert.NoFileExists(t, agent+".ran", "no agent started")
+
+	for _, want := range []string{
+		"dry run of contention (built in): nothing is measured, started or written",
+		"targets:    host, vm",
+		"is not built",                         // the image, which a run would need built first
+		"vm size:    2 vCPUs, 1024 MiB memory", // the spec's 2 vCPUs, the default memory
+		"contention: ",
+		"8 cells (6 repeats), 48 timed runs",
+		"250ms  6     250ms  its duration", // quick's fixed-duration cells, exactly
+		"estimate:   12s measured",
+		filepath.Join("qoslab-results", "contention-<UTC time>", "samples.jsonl"),
+		"order of repeat 1 (each repeat is shuffled anew):",
+	} {
+		assert.Contains(t, out, want)
+	}
+}
+
+// A fixed-work cell's time comes from an earlier run that measured it;
+// without one it is unknown, never made up.
+func TestDryRunEstimatesFromEarlierRuns(t *testing.T) {
+	parent := t.TempDir()
+	s := experiment.Spec{Name: "cal", Targets: []string{"host"}, VM: experiment.VMSpec{CPUs: 1}, Repeats: 3, Order: experiment.OrderSequential,
+		Matrix: []experiment.MatrixEntry{{Workload: "fp", QoS: []qos.Class{qos.Background}, Threads: []int{1, 2}, Loops: 1e6}}}
+	require.NoError(t, s.Validate())
+
+	d, err := experiment.PlanDryRun(s, experiment.VMEnv{}, "", nil)
+	require.NoError(t, err)
+	assert.Equal(t, 6, d.Estimate.Unknown)
+	assert.Zero(t, d.Estimate.Known)
+
+	// An earlier run measured threads=1 at 2 s a run (median of 1, 2, 9 s).
+	dir, _, err := experiment.CreateRun(parent, s, time.Now())
+	require.NoError(t, err)
+	log, _, err := dir.OpenSamples()
+	require.NoError(t, err)
+	cells, _ := experiment.Plan(s)
+	for i, secs := range []int64{1, 2, 9} {
+		c := cells[2*i] // threads=1 of repeat i+1
+		require.Equal(t, 1, c.Threads)
+		require.NoError(t, log.Append(recordOf(c, secs)))
+	}
+	require.NoError(t, log.Close())
+	dir.Unlock()
+
+	d, err = experiment.PlanDryRun(s, experiment.VMEnv{}, "", []string{dir.Path})
+	require.NoError(t, err)
+	assert.Equal(t, 3, d.Estimate.Unknown, "threads=2 was never measured")
+	assert.Equal(t, 6*time.Second, d.Estimate.Known, "3 runs of the median 2 s")
+	require.Len(t, d.Series, 2)
+	assert.Equal(t, 2*time.Second, d.Series[0].Each)
+	assert.Equal(t, dir.Path, d.Series[0].Source)
+	assert.Zero(t, d.Series[1].Each)
+
+	streams, out, _ := testIO()
+	printDryRun(streams.Out, d, "cal", d.Writes(parent, ""))
+	assert.Contains(t, out.String(), "6s measured for the cell runs whose time is known, and 3 cell runs of unknown length")
+	assert.Contains(t, out.String(), "unknown  no earlier run measured it")
+}
+
+// recordOf is the one record of a one-thread run of c that lasted secs.
+func recordOf(c experiment.Cell, secs int64) results.Record {
+	s := results.Sample{Target: c.Target, Workload: c.Workload, QoS: int(c.QoS), Threads: c.Threads, Repeat: c.Repeat,
+		StartNs: 0, EndNs: secs * 1e9, Work: 1e6, Unit: "loops", Rate: 1e6 / float64(secs), QoSApplied: int(c.QoS), QoSFull: true}
+	return results.Record{Cell: c.SeriesKey(), RunRecords: 1, Sample: s, RecordedAt: time.Now()}
+}
+
+// bench --dry-run starts no agent and no spinner and writes nothing.
+func TestBenchDryRunStartsNothing(t *testing.T) {
+	t.Chdir(t.TempDir())
+	o, err := parseBench(t, nil, "--workload", "fp", "--threads", "1-2", "--duration", "1s", "--contention", "1", "--save", "--dry-run")
+	require.NoError(t, err)
+	streams, out, _ := testIO()
+	o.IO = streams
+	o.StartTarget = func(context.Context, string, experiment.Spec, io.Writer) (experiment.Target, []string, error) {
+		t.Fatal("a dry run started a target")
+		return nil, nil, nil
+	}
+	o.StartContention = func(context.Context, int) (*experiment.Contention, error) {
+		t.Fatal("a dry run started contention")
+		return nil, nil
+	}
+	require.NoError(t, benchRun(context.Background(), o))
+	_, err = os.Stat("qoslab-results")
+	assert.True(t, os.IsNotExist(err), "--save with --dry-run creates no results directory")
+	assert.Contains(t, out.String(), "estimate:   24s measured", "2 cells x 2 classes x 6 repeats of 1 s")
+	assert.Contains(t, out.String(), "1 spinner thread at the default class on the host")
+	assert.True(t, strings.Contains(out.String(), "bench-<UTC time>"), "what --save would write")
+}

@@ -1,0 +1,382 @@
+package experiment
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/qoslab/qoslab/internal/hv"
+	"github.com/qoslab/qoslab/internal/hv/registry"
+	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/units"
+	"github.com/qoslab/qoslab/internal/workload"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
+)
+
+// DryRun is what a run of a spec would do, worked out without doing any of
+// it: no VM boots, no agent, spinner or QEMU starts, no image is built, no
+// kernel fetched and no file written. It only reads (the image store, the
+// KVM probe's remembered verdict, earlier results).
+type DryRun struct {
+	Spec Spec
+	// Seeded says whether the order is the one the run will use: an
+	// interleaved spec without a seed gets one when the run starts, and
+	// Cells is then one example of its order.
+	Seeded bool
+	// Cells are the cell runs to make, in order (for a resume, those not
+	// measured yet); Done counts the timed ones a resume skips.
+	Cells []Cell
+	Done  int
+	// Series are the cells of the plan, each once, in the order they first
+	// run, with how many runs each gets and what one is estimated to take.
+	Series []SeriesPlan
+	// VM is the VM the run would boot or attach; nil without a vm target.
+	VM *VMPlan
+	// Spinners is how many contention spinners would run on the host (all:
+	// one per CPU qoslab may use), and SpinnerCPUs the CPUs they would be
+	// pinned to, in order.
+	Spinners    int
+	SpinnerCPUs []int
+	// Estimate is the measured time the plan is expected to take.
+	Estimate Estimate
+}
+
+// SeriesPlan is one cell of the plan and its runs.
+type SeriesPlan struct {
+	Cell Cell
+	// Runs are its timed runs, Warmups its untimed ones.
+	Runs, Warmups int
+	// Each is what one run is expected to last (measured interval), 0 when
+	// unknown; Source says where it comes from: "duration" for a
+	// fixed-duration cell, else the earlier run that measured it.
+	Each   time.Duration
+	Source string
+}
+
+// VMPlan is the VM a run would use.
+type VMPlan struct {
+	// Named is the named VM the run would attach to instead of booting one.
+	Named   string
+	Backend string
+	// Model is the device model, "" for the backend's own.
+	Model string
+	Image string
+	// ImageProblem says why the image could not be booted as it is (not
+	// built, corrupt), "" when it can; Kernel is the image's kernel version.
+	ImageProblem string
+	Kernel       string
+	CPUs         int
+	MemoryMiB    int
+	DiskBytes    int64
+	// Accel is the accelerator it would boot with, and AccelWhy why (or on
+	// what condition); AccelProblem says why it could not boot at all.
+	Accel, AccelWhy, AccelProblem string
+	// Notes are what would be changed to fit this host.
+	Notes []string
+}
+
+// Estimate is a plan's measured time: what can be known before running.
+type Estimate struct {
+	// Known adds up the runs whose time is known (fixed-duration cells,
+	// and cells an earlier run measured); Unknown counts the others.
+	Known   time.Duration
+	Unknown int
+	// PerRunOverhead is what each cell run cost beyond its measured
+	// interval in the newest earlier run of the same spec that ran in one
+	// go (request, process start, telemetry; 0 when there is none), and
+	// OverheadFrom that run's directory.
+	PerRunOverhead time.Duration
+	OverheadFrom   string
+	// Boot is how long that run's VM took to boot (0: unknown, or no VM).
+	Boot time.Duration
+}
+
+// Total is the estimated wall time of the cell runs, overhead and boot
+// included; exact is false when some runs' time is unknown (Total then
+// covers the others only).
+func (e Estimate) Total(runs int) (total time.Duration, exact bool) {
+	return e.Known + time.Duration(runs)*e.PerRunOverhead + e.Boot, e.Unknown == 0
+}
+
+// PlanDryRun works out what running s would do on this machine, with env
+// as Execute would get it; resume is the results directory a --resume
+// would finish ("" for a new run), and calibrate the results directories
+// to take earlier cell times from.
+func PlanDryRun(s Spec, env VMEnv, resume string, calibrate []string) (*DryRun, error) {
+	d := &DryRun{Spec: s, Seeded: s.Seed != nil || s.Order == OrderSequential}
+	cells, _ := Plan(s)
+	if resume != "" {
+		dir, err := results.Open(resume)
+		if err != nil {
+			return nil, err
+		}
+		recs, _, err := dir.ReadSamples()
+		if err != nil {
+			return nil, fmt.Errorf("resume %s: %w", resume, err)
+		}
+		done := results.FinishedRepeats(recs)
+		cells = slices.DeleteFunc(cells, func(c Cell) bool {
+			if c.Timed() && slices.Contains(done[c.SeriesKey()], c.Repeat) {
+				d.Done++
+				return true
+			}
+			return false
+		})
+		d.Seeded = true
+	}
+	d.Cells = cells
+	var err error
+	if d.Spinners, err = ContentionCount(s.Contention); err != nil {
+		return nil, err
+	}
+	if d.Spinners > 0 {
+		if allowed, err := workload.AllowedCPUs(); err == nil && len(allowed) > 0 {
+			for i := range d.Spinners {
+				d.SpinnerCPUs = append(d.SpinnerCPUs, allowed[i%len(allowed)])
+			}
+		}
+	}
+	if slices.Contains(s.Targets, TargetVM) {
+		d.VM = planVM(s, env)
+	}
+	accel := ""
+	if d.VM != nil {
+		accel = d.VM.Accel
+	}
+	times := calibration(calibrate, accel)
+	index := map[string]int{}
+	for _, c := range cells {
+		k := c.SeriesKey()
+		i, ok := index[k]
+		if !ok {
+			i = len(d.Series)
+			index[k] = i
+			sp := SeriesPlan{Cell: c}
+			sp.Cell.Repeat, sp.Cell.Warmup = 0, 0
+			switch {
+			case c.Duration > 0:
+				sp.Each, sp.Source = c.Duration, "duration"
+			default:
+				if t, ok := times.each[k]; ok {
+					sp.Each, sp.Source = t.each, t.dir
+				}
+			}
+			d.Series = append(d.Series, sp)
+		}
+		if c.Timed() {
+			d.Series[i].Runs++
+		} else {
+			d.Series[i].Warmups++
+		}
+	}
+	// The table reads in the spec's order: entry, class, threads, target.
+	rank := func(c Cell) []int {
+		e := s.Matrix[c.Entry]
+		return []int{c.Entry, slices.Index(e.QoS, c.QoS), slices.Index(e.Threads, c.Threads), slices.Index(s.Targets, c.Target)}
+	}
+	slices.SortStableFunc(d.Series, func(a, b SeriesPlan) int { return slices.Compare(rank(a.Cell), rank(b.Cell)) })
+	for _, sp := range d.Series {
+		n := sp.Runs + sp.Warmups
+		if sp.Each > 0 {
+			d.Estimate.Known += time.Duration(n) * sp.Each
+		} else {
+			d.Estimate.Unknown += n
+		}
+	}
+	if r, ok := times.latest(s.Name); ok {
+		d.Estimate.PerRunOverhead, d.Estimate.OverheadFrom = (r.wall-r.measured-r.boot)/time.Duration(r.cellRuns), r.dir
+		if d.VM != nil && d.VM.Named == "" {
+			d.Estimate.Boot = r.boot
+		}
+	}
+	return d, nil
+}
+
+// planVM works out the VM a run of s would use, as startVM would, without
+// booting it.
+func planVM(s Spec, env VMEnv) *VMPlan {
+	if env.Name != "" {
+		return &VMPlan{Named: env.Name}
+	}
+	v, notes := fitVM(s.VM, env)
+	p := &VMPlan{Backend: v.Backend, Model: v.Model, Image: v.Image, CPUs: v.CPUs, Notes: notes}
+	p.MemoryMiB, p.DiskBytes = VMSize(s)
+	img, err := loadImage(env.Store, v.Image)
+	if err != nil {
+		p.ImageProblem = strings.ReplaceAll(err.Error(), "\n", "; ")
+	}
+	p.Kernel = img.KernelVersion
+	if err := checkModel(v); err != nil {
+		p.AccelProblem = err.Error()
+		return p
+	}
+	backend, err := registry.New(v.Backend, env.registry())
+	if err != nil {
+		p.AccelProblem = err.Error()
+		return p
+	}
+	planner, ok := backend.(interface {
+		PlanAccel(hv.Spec) (string, string, error)
+	})
+	if !ok {
+		p.Accel, p.AccelWhy = v.Backend, "the framework's own"
+		return p
+	}
+	spec := hv.Spec{Image: img, CPUs: v.CPUs, MemoryMiB: p.MemoryMiB, DiskBytes: p.DiskBytes, Accel: v.Accel, Model: v.Model}
+	if spec.Image.Arch == "" {
+		// Not built yet: the recipe's image for this machine's arch.
+		spec.Image.Arch = imageArch(v.Image)
+	}
+	if p.Accel, p.AccelWhy, err = planner.PlanAccel(spec); err != nil {
+		p.AccelProblem = err.Error()
+	}
+	return p
+}
+
+// imageArch guesses an image's arch from its name ("linux-arm64"), this
+// machine's when the name says none.
+func imageArch(name string) string {
+	for _, a := range []string{"amd64", "arm64"} {
+		if strings.HasSuffix(name, "-"+a) || name == a {
+			return a
+		}
+	}
+	return ""
+}
+
+// calibrationTimes are cell times measured by earlier runs.
+type calibrationTimes struct {
+	each map[string]measured
+	// runs are the earlier runs that ran in one go: spec name, wall time,
+	// cell runs and their measured time, newest last.
+	runs []calibrationRun
+}
+
+type measured struct {
+	each time.Duration
+	dir  string
+}
+
+type calibrationRun struct {
+	name, dir            string
+	wall, measured, boot time.Duration
+	cellRuns             int
+}
+
+// latest is the newest earlier run of the spec called name that ran in one
+// go, for the time a cell run costs beyond its measured interval.
+func (c calibrationTimes) latest(name string) (calibrationRun, bool) {
+	for _, r := range slices.Backward(c.runs) {
+		if r.name == name && r.cellRuns > 0 && r.wall > r.measured+r.boot {
+			return r, true
+		}
+	}
+	return calibrationRun{}, false
+}
+
+// calibration reads the cell times of the results directories dirs (oldest
+// first; a newer run's time wins): per cell, the median over its repeats
+// of the interval from its first thread's start to its last one's end. A
+// VM cell counts only from a run whose VM ran with accel (any when accel
+// is ""), as an emulated guest is many times slower than an accelerated
+// one. Directories that cannot be read are passed over.
+func calibration(dirs []string, accel string) calibrationTimes {
+	out := calibrationTimes{each: map[string]measured{}}
+	for _, path := range dirs {
+		d, err := results.Open(path)
+		if err != nil {
+			continue
+		}
+		recs, _, err := d.ReadSamples()
+		if err != nil || len(recs) == 0 {
+			continue
+		}
+		var machines map[string]hv.MachineInfo
+		_ = json.Unmarshal(d.Run.Machines, &machines)
+		vmAccel, boot := machines[TargetVM].Accel, time.Duration(machines[TargetVM].BootNs)
+		type run struct {
+			cell   string
+			repeat int
+		}
+		first, last := map[run]int64{}, map[run]int64{}
+		for _, r := range recs {
+			k := run{r.Cell, r.Repeat}
+			if s, ok := first[k]; !ok || r.StartNs < s {
+				first[k] = r.StartNs
+			}
+			last[k] = max(last[k], r.EndNs)
+		}
+		byCell := map[string][]time.Duration{}
+		var total time.Duration
+		for k, s := range first {
+			t := time.Duration(last[k] - s)
+			byCell[k.cell] = append(byCell[k.cell], t)
+			total += t
+		}
+		for cell, ts := range byCell {
+			if strings.HasPrefix(cell, TargetVM+" ") && accel != "" && vmAccel != accel {
+				continue
+			}
+			sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
+			out.each[cell] = measured{each: ts[len(ts)/2], dir: path}
+		}
+		if r := d.Run; r.Complete() && len(r.Resumed) == 0 && !r.Started.IsZero() {
+			out.runs = append(out.runs, calibrationRun{name: r.Name, dir: path, wall: r.Finished.Sub(r.Started), cellRuns: len(first), measured: total, boot: boot})
+		}
+	}
+	return out
+}
+
+// Writes lists what a run of s into a new directory under parent (or the
+// directory resumed) would write, as it would name it.
+func (d *DryRun) Writes(parent, resume string) []string {
+	dir := filepath.Join(parent, d.Spec.Name+"-<UTC time>")
+	if resume != "" {
+		dir = resume
+	}
+	files := []string{results.RunFile, results.SamplesFile}
+	if d.Spec.TelemetryMs > 0 {
+		files = append(files, results.TelemetryFile)
+	}
+	files = append(files, results.SummaryJSONFile, results.SummaryCSVFile, results.SummaryMDFile, results.PlotsDir+"/*.png", results.ReportFile, "report.md")
+	if d.VM != nil && d.VM.Named == "" {
+		files = append(files, results.VMConsoleFile)
+	}
+	out := []string{dir + string(os.PathSeparator)}
+	for _, f := range files {
+		out = append(out, filepath.Join(dir, f))
+	}
+	return out
+}
+
+// WorkText is what one run of the cell does: "5e6 loops", "250ms",
+// "8MiB zstd".
+func WorkText(c Cell) string {
+	switch {
+	case c.Duration > 0:
+		return c.Duration.String()
+	case catalog.IsCompression(c.Workload):
+		return units.FormatBytes(c.SizeBytes) + " " + c.Codec
+	}
+	return units.FormatCount(c.Loops) + " " + catalog.Lookup(c.Workload).Unit
+}
+
+// RecordedSpec is the spec the run in the results directory at path
+// started with, read without locking or changing anything (a dry run of
+// its resume).
+func RecordedSpec(path string) (Spec, error) {
+	d, err := results.Open(path)
+	if err != nil {
+		return Spec{}, err
+	}
+	s, err := recordedSpec(d.Run.Spec)
+	if err != nil {
+		return s, fmt.Errorf("%s: its spec: %w", path, err)
+	}
+	return s, nil
+}
