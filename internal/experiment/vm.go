@@ -209,8 +209,13 @@ func fitVM(v VMSpec, env VMEnv) (VMSpec, []string) {
 	if env.Accel != "" {
 		v.Accel = env.Accel
 	}
+	var notes []string
 	if env.Model != "" {
+		asked := modelName(v.Model)
 		v.Model = env.Model
+		if applied := modelName(v.Model); applied != asked {
+			notes = append(notes, fmt.Sprintf("vm.model %s applied (--vm-model); the spec asked for %s", applied, asked))
+		}
 	}
 	if v.Model == hv.ModelDefault {
 		v.Model = ""
@@ -218,7 +223,6 @@ func fitVM(v VMSpec, env VMEnv) (VMSpec, []string) {
 	if v.Image == "" {
 		v.Image = DefaultImageFor(v.Model)
 	}
-	var notes []string
 	if n := runtime.NumCPU(); v.Backend == registry.QEMU && v.CPUs > n {
 		notes = append(notes, fmt.Sprintf("vm.cpus %d asked, %d applied: this host has %d CPUs and the qemu backend gives a VM at most that many", v.CPUs, n, n))
 		v.CPUs = n
@@ -229,6 +233,14 @@ func fitVM(v VMSpec, env VMEnv) (VMSpec, []string) {
 // DefaultImage is the image a VM boots unless told otherwise: the built-in
 // recipe's, for this machine's arch.
 func DefaultImage() string { return image.DefaultRecipe().ImageName(runtime.GOARCH) }
+
+// modelName is a device model as a note names it.
+func modelName(model string) string {
+	if model == "" {
+		return hv.ModelDefault
+	}
+	return model
+}
 
 // DefaultImageFor is DefaultImage for a device model: the vz model boots
 // arm64 guests, as Virtualization.framework on Apple silicon does.

@@ -60,7 +60,12 @@ func TestVMModel(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v, _ := fitVM(tt.spec, tt.env)
+			v, notes := fitVM(tt.spec, tt.env)
+			if tt.env.Model != "" && modelName(tt.env.Model) != modelName(tt.spec.Model) {
+				assert.Contains(t, notes, "vm.model "+modelName(tt.env.Model)+" applied (--vm-model); the spec asked for "+modelName(tt.spec.Model), "what was asked and what was applied")
+			} else {
+				assert.Empty(t, notes)
+			}
 			assert.Equal(t, tt.wantModel, v.Model)
 			assert.Equal(t, tt.wantImage, v.Image)
 			err := checkModel(v)
