@@ -38,24 +38,35 @@ type Dispersion struct {
 	// repeats each holds.
 	Low, High   Float `json:"-"`
 	NLow, NHigh int   `json:"-"`
+	// Zero counts the repeats that did no work (a rate of 0, or none at
+	// all): left out of every statistic, and a flag of their own.
+	Zero int `json:"zero,omitempty"`
 	// Flag says why the repeats cannot be summarized by one number; empty
 	// when they agree.
 	Flag string `json:"flag,omitempty"`
 }
 
 // Disperse measures the dispersion of one value per repeat (NaNs and
-// non-positive values, which have no ratio, are left out); unit is the
+// non-positive values, which have no ratio, are left out: a repeat whose
+// value is 0 or less did no work, and is counted and flagged); unit is the
 // values' unit ("loops/s"), for the flag.
 func Disperse(values []float64, unit string) Dispersion {
 	var v []float64
+	zero := 0
 	for _, x := range values {
-		if x > 0 && !math.IsInf(x, 0) {
+		switch {
+		case x > 0 && !math.IsInf(x, 0):
 			v = append(v, x)
+		case x <= 0:
+			zero++
 		}
 	}
 	slices.Sort(v)
 	nan := Float(math.NaN())
-	d := Dispersion{N: len(v), CV: nan, MaxMin: nan, Low: nan, High: nan}
+	d := Dispersion{N: len(v), CV: nan, MaxMin: nan, Low: nan, High: nan, Zero: zero}
+	if zero > 0 {
+		d.Flag = fmt.Sprintf("%d of %d repeats did no work (rate 0)", zero, zero+len(v))
+	}
 	if len(v) == 0 {
 		return d
 	}
@@ -74,6 +85,7 @@ func Disperse(values []float64, unit string) Dispersion {
 		d.NLow, d.NHigh = k, len(v)-k
 	}
 	switch {
+	case d.Flag != "":
 	case d.Bimodal:
 		d.Flag = fmt.Sprintf("repeats fall in two groups: %d near %s and %d near %s %s", d.NLow, units.SI(float64(d.Low)), d.NHigh, units.SI(float64(d.High)), unit)
 	case float64(d.MaxMin) > DisagreeRatio:
@@ -131,6 +143,26 @@ func (c Cell) DispersionFlag() string {
 		return c.SecondsDispersion.Flag
 	}
 	return c.Dispersion.Flag
+}
+
+// FlagText says in a few words why a cell's repeats cannot stand for one
+// number, as a verdict that rests on the cell names it: "repeats 77x
+// apart", "repeats fall in two groups", "did no work in 2 of 6 repeats";
+// empty when they agree.
+func (c Cell) FlagText() string {
+	d := c.Dispersion
+	if c.SecondsDispersion != nil && c.SecondsDispersion.Flag != "" {
+		d = *c.SecondsDispersion
+	}
+	switch {
+	case d.Flag == "":
+		return ""
+	case d.Zero > 0:
+		return fmt.Sprintf("did no work in %d of %d repeats", d.Zero, d.Zero+d.N)
+	case d.Bimodal:
+		return fmt.Sprintf("repeats fall in two groups (%d near %s, %d near %s)", d.NLow, units.SI(float64(d.Low)), d.NHigh, units.SI(float64(d.High)))
+	}
+	return fmt.Sprintf("repeats %.3gx apart", float64(d.MaxMin))
 }
 
 // CellText names a cell as warnings do: "host fp qos=9 threads=1", with

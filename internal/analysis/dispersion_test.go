@@ -140,3 +140,20 @@ func TestCellsTimeDispersionForPhases(t *testing.T) {
 	assert.Equal(t, []string{"host compress qos=9 threads=1: repeats range 1.29..5.2 s (4.03x apart); the machine was busy or contention did not hold"},
 		DispersionWarnings(cells, "compress", "compress"))
 }
+
+// Repeats that did no work are left out of the spread and flagged, and a
+// verdict resting on the cell names them in short.
+func TestDisperseCountsRepeatsWithoutWork(t *testing.T) {
+	d := Disperse([]float64{0, 5e6, 5.1e6, 0, 4.9e6, 5e6}, "loops/s")
+	assert.Equal(t, 4, d.N)
+	assert.Equal(t, 2, d.Zero)
+	assert.InDelta(t, 5.1/4.9, float64(d.MaxMin), 1e-12)
+	assert.Equal(t, "2 of 6 repeats did no work (rate 0)", d.Flag)
+	c := Cell{CellKey: CellKey{Target: "vm", Workload: "fp", QoS: 9, Threads: 1}, Dispersion: d}
+	assert.Equal(t, "did no work in 2 of 6 repeats", c.FlagText())
+
+	c.Dispersion = Disperse([]float64{1e6, 77e6, 1.5e6}, "loops/s")
+	assert.Equal(t, "repeats 77x apart", c.FlagText())
+	c.Dispersion = Disperse([]float64{1e6, 1.1e6, 1.05e6}, "loops/s")
+	assert.Empty(t, c.FlagText())
+}

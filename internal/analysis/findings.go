@@ -50,60 +50,140 @@ func (f Finding) String() string {
 	return head + ": " + f.Text
 }
 
-// endsByRepeat groups each repeat's record end times (s since the cell
-// began) by cell, for observations keep selects.
-func endsByRepeat(obs []Observation, keep func(Observation) bool) (map[CellKey]map[int][]float64, []CellKey) {
-	out := map[CellKey]map[int][]float64{}
+// repeatTimes is one repeat's records of a cell: their end times and the
+// spread of their start times (s since the cell began).
+type repeatTimes struct {
+	ends        []float64
+	startSpread float64
+}
+
+// timesByRepeat groups each repeat's record times by cell, for
+// observations keep selects.
+func timesByRepeat(obs []Observation, keep func(Observation) bool) (map[CellKey]map[int]*repeatTimes, []CellKey) {
+	out := map[CellKey]map[int]*repeatTimes{}
+	starts := map[CellKey]map[int][2]float64{}
 	var order []CellKey
 	for _, o := range obs {
 		if !keep(o) {
 			continue
 		}
 		if out[o.CellKey] == nil {
-			out[o.CellKey] = map[int][]float64{}
+			out[o.CellKey] = map[int]*repeatTimes{}
+			starts[o.CellKey] = map[int][2]float64{}
 			order = append(order, o.CellKey)
 		}
-		out[o.CellKey][o.Repeat] = append(out[o.CellKey][o.Repeat], float64(o.EndNs)/1e9)
+		r := out[o.CellKey][o.Repeat]
+		st := float64(o.StartNs) / 1e9
+		if r == nil {
+			r = &repeatTimes{}
+			out[o.CellKey][o.Repeat] = r
+			starts[o.CellKey][o.Repeat] = [2]float64{st, st}
+		}
+		r.ends = append(r.ends, float64(o.EndNs)/1e9)
+		b := starts[o.CellKey][o.Repeat]
+		b = [2]float64{min(b[0], st), max(b[1], st)}
+		starts[o.CellKey][o.Repeat] = b
+		r.startSpread = b[1] - b[0]
 	}
 	slices.SortStableFunc(order, CompareKeys)
 	return out, order
 }
 
-// Stragglers finds, in fixed-work cells of 2 or more threads (keep says
-// which observations count), repeats where the last thread finished later
-// than the median of the others by more than threshold of that median, as
-// [allocation] saw: 2.03, 2.03, 3.42 s. One finding per cell that has any,
-// with the median delay over those repeats.
-func Stragglers(obs []Observation, keep func(Observation) bool, threshold float64) []Finding {
-	ends, order := endsByRepeat(obs, func(o Observation) bool { return o.Phase == "" && o.Threads >= 2 && keep(o) })
-	var out []Finding
-	for _, k := range order {
-		reps := ends[k]
-		var delays, shares []float64
-		for _, e := range reps {
-			if len(e) < 2 {
-				continue
-			}
-			s := slices.Sorted(slices.Values(e))
-			others := median(s[:len(s)-1])
-			delay := s[len(s)-1] - others
-			if others > 0 && delay > threshold*others && delay >= MinStragglerDelay {
-				delays = append(delays, delay)
-				shares = append(shares, delay/others)
-			}
-		}
-		if len(delays) == 0 {
+// repeatNumbers are the repeats of a cell in ascending order.
+func repeatNumbers[T any](reps map[int]T) []int {
+	nums := make([]int, 0, len(reps))
+	for r := range reps {
+		nums = append(nums, r)
+	}
+	sort.Ints(nums)
+	return nums
+}
+
+// most says whether a pattern seen in n of total repeats holds in most of
+// them: a finding is stated only then.
+func most(n, total int) bool { return 2*n > total }
+
+// lateGroup finds the stragglers of one repeat: the threads that finished
+// past the threshold after the on-time group's median end, and only they.
+// Sorted ends are split before the first late thread at every place where
+// the threads after the split all finished more than threshold (share of
+// the on-time median), MinStragglerDelay and the repeat's own start-up
+// spread (a process started last ends last without being late) after the
+// on-time median, and none before it did; of those splits the one leaving
+// the fewest late threads wins. It returns how many are late, and their
+// median delay after the on-time median and its share; 0 when none is.
+func lateGroup(ends []float64, startSpread, threshold float64) (late int, delay, share float64) {
+	s := slices.Sorted(slices.Values(ends))
+	past := func(v, on float64) bool {
+		return v-on > threshold*on && v-on >= MinStragglerDelay && v-on > startSpread
+	}
+	for k := len(s) - 1; k >= 1; k-- {
+		on := median(s[:k])
+		if on <= 0 || !past(s[k], on) || past(s[k-1], on) {
 			continue
 		}
-		rest := "the other one"
-		if k.Threads > 2 {
-			rest = fmt.Sprintf("the other %s", numberWord(k.Threads-1))
+		d := median(s[k:]) - on
+		return len(s) - k, d, d / on
+	}
+	return 0, 0, 0
+}
+
+// Stragglers finds, in fixed-work cells of 2 or more threads or processes
+// (keep says which observations count), the late group of each repeat (see
+// lateGroup), as [allocation] saw: 2.03, 2.03, 3.42 s. A cell gets a
+// finding when most of its repeats have one, with the count of repeats, the
+// group's size (or the range of its sizes) and its median delay and share
+// over those repeats: "in 5 of 6 repeats two threads finished 1.10 s (55%)
+// after the other four".
+func Stragglers(obs []Observation, keep func(Observation) bool, threshold float64) []Finding {
+	times, order := timesByRepeat(obs, func(o Observation) bool { return o.Phase == "" && o.Threads >= 2 && keep(o) })
+	var out []Finding
+	for _, k := range order {
+		reps := times[k]
+		var delays, shares []float64
+		var sizes []int
+		for _, r := range repeatNumbers(reps) {
+			if len(reps[r].ends) < 2 {
+				continue
+			}
+			if n, d, sh := lateGroup(reps[r].ends, reps[r].startSpread, threshold); n > 0 {
+				sizes, delays, shares = append(sizes, n), append(delays, d), append(shares, sh)
+			}
+		}
+		if !most(len(sizes), len(reps)) {
+			continue
+		}
+		noun := "thread"
+		if k.Workload == "procs" {
+			noun = "process"
+		}
+		lo, hi := slices.Min(sizes), slices.Max(sizes)
+		who := fmt.Sprintf("%s %s finished", numberWord(lo), plural(lo, noun))
+		rest := "the others"
+		switch {
+		case lo != hi:
+			who = fmt.Sprintf("%s to %s %s finished", numberWord(lo), numberWord(hi), plural(hi, noun))
+		case k.Threads-lo == 1:
+			rest = "the other one"
+		default:
+			rest = "the other " + numberWord(k.Threads-lo)
 		}
 		out = append(out, Finding{Kind: "stragglers", Target: k.Target, Workload: k.Workload, QoS: k.QoS, Threads: k.Threads,
-			Text: fmt.Sprintf("in %d of %d repeats one thread finished %.2f s (%.0f%%) after %s", len(delays), len(reps),
+			Text: fmt.Sprintf("in %d of %d repeats %s %.2f s (%.0f%%) after %s", len(sizes), len(reps), who,
 				median(slices.Sorted(slices.Values(delays))), 100*median(slices.Sorted(slices.Values(shares))), rest)})
 	}
 	return out
+}
+
+// plural is noun for one, else its plural ("threads", "processes").
+func plural(n int, noun string) string {
+	switch {
+	case n == 1:
+		return noun
+	case strings.HasSuffix(noun, "s"):
+		return noun + "es"
+	}
+	return noun + "s"
 }
 
 func numberWord(n int) string {
@@ -116,50 +196,95 @@ func numberWord(n int) string {
 
 // Batches finds, in procs cells (keep says which observations count),
 // process completions that come in steps, as [processes] saw: 10
-// processes in batches of 4 ending at about 2.1, 4.1 and 6.2 s. Completions
-// are split where the gap between two successive ones is more than a
-// quarter of the first completion time and at least MinStragglerDelay. A
-// repeat fits when it has two or more steps and every step but the last
-// holds the same number of processes, two or more: the finding describes
-// the first repeat that fits (batch size, the steps' mean times) and says
-// how many repeats fit with that size. Completions that do not fall into
-// such steps are no finding.
+// processes in batches of 4 ending at about 2.1, 4.1 and 6.2 s.
+// Completions are split where the gap between two successive ones is more
+// than a quarter of the first completion time, at least MinStragglerDelay,
+// and more than the spread of the repeat's own start times (steps at the
+// scale of process start-up are not batches). A repeat fits when it has
+// two or more steps and every step but the last holds the same number of
+// processes, two or more; when it fits only without one completion (a
+// process that ended early or late by itself), it fits with that one
+// outlying, and the finding says so. A cell gets a finding when most of
+// its repeats fit with the same batch size: the steps of the first such
+// repeat and how many repeats fit. Completions that do not fall into such
+// steps are no finding.
 func Batches(obs []Observation, keep func(Observation) bool) []Finding {
-	ends, order := endsByRepeat(obs, func(o Observation) bool { return o.Workload == "procs" && keep(o) })
+	times, order := timesByRepeat(obs, func(o Observation) bool { return o.Workload == "procs" && keep(o) })
 	var out []Finding
 	for _, k := range order {
-		reps := ends[k]
-		nums := make([]int, 0, len(reps))
-		for r := range reps {
-			nums = append(nums, r)
+		reps := times[k]
+		type fit struct {
+			steps   []batch
+			outlier float64 // the completion left out; NaN for none
 		}
-		sort.Ints(nums)
-		var first []batch
-		same := 0
-		for _, r := range nums {
-			b := batches(reps[r])
-			if !fits(b) {
+		fits := map[int]fit{}
+		count := map[int]int{}
+		for _, r := range repeatNumbers(reps) {
+			steps, outlier, ok := batchesOf(reps[r].ends, reps[r].startSpread)
+			if !ok {
 				continue
 			}
-			if first == nil {
-				first = b
-			}
-			if b[0].size == first[0].size {
-				same++
+			fits[r] = fit{steps, outlier}
+			count[steps[0].size]++
+		}
+		size, best := 0, 0
+		for sz, n := range count {
+			if n > best || n == best && sz < size {
+				size, best = sz, n
 			}
 		}
-		if first == nil {
+		if !most(best, len(reps)) {
 			continue
 		}
-		steps := make([]string, len(first))
-		for i, b := range first {
+		var first fit
+		outliers := 0
+		var outlierAt []float64
+		for _, r := range repeatNumbers(fits) {
+			f := fits[r]
+			if f.steps[0].size != size {
+				continue
+			}
+			if first.steps == nil {
+				first = f
+			}
+			if !math.IsNaN(f.outlier) {
+				outliers++
+				outlierAt = append(outlierAt, f.outlier)
+			}
+		}
+		steps := make([]string, len(first.steps))
+		for i, b := range first.steps {
 			steps[i] = fmt.Sprintf("%.1f", b.at)
 		}
-		out = append(out, Finding{Kind: "batches", Target: k.Target, Workload: k.Workload, QoS: k.QoS, Threads: k.Threads,
-			Text: fmt.Sprintf("completions come in batches of %d: steps at %s s (every step but the last has %d; %d of %d repeats in batches of %d)",
-				first[0].size, strings.Join(steps, ", "), first[0].size, same, len(nums), first[0].size)})
+		text := fmt.Sprintf("completions come in batches of %d: steps at %s s (every step but the last has %d; %d of %d repeats in batches of %d)",
+			size, strings.Join(steps, ", "), size, best, len(reps), size)
+		if outliers > 0 {
+			at := fmt.Sprintf("%.2f", slices.Min(outlierAt))
+			if hi := fmt.Sprintf("%.2f", slices.Max(outlierAt)); hi != at {
+				at += ".." + hi
+			}
+			text += fmt.Sprintf("; in %d of them one process ended outside the steps (at %s s), left out", outliers, at)
+		}
+		out = append(out, Finding{Kind: "batches", Target: k.Target, Workload: k.Workload, QoS: k.QoS, Threads: k.Threads, Text: text})
 	}
 	return out
+}
+
+// batchesOf splits one repeat's completions into steps (see Batches) and
+// says whether they fit, leaving out at most one completion to make them
+// fit (returned as outlier; NaN when none was left out).
+func batchesOf(ends []float64, startSpread float64) (steps []batch, outlier float64, ok bool) {
+	s := slices.Sorted(slices.Values(ends))
+	if b := batches(s, startSpread); fits(b) {
+		return b, math.NaN(), true
+	}
+	for i := range s {
+		rest := slices.Delete(slices.Clone(s), i, i+1)
+		if b := batches(rest, startSpread); fits(b) {
+			return b, s[i], true
+		}
+	}
+	return nil, math.NaN(), false
 }
 
 // fits reports whether steps are batches: two or more, every one but the
@@ -182,13 +307,12 @@ type batch struct {
 	at   float64 // mean completion time, s
 }
 
-// batches splits completion times into steps (see Batches).
-func batches(ends []float64) []batch {
-	s := slices.Sorted(slices.Values(ends))
+// batches splits sorted completion times into steps (see Batches).
+func batches(s []float64, startSpread float64) []batch {
 	if len(s) == 0 || s[0] <= 0 {
 		return nil
 	}
-	gap := max(s[0]/4, MinStragglerDelay)
+	gap := max(s[0]/4, MinStragglerDelay, startSpread)
 	var out []batch
 	start := 0
 	for i := 1; i <= len(s); i++ {
@@ -208,7 +332,11 @@ func batches(ends []float64) []batch {
 // counts, where adding threads stops paying: for a fixed total of work
 // (pi's iterations split over the threads, [m1-qos]) the thread count that
 // finished soonest, for work per thread the one with the highest total
-// rate; and whether more threads did worse.
+// rate; and whether more threads did worse. Where threads still paid, it
+// gives what each added thread brought over that part only (the Theil-Sen
+// slope of the repeats' total rates, with its interval), never a slope
+// over a plateau; past where they stopped paying, the change of the median
+// total rate at each step.
 func Scaling(cells []Cell, totalWork func(workload string) bool) []Finding {
 	type key struct {
 		target, workload string
@@ -263,18 +391,63 @@ func Scaling(cells []Cell, totalWork func(workload string) bool) []Finding {
 		}
 		last := cs[len(cs)-1]
 		text := fmt.Sprintf("best at %d threads (%s)", best.Threads, what(best))
+		paying := best.Threads // where the part that still pays ends
 		switch {
 		case !near(last):
 			text += fmt.Sprintf("; more threads did worse (%d threads: %s)", last.Threads, what(last))
 		case plateau.Threads == best.Threads && best.Threads < last.Threads:
 			text += fmt.Sprintf("; more threads gained nothing (%d threads: %s)", last.Threads, what(last))
 		case plateau.Threads < last.Threads:
+			paying = plateau.Threads
 			text = fmt.Sprintf("adding threads stopped paying at %d threads (%s, within %.0f%% of the best, %s at %d)",
 				plateau.Threads, what(plateau), 100*ScalingTolerance, what(best), best.Threads)
 		default:
 			text += "; every added thread still paid"
 		}
+		text += slopeText(cs, paying)
 		out = append(out, Finding{Kind: "scaling", Target: k.target, Workload: k.workload, QoS: k.qos, Text: text})
 	}
 	return out
+}
+
+// slopeText says what each added thread brought up to paying threads (the
+// Theil-Sen slope of the repeats' total rates there, with its interval),
+// and past it the change of the median total rate at each step.
+func slopeText(cs []Cell, paying int) string {
+	var x, y []float64
+	var past []string
+	counts := 0
+	for i, c := range cs {
+		if c.Threads <= paying {
+			counts++
+			for _, r := range c.TotalRates {
+				x, y = append(x, float64(c.Threads)), append(y, r)
+			}
+			continue
+		}
+		step := float64(c.TotalRate.Median - cs[i-1].TotalRate.Median)
+		past = append(past, fmt.Sprintf("%+.2g", step))
+	}
+	unit := cs[0].Unit + "/s"
+	var text string
+	if ts := FitTheilSen(x, y); counts >= 2 && !ts.Slope.IsNaN() {
+		text = fmt.Sprintf("; up to %d threads each added thread brought %.3g %s [%.3g..%.3g] (Theil-Sen)", paying, float64(ts.Slope), unit, float64(ts.Low), float64(ts.High))
+	} else {
+		text = fmt.Sprintf("; no thread added to %d paid", cs[0].Threads)
+	}
+	if len(past) > 0 {
+		text += fmt.Sprintf("; past %d, the steps to %s threads changed it by %s %s", paying, threadList(cs, paying), strings.Join(past, ", "), unit)
+	}
+	return text
+}
+
+// threadList is the thread counts of cs above n: "3, 4".
+func threadList(cs []Cell, n int) string {
+	var parts []string
+	for _, c := range cs {
+		if c.Threads > n {
+			parts = append(parts, fmt.Sprint(c.Threads))
+		}
+	}
+	return strings.Join(parts, ", ")
 }

@@ -15,23 +15,41 @@ import (
 // was obtained (wilcox.test for one stratum; for several, the convolution
 // of R's dwilcox over the strata), and its output is recorded in
 // ranksum-reference.json.
-func TestRankTestsMatchR(t *testing.T) {
+type rankReference struct {
+	GeneratedBy string `json:"generated_by"`
+	Cases       []struct {
+		Name       string      `json:"name"`
+		Exact      bool        `json:"exact"`
+		X          [][]float64 `json:"x"`
+		Y          [][]float64 `json:"y"`
+		U, P       float64
+		Estimate   float64 `json:"estimate"`
+		Low, High  float64
+		Confidence float64 `json:"confidence"`
+	} `json:"cases"`
+	TiedCases []struct {
+		Name      string      `json:"name"`
+		X         [][]float64 `json:"x"`
+		Y         [][]float64 `json:"y"`
+		U, P      float64
+		PCoin     float64 `json:"p_coin"`
+		Estimate  float64 `json:"estimate"`
+		Intervals []struct {
+			Level, Low, High, Confidence float64
+		} `json:"intervals"`
+	} `json:"tied_cases"`
+}
+
+func loadRankReference(t *testing.T) rankReference {
 	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "analysis", "ranksum-reference.json"))
 	require.NoError(t, err)
-	var ref struct {
-		GeneratedBy string `json:"generated_by"`
-		Cases       []struct {
-			Name       string      `json:"name"`
-			Exact      bool        `json:"exact"`
-			X          [][]float64 `json:"x"`
-			Y          [][]float64 `json:"y"`
-			U, P       float64
-			Estimate   float64 `json:"estimate"`
-			Low, High  float64
-			Confidence float64 `json:"confidence"`
-		} `json:"cases"`
-	}
+	var ref rankReference
 	require.NoError(t, json.Unmarshal(b, &ref))
+	return ref
+}
+
+func TestRankTestsMatchR(t *testing.T) {
+	ref := loadRankReference(t)
 	require.NotEmpty(t, ref.Cases)
 	for _, c := range ref.Cases {
 		t.Run(c.Name, func(t *testing.T) {
@@ -52,6 +70,33 @@ func TestRankTestsMatchR(t *testing.T) {
 			} else {
 				// R reports 95% when what it reached is close enough.
 				assert.GreaterOrEqual(t, float64(s.Confidence), float64(Confidence))
+			}
+		})
+	}
+}
+
+// With ties, the p value is the exact conditional one and the interval
+// inverts that test shift by shift: both against R's brute-force
+// enumeration of every within-stratum assignment (and coin's exact
+// wilcox_test for the p value), at the verdict's 90% and at 95%.
+func TestTiedRankTestsMatchR(t *testing.T) {
+	ref := loadRankReference(t)
+	require.NotEmpty(t, ref.TiedCases)
+	for _, c := range ref.TiedCases {
+		t.Run(c.Name, func(t *testing.T) {
+			u := StratifiedMannWhitney(c.X, c.Y)
+			assert.InDelta(t, c.U, u.U, 1e-9)
+			assert.InDelta(t, c.P, float64(u.P), 1e-12, "two-sided p")
+			assert.InDelta(t, c.PCoin, float64(u.P), 1e-12, "two-sided p, coin")
+			assert.True(t, u.Exact)
+			assert.True(t, u.Ties)
+			for _, iv := range c.Intervals {
+				s := LogShiftAt(c.X, c.Y, iv.Level)
+				assert.Equal(t, ShiftExactConditional, s.Method)
+				assert.InDelta(t, c.Estimate, float64(s.Estimate), 1e-12, "estimate")
+				assert.InDelta(t, iv.Low, float64(s.Low), 1e-12, "low at %v", iv.Level)
+				assert.InDelta(t, iv.High, float64(s.High), 1e-12, "high at %v", iv.Level)
+				assert.InDelta(t, iv.Confidence, float64(s.Confidence), 1e-12, "coverage at %v", iv.Level)
 			}
 		})
 	}

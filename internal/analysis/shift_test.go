@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -63,4 +64,77 @@ func TestSmallestP(t *testing.T) {
 	assert.InDelta(t, 2.0/(20*20), SmallestP([][2]int{{3, 3}, {3, 3}}), 1e-12)
 	assert.Less(t, SmallestP([][2]int{{6, 6}}), Alpha, "6 against 6 can reach significance")
 	require.True(t, math.IsNaN(SmallestP(nil)))
+}
+
+// Without ties the conditional distribution is Mann and Whitney's, and
+// inverting the test shift by shift gives the k-th difference interval.
+func TestTiedNullDistWithoutTiesIsTheUntiedOne(t *testing.T) {
+	for _, mn := range [][2]int{{1, 1}, {2, 3}, {3, 3}, {4, 6}, {6, 6}} {
+		groups := make([]int, mn[0]+mn[1])
+		for i := range groups {
+			groups[i] = 1
+		}
+		got, want := tiedNullDist(groups, mn[0], mn[1]), untiedNullDist(mn[0], mn[1])
+		require.Len(t, got, len(want))
+		for k := range want {
+			assert.InDelta(t, want[k], got[k], 1e-15, "%v 2U=%d", mn, k)
+		}
+	}
+}
+
+func TestInversionWithoutTiesIsTheExactInterval(t *testing.T) {
+	xs := [][]float64{exps(1, 1.13, 1.21, 1.37, 1.42, 1.58), exps(2.05, 2.31, 2.17, 2.44, 2.29, 2.52)}
+	ys := [][]float64{exps(0.93, 1.04, 1.11, 1.26, 1.19, 0.88), exps(2.01, 2.12, 2.23, 2.08, 1.97, 2.36)}
+	for _, level := range []float64{0.9, 0.95} {
+		want := LogShiftAt(xs, ys, level)
+		require.Equal(t, ShiftExact, want.Method)
+		var strata []shiftStratum
+		var diffs []float64
+		var sizes [][2]int
+		for i := range xs {
+			x, y := logs(xs[i]), logs(ys[i])
+			slices.Sort(x)
+			slices.Sort(y)
+			strata = append(strata, shiftStratum{x, y})
+			sizes = append(sizes, [2]int{len(x), len(y)})
+			for _, a := range x {
+				for _, b := range y {
+					diffs = append(diffs, a-b)
+				}
+			}
+		}
+		slices.Sort(diffs)
+		low, high, _ := invertShift(strata, diffs, 1-level, sizes)
+		assert.Equal(t, want.Low, low, "level %v", level)
+		assert.Equal(t, want.High, high, "level %v", level)
+	}
+}
+
+// The smallest p a tied 3 against 3 can give is the untied 0.1: ties
+// within a side do not make the extreme orderings likelier.
+func TestTiesCannotBeatTheSmallestP(t *testing.T) {
+	u := MannWhitney([]float64{310, 310, 320}, []float64{100, 100, 100})
+	assert.True(t, u.Exact)
+	assert.InDelta(t, 0.1, float64(u.P), 1e-12)
+	assert.InDelta(t, 0.1, float64(u.SmallestP), 1e-12)
+	assert.False(t, u.Significant(Alpha))
+}
+
+// Too many tied repeats to invert in reasonable time fall back to the
+// untied bound; 50 and more to the normal approximation.
+func TestShiftMethods(t *testing.T) {
+	tied := func(n int, base float64) []float64 {
+		out := make([]float64, n)
+		for i := range out {
+			out[i] = base + float64(i%4)
+		}
+		return out
+	}
+	assert.Equal(t, ShiftExactConditional, LogShift([][]float64{tied(6, 20)}, [][]float64{tied(6, 10)}).Method)
+	assert.Equal(t, ShiftTiesBounded, LogShift([][]float64{tied(30, 20)}, [][]float64{tied(30, 10)}).Method)
+	big := LogShift([][]float64{tied(60, 20)}, [][]float64{tied(60, 10)})
+	assert.Equal(t, ShiftNormal, big.Method)
+	assert.Greater(t, float64(big.Confidence), 0.94)
+	assert.Less(t, float64(big.Low), float64(big.Estimate))
+	assert.Greater(t, float64(big.High), float64(big.Estimate))
 }

@@ -7,18 +7,45 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/qoslab/qoslab/internal/units"
 )
 
-// EquivalenceMargin is the share of the host's QoS effect, on a log scale,
-// that the VM may keep for its QoS to count as subsumed: with a 254x host
-// effect, a VM ratio up to 254^0.1 = 1.74x. The verdict says yes only when
-// the upper bound of the VM ratio's 95% interval is below it.
-const EquivalenceMargin = 0.10
+// The equivalence test's settings: a VM ratio counts as no QoS effect when
+// it lies, with confidence, inside a band around 1 that is small both next
+// to the host's effect and in absolute terms.
+const (
+	// EquivalenceLevel is the level of each of the two one-sided tests of
+	// the verdict (the VM ratio above the band's low edge, below its high
+	// edge): together, the ratio's 90% interval inside the band.
+	EquivalenceLevel = 0.05
+	// EquivalenceConfidence is the coverage of the intervals the verdict
+	// judges: 1 - 2·EquivalenceLevel.
+	EquivalenceConfidence = 1 - 2*EquivalenceLevel
+	// DefaultRelativeMargin is the share of the host's QoS effect, on a log
+	// scale, the VM may keep and still count as none: 10%, so beside a 254x
+	// host effect up to 254^0.1 = 1.74x (before the absolute margin).
+	DefaultRelativeMargin = 0.10
+	// DefaultAbsoluteMargin is the largest VM ratio, either way, that may
+	// count as none whatever the host's effect: a 1.87x effect in the VM is
+	// not "subsumed" to anyone reading it, though it is 9% of 1010x.
+	DefaultAbsoluteMargin = 1.25
+)
 
-// minHostEffect is how far above 1 the host's QoS sensitivity must be for the
-// subsumption index to mean anything: SI divides by ln(sens_host), so below a
-// 1% host effect noise in the VM's ratio would move SI by any amount.
-const minHostEffect = 0.01
+// Margins say how small the QoS effect left in the VM must be to count as
+// none (a spec's verdict: keys).
+type Margins struct {
+	// Relative is the share of the host's effect (log scale), taken at the
+	// conservative end of the host's interval.
+	Relative float64 `json:"relative_margin"`
+	// Absolute is the largest ratio, either way, that counts as no effect.
+	Absolute float64 `json:"absolute_margin"`
+}
+
+// DefaultMargins are the margins of a spec that sets none.
+func DefaultMargins() Margins {
+	return Margins{Relative: DefaultRelativeMargin, Absolute: DefaultAbsoluteMargin}
+}
 
 // ThreadRatio compares two cells that differ in one factor (QoS class, or
 // target) at one thread count.
@@ -28,6 +55,9 @@ type ThreadRatio struct {
 	Ratio Float `json:"ratio"`
 	// Test compares the two cells' per-repeat total rates.
 	Test UTest `json:"test"`
+	// Shift is this thread count's own Hodges-Lehmann log ratio with its
+	// 95% interval, to tell whether thread counts disagree.
+	Shift Shift `json:"shift"`
 }
 
 // Sensitivity is how much faster one target runs one workload (phase) at a
@@ -57,18 +87,30 @@ type Sensitivity struct {
 	// repeats, whatever the rates: at or above Alpha nothing can be called
 	// significant.
 	SmallestP Float `json:"smallest_p"`
+	// Idle counts, per class, the repeats that did no work (rate 0): they
+	// are left out of every statistic here.
+	IdleHigh int `json:"idle_high,omitempty"`
+	IdleLow  int `json:"idle_low,omitempty"`
 }
 
 // RatioEstimate is exp(Shift.Estimate): the ratio of High's rates to Low's.
 func (s Sensitivity) RatioEstimate() float64 { return math.Exp(float64(s.Shift.Estimate)) }
 
-// QoSSensitivity compares a target's total rates at the high QoS class with
-// those at the low one, for one workload and phase, at each of threads (every
-// thread count with cells at both classes when threads is nil; counts without
-// both cells are skipped). Rates are work per second for every workload,
-// bytes/s for compression too, so a ratio above 1 always means the high class
-// ran faster.
+// QoSSensitivity is QoSSensitivityAt with a 95% interval.
 func QoSSensitivity(cells []Cell, target, workload, phase string, high, low int, threads []int) Sensitivity {
+	return QoSSensitivityAt(cells, target, workload, phase, high, low, threads, Confidence)
+}
+
+// QoSSensitivityAt compares a target's total rates at the high QoS class
+// with those at the low one, for one workload and phase, at each of
+// threads (every thread count with cells at both classes when threads is
+// nil; counts without both cells are skipped), its pooled shift with an
+// interval of the coverage asked. Rates are work per second for every
+// workload, bytes/s for compression too, so a ratio above 1 always means
+// the high class ran faster. A repeat that did no work (rate 0) has no
+// logarithm and no ratio: it is left out of every statistic alike (ranks,
+// shift, medians) and counted in IdleHigh and IdleLow.
+func QoSSensitivityAt(cells []Cell, target, workload, phase string, high, low int, threads []int, confidence float64) Sensitivity {
 	s := Sensitivity{Target: target, Workload: workload, Phase: phase, High: high, Low: low}
 	hi := cellsByThreads(cells, target, workload, phase, high)
 	lo := cellsByThreads(cells, target, workload, phase, low)
@@ -82,23 +124,49 @@ func QoSSensitivity(cells []Cell, target, workload, phase string, high, low int,
 	threads = slices.Clone(threads)
 	sort.Ints(threads)
 	var xs, ys [][]float64
-	var sizes [][2]int
 	for _, t := range slices.Compact(threads) {
 		h, okH := hi[t]
 		l, okL := lo[t]
 		if !okH || !okL {
 			continue
 		}
-		s.ByThreads = append(s.ByThreads, ThreadRatio{Threads: t, Ratio: h.TotalRate.Median / l.TotalRate.Median, Test: MannWhitney(h.TotalRates, l.TotalRates)})
-		xs = append(xs, h.TotalRates)
-		ys = append(ys, l.TotalRates)
-		sizes = append(sizes, [2]int{len(sortedFinite(h.TotalRates)), len(sortedFinite(l.TotalRates))})
+		hr, lr := workingRates(h.TotalRates), workingRates(l.TotalRates)
+		s.IdleHigh += countFinite(h.TotalRates) - len(hr)
+		s.IdleLow += countFinite(l.TotalRates) - len(lr)
+		if len(hr) == 0 || len(lr) == 0 {
+			continue
+		}
+		s.ByThreads = append(s.ByThreads, ThreadRatio{Threads: t, Ratio: Summarize(hr).Median / Summarize(lr).Median,
+			Test: MannWhitney(hr, lr), Shift: LogShift([][]float64{hr}, [][]float64{lr})})
+		xs = append(xs, hr)
+		ys = append(ys, lr)
 	}
 	s.Ratio = Float(geomean(s.ByThreads))
 	s.Test = StratifiedMannWhitney(xs, ys)
-	s.Shift = LogShift(xs, ys)
-	s.SmallestP = Float(SmallestP(sizes))
+	s.Shift = LogShiftAt(xs, ys, confidence)
+	s.SmallestP = s.Test.SmallestP
 	return s
+}
+
+// workingRates are the rates of repeats that did work: positive and finite.
+func workingRates(v []float64) []float64 {
+	var out []float64
+	for _, x := range v {
+		if x > 0 && !math.IsInf(x, 0) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func countFinite(v []float64) int {
+	n := 0
+	for _, x := range v {
+		if !math.IsNaN(x) {
+			n++
+		}
+	}
+	return n
 }
 
 func cellsByThreads(cells []Cell, target, workload, phase string, qos int) map[int]Cell {
@@ -187,11 +255,13 @@ func Compare(old, new Cell) Change {
 // scale because QoS effects are ratios: on the linear scale 1 - (sensVM -
 // 1)/(sensHost - 1), a 254x host effect would give SI >= 0.9 for any VM
 // ratio up to 26x, so a 10x effect inside the VM would still read as
-// subsumed; here it gives 0.58. It is undefined (ok false) when the host has
-// no QoS effect to lose (sensHost below 1.01), or a sensitivity is not a
-// positive number.
+// subsumed; here it gives 0.58. It is undefined (ok false) when the high
+// class is not faster on the host (sensHost <= 1), or a sensitivity is not
+// a positive number. Whether the host's effect is shown at all is the
+// test's to say (Subsumption prints SI only then): near 1 the index
+// divides by almost nothing.
 func SubsumptionIndex(sensHost, sensVM float64) (si float64, ok bool) {
-	if math.IsNaN(sensHost) || math.IsNaN(sensVM) || math.IsInf(sensHost, 0) || math.IsInf(sensVM, 0) || sensVM <= 0 || sensHost-1 < minHostEffect {
+	if math.IsNaN(sensHost) || math.IsNaN(sensVM) || math.IsInf(sensHost, 0) || math.IsInf(sensVM, 0) || sensVM <= 0 || sensHost <= 1 {
 		return math.NaN(), false
 	}
 	return 1 - math.Log(sensVM)/math.Log(sensHost), true
@@ -201,17 +271,20 @@ func SubsumptionIndex(sensHost, sensVM float64) (si float64, ok bool) {
 type Outcome string
 
 const (
-	// Subsumed: the host's QoS effect is significant and the VM's ratio,
-	// with 95% confidence, keeps less than EquivalenceMargin of it (an
-	// equivalence test, not a failure to find a difference).
+	// Subsumed: the host's QoS effect is significant and the VM's ratio
+	// lies, with its whole 90% interval, inside the equivalence band (two
+	// one-sided tests at 5%: an equivalence test, not a failure to find a
+	// difference), and no cell it rests on is flagged.
 	Subsumed Outcome = "yes"
-	// NotSubsumed: the host's effect is significant and the VM's ratio,
-	// with 95% confidence, keeps more than EquivalenceMargin of it.
+	// NotSubsumed: the host's effect is significant and the VM's ratio
+	// lies, with its whole 90% interval, outside the band: above it (the
+	// VM keeps an effect) or below it (the VM reverses the classes).
 	NotSubsumed Outcome = "no"
 	// Inconclusive: the run cannot tell. The host shows no significant QoS
 	// effect (so there is nothing to subsume; this must never read as yes),
 	// or the repeats are too few to show one, or the cells to compare are
-	// missing, or the VM ratio's interval straddles the margin.
+	// missing or did no work, or the VM ratio's interval crosses the
+	// band's edge, or a yes would rest on cells whose repeats disagree.
 	Inconclusive Outcome = "inconclusive"
 )
 
@@ -219,45 +292,80 @@ const (
 // classes are subsumed in the VM.
 type Verdict struct {
 	Outcome Outcome `json:"outcome"`
-	// Reason says why an inconclusive verdict is one; empty otherwise.
+	// Reason says why the outcome is what it is, for "no" and
+	// "inconclusive"; empty for "yes".
 	Reason string `json:"reason,omitempty"`
+	// Reversed says the VM runs the low class significantly faster: a "no".
+	Reversed bool `json:"reversed,omitempty"`
 	// SI is the subsumption index of the host's and the VM's ratios (their
-	// Hodges-Lehmann estimates); NaN when undefined (see SubsumptionIndex).
-	// SILow and SIHigh carry the VM ratio's interval into it (the host's
-	// ratio taken as known: its effect is far larger than its noise
-	// whenever SI is worth reading).
-	SI     Float       `json:"si"`
-	SILow  Float       `json:"si_low"`
-	SIHigh Float       `json:"si_high"`
-	Host   Sensitivity `json:"host"`
-	VM     Sensitivity `json:"vm"`
-	// Margin is the largest VM ratio that counts as subsumed: the host's
-	// ratio to the power EquivalenceMargin; NaN without a host effect.
-	Margin Float `json:"margin"`
+	// Hodges-Lehmann estimates); NaN unless the host's effect is shown.
+	// SILow and SIHigh bound SI over both sides' 95% intervals, so they
+	// carry the host's uncertainty as well as the VM's; SIConfidence is
+	// the coverage that has at least (the product of the two, 0.9025 when
+	// both reach 95%). NaN when the host's 95% interval reaches 1x.
+	SI           Float `json:"si"`
+	SILow        Float `json:"si_low"`
+	SIHigh       Float `json:"si_high"`
+	SIConfidence Float `json:"si_confidence"`
+	// Host and VM are the two sides' QoS sensitivities, their shifts with
+	// 90% intervals (EquivalenceConfidence): what the verdict judges.
+	Host Sensitivity `json:"host"`
+	VM   Sensitivity `json:"vm"`
+	// Margins are the settings the band came from.
+	Margins Margins `json:"margins"`
+	// Level is each one-sided test's level, EquivalenceLevel.
+	Level float64 `json:"level"`
+	// RelativeMargin is the host's ratio at the low end of its interval to
+	// the power Margins.Relative; Margin, the band's upper edge for "yes",
+	// is the smaller of it and Margins.Absolute, and the band is
+	// [1/Margin, Margin]. MarginNo is the edge a VM ratio must lie beyond
+	// for "no", from the high end of the host's interval. NaN without a
+	// host effect.
+	RelativeMargin Float `json:"relative_margin_ratio"`
+	Margin         Float `json:"margin"`
+	MarginNo       Float `json:"margin_no"`
+	// Flagged names the cells the verdict rests on whose repeats cannot
+	// stand for one number, and why ("host fp qos=9 threads=1 repeats 77x
+	// apart"): a verdict resting on one is never "yes".
+	Flagged []string `json:"flagged,omitempty"`
+	// Heterogeneity says, per side, when the thread counts' own ratios
+	// disagree beyond their 95% intervals, listing them.
+	Heterogeneity []string `json:"heterogeneity,omitempty"`
 }
 
 // Subsumption decides whether QoS is subsumed in the VM for one workload and
 // phase. It compares the highest and lowest QoS classes run on both targets,
 // at the thread counts where all four (target, class) cells exist, so host
-// and VM are judged on the same cells; each side's sensitivity is the
-// geometric mean over those thread counts with a stratified Mann-Whitney
-// test. The rule, in order:
+// and VM are judged on the same cells; each side's effect is the stratified
+// Hodges-Lehmann shift of ln(rate), with the stratified rank-sum test. The
+// rule, in order:
 //
-//   - inconclusive when there are not two classes and a thread count on both;
-//   - inconclusive when the host's effect is not significant at Alpha, or
-//     the host's high class is not at least 1% faster (SI undefined): with no
-//     effect on the host the run cannot show one disappearing;
-//   - yes when SI >= SubsumedSI, whether or not what is left in the VM is
-//     significant: a significant 1% is still subsumption;
-//   - no when SI < SubsumedSI and the VM's own effect is significant;
-//   - inconclusive otherwise: the VM keeps part of the effect, but not
-//     significantly.
-func Subsumption(cells []Cell, workload, phase, host, vm string) Verdict {
+//   - inconclusive when there are not two classes and a thread count on
+//     both, or a side's class did no work in any repeat;
+//   - inconclusive when the host's effect is not shown: the two-sided test
+//     not significant at Alpha (saying so when the repeats are too few for
+//     any p under Alpha), or the low class the faster one: with no effect
+//     on the host the run cannot show one disappearing;
+//   - inconclusive when the VM's repeats are too few for a 90% interval;
+//   - yes when the VM ratio's 90% interval lies inside the band [1/M, M],
+//     M the smaller of the absolute margin and the host's ratio at the low
+//     end of its 90% interval to the power of the relative margin (two
+//     one-sided tests at 5%), unless a cell it rests on is flagged (then
+//     inconclusive, naming the cell);
+//   - no when the interval lies wholly above the band, or wholly below it
+//     (QoS reversed in the VM), the band's edge then taken from the high
+//     end of the host's interval, so that neither answer leans on the
+//     host's noise;
+//   - inconclusive otherwise: the interval crosses the band's edge.
+func Subsumption(cells []Cell, workload, phase, host, vm string, margins Margins) Verdict {
 	none := func(target string) Sensitivity {
-		return Sensitivity{Target: target, Workload: workload, Phase: phase, Ratio: Float(math.NaN()), Test: UTest{P: Float(math.NaN())}}
+		nan := Float(math.NaN())
+		return Sensitivity{Target: target, Workload: workload, Phase: phase, Ratio: nan, Test: UTest{P: nan, SmallestP: nan},
+			Shift: Shift{Estimate: nan, Low: nan, High: nan, Confidence: nan}, SmallestP: nan}
 	}
 	nan := Float(math.NaN())
-	v := Verdict{Outcome: Inconclusive, SI: nan, SILow: nan, SIHigh: nan, Margin: nan, Host: none(host), VM: none(vm)}
+	v := Verdict{Outcome: Inconclusive, SI: nan, SILow: nan, SIHigh: nan, SIConfidence: nan, RelativeMargin: nan, Margin: nan, MarginNo: nan,
+		Host: none(host), VM: none(vm), Margins: margins, Level: EquivalenceLevel}
 	classes := map[string]map[int]map[int]bool{host: {}, vm: {}} // target -> qos -> threads
 	for _, c := range cells {
 		byQoS, ok := classes[c.Target]
@@ -292,34 +400,151 @@ func Subsumption(cells []Cell, workload, phase, host, vm string) Verdict {
 		return v
 	}
 	sort.Ints(threads)
-	v.Host = QoSSensitivity(cells, host, workload, phase, high, low, threads)
-	v.VM = QoSSensitivity(cells, vm, workload, phase, high, low, threads)
-	hostRatio := v.Host.RatioEstimate()
-	si, ok := SubsumptionIndex(hostRatio, v.VM.RatioEstimate())
-	v.SI = Float(si)
-	if ok {
-		lnHost := math.Log(hostRatio)
-		v.SILow, v.SIHigh = 1-v.VM.Shift.High/Float(lnHost), 1-v.VM.Shift.Low/Float(lnHost)
-		v.Margin = Float(math.Exp(EquivalenceMargin * lnHost))
+	v.Host = QoSSensitivityAt(cells, host, workload, phase, high, low, threads, EquivalenceConfidence)
+	v.VM = QoSSensitivityAt(cells, vm, workload, phase, high, low, threads, EquivalenceConfidence)
+	for _, c := range SortCells(cells) {
+		if (c.Target == host || c.Target == vm) && c.Workload == workload && c.Phase == phase &&
+			(c.QoS == high || c.QoS == low) && slices.Contains(threads, c.Threads) && c.FlagText() != "" {
+			v.Flagged = append(v.Flagged, CellText(c.CellKey)+" "+c.FlagText())
+		}
 	}
-	lnMargin := math.Log(float64(v.Margin))
+	v.Heterogeneity = append(heterogeneity(v.Host), heterogeneity(v.VM)...)
+
+	if why := undefinedSide(v.Host); why != "" {
+		v.Reason = why
+		return v
+	}
+	if why := undefinedSide(v.VM); why != "" {
+		v.Reason = why
+		return v
+	}
+	hs := v.Host.Shift
 	switch {
 	case !v.Host.Test.Significant(Alpha) && float64(v.Host.SmallestP) >= Alpha:
-		v.Reason = fmt.Sprintf("too few repeats to tell (smallest reachable p %s with %s)", strconv.FormatFloat(float64(v.Host.SmallestP), 'g', 2, 64), strataText(v.Host))
+		v.Reason = fmt.Sprintf("too few %s repeats to tell (smallest reachable p %s with %s)", host, strconv.FormatFloat(float64(v.Host.SmallestP), 'g', 2, 64), strataText(v.Host))
+		return v
 	case !v.Host.Test.Significant(Alpha):
-		v.Reason = fmt.Sprintf("%s shows no significant QoS effect, so there is nothing to subsume; on a Linux host whose cores are alike QoS only decides who runs when cores are scarce: run with contention (qoslab run --default contention)", host)
-	case !ok:
-		v.Reason = fmt.Sprintf("on %s QoS %d is not faster than QoS %d, so there is no effect to subsume", host, high, low)
-	case float64(v.VM.Shift.Confidence) < Confidence-1e-9:
-		v.Reason = fmt.Sprintf("too few %s repeats for a %.0f%% interval of its ratio (%s reach %.0f%%)", vm, 100*Confidence, strataText(v.VM), 100*float64(v.VM.Shift.Confidence))
-	case float64(v.VM.Shift.High) < lnMargin:
+		v.Reason = fmt.Sprintf("%s shows no significant QoS effect, so there is nothing to subsume; on a Linux host whose cores are alike QoS only decides who runs when cores are scarce: run with contention, as qoslab run --default contention does", host)
+		return v
+	case hs.Estimate <= 0:
+		v.Reason = fmt.Sprintf("on %s QoS %d is faster than QoS %d (%d/%d = %s), so there is no effect to subsume", host, low, high, high, low, verdictRatio(v.Host.RatioEstimate()))
+		return v
+	case hs.Low <= 0:
+		v.Reason = fmt.Sprintf("the %s ratio's %.0f%% interval reaches 1x, so the margin has no effect to be a share of", host, 100*EquivalenceConfidence)
+		return v
+	}
+	v.SI = Float(1 - float64(v.VM.Shift.Estimate)/float64(hs.Estimate))
+	v.SILow, v.SIHigh, v.SIConfidence = siInterval(cells, v, threads)
+	lnAbs := math.Log(margins.Absolute)
+	lnYes := math.Min(margins.Relative*float64(hs.Low), lnAbs)
+	lnNo := math.Min(margins.Relative*float64(hs.High), lnAbs)
+	v.RelativeMargin = Float(math.Exp(margins.Relative * float64(hs.Low)))
+	v.Margin, v.MarginNo = Float(math.Exp(lnYes)), Float(math.Exp(lnNo))
+
+	vs := v.VM.Shift
+	if float64(vs.Confidence) < EquivalenceConfidence-1e-9 {
+		v.Reason = fmt.Sprintf("too few %s repeats for a %.0f%% interval of its ratio (%s reach %.0f%%)", vm, 100*EquivalenceConfidence, strataText(v.VM), 100*float64(vs.Confidence))
+		return v
+	}
+	vmRatio := fmt.Sprintf("%d/%d = %s", high, low, verdictRatio(v.VM.RatioEstimate()))
+	switch {
+	case float64(vs.Low) > -lnYes && float64(vs.High) < lnYes && len(v.Flagged) > 0:
+		v.Reason = strings.Join(v.Flagged, "; ")
+	case float64(vs.Low) > -lnYes && float64(vs.High) < lnYes:
 		v.Outcome = Subsumed
-	case float64(v.VM.Shift.Low) > lnMargin:
+	case float64(vs.Low) > lnNo:
 		v.Outcome = NotSubsumed
+		v.Reason = "the VM keeps a QoS effect, " + vmRatio
+	case float64(vs.High) < -lnNo:
+		v.Outcome, v.Reversed = NotSubsumed, true
+		v.Reason = "QoS reversed in the VM, " + vmRatio
 	default:
-		v.Reason = fmt.Sprintf("the %s ratio's interval straddles the margin: more repeats would tell", vm)
+		v.Reason = fmt.Sprintf("the %s ratio's interval crosses the band's edge: more repeats would tell", vm)
 	}
 	return v
+}
+
+// VerdictRule says in words what SI is and how the verdict is reached with
+// these margins: what the summaries and the report print beside the
+// verdicts.
+func VerdictRule(m Margins) string {
+	return fmt.Sprintf("SI = 1 - ln(vm ratio)/ln(host ratio) is the share of the host's QoS effect, on a log scale, that the VM loses: "+
+		"1 when the VM keeps none of it, 0 when it keeps it all, above 1 when the VM reverses the classes; its interval spans both sides' 95%% intervals. "+
+		"Each ratio is the high class's rate over the low one's (Hodges-Lehmann, within thread counts), with its %.0f%% interval. "+
+		"yes: the host's effect is significant (stratified rank-sum test, two-sided, %g) and the VM ratio's whole %.0f%% interval lies inside the band, "+
+		"whose edge is the smaller of %.0f%% of the host's effect at the low end of its interval (relative margin) and %s either way (absolute margin): "+
+		"two one-sided tests at %.0f%%. no: that interval lies wholly outside the band (above it, or below it: QoS reversed), the edge then taken at the high end of the host's interval. "+
+		"inconclusive: anything else, with the reason; a yes that rests on a cell whose repeats disagree is inconclusive, naming the cell. "+
+		"Exact distributions (conditional on ties) below 50 repeats per side.",
+		100*EquivalenceConfidence, Alpha, 100*EquivalenceConfidence, 100*m.Relative, FormatRatio(Float(m.Absolute)), 100*EquivalenceLevel)
+}
+
+// undefinedSide says why a side has no ratio: a class that did no work in
+// any repeat at the thread counts compared; empty when it has one.
+func undefinedSide(s Sensitivity) string {
+	if len(s.ByThreads) > 0 {
+		return ""
+	}
+	var idle []string
+	if s.IdleHigh > 0 {
+		idle = append(idle, fmt.Sprintf("QoS %d", s.High))
+	}
+	if s.IdleLow > 0 {
+		idle = append(idle, fmt.Sprintf("QoS %d", s.Low))
+	}
+	if len(idle) == 0 {
+		return fmt.Sprintf("%s has no repeats at QoS %d and %d to compare", s.Target, s.High, s.Low)
+	}
+	return fmt.Sprintf("on %s %s did no work in any repeat (rate 0), so its %d/%d ratio is undefined", s.Target, strings.Join(idle, " and "), s.High, s.Low)
+}
+
+// siInterval bounds SI = 1 - vm/host (log ratios) over the rectangle of
+// both sides' 95% intervals: with both true ratios inside theirs, which
+// happens with at least the product of their coverages (the sides are
+// independent), the true SI is inside it.
+func siInterval(cells []Cell, v Verdict, threads []int) (low, high, coverage Float) {
+	nan := Float(math.NaN())
+	h := QoSSensitivityAt(cells, v.Host.Target, v.Host.Workload, v.Host.Phase, v.Host.High, v.Host.Low, threads, Confidence).Shift
+	m := QoSSensitivityAt(cells, v.VM.Target, v.VM.Workload, v.VM.Phase, v.VM.High, v.VM.Low, threads, Confidence).Shift
+	if !(h.Low > 0) || m.Low.IsNaN() {
+		return nan, nan, nan
+	}
+	hL, hH, vL, vH := float64(h.Low), float64(h.High), float64(m.Low), float64(m.High)
+	lowest, highest := vL/hH, vH/hL // the smallest and largest vm/host
+	if vL < 0 {
+		lowest = vL / hL
+	}
+	if vH < 0 {
+		highest = vH / hH
+	}
+	return Float(1 - highest), Float(1 - lowest), h.Confidence * m.Confidence
+}
+
+// heterogeneity says when a side's thread counts disagree: two of them
+// whose own 95% intervals of the ratio do not overlap, each reaching at
+// least 90% (a range of one or two repeats covers too little for its edges
+// to mean anything). The line lists every thread count's ratio: "host 33/9
+// differs by thread count beyond the 95% intervals: 206x [199..214] at 1
+// thread, 356x [341..370] at 2 threads".
+func heterogeneity(s Sensitivity) []string {
+	apart := false
+	for i, a := range s.ByThreads {
+		for _, b := range s.ByThreads[i+1:] {
+			sure := float64(a.Shift.Confidence) >= EquivalenceConfidence-1e-9 && float64(b.Shift.Confidence) >= EquivalenceConfidence-1e-9
+			if sure && (a.Shift.High < b.Shift.Low || b.Shift.High < a.Shift.Low) {
+				apart = true
+			}
+		}
+	}
+	if !apart {
+		return nil
+	}
+	parts := make([]string, len(s.ByThreads))
+	for i, r := range s.ByThreads {
+		parts[i] = fmt.Sprintf("%s [%s..%s] at %s", verdictRatio(math.Exp(float64(r.Shift.Estimate))),
+			ratioNumber(math.Exp(float64(r.Shift.Low))), ratioNumber(math.Exp(float64(r.Shift.High))), units.Plural(r.Threads, "thread"))
+	}
+	return []string{fmt.Sprintf("%s %d/%d differs by thread count beyond the 95%% intervals: %s", s.Target, s.High, s.Low, strings.Join(parts, ", "))}
 }
 
 // strataText says how many repeats a sensitivity compared: "3 vs 3
@@ -354,60 +579,86 @@ func WorkloadText(workload, phase string) string {
 	return workload + " (" + phase + ")"
 }
 
-// String renders the verdict as one line:
+// String renders the verdict as one line, the outcome and its reason
+// first, then what it rests on:
 //
-//	QoS subsumed in VM: yes (SI 0.990 [0.985..0.995]; host 33/9 = 254x, p<0.001; vm 33/9 = 1.05x [0.98..1.12], below the margin 1.74x (10% of the host's effect))
+//	QoS subsumed in VM: yes (SI 0.990 [0.985..0.995]; host 33/9 = 254x [231..280], p<0.001; vm 33/9 = 1.05x [0.98..1.12]; band 0.8x..1.25x: margins 1.72x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%)
+//	QoS subsumed in VM: no: QoS reversed in the VM, 33/9 = 0.194x (SI 1.296 [...]; ...)
+//	QoS subsumed in VM: inconclusive: host fp qos=9 threads=1 repeats 77x apart (SI ...)
 //
-// followed, for an inconclusive verdict, by ": " and the reason; when no
-// cells could be compared, the parenthesis is left out. SI prints with three
-// decimals and its interval ("n/a" when undefined); the ratios are the
-// Hodges-Lehmann estimates, as FormatRatio; the host's p value is its
-// stratified rank-sum test's; the VM's ratio has its interval (with the
-// coverage reached, when under 95%) and where it lies against the margin.
+// When no cells could be compared, the parenthesis is left out. SI prints
+// with three decimals and its interval ("n/a" unless the host's effect is
+// shown), with the coverage that interval has when under 90%; the ratios
+// are the Hodges-Lehmann estimates with their 90% intervals (and the
+// coverage reached, when under 90%); the host's p value is its stratified
+// rank-sum test's. A side whose thread counts disagree is said after the
+// parenthesis, with each thread count's ratio.
 func (v Verdict) String() string {
 	head := "QoS subsumed in " + TargetLabel(v.VM.Target) + ": " + string(v.Outcome)
+	if v.Reason != "" {
+		head += ": " + v.Reason
+	}
 	if len(v.Host.ByThreads) == 0 || len(v.VM.ByThreads) == 0 { // nothing was compared
-		return head + ": " + v.Reason
+		return head
 	}
 	si := "n/a"
 	if !v.SI.IsNaN() {
 		si = strconv.FormatFloat(float64(v.SI), 'f', 3, 64)
 		if !v.SILow.IsNaN() {
 			si += " [" + strconv.FormatFloat(float64(v.SILow), 'f', 3, 64) + ".." + strconv.FormatFloat(float64(v.SIHigh), 'f', 3, 64) + "]"
-			if c := float64(v.VM.Shift.Confidence); c < Confidence-1e-9 {
+			if c := float64(v.SIConfidence); c < EquivalenceConfidence-1e-9 {
 				si += fmt.Sprintf(" (%.0f%%)", 100*c)
 			}
 		}
 	}
-	host := fmt.Sprintf("%s %d/%d = %s, %s", v.Host.Target, v.Host.High, v.Host.Low, FormatRatio(Float(v.Host.RatioEstimate())), FormatP(v.Host.Test.P))
-	vm := fmt.Sprintf("%s %d/%d = %s", v.VM.Target, v.VM.High, v.VM.Low, FormatRatio(Float(v.VM.RatioEstimate())))
-	if sh := v.VM.Shift; !sh.Low.IsNaN() {
-		vm += fmt.Sprintf(" [%s..%s]", ratioNumber(math.Exp(float64(sh.Low))), ratioNumber(math.Exp(float64(sh.High))))
-		if c := float64(sh.Confidence); c < Confidence-1e-9 {
-			vm += fmt.Sprintf(" (%.0f%%)", 100*c)
-		}
-	}
+	host := fmt.Sprintf("%s %d/%d = %s%s, %s", v.Host.Target, v.Host.High, v.Host.Low, verdictRatio(v.Host.RatioEstimate()), intervalText(v.Host.Shift), FormatP(v.Host.Test.P))
+	vm := fmt.Sprintf("%s %d/%d = %s%s", v.VM.Target, v.VM.High, v.VM.Low, verdictRatio(v.VM.RatioEstimate()), intervalText(v.VM.Shift))
+	parts := []string{"SI " + si, host, vm}
 	if !v.Margin.IsNaN() {
-		where := "straddling"
-		switch v.Outcome {
-		case Subsumed:
-			where = "below"
-		case NotSubsumed:
-			where = "above"
+		band := fmt.Sprintf("band %s..%s: margins %s (%.0f%% of the host's effect at its interval's low end) and %s (absolute)",
+			verdictRatio(float64(1/v.Margin)), verdictRatio(float64(v.Margin)), verdictRatio(float64(v.RelativeMargin)), 100*v.Margins.Relative, verdictRatio(v.Margins.Absolute))
+		if verdictRatio(float64(v.MarginNo)) != verdictRatio(float64(v.Margin)) {
+			band += fmt.Sprintf(", no only outside %s..%s (at its high end)", verdictRatio(float64(1/v.MarginNo)), verdictRatio(float64(v.MarginNo)))
 		}
-		if v.Reason == "" {
-			vm += fmt.Sprintf(", %s the margin %s (%.0f%% of the host's effect)", where, FormatRatio(v.Margin), 100*EquivalenceMargin)
-		}
+		parts = append(parts, band)
 	}
-	line := fmt.Sprintf("%s (SI %s; %s; %s)", head, si, host, vm)
-	if v.Reason != "" {
-		line += ": " + v.Reason
+	parts = append(parts, fmt.Sprintf("%.0f%% intervals, two one-sided tests at %.0f%%", 100*EquivalenceConfidence, 100*EquivalenceLevel))
+	line := head + " (" + strings.Join(parts, "; ") + ")"
+	for _, h := range v.Heterogeneity {
+		line += "; " + h
 	}
 	return line
 }
 
+// intervalText is " [low..high]" of a shift's interval as ratios, with the
+// coverage reached when under EquivalenceConfidence; empty without one.
+func intervalText(sh Shift) string {
+	if sh.Low.IsNaN() {
+		return ""
+	}
+	s := fmt.Sprintf(" [%s..%s]", ratioNumber(math.Exp(float64(sh.Low))), ratioNumber(math.Exp(float64(sh.High))))
+	if c := float64(sh.Confidence); c < EquivalenceConfidence-1e-9 {
+		s += fmt.Sprintf(" (%.0f%%)", 100*c)
+	}
+	return s
+}
+
+// verdictRatio is FormatRatio, except within 1% of 1, where three
+// significant digits would print a 0.5% effect as 1x or 1.01x: there it
+// keeps two significant digits of the distance from 1 (1.005x, 1.0096x,
+// 0.9995x).
+func verdictRatio(r float64) string {
+	d := math.Abs(r - 1)
+	if !(d < 0.01) || d == 0 {
+		return FormatRatio(Float(r))
+	}
+	decimals := min(12, 1-int(math.Floor(math.Log10(d))))
+	s := strings.TrimRight(strconv.FormatFloat(r, 'f', decimals, 64), "0")
+	return strings.TrimSuffix(s, ".") + "x"
+}
+
 // ratioNumber is FormatRatio without the "x".
-func ratioNumber(r float64) string { return strings.TrimSuffix(FormatRatio(Float(r)), "x") }
+func ratioNumber(r float64) string { return strings.TrimSuffix(verdictRatio(r), "x") }
 
 // FormatRatio renders a ratio with three significant digits (every integer
 // digit from 1000 up), trailing zeros dropped and never in exponent form:

@@ -97,9 +97,9 @@ func TestSubsumptionIndex(t *testing.T) {
 		// 0.96, "yes"); a 1.0555x one is 0.990.
 		{254, 10, 0.5842, true},
 		{254, 1.0555, 0.9903, true},
-		{2, 0.5, 2, true},    // the VM reverses the classes
-		{1.01, 1, 1, true},   // smallest host effect with an SI
-		{1.005, 1, 0, false}, // host effect under 1%: SI would be noise
+		{2, 0.5, 2, true}, // the VM reverses the classes
+		{1.01, 1, 1, true},
+		{1.005, 1.001, 1 - math.Log(1.001)/math.Log(1.005), true}, // whether the host's effect is shown is the test's to say
 		{1, 1, 0, false},
 		{0.5, 1, 0, false}, // low class faster on the host
 		{math.NaN(), 1, 0, false},
@@ -135,13 +135,13 @@ func TestSubsumption(t *testing.T) {
 		line    string
 	}{
 		{
-			// Host: 3.1x, separated (p = 2/252² = 3.1e-5). VM: 1.01x,
-			// interleaved, its interval [0.972..1.05] wholly below the
-			// margin 3.1^0.1 = 1.12x.
+			// Host: 3.1x [3.04..3.16], separated (p = 2/252² = 3.1e-5).
+			// VM: 1.01x, interleaved, its 90% interval [0.99..1.03] wholly
+			// inside the band 1/1.12..1.12, 1.12 = 3.04^0.1 (under 1.25).
 			"subsumed",
 			join(at("host", 33, host33), at("host", 9, host9), at("vm", 33, vm33), at("vm", 9, vm9)),
 			Subsumed,
-			"QoS subsumed in VM: yes (SI 0.992 [0.958..1.025]; host 33/9 = 3.1x, p<0.001; vm 33/9 = 1.01x [0.972..1.05], below the margin 1.12x (10% of the host's effect))",
+			"QoS subsumed in VM: yes (SI 0.992 [0.958..1.025]; host 33/9 = 3.1x [3.04..3.16], p<0.001; vm 33/9 = 1.0096x [0.9902..1.03]; band 0.895x..1.12x: margins 1.12x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%)",
 		},
 		{
 			// The VM keeps 2.5x of the host's 3.1x, its whole interval
@@ -149,15 +149,15 @@ func TestSubsumption(t *testing.T) {
 			"not subsumed",
 			join(at("host", 33, host33), at("host", 9, host9), at("vm", 33, scale(host9, 2.5)), at("vm", 9, host9)),
 			NotSubsumed,
-			"QoS subsumed in VM: no (SI 0.190 [0.173..0.208]; host 33/9 = 3.1x, p<0.001; vm 33/9 = 2.5x [2.45..2.55], above the margin 1.12x (10% of the host's effect))",
+			"QoS subsumed in VM: no: the VM keeps a QoS effect, 33/9 = 2.5x (SI 0.190 [0.156..0.223]; host 33/9 = 3.1x [3.04..3.16], p<0.001; vm 33/9 = 2.5x [2.47..2.53]; band 0.895x..1.12x: margins 1.12x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%)",
 		},
 		{
 			// The VM keeps 1.12x, right at the margin: its interval
-			// straddles it, and only more repeats would tell.
+			// crosses it, and only more repeats would tell.
 			"vm straddles the margin",
 			join(at("host", 33, host33), at("host", 9, host9), at("vm", 33, scale(vm9, 1.12)), at("vm", 9, vm9)),
 			Inconclusive,
-			"QoS subsumed in VM: inconclusive (SI 0.900 [0.866..0.933]; host 33/9 = 3.1x, p<0.001; vm 33/9 = 1.12x [1.08..1.16]): the vm ratio's interval straddles the margin: more repeats would tell",
+			"QoS subsumed in VM: inconclusive: the vm ratio's interval crosses the band's edge: more repeats would tell (SI 0.900 [0.864..0.934]; host 33/9 = 3.1x [3.04..3.16], p<0.001; vm 33/9 = 1.12x [1.1..1.14]; band 0.895x..1.12x: margins 1.12x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%)",
 		},
 		{
 			// No QoS effect on the host: nothing to subsume, and the verdict
@@ -165,7 +165,7 @@ func TestSubsumption(t *testing.T) {
 			"host flat",
 			join(at("host", 33, vm33), at("host", 9, vm9), at("vm", 33, vm33), at("vm", 9, vm9)),
 			Inconclusive,
-			"QoS subsumed in VM: inconclusive (SI n/a; host 33/9 = 1.01x, p=0.51; vm 33/9 = 1.01x [0.972..1.05]): host shows no significant QoS effect, so there is nothing to subsume; on a Linux host whose cores are alike QoS only decides who runs when cores are scarce: run with contention (qoslab run --default contention)",
+			"QoS subsumed in VM: inconclusive: host shows no significant QoS effect, so there is nothing to subsume; on a Linux host whose cores are alike QoS only decides who runs when cores are scarce: run with contention, as qoslab run --default contention does (SI n/a; host 33/9 = 1.0096x [0.9902..1.03], p=0.51; vm 33/9 = 1.0096x [0.9902..1.03]; 90% intervals, two one-sided tests at 5%)",
 		},
 		{
 			// 3 against 3 at one thread count: the smallest p the test
@@ -173,14 +173,14 @@ func TestSubsumption(t *testing.T) {
 			"too few repeats",
 			[]Cell{cell("host", 33, 1, host33[:3]...), cell("host", 9, 1, host9[:3]...), cell("vm", 33, 1, vm33[:3]...), cell("vm", 9, 1, vm9[:3]...)},
 			Inconclusive,
-			"QoS subsumed in VM: inconclusive (SI 0.991 [0.957..1.026] (90%); host 33/9 = 3.08x, p=0.1; vm 33/9 = 1.01x [0.971..1.05] (90%)): too few repeats to tell (smallest reachable p 0.1 with 3 vs 3 repeats)",
+			"QoS subsumed in VM: inconclusive: too few host repeats to tell (smallest reachable p 0.1 with 3 vs 3 repeats) (SI n/a; host 33/9 = 3.08x [3..3.16], p=0.1; vm 33/9 = 1.0098x [0.971..1.05]; 90% intervals, two one-sided tests at 5%)",
 		},
 		{
 			// Significant, but the low class is the faster one on the host.
 			"host reversed",
 			join(at("host", 33, host9), at("host", 9, host33), at("vm", 33, vm33), at("vm", 9, vm9)),
 			Inconclusive,
-			"QoS subsumed in VM: inconclusive (SI n/a; host 33/9 = 0.323x, p<0.001; vm 33/9 = 1.01x [0.972..1.05]): on host QoS 33 is not faster than QoS 9, so there is no effect to subsume",
+			"QoS subsumed in VM: inconclusive: on host QoS 9 is faster than QoS 33 (33/9 = 0.323x), so there is no effect to subsume (SI n/a; host 33/9 = 0.323x [0.316..0.329], p<0.001; vm 33/9 = 1.0096x [0.9902..1.03]; 90% intervals, two one-sided tests at 5%)",
 		},
 		{
 			// One repeat per VM cell: 2x, but two strata of 1v1 give an
@@ -188,7 +188,7 @@ func TestSubsumption(t *testing.T) {
 			"vm too few repeats",
 			join(at("host", 33, host33), at("host", 9, host9), at("vm", 33, []float64{200}), at("vm", 9, []float64{100})),
 			Inconclusive,
-			"QoS subsumed in VM: inconclusive (SI 0.387 [0.387..0.387] (50%); host 33/9 = 3.1x, p<0.001; vm 33/9 = 2x [2..2] (50%)): too few vm repeats for a 95% interval of its ratio (1 vs 1 repeats at each of 2 thread counts reach 50%)",
+			"QoS subsumed in VM: inconclusive: too few vm repeats for a 90% interval of its ratio (1 vs 1 repeats at each of 2 thread counts reach 50%) (SI 0.387 [0.375..0.399] (48%); host 33/9 = 3.1x [3.04..3.16], p<0.001; vm 33/9 = 2x [2..2] (50%); band 0.895x..1.12x: margins 1.12x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%)",
 		},
 		{
 			// 21 is run too, on the host only: the extremes common to
@@ -196,7 +196,7 @@ func TestSubsumption(t *testing.T) {
 			"middle class ignored",
 			join(at("host", 33, host33), at("host", 21, host33), at("host", 9, host9), at("vm", 33, vm33), at("vm", 9, vm9), at("vm", 25, vm33)),
 			Subsumed,
-			"QoS subsumed in VM: yes (SI 0.992 [0.958..1.025]; host 33/9 = 3.1x, p<0.001; vm 33/9 = 1.01x [0.972..1.05], below the margin 1.12x (10% of the host's effect))",
+			"QoS subsumed in VM: yes (SI 0.992 [0.958..1.025]; host 33/9 = 3.1x [3.04..3.16], p<0.001; vm 33/9 = 1.0096x [0.9902..1.03]; band 0.895x..1.12x: margins 1.12x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%)",
 		},
 		{
 			"one class",
@@ -213,7 +213,7 @@ func TestSubsumption(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			v := Subsumption(c.cells, "fp", "", "host", "vm")
+			v := Subsumption(c.cells, "fp", "", "host", "vm", DefaultMargins())
 			assert.Equal(t, c.outcome, v.Outcome)
 			assert.Equal(t, c.line, v.String())
 		})
@@ -223,9 +223,9 @@ func TestSubsumption(t *testing.T) {
 	cells := join(at("host", 33, host33), at("host", 9, host9), at("vm", 33, vm33), at("vm", 9, vm9))
 	other := cell("vm", 9, 1, 1, 1, 1)
 	other.Workload = "mmul"
-	v := Subsumption(append(cells, other), "fp", "", "host", "vm")
+	v := Subsumption(append(cells, other), "fp", "", "host", "vm", DefaultMargins())
 	assert.Equal(t, Subsumed, v.Outcome)
-	assert.Equal(t, Inconclusive, Subsumption(cells, "fp", "compress", "host", "vm").Outcome)
+	assert.Equal(t, Inconclusive, Subsumption(cells, "fp", "compress", "host", "vm", DefaultMargins()).Outcome)
 }
 
 func TestFormatRatio(t *testing.T) {
@@ -246,4 +246,151 @@ func TestFastestFirst(t *testing.T) {
 	}
 	assert.Equal(t, []int{2, 4, 1, 3}, order, "ties keep their order")
 	assert.Equal(t, 1, cells[0].Threads, "the input is not reordered")
+}
+
+// around returns n rates near r, each 1% apart (r·0.975 .. up), in an
+// order that interleaves them.
+func around(r float64, n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		k := float64((i*5)%n) - float64(n-1)/2
+		out[i] = r * (1 + 0.01*k)
+	}
+	return out
+}
+
+// The cases an independent recomputation found the old rule answered
+// wrongly (issue 21): each now gets its true outcome and reason.
+func TestSubsumptionCannotBeFooled(t *testing.T) {
+	at := func(target string, qos int, byThreads ...[]float64) []Cell {
+		var out []Cell
+		for i, r := range byThreads {
+			out = append(out, cell(target, qos, i+1, r...))
+		}
+		return out
+	}
+	join := func(parts ...[]Cell) []Cell {
+		var out []Cell
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		return out
+	}
+	host := func(ratio float64) []Cell {
+		return join(at("host", 33, around(1e6*ratio, 6), around(2e6*ratio, 6)), at("host", 9, around(1e6, 6), around(2e6, 6)))
+	}
+	// tight: rates 0.01% apart, so that a 0.5% effect is significant.
+	tight := func(target string, ratio float64) []Cell {
+		var hi, lo []float64
+		for i := range 6 {
+			lo = append(lo, 1e6*(1+1e-4*float64((i*5)%6)))
+			hi = append(hi, 1e6*ratio*(1+1e-4*float64((i*5)%6)))
+		}
+		return join(at(target, 33, hi), at(target, 9, lo))
+	}
+	vm := func(ratio float64) []Cell {
+		return join(at("vm", 33, around(3e5*ratio, 6), around(6e5*ratio, 6)), at("vm", 9, around(3e5, 6), around(6e5, 6)))
+	}
+	cases := []struct {
+		name     string
+		cells    []Cell
+		margins  Margins
+		outcome  Outcome
+		reason   string
+		reversed bool
+	}{
+		// Host 240x, VM 0.194x: the VM runs QoS 33 five times slower.
+		{"reversal", join(host(240), vm(0.194)), DefaultMargins(), NotSubsumed, "QoS reversed in the VM, 33/9 = 0.194x", true},
+		// Host 1010x, VM 1.87x: 9% of the host's effect on the log scale,
+		// but far outside 1.25x.
+		{"large vm effect", join(host(1010), vm(1.87)), DefaultMargins(), NotSubsumed, "the VM keeps a QoS effect, 33/9 = 1.87x", false},
+		// The same with an absolute margin of 2x: 1.87x is inside it, and
+		// inside 10% of 1010x (2x).
+		{"absolute margin set", join(host(1010), vm(1.87)), Margins{Relative: 0.1, Absolute: 2}, Subsumed, "", false},
+		{"subsumed", join(host(240), vm(1.02)), DefaultMargins(), Subsumed, "", false},
+		// A significant 0.5% host effect is an effect (the old rule called
+		// anything under 1.01x "not faster"); its band is tiny, and a VM
+		// keeping 0.2% keeps too much of it.
+		{"host 1.005x", join(tight("host", 1.005), tight("vm", 1.002)), DefaultMargins(), NotSubsumed, "the VM keeps a QoS effect, 33/9 = 1.002x", false},
+		{"vm did no work", join(host(240), at("vm", 33, around(3e5, 6), around(6e5, 6)), at("vm", 9, make([]float64, 6), make([]float64, 6))), DefaultMargins(),
+			Inconclusive, "on vm QoS 9 did no work in any repeat (rate 0), so its 33/9 ratio is undefined", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			v := Subsumption(c.cells, "fp", "", "host", "vm", c.margins)
+			assert.Equal(t, c.outcome, v.Outcome, v.String())
+			assert.Equal(t, c.reason, v.Reason)
+			assert.Equal(t, c.reversed, v.Reversed)
+		})
+	}
+}
+
+// The margin comes from the low end of the host's interval, and SI's
+// interval carries the host's uncertainty.
+func TestSubsumptionHostUncertainty(t *testing.T) {
+	wide := []float64{2.6, 4.1, 6.7, 9.5, 14.9, 5.2}
+	lo := []float64{1, 1, 1, 1, 1, 1}
+	for i := range lo {
+		lo[i] = 1e6 * (1 + 0.001*float64(i))
+	}
+	hi := make([]float64, 6)
+	for i := range hi {
+		hi[i] = lo[i] * wide[i]
+	}
+	cells := []Cell{cell("host", 33, 1, hi...), cell("host", 9, 1, lo...), cell("vm", 33, 1, around(3e5*1.01, 6)...), cell("vm", 9, 1, around(3e5, 6)...)}
+	v := Subsumption(cells, "fp", "", "host", "vm", DefaultMargins())
+	hs := v.Host.Shift
+	require.Greater(t, float64(hs.Low), 0.0)
+	assert.InDelta(t, math.Exp(0.1*float64(hs.Low)), float64(v.RelativeMargin), 1e-12, "10% of the host's effect at its low end")
+	assert.Less(t, float64(v.Margin), math.Exp(0.1*float64(hs.Estimate)), "smaller than at the estimate")
+	assert.InDelta(t, math.Min(math.Exp(0.1*float64(hs.High)), 1.25), float64(v.MarginNo), 1e-12)
+	vmOnly := 1 - float64(v.VM.Shift.High)/float64(hs.Estimate)
+	assert.Less(t, float64(v.SILow), vmOnly, "SI's interval is wider than the VM's alone")
+	assert.Less(t, float64(v.SIConfidence), 0.95)
+	assert.GreaterOrEqual(t, float64(v.SIConfidence), 0.9)
+}
+
+// Ties cannot carry a p below what 3 against 3 allows, and a 2 against 2
+// VM side cannot reach a 90% interval.
+func TestSubsumptionSmallTiedSamples(t *testing.T) {
+	cells := []Cell{cell("host", 33, 1, 310, 310, 320), cell("host", 9, 1, 100, 100, 100), cell("vm", 33, 1, 101, 100, 100), cell("vm", 9, 1, 100, 100, 101)}
+	v := Subsumption(cells, "fp", "", "host", "vm", DefaultMargins())
+	assert.Equal(t, Inconclusive, v.Outcome)
+	assert.Equal(t, "too few host repeats to tell (smallest reachable p 0.1 with 3 vs 3 repeats)", v.Reason)
+	assert.InDelta(t, 0.1, float64(v.Host.Test.P), 1e-12)
+	assert.True(t, v.SI.IsNaN(), "SI only where the host's effect is shown")
+
+	cells = []Cell{cell("host", 33, 1, around(3e6, 6)...), cell("host", 9, 1, around(1e6, 6)...), cell("vm", 33, 1, 100, 101), cell("vm", 9, 1, 100, 99)}
+	v = Subsumption(cells, "fp", "", "host", "vm", DefaultMargins())
+	assert.Equal(t, Inconclusive, v.Outcome)
+	assert.Equal(t, "too few vm repeats for a 90% interval of its ratio (2 vs 2 repeats reach 67%)", v.Reason)
+}
+
+// A yes that rests on a flagged cell is not a yes; a side whose thread
+// counts disagree is said.
+func TestSubsumptionDataQuality(t *testing.T) {
+	hostLow := around(1e6, 6)
+	hostLow[3] *= 77 // one repeat 77x the others
+	cells := []Cell{
+		cell("host", 33, 1, around(3e8, 6)...), cell("host", 9, 1, hostLow...),
+		cell("vm", 33, 1, around(3e5, 6)...), cell("vm", 9, 1, around(3e5, 6)...),
+	}
+	for i := range cells {
+		cells[i].Dispersion = Disperse(cells[i].TotalRates, "loops/s")
+	}
+	v := Subsumption(cells, "fp", "", "host", "vm", DefaultMargins())
+	assert.Equal(t, Inconclusive, v.Outcome)
+	assert.Equal(t, "host fp qos=9 threads=1 repeats 79.4x apart", v.Reason)
+
+	cells = []Cell{
+		cell("host", 33, 1, around(206e6, 6)...), cell("host", 9, 1, around(1e6, 6)...),
+		cell("host", 33, 2, around(712e6, 6)...), cell("host", 9, 2, around(2e6, 6)...),
+		cell("vm", 33, 1, around(3e5, 6)...), cell("vm", 9, 1, around(3e5, 6)...),
+		cell("vm", 33, 2, around(6e5, 6)...), cell("vm", 9, 2, around(6e5, 6)...),
+	}
+	v = Subsumption(cells, "fp", "", "host", "vm", DefaultMargins())
+	assert.Equal(t, Subsumed, v.Outcome)
+	require.Len(t, v.Heterogeneity, 1)
+	assert.Equal(t, "host 33/9 differs by thread count beyond the 95% intervals: 206x [200..212] at 1 thread, 356x [346..367] at 2 threads", v.Heterogeneity[0])
+	assert.Contains(t, v.String(), "; host 33/9 differs by thread count")
 }

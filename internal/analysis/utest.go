@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"math"
-	"sort"
 	"strconv"
 )
 
@@ -25,9 +24,16 @@ type UTest struct {
 	N2 int `json:"n2"`
 	// P is the two-sided p value; NaN when a sample was empty.
 	P Float `json:"p"`
-	// Exact says P comes from the exact null distribution of U rather than
-	// the normal approximation.
+	// Exact says P comes from the exact null distribution of U (given the
+	// ties, when there are any) rather than the normal approximation.
 	Exact bool `json:"exact"`
+	// Ties says some values were equal within a stratum; an exact P is then
+	// the conditional (permutation) one given those ties.
+	Ties bool `json:"ties,omitempty"`
+	// SmallestP is the smallest P these sample sizes (and, for an exact
+	// test, these ties) can give whatever the values' order: at or above
+	// a level, nothing can be significant at it.
+	SmallestP Float `json:"smallest_p"`
 }
 
 // Significant reports whether the test rejects "same distribution" at alpha.
@@ -38,13 +44,16 @@ func Significant(p Float, alpha float64) bool { return float64(p) < alpha }
 
 // MannWhitney is the two-sided Mann-Whitney U test (Wilcoxon rank-sum) of
 // whether x and y come from the same distribution, making no assumption about
-// its shape. Without ties and with both samples under 50 the p value comes
-// from the exact distribution of U; otherwise from the normal approximation
-// with the tie-corrected variance and a continuity correction of 1/2: R's
-// wilcox.test chooses the same way, and its approximation is scipy's
-// mannwhitneyu(method="asymptotic"). NaNs are ignored; an empty
-// sample gives P=NaN. When every value is tied there is no evidence of a
-// difference and P is 1.
+// its shape. With both samples under 50 the p value is exact: from the
+// distribution of U (Mann and Whitney's) without ties, and with ties from
+// its exact conditional distribution given them (every assignment of the
+// pooled values to the two samples equally likely, as coin's
+// wilcox_test(distribution = "exact") computes it), so a tie can never
+// carry a p below what the sizes allow. From 50 up it comes from the normal
+// approximation with the tie-corrected variance and a continuity correction
+// of 1/2 (scipy's mannwhitneyu(method="asymptotic")). NaNs are ignored; an
+// empty sample gives P=NaN. When every value is tied there is no evidence
+// of a difference and P is 1.
 func MannWhitney(x, y []float64) UTest {
 	return StratifiedMannWhitney([][]float64{x}, [][]float64{y})
 }
@@ -54,57 +63,68 @@ func MannWhitney(x, y []float64) UTest {
 // of their own stratum: a 4-thread rate never outranks a 1-thread rate merely
 // for having more threads. The statistic is the sum of each stratum's U; under
 // the null hypothesis the strata are independent, so its distribution is the
-// convolution of theirs (used exactly when no stratum has ties or a sample of
-// 50 or more) and its mean and tie-corrected variance are the sums of theirs
-// (the normal approximation otherwise, with a continuity correction of 1/2).
-// This is the stratified rank-sum test with equal weight per pair; with one
-// stratum it is MannWhitney. Strata with an empty side are skipped.
+// convolution of theirs, each exact (conditional on its ties, if any) while
+// both its samples are under 50; otherwise its mean and tie-corrected
+// variance are the sums of theirs (the normal approximation, with a
+// continuity correction of 1/2). This is the stratified rank-sum test with
+// equal weight per pair; with one stratum it is MannWhitney. Strata with an
+// empty side are skipped.
 func StratifiedMannWhitney(xs, ys [][]float64) UTest {
 	type stratum struct {
-		m, n int
-		u    float64
-		ties float64 // sum of t^3 - t over tied groups
+		m, n   int
+		u2     int // 2U
+		groups []int
+		ties   float64 // sum of t^3 - t over tied groups
 	}
 	var strata []stratum
 	exact := true
 	var res UTest
+	var sizes [][2]int
 	for i := range min(len(xs), len(ys)) {
 		x, y := sortedFinite(xs[i]), sortedFinite(ys[i])
 		if len(x) == 0 || len(y) == 0 {
 			continue
 		}
-		u, ties := rankU(x, y)
-		strata = append(strata, stratum{m: len(x), n: len(y), u: u, ties: ties})
-		res.U += u
-		res.N1 += len(x)
-		res.N2 += len(y)
-		if ties > 0 || len(x) >= exactLimit || len(y) >= exactLimit {
+		cmp := func(a, b int) int { return compareFloats(x[a], y[b]) }
+		groups := pooledTies(x, y, cmp)
+		s := stratum{m: len(x), n: len(y), u2: doubledU(x, y, cmp), groups: groups}
+		for _, g := range groups {
+			if g > 1 {
+				t := float64(g)
+				s.ties += t*t*t - t
+				res.Ties = true
+			}
+		}
+		strata = append(strata, s)
+		sizes = append(sizes, [2]int{s.m, s.n})
+		res.U += float64(s.u2) / 2
+		res.N1 += s.m
+		res.N2 += s.n
+		if s.m >= exactLimit || s.n >= exactLimit {
 			exact = false
 		}
 	}
 	if len(strata) == 0 {
-		res.P = Float(math.NaN())
+		res.P, res.SmallestP = Float(math.NaN()), Float(math.NaN())
 		return res
 	}
 	if exact {
 		dist := []float64{1}
+		t := 0
 		for _, s := range strata {
-			dist = convolve(dist, uNullDist(s.m, s.n))
-		}
-		u := int(math.Round(res.U))
-		var lo, hi float64
-		for k, p := range dist {
-			if k <= u {
-				lo += p
+			d := untiedNullDist(s.m, s.n)
+			if hasTie(s.groups) {
+				d = tiedNullDist(s.groups, s.m, s.n)
 			}
-			if k >= u {
-				hi += p
-			}
+			dist = convolve(dist, d)
+			t += s.u2
 		}
-		res.P = Float(math.Min(1, 2*math.Min(lo, hi)))
+		res.P = Float(twoSidedP(dist, t))
+		res.SmallestP = Float(smallestP(dist))
 		res.Exact = true
 		return res
 	}
+	res.SmallestP = Float(SmallestP(sizes))
 	var mean, variance float64
 	for _, s := range strata {
 		m, n := float64(s.m), float64(s.n)
@@ -128,29 +148,15 @@ func StratifiedMannWhitney(xs, ys [][]float64) UTest {
 	return res
 }
 
-// rankU returns U for sorted x against sorted y (pairs x > y, ties one half)
-// and the tie term sum(t^3 - t) over groups of equal values in both.
-func rankU(x, y []float64) (u, ties float64) {
-	all := make([]float64, 0, len(x)+len(y))
-	all = append(all, x...)
-	all = append(all, y...)
-	sort.Float64s(all)
-	for i := 0; i < len(all); {
-		j := i
-		for j < len(all) && all[j] == all[i] {
-			j++
-		}
-		if t := float64(j - i); t > 1 {
-			ties += t*t*t - t
-		}
-		i = j
+// compareFloats is -1, 0 or 1 as a is below, equal to or above b.
+func compareFloats(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
 	}
-	for _, a := range x {
-		below := sort.SearchFloat64s(y, a)                                // y < a
-		upTo := sort.Search(len(y), func(k int) bool { return y[k] > a }) // y <= a
-		u += float64(below) + float64(upTo-below)/2
-	}
-	return u, ties
+	return 0
 }
 
 // uNullDist returns P(U = u), u = 0..m·n, for samples of m and n without ties

@@ -37,18 +37,22 @@ func TestMannWhitney(t *testing.T) {
 		// two-sided p of n=5 and n=9 samples, 2/C(10,5) and 2/C(18,9).
 		{"benchmath min p n=5", seq(6, 10), seq(1, 5), 25, 0.007936507936507936, 1e-15, true},
 		{"benchmath min p n=9", seq(1, 9), seq(10, 18), 0, 4.113533525298231e-05, 1e-15, true},
-		// Ties force the normal approximation. DolphinDB's mannWhitneyUTest
-		// docs: (5 1 4 3 5, 2 4 7 -1 0 4), continuity corrected, two-sided
-		// p 0.518023, U 11 (the second sample's; ours is 30-11 = 19). R's
-		// wilcox.test gives W = 19 and p = 0.518 for the same data.
-		{"DolphinDB docs ties", []float64{5, 1, 4, 3, 5}, []float64{2, 4, 7, -1, 0, 4}, 19, 0.518023, 1e-6, false},
-		// Hand-computed tie case: U = 1 (two half pairs), variance
-		// 9/12·(7 - 24/30) = 4.65, z = (1 - 4.5 + 0.5)/sqrt(4.65).
-		{"hand ties", []float64{1, 2, 2}, []float64{2, 3, 4}, 1, 0.16415972847851523, 1e-12, false},
+		// Ties keep the test exact, conditional on them: every choice of
+		// which pooled values are x equally likely. DolphinDB's
+		// mannWhitneyUTest docs use (5 1 4 3 5, 2 4 7 -1 0 4), U 11 (the
+		// second sample's; ours is 30-11 = 19); coin's exact wilcox_test
+		// gives one-sided p values whose smaller, doubled, is 0.5021645
+		// (the normal approximation said 0.518).
+		{"DolphinDB docs ties", []float64{5, 1, 4, 3, 5}, []float64{2, 4, 7, -1, 0, 4}, 19, 0.50216450216450215, 1e-12, true},
+		// By hand: pooled 1,2,2,2,3,4 has midranks 1,3,3,3,5,6; x's sum is
+		// 7 (U = 1), and of the C(6,3) = 20 choices only the 3 taking 1
+		// and two 3s sum to 7 or less: p = 2·3/20. The normal
+		// approximation gave 0.164.
+		{"hand ties", []float64{1, 2, 2}, []float64{2, 3, 4}, 1, 0.3, 1e-12, true},
 		// n = 50 switches to the approximation even without ties, as R does:
 		// z = (0 - 1250 + 0.5)/sqrt(50·50·101/12).
 		{"n=50 approximation", seq(1, 50), seq(51, 100), 0, 7.066071930389029e-18, 1e-20, false},
-		{"all tied", []float64{1, 1, 1}, []float64{1, 1}, 3, 1, 0, false},
+		{"all tied", []float64{1, 1, 1}, []float64{1, 1}, 3, 1, 0, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -88,10 +92,13 @@ func TestStratifiedMannWhitney(t *testing.T) {
 		{"convolution", [][]float64{{3, 4}, one(2)}, [][]float64{{1, 2}, one(1)}, 5, 2.0 / 12, true},
 		// A stratum with an empty side is skipped.
 		{"empty stratum", [][]float64{{3, 4}, nil}, [][]float64{{1, 2}, one(1)}, 4, 2.0 / 6, true},
-		// Ties in a stratum: normal approximation on summed mean and
-		// variance. Two copies of the "hand ties" stratum: U = 2, mean 9,
-		// variance 9.3, z = (2 - 9 + 0.5)/sqrt(9.3).
-		{"ties", [][]float64{{1, 2, 2}, {1, 2, 2}}, [][]float64{{2, 3, 4}, {2, 3, 4}}, 2, 0.03305340711033754, false},
+		// Ties in a stratum: the convolution of the strata's conditional
+		// distributions. Two copies of the "hand ties" stratum: each has
+		// 2U <= 2 with probability 3/20, and the sum is 4 at least, so the
+		// lower tail is (3/20)² and p = 2·9/400 = 0.045, as coin's exact
+		// stratified wilcox_test gives (the normal approximation said
+		// 0.033).
+		{"ties", [][]float64{{1, 2, 2}, {1, 2, 2}}, [][]float64{{2, 3, 4}, {2, 3, 4}}, 2, 0.045, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -35,8 +35,10 @@ type BenchOptions struct {
 	Repeat     int
 	Warmup     int
 	Contention experiment.SpinnerCount
-	Format     string
-	Out        string
+	// CellTimeout, when not 0, ends a cell run still going after it.
+	CellTimeout time.Duration
+	Format      string
+	Out         string
 	// Save keeps the run in a results directory under Results, as run does.
 	Save    bool
 	Results string
@@ -100,6 +102,7 @@ Workloads: ` + strings.Join(catalog.Names(), ", ") + `.`,
 	fl.StringVar(&o.flags.threads, "threads", "1", `thread counts (processes for procs): "4", "1-4" or "1,2,4"`)
 	fl.StringVar(&o.flags.loops, "loops", "", "loops per thread (pi: iterations in total); 2e8 style accepted (default: per workload, about 1 s)")
 	fl.DurationVar(&o.Duration, "duration", 0, "instead of --loops (fp, int, mmul): every thread runs until the cell has lasted this long (1s, 500ms), and the work done is the result")
+	fl.DurationVar(&o.CellTimeout, "cell-timeout", 0, "end a cell run still going after this long (90s, 10m): bench stops with what finished kept (with --save, finish it with qoslab run --resume DIR); default none, and a cell far past its expected time is named on the terminal either way")
 	fl.IntVar(&o.Repeat, "repeat", experiment.DefaultRepeats, "repeats of every cell (6: fewer cannot show a significant difference)")
 	fl.IntVar(&o.Warmup, "warmup", experiment.DefaultWarmup, "untimed runs of every cell on every target before its first timed run")
 	fl.StringVar(&o.flags.contention, "contention", "0", "spinner threads at default priority, each pinned to a CPU, run outside the agent for the whole run: N, or all (one per CPU)")
@@ -173,6 +176,9 @@ func (o *BenchOptions) check() error {
 			}
 		}
 	}
+	if err := experiment.CheckCellTimeout(n("cell-timeout"), o.CellTimeout); err != nil {
+		return usageError(err)
+	}
 	if o.Warmup < 0 || o.Warmup > 100 {
 		return usageErrorf("%s %d: allowed 0..100 untimed runs per cell and target", n("warmup"), o.Warmup)
 	}
@@ -207,7 +213,7 @@ func (o *BenchOptions) check() error {
 // written), so slow drift spreads over every cell and both targets.
 func (o *BenchOptions) spec() experiment.Spec {
 	s := experiment.Spec{Name: "bench", Targets: o.Targets, VM: o.VM, Repeats: o.Repeat, Warmup: o.Warmup, Order: experiment.OrderSequential,
-		Contention: o.Contention, DataSeed: o.Seed}
+		Contention: o.Contention, DataSeed: o.Seed, CellTimeout: o.CellTimeout}
 	if o.Save {
 		s.TelemetryMs = telemetry.DefaultIntervalMs
 	}

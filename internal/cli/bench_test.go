@@ -277,6 +277,7 @@ type fakeAgent struct {
 	reqs    []*agentpb.RunRequest
 	closed  bool
 	applied int32 // class the threads read back as; 0: as asked
+	hangAt  int   // 1-based Run call that never finishes on its own; 0 never
 }
 
 // fakeContention stands in for the spinner process.
@@ -286,9 +287,13 @@ func fakeContention(_ context.Context, n int) (*experiment.Contention, error) {
 
 func (a *fakeAgent) Info(context.Context) (*agentpb.InfoReply, error) { return a.info, nil }
 func (a *fakeAgent) Close() error                                     { a.closed = true; return nil }
-func (a *fakeAgent) Run(_ context.Context, req *agentpb.RunRequest, _ func(*agentpb.Progress)) (*agentpb.Result, error) {
+func (a *fakeAgent) Run(ctx context.Context, req *agentpb.RunRequest, _ func(*agentpb.Progress)) (*agentpb.Result, error) {
 	a.calls++
 	a.reqs = append(a.reqs, req)
+	if a.calls == a.hangAt {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
 	if a.onRun != nil {
 		a.onRun()
 	}
@@ -553,4 +558,28 @@ func TestBenchWarnsOfCellsTooShort(t *testing.T) {
 	_, out, _, err = benchWithFake(t, slow, "--loops", "10", "--repeat", "1", "--qos", "9")
 	require.NoError(t, err)
 	assert.NotContains(t, out, "warning:")
+}
+
+// A cell that never finishes is ended by --cell-timeout with an error that
+// says so, and a saved run keeps what finished, to resume.
+func TestBenchCellTimeout(t *testing.T) {
+	a := newFake()
+	a.hangAt = 3
+	_, _, errOut, err := benchWithFake(t, a, "--qos", "9,33", "--threads", "1", "--loops", "10", "--repeat", "2", "--save", "--cell-timeout", "1s")
+	require.Error(t, err)
+	assert.False(t, IsUsageError(err), "a failure is exit status 1")
+	assert.ErrorContains(t, err, "cell 3/4 (host: fp qos=background threads=1 repeat=2) ran past the cell timeout of 1s (--cell-timeout, or the spec's cell_timeout) and was ended")
+	assert.ErrorContains(t, err, "finish the run with: qoslab run --resume ")
+	assert.Contains(t, errOut, "cell timeout: 1s")
+	assert.True(t, a.closed, "the agent is stopped")
+	dirs, err := filepath.Glob(filepath.Join("qoslab-results", "bench-*"))
+	require.NoError(t, err)
+	require.Len(t, dirs, 1)
+	d, s, err := experiment.ResumeRun(dirs[0], time.Now())
+	require.NoError(t, err, "the directory can be resumed")
+	defer d.Unlock()
+	assert.Equal(t, time.Second, s.CellTimeout, "the timeout is recorded with the spec")
+	recs, _, err := d.ReadSamples()
+	require.NoError(t, err)
+	assert.Len(t, results.FinishedRepeats(recs), 2, "the two cells that finished are kept")
 }

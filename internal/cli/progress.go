@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
@@ -15,12 +16,16 @@ import (
 type progress struct {
 	io   *IOStreams
 	head string
+	// mu orders the agent's progress events and the watchdog's lines,
+	// which come from two goroutines while a cell runs.
+	mu sync.Mutex
 }
 
 // hooks connects the progress display to an experiment's Env.
 func (p *progress) hooks(env *experiment.Env) {
 	env.OnStep = p.step
 	env.OnRun = p.done
+	env.OnStall = p.stall
 	if p.io.Progress {
 		env.OnProgress = p.update
 	}
@@ -41,6 +46,8 @@ func (p *progress) step(s experiment.Step) {
 }
 
 func (p *progress) update(pr *agentpb.Progress) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	fmt.Fprintf(p.io.ErrOut, "\r\033[K%s  %3.0f%%  %.1fs", p.head, 100*pr.GetFraction(), float64(pr.GetElapsedNs())/1e9)
 }
 
@@ -49,6 +56,18 @@ func (p *progress) done(s experiment.Step, r experiment.CellRun) {
 		return
 	}
 	fmt.Fprintf(p.io.ErrOut, "[%d/%d] %s: %s\n", s.Index+1, s.Total, s.Cell, report.RunText(r.Samples))
+}
+
+// stall prints the watchdog's line on a line of its own, and on a terminal
+// redraws the progress line under it.
+func (p *progress) stall(s experiment.Stall) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.io.Progress {
+		fmt.Fprintf(p.io.ErrOut, "\r\033[K%s\n%s", s, p.head)
+		return
+	}
+	fmt.Fprintln(p.io.ErrOut, s)
 }
 
 func (p *progress) clear() {

@@ -96,7 +96,7 @@ func describeRun(e results.Entry) listedRun {
 		r.State = "partial"
 	}
 	cells := analysis.SortCells(results.Cells(results.Samples(recs)))
-	r.Verdicts = append(r.Verdicts, summary.Verdicts(cells, "host", "vm")...)
+	r.Verdicts = append(r.Verdicts, summary.Verdicts(cells, "host", "vm", summary.MarginsOf(e.Run))...)
 	return r
 }
 

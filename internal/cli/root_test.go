@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
@@ -166,4 +167,26 @@ func TestEveryCommandHasAManPageAndReadableFlags(t *testing.T) {
 		require.NoError(t, err)
 		assert.Contains(t, string(b), want, page)
 	}
+}
+
+// --cell-timeout fills run's options, from the flag or the environment,
+// and a value outside 1s..24h is a usage error naming where it came from.
+func TestRunCellTimeout(t *testing.T) {
+	t.Chdir(t.TempDir())
+	var run *RunOptions
+	cmd := NewCmdRun(testFactory(t, nil), func(_ context.Context, o *RunOptions) error { run = o; return nil })
+	cmd.SetArgs([]string{"--cell-timeout", "10m"})
+	require.NoError(t, cmd.Execute())
+	assert.Equal(t, 10*time.Minute, run.CellTimeout)
+
+	cmd = NewCmdRun(testFactory(t, map[string]string{"QOSLAB_RUN_CELL_TIMEOUT": "2s"}), func(_ context.Context, o *RunOptions) error { run = o; return nil })
+	cmd.SetArgs(nil)
+	require.NoError(t, cmd.Execute())
+	assert.Equal(t, 2*time.Second, run.CellTimeout)
+
+	cmd = NewCmdRun(testFactory(t, nil), func(context.Context, *RunOptions) error { return nil })
+	cmd.SetArgs([]string{"--cell-timeout", "100ms"})
+	err := cmd.Execute()
+	assert.ErrorContains(t, err, "--cell-timeout 100ms: allowed 1s..24h0m0s, or leave it out for no limit")
+	assert.True(t, IsUsageError(err))
 }

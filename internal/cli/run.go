@@ -30,6 +30,8 @@ type RunOptions struct {
 	// (verdictStatus); DryRun prints the plan and does nothing.
 	ExitStatus bool
 	DryRun     bool
+	// CellTimeout, when not 0, replaces the spec's cell_timeout.
+	CellTimeout time.Duration
 
 	src sources
 }
@@ -72,6 +74,7 @@ it would write) and measures, starts and writes nothing.
 	fl.DurationVar(&o.VMEnv.BootTimeout, "boot-timeout", 0, bootTimeoutHelp)
 	fl.BoolVar(&o.ExitStatus, "exit-status", false, exitStatusHelp)
 	fl.BoolVar(&o.DryRun, "dry-run", false, "print the plan (cells, VM, accelerator, contention, estimated duration, files) and measure, start and write nothing")
+	fl.DurationVar(&o.CellTimeout, "cell-timeout", 0, cellTimeoutHelp)
 	_ = cmd.MarkFlagFilename("spec", "yaml", "yml")
 	_ = cmd.MarkFlagDirname("resume")
 	complete(cmd, "default", experiment.DefaultSpecNames)
@@ -87,12 +90,18 @@ it would write) and measures, starts and writes nothing.
 	}, runRun, runF)
 }
 
+// cellTimeoutHelp is --cell-timeout's help, run's and bench's alike.
+const cellTimeoutHelp = "end a cell run still going after this long (90s, 10m): the run stops with what finished kept, to finish with --resume (default: the spec's cell_timeout, else none; a cell far past its expected time is named on the terminal either way)"
+
 // accels are the VM accelerations a user may force.
 var accels = []string{"kvm", "tcg", "hvf"}
 
 func (o *RunOptions) check() error {
 	if o.SpecFile != "" && o.Resume != "" {
 		return usageErrorf("--spec and --resume exclude each other: a resumed run keeps the spec it started with")
+	}
+	if err := experiment.CheckCellTimeout(o.src.Name("cell-timeout"), o.CellTimeout); err != nil {
+		return usageError(err)
 	}
 	if o.VMEnv.Accel != "" {
 		if err := oneOf(o.src.Name("accel"), o.VMEnv.Accel, accels); err != nil {
@@ -119,7 +128,11 @@ func (o *RunOptions) check() error {
 // directory of the run to resume.
 func (o *RunOptions) spec(now time.Time) (*results.Dir, experiment.Spec, error) {
 	if o.Resume != "" {
-		return experiment.ResumeRun(o.Resume, now)
+		d, s, err := experiment.ResumeRun(o.Resume, now)
+		if o.CellTimeout > 0 {
+			s.CellTimeout = o.CellTimeout
+		}
+		return d, s, err
 	}
 	var s experiment.Spec
 	var err error
@@ -133,6 +146,9 @@ func (o *RunOptions) spec(now time.Time) (*results.Dir, experiment.Spec, error) 
 	}
 	if o.Quick {
 		s = experiment.Quick(s)
+	}
+	if o.CellTimeout > 0 {
+		s.CellTimeout = o.CellTimeout // recorded in run.json as applied
 	}
 	return experiment.CreateRun(o.Results, s, now)
 }

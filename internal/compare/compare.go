@@ -174,6 +174,7 @@ func Build(in []Input) (*Comparison, error) {
 	c := &Comparison{Alpha: analysis.Alpha}
 	seen := map[string]string{}
 	var cells [][]analysis.Cell
+	var margins []analysis.Margins
 	for _, r := range in {
 		l := r.Loaded
 		if prev, ok := seen[r.Label]; ok {
@@ -184,12 +185,13 @@ func Build(in []Input) (*Comparison, error) {
 		col.Label = r.Label
 		c.Columns = append(c.Columns, col)
 		cells = append(cells, l.Cells())
+		margins = append(margins, summary.MarginsOf(l.Run))
 	}
 	c.Differences = differences(c.Columns)
 	c.Notes = sameRuns(in)
 	c.Rows = rows(cells)
 	c.Geomeans = geomeans(c.Rows, len(in))
-	c.Findings = findings(cells)
+	c.Findings = findings(cells, margins)
 	return c, nil
 }
 
@@ -550,8 +552,9 @@ func geomeans(rows []Row, n int) []Geomean {
 // missing. They are computed over the thread counts at which every run that
 // has the workload ran all of its targets and classes, so that the columns
 // compare the same cells; a run's own report may use more. Where the runs share no thread count, each
-// run's own counts are used.
-func findings(cells [][]analysis.Cell) []FindingRow {
+// run's own counts are used. Each run's verdict takes the margins its spec
+// set.
+func findings(cells [][]analysis.Cell, margins []analysis.Margins) []FindingRow {
 	type key struct {
 		kind, workload, phase, target string
 		high, low                     int
@@ -617,7 +620,7 @@ func findings(cells [][]analysis.Cell) []FindingRow {
 			ts := common[wp{c.Workload, c.Phase}]
 			return len(ts) > 0 && !slices.Contains(ts, c.Threads)
 		})
-		for _, v := range summary.Verdicts(kept, "host", "vm") {
+		for _, v := range summary.Verdicts(kept, "host", "vm", margins[i]) {
 			if v.SI.IsNaN() {
 				continue
 			}

@@ -107,7 +107,7 @@ func (c *Comparison) Sections() []Section {
 	}
 	flush(current)
 	if len(c.Findings) > 0 {
-		f := Section{Title: "findings (subsumption index with its 95% interval and verdict; QoS sensitivity: rate at the highest class over the lowest, Hodges-Lehmann, with its interval)",
+		f := Section{Title: "findings (subsumption index with its interval, over both sides' 95% intervals, and verdict; QoS sensitivity: rate at the highest class over the lowest, Hodges-Lehmann, with its interval)",
 			Header: append([]string{"FINDING", "WORKLOAD", "THREADS"}, c.valueHeader()...)}
 		f.Numeric = make([]bool, len(f.Header))
 		for i := 3; i < len(f.Numeric); i++ {
@@ -334,7 +334,7 @@ func (c *Comparison) Footer() []string {
 		fmt.Sprintf("vs base: the change against the baseline, %s, in percent while small (2/3x to 1.5x), else as a ratio (0.005x, 201x); ~ means no significant difference (Mann-Whitney U of the repeats, two-sided, alpha %.2f)", c.Columns[0].Label, c.Alpha),
 		"median ±N%: its 95% interval when that is within 25% and about symmetric; [low..high] the interval itself otherwise",
 		"missing: the run has no repeat of that cell; geomean: over the cells every run has, no test",
-		"findings: over the thread counts every run has (THREADS; own: each run's), so a run's own report may differ; ~ where the two 95% intervals overlap; a subsumption index's change is a difference, a sensitivity's a ratio",
+		"findings: over the thread counts every run has (THREADS; own: each run's), so a run's own report may differ; ~ where the two intervals overlap; a subsumption index's change is a difference, a sensitivity's a ratio",
 	}
 	marks := map[string]bool{}
 	for _, col := range c.Columns {

@@ -39,6 +39,9 @@ type Env struct {
 	OnStep     func(Step)
 	OnRun      func(Step, CellRun)
 	OnProgress func(*agentpb.Progress)
+	// OnStall gets each cell run that goes far past what it was expected
+	// to take (the watchdog's Stall); nil writes it to Log.
+	OnStall func(Stall)
 	// StartTarget starts the agent of a target; nil starts the real ones
 	// (the host's agent, or the VM's). It returns notes on what it changed
 	// to fit this machine. Tests pass fakes.
@@ -375,8 +378,16 @@ func Execute(ctx context.Context, s Spec, dir *results.Dir, env Env) (out *Outco
 	}
 
 	warned := map[string]bool{}
+	onStall := env.OnStall
+	if onStall == nil {
+		onStall = func(st Stall) { fmt.Fprintln(log, st) }
+	}
+	if s.CellTimeout > 0 {
+		fmt.Fprintf(log, "cell timeout: %s (a cell run still going then ends the run, what finished kept)\n", s.CellTimeout)
+	}
 	r := &Runner{Cells: cells, Targets: targets, Log: sampleLog, Finished: finished, Contention: spinners,
 		Telemetry: tel, Conditions: conditions, OnStep: env.OnStep, OnProgress: env.OnProgress,
+		CellTimeout: s.CellTimeout, OnStall: onStall, Diagnose: func(ctx context.Context, c Cell) string { return diagnoseStall(ctx, c, s, spinners, targets[c.Target]) },
 		OnRun: func(st Step, cr CellRun) {
 			out.Runs = append(out.Runs, cr)
 			if w := shortCellWarning(cr, warned); w != "" {

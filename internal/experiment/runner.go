@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -98,6 +99,17 @@ type Runner struct {
 	// spinners still spin); an error discards that cell run, which may have
 	// been measured without them, and stops the run.
 	Conditions func() error
+	// CellTimeout, when not 0, ends a cell run that has not finished after
+	// it: the run stops there with a *CellTimeoutError, what finished kept.
+	CellTimeout time.Duration
+	// OnStall, when set, gets each cell run that goes far past what it was
+	// expected to take (see Stall); Diagnose, when set, says what likely
+	// keeps it. Both run on the controller while it waits for the cell.
+	OnStall  func(Stall)
+	Diagnose func(ctx context.Context, c Cell) string
+	// StallAfter, when set, replaces the rule for when a cell run expected
+	// to take expected is stalled (stallAfter); tests shorten it.
+	StallAfter func(expected time.Duration) time.Duration
 }
 
 // Run measures every cell in order. It stops at the first failure with an
@@ -105,6 +117,7 @@ type Runner struct {
 func (r *Runner) Run(ctx context.Context) (Stats, error) {
 	var st Stats
 	began := time.Now()
+	walls := map[string][]time.Duration{} // each cell's timed runs, for the watchdog
 	for i, c := range r.Cells {
 		if c.Timed() && slices.Contains(r.Finished[c.SeriesKey()], c.Repeat) {
 			st.Skipped++
@@ -131,8 +144,18 @@ func (r *Runner) Run(ctx context.Context) (Stats, error) {
 			hostRec = r.Telemetry.hostRecorder(ctx, c.Target)
 		}
 		t0 := time.Now()
-		res, err := target.Run(ctx, req, r.OnProgress)
-		st.CallNs += time.Since(t0).Nanoseconds()
+		cctx, cancel := ctx, context.CancelFunc(func() {})
+		if r.CellTimeout > 0 {
+			cctx, cancel = context.WithTimeoutCause(ctx, r.CellTimeout, errCellTimeout)
+		}
+		expected, basis := expectation(c, walls[c.SeriesKey()])
+		wd := r.watch(cctx, c, t0, expected, basis)
+		res, err := target.Run(cctx, req, r.OnProgress)
+		cause := wd.stop()
+		timedOut := errors.Is(context.Cause(cctx), errCellTimeout) && ctx.Err() == nil
+		cancel()
+		wall := time.Since(t0)
+		st.CallNs += wall.Nanoseconds()
 		var hostSamples []telemetry.Sample
 		if hostRec != nil {
 			hostSamples, _ = hostRec.Stop()
@@ -141,7 +164,16 @@ func (r *Runner) Run(ctx context.Context) (Stats, error) {
 			if ctx.Err() != nil {
 				return st, ctx.Err()
 			}
+			if timedOut {
+				if cause == "" && r.Diagnose != nil {
+					cause = r.Diagnose(ctx, c)
+				}
+				return st, &CellTimeoutError{Index: i, Total: len(r.Cells), Cell: c, Limit: r.CellTimeout, Cause: cause}
+			}
 			return st, &CellError{Index: i, Total: len(r.Cells), Cell: c, Err: err}
+		}
+		if c.Timed() {
+			walls[c.SeriesKey()] = append(walls[c.SeriesKey()], wall)
 		}
 		if r.Conditions != nil {
 			if err := r.Conditions(); err != nil {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/inputfile"
 	"github.com/qoslab/qoslab/internal/suggest"
@@ -69,6 +70,12 @@ const (
 	// it measures; above 10 s it says nothing about a cell.
 	minTelemetryMs = 10
 	maxTelemetryMs = 10000
+	// A margin of 10x either way would call anything subsumed.
+	maxAbsoluteMargin = 10
+	// Below a second a timeout would end cells that are merely starting;
+	// above a day it is no limit.
+	minCellTimeout = time.Second
+	maxCellTimeout = 24 * time.Hour
 )
 
 // Spec is a whole experiment: where to measure, what, and how often. Specs
@@ -103,6 +110,12 @@ type Spec struct {
 	// DataSeed seeds the compression workloads' generated input and pi's
 	// random numbers, so every run of a spec measures the same data.
 	DataSeed uint64 `json:"data_seed"`
+	// Verdict holds the margins the verdict judges the VM's QoS effect
+	// against; zero fields take analysis.DefaultMargins.
+	Verdict analysis.Margins `json:"verdict"`
+	// CellTimeout ends a cell run that has not finished after it, failing
+	// the run with what finished kept (resumable); 0: no limit.
+	CellTimeout time.Duration `json:"cell_timeout_ns,omitempty"`
 }
 
 // VMSpec describes the VM of the vm target. Zero values mean "decide at run
@@ -310,6 +323,15 @@ func (s Spec) Validate() error {
 	if s.TelemetryMs != 0 && (s.TelemetryMs < minTelemetryMs || s.TelemetryMs > maxTelemetryMs) {
 		bad("telemetry_ms %d: allowed 0 (no telemetry) or %d..%d ms between samples", s.TelemetryMs, minTelemetryMs, maxTelemetryMs)
 	}
+	if r := s.Verdict.Relative; r != 0 && !(r > 0 && r < 1) {
+		bad("verdict.relative_margin %g: allowed a share of the host's effect above 0 and below 1, such as 0.1 (10%%)", r)
+	}
+	if a := s.Verdict.Absolute; a != 0 && !(a > 1 && a <= maxAbsoluteMargin) {
+		bad("verdict.absolute_margin %g: allowed a ratio above 1 and at most %g, such as 1.25", a, float64(maxAbsoluteMargin))
+	}
+	if err := CheckCellTimeout("cell_timeout", s.CellTimeout); err != nil {
+		bad("%v", err)
+	}
 	if !s.Contention.valid() {
 		bad("contention %d: allowed 0..%d spinner threads or %s (one per CPU)", s.Contention, maxContention, contentionAllText)
 	}
@@ -322,6 +344,15 @@ func (s Spec) Validate() error {
 	}
 	if len(p) > 0 {
 		return &SpecError{Name: s.Name, Problems: p}
+	}
+	return nil
+}
+
+// CheckCellTimeout refuses a cell timeout outside what is allowed; 0 is no
+// limit. name names the setting in the error (cell_timeout, --cell-timeout).
+func CheckCellTimeout(name string, d time.Duration) error {
+	if d != 0 && (d < minCellTimeout || d > maxCellTimeout) {
+		return fmt.Errorf("%s %s: allowed %s..%s, or leave it out for no limit", name, d, minCellTimeout, maxCellTimeout)
 	}
 	return nil
 }
@@ -770,6 +801,7 @@ func (d *specDecoder) spec(n *yaml.Node) Spec {
 		// The powermetrics interval of [allocation] (docs/references.md).
 		TelemetryMs: telemetry.DefaultIntervalMs,
 		DataSeed:    DefaultDataSeed,
+		Verdict:     analysis.DefaultMargins(),
 	}
 	d.mapping("", n, []field{
 		{"name", d.str(&s.Name)},
@@ -823,8 +855,40 @@ func (d *specDecoder) spec(n *yaml.Node) Spec {
 				s.DataSeed = seed
 			}
 		}},
+		{"verdict", func(path string, v *yaml.Node) {
+			d.mapping(path, v, []field{
+				{"relative_margin", d.number(&s.Verdict.Relative)},
+				{"absolute_margin", d.number(&s.Verdict.Absolute)},
+			})
+		}},
+		{"cell_timeout", func(path string, v *yaml.Node) {
+			if t, ok := d.scalar(path, v, "a duration such as 10m"); ok {
+				dur, err := time.ParseDuration(t)
+				if err != nil {
+					d.bad(path, v, "%q is not a duration: write it as 90s, 10m or 1h (allowed %s..%s)", t, minCellTimeout, maxCellTimeout)
+					return
+				}
+				s.CellTimeout = dur
+			}
+		}},
 	})
 	return s
+}
+
+// number decodes a decimal number ("0.1", "1.25").
+func (d *specDecoder) number(dst *float64) func(string, *yaml.Node) {
+	return func(path string, n *yaml.Node) {
+		v, ok := d.scalar(path, n, "a number")
+		if !ok {
+			return
+		}
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			d.bad(path, n, "%q is not a number", v)
+			return
+		}
+		*dst = x
+	}
 }
 
 func (d *specDecoder) vm(path string, n *yaml.Node) VMSpec {

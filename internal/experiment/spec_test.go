@@ -38,7 +38,7 @@ func TestDefaultSpecSubsumption(t *testing.T) {
 			{Workload: "decompress", QoS: bothClasses, Threads: []int{1}, SizeBytes: 1 << 30, Ratio: 3, Codec: "zstd", Sink: "file"},
 		},
 		Repeats: 6,
-		Order:   OrderInterleaved, TelemetryMs: 100, DataSeed: 1,
+		Order:   OrderInterleaved, TelemetryMs: 100, DataSeed: 1, Verdict: analysis.DefaultMargins(),
 	}
 	assert.Equal(t, want, s)
 
@@ -71,7 +71,7 @@ func TestParseSpecDefaults(t *testing.T) {
 		},
 		Repeats: DefaultRepeats,
 		Warmup:  DefaultWarmup,
-		Order:   OrderInterleaved, TelemetryMs: 100, DataSeed: 1,
+		Order:   OrderInterleaved, TelemetryMs: 100, DataSeed: 1, Verdict: analysis.DefaultMargins(),
 	}, s)
 	assert.Nil(t, s.Seed, "no seed given: the plan picks one")
 }
@@ -111,6 +111,10 @@ seed: 18446744073709551615
 contention: 2
 telemetry_ms: 250
 data_seed: 42
+verdict:
+  relative_margin: 0.2
+  absolute_margin: 1.5
+cell_timeout: 10m
 `
 	s, err := ParseSpec([]byte(yml), "ignored")
 	require.NoError(t, err)
@@ -126,6 +130,7 @@ data_seed: 42
 			{Workload: "compress", QoS: bothClasses, Threads: []int{1, 3, 4}, SizeBytes: 64 << 20, Ratio: 2.5, Codec: "gzip", Level: 9, Sink: "block", SinkPath: "/dev/vdb"},
 		},
 		Repeats: 5, Warmup: 2, Order: OrderSequential, Contention: 2, TelemetryMs: 250, DataSeed: 42,
+		Verdict: analysis.Margins{Relative: 0.2, Absolute: 1.5}, CellTimeout: 10 * time.Minute,
 	}, s)
 }
 
@@ -209,7 +214,7 @@ matrix:
 	_, err := ParseSpec([]byte(yml), "typos")
 	p := problemsOf(t, err)
 	require.Len(t, p, 4, "%q", p)
-	assert.Equal(t, "Repeats (line 3): unknown key: allowed name, description, targets, vm, matrix, repeats, warmup, order, seed, contention, telemetry_ms, data_seed; did you mean repeats?", p[0])
+	assert.Equal(t, "Repeats (line 3): unknown key: allowed name, description, targets, vm, matrix, repeats, warmup, order, seed, contention, telemetry_ms, data_seed, verdict, cell_timeout; did you mean repeats?", p[0])
 	assert.Equal(t, "vm.cpu (line 5): unknown key: allowed backend, image, cpus, memory, disk, accel, model, host_qos; did you mean cpus?", p[1])
 	assert.Equal(t, "matrix[1].treads (line 9): unknown key: allowed workload, qos, threads, loops, duration, size, ratio, codec, level, sink, sink_path; did you mean threads?", p[2])
 	assert.True(t, strings.HasPrefix(p[3], "matrix[1].colour (line 11): unknown key: allowed workload,"), p[3])
@@ -288,6 +293,13 @@ func TestParseSpecErrors(t *testing.T) {
 		{"duration on pi", "matrix: [{workload: pi, duration: 1s}]\n", "matrix[0].duration (line 1): pi does not take duration: its keys are workload, qos, threads, loops"},
 		{"duration on compress", "matrix: [{workload: compress, duration: 1s}]\n", "matrix[0].duration (line 1): compress does not take duration"},
 		{"entry not a mapping", "matrix: [fp]\n", `matrix[0] (line 1): want a mapping of keys (workload, qos,`},
+		{"relative margin 1", fp + "verdict: {relative_margin: 1}\n", "verdict.relative_margin 1: allowed a share of the host's effect above 0 and below 1, such as 0.1 (10%)"},
+		{"relative margin negative", fp + "verdict: {relative_margin: -0.1}\n", "verdict.relative_margin -0.1: allowed a share"},
+		{"absolute margin 1", fp + "verdict: {absolute_margin: 1}\n", "verdict.absolute_margin 1: allowed a ratio above 1 and at most 10, such as 1.25"},
+		{"absolute margin a percentage", fp + "verdict: {absolute_margin: 25%}\n", `verdict.absolute_margin (line 2): "25%" is not a number`},
+		{"verdict unknown key", fp + "verdict: {margin: 1.2}\n", "verdict.margin (line 2): unknown key: allowed relative_margin, absolute_margin"},
+		{"cell timeout short", fp + "cell_timeout: 10ms\n", "cell_timeout 10ms: allowed 1s..24h0m0s, or leave it out for no limit"},
+		{"cell timeout number", fp + "cell_timeout: 600\n", `cell_timeout (line 2): "600" is not a duration: write it as 90s, 10m or 1h`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/telemetry"
@@ -61,6 +62,10 @@ func SpecKeys() []SpecKey {
 		{"contention", "whole number or all", "0", fmt.Sprintf("0..%d, or all (one per CPU qoslab may use)", maxContention), "default-priority spinner threads on the host, outside any VM, for the whole run; spinner i is pinned to allowed CPU i mod the count of allowed CPUs (Linux; macOS cannot pin threads)"},
 		{"telemetry_ms", "whole number", fmt.Sprint(telemetry.DefaultIntervalMs), fmt.Sprintf("0 (off) or %d..%d", minTelemetryMs, maxTelemetryMs), "the telemetry sampling interval while each timed cell runs"},
 		{"data_seed", "whole number", fmt.Sprint(DefaultDataSeed), "0..18446744073709551615", "seeds the generated compression input and pi's random numbers"},
+		{"verdict", "mapping", "", "the verdict.* keys", "how small a QoS effect left in the VM must be for the verdict to call it none (docs/design.md, \"The verdict\")"},
+		{"verdict.relative_margin", "number", fmt.Sprint(analysis.DefaultRelativeMargin), "above 0 and below 1", "the share of the host's QoS effect, on a log scale and at the low end of the host's 90% interval, that the VM may keep: 0.1 is 10%, 1.72x beside a 231x host effect"},
+		{"verdict.absolute_margin", "number", fmt.Sprint(analysis.DefaultAbsoluteMargin), fmt.Sprintf("above 1, at most %d", maxAbsoluteMargin), "the largest VM ratio, either way, that may count as no effect whatever the host's: 1.25 allows 0.8x..1.25x; the band is the narrower of the two"},
+		{"cell_timeout", "duration", "none: no limit", fmt.Sprintf("%s..%s, written 90s, 10m, 1h", minCellTimeout, maxCellTimeout), "ends a cell run that has not finished after this long: the run fails with what finished kept, to finish with --resume (run's and bench's --cell-timeout override it); a cell running far past its expected time is named on the terminal either way"},
 	}
 }
 

@@ -34,6 +34,9 @@ func TestSpecKeysAreTheDecodersKeys(t *testing.T) {
 	for _, k := range allowedKeys(t, "vm: {zzz: 1}\n") {
 		want["vm."+k] = true
 	}
+	for _, k := range allowedKeys(t, "verdict: {zzz: 1}\n") {
+		want["verdict."+k] = true
+	}
 	// An entry's keys depend on its workload's kind: both kinds together.
 	for _, w := range []string{"fp", "compress"} {
 		for _, k := range allowedKeys(t, "matrix: [{workload: "+w+", zzz: 1}]\n") {

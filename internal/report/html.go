@@ -129,6 +129,7 @@ var htmlTemplate = page("report", `<!DOCTYPE html>
 
 <h2>Verdict</h2>
 {{if .Analysis.Verdicts}}<ul class="verdict">{{range .VerdictLines}}<li>{{.Text}}{{if .Warnings}}<ul class="warnings">{{range .Warnings}}<li><strong>warning:</strong> {{.}}</li>{{end}}</ul>{{end}}</li>{{end}}</ul>
+<p class="meta">{{.VerdictRule}}</p>
 {{else}}<p>No verdict: no workload ran on both the host and the VM.</p>{{end}}
 {{with .OtherWarnings}}<ul class="verdict">{{range .}}<li><strong>warning:</strong> {{.}}</li>{{end}}</ul>{{end}}
 {{with .Analysis.Findings}}<h2>Findings</h2>

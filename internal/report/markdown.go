@@ -37,7 +37,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(&b, "- **warning:** %s\n", md(w))
 	}
 	if len(r.Analysis.Verdicts) > 0 {
-		b.WriteString("\n")
+		fmt.Fprintf(&b, "\n%s\n\n", md(r.VerdictRule()))
 	}
 
 	if len(r.Analysis.Findings) > 0 {

@@ -277,6 +277,10 @@ func (r *Report) VerdictLines() []VerdictLine {
 	return out
 }
 
+// VerdictRule says what SI is, the margins the verdicts used and the
+// test's level (analysis.VerdictRule).
+func (r *Report) VerdictRule() string { return analysis.VerdictRule(r.Analysis.Margins) }
+
 // OtherWarnings are the warnings of workloads that have no verdict.
 func (r *Report) OtherWarnings() []string {
 	_, rest := summary.Warnings(r.Analysis)

@@ -75,6 +75,8 @@ func TestReportIsOneSelfContainedFile(t *testing.T) {
 		"not Apple silicon results",
 		"&#34;contention&#34;: 2", // the spec, escaped
 		"<h2>Telemetry</h2>", "vcpu 0",
+		// Beside the verdict: what SI is, the margins and the level.
+		"SI = 1 - ln(vm ratio)/ln(host ratio)", "10% of the host&#39;s effect", "1.25x either way", "two one-sided tests at 5%",
 	} {
 		assert.True(t, strings.Contains(html, want), "report.html lacks %q", want)
 	}
@@ -88,6 +90,7 @@ func TestReportIsOneSelfContainedFile(t *testing.T) {
 	}
 	assert.Contains(t, string(md), "## Verdict")
 	assert.Contains(t, string(md), "not Apple silicon results")
+	assert.Contains(t, string(md), "whose edge is the smaller of 10% of the host's effect at the low end of its interval (relative margin) and 1.25x either way (absolute margin): two one-sided tests at 5%")
 }
 
 func TestReportWithoutTelemetrySaysSo(t *testing.T) {

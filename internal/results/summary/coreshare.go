@@ -4,21 +4,25 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/telemetry"
+	"github.com/qoslab/qoslab/internal/units"
 )
 
-// CoreShares says, from telemetry, where a cell's workers ran when its
-// target has more than one core type: for each cell run, the worker that
-// spent the largest share of its busy time on the slower type (E, or the
-// lower capacity), with that share, as [allocation] (docs/references.md)
-// put it ("67% on P, 33% on E"). It is a share of time, from the CPU each
-// sample saw the thread on, not of work. Where a target's telemetry shows
-// one core type, or no thread's CPU (macOS powermetrics reports clusters,
-// not threads), one finding per target says the share is not available
-// and why.
+// CoreShares says, from telemetry, where each cell's workers ran when its
+// target has more than one core type: per cell, for each repeat the share
+// of busy time the worker most on the slower type (E, or the lower
+// capacity) spent there, as [allocation] (docs/references.md) put it ("67%
+// on P, 33% on E"), and over the repeats their median and range. Every
+// such cell gets its line, 0% included: the contrast between classes is
+// what the finding is for. It is a share of time, from the CPU each sample
+// saw the thread on, not of work. Where a target's telemetry shows one core
+// type, or no thread's CPU (macOS powermetrics reports clusters, not
+// threads), one finding per target says the share is not available and
+// why.
 func CoreShares(samples []telemetry.Sample) []analysis.Finding {
 	type runKey struct {
 		cell, target string
@@ -65,7 +69,13 @@ func CoreShares(samples []telemetry.Sample) []analysis.Finding {
 			a.byType[th.Role][t] += w
 		}
 	}
-	var out []analysis.Finding
+	type cellKey struct{ cell, target string }
+	type cellShares struct {
+		slow   string
+		shares []float64
+	}
+	cells := map[cellKey]*cellShares{}
+	var cellOrder []cellKey
 	unavailable := map[string]string{}
 	var targets []string
 	for _, k := range order {
@@ -88,8 +98,8 @@ func CoreShares(samples []telemetry.Sample) []analysis.Finding {
 			continue
 		}
 		slow := slowerType(kinds)
-		best, bestShare := "", -1.0
-		for role, byType := range a.byType {
+		most, seen := 0.0, false
+		for _, byType := range a.byType {
 			var total float64
 			for _, v := range byType {
 				total += v
@@ -97,18 +107,43 @@ func CoreShares(samples []telemetry.Sample) []analysis.Finding {
 			if total == 0 {
 				continue
 			}
-			if share := byType[slow] / total; share > bestShare || (share == bestShare && role < best) {
-				best, bestShare = role, share
-			}
+			most, seen = max(most, byType[slow]/total), true
 		}
-		if best == "" || bestShare <= 0 {
+		if !seen {
 			continue
 		}
+		ck := cellKey{k.cell, k.target}
+		c := cells[ck]
+		if c == nil {
+			c = &cellShares{slow: slow}
+			cells[ck] = c
+			cellOrder = append(cellOrder, ck)
+		}
+		c.shares = append(c.shares, most)
 		delete(unavailable, k.target)
-		out = append(out, analysis.Finding{Kind: "core-share", Target: k.target, Workload: cellWorkload(k.cell),
-			Text: fmt.Sprintf("%s, repeat %d: %s spent %.0f%% of its busy time on %s cores, %.0f%% on the others (telemetry; a share of time, not of work)",
-				k.cell, k.repeat, best, 100*bestShare, slow, 100*(1-bestShare))})
 	}
+	var out []analysis.Finding
+	for _, ck := range cellOrder {
+		c := cells[ck]
+		f := cellFinding(ck.cell)
+		f.Kind, f.Target = "core-share", ck.target
+		sorted := slices.Sorted(slices.Values(c.shares))
+		mid := sorted[len(sorted)/2]
+		if len(sorted)%2 == 0 {
+			mid = (sorted[len(sorted)/2-1] + sorted[len(sorted)/2]) / 2
+		}
+		spread := ""
+		if len(sorted) > 1 {
+			spread = fmt.Sprintf("; %.0f%%..%.0f%%", 100*sorted[0], 100*sorted[len(sorted)-1])
+		}
+		f.Text = fmt.Sprintf("the worker most on %s cores spent %.0f%% of its busy time there (median over %s%s; telemetry: a share of time, not of work)",
+			c.slow, 100*mid, units.Plural(len(sorted), "repeat"), spread)
+		out = append(out, f)
+	}
+	slices.SortStableFunc(out, func(a, b analysis.Finding) int {
+		return analysis.CompareKeys(analysis.CellKey{Target: a.Target, Workload: a.Workload, QoS: a.QoS, Threads: a.Threads},
+			analysis.CellKey{Target: b.Target, Workload: b.Workload, QoS: b.QoS, Threads: b.Threads})
+	})
 	for _, t := range targets {
 		if why, ok := unavailable[t]; ok {
 			out = append(out, analysis.Finding{Kind: "core-share", Target: t, Workload: "all",
@@ -140,12 +175,23 @@ func slowerType(kinds map[string]bool) string {
 	return names[0]
 }
 
-// cellWorkload is the workload named in a cell key ("host mmul qos=33
-// threads=3 loops=..." -> "mmul").
-func cellWorkload(cell string) string {
-	f := strings.Fields(cell)
-	if len(f) >= 2 {
-		return f[1]
+// cellFinding names a finding after the cell a telemetry cell key names
+// ("host mmul qos=33 threads=3 loops=..."): its workload, class and
+// threads.
+func cellFinding(cell string) analysis.Finding {
+	var f analysis.Finding
+	for i, field := range strings.Fields(cell) {
+		switch {
+		case i == 1:
+			f.Workload = field
+		case strings.HasPrefix(field, "qos="):
+			f.QoS, _ = strconv.Atoi(strings.TrimPrefix(field, "qos="))
+		case strings.HasPrefix(field, "threads="):
+			f.Threads, _ = strconv.Atoi(strings.TrimPrefix(field, "threads="))
+		}
 	}
-	return cell
+	if f.Workload == "" {
+		f.Workload = cell
+	}
+	return f
 }

@@ -9,21 +9,28 @@ import (
 	"github.com/qoslab/qoslab/internal/telemetry"
 )
 
-// On a host with two core types the worker that ran most on the slower one
-// is named with its share of time there; a target with one core type, or
-// macOS's cluster-only sampler, says the share is not available.
+// On a host with two core types every cell says how much of its busy time
+// the worker most on the slower type spent there, 0% included; a target
+// with one core type, or macOS's cluster-only sampler, says the share is
+// not available.
 func TestCoreShares(t *testing.T) {
 	cell := "host mmul qos=33 threads=3 loops=200000"
 	cpus := []telemetry.CPU{{ID: 0, Type: "P"}, {ID: 1, Type: "P"}, {ID: 2, Type: "E"}}
 	var samples []telemetry.Sample
-	for i := range 6 {
-		slowCPU := 1
-		if i%3 == 0 { // a third of the samples on the E core
-			slowCPU = 2
+	for repeat := 1; repeat <= 2; repeat++ {
+		for i := range 6 {
+			slowCPU := 1
+			if i%3 == 0 && repeat == 1 || i%2 == 0 && repeat == 2 { // a third, then half, of the samples on the E core
+				slowCPU = 2
+			}
+			samples = append(samples, telemetry.Sample{Cell: cell, Repeat: repeat, Target: "host", View: telemetry.ViewHost, Sampler: telemetry.SamplerProc, CPUs: cpus,
+				Threads: []telemetry.Thread{{Role: "worker 0", CPU: 0}, {Role: "worker 1", CPU: 1}, {Role: "worker 2", CPU: slowCPU}}})
 		}
-		samples = append(samples, telemetry.Sample{Cell: cell, Repeat: 1, Target: "host", View: telemetry.ViewHost, Sampler: telemetry.SamplerProc, CPUs: cpus,
-			Threads: []telemetry.Thread{{Role: "worker 0", CPU: 0}, {Role: "worker 1", CPU: 1}, {Role: "worker 2", CPU: slowCPU}}})
 	}
+	// A cell whose worker never touched the E core still gets its line.
+	never := "host mmul qos=9 threads=1 loops=200000"
+	samples = append(samples, telemetry.Sample{Cell: never, Repeat: 1, Target: "host", View: telemetry.ViewHost, Sampler: telemetry.SamplerProc, CPUs: cpus,
+		Threads: []telemetry.Thread{{Role: "worker 0", CPU: 0}}})
 	// The VM's guest view: one core type.
 	samples = append(samples, telemetry.Sample{Cell: "vm mmul qos=33 threads=3 loops=200000", Repeat: 1, Target: "vm", View: telemetry.ViewGuest,
 		Sampler: telemetry.SamplerProc, CPUs: []telemetry.CPU{{ID: 0}, {ID: 1}}, Threads: []telemetry.Thread{{Role: "worker 0", CPU: 0}}})
@@ -32,9 +39,10 @@ func TestCoreShares(t *testing.T) {
 		CPUs: cpus, Threads: []telemetry.Thread{{Role: "vcpu 0", CPU: 2}}})
 
 	f := CoreShares(samples)
-	require.Len(t, f, 2)
-	assert.Equal(t, "host mmul: "+cell+", repeat 1: worker 2 spent 33% of its busy time on E cores, 67% on the others (telemetry; a share of time, not of work)", f[0].String())
-	assert.Equal(t, "vm: core-type share not available: its telemetry shows one core type", f[1].String())
+	require.Len(t, f, 3)
+	assert.Equal(t, "host mmul qos=9 threads=1: the worker most on E cores spent 0% of its busy time there (median over 1 repeat; telemetry: a share of time, not of work)", f[0].String())
+	assert.Equal(t, "host mmul qos=33 threads=3: the worker most on E cores spent 42% of its busy time there (median over 2 repeats; 33%..50%; telemetry: a share of time, not of work)", f[1].String())
+	assert.Equal(t, "vm: core-type share not available: its telemetry shows one core type", f[2].String())
 
 	mac := []telemetry.Sample{{Cell: cell, Repeat: 1, Target: "host", View: telemetry.ViewHost, Sampler: telemetry.SamplerPowermetrics}}
 	f = CoreShares(mac)

@@ -34,8 +34,9 @@ type Analysis struct {
 	Cells       []analysis.Cell
 	Regressions []analysis.ClassRegression
 	// Verdicts holds one verdict per workload (and phase) run on both the
-	// host and the VM.
+	// host and the VM, judged with Margins.
 	Verdicts []analysis.Verdict
+	Margins  analysis.Margins
 	// Findings are the patterns the seed articles pointed at, stated in
 	// words (stragglers, batches, scaling), host and VM alike.
 	Findings []analysis.Finding
@@ -45,9 +46,10 @@ type Analysis struct {
 }
 
 // Of analyzes a loaded results directory: its samples (Analyze, between
-// host and vm), its name and its telemetry.
+// host and vm, with the verdict margins its spec set), its name and its
+// telemetry.
 func Of(l *results.Loaded) Analysis {
-	a := Analyze(l.Samples, "host", "vm")
+	a := analyze(l.Samples, "host", "vm", MarginsOf(l.Run))
 	a.Name = l.Run.Name
 	a.Partial = l.Partial()
 	a.Telemetry = telemetry.Summarize(l.Telemetry)
@@ -56,23 +58,47 @@ func Of(l *results.Loaded) Analysis {
 }
 
 // Analyze summarizes samples into cells (in table order, analysis.SortCells),
-// fits the throughput regressions, and judges subsumption for every
-// workload (and phase) that ran at two or more classes on both targets host
-// and vm, in that order.
+// fits the throughput regressions, and judges subsumption, with the default
+// margins, for every workload (and phase) that ran at two or more classes
+// on both targets host and vm, in that order.
 // It leaves Name empty.
 func Analyze(samples []results.Sample, host, vm string) Analysis {
+	return analyze(samples, host, vm, analysis.DefaultMargins())
+}
+
+func analyze(samples []results.Sample, host, vm string, margins analysis.Margins) Analysis {
 	cells := analysis.SortCells(results.Cells(samples))
-	a := Analysis{Cells: cells, Regressions: analysis.Regressions(cells)}
-	a.Verdicts = Verdicts(cells, host, vm)
+	a := Analysis{Cells: cells, Regressions: analysis.Regressions(cells), Margins: margins}
+	a.Verdicts = Verdicts(cells, host, vm, margins)
 	a.Findings = Findings(samples, cells)
 	return a
 }
 
+// MarginsOf are the verdict margins a run's spec set (its verdict: keys, as
+// recorded in run.json), the defaults for those it did not set and for runs
+// recorded before specs had them.
+func MarginsOf(r results.Run) analysis.Margins {
+	m := analysis.DefaultMargins()
+	var spec struct {
+		Verdict *analysis.Margins `json:"verdict"`
+	}
+	if json.Unmarshal(r.Spec, &spec) != nil || spec.Verdict == nil {
+		return m
+	}
+	if v := spec.Verdict.Relative; v > 0 && v < 1 {
+		m.Relative = v
+	}
+	if v := spec.Verdict.Absolute; v > 1 {
+		m.Absolute = v
+	}
+	return m
+}
+
 // Verdicts judges subsumption for every workload (and phase) that ran at
-// two or more classes on both targets host and vm, in cell order. A
-// workload run at one class asks nothing about QoS (allocation, pi): no
-// verdict, rather than an inconclusive one.
-func Verdicts(cells []analysis.Cell, host, vm string) []analysis.Verdict {
+// two or more classes on both targets host and vm, in cell order, with the
+// margins given. A workload run at one class asks nothing about QoS
+// (allocation, pi): no verdict, rather than an inconclusive one.
+func Verdicts(cells []analysis.Cell, host, vm string, margins analysis.Margins) []analysis.Verdict {
 	type workloadPhase struct{ workload, phase string }
 	var order []workloadPhase
 	on := map[workloadPhase]map[string]bool{}
@@ -90,16 +116,17 @@ func Verdicts(cells []analysis.Cell, host, vm string) []analysis.Verdict {
 	var out []analysis.Verdict
 	for _, k := range order {
 		if on[k][host] && on[k][vm] && len(classes[k]) >= 2 {
-			out = append(out, analysis.Subsumption(cells, k.workload, k.phase, host, vm))
+			out = append(out, analysis.Subsumption(cells, k.workload, k.phase, host, vm, margins))
 		}
 	}
 	return out
 }
 
-// Findings states the patterns in samples: stragglers among the threads of
-// fixed-work cells (a fixed-duration cell's threads all end at its
-// deadline), batches of process completions, and where adding threads
-// stops paying.
+// Findings states the patterns in samples: stragglers among the threads
+// (or processes) of fixed-work cells (a fixed-duration cell's threads all
+// end at its deadline), batches of process completions (a cell whose
+// completions form batches gets that finding, not a straggler's: its last
+// batch is late by design), and where adding threads stops paying.
 func Findings(samples []results.Sample, cells []analysis.Cell) []analysis.Finding {
 	var fixed []results.Sample
 	for _, s := range samples {
@@ -107,28 +134,16 @@ func Findings(samples []results.Sample, cells []analysis.Cell) []analysis.Findin
 			fixed = append(fixed, s)
 		}
 	}
+	obs := results.Observations(fixed)
 	all := func(analysis.Observation) bool { return true }
-	out := analysis.Stragglers(results.Observations(fixed), all, analysis.StragglerThreshold)
-	out = append(out, analysis.Batches(results.Observations(fixed), all)...)
-	// Scaling, with the rate each added thread brings where a line fits
-	// (the Theil-Sen slope of the regression, 3+ thread counts).
-	regs := analysis.Regressions(cells)
-	for _, f := range analysis.Scaling(cells, func(w string) bool { return catalog.Lookup(w).LoopsInTotal }) {
-		for _, r := range regs {
-			if r.Target == f.Target && r.Workload == f.Workload && r.QoS == f.QoS && r.Phase == "" && !r.Slope.Slope.IsNaN() {
-				unit := ""
-				for _, c := range cells {
-					if c.Target == f.Target && c.Workload == f.Workload {
-						unit = c.Unit
-						break
-					}
-				}
-				f.Text += fmt.Sprintf("; each added thread brought %.3g %s/s [%.3g..%.3g] (Theil-Sen)", float64(r.Slope.Slope), unit, float64(r.Slope.Low), float64(r.Slope.High))
-			}
-		}
-		out = append(out, f)
+	batches := analysis.Batches(obs, all)
+	batched := map[analysis.CellKey]bool{}
+	for _, f := range batches {
+		batched[analysis.CellKey{Target: f.Target, Workload: f.Workload, QoS: f.QoS, Threads: f.Threads}] = true
 	}
-	return out
+	out := analysis.Stragglers(obs, func(o analysis.Observation) bool { return !batched[o.CellKey] }, analysis.StragglerThreshold)
+	out = append(out, batches...)
+	return append(out, analysis.Scaling(cells, func(w string) bool { return catalog.Lookup(w).LoopsInTotal })...)
 }
 
 // Write writes summary.json, summary.csv and summary.md into the results
@@ -302,6 +317,7 @@ func WriteMarkdown(w io.Writer, a Analysis) error {
 				fmt.Fprintf(&b, "  - **warning:** %s\n", mdText(wl))
 			}
 		}
+		fmt.Fprintf(&b, "\n%s\n", mdText(analysis.VerdictRule(a.Margins)))
 	}
 	if len(a.Findings) > 0 {
 		b.WriteString("\n## Findings\n\n")

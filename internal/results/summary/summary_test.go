@@ -135,7 +135,7 @@ func TestWriteJSON(t *testing.T) {
 	a := withEmptyCell(Analyze(runSamples(), "host", "vm"))
 	a.Name = "subsumption"
 	// An undecidable verdict: SI and p values are NaN.
-	a.Verdicts = append(a.Verdicts, analysis.Subsumption(a.Cells, "compress", "compress", "host", "vm"))
+	a.Verdicts = append(a.Verdicts, analysis.Subsumption(a.Cells, "compress", "compress", "host", "vm", analysis.DefaultMargins()))
 	var buf bytes.Buffer
 	require.NoError(t, WriteJSON(&buf, a), "NaN must not fail the file")
 
@@ -459,4 +459,25 @@ func TestScalingFindingCarriesTheSlope(t *testing.T) {
 	require.Len(t, scaling, 1)
 	assert.Contains(t, scaling[0], "best at 4 threads")
 	assert.Contains(t, scaling[0], "each added thread brought 1.02e+08 loops/s [1e+08..1.04e+08] (Theil-Sen)")
+}
+
+// The verdict takes the margins a run's spec set, the defaults where it
+// set none (and for runs recorded before specs had them).
+func TestMarginsOf(t *testing.T) {
+	cases := []struct {
+		name string
+		spec string
+		want analysis.Margins
+	}{
+		{"set", `{"verdict": {"relative_margin": 0.2, "absolute_margin": 1.5}}`, analysis.Margins{Relative: 0.2, Absolute: 1.5}},
+		{"one set", `{"verdict": {"absolute_margin": 2}}`, analysis.Margins{Relative: 0.1, Absolute: 2}},
+		{"older run", `{"name": "x"}`, analysis.DefaultMargins()},
+		{"zero values", `{"verdict": {"relative_margin": 0, "absolute_margin": 0}}`, analysis.DefaultMargins()},
+		{"no spec", ``, analysis.DefaultMargins()},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Equal(t, c.want, MarginsOf(results.Run{Spec: json.RawMessage(c.spec)}))
+		})
+	}
 }
