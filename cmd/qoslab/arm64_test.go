@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,10 +13,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/qoslab/qoslab/internal/guestinit"
 	"github.com/qoslab/qoslab/internal/image"
 	"github.com/qoslab/qoslab/internal/image/debkernel"
 	"github.com/qoslab/qoslab/internal/results"
@@ -130,6 +133,8 @@ func bootARM64(t *testing.T, dir, agent, kernels string, env []string) image.Ker
 	assert.Contains(t, string(b), `"arch": "arm64"`, "the guest's Info says arm64")
 	assert.Contains(t, string(b), "linux,dummy-virt", "and that it runs virtualized, from its device tree")
 	assert.Contains(t, string(b), m.KernelVersion, "and which kernel it runs")
+
+	t.Run("vz device model", func(t *testing.T) { vzModelBench(t, dir, store) })
 	return m.Kernel
 }
 
@@ -149,4 +154,96 @@ func qoslabEnv(t *testing.T, dir string, env []string, args ...string) (stdout, 
 		require.NoError(t, err)
 	}
 	return o.String(), e.String(), code
+}
+
+// vhostVsockInstalled looks where qoslab looks: PATH, then cargo's bin.
+func vhostVsockInstalled() bool {
+	if _, err := exec.LookPath("vhost-device-vsock"); err == nil {
+		return true
+	}
+	cargo := os.Getenv("CARGO_HOME")
+	if cargo == "" {
+		cargo = filepath.Join(os.Getenv("HOME"), ".cargo")
+	}
+	_, err := os.Stat(filepath.Join(cargo, "bin", "vhost-device-vsock"))
+	return err == nil
+}
+
+var (
+	channelsLine = regexp.MustCompile(`qoslab-agent: up in ([0-9.]+) s, ([0-9.]+) s after kernel start \(.*channels ([0-9.]+) s \[([^\]]*)\]\)`)
+	modelBoot    = regexp.MustCompile(`agent answered ([0-9.]+) s after start`)
+)
+
+// The same image in Virtualization.framework's device model: the command
+// line the vz backend builds, the virtio console as the only console, no
+// virtio-serial port, the agent over vsock through vhost-device-vsock. The
+// agent answers, through vsock (the model has no other channel), and
+// measures one fp cell; no channel waits for a device the model lacks.
+func vzModelBench(t *testing.T, dir, store string) {
+	if !vhostVsockInstalled() {
+		if os.Getenv("QOSLAB_REQUIRE_VM") == "1" {
+			t.Fatal("QOSLAB_REQUIRE_VM=1 but vhost-device-vsock is not installed (make test installs it: cargo install --locked vhost-device-vsock@0.3.0)")
+		}
+		t.Skip("vhost-device-vsock is not installed: cargo install --locked vhost-device-vsock@0.3.0")
+	}
+	res := t.TempDir()
+	jsonPath := filepath.Join(res, "bench.json")
+	began := time.Now()
+	_, stderr, code := qoslab(t, dir, "bench", "--target", "vm", "--image", "linux-arm64", "--vm-model", "vz", "--accel", "tcg",
+		"--workload", "fp", "--duration", "500ms", "--repeat", "1", "--image-store", store, "--save", "--results", res, "--format", "json", "--out", jsonPath)
+	took := time.Since(began)
+	if code != 0 {
+		kept, _ := filepath.Glob(filepath.Join(res, "bench-*", "vm-console.log"))
+		for _, k := range kept {
+			b, _ := os.ReadFile(k)
+			t.Logf("%s:\n%s", k, b)
+		}
+	}
+	require.Equal(t, 0, code, stderr)
+	out, err := os.ReadFile(jsonPath)
+	require.NoError(t, err)
+	assert.Contains(t, stderr, "vm: backend qemu, model vz")
+	var doc struct {
+		Machines map[string]struct {
+			Backend string `json:"backend"`
+			Accel   string `json:"accel"`
+			Model   string `json:"model"`
+		} `json:"machines"`
+		Samples []struct {
+			Target string  `json:"target"`
+			Rate   float64 `json:"rate"`
+		} `json:"samples"`
+	}
+	require.NoError(t, json.Unmarshal(out, &doc), string(out))
+	assert.Equal(t, "qemu", doc.Machines["vm"].Backend, "it is QEMU that ran, never Virtualization.framework")
+	assert.Equal(t, "vz", doc.Machines["vm"].Model)
+	assert.Equal(t, "tcg", doc.Machines["vm"].Accel)
+	require.Len(t, doc.Samples, 2, "fp at the two default classes")
+	for _, s := range doc.Samples {
+		assert.Equal(t, "vm", s.Target)
+		assert.Positive(t, s.Rate)
+	}
+
+	consoles, _ := filepath.Glob(filepath.Join(res, "bench-*", "vm-console.log"))
+	require.Len(t, consoles, 1)
+	console, err := os.ReadFile(consoles[0])
+	require.NoError(t, err)
+	// The agent's lines are on the virtio console, so hvc0 was the console:
+	// attached once the modules loaded where virtio_console is a module
+	// (Debian 12), at once where it is built in (Debian 13).
+	assert.NotContains(t, string(console), "no console after waiting")
+	assert.Contains(t, string(console), "qoslab-agent: channels from the kernel command line (qoslab.listen): vsock:1024")
+	assert.Regexp(t, `qoslab-agent: \S+ serving on vm\(\d+\):1024\r?\n`, string(console), "the agent serves on vsock only")
+	assert.Regexp(t, `qoslab-agent: power button: /dev/input/event\d+ \(gpio-keys\)`, string(console))
+	assert.NotContains(t, string(console), "virtio-port", "no channel waits for a virtio-serial port the model lacks")
+	m := channelsLine.FindStringSubmatch(string(console))
+	require.Len(t, m, 5, "the boot summary with the channel timings:\n%s", console)
+	channels, err := strconv.ParseFloat(m[3], 64)
+	require.NoError(t, err)
+	assert.Less(t, channels, guestinit.PortWait.Seconds(), "the channels took less than a virtio-serial port's wait: none waited for a missing device")
+	assert.Equal(t, "vsock:1024", strings.Split(m[4], " ")[0])
+	boot := modelBoot.FindStringSubmatch(stderr)
+	require.Len(t, boot, 2, stderr)
+	t.Logf("vz model under TCG: agent answered %s s after QEMU started; guest: up in %s s, %s s after kernel start, channels %s s [%s]; the bench took %.1f s",
+		boot[1], m[1], m[2], m[3], m[4], took.Seconds())
 }

@@ -165,6 +165,8 @@ func TestBenchBadFlagsAreUsageErrors(t *testing.T) {
 		{[]string{"--duration", "soon"}, "invalid argument"},
 		{[]string{"--warmup", "-1"}, "--warmup -1: allowed 0..100"},
 		{[]string{"--repeat", "three"}, "invalid argument"},
+		{[]string{"--vm-model", "vmware"}, `--vm-model "vmware": allowed default, vz`},
+		{[]string{"--vm-model", "vz", "--vm-backend", "vz"}, "--vm-model vz: the vz model is the qemu backend's emulation of Virtualization.framework's devices; with --vm-backend vz leave it out"},
 		{[]string{"extra"}, "takes no arguments"},
 	}
 	for _, c := range cases {
@@ -175,6 +177,38 @@ func TestBenchBadFlagsAreUsageErrors(t *testing.T) {
 			assert.True(t, IsUsageError(err), "exit status 2: %v", err)
 		})
 	}
+}
+
+// --vm-model vz asks the qemu backend for Virtualization.framework's
+// device model, with the arm64 image unless another is named.
+func TestBenchVMModel(t *testing.T) {
+	t.Chdir(t.TempDir())
+	o, err := parseBench(t, nil, "--target", "vm", "--vm-model", "vz", "--vm-backend", "qemu")
+	require.NoError(t, err)
+	assert.Equal(t, "vz", o.VM.Model)
+	assert.Equal(t, "linux-arm64", o.VM.Image)
+
+	o, err = parseBench(t, nil, "--target", "vm", "--vm-model", "vz", "--image", "mine")
+	require.NoError(t, err)
+	assert.Equal(t, "mine", o.VM.Image)
+
+	o, err = parseBench(t, nil, "--target", "vm", "--vm-model", "default")
+	require.NoError(t, err)
+	assert.Empty(t, o.VM.Model, "the backend's own model is the default")
+
+	o, err = parseBench(t, map[string]string{"QOSLAB_BENCH_VM_MODEL": "vz"}, "--target", "vm", "--vm-backend", "qemu")
+	require.NoError(t, err)
+	assert.Equal(t, "vz", o.VM.Model, "a setting like any other flag")
+
+	var run *RunOptions
+	cmd := NewCmdRun(testFactory(t, nil), func(_ context.Context, o *RunOptions) error { run = o; return nil })
+	cmd.SetArgs([]string{"--vm-model", "vz"})
+	require.NoError(t, cmd.Execute())
+	assert.Equal(t, "vz", run.VMEnv.Model, "run's --vm-model overrides the spec's vm.model")
+	cmd = NewCmdRun(testFactory(t, nil), func(context.Context, *RunOptions) error { return nil })
+	cmd.SetArgs([]string{"--vm-model", "hyperv"})
+	err = cmd.Execute()
+	assert.ErrorContains(t, err, `--vm-model "hyperv": allowed default, vz`)
 }
 
 func TestBenchConfigPrecedence(t *testing.T) {

@@ -91,7 +91,11 @@ func printDryRun(w io.Writer, d *experiment.DryRun, what string, writes []string
 			if v.ImageProblem != "" {
 				img += " (" + v.ImageProblem + ")"
 			}
-			fmt.Fprintf(w, "vm:         %s, image %s\n", v.Backend, img)
+			backend := v.Backend
+			if v.Model != "" {
+				backend += ", device model " + v.Model
+			}
+			fmt.Fprintf(w, "vm:         %s, image %s\n", backend, img)
 			fmt.Fprintf(w, "vm size:    %d vCPUs, %d MiB memory, %s scratch disk\n", v.CPUs, v.MemoryMiB, units.FormatBytes(v.DiskBytes))
 			if v.AccelProblem != "" {
 				fmt.Fprintf(w, "accel:      cannot boot: %s\n", v.AccelProblem)

@@ -129,6 +129,8 @@ func TestCompletionOffersValues(t *testing.T) {
 	assert.Contains(t, complete("bench", "--format", ""), "markdown\n")
 	assert.Contains(t, complete("run", "--default", ""), "subsumption\n")
 	assert.Contains(t, complete("run", "--vm-backend", ""), "qemu\n")
+	assert.Contains(t, complete("run", "--vm-model", ""), "vz\n")
+	assert.Contains(t, complete("bench", "--vm-model", ""), "vz\n")
 	assert.Contains(t, complete("plot", "x", "--only", ""), "throughput\n")
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qoslab/qoslab/internal/experiment"
+	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/hv/registry"
 	"github.com/qoslab/qoslab/internal/report"
 	"github.com/qoslab/qoslab/internal/results"
@@ -68,6 +69,7 @@ it would write) and measures, starts and writes nothing.
 	fl.StringVar(&o.Results, "results", "qoslab-results", "where results directories are created")
 	fl.StringVar(&o.VMEnv.Accel, "accel", "", "VM acceleration: kvm, tcg, hvf (default: the spec's, else probed)")
 	fl.StringVar(&o.VMEnv.Backend, "vm-backend", "", "hypervisor: "+strings.Join(registry.Names(), ", ")+" (default: the spec's, else "+registry.Default()+" on this machine)")
+	fl.StringVar(&o.VMEnv.Model, "vm-model", "", vmModelHelp)
 	fl.StringVar(&o.VMEnv.Store, "image-store", "", "image store (default $XDG_CACHE_HOME/qoslab/images)")
 	fl.DurationVar(&o.VMEnv.BootTimeout, "boot-timeout", 0, bootTimeoutHelp)
 	fl.BoolVar(&o.ExitStatus, "exit-status", false, exitStatusHelp)
@@ -78,6 +80,7 @@ it would write) and measures, starts and writes nothing.
 	complete(cmd, "default", experiment.DefaultSpecNames)
 	complete(cmd, "accel", fixed(accels...))
 	complete(cmd, "vm-backend", registry.Names)
+	complete(cmd, "vm-model", hv.Models)
 	return command(f, cmd, "run", o, &o.src, func([]string) error {
 		if err := o.check(); err != nil {
 			return err
@@ -109,6 +112,9 @@ func (o *RunOptions) check() error {
 		if err := registry.Check(o.VMEnv.Backend); err != nil {
 			return usageErrorf("%s: %w", o.src.Name("vm-backend"), err)
 		}
+	}
+	if err := checkVMModel(o.src.Name("vm-model"), o.VMEnv.Model, o.VMEnv.Backend); err != nil {
+		return err
 	}
 	if o.SpecFile == "" && o.Resume == "" {
 		if err := oneOf(o.src.Name("default"), o.Default, experiment.DefaultSpecNames()); err != nil {

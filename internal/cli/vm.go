@@ -26,9 +26,9 @@ func vmEnv(f *Factory, e experiment.VMEnv) experiment.VMEnv { return experiment.
 
 // vmFlags are the flags that describe a VM, as typed.
 type vmFlags struct {
-	name, image, store, memory, disk, accel, backend string
-	cpus                                             int
-	bootTimeout                                      time.Duration
+	name, image, store, memory, disk, accel, backend, model string
+	cpus                                                    int
+	bootTimeout                                             time.Duration
 }
 
 // bootTimeoutHelp is --boot-timeout's help, the same on every command.
@@ -42,12 +42,14 @@ func (v *vmFlags) add(cmd *cobra.Command, named bool) {
 	if named {
 		fl.StringVar(&v.name, "vm", "", "measure in the named VM `NAME` (started with qoslab vm start NAME) instead of booting one for the run")
 		completeVMs(cmd, "vm")
+		fl.StringVar(&v.model, "vm-model", "", vmModelHelp)
+		complete(cmd, "vm-model", hv.Models)
 	} else if s, err := experiment.DefaultSpec(experiment.NamedVMSpec); err == nil {
 		mem, d := experiment.VMSize(s)
 		memory = fmt.Sprintf("%d MiB, what the built-in %s spec needs", mem, experiment.NamedVMSpec)
 		disk = fmt.Sprintf("%d MiB, what the built-in %s spec needs", d>>20, experiment.NamedVMSpec)
 	}
-	fl.StringVar(&v.image, "image", "", "image to boot, from the image store (default: the built-in recipe's for this arch, "+experiment.DefaultImage()+")")
+	fl.StringVar(&v.image, "image", "", "image to boot, from the image store (default: the built-in recipe's for this arch, "+experiment.DefaultImage()+"; "+experiment.DefaultImageFor(hv.ModelVZ)+" with --vm-model vz)")
 	fl.StringVar(&v.store, "image-store", "", "image store (default $XDG_CACHE_HOME/qoslab/images)")
 	fl.IntVar(&v.cpus, "cpus", 2, "vCPUs of the VM")
 	fl.StringVar(&v.memory, "memory", "", "memory of the VM, e.g. 2GiB (default: "+memory+")")
@@ -59,6 +61,25 @@ func (v *vmFlags) add(cmd *cobra.Command, named bool) {
 	complete(cmd, "accel", fixed(accels...))
 	complete(cmd, "vm-backend", registry.Names)
 	_ = cmd.MarkFlagDirname("image-store")
+}
+
+// vmModelHelp is --vm-model's help, the same on every command.
+var vmModelHelp = "the VM's device model: " + strings.Join(hv.Models(), ", ") + " (default: the spec's, else the backend's own); " +
+	hv.ModelVZ + " boots an arm64 image on qemu laid out as Virtualization.framework lays it out (virtio console, no UART, no virtio-serial, the agent over vsock through vhost-device-vsock): a test of the guest a Mac boots, not a Mac"
+
+// checkVMModel refuses a device model that is not one, or that the
+// backend named does not have (backend "" is decided later).
+func checkVMModel(flag, model, backend string) error {
+	if model == "" {
+		return nil
+	}
+	if err := oneOf(flag, model, hv.Models()); err != nil {
+		return err
+	}
+	if model == hv.ModelVZ && backend != "" && backend != registry.QEMU {
+		return usageErrorf("%s %s: the vz model is the qemu backend's emulation of Virtualization.framework's devices; with --vm-backend %s leave it out, or use --vm-backend qemu", flag, model, backend)
+	}
+	return nil
 }
 
 // aliasStore lets --store name the image store too, as it always did on
@@ -74,7 +95,7 @@ func aliasStore(cmd *cobra.Command) {
 
 func (v *vmFlags) parse(src sources) (experiment.VMSpec, experiment.VMEnv, error) {
 	n := src.Name
-	s := experiment.VMSpec{Image: v.image, CPUs: v.cpus, Accel: v.accel, Backend: v.backend}
+	s := experiment.VMSpec{Image: v.image, CPUs: v.cpus, Accel: v.accel, Backend: v.backend, Model: v.model}
 	e := experiment.VMEnv{Name: v.name, Store: v.store, BootTimeout: v.bootTimeout}
 	if v.bootTimeout < 0 {
 		return s, e, usageErrorf("%s %s: allowed a positive duration such as 5m, or 0 for the default", n("boot-timeout"), v.bootTimeout)
@@ -82,8 +103,14 @@ func (v *vmFlags) parse(src sources) (experiment.VMSpec, experiment.VMEnv, error
 	if err := registry.Check(v.backend); err != nil {
 		return s, e, usageErrorf("%s: %w", n("vm-backend"), err)
 	}
+	if err := checkVMModel(n("vm-model"), v.model, v.backend); err != nil {
+		return s, e, err
+	}
+	if s.Model == hv.ModelDefault {
+		s.Model = ""
+	}
 	if s.Image == "" {
-		s.Image = experiment.DefaultImage()
+		s.Image = experiment.DefaultImageFor(s.Model)
 	}
 	if s.CPUs < 1 || s.CPUs > 256 {
 		return s, e, usageErrorf("%s %d: allowed 1..256", n("cpus"), s.CPUs)

@@ -387,10 +387,16 @@ func appliedAccel(r results.Run, spec experiment.Spec) string {
 	var machines map[string]struct {
 		Backend string `json:"backend"`
 		Accel   string `json:"accel"`
+		Model   string `json:"model"`
 	}
 	if json.Unmarshal(r.Machines, &machines) == nil {
 		if m, ok := machines["vm"]; ok && m.Accel != "" {
-			return strings.TrimPrefix(m.Backend+" "+m.Accel, " ")
+			s := strings.TrimPrefix(m.Backend+" "+m.Accel, " ")
+			if m.Model != "" {
+				// Another guest layout: runs that differ in it differ in shape.
+				s += ", model " + m.Model
+			}
+			return s
 		}
 	}
 	if spec.VM.Accel != "" {

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/results"
 )
 
@@ -320,4 +321,11 @@ func TestCSVRoundTrip(t *testing.T) {
 		}
 	}
 	assert.Equal(t, want, cells, "exact, not 6 significant digits")
+}
+
+// A run in the vz device model differs in shape from one in QEMU's own.
+func TestAppliedAccelNamesTheModel(t *testing.T) {
+	run := func(machines string) results.Run { return results.Run{Machines: json.RawMessage(machines)} }
+	assert.Equal(t, "qemu tcg", appliedAccel(run(`{"vm": {"backend": "qemu", "accel": "tcg"}}`), experiment.Spec{}))
+	assert.Equal(t, "qemu tcg, model vz", appliedAccel(run(`{"vm": {"backend": "qemu", "accel": "tcg", "model": "vz"}}`), experiment.Spec{}))
 }

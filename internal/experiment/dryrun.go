@@ -63,7 +63,9 @@ type VMPlan struct {
 	// Named is the named VM the run would attach to instead of booting one.
 	Named   string
 	Backend string
-	Image   string
+	// Model is the device model, "" for the backend's own.
+	Model string
+	Image string
 	// ImageProblem says why the image could not be booted as it is (not
 	// built, corrupt), "" when it can; Kernel is the image's kernel version.
 	ImageProblem string
@@ -202,13 +204,17 @@ func planVM(s Spec, env VMEnv) *VMPlan {
 		return &VMPlan{Named: env.Name}
 	}
 	v, notes := fitVM(s.VM, env)
-	p := &VMPlan{Backend: v.Backend, Image: v.Image, CPUs: v.CPUs, Notes: notes}
+	p := &VMPlan{Backend: v.Backend, Model: v.Model, Image: v.Image, CPUs: v.CPUs, Notes: notes}
 	p.MemoryMiB, p.DiskBytes = VMSize(s)
 	img, err := loadImage(env.Store, v.Image)
 	if err != nil {
 		p.ImageProblem = strings.ReplaceAll(err.Error(), "\n", "; ")
 	}
 	p.Kernel = img.KernelVersion
+	if err := checkModel(v); err != nil {
+		p.AccelProblem = err.Error()
+		return p
+	}
 	backend, err := registry.New(v.Backend, env.registry())
 	if err != nil {
 		p.AccelProblem = err.Error()
@@ -221,7 +227,7 @@ func planVM(s Spec, env VMEnv) *VMPlan {
 		p.Accel, p.AccelWhy = v.Backend, "the framework's own"
 		return p
 	}
-	spec := hv.Spec{Image: img, CPUs: v.CPUs, MemoryMiB: p.MemoryMiB, DiskBytes: p.DiskBytes, Accel: v.Accel}
+	spec := hv.Spec{Image: img, CPUs: v.CPUs, MemoryMiB: p.MemoryMiB, DiskBytes: p.DiskBytes, Accel: v.Accel, Model: v.Model}
 	if spec.Image.Arch == "" {
 		// Not built yet: the recipe's image for this machine's arch.
 		spec.Image.Arch = imageArch(v.Image)

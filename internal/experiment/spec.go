@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/inputfile"
 	"github.com/qoslab/qoslab/internal/suggest"
 	"github.com/qoslab/qoslab/internal/telemetry"
@@ -127,6 +128,10 @@ type VMSpec struct {
 	MemoryBytes int64  `json:"memory_bytes,omitempty"`
 	DiskBytes   int64  `json:"disk_bytes,omitempty"`
 	Accel       string `json:"accel,omitempty"` // kvm, tcg, hvf; "" to probe
+	// Model is the device model: "" (or hv.ModelDefault) for the backend's
+	// own, hv.ModelVZ for Virtualization.framework's Linux guest layout
+	// emulated by the qemu backend (arm64 images).
+	Model string `json:"model,omitempty"`
 	// HostQoS is the class the VM's vCPU threads get on the host
 	// (Unspecified: whatever the hypervisor gives them). Backends apply it
 	// where they can, QEMU first.
@@ -404,6 +409,15 @@ func (v VMSpec) problems() []string {
 		}
 	default:
 		bad("vm.accel %q: allowed kvm, tcg, hvf, or leave it out to use KVM/hvf when they work", v.Accel)
+	}
+	switch v.Model {
+	case "", hv.ModelDefault:
+	case hv.ModelVZ:
+		if v.Backend == "vz" {
+			bad("vm.model %q with vm.backend vz: the vz model is the qemu backend's emulation of Virtualization.framework's devices; with vm.backend vz the framework itself boots the guest, so leave vm.model out (or use vm.backend qemu)", v.Model)
+		}
+	default:
+		bad("vm.model %q: allowed %s, or leave it out for the backend's own", v.Model, strings.Join(hv.Models(), ", "))
 	}
 	if v.HostQoS != qos.Unspecified && !v.HostQoS.Valid() {
 		bad("vm.host_qos %d: allowed %s", int(v.HostQoS), qos.Allowed)
@@ -900,6 +914,7 @@ func (d *specDecoder) vm(path string, n *yaml.Node) VMSpec {
 		{"memory", size(&v.MemoryBytes, maxVMMemory)},
 		{"disk", size(&v.DiskBytes, maxVMDisk)},
 		{"accel", d.str(&v.Accel)},
+		{"model", d.str(&v.Model)},
 		{"host_qos", func(path string, n *yaml.Node) {
 			t, ok := d.scalar(path, n, "a QoS class")
 			if !ok {

@@ -88,6 +88,7 @@ vm:
   memory: 3GiB
   disk: 2GiB
   accel: tcg
+  model: vz
   host_qos: utility
 matrix:
   - workload: procs
@@ -123,7 +124,7 @@ cell_timeout: 10m
 	assert.Equal(t, Spec{
 		Name: "full-1.0", Description: "every key",
 		Targets: []string{TargetVM},
-		VM:      VMSpec{Backend: "qemu", Image: "linux", CPUs: 2, MemoryBytes: 3 << 30, DiskBytes: 2 << 30, Accel: "tcg", HostQoS: qos.Utility},
+		VM:      VMSpec{Backend: "qemu", Image: "linux", CPUs: 2, MemoryBytes: 3 << 30, DiskBytes: 2 << 30, Accel: "tcg", Model: "vz", HostQoS: qos.Utility},
 		Matrix: []MatrixEntry{
 			{Workload: "procs", QoS: []qos.Class{qos.Default}, Threads: []int{10, 30, 50, 70}, Loops: 1500000},
 			{Workload: "compress", QoS: bothClasses, Threads: []int{1, 3, 4}, SizeBytes: 64 << 20, Ratio: 2.5, Codec: "gzip", Level: 9, Sink: "block", SinkPath: "/dev/vdb"},
@@ -214,7 +215,7 @@ matrix:
 	p := problemsOf(t, err)
 	require.Len(t, p, 4, "%q", p)
 	assert.Equal(t, "Repeats (line 3): unknown key: allowed name, description, targets, vm, matrix, repeats, warmup, order, seed, contention, telemetry_ms, data_seed, verdict, cell_timeout; did you mean repeats?", p[0])
-	assert.Equal(t, "vm.cpu (line 5): unknown key: allowed backend, image, cpus, memory, disk, accel, host_qos; did you mean cpus?", p[1])
+	assert.Equal(t, "vm.cpu (line 5): unknown key: allowed backend, image, cpus, memory, disk, accel, model, host_qos; did you mean cpus?", p[1])
 	assert.Equal(t, "matrix[1].treads (line 9): unknown key: allowed workload, qos, threads, loops, duration, size, ratio, codec, level, sink, sink_path; did you mean threads?", p[2])
 	assert.True(t, strings.HasPrefix(p[3], "matrix[1].colour (line 11): unknown key: allowed workload,"), p[3])
 	assert.NotContains(t, p[3], "did you mean", "nothing is close to colour")
@@ -257,6 +258,8 @@ func TestParseSpecErrors(t *testing.T) {
 		{"vm memory unparsable", fp + "vm: {memory: lots}\n", `vm.memory (line 2): "lots" is not a size`},
 		{"vm accel", fp + "vm: {accel: whpx}\n", `vm.accel "whpx": allowed kvm, tcg, hvf`},
 		{"vm accel with vz", fp + "vm: {accel: kvm, backend: vz}\n", `vm.accel "kvm": only the qemu backend takes an accelerator`},
+		{"vm model", fp + "vm: {model: vmware}\n", `vm.model "vmware": allowed default, vz, or leave it out for the backend's own`},
+		{"vm model vz with the vz backend", fp + "vm: {model: vz, backend: vz}\n", `vm.model "vz" with vm.backend vz: the vz model is the qemu backend's emulation`},
 		{"vm host_qos", fp + "vm: {host_qos: 10}\n", `vm.host_qos (line 2): unknown QoS class "10": allowed background|9`},
 		{"vm too small for compression", "matrix: [{workload: compress, size: 1GiB}]\nvm: {memory: 1GiB}\n",
 			"vm.memory 1GiB is too small for compression of 1GiB: give at least 2560MiB"},

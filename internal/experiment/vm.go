@@ -104,8 +104,8 @@ type VMEnv struct {
 	// Store is the image store; StateHome holds named VMs (vms/NAME);
 	// CacheDir is the backends' cache (the KVM probe's verdict).
 	Store, StateHome, CacheDir string
-	// Backend and Accel, when set, override the spec's.
-	Backend, Accel string
+	// Backend, Accel and Model, when set, override the spec's.
+	Backend, Accel, Model string
 	// BootTimeout bounds each boot, from starting the hypervisor to the
 	// agent's first answer (0: DefaultBootTimeout for the accelerator).
 	BootTimeout time.Duration
@@ -209,10 +209,20 @@ func fitVM(v VMSpec, env VMEnv) (VMSpec, []string) {
 	if env.Accel != "" {
 		v.Accel = env.Accel
 	}
-	if v.Image == "" {
-		v.Image = DefaultImage()
-	}
 	var notes []string
+	if env.Model != "" {
+		asked := modelName(v.Model)
+		v.Model = env.Model
+		if applied := modelName(v.Model); applied != asked {
+			notes = append(notes, fmt.Sprintf("vm.model %s applied (--vm-model); the spec asked for %s", applied, asked))
+		}
+	}
+	if v.Model == hv.ModelDefault {
+		v.Model = ""
+	}
+	if v.Image == "" {
+		v.Image = DefaultImageFor(v.Model)
+	}
 	if n := runtime.NumCPU(); v.Backend == registry.QEMU && v.CPUs > n {
 		notes = append(notes, fmt.Sprintf("vm.cpus %d asked, %d applied: this host has %d CPUs and the qemu backend gives a VM at most that many", v.CPUs, n, n))
 		v.CPUs = n
@@ -223,6 +233,32 @@ func fitVM(v VMSpec, env VMEnv) (VMSpec, []string) {
 // DefaultImage is the image a VM boots unless told otherwise: the built-in
 // recipe's, for this machine's arch.
 func DefaultImage() string { return image.DefaultRecipe().ImageName(runtime.GOARCH) }
+
+// modelName is a device model as a note names it.
+func modelName(model string) string {
+	if model == "" {
+		return hv.ModelDefault
+	}
+	return model
+}
+
+// DefaultImageFor is DefaultImage for a device model: the vz model boots
+// arm64 guests, as Virtualization.framework on Apple silicon does.
+func DefaultImageFor(model string) string {
+	if model == hv.ModelVZ {
+		return image.DefaultRecipe().ImageName("arm64")
+	}
+	return DefaultImage()
+}
+
+// checkModel refuses a device model the backend does not have: the vz
+// model is the qemu backend's.
+func checkModel(v VMSpec) error {
+	if v.Model == hv.ModelVZ && v.Backend != registry.QEMU {
+		return fmt.Errorf("vm.model vz (Virtualization.framework's device model, emulated) runs on the qemu backend, not %s: use --vm-backend qemu (vm.backend: qemu), or leave the model out", v.Backend)
+	}
+	return nil
+}
 
 // loadImage finds the image to boot by name in the store: a VM bundle
 // (macOS, for vz) or a built Linux image.
@@ -257,6 +293,9 @@ func startVM(ctx context.Context, s Spec, env VMEnv, log io.Writer) (t *vmTarget
 		return &vmTarget{Client: c, machine: m}, nil, nil
 	}
 	v, notes := fitVM(s.VM, env)
+	if err := checkModel(v); err != nil {
+		return nil, notes, err
+	}
 	backend, err := registry.New(v.Backend, env.registry())
 	if err != nil {
 		return nil, notes, err
@@ -276,8 +315,12 @@ func startVM(ctx context.Context, s Spec, env VMEnv, log io.Writer) (t *vmTarget
 	}
 	mem, disk := VMSize(s)
 	name := fmt.Sprintf("run-%d", os.Getpid())
-	fmt.Fprintf(log, "vm: booting %s (%s, kernel %s) with %d vCPUs, %d MiB\n", name, v.Image, img.KernelVersion, v.CPUs, mem)
-	m, c, err := BootVM(ctx, backend, log, hv.Spec{Name: name, Image: img, CPUs: v.CPUs, MemoryMiB: mem, DiskBytes: disk, Accel: v.Accel, StateDir: dir}, env.bootTimeout, env.KeepConsole)
+	model := ""
+	if v.Model != "" {
+		model = ", Virtualization.framework's device model under " + v.Backend + " (vm.model " + v.Model + "): a test of the guest, not a Mac"
+	}
+	fmt.Fprintf(log, "vm: booting %s (%s, kernel %s) with %d vCPUs, %d MiB%s\n", name, v.Image, img.KernelVersion, v.CPUs, mem, model)
+	m, c, err := BootVM(ctx, backend, log, hv.Spec{Name: name, Image: img, CPUs: v.CPUs, MemoryMiB: mem, DiskBytes: disk, Accel: v.Accel, Model: v.Model, StateDir: dir}, env.bootTimeout, env.KeepConsole)
 	if err != nil {
 		if kerr := releaseStateDir(dir, env.KeepConsole, name); kerr != nil {
 			err = errors.Join(err, kerr)
@@ -287,6 +330,9 @@ func startVM(ctx context.Context, s Spec, env VMEnv, log io.Writer) (t *vmTarget
 		return nil, notes, fmt.Errorf("boot vm: %w", err)
 	}
 	info := m.Info()
+	if info.Model != "" {
+		fmt.Fprintf(log, "vm: backend %s, model %s\n", info.Backend, info.Model)
+	}
 	fmt.Fprintf(log, "vm: agent answered %.2f s after start (accel %s, pid %d, vCPU threads %v)\n",
 		float64(info.BootNs)/1e9, info.Accel, info.PID, info.VCPUThreads)
 	return &vmTarget{Client: c, machine: m, owned: true, dir: dir, keepConsole: env.KeepConsole}, notes, nil
@@ -308,6 +354,9 @@ func StartNamedVM(ctx context.Context, n NamedVM, log io.Writer) (hv.Machine, *a
 		return nil, nil, fmt.Errorf("vm %s is already running (pid %d); stop it first with `qoslab vm stop %s`", n.Name, m.Info().PID, n.Name)
 	}
 	v, notes := fitVM(n.VM, n.Env)
+	if v.Model != "" {
+		return nil, nil, fmt.Errorf("vm %s: vm.model %s is for VMs booted for a run (bench, run); a named VM boots the backend's own model", n.Name, v.Model)
+	}
 	for _, note := range notes {
 		fmt.Fprintf(log, "vm %s: note: %s\n", n.Name, note)
 	}

@@ -41,6 +41,45 @@ func TestVMFitsThisHost(t *testing.T) {
 	assert.Equal(t, minVMDiskBytes, disk)
 }
 
+// The vz model is the qemu backend's, boots arm64 images by default, and
+// --vm-model overrides the spec's vm.model.
+func TestVMModel(t *testing.T) {
+	tests := []struct {
+		name      string
+		spec      VMSpec
+		env       VMEnv
+		wantModel string
+		wantImage string
+		wantErr   string
+	}{
+		{"the default", VMSpec{Backend: "qemu"}, VMEnv{}, "", DefaultImage(), ""},
+		{"default said is the default", VMSpec{Backend: "qemu", Model: hv.ModelDefault}, VMEnv{}, "", DefaultImage(), ""},
+		{"vz from the spec", VMSpec{Backend: "qemu", Model: hv.ModelVZ}, VMEnv{}, hv.ModelVZ, "linux-arm64", ""},
+		{"vz from the flag", VMSpec{Backend: "qemu"}, VMEnv{Model: hv.ModelVZ}, hv.ModelVZ, "linux-arm64", ""},
+		{"the flag wins", VMSpec{Backend: "qemu", Model: hv.ModelVZ}, VMEnv{Model: hv.ModelDefault}, "", DefaultImage(), ""},
+		{"an image given is kept", VMSpec{Backend: "qemu", Model: hv.ModelVZ, Image: "mine"}, VMEnv{}, hv.ModelVZ, "mine", ""},
+		{"vz on the vz backend", VMSpec{Backend: "vz"}, VMEnv{Model: hv.ModelVZ}, hv.ModelVZ, "linux-arm64", "runs on the qemu backend, not vz: use --vm-backend qemu"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, notes := fitVM(tt.spec, tt.env)
+			if tt.env.Model != "" && modelName(tt.env.Model) != modelName(tt.spec.Model) {
+				assert.Contains(t, notes, "vm.model "+modelName(tt.env.Model)+" applied (--vm-model); the spec asked for "+modelName(tt.spec.Model), "what was asked and what was applied")
+			} else {
+				assert.Empty(t, notes)
+			}
+			assert.Equal(t, tt.wantModel, v.Model)
+			assert.Equal(t, tt.wantImage, v.Image)
+			err := checkModel(v)
+			if tt.wantErr == "" {
+				assert.NoError(t, err)
+			} else {
+				assert.ErrorContains(t, err, tt.wantErr)
+			}
+		})
+	}
+}
+
 func TestApplyHostQoS(t *testing.T) {
 	notes := applyHostQoS(hv.MachineInfo{Backend: "vz"}, qos.UserInteractive)
 	require.Len(t, notes, 1)

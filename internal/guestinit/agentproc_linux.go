@@ -27,6 +27,8 @@ const scratchDeviceWait = 2 * time.Second
 func runAgent(args []string) int {
 	started := bootClock()
 	log := newBootLog()
+	// Init started this process once the console was there, or gave up.
+	log.attach(os.Stdout)
 	var times BootTimes
 	if len(args) > 0 {
 		var err error
@@ -51,25 +53,31 @@ func runAgent(args []string) int {
 		log.errorf("%v", err)
 		return 1
 	}
+	if cmdline, err := os.ReadFile("/proc/cmdline"); err == nil {
+		named, note := channelsFromCmdline(string(cmdline), chans)
+		if note != "" {
+			log.notef("%s", note)
+		}
+		chans = named
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), unix.SIGINT, unix.SIGTERM)
 	defer stop()
 
-	var listeners []net.Listener
 	began := time.Now()
+	opened := openChannels(ctx, chans, openChannel)
+	var listeners []net.Listener
 	var parts []BootStep
-	for _, ch := range chans {
-		chBegan := time.Now()
-		l, err := openChannel(ctx, ch)
-		parts = append(parts, BootStep{Name: ch.String(), Took: time.Since(chBegan)})
-		if err != nil {
-			log.notef("not serving on %s: %v", ch, err)
+	for i, o := range opened {
+		parts = append(parts, BootStep{Name: chans[i].String(), Took: o.took})
+		if o.err != nil {
+			log.notef("not serving on %s: %v", chans[i], o.err)
 			continue
 		}
-		listeners = append(listeners, l)
+		listeners = append(listeners, o.listener)
 	}
 	times.Steps = append(times.Steps, BootStep{Name: "channels", Took: time.Since(began), Parts: parts})
 	if len(listeners) == 0 {
-		log.errorf("no channel to serve on: all %d listen addresses in %s failed (above)", len(chans), guestchan.ConfigPath)
+		log.errorf("no channel to serve on: all %d listen addresses failed (above)", len(chans))
 		return 1
 	}
 
@@ -88,7 +96,7 @@ func runAgent(args []string) int {
 	for _, l := range listeners {
 		addrs = append(addrs, l.Addr().String())
 	}
-	log.notef("%s serving on %s", version.String(), strings.Join(addrs, ", "))
+	log.notef("%s%s%s", version.String(), guestchan.ServingMark, strings.Join(addrs, ", "))
 
 	err = serve(ctx, policy, listeners, func(l net.Listener, err error) {
 		log.errorf("%v", err)

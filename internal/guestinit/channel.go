@@ -4,13 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/qoslab/qoslab/internal/guestchan"
+	"net"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/qoslab/qoslab/internal/guestchan"
 	"github.com/qoslab/qoslab/internal/transport"
 )
 
@@ -183,4 +185,61 @@ func describePorts(ports []port) string {
 		}
 	}
 	return "there are " + strings.Join(s, ", ")
+}
+
+// channelsFromCmdline is the channels the kernel command line names with
+// guestchan.ListenParam (a backend that knows its devices says which the
+// VM has), else image, the image's list. note says which was taken and
+// why, "" for the image's list when the command line names none.
+func channelsFromCmdline(cmdline string, image []Channel) (chans []Channel, note string) {
+	listen, ok := guestchan.ListenFromCmdline(cmdline)
+	if !ok {
+		return image, ""
+	}
+	if len(listen) == 0 {
+		return image, fmt.Sprintf("%s= names no channel: serving on the image's (%s)", guestchan.ListenParam, describeChannels(image))
+	}
+	for _, s := range listen {
+		ch, err := ParseChannel(s)
+		if err != nil {
+			return image, fmt.Sprintf("%s= on the kernel command line: %v; serving on the image's channels (%s)", guestchan.ListenParam, err, describeChannels(image))
+		}
+		chans = append(chans, ch)
+	}
+	return chans, fmt.Sprintf("channels from the kernel command line (%s): %s", guestchan.ListenParam, describeChannels(chans))
+}
+
+func describeChannels(chans []Channel) string {
+	s := make([]string, len(chans))
+	for i, ch := range chans {
+		s[i] = ch.String()
+	}
+	return strings.Join(s, ", ")
+}
+
+// openedChannel is one channel's listener, or why there is none, and how
+// long it took to find out.
+type openedChannel struct {
+	listener net.Listener
+	err      error
+	took     time.Duration
+}
+
+// openChannels opens every channel at once, so that a channel the VM lacks
+// (a virtio-serial port waited for PortWait) holds up none of the others
+// longer than the slowest of them; the results are in chans' order.
+func openChannels(ctx context.Context, chans []Channel, open func(context.Context, Channel) (net.Listener, error)) []openedChannel {
+	out := make([]openedChannel, len(chans))
+	var wg sync.WaitGroup
+	for i, ch := range chans {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			began := time.Now()
+			l, err := open(ctx, ch)
+			out[i] = openedChannel{listener: l, err: err, took: time.Since(began)}
+		}()
+	}
+	wg.Wait()
+	return out
 }

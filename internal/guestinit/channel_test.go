@@ -2,7 +2,8 @@ package guestinit
 
 import (
 	"context"
-	"github.com/qoslab/qoslab/internal/guestchan"
+	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/qoslab/qoslab/internal/guestchan"
 	"github.com/qoslab/qoslab/internal/transport"
 )
 
@@ -188,4 +190,59 @@ func TestChannelResolve(t *testing.T) {
 	got, err = vsock.Resolve(ctx, f.finder)
 	require.NoError(t, err)
 	assert.Equal(t, vsock.Addr, got, "other addresses are used as they are")
+}
+
+func TestChannelsFromCmdline(t *testing.T) {
+	image := []Channel{{PortName: guestchan.PortName}, {Addr: transport.Addr{Kind: transport.KindVsock, CID: transport.VsockAnyCID, Port: guestchan.VsockPort}}}
+	vsock := []Channel{image[1]}
+	tests := []struct {
+		name     string
+		cmdline  string
+		want     []Channel
+		wantNote string
+	}{
+		{"none named: the image's", "quiet console=ttyAMA0 panic=-1", image, ""},
+		{"vz's command line: vsock only", guestchan.VZLinuxCmdline("quiet console=ttyAMA0"), vsock, "channels from the kernel command line (qoslab.listen): vsock:1024"},
+		{"named empty", "qoslab.listen=", image, "qoslab.listen= names no channel: serving on the image's (virtio-port:org.qoslab.agent, vsock:1024)"},
+		{"a bad one", "qoslab.listen=vsock:1024,bogus:1", image, `qoslab.listen= on the kernel command line: listen address: transport address "bogus:1"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, note := channelsFromCmdline(tt.cmdline, image)
+			assert.Equal(t, tt.want, got)
+			if tt.wantNote == "" {
+				assert.Empty(t, note)
+			} else {
+				assert.Contains(t, note, tt.wantNote)
+			}
+		})
+	}
+}
+
+// The channels are opened together: a channel still waiting for its device
+// (here, until the other has been opened, which one after the other would
+// never happen) holds up none of the others.
+func TestOpenChannelsTogether(t *testing.T) {
+	chans := []Channel{{PortName: guestchan.PortName}, {Addr: transport.Addr{Kind: transport.KindVsock, CID: transport.VsockAnyCID, Port: guestchan.VsockPort}}}
+	vsockOpened := make(chan struct{})
+	missing := errors.New("no port named org.qoslab.agent")
+	open := func(ctx context.Context, ch Channel) (net.Listener, error) {
+		if ch.PortName != "" {
+			select {
+			case <-vsockOpened:
+				return nil, missing
+			case <-time.After(boundedWait):
+				return nil, errors.New("the port was waited for before vsock was opened")
+			}
+		}
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		close(vsockOpened)
+		return l, err
+	}
+	got := openChannels(context.Background(), chans, open)
+	require.Len(t, got, 2)
+	assert.ErrorIs(t, got[0].err, missing, "results are in the channels' order")
+	require.NoError(t, got[1].err)
+	require.NotNil(t, got[1].listener)
+	_ = got[1].listener.Close()
 }

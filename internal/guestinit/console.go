@@ -16,6 +16,9 @@ const (
 // logPrefix starts every line the init writes, so the console log can be grepped.
 const logPrefix = "qoslab-agent: "
 
+// maxHeldLines bounds the lines kept for a console that does not exist yet.
+const maxHeldLines = 256
+
 // bootLog writes the init's lines where the VM's console log shows them:
 // into the kernel log (/dev/kmsg), which stamps them with the kernel's
 // time and prints them on the console when their level is below the
@@ -25,8 +28,14 @@ type bootLog struct {
 	mu sync.Mutex
 	// kmsg is /dev/kmsg; nil when it could not be opened.
 	kmsg io.Writer
-	// console is the process's stdout, which init points at the console.
+	// console is the process's stdout, which init points at the console;
+	// nil while there is no console yet (Virtualization.framework's is the
+	// virtio console, whose driver is a module): the lines the kernel
+	// would not show are held until attach. (The kernel log's records are
+	// not: a console prints the kernel log from its start when it
+	// registers.)
 	console io.Writer
+	held    []string
 	// consoleLevel is the kernel's console log level: a kernel log line of
 	// a lower level reaches the console without our help.
 	consoleLevel int
@@ -50,9 +59,28 @@ func (l *bootLog) printf(level int, format string, args ...any) {
 		}
 		echoed = l.kmsg != nil && level < l.consoleLevel
 	}
-	if !echoed && l.console != nil {
-		fmt.Fprintf(l.console, "%s%s\n", logPrefix, msg)
+	if echoed {
+		return
 	}
+	line := logPrefix + msg + "\n"
+	if l.console == nil {
+		if len(l.held) < maxHeldLines {
+			l.held = append(l.held, line)
+		}
+		return
+	}
+	_, _ = io.WriteString(l.console, line)
+}
+
+// attach makes w the console, and writes there the lines held until now.
+func (l *bootLog) attach(w io.Writer) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.console = w
+	for _, line := range l.held {
+		_, _ = io.WriteString(w, line)
+	}
+	l.held = nil
 }
 
 // parseConsoleLevel reads the first field of /proc/sys/kernel/printk (the

@@ -63,3 +63,30 @@ func TestParseConsoleLevel(t *testing.T) {
 	assert.Equal(t, 4, parseConsoleLevel("4\t4\t1\t7\n", 0))
 	assert.Equal(t, 9, parseConsoleLevel("", 9))
 }
+
+// Before the console exists (vz's virtio console is a module), the lines
+// the kernel would not show are held, and written once it is attached.
+func TestBootLogHoldsLinesUntilTheConsoleIsAttached(t *testing.T) {
+	var kmsg, console bytes.Buffer
+	l := &bootLog{kmsg: &kmsg, consoleLevel: 4}
+	l.notef("mounted")
+	l.errorf("shown by the kernel")
+	l.notef("modules loaded")
+	assert.Contains(t, kmsg.String(), "<5>qoslab-agent: mounted\n", "the kernel log has every line at once")
+	l.attach(&console)
+	assert.Equal(t, "qoslab-agent: mounted\nqoslab-agent: modules loaded\n", console.String(),
+		"the held lines, in order; the error is the kernel's to show, from its log, when the console registers")
+	l.notef("serving")
+	assert.Equal(t, "qoslab-agent: mounted\nqoslab-agent: modules loaded\nqoslab-agent: serving\n", console.String())
+}
+
+func TestBootLogHoldsABoundedNumberOfLines(t *testing.T) {
+	l := &bootLog{consoleLevel: 0}
+	for i := 0; i < maxHeldLines+10; i++ {
+		l.notef("line %d", i)
+	}
+	var console bytes.Buffer
+	l.attach(&console)
+	assert.Equal(t, maxHeldLines, bytes.Count(console.Bytes(), []byte("\n")))
+	assert.Contains(t, console.String(), "qoslab-agent: line 0\n", "the first lines are kept: they say how the boot began")
+}

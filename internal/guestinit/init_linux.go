@@ -3,14 +3,16 @@ package guestinit
 import (
 	"errors"
 	"fmt"
-	"github.com/qoslab/qoslab/internal/guestchan"
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/qoslab/qoslab/internal/guestchan"
 )
 
 // agentStopWait bounds how long init waits for the agent process to stop
@@ -44,7 +46,8 @@ func Main(args []string) int {
 func runInit() {
 	began := bootClock()
 	var sw stopwatch
-	log := &bootLog{console: os.Stdout}
+	// No console is attached yet: lines wait for one (see bootLog).
+	log := &bootLog{}
 	defer func() {
 		if r := recover(); r != nil {
 			powerOff(log, fmt.Errorf("init panicked: %v\n%s", r, debug.Stack()))
@@ -60,11 +63,16 @@ func runInit() {
 	mountErr := sw.time("mounts", func() ([]BootStep, error) {
 		return nil, mountAll(systemMounts(cfg.ScratchDir))
 	})
-	consoleDev, consoleErr := attachConsole()
 	_ = unlimitKernelLog()
-	log = newBootLog()
-	if consoleErr != nil {
-		log.errorf("console %s: %v", consoleDev, consoleErr)
+	log.useKernelLog()
+	// The kernel's console, when its driver is built in (a UART). On
+	// Virtualization.framework it is the virtio console, whose driver is
+	// a module: then the kernel could not open it for /init either, the
+	// Go runtime put /dev/null on fds 0-2, and the console is attached
+	// once the modules have loaded.
+	consoleErr := attachConsole()
+	if consoleErr == nil {
+		log.attach(os.Stdout)
 	}
 	if err := errors.Join(cfgErr, mountErr); err != nil {
 		powerOff(log, err)
@@ -78,9 +86,41 @@ func runInit() {
 	// Ctrl-Alt-Del then sends SIGINT, a clean stop, rather than resetting.
 	_ = unix.Reboot(unix.LINUX_REBOOT_CMD_CAD_OFF)
 
-	err := sw.time("modules", func() ([]BootStep, error) { return loadModules(cfg.Modules) })
+	modErr := sw.time("modules", func() ([]BootStep, error) { return loadModules(cfg.Modules) })
+	if consoleErr != nil {
+		var dev string
+		consoleErr = sw.time("console", func() ([]BootStep, error) {
+			var err error
+			dev, err = waitConsole(consoleWait)
+			return nil, err
+		})
+		if consoleErr == nil {
+			log.attach(os.Stdout)
+			log.notef("console %s, attached once the modules had loaded", dev)
+		} else {
+			log.errorf("%v", consoleErr)
+		}
+	}
+	if modErr != nil {
+		powerOff(log, modErr)
+	}
+
+	pressed := make(chan PowerButton, 1)
+	buttons, err := SystemInputs().PowerButtons()
+	if err == nil {
+		buttons, err = watchPowerButtons(buttons, pressed)
+	}
 	if err != nil {
-		powerOff(log, err)
+		log.errorf("%v", err)
+	}
+	if len(buttons) == 0 {
+		log.notef("no power button: the host stops this guest through the agent, or by force")
+	} else {
+		var names []string
+		for _, b := range buttons {
+			names = append(names, b.String())
+		}
+		log.notef("power button: %s", strings.Join(names, ", "))
 	}
 
 	times := BootTimes{InitStart: began, Steps: sw.steps, Spawned: bootClock()}
@@ -91,13 +131,16 @@ func runInit() {
 	if err != nil {
 		powerOff(log, fmt.Errorf("start the agent process: %w", err))
 	}
-	superviseAgent(log, agentPid, sigs)
+	superviseAgent(log, agentPid, sigs, pressed)
 }
 
 // superviseAgent reaps every process init inherits until the agent process
 // ends, then powers off. Only init's own child, the agent process, and
 // orphans are init's children, so a blind wait4(-1) steals no one's status.
-func superviseAgent(log *bootLog, agentPid int, sigs <-chan os.Signal) {
+// The power button (pressed) stops the agent as SIGTERM does, so that a
+// host's request to stop (Virtualization.framework's requestStop, QEMU's
+// system_powerdown) powers the guest off.
+func superviseAgent(log *bootLog, agentPid int, sigs <-chan os.Signal, pressed <-chan PowerButton) {
 	agentEnded := make(chan syscall.WaitStatus, 1)
 	go func() {
 		defer func() {
@@ -121,6 +164,12 @@ func superviseAgent(log *bootLog, agentPid int, sigs <-chan os.Signal) {
 		}
 	}()
 	var stopDeadline <-chan time.Time
+	stopAgent := func() {
+		_ = syscall.Kill(agentPid, syscall.SIGTERM)
+		if stopDeadline == nil {
+			stopDeadline = time.After(agentStopWait)
+		}
+	}
 	for {
 		select {
 		case ws := <-agentEnded:
@@ -132,13 +181,13 @@ func superviseAgent(log *bootLog, agentPid int, sigs <-chan os.Signal) {
 			switch sig {
 			case unix.SIGINT, unix.SIGTERM, unix.SIGPWR:
 				log.notef("%v: stopping the agent", sig)
-				_ = syscall.Kill(agentPid, syscall.SIGTERM)
-				if stopDeadline == nil {
-					stopDeadline = time.After(agentStopWait)
-				}
+				stopAgent()
 			default:
 				log.notef("%v ignored", sig)
 			}
+		case b := <-pressed:
+			log.notef("power button %s pressed: stopping the agent, then powering off", b)
+			stopAgent()
 		case <-stopDeadline:
 			powerOff(log, fmt.Errorf("agent process did not stop within %s", agentStopWait))
 		}

@@ -73,46 +73,89 @@ func isMountPoint(dir string) bool {
 	return st.Dev != parent.Dev
 }
 
-// attachConsole makes fds 0, 1 and 2 the console: the kernel opens
-// /dev/console for /init only when the initramfs has the node, and the agent
-// process inherits them. It returns the device used.
-func attachConsole() (string, error) {
-	var errs []error
-	// The kernel's console, then the usual serial consoles of x86 (ttyS0),
-	// virtio (hvc0) and arm64 (ttyAMA0) machines.
-	for _, dev := range []string{"/dev/console", "/dev/ttyS0", "/dev/hvc0", "/dev/ttyAMA0"} {
-		// Not O_CLOEXEC: when fds 0-2 were closed, open returns one of them
-		// and it must survive the exec of the agent process.
-		fd, err := unix.Open(dev, unix.O_RDWR|unix.O_NOCTTY, 0)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", dev, err))
-			continue
-		}
-		for target := 0; target <= 2; target++ {
-			if fd != target {
-				if err := unix.Dup3(fd, target, 0); err != nil {
-					errs = append(errs, fmt.Errorf("%s onto fd %d: %w", dev, target, err))
-				}
-			}
-		}
-		if fd > 2 {
-			_ = unix.Close(fd)
-		}
-		return dev, errors.Join(errs...)
-	}
-	return "", fmt.Errorf("no console: %w", errors.Join(errs...))
+// The consoles init tries when the kernel's (/dev/console) cannot be
+// opened: the usual serial consoles of x86 (ttyS0), virtio (hvc0) and arm64
+// (ttyAMA0) machines.
+var fallbackConsoles = []string{"/dev/ttyS0", "/dev/hvc0", "/dev/ttyAMA0"}
+
+// consoleWait bounds waiting for the kernel's console after the modules
+// have loaded: a virtio console's port, and with it hvc0, is added after
+// its driver loads, in milliseconds; a kernel whose console never comes
+// must not hold the guest up long.
+const consoleWait = 3 * time.Second
+
+// attachConsole makes fds 0, 1 and 2 the kernel's console (/dev/console),
+// which the agent process inherits. The kernel opens it for /init when the
+// initramfs has the node and a console exists; when neither held (fds 0-2
+// closed, or the Go runtime's /dev/null in their place), it is opened here.
+func attachConsole() error {
+	return openConsole("/dev/console")
 }
 
-// newBootLog writes to the kernel log and the console (stdout).
+// waitConsole waits up to wait for the kernel's console, and then tries the
+// usual serial consoles. It returns the device attached.
+func waitConsole(wait time.Duration) (string, error) {
+	deadline := time.Now().Add(wait)
+	var err error
+	for {
+		if err = attachConsole(); err == nil {
+			return "/dev/console", nil
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	errs := []error{err}
+	for _, dev := range fallbackConsoles {
+		ferr := openConsole(dev)
+		if ferr == nil {
+			return dev, nil
+		}
+		errs = append(errs, ferr)
+	}
+	return "", fmt.Errorf("no console after waiting %s: %w", wait, errors.Join(errs...))
+}
+
+// openConsole puts dev on fds 0, 1 and 2.
+func openConsole(dev string) error {
+	// Not O_CLOEXEC: when fds 0-2 were closed, open returns one of them
+	// and it must survive the exec of the agent process.
+	fd, err := unix.Open(dev, unix.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		return fmt.Errorf("%s: %w", dev, err)
+	}
+	var errs []error
+	for target := 0; target <= 2; target++ {
+		if fd != target {
+			if err := unix.Dup3(fd, target, 0); err != nil {
+				errs = append(errs, fmt.Errorf("%s onto fd %d: %w", dev, target, err))
+			}
+		}
+	}
+	if fd > 2 {
+		_ = unix.Close(fd)
+	}
+	return errors.Join(errs...)
+}
+
+// newBootLog writes to the kernel log and, attached to stdout, the console.
 func newBootLog() *bootLog {
-	l := &bootLog{console: os.Stdout, consoleLevel: 0}
+	l := &bootLog{}
+	l.useKernelLog()
+	return l
+}
+
+// useKernelLog has l write to /dev/kmsg, once devtmpfs is mounted.
+func (l *bootLog) useKernelLog() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if f, err := os.OpenFile("/dev/kmsg", os.O_WRONLY, 0); err == nil {
 		l.kmsg = f
 	}
 	if b, err := os.ReadFile("/proc/sys/kernel/printk"); err == nil {
 		l.consoleLevel = parseConsoleLevel(string(b), 0)
 	}
-	return l
 }
 
 // unlimitKernelLog lets init's lines through: by default the kernel drops

@@ -24,10 +24,30 @@ type Image struct {
 	AgentVersion       string `json:"agent_version"`
 }
 
+// The device models a VM may be laid out as.
+const (
+	// ModelDefault is the backend's own layout (qemu: a UART console and a
+	// virtio-serial port for the agent, beside vsock where the host has
+	// it). "" means it too.
+	ModelDefault = "default"
+	// ModelVZ is a Linux guest laid out as Virtualization.framework lays
+	// it out (the vz backend's Plan): the virtio console as the only
+	// console, no UART named, no virtio-serial port, the agent over vsock.
+	// The qemu backend emulates it to test, where there is no Mac, the
+	// guest a Mac boots; what it measures is QEMU's, never
+	// Virtualization.framework's.
+	ModelVZ = "vz"
+)
+
+// Models lists the device models, for flags and errors.
+func Models() []string { return []string{ModelDefault, ModelVZ} }
+
 // Spec is what to boot.
 type Spec struct {
-	Name      string // the VM's name; its state lives in StateDir
-	Image     Image
+	Name  string // the VM's name; its state lives in StateDir
+	Image Image
+	// Model is the device model ("" or ModelDefault for the backend's own).
+	Model     string
 	CPUs      int
 	MemoryMiB int
 	DiskBytes int64  // raw scratch disk (the guest's compression sink); 0 for none
@@ -53,10 +73,13 @@ const ConsoleLogName = "console.log"
 
 // MachineInfo is what the host knows about a running VM.
 type MachineInfo struct {
-	Backend     string `json:"backend"`
-	Name        string `json:"name"`
-	PID         int    `json:"pid"`   // the hypervisor process on the host
-	Accel       string `json:"accel"` // kvm, tcg, hvf, vz
+	Backend string `json:"backend"`
+	Name    string `json:"name"`
+	PID     int    `json:"pid"`   // the hypervisor process on the host
+	Accel   string `json:"accel"` // kvm, tcg, hvf, vz
+	// Model is the device model when it is not the backend's own
+	// (ModelVZ under qemu), "" otherwise.
+	Model       string `json:"model,omitempty"`
 	CPUs        int    `json:"cpus"`
 	MemoryMiB   int    `json:"memory_mib"`
 	VCPUThreads []int  `json:"vcpu_threads,omitempty"` // host thread id of each vCPU, by index

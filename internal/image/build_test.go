@@ -145,7 +145,7 @@ func TestBuild(t *testing.T) {
 		assert.Equal(t, 0, f.hdr.Uid)
 	}
 	assert.True(t, sort.StringsAreSorted(got), "entries sorted, so parents come first: %v", got)
-	for _, want := range []string{"dev", "dev/console", "etc", "etc/qoslab", "etc/qoslab/init.json", "init", "lib", "lib/modules", "proc", "scratch", "sys", "tmp"} {
+	for _, want := range []string{"dev", "dev/console", "dev/null", "etc", "etc/qoslab", "etc/qoslab/init.json", "init", "lib", "lib/modules", "proc", "scratch", "sys", "tmp"} {
 		assert.Contains(t, got, want)
 	}
 	for _, mp := range wantMods {
@@ -162,14 +162,17 @@ func TestBuild(t *testing.T) {
 	assert.Equal(t, agentBytes, init.data)
 	assert.Equal(t, cpio.FileMode(cpio.TypeDir|0o1777), byName["tmp"].hdr.Mode)
 	assert.Equal(t, cpio.FileMode(cpio.TypeChar|0o600), byName["dev/console"].hdr.Mode)
+	assert.Equal(t, cpio.FileMode(cpio.TypeChar|0o666), byName["dev/null"].hdr.Mode, "the Go runtime opens /dev/null read-write")
 	// The library reads no device numbers: check the raw header (rdevmajor
 	// and rdevminor are the 10th and 11th fields).
-	i := bytes.Index(raw, []byte("dev/console\x00"))
-	require.Greater(t, i, 110)
-	hdr := string(raw[i-110 : i])
-	assert.Equal(t, "070701", hdr[:6])
-	assert.Equal(t, "00000005", hdr[6+9*8:6+10*8], "rdevmajor")
-	assert.Equal(t, "00000001", hdr[6+10*8:6+11*8], "rdevminor")
+	for _, node := range []struct{ name, major, minor string }{{"dev/console", "00000005", "00000001"}, {"dev/null", "00000001", "00000003"}} {
+		i := bytes.Index(raw, []byte(node.name+"\x00"))
+		require.Greater(t, i, 110)
+		hdr := string(raw[i-110 : i])
+		assert.Equal(t, "070701", hdr[:6])
+		assert.Equal(t, node.major, hdr[6+9*8:6+10*8], "%s rdevmajor", node.name)
+		assert.Equal(t, node.minor, hdr[6+10*8:6+11*8], "%s rdevminor", node.name)
+	}
 
 	// The init configuration, read the way the agent reads it.
 	cfgPath := filepath.Join(t.TempDir(), "init.json")

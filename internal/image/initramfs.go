@@ -122,6 +122,12 @@ func initEntries(agentPath string, mods ModuleSet, cfg guestinit.Config) ([]file
 		// stderr before devtmpfs is mounted: without this node the agent
 		// starts with none.
 		{name: "dev/console", mode: cpio.TypeChar | 0o600, major: 5, minor: 1},
+		// Where no console exists at that point (Virtualization.framework's
+		// is the virtio console, a module), fds 0-2 are closed and the Go
+		// runtime opens /dev/null in their place before init's first line
+		// runs; without the node it throws "cannot open standard fds", init
+		// dies and the kernel panics.
+		{name: "dev/null", mode: cpio.TypeChar | 0o666, major: 1, minor: 3},
 	}
 	for _, d := range []string{"proc", "sys", "dev", "tmp", "etc", strings.TrimPrefix(GuestScratchDir, "/")} {
 		mode := cpio.FileMode(0o755)

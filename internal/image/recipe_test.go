@@ -26,7 +26,7 @@ func TestDefaultRecipe(t *testing.T) {
 	assert.Equal(t, SourceDebian, r.Kernel.Source)
 	assert.Equal(t, "linux-image-amd64", r.PackageFor("amd64"))
 	assert.Equal(t, "linux-image-arm64", r.PackageFor("arm64"))
-	assert.Equal(t, []string{"virtio_pci", "virtio_console", "virtio_blk", "vmw_vsock_virtio_transport"}, r.Modules)
+	assert.Equal(t, []string{"virtio_pci", "virtio_console", "virtio_blk", "vmw_vsock_virtio_transport", "evdev", "button", "gpio_keys"}, r.Modules)
 	assert.Contains(t, r.CmdlineFor("amd64"), "console=ttyS0")
 	assert.Contains(t, r.CmdlineFor("arm64"), "console=ttyAMA0")
 	assert.NotContains(t, r.CmdlineFor("arm64"), "ttyS0")

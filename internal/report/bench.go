@@ -91,6 +91,8 @@ type BenchVM struct {
 	DiskBytes int64  `json:"disk_bytes"`
 	Accel     string `json:"accel,omitempty"`
 	Backend   string `json:"backend"`
+	// Model is the device model asked for, "" for the backend's own.
+	Model string `json:"model,omitempty"`
 }
 
 // NewBenchRequest records a bench spec's settings as applied; name and
@@ -99,7 +101,7 @@ func NewBenchRequest(s experiment.Spec, name, store string) BenchRequest {
 	r := BenchRequest{Targets: s.Targets, Loops: map[string]uint64{}, Repeat: s.Repeats, Warmup: s.Warmup, Contention: s.Contention, Seed: s.DataSeed}
 	if slices.Contains(s.Targets, experiment.TargetVM) {
 		mem, disk := experiment.VMSize(s)
-		r.VM = &BenchVM{Name: name, Image: s.VM.Image, Store: store, CPUs: s.VM.CPUs, MemoryMiB: mem, DiskBytes: disk, Accel: s.VM.Accel, Backend: s.VM.Backend}
+		r.VM = &BenchVM{Name: name, Image: s.VM.Image, Store: store, CPUs: s.VM.CPUs, MemoryMiB: mem, DiskBytes: disk, Accel: s.VM.Accel, Backend: s.VM.Backend, Model: s.VM.Model}
 	}
 	for _, e := range s.Matrix {
 		r.Workloads = append(r.Workloads, e.Workload)
@@ -441,6 +443,16 @@ func writeCells(w io.Writer, r *Bench, markdown bool) error {
 	}
 	if r.Contention != nil {
 		fmt.Fprintf(w, "%scontention: %s ran on the host, outside the agents, throughout\n", lead, r.Contention.Text())
+	}
+	var targets []string
+	for t := range r.Machines {
+		targets = append(targets, t)
+	}
+	sort.Strings(targets)
+	for _, t := range targets {
+		if line := ModelLine(t, r.Machines[t]); line != "" {
+			fmt.Fprintf(w, "%s%s\n", lead, line)
+		}
 	}
 	// The run's warnings (a cell too short to mean anything) were said as
 	// it ran; under the table they are where the numbers are read.

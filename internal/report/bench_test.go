@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/results"
 )
 
@@ -138,4 +139,30 @@ func TestBenchNotationOneSymbolPerMeaning(t *testing.T) {
 	assert.Contains(t, text, "default (other class)")
 	assert.NotContains(t, text, "default !")
 	assert.Equal(t, 1, strings.Count(text, "warning: host fp qos=9 threads=1"), "its warning once:\n%s", text)
+}
+
+// A VM in the vz model is said to be QEMU's, under the table, in the
+// report's platform line, and in the JSON: never taken for a Mac.
+func TestVZModelIsSaidToBeQEMUs(t *testing.T) {
+	b := benchDoc("host", "vm")
+	b.Machines = map[string]hv.MachineInfo{"vm": {Backend: "qemu", Accel: "tcg", Model: hv.ModelVZ}}
+	var out strings.Builder
+	require.NoError(t, WriteBench(&out, "table", b))
+	assert.Contains(t, out.String(), "vm: qemu (tcg), device model vz: the guest laid out as Virtualization.framework lays it out, emulated by qemu; a test of the guest a Mac boots, not a measurement of Virtualization.framework or of a Mac.")
+
+	out.Reset()
+	require.NoError(t, WriteBench(&out, "json", b))
+	assert.Contains(t, out.String(), `"backend": "qemu"`)
+	assert.Contains(t, out.String(), `"model": "vz"`)
+
+	machines, err := json.Marshal(b.Machines)
+	require.NoError(t, err)
+	r := &Report{Run: results.Run{Machines: machines, Targets: map[string]json.RawMessage{"vm": json.RawMessage(`{"os": "linux", "arch": "arm64", "virtualized": true}`)}}}
+	assert.Contains(t, r.Platform(), "Measured on vm: linux/arm64, virtualized. vm: qemu (tcg), device model vz: the guest laid out as Virtualization.framework lays it out")
+	assert.Contains(t, r.Platform(), "not Apple silicon results")
+
+	b.Machines = map[string]hv.MachineInfo{"vm": {Backend: "qemu", Accel: "tcg"}}
+	out.Reset()
+	require.NoError(t, WriteBench(&out, "table", b))
+	assert.NotContains(t, out.String(), "device model", "the backend's own model needs no word")
 }

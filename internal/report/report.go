@@ -14,6 +14,7 @@ import (
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/atomicfile"
 	"github.com/qoslab/qoslab/internal/experiment"
+	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/plot"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/results/summary"
@@ -211,10 +212,51 @@ func (r *Report) Platform() string {
 		return "No machine information was recorded."
 	}
 	s := "Measured on " + strings.Join(parts, "; ") + "."
+	if m := modelSentence(r.Run.Machines); m != "" {
+		s += " " + m
+	}
 	if !apple {
 		s += " The host is not a Mac on Apple silicon: these are not Apple silicon results, and QoS here maps to Linux scheduling classes (see the QoS applied columns)."
 	}
 	return s
+}
+
+// modelSentence says which VM ran in another device model than its
+// backend's own (run.json's machines), "" when none did: results from the
+// vz model are QEMU's, never Virtualization.framework's.
+func modelSentence(machines json.RawMessage) string {
+	var byTarget map[string]hv.MachineInfo
+	if len(machines) == 0 || json.Unmarshal(machines, &byTarget) != nil {
+		return ""
+	}
+	var names []string
+	for t := range byTarget {
+		names = append(names, t)
+	}
+	sort.Strings(names)
+	var out []string
+	for _, t := range names {
+		if line := ModelLine(t, byTarget[t]); line != "" {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// ModelLine says, for a VM in a device model other than its backend's own,
+// what ran it: "vm: qemu (tcg), device model vz: ...". "" for the
+// backend's own model.
+func ModelLine(target string, mi hv.MachineInfo) string {
+	if mi.Model == "" {
+		return ""
+	}
+	line := fmt.Sprintf("%s: %s (%s), device model %s", target, mi.Backend, mi.Accel, mi.Model)
+	if mi.Model == hv.ModelVZ {
+		line += ": the guest laid out as Virtualization.framework lays it out, emulated by " + mi.Backend + "; a test of the guest a Mac boots, not a measurement of Virtualization.framework or of a Mac."
+	} else {
+		line += "."
+	}
+	return line
 }
 
 // VerdictLine is one workload's verdict, named, with the warnings of its

@@ -51,7 +51,7 @@ func (b *Backend) Check(ctx context.Context) []hv.Check {
 			vsock.Detail = problem + " (optional: the agent is reached over virtio-serial instead)"
 			vsock.Fix = "sudo modprobe vhost_vsock"
 		}
-		checks = append(checks, vsock)
+		checks = append(checks, vsock, b.vhostVsockCheck(ctx))
 	case "darwin":
 		hvf := hv.Check{Name: "hvf", OK: true, Detail: "Hypervisor.framework is available"}
 		if problem := hvfProblem(); problem != "" {
@@ -89,4 +89,22 @@ func (b *Backend) kvmChecks(now time.Time) []hv.Check {
 		probe.Fix = "rm " + file + "  (to probe again), or --accel kvm to force KVM"
 	}
 	return []hv.Check{dev, probe}
+}
+
+// vhostVsockCheck: the vz model's vsock daemon, needed by --vm-model vz
+// only.
+func (b *Backend) vhostVsockCheck(ctx context.Context) hv.Check {
+	c := hv.Check{Name: VhostVsockName, OK: true}
+	path, version, err := b.findVhostVsock(ctx)
+	if err != nil {
+		c.Detail = err.Error() + " (needed only for --vm-model vz)"
+		c.Fix = VhostVsockInstall
+		return c
+	}
+	c.Detail = fmt.Sprintf("%s: %s %s, for --vm-model vz (Virtualization.framework's device model under QEMU)", path, VhostVsockName, version)
+	if note := versionNote(version); note != "" {
+		c.Detail += "; " + note
+		c.Fix = VhostVsockInstall
+	}
+	return c
 }

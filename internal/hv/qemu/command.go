@@ -1,11 +1,13 @@
 package qemu
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/qoslab/qoslab/internal/guestchan"
+	"github.com/qoslab/qoslab/internal/hv"
 )
 
 // The accelerators QEMU can run a guest with.
@@ -58,12 +60,21 @@ type launch struct {
 	Disk      string // the scratch disk file; "" for none
 	DiskCache string // none (O_DIRECT) or writeback
 	VsockCID  uint32 // 0 for no vsock device
+
+	// Model is the device model: "" or hv.ModelDefault for QEMU's own,
+	// hv.ModelVZ for Virtualization.framework's (see vzmodel.go), whose
+	// vsock device is served on VhostUserSocket.
+	Model           string
+	VhostUserSocket string
 }
 
 // commandLine returns QEMU's arguments for l, without the binary.
 func commandLine(l launch) ([]string, error) {
 	if err := l.check(); err != nil {
 		return nil, err
+	}
+	if l.Model == hv.ModelVZ {
+		return vzModelArgs(l), nil
 	}
 	args := []string{
 		"-name", optValue(l.Name) + ",debug-threads=on",
@@ -117,6 +128,20 @@ func (l launch) check() error {
 		if l.Disk != "" {
 			return fmt.Errorf("disk cache mode %q: want none or writeback", l.DiskCache)
 		}
+	}
+	switch l.Model {
+	case "", hv.ModelDefault:
+	case hv.ModelVZ:
+		switch {
+		case l.Arch != "arm64":
+			return fmt.Errorf("the vz model for a %s image: want arm64", l.Arch)
+		case l.VhostUserSocket == "":
+			return errors.New("the vz model without its vsock daemon's socket")
+		case l.VsockCID != 0:
+			return errors.New("the vz model's vsock is vhost-user, not the kernel's vhost-vsock")
+		}
+	default:
+		return fmt.Errorf("device model %q: want %s", l.Model, strings.Join(hv.Models(), " or "))
 	}
 	return nil
 }

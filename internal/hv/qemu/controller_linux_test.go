@@ -28,19 +28,26 @@ import (
 const (
 	controllerEnv      = "QOSLAB_QEMU_TEST_CONTROLLER"
 	controllerStateEnv = "QOSLAB_QEMU_TEST_CONTROLLER_STATE"
+	// controllerModelEnv, when set, boots an arm64 image (kernel, then
+	// uncompressed kernel, then initramfs) in that device model.
+	controllerModelEnv = "QOSLAB_QEMU_TEST_CONTROLLER_MODEL"
 )
 
 func TestMain(m *testing.M) {
 	if image := os.Getenv(controllerEnv); image != "" {
-		os.Exit(runController(image, os.Getenv(controllerStateEnv)))
+		os.Exit(runController(image, os.Getenv(controllerStateEnv), os.Getenv(controllerModelEnv)))
 	}
 	os.Exit(m.Run())
 }
 
-func runController(image, stateDir string) int {
+func runController(image, stateDir, model string) int {
 	img := hv.Image{Arch: "amd64"}
 	img.Kernel, img.Initramfs, _ = strings.Cut(image, ":")
-	spec := hv.Spec{Name: "controller", Image: img, CPUs: 1, MemoryMiB: 128, Accel: AccelTCG, StateDir: stateDir}
+	if model != "" {
+		parts := strings.Split(image, ":")
+		img = hv.Image{Arch: "arm64", Kernel: parts[0], UncompressedKernel: parts[1], Initramfs: parts[2]}
+	}
+	spec := hv.Spec{Name: "controller", Image: img, CPUs: 1, MemoryMiB: 128, Accel: AccelTCG, Model: model, StateDir: stateDir}
 	m, err := New(Options{CacheDir: stateDir}).Start(context.Background(), spec)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -98,4 +105,41 @@ func TestVMDiesWithController(t *testing.T) {
 	}
 	require.True(t, status.Signaled(), "QEMU ended (status %#x)", status)
 	assert.Equal(t, unix.SIGKILL, status.Signal(), "the parent-death signal killed QEMU")
+}
+
+// The vz model's daemon dies with the controller too: it has the same
+// parent-death signal as QEMU.
+func TestVZModelDiesWithController(t *testing.T) {
+	requireVZModel(t)
+	img := arm64Stub(t)
+	stateDir := shortTempDir(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), controllerEnv+"="+img.Kernel+":"+img.UncompressedKernel+":"+img.Initramfs,
+		controllerStateEnv+"="+stateDir, controllerModelEnv+"="+hv.ModelVZ)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	_, err = bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err, "the controller started a VM")
+	state, err := ReadState(stateDir)
+	require.NoError(t, err)
+	daemon := state.VsockDaemonPID
+	require.Positive(t, daemon)
+	t.Cleanup(func() {
+		if alive(daemon) {
+			_ = syscall.Kill(daemon, syscall.SIGKILL)
+		}
+		if isQEMUProcess(state.Info.PID, state.QMPSocket) {
+			_ = syscall.Kill(state.Info.PID, syscall.SIGKILL)
+		}
+	})
+	require.True(t, alive(daemon))
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	_ = cmd.Wait()
+	// Orphans go to init, which reaps them: gone from /proc, or a zombie.
+	assert.Eventually(t, func() bool { return !alive(daemon) && !isQEMUProcess(state.Info.PID, state.QMPSocket) },
+		10*time.Second, 20*time.Millisecond, "neither the daemon nor QEMU outlives a controller killed with SIGKILL")
 }

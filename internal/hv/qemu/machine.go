@@ -48,6 +48,15 @@ type machine struct {
 	consoleLog  string
 	qemuLog     string
 	vsockCID    uint32
+	// hybridSocket is the vz model's vsock (the host side of its daemon),
+	// the agent's only channel there; "" in QEMU's own model.
+	hybridSocket string
+	// daemon serves the vz model's vsock device: it is stopped when QEMU
+	// ends, and its end while QEMU runs is a fault that stops the VM.
+	daemon *vsockDaemon
+	// serving is set once the vz model's guest has said on its console that
+	// its agent serves (see awaitServing).
+	serving atomic.Bool
 
 	// noVsock is set once a vsock dial has timed out: the guest has no
 	// vsock driver, so later dials go straight to virtio-serial. (A guest
@@ -69,23 +78,27 @@ type machine struct {
 	// dials its own. Holding it records QEMU's SHUTDOWN event, which says
 	// why a VM this controller owns ended; a detached or attached VM dials
 	// per command so that other controllers can reach it too.
-	qmp  *qmpClient
-	err  error
-	done chan struct{}
+	qmp *qmpClient
+	// fault is why the VM was stopped by the controller on its own (its
+	// vsock daemon died), reported as its end instead of a clean stop.
+	fault error
+	err   error
+	done  chan struct{}
 }
 
 func newMachine(s State) *machine {
 	return &machine{
-		pid:         s.Info.PID,
-		stateDir:    s.Info.StateDir,
-		qmpSocket:   s.QMPSocket,
-		agentSocket: s.AgentSocket,
-		consoleLog:  s.Info.ConsoleLog,
-		qemuLog:     filepath.Join(s.Info.StateDir, qemuLogFile),
-		vsockCID:    s.VsockCID,
-		info:        s.Info,
-		state:       s,
-		done:        make(chan struct{}),
+		pid:          s.Info.PID,
+		stateDir:     s.Info.StateDir,
+		qmpSocket:    s.QMPSocket,
+		agentSocket:  s.AgentSocket,
+		consoleLog:   s.Info.ConsoleLog,
+		qemuLog:      filepath.Join(s.Info.StateDir, qemuLogFile),
+		vsockCID:     s.VsockCID,
+		hybridSocket: s.HybridVsockSocket,
+		info:         s.Info,
+		state:        s,
+		done:         make(chan struct{}),
 	}
 }
 
@@ -120,12 +133,22 @@ func (m *machine) childExited(waitErr error) {
 		reason = c.shutdownReason()
 		_ = c.Close()
 	}
+	if m.daemon != nil {
+		// The VM's devices end with it: no process is left when Done closes.
+		m.daemon.stop()
+	}
 	m.finish(m.exitError(waitErr, reason))
 }
 
 // exitError says why QEMU ended, nil when it was asked to (Stop) or the
 // guest powered off.
 func (m *machine) exitError(waitErr error, shutdownReason string) error {
+	m.mu.Lock()
+	fault := m.fault
+	m.mu.Unlock()
+	if fault != nil {
+		return fault
+	}
 	if m.stopping.Load() {
 		return nil
 	}
@@ -189,6 +212,13 @@ func (m *machine) ended() bool {
 func (m *machine) DialAgent(ctx context.Context) (net.Conn, error) {
 	if m.ended() {
 		return nil, fmt.Errorf("dial the agent in VM %s: the VM has ended: %v", m.info.Name, m.Err())
+	}
+	if m.hybridSocket != "" {
+		c, err := m.dialHybrid(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("dial the agent in VM %s over vsock port %d (%s): %w", m.info.Name, guestchan.VsockPort, m.hybridSocket, err)
+		}
+		return c, nil
 	}
 	if m.vsockCID != 0 && !m.noVsock.Load() {
 		vctx, cancel := context.WithTimeout(ctx, vsockDialTimeout)

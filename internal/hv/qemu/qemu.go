@@ -41,6 +41,10 @@ type Options struct {
 	CacheDir string
 	// ProbeTimeout bounds a KVM probe boot; 0 means DefaultProbeTimeout.
 	ProbeTimeout time.Duration
+	// VhostVsock is rust-vmm's vhost-device-vsock, the vz model's vsock
+	// device: a path, or a name looked up in PATH and then in cargo's bin
+	// directory. Empty means VhostVsockName.
+	VhostVsock string
 }
 
 // Backend boots VMs with QEMU.
@@ -65,6 +69,9 @@ func New(o Options) *Backend {
 	}
 	if o.ProbeTimeout <= 0 {
 		o.ProbeTimeout = DefaultProbeTimeout
+	}
+	if o.VhostVsock == "" {
+		o.VhostVsock = VhostVsockName
 	}
 	return &Backend{opts: o}
 }
@@ -126,6 +133,10 @@ type request struct {
 	qemu        string
 	qemuVersion string
 	log         io.Writer
+	// model is the device model: hv.ModelDefault or hv.ModelVZ.
+	model string
+	// vhostVsock is the vz model's vsock daemon and its version.
+	vhostVsock, vhostVsockVersion string
 }
 
 func (r request) path(file string) string { return filepath.Join(r.stateDir, file) }
@@ -162,6 +173,14 @@ func (b *Backend) check(ctx context.Context, spec hv.Spec) (request, error) {
 	if spec.DiskBytes < 0 {
 		return r, fmt.Errorf("scratch disk of %d bytes: want 0 (none) or more", spec.DiskBytes)
 	}
+	switch spec.Model {
+	case "", hv.ModelDefault:
+		r.model = hv.ModelDefault
+	case hv.ModelVZ:
+		r.model = hv.ModelVZ
+	default:
+		return r, fmt.Errorf("device model %q: allowed %s", spec.Model, strings.Join(hv.Models(), ", "))
+	}
 	for _, f := range []struct{ what, path string }{{"kernel", spec.Image.Kernel}, {"initramfs", spec.Image.Initramfs}} {
 		if f.path == "" {
 			return r, fmt.Errorf("image %q has no %s: rebuild the image", spec.Image.Name, f.what)
@@ -176,6 +195,11 @@ func (b *Backend) check(ctx context.Context, spec hv.Spec) (request, error) {
 	}
 	for _, f := range []string{qmpSocketFile, agentSocketFile} {
 		if err := checkSocketPath(r.path(f)); err != nil {
+			return r, err
+		}
+	}
+	if r.model == hv.ModelVZ {
+		if err := b.checkVZModel(ctx, &r); err != nil {
 			return r, err
 		}
 	}
@@ -277,6 +301,11 @@ func (b *Backend) Start(ctx context.Context, spec hv.Spec) (hv.Machine, error) {
 	if plan.Note != "" {
 		fmt.Fprintln(r.log, plan.Note)
 	}
+	if r.model == hv.ModelVZ {
+		if note := versionNote(r.vhostVsockVersion); note != "" {
+			fmt.Fprintln(r.log, note)
+		}
+	}
 	if !plan.Probe {
 		m, err := b.bootReady(ctx, r, plan.Accel, 0)
 		if err != nil {
@@ -342,7 +371,7 @@ func (b *Backend) bootReady(ctx context.Context, r request, accel string, timeou
 		if timedOut {
 			err = fmt.Errorf("%w (%s): %v", errNoAgentInTime, timeout, err)
 		}
-		return nil, fmt.Errorf("%w; console: %s", err, m.consoleLog)
+		return nil, fmt.Errorf("%w; console: %s%s", err, m.consoleLog, m.daemonSaid())
 	}
 	m.mu.Lock()
 	m.info.BootNs = time.Since(started).Nanoseconds()
@@ -410,7 +439,15 @@ func (b *Backend) boot(ctx context.Context, r request, accel string) (*machine, 
 			fmt.Fprintf(r.log, "Scratch disk: %s, so it uses cache=writeback: guest writes land in the host's page cache, and disk-bound results measure memory, not the disk. Put the state directory on a disk file system for cache=none.\n", problem)
 		}
 	}
-	if vhostVsockProblem() == "" {
+	var daemon *vsockDaemon
+	switch {
+	case r.model == hv.ModelVZ:
+		l.Model = hv.ModelVZ
+		// The Linux boot loader's kernel, as vz boots it.
+		l.Kernel = r.spec.Image.UncompressedKernel
+		l.VhostUserSocket = r.path(vhostUserSocketFile)
+		l.AgentSocket = ""
+	case vhostVsockProblem() == "":
 		// Guest CIDs are host-wide; 3 and up are free for guests, and a
 		// random one collides with another VM's about never.
 		l.VsockCID = 3 + rand.Uint32N(1<<30)
@@ -419,9 +456,21 @@ func (b *Backend) boot(ctx context.Context, r request, accel string) (*machine, 
 	if err != nil {
 		return nil, time.Time{}, err
 	}
+	if l.Model == hv.ModelVZ {
+		// Started first: QEMU connects to its vhost-user socket at start.
+		if daemon, err = startVsockDaemon(ctx, r.vhostVsock, r.stateDir); err != nil {
+			return nil, time.Time{}, err
+		}
+	}
+	stopDaemon := func() {
+		if daemon != nil {
+			daemon.stop()
+		}
+	}
 	_ = os.Remove(l.PIDFile)
 	qemuLog, err := os.Create(r.path(qemuLogFile))
 	if err != nil {
+		stopDaemon()
 		return nil, time.Time{}, fmt.Errorf("QEMU log: %w", err)
 	}
 	defer qemuLog.Close()
@@ -442,6 +491,14 @@ func (b *Backend) boot(ctx context.Context, r request, accel string) (*machine, 
 		QEMU: r.qemu, QEMUVersion: r.qemuVersion, Args: args,
 		QMPSocket: l.QMPSocket, AgentSocket: l.AgentSocket, VsockCID: l.VsockCID,
 	}
+	if daemon != nil {
+		state.Info.Model = hv.ModelVZ
+		state.Model = hv.ModelVZ
+		state.HybridVsockSocket = daemon.hybrid
+		state.VsockDaemon = r.vhostVsock
+		state.VsockDaemonVersion = r.vhostVsockVersion
+		state.VsockDaemonPID = daemon.pid
+	}
 	if l.Disk != "" {
 		state.Info.Disk, state.Info.GuestDisk = l.Disk, guestchan.ScratchDisk
 	}
@@ -451,13 +508,18 @@ func (b *Backend) boot(ctx context.Context, r request, accel string) (*machine, 
 	started := time.Now()
 	class, err := startQEMU(cmd, func(err error) { exited <- err })
 	if err != nil {
+		stopDaemon()
 		return nil, time.Time{}, fmt.Errorf("run %s: %w", r.qemu, err)
 	}
 	state.StartedAt = started
 	state.Info.StartClass = processClass(class)
 	state.Info.PID = cmd.Process.Pid
 	m = newMachine(state)
+	m.daemon = daemon
 	go func() { m.childExited(<-exited) }()
+	if daemon != nil {
+		go m.watchDaemon()
+	}
 
 	fail := func(err error) (*machine, time.Time, error) {
 		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), quitTimeout+termTimeout+killTimeout)

@@ -44,6 +44,14 @@ type State struct {
 	AgentSocket    string    `json:"agent_socket"`
 	VsockCID       uint32    `json:"vsock_cid,omitempty"`
 	StartedAt      time.Time `json:"started_at"`
+	// Model is the device model, "" for QEMU's own; in the vz model the
+	// agent is reached through HybridVsockSocket, the host side of the
+	// vsock device that VsockDaemon serves.
+	Model              string `json:"model,omitempty"`
+	HybridVsockSocket  string `json:"hybrid_vsock_socket,omitempty"`
+	VsockDaemon        string `json:"vsock_daemon,omitempty"`
+	VsockDaemonVersion string `json:"vsock_daemon_version,omitempty"`
+	VsockDaemonPID     int    `json:"vsock_daemon_pid,omitempty"`
 }
 
 // Running says whether the VM's QEMU is still running.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/qoslab/qoslab/internal/guestchan"
@@ -21,17 +20,13 @@ const (
 
 // How long a guest has to power off when asked before it is stopped by
 // force. macOS shuts down in seconds but may take longer after an update;
-// qoslab's Linux init powers off at once on the power button, and has
-// nothing to save.
+// qoslab's Linux init watches the power button (the input devices whose
+// keys include KEY_POWER: the ACPI button or a gpio-keys one) and, when it
+// is pressed, stops the agent and powers off, with nothing to save.
 const (
 	macOSStopTimeout = 30 * time.Second
 	linuxStopTimeout = 5 * time.Second
 )
-
-// linuxConsole is the kernel console on the virtio console device. The
-// image's command line may name another (ttyAMA0, QEMU virt's UART), and
-// the last console= is /dev/console.
-const linuxConsole = "console=hvc0"
 
 // The disk caching modes a plan names (VZDiskImageCachingMode).
 const (
@@ -264,7 +259,9 @@ func (p *Plan) planLinux(spec hv.Spec) error {
 		}
 	}
 	p.Kernel, p.Initramfs = img.UncompressedKernel, img.Initramfs
-	p.Cmdline = strings.TrimSpace(img.Cmdline + " " + linuxConsole)
+	// The same code builds the command line of the qemu backend's vz
+	// model, which boots this layout under emulation.
+	p.Cmdline = guestchan.VZLinuxCmdline(img.Cmdline)
 	p.ConsoleLog = filepath.Join(p.StateDir, consoleLogFile)
 	p.StopTimeout = linuxStopTimeout
 	return nil

@@ -41,7 +41,7 @@ func TestPlanLinux(t *testing.T) {
 	assert.Equal(t, uint64(512<<20), p.MemoryBytes())
 	assert.Equal(t, img.UncompressedKernel, p.Kernel, "the framework boots the kernel uncompressed")
 	assert.Equal(t, img.Initramfs, p.Initramfs)
-	assert.Equal(t, "quiet panic=-1 console=ttyAMA0 console=hvc0", p.Cmdline, "the virtio console is the last, so /dev/console")
+	assert.Equal(t, "quiet panic=-1 console=hvc0 qoslab.listen=vsock:1024", p.Cmdline, "the virtio console is the only console (vz has no UART), and vsock the agent's one channel")
 	assert.Equal(t, filepath.Join(dir, consoleLogFile), p.ConsoleLog)
 	assert.Equal(t, filepath.Join(dir, agentSocketFile), p.AgentSocket)
 	assert.Equal(t, uint32(guestchan.VsockPort), p.AgentPort)
