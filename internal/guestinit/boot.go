@@ -61,7 +61,9 @@ func writeParts(s *strings.Builder, parts []BootStep) {
 	var listed []string
 	short := 0
 	for _, p := range parts {
-		if p.Took < shortPart {
+		// A lone short part is named all the same: "1 under 0.01 s" would
+		// hide which channel or module it was.
+		if p.Took < shortPart && len(parts) > 1 {
 			short++
 			continue
 		}

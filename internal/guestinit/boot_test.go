@@ -42,6 +42,13 @@ func TestBootTimesSummary(t *testing.T) {
 			want: "up in 0.50 s, 1.50 s after kernel start (modules 0.01 s [2 under 0.01 s])",
 		},
 		{
+			name: "a lone short part is named",
+			times: BootTimes{InitStart: ms(1000), Ready: ms(1500), Steps: []BootStep{
+				{Name: "channels", Took: ms(4), Parts: []BootStep{{Name: "vsock:1024", Took: ms(4)}}},
+			}},
+			want: "up in 0.50 s, 1.50 s after kernel start (channels 0.00 s [vsock:1024 0.00 s])",
+		},
+		{
 			name:  "no steps",
 			times: BootTimes{InitStart: ms(1000), Ready: ms(1250)},
 			want:  "up in 0.25 s, 1.25 s after kernel start",
