@@ -77,6 +77,7 @@ vet:
 	CGO_ENABLED=0 GOOS=darwin GOARCH=arm64 $(GO) vet ./guest/... ./internal/qos/... ./internal/workload/... ./internal/transport/... ./internal/agent/... ./internal/telemetry/...
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) vet ./...
 	./scripts/darwin-typecheck
+	$(GO) run ./scripts/nilwrapcheck .
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
