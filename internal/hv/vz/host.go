@@ -223,7 +223,7 @@ func (h *host) forward(c net.Conn) {
 		_ = c.Close()
 		return
 	}
-	proxy(h.ctx, c, g)
+	proxy(h.ctx, c, g, halfOpenLinger)
 }
 
 // watch waits for the VM to end and leaves the state directory to the next
@@ -324,52 +324,6 @@ func stopInstance(ctx context.Context, inst instance, grace, force time.Duration
 		return fmt.Errorf("forced stop: %w", ferr)
 	}
 	return fmt.Errorf("the VM is still running %s after a forced stop", force)
-}
-
-// connectRetry dials until it succeeds or ctx ends, giving each attempt
-// connectAttempt and pausing agentRetry between attempts.
-func connectRetry(ctx context.Context, dial func(context.Context) (net.Conn, error)) (net.Conn, error) {
-	for {
-		actx, cancel := context.WithTimeout(ctx, connectAttempt)
-		c, err := dial(actx)
-		cancel()
-		if err == nil {
-			return c, nil
-		}
-		t := time.NewTimer(agentRetry)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, fmt.Errorf("%w (last attempt: %v)", ctx.Err(), err)
-		case <-t.C:
-		}
-	}
-}
-
-// proxy copies between a and b until both directions have ended, or ctx
-// has, and closes both. A direction that ends half-closes its destination
-// when it can (the other direction may still carry an answer), else ends
-// the whole connection.
-func proxy(ctx context.Context, a, b net.Conn) {
-	closeBoth := func() {
-		_ = a.Close()
-		_ = b.Close()
-	}
-	stop := context.AfterFunc(ctx, closeBoth)
-	defer stop()
-	finished := make(chan struct{}, 2)
-	pipe := func(dst, src net.Conn) {
-		_, _ = io.Copy(dst, src)
-		if cw, ok := dst.(interface{ CloseWrite() error }); !ok || cw.CloseWrite() != nil {
-			closeBoth()
-		}
-		finished <- struct{}{}
-	}
-	go pipe(a, b)
-	go pipe(b, a)
-	<-finished
-	<-finished
-	closeBoth()
 }
 
 // HostMain is the vz host process: `qoslab __vzhost STATE_DIR` (see

@@ -10,7 +10,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -73,106 +72,6 @@ func unixPair(t *testing.T) (client, server net.Conn) {
 	server = <-accepted
 	require.NotNil(t, server)
 	return client, server
-}
-
-func TestProxyCopiesBothWaysAndClosesBoth(t *testing.T) {
-	client, hostEnd := net.Pipe()
-	guestEnd, agent := net.Pipe()
-	done := make(chan struct{})
-	go func() {
-		proxy(context.Background(), hostEnd, guestEnd)
-		close(done)
-	}()
-	go func() { _, _ = io.Copy(agent, agent) }()
-	echoes(t, client, "hello agent")
-	echoes(t, client, "again")
-
-	require.NoError(t, client.Close())
-	select {
-	case <-done:
-	case <-time.After(waitBound):
-		t.Fatal("proxy did not end when the client closed")
-	}
-	_, err := agent.Read(make([]byte, 1))
-	assert.Error(t, err, "the agent's end is closed too")
-}
-
-func TestProxyHalfCloses(t *testing.T) {
-	client, hostEnd := unixPair(t)
-	guestEnd, agent := unixPair(t)
-	go proxy(context.Background(), hostEnd, guestEnd)
-	// The agent reads the whole request, then answers: it needs the
-	// client's end of stream to reach it while the way back stays open.
-	go func() {
-		req, _ := io.ReadAll(agent)
-		_, _ = agent.Write(append([]byte("got "), req...))
-		_ = agent.Close()
-	}()
-	_, err := client.Write([]byte("request"))
-	require.NoError(t, err)
-	require.NoError(t, client.(*net.UnixConn).CloseWrite())
-	require.NoError(t, client.SetDeadline(time.Now().Add(waitBound)))
-	answer, err := io.ReadAll(client)
-	require.NoError(t, err)
-	assert.Equal(t, "got request", string(answer))
-}
-
-func TestProxyEndsWithContext(t *testing.T) {
-	client, hostEnd := net.Pipe()
-	guestEnd, agent := net.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		proxy(ctx, hostEnd, guestEnd)
-		close(done)
-	}()
-	cancel()
-	select {
-	case <-done:
-	case <-time.After(waitBound):
-		t.Fatal("proxy did not end with its context")
-	}
-	_, err := client.Read(make([]byte, 1))
-	assert.Error(t, err)
-	_, err = agent.Read(make([]byte, 1))
-	assert.Error(t, err)
-}
-
-func TestConnectRetry(t *testing.T) {
-	var attempts atomic.Int32
-	c, err := connectRetry(context.Background(), func(ctx context.Context) (net.Conn, error) {
-		if attempts.Add(1) <= 3 {
-			return nil, errors.New("connection reset by peer")
-		}
-		a, _ := net.Pipe()
-		return a, nil
-	})
-	require.NoError(t, err)
-	assert.NotNil(t, c)
-	assert.Equal(t, int32(4), attempts.Load())
-
-	// An attempt that gets no answer is given up and made again.
-	attempts.Store(0)
-	c, err = connectRetry(context.Background(), func(ctx context.Context) (net.Conn, error) {
-		if attempts.Add(1) == 1 {
-			<-ctx.Done()
-			return nil, ctx.Err()
-		}
-		a, _ := net.Pipe()
-		return a, nil
-	})
-	require.NoError(t, err)
-	assert.NotNil(t, c)
-	assert.Equal(t, int32(2), attempts.Load())
-
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	_, err = connectRetry(ctx, func(ctx context.Context) (net.Conn, error) {
-		return nil, errors.New("connection reset by peer")
-	})
-	require.Error(t, err)
-	assert.ErrorIs(t, err, context.Canceled)
-	assert.Contains(t, err.Error(), "last attempt: connection reset by peer")
 }
 
 func TestStopInstance(t *testing.T) {
