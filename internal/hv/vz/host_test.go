@@ -74,34 +74,54 @@ func unixPair(t *testing.T) (client, server net.Conn) {
 	return client, server
 }
 
+// The stop sequence, in the order its steps reach the VM: the guest's
+// agent first, the power button only when the agent cannot be reached,
+// force last.
 func TestStopInstance(t *testing.T) {
+	port := uint32(guestchan.VsockPort)
+	failingStop := func(context.Context, net.Conn) error { return errors.New("agent: unknown method") }
 	cases := []struct {
-		name         string
-		vm           func() *fakeVM
-		ctx          func() context.Context
-		wantRequests int32
-		wantForced   int32
+		name      string
+		vm        func() *fakeVM
+		agentStop AgentStop
+		ctx       func() context.Context
+		forced    bool // the VM ends by force: the grace is short
+		want      []string
 	}{
-		{"the guest powers off", func() *fakeVM { return newFakeVM(uint32(guestchan.VsockPort), 0) }, context.Background, 1, 0},
-		{"the guest ignores the power button", func() *fakeVM {
-			vm := newFakeVM(uint32(guestchan.VsockPort), 0)
+		{name: "the agent powers the guest off", vm: func() *fakeVM { return newFakeVM(port, 0) }, agentStop: fakeAgentStop,
+			want: []string{"connect", "agent power-off"}},
+		{name: "the agent answers but the guest stays up", vm: func() *fakeVM {
+			vm := newFakeVM(port, 0)
+			vm.agentStays = true
+			return vm
+		}, agentStop: fakeAgentStop, forced: true,
+			// No power button once the agent was asked: in macOS it opens a dialog.
+			want: []string{"connect", "agent power-off", "forced stop"}},
+		{name: "no agent listens: the power button", vm: func() *fakeVM { return newFakeVM(port, 1<<20) }, agentStop: fakeAgentStop,
+			want: []string{"power button"}},
+		{name: "the agent refuses: the power button", vm: func() *fakeVM { return newFakeVM(port, 0) }, agentStop: failingStop,
+			want: []string{"connect", "power button"}},
+		{name: "no agent to ask", vm: func() *fakeVM { return newFakeVM(port, 0) }, want: []string{"power button"}},
+		{name: "the guest ignores the power button", vm: func() *fakeVM {
+			vm := newFakeVM(port, 1<<20)
 			vm.ignoreStop = true
 			return vm
-		}, context.Background, 1, 1},
-		{"the power button cannot be pressed", func() *fakeVM {
-			vm := newFakeVM(uint32(guestchan.VsockPort), 0)
+		}, agentStop: fakeAgentStop, forced: true, want: []string{"power button", "forced stop"}},
+		{name: "the power button cannot be pressed", vm: func() *fakeVM {
+			vm := newFakeVM(port, 0)
 			vm.requestErr = errors.New("the VM is starting")
 			return vm
-		}, context.Background, 1, 1},
-		{"no time left", func() *fakeVM {
-			vm := newFakeVM(uint32(guestchan.VsockPort), 0)
+		}, forced: true, want: []string{"power button", "forced stop"}},
+		{name: "no time left", vm: func() *fakeVM {
+			vm := newFakeVM(port, 0)
 			vm.ignoreStop = true
 			return vm
-		}, func() context.Context {
-			ctx, cancel := context.WithCancel(context.Background())
-			cancel()
-			return ctx
-		}, 1, 1},
+		}, agentStop: fakeAgentStop, ctx: cancelled, want: []string{"power button", "forced stop"}},
+		{name: "already stopped", vm: func() *fakeVM {
+			vm := newFakeVM(port, 0)
+			vm.end(nil)
+			return vm
+		}, agentStop: fakeAgentStop, want: nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -109,19 +129,32 @@ func TestStopInstance(t *testing.T) {
 			var log bytes.Buffer
 			logger := discardLogger()
 			logger.SetOutput(&log)
-			grace := time.Millisecond
-			if c.wantForced == 0 {
-				grace = waitBound
+			times := stopTimes{reach: 300 * time.Millisecond, grace: waitBound, force: waitBound}
+			if c.forced {
+				times.grace = time.Millisecond
 			}
-			require.NoError(t, stopInstance(c.ctx(), vm, grace, waitBound, logger))
-			assert.Equal(t, c.wantRequests, vm.requests.Load())
-			assert.Equal(t, c.wantForced, vm.forced.Load())
-			if c.wantForced > 0 {
+			ctx := context.Background()
+			if c.ctx != nil {
+				ctx = c.ctx()
+			}
+			require.NoError(t, stopInstance(ctx, vm, port, c.agentStop, times, logger))
+			waitDone(t, vmMachine{vm})
+			assert.Equal(t, c.want, vm.history(), "what reached the VM, in order")
+			if c.forced {
 				assert.Contains(t, log.String(), "stopping it by force")
 			}
 		})
 	}
 }
+
+// vmMachine lets waitDone wait for a fakeVM.
+type vmMachine struct{ *fakeVM }
+
+func (vmMachine) DialAgent(context.Context) (net.Conn, error) {
+	return nil, errors.New("not a machine")
+}
+func (vmMachine) Info() hv.MachineInfo       { return hv.MachineInfo{Name: "fake"} }
+func (vmMachine) Stop(context.Context) error { return nil }
 
 // stuckVM never stops, even by force.
 type stuckVM struct{ *fakeVM }
@@ -133,7 +166,7 @@ func TestStopInstanceReportsAStuckVM(t *testing.T) {
 	vm.ignoreStop = true
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	err := stopInstance(ctx, stuckVM{vm}, time.Millisecond, time.Millisecond, discardLogger())
+	err := stopInstance(ctx, stuckVM{vm}, vm.port, fakeAgentStop, stopTimes{reach: time.Millisecond, grace: time.Millisecond, force: time.Millisecond}, discardLogger())
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "forced stop: refused")
 }
@@ -334,11 +367,11 @@ func TestHostMainRefusesAStateNotStarting(t *testing.T) {
 		t.Fatal("booted")
 		return nil, nil
 	}
-	err = hostMain(context.Background(), dir, boot, io.Discard)
+	err = hostMain(context.Background(), dir, boot, fakeAgentStop, io.Discard)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "not waiting to start")
 
-	err = hostMain(context.Background(), t.TempDir(), boot, io.Discard)
+	err = hostMain(context.Background(), t.TempDir(), boot, fakeAgentStop, io.Discard)
 	assert.ErrorContains(t, err, "no VM was started there")
 }
 

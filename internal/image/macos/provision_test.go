@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"howett.net/plist"
 
+	"github.com/qoslab/qoslab/internal/agent"
 	"github.com/qoslab/qoslab/internal/hv/vz"
 )
 
@@ -33,13 +34,14 @@ func TestLaunchDaemonPlist(t *testing.T) {
 	assert.Equal(t, plist.XMLFormat, format)
 	assert.Equal(t, map[string]any{
 		"Label":             "org.qoslab.agent",
-		"ProgramArguments":  []any{"/usr/local/libexec/qoslab-agent", "--listen", "vsock:1024"},
+		"ProgramArguments":  []any{"/usr/local/libexec/qoslab-agent", "--listen", "vsock:1024", "--power-off-on-shutdown"},
 		"RunAtLoad":         true,
 		"KeepAlive":         true,
 		"ProcessType":       "Interactive",
 		"StandardOutPath":   "/var/log/qoslab-agent.log",
 		"StandardErrorPath": "/var/log/qoslab-agent.log",
-	}, got)
+	}, got, "no UserName: launchd runs the agent as root, so that a Shutdown request can power the guest off")
+	assert.Equal(t, "--"+agent.PowerOffFlag, agentPowerOffFlag)
 }
 
 func TestDataVolumePath(t *testing.T) {
