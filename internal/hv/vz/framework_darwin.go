@@ -208,9 +208,14 @@ func configure(p Plan) (*vz.VirtualMachineConfiguration, error) {
 		if err != nil {
 			return nil, fmt.Errorf("network device: %w", err)
 		}
-		mac, err := vz.NewRandomLocallyAdministeredMACAddress()
+		// The bundle's own, so that the guest sees the same NIC every boot.
+		hw, err := net.ParseMAC(p.MACAddress)
 		if err != nil {
-			return nil, fmt.Errorf("MAC address: %w", err)
+			return nil, fmt.Errorf("MAC address %q of the plan: %w", p.MACAddress, err)
+		}
+		mac, err := vz.NewMACAddress(hw)
+		if err != nil {
+			return nil, fmt.Errorf("MAC address %s: %w", p.MACAddress, err)
 		}
 		nic.SetMACAddress(mac)
 		config.SetNetworkDevicesVirtualMachineConfiguration([]*vz.VirtioNetworkDeviceConfiguration{nic})

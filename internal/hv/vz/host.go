@@ -133,7 +133,14 @@ func openHost(ctx context.Context, p Plan, base State, boot bootFunc, agentStop 
 		if err != nil {
 			return nil, fmt.Errorf("lock the VM bundle: %w", err)
 		}
+		// Read under the lock: one MAC address per bundle, whoever boots it.
+		mac, lock, err := bundleMAC(p.Bundle, lock)
 		h.locks = append(h.locks, lock)
+		if err != nil {
+			return nil, err
+		}
+		p.MACAddress = mac
+		h.plan = p
 	}
 	// Left by a host that was killed; the lock says none runs now.
 	if err := os.Remove(p.AgentSocket); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -167,6 +174,7 @@ func openHost(ctx context.Context, p Plan, base State, boot bootFunc, agentStop 
 		return fail(fmt.Errorf("agent socket: %w", err))
 	}
 	s := base
+	s.Plan = p
 	s.Phase = PhaseRunning
 	s.Info.PID = os.Getpid()
 	s.StartedAt = time.Now()

@@ -461,3 +461,48 @@ func TestDetachedHostFailsToBoot(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, held)
 }
+
+// A bundle made before bundles kept a MAC address gets one on its first
+// boot, written once; every boot uses the bundle's, and the bundle stays
+// locked while its config.json is replaced.
+func TestBootUsesTheBundlesMAC(t *testing.T) {
+	ctx := context.Background()
+	bundle := makeTestBundle(t)
+	editConfig("mac_address", nil)(t, bundle)
+	editConfig("schema_version", "1.0")(t, bundle)
+	old, err := OpenBundle(bundle.Dir)
+	require.NoError(t, err)
+	require.Empty(t, old.Config.MACAddress)
+
+	fp := &fakePlatform{lim: testLimits}
+	b := newTestBackend(fp)
+	first, err := b.Start(ctx, hv.Spec{Image: bundle.Image(), StateDir: t.TempDir()})
+	require.NoError(t, err)
+	written, err := OpenBundle(bundle.Dir)
+	require.NoError(t, err)
+	mac := written.Config.MACAddress
+	require.NoError(t, checkMAC(mac))
+	assert.Equal(t, BundleSchema, written.Config.SchemaVersion)
+	written.Config.MACAddress, written.Config.SchemaVersion = "", old.Config.SchemaVersion
+	assert.Equal(t, old.Config, written.Config, "nothing else changed")
+	assert.Equal(t, mac, fp.plans[0].MACAddress, "the boot used the MAC it wrote")
+	s, err := ReadState(first.Info().StateDir)
+	require.NoError(t, err)
+	assert.Equal(t, mac, s.Plan.MACAddress, "vm.json says which")
+
+	// The new config.json is locked as the old one was.
+	_, err = lockExclusive(bundle.Path(BundleConfigFile), false)
+	assert.ErrorIs(t, err, errLocked)
+	_, err = b.Start(ctx, hv.Spec{Image: bundle.Image(), StateDir: t.TempDir()})
+	assert.ErrorContains(t, err, "is in use by another running VM")
+	require.NoError(t, first.Stop(ctx))
+
+	again, err := b.Start(ctx, hv.Spec{Image: bundle.Image(), StateDir: t.TempDir()})
+	require.NoError(t, err)
+	require.NoError(t, again.Stop(ctx))
+	require.Len(t, fp.plans, 2)
+	assert.Equal(t, mac, fp.plans[1].MACAddress, "the same MAC on the next boot")
+	kept, err := OpenBundle(bundle.Dir)
+	require.NoError(t, err)
+	assert.Equal(t, mac, kept.Config.MACAddress)
+}
