@@ -9,7 +9,7 @@ HOSTARCH := $(shell $(GO) env GOARCH)
 # guest; the version stays readable from the build info.
 CROSS    := darwin/arm64 linux/arm64 linux/amd64
 
-.PHONY: all setup build agents cross dist run image test vet fmt-check proto man clean
+.PHONY: all setup build agents cross dist run image test vet fmt-check actionlint proto man clean
 
 all: build
 
@@ -83,7 +83,13 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
-test: fmt-check vet build
+# The GitHub Actions workflow (.github/workflows), its shell steps through
+# shellcheck: actionlint at a pinned version, built from the Go module proxy.
+ACTIONLINT := github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
+actionlint:
+	$(GO) run $(ACTIONLINT) .github/workflows/*.yml
+
+test: fmt-check vet actionlint build
 	$(GO) test -count=1 ./...
 
 proto:
