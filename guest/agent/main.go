@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"strings"
 	"syscall"
 
@@ -110,7 +111,7 @@ func run(args []string) int {
 	var after func(context.Context) error
 	if *powerOff {
 		virtual, how := agent.Virtualized()
-		if err := agent.CheckPowerOff(os.Geteuid(), virtual, how); err != nil {
+		if err := agent.CheckPowerOff(runtime.GOOS, os.Geteuid(), virtual, how); err != nil {
 			logger.Printf("--%s ignored: %v; a Shutdown request only stops the agent", agent.PowerOffFlag, err)
 		} else {
 			after = agent.PowerOff(runCommand)

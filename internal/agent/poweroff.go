@@ -24,11 +24,14 @@ const PowerOffFlag = "power-off-on-shutdown"
 func PowerOffCommand() []string { return []string{"/sbin/shutdown", "-h", "now"} }
 
 // CheckPowerOff says why this agent may not power its machine off, or nil.
-// It must run as root, which shutdown(8) needs, and inside a virtual
+// It must run on macOS (a Linux guest's agent is its init, which powers
+// off by itself), as root, which shutdown(8) needs, and inside a virtual
 // machine: a host whose agent was started with the flag by mistake must
 // not go down at the end of a run.
-func CheckPowerOff(euid int, virtualized bool, how string) error {
+func CheckPowerOff(goos string, euid int, virtualized bool, how string) error {
 	switch {
+	case goos != "darwin":
+		return fmt.Errorf("this is %s: only a macOS guest's agent powers its machine off (a Linux guest's init does so itself)", goos)
 	case !virtualized:
 		return fmt.Errorf("this machine is not a virtual machine (%s): only a guest's agent powers its machine off", how)
 	case euid != 0:

@@ -16,20 +16,22 @@ import (
 func TestCheckPowerOff(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
+		goos    string
 		euid    int
 		virtual bool
 		want    string
 	}{
-		{"a guest's LaunchDaemon", 0, true, ""},
-		{"a host", 0, false, "not a virtual machine (kern.hv_vmm_present=0)"},
-		{"not root", 501, true, "needs root and the agent runs as uid 501"},
+		{"a macOS guest's LaunchDaemon", "darwin", 0, true, ""},
+		{"a Mac", "darwin", 0, false, "not a virtual machine (kern.hv_vmm_present=0)"},
+		{"not root", "darwin", 501, true, "needs root and the agent runs as uid 501"},
+		{"a Linux VM", "linux", 0, true, "this is linux: only a macOS guest's agent"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			how := "kern.hv_vmm_present=1"
 			if !tc.virtual {
 				how = "kern.hv_vmm_present=0"
 			}
-			err := CheckPowerOff(tc.euid, tc.virtual, how)
+			err := CheckPowerOff(tc.goos, tc.euid, tc.virtual, how)
 			if tc.want == "" {
 				assert.NoError(t, err)
 				return

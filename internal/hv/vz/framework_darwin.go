@@ -118,6 +118,9 @@ func bootVZ(ctx context.Context, p Plan, logger *log.Logger) (instance, error) {
 		if err != nil {
 			return nil, err
 		}
+		if c == nil { // not a nil net.Conn holding a nil pointer
+			return nil, errors.New("the framework returned no connection and no error")
+		}
 		return c, nil
 	})
 	go inst.watch(states, logger)
