@@ -9,7 +9,7 @@ HOSTARCH := $(shell $(GO) env GOARCH)
 # guest; the version stays readable from the build info.
 CROSS    := darwin/arm64 linux/arm64 linux/amd64
 
-.PHONY: all setup build agents cross dist run image test test-deps vet fmt-check proto man clean
+.PHONY: all setup build agents cross dist run image test test-deps vet fmt-check actionlint proto man clean
 
 all: build
 
@@ -77,6 +77,7 @@ vet:
 	CGO_ENABLED=0 GOOS=darwin GOARCH=arm64 $(GO) vet ./guest/... ./internal/qos/... ./internal/workload/... ./internal/transport/... ./internal/agent/... ./internal/telemetry/...
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) vet ./...
 	./scripts/darwin-typecheck
+	$(GO) run ./scripts/nilwrapcheck .
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -90,7 +91,13 @@ fmt-check:
 test-deps:
 	./scripts/install-vhost-device-vsock.sh
 
-test: fmt-check vet build test-deps
+# The GitHub Actions workflow (.github/workflows), its shell steps through
+# shellcheck: actionlint at a pinned version, built from the Go module proxy.
+ACTIONLINT := github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
+actionlint:
+	$(GO) run $(ACTIONLINT) .github/workflows/*.yml
+
+test: fmt-check vet actionlint build test-deps
 	$(GO) test -count=1 ./...
 
 proto:

@@ -4,17 +4,15 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log"
-	"net"
 	"os"
+	"os/exec"
 	"os/signal"
+	"runtime"
 	"strings"
 	"syscall"
-
-	"google.golang.org/grpc"
 
 	"github.com/qoslab/qoslab/internal/agent"
 	"github.com/qoslab/qoslab/internal/guestinit"
@@ -48,6 +46,8 @@ func run(args []string) int {
 	fs.Var(&blocks, "allow-block", "a raw block device the block sink may overwrite (repeatable)")
 	tokenFile := fs.String("token-file", "", "tcp: the file holding the token clients must present (created, mode 0600, if missing; default $XDG_RUNTIME_DIR/qoslab-agent.token or ~/.config/qoslab/agent.token)")
 	noToken := fs.Bool("insecure-no-token", false, "tcp: take requests from anyone who can reach the port (unsafe: anyone on the machine or network can run or stop cells)")
+	powerOff := fs.Bool(agent.PowerOffFlag, false, "after answering a Shutdown request, power the machine off with '"+strings.Join(agent.PowerOffCommand(), " ")+
+		"' (a macOS guest's LaunchDaemon; needs root, ignored outside a virtual machine)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -108,20 +108,28 @@ func run(args []string) int {
 	} else if addr.Kind == transport.KindTCP {
 		logger.Printf("tcp: --insecure-no-token: anyone who can reach %s can run and stop cells", lis.Addr())
 	}
-	var g *grpc.Server
-	srv := agent.NewServer(policy, func() { g.GracefulStop() })
-	g = srv.GRPCServer()
-	defer srv.Close()
-	go func() {
-		<-ctx.Done()
-		g.Stop()
-	}()
+	var after func(context.Context) error
+	if *powerOff {
+		virtual, how := agent.Virtualized()
+		if err := agent.CheckPowerOff(runtime.GOOS, os.Geteuid(), virtual, how); err != nil {
+			logger.Printf("--%s ignored: %v; a Shutdown request only stops the agent", agent.PowerOffFlag, err)
+		} else {
+			after = agent.PowerOff(runCommand)
+		}
+	}
 	if addr.Kind != transport.KindStdio {
 		logger.Printf("%s serving on %s", version.String(), lis.Addr())
 	}
-	if err := g.Serve(lis); err != nil && !errors.Is(err, net.ErrClosed) {
+	if err := agent.Serve(ctx, policy, lis, after); err != nil {
 		logger.Print(err)
 		return 1
 	}
 	return 0
+}
+
+// runCommand runs argv, its output going to the agent's log.
+func runCommand(ctx context.Context, argv []string) error {
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	return cmd.Run()
 }

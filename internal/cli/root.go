@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/qoslab/qoslab/internal/agent"
 	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/hv/vz"
 	"github.com/qoslab/qoslab/internal/suggest"
@@ -54,7 +55,7 @@ are top level, shared by every command (QOSLAB_RESULTS).`,
 			return experiment.SpinnerMain(cmd.Context(), args, f.IO.In, f.IO.Out)
 		}),
 		hidden(vz.HostCommand+" STATE_DIR", func(cmd *cobra.Command, args []string) error {
-			return vz.HostMain(cmd.Context(), args[0])
+			return vz.HostMain(cmd.Context(), args[0], agent.ShutdownOver)
 		}),
 	)
 	root.SetOut(f.IO.Out)

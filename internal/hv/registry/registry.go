@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/qoslab/qoslab/internal/agent"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/hv/qemu"
 	"github.com/qoslab/qoslab/internal/hv/vz"
@@ -51,7 +52,9 @@ func backends() []entry {
 		// Virtualization.framework: macOS and Linux guests, macOS 13+ on
 		// Apple silicon.
 		{VZ, "darwin/arm64", func(Options) hv.Backend {
-			return vz.New(vz.Options{})
+			// A guest is stopped through its agent first (a macOS guest's
+			// power button opens a dialog).
+			return vz.New(vz.Options{AgentStop: agent.ShutdownOver})
 		}},
 	}
 }

@@ -2,11 +2,13 @@ package vz
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -32,8 +34,8 @@ const (
 )
 
 // BundleSchema is the schema of config.json: readers refuse another major
-// and read a newer minor, which only adds fields.
-const BundleSchema = "1.0"
+// and read a newer minor, which only adds fields. 1.1 added mac_address.
+const BundleSchema = "1.1"
 
 // bundleSchemaMajor is BundleSchema's major.
 const bundleSchemaMajor = 1
@@ -85,11 +87,16 @@ type BundleConfig struct {
 	// HardwareModel and MachineIdentifier name the files in the bundle
 	// that hold the platform's data (VZMacHardwareModel and
 	// VZMacMachineIdentifier dataRepresentation).
-	HardwareModel     string         `json:"hardware_model"`
-	MachineIdentifier string         `json:"machine_identifier"`
-	CreatedBy         string         `json:"created_by"`
-	CreatedAt         time.Time      `json:"created_at"`
-	InstalledFrom     *InstallSource `json:"installed_from,omitempty"`
+	HardwareModel     string `json:"hardware_model"`
+	MachineIdentifier string `json:"machine_identifier"`
+	// MACAddress is the guest's network device's, made once when the
+	// bundle is (or on the first boot of a bundle made before 1.1) and
+	// used on every boot, so the guest sees one NIC, as tart keeps
+	// macAddress in its config.json.
+	MACAddress    string         `json:"mac_address,omitempty"`
+	CreatedBy     string         `json:"created_by"`
+	CreatedAt     time.Time      `json:"created_at"`
+	InstalledFrom *InstallSource `json:"installed_from,omitempty"`
 }
 
 // Bundle is a checked VM bundle, with its platform data read.
@@ -257,7 +264,63 @@ func (c BundleConfig) check() error {
 	if c.HardwareModel == c.MachineIdentifier {
 		return fmt.Errorf("names %q for both the hardware model and the machine identifier", c.HardwareModel)
 	}
+	if c.MACAddress != "" {
+		if err := checkMAC(c.MACAddress); err != nil {
+			return fmt.Errorf("has mac_address %q: %w", c.MACAddress, err)
+		}
+	}
 	return nil
+}
+
+// NewMACAddress makes a random unicast, locally administered MAC address,
+// as VZMACAddress.randomLocallyAdministeredAddress does.
+func NewMACAddress() (string, error) {
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("MAC address: %w", err)
+	}
+	b[0] = b[0]&^0x01 | 0x02 // unicast, locally administered
+	return net.HardwareAddr(b[:]).String(), nil
+}
+
+// checkMAC accepts a unicast 48-bit address written with colons, which is
+// what VZMACAddress takes.
+func checkMAC(s string) error {
+	mac, err := net.ParseMAC(s)
+	switch {
+	case err != nil || len(mac) != 6 || strings.Count(s, ":") != 5:
+		return errors.New("want six hexadecimal bytes joined by colons, like 5a:94:ef:e4:0c:dd")
+	case mac[0]&0x01 != 0:
+		return errors.New("it is a multicast address; a network device needs a unicast one")
+	}
+	return nil
+}
+
+// bundleMAC returns the MAC address of the bundle in dir, first writing a
+// new one into its config.json when it has none (a bundle made before
+// schema 1.1). held is the bundle's lock (on config.json); the lock
+// returned replaces it, since config.json is replaced whole.
+func bundleMAC(dir string, held *os.File) (string, *os.File, error) {
+	c, err := readBundleConfig(dir)
+	if err != nil {
+		return "", held, err
+	}
+	if c.MACAddress != "" {
+		return c.MACAddress, held, nil
+	}
+	if c.MACAddress, err = NewMACAddress(); err != nil {
+		return "", held, err
+	}
+	c.SchemaVersion = BundleSchema
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return "", held, err
+	}
+	lock, err := replaceLocked(filepath.Join(dir, BundleConfigFile), held, append(b, '\n'))
+	if err != nil {
+		return "", held, fmt.Errorf("VM bundle %s: keep its new MAC address in %s: %w", dir, BundleConfigFile, err)
+	}
+	return c.MACAddress, lock, nil
 }
 
 // checkBundleFile checks one file without changing it: opening for writing
@@ -363,6 +426,11 @@ func CreateBundle(ctx context.Context, dir string, nb NewBundle) (Bundle, error)
 	}
 	if c.CreatedAt.IsZero() {
 		c.CreatedAt = time.Now().UTC()
+	}
+	if c.MACAddress == "" {
+		if c.MACAddress, err = NewMACAddress(); err != nil {
+			return Bundle{}, fmt.Errorf("create VM bundle %s: %w", abs, err)
+		}
 	}
 	if major, err := schemaMajor(c.SchemaVersion); err != nil || major != bundleSchemaMajor {
 		return Bundle{}, fmt.Errorf("create VM bundle %s: schema_version %q: this qoslab makes %s", abs, c.SchemaVersion, BundleSchema)

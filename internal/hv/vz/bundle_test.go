@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -111,7 +112,7 @@ func TestBundleConfigRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	var fields map[string]any
 	require.NoError(t, json.Unmarshal(raw, &fields))
-	for _, k := range []string{"schema_version", "kind", "cpus", "memory_mib", "disk_bytes", "hardware_model", "machine_identifier", "created_by", "created_at", "installed_from"} {
+	for _, k := range []string{"schema_version", "kind", "cpus", "memory_mib", "disk_bytes", "hardware_model", "machine_identifier", "mac_address", "created_by", "created_at", "installed_from"} {
 		assert.Contains(t, fields, k)
 	}
 
@@ -200,7 +201,7 @@ func TestOpenBundleCorrupt(t *testing.T) {
 	}{
 		{"empty config", writeFile(BundleConfigFile, ""), []string{"corrupt", BundleConfigFile, "is empty"}},
 		{"config not JSON", writeFile(BundleConfigFile, "{cpus: 4"), []string{"corrupt", "not valid JSON"}},
-		{"config of wrong types", editConfig("cpus", "four"), []string{"corrupt", "does not match schema 1.0"}},
+		{"config of wrong types", editConfig("cpus", "four"), []string{"corrupt", "does not match schema 1.1"}},
 		{"no schema", editConfig("schema_version", nil), []string{"corrupt", "has no schema_version"}},
 		{"bad schema", editConfig("schema_version", "one"), []string{"corrupt", `"one", not MAJOR.MINOR`}},
 		{"newer major", editConfig("schema_version", "2.0"), []string{"config schema 2.0; this qoslab reads 1.x", "a newer qoslab"}},
@@ -214,6 +215,9 @@ func TestOpenBundleCorrupt(t *testing.T) {
 		{"hardware model outside", editConfig("hardware_model", "../hw.bin"), []string{`hardware_model "../hw.bin": want a file name in the bundle`}},
 		{"hardware model is the disk", editConfig("hardware_model", DiskFile), []string{"another file of the bundle"}},
 		{"one file for both", editConfig("machine_identifier", HardwareModelFile), []string{"for both"}},
+		{"MAC not a MAC", editConfig("mac_address", "5a:94:ef"), []string{`mac_address "5a:94:ef": want six hexadecimal bytes joined by colons`}},
+		{"MAC with dashes", editConfig("mac_address", "5a-94-ef-e4-0c-dd"), []string{"joined by colons"}},
+		{"MAC multicast", editConfig("mac_address", "01:00:5e:00:00:fb"), []string{"multicast"}},
 		{"empty disk", writeFile(DiskFile, ""), []string{"corrupt", DiskFile, "is empty"}},
 		{"empty aux", writeFile(AuxFile, ""), []string{"corrupt", AuxFile, "is empty"}},
 		{"empty hardware model", writeFile(HardwareModelFile, ""), []string{"corrupt", HardwareModelFile, "is empty"}},
@@ -332,4 +336,34 @@ func assertNoStaging(t *testing.T, parent string) {
 	for _, e := range entries {
 		assert.NotContains(t, e.Name(), ".creating-")
 	}
+}
+
+func TestNewMACAddress(t *testing.T) {
+	seen := map[string]bool{}
+	for range 64 {
+		s, err := NewMACAddress()
+		require.NoError(t, err)
+		require.NoError(t, checkMAC(s))
+		mac, err := net.ParseMAC(s)
+		require.NoError(t, err)
+		assert.Zero(t, mac[0]&0x01, "%s is unicast", s)
+		assert.NotZero(t, mac[0]&0x02, "%s is locally administered", s)
+		seen[s] = true
+	}
+	assert.Greater(t, len(seen), 60, "random")
+}
+
+func TestCreateBundleMakesOneMAC(t *testing.T) {
+	a, b := makeTestBundle(t), makeTestBundle(t)
+	require.NoError(t, checkMAC(a.Config.MACAddress))
+	assert.NotEqual(t, a.Config.MACAddress, b.Config.MACAddress)
+	again, err := OpenBundle(a.Dir)
+	require.NoError(t, err)
+	assert.Equal(t, a.Config.MACAddress, again.Config.MACAddress)
+
+	nb := testNewBundle()
+	nb.Config.MACAddress = "7e:20:8d:4a:c1:5b"
+	c, err := CreateBundle(context.Background(), filepath.Join(t.TempDir(), "given"), nb)
+	require.NoError(t, err)
+	assert.Equal(t, "7e:20:8d:4a:c1:5b", c.Config.MACAddress)
 }

@@ -48,14 +48,16 @@ func runTestHost() int {
 		}
 		return newFakeVM(p.AgentPort, refuse), nil
 	}
-	if err := hostMain(ctx, os.Args[len(os.Args)-1], boot, os.Stderr); err != nil {
+	if err := hostMain(ctx, os.Args[len(os.Args)-1], boot, fakeAgentStop, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	return 0
 }
 
-// fakeVM is a guest whose agent echoes what it is sent.
+// fakeVM is a guest whose agent echoes what it is sent, except the power-off
+// request fakeAgentStop sends, which it answers and then powers the guest
+// off.
 type fakeVM struct {
 	port uint32
 	// refuse counts connections to refuse before the agent listens.
@@ -64,14 +66,81 @@ type fakeVM struct {
 	// pressing it fail.
 	ignoreStop bool
 	requestErr error
+	// agentStays makes the agent answer a power-off request without
+	// powering off (an agent provisioned before it could).
+	agentStays bool
 	requests   atomic.Int32
 	forced     atomic.Int32
 
 	mu    sync.Mutex
 	conns []net.Conn
-	err   error
-	done  chan struct{}
-	once  sync.Once
+	// events are what happened to the VM, in order: "connect", "agent
+	// power-off", "power button", "forced stop".
+	events []string
+	err    error
+	done   chan struct{}
+	once   sync.Once
+}
+
+// powerOffRequest and powerOffAnswer are the fake agent's power-off
+// exchange.
+const (
+	powerOffRequest = "power off\n"
+	powerOffAnswer  = "ok\n"
+)
+
+// fakeAgentStop is an AgentStop for fakeVM's agent.
+func fakeAgentStop(ctx context.Context, c net.Conn) error {
+	defer c.Close()
+	if d, ok := ctx.Deadline(); ok {
+		_ = c.SetDeadline(d)
+	}
+	if _, err := io.WriteString(c, powerOffRequest); err != nil {
+		return err
+	}
+	answer := make([]byte, len(powerOffAnswer))
+	if _, err := io.ReadFull(c, answer); err != nil {
+		return err
+	}
+	if string(answer) != powerOffAnswer {
+		return fmt.Errorf("the agent answered %q", answer)
+	}
+	return nil
+}
+
+func (f *fakeVM) record(event string) {
+	f.mu.Lock()
+	f.events = append(f.events, event)
+	f.mu.Unlock()
+}
+
+func (f *fakeVM) history() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.events...)
+}
+
+// serveAgent is the fake agent on one connection.
+func (f *fakeVM) serveAgent(c net.Conn) {
+	defer c.Close()
+	buf := make([]byte, 4096)
+	for {
+		n, err := c.Read(buf)
+		if err != nil {
+			return
+		}
+		if string(buf[:n]) == powerOffRequest {
+			f.record("agent power-off")
+			_, _ = io.WriteString(c, powerOffAnswer)
+			if !f.agentStays {
+				f.end(nil)
+			}
+			continue
+		}
+		if _, err := c.Write(buf[:n]); err != nil {
+			return
+		}
+	}
 }
 
 var _ instance = (*fakeVM)(nil)
@@ -97,11 +166,9 @@ func (f *fakeVM) Connect(ctx context.Context, port uint32) (net.Conn, error) {
 	host, guest := net.Pipe()
 	f.mu.Lock()
 	f.conns = append(f.conns, host, guest)
+	f.events = append(f.events, "connect")
 	f.mu.Unlock()
-	go func() {
-		_, _ = io.Copy(guest, guest)
-		_ = guest.Close()
-	}()
+	go f.serveAgent(guest)
 	return host, nil
 }
 
@@ -128,6 +195,7 @@ func (f *fakeVM) Err() error {
 
 func (f *fakeVM) RequestStop() error {
 	f.requests.Add(1)
+	f.record("power button")
 	if f.requestErr != nil {
 		return f.requestErr
 	}
@@ -139,6 +207,7 @@ func (f *fakeVM) RequestStop() error {
 
 func (f *fakeVM) ForceStop(ctx context.Context) error {
 	f.forced.Add(1)
+	f.record("forced stop")
 	f.end(nil)
 	return nil
 }

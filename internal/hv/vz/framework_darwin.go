@@ -111,7 +111,18 @@ func bootVZ(ctx context.Context, p Plan, logger *log.Logger) (instance, error) {
 		_ = vm.Stop()
 		return nil, fmt.Errorf("the VM has %d virtio socket devices, want 1", len(sockets))
 	}
-	inst := &vzInstance{vm: vm, socket: sockets[0], done: make(chan struct{})}
+	socket := sockets[0]
+	inst := &vzInstance{vm: vm, done: make(chan struct{})}
+	inst.conns = newConnector(func(port uint32) (net.Conn, error) {
+		c, err := socket.Connect(port)
+		if err != nil {
+			return nil, err
+		}
+		if c == nil { // not a nil net.Conn holding a nil pointer
+			return nil, errors.New("the framework returned no connection and no error")
+		}
+		return c, nil
+	})
 	go inst.watch(states, logger)
 	return inst, nil
 }
@@ -200,9 +211,14 @@ func configure(p Plan) (*vz.VirtualMachineConfiguration, error) {
 		if err != nil {
 			return nil, fmt.Errorf("network device: %w", err)
 		}
-		mac, err := vz.NewRandomLocallyAdministeredMACAddress()
+		// The bundle's own, so that the guest sees the same NIC every boot.
+		hw, err := net.ParseMAC(p.MACAddress)
 		if err != nil {
-			return nil, fmt.Errorf("MAC address: %w", err)
+			return nil, fmt.Errorf("MAC address %q of the plan: %w", p.MACAddress, err)
+		}
+		mac, err := vz.NewMACAddress(hw)
+		if err != nil {
+			return nil, fmt.Errorf("MAC address %s: %w", p.MACAddress, err)
 		}
 		nic.SetMACAddress(mac)
 		config.SetNetworkDevicesVirtualMachineConfiguration([]*vz.VirtioNetworkDeviceConfiguration{nic})
@@ -301,8 +317,10 @@ func blockDevice(path, caching string) (*vz.VirtioBlockDeviceConfiguration, erro
 
 // vzInstance is a started vz.VirtualMachine.
 type vzInstance struct {
-	vm     *vz.VirtualMachine
-	socket *vz.VirtioSocketDevice
+	vm *vz.VirtualMachine
+	// conns makes vsock connections through the VM's socket device, one
+	// attempt at a time (vz's Connect cannot be cancelled).
+	conns *connector
 
 	mu   sync.Mutex
 	err  error
@@ -328,39 +346,11 @@ func (i *vzInstance) watch(states <-chan vz.VirtualMachineState, logger *log.Log
 	close(i.done)
 }
 
-// Connect dials a vsock port in the guest. The framework may never answer
-// a connection to a port nothing listens on, so the attempt is abandoned
-// when ctx ends, and a connection that arrives later is closed.
+// Connect dials a vsock port in the guest. The framework may not answer
+// until the guest's vsock device does, and its call cannot be cancelled:
+// when ctx ends first, the attempt stays in flight for the next Connect.
 func (i *vzInstance) Connect(ctx context.Context, port uint32) (net.Conn, error) {
-	type result struct {
-		conn *vz.VirtioSocketConnection
-		err  error
-	}
-	results := make(chan result, 1)
-	go func() {
-		c, err := i.socket.Connect(port)
-		results <- result{c, err}
-	}()
-	abandon := func() {
-		go func() {
-			if r := <-results; r.err == nil && r.conn != nil {
-				_ = r.conn.Close()
-			}
-		}()
-	}
-	select {
-	case r := <-results:
-		if r.err != nil {
-			return nil, fmt.Errorf("vsock port %d: %w", port, r.err)
-		}
-		return r.conn, nil
-	case <-i.done:
-		abandon()
-		return nil, errors.New("the VM has stopped")
-	case <-ctx.Done():
-		abandon()
-		return nil, ctx.Err()
-	}
+	return i.conns.connectWhile(ctx, i.done, port)
 }
 
 func (i *vzInstance) Done() <-chan struct{} { return i.done }

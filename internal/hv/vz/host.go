@@ -28,7 +28,8 @@ import (
 // not detached is hosted the same way inside the controller.
 
 // HostCommand is the hidden subcommand that runs the vz host process:
-// `qoslab __vzhost STATE_DIR` must call HostMain(ctx, STATE_DIR).
+// `qoslab __vzhost STATE_DIR` must call HostMain(ctx, STATE_DIR, stop),
+// with stop the agent's shutdown (internal/agent.ShutdownOver).
 const HostCommand = "__vzhost"
 
 // Timing of the host's work.
@@ -84,6 +85,9 @@ type host struct {
 	locks []*os.File
 	ln    net.Listener
 	log   *log.Logger
+	// agentStop asks the guest's agent to power the guest off; nil when
+	// there is no agent to ask.
+	agentStop AgentStop
 	// closeLog is closed when the VM has ended: the log file a controller
 	// opened for a VM it hosts itself.
 	closeLog io.Closer
@@ -101,8 +105,8 @@ type host struct {
 // openHost locks the state directory and the bundle, boots p, listens on
 // its agent socket and writes vm.json from base, now running in this
 // process. Nothing is booted when a lock is held elsewhere.
-func openHost(ctx context.Context, p Plan, base State, boot bootFunc, logger *log.Logger, closeLog io.Closer) (_ *host, err error) {
-	h := &host{plan: p, dir: p.StateDir, log: logger, closeLog: closeLog, done: make(chan struct{})}
+func openHost(ctx context.Context, p Plan, base State, boot bootFunc, agentStop AgentStop, logger *log.Logger, closeLog io.Closer) (_ *host, err error) {
+	h := &host{plan: p, dir: p.StateDir, log: logger, agentStop: agentStop, closeLog: closeLog, done: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			h.unlock()
@@ -129,7 +133,14 @@ func openHost(ctx context.Context, p Plan, base State, boot bootFunc, logger *lo
 		if err != nil {
 			return nil, fmt.Errorf("lock the VM bundle: %w", err)
 		}
+		// Read under the lock: one MAC address per bundle, whoever boots it.
+		mac, lock, err := bundleMAC(p.Bundle, lock)
 		h.locks = append(h.locks, lock)
+		if err != nil {
+			return nil, err
+		}
+		p.MACAddress = mac
+		h.plan = p
 	}
 	// Left by a host that was killed; the lock says none runs now.
 	if err := os.Remove(p.AgentSocket); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -163,6 +174,7 @@ func openHost(ctx context.Context, p Plan, base State, boot bootFunc, logger *lo
 		return fail(fmt.Errorf("agent socket: %w", err))
 	}
 	s := base
+	s.Plan = p
 	s.Phase = PhaseRunning
 	s.Info.PID = os.Getpid()
 	s.StartedAt = time.Now()
@@ -223,7 +235,7 @@ func (h *host) forward(c net.Conn) {
 		_ = c.Close()
 		return
 	}
-	proxy(h.ctx, c, g)
+	proxy(h.ctx, c, g, halfOpenLinger)
 }
 
 // watch waits for the VM to end and leaves the state directory to the next
@@ -278,8 +290,9 @@ func (h *host) Err() error {
 	return h.err
 }
 
-// stop powers the VM off: asked, then by force (see stopInstance), and
-// returns once the host has let the state directory go.
+// stop powers the VM off: through its agent, else with the power button,
+// then by force (see stopInstance), and returns once the host has let the
+// state directory go.
 func (h *host) stop(ctx context.Context) error {
 	h.stopMu.Lock()
 	defer h.stopMu.Unlock()
@@ -287,107 +300,31 @@ func (h *host) stop(ctx context.Context) error {
 		return nil
 	}
 	h.stopping.Store(true)
-	if err := stopInstance(ctx, h.inst, h.plan.StopTimeout, forceStopTimeout, h.log); err != nil {
+	times := stopTimes{reach: agentStopReach, grace: h.plan.StopTimeout, force: forceStopTimeout}
+	if err := stopInstance(ctx, h.inst, h.plan.AgentPort, h.agentStop, times, h.log); err != nil {
 		return fmt.Errorf("stop VM %s: %w", h.plan.Name, err)
 	}
 	<-h.done
 	return nil
 }
 
-// stopInstance asks the guest to power off and gives it grace to do so (or
-// until ctx ends), then stops the VM by force, which has force to work.
-func stopInstance(ctx context.Context, inst instance, grace, force time.Duration, logger *log.Logger) error {
-	if err := inst.RequestStop(); err != nil {
-		logger.Printf("the guest cannot be asked to power off (%v): stopping it by force", err)
-	} else {
-		t := time.NewTimer(grace)
-		defer t.Stop()
-		select {
-		case <-inst.Done():
-			return nil
-		case <-t.C:
-			logger.Printf("the guest did not power off within %s: stopping it by force", grace)
-		case <-ctx.Done():
-			logger.Printf("no more time for the guest to power off (%v): stopping it by force", ctx.Err())
-		}
-	}
-	// Not ctx: a forced stop is prompt, and must not be cut short.
-	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), force)
-	defer cancel()
-	ferr := inst.ForceStop(fctx)
-	select {
-	case <-inst.Done():
-		return nil
-	case <-fctx.Done():
-	}
-	if ferr != nil {
-		return fmt.Errorf("forced stop: %w", ferr)
-	}
-	return fmt.Errorf("the VM is still running %s after a forced stop", force)
-}
-
-// connectRetry dials until it succeeds or ctx ends, giving each attempt
-// connectAttempt and pausing agentRetry between attempts.
-func connectRetry(ctx context.Context, dial func(context.Context) (net.Conn, error)) (net.Conn, error) {
-	for {
-		actx, cancel := context.WithTimeout(ctx, connectAttempt)
-		c, err := dial(actx)
-		cancel()
-		if err == nil {
-			return c, nil
-		}
-		t := time.NewTimer(agentRetry)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, fmt.Errorf("%w (last attempt: %v)", ctx.Err(), err)
-		case <-t.C:
-		}
-	}
-}
-
-// proxy copies between a and b until both directions have ended, or ctx
-// has, and closes both. A direction that ends half-closes its destination
-// when it can (the other direction may still carry an answer), else ends
-// the whole connection.
-func proxy(ctx context.Context, a, b net.Conn) {
-	closeBoth := func() {
-		_ = a.Close()
-		_ = b.Close()
-	}
-	stop := context.AfterFunc(ctx, closeBoth)
-	defer stop()
-	finished := make(chan struct{}, 2)
-	pipe := func(dst, src net.Conn) {
-		_, _ = io.Copy(dst, src)
-		if cw, ok := dst.(interface{ CloseWrite() error }); !ok || cw.CloseWrite() != nil {
-			closeBoth()
-		}
-		finished <- struct{}{}
-	}
-	go pipe(a, b)
-	go pipe(b, a)
-	<-finished
-	<-finished
-	closeBoth()
-}
-
 // HostMain is the vz host process: `qoslab __vzhost STATE_DIR` (see
 // HostCommand), started by Start for a detached VM. It boots the plan the
 // controller wrote in STATE_DIR's vm.json and serves the VM until the VM
 // ends, or until SIGTERM or SIGINT (or ctx) asks it to stop the VM, which it
-// does gracefully, then by force. Its stderr is the VM's vz.log. The error
-// is why the VM ended, nil for a clean stop.
-func HostMain(ctx context.Context, stateDir string) error {
+// does gracefully (through the guest's agent with agentStop), then by
+// force. Its stderr is the VM's vz.log. The error is why the VM ended, nil
+// for a clean stop.
+func HostMain(ctx context.Context, stateDir string, agentStop AgentStop) error {
 	// The host has its own session and no terminal; a hangup is not for it.
 	signal.Ignore(syscall.SIGHUP)
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	return hostMain(ctx, stateDir, hostPlatform().boot, os.Stderr)
+	return hostMain(ctx, stateDir, hostPlatform().boot, agentStop, os.Stderr)
 }
 
 // hostMain is HostMain with the platform's boot and the log given.
-func hostMain(ctx context.Context, stateDir string, boot bootFunc, logw io.Writer) error {
+func hostMain(ctx context.Context, stateDir string, boot bootFunc, agentStop AgentStop, logw io.Writer) error {
 	logger := log.New(logw, "vz host: ", log.LstdFlags|log.Lmicroseconds)
 	dir, err := filepath.Abs(stateDir)
 	if err != nil {
@@ -403,7 +340,7 @@ func hostMain(ctx context.Context, stateDir string, boot bootFunc, logw io.Write
 	if s.Plan.StateDir != dir {
 		return fmt.Errorf("vz host: vm.json in %s plans a VM in %s", dir, s.Plan.StateDir)
 	}
-	h, err := openHost(ctx, s.Plan, s, boot, logger, nil)
+	h, err := openHost(ctx, s.Plan, s, boot, agentStop, logger, nil)
 	if err != nil {
 		logger.Print(err)
 		// For the controller waiting on it, which shows it; unless another

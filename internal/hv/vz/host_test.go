@@ -10,7 +10,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -75,134 +74,54 @@ func unixPair(t *testing.T) (client, server net.Conn) {
 	return client, server
 }
 
-func TestProxyCopiesBothWaysAndClosesBoth(t *testing.T) {
-	client, hostEnd := net.Pipe()
-	guestEnd, agent := net.Pipe()
-	done := make(chan struct{})
-	go func() {
-		proxy(context.Background(), hostEnd, guestEnd)
-		close(done)
-	}()
-	go func() { _, _ = io.Copy(agent, agent) }()
-	echoes(t, client, "hello agent")
-	echoes(t, client, "again")
-
-	require.NoError(t, client.Close())
-	select {
-	case <-done:
-	case <-time.After(waitBound):
-		t.Fatal("proxy did not end when the client closed")
-	}
-	_, err := agent.Read(make([]byte, 1))
-	assert.Error(t, err, "the agent's end is closed too")
-}
-
-func TestProxyHalfCloses(t *testing.T) {
-	client, hostEnd := unixPair(t)
-	guestEnd, agent := unixPair(t)
-	go proxy(context.Background(), hostEnd, guestEnd)
-	// The agent reads the whole request, then answers: it needs the
-	// client's end of stream to reach it while the way back stays open.
-	go func() {
-		req, _ := io.ReadAll(agent)
-		_, _ = agent.Write(append([]byte("got "), req...))
-		_ = agent.Close()
-	}()
-	_, err := client.Write([]byte("request"))
-	require.NoError(t, err)
-	require.NoError(t, client.(*net.UnixConn).CloseWrite())
-	require.NoError(t, client.SetDeadline(time.Now().Add(waitBound)))
-	answer, err := io.ReadAll(client)
-	require.NoError(t, err)
-	assert.Equal(t, "got request", string(answer))
-}
-
-func TestProxyEndsWithContext(t *testing.T) {
-	client, hostEnd := net.Pipe()
-	guestEnd, agent := net.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		proxy(ctx, hostEnd, guestEnd)
-		close(done)
-	}()
-	cancel()
-	select {
-	case <-done:
-	case <-time.After(waitBound):
-		t.Fatal("proxy did not end with its context")
-	}
-	_, err := client.Read(make([]byte, 1))
-	assert.Error(t, err)
-	_, err = agent.Read(make([]byte, 1))
-	assert.Error(t, err)
-}
-
-func TestConnectRetry(t *testing.T) {
-	var attempts atomic.Int32
-	c, err := connectRetry(context.Background(), func(ctx context.Context) (net.Conn, error) {
-		if attempts.Add(1) <= 3 {
-			return nil, errors.New("connection reset by peer")
-		}
-		a, _ := net.Pipe()
-		return a, nil
-	})
-	require.NoError(t, err)
-	assert.NotNil(t, c)
-	assert.Equal(t, int32(4), attempts.Load())
-
-	// An attempt that gets no answer is given up and made again.
-	attempts.Store(0)
-	c, err = connectRetry(context.Background(), func(ctx context.Context) (net.Conn, error) {
-		if attempts.Add(1) == 1 {
-			<-ctx.Done()
-			return nil, ctx.Err()
-		}
-		a, _ := net.Pipe()
-		return a, nil
-	})
-	require.NoError(t, err)
-	assert.NotNil(t, c)
-	assert.Equal(t, int32(2), attempts.Load())
-
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	_, err = connectRetry(ctx, func(ctx context.Context) (net.Conn, error) {
-		return nil, errors.New("connection reset by peer")
-	})
-	require.Error(t, err)
-	assert.ErrorIs(t, err, context.Canceled)
-	assert.Contains(t, err.Error(), "last attempt: connection reset by peer")
-}
-
+// The stop sequence, in the order its steps reach the VM: the guest's
+// agent first, the power button only when the agent cannot be reached,
+// force last.
 func TestStopInstance(t *testing.T) {
+	port := uint32(guestchan.VsockPort)
+	failingStop := func(context.Context, net.Conn) error { return errors.New("agent: unknown method") }
 	cases := []struct {
-		name         string
-		vm           func() *fakeVM
-		ctx          func() context.Context
-		wantRequests int32
-		wantForced   int32
+		name      string
+		vm        func() *fakeVM
+		agentStop AgentStop
+		ctx       func() context.Context
+		forced    bool // the VM ends by force: the grace is short
+		want      []string
 	}{
-		{"the guest powers off", func() *fakeVM { return newFakeVM(uint32(guestchan.VsockPort), 0) }, context.Background, 1, 0},
-		{"the guest ignores the power button", func() *fakeVM {
-			vm := newFakeVM(uint32(guestchan.VsockPort), 0)
+		{name: "the agent powers the guest off", vm: func() *fakeVM { return newFakeVM(port, 0) }, agentStop: fakeAgentStop,
+			want: []string{"connect", "agent power-off"}},
+		{name: "the agent answers but the guest stays up", vm: func() *fakeVM {
+			vm := newFakeVM(port, 0)
+			vm.agentStays = true
+			return vm
+		}, agentStop: fakeAgentStop, forced: true,
+			// No power button once the agent was asked: in macOS it opens a dialog.
+			want: []string{"connect", "agent power-off", "forced stop"}},
+		{name: "no agent listens: the power button", vm: func() *fakeVM { return newFakeVM(port, 1<<20) }, agentStop: fakeAgentStop,
+			want: []string{"power button"}},
+		{name: "the agent refuses: the power button", vm: func() *fakeVM { return newFakeVM(port, 0) }, agentStop: failingStop,
+			want: []string{"connect", "power button"}},
+		{name: "no agent to ask", vm: func() *fakeVM { return newFakeVM(port, 0) }, want: []string{"power button"}},
+		{name: "the guest ignores the power button", vm: func() *fakeVM {
+			vm := newFakeVM(port, 1<<20)
 			vm.ignoreStop = true
 			return vm
-		}, context.Background, 1, 1},
-		{"the power button cannot be pressed", func() *fakeVM {
-			vm := newFakeVM(uint32(guestchan.VsockPort), 0)
+		}, agentStop: fakeAgentStop, forced: true, want: []string{"power button", "forced stop"}},
+		{name: "the power button cannot be pressed", vm: func() *fakeVM {
+			vm := newFakeVM(port, 0)
 			vm.requestErr = errors.New("the VM is starting")
 			return vm
-		}, context.Background, 1, 1},
-		{"no time left", func() *fakeVM {
-			vm := newFakeVM(uint32(guestchan.VsockPort), 0)
+		}, forced: true, want: []string{"power button", "forced stop"}},
+		{name: "no time left", vm: func() *fakeVM {
+			vm := newFakeVM(port, 0)
 			vm.ignoreStop = true
 			return vm
-		}, func() context.Context {
-			ctx, cancel := context.WithCancel(context.Background())
-			cancel()
-			return ctx
-		}, 1, 1},
+		}, agentStop: fakeAgentStop, ctx: cancelled, want: []string{"power button", "forced stop"}},
+		{name: "already stopped", vm: func() *fakeVM {
+			vm := newFakeVM(port, 0)
+			vm.end(nil)
+			return vm
+		}, agentStop: fakeAgentStop, want: nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -210,19 +129,32 @@ func TestStopInstance(t *testing.T) {
 			var log bytes.Buffer
 			logger := discardLogger()
 			logger.SetOutput(&log)
-			grace := time.Millisecond
-			if c.wantForced == 0 {
-				grace = waitBound
+			times := stopTimes{reach: 300 * time.Millisecond, grace: waitBound, force: waitBound}
+			if c.forced {
+				times.grace = time.Millisecond
 			}
-			require.NoError(t, stopInstance(c.ctx(), vm, grace, waitBound, logger))
-			assert.Equal(t, c.wantRequests, vm.requests.Load())
-			assert.Equal(t, c.wantForced, vm.forced.Load())
-			if c.wantForced > 0 {
+			ctx := context.Background()
+			if c.ctx != nil {
+				ctx = c.ctx()
+			}
+			require.NoError(t, stopInstance(ctx, vm, port, c.agentStop, times, logger))
+			waitDone(t, vmMachine{vm})
+			assert.Equal(t, c.want, vm.history(), "what reached the VM, in order")
+			if c.forced {
 				assert.Contains(t, log.String(), "stopping it by force")
 			}
 		})
 	}
 }
+
+// vmMachine lets waitDone wait for a fakeVM.
+type vmMachine struct{ *fakeVM }
+
+func (vmMachine) DialAgent(context.Context) (net.Conn, error) {
+	return nil, errors.New("not a machine")
+}
+func (vmMachine) Info() hv.MachineInfo       { return hv.MachineInfo{Name: "fake"} }
+func (vmMachine) Stop(context.Context) error { return nil }
 
 // stuckVM never stops, even by force.
 type stuckVM struct{ *fakeVM }
@@ -234,7 +166,7 @@ func TestStopInstanceReportsAStuckVM(t *testing.T) {
 	vm.ignoreStop = true
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	err := stopInstance(ctx, stuckVM{vm}, time.Millisecond, time.Millisecond, discardLogger())
+	err := stopInstance(ctx, stuckVM{vm}, vm.port, fakeAgentStop, stopTimes{reach: time.Millisecond, grace: time.Millisecond, force: time.Millisecond}, discardLogger())
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "forced stop: refused")
 }
@@ -435,11 +367,11 @@ func TestHostMainRefusesAStateNotStarting(t *testing.T) {
 		t.Fatal("booted")
 		return nil, nil
 	}
-	err = hostMain(context.Background(), dir, boot, io.Discard)
+	err = hostMain(context.Background(), dir, boot, fakeAgentStop, io.Discard)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "not waiting to start")
 
-	err = hostMain(context.Background(), t.TempDir(), boot, io.Discard)
+	err = hostMain(context.Background(), t.TempDir(), boot, fakeAgentStop, io.Discard)
 	assert.ErrorContains(t, err, "no VM was started there")
 }
 
@@ -528,4 +460,49 @@ func TestDetachedHostFailsToBoot(t *testing.T) {
 	held, err := running(dir)
 	require.NoError(t, err)
 	assert.False(t, held)
+}
+
+// A bundle made before bundles kept a MAC address gets one on its first
+// boot, written once; every boot uses the bundle's, and the bundle stays
+// locked while its config.json is replaced.
+func TestBootUsesTheBundlesMAC(t *testing.T) {
+	ctx := context.Background()
+	bundle := makeTestBundle(t)
+	editConfig("mac_address", nil)(t, bundle)
+	editConfig("schema_version", "1.0")(t, bundle)
+	old, err := OpenBundle(bundle.Dir)
+	require.NoError(t, err)
+	require.Empty(t, old.Config.MACAddress)
+
+	fp := &fakePlatform{lim: testLimits}
+	b := newTestBackend(fp)
+	first, err := b.Start(ctx, hv.Spec{Image: bundle.Image(), StateDir: t.TempDir()})
+	require.NoError(t, err)
+	written, err := OpenBundle(bundle.Dir)
+	require.NoError(t, err)
+	mac := written.Config.MACAddress
+	require.NoError(t, checkMAC(mac))
+	assert.Equal(t, BundleSchema, written.Config.SchemaVersion)
+	written.Config.MACAddress, written.Config.SchemaVersion = "", old.Config.SchemaVersion
+	assert.Equal(t, old.Config, written.Config, "nothing else changed")
+	assert.Equal(t, mac, fp.plans[0].MACAddress, "the boot used the MAC it wrote")
+	s, err := ReadState(first.Info().StateDir)
+	require.NoError(t, err)
+	assert.Equal(t, mac, s.Plan.MACAddress, "vm.json says which")
+
+	// The new config.json is locked as the old one was.
+	_, err = lockExclusive(bundle.Path(BundleConfigFile), false)
+	assert.ErrorIs(t, err, errLocked)
+	_, err = b.Start(ctx, hv.Spec{Image: bundle.Image(), StateDir: t.TempDir()})
+	assert.ErrorContains(t, err, "is in use by another running VM")
+	require.NoError(t, first.Stop(ctx))
+
+	again, err := b.Start(ctx, hv.Spec{Image: bundle.Image(), StateDir: t.TempDir()})
+	require.NoError(t, err)
+	require.NoError(t, again.Stop(ctx))
+	require.Len(t, fp.plans, 2)
+	assert.Equal(t, mac, fp.plans[1].MACAddress, "the same MAC on the next boot")
+	kept, err := OpenBundle(bundle.Dir)
+	require.NoError(t, err)
+	assert.Equal(t, mac, kept.Config.MACAddress)
 }

@@ -184,9 +184,15 @@ func installerVM(t InstallTarget) (*vz.VirtualMachine, error) {
 	}
 	gfx.SetDisplays(display)
 	cfg.SetGraphicsDevicesVirtualMachineConfiguration([]vz.GraphicsDeviceConfiguration{gfx})
-	if ok, err := cfg.Validate(); !ok || err != nil {
+	// Validate may refuse without an error to say why.
+	ok, err := cfg.Validate()
+	if err != nil {
 		return nil, fmt.Errorf("Virtualization.framework refused the installer's VM configuration (%d CPUs, %d MiB): %w",
 			t.CPUs, t.MemoryBytes>>20, err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("Virtualization.framework refused the installer's VM configuration (%d CPUs, %d MiB) without saying why",
+			t.CPUs, t.MemoryBytes>>20)
 	}
 	vm, err := vz.NewVirtualMachine(cfg)
 	if err != nil {

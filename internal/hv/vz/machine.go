@@ -84,8 +84,9 @@ func (m *localMachine) Done() <-chan struct{} { return m.h.done }
 // Err says why the VM ended, once Done is closed.
 func (m *localMachine) Err() error { return m.h.Err() }
 
-// Stop asks the guest to power off, then stops the VM by force after the
-// guest's stop timeout or once ctx ends.
+// Stop asks the guest to power off (through its agent, else with the
+// power button), then stops the VM by force after the guest's stop timeout
+// or once ctx ends (see stopInstance).
 func (m *localMachine) Stop(ctx context.Context) error { return m.h.stop(ctx) }
 
 // hostedMachine is a VM that a vz host process runs: one this controller
@@ -115,7 +116,7 @@ func newHostedMachine(s State) *hostedMachine {
 		agentSocket: s.Plan.AgentSocket,
 		pid:         s.Info.PID,
 		hostLog:     s.HostLog,
-		grace:       s.Plan.StopTimeout + forceStopTimeout + 2*time.Second,
+		grace:       stopBound(s.Plan) + 2*time.Second,
 		info:        s.Info,
 		done:        make(chan struct{}),
 	}
@@ -202,7 +203,7 @@ func (m *hostedMachine) Err() error {
 }
 
 // Stop has the host stop the VM (SIGTERM: the guest is asked to power off,
-// then stopped by force), and kills the host, and with it the VM, if it has
+// through its agent else with the power button, then stopped by force), and kills the host, and with it the VM, if it has
 // not ended after its time or once ctx ends. It returns once the host has
 // ended.
 func (m *hostedMachine) Stop(ctx context.Context) error {

@@ -87,6 +87,9 @@ type Plan struct {
 	HardwareModel     []byte `json:"hardware_model,omitempty"`
 	MachineIdentifier []byte `json:"machine_identifier,omitempty"`
 	NAT               bool   `json:"nat"`
+	// MACAddress is the network device's, the bundle's own (the vz host
+	// writes one into a bundle that has none before it boots).
+	MACAddress string `json:"mac_address,omitempty"`
 
 	// ScratchDisk is a raw disk in the state directory for the compression
 	// sink (/dev/vda in a Linux guest); "" for none.
@@ -276,6 +279,7 @@ func (p *Plan) planMacOS(b Bundle, spec hv.Spec) {
 	p.HardwareModel = b.HardwareModel
 	p.MachineIdentifier = b.MachineIdentifier
 	p.NAT = true
+	p.MACAddress = b.Config.MACAddress
 	p.StopTimeout = macOSStopTimeout
 	if p.Image.Name == "" {
 		p.Image = b.Image()

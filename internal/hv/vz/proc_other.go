@@ -17,6 +17,10 @@ func lockExclusive(path string, create bool) (*os.File, error) { return nil, err
 
 func lockHeld(path string) (bool, error) { return false, errNoUnix }
 
+func replaceLocked(path string, held *os.File, content []byte) (*os.File, error) {
+	return nil, errNoUnix
+}
+
 func hostProcAttr() *syscall.SysProcAttr { return nil }
 
 func signalProcess(pid int, sig syscall.Signal) error { return errNoUnix }

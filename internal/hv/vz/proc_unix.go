@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -27,31 +28,97 @@ var errLocked = errors.New("held by another process")
 // set) for as long as the returned file stays open. flock, not fcntl: it
 // belongs to the open file, not the process, so a second open in the same
 // process is refused too, and closing another descriptor of the file does
-// not drop it.
+// not drop it. A lock taken on a file that path no longer names (replaced
+// meanwhile by replaceLocked) is let go, and the file path names now is
+// locked instead.
 func lockExclusive(path string, create bool) (*os.File, error) {
 	flag := os.O_RDONLY
 	if create {
 		flag |= os.O_CREATE
 	}
-	f, err := os.OpenFile(path, flag, 0o600)
-	if err != nil {
-		return nil, err
-	}
+	var err error
 	for i := 0; ; i++ {
+		var f *os.File
+		f, err = os.OpenFile(path, flag, 0o600)
+		if err != nil {
+			return nil, err
+		}
 		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 		if err == nil {
-			return f, nil
+			same, serr := namesFile(path, f)
+			if serr != nil {
+				_ = f.Close()
+				return nil, fmt.Errorf("lock %s: %w", path, serr)
+			}
+			if same {
+				return f, nil
+			}
+			err = unix.EWOULDBLOCK // replaced: its new file's lock is held
 		}
+		_ = f.Close()
 		if !errors.Is(err, unix.EWOULDBLOCK) || i == lockRetries {
 			break
 		}
 		time.Sleep(lockRetry)
 	}
-	_ = f.Close()
 	if errors.Is(err, unix.EWOULDBLOCK) {
 		return nil, errLocked
 	}
 	return nil, fmt.Errorf("lock %s: %w", path, err)
+}
+
+// namesFile reports whether path still names the open file f.
+func namesFile(path string, f *os.File) (bool, error) {
+	held, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	now, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return os.SameFile(held, now), nil
+}
+
+// replaceLocked replaces the file at path, whose exclusive lock held is,
+// with a new file of content, mode 0600, and returns the new file, locked.
+// The new file is locked before it takes path's place and the old lock is
+// let go only after, so that the lock on what path names never lapses:
+// lockExclusive refuses the new file while the lock is held, and a locker
+// that got the old file meanwhile sees it replaced. On an error held is
+// still held and path unchanged.
+func replaceLocked(path string, held *os.File, content []byte) (*os.File, error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*os.File, error) {
+		_ = f.Close()
+		_ = os.Remove(f.Name())
+		return nil, err
+	}
+	if _, err := f.Write(content); err != nil {
+		return fail(err)
+	}
+	if err := f.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		return fail(fmt.Errorf("lock the new %s: %w", filepath.Base(path), err))
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fail(err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
+	_ = held.Close()
+	return f, nil
 }
 
 // lockHeld says whether another open file holds an exclusive lock on path.

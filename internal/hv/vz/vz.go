@@ -32,6 +32,11 @@ type Options struct {
 	// executable and []string{HostCommand}.
 	Executable string
 	HostArgs   []string
+	// AgentStop asks a guest's agent to power the guest off, which is how
+	// a VM hosted in this process is stopped first (internal/agent's
+	// ShutdownOver; hv/vz does not import the agent). Nil: the power button,
+	// then a forced stop. A detached VM's host gets it from HostMain.
+	AgentStop AgentStop
 }
 
 // Backend boots VMs with Virtualization.framework.
@@ -121,7 +126,7 @@ func (b *Backend) Start(ctx context.Context, spec hv.Spec) (hv.Machine, error) {
 	}
 	if spec.Ready != nil {
 		if err := awaitReady(ctx, m, spec.Ready); err != nil {
-			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.StopTimeout+forceStopTimeout+killTimeout)
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopBound(p)+killTimeout)
 			_ = m.Stop(sctx)
 			cancel()
 			return nil, fmt.Errorf("start VM %s: %w; see %s", p.Name, err, base.Info.ConsoleLog)
@@ -146,7 +151,7 @@ func (b *Backend) startLocal(ctx context.Context, base State) (machine, error) {
 		return nil, fmt.Errorf("VM log: %w", err)
 	}
 	logger := log.New(logf, fmt.Sprintf("vz (pid %d): ", os.Getpid()), log.LstdFlags|log.Lmicroseconds)
-	h, err := openHost(ctx, base.Plan, base, b.platform.boot, logger, logf)
+	h, err := openHost(ctx, base.Plan, base, b.platform.boot, b.opts.AgentStop, logger, logf)
 	if err != nil {
 		_ = logf.Close()
 		return nil, err
@@ -199,7 +204,7 @@ func (b *Backend) startHosted(ctx context.Context, base State) (machine, error) 
 	if err != nil {
 		// The host may have the VM half started: let it stop it.
 		_ = cmd.Process.Signal(os.Interrupt)
-		t := time.NewTimer(base.Plan.StopTimeout + forceStopTimeout)
+		t := time.NewTimer(stopBound(base.Plan))
 		defer t.Stop()
 		select {
 		case <-exited:

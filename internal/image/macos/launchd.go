@@ -45,10 +45,18 @@ type launchDaemon struct {
 	StandardErrorPath string `plist:"StandardErrorPath"`
 }
 
+// agentPowerOffFlag is the agent's --power-off-on-shutdown (internal/agent's
+// PowerOffFlag; a test keeps them equal).
+const agentPowerOffFlag = "--power-off-on-shutdown"
+
 // AgentArgs is how launchd starts the agent: serving on the vsock port
-// hv/vz dials.
+// hv/vz dials, and powering the guest off when asked to shut down. A
+// LaunchDaemon without UserName runs as root, which shutdown(8) needs;
+// without the flag a Shutdown would only end the agent, which launchd
+// starts again (KeepAlive), and stopping the guest would take the power
+// button, which opens a dialog in macOS, or a forced stop.
 func AgentArgs() []string {
-	return []string{AgentGuestPath, "--listen", fmt.Sprintf("vsock:%d", guestchan.VsockPort)}
+	return []string{AgentGuestPath, "--listen", fmt.Sprintf("vsock:%d", guestchan.VsockPort), agentPowerOffFlag}
 }
 
 // LaunchDaemonPlist is the agent's LaunchDaemon, as XML.

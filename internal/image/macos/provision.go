@@ -159,13 +159,18 @@ func (p *provisioner) provisionOffline(ctx context.Context, bundle, agent string
 	disk := b.Path(vz.DiskFile)
 	p.logf("attaching %s", disk)
 	out, err := p.run(ctx, "hdiutil", "attach", "-imagekey", "diskimage-class=CRawDiskImage", "-nomount", "-plist", disk)
-	if err != nil {
-		return nil, fmt.Errorf("attach the guest disk %s: %w", disk, err)
+	attached, perr := parseAttach(out)
+	if err == nil {
+		err = perr
 	}
-	dev, err := attachedWholeDisk(out)
 	if err != nil {
-		return nil, fmt.Errorf("attach the guest disk %s: %w", disk, err)
+		err = fmt.Errorf("attach the guest disk %s: %w", disk, err)
+		if derr := p.detachLeftovers(cleanupCtx, disk, attached.Detach); derr != nil {
+			err = fmt.Errorf("%w; %w", err, derr)
+		}
+		return nil, err
 	}
+	dev := attached.Image
 	defer func() {
 		if derr := p.detach(cleanupCtx, dev); derr != nil && err == nil {
 			err = derr
@@ -201,6 +206,28 @@ func (p *provisioner) provisionOffline(ctx context.Context, bundle, agent string
 		return nil, fmt.Errorf("enable ownership on the guest's Data volume: %w", err)
 	}
 	return writeGuestFiles(mp, guestLayout(agent, daemon), p.chown, p.logf)
+}
+
+// detachLeftovers detaches what a failed attach of image left attached:
+// disks when its answer named them, else whatever `hdiutil info` says is
+// attached from image.
+func (p *provisioner) detachLeftovers(ctx context.Context, image string, disks []string) error {
+	if len(disks) == 0 {
+		out, err := p.run(ctx, "hdiutil", "info", "-plist")
+		if err == nil {
+			disks, err = attachedFrom(out, image)
+		}
+		if err != nil {
+			return fmt.Errorf("find what is left attached from %s: %w; look with `hdiutil info` and detach it with `hdiutil detach -force /dev/diskN` before booting the VM", image, err)
+		}
+	}
+	var errs []error
+	for _, d := range disks {
+		if err := p.detach(ctx, d); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func (p *provisioner) detach(ctx context.Context, dev string) error {

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"howett.net/plist"
 
+	"github.com/qoslab/qoslab/internal/agent"
 	"github.com/qoslab/qoslab/internal/hv/vz"
 )
 
@@ -33,13 +34,14 @@ func TestLaunchDaemonPlist(t *testing.T) {
 	assert.Equal(t, plist.XMLFormat, format)
 	assert.Equal(t, map[string]any{
 		"Label":             "org.qoslab.agent",
-		"ProgramArguments":  []any{"/usr/local/libexec/qoslab-agent", "--listen", "vsock:1024"},
+		"ProgramArguments":  []any{"/usr/local/libexec/qoslab-agent", "--listen", "vsock:1024", "--power-off-on-shutdown"},
 		"RunAtLoad":         true,
 		"KeepAlive":         true,
 		"ProcessType":       "Interactive",
 		"StandardOutPath":   "/var/log/qoslab-agent.log",
 		"StandardErrorPath": "/var/log/qoslab-agent.log",
-	}, got)
+	}, got, "no UserName: launchd runs the agent as root, so that a Shutdown request can power the guest off")
+	assert.Equal(t, "--"+agent.PowerOffFlag, agentPowerOffFlag)
 }
 
 func TestDataVolumePath(t *testing.T) {
@@ -49,15 +51,64 @@ func TestDataVolumePath(t *testing.T) {
 	assert.Equal(t, "variable/x", dataVolumePath("/variable/x"))
 }
 
-func TestAttachedWholeDisk(t *testing.T) {
-	dev, err := attachedWholeDisk(readFixture(t, "hdiutil-attach.plist"))
-	require.NoError(t, err)
-	assert.Equal(t, "/dev/disk4", dev)
+func TestParseAttach(t *testing.T) {
+	entity := func(dev, hint string) string {
+		return "<dict><key>dev-entry</key><string>" + dev + "</string><key>content-hint</key><string>" + hint + "</string></dict>"
+	}
+	answer := func(entities ...string) []byte {
+		return []byte(`<plist version="1.0"><dict><key>system-entities</key><array>` + strings.Join(entities, "") + `</array></dict></plist>`)
+	}
+	for _, tc := range []struct {
+		name   string
+		out    []byte
+		image  string
+		detach []string
+		bad    string
+	}{
+		// A macOS guest's disk: the GUID disk, its partitions, and three
+		// synthesized APFS containers with their volumes.
+		{name: "macOS guest disk", out: readFixture(t, "hdiutil-attach.plist"), image: "/dev/disk4", detach: []string{"/dev/disk4"}},
+		{name: "one disk", out: answer(entity("/dev/disk12", "GUID_partition_scheme"), entity("/dev/disk12s1", "Apple_APFS")),
+			image: "/dev/disk12", detach: []string{"/dev/disk12"}},
+		{name: "another scheme", out: answer(entity("/dev/disk3", "FDisk_partition_scheme"), entity("/dev/disk4", apfsContainerScheme)),
+			image: "/dev/disk3", detach: []string{"/dev/disk3"}},
+		{name: "nothing", out: answer(), bad: "attached 0 disks that are not synthesized APFS containers"},
+		{name: "two images", out: answer(entity("/dev/disk3", "GUID_partition_scheme"), entity("/dev/disk5", "GUID_partition_scheme"), entity("/dev/disk6", apfsContainerScheme)),
+			detach: []string{"/dev/disk3", "/dev/disk5"}, bad: "attached 2 disks that are not synthesized APFS containers (/dev/disk3, /dev/disk5) among 3 whole disks"},
+		{name: "only containers", out: answer(entity("/dev/disk6", apfsContainerScheme), entity("/dev/disk7", apfsContainerScheme)),
+			detach: []string{"/dev/disk6", "/dev/disk7"}, bad: "attached 0 disks"},
+		{name: "not a plist", out: []byte("hdiutil: attach failed - no such file"), bad: "read hdiutil's answer"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, err := parseAttach(tc.out)
+			if tc.bad != "" {
+				assert.ErrorContains(t, err, tc.bad)
+			} else {
+				assert.NoError(t, err)
+			}
+			assert.Equal(t, tc.image, a.Image)
+			assert.Equal(t, tc.detach, a.Detach)
+		})
+	}
+}
 
-	_, err = attachedWholeDisk([]byte(`<plist version="1.0"><dict><key>system-entities</key><array/></dict></plist>`))
-	assert.ErrorContains(t, err, "attached 0 whole disks")
-	_, err = attachedWholeDisk([]byte("hdiutil: attach failed"))
-	assert.Error(t, err)
+func TestAttachedFrom(t *testing.T) {
+	dir := t.TempDir()
+	disk := filepath.Join(dir, "disk.img")
+	require.NoError(t, os.WriteFile(disk, nil, 0o600))
+	link := filepath.Join(t.TempDir(), "link")
+	require.NoError(t, os.Symlink(dir, link))
+	info := bytesReplace(readFixture(t, "hdiutil-info.plist"), "GUEST_DISK_PATH", filepath.Join(link, "disk.img"))
+
+	disks, err := attachedFrom(info, disk)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"/dev/disk4"}, disks, "the guest's own disk, found through the symlinked path hdiutil reports; not the other image's")
+
+	disks, err = attachedFrom(info, filepath.Join(dir, "other.img"))
+	require.NoError(t, err)
+	assert.Empty(t, disks)
+	_, err = attachedFrom([]byte("garbage"), disk)
+	assert.ErrorContains(t, err, "list of attached images")
 }
 
 func TestFindDataVolume(t *testing.T) {
@@ -92,6 +143,13 @@ type fakeSystem struct {
 	fail  map[string]error // by the command's first two words
 	mount func(mp string)  // fills the "mounted" volume
 	owned []string         // paths chown was called on
+	// attach, when set, is what `hdiutil attach` prints instead of the
+	// fixture; attached is the image `hdiutil info` lists as attached
+	// (the fixture's guest entry), "" for none.
+	attach   []byte
+	attached string
+	// apfs, when set, is what `diskutil apfs list` prints.
+	apfs []byte
 }
 
 func (f *fakeSystem) run(_ context.Context, name string, args ...string) ([]byte, error) {
@@ -102,12 +160,27 @@ func (f *fakeSystem) run(_ context.Context, name string, args ...string) ([]byte
 		key += " " + args[0]
 	}
 	if err := f.fail[key]; err != nil {
+		if key == "hdiutil attach" && f.attach != nil {
+			return f.attach, err
+		}
 		return nil, err
 	}
 	switch key {
 	case "hdiutil attach":
+		if f.attach != nil {
+			return f.attach, nil
+		}
 		return readFixture(f.t, "hdiutil-attach.plist"), nil
+	case "hdiutil info":
+		path := f.attached
+		if path == "" {
+			path = "/nowhere/else.img"
+		}
+		return bytesReplace(readFixture(f.t, "hdiutil-info.plist"), "GUEST_DISK_PATH", path), nil
 	case "diskutil apfs":
+		if f.apfs != nil {
+			return f.apfs, nil
+		}
 		return readFixture(f.t, "diskutil-apfs-list.plist"), nil
 	case "diskutil mount":
 		if f.mount != nil {
@@ -321,6 +394,73 @@ func TestProvisionOfflineDetachesAfterAFailedMount(t *testing.T) {
 	assert.Equal(t, "hdiutil detach /dev/disk4", last.String())
 	for _, c := range fs.ran {
 		assert.NotEqual(t, "unmount", c.Args[0], "nothing to unmount")
+	}
+}
+
+// A disk left attached keeps the VM from booting: every way provisioning
+// can fail after `hdiutil attach` ran detaches what the attach made (and
+// unmounts what it mounted).
+func TestProvisionOfflineDetachesOnEveryPath(t *testing.T) {
+	twoImages := []byte(`<plist version="1.0"><dict><key>system-entities</key><array>` +
+		`<dict><key>dev-entry</key><string>/dev/disk4</string><key>content-hint</key><string>GUID_partition_scheme</string></dict>` +
+		`<dict><key>dev-entry</key><string>/dev/disk8</string><key>content-hint</key><string>GUID_partition_scheme</string></dict>` +
+		`</array></dict></plist>`)
+	noGuest := bytesReplace(readFixture(t, "diskutil-apfs-list.plist"), "disk4s", "disk40s")
+	for _, tc := range []struct {
+		name     string
+		fail     map[string]error
+		attach   []byte
+		attached bool // hdiutil info lists the guest's disk as attached
+		apfs     []byte
+		want     string   // in the error
+		tail     []string // the last commands run
+	}{
+		{name: "attach fails after attaching", fail: map[string]error{"hdiutil attach": errors.New("exit status 1")}, attached: true,
+			want: "attach the guest disk", tail: []string{"hdiutil info -plist", "hdiutil detach /dev/disk4"}},
+		{name: "attach fails, nothing attached", fail: map[string]error{"hdiutil attach": errors.New("exit status 1")},
+			want: "attach the guest disk", tail: []string{"hdiutil info -plist"}},
+		{name: "attach answer unreadable", attach: []byte("hdiutil: attach: Resource busy"), attached: true,
+			want: "read hdiutil's answer", tail: []string{"hdiutil info -plist", "hdiutil detach /dev/disk4"}},
+		{name: "two images in the answer", attach: twoImages,
+			want: "attached 2 disks", tail: []string{"hdiutil detach /dev/disk4", "hdiutil detach /dev/disk8"}},
+		{name: "APFS list fails", fail: map[string]error{"diskutil apfs": errors.New("diskutil crashed")},
+			want: "list APFS volumes", tail: []string{"diskutil apfs list -plist", "hdiutil detach /dev/disk4"}},
+		{name: "no Data volume", apfs: noGuest,
+			want: "no macOS Data volume", tail: []string{"diskutil apfs list -plist", "hdiutil detach /dev/disk4"}},
+		{name: "mount fails", fail: map[string]error{"diskutil mount": errors.New("mount failed")},
+			want: "mount failed", tail: []string{"hdiutil detach /dev/disk4"}},
+		{name: "ownership fails", fail: map[string]error{"diskutil enableOwnership": errors.New("not permitted")},
+			want: "enable ownership", tail: []string{"diskutil unmount MP", "hdiutil detach /dev/disk4"}},
+		{name: "detach fails", fail: map[string]error{"hdiutil detach": errors.New("Resource busy")},
+			want: "hdiutil detach -force /dev/disk4", tail: []string{"hdiutil detach /dev/disk4", "hdiutil detach -force /dev/disk4"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bundle := testBundle(t)
+			fs := &fakeSystem{t: t, fail: tc.fail, attach: tc.attach, apfs: tc.apfs}
+			if tc.attached {
+				fs.attached = filepath.Join(bundle, vz.DiskFile)
+			}
+			_, err := fs.provisioner(t, "darwin", 0).provision(context.Background(), ProvisionOptions{Bundle: bundle, Agent: testAgent(t)})
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+
+			var ran []string
+			mounted := 0
+			for _, c := range fs.ran {
+				line := c.String()
+				if c.Name == "diskutil" && c.Args[0] == "mount" && tc.fail["diskutil mount"] == nil {
+					mounted++
+				}
+				if c.Name == "diskutil" && c.Args[0] == "unmount" {
+					mounted--
+					line = "diskutil unmount MP"
+				}
+				ran = append(ran, line)
+			}
+			require.GreaterOrEqual(t, len(ran), len(tc.tail), "%q", ran)
+			assert.Equal(t, tc.tail, ran[len(ran)-len(tc.tail):], "%q", ran)
+			assert.Zero(t, mounted, "what was mounted is unmounted")
+		})
 	}
 }
 

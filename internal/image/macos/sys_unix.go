@@ -41,18 +41,30 @@ func allocatedSize(path string) (int64, error) {
 // lockBundle takes the lock hv/vz holds while a VM runs from the bundle
 // (flock on config.json), so the disk is never written from two sides.
 func lockBundle(dir string) (func(), error) {
-	f, err := os.Open(filepath.Join(dir, vz.BundleConfigFile))
-	if err != nil {
-		return nil, fmt.Errorf("lock the VM bundle: %w", err)
-	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, fmt.Errorf("VM bundle %s is in use by a running VM: stop it first (`qoslab vm stop`), or provision it running with `--via ssh USER@ADDR`", dir)
+	path := filepath.Join(dir, vz.BundleConfigFile)
+	// hv/vz replaces config.json under its lock (to keep a new MAC
+	// address): a lock got on the file it replaced is no lock, so the file
+	// path names now is tried again.
+	for try := 0; try < 3; try++ {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("lock the VM bundle: %w", err)
 		}
-		return nil, fmt.Errorf("lock the VM bundle %s: %w", dir, err)
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+			f.Close()
+			if errors.Is(err, unix.EWOULDBLOCK) {
+				return nil, fmt.Errorf("VM bundle %s is in use by a running VM: stop it first (`qoslab vm stop`), or provision it running with `--via ssh USER@ADDR`", dir)
+			}
+			return nil, fmt.Errorf("lock the VM bundle %s: %w", dir, err)
+		}
+		held, herr := f.Stat()
+		now, nerr := os.Stat(path)
+		if herr == nil && nerr == nil && os.SameFile(held, now) {
+			return func() { f.Close() }, nil
+		}
+		f.Close()
 	}
-	return func() { f.Close() }, nil
+	return nil, fmt.Errorf("VM bundle %s: its %s keeps being replaced; is a VM starting from it? Try again once it runs or has stopped", dir, vz.BundleConfigFile)
 }
 
 // tartRunningPID is the pid of the tart process running the VM, or 0. tart

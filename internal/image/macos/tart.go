@@ -216,8 +216,10 @@ type ImportTartOptions struct {
 // disk and NVRAM are cloned copy-on-write where the file system can (APFS
 // clonefile, a reflink on Linux) and copied otherwise, sparsely. They are
 // never hard-linked: the guest writes its disk, and a link would write
-// tart's. tart's MAC address and display are not kept: qoslab's bundles
-// have no field for them (the agent is reached over vsock).
+// tart's. tart's MAC address is not kept: the bundle gets one of its own,
+// as `tart clone` gives a clone its own, since the tart VM may still run on
+// the same NAT network. tart's display is not kept either (nobody looks at
+// a qoslab guest's).
 func ImportTart(ctx context.Context, opts ImportTartOptions) (vz.Bundle, error) {
 	vm, err := InspectTart(opts.Dir)
 	if err != nil {

@@ -150,6 +150,8 @@ func TestImportTart(t *testing.T) {
 	assert.Equal(t, 8192, c.MinMemoryMiB)
 	assert.Equal(t, int64(1<<20), c.DiskBytes)
 	assert.Equal(t, when, c.CreatedAt)
+	assert.NotEmpty(t, c.MACAddress)
+	assert.NotEqual(t, "7e:20:8d:4a:c1:5b", c.MACAddress, "a MAC of its own: the tart VM may run beside it, as a tart clone does")
 
 	vm, err := InspectTart(src)
 	require.NoError(t, err)
