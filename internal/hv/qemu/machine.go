@@ -313,6 +313,26 @@ func (m *machine) signal(sig syscall.Signal) {
 	}
 }
 
+// PressPowerButton presses the power button of m, a VM this backend
+// started or attached (QMP system_powerdown), and returns once QEMU has
+// taken the press: what the guest does about it is the guest's business
+// (qoslab's init powers off; see Done). It is what Virtualization.framework's
+// requestStop does to a vz guest, which is how the vz backend's stop
+// sequence is tested on the vz device model.
+func PressPowerButton(ctx context.Context, m hv.Machine) error {
+	qm, ok := m.(*machine)
+	if !ok {
+		return fmt.Errorf("press the power button: %T is not a VM of the qemu backend", m)
+	}
+	if qm.ended() {
+		return fmt.Errorf("press the power button of VM %s: the VM has ended", qm.info.Name)
+	}
+	if err := qm.useQMP(ctx, func(c *qmpClient) error { return c.execute(ctx, "system_powerdown", nil, nil) }); err != nil {
+		return fmt.Errorf("press the power button of VM %s: %w", qm.info.Name, err)
+	}
+	return nil
+}
+
 // useQMP runs f with the held QMP connection, or with one made for it.
 func (m *machine) useQMP(ctx context.Context, f func(*qmpClient) error) error {
 	m.mu.Lock()

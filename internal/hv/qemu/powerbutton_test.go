@@ -52,10 +52,8 @@ func TestPowerButtonPowersTheGuestOff(t *testing.T) {
 			m, err := New(Options{CacheDir: t.TempDir()}).Start(ctx, spec)
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = m.Stop(context.Background()) })
-			qm := m.(*machine)
-
 			pressed := time.Now()
-			require.NoError(t, qm.useQMP(ctx, func(c *qmpClient) error { return c.execute(ctx, "system_powerdown", nil, nil) }))
+			require.NoError(t, PressPowerButton(ctx, m))
 			select {
 			case <-m.Done():
 			case <-time.After(2 * time.Minute):

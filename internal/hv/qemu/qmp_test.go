@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/qoslab/qoslab/internal/hv"
 )
 
 const fakeGreeting = `{"QMP": {"version": {"qemu": {"micro": 22, "minor": 2, "major": 7}, "package": "Debian"}, "capabilities": ["oob"]}}`
@@ -283,3 +285,34 @@ func TestQMPNoSocket(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "absent.sock")
 }
+
+// The power button is QMP's system_powerdown, sent on a connection made for
+// it (a detached or attached VM), and only to a VM of this backend that
+// has not ended.
+func TestPressPowerButton(t *testing.T) {
+	commands := make(chan string, 1)
+	path := serveFakeQMP(t, func(c *fakeQMPConn) {
+		c.handshake()
+		r := c.read()
+		commands <- r.Execute
+		c.reply(r.ID, map[string]any{})
+		c.waitClose()
+	})
+	m := newMachine(State{Info: hv.MachineInfo{Name: "pwr", StateDir: t.TempDir()}, QMPSocket: path})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	require.NoError(t, PressPowerButton(ctx, m))
+	assert.Equal(t, "system_powerdown", <-commands)
+
+	m.finish(nil)
+	err := PressPowerButton(ctx, m)
+	require.Error(t, err)
+	assert.Equal(t, "press the power button of VM pwr: the VM has ended", err.Error())
+
+	err = PressPowerButton(ctx, notQEMU{})
+	require.Error(t, err)
+	assert.Equal(t, "press the power button: qemu.notQEMU is not a VM of the qemu backend", err.Error())
+}
+
+// notQEMU is a machine of another backend.
+type notQEMU struct{ hv.Machine }
