@@ -271,12 +271,13 @@ func TestConnectRetry(t *testing.T) {
 // CloseWrite. closed is closed by the first Close.
 type vzSocketConn struct {
 	raw    net.Conn
+	port   uint32 // the guest's
 	once   sync.Once
 	closed chan struct{}
 }
 
-func newVZSocketConn(raw net.Conn) *vzSocketConn {
-	return &vzSocketConn{raw: raw, closed: make(chan struct{})}
+func newVZSocketConn(raw net.Conn, port uint32) *vzSocketConn {
+	return &vzSocketConn{raw: raw, port: port, closed: make(chan struct{})}
 }
 
 func (v *vzSocketConn) Read(b []byte) (int, error)  { return v.raw.Read(b) }
@@ -290,7 +291,7 @@ func (v *vzSocketConn) RemoteAddr() net.Addr               { return v.raw.Remote
 func (v *vzSocketConn) SetDeadline(t time.Time) error      { return v.raw.SetDeadline(t) }
 func (v *vzSocketConn) SetReadDeadline(t time.Time) error  { return v.raw.SetReadDeadline(t) }
 func (v *vzSocketConn) SetWriteDeadline(t time.Time) error { return v.raw.SetWriteDeadline(t) }
-func (v *vzSocketConn) DestinationPort() uint32            { return 1024 }
+func (v *vzSocketConn) DestinationPort() uint32            { return v.port }
 func (v *vzSocketConn) SourcePort() uint32                 { return 3000 }
 
 // The double is only as good as its likeness: its exported methods are
@@ -345,7 +346,7 @@ func proxied(t *testing.T, ctx context.Context, asVZ bool, linger time.Duration)
 	client, hostEnd := unixPair(t)
 	guestEnd, agent = unixPair(t)
 	if asVZ {
-		guestEnd = newVZSocketConn(guestEnd)
+		guestEnd = newVZSocketConn(guestEnd, 1024)
 	}
 	finished := make(chan struct{})
 	go func() {
