@@ -95,7 +95,7 @@ func (b *Backend) kvmChecks(now time.Time) []hv.Check {
 // only.
 func (b *Backend) vhostVsockCheck(ctx context.Context) hv.Check {
 	c := hv.Check{Name: VhostVsockName, OK: true}
-	path, version, err := b.findVhostVsock(ctx)
+	path, version, err := b.FindVhostVsock(ctx)
 	if err != nil {
 		c.Detail = err.Error() + " (needed only for --vm-model vz)"
 		c.Fix = VhostVsockInstall

@@ -75,10 +75,11 @@ func vsockDaemonInstallHint() string {
 	return VhostVsockInstall + " (Rust from https://rustup.rs; it builds in minutes), or run `make test`, which installs it"
 }
 
-// findVhostVsock returns the daemon's path and version: the configured
+// FindVhostVsock returns the daemon's path and version: the configured
 // name looked up in PATH and then in cargo's bin directory, where `cargo
-// install` puts it and which a non-login shell's PATH may lack.
-func (b *Backend) findVhostVsock(ctx context.Context) (path, version string, err error) {
+// install` puts it and which a non-login shell's PATH may lack. The error
+// says how to install it (tests outside this package skip on it).
+func (b *Backend) FindVhostVsock(ctx context.Context) (path, version string, err error) {
 	name := b.opts.VhostVsock
 	path, err = exec.LookPath(name)
 	if err != nil && !strings.Contains(name, "/") {
@@ -164,7 +165,7 @@ func (b *Backend) checkVZModel(ctx context.Context, r *request) error {
 			return err
 		}
 	}
-	r.vhostVsock, r.vhostVsockVersion, err = b.findVhostVsock(ctx)
+	r.vhostVsock, r.vhostVsockVersion, err = b.FindVhostVsock(ctx)
 	return err
 }
 

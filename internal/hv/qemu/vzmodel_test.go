@@ -166,13 +166,13 @@ func TestFindVhostVsockInCargoHome(t *testing.T) {
 	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\necho vhost-device-vsock 0.3.0\n"), 0o755))
 	t.Setenv("CARGO_HOME", home)
 	t.Setenv("PATH", t.TempDir())
-	path, version, err := New(Options{}).findVhostVsock(context.Background())
+	path, version, err := New(Options{}).FindVhostVsock(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, fake, path)
 	assert.Equal(t, "0.3.0", version)
 
 	t.Setenv("CARGO_HOME", t.TempDir())
-	_, _, err = New(Options{}).findVhostVsock(context.Background())
+	_, _, err = New(Options{}).FindVhostVsock(context.Background())
 	assert.ErrorContains(t, err, "is not installed: "+VhostVsockInstall)
 }
 

@@ -39,7 +39,7 @@ func requireVZModel(t *testing.T) {
 	if _, err := exec.LookPath("qemu-system-aarch64"); err != nil {
 		missing("no qemu-system-aarch64 (sudo apt-get install qemu-system-arm)")
 	}
-	if _, _, err := New(Options{}).findVhostVsock(context.Background()); err != nil {
+	if _, _, err := New(Options{}).FindVhostVsock(context.Background()); err != nil {
 		missing(err.Error())
 	}
 }

@@ -507,10 +507,8 @@ func hybridImage(t *testing.T) hv.Image {
 	if _, err := exec.LookPath("qemu-system-aarch64"); err != nil {
 		missing("no qemu-system-aarch64")
 	}
-	for _, c := range qemu.New(qemu.Options{}).Check(context.Background()) {
-		if c.Name == qemu.VhostVsockName && !c.OK {
-			missing(c.Detail)
-		}
+	if _, _, err := qemu.New(qemu.Options{}).FindVhostVsock(context.Background()); err != nil {
+		missing(err.Error())
 	}
 	kernels, err := image.DefaultKernelCacheDir(os.Getenv)
 	require.NoError(t, err)
