@@ -97,8 +97,10 @@ ACTIONLINT := github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 actionlint:
 	$(GO) run $(ACTIONLINT) .github/workflows/*.yml
 
+# The VM and fleet tests of cmd/qoslab take about 10 minutes on a 2-CPU
+# machine, more when it is busy: above go test's default 10-minute limit.
 test: fmt-check vet actionlint build test-deps
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout 60m ./...
 
 proto:
 	./scripts/gen-proto.sh

@@ -108,19 +108,25 @@ func (a *vmTarget) Close() error {
 }
 
 // stopMachine asks the guest's agent to power it off, gives it a moment,
-// then stops the VM (by force if it has not gone).
+// then stops the VM (by force if it has not gone). The stop is given the
+// backend's own bounds, not one of ours: a macOS guest on vz has 30 s to
+// shut down once asked, and cutting that short forces the power off of a
+// guest that is writing its disk.
 func stopMachine(c *agent.Client, m hv.Machine) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownRPCTimeout)
 	_ = c.Shutdown(ctx)
+	cancel()
 	select {
 	case <-m.Done():
 	case <-time.After(3 * time.Second):
 	}
-	err := m.Stop(ctx)
+	err := m.Stop(context.Background())
 	_ = c.Close()
 	return err
 }
+
+// shutdownRPCTimeout bounds the agent's answer to Shutdown.
+const shutdownRPCTimeout = 15 * time.Second
 
 // StopVM powers off a VM started earlier (a named VM), through its agent
 // first and by force when it does not answer.
