@@ -22,6 +22,7 @@ import (
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/report"
 	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/results/summary"
 	"github.com/qoslab/qoslab/internal/units"
 )
 
@@ -368,6 +369,7 @@ func TestBenchMarksClassesNotApplied(t *testing.T) {
 	_, out, _, err := benchWithFake(t, a, "--qos", "33", "--loops", "10", "--repeat", "1")
 	require.NoError(t, err)
 	assert.Contains(t, out, "default (other class)", "threads that read back as another class are said to")
+	assert.Contains(t, out, summary.QoSNotesIntro, "the legend under the table, as written")
 }
 
 func TestBenchKeepsFinishedCellsOnFailure(t *testing.T) {

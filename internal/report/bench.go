@@ -380,12 +380,6 @@ func orDash(s string) string {
 func writeCells(w io.Writer, r *Bench, markdown bool) error {
 	cells := analysis.SortCells(results.Cells(r.Samples))
 	header, rows := cellRows(cells, findings(r.Runs))
-	notes := map[string]bool{}
-	for _, c := range cells {
-		for _, reason := range c.QoSReasons {
-			notes[fmt.Sprintf("%s %s: %s", c.Target, qos.Class(c.QoS), reason)] = true
-		}
-	}
 	if len(rows) == 0 {
 		fmt.Fprintln(w, "no cells finished")
 	} else if markdown {
@@ -404,11 +398,7 @@ func writeCells(w io.Writer, r *Bench, markdown bool) error {
 			return err
 		}
 	}
-	var lines []string
-	for n := range notes {
-		lines = append(lines, n)
-	}
-	sort.Strings(lines)
+	lines := summary.QoSNotes(cells)
 	// bullet starts a line under a heading line, lead a line of its own.
 	bullet, lead := "  ", ""
 	if markdown {
@@ -422,7 +412,7 @@ func writeCells(w io.Writer, r *Bench, markdown bool) error {
 		}
 	}
 	if len(lines) > 0 {
-		fmt.Fprintln(w, lead+strings.ToLower(summary.QoSNotesIntro[:1])+summary.QoSNotesIntro[1:])
+		fmt.Fprintln(w, lead+summary.QoSNotesIntro)
 		for _, l := range lines {
 			fmt.Fprintln(w, bullet+l)
 		}

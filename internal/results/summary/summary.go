@@ -422,7 +422,6 @@ func sectionTable(sec *section, regressions []analysis.ClassRegression) Table {
 		RightAlign: []bool{false, false, true, true, true, true, true, true, true, true, true, true, false},
 		RateUnit:   rateUnit(sec.unit),
 	}
-	notes := map[string]bool{}
 	for _, c := range sec.cells {
 		tr := c.TotalRate
 		ci := sig(float64(tr.CILow)/scale) + " – " + sig(float64(tr.CIHigh)/scale)
@@ -432,11 +431,8 @@ func sectionTable(sec *section, regressions []analysis.ClassRegression) Table {
 		t.Rows = append(t.Rows, []string{c.Target, fmt.Sprintf("%d %s", c.QoS, qos.Class(c.QoS)), strconv.Itoa(c.Threads), strconv.Itoa(tr.N),
 			sig(float64(tr.Median) / scale), ci, sig(float64(tr.Min) / scale), sig(float64(tr.Max) / scale), spreadText(c), cvText(c.Dispersion),
 			sig(float64(c.ThreadRate.Median) / scale), sig(float64(c.Seconds.Median)), AppliedText(c)})
-		for _, r := range c.QoSReasons {
-			notes[fmt.Sprintf("%s %s: %s", c.Target, qos.Class(c.QoS), r)] = true
-		}
 	}
-	t.QoSNotes = slices.Sorted(maps.Keys(notes))
+	t.QoSNotes = QoSNotes(sec.cells)
 	for _, c := range sec.cells {
 		if c.DispersionFlag() != "" {
 			t.Marks = []string{DispersionMark}
@@ -525,6 +521,23 @@ func sig(x float64) string {
 		return "0"
 	}
 	return strconv.FormatFloat(x, 'f', max(0, 3-int(math.Floor(math.Log10(math.Abs(x))))), 64)
+}
+
+// QoSNotes are the lines under QoSNotesIntro: why each cell marked
+// "(partial)" or "(other class)" is so, one line per target, class and
+// reason, sorted; a marked cell whose agent gave no reason says so, so that
+// no mark stands without its legend.
+func QoSNotes(cells []analysis.Cell) []string {
+	notes := map[string]bool{}
+	for _, c := range cells {
+		for _, r := range c.QoSReasons {
+			notes[fmt.Sprintf("%s %s: %s", c.Target, qos.Class(c.QoS), r)] = true
+		}
+		if len(c.QoSReasons) == 0 && strings.HasSuffix(AppliedText(c), ")") {
+			notes[fmt.Sprintf("%s %s: the agent gave no reason", c.Target, qos.Class(c.QoS))] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(notes))
 }
 
 // AppliedText says which class the threads ran at: the asked class's name

@@ -481,3 +481,20 @@ func TestMarginsOf(t *testing.T) {
 		})
 	}
 }
+
+func TestQoSNotesLeaveNoMarkWithoutItsLegend(t *testing.T) {
+	cell := func(target string, asked int, applied []int, partial int, reasons ...string) analysis.Cell {
+		c := analysis.Cell{CellKey: analysis.CellKey{Target: target, Workload: "fp", QoS: asked, Threads: 1}}
+		c.QoSApplied, c.QoSPartial, c.QoSReasons = applied, partial, reasons
+		return c
+	}
+	notes := QoSNotes([]analysis.Cell{
+		cell("vm", 9, []int{9}, 1, "uclamp unavailable"),
+		cell("host", 33, []int{21}, 0),
+		cell("host", 9, []int{9}, 0),
+	})
+	assert.Equal(t, []string{
+		"host user-interactive: the agent gave no reason",
+		"vm background: uclamp unavailable",
+	}, notes)
+}
