@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -136,24 +134,6 @@ func bootARM64(t *testing.T, dir, agent, kernels string, env []string) image.Ker
 
 	t.Run("vz device model", func(t *testing.T) { vzModelBench(t, dir, store) })
 	return m.Kernel
-}
-
-// qoslabEnv is qoslab with env added to (and overriding) the environment.
-func qoslabEnv(t *testing.T, dir string, env []string, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	cmd := exec.Command(filepath.Join(dir, "qoslab"), args...)
-	cmd.Dir = t.TempDir()
-	cmd.Env = append(append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir()), env...)
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		code = exit.ExitCode()
-	} else {
-		require.NoError(t, err)
-	}
-	return o.String(), e.String(), code
 }
 
 // vhostVsockInstalled looks where qoslab looks: PATH, then cargo's bin.

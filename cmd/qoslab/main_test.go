@@ -33,11 +33,19 @@ func binaries(t *testing.T) string {
 	return dir
 }
 
+// qoslab runs the qoslab built in dir with args, in a fresh working and
+// config directory, and returns its output and exit status.
 func qoslab(t *testing.T, dir string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	return qoslabEnv(t, dir, nil, args...)
+}
+
+// qoslabEnv is qoslab with env added to (and overriding) the environment.
+func qoslabEnv(t *testing.T, dir string, env []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(dir, "qoslab"), args...)
 	cmd.Dir = t.TempDir()
-	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir())
+	cmd.Env = append(append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir()), env...)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err := cmd.Run()

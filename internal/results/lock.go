@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/qoslab/qoslab/internal/inputfile"
 )
 
 // LockFile is the results directory's lock: held (flock, exclusive) for the
@@ -88,7 +90,7 @@ func openLockFile(path string, create bool) (*os.File, error) {
 			case fi.Mode()&fs.ModeSymlink != 0:
 				return nil, fmt.Errorf("%s is a symbolic link, not qoslab's lock file: remove it (rm %s) and try again", path, path)
 			case !fi.Mode().IsRegular():
-				return nil, fmt.Errorf("%s is not a regular file (%s), not qoslab's lock file: remove it and try again", path, fileKind(fi.Mode()))
+				return nil, fmt.Errorf("%s is not a regular file (%s), not qoslab's lock file: remove it and try again", path, "a "+inputfile.Kind(fi.Mode()))
 			}
 		}
 		return nil, err
@@ -100,7 +102,7 @@ func openLockFile(path string, create bool) (*os.File, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("%s is not a regular file (%s), not qoslab's lock file: remove it and try again", path, fileKind(fi.Mode()))
+		return nil, fmt.Errorf("%s is not a regular file (%s), not qoslab's lock file: remove it and try again", path, "a "+inputfile.Kind(fi.Mode()))
 	}
 	if n := linkCount(fi); n > 1 {
 		f.Close()
@@ -139,21 +141,6 @@ func readHolder(f *os.File) (Holder, error) {
 		return h, fmt.Errorf("%s: %w", f.Name(), err)
 	}
 	return h, nil
-}
-
-// fileKind names what kind of file m describes.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "a special file"
 }
 
 // String is "pid 1234".

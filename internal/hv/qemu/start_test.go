@@ -19,12 +19,7 @@ import (
 func TestStartRejects(t *testing.T) {
 	img := stubImage(t)
 	good := hv.Spec{Name: "lab", Image: img, CPUs: 1, MemoryMiB: 256, StateDir: shortTempDir(t)}
-	tests := []struct {
-		name   string
-		opts   Options
-		change func(*hv.Spec)
-		want   string
-	}{
+	assertStartRefuses(t, good, []startRefusal{
 		{"no state directory", Options{}, func(s *hv.Spec) { s.StateDir = "" }, "no state directory"},
 		{"unknown architecture", Options{}, func(s *hv.Spec) { s.Image.Arch = "riscv64" }, `image "stub" is for "riscv64": want amd64 or arm64`},
 		{"no vCPUs", Options{}, func(s *hv.Spec) { s.CPUs = 0 }, "0 vCPUs: want 1 to"},
@@ -35,7 +30,22 @@ func TestStartRejects(t *testing.T) {
 		{"no initramfs", Options{}, func(s *hv.Spec) { s.Image.Initramfs = "" }, `image "stub" has no initramfs`},
 		{"socket path too long", Options{}, func(s *hv.Spec) { s.StateDir = "/tmp/" + strings.Repeat("x", 110) }, "unix sockets allow at most"},
 		{"QEMU missing", Options{QEMUAMD64: "/nonexistent/qemu-system-x86_64"}, func(*hv.Spec) {}, "is not installed: " + installHint("amd64")},
-	}
+	})
+}
+
+// startRefusal is a spec that Start must refuse: good changed by change,
+// started with opts, and the words the error must contain.
+type startRefusal struct {
+	name   string
+	opts   Options
+	change func(*hv.Spec)
+	want   string
+}
+
+// assertStartRefuses starts each refusal's spec and asserts Start refuses it
+// with its words, before anything is started.
+func assertStartRefuses(t *testing.T, good hv.Spec, tests []startRefusal) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			spec := good

@@ -111,12 +111,7 @@ func TestVZModelStartRejects(t *testing.T) {
 	}
 	img := arm64Stub(t)
 	good := hv.Spec{Name: "lab", Image: img, CPUs: 1, MemoryMiB: 256, Model: hv.ModelVZ, StateDir: shortTempDir(t)}
-	tests := []struct {
-		name   string
-		opts   Options
-		change func(*hv.Spec)
-		want   string
-	}{
+	assertStartRefuses(t, good, []startRefusal{
 		{"an unknown model", Options{}, func(s *hv.Spec) { s.Model = "hyperv" }, `device model "hyperv": allowed default, vz`},
 		{"an amd64 image", Options{}, func(s *hv.Spec) { s.Image = stubImage(t) }, `the vz device model boots arm64 images, as Virtualization.framework on Apple silicon does; image "stub" is for amd64: build one with ` + "`qoslab image build linux --arch arm64`"},
 		{"detached", Options{}, func(s *hv.Spec) { s.Detach = true }, "a named VM (vm start) boots the default model"},
@@ -124,19 +119,7 @@ func TestVZModelStartRejects(t *testing.T) {
 		{"the uncompressed kernel gone", Options{}, func(s *hv.Spec) { s.Image.UncompressedKernel = filepath.Join(img.Dir, "gone") }, "uncompressed kernel: stat"},
 		{"no daemon", Options{VhostVsock: "/nonexistent/vhost-device-vsock"}, func(*hv.Spec) {},
 			"rust-vmm's vhost-user vsock device that the vz model's vsock needs, is not installed: cargo install --locked vhost-device-vsock@0.3.0"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			spec := good
-			tt.change(&spec)
-			tt.opts.CacheDir = t.TempDir()
-			m, err := New(tt.opts).Start(context.Background(), spec)
-			require.Error(t, err)
-			assert.Nil(t, m)
-			assert.Contains(t, err.Error(), tt.want)
-			assert.NoFileExists(t, filepath.Join(spec.StateDir, StateFile), "nothing was started")
-		})
-	}
+	})
 }
 
 func TestParseVhostVsockVersion(t *testing.T) {
