@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/qoslab/qoslab/internal/procsched"
 )
 
 // uclampScale is the kernel's utilization scale (SCHED_CAPACITY_SCALE): 1024 is
@@ -69,27 +71,6 @@ func linuxClass(policy uint32, nice int) Class {
 		}
 	}
 	return Unspecified
-}
-
-// schedPolicyName names a policy as sched(7) does.
-func schedPolicyName(policy uint32) string {
-	switch policy {
-	case unix.SCHED_NORMAL:
-		return "SCHED_OTHER"
-	case unix.SCHED_FIFO:
-		return "SCHED_FIFO"
-	case unix.SCHED_RR:
-		return "SCHED_RR"
-	case unix.SCHED_BATCH:
-		return "SCHED_BATCH"
-	case unix.SCHED_IDLE:
-		return "SCHED_IDLE"
-	case unix.SCHED_DEADLINE:
-		return "SCHED_DEADLINE"
-	case unix.SCHED_EXT:
-		return "SCHED_EXT"
-	}
-	return fmt.Sprintf("policy(%d)", policy)
 }
 
 // uclampKernel is what is known about the kernel's per-task utilization clamps.
@@ -159,7 +140,7 @@ func (s threadSched) String() string {
 	case uclampUnavailable:
 		uc = "unsupported"
 	}
-	return fmt.Sprintf("%s nice=%d uclamp=%s", schedPolicyName(s.policy), s.nice, uc)
+	return fmt.Sprintf("%s nice=%d uclamp=%s", procsched.PolicyName(int(s.policy)), s.nice, uc)
 }
 
 // setPolicyNice sets a thread's policy and nice in one sched_setattr, so the
@@ -282,7 +263,7 @@ func clampWanted(m linuxSched) string {
 // not raise its priority that far, falls back to the highest priority it may
 // take (RLIMIT_NICE's floor, or nice 0), so it ends as close to c as allowed.
 func policyNiceShortfall(tid int, m linuxSched, err error) string {
-	what := fmt.Sprintf("sched_setattr(%s, nice %d): %v", schedPolicyName(m.policy), m.nice, err)
+	what := fmt.Sprintf("sched_setattr(%s, nice %d): %v", procsched.PolicyName(int(m.policy)), m.nice, err)
 	if !errors.Is(err, unix.EPERM) || m.nice >= 0 {
 		return what
 	}

@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/qoslab/qoslab/internal/procsched"
 )
 
 // onDiscardedThread runs f on a locked OS thread that is never unlocked, so
@@ -173,7 +175,7 @@ func TestApplySelfLinuxMapping(t *testing.T) {
 			assert.Equal(t, tc.class, r.a.Asked)
 			assert.Equal(t, tc.class, r.a.Applied)
 			assert.True(t, r.a.OK())
-			assert.Contains(t, r.a.Detail, schedPolicyName(tc.policy))
+			assert.Contains(t, r.a.Detail, procsched.PolicyName(int(tc.policy)))
 			wantFull := !tc.clamped || hasUclamp
 			assert.Equal(t, wantFull, r.a.Full, "Full (reason %q)", r.a.Reason)
 			assert.Equal(t, wantFull, r.a.Reason == "", "a reason exactly when not Full: %q", r.a.Reason)
@@ -460,7 +462,7 @@ func TestLinuxClass(t *testing.T) {
 		{unix.SCHED_FIFO, 0, Unspecified},
 	}
 	for _, tc := range cases {
-		t.Run(fmt.Sprintf("%s/%d", schedPolicyName(tc.policy), tc.nice), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/%d", procsched.PolicyName(int(tc.policy)), tc.nice), func(t *testing.T) {
 			assert.Equal(t, tc.want, linuxClass(tc.policy, tc.nice))
 		})
 	}
@@ -535,8 +537,8 @@ func TestClassOfLinuxPolicyAgreesWithTheMapping(t *testing.T) {
 	for _, c := range All() {
 		m, ok := linuxMapping(c)
 		require.True(t, ok)
-		assert.Equal(t, c, ClassOfLinuxPolicy(schedPolicyName(m.policy), m.nice), "%s", c)
-		assert.Equal(t, linuxClass(m.policy, m.nice), ClassOfLinuxPolicy(schedPolicyName(m.policy), m.nice))
+		assert.Equal(t, c, ClassOfLinuxPolicy(procsched.PolicyName(int(m.policy)), m.nice), "%s", c)
+		assert.Equal(t, linuxClass(m.policy, m.nice), ClassOfLinuxPolicy(procsched.PolicyName(int(m.policy)), m.nice))
 	}
 	assert.Equal(t, Background, ClassOfLinuxPolicy("SCHED_IDLE", 10), "nice does not matter to SCHED_IDLE")
 	assert.Equal(t, Unspecified, ClassOfLinuxPolicy("SCHED_FIFO", 0))

@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/qoslab/qoslab/internal/procsched"
 )
 
 // ProcOptions configure the Linux sampler.
@@ -226,25 +228,7 @@ const (
 // kernel ignores, the real-time priority first ("SCHED_FIFO rtprio=10
 // nice=0").
 func schedPolicyString(policy, nice, rtprio int) string {
-	var name string
-	switch policy {
-	case schedOther:
-		name = "SCHED_OTHER"
-	case schedFIFO:
-		name = "SCHED_FIFO"
-	case schedRR:
-		name = "SCHED_RR"
-	case schedBatch:
-		name = "SCHED_BATCH"
-	case schedIdle:
-		name = "SCHED_IDLE"
-	case schedDeadline:
-		name = "SCHED_DEADLINE"
-	case schedExt:
-		name = "SCHED_EXT"
-	default:
-		name = fmt.Sprintf("policy(%d)", policy)
-	}
+	name := procsched.PolicyName(policy)
 	if policy == schedFIFO || policy == schedRR {
 		return fmt.Sprintf("%s rtprio=%d nice=%d", name, rtprio, nice)
 	}
