@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/qoslab/qoslab/internal/guestinit"
+	"github.com/qoslab/qoslab/internal/image/debkernel/debtest"
 )
 
 type buildFixture struct {
@@ -515,7 +516,7 @@ func TestBuildWithoutPVH(t *testing.T) {
 	// A rebuild from a kernel with a PVH entry gets a vmlinux, and the
 	// image boots it.
 	withPVH := makeKernelELF(fx.ft.version, pvhNote(0x1000000))
-	writeFile(t, fx.ft.kernel, makeBzImageWithPayload(fx.ft.version, gzipPayload(t, withPVH)))
+	writeFile(t, fx.ft.kernel, makeBzImageWithPayload(fx.ft.version, debtest.Gzip(t, withPVH)))
 	m, err = Build(context.Background(), fx.opts)
 	require.NoError(t, err)
 	require.NotNil(t, m.Vmlinux)
@@ -555,7 +556,7 @@ func TestBuildArm64UncompressedKernel(t *testing.T) {
 	arm := newFakeKernel(t, elf.EM_AARCH64)
 	raw, err := os.ReadFile(arm.kernel)
 	require.NoError(t, err)
-	writeFile(t, arm.kernel, gz(t, raw))
+	writeFile(t, arm.kernel, debtest.Gzip(t, raw))
 	o := fx.opts
 	o.Arch = "arm64"
 	o.Recipe.Kernel = KernelSpec{Source: SourcePath, Path: arm.kernel, ModulesDir: arm.modules}

@@ -9,22 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/require"
 
 	"github.com/qoslab/qoslab/internal/image/debkernel/debtest"
 )
-
-func zstdOf(t testing.TB, b []byte) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	w, err := zstd.NewWriter(&buf)
-	require.NoError(t, err)
-	_, err = w.Write(b)
-	require.NoError(t, err)
-	require.NoError(t, w.Close())
-	return buf.Bytes()
-}
 
 // elfSection is one section of a hand-made ELF file.
 type elfSection struct {
@@ -268,7 +256,7 @@ func newFakeKernel(t testing.TB, machine elf.Machine) fakeKernelTree {
 	writeFile(t, filepath.Join(m, "kernel/drivers/c/c.ko"), makeModule(machine, "c", ver, "a", "b"))
 	writeFile(t, filepath.Join(m, "kernel/net/d-dash.ko"), makeModule(machine, "d_dash", ver, "b"))
 	writeFile(t, filepath.Join(m, "kernel/drivers/f/f.ko.xz"), xzStream(t, makeModule(machine, "f", ver, "a"), false, 1))
-	writeFile(t, filepath.Join(m, "kernel/drivers/zs/zs.ko.zst"), zstdOf(t, makeModule(machine, "zs", ver, "f")))
+	writeFile(t, filepath.Join(m, "kernel/drivers/zs/zs.ko.zst"), debtest.Zstd(t, makeModule(machine, "zs", ver, "f")))
 	writeFile(t, filepath.Join(m, "kernel/drivers/gzm/gzm.ko.gz"), debtest.Gzip(t, makeModule(machine, "gzm", ver, "zs")))
 	writeFile(t, filepath.Join(m, "kernel/drivers/g/g.ko"), makeModule(machine, "g", ver, "e"))
 	writeFile(t, filepath.Join(m, "modules.builtin"), []byte("kernel/drivers/e/e.ko\nkernel/drivers/tty/serial/8250/8250.ko\n"))

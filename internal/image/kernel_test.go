@@ -1,30 +1,21 @@
 package image
 
 import (
-	"bytes"
 	"debug/elf"
 	"encoding/binary"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/klauspost/compress/gzip"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
 
-func gz(t *testing.T, b []byte) []byte {
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	_, err := zw.Write(b)
-	require.NoError(t, err)
-	require.NoError(t, zw.Close())
-	return buf.Bytes()
-}
+	"github.com/qoslab/qoslab/internal/image/debkernel/debtest"
+)
 
 // makeZBoot wraps payload (gzip'd) the way an arm64 EFI zboot image does.
 func makeZBoot(t *testing.T, img []byte) []byte {
-	payload := gz(t, img)
+	payload := debtest.Gzip(t, img)
 	b := make([]byte, 0x200)
 	copy(b, "MZ")
 	copy(b[4:], "zimg")
@@ -46,7 +37,7 @@ func TestInspectKernel(t *testing.T) {
 	}{
 		{"bzImage", makeBzImage("6.1.0-56-amd64"), "amd64", FormatBzImage, "6.1.0-56-amd64"},
 		{"Image", arm, "arm64", FormatArm64Image, "6.1.0-9-arm64"},
-		{"Image.gz", gz(t, arm), "arm64", FormatArm64Gzip, "6.1.0-9-arm64"},
+		{"Image.gz", debtest.Gzip(t, arm), "arm64", FormatArm64Gzip, "6.1.0-9-arm64"},
 		{"zboot", makeZBoot(t, arm), "arm64", FormatArm64ZBoot, "6.1.0-9-arm64"},
 	}
 	for _, c := range cases {
@@ -84,8 +75,8 @@ func TestInspectKernelNotAKernel(t *testing.T) {
 		{"text", []byte("#!/bin/sh\necho hello\n"), `no x86 boot header ("HdrS" at 0x202) nor arm64 Image magic`},
 		{"vmlinux", makeAgent(elf.EM_X86_64, ""), "an ELF file (an unbootable vmlinux?"},
 		{"deb", append([]byte("!<arch>\n"), make([]byte, 100)...), "an ar archive"},
-		{"gzip of text", gz(t, []byte("hello")), "is gzip'd but holds something else, not an arm64 Image"},
-		{"gzip of bzImage", gz(t, makeBzImage("6.1")), "is gzip'd but holds an x86 bzImage"},
+		{"gzip of text", debtest.Gzip(t, []byte("hello")), "is gzip'd but holds something else, not an arm64 Image"},
+		{"gzip of bzImage", debtest.Gzip(t, makeBzImage("6.1")), "is gzip'd but holds an x86 bzImage"},
 		{"broken gzip", []byte{0x1f, 0x8b, 8, 0, 1, 2, 3}, "gzip"},
 	}
 	for _, c := range cases {

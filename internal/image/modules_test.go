@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/qoslab/qoslab/internal/image/debkernel/debtest"
 )
 
 func loadNames(set ModuleSet) []string {
@@ -75,7 +77,7 @@ func TestResolveCompressedModules(t *testing.T) {
 	writeFile(t, filepath.Join(ft.modules, "kernel/old.ko.xz"), xzStream(t, makeModule(elf.EM_AARCH64, "old", "5.10.0-1-arm64"), false, 1))
 	_, err = ResolveModules(ft.modules, ft.version, "arm64", []string{"old"})
 	assert.ErrorContains(t, err, "is built for kernel 5.10.0-1-arm64, not "+ft.version)
-	writeFile(t, filepath.Join(ft.modules, "kernel/x86.ko.zst"), zstdOf(t, makeModule(elf.EM_X86_64, "x86", ft.version)))
+	writeFile(t, filepath.Join(ft.modules, "kernel/x86.ko.zst"), debtest.Zstd(t, makeModule(elf.EM_X86_64, "x86", ft.version)))
 	_, err = ResolveModules(ft.modules, ft.version, "arm64", []string{"x86"})
 	assert.ErrorContains(t, err, "is a module for amd64, but the image is for arm64")
 }

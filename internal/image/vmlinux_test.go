@@ -8,26 +8,18 @@ import (
 	"encoding/hex"
 	"testing"
 
-	stdgzip "compress/gzip"
-
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/ulikunitz/xz/lzma"
+
+	"github.com/qoslab/qoslab/internal/image/debkernel/debtest"
 )
 
 // Payloads compressed as the kernel's build compresses them (the size
-// trailer included).
-func gzipPayload(t *testing.T, raw []byte) []byte {
-	var b bytes.Buffer
-	zw := stdgzip.NewWriter(&b)
-	_, err := zw.Write(raw)
-	require.NoError(t, err)
-	require.NoError(t, zw.Close())
-	return b.Bytes() // gzip ends with the size itself
-}
-
+// trailer included; gzip ends with the size itself, so debtest.Gzip is
+// its payload).
 func zstdPayload(t *testing.T, raw []byte) []byte {
 	zw, err := zstd.NewWriter(nil)
 	require.NoError(t, err)
@@ -69,7 +61,7 @@ func TestExtractVmlinux(t *testing.T) {
 		payload     []byte
 	}{
 		{CompressionXZ, withSize(xzStream(t, kernel, true, 1), kernel)},
-		{CompressionGzip, gzipPayload(t, kernel)},
+		{CompressionGzip, debtest.Gzip(t, kernel)},
 		{CompressionZstd, zstdPayload(t, kernel)},
 		{CompressionLZ4, lz4Payload(t, kernel)},
 		{CompressionLZMA, lzmaPayload(t, kernel)},

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/require"
 	"github.com/ulikunitz/xz"
 	"golang.org/x/crypto/openpgp"           //nolint:staticcheck // the OpenPGP library qoslab verifies with
@@ -57,6 +58,18 @@ func Gzip(t testing.TB, b []byte) []byte {
 	var buf bytes.Buffer
 	w := gzip.NewWriter(&buf)
 	_, err := w.Write(b)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	return buf.Bytes()
+}
+
+// Zstd compresses b.
+func Zstd(t testing.TB, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := zstd.NewWriter(&buf)
+	require.NoError(t, err)
+	_, err = w.Write(b)
 	require.NoError(t, err)
 	require.NoError(t, w.Close())
 	return buf.Bytes()
