@@ -13,25 +13,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/unix"
 
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
 	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/testdisk"
 )
-
-// tinyDisk mounts a 256 KiB tmpfs, a disk that a few writes fill.
-func tinyDisk(t *testing.T) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a small tmpfs needs root")
-	}
-	dir := t.TempDir()
-	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=256k"); err != nil {
-		t.Skipf("cannot mount a tmpfs here: %v", err)
-	}
-	t.Cleanup(func() { assert.NoError(t, unix.Unmount(dir, unix.MNT_DETACH)) })
-	return dir
-}
 
 // fill writes into dir until the disk is full.
 func fill(t *testing.T, dir string) {
@@ -66,7 +52,7 @@ func (f *fillingTarget) Run(ctx context.Context, req *agentpb.RunRequest, p func
 // A run that fails on a full disk loses neither the failure nor the fact
 // that run.json could not record it: the error says both, and what to do.
 func TestFullDiskEndIsSaid(t *testing.T) {
-	disk := tinyDisk(t)
+	disk := testdisk.Tiny(t, "256k")
 	s, err := ParseSpec([]byte("name: full\ntargets: [host]\nmatrix: [{workload: fp, qos: [9, 33], threads: 1, loops: 10}]\nrepeats: 3\ntelemetry_ms: 0\n"), "full")
 	require.NoError(t, err)
 	dir, s, err := CreateRun(disk, s, time.Now())
@@ -89,7 +75,7 @@ func TestFullDiskEndIsSaid(t *testing.T) {
 // A console that cannot be copied into the results directory (a full disk)
 // is left where it is, and the error says where.
 func TestConsoleNotKeptLeavesTheStateDirectory(t *testing.T) {
-	disk := tinyDisk(t)
+	disk := testdisk.Tiny(t, "256k")
 	state := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(state, "console.log"), []byte(strings.Repeat("boot line\n", 100)), 0o644))
 	keep := filepath.Join(disk, results.VMConsoleFile)

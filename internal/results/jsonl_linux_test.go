@@ -14,25 +14,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/unix"
+
+	"github.com/qoslab/qoslab/internal/testdisk"
 )
 
-// tinyDisk mounts a 64 KiB tmpfs, a disk that fills in a few appends.
-func tinyDisk(t *testing.T) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a small tmpfs needs root")
-	}
-	dir := t.TempDir()
-	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=64k"); err != nil {
-		t.Skipf("cannot mount a tmpfs here: %v", err)
-	}
-	t.Cleanup(func() { assert.NoError(t, unix.Unmount(dir, 0)) })
-	return dir
-}
-
 func TestFullDisk(t *testing.T) {
-	d, err := Create(tinyDisk(t), "full", time.Now())
+	d, err := Create(testdisk.Tiny(t, "64k"), "full", time.Now())
 	require.NoError(t, err)
 	log, _, err := d.OpenSamples()
 	require.NoError(t, err)
