@@ -11,6 +11,7 @@ import (
 
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/telemetry"
+	"github.com/qoslab/qoslab/internal/units"
 )
 
 // Loaded is a results directory read whole, once: what its summaries,
@@ -124,7 +125,7 @@ func (l *Loaded) Partial() string {
 	why := ""
 	switch {
 	case l.Run.Complete():
-		why = fmt.Sprintf(" (the run finished, but %s has lost %s since%s)", SamplesFile, plural(c.Planned-c.Measured, "cell run"), tornText(c.Torn))
+		why = fmt.Sprintf(" (the run finished, but %s has lost %s since%s)", SamplesFile, units.Plural(c.Planned-c.Measured, "cell run"), tornText(c.Torn))
 		return fmt.Sprintf("partial: %d%s cell runs measured%s; measure the rest again with qoslab run --resume %s", c.Measured, of, why, l.Path)
 	case l.Run.Error != "":
 		why = " (" + l.Run.Error + ")"
@@ -135,11 +136,4 @@ func (l *Loaded) Partial() string {
 		why = " (it stopped without recording why: a crash or a kill)"
 	}
 	return fmt.Sprintf("partial: %d%s cell runs measured%s; finish it with qoslab run --resume %s", c.Measured, of, why, l.Path)
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }
