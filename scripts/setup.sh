@@ -35,6 +35,7 @@ if [ "$(uname -s)" = Darwin ]; then
 	fi
 	[ "$missing" -eq 0 ] || exit 1
 	go mod download
+	scripts/install-golangci-lint.sh
 	scripts/fetch-kernel.sh --arch arm64 >/dev/null
 	echo "setup: ready ($(go version), $(xcode-select -p))"
 	echo "setup: QEMU is not needed on a Mac: VMs run on Virtualization.framework (vz)."
@@ -63,6 +64,7 @@ if [ ${#need[@]} -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 go mod download
+scripts/install-golangci-lint.sh
 # ansible-core for deploy/ansible (the fleet playbook), and ansible-lint for
 # its test, in a venv of their own: nothing is installed into the system's
 # Python.

@@ -59,8 +59,16 @@ func TestSetupOnAMac(t *testing.T) {
 	bash, err := exec.LookPath("bash")
 	require.NoError(t, err)
 	mac, sys := fakeMac(t), system(t)
-	setup, err := filepath.Abs(filepath.Join("..", "setup.sh"))
-	require.NoError(t, err)
+	// setup.sh runs in a copy of the scripts it calls, so that what this
+	// checkout already installed (bin/tools) does not change what it asks.
+	repo := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(repo, "scripts"), 0o755))
+	for _, name := range []string{"setup.sh", "fetch-kernel.sh", "install-golangci-lint.sh"} {
+		b, err := os.ReadFile(filepath.Join("..", name))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(repo, "scripts", name), b, 0o755))
+	}
+	setup := filepath.Join(repo, "scripts", "setup.sh")
 	appleSilicon := map[string]string{"FAKE_UNAME_M": "arm64", "FAKE_ARM64": "1", "FAKE_XCODE": "/Library/Developer/CommandLineTools", "FAKE_GOARCH": "arm64", "QOSLAB_DEBIAN_MIRROR": "https://mirror.example/debian"}
 	with := func(changes map[string]string) map[string]string {
 		env := map[string]string{}
@@ -73,6 +81,7 @@ func TestSetupOnAMac(t *testing.T) {
 		return env
 	}
 	const fetch = "go run ./cmd/qoslab image fetch-kernel --arch arm64"
+	const lint = "go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0"
 	for _, c := range []struct {
 		name       string
 		env        map[string]string
@@ -81,12 +90,12 @@ func TestSetupOnAMac(t *testing.T) {
 		wantStderr []string
 		wantGo     []string // what go was asked, in order; nil: nothing
 	}{
-		{name: "ready", env: appleSilicon, wantGo: []string{"go mod download", fetch}},
+		{name: "ready", env: appleSilicon, wantGo: []string{"go mod download", lint, fetch}},
 		{name: "no mirror", env: with(map[string]string{"QOSLAB_DEBIAN_MIRROR": ""}), wantCode: 1,
 			wantStderr: []string{"no Debian mirror is known", "\nexport QOSLAB_DEBIAN_MIRROR=https://MIRROR/debian\n"}},
 		{name: "a Rosetta shell, an amd64 Go", env: with(map[string]string{"FAKE_UNAME_M": "x86_64", "FAKE_GOARCH": "amd64"}), wantCode: 1,
 			wantStderr: []string{"this Go builds for amd64 and would run under Rosetta 2"}},
-		{name: "a Rosetta shell, the arm64 Go", env: with(map[string]string{"FAKE_UNAME_M": "x86_64"}), wantGo: []string{"go mod download", fetch}},
+		{name: "a Rosetta shell, the arm64 Go", env: with(map[string]string{"FAKE_UNAME_M": "x86_64"}), wantGo: []string{"go mod download", lint, fetch}},
 		{name: "no Xcode tools", env: with(map[string]string{"FAKE_XCODE": ""}), wantCode: 1, wantStderr: []string{"run xcode-select --install"}},
 		{name: "no Go", env: appleSilicon, noGo: true, wantCode: 1, wantStderr: []string{"Go is not installed: brew install go"}},
 		{name: "nothing there", env: with(map[string]string{"FAKE_XCODE": "", "QOSLAB_DEBIAN_MIRROR": ""}), noGo: true, wantCode: 1,
