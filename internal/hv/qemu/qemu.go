@@ -391,7 +391,7 @@ func (m *machine) awaitReady(ctx context.Context, ready func(context.Context, hv
 	defer cancel()
 	go func() {
 		select {
-		case <-m.done:
+		case <-m.Done():
 			cancel()
 		case <-rctx.Done():
 		}
@@ -400,7 +400,7 @@ func (m *machine) awaitReady(ctx context.Context, ready func(context.Context, hv
 	if err == nil {
 		return nil
 	}
-	if m.ended() {
+	if m.Ended() {
 		if exit := m.Err(); exit != nil {
 			return fmt.Errorf("qemu ended before the agent answered: %w", exit)
 		}
@@ -539,7 +539,7 @@ func (b *Backend) boot(ctx context.Context, r request, accel string) (*machine, 
 		m.mu.Lock()
 		m.qmp = c
 		m.mu.Unlock()
-		if m.ended() {
+		if m.Ended() {
 			// QEMU ended before the connection was handed over, so its exit
 			// was recorded without it.
 			_ = c.Close()
@@ -569,7 +569,7 @@ func (m *machine) connectQMP(ctx context.Context) (*qmpClient, error) {
 			return c, nil
 		}
 		select {
-		case <-m.done:
+		case <-m.Done():
 			return nil, fmt.Errorf("qemu exited at start: %w", m.exitDetail())
 		case <-ctx.Done():
 			return nil, fmt.Errorf("QMP socket %s not ready within %s: %w", m.qmpSocket, qmpConnectTimeout, err)
@@ -612,16 +612,12 @@ func makeScratchDisk(path string, size int64) error {
 // may hold it), else taken from vm.json; they do not change while QEMU
 // runs.
 func (b *Backend) Attach(ctx context.Context, stateDir string) (hv.Machine, error) {
-	dir, err := filepath.Abs(stateDir)
+	s, err := hv.AttachState(stateDir, ReadState, func(s *State) *hv.MachineInfo { return &s.Info },
+		func(_ string, s State) (bool, string, error) {
+			return s.Running(), fmt.Sprintf("qemu pid %d", s.Info.PID), nil
+		})
 	if err != nil {
-		return nil, fmt.Errorf("attach to the VM in %s: %w", stateDir, err)
-	}
-	s, err := ReadState(dir)
-	if err != nil {
-		return nil, fmt.Errorf("attach to the VM in %s: %w", dir, err)
-	}
-	if !s.Running() {
-		return nil, fmt.Errorf("attach to VM %s: it is not running (qemu pid %d has ended); start it again", s.Info.Name, s.Info.PID)
+		return nil, err
 	}
 	m := newMachine(s)
 	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
@@ -633,7 +629,6 @@ func (b *Backend) Attach(ctx context.Context, stateDir string) (hv.Machine, erro
 		return err
 	})
 	cancel()
-	m.info.BootNs = 0 // not booted by this controller
 	go m.watchAttached()
 	return m, nil
 }

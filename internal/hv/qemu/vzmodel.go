@@ -348,10 +348,10 @@ func (m *machine) watchDaemon() {
 	d := m.daemon
 	select {
 	case <-d.done:
-	case <-m.done:
+	case <-m.Done():
 		return
 	}
-	if d.isStopping() || m.stopping.Load() || m.ended() {
+	if d.isStopping() || m.StopAsked() || m.Ended() {
 		return
 	}
 	m.mu.Lock()
@@ -398,8 +398,8 @@ func (m *machine) awaitServing(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("waiting for the agent to say on the console (%s) that it serves: %w", m.consoleLog, ctx.Err())
-		case <-m.done:
-			return fmt.Errorf("the VM has ended: %v", m.Err())
+		case <-m.Done():
+			return m.EndErr()
 		case <-t.C:
 		}
 	}
@@ -430,8 +430,8 @@ func (m *machine) dialHybrid(ctx context.Context) (net.Conn, error) {
 		select {
 		case <-ctx.Done():
 			return nil, fmt.Errorf("%w (last attempt: %v)", ctx.Err(), err)
-		case <-m.done:
-			return nil, fmt.Errorf("the VM has ended: %v", m.Err())
+		case <-m.Done():
+			return nil, m.EndErr()
 		case <-time.After(hybridRetry):
 		}
 	}

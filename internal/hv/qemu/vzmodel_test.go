@@ -195,7 +195,7 @@ func TestCheckVhostVsock(t *testing.T) {
 func TestAwaitServing(t *testing.T) {
 	console := filepath.Join(t.TempDir(), "console.log")
 	require.NoError(t, os.WriteFile(console, []byte("qoslab-agent: up in 1.00 s\n"), 0o644))
-	m := &machine{consoleLog: console, done: make(chan struct{})}
+	m := &machine{consoleLog: console}
 	waited := make(chan error, 1)
 	go func() { waited <- m.awaitServing(context.Background()) }()
 	f, err := os.OpenFile(console, os.O_APPEND|os.O_WRONLY, 0)
@@ -212,13 +212,13 @@ func TestAwaitServing(t *testing.T) {
 	require.NoError(t, os.Remove(console))
 	assert.NoError(t, m.awaitServing(context.Background()), "noticed once, not looked for again")
 
-	quiet := &machine{consoleLog: filepath.Join(t.TempDir(), "console.log"), done: make(chan struct{})}
+	quiet := &machine{consoleLog: filepath.Join(t.TempDir(), "console.log")}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	err = quiet.awaitServing(ctx)
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.ErrorContains(t, err, "waiting for the agent to say on the console")
 
-	close(quiet.done)
+	quiet.Finish(nil)
 	assert.ErrorContains(t, quiet.awaitServing(context.Background()), "the VM has ended")
 }

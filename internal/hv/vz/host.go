@@ -10,8 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -96,17 +94,16 @@ type host struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	stopping atomic.Bool
-	stopMu   sync.Mutex
-	done     chan struct{}
-	err      error // set before done closes
+	// Lifecycle is Done, Err and the guard of stop: an end that stop
+	// causes is not reported as an error.
+	hv.Lifecycle
 }
 
 // openHost locks the state directory and the bundle, boots p, listens on
 // its agent socket and writes vm.json from base, now running in this
 // process. Nothing is booted when a lock is held elsewhere.
 func openHost(ctx context.Context, p Plan, base State, boot bootFunc, agentStop AgentStop, logger *log.Logger, closeLog io.Closer) (_ *host, err error) {
-	h := &host{plan: p, dir: p.StateDir, log: logger, agentStop: agentStop, closeLog: closeLog, done: make(chan struct{})}
+	h := &host{plan: p, dir: p.StateDir, log: logger, agentStop: agentStop, closeLog: closeLog}
 	defer func() {
 		if err != nil {
 			h.unlock()
@@ -243,7 +240,7 @@ func (h *host) forward(c net.Conn) {
 func (h *host) watch() {
 	<-h.inst.Done()
 	err := h.inst.Err()
-	if h.stopping.Load() {
+	if h.StopAsked() {
 		err = nil
 	}
 	h.cancel()
@@ -269,43 +266,21 @@ func (h *host) watch() {
 	if h.closeLog != nil {
 		_ = h.closeLog.Close()
 	}
-	h.err = err
-	close(h.done)
-}
-
-func (h *host) ended() bool {
-	select {
-	case <-h.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// Err says why the VM ended, once done is closed.
-func (h *host) Err() error {
-	if !h.ended() {
-		return nil
-	}
-	return h.err
+	h.Finish(err)
 }
 
 // stop powers the VM off: through its agent, else with the power button,
 // then by force (see stopInstance), and returns once the host has let the
 // state directory go.
 func (h *host) stop(ctx context.Context) error {
-	h.stopMu.Lock()
-	defer h.stopMu.Unlock()
-	if h.ended() {
+	return h.StopWith(func() error {
+		times := stopTimes{reach: agentStopReach, grace: h.plan.StopTimeout, force: forceStopTimeout}
+		if err := stopInstance(ctx, h.inst, h.plan.AgentPort, h.agentStop, times, h.log); err != nil {
+			return fmt.Errorf("stop VM %s: %w", h.plan.Name, err)
+		}
+		<-h.Done()
 		return nil
-	}
-	h.stopping.Store(true)
-	times := stopTimes{reach: agentStopReach, grace: h.plan.StopTimeout, force: forceStopTimeout}
-	if err := stopInstance(ctx, h.inst, h.plan.AgentPort, h.agentStop, times, h.log); err != nil {
-		return fmt.Errorf("stop VM %s: %w", h.plan.Name, err)
-	}
-	<-h.done
-	return nil
+	})
 }
 
 // HostMain is the vz host process: `qoslab __vzhost STATE_DIR` (see
@@ -353,7 +328,7 @@ func hostMain(ctx context.Context, stateDir string, boot bootFunc, agentStop Age
 		return err
 	}
 	select {
-	case <-h.done:
+	case <-h.Done():
 	case <-ctx.Done():
 		logger.Printf("asked to stop the VM (%v)", context.Cause(ctx))
 		if err := h.stop(context.Background()); err != nil {

@@ -408,7 +408,7 @@ func TestHybridVsockStopFallsBackToThePowerButton(t *testing.T) {
 func requireEnded(t *testing.T, h *host) {
 	t.Helper()
 	select {
-	case <-h.done:
+	case <-h.Done():
 	default:
 		t.Fatal("stop returned with the VM still running")
 	}

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -46,8 +45,8 @@ type localMachine struct {
 // DialAgent connects to the agent over the VM's vsock device, waiting (as
 // long as ctx allows) for the agent to listen.
 func (m *localMachine) DialAgent(ctx context.Context) (net.Conn, error) {
-	if m.h.ended() {
-		return nil, fmt.Errorf("dial the agent in VM %s: the VM has ended: %v", m.h.plan.Name, m.h.Err())
+	if m.h.Ended() {
+		return nil, fmt.Errorf("dial the agent in VM %s: %w", m.h.plan.Name, m.h.EndErr())
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -57,8 +56,8 @@ func (m *localMachine) DialAgent(ctx context.Context) (net.Conn, error) {
 		return m.h.inst.Connect(ctx, m.h.plan.AgentPort)
 	})
 	if err != nil {
-		if m.h.ended() {
-			return nil, fmt.Errorf("dial the agent in VM %s: the VM ended: %v", m.h.plan.Name, m.h.Err())
+		if m.h.Ended() {
+			return nil, fmt.Errorf("dial the agent in VM %s: %w", m.h.plan.Name, m.h.EndErr())
 		}
 		return nil, fmt.Errorf("dial the agent in VM %s on vsock port %d: %w", m.h.plan.Name, m.h.plan.AgentPort, err)
 	}
@@ -79,7 +78,7 @@ func (m *localMachine) setBootNs(ns int64) {
 }
 
 // Done is closed once the VM has ended and let its state directory go.
-func (m *localMachine) Done() <-chan struct{} { return m.h.done }
+func (m *localMachine) Done() <-chan struct{} { return m.h.Done() }
 
 // Err says why the VM ended, once Done is closed.
 func (m *localMachine) Err() error { return m.h.Err() }
@@ -100,13 +99,12 @@ type hostedMachine struct {
 	// grace is how long the host may take to stop the VM on SIGTERM.
 	grace time.Duration
 
-	stopping atomic.Bool
-	stopMu   sync.Mutex
+	// Lifecycle is Done, Err and the guard of Stop: an end that Stop
+	// causes is not reported as an error.
+	hv.Lifecycle
 
 	mu   sync.Mutex
 	info hv.MachineInfo
-	err  error
-	done chan struct{}
 }
 
 func newHostedMachine(s State) *hostedMachine {
@@ -118,7 +116,6 @@ func newHostedMachine(s State) *hostedMachine {
 		hostLog:     s.HostLog,
 		grace:       stopBound(s.Plan) + 2*time.Second,
 		info:        s.Info,
-		done:        make(chan struct{}),
 	}
 	go m.watch()
 	return m
@@ -135,13 +132,10 @@ func (m *hostedMachine) watch() {
 		}
 	}
 	var err error
-	if !m.stopping.Load() {
+	if !m.StopAsked() {
 		err = m.endError()
 	}
-	m.mu.Lock()
-	m.err = err
-	m.mu.Unlock()
-	close(m.done)
+	m.Finish(err)
 }
 
 // endError is why the host says the VM ended, or that it could not say.
@@ -156,20 +150,11 @@ func (m *hostedMachine) endError() error {
 	return fmt.Errorf("the vz host of VM %s (pid %d) ended without saying why: killed from outside qoslab? See %s", m.info.Name, m.pid, m.hostLog)
 }
 
-func (m *hostedMachine) ended() bool {
-	select {
-	case <-m.done:
-		return true
-	default:
-		return false
-	}
-}
-
 // DialAgent connects to the agent through the host's agent socket. The
 // host holds the connection until the agent listens in the guest.
 func (m *hostedMachine) DialAgent(ctx context.Context) (net.Conn, error) {
-	if m.ended() {
-		return nil, fmt.Errorf("dial the agent in VM %s: the VM has ended: %v", m.info.Name, m.Err())
+	if m.Ended() {
+		return nil, fmt.Errorf("dial the agent in VM %s: %w", m.info.Name, m.EndErr())
 	}
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "unix", m.agentSocket)
@@ -192,40 +177,29 @@ func (m *hostedMachine) setBootNs(ns int64) {
 	m.mu.Unlock()
 }
 
-// Done is closed once the host has ended.
-func (m *hostedMachine) Done() <-chan struct{} { return m.done }
-
-// Err says why the VM ended, once Done is closed.
-func (m *hostedMachine) Err() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.err
-}
-
 // Stop has the host stop the VM (SIGTERM: the guest is asked to power off,
 // through its agent else with the power button, then stopped by force), and kills the host, and with it the VM, if it has
 // not ended after its time or once ctx ends. It returns once the host has
 // ended.
 func (m *hostedMachine) Stop(ctx context.Context) error {
-	m.stopMu.Lock()
-	defer m.stopMu.Unlock()
-	if m.ended() {
-		return nil
-	}
-	m.stopping.Store(true)
+	return m.StopWith(func() error { return m.stop(ctx) })
+}
+
+// stop is Stop's sequence, for a host that runs.
+func (m *hostedMachine) stop(ctx context.Context) error {
 	m.signal(syscall.SIGTERM)
 	gctx, cancel := context.WithTimeout(ctx, m.grace)
-	m.waitEnded(gctx)
+	m.Wait(gctx)
 	cancel()
-	if !m.ended() {
+	if !m.Ended() {
 		m.signal(syscall.SIGKILL)
 		// Not ctx: a SIGKILLed process ends promptly, and Stop must not
 		// return while it lives.
 		kctx, cancel := context.WithTimeout(context.Background(), killTimeout)
-		m.waitEnded(kctx)
+		m.Wait(kctx)
 		cancel()
 	}
-	if !m.ended() {
+	if !m.Ended() {
 		return fmt.Errorf("stop VM %s: its vz host (pid %d) is still there %s after SIGKILL", m.info.Name, m.pid, killTimeout)
 	}
 	// A killed host leaves its socket behind.
@@ -242,13 +216,6 @@ func (m *hostedMachine) signal(sig syscall.Signal) {
 	}
 	if s, err := ReadState(m.dir); err == nil && s.Info.PID == m.pid {
 		_ = signalProcess(m.pid, sig)
-	}
-}
-
-func (m *hostedMachine) waitEnded(ctx context.Context) {
-	select {
-	case <-m.done:
-	case <-ctx.Done():
 	}
 }
 

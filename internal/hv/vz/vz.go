@@ -273,21 +273,13 @@ func awaitReady(ctx context.Context, m hv.Machine, ready func(context.Context, h
 // host (a vz host process, or the controller that started it) still holds
 // the directory's lock.
 func (b *Backend) Attach(ctx context.Context, stateDir string) (hv.Machine, error) {
-	dir, err := filepath.Abs(stateDir)
+	s, err := hv.AttachState(stateDir, ReadState, func(s *State) *hv.MachineInfo { return &s.Info },
+		func(dir string, s State) (bool, string, error) {
+			held, err := running(dir)
+			return held && s.Phase == PhaseRunning, fmt.Sprintf("its host, pid %d,", s.Info.PID), err
+		})
 	if err != nil {
-		return nil, fmt.Errorf("attach to the VM in %s: %w", stateDir, err)
+		return nil, err
 	}
-	s, err := ReadState(dir)
-	if err != nil {
-		return nil, fmt.Errorf("attach to the VM in %s: %w", dir, err)
-	}
-	held, err := running(dir)
-	if err != nil {
-		return nil, fmt.Errorf("attach to VM %s: %w", s.Info.Name, err)
-	}
-	if !held || s.Phase != PhaseRunning {
-		return nil, fmt.Errorf("attach to VM %s: it is not running (its host, pid %d, has ended); start it again", s.Info.Name, s.Info.PID)
-	}
-	s.Info.BootNs = 0 // not booted by this controller
 	return newHostedMachine(s), nil
 }
