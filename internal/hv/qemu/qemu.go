@@ -418,44 +418,15 @@ func (b *Backend) boot(ctx context.Context, r request, accel string) (*machine, 
 	if old, err := ReadState(r.stateDir); err == nil && old.Running() {
 		return nil, time.Time{}, fmt.Errorf("VM %s is already running in %s (qemu pid %d): stop it first", old.Info.Name, r.stateDir, old.Info.PID)
 	}
-	l := launch{
-		Arch: r.arch, Accel: accel, Machine: MachineQ35,
-		CPUs: r.spec.CPUs, MemoryMiB: r.spec.MemoryMiB, Name: r.name,
-		Kernel: r.spec.Image.Kernel, Initramfs: r.spec.Image.Initramfs, Cmdline: r.spec.Image.Cmdline,
-		ConsoleLog: r.path(consoleLogFile), QMPSocket: r.path(qmpSocketFile),
-		AgentSocket: r.path(agentSocketFile), PIDFile: r.path(pidFile),
-	}
-	if r.arch == "arm64" {
-		l.Machine = MachineVirt
-	}
-	if r.spec.DiskBytes > 0 {
-		l.Disk = r.path(scratchDiskFile)
-		if err := makeScratchDisk(l.Disk, r.spec.DiskBytes); err != nil {
-			return nil, time.Time{}, err
-		}
-		l.DiskCache = "none"
-		if problem := directIOProblem(l.Disk); problem != "" {
-			l.DiskCache = "writeback"
-			fmt.Fprintf(r.log, "Scratch disk: %s, so it uses cache=writeback: guest writes land in the host's page cache, and disk-bound results measure memory, not the disk. Put the state directory on a disk file system for cache=none.\n", problem)
-		}
-	}
-	var daemon *vsockDaemon
-	switch {
-	case r.model == hv.ModelVZ:
-		l.Model = hv.ModelVZ
-		// The Linux boot loader's kernel, as vz boots it.
-		l.Kernel = r.spec.Image.UncompressedKernel
-		l.VhostUserSocket = r.path(vhostUserSocketFile)
-		l.AgentSocket = ""
-	case vhostVsockProblem() == "":
-		// Guest CIDs are host-wide; 3 and up are free for guests, and a
-		// random one collides with another VM's about never.
-		l.VsockCID = 3 + rand.Uint32N(1<<30)
+	l, err := r.launch(accel)
+	if err != nil {
+		return nil, time.Time{}, err
 	}
 	args, err := commandLine(l)
 	if err != nil {
 		return nil, time.Time{}, err
 	}
+	var daemon *vsockDaemon
 	if l.Model == hv.ModelVZ {
 		// Started first: QEMU connects to its vhost-user socket at start.
 		if daemon, err = startVsockDaemon(ctx, r.vhostVsock, r.stateDir); err != nil {
@@ -475,14 +446,83 @@ func (b *Backend) boot(ctx context.Context, r request, accel string) (*machine, 
 	}
 	defer qemuLog.Close()
 
-	cmd := exec.Command(r.qemu, args...)
+	cmd := exec.Command(r.qemu, args...) //nolint:gosec // G204: the emulator the user configured, with the command line commandLine builds
 	cmd.Dir = r.stateDir
 	cmd.Stdout, cmd.Stderr = qemuLog, qemuLog
 	cmd.SysProcAttr = qemuProcAttr(r.spec.Detach)
 
+	state := b.startState(r, l, args, daemon)
+	exited := make(chan error, 1)
+	started := time.Now()
+	class, err := startQEMU(cmd, func(err error) { exited <- err })
+	if err != nil {
+		stopDaemon()
+		return nil, time.Time{}, fmt.Errorf("run %s: %w", r.qemu, err)
+	}
+	state.StartedAt = started
+	state.Info.StartClass = processClass(class)
+	state.Info.PID = cmd.Process.Pid
+	m := newMachine(state)
+	m.daemon = daemon
+	go func() { m.childExited(<-exited) }()
+	if daemon != nil {
+		go m.watchDaemon()
+	}
+	if err := m.readThreads(ctx, r.spec.Detach); err != nil {
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), quitTimeout+termTimeout+killTimeout)
+		defer cancel()
+		_ = m.Stop(stopCtx)
+		return nil, time.Time{}, err
+	}
+	return m, started, nil
+}
+
+// launch lays out the QEMU process that boots r with accel: its files in
+// the state directory, the scratch disk (made here, empty), and the
+// agent's channels of the device model.
+func (r request) launch(accel string) (launch, error) {
+	l := launch{
+		Arch: r.arch, Accel: accel, Machine: MachineQ35,
+		CPUs: r.spec.CPUs, MemoryMiB: r.spec.MemoryMiB, Name: r.name,
+		Kernel: r.spec.Image.Kernel, Initramfs: r.spec.Image.Initramfs, Cmdline: r.spec.Image.Cmdline,
+		ConsoleLog: r.path(consoleLogFile), QMPSocket: r.path(qmpSocketFile),
+		AgentSocket: r.path(agentSocketFile), PIDFile: r.path(pidFile),
+	}
+	if r.arch == "arm64" {
+		l.Machine = MachineVirt
+	}
+	if r.spec.DiskBytes > 0 {
+		l.Disk = r.path(scratchDiskFile)
+		if err := makeScratchDisk(l.Disk, r.spec.DiskBytes); err != nil {
+			return l, err
+		}
+		l.DiskCache = "none"
+		if problem := directIOProblem(l.Disk); problem != "" {
+			l.DiskCache = "writeback"
+			fmt.Fprintf(r.log, "Scratch disk: %s, so it uses cache=writeback: guest writes land in the host's page cache, and disk-bound results measure memory, not the disk. Put the state directory on a disk file system for cache=none.\n", problem)
+		}
+	}
+	switch {
+	case r.model == hv.ModelVZ:
+		l.Model = hv.ModelVZ
+		// The Linux boot loader's kernel, as vz boots it.
+		l.Kernel = r.spec.Image.UncompressedKernel
+		l.VhostUserSocket = r.path(vhostUserSocketFile)
+		l.AgentSocket = ""
+	case vhostVsockProblem() == "":
+		// Guest CIDs are host-wide; 3 and up are free for guests, and a
+		// random one collides with another VM's about never.
+		l.VsockCID = 3 + rand.Uint32N(1<<30)
+	}
+	return l, nil
+}
+
+// startState is vm.json for the VM l boots, before QEMU runs: daemon is
+// the vz model's vsock daemon, nil in QEMU's own model.
+func (b *Backend) startState(r request, l launch, args []string, daemon *vsockDaemon) State {
 	state := State{
 		Info: hv.MachineInfo{
-			Backend: b.Name(), Name: r.name, Accel: accel,
+			Backend: b.Name(), Name: r.name, Accel: l.Accel,
 			CPUs: r.spec.CPUs, MemoryMiB: r.spec.MemoryMiB,
 			StateDir: r.stateDir, ConsoleLog: l.ConsoleLog, Image: r.spec.Image,
 		},
@@ -502,37 +542,19 @@ func (b *Backend) boot(ctx context.Context, r request, accel string) (*machine, 
 	if l.Disk != "" {
 		state.Info.Disk, state.Info.GuestDisk = l.Disk, guestchan.ScratchDisk
 	}
+	return state
+}
 
-	var m *machine
-	exited := make(chan error, 1)
-	started := time.Now()
-	class, err := startQEMU(cmd, func(err error) { exited <- err })
-	if err != nil {
-		stopDaemon()
-		return nil, time.Time{}, fmt.Errorf("run %s: %w", r.qemu, err)
-	}
-	state.StartedAt = started
-	state.Info.StartClass = processClass(class)
-	state.Info.PID = cmd.Process.Pid
-	m = newMachine(state)
-	m.daemon = daemon
-	go func() { m.childExited(<-exited) }()
-	if daemon != nil {
-		go m.watchDaemon()
-	}
-
-	fail := func(err error) (*machine, time.Time, error) {
-		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), quitTimeout+termTimeout+killTimeout)
-		defer cancel()
-		_ = m.Stop(stopCtx)
-		return nil, time.Time{}, err
-	}
+// readThreads connects to a QEMU just started, reads its vCPU threads and
+// writes them to vm.json. The connection is held for the VM's life, unless
+// the VM is detached: then QMP is left to the controllers that attach.
+func (m *machine) readThreads(ctx context.Context, detach bool) error {
 	c, err := m.connectQMP(ctx)
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	threads, err := c.vcpuThreads(ctx)
-	if r.spec.Detach {
+	if detach {
 		// Leave QMP free for the controllers that will attach.
 		_ = c.Close()
 	} else {
@@ -546,17 +568,14 @@ func (b *Backend) boot(ctx context.Context, r request, accel string) (*machine, 
 		}
 	}
 	if err != nil {
-		return fail(fmt.Errorf("vCPU threads: %w", err))
+		return fmt.Errorf("vCPU threads: %w", err)
 	}
 	m.mu.Lock()
 	m.info.VCPUThreads = threads
 	m.state.Info = m.info
 	s := m.state
 	m.mu.Unlock()
-	if err := writeState(r.stateDir, s); err != nil {
-		return fail(err)
-	}
-	return m, started, nil
+	return writeState(m.stateDir, s)
 }
 
 // connectQMP waits for QEMU's QMP socket and connects to it.
