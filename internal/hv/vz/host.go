@@ -109,52 +109,13 @@ func openHost(ctx context.Context, p Plan, base State, boot bootFunc, agentStop 
 			h.unlock()
 		}
 	}()
-	lock, err := lockExclusive(filepath.Join(h.dir, lockFile), true)
-	if errors.Is(err, errLocked) {
-		pid := 0
-		if s, err := ReadState(h.dir); err == nil {
-			pid = s.Info.PID
-		}
-		return nil, fmt.Errorf("VM %s is already running in %s (vz host pid %d): stop it first", p.Name, h.dir, pid)
+	if p, err = h.lock(p); err != nil {
+		return nil, err
 	}
-	if err != nil {
-		return nil, fmt.Errorf("lock the state directory: %w", err)
+	h.plan = p
+	if err := prepareFiles(p); err != nil {
+		return nil, err
 	}
-	h.locks = append(h.locks, lock)
-	if p.Bundle != "" {
-		// Two VMs booted from one bundle would write one disk at once.
-		lock, err := lockExclusive(filepath.Join(p.Bundle, BundleConfigFile), false)
-		if errors.Is(err, errLocked) {
-			return nil, fmt.Errorf("VM bundle %s is in use by another running VM: stop that VM first (two VMs on one disk would corrupt it)", p.Bundle)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("lock the VM bundle: %w", err)
-		}
-		// Read under the lock: one MAC address per bundle, whoever boots it.
-		mac, lock, err := bundleMAC(p.Bundle, lock)
-		h.locks = append(h.locks, lock)
-		if err != nil {
-			return nil, err
-		}
-		p.MACAddress = mac
-		h.plan = p
-	}
-	// Left by a host that was killed; the lock says none runs now.
-	if err := os.Remove(p.AgentSocket); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("remove the old agent socket: %w", err)
-	}
-	if p.ScratchDisk != "" {
-		if err := makeScratchDisk(p.ScratchDisk, p.ScratchBytes); err != nil {
-			return nil, err
-		}
-	}
-	if p.ConsoleLog != "" {
-		// Each boot's console starts empty, as QEMU's does.
-		if err := os.WriteFile(p.ConsoleLog, nil, 0o600); err != nil {
-			return nil, fmt.Errorf("console log: %w", err)
-		}
-	}
-
 	inst, err := boot(ctx, p, logger)
 	if err != nil {
 		return nil, err
@@ -184,6 +145,65 @@ func openHost(ctx context.Context, p Plan, base State, boot bootFunc, agentStop 
 	go h.serve()
 	go h.watch()
 	return h, nil
+}
+
+// lock takes the state directory's lock and, for a macOS guest, the
+// bundle's, adding them to h.locks; it returns p with the bundle's MAC
+// address, read under its lock.
+func (h *host) lock(p Plan) (Plan, error) {
+	lock, err := lockExclusive(filepath.Join(h.dir, lockFile), true)
+	if errors.Is(err, errLocked) {
+		pid := 0
+		if s, err := ReadState(h.dir); err == nil {
+			pid = s.Info.PID
+		}
+		return p, fmt.Errorf("VM %s is already running in %s (vz host pid %d): stop it first", p.Name, h.dir, pid)
+	}
+	if err != nil {
+		return p, fmt.Errorf("lock the state directory: %w", err)
+	}
+	h.locks = append(h.locks, lock)
+	if p.Bundle == "" {
+		return p, nil
+	}
+	// Two VMs booted from one bundle would write one disk at once.
+	lock, err = lockExclusive(filepath.Join(p.Bundle, BundleConfigFile), false)
+	if errors.Is(err, errLocked) {
+		return p, fmt.Errorf("VM bundle %s is in use by another running VM: stop that VM first (two VMs on one disk would corrupt it)", p.Bundle)
+	}
+	if err != nil {
+		return p, fmt.Errorf("lock the VM bundle: %w", err)
+	}
+	// Read under the lock: one MAC address per bundle, whoever boots it.
+	mac, lock, err := bundleMAC(p.Bundle, lock)
+	h.locks = append(h.locks, lock)
+	if err != nil {
+		return p, err
+	}
+	p.MACAddress = mac
+	return p, nil
+}
+
+// prepareFiles readies the state directory for p's boot, under its lock:
+// no agent socket left by a host that was killed, a new scratch disk and
+// an empty console log.
+func prepareFiles(p Plan) error {
+	// Left by a host that was killed; the lock says none runs now.
+	if err := os.Remove(p.AgentSocket); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove the old agent socket: %w", err)
+	}
+	if p.ScratchDisk != "" {
+		if err := makeScratchDisk(p.ScratchDisk, p.ScratchBytes); err != nil {
+			return err
+		}
+	}
+	if p.ConsoleLog != "" {
+		// Each boot's console starts empty, as QEMU's does.
+		if err := os.WriteFile(p.ConsoleLog, nil, 0o600); err != nil {
+			return fmt.Errorf("console log: %w", err)
+		}
+	}
+	return nil
 }
 
 // makeScratchDisk makes the scratch disk anew, dropping what an earlier run
