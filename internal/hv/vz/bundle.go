@@ -357,7 +357,7 @@ func checkBundleFile(dir string, f bundleFile) error {
 	var one [1]byte
 	_, err = fh.Read(one[:])
 	_ = fh.Close()
-	if err != nil && err != io.EOF {
+	if err != nil && !errors.Is(err, io.EOF) {
 		return corrupt(dir, f.name, fmt.Sprintf("cannot be read (%v)", err))
 	}
 	return nil
@@ -411,6 +411,46 @@ func CreateBundle(ctx context.Context, dir string, nb NewBundle) (Bundle, error)
 	if err != nil {
 		return Bundle{}, fmt.Errorf("create VM bundle %s: %w", dir, err)
 	}
+	c, err := nb.config()
+	if err != nil {
+		return Bundle{}, fmt.Errorf("create VM bundle %s: %w", abs, err)
+	}
+	if err := checkEmptyDir(abs); err != nil {
+		return Bundle{}, err
+	}
+	parent := filepath.Dir(abs)
+	if err := os.MkdirAll(parent, 0o755); err != nil { //nolint:gosec // G301: a directory the user names for the bundle, made as mkdir -p makes it
+		return Bundle{}, fmt.Errorf("create VM bundle %s: %w", abs, err)
+	}
+	staging, err := os.MkdirTemp(parent, "."+filepath.Base(abs)+".creating-")
+	if err != nil {
+		return Bundle{}, fmt.Errorf("create VM bundle %s: %w", abs, err)
+	}
+	placed := false
+	defer func() {
+		if !placed {
+			_ = os.RemoveAll(staging)
+		}
+	}()
+	if err := stageBundle(ctx, staging, c, nb); err != nil {
+		return Bundle{}, fmt.Errorf("create VM bundle %s: %w", abs, err)
+	}
+	// os.Rename refuses to replace a directory, even an empty one; rmdir
+	// removes dir only while it is an empty directory, so a bundle that appeared there
+	// meanwhile is left alone and the rename then fails.
+	if err := syscall.Rmdir(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return Bundle{}, fmt.Errorf("create VM bundle %s: %w", abs, err)
+	}
+	if err := os.Rename(staging, abs); err != nil {
+		return Bundle{}, fmt.Errorf("create VM bundle %s: move the new bundle into place: %w", abs, err)
+	}
+	placed = true
+	return OpenBundle(abs)
+}
+
+// config is the new bundle's config.json, with its defaults filled in,
+// checked with the platform data.
+func (nb NewBundle) config() (BundleConfig, error) {
 	c := nb.Config
 	if c.SchemaVersion == "" {
 		c.SchemaVersion = BundleSchema
@@ -428,75 +468,54 @@ func CreateBundle(ctx context.Context, dir string, nb NewBundle) (Bundle, error)
 		c.CreatedAt = time.Now().UTC()
 	}
 	if c.MACAddress == "" {
+		var err error
 		if c.MACAddress, err = NewMACAddress(); err != nil {
-			return Bundle{}, fmt.Errorf("create VM bundle %s: %w", abs, err)
+			return c, err
 		}
 	}
 	if major, err := schemaMajor(c.SchemaVersion); err != nil || major != bundleSchemaMajor {
-		return Bundle{}, fmt.Errorf("create VM bundle %s: schema_version %q: this qoslab makes %s", abs, c.SchemaVersion, BundleSchema)
+		return c, fmt.Errorf("schema_version %q: this qoslab makes %s", c.SchemaVersion, BundleSchema)
 	}
 	if err := c.check(); err != nil {
-		return Bundle{}, fmt.Errorf("create VM bundle %s: the config %w", abs, err)
+		return c, fmt.Errorf("the config %w", err)
 	}
 	for _, d := range []struct {
 		what string
 		b    []byte
 	}{{"hardware model", nb.HardwareModel}, {"machine identifier", nb.MachineIdentifier}} {
 		if len(d.b) == 0 || len(d.b) > maxPlatformData {
-			return Bundle{}, fmt.Errorf("create VM bundle %s: the %s is %d bytes: want 1 to %d", abs, d.what, len(d.b), maxPlatformData)
+			return c, fmt.Errorf("the %s is %d bytes: want 1 to %d", d.what, len(d.b), maxPlatformData)
 		}
 	}
-	if err := checkEmptyDir(abs); err != nil {
-		return Bundle{}, err
-	}
-	parent := filepath.Dir(abs)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return Bundle{}, fmt.Errorf("create VM bundle %s: %w", abs, err)
-	}
-	staging, err := os.MkdirTemp(parent, "."+filepath.Base(abs)+".creating-")
-	if err != nil {
-		return Bundle{}, fmt.Errorf("create VM bundle %s: %w", abs, err)
-	}
-	placed := false
-	defer func() {
-		if !placed {
-			_ = os.RemoveAll(staging)
-		}
-	}()
+	return c, nil
+}
 
+// stageBundle makes the whole bundle in staging, config c last, and checks
+// it as OpenBundle will.
+func stageBundle(ctx context.Context, staging string, c BundleConfig, nb NewBundle) error {
 	staged := &Bundle{Dir: staging, Config: c, HardwareModel: nb.HardwareModel, MachineIdentifier: nb.MachineIdentifier}
 	if err := os.WriteFile(staged.Path(c.HardwareModel), nb.HardwareModel, 0o600); err != nil {
-		return Bundle{}, fmt.Errorf("create VM bundle %s: %w", abs, err)
+		return err
 	}
 	if err := os.WriteFile(staged.Path(c.MachineIdentifier), nb.MachineIdentifier, 0o600); err != nil {
-		return Bundle{}, fmt.Errorf("create VM bundle %s: %w", abs, err)
+		return err
 	}
 	if err := makeSparseDisk(staged.Path(DiskFile), c.DiskBytes); err != nil {
-		return Bundle{}, fmt.Errorf("create VM bundle %s: %w", abs, err)
+		return err
 	}
 	if nb.Populate != nil {
 		if err := nb.Populate(ctx, staged); err != nil {
-			return Bundle{}, fmt.Errorf("create VM bundle %s: %w", abs, err)
+			return err
 		}
 		staged.Dir = staging // Populate may not move it
 	}
 	if err := writeBundleConfig(staging, staged.Config); err != nil {
-		return Bundle{}, fmt.Errorf("create VM bundle %s: %w", abs, err)
+		return err
 	}
 	if _, err := OpenBundle(staging); err != nil {
-		return Bundle{}, fmt.Errorf("create VM bundle %s: the new bundle does not check: %w", abs, err)
+		return fmt.Errorf("the new bundle does not check: %w", err)
 	}
-	// os.Rename refuses to replace a directory, even an empty one; rmdir
-	// removes dir only while it is an empty directory, so a bundle that appeared there
-	// meanwhile is left alone and the rename then fails.
-	if err := syscall.Rmdir(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return Bundle{}, fmt.Errorf("create VM bundle %s: %w", abs, err)
-	}
-	if err := os.Rename(staging, abs); err != nil {
-		return Bundle{}, fmt.Errorf("create VM bundle %s: move the new bundle into place: %w", abs, err)
-	}
-	placed = true
-	return OpenBundle(abs)
+	return nil
 }
 
 // checkEmptyDir refuses a dir that has anything in it.
