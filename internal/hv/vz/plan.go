@@ -54,7 +54,7 @@ func (l Limits) memoryMiB() (lo, hi int) {
 func (l Limits) check() error {
 	lo, hi := l.memoryMiB()
 	if l.MinCPUs < 1 || l.MaxCPUs < l.MinCPUs || lo < 1 || hi < lo {
-		return fmt.Errorf("Virtualization.framework reports an empty range: %d to %d vCPUs, %d to %d bytes of memory", l.MinCPUs, l.MaxCPUs, l.MinMemoryBytes, l.MaxMemoryBytes)
+		return fmt.Errorf("this Mac's Virtualization.framework reports an empty range: %d to %d vCPUs, %d to %d bytes of memory", l.MinCPUs, l.MaxCPUs, l.MinMemoryBytes, l.MaxMemoryBytes)
 	}
 	return nil
 }
@@ -158,9 +158,7 @@ func PlanVM(spec hv.Spec, lim Limits) (Plan, error) {
 		return p, fmt.Errorf("scratch disk of %d bytes: want 0 (none) or more", spec.DiskBytes)
 	}
 
-	minCPUs, minMiB := lim.MinCPUs, 0
-	cpuWhy, memWhy := "", ""
-	defaultCPUs, defaultMiB := DefaultCPUs, DefaultLinuxMemoryMiB
+	sz := sizing{cpus: DefaultCPUs, memoryMiB: DefaultLinuxMemoryMiB, minCPUs: lim.MinCPUs}
 	switch {
 	case spec.Image.Kernel != "":
 		if err := p.planLinux(spec); err != nil {
@@ -171,51 +169,81 @@ func PlanVM(spec hv.Spec, lim Limits) (Plan, error) {
 		if err != nil {
 			return p, err
 		}
-		p.planMacOS(b, spec)
-		defaultCPUs, defaultMiB = b.Config.CPUs, b.Config.MemoryMiB
-		if b.Config.MinCPUs > minCPUs {
-			minCPUs, cpuWhy = b.Config.MinCPUs, " (the bundle's macOS needs "+fmt.Sprint(b.Config.MinCPUs)+")"
-		}
-		if b.Config.MinMemoryMiB > 0 {
-			minMiB, memWhy = b.Config.MinMemoryMiB, fmt.Sprintf(" (the bundle's macOS needs %d MiB)", b.Config.MinMemoryMiB)
-		}
+		p.planMacOS(b)
+		sz = bundleSizing(b, lim)
 	default:
 		return p, fmt.Errorf("image %q has neither a kernel (a Linux image) nor a directory (a macOS bundle)", spec.Image.Name)
 	}
+	if err := p.size(spec, lim, sz); err != nil {
+		return p, err
+	}
+	p.planScratch(spec.DiskBytes)
+	return p, nil
+}
 
+// sizing is what the guest has to say about its vCPUs and memory: its
+// defaults, and the least its OS needs (with why, for errors and notes).
+type sizing struct {
+	cpus, memoryMiB int
+	minCPUs, minMiB int
+	cpuWhy, memWhy  string
+}
+
+// bundleSizing is a macOS bundle's sizing: its config's sizes and the
+// minimums of the macOS installed in it.
+func bundleSizing(b Bundle, lim Limits) sizing {
+	sz := sizing{cpus: b.Config.CPUs, memoryMiB: b.Config.MemoryMiB, minCPUs: lim.MinCPUs}
+	if b.Config.MinCPUs > sz.minCPUs {
+		sz.minCPUs, sz.cpuWhy = b.Config.MinCPUs, " (the bundle's macOS needs "+fmt.Sprint(b.Config.MinCPUs)+")"
+	}
+	if b.Config.MinMemoryMiB > 0 {
+		sz.minMiB, sz.memWhy = b.Config.MinMemoryMiB, fmt.Sprintf(" (the bundle's macOS needs %d MiB)", b.Config.MinMemoryMiB)
+	}
+	return sz
+}
+
+// size sets the plan's vCPUs and memory: spec's, checked against the
+// framework's range and what the guest needs, or the guest's defaults
+// clamped into that range.
+func (p *Plan) size(spec hv.Spec, lim Limits, sz sizing) error {
 	fwMin, fwMax := lim.memoryMiB()
-	loMiB := max(fwMin, minMiB)
-	if minCPUs > lim.MaxCPUs {
-		return p, fmt.Errorf("the bundle's macOS needs %d vCPUs, but Virtualization.framework allows at most %d on this Mac", minCPUs, lim.MaxCPUs)
+	loMiB := max(fwMin, sz.minMiB)
+	if sz.minCPUs > lim.MaxCPUs {
+		return fmt.Errorf("the bundle's macOS needs %d vCPUs, but Virtualization.framework allows at most %d on this Mac", sz.minCPUs, lim.MaxCPUs)
 	}
 	if loMiB > fwMax {
-		return p, fmt.Errorf("the bundle's macOS needs %d MiB of memory, but Virtualization.framework allows at most %d MiB on this Mac", loMiB, fwMax)
+		return fmt.Errorf("the bundle's macOS needs %d MiB of memory, but Virtualization.framework allows at most %d MiB on this Mac", loMiB, fwMax)
 	}
-	if memWhy == "" || minMiB <= fwMin {
-		memWhy = " (Virtualization.framework's range on this Mac)"
+	if sz.memWhy == "" || sz.minMiB <= fwMin {
+		sz.memWhy = " (Virtualization.framework's range on this Mac)"
 	}
-	if cpuWhy == "" {
-		cpuWhy = " (Virtualization.framework's range on this Mac)"
+	if sz.cpuWhy == "" {
+		sz.cpuWhy = " (Virtualization.framework's range on this Mac)"
 	}
+	var err error
+	if p.CPUs, err = pick("vCPUs", spec.CPUs, sz.cpus, sz.minCPUs, lim.MaxCPUs, sz.cpuWhy, &p.Notes); err != nil {
+		return err
+	}
+	if p.MemoryMiB, err = pick("MiB of memory", spec.MemoryMiB, sz.memoryMiB, loMiB, fwMax, sz.memWhy, &p.Notes); err != nil {
+		return err
+	}
+	return nil
+}
 
-	if p.CPUs, err = pick("vCPUs", spec.CPUs, defaultCPUs, minCPUs, lim.MaxCPUs, cpuWhy, &p.Notes); err != nil {
-		return p, err
+// planScratch gives a Linux guest its scratch disk of size bytes (0 for
+// none); a macOS guest's file sink writes to its own disk, with a note.
+func (p *Plan) planScratch(size int64) {
+	if size <= 0 {
+		return
 	}
-	if p.MemoryMiB, err = pick("MiB of memory", spec.MemoryMiB, defaultMiB, loMiB, fwMax, memWhy, &p.Notes); err != nil {
-		return p, err
+	if p.Kind == GuestMacOS {
+		p.Notes = append(p.Notes, fmt.Sprintf("no scratch disk: a macOS guest's file sink writes to its own disk, %s", p.BootDisk))
+		return
 	}
-
-	if spec.DiskBytes > 0 {
-		if p.Kind == GuestMacOS {
-			p.Notes = append(p.Notes, fmt.Sprintf("no scratch disk: a macOS guest's file sink writes to its own disk, %s", p.BootDisk))
-		} else {
-			p.ScratchDisk = filepath.Join(dir, scratchDiskFile)
-			p.ScratchBytes = roundUpMiB(spec.DiskBytes)
-			p.ScratchCaching = CachingUncached
-			p.GuestDisk = guestchan.ScratchDisk
-		}
-	}
-	return p, nil
+	p.ScratchDisk = filepath.Join(p.StateDir, scratchDiskFile)
+	p.ScratchBytes = roundUpMiB(size)
+	p.ScratchCaching = CachingUncached
+	p.GuestDisk = guestchan.ScratchDisk
 }
 
 // pick is an explicit value checked against [lo, hi], or the default
@@ -271,7 +299,7 @@ func (p *Plan) planLinux(spec hv.Spec) error {
 }
 
 // planMacOS takes a macOS guest's platform from its bundle.
-func (p *Plan) planMacOS(b Bundle, spec hv.Spec) {
+func (p *Plan) planMacOS(b Bundle) {
 	p.Kind = GuestMacOS
 	p.Bundle = b.Dir
 	p.BootDisk = b.Path(DiskFile)

@@ -90,7 +90,7 @@ func TestPlanCPUsAndMemory(t *testing.T) {
 		{name: "memory bounds rounded inwards to MiB", lim: Limits{MinCPUs: 1, MaxCPUs: 8, MinMemoryBytes: 100<<20 + 1, MaxMemoryBytes: 200<<20 - 1},
 			cpus: 1, mem: 100, err: "want 101 to 199"},
 		{name: "empty range", lim: Limits{MinCPUs: 2, MaxCPUs: 1, MinMemoryBytes: 128 << 20, MaxMemoryBytes: 16 << 30},
-			cpus: 1, mem: 512, err: "Virtualization.framework reports an empty range"},
+			cpus: 1, mem: 512, err: "this Mac's Virtualization.framework reports an empty range"},
 	}
 	img := linuxImage(t)
 	for _, c := range cases {
