@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -152,7 +151,7 @@ func (m *machine) exitError(waitErr error, shutdownReason string) error {
 		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			return fmt.Errorf("qemu (pid %d) died of signal %d (%v), sent from outside qoslab", m.pid, int(ws.Signal()), ws.Signal())
 		}
-		return fmt.Errorf("qemu (pid %d) exited with status %d: %s", m.pid, exit.ExitCode(), lastLines(m.qemuLog, 3))
+		return fmt.Errorf("qemu (pid %d) exited with status %d: %s", m.pid, exit.ExitCode(), hv.LogTail(m.qemuLog))
 	}
 	if waitErr != nil {
 		return fmt.Errorf("wait for qemu (pid %d): %w", m.pid, waitErr)
@@ -309,28 +308,6 @@ func (m *machine) useQMP(ctx context.Context, f func(*qmpClient) error) error {
 	}
 	defer c.Close()
 	return f(c)
-}
-
-// lastLines returns up to n last non-empty lines of a log file, joined
-// for an error message.
-func lastLines(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Sprintf("(no %s: %v)", filepath.Base(path), err)
-	}
-	var lines []string
-	for _, l := range strings.Split(string(b), "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			lines = append(lines, l)
-		}
-	}
-	if len(lines) == 0 {
-		return fmt.Sprintf("(%s is empty)", path)
-	}
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, " | ")
 }
 
 // processClass records a class as hv.MachineInfo carries it.

@@ -603,7 +603,7 @@ func (m *machine) exitDetail() error {
 	if err := m.Err(); err != nil {
 		return err
 	}
-	return errors.New(lastLines(m.qemuLog, 3))
+	return errors.New(hv.LogTail(m.qemuLog))
 }
 
 // makeScratchDisk makes a sparse raw disk of size bytes (rounded up to

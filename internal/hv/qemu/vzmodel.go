@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/qoslab/qoslab/internal/guestchan"
+	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/transport"
 )
 
@@ -297,7 +298,7 @@ func (d *vsockDaemon) exitDetail() string {
 	} else if err != nil {
 		how = err.Error()
 	}
-	return fmt.Sprintf("%s; %s", how, lastLines(d.log, 3))
+	return fmt.Sprintf("%s; %s", how, hv.LogTail(d.log))
 }
 
 // ended says whether the daemon has ended.
@@ -372,7 +373,7 @@ func (m *machine) daemonSaid() string {
 	if b, err := os.ReadFile(m.daemon.log); err != nil || len(strings.TrimSpace(string(b))) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; %s said: %s", VhostVsockName, lastLines(m.daemon.log, 3))
+	return fmt.Sprintf("; %s said: %s", VhostVsockName, hv.LogTail(m.daemon.log))
 }
 
 // awaitServing returns once the guest's console shows that its agent

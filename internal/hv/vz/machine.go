@@ -2,12 +2,10 @@ package vz
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -217,29 +215,4 @@ func (m *hostedMachine) signal(sig syscall.Signal) {
 	if s, err := ReadState(m.dir); err == nil && s.Info.PID == m.pid {
 		_ = signalProcess(m.pid, sig)
 	}
-}
-
-// lastLines returns up to n last non-empty lines of a log file, joined for
-// an error message.
-func lastLines(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return fmt.Sprintf("(no %s)", path)
-		}
-		return fmt.Sprintf("(%s: %v)", path, err)
-	}
-	var lines []string
-	for _, l := range strings.Split(string(b), "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			lines = append(lines, l)
-		}
-	}
-	if len(lines) == 0 {
-		return fmt.Sprintf("(%s is empty)", path)
-	}
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, " | ")
 }

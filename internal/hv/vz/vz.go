@@ -227,7 +227,7 @@ func awaitHost(ctx context.Context, dir string, pid int, exited <-chan struct{},
 	for {
 		select {
 		case <-exited:
-			why := lastLines(filepath.Join(dir, hostLogFile), 3)
+			why := hv.LogTail(filepath.Join(dir, hostLogFile))
 			if s, rerr := ReadState(dir); rerr == nil && s.Phase == PhaseEnded && s.EndError != "" {
 				why = s.EndError
 			}
