@@ -18,7 +18,7 @@ const StateFile = "vm.json"
 func ReadState[T any](stateDir string, want int, version func(*T) int) (T, error) {
 	var s T
 	path := filepath.Join(stateDir, StateFile)
-	b, err := os.ReadFile(path)
+	b, err := os.ReadFile(path) //nolint:gosec // G304: vm.json in the state directory the user names
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, fmt.Errorf("%s has no %s: no VM was started there", stateDir, StateFile)
 	}

@@ -369,7 +369,7 @@ func (b *Backend) bootReady(ctx context.Context, r request, accel string, timeou
 		_ = m.Stop(stopCtx)
 		cancel()
 		if timedOut {
-			err = fmt.Errorf("%w (%s): %v", errNoAgentInTime, timeout, err)
+			err = fmt.Errorf("%w (%s): %w", errNoAgentInTime, timeout, err)
 		}
 		return nil, fmt.Errorf("%w; console: %s%s", err, m.consoleLog, m.daemonSaid())
 	}
@@ -612,7 +612,7 @@ func (m *machine) exitDetail() error {
 func makeScratchDisk(path string, size int64) error {
 	const mib = 1 << 20
 	size = (size + mib - 1) / mib * mib
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600) //nolint:gosec // G304: the scratch disk in the VM's state directory
 	if err != nil {
 		return fmt.Errorf("scratch disk: %w", err)
 	}

@@ -253,7 +253,7 @@ func startVsockDaemon(ctx context.Context, path, stateDir string) (*vsockDaemon,
 	defer logf.Close()
 	// The separate flags rather than --vm's comma-separated list, which a
 	// path with a comma would break.
-	cmd := exec.Command(path, "--guest-cid", strconv.Itoa(vzGuestCID), "--socket", d.vhostSocket, "--uds-path", d.hybrid)
+	cmd := exec.Command(path, "--guest-cid", strconv.Itoa(vzGuestCID), "--socket", d.vhostSocket, "--uds-path", d.hybrid) //nolint:gosec // G204: the vsock daemon the user configured, with the arguments the vz model needs
 	cmd.Dir = stateDir
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// As QEMU: its own process group, out of reach of a terminal's Ctrl-C
@@ -430,7 +430,7 @@ func (m *machine) dialHybrid(ctx context.Context) (net.Conn, error) {
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("%w (last attempt: %v)", ctx.Err(), err)
+			return nil, fmt.Errorf("%w (last attempt: %w)", ctx.Err(), err)
 		case <-m.Done():
 			return nil, m.EndErr()
 		case <-time.After(hybridRetry):

@@ -181,7 +181,7 @@ func corrupt(dir, file, problem string) error {
 func readBundleConfig(dir string) (BundleConfig, error) {
 	var c BundleConfig
 	path := filepath.Join(dir, BundleConfigFile)
-	b, err := os.ReadFile(path)
+	b, err := os.ReadFile(path) //nolint:gosec // G304: config.json of the bundle the user names
 	if errors.Is(err, fs.ErrNotExist) {
 		return c, fmt.Errorf("%s has no %s, so it is not a VM bundle, or making it did not finish: make it again with `%s`", dir, BundleConfigFile, BundleCreateCommand)
 	}
@@ -344,9 +344,9 @@ func checkBundleFile(dir string, f bundleFile) error {
 	if f.writable {
 		flag = os.O_RDWR
 	}
-	fh, err := os.OpenFile(path, flag, 0)
+	fh, err := os.OpenFile(path, flag, 0) //nolint:gosec // G304: a file of the bundle the user names, checked without a change
 	if err != nil && f.writable && errors.Is(err, fs.ErrPermission) {
-		if ro, rerr := os.Open(path); rerr == nil {
+		if ro, rerr := os.Open(path); rerr == nil { //nolint:gosec // G304: the same file, to say whether it is only not writable
 			_ = ro.Close()
 			return fmt.Errorf("VM bundle %s: %s (%s) is not writable by this user, and the guest writes it: %w; fix its owner or mode", dir, f.name, f.what, err)
 		}
@@ -372,7 +372,7 @@ func readPlatformData(dir, name string) ([]byte, error) {
 	if st.Size() > maxPlatformData {
 		return nil, corrupt(dir, name, fmt.Sprintf("is %d bytes, too large for platform data (at most %d)", st.Size(), maxPlatformData))
 	}
-	b, err := os.ReadFile(path)
+	b, err := os.ReadFile(path) //nolint:gosec // G304: platform data of the bundle the user names, its name checked by BundleConfig.check
 	if err != nil {
 		return nil, corrupt(dir, name, fmt.Sprintf("cannot be read (%v)", err))
 	}
@@ -547,7 +547,7 @@ func writeBundleConfig(dir string, c BundleConfig) error {
 // (block devices come in sectors), without writing its blocks.
 func makeSparseDisk(path string, size int64) error {
 	size = roundUpMiB(size)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600) //nolint:gosec // G304: a disk in the bundle or the state directory, made new
 	if err != nil {
 		return fmt.Errorf("disk %s: %w", path, err)
 	}

@@ -41,7 +41,7 @@ func runTestHost() int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	refuse := 0
-	fmt.Sscan(os.Getenv(testHostRefuseEnv), &refuse)
+	_, _ = fmt.Sscan(os.Getenv(testHostRefuseEnv), &refuse) // unset: 0, refuse none
 	boot := func(ctx context.Context, p Plan, logger *log.Logger) (instance, error) {
 		if msg := os.Getenv(testHostBootErrEnv); msg != "" {
 			return nil, errors.New(msg)

@@ -182,7 +182,7 @@ func (b *Backend) startHosted(ctx context.Context, base State) (machine, error) 
 	if err != nil {
 		return nil, fmt.Errorf("VM log: %w", err)
 	}
-	cmd := exec.Command(exe, append(append([]string(nil), args...), dir)...)
+	cmd := exec.Command(exe, append(append([]string(nil), args...), dir)...) //nolint:gosec // G204: this executable (or the one Options names) as the vz host, by design
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = hostProcAttr()
@@ -231,7 +231,11 @@ func awaitHost(ctx context.Context, dir string, pid int, exited <-chan struct{},
 			if s, rerr := ReadState(dir); rerr == nil && s.Phase == PhaseEnded && s.EndError != "" {
 				why = s.EndError
 			}
-			return State{}, fmt.Errorf("the vz host exited before the VM ran (%v): %s", exitErr(), why)
+			how := exitErr()
+			if how == nil {
+				how = errors.New("exit status 0")
+			}
+			return State{}, fmt.Errorf("the vz host exited before the VM ran (%w): %s", how, why)
 		case <-ctx.Done():
 			return State{}, fmt.Errorf("the vz host (pid %d) did not have the VM running: %w; see %s", pid, ctx.Err(), filepath.Join(dir, hostLogFile))
 		case <-t.C:
