@@ -19,10 +19,10 @@ import (
 	"github.com/qoslab/qoslab/internal/hv"
 )
 
-// DefaultProbeTimeout is how long a KVM probe boot has to reach the agent:
+// defaultProbeTimeout is how long a KVM probe boot has to reach the agent:
 // a KVM boot of the Debian kernel reaches it in about a second, while a
 // nested KVM that hangs never does.
-const DefaultProbeTimeout = 15 * time.Second
+const defaultProbeTimeout = 15 * time.Second
 
 // qmpConnectTimeout bounds waiting for QEMU's QMP socket after starting
 // it, which takes well under a second unless the host is very busy.
@@ -35,11 +35,11 @@ type Options struct {
 	// qemu-system-x86_64 and qemu-system-aarch64.
 	QEMUAMD64 string
 	QEMUARM64 string
-	// CacheDir keeps the KVM probe verdict (ProbeVerdictFile). Empty means
+	// CacheDir keeps the KVM probe verdict (probeVerdictFile). Empty means
 	// qoslab's directory in the user cache directory; if there is none,
 	// verdicts are not kept and every start with KVM probes.
 	CacheDir string
-	// ProbeTimeout bounds a KVM probe boot; 0 means DefaultProbeTimeout.
+	// ProbeTimeout bounds a KVM probe boot; 0 means defaultProbeTimeout.
 	ProbeTimeout time.Duration
 	// VhostVsock is rust-vmm's vhost-device-vsock, the vz model's vsock
 	// device: a path, or a name looked up in PATH and then in cargo's bin
@@ -68,7 +68,7 @@ func New(o Options) *Backend {
 		}
 	}
 	if o.ProbeTimeout <= 0 {
-		o.ProbeTimeout = DefaultProbeTimeout
+		o.ProbeTimeout = defaultProbeTimeout
 	}
 	if o.VhostVsock == "" {
 		o.VhostVsock = VhostVsockName
@@ -84,7 +84,7 @@ func (b *Backend) verdictFile() string {
 	if b.opts.CacheDir == "" {
 		return ""
 	}
-	return filepath.Join(b.opts.CacheDir, ProbeVerdictFile)
+	return filepath.Join(b.opts.CacheDir, probeVerdictFile)
 }
 
 // binaryName is the emulator configured for images of arch.
@@ -254,7 +254,7 @@ func (b *Backend) PlanAccel(spec hv.Spec) (accel, why string, err error) {
 	case err != nil:
 		return "", "", err
 	case plan.Probe:
-		return AccelKVM, fmt.Sprintf("if a probe boot reaches the agent within %s, else %s", b.opts.ProbeTimeout, AccelTCG), nil
+		return accelKVM, fmt.Sprintf("if a probe boot reaches the agent within %s, else %s", b.opts.ProbeTimeout, AccelTCG), nil
 	case spec.Accel != "":
 		return plan.Accel, "as asked", nil
 	case plan.Note != "":
@@ -266,7 +266,7 @@ func (b *Backend) PlanAccel(spec hv.Spec) (accel, why string, err error) {
 // Start boots spec's VM. With no accelerator asked for on Linux, a KVM
 // boot must reach Ready within the probe timeout, or the VM is stopped and
 // booted again with TCG; a KVM failure that TCG then boots past is
-// remembered for a week (ProbeVerdictFile in the cache directory), so
+// remembered for a week (probeVerdictFile in the cache directory), so
 // later starts go to TCG at once. Without Ready nothing can tell a hung
 // boot from a slow one, so KVM is used unprobed.
 //
@@ -314,7 +314,7 @@ func (b *Backend) Start(ctx context.Context, spec hv.Spec) (hv.Machine, error) {
 		return m, nil
 	}
 
-	m, probeErr := b.bootReady(ctx, r, AccelKVM, b.opts.ProbeTimeout)
+	m, probeErr := b.bootReady(ctx, r, accelKVM, b.opts.ProbeTimeout)
 	if probeErr == nil {
 		return m, nil
 	}
@@ -482,14 +482,14 @@ func (b *Backend) boot(ctx context.Context, r request, accel string) (*machine, 
 // agent's channels of the device model.
 func (r request) launch(accel string) (launch, error) {
 	l := launch{
-		Arch: r.arch, Accel: accel, Machine: MachineQ35,
+		Arch: r.arch, Accel: accel, Machine: machineQ35,
 		CPUs: r.spec.CPUs, MemoryMiB: r.spec.MemoryMiB, Name: r.name,
 		Kernel: r.spec.Image.Kernel, Initramfs: r.spec.Image.Initramfs, Cmdline: r.spec.Image.Cmdline,
 		ConsoleLog: r.path(consoleLogFile), QMPSocket: r.path(qmpSocketFile),
 		AgentSocket: r.path(agentSocketFile), PIDFile: r.path(pidFile),
 	}
 	if r.arch == "arm64" {
-		l.Machine = MachineVirt
+		l.Machine = machineVirt
 	}
 	if r.spec.DiskBytes > 0 {
 		l.Disk = r.path(scratchDiskFile)

@@ -12,9 +12,9 @@ import (
 	"github.com/qoslab/qoslab/internal/hv"
 )
 
-// ProbeVerdictFile is where failed KVM probes are remembered, in the
+// probeVerdictFile is where failed KVM probes are remembered, in the
 // backend's cache directory; deleting it makes the next start probe again.
-const ProbeVerdictFile = "kvm-probe.json"
+const probeVerdictFile = "kvm-probe.json"
 
 // probeVerdictTTL is how long a failed probe is believed: long enough not
 // to pay a probe timeout on every run, short enough that a host fixed

@@ -335,11 +335,11 @@ func TestKVMProbe(t *testing.T) {
 	spec := stubSpec(t, stubImage(t, printMarker, haltForever))
 	spec.Accel, spec.Log = "", &log
 	m := startVM(t, b, spec)
-	verdicts := filepath.Join(cache, ProbeVerdictFile)
+	verdicts := filepath.Join(cache, probeVerdictFile)
 	t.Logf("KVM probe with a %s timeout: %s; log:\n%s", b.opts.ProbeTimeout, m.Info().Accel, log.String())
 
 	switch m.Info().Accel {
-	case AccelKVM:
+	case accelKVM:
 		assert.Empty(t, log.String())
 		assert.NoFileExists(t, verdicts)
 	case AccelTCG:

@@ -36,10 +36,10 @@ import (
 // rust-vmm's vhost-user vsock device, as the vz model uses it.
 const (
 	VhostVsockName    = "vhost-device-vsock"
-	VhostVsockVersion = "0.3.0"
-	// VhostVsockInstall installs the version qoslab is tested with (it
+	vhostVsockVersion = "0.3.0"
+	// vhostVsockInstall installs the version qoslab is tested with (it
 	// builds in minutes; `make test` runs it when the daemon is missing).
-	VhostVsockInstall = "cargo install --locked " + VhostVsockName + "@" + VhostVsockVersion
+	vhostVsockInstall = "cargo install --locked " + VhostVsockName + "@" + vhostVsockVersion
 )
 
 // vzGuestCID is the guest's vsock CID in the vz model. A daemon serves one
@@ -73,7 +73,7 @@ const hybridRetry = 100 * time.Millisecond
 
 // vsockDaemonInstallHint says how to get the daemon.
 func vsockDaemonInstallHint() string {
-	return VhostVsockInstall + " (Rust from https://rustup.rs; it builds in minutes), or run `make test`, which installs it"
+	return vhostVsockInstall + " (Rust from https://rustup.rs; it builds in minutes), or run `make test`, which installs it"
 }
 
 // FindVhostVsock returns the daemon's path and version: the configured
@@ -98,11 +98,11 @@ func (b *Backend) FindVhostVsock(ctx context.Context) (path, version string, err
 	defer cancel()
 	out, err := exec.CommandContext(vctx, path, "--version").Output()
 	if err != nil {
-		return "", "", fmt.Errorf("%s --version: %w: reinstall it with %s", path, err, VhostVsockInstall)
+		return "", "", fmt.Errorf("%s --version: %w: reinstall it with %s", path, err, vhostVsockInstall)
 	}
 	version, err = parseVhostVsockVersion(string(out))
 	if err != nil {
-		return "", "", fmt.Errorf("%s: %w: reinstall it with %s", path, err, VhostVsockInstall)
+		return "", "", fmt.Errorf("%s: %w: reinstall it with %s", path, err, vhostVsockInstall)
 	}
 	return path, version, nil
 }
@@ -132,10 +132,10 @@ func parseVhostVsockVersion(out string) (string, error) {
 // versionNote is what to say about a daemon of another version than the
 // one qoslab is tested with, "" for that one.
 func versionNote(version string) string {
-	if version == VhostVsockVersion {
+	if version == vhostVsockVersion {
 		return ""
 	}
-	return fmt.Sprintf("%s %s: qoslab is tested with %s (%s)", VhostVsockName, version, VhostVsockVersion, VhostVsockInstall)
+	return fmt.Sprintf("%s %s: qoslab is tested with %s (%s)", VhostVsockName, version, vhostVsockVersion, vhostVsockInstall)
 }
 
 // checkVZModel checks what the vz model needs of the spec and the host,
@@ -175,7 +175,7 @@ func (b *Backend) checkVZModel(ctx context.Context, r *request) error {
 // virt machine.
 func vzModelArgs(l launch) []string {
 	machine := "virt,memory-backend=vzmem"
-	if l.Accel != AccelHVF {
+	if l.Accel != accelHVF {
 		machine = "virt,gic-version=max,memory-backend=vzmem"
 	}
 	args := []string{

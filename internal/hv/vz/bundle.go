@@ -27,22 +27,22 @@ const (
 	BundleConfigFile = "config.json"
 	DiskFile         = "disk.img" // the guest's disk, raw
 	AuxFile          = "aux.img"  // the Mac's auxiliary storage (its NVRAM)
-	// HardwareModelFile and MachineIdentifierFile are the names a new
+	// hardwareModelFile and machineIdentifierFile are the names a new
 	// bundle's config.json gives the platform's data.
-	HardwareModelFile     = "hardware-model.bin"
-	MachineIdentifierFile = "machine-identifier.bin"
+	hardwareModelFile     = "hardware-model.bin"
+	machineIdentifierFile = "machine-identifier.bin"
 )
 
-// BundleSchema is the schema of config.json: readers refuse another major
+// bundleSchema is the schema of config.json: readers refuse another major
 // and read a newer minor, which only adds fields. 1.1 added mac_address.
-const BundleSchema = "1.1"
+const bundleSchema = "1.1"
 
-// bundleSchemaMajor is BundleSchema's major.
+// bundleSchemaMajor is bundleSchema's major.
 const bundleSchemaMajor = 1
 
-// BundleCreateCommand is how a user makes a macOS bundle, for errors that
+// bundleCreateCommand is how a user makes a macOS bundle, for errors that
 // tell them to make one again.
-const BundleCreateCommand = "qoslab image create macos"
+const bundleCreateCommand = "qoslab image create macos"
 
 // maxPlatformData bounds the hardware model and machine identifier files,
 // which Virtualization.framework writes in a few hundred bytes: a larger
@@ -58,7 +58,7 @@ type GuestKind string
 // new major.
 const (
 	GuestMacOS GuestKind = "macos"
-	GuestLinux GuestKind = "linux"
+	guestLinux GuestKind = "linux"
 )
 
 // InstallSource is the restore image (IPSW) a bundle's macOS was installed
@@ -147,13 +147,13 @@ func OpenBundle(dir string) (Bundle, error) {
 	b := Bundle{Dir: abs}
 	st, err := os.Stat(abs)
 	if errors.Is(err, fs.ErrNotExist) {
-		return b, fmt.Errorf("no VM bundle at %s: make one with `%s`", abs, BundleCreateCommand)
+		return b, fmt.Errorf("no VM bundle at %s: make one with `%s`", abs, bundleCreateCommand)
 	}
 	if err != nil {
 		return b, fmt.Errorf("VM bundle %s: %w", abs, err)
 	}
 	if !st.IsDir() {
-		return b, fmt.Errorf("VM bundle %s is not a directory: a bundle is the directory `%s` makes", abs, BundleCreateCommand)
+		return b, fmt.Errorf("VM bundle %s is not a directory: a bundle is the directory `%s` makes", abs, bundleCreateCommand)
 	}
 	b.Config, err = readBundleConfig(abs)
 	if err != nil {
@@ -175,7 +175,7 @@ func OpenBundle(dir string) (Bundle, error) {
 
 // corrupt says a bundle file cannot be used as it is.
 func corrupt(dir, file, problem string) error {
-	return fmt.Errorf("VM bundle %s is corrupt: %s %s; restore the bundle from a backup or make it again with `%s`", dir, file, problem, BundleCreateCommand)
+	return fmt.Errorf("VM bundle %s is corrupt: %s %s; restore the bundle from a backup or make it again with `%s`", dir, file, problem, bundleCreateCommand)
 }
 
 func readBundleConfig(dir string) (BundleConfig, error) {
@@ -183,7 +183,7 @@ func readBundleConfig(dir string) (BundleConfig, error) {
 	path := filepath.Join(dir, BundleConfigFile)
 	b, err := os.ReadFile(path) //nolint:gosec // G304: config.json of the bundle the user names
 	if errors.Is(err, fs.ErrNotExist) {
-		return c, fmt.Errorf("%s has no %s, so it is not a VM bundle, or making it did not finish: make it again with `%s`", dir, BundleConfigFile, BundleCreateCommand)
+		return c, fmt.Errorf("%s has no %s, so it is not a VM bundle, or making it did not finish: make it again with `%s`", dir, BundleConfigFile, bundleCreateCommand)
 	}
 	if err != nil {
 		return c, corrupt(dir, BundleConfigFile, fmt.Sprintf("cannot be read (%v)", err))
@@ -207,7 +207,7 @@ func readBundleConfig(dir string) (BundleConfig, error) {
 			made = "a newer"
 		}
 		return c, fmt.Errorf("VM bundle %s has config schema %s; this qoslab reads %d.x (the bundle was made by %s qoslab): use that qoslab, or make the bundle again with `%s`",
-			dir, head.SchemaVersion, bundleSchemaMajor, made, BundleCreateCommand)
+			dir, head.SchemaVersion, bundleSchemaMajor, made, bundleCreateCommand)
 	}
 	if err := json.Unmarshal(b, &c); err != nil {
 		return c, corrupt(dir, BundleConfigFile, fmt.Sprintf("does not match schema %s (%v)", head.SchemaVersion, err))
@@ -235,7 +235,7 @@ func schemaMajor(v string) (int, error) {
 func (c BundleConfig) check() error {
 	switch c.Kind {
 	case GuestMacOS:
-	case GuestLinux:
+	case guestLinux:
 		return errors.New("holds a Linux guest: this qoslab boots Linux guests from images (`qoslab image build linux`), not bundles")
 	default:
 		return fmt.Errorf("has kind %q: want %q", c.Kind, GuestMacOS)
@@ -254,7 +254,7 @@ func (c BundleConfig) check() error {
 	}
 	for _, f := range []struct{ field, name string }{{"hardware_model", c.HardwareModel}, {"machine_identifier", c.MachineIdentifier}} {
 		if f.name == "" || f.name != filepath.Base(f.name) || f.name == "." || f.name == ".." || strings.ContainsRune(f.name, os.PathSeparator) {
-			return fmt.Errorf("has %s %q: want a file name in the bundle, such as %s", f.field, f.name, HardwareModelFile)
+			return fmt.Errorf("has %s %q: want a file name in the bundle, such as %s", f.field, f.name, hardwareModelFile)
 		}
 		switch f.name {
 		case BundleConfigFile, DiskFile, AuxFile:
@@ -272,9 +272,9 @@ func (c BundleConfig) check() error {
 	return nil
 }
 
-// NewMACAddress makes a random unicast, locally administered MAC address,
+// newMACAddress makes a random unicast, locally administered MAC address,
 // as VZMACAddress.randomLocallyAdministeredAddress does.
-func NewMACAddress() (string, error) {
+func newMACAddress() (string, error) {
 	var b [6]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", fmt.Errorf("MAC address: %w", err)
@@ -308,10 +308,10 @@ func bundleMAC(dir string, held *os.File) (string, *os.File, error) {
 	if c.MACAddress != "" {
 		return c.MACAddress, held, nil
 	}
-	if c.MACAddress, err = NewMACAddress(); err != nil {
+	if c.MACAddress, err = newMACAddress(); err != nil {
 		return "", held, err
 	}
-	c.SchemaVersion = BundleSchema
+	c.SchemaVersion = bundleSchema
 	b, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
 		return "", held, err
@@ -329,7 +329,7 @@ func checkBundleFile(dir string, f bundleFile) error {
 	path := filepath.Join(dir, f.name)
 	st, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("VM bundle %s has no %s (%s), without which it cannot boot: restore it from a backup or make the bundle again with `%s`", dir, f.name, f.what, BundleCreateCommand)
+		return fmt.Errorf("VM bundle %s has no %s (%s), without which it cannot boot: restore it from a backup or make the bundle again with `%s`", dir, f.name, f.what, bundleCreateCommand)
 	}
 	if err != nil {
 		return corrupt(dir, f.name, fmt.Sprintf("cannot be read (%v)", err))
@@ -385,8 +385,8 @@ func readPlatformData(dir, name string) ([]byte, error) {
 // NewBundle is what CreateBundle makes a bundle of.
 type NewBundle struct {
 	// Config is the new config.json. SchemaVersion, HardwareModel and
-	// MachineIdentifier default to BundleSchema, HardwareModelFile and
-	// MachineIdentifierFile, CreatedBy to this qoslab, CreatedAt to now.
+	// MachineIdentifier default to bundleSchema, hardwareModelFile and
+	// machineIdentifierFile, CreatedBy to this qoslab, CreatedAt to now.
 	Config BundleConfig
 	// HardwareModel and MachineIdentifier are the platform's data, as the
 	// framework represents them (on a Mac: the restore image's most
@@ -453,13 +453,13 @@ func CreateBundle(ctx context.Context, dir string, nb NewBundle) (Bundle, error)
 func (nb NewBundle) config() (BundleConfig, error) {
 	c := nb.Config
 	if c.SchemaVersion == "" {
-		c.SchemaVersion = BundleSchema
+		c.SchemaVersion = bundleSchema
 	}
 	if c.HardwareModel == "" {
-		c.HardwareModel = HardwareModelFile
+		c.HardwareModel = hardwareModelFile
 	}
 	if c.MachineIdentifier == "" {
-		c.MachineIdentifier = MachineIdentifierFile
+		c.MachineIdentifier = machineIdentifierFile
 	}
 	if c.CreatedBy == "" {
 		c.CreatedBy = "qoslab " + version.String()
@@ -469,12 +469,12 @@ func (nb NewBundle) config() (BundleConfig, error) {
 	}
 	if c.MACAddress == "" {
 		var err error
-		if c.MACAddress, err = NewMACAddress(); err != nil {
+		if c.MACAddress, err = newMACAddress(); err != nil {
 			return c, err
 		}
 	}
 	if major, err := schemaMajor(c.SchemaVersion); err != nil || major != bundleSchemaMajor {
-		return c, fmt.Errorf("schema_version %q: this qoslab makes %s", c.SchemaVersion, BundleSchema)
+		return c, fmt.Errorf("schema_version %q: this qoslab makes %s", c.SchemaVersion, bundleSchema)
 	}
 	if err := c.check(); err != nil {
 		return c, fmt.Errorf("the config %w", err)

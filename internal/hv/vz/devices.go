@@ -24,18 +24,18 @@ type devices struct {
 // disk is a virtio block device on a raw disk image.
 type disk struct {
 	path    string
-	caching string // CachingAutomatic or CachingUncached
+	caching string // cachingAutomatic or cachingUncached
 }
 
 // planDevices lays out p's devices. Every VM also gets an entropy device
 // and the one virtio socket device the agent is reached through.
-func planDevices(p Plan) (devices, error) {
+func planDevices(p plan) (devices, error) {
 	var d devices
 	switch p.Kind {
 	case GuestMacOS:
 		d.macOS = true
-		d.disks = append(d.disks, disk{p.BootDisk, CachingAutomatic})
-	case GuestLinux:
+		d.disks = append(d.disks, disk{p.BootDisk, cachingAutomatic})
+	case guestLinux:
 	default:
 		return d, fmt.Errorf("plan for a %q guest", p.Kind)
 	}

@@ -2,7 +2,7 @@
 
 package vz
 
-// The only file that touches Virtualization.framework: it turns a Plan
+// The only file that touches Virtualization.framework: it turns a plan
 // into vz objects and a running vz.VirtualMachine into an instance, and
 // decides nothing the plan has not. vz runs every call on the VM's own
 // dispatch queue (VirtualMachine.Start, Stop, RequestStop and
@@ -77,7 +77,7 @@ func checkHost(ctx context.Context) []hv.Check {
 }
 
 // bootVZ configures, validates and starts p's VM.
-func bootVZ(ctx context.Context, p Plan, logger *log.Logger) (instance, error) {
+func bootVZ(ctx context.Context, p plan, logger *log.Logger) (instance, error) {
 	config, err := configure(p)
 	if err != nil {
 		return nil, err
@@ -153,7 +153,7 @@ func invalidConfig(ctx context.Context, err error) error {
 
 // configure builds the framework's configuration from p, device by device
 // as planDevices lays them out.
-func configure(p Plan) (*vz.VirtualMachineConfiguration, error) {
+func configure(p plan) (*vz.VirtualMachineConfiguration, error) {
 	d, err := planDevices(p)
 	if err != nil {
 		return nil, err
@@ -215,7 +215,7 @@ func configure(p Plan) (*vz.VirtualMachineConfiguration, error) {
 }
 
 // bootLoader is the macOS boot loader, or the Linux one with p's kernel.
-func bootLoader(p Plan, d devices) (vz.BootLoader, error) {
+func bootLoader(p plan, d devices) (vz.BootLoader, error) {
 	if d.macOS {
 		b, err := vz.NewMacOSBootLoader()
 		if err != nil {
@@ -262,24 +262,24 @@ func consoleDevice(path string) (*vz.VirtioConsoleDeviceSerialPortConfiguration,
 }
 
 // macPlatform is the Mac the bundle describes.
-func macPlatform(p Plan) (*vz.MacPlatformConfiguration, error) {
+func macPlatform(p plan) (*vz.MacPlatformConfiguration, error) {
 	model, err := vz.NewMacHardwareModelWithData(p.HardwareModel)
 	if err != nil {
 		return nil, fmt.Errorf("hardware model: %w", err)
 	}
 	// The framework gives back no model for data it cannot read.
 	if len(model.DataRepresentation()) == 0 {
-		return nil, corrupt(p.Bundle, HardwareModelFile, "does not hold a hardware model Virtualization.framework reads")
+		return nil, corrupt(p.Bundle, hardwareModelFile, "does not hold a hardware model Virtualization.framework reads")
 	}
 	if !model.Supported() {
-		return nil, fmt.Errorf("VM bundle %s: this Mac does not support the bundle's hardware model (made for a newer macOS or other hardware): update macOS on this Mac, or make the bundle again here with `%s`", p.Bundle, BundleCreateCommand)
+		return nil, fmt.Errorf("VM bundle %s: this Mac does not support the bundle's hardware model (made for a newer macOS or other hardware): update macOS on this Mac, or make the bundle again here with `%s`", p.Bundle, bundleCreateCommand)
 	}
 	id, err := vz.NewMacMachineIdentifierWithData(p.MachineIdentifier)
 	if err != nil {
 		return nil, fmt.Errorf("machine identifier: %w", err)
 	}
 	if len(id.DataRepresentation()) == 0 {
-		return nil, corrupt(p.Bundle, MachineIdentifierFile, "does not hold a machine identifier Virtualization.framework reads")
+		return nil, corrupt(p.Bundle, machineIdentifierFile, "does not hold a machine identifier Virtualization.framework reads")
 	}
 	aux, err := vz.NewMacAuxiliaryStorage(p.AuxStorage)
 	if err != nil {
@@ -312,7 +312,7 @@ func macGraphics() (*vz.MacGraphicsDeviceConfiguration, error) {
 // blockDevice is a virtio block device on a raw disk image.
 func blockDevice(path, caching string) (*vz.VirtioBlockDeviceConfiguration, error) {
 	mode := vz.DiskImageCachingModeAutomatic
-	if caching == CachingUncached {
+	if caching == cachingUncached {
 		mode = vz.DiskImageCachingModeUncached
 	}
 	attachment, err := vz.NewDiskImageStorageDeviceAttachmentWithCacheAndSync(path, false, mode, vz.DiskImageSynchronizationModeFull)

@@ -64,7 +64,7 @@ type instance interface {
 }
 
 // bootFunc boots a plan, logging the VM's state changes to log.
-type bootFunc func(ctx context.Context, p Plan, log *log.Logger) (instance, error)
+type bootFunc func(ctx context.Context, p plan, log *log.Logger) (instance, error)
 
 // platform is what the package needs of the operating system: the
 // framework on a Mac, refusals elsewhere, fakes in tests.
@@ -77,7 +77,7 @@ type platform struct {
 // host runs one VM for its life: it holds the state directory's lock (and
 // the bundle's), serves the agent's socket, and keeps vm.json.
 type host struct {
-	plan  Plan
+	plan  plan
 	dir   string
 	inst  instance
 	locks []*os.File
@@ -102,7 +102,7 @@ type host struct {
 // openHost locks the state directory and the bundle, boots p, listens on
 // its agent socket and writes vm.json from base, now running in this
 // process. Nothing is booted when a lock is held elsewhere.
-func openHost(ctx context.Context, p Plan, base State, boot bootFunc, agentStop AgentStop, logger *log.Logger, closeLog io.Closer) (_ *host, err error) {
+func openHost(ctx context.Context, p plan, base state, boot bootFunc, agentStop AgentStop, logger *log.Logger, closeLog io.Closer) (_ *host, err error) {
 	h := &host{plan: p, dir: p.StateDir, log: logger, agentStop: agentStop, closeLog: closeLog}
 	defer func() {
 		if err != nil {
@@ -133,7 +133,7 @@ func openHost(ctx context.Context, p Plan, base State, boot bootFunc, agentStop 
 	}
 	s := base
 	s.Plan = p
-	s.Phase = PhaseRunning
+	s.Phase = phaseRunning
 	s.Info.PID = os.Getpid()
 	s.StartedAt = time.Now()
 	if err := writeState(h.dir, s); err != nil {
@@ -150,11 +150,11 @@ func openHost(ctx context.Context, p Plan, base State, boot bootFunc, agentStop 
 // lock takes the state directory's lock and, for a macOS guest, the
 // bundle's, adding them to h.locks; it returns p with the bundle's MAC
 // address, read under its lock.
-func (h *host) lock(p Plan) (Plan, error) {
+func (h *host) lock(p plan) (plan, error) {
 	lock, err := lockExclusive(filepath.Join(h.dir, lockFile), true)
 	if errors.Is(err, errLocked) {
 		pid := 0
-		if s, err := ReadState(h.dir); err == nil {
+		if s, err := readState(h.dir); err == nil {
 			pid = s.Info.PID
 		}
 		return p, fmt.Errorf("VM %s is already running in %s (vz host pid %d): stop it first", p.Name, h.dir, pid)
@@ -187,7 +187,7 @@ func (h *host) lock(p Plan) (Plan, error) {
 // prepareFiles readies the state directory for p's boot, under its lock:
 // no agent socket left by a host that was killed, a new scratch disk and
 // an empty console log.
-func prepareFiles(p Plan) error {
+func prepareFiles(p plan) error {
 	// Left by a host that was killed; the lock says none runs now.
 	if err := os.Remove(p.AgentSocket); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("remove the old agent socket: %w", err)
@@ -271,8 +271,8 @@ func (h *host) watch() {
 	} else {
 		h.log.Printf("VM %s stopped", h.plan.Name)
 	}
-	uerr := updateState(h.dir, func(s *State) {
-		s.Phase = PhaseEnded
+	uerr := updateState(h.dir, func(s *state) {
+		s.Phase = phaseEnded
 		s.EndedAt = time.Now()
 		s.EndError = ""
 		if err != nil {
@@ -325,11 +325,11 @@ func hostMain(ctx context.Context, stateDir string, boot bootFunc, agentStop Age
 	if err != nil {
 		return fmt.Errorf("vz host: %w", err)
 	}
-	s, err := ReadState(dir)
+	s, err := readState(dir)
 	if err != nil {
 		return fmt.Errorf("vz host: %w", err)
 	}
-	if s.Phase != PhaseStarting {
+	if s.Phase != phaseStarting {
 		return fmt.Errorf("vz host: the VM in %s is %s, not waiting to start: `qoslab vm start` runs the vz host, not a user", dir, s.Phase)
 	}
 	if s.Plan.StateDir != dir {
@@ -341,8 +341,8 @@ func hostMain(ctx context.Context, stateDir string, boot bootFunc, agentStop Age
 		// For the controller waiting on it, which shows it; unless another
 		// host runs the VM there and owns vm.json.
 		if held, lerr := running(dir); lerr == nil && !held {
-			_ = updateState(dir, func(s *State) {
-				s.Phase, s.EndedAt, s.EndError = PhaseEnded, time.Now(), err.Error()
+			_ = updateState(dir, func(s *state) {
+				s.Phase, s.EndedAt, s.EndError = phaseEnded, time.Now(), err.Error()
 			})
 		}
 		return err

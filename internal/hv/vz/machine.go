@@ -105,7 +105,7 @@ type hostedMachine struct {
 	info hv.MachineInfo
 }
 
-func newHostedMachine(s State) *hostedMachine {
+func newHostedMachine(s state) *hostedMachine {
 	m := &hostedMachine{
 		dir:         s.Info.StateDir,
 		lockPath:    filepath.Join(s.Info.StateDir, lockFile),
@@ -138,8 +138,8 @@ func (m *hostedMachine) watch() {
 
 // endError is why the host says the VM ended, or that it could not say.
 func (m *hostedMachine) endError() error {
-	s, err := ReadState(m.dir)
-	if err == nil && s.Phase == PhaseEnded && s.Info.PID == m.pid {
+	s, err := readState(m.dir)
+	if err == nil && s.Phase == phaseEnded && s.Info.PID == m.pid {
 		if s.EndError == "" {
 			return nil
 		}
@@ -212,7 +212,7 @@ func (m *hostedMachine) signal(sig syscall.Signal) {
 	if err != nil || !held {
 		return
 	}
-	if s, err := ReadState(m.dir); err == nil && s.Info.PID == m.pid {
+	if s, err := readState(m.dir); err == nil && s.Info.PID == m.pid {
 		_ = signalProcess(m.pid, sig)
 	}
 }
