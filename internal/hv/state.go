@@ -18,7 +18,7 @@ const StateFile = "vm.json"
 func ReadState[T any](stateDir string, want int, version func(*T) int) (T, error) {
 	var s T
 	path := filepath.Join(stateDir, StateFile)
-	b, err := os.ReadFile(path)
+	b, err := os.ReadFile(path) //nolint:gosec // G304: vm.json in the state directory the user names
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, fmt.Errorf("%s has no %s: no VM was started there", stateDir, StateFile)
 	}
@@ -56,4 +56,32 @@ func WriteJSONFile(path string, v any) error {
 		_ = os.Remove(tmp.Name())
 	}
 	return err
+}
+
+// AttachState is how a backend's Attach begins: it reads the state of the
+// VM in stateDir (made absolute) with read, and has running say whether the
+// VM still runs there; gone names what has ended when it does not ("qemu
+// pid 12"), for the error. The boot time is cleared: the VM was not booted
+// by this controller.
+func AttachState[T any](stateDir string, read func(dir string) (T, error), info func(*T) *MachineInfo,
+	running func(dir string, s T) (ok bool, gone string, err error)) (T, error) {
+	var none T
+	dir, err := filepath.Abs(stateDir)
+	if err != nil {
+		return none, fmt.Errorf("attach to the VM in %s: %w", stateDir, err)
+	}
+	s, err := read(dir)
+	if err != nil {
+		return none, fmt.Errorf("attach to the VM in %s: %w", dir, err)
+	}
+	i := info(&s)
+	ok, gone, err := running(dir, s)
+	if err != nil {
+		return none, fmt.Errorf("attach to VM %s: %w", i.Name, err)
+	}
+	if !ok {
+		return none, fmt.Errorf("attach to VM %s: it is not running (%s has ended); start it again", i.Name, gone)
+	}
+	i.BootNs = 0
+	return s, nil
 }

@@ -40,7 +40,7 @@ func planAccel(requested, imageArch string, h accelHost) (accelPlan, error) {
 	switch requested {
 	case AccelTCG:
 		return accelPlan{Accel: AccelTCG}, nil
-	case AccelKVM:
+	case accelKVM:
 		if h.GOOS != "linux" {
 			return accelPlan{}, fmt.Errorf("accelerator kvm: KVM exists only on Linux; on macOS use hvf, or tcg")
 		}
@@ -50,8 +50,8 @@ func planAccel(requested, imageArch string, h accelHost) (accelPlan, error) {
 		if h.KVMProblem != "" {
 			return accelPlan{}, fmt.Errorf("accelerator kvm: %s; fix: %s; or use --accel tcg", h.KVMProblem, h.KVMFix)
 		}
-		return accelPlan{Accel: AccelKVM}, nil
-	case AccelHVF:
+		return accelPlan{Accel: accelKVM}, nil
+	case accelHVF:
 		if h.GOOS != "darwin" {
 			return accelPlan{}, fmt.Errorf("accelerator hvf: Hypervisor.framework exists only on macOS; on Linux use kvm, or tcg")
 		}
@@ -61,7 +61,7 @@ func planAccel(requested, imageArch string, h accelHost) (accelPlan, error) {
 		if h.HVFProblem != "" {
 			return accelPlan{}, fmt.Errorf("accelerator hvf: %s; use --accel tcg", h.HVFProblem)
 		}
-		return accelPlan{Accel: AccelHVF}, nil
+		return accelPlan{Accel: accelHVF}, nil
 	case "":
 	default:
 		return accelPlan{}, fmt.Errorf("accelerator %q: want kvm, tcg, hvf, or none to let qoslab choose", requested)
@@ -82,15 +82,15 @@ func planAccel(requested, imageArch string, h accelHost) (accelPlan, error) {
 				f.At.Local().Format(time.DateTime), f.Reason, slowTCG, h.VerdictFile, f.At.Add(probeVerdictTTL).Local().Format(time.DateTime))}, nil
 		case !h.CanProbe:
 			// Nothing can tell a hung KVM boot from a slow one: trust KVM.
-			return accelPlan{Accel: AccelKVM}, nil
+			return accelPlan{Accel: accelKVM}, nil
 		default:
-			return accelPlan{Accel: AccelKVM, Probe: true}, nil
+			return accelPlan{Accel: accelKVM, Probe: true}, nil
 		}
 	case "darwin":
 		if h.HVFProblem != "" {
 			return accelPlan{Accel: AccelTCG, Note: fmt.Sprintf("No Hypervisor.framework (%s); %s", h.HVFProblem, slowTCG)}, nil
 		}
-		return accelPlan{Accel: AccelHVF}, nil
+		return accelPlan{Accel: accelHVF}, nil
 	default:
 		return accelPlan{Accel: AccelTCG, Note: fmt.Sprintf("No hardware acceleration for QEMU on %s; %s", h.GOOS, slowTCG)}, nil
 	}

@@ -23,18 +23,18 @@ func TestPlanAccel(t *testing.T) {
 		// note is a substring of the plan's note ("" for no note).
 		note string
 	}{
-		{"linux probes KVM", "", "amd64", linux, accelPlan{Accel: AccelKVM, Probe: true}, ""},
-		{"linux without Ready trusts KVM", "", "amd64", with(linux, func(h *accelHost) { h.CanProbe = false }), accelPlan{Accel: AccelKVM}, ""},
+		{"linux probes KVM", "", "amd64", linux, accelPlan{Accel: accelKVM, Probe: true}, ""},
+		{"linux without Ready trusts KVM", "", "amd64", with(linux, func(h *accelHost) { h.CanProbe = false }), accelPlan{Accel: accelKVM}, ""},
 		{"linux without /dev/kvm", "", "amd64", with(linux, func(h *accelHost) { h.KVMProblem = "/dev/kvm does not exist" }),
 			accelPlan{Accel: AccelTCG}, "No usable KVM (/dev/kvm does not exist); using TCG, which is slower. Force with --accel kvm|tcg."},
 		{"linux remembers a failed probe", "", "amd64", with(linux, func(h *accelHost) { h.KVMFailure = failure }),
 			accelPlan{Accel: AccelTCG}, "delete that file to probe again"},
 		{"cross-architecture image", "", "arm64", linux, accelPlan{Accel: AccelTCG}, "The image is arm64 and this host amd64"},
-		{"forced KVM skips the probe and the verdict", "kvm", "amd64", with(linux, func(h *accelHost) { h.KVMFailure = failure }), accelPlan{Accel: AccelKVM}, ""},
+		{"forced KVM skips the probe and the verdict", "kvm", "amd64", with(linux, func(h *accelHost) { h.KVMFailure = failure }), accelPlan{Accel: accelKVM}, ""},
 		{"forced TCG", "tcg", "amd64", linux, accelPlan{Accel: AccelTCG}, ""},
-		{"mac uses hvf", "", "arm64", mac, accelPlan{Accel: AccelHVF}, ""},
+		{"mac uses hvf", "", "arm64", mac, accelPlan{Accel: accelHVF}, ""},
 		{"mac without hvf", "", "arm64", with(mac, func(h *accelHost) { h.HVFProblem = "no kern.hv_support" }), accelPlan{Accel: AccelTCG}, "No Hypervisor.framework"},
-		{"mac forced hvf", "hvf", "arm64", mac, accelPlan{Accel: AccelHVF}, ""},
+		{"mac forced hvf", "hvf", "arm64", mac, accelPlan{Accel: accelHVF}, ""},
 		{"other OS", "", "amd64", accelHost{GOOS: "freebsd", GOARCH: "amd64"}, accelPlan{Accel: AccelTCG}, "No hardware acceleration for QEMU on freebsd"},
 	}
 	for _, tt := range tests {

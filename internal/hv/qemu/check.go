@@ -98,13 +98,13 @@ func (b *Backend) vhostVsockCheck(ctx context.Context) hv.Check {
 	path, version, err := b.FindVhostVsock(ctx)
 	if err != nil {
 		c.Detail = err.Error() + " (needed only for --vm-model vz)"
-		c.Fix = VhostVsockInstall
+		c.Fix = vhostVsockInstall
 		return c
 	}
 	c.Detail = fmt.Sprintf("%s: %s %s, for --vm-model vz (Virtualization.framework's device model under QEMU)", path, VhostVsockName, version)
 	if note := versionNote(version); note != "" {
 		c.Detail += "; " + note
-		c.Fix = VhostVsockInstall
+		c.Fix = vhostVsockInstall
 	}
 	return c
 }

@@ -12,21 +12,21 @@ import (
 
 // The accelerators QEMU can run a guest with.
 const (
-	AccelKVM = "kvm"
+	accelKVM = "kvm"
 	AccelTCG = "tcg"
-	AccelHVF = "hvf"
+	accelHVF = "hvf"
 )
 
 // The machine types the backend boots.
 const (
-	// MachineQ35 is x86's: PCI virtio devices (the guest needs virtio_pci),
+	// machineQ35 is x86's: PCI virtio devices (the guest needs virtio_pci),
 	// and HPET and ACPI PM timers the kernel calibrates its clock against.
 	// microvm starts its firmware faster, but under TCG on a busy host its
 	// kernel often fails to calibrate the TSC against the PIT and, having
 	// no HPET or PM timer to fall back on, hangs; q35 always boots.
-	MachineQ35 = "q35"
-	// MachineVirt is arm64's.
-	MachineVirt = "virt"
+	machineQ35 = "q35"
+	// machineVirt is arm64's.
+	machineVirt = "virt"
 )
 
 // scratchSerial names the scratch disk to QEMU; the guest finds it at
@@ -112,13 +112,13 @@ func commandLine(l launch) ([]string, error) {
 
 func (l launch) check() error {
 	switch {
-	case l.Arch == "amd64" && l.Machine == MachineQ35:
-	case l.Arch == "arm64" && l.Machine == MachineVirt:
+	case l.Arch == "amd64" && l.Machine == machineQ35:
+	case l.Arch == "arm64" && l.Machine == machineVirt:
 	default:
 		return fmt.Errorf("machine %q for a %s image: want q35 for amd64, virt for arm64", l.Machine, l.Arch)
 	}
 	switch l.Accel {
-	case AccelKVM, AccelTCG, AccelHVF:
+	case accelKVM, AccelTCG, accelHVF:
 	default:
 		return fmt.Errorf("accelerator %q: want kvm, tcg or hvf", l.Accel)
 	}
@@ -151,7 +151,7 @@ func (l launch) check() error {
 // GICv2), except under hvf, whose QEMU versions differ in what they support
 // and whose default works.
 func machineOption(l launch) string {
-	if l.Machine == MachineVirt && l.Accel != AccelHVF {
+	if l.Machine == machineVirt && l.Accel != accelHVF {
 		return "virt,gic-version=max"
 	}
 	return l.Machine

@@ -12,7 +12,7 @@ import (
 
 func baseLaunch() launch {
 	return launch{
-		Arch: "amd64", Accel: AccelKVM, Machine: MachineQ35,
+		Arch: "amd64", Accel: accelKVM, Machine: machineQ35,
 		CPUs: 4, MemoryMiB: 2048, Name: "lab",
 		Kernel: "/img/vmlinuz", Initramfs: "/img/initrd", Cmdline: "quiet",
 		ConsoleLog: "/s/console.log", QMPSocket: "/s/qmp.sock", AgentSocket: "/s/agent.sock", PIDFile: "/s/qemu.pid",
@@ -71,7 +71,7 @@ func TestCommandLine(t *testing.T) {
 		},
 		{
 			name:   "arm64 with KVM",
-			change: func(l *launch) { l.Arch, l.Machine = "arm64", MachineVirt },
+			change: func(l *launch) { l.Arch, l.Machine = "arm64", machineVirt },
 			want: map[string][]string{
 				"-machine": {"virt,gic-version=max"}, "-accel": {"kvm"}, "-cpu": {"host"},
 				"-append": {"quiet console=ttyAMA0 panic=-1"},
@@ -79,12 +79,12 @@ func TestCommandLine(t *testing.T) {
 		},
 		{
 			name:   "arm64 with TCG",
-			change: func(l *launch) { l.Arch, l.Machine, l.Accel = "arm64", MachineVirt, AccelTCG },
+			change: func(l *launch) { l.Arch, l.Machine, l.Accel = "arm64", machineVirt, AccelTCG },
 			want:   map[string][]string{"-machine": {"virt,gic-version=max"}, "-accel": {"tcg,thread=multi"}, "-cpu": {"max,pauth-impdef=on"}},
 		},
 		{
 			name:   "arm64 with hvf",
-			change: func(l *launch) { l.Arch, l.Machine, l.Accel = "arm64", MachineVirt, AccelHVF },
+			change: func(l *launch) { l.Arch, l.Machine, l.Accel = "arm64", machineVirt, accelHVF },
 			want:   map[string][]string{"-machine": {"virt"}, "-accel": {"hvf"}, "-cpu": {"host"}},
 		},
 		{
@@ -158,7 +158,7 @@ func TestCommandLineRejects(t *testing.T) {
 		want   string
 	}{
 		{"q35 for arm64", func(l *launch) { l.Arch = "arm64" }, `machine "q35" for a arm64 image`},
-		{"virt for amd64", func(l *launch) { l.Machine = MachineVirt }, `machine "virt" for a amd64 image`},
+		{"virt for amd64", func(l *launch) { l.Machine = machineVirt }, `machine "virt" for a amd64 image`},
 		{"unknown accelerator", func(l *launch) { l.Accel = "whpx" }, `accelerator "whpx": want kvm, tcg or hvf`},
 		{"unknown disk cache", func(l *launch) { l.Disk, l.DiskCache = "/d", "unsafe" }, `disk cache mode "unsafe"`},
 	}

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -62,11 +61,9 @@ type machine struct {
 	// vsock driver, so later dials go straight to virtio-serial. (A guest
 	// whose agent is not listening yet refuses at once instead.)
 	noVsock atomic.Bool
-	// stopping is set once Stop begins, so that the exit it causes is not
-	// reported as an error.
-	stopping atomic.Bool
-	// stopMu makes concurrent Stops wait for the first one.
-	stopMu sync.Mutex
+	// Lifecycle is Done, Err and the guard of Stop: an exit that Stop
+	// causes is not reported as an error.
+	hv.Lifecycle
 	// dialMu serializes QMP connections made for one command, since QEMU
 	// serves one client at a time.
 	dialMu sync.Mutex
@@ -82,8 +79,6 @@ type machine struct {
 	// fault is why the VM was stopped by the controller on its own (its
 	// vsock daemon died), reported as its end instead of a clean stop.
 	fault error
-	err   error
-	done  chan struct{}
 }
 
 func newMachine(s State) *machine {
@@ -98,7 +93,6 @@ func newMachine(s State) *machine {
 		hybridSocket: s.HybridVsockSocket,
 		info:         s.Info,
 		state:        s,
-		done:         make(chan struct{}),
 	}
 }
 
@@ -137,7 +131,7 @@ func (m *machine) childExited(waitErr error) {
 		// The VM's devices end with it: no process is left when Done closes.
 		m.daemon.stop()
 	}
-	m.finish(m.exitError(waitErr, reason))
+	m.Finish(m.exitError(waitErr, reason))
 }
 
 // exitError says why QEMU ended, nil when it was asked to (Stop) or the
@@ -149,7 +143,7 @@ func (m *machine) exitError(waitErr error, shutdownReason string) error {
 	if fault != nil {
 		return fault
 	}
-	if m.stopping.Load() {
+	if m.StopAsked() {
 		return nil
 	}
 	var exit *exec.ExitError
@@ -157,7 +151,7 @@ func (m *machine) exitError(waitErr error, shutdownReason string) error {
 		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			return fmt.Errorf("qemu (pid %d) died of signal %d (%v), sent from outside qoslab", m.pid, int(ws.Signal()), ws.Signal())
 		}
-		return fmt.Errorf("qemu (pid %d) exited with status %d: %s", m.pid, exit.ExitCode(), lastLines(m.qemuLog, 3))
+		return fmt.Errorf("qemu (pid %d) exited with status %d: %s", m.pid, exit.ExitCode(), hv.LogTail(m.qemuLog))
 	}
 	if waitErr != nil {
 		return fmt.Errorf("wait for qemu (pid %d): %w", m.pid, waitErr)
@@ -185,33 +179,17 @@ func (m *machine) watchAttached() {
 		}
 	}
 	var err error
-	if !m.stopping.Load() {
+	if !m.StopAsked() {
 		err = fmt.Errorf("qemu (pid %d) ended outside this controller; see %s", m.pid, m.consoleLog)
 	}
-	m.finish(err)
-}
-
-func (m *machine) finish(err error) {
-	m.mu.Lock()
-	m.err = err
-	m.mu.Unlock()
-	close(m.done)
-}
-
-func (m *machine) ended() bool {
-	select {
-	case <-m.done:
-		return true
-	default:
-		return false
-	}
+	m.Finish(err)
 }
 
 // DialAgent connects to the agent: over vsock when the VM has it, else
 // (or when the guest does not answer there) over the virtio-serial port.
 func (m *machine) DialAgent(ctx context.Context) (net.Conn, error) {
-	if m.ended() {
-		return nil, fmt.Errorf("dial the agent in VM %s: the VM has ended: %v", m.info.Name, m.Err())
+	if m.Ended() {
+		return nil, fmt.Errorf("dial the agent in VM %s: %w", m.info.Name, m.EndErr())
 	}
 	if m.hybridSocket != "" {
 		c, err := m.dialHybrid(ctx)
@@ -248,47 +226,35 @@ func (m *machine) Info() hv.MachineInfo {
 	return info
 }
 
-// Done is closed when QEMU has ended.
-func (m *machine) Done() <-chan struct{} { return m.done }
-
-// Err says why QEMU ended, once Done is closed.
-func (m *machine) Err() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.err
-}
-
 // Stop ends QEMU: a QMP quit, then SIGTERM, then SIGKILL, each after the
 // previous one had its time (or at once when ctx ends). It returns once no
 // QEMU process is left, and does nothing for a VM that has already ended.
 func (m *machine) Stop(ctx context.Context) error {
-	m.stopMu.Lock()
-	defer m.stopMu.Unlock()
-	if m.ended() {
-		return nil
-	}
-	m.stopping.Store(true)
+	return m.StopWith(func() error { return m.stop(ctx) })
+}
 
+// stop is Stop's sequence, for a VM that runs.
+func (m *machine) stop(ctx context.Context) error {
 	qctx, cancel := context.WithTimeout(ctx, quitTimeout)
 	if err := m.useQMP(qctx, func(c *qmpClient) error { return c.quit(qctx) }); err == nil {
-		m.waitEnded(qctx)
+		m.Wait(qctx)
 	}
 	cancel()
-	if !m.ended() {
+	if !m.Ended() {
 		m.signal(syscall.SIGTERM)
 		tctx, cancel := context.WithTimeout(ctx, termTimeout)
-		m.waitEnded(tctx)
+		m.Wait(tctx)
 		cancel()
 	}
-	if !m.ended() {
+	if !m.Ended() {
 		m.signal(syscall.SIGKILL)
 		// Not ctx: a SIGKILLed process ends promptly, and Stop must not
 		// return while it lives.
 		kctx, cancel := context.WithTimeout(context.Background(), killTimeout)
-		m.waitEnded(kctx)
+		m.Wait(kctx)
 		cancel()
 	}
-	if !m.ended() {
+	if !m.Ended() {
 		return fmt.Errorf("stop VM %s: qemu (pid %d) is still there %s after SIGKILL", m.info.Name, m.pid, killTimeout)
 	}
 	// QEMU removes its sockets and pid file when it exits cleanly, not when
@@ -297,13 +263,6 @@ func (m *machine) Stop(ctx context.Context) error {
 		_ = os.Remove(f)
 	}
 	return nil
-}
-
-func (m *machine) waitEnded(ctx context.Context) {
-	select {
-	case <-m.done:
-	case <-ctx.Done():
-	}
 }
 
 // signal sends sig to QEMU, if the pid is still QEMU's.
@@ -324,7 +283,7 @@ func PressPowerButton(ctx context.Context, m hv.Machine) error {
 	if !ok {
 		return fmt.Errorf("press the power button: %T is not a VM of the qemu backend", m)
 	}
-	if qm.ended() {
+	if qm.Ended() {
 		return fmt.Errorf("press the power button of VM %s: the VM has ended", qm.info.Name)
 	}
 	if err := qm.useQMP(ctx, func(c *qmpClient) error { return c.execute(ctx, "system_powerdown", nil, nil) }); err != nil {
@@ -349,28 +308,6 @@ func (m *machine) useQMP(ctx context.Context, f func(*qmpClient) error) error {
 	}
 	defer c.Close()
 	return f(c)
-}
-
-// lastLines returns up to n last non-empty lines of a log file, joined
-// for an error message.
-func lastLines(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Sprintf("(no %s: %v)", filepath.Base(path), err)
-	}
-	var lines []string
-	for _, l := range strings.Split(string(b), "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			lines = append(lines, l)
-		}
-	}
-	if len(lines) == 0 {
-		return fmt.Sprintf("(%s is empty)", path)
-	}
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, " | ")
 }
 
 // processClass records a class as hv.MachineInfo carries it.

@@ -94,20 +94,14 @@ func guestImage(t *testing.T, arch string) hv.Image {
 	if testing.Short() {
 		t.Skip("boots a real guest: not in -short")
 	}
-	missing := func(why string) {
-		if os.Getenv("QOSLAB_REQUIRE_VM") == "1" {
-			t.Fatalf("QOSLAB_REQUIRE_VM=1 but %s (run scripts/setup.sh)", why)
-		}
-		t.Skip(why)
-	}
 	emulator := map[string]string{"amd64": "qemu-system-x86_64", "arm64": "qemu-system-aarch64"}[arch]
 	if _, err := exec.LookPath(emulator); err != nil {
-		missing("no " + emulator)
+		vmMissing(t, "no "+emulator)
 	}
 	kernels, err := image.DefaultKernelCacheDir(os.Getenv)
 	require.NoError(t, err)
 	if _, err := image.LocateKernel(image.DefaultRecipe(), image.LocateOptions{Arch: arch, KernelCacheDir: kernels}); err != nil {
-		missing("no " + arch + " Debian kernel: " + err.Error())
+		vmMissing(t, "no "+arch+" Debian kernel: "+err.Error())
 	}
 	dir := t.TempDir()
 	agentBin := filepath.Join(dir, "qoslab-agent")

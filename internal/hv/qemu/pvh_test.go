@@ -77,7 +77,7 @@ func TestBootPVHKernel(t *testing.T) {
 	assert.Equal(t, AccelTCG, m.Info().Accel)
 	state, err := ReadState(spec.StateDir)
 	require.NoError(t, err)
-	assert.Equal(t, MachineQ35, state.Machine)
+	assert.Equal(t, machineQ35, state.Machine)
 	assert.Contains(t, state.Args, img.Kernel, "-kernel is the ELF")
 	console, err := os.ReadFile(m.Info().ConsoleLog)
 	require.NoError(t, err)

@@ -19,10 +19,10 @@ import (
 	"github.com/qoslab/qoslab/internal/hv"
 )
 
-// DefaultProbeTimeout is how long a KVM probe boot has to reach the agent:
+// defaultProbeTimeout is how long a KVM probe boot has to reach the agent:
 // a KVM boot of the Debian kernel reaches it in about a second, while a
 // nested KVM that hangs never does.
-const DefaultProbeTimeout = 15 * time.Second
+const defaultProbeTimeout = 15 * time.Second
 
 // qmpConnectTimeout bounds waiting for QEMU's QMP socket after starting
 // it, which takes well under a second unless the host is very busy.
@@ -35,11 +35,11 @@ type Options struct {
 	// qemu-system-x86_64 and qemu-system-aarch64.
 	QEMUAMD64 string
 	QEMUARM64 string
-	// CacheDir keeps the KVM probe verdict (ProbeVerdictFile). Empty means
+	// CacheDir keeps the KVM probe verdict (probeVerdictFile). Empty means
 	// qoslab's directory in the user cache directory; if there is none,
 	// verdicts are not kept and every start with KVM probes.
 	CacheDir string
-	// ProbeTimeout bounds a KVM probe boot; 0 means DefaultProbeTimeout.
+	// ProbeTimeout bounds a KVM probe boot; 0 means defaultProbeTimeout.
 	ProbeTimeout time.Duration
 	// VhostVsock is rust-vmm's vhost-device-vsock, the vz model's vsock
 	// device: a path, or a name looked up in PATH and then in cargo's bin
@@ -68,7 +68,7 @@ func New(o Options) *Backend {
 		}
 	}
 	if o.ProbeTimeout <= 0 {
-		o.ProbeTimeout = DefaultProbeTimeout
+		o.ProbeTimeout = defaultProbeTimeout
 	}
 	if o.VhostVsock == "" {
 		o.VhostVsock = VhostVsockName
@@ -84,7 +84,7 @@ func (b *Backend) verdictFile() string {
 	if b.opts.CacheDir == "" {
 		return ""
 	}
-	return filepath.Join(b.opts.CacheDir, ProbeVerdictFile)
+	return filepath.Join(b.opts.CacheDir, probeVerdictFile)
 }
 
 // binaryName is the emulator configured for images of arch.
@@ -254,7 +254,7 @@ func (b *Backend) PlanAccel(spec hv.Spec) (accel, why string, err error) {
 	case err != nil:
 		return "", "", err
 	case plan.Probe:
-		return AccelKVM, fmt.Sprintf("if a probe boot reaches the agent within %s, else %s", b.opts.ProbeTimeout, AccelTCG), nil
+		return accelKVM, fmt.Sprintf("if a probe boot reaches the agent within %s, else %s", b.opts.ProbeTimeout, AccelTCG), nil
 	case spec.Accel != "":
 		return plan.Accel, "as asked", nil
 	case plan.Note != "":
@@ -266,7 +266,7 @@ func (b *Backend) PlanAccel(spec hv.Spec) (accel, why string, err error) {
 // Start boots spec's VM. With no accelerator asked for on Linux, a KVM
 // boot must reach Ready within the probe timeout, or the VM is stopped and
 // booted again with TCG; a KVM failure that TCG then boots past is
-// remembered for a week (ProbeVerdictFile in the cache directory), so
+// remembered for a week (probeVerdictFile in the cache directory), so
 // later starts go to TCG at once. Without Ready nothing can tell a hung
 // boot from a slow one, so KVM is used unprobed.
 //
@@ -314,7 +314,7 @@ func (b *Backend) Start(ctx context.Context, spec hv.Spec) (hv.Machine, error) {
 		return m, nil
 	}
 
-	m, probeErr := b.bootReady(ctx, r, AccelKVM, b.opts.ProbeTimeout)
+	m, probeErr := b.bootReady(ctx, r, accelKVM, b.opts.ProbeTimeout)
 	if probeErr == nil {
 		return m, nil
 	}
@@ -369,7 +369,7 @@ func (b *Backend) bootReady(ctx context.Context, r request, accel string, timeou
 		_ = m.Stop(stopCtx)
 		cancel()
 		if timedOut {
-			err = fmt.Errorf("%w (%s): %v", errNoAgentInTime, timeout, err)
+			err = fmt.Errorf("%w (%s): %w", errNoAgentInTime, timeout, err)
 		}
 		return nil, fmt.Errorf("%w; console: %s%s", err, m.consoleLog, m.daemonSaid())
 	}
@@ -391,7 +391,7 @@ func (m *machine) awaitReady(ctx context.Context, ready func(context.Context, hv
 	defer cancel()
 	go func() {
 		select {
-		case <-m.done:
+		case <-m.Done():
 			cancel()
 		case <-rctx.Done():
 		}
@@ -400,7 +400,7 @@ func (m *machine) awaitReady(ctx context.Context, ready func(context.Context, hv
 	if err == nil {
 		return nil
 	}
-	if m.ended() {
+	if m.Ended() {
 		if exit := m.Err(); exit != nil {
 			return fmt.Errorf("qemu ended before the agent answered: %w", exit)
 		}
@@ -418,44 +418,15 @@ func (b *Backend) boot(ctx context.Context, r request, accel string) (*machine, 
 	if old, err := ReadState(r.stateDir); err == nil && old.Running() {
 		return nil, time.Time{}, fmt.Errorf("VM %s is already running in %s (qemu pid %d): stop it first", old.Info.Name, r.stateDir, old.Info.PID)
 	}
-	l := launch{
-		Arch: r.arch, Accel: accel, Machine: MachineQ35,
-		CPUs: r.spec.CPUs, MemoryMiB: r.spec.MemoryMiB, Name: r.name,
-		Kernel: r.spec.Image.Kernel, Initramfs: r.spec.Image.Initramfs, Cmdline: r.spec.Image.Cmdline,
-		ConsoleLog: r.path(consoleLogFile), QMPSocket: r.path(qmpSocketFile),
-		AgentSocket: r.path(agentSocketFile), PIDFile: r.path(pidFile),
-	}
-	if r.arch == "arm64" {
-		l.Machine = MachineVirt
-	}
-	if r.spec.DiskBytes > 0 {
-		l.Disk = r.path(scratchDiskFile)
-		if err := makeScratchDisk(l.Disk, r.spec.DiskBytes); err != nil {
-			return nil, time.Time{}, err
-		}
-		l.DiskCache = "none"
-		if problem := directIOProblem(l.Disk); problem != "" {
-			l.DiskCache = "writeback"
-			fmt.Fprintf(r.log, "Scratch disk: %s, so it uses cache=writeback: guest writes land in the host's page cache, and disk-bound results measure memory, not the disk. Put the state directory on a disk file system for cache=none.\n", problem)
-		}
-	}
-	var daemon *vsockDaemon
-	switch {
-	case r.model == hv.ModelVZ:
-		l.Model = hv.ModelVZ
-		// The Linux boot loader's kernel, as vz boots it.
-		l.Kernel = r.spec.Image.UncompressedKernel
-		l.VhostUserSocket = r.path(vhostUserSocketFile)
-		l.AgentSocket = ""
-	case vhostVsockProblem() == "":
-		// Guest CIDs are host-wide; 3 and up are free for guests, and a
-		// random one collides with another VM's about never.
-		l.VsockCID = 3 + rand.Uint32N(1<<30)
+	l, err := r.launch(accel)
+	if err != nil {
+		return nil, time.Time{}, err
 	}
 	args, err := commandLine(l)
 	if err != nil {
 		return nil, time.Time{}, err
 	}
+	var daemon *vsockDaemon
 	if l.Model == hv.ModelVZ {
 		// Started first: QEMU connects to its vhost-user socket at start.
 		if daemon, err = startVsockDaemon(ctx, r.vhostVsock, r.stateDir); err != nil {
@@ -475,14 +446,83 @@ func (b *Backend) boot(ctx context.Context, r request, accel string) (*machine, 
 	}
 	defer qemuLog.Close()
 
-	cmd := exec.Command(r.qemu, args...)
+	cmd := exec.Command(r.qemu, args...) //nolint:gosec // G204: the emulator the user configured, with the command line commandLine builds
 	cmd.Dir = r.stateDir
 	cmd.Stdout, cmd.Stderr = qemuLog, qemuLog
 	cmd.SysProcAttr = qemuProcAttr(r.spec.Detach)
 
+	state := b.startState(r, l, args, daemon)
+	exited := make(chan error, 1)
+	started := time.Now()
+	class, err := startQEMU(cmd, func(err error) { exited <- err })
+	if err != nil {
+		stopDaemon()
+		return nil, time.Time{}, fmt.Errorf("run %s: %w", r.qemu, err)
+	}
+	state.StartedAt = started
+	state.Info.StartClass = processClass(class)
+	state.Info.PID = cmd.Process.Pid
+	m := newMachine(state)
+	m.daemon = daemon
+	go func() { m.childExited(<-exited) }()
+	if daemon != nil {
+		go m.watchDaemon()
+	}
+	if err := m.readThreads(ctx, r.spec.Detach); err != nil {
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), quitTimeout+termTimeout+killTimeout)
+		defer cancel()
+		_ = m.Stop(stopCtx)
+		return nil, time.Time{}, err
+	}
+	return m, started, nil
+}
+
+// launch lays out the QEMU process that boots r with accel: its files in
+// the state directory, the scratch disk (made here, empty), and the
+// agent's channels of the device model.
+func (r request) launch(accel string) (launch, error) {
+	l := launch{
+		Arch: r.arch, Accel: accel, Machine: machineQ35,
+		CPUs: r.spec.CPUs, MemoryMiB: r.spec.MemoryMiB, Name: r.name,
+		Kernel: r.spec.Image.Kernel, Initramfs: r.spec.Image.Initramfs, Cmdline: r.spec.Image.Cmdline,
+		ConsoleLog: r.path(consoleLogFile), QMPSocket: r.path(qmpSocketFile),
+		AgentSocket: r.path(agentSocketFile), PIDFile: r.path(pidFile),
+	}
+	if r.arch == "arm64" {
+		l.Machine = machineVirt
+	}
+	if r.spec.DiskBytes > 0 {
+		l.Disk = r.path(scratchDiskFile)
+		if err := makeScratchDisk(l.Disk, r.spec.DiskBytes); err != nil {
+			return l, err
+		}
+		l.DiskCache = "none"
+		if problem := directIOProblem(l.Disk); problem != "" {
+			l.DiskCache = "writeback"
+			fmt.Fprintf(r.log, "Scratch disk: %s, so it uses cache=writeback: guest writes land in the host's page cache, and disk-bound results measure memory, not the disk. Put the state directory on a disk file system for cache=none.\n", problem)
+		}
+	}
+	switch {
+	case r.model == hv.ModelVZ:
+		l.Model = hv.ModelVZ
+		// The Linux boot loader's kernel, as vz boots it.
+		l.Kernel = r.spec.Image.UncompressedKernel
+		l.VhostUserSocket = r.path(vhostUserSocketFile)
+		l.AgentSocket = ""
+	case vhostVsockProblem() == "":
+		// Guest CIDs are host-wide; 3 and up are free for guests, and a
+		// random one collides with another VM's about never.
+		l.VsockCID = 3 + rand.Uint32N(1<<30)
+	}
+	return l, nil
+}
+
+// startState is vm.json for the VM l boots, before QEMU runs: daemon is
+// the vz model's vsock daemon, nil in QEMU's own model.
+func (b *Backend) startState(r request, l launch, args []string, daemon *vsockDaemon) State {
 	state := State{
 		Info: hv.MachineInfo{
-			Backend: b.Name(), Name: r.name, Accel: accel,
+			Backend: b.Name(), Name: r.name, Accel: l.Accel,
 			CPUs: r.spec.CPUs, MemoryMiB: r.spec.MemoryMiB,
 			StateDir: r.stateDir, ConsoleLog: l.ConsoleLog, Image: r.spec.Image,
 		},
@@ -502,61 +542,40 @@ func (b *Backend) boot(ctx context.Context, r request, accel string) (*machine, 
 	if l.Disk != "" {
 		state.Info.Disk, state.Info.GuestDisk = l.Disk, guestchan.ScratchDisk
 	}
+	return state
+}
 
-	var m *machine
-	exited := make(chan error, 1)
-	started := time.Now()
-	class, err := startQEMU(cmd, func(err error) { exited <- err })
-	if err != nil {
-		stopDaemon()
-		return nil, time.Time{}, fmt.Errorf("run %s: %w", r.qemu, err)
-	}
-	state.StartedAt = started
-	state.Info.StartClass = processClass(class)
-	state.Info.PID = cmd.Process.Pid
-	m = newMachine(state)
-	m.daemon = daemon
-	go func() { m.childExited(<-exited) }()
-	if daemon != nil {
-		go m.watchDaemon()
-	}
-
-	fail := func(err error) (*machine, time.Time, error) {
-		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), quitTimeout+termTimeout+killTimeout)
-		defer cancel()
-		_ = m.Stop(stopCtx)
-		return nil, time.Time{}, err
-	}
+// readThreads connects to a QEMU just started, reads its vCPU threads and
+// writes them to vm.json. The connection is held for the VM's life, unless
+// the VM is detached: then QMP is left to the controllers that attach.
+func (m *machine) readThreads(ctx context.Context, detach bool) error {
 	c, err := m.connectQMP(ctx)
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	threads, err := c.vcpuThreads(ctx)
-	if r.spec.Detach {
+	if detach {
 		// Leave QMP free for the controllers that will attach.
 		_ = c.Close()
 	} else {
 		m.mu.Lock()
 		m.qmp = c
 		m.mu.Unlock()
-		if m.ended() {
+		if m.Ended() {
 			// QEMU ended before the connection was handed over, so its exit
 			// was recorded without it.
 			_ = c.Close()
 		}
 	}
 	if err != nil {
-		return fail(fmt.Errorf("vCPU threads: %w", err))
+		return fmt.Errorf("vCPU threads: %w", err)
 	}
 	m.mu.Lock()
 	m.info.VCPUThreads = threads
 	m.state.Info = m.info
 	s := m.state
 	m.mu.Unlock()
-	if err := writeState(r.stateDir, s); err != nil {
-		return fail(err)
-	}
-	return m, started, nil
+	return writeState(m.stateDir, s)
 }
 
 // connectQMP waits for QEMU's QMP socket and connects to it.
@@ -569,7 +588,7 @@ func (m *machine) connectQMP(ctx context.Context) (*qmpClient, error) {
 			return c, nil
 		}
 		select {
-		case <-m.done:
+		case <-m.Done():
 			return nil, fmt.Errorf("qemu exited at start: %w", m.exitDetail())
 		case <-ctx.Done():
 			return nil, fmt.Errorf("QMP socket %s not ready within %s: %w", m.qmpSocket, qmpConnectTimeout, err)
@@ -584,7 +603,7 @@ func (m *machine) exitDetail() error {
 	if err := m.Err(); err != nil {
 		return err
 	}
-	return errors.New(lastLines(m.qemuLog, 3))
+	return errors.New(hv.LogTail(m.qemuLog))
 }
 
 // makeScratchDisk makes a sparse raw disk of size bytes (rounded up to
@@ -593,7 +612,7 @@ func (m *machine) exitDetail() error {
 func makeScratchDisk(path string, size int64) error {
 	const mib = 1 << 20
 	size = (size + mib - 1) / mib * mib
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600) //nolint:gosec // G304: the scratch disk in the VM's state directory
 	if err != nil {
 		return fmt.Errorf("scratch disk: %w", err)
 	}
@@ -612,16 +631,12 @@ func makeScratchDisk(path string, size int64) error {
 // may hold it), else taken from vm.json; they do not change while QEMU
 // runs.
 func (b *Backend) Attach(ctx context.Context, stateDir string) (hv.Machine, error) {
-	dir, err := filepath.Abs(stateDir)
+	s, err := hv.AttachState(stateDir, ReadState, func(s *State) *hv.MachineInfo { return &s.Info },
+		func(_ string, s State) (bool, string, error) {
+			return s.Running(), fmt.Sprintf("qemu pid %d", s.Info.PID), nil
+		})
 	if err != nil {
-		return nil, fmt.Errorf("attach to the VM in %s: %w", stateDir, err)
-	}
-	s, err := ReadState(dir)
-	if err != nil {
-		return nil, fmt.Errorf("attach to the VM in %s: %w", dir, err)
-	}
-	if !s.Running() {
-		return nil, fmt.Errorf("attach to VM %s: it is not running (qemu pid %d has ended); start it again", s.Info.Name, s.Info.PID)
+		return nil, err
 	}
 	m := newMachine(s)
 	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
@@ -633,7 +648,6 @@ func (b *Backend) Attach(ctx context.Context, stateDir string) (hv.Machine, erro
 		return err
 	})
 	cancel()
-	m.info.BootNs = 0 // not booted by this controller
 	go m.watchAttached()
 	return m, nil
 }

@@ -304,7 +304,7 @@ func TestPressPowerButton(t *testing.T) {
 	require.NoError(t, PressPowerButton(ctx, m))
 	assert.Equal(t, "system_powerdown", <-commands)
 
-	m.finish(nil)
+	m.Finish(nil)
 	err := PressPowerButton(ctx, m)
 	require.Error(t, err)
 	assert.Equal(t, "press the power button of VM pwr: the VM has ended", err.Error())

@@ -55,7 +55,7 @@ func assertStartRefuses(t *testing.T, good hv.Spec, tests []startRefusal) {
 			require.Error(t, err)
 			assert.Nil(t, m)
 			assert.Contains(t, err.Error(), tt.want)
-			assert.NoFileExists(t, filepath.Join(spec.StateDir, StateFile), "nothing was started")
+			assert.NoFileExists(t, filepath.Join(spec.StateDir, hv.StateFile), "nothing was started")
 		})
 	}
 }

@@ -8,10 +8,6 @@ import (
 	"github.com/qoslab/qoslab/internal/hv"
 )
 
-// StateFile is the VM's description in its state directory, written at
-// start for Attach and `qoslab vm status`.
-const StateFile = hv.StateFile
-
 // stateVersion is the schema of vm.json; readers refuse another major.
 const stateVersion = 1
 
@@ -67,7 +63,7 @@ func ReadState(stateDir string) (State, error) {
 // writeState replaces vm.json.
 func writeState(stateDir string, s State) error {
 	s.Version = stateVersion
-	if err := hv.WriteJSONFile(filepath.Join(stateDir, StateFile), s); err != nil {
+	if err := hv.WriteJSONFile(filepath.Join(stateDir, hv.StateFile), s); err != nil {
 		return fmt.Errorf("write VM state: %w", err)
 	}
 	return nil

@@ -22,7 +22,7 @@ func TestStateRoundTrip(t *testing.T) {
 			Disk: filepath.Join(dir, scratchDiskFile), GuestDisk: "/dev/vda", BootNs: 1234567,
 			Image: hv.Image{Name: "debian", Kernel: "/k", Initramfs: "/i", Arch: "amd64", KernelVersion: "6.1.0-56-amd64"},
 		},
-		RequestedAccel: "", DiskBytes: 1 << 30, DiskCache: "writeback", Detached: true, Machine: MachineQ35,
+		RequestedAccel: "", DiskBytes: 1 << 30, DiskCache: "writeback", Detached: true, Machine: machineQ35,
 		QEMU: "/usr/bin/qemu-system-x86_64", QEMUVersion: "QEMU emulator version 7.2.22", Args: []string{"-machine", "q35"},
 		QMPSocket: filepath.Join(dir, qmpSocketFile), AgentSocket: filepath.Join(dir, agentSocketFile), VsockCID: 77,
 		StartedAt: time.Date(2025, 3, 10, 12, 0, 0, 0, time.UTC),
@@ -43,7 +43,7 @@ func TestReadStateErrors(t *testing.T) {
 	_, err := ReadState(dir)
 	assert.ErrorContains(t, err, "no VM was started there")
 
-	require.NoError(t, os.WriteFile(filepath.Join(dir, StateFile), []byte(`{"version": 2}`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, hv.StateFile), []byte(`{"version": 2}`), 0o644))
 	_, err = ReadState(dir)
 	assert.ErrorContains(t, err, "has version 2; this qoslab reads version 1")
 }

@@ -12,9 +12,9 @@ import (
 	"github.com/qoslab/qoslab/internal/hv"
 )
 
-// ProbeVerdictFile is where failed KVM probes are remembered, in the
+// probeVerdictFile is where failed KVM probes are remembered, in the
 // backend's cache directory; deleting it makes the next start probe again.
-const ProbeVerdictFile = "kvm-probe.json"
+const probeVerdictFile = "kvm-probe.json"
 
 // probeVerdictTTL is how long a failed probe is believed: long enough not
 // to pay a probe timeout on every run, short enough that a host fixed
@@ -51,7 +51,7 @@ const probeVerdictsVersion = 1
 // readProbeVerdicts reads the verdict file; a missing or unreadable one is
 // no verdict, which only costs a probe.
 func readProbeVerdicts(path string) (probeVerdicts, error) {
-	b, err := os.ReadFile(path)
+	b, err := os.ReadFile(path) //nolint:gosec // G304: the verdict file in qoslab's cache directory
 	if errors.Is(err, fs.ErrNotExist) {
 		return probeVerdicts{Version: probeVerdictsVersion}, nil
 	}
@@ -101,7 +101,7 @@ func (v probeVerdicts) record(f probeFailure, now time.Time) probeVerdicts {
 
 // writeProbeVerdicts replaces the verdict file.
 func writeProbeVerdicts(path string, v probeVerdicts) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil { //nolint:gosec // G301: qoslab's directory in the user cache directory, which holds nothing secret, made as mkdir -p makes it
 		return fmt.Errorf("save the KVM probe verdict: %w", err)
 	}
 	if err := hv.WriteJSONFile(path, v); err != nil {

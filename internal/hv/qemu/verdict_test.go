@@ -16,7 +16,7 @@ func TestProbeVerdicts(t *testing.T) {
 	otherKernel := key
 	otherKernel.Kernel = "vmlinuz 6.12.0-1-amd64"
 
-	file := filepath.Join(t.TempDir(), "cache", ProbeVerdictFile)
+	file := filepath.Join(t.TempDir(), "cache", probeVerdictFile)
 	v, err := readProbeVerdicts(file)
 	require.NoError(t, err, "a missing file is no verdict")
 	_, found := v.failed(key, now)
@@ -50,7 +50,7 @@ func TestProbeVerdicts(t *testing.T) {
 }
 
 func TestProbeVerdictsIgnoresGarbage(t *testing.T) {
-	file := filepath.Join(t.TempDir(), ProbeVerdictFile)
+	file := filepath.Join(t.TempDir(), probeVerdictFile)
 	require.NoError(t, os.WriteFile(file, []byte(`{"version": 99}`), 0o644))
 	v, err := readProbeVerdicts(file)
 	assert.ErrorContains(t, err, "ignoring it")

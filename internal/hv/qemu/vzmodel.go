@@ -29,16 +29,17 @@ import (
 	"time"
 
 	"github.com/qoslab/qoslab/internal/guestchan"
+	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/transport"
 )
 
 // rust-vmm's vhost-user vsock device, as the vz model uses it.
 const (
 	VhostVsockName    = "vhost-device-vsock"
-	VhostVsockVersion = "0.3.0"
-	// VhostVsockInstall installs the version qoslab is tested with (it
+	vhostVsockVersion = "0.3.0"
+	// vhostVsockInstall installs the version qoslab is tested with (it
 	// builds in minutes; `make test` runs it when the daemon is missing).
-	VhostVsockInstall = "cargo install --locked " + VhostVsockName + "@" + VhostVsockVersion
+	vhostVsockInstall = "cargo install --locked " + VhostVsockName + "@" + vhostVsockVersion
 )
 
 // vzGuestCID is the guest's vsock CID in the vz model. A daemon serves one
@@ -72,7 +73,7 @@ const hybridRetry = 100 * time.Millisecond
 
 // vsockDaemonInstallHint says how to get the daemon.
 func vsockDaemonInstallHint() string {
-	return VhostVsockInstall + " (Rust from https://rustup.rs; it builds in minutes), or run `make test`, which installs it"
+	return vhostVsockInstall + " (Rust from https://rustup.rs; it builds in minutes), or run `make test`, which installs it"
 }
 
 // FindVhostVsock returns the daemon's path and version: the configured
@@ -97,11 +98,11 @@ func (b *Backend) FindVhostVsock(ctx context.Context) (path, version string, err
 	defer cancel()
 	out, err := exec.CommandContext(vctx, path, "--version").Output()
 	if err != nil {
-		return "", "", fmt.Errorf("%s --version: %w: reinstall it with %s", path, err, VhostVsockInstall)
+		return "", "", fmt.Errorf("%s --version: %w: reinstall it with %s", path, err, vhostVsockInstall)
 	}
 	version, err = parseVhostVsockVersion(string(out))
 	if err != nil {
-		return "", "", fmt.Errorf("%s: %w: reinstall it with %s", path, err, VhostVsockInstall)
+		return "", "", fmt.Errorf("%s: %w: reinstall it with %s", path, err, vhostVsockInstall)
 	}
 	return path, version, nil
 }
@@ -131,10 +132,10 @@ func parseVhostVsockVersion(out string) (string, error) {
 // versionNote is what to say about a daemon of another version than the
 // one qoslab is tested with, "" for that one.
 func versionNote(version string) string {
-	if version == VhostVsockVersion {
+	if version == vhostVsockVersion {
 		return ""
 	}
-	return fmt.Sprintf("%s %s: qoslab is tested with %s (%s)", VhostVsockName, version, VhostVsockVersion, VhostVsockInstall)
+	return fmt.Sprintf("%s %s: qoslab is tested with %s (%s)", VhostVsockName, version, vhostVsockVersion, vhostVsockInstall)
 }
 
 // checkVZModel checks what the vz model needs of the spec and the host,
@@ -174,7 +175,7 @@ func (b *Backend) checkVZModel(ctx context.Context, r *request) error {
 // virt machine.
 func vzModelArgs(l launch) []string {
 	machine := "virt,memory-backend=vzmem"
-	if l.Accel != AccelHVF {
+	if l.Accel != accelHVF {
 		machine = "virt,gic-version=max,memory-backend=vzmem"
 	}
 	args := []string{
@@ -252,7 +253,7 @@ func startVsockDaemon(ctx context.Context, path, stateDir string) (*vsockDaemon,
 	defer logf.Close()
 	// The separate flags rather than --vm's comma-separated list, which a
 	// path with a comma would break.
-	cmd := exec.Command(path, "--guest-cid", strconv.Itoa(vzGuestCID), "--socket", d.vhostSocket, "--uds-path", d.hybrid)
+	cmd := exec.Command(path, "--guest-cid", strconv.Itoa(vzGuestCID), "--socket", d.vhostSocket, "--uds-path", d.hybrid) //nolint:gosec // G204: the vsock daemon the user configured, with the arguments the vz model needs
 	cmd.Dir = stateDir
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// As QEMU: its own process group, out of reach of a terminal's Ctrl-C
@@ -297,7 +298,7 @@ func (d *vsockDaemon) exitDetail() string {
 	} else if err != nil {
 		how = err.Error()
 	}
-	return fmt.Sprintf("%s; %s", how, lastLines(d.log, 3))
+	return fmt.Sprintf("%s; %s", how, hv.LogTail(d.log))
 }
 
 // ended says whether the daemon has ended.
@@ -348,10 +349,10 @@ func (m *machine) watchDaemon() {
 	d := m.daemon
 	select {
 	case <-d.done:
-	case <-m.done:
+	case <-m.Done():
 		return
 	}
-	if d.isStopping() || m.stopping.Load() || m.ended() {
+	if d.isStopping() || m.StopAsked() || m.Ended() {
 		return
 	}
 	m.mu.Lock()
@@ -372,7 +373,7 @@ func (m *machine) daemonSaid() string {
 	if b, err := os.ReadFile(m.daemon.log); err != nil || len(strings.TrimSpace(string(b))) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; %s said: %s", VhostVsockName, lastLines(m.daemon.log, 3))
+	return fmt.Sprintf("; %s said: %s", VhostVsockName, hv.LogTail(m.daemon.log))
 }
 
 // awaitServing returns once the guest's console shows that its agent
@@ -398,8 +399,8 @@ func (m *machine) awaitServing(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("waiting for the agent to say on the console (%s) that it serves: %w", m.consoleLog, ctx.Err())
-		case <-m.done:
-			return fmt.Errorf("the VM has ended: %v", m.Err())
+		case <-m.Done():
+			return m.EndErr()
 		case <-t.C:
 		}
 	}
@@ -429,9 +430,9 @@ func (m *machine) dialHybrid(ctx context.Context) (net.Conn, error) {
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("%w (last attempt: %v)", ctx.Err(), err)
-		case <-m.done:
-			return nil, fmt.Errorf("the VM has ended: %v", m.Err())
+			return nil, fmt.Errorf("%w (last attempt: %w)", ctx.Err(), err)
+		case <-m.Done():
+			return nil, m.EndErr()
 		case <-time.After(hybridRetry):
 		}
 	}

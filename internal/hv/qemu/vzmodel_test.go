@@ -18,7 +18,7 @@ import (
 
 func vzLaunch() launch {
 	l := baseLaunch()
-	l.Arch, l.Machine, l.Accel, l.Model = "arm64", MachineVirt, AccelTCG, hv.ModelVZ
+	l.Arch, l.Machine, l.Accel, l.Model = "arm64", machineVirt, AccelTCG, hv.ModelVZ
 	l.Kernel, l.Cmdline = "/img/Image", "quiet panic=-1 console=ttyAMA0"
 	l.AgentSocket, l.VhostUserSocket = "", "/s/vhost-vsock.sock"
 	return l
@@ -64,7 +64,7 @@ func TestVZModelCommandLine(t *testing.T) {
 	assert.Contains(t, argValues(args, "-device"), "virtio-blk-pci,drive=scratch,serial=qoslab-scratch")
 
 	l = vzLaunch()
-	l.Accel = AccelHVF
+	l.Accel = accelHVF
 	args, err = commandLine(l)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"virt,memory-backend=vzmem"}, argValues(args, "-machine"))
@@ -76,7 +76,7 @@ func TestVZModelCommandLineRejects(t *testing.T) {
 		change func(*launch)
 		want   string
 	}{
-		{"amd64", func(l *launch) { l.Arch, l.Machine = "amd64", MachineQ35 }, "the vz model for a amd64 image: want arm64"},
+		{"amd64", func(l *launch) { l.Arch, l.Machine = "amd64", machineQ35 }, "the vz model for a amd64 image: want arm64"},
 		{"no daemon socket", func(l *launch) { l.VhostUserSocket = "" }, "without its vsock daemon's socket"},
 		{"kernel vsock too", func(l *launch) { l.VsockCID = 42 }, "not the kernel's vhost-vsock"},
 		{"unknown model", func(l *launch) { l.Model = "hyperv" }, `device model "hyperv": want default or vz`},
@@ -156,7 +156,7 @@ func TestFindVhostVsockInCargoHome(t *testing.T) {
 
 	t.Setenv("CARGO_HOME", t.TempDir())
 	_, _, err = New(Options{}).FindVhostVsock(context.Background())
-	assert.ErrorContains(t, err, "is not installed: "+VhostVsockInstall)
+	assert.ErrorContains(t, err, "is not installed: "+vhostVsockInstall)
 }
 
 // doctor lists the vz model's daemon: optional, with the command that
@@ -178,7 +178,7 @@ func TestCheckVhostVsock(t *testing.T) {
 	assert.True(t, c.OK, "needed only for --vm-model vz")
 	assert.Contains(t, c.Detail, "is not installed")
 	assert.Contains(t, c.Detail, "needed only for --vm-model vz")
-	assert.Equal(t, VhostVsockInstall, c.Fix)
+	assert.Equal(t, vhostVsockInstall, c.Fix)
 
 	dir := t.TempDir()
 	old := filepath.Join(dir, VhostVsockName)
@@ -187,7 +187,7 @@ func TestCheckVhostVsock(t *testing.T) {
 	assert.True(t, c.OK)
 	assert.Contains(t, c.Detail, old+": vhost-device-vsock 0.2.0, for --vm-model vz")
 	assert.Contains(t, c.Detail, "qoslab is tested with 0.3.0")
-	assert.Equal(t, VhostVsockInstall, c.Fix)
+	assert.Equal(t, vhostVsockInstall, c.Fix)
 }
 
 // The vz model dials vsock only once the agent has said on the console
@@ -195,7 +195,7 @@ func TestCheckVhostVsock(t *testing.T) {
 func TestAwaitServing(t *testing.T) {
 	console := filepath.Join(t.TempDir(), "console.log")
 	require.NoError(t, os.WriteFile(console, []byte("qoslab-agent: up in 1.00 s\n"), 0o644))
-	m := &machine{consoleLog: console, done: make(chan struct{})}
+	m := &machine{consoleLog: console}
 	waited := make(chan error, 1)
 	go func() { waited <- m.awaitServing(context.Background()) }()
 	f, err := os.OpenFile(console, os.O_APPEND|os.O_WRONLY, 0)
@@ -212,13 +212,13 @@ func TestAwaitServing(t *testing.T) {
 	require.NoError(t, os.Remove(console))
 	assert.NoError(t, m.awaitServing(context.Background()), "noticed once, not looked for again")
 
-	quiet := &machine{consoleLog: filepath.Join(t.TempDir(), "console.log"), done: make(chan struct{})}
+	quiet := &machine{consoleLog: filepath.Join(t.TempDir(), "console.log")}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	err = quiet.awaitServing(ctx)
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.ErrorContains(t, err, "waiting for the agent to say on the console")
 
-	close(quiet.done)
+	quiet.Finish(nil)
 	assert.ErrorContains(t, quiet.awaitServing(context.Background()), "the VM has ended")
 }

@@ -30,17 +30,11 @@ import (
 // CI (QOSLAB_REQUIRE_VM=1), which installs both, fails instead.
 func requireVZModel(t *testing.T) {
 	t.Helper()
-	missing := func(why string) {
-		if os.Getenv("QOSLAB_REQUIRE_VM") == "1" {
-			t.Fatalf("QOSLAB_REQUIRE_VM=1 but %s", why)
-		}
-		t.Skip(why)
-	}
 	if _, err := exec.LookPath("qemu-system-aarch64"); err != nil {
-		missing("no qemu-system-aarch64 (sudo apt-get install qemu-system-arm)")
+		vmMissing(t, "no qemu-system-aarch64 (sudo apt-get install qemu-system-arm)")
 	}
 	if _, _, err := New(Options{}).FindVhostVsock(context.Background()); err != nil {
-		missing(err.Error())
+		vmMissing(t, err.Error())
 	}
 }
 

@@ -142,7 +142,7 @@ func Attach(ctx context.Context, o Options, stateDir string) (hv.Machine, error)
 			Backend string `json:"backend"`
 		} `json:"info"`
 	}
-	b, err := os.ReadFile(filepath.Join(stateDir, hv.StateFile))
+	b, err := os.ReadFile(filepath.Join(stateDir, hv.StateFile)) //nolint:gosec // G304: vm.json in the state directory the user names
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s has no %s: no VM was started there", stateDir, hv.StateFile)
 	}

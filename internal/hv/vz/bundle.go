@@ -27,22 +27,22 @@ const (
 	BundleConfigFile = "config.json"
 	DiskFile         = "disk.img" // the guest's disk, raw
 	AuxFile          = "aux.img"  // the Mac's auxiliary storage (its NVRAM)
-	// HardwareModelFile and MachineIdentifierFile are the names a new
+	// hardwareModelFile and machineIdentifierFile are the names a new
 	// bundle's config.json gives the platform's data.
-	HardwareModelFile     = "hardware-model.bin"
-	MachineIdentifierFile = "machine-identifier.bin"
+	hardwareModelFile     = "hardware-model.bin"
+	machineIdentifierFile = "machine-identifier.bin"
 )
 
-// BundleSchema is the schema of config.json: readers refuse another major
+// bundleSchema is the schema of config.json: readers refuse another major
 // and read a newer minor, which only adds fields. 1.1 added mac_address.
-const BundleSchema = "1.1"
+const bundleSchema = "1.1"
 
-// bundleSchemaMajor is BundleSchema's major.
+// bundleSchemaMajor is bundleSchema's major.
 const bundleSchemaMajor = 1
 
-// BundleCreateCommand is how a user makes a macOS bundle, for errors that
+// bundleCreateCommand is how a user makes a macOS bundle, for errors that
 // tell them to make one again.
-const BundleCreateCommand = "qoslab image create macos"
+const bundleCreateCommand = "qoslab image create macos"
 
 // maxPlatformData bounds the hardware model and machine identifier files,
 // which Virtualization.framework writes in a few hundred bytes: a larger
@@ -58,7 +58,7 @@ type GuestKind string
 // new major.
 const (
 	GuestMacOS GuestKind = "macos"
-	GuestLinux GuestKind = "linux"
+	guestLinux GuestKind = "linux"
 )
 
 // InstallSource is the restore image (IPSW) a bundle's macOS was installed
@@ -147,13 +147,13 @@ func OpenBundle(dir string) (Bundle, error) {
 	b := Bundle{Dir: abs}
 	st, err := os.Stat(abs)
 	if errors.Is(err, fs.ErrNotExist) {
-		return b, fmt.Errorf("no VM bundle at %s: make one with `%s`", abs, BundleCreateCommand)
+		return b, fmt.Errorf("no VM bundle at %s: make one with `%s`", abs, bundleCreateCommand)
 	}
 	if err != nil {
 		return b, fmt.Errorf("VM bundle %s: %w", abs, err)
 	}
 	if !st.IsDir() {
-		return b, fmt.Errorf("VM bundle %s is not a directory: a bundle is the directory `%s` makes", abs, BundleCreateCommand)
+		return b, fmt.Errorf("VM bundle %s is not a directory: a bundle is the directory `%s` makes", abs, bundleCreateCommand)
 	}
 	b.Config, err = readBundleConfig(abs)
 	if err != nil {
@@ -175,15 +175,15 @@ func OpenBundle(dir string) (Bundle, error) {
 
 // corrupt says a bundle file cannot be used as it is.
 func corrupt(dir, file, problem string) error {
-	return fmt.Errorf("VM bundle %s is corrupt: %s %s; restore the bundle from a backup or make it again with `%s`", dir, file, problem, BundleCreateCommand)
+	return fmt.Errorf("VM bundle %s is corrupt: %s %s; restore the bundle from a backup or make it again with `%s`", dir, file, problem, bundleCreateCommand)
 }
 
 func readBundleConfig(dir string) (BundleConfig, error) {
 	var c BundleConfig
 	path := filepath.Join(dir, BundleConfigFile)
-	b, err := os.ReadFile(path)
+	b, err := os.ReadFile(path) //nolint:gosec // G304: config.json of the bundle the user names
 	if errors.Is(err, fs.ErrNotExist) {
-		return c, fmt.Errorf("%s has no %s, so it is not a VM bundle, or making it did not finish: make it again with `%s`", dir, BundleConfigFile, BundleCreateCommand)
+		return c, fmt.Errorf("%s has no %s, so it is not a VM bundle, or making it did not finish: make it again with `%s`", dir, BundleConfigFile, bundleCreateCommand)
 	}
 	if err != nil {
 		return c, corrupt(dir, BundleConfigFile, fmt.Sprintf("cannot be read (%v)", err))
@@ -207,7 +207,7 @@ func readBundleConfig(dir string) (BundleConfig, error) {
 			made = "a newer"
 		}
 		return c, fmt.Errorf("VM bundle %s has config schema %s; this qoslab reads %d.x (the bundle was made by %s qoslab): use that qoslab, or make the bundle again with `%s`",
-			dir, head.SchemaVersion, bundleSchemaMajor, made, BundleCreateCommand)
+			dir, head.SchemaVersion, bundleSchemaMajor, made, bundleCreateCommand)
 	}
 	if err := json.Unmarshal(b, &c); err != nil {
 		return c, corrupt(dir, BundleConfigFile, fmt.Sprintf("does not match schema %s (%v)", head.SchemaVersion, err))
@@ -235,7 +235,7 @@ func schemaMajor(v string) (int, error) {
 func (c BundleConfig) check() error {
 	switch c.Kind {
 	case GuestMacOS:
-	case GuestLinux:
+	case guestLinux:
 		return errors.New("holds a Linux guest: this qoslab boots Linux guests from images (`qoslab image build linux`), not bundles")
 	default:
 		return fmt.Errorf("has kind %q: want %q", c.Kind, GuestMacOS)
@@ -254,7 +254,7 @@ func (c BundleConfig) check() error {
 	}
 	for _, f := range []struct{ field, name string }{{"hardware_model", c.HardwareModel}, {"machine_identifier", c.MachineIdentifier}} {
 		if f.name == "" || f.name != filepath.Base(f.name) || f.name == "." || f.name == ".." || strings.ContainsRune(f.name, os.PathSeparator) {
-			return fmt.Errorf("has %s %q: want a file name in the bundle, such as %s", f.field, f.name, HardwareModelFile)
+			return fmt.Errorf("has %s %q: want a file name in the bundle, such as %s", f.field, f.name, hardwareModelFile)
 		}
 		switch f.name {
 		case BundleConfigFile, DiskFile, AuxFile:
@@ -272,9 +272,9 @@ func (c BundleConfig) check() error {
 	return nil
 }
 
-// NewMACAddress makes a random unicast, locally administered MAC address,
+// newMACAddress makes a random unicast, locally administered MAC address,
 // as VZMACAddress.randomLocallyAdministeredAddress does.
-func NewMACAddress() (string, error) {
+func newMACAddress() (string, error) {
 	var b [6]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", fmt.Errorf("MAC address: %w", err)
@@ -308,10 +308,10 @@ func bundleMAC(dir string, held *os.File) (string, *os.File, error) {
 	if c.MACAddress != "" {
 		return c.MACAddress, held, nil
 	}
-	if c.MACAddress, err = NewMACAddress(); err != nil {
+	if c.MACAddress, err = newMACAddress(); err != nil {
 		return "", held, err
 	}
-	c.SchemaVersion = BundleSchema
+	c.SchemaVersion = bundleSchema
 	b, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
 		return "", held, err
@@ -329,7 +329,7 @@ func checkBundleFile(dir string, f bundleFile) error {
 	path := filepath.Join(dir, f.name)
 	st, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("VM bundle %s has no %s (%s), without which it cannot boot: restore it from a backup or make the bundle again with `%s`", dir, f.name, f.what, BundleCreateCommand)
+		return fmt.Errorf("VM bundle %s has no %s (%s), without which it cannot boot: restore it from a backup or make the bundle again with `%s`", dir, f.name, f.what, bundleCreateCommand)
 	}
 	if err != nil {
 		return corrupt(dir, f.name, fmt.Sprintf("cannot be read (%v)", err))
@@ -344,9 +344,9 @@ func checkBundleFile(dir string, f bundleFile) error {
 	if f.writable {
 		flag = os.O_RDWR
 	}
-	fh, err := os.OpenFile(path, flag, 0)
+	fh, err := os.OpenFile(path, flag, 0) //nolint:gosec // G304: a file of the bundle the user names, checked without a change
 	if err != nil && f.writable && errors.Is(err, fs.ErrPermission) {
-		if ro, rerr := os.Open(path); rerr == nil {
+		if ro, rerr := os.Open(path); rerr == nil { //nolint:gosec // G304: the same file, to say whether it is only not writable
 			_ = ro.Close()
 			return fmt.Errorf("VM bundle %s: %s (%s) is not writable by this user, and the guest writes it: %w; fix its owner or mode", dir, f.name, f.what, err)
 		}
@@ -357,7 +357,7 @@ func checkBundleFile(dir string, f bundleFile) error {
 	var one [1]byte
 	_, err = fh.Read(one[:])
 	_ = fh.Close()
-	if err != nil && err != io.EOF {
+	if err != nil && !errors.Is(err, io.EOF) {
 		return corrupt(dir, f.name, fmt.Sprintf("cannot be read (%v)", err))
 	}
 	return nil
@@ -372,7 +372,7 @@ func readPlatformData(dir, name string) ([]byte, error) {
 	if st.Size() > maxPlatformData {
 		return nil, corrupt(dir, name, fmt.Sprintf("is %d bytes, too large for platform data (at most %d)", st.Size(), maxPlatformData))
 	}
-	b, err := os.ReadFile(path)
+	b, err := os.ReadFile(path) //nolint:gosec // G304: platform data of the bundle the user names, its name checked by BundleConfig.check
 	if err != nil {
 		return nil, corrupt(dir, name, fmt.Sprintf("cannot be read (%v)", err))
 	}
@@ -385,8 +385,8 @@ func readPlatformData(dir, name string) ([]byte, error) {
 // NewBundle is what CreateBundle makes a bundle of.
 type NewBundle struct {
 	// Config is the new config.json. SchemaVersion, HardwareModel and
-	// MachineIdentifier default to BundleSchema, HardwareModelFile and
-	// MachineIdentifierFile, CreatedBy to this qoslab, CreatedAt to now.
+	// MachineIdentifier default to bundleSchema, hardwareModelFile and
+	// machineIdentifierFile, CreatedBy to this qoslab, CreatedAt to now.
 	Config BundleConfig
 	// HardwareModel and MachineIdentifier are the platform's data, as the
 	// framework represents them (on a Mac: the restore image's most
@@ -411,46 +411,15 @@ func CreateBundle(ctx context.Context, dir string, nb NewBundle) (Bundle, error)
 	if err != nil {
 		return Bundle{}, fmt.Errorf("create VM bundle %s: %w", dir, err)
 	}
-	c := nb.Config
-	if c.SchemaVersion == "" {
-		c.SchemaVersion = BundleSchema
-	}
-	if c.HardwareModel == "" {
-		c.HardwareModel = HardwareModelFile
-	}
-	if c.MachineIdentifier == "" {
-		c.MachineIdentifier = MachineIdentifierFile
-	}
-	if c.CreatedBy == "" {
-		c.CreatedBy = "qoslab " + version.String()
-	}
-	if c.CreatedAt.IsZero() {
-		c.CreatedAt = time.Now().UTC()
-	}
-	if c.MACAddress == "" {
-		if c.MACAddress, err = NewMACAddress(); err != nil {
-			return Bundle{}, fmt.Errorf("create VM bundle %s: %w", abs, err)
-		}
-	}
-	if major, err := schemaMajor(c.SchemaVersion); err != nil || major != bundleSchemaMajor {
-		return Bundle{}, fmt.Errorf("create VM bundle %s: schema_version %q: this qoslab makes %s", abs, c.SchemaVersion, BundleSchema)
-	}
-	if err := c.check(); err != nil {
-		return Bundle{}, fmt.Errorf("create VM bundle %s: the config %w", abs, err)
-	}
-	for _, d := range []struct {
-		what string
-		b    []byte
-	}{{"hardware model", nb.HardwareModel}, {"machine identifier", nb.MachineIdentifier}} {
-		if len(d.b) == 0 || len(d.b) > maxPlatformData {
-			return Bundle{}, fmt.Errorf("create VM bundle %s: the %s is %d bytes: want 1 to %d", abs, d.what, len(d.b), maxPlatformData)
-		}
+	c, err := nb.config()
+	if err != nil {
+		return Bundle{}, fmt.Errorf("create VM bundle %s: %w", abs, err)
 	}
 	if err := checkEmptyDir(abs); err != nil {
 		return Bundle{}, err
 	}
 	parent := filepath.Dir(abs)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
+	if err := os.MkdirAll(parent, 0o755); err != nil { //nolint:gosec // G301: a directory the user names for the bundle, made as mkdir -p makes it
 		return Bundle{}, fmt.Errorf("create VM bundle %s: %w", abs, err)
 	}
 	staging, err := os.MkdirTemp(parent, "."+filepath.Base(abs)+".creating-")
@@ -463,28 +432,8 @@ func CreateBundle(ctx context.Context, dir string, nb NewBundle) (Bundle, error)
 			_ = os.RemoveAll(staging)
 		}
 	}()
-
-	staged := &Bundle{Dir: staging, Config: c, HardwareModel: nb.HardwareModel, MachineIdentifier: nb.MachineIdentifier}
-	if err := os.WriteFile(staged.Path(c.HardwareModel), nb.HardwareModel, 0o600); err != nil {
+	if err := stageBundle(ctx, staging, c, nb); err != nil {
 		return Bundle{}, fmt.Errorf("create VM bundle %s: %w", abs, err)
-	}
-	if err := os.WriteFile(staged.Path(c.MachineIdentifier), nb.MachineIdentifier, 0o600); err != nil {
-		return Bundle{}, fmt.Errorf("create VM bundle %s: %w", abs, err)
-	}
-	if err := makeSparseDisk(staged.Path(DiskFile), c.DiskBytes); err != nil {
-		return Bundle{}, fmt.Errorf("create VM bundle %s: %w", abs, err)
-	}
-	if nb.Populate != nil {
-		if err := nb.Populate(ctx, staged); err != nil {
-			return Bundle{}, fmt.Errorf("create VM bundle %s: %w", abs, err)
-		}
-		staged.Dir = staging // Populate may not move it
-	}
-	if err := writeBundleConfig(staging, staged.Config); err != nil {
-		return Bundle{}, fmt.Errorf("create VM bundle %s: %w", abs, err)
-	}
-	if _, err := OpenBundle(staging); err != nil {
-		return Bundle{}, fmt.Errorf("create VM bundle %s: the new bundle does not check: %w", abs, err)
 	}
 	// os.Rename refuses to replace a directory, even an empty one; rmdir
 	// removes dir only while it is an empty directory, so a bundle that appeared there
@@ -497,6 +446,76 @@ func CreateBundle(ctx context.Context, dir string, nb NewBundle) (Bundle, error)
 	}
 	placed = true
 	return OpenBundle(abs)
+}
+
+// config is the new bundle's config.json, with its defaults filled in,
+// checked with the platform data.
+func (nb NewBundle) config() (BundleConfig, error) {
+	c := nb.Config
+	if c.SchemaVersion == "" {
+		c.SchemaVersion = bundleSchema
+	}
+	if c.HardwareModel == "" {
+		c.HardwareModel = hardwareModelFile
+	}
+	if c.MachineIdentifier == "" {
+		c.MachineIdentifier = machineIdentifierFile
+	}
+	if c.CreatedBy == "" {
+		c.CreatedBy = "qoslab " + version.String()
+	}
+	if c.CreatedAt.IsZero() {
+		c.CreatedAt = time.Now().UTC()
+	}
+	if c.MACAddress == "" {
+		var err error
+		if c.MACAddress, err = newMACAddress(); err != nil {
+			return c, err
+		}
+	}
+	if major, err := schemaMajor(c.SchemaVersion); err != nil || major != bundleSchemaMajor {
+		return c, fmt.Errorf("schema_version %q: this qoslab makes %s", c.SchemaVersion, bundleSchema)
+	}
+	if err := c.check(); err != nil {
+		return c, fmt.Errorf("the config %w", err)
+	}
+	for _, d := range []struct {
+		what string
+		b    []byte
+	}{{"hardware model", nb.HardwareModel}, {"machine identifier", nb.MachineIdentifier}} {
+		if len(d.b) == 0 || len(d.b) > maxPlatformData {
+			return c, fmt.Errorf("the %s is %d bytes: want 1 to %d", d.what, len(d.b), maxPlatformData)
+		}
+	}
+	return c, nil
+}
+
+// stageBundle makes the whole bundle in staging, config c last, and checks
+// it as OpenBundle will.
+func stageBundle(ctx context.Context, staging string, c BundleConfig, nb NewBundle) error {
+	staged := &Bundle{Dir: staging, Config: c, HardwareModel: nb.HardwareModel, MachineIdentifier: nb.MachineIdentifier}
+	if err := os.WriteFile(staged.Path(c.HardwareModel), nb.HardwareModel, 0o600); err != nil {
+		return err
+	}
+	if err := os.WriteFile(staged.Path(c.MachineIdentifier), nb.MachineIdentifier, 0o600); err != nil {
+		return err
+	}
+	if err := makeSparseDisk(staged.Path(DiskFile), c.DiskBytes); err != nil {
+		return err
+	}
+	if nb.Populate != nil {
+		if err := nb.Populate(ctx, staged); err != nil {
+			return err
+		}
+		staged.Dir = staging // Populate may not move it
+	}
+	if err := writeBundleConfig(staging, staged.Config); err != nil {
+		return err
+	}
+	if _, err := OpenBundle(staging); err != nil {
+		return fmt.Errorf("the new bundle does not check: %w", err)
+	}
+	return nil
 }
 
 // checkEmptyDir refuses a dir that has anything in it.
@@ -528,7 +547,7 @@ func writeBundleConfig(dir string, c BundleConfig) error {
 // (block devices come in sectors), without writing its blocks.
 func makeSparseDisk(path string, size int64) error {
 	size = roundUpMiB(size)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600) //nolint:gosec // G304: a disk in the bundle or the state directory, made new
 	if err != nil {
 		return fmt.Errorf("disk %s: %w", path, err)
 	}

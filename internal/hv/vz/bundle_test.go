@@ -83,9 +83,9 @@ func TestCreateBundleThenOpen(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, created, b)
 	assert.Equal(t, dir, b.Dir)
-	assert.Equal(t, BundleSchema, b.Config.SchemaVersion)
-	assert.Equal(t, HardwareModelFile, b.Config.HardwareModel)
-	assert.Equal(t, MachineIdentifierFile, b.Config.MachineIdentifier)
+	assert.Equal(t, bundleSchema, b.Config.SchemaVersion)
+	assert.Equal(t, hardwareModelFile, b.Config.HardwareModel)
+	assert.Equal(t, machineIdentifierFile, b.Config.MachineIdentifier)
 	assert.True(t, strings.HasPrefix(b.Config.CreatedBy, "qoslab "), b.Config.CreatedBy)
 	assert.Equal(t, []byte("hardware model data"), b.HardwareModel)
 	assert.Equal(t, []byte("machine identifier data"), b.MachineIdentifier)
@@ -142,7 +142,7 @@ func TestOpenBundleReadsNewerMinor(t *testing.T) {
 }
 
 func TestOpenBundleMissingFile(t *testing.T) {
-	for _, file := range []string{BundleConfigFile, DiskFile, AuxFile, HardwareModelFile, MachineIdentifierFile} {
+	for _, file := range []string{BundleConfigFile, DiskFile, AuxFile, hardwareModelFile, machineIdentifierFile} {
 		t.Run(file, func(t *testing.T) {
 			b := makeTestBundle(t)
 			require.NoError(t, os.Remove(b.Path(file)))
@@ -151,7 +151,7 @@ func TestOpenBundleMissingFile(t *testing.T) {
 			_, err := OpenBundle(b.Dir)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), file, "the error names the missing file")
-			assert.Contains(t, err.Error(), BundleCreateCommand, "the error says how to make the bundle again")
+			assert.Contains(t, err.Error(), bundleCreateCommand, "the error says how to make the bundle again")
 			assert.Equal(t, before, snapshot(t, b.Dir), "opening changed nothing")
 		})
 	}
@@ -161,7 +161,7 @@ func TestOpenBundleNoDirectory(t *testing.T) {
 	_, err := OpenBundle(filepath.Join(t.TempDir(), "absent"))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "no VM bundle at")
-	assert.Contains(t, err.Error(), BundleCreateCommand)
+	assert.Contains(t, err.Error(), bundleCreateCommand)
 
 	file := filepath.Join(t.TempDir(), "file")
 	require.NoError(t, os.WriteFile(file, []byte("x"), 0o600))
@@ -214,15 +214,15 @@ func TestOpenBundleCorrupt(t *testing.T) {
 		{"negative minimum", editConfig("min_cpus", -1), []string{"min_cpus -1"}},
 		{"hardware model outside", editConfig("hardware_model", "../hw.bin"), []string{`hardware_model "../hw.bin": want a file name in the bundle`}},
 		{"hardware model is the disk", editConfig("hardware_model", DiskFile), []string{"another file of the bundle"}},
-		{"one file for both", editConfig("machine_identifier", HardwareModelFile), []string{"for both"}},
+		{"one file for both", editConfig("machine_identifier", hardwareModelFile), []string{"for both"}},
 		{"MAC not a MAC", editConfig("mac_address", "5a:94:ef"), []string{`mac_address "5a:94:ef": want six hexadecimal bytes joined by colons`}},
 		{"MAC with dashes", editConfig("mac_address", "5a-94-ef-e4-0c-dd"), []string{"joined by colons"}},
 		{"MAC multicast", editConfig("mac_address", "01:00:5e:00:00:fb"), []string{"multicast"}},
 		{"empty disk", writeFile(DiskFile, ""), []string{"corrupt", DiskFile, "is empty"}},
 		{"empty aux", writeFile(AuxFile, ""), []string{"corrupt", AuxFile, "is empty"}},
-		{"empty hardware model", writeFile(HardwareModelFile, ""), []string{"corrupt", HardwareModelFile, "is empty"}},
-		{"empty machine identifier", writeFile(MachineIdentifierFile, ""), []string{"corrupt", MachineIdentifierFile, "is empty"}},
-		{"huge hardware model", writeFile(HardwareModelFile, strings.Repeat("x", maxPlatformData+1)), []string{"too large for platform data"}},
+		{"empty hardware model", writeFile(hardwareModelFile, ""), []string{"corrupt", hardwareModelFile, "is empty"}},
+		{"empty machine identifier", writeFile(machineIdentifierFile, ""), []string{"corrupt", machineIdentifierFile, "is empty"}},
+		{"huge hardware model", writeFile(hardwareModelFile, strings.Repeat("x", maxPlatformData+1)), []string{"too large for platform data"}},
 		{"disk is a directory", func(t *testing.T, b Bundle) {
 			require.NoError(t, os.Remove(b.Path(DiskFile)))
 			require.NoError(t, os.Mkdir(b.Path(DiskFile), 0o700))
@@ -247,7 +247,7 @@ func TestOpenBundleUnreadable(t *testing.T) {
 	if os.Geteuid() == 0 {
 		t.Skip("root reads files whatever their mode")
 	}
-	for _, file := range []string{HardwareModelFile, AuxFile} {
+	for _, file := range []string{hardwareModelFile, AuxFile} {
 		t.Run(file, func(t *testing.T) {
 			b := makeTestBundle(t)
 			require.NoError(t, os.Chmod(b.Path(file), 0o200))
@@ -311,7 +311,7 @@ func TestCreateBundleFailureLeavesNothing(t *testing.T) {
 		}, "cpus 0"},
 		{"no hardware model", func(nb *NewBundle) { nb.HardwareModel = nil }, "the hardware model is 0 bytes"},
 		{"no cpus", func(nb *NewBundle) { nb.Config.CPUs = 0 }, "cpus 0"},
-		{"linux", func(nb *NewBundle) { nb.Config.Kind = GuestLinux }, "Linux guest"},
+		{"linux", func(nb *NewBundle) { nb.Config.Kind = guestLinux }, "Linux guest"},
 		{"other schema", func(nb *NewBundle) { nb.Config.SchemaVersion = "2.0" }, `schema_version "2.0"`},
 	}
 	for _, c := range cases {
@@ -341,7 +341,7 @@ func assertNoStaging(t *testing.T, parent string) {
 func TestNewMACAddress(t *testing.T) {
 	seen := map[string]bool{}
 	for range 64 {
-		s, err := NewMACAddress()
+		s, err := newMACAddress()
 		require.NoError(t, err)
 		require.NoError(t, checkMAC(s))
 		mac, err := net.ParseMAC(s)

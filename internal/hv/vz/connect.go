@@ -173,7 +173,7 @@ func connectRetryEvery(ctx context.Context, perAttempt, pause time.Duration, dia
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, fmt.Errorf("%w (last attempt: %v)", ctx.Err(), err)
+			return nil, fmt.Errorf("%w (last attempt: %w)", ctx.Err(), err)
 		case <-t.C:
 		}
 	}

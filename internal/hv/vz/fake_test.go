@@ -41,8 +41,8 @@ func runTestHost() int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	refuse := 0
-	fmt.Sscan(os.Getenv(testHostRefuseEnv), &refuse)
-	boot := func(ctx context.Context, p Plan, logger *log.Logger) (instance, error) {
+	_, _ = fmt.Sscan(os.Getenv(testHostRefuseEnv), &refuse) // unset: 0, refuse none
+	boot := func(ctx context.Context, p plan, logger *log.Logger) (instance, error) {
 		if msg := os.Getenv(testHostBootErrEnv); msg != "" {
 			return nil, errors.New(msg)
 		}
@@ -219,13 +219,13 @@ type fakePlatform struct {
 	bootErr error
 	mu      sync.Mutex
 	booted  []*fakeVM
-	plans   []Plan
+	plans   []plan
 }
 
 func (fp *fakePlatform) platform() platform {
 	return platform{
 		limits: func() (Limits, error) { return fp.lim, nil },
-		boot: func(ctx context.Context, p Plan, logger *log.Logger) (instance, error) {
+		boot: func(ctx context.Context, p plan, logger *log.Logger) (instance, error) {
 			if fp.bootErr != nil {
 				return nil, fp.bootErr
 			}

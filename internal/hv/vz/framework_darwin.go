@@ -2,7 +2,7 @@
 
 package vz
 
-// The only file that touches Virtualization.framework: it turns a Plan
+// The only file that touches Virtualization.framework: it turns a plan
 // into vz objects and a running vz.VirtualMachine into an instance, and
 // decides nothing the plan has not. vz runs every call on the VM's own
 // dispatch queue (VirtualMachine.Start, Stop, RequestStop and
@@ -77,7 +77,7 @@ func checkHost(ctx context.Context) []hv.Check {
 }
 
 // bootVZ configures, validates and starts p's VM.
-func bootVZ(ctx context.Context, p Plan, logger *log.Logger) (instance, error) {
+func bootVZ(ctx context.Context, p plan, logger *log.Logger) (instance, error) {
 	config, err := configure(p)
 	if err != nil {
 		return nil, err
@@ -151,97 +151,61 @@ func invalidConfig(ctx context.Context, err error) error {
 	return errors.New(msg)
 }
 
-// configure builds the framework's configuration from p.
-func configure(p Plan) (*vz.VirtualMachineConfiguration, error) {
-	var boot vz.BootLoader
-	switch p.Kind {
-	case GuestMacOS:
-		b, err := vz.NewMacOSBootLoader()
-		if err != nil {
-			return nil, fmt.Errorf("macOS boot loader: %w", err)
-		}
-		boot = b
-	case GuestLinux:
-		b, err := vz.NewLinuxBootLoader(p.Kernel, vz.WithCommandLine(p.Cmdline), vz.WithInitrd(p.Initramfs))
-		if err != nil {
-			return nil, fmt.Errorf("Linux boot loader: %w", err)
-		}
-		boot = b
-	default:
-		return nil, fmt.Errorf("plan for a %q guest", p.Kind)
+// configure builds the framework's configuration from p, device by device
+// as planDevices lays them out.
+func configure(p plan) (*vz.VirtualMachineConfiguration, error) {
+	d, err := planDevices(p)
+	if err != nil {
+		return nil, err
+	}
+	boot, err := bootLoader(p, d)
+	if err != nil {
+		return nil, err
 	}
 	config, err := vz.NewVirtualMachineConfiguration(boot, uint(p.CPUs), p.MemoryBytes())
 	if err != nil {
 		return nil, fmt.Errorf("VM configuration: %w", err)
 	}
-
-	var storage []vz.StorageDeviceConfiguration
-	if p.Kind == GuestMacOS {
+	if d.macOS {
 		platform, err := macPlatform(p)
 		if err != nil {
 			return nil, err
 		}
 		config.SetPlatformVirtualMachineConfiguration(platform)
-		disk, err := blockDevice(p.BootDisk, CachingAutomatic)
-		if err != nil {
-			return nil, err
-		}
-		storage = append(storage, disk)
 		graphics, err := macGraphics()
 		if err != nil {
 			return nil, err
 		}
 		config.SetGraphicsDevicesVirtualMachineConfiguration([]vz.GraphicsDeviceConfiguration{graphics})
 	}
-	if p.ScratchDisk != "" {
-		disk, err := blockDevice(p.ScratchDisk, p.ScratchCaching)
+	var storage []vz.StorageDeviceConfiguration
+	for _, k := range d.disks {
+		device, err := blockDevice(k.path, k.caching)
 		if err != nil {
 			return nil, err
 		}
-		storage = append(storage, disk)
+		storage = append(storage, device)
 	}
 	config.SetStorageDevicesVirtualMachineConfiguration(storage)
-
-	if p.NAT {
-		nat, err := vz.NewNATNetworkDeviceAttachment()
+	if d.mac != nil {
+		nic, err := natDevice(d.mac)
 		if err != nil {
-			return nil, fmt.Errorf("NAT network: %w", err)
+			return nil, err
 		}
-		nic, err := vz.NewVirtioNetworkDeviceConfiguration(nat)
-		if err != nil {
-			return nil, fmt.Errorf("network device: %w", err)
-		}
-		// The bundle's own, so that the guest sees the same NIC every boot.
-		hw, err := net.ParseMAC(p.MACAddress)
-		if err != nil {
-			return nil, fmt.Errorf("MAC address %q of the plan: %w", p.MACAddress, err)
-		}
-		mac, err := vz.NewMACAddress(hw)
-		if err != nil {
-			return nil, fmt.Errorf("MAC address %s: %w", p.MACAddress, err)
-		}
-		nic.SetMACAddress(mac)
 		config.SetNetworkDevicesVirtualMachineConfiguration([]*vz.VirtioNetworkDeviceConfiguration{nic})
 	}
-
-	if p.ConsoleLog != "" {
-		attachment, err := vz.NewFileSerialPortAttachment(p.ConsoleLog, false)
+	if d.console != "" {
+		console, err := consoleDevice(d.console)
 		if err != nil {
-			return nil, fmt.Errorf("console log %s: %w", p.ConsoleLog, err)
-		}
-		console, err := vz.NewVirtioConsoleDeviceSerialPortConfiguration(attachment)
-		if err != nil {
-			return nil, fmt.Errorf("console: %w", err)
+			return nil, err
 		}
 		config.SetSerialPortsVirtualMachineConfiguration([]*vz.VirtioConsoleDeviceSerialPortConfiguration{console})
 	}
-
 	entropy, err := vz.NewVirtioEntropyDeviceConfiguration()
 	if err != nil {
 		return nil, fmt.Errorf("entropy device: %w", err)
 	}
 	config.SetEntropyDevicesVirtualMachineConfiguration([]*vz.VirtioEntropyDeviceConfiguration{entropy})
-
 	socket, err := vz.NewVirtioSocketDeviceConfiguration()
 	if err != nil {
 		return nil, fmt.Errorf("virtio socket device: %w", err)
@@ -250,25 +214,72 @@ func configure(p Plan) (*vz.VirtualMachineConfiguration, error) {
 	return config, nil
 }
 
+// bootLoader is the macOS boot loader, or the Linux one with p's kernel.
+func bootLoader(p plan, d devices) (vz.BootLoader, error) {
+	if d.macOS {
+		b, err := vz.NewMacOSBootLoader()
+		if err != nil {
+			return nil, fmt.Errorf("macOS boot loader: %w", err)
+		}
+		return b, nil
+	}
+	b, err := vz.NewLinuxBootLoader(p.Kernel, vz.WithCommandLine(p.Cmdline), vz.WithInitrd(p.Initramfs))
+	if err != nil {
+		return nil, fmt.Errorf("Linux boot loader: %w", err)
+	}
+	return b, nil
+}
+
+// natDevice is a virtio network device on NAT, with address mac.
+func natDevice(mac net.HardwareAddr) (*vz.VirtioNetworkDeviceConfiguration, error) {
+	nat, err := vz.NewNATNetworkDeviceAttachment()
+	if err != nil {
+		return nil, fmt.Errorf("NAT network: %w", err)
+	}
+	nic, err := vz.NewVirtioNetworkDeviceConfiguration(nat)
+	if err != nil {
+		return nil, fmt.Errorf("network device: %w", err)
+	}
+	addr, err := vz.NewMACAddress(mac)
+	if err != nil {
+		return nil, fmt.Errorf("MAC address %s: %w", mac, err)
+	}
+	nic.SetMACAddress(addr)
+	return nic, nil
+}
+
+// consoleDevice is a virtio console writing to the file at path.
+func consoleDevice(path string) (*vz.VirtioConsoleDeviceSerialPortConfiguration, error) {
+	attachment, err := vz.NewFileSerialPortAttachment(path, false)
+	if err != nil {
+		return nil, fmt.Errorf("console log %s: %w", path, err)
+	}
+	console, err := vz.NewVirtioConsoleDeviceSerialPortConfiguration(attachment)
+	if err != nil {
+		return nil, fmt.Errorf("console: %w", err)
+	}
+	return console, nil
+}
+
 // macPlatform is the Mac the bundle describes.
-func macPlatform(p Plan) (*vz.MacPlatformConfiguration, error) {
+func macPlatform(p plan) (*vz.MacPlatformConfiguration, error) {
 	model, err := vz.NewMacHardwareModelWithData(p.HardwareModel)
 	if err != nil {
 		return nil, fmt.Errorf("hardware model: %w", err)
 	}
 	// The framework gives back no model for data it cannot read.
 	if len(model.DataRepresentation()) == 0 {
-		return nil, corrupt(p.Bundle, HardwareModelFile, "does not hold a hardware model Virtualization.framework reads")
+		return nil, corrupt(p.Bundle, hardwareModelFile, "does not hold a hardware model Virtualization.framework reads")
 	}
 	if !model.Supported() {
-		return nil, fmt.Errorf("VM bundle %s: this Mac does not support the bundle's hardware model (made for a newer macOS or other hardware): update macOS on this Mac, or make the bundle again here with `%s`", p.Bundle, BundleCreateCommand)
+		return nil, fmt.Errorf("VM bundle %s: this Mac does not support the bundle's hardware model (made for a newer macOS or other hardware): update macOS on this Mac, or make the bundle again here with `%s`", p.Bundle, bundleCreateCommand)
 	}
 	id, err := vz.NewMacMachineIdentifierWithData(p.MachineIdentifier)
 	if err != nil {
 		return nil, fmt.Errorf("machine identifier: %w", err)
 	}
 	if len(id.DataRepresentation()) == 0 {
-		return nil, corrupt(p.Bundle, MachineIdentifierFile, "does not hold a machine identifier Virtualization.framework reads")
+		return nil, corrupt(p.Bundle, machineIdentifierFile, "does not hold a machine identifier Virtualization.framework reads")
 	}
 	aux, err := vz.NewMacAuxiliaryStorage(p.AuxStorage)
 	if err != nil {
@@ -301,7 +312,7 @@ func macGraphics() (*vz.MacGraphicsDeviceConfiguration, error) {
 // blockDevice is a virtio block device on a raw disk image.
 func blockDevice(path, caching string) (*vz.VirtioBlockDeviceConfiguration, error) {
 	mode := vz.DiskImageCachingModeAutomatic
-	if caching == CachingUncached {
+	if caching == cachingUncached {
 		mode = vz.DiskImageCachingModeUncached
 	}
 	attachment, err := vz.NewDiskImageStorageDeviceAttachmentWithCacheAndSync(path, false, mode, vz.DiskImageSynchronizationModeFull)

@@ -10,8 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -66,7 +64,7 @@ type instance interface {
 }
 
 // bootFunc boots a plan, logging the VM's state changes to log.
-type bootFunc func(ctx context.Context, p Plan, log *log.Logger) (instance, error)
+type bootFunc func(ctx context.Context, p plan, log *log.Logger) (instance, error)
 
 // platform is what the package needs of the operating system: the
 // framework on a Mac, refusals elsewhere, fakes in tests.
@@ -79,7 +77,7 @@ type platform struct {
 // host runs one VM for its life: it holds the state directory's lock (and
 // the bundle's), serves the agent's socket, and keeps vm.json.
 type host struct {
-	plan  Plan
+	plan  plan
 	dir   string
 	inst  instance
 	locks []*os.File
@@ -96,68 +94,28 @@ type host struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	stopping atomic.Bool
-	stopMu   sync.Mutex
-	done     chan struct{}
-	err      error // set before done closes
+	// Lifecycle is Done, Err and the guard of stop: an end that stop
+	// causes is not reported as an error.
+	hv.Lifecycle
 }
 
 // openHost locks the state directory and the bundle, boots p, listens on
 // its agent socket and writes vm.json from base, now running in this
 // process. Nothing is booted when a lock is held elsewhere.
-func openHost(ctx context.Context, p Plan, base State, boot bootFunc, agentStop AgentStop, logger *log.Logger, closeLog io.Closer) (_ *host, err error) {
-	h := &host{plan: p, dir: p.StateDir, log: logger, agentStop: agentStop, closeLog: closeLog, done: make(chan struct{})}
+func openHost(ctx context.Context, p plan, base state, boot bootFunc, agentStop AgentStop, logger *log.Logger, closeLog io.Closer) (_ *host, err error) {
+	h := &host{plan: p, dir: p.StateDir, log: logger, agentStop: agentStop, closeLog: closeLog}
 	defer func() {
 		if err != nil {
 			h.unlock()
 		}
 	}()
-	lock, err := lockExclusive(filepath.Join(h.dir, lockFile), true)
-	if errors.Is(err, errLocked) {
-		pid := 0
-		if s, err := ReadState(h.dir); err == nil {
-			pid = s.Info.PID
-		}
-		return nil, fmt.Errorf("VM %s is already running in %s (vz host pid %d): stop it first", p.Name, h.dir, pid)
+	if p, err = h.lock(p); err != nil {
+		return nil, err
 	}
-	if err != nil {
-		return nil, fmt.Errorf("lock the state directory: %w", err)
+	h.plan = p
+	if err := prepareFiles(p); err != nil {
+		return nil, err
 	}
-	h.locks = append(h.locks, lock)
-	if p.Bundle != "" {
-		// Two VMs booted from one bundle would write one disk at once.
-		lock, err := lockExclusive(filepath.Join(p.Bundle, BundleConfigFile), false)
-		if errors.Is(err, errLocked) {
-			return nil, fmt.Errorf("VM bundle %s is in use by another running VM: stop that VM first (two VMs on one disk would corrupt it)", p.Bundle)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("lock the VM bundle: %w", err)
-		}
-		// Read under the lock: one MAC address per bundle, whoever boots it.
-		mac, lock, err := bundleMAC(p.Bundle, lock)
-		h.locks = append(h.locks, lock)
-		if err != nil {
-			return nil, err
-		}
-		p.MACAddress = mac
-		h.plan = p
-	}
-	// Left by a host that was killed; the lock says none runs now.
-	if err := os.Remove(p.AgentSocket); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("remove the old agent socket: %w", err)
-	}
-	if p.ScratchDisk != "" {
-		if err := makeScratchDisk(p.ScratchDisk, p.ScratchBytes); err != nil {
-			return nil, err
-		}
-	}
-	if p.ConsoleLog != "" {
-		// Each boot's console starts empty, as QEMU's does.
-		if err := os.WriteFile(p.ConsoleLog, nil, 0o600); err != nil {
-			return nil, fmt.Errorf("console log: %w", err)
-		}
-	}
-
 	inst, err := boot(ctx, p, logger)
 	if err != nil {
 		return nil, err
@@ -175,7 +133,7 @@ func openHost(ctx context.Context, p Plan, base State, boot bootFunc, agentStop 
 	}
 	s := base
 	s.Plan = p
-	s.Phase = PhaseRunning
+	s.Phase = phaseRunning
 	s.Info.PID = os.Getpid()
 	s.StartedAt = time.Now()
 	if err := writeState(h.dir, s); err != nil {
@@ -187,6 +145,65 @@ func openHost(ctx context.Context, p Plan, base State, boot bootFunc, agentStop 
 	go h.serve()
 	go h.watch()
 	return h, nil
+}
+
+// lock takes the state directory's lock and, for a macOS guest, the
+// bundle's, adding them to h.locks; it returns p with the bundle's MAC
+// address, read under its lock.
+func (h *host) lock(p plan) (plan, error) {
+	lock, err := lockExclusive(filepath.Join(h.dir, lockFile), true)
+	if errors.Is(err, errLocked) {
+		pid := 0
+		if s, err := readState(h.dir); err == nil {
+			pid = s.Info.PID
+		}
+		return p, fmt.Errorf("VM %s is already running in %s (vz host pid %d): stop it first", p.Name, h.dir, pid)
+	}
+	if err != nil {
+		return p, fmt.Errorf("lock the state directory: %w", err)
+	}
+	h.locks = append(h.locks, lock)
+	if p.Bundle == "" {
+		return p, nil
+	}
+	// Two VMs booted from one bundle would write one disk at once.
+	lock, err = lockExclusive(filepath.Join(p.Bundle, BundleConfigFile), false)
+	if errors.Is(err, errLocked) {
+		return p, fmt.Errorf("VM bundle %s is in use by another running VM: stop that VM first (two VMs on one disk would corrupt it)", p.Bundle)
+	}
+	if err != nil {
+		return p, fmt.Errorf("lock the VM bundle: %w", err)
+	}
+	// Read under the lock: one MAC address per bundle, whoever boots it.
+	mac, lock, err := bundleMAC(p.Bundle, lock)
+	h.locks = append(h.locks, lock)
+	if err != nil {
+		return p, err
+	}
+	p.MACAddress = mac
+	return p, nil
+}
+
+// prepareFiles readies the state directory for p's boot, under its lock:
+// no agent socket left by a host that was killed, a new scratch disk and
+// an empty console log.
+func prepareFiles(p plan) error {
+	// Left by a host that was killed; the lock says none runs now.
+	if err := os.Remove(p.AgentSocket); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove the old agent socket: %w", err)
+	}
+	if p.ScratchDisk != "" {
+		if err := makeScratchDisk(p.ScratchDisk, p.ScratchBytes); err != nil {
+			return err
+		}
+	}
+	if p.ConsoleLog != "" {
+		// Each boot's console starts empty, as QEMU's does.
+		if err := os.WriteFile(p.ConsoleLog, nil, 0o600); err != nil {
+			return fmt.Errorf("console log: %w", err)
+		}
+	}
+	return nil
 }
 
 // makeScratchDisk makes the scratch disk anew, dropping what an earlier run
@@ -243,7 +260,7 @@ func (h *host) forward(c net.Conn) {
 func (h *host) watch() {
 	<-h.inst.Done()
 	err := h.inst.Err()
-	if h.stopping.Load() {
+	if h.StopAsked() {
 		err = nil
 	}
 	h.cancel()
@@ -254,8 +271,8 @@ func (h *host) watch() {
 	} else {
 		h.log.Printf("VM %s stopped", h.plan.Name)
 	}
-	uerr := updateState(h.dir, func(s *State) {
-		s.Phase = PhaseEnded
+	uerr := updateState(h.dir, func(s *state) {
+		s.Phase = phaseEnded
 		s.EndedAt = time.Now()
 		s.EndError = ""
 		if err != nil {
@@ -269,43 +286,21 @@ func (h *host) watch() {
 	if h.closeLog != nil {
 		_ = h.closeLog.Close()
 	}
-	h.err = err
-	close(h.done)
-}
-
-func (h *host) ended() bool {
-	select {
-	case <-h.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// Err says why the VM ended, once done is closed.
-func (h *host) Err() error {
-	if !h.ended() {
-		return nil
-	}
-	return h.err
+	h.Finish(err)
 }
 
 // stop powers the VM off: through its agent, else with the power button,
 // then by force (see stopInstance), and returns once the host has let the
 // state directory go.
 func (h *host) stop(ctx context.Context) error {
-	h.stopMu.Lock()
-	defer h.stopMu.Unlock()
-	if h.ended() {
+	return h.StopWith(func() error {
+		times := stopTimes{reach: agentStopReach, grace: h.plan.StopTimeout, force: forceStopTimeout}
+		if err := stopInstance(ctx, h.inst, h.plan.AgentPort, h.agentStop, times, h.log); err != nil {
+			return fmt.Errorf("stop VM %s: %w", h.plan.Name, err)
+		}
+		<-h.Done()
 		return nil
-	}
-	h.stopping.Store(true)
-	times := stopTimes{reach: agentStopReach, grace: h.plan.StopTimeout, force: forceStopTimeout}
-	if err := stopInstance(ctx, h.inst, h.plan.AgentPort, h.agentStop, times, h.log); err != nil {
-		return fmt.Errorf("stop VM %s: %w", h.plan.Name, err)
-	}
-	<-h.done
-	return nil
+	})
 }
 
 // HostMain is the vz host process: `qoslab __vzhost STATE_DIR` (see
@@ -330,11 +325,11 @@ func hostMain(ctx context.Context, stateDir string, boot bootFunc, agentStop Age
 	if err != nil {
 		return fmt.Errorf("vz host: %w", err)
 	}
-	s, err := ReadState(dir)
+	s, err := readState(dir)
 	if err != nil {
 		return fmt.Errorf("vz host: %w", err)
 	}
-	if s.Phase != PhaseStarting {
+	if s.Phase != phaseStarting {
 		return fmt.Errorf("vz host: the VM in %s is %s, not waiting to start: `qoslab vm start` runs the vz host, not a user", dir, s.Phase)
 	}
 	if s.Plan.StateDir != dir {
@@ -346,14 +341,14 @@ func hostMain(ctx context.Context, stateDir string, boot bootFunc, agentStop Age
 		// For the controller waiting on it, which shows it; unless another
 		// host runs the VM there and owns vm.json.
 		if held, lerr := running(dir); lerr == nil && !held {
-			_ = updateState(dir, func(s *State) {
-				s.Phase, s.EndedAt, s.EndError = PhaseEnded, time.Now(), err.Error()
+			_ = updateState(dir, func(s *state) {
+				s.Phase, s.EndedAt, s.EndError = phaseEnded, time.Now(), err.Error()
 			})
 		}
 		return err
 	}
 	select {
-	case <-h.done:
+	case <-h.Done():
 	case <-ctx.Done():
 		logger.Printf("asked to stop the VM (%v)", context.Cause(ctx))
 		if err := h.stop(context.Background()); err != nil {

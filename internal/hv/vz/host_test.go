@@ -207,9 +207,9 @@ func TestStartLocalThenAttachAndStop(t *testing.T) {
 	require.Len(t, fp.plans, 1)
 	assert.Equal(t, img.UncompressedKernel, fp.plans[0].Kernel, "the kernel is booted uncompressed, as the image build wrote it")
 
-	s, err := ReadState(dir)
+	s, err := readState(dir)
 	require.NoError(t, err)
-	assert.Equal(t, PhaseRunning, s.Phase)
+	assert.Equal(t, phaseRunning, s.Phase)
 	assert.False(t, s.Detached)
 	assert.Equal(t, os.Getpid(), s.Info.PID)
 	assert.Equal(t, info.BootNs, s.Info.BootNs)
@@ -243,9 +243,9 @@ func TestStartLocalThenAttachAndStop(t *testing.T) {
 
 	_, err = os.Stat(filepath.Join(dir, agentSocketFile))
 	assert.ErrorIs(t, err, os.ErrNotExist)
-	s, err = ReadState(dir)
+	s, err = readState(dir)
 	require.NoError(t, err)
-	assert.Equal(t, PhaseEnded, s.Phase)
+	assert.Equal(t, phaseEnded, s.Phase)
 	assert.Empty(t, s.EndError)
 	_, err = b.Attach(ctx, dir)
 	assert.ErrorContains(t, err, "it is not running")
@@ -276,9 +276,9 @@ func TestLocalVMEnds(t *testing.T) {
 			fp.vm(0).end(c.why)
 			waitDone(t, m)
 			waitDone(t, attached)
-			s, err := ReadState(dir)
+			s, err := readState(dir)
 			require.NoError(t, err)
-			assert.Equal(t, PhaseEnded, s.Phase)
+			assert.Equal(t, phaseEnded, s.Phase)
 			if c.want == "" {
 				assert.NoError(t, m.Err())
 				assert.NoError(t, attached.Err())
@@ -360,10 +360,10 @@ func TestOneBundleOneVM(t *testing.T) {
 
 func TestHostMainRefusesAStateNotStarting(t *testing.T) {
 	dir := t.TempDir()
-	p, err := PlanVM(hv.Spec{Image: linuxImage(t), StateDir: dir}, testLimits)
+	p, err := planVM(hv.Spec{Image: linuxImage(t), StateDir: dir}, testLimits)
 	require.NoError(t, err)
-	require.NoError(t, writeState(dir, State{Info: hv.MachineInfo{Backend: backendName}, Phase: PhaseEnded, Plan: p}))
-	boot := func(context.Context, Plan, *log.Logger) (instance, error) {
+	require.NoError(t, writeState(dir, state{Info: hv.MachineInfo{Backend: backendName}, Phase: phaseEnded, Plan: p}))
+	boot := func(context.Context, plan, *log.Logger) (instance, error) {
 		t.Fatal("booted")
 		return nil, nil
 	}
@@ -396,10 +396,10 @@ func TestDetachedStartAttachStop(t *testing.T) {
 	pid := m.Info().PID
 	assert.NotEqual(t, os.Getpid(), pid, "a detached VM lives in its own host process")
 	assert.Positive(t, m.Info().BootNs)
-	s, err := ReadState(dir)
+	s, err := readState(dir)
 	require.NoError(t, err)
 	assert.True(t, s.Detached)
-	assert.Equal(t, PhaseRunning, s.Phase)
+	assert.Equal(t, phaseRunning, s.Phase)
 	assert.Equal(t, pid, s.Info.PID)
 
 	attached, err := b.Attach(ctx, dir)
@@ -414,9 +414,9 @@ func TestDetachedStartAttachStop(t *testing.T) {
 	assert.NoError(t, m.Err())
 	waitDone(t, attached)
 	assert.NoError(t, attached.Err())
-	s, err = ReadState(dir)
+	s, err = readState(dir)
 	require.NoError(t, err)
-	assert.Equal(t, PhaseEnded, s.Phase)
+	assert.Equal(t, phaseEnded, s.Phase)
 	logText, err := os.ReadFile(filepath.Join(dir, hostLogFile))
 	require.NoError(t, err)
 	assert.Contains(t, string(logText), "asked to stop the VM")
@@ -482,11 +482,11 @@ func TestBootUsesTheBundlesMAC(t *testing.T) {
 	require.NoError(t, err)
 	mac := written.Config.MACAddress
 	require.NoError(t, checkMAC(mac))
-	assert.Equal(t, BundleSchema, written.Config.SchemaVersion)
+	assert.Equal(t, bundleSchema, written.Config.SchemaVersion)
 	written.Config.MACAddress, written.Config.SchemaVersion = "", old.Config.SchemaVersion
 	assert.Equal(t, old.Config, written.Config, "nothing else changed")
 	assert.Equal(t, mac, fp.plans[0].MACAddress, "the boot used the MAC it wrote")
-	s, err := ReadState(first.Info().StateDir)
+	s, err := readState(first.Info().StateDir)
 	require.NoError(t, err)
 	assert.Equal(t, mac, s.Plan.MACAddress, "vm.json says which")
 

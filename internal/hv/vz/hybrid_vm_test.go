@@ -176,7 +176,7 @@ type hybridHost struct {
 func openHybridHost(t *testing.T, img hv.Image, agentStop AgentStop) hybridHost {
 	t.Helper()
 	dir := shortDir(t)
-	p, err := PlanVM(hv.Spec{Name: "hybrid", Image: img, CPUs: 1, MemoryMiB: 512, StateDir: dir},
+	p, err := planVM(hv.Spec{Name: "hybrid", Image: img, CPUs: 1, MemoryMiB: 512, StateDir: dir},
 		Limits{MinCPUs: 1, MaxCPUs: 2, MinMemoryBytes: 128 * mib, MaxMemoryBytes: 2048 * mib})
 	require.NoError(t, err)
 	// The vz plan's 5 s is for a Mac; the guest here is emulated on a
@@ -184,7 +184,7 @@ func openHybridHost(t *testing.T, img hv.Image, agentStop AgentStop) hybridHost 
 	p.StopTimeout = hybridGrace
 
 	var vm *hybridVM
-	boot := func(ctx context.Context, p Plan, _ *log.Logger) (instance, error) {
+	boot := func(ctx context.Context, p plan, _ *log.Logger) (instance, error) {
 		booted, err := bootVZModel(t, ctx, p)
 		if err != nil {
 			return nil, err
@@ -196,7 +196,7 @@ func openHybridHost(t *testing.T, img hv.Image, agentStop AgentStop) hybridHost 
 	logger := log.New(logs, "", log.Lmicroseconds)
 	ctx, cancel := context.WithTimeout(context.Background(), hybridBootBound)
 	defer cancel()
-	base := State{Info: hv.MachineInfo{Backend: backendName, Name: p.Name, StateDir: p.StateDir}, Phase: PhaseStarting, Plan: p}
+	base := state{Info: hv.MachineInfo{Backend: backendName, Name: p.Name, StateDir: p.StateDir}, Phase: phaseStarting, Plan: p}
 	h, err := openHost(ctx, p, base, boot, agentStop, logger, nil)
 	require.NoError(t, err)
 	// The vz model boots exactly what the vz backend would boot.
@@ -220,7 +220,7 @@ func openHybridHost(t *testing.T, img hv.Image, agentStop AgentStop) hybridHost 
 
 // bootVZModel boots p in the qemu backend's vz model, as the vz backend's
 // boot would on a Mac, and returns once QEMU runs.
-func bootVZModel(t *testing.T, ctx context.Context, p Plan) (*hybridVM, error) {
+func bootVZModel(t *testing.T, ctx context.Context, p plan) (*hybridVM, error) {
 	dir := shortDir(t)
 	spec := hv.Spec{Name: p.Name, Image: p.Image, Model: hv.ModelVZ, CPUs: p.CPUs, MemoryMiB: p.MemoryMiB,
 		Accel: qemu.AccelTCG, StateDir: dir}
@@ -408,7 +408,7 @@ func TestHybridVsockStopFallsBackToThePowerButton(t *testing.T) {
 func requireEnded(t *testing.T, h *host) {
 	t.Helper()
 	select {
-	case <-h.done:
+	case <-h.Done():
 	default:
 		t.Fatal("stop returned with the VM still running")
 	}

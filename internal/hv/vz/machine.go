@@ -2,14 +2,11 @@ package vz
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -46,8 +43,8 @@ type localMachine struct {
 // DialAgent connects to the agent over the VM's vsock device, waiting (as
 // long as ctx allows) for the agent to listen.
 func (m *localMachine) DialAgent(ctx context.Context) (net.Conn, error) {
-	if m.h.ended() {
-		return nil, fmt.Errorf("dial the agent in VM %s: the VM has ended: %v", m.h.plan.Name, m.h.Err())
+	if m.h.Ended() {
+		return nil, fmt.Errorf("dial the agent in VM %s: %w", m.h.plan.Name, m.h.EndErr())
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -57,8 +54,8 @@ func (m *localMachine) DialAgent(ctx context.Context) (net.Conn, error) {
 		return m.h.inst.Connect(ctx, m.h.plan.AgentPort)
 	})
 	if err != nil {
-		if m.h.ended() {
-			return nil, fmt.Errorf("dial the agent in VM %s: the VM ended: %v", m.h.plan.Name, m.h.Err())
+		if m.h.Ended() {
+			return nil, fmt.Errorf("dial the agent in VM %s: %w", m.h.plan.Name, m.h.EndErr())
 		}
 		return nil, fmt.Errorf("dial the agent in VM %s on vsock port %d: %w", m.h.plan.Name, m.h.plan.AgentPort, err)
 	}
@@ -79,7 +76,7 @@ func (m *localMachine) setBootNs(ns int64) {
 }
 
 // Done is closed once the VM has ended and let its state directory go.
-func (m *localMachine) Done() <-chan struct{} { return m.h.done }
+func (m *localMachine) Done() <-chan struct{} { return m.h.Done() }
 
 // Err says why the VM ended, once Done is closed.
 func (m *localMachine) Err() error { return m.h.Err() }
@@ -100,16 +97,15 @@ type hostedMachine struct {
 	// grace is how long the host may take to stop the VM on SIGTERM.
 	grace time.Duration
 
-	stopping atomic.Bool
-	stopMu   sync.Mutex
+	// Lifecycle is Done, Err and the guard of Stop: an end that Stop
+	// causes is not reported as an error.
+	hv.Lifecycle
 
 	mu   sync.Mutex
 	info hv.MachineInfo
-	err  error
-	done chan struct{}
 }
 
-func newHostedMachine(s State) *hostedMachine {
+func newHostedMachine(s state) *hostedMachine {
 	m := &hostedMachine{
 		dir:         s.Info.StateDir,
 		lockPath:    filepath.Join(s.Info.StateDir, lockFile),
@@ -118,7 +114,6 @@ func newHostedMachine(s State) *hostedMachine {
 		hostLog:     s.HostLog,
 		grace:       stopBound(s.Plan) + 2*time.Second,
 		info:        s.Info,
-		done:        make(chan struct{}),
 	}
 	go m.watch()
 	return m
@@ -135,19 +130,16 @@ func (m *hostedMachine) watch() {
 		}
 	}
 	var err error
-	if !m.stopping.Load() {
+	if !m.StopAsked() {
 		err = m.endError()
 	}
-	m.mu.Lock()
-	m.err = err
-	m.mu.Unlock()
-	close(m.done)
+	m.Finish(err)
 }
 
 // endError is why the host says the VM ended, or that it could not say.
 func (m *hostedMachine) endError() error {
-	s, err := ReadState(m.dir)
-	if err == nil && s.Phase == PhaseEnded && s.Info.PID == m.pid {
+	s, err := readState(m.dir)
+	if err == nil && s.Phase == phaseEnded && s.Info.PID == m.pid {
 		if s.EndError == "" {
 			return nil
 		}
@@ -156,20 +148,11 @@ func (m *hostedMachine) endError() error {
 	return fmt.Errorf("the vz host of VM %s (pid %d) ended without saying why: killed from outside qoslab? See %s", m.info.Name, m.pid, m.hostLog)
 }
 
-func (m *hostedMachine) ended() bool {
-	select {
-	case <-m.done:
-		return true
-	default:
-		return false
-	}
-}
-
 // DialAgent connects to the agent through the host's agent socket. The
 // host holds the connection until the agent listens in the guest.
 func (m *hostedMachine) DialAgent(ctx context.Context) (net.Conn, error) {
-	if m.ended() {
-		return nil, fmt.Errorf("dial the agent in VM %s: the VM has ended: %v", m.info.Name, m.Err())
+	if m.Ended() {
+		return nil, fmt.Errorf("dial the agent in VM %s: %w", m.info.Name, m.EndErr())
 	}
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "unix", m.agentSocket)
@@ -192,40 +175,29 @@ func (m *hostedMachine) setBootNs(ns int64) {
 	m.mu.Unlock()
 }
 
-// Done is closed once the host has ended.
-func (m *hostedMachine) Done() <-chan struct{} { return m.done }
-
-// Err says why the VM ended, once Done is closed.
-func (m *hostedMachine) Err() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.err
-}
-
 // Stop has the host stop the VM (SIGTERM: the guest is asked to power off,
 // through its agent else with the power button, then stopped by force), and kills the host, and with it the VM, if it has
 // not ended after its time or once ctx ends. It returns once the host has
 // ended.
 func (m *hostedMachine) Stop(ctx context.Context) error {
-	m.stopMu.Lock()
-	defer m.stopMu.Unlock()
-	if m.ended() {
-		return nil
-	}
-	m.stopping.Store(true)
+	return m.StopWith(func() error { return m.stop(ctx) })
+}
+
+// stop is Stop's sequence, for a host that runs.
+func (m *hostedMachine) stop(ctx context.Context) error {
 	m.signal(syscall.SIGTERM)
 	gctx, cancel := context.WithTimeout(ctx, m.grace)
-	m.waitEnded(gctx)
+	m.Wait(gctx)
 	cancel()
-	if !m.ended() {
+	if !m.Ended() {
 		m.signal(syscall.SIGKILL)
 		// Not ctx: a SIGKILLed process ends promptly, and Stop must not
 		// return while it lives.
 		kctx, cancel := context.WithTimeout(context.Background(), killTimeout)
-		m.waitEnded(kctx)
+		m.Wait(kctx)
 		cancel()
 	}
-	if !m.ended() {
+	if !m.Ended() {
 		return fmt.Errorf("stop VM %s: its vz host (pid %d) is still there %s after SIGKILL", m.info.Name, m.pid, killTimeout)
 	}
 	// A killed host leaves its socket behind.
@@ -240,39 +212,7 @@ func (m *hostedMachine) signal(sig syscall.Signal) {
 	if err != nil || !held {
 		return
 	}
-	if s, err := ReadState(m.dir); err == nil && s.Info.PID == m.pid {
+	if s, err := readState(m.dir); err == nil && s.Info.PID == m.pid {
 		_ = signalProcess(m.pid, sig)
 	}
-}
-
-func (m *hostedMachine) waitEnded(ctx context.Context) {
-	select {
-	case <-m.done:
-	case <-ctx.Done():
-	}
-}
-
-// lastLines returns up to n last non-empty lines of a log file, joined for
-// an error message.
-func lastLines(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return fmt.Sprintf("(no %s)", path)
-		}
-		return fmt.Sprintf("(%s: %v)", path, err)
-	}
-	var lines []string
-	for _, l := range strings.Split(string(b), "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			lines = append(lines, l)
-		}
-	}
-	if len(lines) == 0 {
-		return fmt.Sprintf("(%s is empty)", path)
-	}
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, " | ")
 }

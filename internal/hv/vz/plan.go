@@ -14,8 +14,8 @@ import (
 // Defaults for a spec that leaves CPUs or memory at 0. A bundle's
 // config.json gives a macOS guest's own.
 const (
-	DefaultCPUs           = 2
-	DefaultLinuxMemoryMiB = 1024
+	defaultCPUs           = 2
+	defaultLinuxMemoryMiB = 1024
 )
 
 // How long a guest has to power off when asked before it is stopped by
@@ -30,10 +30,10 @@ const (
 
 // The disk caching modes a plan names (VZDiskImageCachingMode).
 const (
-	CachingAutomatic = "automatic"
-	// CachingUncached bypasses the host's page cache, as QEMU's cache=none
+	cachingAutomatic = "automatic"
+	// cachingUncached bypasses the host's page cache, as QEMU's cache=none
 	// does for its scratch disk: disk-bound results then measure the disk.
-	CachingUncached = "uncached"
+	cachingUncached = "uncached"
 )
 
 // Limits is the range of vCPUs and memory Virtualization.framework allows
@@ -54,16 +54,16 @@ func (l Limits) memoryMiB() (lo, hi int) {
 func (l Limits) check() error {
 	lo, hi := l.memoryMiB()
 	if l.MinCPUs < 1 || l.MaxCPUs < l.MinCPUs || lo < 1 || hi < lo {
-		return fmt.Errorf("Virtualization.framework reports an empty range: %d to %d vCPUs, %d to %d bytes of memory", l.MinCPUs, l.MaxCPUs, l.MinMemoryBytes, l.MaxMemoryBytes)
+		return fmt.Errorf("this Mac's Virtualization.framework reports an empty range: %d to %d vCPUs, %d to %d bytes of memory", l.MinCPUs, l.MaxCPUs, l.MinMemoryBytes, l.MaxMemoryBytes)
 	}
 	return nil
 }
 
-// Plan is a VM as the framework will be asked to run it: a spec checked
+// plan is a VM as the framework will be asked to run it: a spec checked
 // against the host's limits, with defaults filled in and paths resolved.
 // It is plain data (the vz host process reads it from vm.json); the darwin
 // code turns it into a VZVirtualMachineConfiguration and decides nothing.
-type Plan struct {
+type plan struct {
 	Name     string    `json:"name"`
 	Kind     GuestKind `json:"kind"`
 	StateDir string    `json:"state_dir"`
@@ -110,11 +110,10 @@ type Plan struct {
 }
 
 // MemoryBytes is the plan's memory as the framework takes it.
-func (p Plan) MemoryBytes() uint64 { return uint64(p.MemoryMiB) * mib }
+func (p plan) MemoryBytes() uint64 { return uint64(p.MemoryMiB) * mib }
 
 // The files in a VM's state directory.
 const (
-	StateFile       = hv.StateFile
 	lockFile        = "vz.lock"
 	agentSocketFile = "agent.sock"
 	consoleLogFile  = "console.log"
@@ -122,17 +121,17 @@ const (
 	scratchDiskFile = "scratch.raw"
 )
 
-// PlanVM checks spec against the limits and turns it into a plan. It only
+// planVM checks spec against the limits and turns it into a plan. It only
 // reads: a bundle (spec.Image with a Dir and no Kernel) is opened and
 // checked, a Linux image's files are looked at, and nothing is written, so
 // a bad spec fails here before anything long starts.
 //
 // An explicit CPU count or memory size outside what the framework (and a
 // bundle's macOS) allows is an error naming the range; a default (the
-// bundle's own, or DefaultCPUs and DefaultLinuxMemoryMiB) is clamped into
+// bundle's own, or defaultCPUs and defaultLinuxMemoryMiB) is clamped into
 // the range with a note, since the user did not choose it.
-func PlanVM(spec hv.Spec, lim Limits) (Plan, error) {
-	p := Plan{Name: spec.Name, Image: spec.Image, AgentPort: guestchan.VsockPort}
+func planVM(spec hv.Spec, lim Limits) (plan, error) {
+	p := plan{Name: spec.Name, Image: spec.Image, AgentPort: guestchan.VsockPort}
 	if spec.StateDir == "" {
 		return p, errors.New("no state directory for the VM's socket, logs and disk")
 	}
@@ -158,9 +157,7 @@ func PlanVM(spec hv.Spec, lim Limits) (Plan, error) {
 		return p, fmt.Errorf("scratch disk of %d bytes: want 0 (none) or more", spec.DiskBytes)
 	}
 
-	minCPUs, minMiB := lim.MinCPUs, 0
-	cpuWhy, memWhy := "", ""
-	defaultCPUs, defaultMiB := DefaultCPUs, DefaultLinuxMemoryMiB
+	sz := sizing{cpus: defaultCPUs, memoryMiB: defaultLinuxMemoryMiB, minCPUs: lim.MinCPUs}
 	switch {
 	case spec.Image.Kernel != "":
 		if err := p.planLinux(spec); err != nil {
@@ -171,51 +168,81 @@ func PlanVM(spec hv.Spec, lim Limits) (Plan, error) {
 		if err != nil {
 			return p, err
 		}
-		p.planMacOS(b, spec)
-		defaultCPUs, defaultMiB = b.Config.CPUs, b.Config.MemoryMiB
-		if b.Config.MinCPUs > minCPUs {
-			minCPUs, cpuWhy = b.Config.MinCPUs, " (the bundle's macOS needs "+fmt.Sprint(b.Config.MinCPUs)+")"
-		}
-		if b.Config.MinMemoryMiB > 0 {
-			minMiB, memWhy = b.Config.MinMemoryMiB, fmt.Sprintf(" (the bundle's macOS needs %d MiB)", b.Config.MinMemoryMiB)
-		}
+		p.planMacOS(b)
+		sz = bundleSizing(b, lim)
 	default:
 		return p, fmt.Errorf("image %q has neither a kernel (a Linux image) nor a directory (a macOS bundle)", spec.Image.Name)
 	}
+	if err := p.size(spec, lim, sz); err != nil {
+		return p, err
+	}
+	p.planScratch(spec.DiskBytes)
+	return p, nil
+}
 
+// sizing is what the guest has to say about its vCPUs and memory: its
+// defaults, and the least its OS needs (with why, for errors and notes).
+type sizing struct {
+	cpus, memoryMiB int
+	minCPUs, minMiB int
+	cpuWhy, memWhy  string
+}
+
+// bundleSizing is a macOS bundle's sizing: its config's sizes and the
+// minimums of the macOS installed in it.
+func bundleSizing(b Bundle, lim Limits) sizing {
+	sz := sizing{cpus: b.Config.CPUs, memoryMiB: b.Config.MemoryMiB, minCPUs: lim.MinCPUs}
+	if b.Config.MinCPUs > sz.minCPUs {
+		sz.minCPUs, sz.cpuWhy = b.Config.MinCPUs, " (the bundle's macOS needs "+fmt.Sprint(b.Config.MinCPUs)+")"
+	}
+	if b.Config.MinMemoryMiB > 0 {
+		sz.minMiB, sz.memWhy = b.Config.MinMemoryMiB, fmt.Sprintf(" (the bundle's macOS needs %d MiB)", b.Config.MinMemoryMiB)
+	}
+	return sz
+}
+
+// size sets the plan's vCPUs and memory: spec's, checked against the
+// framework's range and what the guest needs, or the guest's defaults
+// clamped into that range.
+func (p *plan) size(spec hv.Spec, lim Limits, sz sizing) error {
 	fwMin, fwMax := lim.memoryMiB()
-	loMiB := max(fwMin, minMiB)
-	if minCPUs > lim.MaxCPUs {
-		return p, fmt.Errorf("the bundle's macOS needs %d vCPUs, but Virtualization.framework allows at most %d on this Mac", minCPUs, lim.MaxCPUs)
+	loMiB := max(fwMin, sz.minMiB)
+	if sz.minCPUs > lim.MaxCPUs {
+		return fmt.Errorf("the bundle's macOS needs %d vCPUs, but Virtualization.framework allows at most %d on this Mac", sz.minCPUs, lim.MaxCPUs)
 	}
 	if loMiB > fwMax {
-		return p, fmt.Errorf("the bundle's macOS needs %d MiB of memory, but Virtualization.framework allows at most %d MiB on this Mac", loMiB, fwMax)
+		return fmt.Errorf("the bundle's macOS needs %d MiB of memory, but Virtualization.framework allows at most %d MiB on this Mac", loMiB, fwMax)
 	}
-	if memWhy == "" || minMiB <= fwMin {
-		memWhy = " (Virtualization.framework's range on this Mac)"
+	if sz.memWhy == "" || sz.minMiB <= fwMin {
+		sz.memWhy = " (Virtualization.framework's range on this Mac)"
 	}
-	if cpuWhy == "" {
-		cpuWhy = " (Virtualization.framework's range on this Mac)"
+	if sz.cpuWhy == "" {
+		sz.cpuWhy = " (Virtualization.framework's range on this Mac)"
 	}
+	var err error
+	if p.CPUs, err = pick("vCPUs", spec.CPUs, sz.cpus, sz.minCPUs, lim.MaxCPUs, sz.cpuWhy, &p.Notes); err != nil {
+		return err
+	}
+	if p.MemoryMiB, err = pick("MiB of memory", spec.MemoryMiB, sz.memoryMiB, loMiB, fwMax, sz.memWhy, &p.Notes); err != nil {
+		return err
+	}
+	return nil
+}
 
-	if p.CPUs, err = pick("vCPUs", spec.CPUs, defaultCPUs, minCPUs, lim.MaxCPUs, cpuWhy, &p.Notes); err != nil {
-		return p, err
+// planScratch gives a Linux guest its scratch disk of size bytes (0 for
+// none); a macOS guest's file sink writes to its own disk, with a note.
+func (p *plan) planScratch(size int64) {
+	if size <= 0 {
+		return
 	}
-	if p.MemoryMiB, err = pick("MiB of memory", spec.MemoryMiB, defaultMiB, loMiB, fwMax, memWhy, &p.Notes); err != nil {
-		return p, err
+	if p.Kind == GuestMacOS {
+		p.Notes = append(p.Notes, fmt.Sprintf("no scratch disk: a macOS guest's file sink writes to its own disk, %s", p.BootDisk))
+		return
 	}
-
-	if spec.DiskBytes > 0 {
-		if p.Kind == GuestMacOS {
-			p.Notes = append(p.Notes, fmt.Sprintf("no scratch disk: a macOS guest's file sink writes to its own disk, %s", p.BootDisk))
-		} else {
-			p.ScratchDisk = filepath.Join(dir, scratchDiskFile)
-			p.ScratchBytes = roundUpMiB(spec.DiskBytes)
-			p.ScratchCaching = CachingUncached
-			p.GuestDisk = guestchan.ScratchDisk
-		}
-	}
-	return p, nil
+	p.ScratchDisk = filepath.Join(p.StateDir, scratchDiskFile)
+	p.ScratchBytes = roundUpMiB(size)
+	p.ScratchCaching = cachingUncached
+	p.GuestDisk = guestchan.ScratchDisk
 }
 
 // pick is an explicit value checked against [lo, hi], or the default
@@ -240,9 +267,9 @@ func pick(unit string, asked, def, lo, hi int, why string, notes *[]string) (int
 // planLinux checks a Linux image: arm64, with its kernel uncompressed (the
 // framework's Linux boot loader takes no compressed kernel; the image build
 // writes it) and an initramfs.
-func (p *Plan) planLinux(spec hv.Spec) error {
+func (p *plan) planLinux(spec hv.Spec) error {
 	img := spec.Image
-	p.Kind = GuestLinux
+	p.Kind = guestLinux
 	if img.Arch != "" && img.Arch != "arm64" {
 		return fmt.Errorf("image %q is for %s: Virtualization.framework on Apple silicon boots arm64 guests; build one with `qoslab image build linux --arch arm64`", img.Name, img.Arch)
 	}
@@ -271,7 +298,7 @@ func (p *Plan) planLinux(spec hv.Spec) error {
 }
 
 // planMacOS takes a macOS guest's platform from its bundle.
-func (p *Plan) planMacOS(b Bundle, spec hv.Spec) {
+func (p *plan) planMacOS(b Bundle) {
 	p.Kind = GuestMacOS
 	p.Bundle = b.Dir
 	p.BootDisk = b.Path(DiskFile)

@@ -32,9 +32,9 @@ func linuxImage(t *testing.T) hv.Image {
 func TestPlanLinux(t *testing.T) {
 	img := linuxImage(t)
 	dir := t.TempDir()
-	p, err := PlanVM(hv.Spec{Image: img, CPUs: 2, MemoryMiB: 512, DiskBytes: 1, StateDir: dir}, testLimits)
+	p, err := planVM(hv.Spec{Image: img, CPUs: 2, MemoryMiB: 512, DiskBytes: 1, StateDir: dir}, testLimits)
 	require.NoError(t, err)
-	assert.Equal(t, GuestLinux, p.Kind)
+	assert.Equal(t, guestLinux, p.Kind)
 	assert.Equal(t, filepath.Base(dir), p.Name)
 	assert.Equal(t, 2, p.CPUs)
 	assert.Equal(t, 512, p.MemoryMiB)
@@ -47,21 +47,21 @@ func TestPlanLinux(t *testing.T) {
 	assert.Equal(t, uint32(guestchan.VsockPort), p.AgentPort)
 	assert.Equal(t, filepath.Join(dir, scratchDiskFile), p.ScratchDisk)
 	assert.Equal(t, int64(1<<20), p.ScratchBytes, "the scratch disk is rounded up to whole MiB")
-	assert.Equal(t, CachingUncached, p.ScratchCaching)
+	assert.Equal(t, cachingUncached, p.ScratchCaching)
 	assert.Equal(t, "/dev/vda", p.GuestDisk)
 	assert.False(t, p.NAT, "a Linux guest is reached over vsock only")
 	assert.Equal(t, linuxStopTimeout, p.StopTimeout)
 	assert.Empty(t, p.Notes)
 	assert.Empty(t, p.Bundle)
 
-	p, err = PlanVM(hv.Spec{Image: img, CPUs: 1, MemoryMiB: 256, StateDir: dir}, testLimits)
+	p, err = planVM(hv.Spec{Image: img, CPUs: 1, MemoryMiB: 256, StateDir: dir}, testLimits)
 	require.NoError(t, err)
 	assert.Empty(t, p.ScratchDisk, "no scratch disk asked for")
 	assert.Empty(t, p.GuestDisk)
 
 	old := img
 	old.UncompressedKernel = ""
-	_, err = PlanVM(hv.Spec{Image: old, CPUs: 1, MemoryMiB: 256, StateDir: dir}, testLimits)
+	_, err = planVM(hv.Spec{Image: old, CPUs: 1, MemoryMiB: 256, StateDir: dir}, testLimits)
 	assert.ErrorContains(t, err, "has no uncompressed kernel", "an image built before the build wrote one")
 	assert.ErrorContains(t, err, "qoslab image build linux --arch arm64")
 }
@@ -82,7 +82,7 @@ func TestPlanCPUsAndMemory(t *testing.T) {
 		{name: "negative vCPUs", lim: testLimits, cpus: -1, mem: 512, err: "-1 vCPUs: want 1 to 8"},
 		{name: "too little memory", lim: testLimits, cpus: 1, mem: 64, err: "64 MiB of memory is outside the allowed range: want 128 to 16384"},
 		{name: "too much memory", lim: testLimits, cpus: 1, mem: 16385, err: "16385 MiB of memory is outside the allowed range: want 128 to 16384"},
-		{name: "defaults", lim: testLimits, wantCPUs: DefaultCPUs, wantMem: DefaultLinuxMemoryMiB},
+		{name: "defaults", lim: testLimits, wantCPUs: defaultCPUs, wantMem: defaultLinuxMemoryMiB},
 		{name: "default vCPUs clamped down", lim: Limits{MinCPUs: 1, MaxCPUs: 1, MinMemoryBytes: 128 << 20, MaxMemoryBytes: 16 << 30},
 			mem: 512, wantCPUs: 1, wantMem: 512, note: "1 vCPUs instead of the default 2: the allowed range is 1 to 1"},
 		{name: "default memory clamped up", lim: Limits{MinCPUs: 1, MaxCPUs: 8, MinMemoryBytes: 2 << 30, MaxMemoryBytes: 16 << 30},
@@ -90,12 +90,12 @@ func TestPlanCPUsAndMemory(t *testing.T) {
 		{name: "memory bounds rounded inwards to MiB", lim: Limits{MinCPUs: 1, MaxCPUs: 8, MinMemoryBytes: 100<<20 + 1, MaxMemoryBytes: 200<<20 - 1},
 			cpus: 1, mem: 100, err: "want 101 to 199"},
 		{name: "empty range", lim: Limits{MinCPUs: 2, MaxCPUs: 1, MinMemoryBytes: 128 << 20, MaxMemoryBytes: 16 << 30},
-			cpus: 1, mem: 512, err: "Virtualization.framework reports an empty range"},
+			cpus: 1, mem: 512, err: "this Mac's Virtualization.framework reports an empty range"},
 	}
 	img := linuxImage(t)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			p, err := PlanVM(hv.Spec{Image: img, CPUs: c.cpus, MemoryMiB: c.mem, StateDir: t.TempDir()}, c.lim)
+			p, err := planVM(hv.Spec{Image: img, CPUs: c.cpus, MemoryMiB: c.mem, StateDir: t.TempDir()}, c.lim)
 			if c.err != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), c.err)
@@ -117,7 +117,7 @@ func TestPlanCPUsAndMemory(t *testing.T) {
 func TestPlanMacOS(t *testing.T) {
 	b := makeTestBundle(t) // 4 vCPUs, 8192 MiB; its macOS needs 2 and 4096
 	dir := t.TempDir()
-	p, err := PlanVM(hv.Spec{Image: b.Image(), DiskBytes: 1 << 30, StateDir: dir}, testLimits)
+	p, err := planVM(hv.Spec{Image: b.Image(), DiskBytes: 1 << 30, StateDir: dir}, testLimits)
 	require.NoError(t, err)
 	assert.Equal(t, GuestMacOS, p.Kind)
 	assert.Equal(t, 4, p.CPUs, "the bundle's vCPUs are the default")
@@ -156,7 +156,7 @@ func TestPlanMacOS(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			p, err := PlanVM(hv.Spec{Image: b.Image(), CPUs: c.cpus, MemoryMiB: c.mem, StateDir: t.TempDir()}, c.lim)
+			p, err := planVM(hv.Spec{Image: b.Image(), CPUs: c.cpus, MemoryMiB: c.mem, StateDir: t.TempDir()}, c.lim)
 			if c.err != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), c.err)
@@ -169,7 +169,7 @@ func TestPlanMacOS(t *testing.T) {
 	}
 
 	t.Run("clamped defaults are noted", func(t *testing.T) {
-		p, err := PlanVM(hv.Spec{Image: b.Image(), StateDir: t.TempDir()}, Limits{MinCPUs: 1, MaxCPUs: 3, MinMemoryBytes: 128 << 20, MaxMemoryBytes: 6 << 30})
+		p, err := planVM(hv.Spec{Image: b.Image(), StateDir: t.TempDir()}, Limits{MinCPUs: 1, MaxCPUs: 3, MinMemoryBytes: 128 << 20, MaxMemoryBytes: 6 << 30})
 		require.NoError(t, err)
 		assert.Equal(t, []string{
 			"3 vCPUs instead of the default 4: the allowed range is 2 to 3 (the bundle's macOS needs 2)",
@@ -209,12 +209,12 @@ func TestPlanRefusals(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := PlanVM(c.spec, testLimits)
+			_, err := planVM(c.spec, testLimits)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), c.want)
 		})
 	}
-	_, err := PlanVM(hv.Spec{Image: img, Accel: "vz", StateDir: t.TempDir()}, testLimits)
+	_, err := planVM(hv.Spec{Image: img, Accel: "vz", StateDir: t.TempDir()}, testLimits)
 	assert.NoError(t, err, "vz is this backend's accelerator")
 }
 
@@ -223,7 +223,7 @@ func TestPlanChangesNothingOfABundle(t *testing.T) {
 	require.NoError(t, os.Remove(b.Path(AuxFile)))
 	before := snapshot(t, b.Dir)
 	state := t.TempDir()
-	_, err := PlanVM(hv.Spec{Image: b.Image(), StateDir: state}, testLimits)
+	_, err := planVM(hv.Spec{Image: b.Image(), StateDir: state}, testLimits)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), AuxFile)
 	assert.Equal(t, before, snapshot(t, b.Dir))
@@ -233,7 +233,7 @@ func TestPlanChangesNothingOfABundle(t *testing.T) {
 
 	b = makeTestBundle(t)
 	before = snapshot(t, b.Dir)
-	_, err = PlanVM(hv.Spec{Image: b.Image(), CPUs: 64, StateDir: state}, testLimits)
+	_, err = planVM(hv.Spec{Image: b.Image(), CPUs: 64, StateDir: state}, testLimits)
 	require.Error(t, err)
 	assert.Equal(t, before, snapshot(t, b.Dir))
 }

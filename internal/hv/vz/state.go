@@ -15,18 +15,18 @@ const stateVersion = 1
 // state directory's lock, which its host process holds: a host that was
 // killed leaves "running" behind.
 const (
-	PhaseStarting = "starting" // written by the controller for the vz host process to boot
-	PhaseRunning  = "running"
-	PhaseEnded    = "ended"
+	phaseStarting = "starting" // written by the controller for the vz host process to boot
+	phaseRunning  = "running"
+	phaseEnded    = "ended"
 )
 
-// State is vm.json: the VM as the host knows it, and the plan it runs.
-type State struct {
+// state is vm.json: the VM as the host knows it, and the plan it runs.
+type state struct {
 	Version  int            `json:"version"`
 	Info     hv.MachineInfo `json:"info"`
 	Phase    string         `json:"phase"`
 	Detached bool           `json:"detached"`
-	Plan     Plan           `json:"plan"`
+	Plan     plan           `json:"plan"`
 	// HostLog is where the process hosting the VM logs the VM's state
 	// changes, and, when detached, its own errors.
 	HostLog   string    `json:"host_log"`
@@ -37,30 +37,30 @@ type State struct {
 	EndError string `json:"end_error,omitempty"`
 }
 
-// ReadState reads a VM's vm.json from its state directory.
-func ReadState(stateDir string) (State, error) {
-	s, err := hv.ReadState(stateDir, stateVersion, func(s *State) int { return s.Version })
+// readState reads a VM's vm.json from its state directory.
+func readState(stateDir string) (state, error) {
+	s, err := hv.ReadState(stateDir, stateVersion, func(s *state) int { return s.Version })
 	if err != nil {
-		return State{}, err
+		return state{}, err
 	}
 	if s.Info.Backend != backendName {
-		return State{}, fmt.Errorf("VM state %s is of a %q VM, not a vz one", filepath.Join(stateDir, StateFile), s.Info.Backend)
+		return state{}, fmt.Errorf("VM state %s is of a %q VM, not a vz one", filepath.Join(stateDir, hv.StateFile), s.Info.Backend)
 	}
 	return s, nil
 }
 
 // writeState replaces vm.json.
-func writeState(stateDir string, s State) error {
+func writeState(stateDir string, s state) error {
 	s.Version = stateVersion
-	if err := hv.WriteJSONFile(filepath.Join(stateDir, StateFile), s); err != nil {
+	if err := hv.WriteJSONFile(filepath.Join(stateDir, hv.StateFile), s); err != nil {
 		return fmt.Errorf("write VM state: %w", err)
 	}
 	return nil
 }
 
 // updateState changes vm.json with f, keeping what others wrote in it.
-func updateState(stateDir string, f func(*State)) error {
-	s, err := ReadState(stateDir)
+func updateState(stateDir string, f func(*state)) error {
+	s, err := readState(stateDir)
 	if err != nil {
 		return err
 	}

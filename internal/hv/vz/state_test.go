@@ -14,16 +14,16 @@ import (
 
 func TestStateRoundTrip(t *testing.T) {
 	dir := t.TempDir()
-	p, err := PlanVM(hv.Spec{Image: linuxImage(t), CPUs: 2, MemoryMiB: 512, DiskBytes: 1 << 20, StateDir: dir}, testLimits)
+	p, err := planVM(hv.Spec{Image: linuxImage(t), CPUs: 2, MemoryMiB: 512, DiskBytes: 1 << 20, StateDir: dir}, testLimits)
 	require.NoError(t, err)
-	want := State{
+	want := state{
 		Info: hv.MachineInfo{Backend: backendName, Name: "lab", PID: 4242, Accel: backendName, CPUs: 2, MemoryMiB: 512,
 			StateDir: dir, ConsoleLog: p.ConsoleLog, Disk: p.ScratchDisk, GuestDisk: p.GuestDisk, BootNs: 1234, Image: p.Image},
-		Phase: PhaseRunning, Detached: true, Plan: p, HostLog: filepath.Join(dir, hostLogFile),
+		Phase: phaseRunning, Detached: true, Plan: p, HostLog: filepath.Join(dir, hostLogFile),
 		StartedAt: time.Date(2025, 3, 10, 12, 0, 0, 0, time.UTC),
 	}
 	require.NoError(t, writeState(dir, want))
-	got, err := ReadState(dir)
+	got, err := readState(dir)
 	require.NoError(t, err)
 	want.Version = stateVersion
 	assert.Equal(t, want, got)
@@ -35,20 +35,20 @@ func TestStateRoundTrip(t *testing.T) {
 
 func TestReadStateRefusals(t *testing.T) {
 	dir := t.TempDir()
-	_, err := ReadState(dir)
+	_, err := readState(dir)
 	assert.ErrorContains(t, err, "no VM was started there")
 
-	path := filepath.Join(dir, StateFile)
+	path := filepath.Join(dir, hv.StateFile)
 	require.NoError(t, os.WriteFile(path, []byte(`{"version": 2, "info": {"backend": "vz"}}`), 0o600))
-	_, err = ReadState(dir)
+	_, err = readState(dir)
 	assert.ErrorContains(t, err, "has version 2; this qoslab reads version 1")
 
 	require.NoError(t, os.WriteFile(path, []byte(`{"version": 1, "info": {"backend": "qemu"}}`), 0o600))
-	_, err = ReadState(dir)
+	_, err = readState(dir)
 	assert.ErrorContains(t, err, `is of a "qemu" VM, not a vz one`)
 
 	require.NoError(t, os.WriteFile(path, []byte(`{"version":`), 0o600))
-	_, err = ReadState(dir)
+	_, err = readState(dir)
 	assert.ErrorContains(t, err, "read VM state")
 }
 

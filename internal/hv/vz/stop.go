@@ -21,7 +21,7 @@ const agentStopReach = 10 * time.Second
 
 // stopBound is the longest a host takes to stop p's VM: every step of
 // stopInstance given its whole time.
-func stopBound(p Plan) time.Duration { return agentStopReach + p.StopTimeout + forceStopTimeout }
+func stopBound(p plan) time.Duration { return agentStopReach + p.StopTimeout + forceStopTimeout }
 
 // stopTimes are how long each step of a stop may take.
 type stopTimes struct {

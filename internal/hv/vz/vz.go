@@ -62,7 +62,7 @@ func (b *Backend) Check(ctx context.Context) []hv.Check { return b.platform.chec
 // Start boots spec's VM: a macOS guest when spec.Image is a bundle (see
 // Bundle.Image), else a Linux guest from the image's kernel (uncompressed
 // here when it is not: the framework boots only a raw arm64 Image) and
-// initramfs. Everything about the spec is checked (PlanVM) before anything
+// initramfs. Everything about the spec is checked (planVM) before anything
 // is written or booted.
 //
 // A VM that is not detached runs in this process and ends with it; a
@@ -83,7 +83,7 @@ func (b *Backend) Start(ctx context.Context, spec hv.Spec) (hv.Machine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start VM %s: %w", name, err)
 	}
-	p, err := PlanVM(spec, lim)
+	p, err := planVM(spec, lim)
 	if err != nil {
 		return nil, fmt.Errorf("start VM %s: %w", name, err)
 	}
@@ -99,14 +99,14 @@ func (b *Backend) Start(ctx context.Context, spec hv.Spec) (hv.Machine, error) {
 		return nil, fmt.Errorf("start VM %s: it is already running in %s: stop it first", p.Name, p.StateDir)
 	}
 
-	base := State{
+	base := state{
 		Info: hv.MachineInfo{
 			Backend: backendName, Name: p.Name, Accel: backendName,
 			CPUs: p.CPUs, MemoryMiB: p.MemoryMiB, StateDir: p.StateDir,
 			ConsoleLog: p.ConsoleLog, Disk: p.ScratchDisk, GuestDisk: p.GuestDisk,
 			Image: spec.Image,
 		},
-		Phase: PhaseStarting, Detached: spec.Detach, Plan: p,
+		Phase: phaseStarting, Detached: spec.Detach, Plan: p,
 		HostLog: filepath.Join(p.StateDir, hostLogFile),
 	}
 	if base.Info.ConsoleLog == "" {
@@ -134,8 +134,8 @@ func (b *Backend) Start(ctx context.Context, spec hv.Spec) (hv.Machine, error) {
 	}
 	m.setBootNs(time.Since(started).Nanoseconds())
 	bootNs := m.Info().BootNs
-	if err := updateState(p.StateDir, func(s *State) {
-		if s.Phase == PhaseRunning {
+	if err := updateState(p.StateDir, func(s *state) {
+		if s.Phase == phaseRunning {
 			s.Info.BootNs = bootNs
 		}
 	}); err != nil {
@@ -145,7 +145,7 @@ func (b *Backend) Start(ctx context.Context, spec hv.Spec) (hv.Machine, error) {
 }
 
 // startLocal hosts the VM in this process.
-func (b *Backend) startLocal(ctx context.Context, base State) (machine, error) {
+func (b *Backend) startLocal(ctx context.Context, base state) (machine, error) {
 	logf, err := os.OpenFile(base.HostLog, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("VM log: %w", err)
@@ -163,7 +163,7 @@ func (b *Backend) startLocal(ctx context.Context, base State) (machine, error) {
 
 // startHosted writes the plan to vm.json, starts a vz host process on it,
 // and waits until the host has the VM running.
-func (b *Backend) startHosted(ctx context.Context, base State) (machine, error) {
+func (b *Backend) startHosted(ctx context.Context, base state) (machine, error) {
 	dir := base.Plan.StateDir
 	if err := writeState(dir, base); err != nil {
 		return nil, err
@@ -182,7 +182,7 @@ func (b *Backend) startHosted(ctx context.Context, base State) (machine, error) 
 	if err != nil {
 		return nil, fmt.Errorf("VM log: %w", err)
 	}
-	cmd := exec.Command(exe, append(append([]string(nil), args...), dir)...)
+	cmd := exec.Command(exe, append(append([]string(nil), args...), dir)...) //nolint:gosec // G204: this executable (or the one Options names) as the vz host, by design
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = hostProcAttr()
@@ -219,7 +219,7 @@ func (b *Backend) startHosted(ctx context.Context, base State) (machine, error) 
 
 // awaitHost polls vm.json until the host with pid says the VM runs, the
 // host exits, or time runs out.
-func awaitHost(ctx context.Context, dir string, pid int, exited <-chan struct{}, exitErr func() error) (State, error) {
+func awaitHost(ctx context.Context, dir string, pid int, exited <-chan struct{}, exitErr func() error) (state, error) {
 	ctx, cancel := context.WithTimeout(ctx, hostStartTimeout)
 	defer cancel()
 	t := time.NewTicker(50 * time.Millisecond)
@@ -227,17 +227,21 @@ func awaitHost(ctx context.Context, dir string, pid int, exited <-chan struct{},
 	for {
 		select {
 		case <-exited:
-			why := lastLines(filepath.Join(dir, hostLogFile), 3)
-			if s, rerr := ReadState(dir); rerr == nil && s.Phase == PhaseEnded && s.EndError != "" {
+			why := hv.LogTail(filepath.Join(dir, hostLogFile))
+			if s, rerr := readState(dir); rerr == nil && s.Phase == phaseEnded && s.EndError != "" {
 				why = s.EndError
 			}
-			return State{}, fmt.Errorf("the vz host exited before the VM ran (%v): %s", exitErr(), why)
+			how := exitErr()
+			if how == nil {
+				how = errors.New("exit status 0")
+			}
+			return state{}, fmt.Errorf("the vz host exited before the VM ran (%w): %s", how, why)
 		case <-ctx.Done():
-			return State{}, fmt.Errorf("the vz host (pid %d) did not have the VM running: %w; see %s", pid, ctx.Err(), filepath.Join(dir, hostLogFile))
+			return state{}, fmt.Errorf("the vz host (pid %d) did not have the VM running: %w; see %s", pid, ctx.Err(), filepath.Join(dir, hostLogFile))
 		case <-t.C:
 		}
-		s, err := ReadState(dir)
-		if err == nil && s.Phase == PhaseRunning && s.Info.PID == pid {
+		s, err := readState(dir)
+		if err == nil && s.Phase == phaseRunning && s.Info.PID == pid {
 			return s, nil
 		}
 	}
@@ -273,21 +277,13 @@ func awaitReady(ctx context.Context, m hv.Machine, ready func(context.Context, h
 // host (a vz host process, or the controller that started it) still holds
 // the directory's lock.
 func (b *Backend) Attach(ctx context.Context, stateDir string) (hv.Machine, error) {
-	dir, err := filepath.Abs(stateDir)
+	s, err := hv.AttachState(stateDir, readState, func(s *state) *hv.MachineInfo { return &s.Info },
+		func(dir string, s state) (bool, string, error) {
+			held, err := running(dir)
+			return held && s.Phase == phaseRunning, fmt.Sprintf("its host, pid %d,", s.Info.PID), err
+		})
 	if err != nil {
-		return nil, fmt.Errorf("attach to the VM in %s: %w", stateDir, err)
+		return nil, err
 	}
-	s, err := ReadState(dir)
-	if err != nil {
-		return nil, fmt.Errorf("attach to the VM in %s: %w", dir, err)
-	}
-	held, err := running(dir)
-	if err != nil {
-		return nil, fmt.Errorf("attach to VM %s: %w", s.Info.Name, err)
-	}
-	if !held || s.Phase != PhaseRunning {
-		return nil, fmt.Errorf("attach to VM %s: it is not running (its host, pid %d, has ended); start it again", s.Info.Name, s.Info.PID)
-	}
-	s.Info.BootNs = 0 // not booted by this controller
 	return newHostedMachine(s), nil
 }

@@ -31,7 +31,7 @@ func hostPlatform() platform {
 	}
 	return platform{
 		limits: func() (Limits, error) { return Limits{}, refuse() },
-		boot: func(context.Context, Plan, *log.Logger) (instance, error) {
+		boot: func(context.Context, plan, *log.Logger) (instance, error) {
 			return nil, refuse()
 		},
 		check: func(context.Context) []hv.Check {
