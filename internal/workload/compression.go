@@ -53,20 +53,9 @@ func runCodec(ctx context.Context, p Params, prog *Progress) (Result, error) {
 			return j.Prepare(t.ctx)
 		},
 		measure: func(t *thread) error {
-			_, size := jobs[t.index].Part()
-			began := time.Now()
-			start := t.now()
-			res, err := jobs[t.index].Run(t.ctx)
-			end := t.now()
-			runs[t.index] = res
-			if err != nil {
-				return err
-			}
-			// The codec's instants carry Go's monotonic clock; offset them from ours.
-			end = start + res.SyncDone.Sub(began).Nanoseconds()
-			codecNs[t.index] = res.CodecDone.Sub(began).Nanoseconds()
-			t.record(p.Workload, start, end, float64(size))
-			return nil
+			var err error
+			runs[t.index], codecNs[t.index], err = measureCodec(t, jobs[t.index], p.Workload)
+			return err
 		},
 		check: func(t *thread) error { return jobs[t.index].Verify(t.ctx) },
 		cleanup: func(t *thread) {
@@ -107,4 +96,22 @@ func runCodec(ctx context.Context, p Params, prog *Progress) (Result, error) {
 	}
 	res.Notes = []string{fmt.Sprintf("%s %s %s, sink %s: timed = %s; output verified by CRC-32C after the clock stopped", p.Workload, p.Codec, level, p.Sink, timed)}
 	return res, nil
+}
+
+// measureCodec runs j's timed call on t and records its span: the cell's
+// clock read just before Run and just after it returns, so the record is
+// what that one clock saw. It returns Run's result and the codec phase's
+// length, from began (Go's clock, read between the start and Run) to the
+// codec's own CodecDone instant on that same clock.
+func measureCodec(t *thread, j *codec.Job, phase string) (codec.RunResult, int64, error) {
+	_, size := j.Part()
+	start := t.now()
+	began := time.Now()
+	res, err := j.Run(t.ctx)
+	end := t.now()
+	if err != nil {
+		return res, 0, err
+	}
+	t.record(phase, start, end, float64(size))
+	return res, res.CodecDone.Sub(began).Nanoseconds(), nil
 }
