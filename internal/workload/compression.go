@@ -3,9 +3,9 @@ package workload
 import (
 	"context"
 	"fmt"
-	"github.com/qoslab/qoslab/internal/workload/catalog"
 	"time"
 
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 	"github.com/qoslab/qoslab/internal/workload/codec"
 )
 
@@ -68,6 +68,14 @@ func runCodec(ctx context.Context, p Params, prog *Progress) (Result, error) {
 	if err != nil {
 		return res, err
 	}
+	res.Metrics = codecMetrics(p, runs, codecNs)
+	res.Notes = []string{codecNote(p)}
+	return res, nil
+}
+
+// codecMetrics sums the threads' bytes and takes the slowest thread's codec
+// and fsync phases.
+func codecMetrics(p Params, runs []codec.RunResult, codecNs []int64) map[string]float64 {
 	var in, out int64
 	var codecMax, syncMax float64
 	for i, r := range runs {
@@ -76,16 +84,21 @@ func runCodec(ctx context.Context, p Params, prog *Progress) (Result, error) {
 		codecMax = max(codecMax, float64(codecNs[i])/1e9)
 		syncMax = max(syncMax, r.SyncDone.Sub(r.CodecDone).Seconds())
 	}
-	res.Metrics = map[string]float64{
+	m := map[string]float64{
 		"bytes_in": float64(in), "bytes_out": float64(out),
 		"codec_seconds_max": codecMax, "fsync_seconds_max": syncMax, "verified": 1,
 	}
 	if p.Workload == catalog.Compress && out > 0 {
-		res.Metrics["compression_ratio"] = float64(in) / float64(out)
+		m["compression_ratio"] = float64(in) / float64(out)
 	}
 	if p.Workload == catalog.Decompress && in > 0 {
-		res.Metrics["compression_ratio"] = float64(out) / float64(in)
+		m["compression_ratio"] = float64(out) / float64(in)
 	}
+	return m
+}
+
+// codecNote says what the cell timed.
+func codecNote(p Params) string {
 	level := "default level"
 	if p.Level != 0 {
 		level = fmt.Sprintf("level %d", p.Level)
@@ -94,8 +107,7 @@ func runCodec(ctx context.Context, p Params, prog *Progress) (Result, error) {
 	if p.Sink == codec.SinkNull {
 		timed = "codec only (the null sink discards the output: nothing is written or synced)"
 	}
-	res.Notes = []string{fmt.Sprintf("%s %s %s, sink %s: timed = %s; output verified by CRC-32C after the clock stopped", p.Workload, p.Codec, level, p.Sink, timed)}
-	return res, nil
+	return fmt.Sprintf("%s %s %s, sink %s: timed = %s; output verified by CRC-32C after the clock stopped", p.Workload, p.Codec, level, p.Sink, timed)
 }
 
 // measureCodec runs j's timed call on t and records its span: the cell's
