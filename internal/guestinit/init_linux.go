@@ -88,23 +88,44 @@ func runInit() {
 
 	modErr := sw.time("modules", func() ([]BootStep, error) { return loadModules(cfg.Modules) })
 	if consoleErr != nil {
-		var dev string
-		consoleErr = sw.time("console", func() ([]BootStep, error) {
-			var err error
-			dev, err = waitConsole(consoleWait)
-			return nil, err
-		})
-		if consoleErr == nil {
-			log.attach(os.Stdout)
-			log.notef("console %s, attached once the modules had loaded", dev)
-		} else {
-			log.errorf("%v", consoleErr)
-		}
+		attachLateConsole(log, &sw)
 	}
 	if modErr != nil {
 		powerOff(log, modErr)
 	}
 
+	pressed := watchPower(log)
+	times := BootTimes{InitStart: began, Steps: sw.steps, Spawned: bootClock()}
+	agentPid, err := syscall.ForkExec("/proc/self/exe", []string{os.Args[0], AgentArg, times.encode()}, &syscall.ProcAttr{
+		Env:   os.Environ(),
+		Files: []uintptr{0, 1, 2},
+	})
+	if err != nil {
+		powerOff(log, fmt.Errorf("start the agent process: %w", err))
+	}
+	superviseAgent(log, agentPid, sigs, pressed)
+}
+
+// attachLateConsole waits (timed, as the step "console") for a console
+// whose driver is a module, and attaches the boot log to it.
+func attachLateConsole(log *bootLog, sw *stopwatch) {
+	var dev string
+	err := sw.time("console", func() ([]BootStep, error) {
+		var err error
+		dev, err = waitConsole(consoleWait)
+		return nil, err
+	})
+	if err != nil {
+		log.errorf("%v", err)
+		return
+	}
+	log.attach(os.Stdout)
+	log.notef("console %s, attached once the modules had loaded", dev)
+}
+
+// watchPower watches the power buttons there are and says which in the
+// boot log; a press arrives on the channel it returns.
+func watchPower(log *bootLog) <-chan PowerButton {
 	pressed := make(chan PowerButton, 1)
 	buttons, err := SystemInputs().PowerButtons()
 	if err == nil {
@@ -115,23 +136,14 @@ func runInit() {
 	}
 	if len(buttons) == 0 {
 		log.notef("no power button: the host stops this guest through the agent, or by force")
-	} else {
-		var names []string
-		for _, b := range buttons {
-			names = append(names, b.String())
-		}
-		log.notef("power button: %s", strings.Join(names, ", "))
+		return pressed
 	}
-
-	times := BootTimes{InitStart: began, Steps: sw.steps, Spawned: bootClock()}
-	agentPid, err := syscall.ForkExec("/proc/self/exe", []string{os.Args[0], AgentArg, times.encode()}, &syscall.ProcAttr{
-		Env:   os.Environ(),
-		Files: []uintptr{0, 1, 2},
-	})
-	if err != nil {
-		powerOff(log, fmt.Errorf("start the agent process: %w", err))
+	var names []string
+	for _, b := range buttons {
+		names = append(names, b.String())
 	}
-	superviseAgent(log, agentPid, sigs, pressed)
+	log.notef("power button: %s", strings.Join(names, ", "))
+	return pressed
 }
 
 // superviseAgent reaps every process init inherits until the agent process
