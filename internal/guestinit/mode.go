@@ -1,8 +1,8 @@
 package guestinit
 
-// AgentArg, as the first argument, starts the agent binary as the guest's
-// agent process: what init (PID 1) runs once the guest is up. It is followed
-// by init's boot times.
+// AgentArg is the first argument that starts the agent binary as the
+// guest's agent process: what init (PID 1) runs once the guest is up. It is
+// followed by init's boot times.
 //
 // The agent does not serve from PID 1 itself: a Go panic in any goroutine
 // of PID 1 would end it and panic the kernel, and reaping orphans with

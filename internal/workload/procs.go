@@ -18,8 +18,8 @@ import (
 	"github.com/qoslab/qoslab/internal/workload/kernel"
 )
 
-// WorkerArg, as the first argument, puts the agent binary in worker mode: one
-// process of a procs cell.
+// WorkerArg is the first argument that puts the agent binary in worker mode:
+// one process of a procs cell.
 const WorkerArg = "__qoslab-worker"
 
 // workerReport is what a worker prints on stdout: first a ready line, then

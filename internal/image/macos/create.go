@@ -116,7 +116,7 @@ func PlanCreate(ctx context.Context, opts CreateOptions) (CreatePlan, error) {
 		return plan, err
 	}
 	// Whole MiB, as hv/vz makes disks; the rounding is below a MiB.
-	plan.DiskBytes = int64(roundUp(uint64(opts.DiskBytes), memoryGranule))
+	plan.DiskBytes = int64(roundUpMiB(uint64(opts.DiskBytes)))
 	plan.NeedFree = uint64(plan.DiskBytes) + DiskFreeMargin
 	// The bundle's parent may not exist yet; it will be on the file system
 	// of its nearest existing ancestor.
@@ -167,7 +167,7 @@ func Create(ctx context.Context, opts CreateOptions) (vz.Bundle, error) {
 			MemoryMiB:     int(plan.MemoryBytes / memoryGranule),
 			DiskBytes:     plan.DiskBytes,
 			MinCPUs:       plan.Requirements.MinCPUs,
-			MinMemoryMiB:  int(roundUp(plan.Requirements.MinMemory, memoryGranule) / memoryGranule),
+			MinMemoryMiB:  int(roundUpMiB(plan.Requirements.MinMemory) / memoryGranule),
 			CreatedAt:     now().UTC(),
 			InstalledFrom: &vz.InstallSource{IPSW: absPath(opts.IPSW), Build: img.Build, OSVersion: img.Version},
 		},
@@ -227,7 +227,7 @@ func pickMemory(asked uint64, req Requirements, lim vz.Limits, img RestoreImage)
 			img, formatBytes(int64(lo)), formatBytes(int64(hi)))
 	}
 	if asked == 0 {
-		return min(max(DefaultMemoryBytes, roundUp(lo, memoryGranule)), hi/memoryGranule*memoryGranule), nil
+		return min(max(DefaultMemoryBytes, roundUpMiB(lo)), hi/memoryGranule*memoryGranule), nil
 	}
 	if asked < lo || asked > hi {
 		return 0, fmt.Errorf("--memory %s: allowed %s..%s (%s needs at least %s; this Mac allows at most %s)",
@@ -235,7 +235,7 @@ func pickMemory(asked uint64, req Requirements, lim vz.Limits, img RestoreImage)
 	}
 	if asked%memoryGranule != 0 {
 		return 0, fmt.Errorf("--memory %d bytes: Virtualization.framework needs a whole number of MiB, e.g. %s", asked,
-			formatBytes(int64(roundUp(asked, memoryGranule))))
+			formatBytes(int64(roundUpMiB(asked))))
 	}
 	return asked, nil
 }
@@ -247,7 +247,8 @@ func checkDiskSize(n int64) error {
 	return nil
 }
 
-func roundUp(n, to uint64) uint64 { return (n + to - 1) / to * to }
+// roundUpMiB rounds n bytes up to a whole number of MiB (memoryGranule).
+func roundUpMiB(n uint64) uint64 { return (n + memoryGranule - 1) / memoryGranule * memoryGranule }
 
 // existingAncestor is dir, or its nearest ancestor that exists.
 func existingAncestor(dir string) string {

@@ -268,7 +268,7 @@ func ImportTart(ctx context.Context, opts ImportTartOptions) (vz.Bundle, error) 
 			MemoryMiB:    int(vm.MemoryBytes / memoryGranule),
 			DiskBytes:    vm.DiskBytes,
 			MinCPUs:      vm.MinCPUs,
-			MinMemoryMiB: int(roundUp(vm.MinMemoryBytes, memoryGranule) / memoryGranule),
+			MinMemoryMiB: int(roundUpMiB(vm.MinMemoryBytes) / memoryGranule),
 			CreatedAt:    now().UTC(),
 		},
 		HardwareModel:     vm.HardwareModel,
