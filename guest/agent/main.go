@@ -110,7 +110,7 @@ func run(args []string) int {
 // agents that no longer run.
 func scratchDir(logger *log.Logger, dir string) (_ string, temporary bool, _ error) {
 	if dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return "", false, fmt.Errorf("scratch directory %s: %w", dir, err)
 		}
 		return dir, false, nil
@@ -159,7 +159,7 @@ func powerOffAfter(logger *log.Logger) func(context.Context) error {
 
 // runCommand runs argv, its output going to the agent's log.
 func runCommand(ctx context.Context, argv []string) error {
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...) //nolint:gosec // G204: argv is agent.PowerOffCommand(), a fixed command
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	return cmd.Run()
 }

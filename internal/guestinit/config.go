@@ -35,7 +35,7 @@ type Config struct {
 // ReadConfig reads and checks the init configuration.
 func ReadConfig(path string) (Config, error) {
 	var c Config
-	b, err := os.ReadFile(path)
+	b, err := os.ReadFile(path) //nolint:gosec // G304: the init configuration the image build put at a fixed path
 	if err != nil {
 		return c, fmt.Errorf("init config: %w", err)
 	}

@@ -96,7 +96,7 @@ func runInit() {
 
 	pressed := watchPower(log)
 	times := BootTimes{InitStart: began, Steps: sw.steps, Spawned: bootClock()}
-	agentPid, err := syscall.ForkExec("/proc/self/exe", []string{os.Args[0], AgentArg, times.encode()}, &syscall.ProcAttr{
+	agentPid, err := syscall.ForkExec("/proc/self/exe", []string{os.Args[0], AgentArg, times.encode()}, &syscall.ProcAttr{ //nolint:gosec // G204: this executable, re-run as the agent process
 		Env:   os.Environ(),
 		Files: []uintptr{0, 1, 2},
 	})

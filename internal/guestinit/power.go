@@ -72,14 +72,14 @@ func (f InputFinder) PowerButtons() ([]PowerButton, error) {
 			continue
 		}
 		dir := filepath.Join(f.ClassDir, e.Name(), "device")
-		caps, err := os.ReadFile(filepath.Join(dir, "capabilities", "key"))
+		caps, err := os.ReadFile(filepath.Join(dir, "capabilities", "key")) //nolint:gosec // G304: a file of the kernel's input class directory (sysfs)
 		if err != nil {
 			continue // not a device with keys
 		}
 		if !hasKey(string(caps), keyPower) {
 			continue
 		}
-		name, _ := os.ReadFile(filepath.Join(dir, "name"))
+		name, _ := os.ReadFile(filepath.Join(dir, "name")) //nolint:gosec // G304: a file of the kernel's input class directory (sysfs)
 		out = append(out, PowerButton{Dev: filepath.Join(f.DevDir, e.Name()), Name: strings.TrimSpace(string(name))})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Dev < out[j].Dev })

@@ -48,7 +48,7 @@ func systemMounts(scratchDir string) []mountPoint {
 // mounted there is kept.
 func mountAll(points []mountPoint) error {
 	for _, m := range points {
-		if err := os.MkdirAll(m.target, 0o755); err != nil {
+		if err := os.MkdirAll(m.target, 0o755); err != nil { //nolint:gosec // G301: mount points of the guest's root (/proc, /sys, /dev, the scratch disk): 0755 as on any Linux system
 			return fmt.Errorf("mount %s on %s: %w", m.fstype, m.target, err)
 		}
 		if isMountPoint(m.target) {

@@ -581,9 +581,10 @@ func mergePowermetricsSamples(in []Sample) Sample {
 		return out
 	}
 	m := pmMerge{cpus: map[int]*pmAverage{}, clusters: map[string]*pmAverage{}, seen: map[string]bool{}}
-	for i, w := range pmWeights(in) {
-		out.IntervalNs += in[i].IntervalNs
-		m.add(in[i], w)
+	weights := pmWeights(in)
+	for i, s := range in {
+		out.IntervalNs += s.IntervalNs
+		m.add(s, weights[i])
 	}
 	out.Notes = m.notes
 	sort.Ints(m.cpuOrder)

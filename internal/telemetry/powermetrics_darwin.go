@@ -56,7 +56,7 @@ func NewPowermetricsProbe(ctx context.Context, interval time.Duration) (Probe, e
 		notes = append(notes, fmt.Sprintf("powermetrics: no perf levels: %v", err))
 	}
 
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...) //nolint:gosec // G204: powermetrics with fixed arguments
 	// Its own process group, so that Close (and a cancelled ctx) can signal
 	// sudo and powermetrics together, and a terminal's Ctrl-C reaches qoslab
 	// only, which then stops powermetrics itself. Should qoslab die without

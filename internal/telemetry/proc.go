@@ -195,10 +195,6 @@ func parseTaskStat(b []byte) (procTaskStat, error) {
 	return st, nil
 }
 
-// exited reports whether the stat is of a thread that has exited and waits
-// to be reaped (zombie or dead).
-func (st procTaskStat) exited() bool { return st.State == 'Z' || st.State == 'X' }
-
 // parseSchedstat returns the first field of /proc/<pid>/task/<tid>/schedstat:
 // the nanoseconds the thread has run. It is exact where the tick counts of
 // stat are 10 ms steps, a tenth of a 100 ms interval.

@@ -179,7 +179,7 @@ func (p *procProbe) readCoreTypes() map[int]string {
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile(m)
+		b, err := os.ReadFile(m) //nolint:gosec // G304: a sysfs file under the probe's root
 		if err != nil {
 			continue
 		}
@@ -203,7 +203,7 @@ func (p *procProbe) openRAPL() {
 	}
 	var denied []string
 	for _, d := range dirs {
-		nb, err := os.ReadFile(filepath.Join(d, "name"))
+		nb, err := os.ReadFile(filepath.Join(d, "name")) //nolint:gosec // G304: a sysfs file under the probe's root
 		if err != nil {
 			continue
 		}
@@ -212,13 +212,13 @@ func (p *procProbe) openRAPL() {
 		if !isPkg && name != "core" {
 			continue // dram, uncore, psys: not the CPU's power
 		}
-		f, err := os.Open(filepath.Join(d, "energy_uj"))
+		f, err := os.Open(filepath.Join(d, "energy_uj")) //nolint:gosec // G304: a sysfs file under the probe's root
 		if err != nil {
 			denied = append(denied, fmt.Sprintf("%s: %v", name, unwrapPathError(err)))
 			continue
 		}
 		z := raplZone{name: name, pkg: isPkg, f: f}
-		if b, err := os.ReadFile(filepath.Join(d, "max_energy_range_uj")); err == nil {
+		if b, err := os.ReadFile(filepath.Join(d, "max_energy_range_uj")); err == nil { //nolint:gosec // G304: a sysfs file under the probe's root
 			z.maxRange, _ = parseUintFile(b)
 		}
 		p.rapl = append(p.rapl, z)
@@ -624,3 +624,7 @@ func unwrapPathError(err error) error {
 	}
 	return err
 }
+
+// exited reports whether the stat is of a thread that has exited and waits
+// to be reaped (zombie or dead).
+func (st procTaskStat) exited() bool { return st.State == 'Z' || st.State == 'X' }

@@ -32,7 +32,7 @@ type AgentBinary struct {
 // code at exec, which in a LaunchDaemon would only show as a crash loop.
 func CheckAgentBinary(path string) (AgentBinary, error) {
 	a := AgentBinary{Path: path}
-	f, err := os.Open(path)
+	f, err := os.Open(path) //nolint:gosec // G304: the agent binary the user names
 	if err != nil {
 		return a, fmt.Errorf("agent binary: %w; %s", err, agentBuildHint)
 	}
@@ -50,7 +50,7 @@ func CheckAgentBinary(path string) (AgentBinary, error) {
 	}
 	bi, err := buildinfo.Read(f)
 	if err != nil {
-		return a, fmt.Errorf("agent binary %s carries no Go build information (%v), so it is not the qoslab agent; %s", path, err, agentBuildHint)
+		return a, fmt.Errorf("agent binary %s carries no Go build information (%w), so it is not the qoslab agent; %s", path, err, agentBuildHint)
 	}
 	if bi.Path != AgentPackage {
 		return a, fmt.Errorf("agent binary %s is %s, not the qoslab agent (%s); %s", path, bi.Path, AgentPackage, agentBuildHint)

@@ -13,19 +13,27 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// must stops a test fixture's construction at an error that cannot
+// happen (a write into memory, a file in the test's own directory).
+func must(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
 // thinMachO is a 64-bit Mach-O header with, when signed, one
 // LC_CODE_SIGNATURE load command: enough for debug/macho, not to run.
 func thinMachO(cpu macho.Cpu, typ macho.Type, signed bool) []byte {
 	var cmds bytes.Buffer
 	ncmds := uint32(0)
 	if signed {
-		binary.Write(&cmds, binary.LittleEndian, []uint32{lcCodeSignature, 16, 0x1000, 0x100})
+		must(binary.Write(&cmds, binary.LittleEndian, []uint32{lcCodeSignature, 16, 0x1000, 0x100}))
 		ncmds++
 	}
 	var b bytes.Buffer
-	binary.Write(&b, binary.LittleEndian, []uint32{
+	must(binary.Write(&b, binary.LittleEndian, []uint32{
 		macho.Magic64, uint32(cpu), 0, uint32(typ), ncmds, uint32(cmds.Len()), 0, 0,
-	})
+	}))
 	b.Write(cmds.Bytes())
 	return b.Bytes()
 }
@@ -33,7 +41,7 @@ func thinMachO(cpu macho.Cpu, typ macho.Type, signed bool) []byte {
 // fatMachO wraps thin files in a universal binary.
 func fatMachO(slices map[macho.Cpu][]byte) []byte {
 	var b bytes.Buffer
-	binary.Write(&b, binary.BigEndian, []uint32{macho.MagicFat, uint32(len(slices))})
+	must(binary.Write(&b, binary.BigEndian, []uint32{macho.MagicFat, uint32(len(slices))}))
 	off := uint32(4096)
 	var body bytes.Buffer
 	for _, cpu := range []macho.Cpu{macho.CpuAmd64, macho.CpuArm64} {
@@ -41,7 +49,7 @@ func fatMachO(slices map[macho.Cpu][]byte) []byte {
 		if !ok {
 			continue
 		}
-		binary.Write(&b, binary.BigEndian, []uint32{uint32(cpu), 0, off + uint32(body.Len()), uint32(len(s)), 12})
+		must(binary.Write(&b, binary.BigEndian, []uint32{uint32(cpu), 0, off + uint32(body.Len()), uint32(len(s)), 12}))
 		body.Write(s)
 		for body.Len()%4096 != 0 {
 			body.WriteByte(0)

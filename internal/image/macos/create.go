@@ -143,7 +143,7 @@ func Create(ctx context.Context, opts CreateOptions) (vz.Bundle, error) {
 	}
 	fw := opts.Framework
 	if opts.Bundle != "" {
-		if err := os.MkdirAll(filepath.Dir(opts.Bundle), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(opts.Bundle), 0o755); err != nil { //nolint:gosec // G301: the store of VM bundles, as hv/vz makes it; every file in a bundle is 0600
 			return vz.Bundle{}, fmt.Errorf("create macOS bundle: %w", err)
 		}
 	}

@@ -182,7 +182,7 @@ func TestCreateRefusesBeforeInstalling(t *testing.T) {
 		}, []string{"needs 66.0 GiB free", "only 40.0 GiB is free"}},
 		{"not a restore image", func(o *CreateOptions, _ *fakeFramework) {
 			o.IPSW = filepath.Join(filepath.Dir(o.IPSW), "x.txt")
-			os.WriteFile(o.IPSW, []byte("x"), 0o644)
+			must(os.WriteFile(o.IPSW, []byte("x"), 0o644))
 		}, []string{"x.txt", "not a macOS restore image"}},
 		{"image too new for the host", func(_ *CreateOptions, f *fakeFramework) { f.host = "13.6"; f.req = Requirements{} },
 			[]string{"macOS 14.4.1 (23E224)", "cannot run on this Mac", "macOS 13.6", "macOS 14 or newer host"}},
@@ -287,10 +287,10 @@ func TestFetch(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/2024/UniversalMac_14.4.1_23E224_Restore.ipsw", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("ETag", `"abc"`)
-		w.Write(ipsw)
+		_, _ = w.Write(ipsw)
 	})
 	mux.HandleFunc("/error.ipsw", func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte("<html>sign in first</html>"))
+		_, _ = w.Write([]byte("<html>sign in first</html>"))
 	})
 	srv := httptest.NewServer(mux)
 	defer srv.Close()

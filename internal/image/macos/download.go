@@ -119,7 +119,7 @@ func Download(ctx context.Context, opts DownloadOptions) (DownloadResult, error)
 		}
 		return DownloadResult{Path: opts.Dest, Size: fi.Size(), AlreadyComplete: true}, nil
 	}
-	if err := os.MkdirAll(filepath.Dir(opts.Dest), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(opts.Dest), 0o755); err != nil { //nolint:gosec // G301: the directory of downloaded restore images, which are public
 		return DownloadResult{}, fmt.Errorf("download: %w", err)
 	}
 	d := &downloader{opts: opts, client: opts.Client, idleAfter: opts.idleTimeout}
@@ -219,7 +219,7 @@ func (d *downloader) saveState(st *partState) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(d.statePath(), append(b, '\n'), 0o644)
+	return os.WriteFile(d.statePath(), append(b, '\n'), 0o644) //nolint:gosec // G306: the resume state of a public restore image (its URL, size and validators), beside it
 }
 
 // discardPart forgets a .part that cannot be resumed.
@@ -391,7 +391,7 @@ func (d *downloader) openPart(offset int64) (*os.File, error) {
 	if offset == 0 {
 		flags |= os.O_TRUNC
 	}
-	f, err := os.OpenFile(d.partPath(), flags, 0o644)
+	f, err := os.OpenFile(d.partPath(), flags, 0o644) //nolint:gosec // G302: a public restore image (Apple's); the finished file keeps this mode, as any download
 	if err != nil {
 		return nil, fmt.Errorf("download: %w", err)
 	}

@@ -47,7 +47,7 @@ func (s *fileServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.requests = append(s.requests, r.Header.Clone())
 	s.mu.Unlock()
 
-	var out http.ResponseWriter = w
+	out := w
 	if cut > 0 {
 		out = &cuttingWriter{ResponseWriter: w, left: cut, hold: hold, done: r.Context().Done()}
 	}
@@ -60,7 +60,7 @@ func (s *fileServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Length", fmt.Sprint(len(content)))
 	out.WriteHeader(http.StatusOK)
-	out.Write(content)
+	_, _ = out.Write(content)
 }
 
 func (s *fileServer) headers() []http.Header {
@@ -83,7 +83,7 @@ func (c *cuttingWriter) Write(p []byte) (int, error) {
 		c.left -= len(p)
 		return c.ResponseWriter.Write(p)
 	}
-	c.ResponseWriter.Write(p[:c.left])
+	_, _ = c.ResponseWriter.Write(p[:c.left])
 	c.ResponseWriter.(http.Flusher).Flush()
 	if c.hold != nil {
 		close(c.hold)
@@ -259,11 +259,11 @@ func TestDownloadDoesNotResumeUnsafely(t *testing.T) {
 				w.Header().Set("Content-Length", fmt.Sprint(len(content)))
 				assert.Empty(t, r.Header.Get("Range"))
 				if n == 1 {
-					w.Write(content[:30_000])
+					_, _ = w.Write(content[:30_000])
 					w.(http.Flusher).Flush()
 					panic(http.ErrAbortHandler)
 				}
-				w.Write(content)
+				_, _ = w.Write(content)
 			}))
 			defer srv.Close()
 			opts := testDownloadOptions(t, srv.URL)

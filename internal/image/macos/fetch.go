@@ -55,7 +55,7 @@ func Fetch(ctx context.Context, opts FetchOptions) (FetchResult, error) {
 	if opts.Dir == "" {
 		return res, errors.New("fetch restore image: no destination directory given")
 	}
-	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil { //nolint:gosec // G301: the directory of downloaded restore images, which are public
 		return res, fmt.Errorf("fetch restore image: %w", err)
 	}
 	res.Download, err = Download(ctx, DownloadOptions{

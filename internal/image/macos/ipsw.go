@@ -87,11 +87,11 @@ func InspectIPSW(path string) (RestoreImage, error) {
 	var rp restorePlist
 	foundBM, err := readPlistMember(&zr.Reader, "BuildManifest.plist", &bm)
 	if err != nil {
-		return img, fmt.Errorf("%s: %w: %v", path, ErrNotRestoreImage, err)
+		return img, fmt.Errorf("%s: %w: %w", path, ErrNotRestoreImage, err)
 	}
 	foundRP, err := readPlistMember(&zr.Reader, "Restore.plist", &rp)
 	if err != nil {
-		return img, fmt.Errorf("%s: %w: %v", path, ErrNotRestoreImage, err)
+		return img, fmt.Errorf("%s: %w: %w", path, ErrNotRestoreImage, err)
 	}
 	if !foundBM && !foundRP {
 		return img, fmt.Errorf("%s: %w: a zip without BuildManifest.plist or Restore.plist; pass a macOS .ipsw "+

@@ -493,7 +493,8 @@ func (p *provisioner) provisionSSH(ctx context.Context, target, agent string, da
 		p.logf("%s", describeStep(c))
 		if _, err := p.run(ctx, c.Name, c.Args...); err != nil {
 			if i > 0 {
-				p.run(context.WithoutCancel(ctx), plan.Cleanup.Name, plan.Cleanup.Args...)
+				// Best effort: the step's error is the one to report.
+				_, _ = p.run(context.WithoutCancel(ctx), plan.Cleanup.Name, plan.Cleanup.Args...)
 			}
 			return nil, fmt.Errorf("provision %s: %w", t.login(), err)
 		}
@@ -538,7 +539,7 @@ func (e *commandError) Unwrap() error { return e.Err }
 
 // runCommand runs name and returns its stdout.
 func runCommand(ctx context.Context, name string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, name, args...)
+	cmd := exec.CommandContext(ctx, name, args...) //nolint:gosec // G204: the provisioning steps' fixed programs (hdiutil, diskutil, ssh, ...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

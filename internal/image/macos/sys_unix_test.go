@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		fmt.Println("locked")
-		io.Copy(io.Discard, os.Stdin)
+		_, _ = io.Copy(io.Discard, os.Stdin)
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
@@ -52,7 +52,7 @@ func TestInspectTartRefusesARunningVM(t *testing.T) {
 	require.NoError(t, cmd.Start())
 	defer func() {
 		stdin.Close()
-		cmd.Wait()
+		_ = cmd.Wait()
 	}()
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	require.NoError(t, err)

@@ -101,10 +101,10 @@ func TestInspectTartRejects(t *testing.T) {
 		{name: "multicast MAC", edit: func(c map[string]any) { c["macAddress"] = "01:00:5e:00:00:01" }, want: "multicast"},
 		{name: "ASIF disk", edit: func(c map[string]any) { c["diskFormat"] = "asif" }, want: `diskFormat "asif"`},
 		{name: "hardware model not a plist", edit: func(c map[string]any) { c["hardwareModel"] = notPlist }, want: "hardwareModel does not hold"},
-		{name: "config not JSON", files: func(dir string) { os.WriteFile(filepath.Join(dir, "config.json"), []byte("{"), 0o644) }, want: "config.json is not tart's config"},
+		{name: "config not JSON", files: func(dir string) { must(os.WriteFile(filepath.Join(dir, "config.json"), []byte("{"), 0o644)) }, want: "config.json is not tart's config"},
 		{name: "no config", files: func(dir string) { os.Remove(filepath.Join(dir, "config.json")) }, want: "not a tart VM directory"},
-		{name: "empty disk", files: func(dir string) { os.Truncate(filepath.Join(dir, "disk.img"), 0) }, want: "disk.img is empty"},
-		{name: "suspended", files: func(dir string) { os.WriteFile(filepath.Join(dir, "state.vzvmsave"), []byte("s"), 0o644) }, want: "suspended"},
+		{name: "empty disk", files: func(dir string) { must(os.Truncate(filepath.Join(dir, "disk.img"), 0)) }, want: "disk.img is empty"},
+		{name: "suspended", files: func(dir string) { must(os.WriteFile(filepath.Join(dir, "state.vzvmsave"), []byte("s"), 0o644)) }, want: "suspended"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fixture := tc.fixture

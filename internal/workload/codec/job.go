@@ -330,7 +330,7 @@ func (j *Job) runDecompress(ctx context.Context) error {
 				j.Progress(int64(n))
 			}
 		}
-		if rerr == io.EOF {
+		if errors.Is(rerr, io.EOF) {
 			break
 		}
 		if rerr != nil {
