@@ -81,8 +81,8 @@ func runAgent(args []string) int {
 
 // agentBootTimes is init's boot times (args[0]) with the agent process's
 // start, at started, added; without them, the boot began at started.
-func agentBootTimes(log *bootLog, args []string, started time.Duration) BootTimes {
-	var times BootTimes
+func agentBootTimes(log *bootLog, args []string, started time.Duration) bootTimes {
+	var times bootTimes
 	if len(args) > 0 {
 		var err error
 		if times, err = decodeBootTimes(args[0]); err != nil {
@@ -90,7 +90,7 @@ func agentBootTimes(log *bootLog, args []string, started time.Duration) BootTime
 		}
 	}
 	if times.Spawned > 0 {
-		times.Steps = append(times.Steps, BootStep{Name: "agent start", Took: started - times.Spawned})
+		times.Steps = append(times.Steps, bootStep{Name: "agent start", Took: started - times.Spawned})
 	}
 	if times.InitStart == 0 {
 		times.InitStart = started
@@ -101,20 +101,20 @@ func agentBootTimes(log *bootLog, args []string, started time.Duration) BootTime
 // listenAll opens every channel at once, noting those that fail, and
 // returns the listeners and the boot step "channels": how long opening them
 // took, each channel a part.
-func listenAll(ctx context.Context, log *bootLog, chans []Channel) ([]net.Listener, BootStep) {
+func listenAll(ctx context.Context, log *bootLog, chans []Channel) ([]net.Listener, bootStep) {
 	began := time.Now()
 	opened := openChannels(ctx, chans, openChannel)
 	var listeners []net.Listener
-	var parts []BootStep
+	var parts []bootStep
 	for i, o := range opened {
-		parts = append(parts, BootStep{Name: chans[i].String(), Took: o.took})
+		parts = append(parts, bootStep{Name: chans[i].String(), Took: o.took})
 		if o.err != nil {
 			log.notef("not serving on %s: %v", chans[i], o.err)
 			continue
 		}
 		listeners = append(listeners, o.listener)
 	}
-	return listeners, BootStep{Name: "channels", Took: time.Since(began), Parts: parts}
+	return listeners, bootStep{Name: "channels", Took: time.Since(began), Parts: parts}
 }
 
 // agentPolicy is what the agent allows: the scratch directory, and the
@@ -136,7 +136,7 @@ func agentPolicy(ctx context.Context, log *bootLog, cfg Config) agent.Policy {
 func openChannel(ctx context.Context, ch Channel) (net.Listener, error) {
 	rctx, cancel := context.WithTimeout(ctx, PortWait)
 	defer cancel()
-	addr, err := ch.Resolve(rctx, SystemPorts())
+	addr, err := ch.Resolve(rctx, systemPorts())
 	if err != nil {
 		return nil, err
 	}

@@ -149,11 +149,11 @@ func ReadFile(path string) ([]Sample, []string, error) {
 		return nil, nil, fmt.Errorf("read telemetry: %w", err)
 	}
 	defer f.Close()
-	return Read(f, path)
+	return readSamples(f, path)
 }
 
-// Read reads telemetry lines from r; name is used in notes and errors.
-func Read(r io.Reader, name string) ([]Sample, []string, error) {
+// readSamples reads telemetry lines from r; name is used in notes and errors.
+func readSamples(r io.Reader, name string) ([]Sample, []string, error) {
 	var out []Sample
 	var notes []string
 	sc := bufio.NewScanner(r)

@@ -102,31 +102,31 @@ func powermetricsMissing(err error) *UnavailableError {
 	}
 }
 
-// A SkippedDocumentError is one document of a powermetrics stream that gave
+// A skippedDocumentError is one document of a powermetrics stream that gave
 // no sample: it did not parse, was cut off at the end of the stream, or was
 // too large. The stream goes on after it.
-type SkippedDocumentError struct {
+type skippedDocumentError struct {
 	Doc       int  // 1-based position in the stream
 	Truncated bool // cut off by the end of the stream (powermetrics killed mid-write)
 	Err       error
 }
 
-func (e *SkippedDocumentError) Error() string {
+func (e *skippedDocumentError) Error() string {
 	if e.Truncated {
 		return fmt.Sprintf("powermetrics document %d is cut off at the end of the stream: %v", e.Doc, e.Err)
 	}
 	return fmt.Sprintf("powermetrics document %d skipped: %v", e.Doc, e.Err)
 }
 
-func (e *SkippedDocumentError) Unwrap() error { return e.Err }
+func (e *skippedDocumentError) Unwrap() error { return e.Err }
 
-// PowermetricsReader reads the samples of a `powermetrics -f plist` stream:
+// powermetricsReader reads the samples of a `powermetrics -f plist` stream:
 // XML plist documents separated by NUL bytes. Next returns one sample per
-// document; a document that yields no sample is a *SkippedDocumentError and
+// document; a document that yields no sample is a *skippedDocumentError and
 // reading goes on. It is not safe for concurrent use.
-type PowermetricsReader struct {
+type powermetricsReader struct {
 	br     *bufio.Reader
-	levels []PerfLevel
+	levels []perfLevel
 	max    int
 
 	cur      []byte // the document being assembled
@@ -144,18 +144,18 @@ type pmDocument struct {
 	atEOF    bool // ended by the end of the stream, not by a separator
 }
 
-// NewPowermetricsReader reads powermetrics output from r. levels (from
-// ParseSysctlPerfLevels; may be nil) label core types when a cluster has no
+// newPowermetricsReader reads powermetrics output from r. levels (from
+// parseSysctlPerfLevels; may be nil) label core types when a cluster has no
 // usable name.
-func NewPowermetricsReader(r io.Reader, levels []PerfLevel) *PowermetricsReader {
-	return &PowermetricsReader{br: bufio.NewReaderSize(r, 64<<10), levels: levels, max: maxPlistDocument}
+func newPowermetricsReader(r io.Reader, levels []perfLevel) *powermetricsReader {
+	return &powermetricsReader{br: bufio.NewReaderSize(r, 64<<10), levels: levels, max: maxPlistDocument}
 }
 
 // Next returns the next document's sample. At the end of the stream it
 // returns io.EOF; a document that gives no sample returns a
-// *SkippedDocumentError, after which Next can be called again. Any other
+// *skippedDocumentError, after which Next can be called again. Any other
 // error is the reader's, and final.
-func (r *PowermetricsReader) Next() (Sample, error) {
+func (r *powermetricsReader) Next() (Sample, error) {
 	for {
 		if len(r.ready) > 0 {
 			d := r.ready[0]
@@ -197,7 +197,7 @@ var (
 // document at each NUL, at a </plist> line, and before an <?xml declaration,
 // which can only start a document (in content it would be escaped): so a
 // document cut off mid-stream does not swallow the next one.
-func (r *PowermetricsReader) feed(p []byte) {
+func (r *powermetricsReader) feed(p []byte) {
 	for len(p) > 0 {
 		nul := bytes.IndexByte(p, 0)
 		if decl := bytes.Index(p, pmXMLDecl); decl >= 0 && (nul < 0 || decl < nul) {
@@ -222,7 +222,7 @@ func (r *PowermetricsReader) feed(p []byte) {
 	}
 }
 
-func (r *PowermetricsReader) add(p []byte) {
+func (r *powermetricsReader) add(p []byte) {
 	if r.oversize {
 		return
 	}
@@ -236,7 +236,7 @@ func (r *PowermetricsReader) add(p []byte) {
 
 // complete ends the document being assembled; blank space between
 // separators is not a document.
-func (r *PowermetricsReader) complete(atEOF bool) {
+func (r *powermetricsReader) complete(atEOF bool) {
 	body := bytes.TrimSpace(r.cur)
 	if len(body) > 0 || r.oversize {
 		r.docs++
@@ -246,42 +246,21 @@ func (r *PowermetricsReader) complete(atEOF bool) {
 	r.oversize = false
 }
 
-func (r *PowermetricsReader) parse(d pmDocument) (Sample, error) {
+func (r *powermetricsReader) parse(d pmDocument) (Sample, error) {
 	if d.oversize {
-		return Sample{}, &SkippedDocumentError{Doc: d.n, Err: fmt.Errorf("larger than %d bytes (a lost separator?)", r.max)}
+		return Sample{}, &skippedDocumentError{Doc: d.n, Err: fmt.Errorf("larger than %d bytes (a lost separator?)", r.max)}
 	}
-	s, err := ParsePowermetricsPlist(d.body, r.levels)
+	s, err := parsePowermetricsPlist(d.body, r.levels)
 	if err != nil {
 		// A clean end of stream (powermetrics -n) may leave the last
 		// document without a separator; only one that does not parse was
 		// cut off.
-		return Sample{}, &SkippedDocumentError{Doc: d.n, Truncated: d.atEOF, Err: err}
+		return Sample{}, &skippedDocumentError{Doc: d.n, Truncated: d.atEOF, Err: err}
 	}
 	return s, nil
 }
 
-// ReadPowermetricsStream reads a whole recorded powermetrics stream. Skipped
-// documents become notes; err is a read error other than the end of the
-// stream, with the samples read before it.
-func ReadPowermetricsStream(r io.Reader, levels []PerfLevel) (samples []Sample, notes []string, err error) {
-	pr := NewPowermetricsReader(r, levels)
-	for {
-		s, err := pr.Next()
-		var skipped *SkippedDocumentError
-		switch {
-		case err == nil:
-			samples = append(samples, s)
-		case errors.Is(err, io.EOF):
-			return samples, notes, nil
-		case errors.As(err, &skipped):
-			notes = append(notes, skipped.Error())
-		default:
-			return samples, notes, err
-		}
-	}
-}
-
-// ParsePowermetricsPlist turns one powermetrics plist document into a sample
+// parsePowermetricsPlist turns one powermetrics plist document into a sample
 // (Sampler, IntervalNs, CPUs, Clusters, CPUW, PackageW, Notes). An error means
 // the document is not a plist dictionary at all; keys that are missing or of
 // the wrong type leave their fields nil with a note.
@@ -292,7 +271,7 @@ func ReadPowermetricsStream(r io.Reader, levels []PerfLevel) (samples []Sample, 
 // "M0-Cluster" -> M); CPUW is cpu_power (mW), PackageW combined_power (mW,
 // CPU + GPU + ANE), or before macOS 13 cpu_energy and package_energy (mJ)
 // over elapsed_ns.
-func ParsePowermetricsPlist(doc []byte, levels []PerfLevel) (s Sample, err error) {
+func parsePowermetricsPlist(doc []byte, levels []perfLevel) (s Sample, err error) {
 	root, err := decodePlistDict(doc)
 	if err != nil {
 		return Sample{}, err
@@ -333,11 +312,11 @@ func ParsePowermetricsPlist(doc []byte, levels []PerfLevel) (s Sample, err error
 	return p.s, nil
 }
 
-// pmParse is one document's sample as ParsePowermetricsPlist fills it in,
+// pmParse is one document's sample as parsePowermetricsPlist fills it in,
 // with the CPUs it has something to say about in one note each.
 type pmParse struct {
 	s      Sample
-	levels []PerfLevel
+	levels []perfLevel
 	// fallback is the CPU types from levels, made when a cluster's name
 	// gives none.
 	fallback map[int]string
@@ -729,7 +708,7 @@ func (a *pmAverage) mhz() *float64 {
 // arrived since the previous call (take). The darwin probe only starts and
 // stops the process around it.
 type powermetricsStream struct {
-	levels []PerfLevel
+	levels []perfLevel
 
 	mu      sync.Mutex
 	pending []Sample // parsed since the last take
@@ -744,7 +723,7 @@ type powermetricsStream struct {
 // so the next Sample still covers the whole time.
 const maxPendingSamples = 64
 
-func newPowermetricsStream(levels []PerfLevel, notes ...string) *powermetricsStream {
+func newPowermetricsStream(levels []perfLevel, notes ...string) *powermetricsStream {
 	return &powermetricsStream{levels: levels, notes: notes, first: make(chan struct{})}
 }
 
@@ -752,10 +731,10 @@ func newPowermetricsStream(levels []PerfLevel, notes ...string) *powermetricsStr
 // stream, or when r is closed under it.
 func (s *powermetricsStream) consume(r io.Reader) {
 	defer s.markFirst()
-	pr := NewPowermetricsReader(r, s.levels)
+	pr := newPowermetricsReader(r, s.levels)
 	for {
 		sample, err := pr.Next()
-		var skipped *SkippedDocumentError
+		var skipped *skippedDocumentError
 		switch {
 		case err == nil:
 			s.mu.Lock()

@@ -16,18 +16,6 @@ import (
 	"github.com/qoslab/qoslab/internal/procsched"
 )
 
-// ProcOptions configure the Linux sampler.
-type ProcOptions struct {
-	// Root is where proc/ and sys/ are found: "" is "/". Tests point it
-	// at a recorded tree.
-	Root string
-	// ClockTicks is USER_HZ, the unit of the tick counts in /proc; 0 reads
-	// it from the auxiliary vector (AT_CLKTCK in <root>/proc/self/auxv)
-	// and falls back to 100, its value on every architecture Go runs
-	// Linux on.
-	ClockTicks int
-}
-
 // procCPUTicks is one cpuN line of /proc/stat, in clock ticks since boot.
 type procCPUTicks struct {
 	ID int

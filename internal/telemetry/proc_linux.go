@@ -92,11 +92,23 @@ type threadTrack struct {
 	policyKey [3]int
 }
 
-// NewProcProbe opens a sampler over /proc and /sys under o.Root. Only
+// procOptions configure the Linux sampler.
+type procOptions struct {
+	// Root is where proc/ and sys/ are found: "" is "/". Tests point it
+	// at a recorded tree.
+	Root string
+	// ClockTicks is USER_HZ, the unit of the tick counts in /proc; 0 reads
+	// it from the auxiliary vector (AT_CLKTCK in <root>/proc/self/auxv)
+	// and falls back to 100, its value on every architecture Go runs
+	// Linux on.
+	ClockTicks int
+}
+
+// newProcProbe opens a sampler over /proc and /sys under o.Root. Only
 // /proc/stat is required (without it the error is an *UnavailableError); frequencies, RAPL power and core types are read
 // where the machine has them, and what is missing is said in the first
 // sample's notes.
-func NewProcProbe(o ProcOptions) (Probe, error) {
+func newProcProbe(o procOptions) (Probe, error) {
 	root := o.Root
 	if root == "" {
 		root = "/"

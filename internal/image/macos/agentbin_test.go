@@ -103,23 +103,23 @@ func TestCheckMachO(t *testing.T) {
 
 func TestCheckAgentBinary(t *testing.T) {
 	// A Mach-O that passes the format checks but is no Go program.
-	_, err := CheckAgentBinary(writeBin(t, thinMachO(macho.CpuArm64, macho.TypeExec, true)))
+	_, err := checkAgentBinary(writeBin(t, thinMachO(macho.CpuArm64, macho.TypeExec, true)))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "no Go build information")
 
 	if runtime.GOOS == "linux" {
 		self, err := os.Executable()
 		require.NoError(t, err)
-		_, err = CheckAgentBinary(self)
+		_, err = checkAgentBinary(self)
 		assert.ErrorContains(t, err, "ELF: a Linux build")
 	}
 
-	_, err = CheckAgentBinary(filepath.Join(t.TempDir(), "missing"))
+	_, err = checkAgentBinary(filepath.Join(t.TempDir(), "missing"))
 	require.Error(t, err)
 	assert.ErrorIs(t, err, os.ErrNotExist)
 	assert.Contains(t, err.Error(), "make build")
 
-	_, err = CheckAgentBinary(t.TempDir())
+	_, err = checkAgentBinary(t.TempDir())
 	assert.ErrorContains(t, err, "is not a file")
 }
 
@@ -131,7 +131,7 @@ func TestCheckAgentBinaryBuilt(t *testing.T) {
 	if _, err := os.Stat(p); err != nil {
 		t.Skip("no bin/darwin-arm64/qoslab-agent; `make build` makes it")
 	}
-	a, err := CheckAgentBinary(p)
+	a, err := checkAgentBinary(p)
 	require.NoError(t, err)
 	assert.Len(t, a.SHA256, 64)
 	assert.Positive(t, a.Size)

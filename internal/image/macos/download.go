@@ -19,8 +19,8 @@ import (
 	"github.com/qoslab/qoslab/internal/httpfetch"
 )
 
-// DownloadOptions says what to fetch and where.
-type DownloadOptions struct {
+// downloadOptions says what to fetch and where.
+type downloadOptions struct {
 	URL string // http or https
 	// Dest is the finished file. Bytes arrive in Dest+".part" (with what the
 	// server said about them in Dest+".part.json") and are renamed to Dest
@@ -87,10 +87,10 @@ const (
 
 var errStalled = errors.New("the transfer stalled")
 
-// DefaultIPSWName is the file name to save url under: its last path element
+// defaultIPSWName is the file name to save url under: its last path element
 // (Apple's names carry the version and build, e.g.
 // UniversalMac_14.4.1_23E224_Restore.ipsw).
-func DefaultIPSWName(rawURL string) (string, error) {
+func defaultIPSWName(rawURL string) (string, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return "", fmt.Errorf("restore image URL %q: %w", rawURL, err)
@@ -102,10 +102,10 @@ func DefaultIPSWName(rawURL string) (string, error) {
 	return name, nil
 }
 
-// Download fetches opts.URL to opts.Dest, resuming an earlier partial
+// download fetches opts.URL to opts.Dest, resuming an earlier partial
 // download when the server supports ranges and the file has not changed
 // since. Cancelling ctx keeps the .part file for the next call.
-func Download(ctx context.Context, opts DownloadOptions) (DownloadResult, error) {
+func download(ctx context.Context, opts downloadOptions) (DownloadResult, error) {
 	u, err := url.Parse(opts.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return DownloadResult{}, fmt.Errorf("download %q: not an http(s) URL; pass the restore image's full URL", opts.URL)
@@ -176,7 +176,7 @@ func (e *retryableError) Error() string { return e.err.Error() }
 func (e *retryableError) Unwrap() error { return e.err }
 
 type downloader struct {
-	opts   DownloadOptions
+	opts   downloadOptions
 	client *http.Client
 	bar    *progressBar
 	idle   *time.Timer // reset by every read; fires errStalled

@@ -9,18 +9,18 @@ type (
 	// make a macOS image (see
 	// vz.Framework).
 	Framework = vz.Framework
-	// Requirements is what a restore image needs of this host
+	// requirements is what a restore image needs of this host
 	// (VZMacOSConfigurationRequirements; see vz.Requirements).
-	Requirements = vz.Requirements
-	// InstallTarget is a staged bundle the installer fills (see
+	requirements = vz.Requirements
+	// installTarget is a staged bundle the installer fills (see
 	// vz.InstallTarget).
-	InstallTarget = vz.InstallTarget
+	installTarget = vz.InstallTarget
 )
 
-// ErrNeedsMac is wrapped by every error about a step only
+// errNeedsMac is wrapped by every error about a step only
 // Virtualization.framework can do.
-var ErrNeedsMac = vz.ErrNeedsMac
+var errNeedsMac = vz.ErrNeedsMac
 
-// HostFramework is Virtualization.framework on this Mac (see
+// hostFramework is Virtualization.framework on this Mac (see
 // vz.HostFramework).
-func HostFramework() (Framework, error) { return vz.HostFramework() }
+func hostFramework() (Framework, error) { return vz.HostFramework() }

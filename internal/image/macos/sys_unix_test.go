@@ -58,13 +58,13 @@ func TestInspectTartRefusesARunningVM(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "locked", strings.TrimSpace(line))
 
-	_, err = InspectTart(dir)
+	_, err = inspectTart(dir)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), fmt.Sprintf("it is running (tart pid %d)", cmd.Process.Pid))
 	assert.Contains(t, err.Error(), "tart stop")
 
 	stdin.Close()
 	require.NoError(t, cmd.Wait())
-	_, err = InspectTart(dir)
+	_, err = inspectTart(dir)
 	assert.NoError(t, err, "a stopped VM imports")
 }

@@ -55,8 +55,8 @@ type tartScreen struct {
 	Unit   string `json:"unit,omitempty"` // pt or px
 }
 
-// TartVM is a checked tart VM directory, ready to import.
-type TartVM struct {
+// tartVM is a checked tart VM directory, ready to import.
+type tartVM struct {
 	Dir               string
 	CPUs, MinCPUs     int
 	MemoryBytes       uint64
@@ -67,10 +67,10 @@ type TartVM struct {
 	MachineIdentifier []byte
 }
 
-// InspectTart reads and checks a tart VM directory without changing it:
+// inspectTart reads and checks a tart VM directory without changing it:
 // every field qoslab uses and every file it copies.
-func InspectTart(dir string) (TartVM, error) {
-	vm := TartVM{Dir: dir}
+func inspectTart(dir string) (tartVM, error) {
+	vm := tartVM{Dir: dir}
 	fi, err := os.Stat(dir)
 	if err != nil {
 		return vm, fmt.Errorf("tart VM: %w; pass the VM's directory (~/.tart/vms/NAME)", err)
@@ -135,7 +135,7 @@ func readTartConfig(dir string) (tartConfig, error) {
 
 // takeConfig checks the values of c (read by readTartConfig) that qoslab
 // uses, and sets vm's fields from them.
-func (vm *TartVM) takeConfig(c tartConfig) error {
+func (vm *tartVM) takeConfig(c tartConfig) error {
 	vm.CPUs, vm.MinCPUs = *c.CPUCount, *c.CPUCountMin
 	if vm.MinCPUs < 1 || vm.CPUs < vm.MinCPUs {
 		return fmt.Errorf("cpuCount %d with cpuCountMin %d: want 1 <= cpuCountMin <= cpuCount", vm.CPUs, vm.MinCPUs)
@@ -244,7 +244,7 @@ type ImportTartOptions struct {
 // the same NAT network. tart's display is not kept either (nobody looks at
 // a qoslab guest's).
 func ImportTart(ctx context.Context, opts ImportTartOptions) (vz.Bundle, error) {
-	vm, err := InspectTart(opts.Dir)
+	vm, err := inspectTart(opts.Dir)
 	if err != nil {
 		return vz.Bundle{}, err
 	}
