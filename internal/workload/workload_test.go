@@ -353,7 +353,6 @@ func TestCodecRecordIsTheCellClockAroundRun(t *testing.T) {
 	assert.LessOrEqual(t, s.end, after, "the record ends before the test's own reading after the call")
 	assert.Less(t, s.start, s.end)
 	assert.Positive(t, codecNs)
-	assert.LessOrEqual(t, codecNs, (s.end - s.start), "the codec phase lies within the record")
-	assert.Less(t, codecNs, elapsed.Nanoseconds())
+	assert.Less(t, codecNs, elapsed.Nanoseconds(), "the codec phase lies within the call (both on Go's clock)")
 	assert.Equal(t, int64(1<<20), res.BytesIn)
 }
