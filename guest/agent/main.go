@@ -64,21 +64,13 @@ func run(args []string) int {
 		logger.Print(err)
 		return 2
 	}
-	dir := *scratch
-	if dir == "" {
-		// Scratch directories of agents killed before they could clean
-		// up (their controller killed with -9) go first.
-		for _, d := range tmpdir.Sweep("qoslab-agent-") {
-			logger.Printf("removed %s, left by an agent that no longer runs", d)
-		}
-		if dir, err = tmpdir.Make("qoslab-agent-"); err != nil {
-			logger.Printf("scratch directory: %v", err)
-			return 1
-		}
-		defer os.RemoveAll(dir)
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
-		logger.Printf("scratch directory %s: %v", dir, err)
+	dir, temporary, err := scratchDir(logger, *scratch)
+	if err != nil {
+		logger.Print(err)
 		return 1
+	}
+	if temporary {
+		defer os.RemoveAll(dir)
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -92,30 +84,16 @@ func run(args []string) int {
 
 	policy := agent.Policy{ScratchDir: dir, BlockDevices: blocks}
 	if addr.Kind == transport.KindTCP && !*noToken {
-		path := *tokenFile
-		if path == "" {
-			if path, err = agent.DefaultTokenFile(); err != nil {
-				logger.Print(err)
-				return 1
-			}
-		}
-		if policy.Token, err = agent.LoadOrCreateToken(path); err != nil {
+		if err := useToken(logger, &policy, *tokenFile); err != nil {
 			logger.Print(err)
 			return 1
 		}
-		policy.TokenFile = path
-		logger.Printf("tcp: clients must present the token in %s (or start with --insecure-no-token)", path)
 	} else if addr.Kind == transport.KindTCP {
 		logger.Printf("tcp: --insecure-no-token: anyone who can reach %s can run and stop cells", lis.Addr())
 	}
 	var after func(context.Context) error
 	if *powerOff {
-		virtual, how := agent.Virtualized()
-		if err := agent.CheckPowerOff(runtime.GOOS, os.Geteuid(), virtual, how); err != nil {
-			logger.Printf("--%s ignored: %v; a Shutdown request only stops the agent", agent.PowerOffFlag, err)
-		} else {
-			after = agent.PowerOff(runCommand)
-		}
+		after = powerOffAfter(logger)
 	}
 	if addr.Kind != transport.KindStdio {
 		logger.Printf("%s serving on %s", version.String(), lis.Addr())
@@ -127,9 +105,61 @@ func run(args []string) int {
 	return 0
 }
 
+// scratchDir makes the directory file sinks may write in: dir, or when dir
+// is empty a new temporary one (temporary), after sweeping away those of
+// agents that no longer run.
+func scratchDir(logger *log.Logger, dir string) (_ string, temporary bool, _ error) {
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return "", false, fmt.Errorf("scratch directory %s: %w", dir, err)
+		}
+		return dir, false, nil
+	}
+	// Scratch directories of agents killed before they could clean up
+	// (their controller killed with -9) go first.
+	for _, d := range tmpdir.Sweep("qoslab-agent-") {
+		logger.Printf("removed %s, left by an agent that no longer runs", d)
+	}
+	dir, err := tmpdir.Make("qoslab-agent-")
+	if err != nil {
+		return "", false, fmt.Errorf("scratch directory: %w", err)
+	}
+	return dir, true, nil
+}
+
+// useToken makes policy demand the token in path (by default the agent's
+// token file), creating it if missing.
+func useToken(logger *log.Logger, policy *agent.Policy, path string) error {
+	if path == "" {
+		var err error
+		if path, err = agent.DefaultTokenFile(); err != nil {
+			return err
+		}
+	}
+	token, err := agent.LoadOrCreateToken(path)
+	if err != nil {
+		return err
+	}
+	policy.Token, policy.TokenFile = token, path
+	logger.Printf("tcp: clients must present the token in %s (or start with --insecure-no-token)", path)
+	return nil
+}
+
+// powerOffAfter is what --power-off does after a Shutdown request: power
+// the machine off, or, where it may not (not root, not a virtual machine),
+// nothing, which it logs.
+func powerOffAfter(logger *log.Logger) func(context.Context) error {
+	virtual, how := agent.Virtualized()
+	if err := agent.CheckPowerOff(runtime.GOOS, os.Geteuid(), virtual, how); err != nil {
+		logger.Printf("--%s ignored: %v; a Shutdown request only stops the agent", agent.PowerOffFlag, err)
+		return nil
+	}
+	return agent.PowerOff(runCommand)
+}
+
 // runCommand runs argv, its output going to the agent's log.
 func runCommand(ctx context.Context, argv []string) error {
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...) //nolint:gosec // G204: argv is agent.PowerOffCommand(), a fixed command
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	return cmd.Run()
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/qoslab/qoslab/internal/guestchan"
 	"net"
 	"os"
 	"os/signal"
@@ -14,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/qoslab/qoslab/internal/agent"
+	"github.com/qoslab/qoslab/internal/guestchan"
 	"github.com/qoslab/qoslab/internal/transport"
 	"github.com/qoslab/qoslab/internal/version"
 )
@@ -29,19 +29,7 @@ func runAgent(args []string) int {
 	log := newBootLog()
 	// Init started this process once the console was there, or gave up.
 	log.attach(os.Stdout)
-	var times BootTimes
-	if len(args) > 0 {
-		var err error
-		if times, err = decodeBootTimes(args[0]); err != nil {
-			log.notef("%v; the boot summary covers the agent process only", err)
-		}
-	}
-	if times.Spawned > 0 {
-		times.Steps = append(times.Steps, BootStep{Name: "agent start", Took: started - times.Spawned})
-	}
-	if times.InitStart == 0 {
-		times.InitStart = started
-	}
+	times := agentBootTimes(log, args, started)
 
 	cfg, err := ReadConfig(guestchan.ConfigPath)
 	if err != nil {
@@ -63,32 +51,13 @@ func runAgent(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), unix.SIGINT, unix.SIGTERM)
 	defer stop()
 
-	began := time.Now()
-	opened := openChannels(ctx, chans, openChannel)
-	var listeners []net.Listener
-	var parts []BootStep
-	for i, o := range opened {
-		parts = append(parts, BootStep{Name: chans[i].String(), Took: o.took})
-		if o.err != nil {
-			log.notef("not serving on %s: %v", chans[i], o.err)
-			continue
-		}
-		listeners = append(listeners, o.listener)
-	}
-	times.Steps = append(times.Steps, BootStep{Name: "channels", Took: time.Since(began), Parts: parts})
+	listeners, step := listenAll(ctx, log, chans)
+	times.Steps = append(times.Steps, step)
 	if len(listeners) == 0 {
 		log.errorf("no channel to serve on: all %d listen addresses failed (above)", len(chans))
 		return 1
 	}
-
-	policy := agent.Policy{ScratchDir: cfg.ScratchDir}
-	if cfg.ScratchDevice != "" {
-		if err := waitForFile(ctx, cfg.ScratchDevice, scratchDeviceWait); err != nil {
-			log.notef("scratch device: %v; the block sink is off", err)
-		} else {
-			policy.BlockDevices = []string{cfg.ScratchDevice}
-		}
-	}
+	policy := agentPolicy(ctx, log, cfg)
 
 	times.Ready = bootClock()
 	log.notef("%s", times.Summary())
@@ -110,12 +79,64 @@ func runAgent(args []string) int {
 	return 0
 }
 
+// agentBootTimes is init's boot times (args[0]) with the agent process's
+// start, at started, added; without them, the boot began at started.
+func agentBootTimes(log *bootLog, args []string, started time.Duration) bootTimes {
+	var times bootTimes
+	if len(args) > 0 {
+		var err error
+		if times, err = decodeBootTimes(args[0]); err != nil {
+			log.notef("%v; the boot summary covers the agent process only", err)
+		}
+	}
+	if times.Spawned > 0 {
+		times.Steps = append(times.Steps, bootStep{Name: "agent start", Took: started - times.Spawned})
+	}
+	if times.InitStart == 0 {
+		times.InitStart = started
+	}
+	return times
+}
+
+// listenAll opens every channel at once, noting those that fail, and
+// returns the listeners and the boot step "channels": how long opening them
+// took, each channel a part.
+func listenAll(ctx context.Context, log *bootLog, chans []Channel) ([]net.Listener, bootStep) {
+	began := time.Now()
+	opened := openChannels(ctx, chans, openChannel)
+	var listeners []net.Listener
+	var parts []bootStep
+	for i, o := range opened {
+		parts = append(parts, bootStep{Name: chans[i].String(), Took: o.took})
+		if o.err != nil {
+			log.notef("not serving on %s: %v", chans[i], o.err)
+			continue
+		}
+		listeners = append(listeners, o.listener)
+	}
+	return listeners, bootStep{Name: "channels", Took: time.Since(began), Parts: parts}
+}
+
+// agentPolicy is what the agent allows: the scratch directory, and the
+// scratch disk as a block sink once its node is there.
+func agentPolicy(ctx context.Context, log *bootLog, cfg Config) agent.Policy {
+	policy := agent.Policy{ScratchDir: cfg.ScratchDir}
+	if cfg.ScratchDevice != "" {
+		if err := waitForFile(ctx, cfg.ScratchDevice, scratchDeviceWait); err != nil {
+			log.notef("scratch device: %v; the block sink is off", err)
+		} else {
+			policy.BlockDevices = []string{cfg.ScratchDevice}
+		}
+	}
+	return policy
+}
+
 // openChannel resolves ch, waiting up to PortWait for a virtio-serial port,
 // and listens on it.
 func openChannel(ctx context.Context, ch Channel) (net.Listener, error) {
 	rctx, cancel := context.WithTimeout(ctx, PortWait)
 	defer cancel()
-	addr, err := ch.Resolve(rctx, SystemPorts())
+	addr, err := ch.Resolve(rctx, systemPorts())
 	if err != nil {
 		return nil, err
 	}

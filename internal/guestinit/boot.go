@@ -7,17 +7,17 @@ import (
 	"time"
 )
 
-// BootStep is one timed stage of bringing the guest up.
-type BootStep struct {
+// bootStep is one timed stage of bringing the guest up.
+type bootStep struct {
 	Name  string        `json:"name"`
 	Took  time.Duration `json:"took_ns"`
-	Parts []BootStep    `json:"parts,omitempty"`
+	Parts []bootStep    `json:"parts,omitempty"`
 }
 
-// BootTimes is how the guest came up, on the kernel's boot clock
+// bootTimes is how the guest came up, on the kernel's boot clock
 // (CLOCK_BOOTTIME: time since the kernel started), which both processes of
 // the guest init read the same way.
-type BootTimes struct {
+type bootTimes struct {
 	// InitStart is when the kernel ran /init (its "Run /init as init
 	// process" log line), or when init's main began where that is not known.
 	InitStart time.Duration `json:"init_start_ns"`
@@ -27,7 +27,7 @@ type BootTimes struct {
 	Ready time.Duration `json:"ready_ns,omitempty"`
 	// Steps are the stages in order; time between them (process start-up,
 	// logging) is counted in Ready - InitStart only.
-	Steps []BootStep `json:"steps"`
+	Steps []bootStep `json:"steps"`
 }
 
 // shortPart is below what the summary lists part by part.
@@ -36,7 +36,7 @@ const shortPart = 10 * time.Millisecond
 // Summary is the one-line account of the boot the console shows, e.g.
 // "up in 1.23 s, 2.05 s after kernel start (mounts 0.01 s, modules 0.90 s
 // [virtio_pci 0.30 s, 4 more under 0.01 s], ...)".
-func (b BootTimes) Summary() string {
+func (b bootTimes) Summary() string {
 	var s strings.Builder
 	fmt.Fprintf(&s, "up in %s, %s after kernel start", seconds(b.Ready-b.InitStart), seconds(b.Ready))
 	if len(b.Steps) == 0 {
@@ -54,7 +54,7 @@ func (b BootTimes) Summary() string {
 	return s.String()
 }
 
-func writeParts(s *strings.Builder, parts []BootStep) {
+func writeParts(s *strings.Builder, parts []bootStep) {
 	if len(parts) == 0 {
 		return
 	}
@@ -84,28 +84,28 @@ func seconds(d time.Duration) string {
 }
 
 // encode is how init hands its part of the boot to the agent process.
-func (b BootTimes) encode() string {
+func (b bootTimes) encode() string {
 	out, _ := json.Marshal(b) // plain fields only: cannot fail
 	return string(out)
 }
 
-func decodeBootTimes(s string) (BootTimes, error) {
-	var b BootTimes
+func decodeBootTimes(s string) (bootTimes, error) {
+	var b bootTimes
 	if err := json.Unmarshal([]byte(s), &b); err != nil {
-		return BootTimes{}, fmt.Errorf("boot times from init %q: %w", s, err)
+		return bootTimes{}, fmt.Errorf("boot times from init %q: %w", s, err)
 	}
 	return b, nil
 }
 
 // stopwatch times the steps of one process.
 type stopwatch struct {
-	steps []BootStep
+	steps []bootStep
 }
 
 // time runs f as the step name and records how long it took.
-func (w *stopwatch) time(name string, f func() ([]BootStep, error)) error {
+func (w *stopwatch) time(name string, f func() ([]bootStep, error)) error {
 	began := time.Now()
 	parts, err := f()
-	w.steps = append(w.steps, BootStep{Name: name, Took: time.Since(began), Parts: parts})
+	w.steps = append(w.steps, bootStep{Name: name, Took: time.Since(began), Parts: parts})
 	return err
 }

@@ -14,21 +14,21 @@ func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 func TestBootTimesSummary(t *testing.T) {
 	cases := []struct {
 		name  string
-		times BootTimes
+		times bootTimes
 		want  string
 	}{
 		{
 			name: "every stage",
-			times: BootTimes{InitStart: ms(800), Ready: ms(2030), Steps: []BootStep{
+			times: bootTimes{InitStart: ms(800), Ready: ms(2030), Steps: []bootStep{
 				{Name: "go start", Took: ms(350)},
 				{Name: "mounts", Took: ms(12)},
-				{Name: "modules", Took: ms(904), Parts: []BootStep{
+				{Name: "modules", Took: ms(904), Parts: []bootStep{
 					{Name: "virtio_ring", Took: ms(4)},
 					{Name: "virtio_pci", Took: ms(300)},
 					{Name: "virtio", Took: ms(2)},
 					{Name: "virtio_blk", Took: ms(56)},
 				}},
-				{Name: "channels", Took: ms(100), Parts: []BootStep{{Name: "virtio-port:org.qoslab.agent", Took: ms(100)}}},
+				{Name: "channels", Took: ms(100), Parts: []bootStep{{Name: "virtio-port:org.qoslab.agent", Took: ms(100)}}},
 			}},
 			want: "up in 1.23 s, 2.03 s after kernel start (go start 0.35 s, mounts 0.01 s, " +
 				"modules 0.90 s [virtio_pci 0.30 s, virtio_blk 0.06 s, 2 more under 0.01 s], " +
@@ -36,21 +36,21 @@ func TestBootTimesSummary(t *testing.T) {
 		},
 		{
 			name: "only short parts",
-			times: BootTimes{InitStart: ms(1000), Ready: ms(1500), Steps: []BootStep{
-				{Name: "modules", Took: ms(9), Parts: []BootStep{{Name: "a", Took: ms(1)}, {Name: "b", Took: ms(2)}}},
+			times: bootTimes{InitStart: ms(1000), Ready: ms(1500), Steps: []bootStep{
+				{Name: "modules", Took: ms(9), Parts: []bootStep{{Name: "a", Took: ms(1)}, {Name: "b", Took: ms(2)}}},
 			}},
 			want: "up in 0.50 s, 1.50 s after kernel start (modules 0.01 s [2 under 0.01 s])",
 		},
 		{
 			name: "a lone short part is named",
-			times: BootTimes{InitStart: ms(1000), Ready: ms(1500), Steps: []BootStep{
-				{Name: "channels", Took: ms(4), Parts: []BootStep{{Name: "vsock:1024", Took: ms(4)}}},
+			times: bootTimes{InitStart: ms(1000), Ready: ms(1500), Steps: []bootStep{
+				{Name: "channels", Took: ms(4), Parts: []bootStep{{Name: "vsock:1024", Took: ms(4)}}},
 			}},
 			want: "up in 0.50 s, 1.50 s after kernel start (channels 0.00 s [vsock:1024 0.00 s])",
 		},
 		{
 			name:  "no steps",
-			times: BootTimes{InitStart: ms(1000), Ready: ms(1250)},
+			times: bootTimes{InitStart: ms(1000), Ready: ms(1250)},
 			want:  "up in 0.25 s, 1.25 s after kernel start",
 		},
 	}
@@ -62,8 +62,8 @@ func TestBootTimesSummary(t *testing.T) {
 }
 
 func TestBootTimesCrossTheExec(t *testing.T) {
-	sent := BootTimes{InitStart: ms(5204), Spawned: ms(6100), Steps: []BootStep{
-		{Name: "modules", Took: ms(280), Parts: []BootStep{{Name: "virtio", Took: ms(30)}}},
+	sent := bootTimes{InitStart: ms(5204), Spawned: ms(6100), Steps: []bootStep{
+		{Name: "modules", Took: ms(280), Parts: []bootStep{{Name: "virtio", Took: ms(30)}}},
 	}}
 	got, err := decodeBootTimes(sent.encode())
 	require.NoError(t, err)
@@ -77,15 +77,15 @@ func TestBootTimesCrossTheExec(t *testing.T) {
 func TestStopwatchRecordsEachStep(t *testing.T) {
 	var sw stopwatch
 	fail := errors.New("mount failed")
-	require.NoError(t, sw.time("modules", func() ([]BootStep, error) {
+	require.NoError(t, sw.time("modules", func() ([]bootStep, error) {
 		time.Sleep(ms(2))
-		return []BootStep{{Name: "virtio", Took: ms(1)}}, nil
+		return []bootStep{{Name: "virtio", Took: ms(1)}}, nil
 	}))
-	assert.ErrorIs(t, sw.time("mounts", func() ([]BootStep, error) { return nil, fail }), fail)
+	assert.ErrorIs(t, sw.time("mounts", func() ([]bootStep, error) { return nil, fail }), fail)
 
 	require.Len(t, sw.steps, 2)
 	assert.Equal(t, "modules", sw.steps[0].Name)
 	assert.GreaterOrEqual(t, sw.steps[0].Took, ms(2))
-	assert.Equal(t, []BootStep{{Name: "virtio", Took: ms(1)}}, sw.steps[0].Parts)
+	assert.Equal(t, []bootStep{{Name: "virtio", Took: ms(1)}}, sw.steps[0].Parts)
 	assert.Equal(t, "mounts", sw.steps[1].Name, "a failed step is still timed")
 }

@@ -16,15 +16,9 @@ import (
 	"github.com/qoslab/qoslab/internal/transport"
 )
 
-// VirtioPortPrefix starts a Listen entry that names a virtio-serial port by
+// virtioPortPrefix starts a Listen entry that names a virtio-serial port by
 // the name the host gave it ("virtio-port:org.qoslab.agent").
-const VirtioPortPrefix = "virtio-port:"
-
-// Where the kernel lists virtio-serial ports and puts their device nodes.
-const (
-	VirtioPortClassDir = "/sys/class/virtio-ports"
-	DevDir             = "/dev"
-)
+const virtioPortPrefix = "virtio-port:"
 
 // PortWait bounds how long the agent waits for its virtio-serial port: the
 // port and its name arrive asynchronously after virtio_console loads (the
@@ -40,28 +34,28 @@ type Channel struct {
 	Addr transport.Addr
 }
 
-// ParseChannel reads one Config.Listen entry.
-func ParseChannel(s string) (Channel, error) {
-	if name, ok := strings.CutPrefix(s, VirtioPortPrefix); ok {
+// parseChannel reads one Config.Listen entry.
+func parseChannel(s string) (Channel, error) {
+	if name, ok := strings.CutPrefix(s, virtioPortPrefix); ok {
 		if name == "" || strings.ContainsAny(name, "/\x00") {
-			return Channel{}, fmt.Errorf("listen address %q: want %sNAME with a port name that has no '/', e.g. %s%s", s, VirtioPortPrefix, VirtioPortPrefix, guestchan.PortName)
+			return Channel{}, fmt.Errorf("listen address %q: want %sNAME with a port name that has no '/', e.g. %s%s", s, virtioPortPrefix, virtioPortPrefix, guestchan.PortName)
 		}
 		return Channel{PortName: name}, nil
 	}
 	a, err := transport.Parse(s)
 	if err != nil {
-		return Channel{}, fmt.Errorf("listen address: %w, or %sNAME", err, VirtioPortPrefix)
+		return Channel{}, fmt.Errorf("listen address: %w, or %sNAME", err, virtioPortPrefix)
 	}
 	if a.Kind == transport.KindStdio {
-		return Channel{}, fmt.Errorf("listen address %q: stdio is the console in a guest; use %sNAME, vsock:PORT or serial:/dev/PATH", s, VirtioPortPrefix)
+		return Channel{}, fmt.Errorf("listen address %q: stdio is the console in a guest; use %sNAME, vsock:PORT or serial:/dev/PATH", s, virtioPortPrefix)
 	}
 	return Channel{Addr: a}, nil
 }
 
-// String formats c the way ParseChannel reads it.
+// String formats c the way parseChannel reads it.
 func (c Channel) String() string {
 	if c.PortName != "" {
-		return VirtioPortPrefix + c.PortName
+		return virtioPortPrefix + c.PortName
 	}
 	return c.Addr.String()
 }
@@ -88,13 +82,8 @@ type PortFinder struct {
 	Poll time.Duration
 }
 
-// SystemPorts finds ports where the Linux kernel lists them.
-func SystemPorts() PortFinder {
-	return PortFinder{ClassDir: VirtioPortClassDir, DevDir: DevDir}
-}
-
-// ErrPortNotFound is why Find and Wait fail when no port has the name.
-var ErrPortNotFound = errors.New("virtio-serial port not found")
+// errPortNotFound is why Find and Wait fail when no port has the name.
+var errPortNotFound = errors.New("virtio-serial port not found")
 
 // port is what one look at the class directory saw.
 type port struct {
@@ -103,7 +92,7 @@ type port struct {
 }
 
 // Find returns the device node of the port named name, or an error that
-// wraps ErrPortNotFound and lists the ports there are.
+// wraps errPortNotFound and lists the ports there are.
 func (f PortFinder) Find(name string) (string, error) {
 	ports, err := f.list()
 	if err != nil {
@@ -117,11 +106,11 @@ func (f PortFinder) Find(name string) (string, error) {
 		// The device node comes with the sysfs entry from devtmpfs; checking
 		// keeps a caller from racing a half-made port.
 		if _, err := os.Stat(dev); err != nil {
-			return "", fmt.Errorf("%w: %q is %s but %s is not there yet", ErrPortNotFound, name, p.entry, dev)
+			return "", fmt.Errorf("%w: %q is %s but %s is not there yet", errPortNotFound, name, p.entry, dev)
 		}
 		return dev, nil
 	}
-	return "", fmt.Errorf("%w: no port named %q in %s (%s)", ErrPortNotFound, name, f.ClassDir, describePorts(ports))
+	return "", fmt.Errorf("%w: no port named %q in %s (%s)", errPortNotFound, name, f.ClassDir, describePorts(ports))
 }
 
 // Wait looks for the port named name until it is there or ctx ends.
@@ -135,7 +124,7 @@ func (f PortFinder) Wait(ctx context.Context, name string) (string, error) {
 	defer t.Stop()
 	for {
 		dev, err := f.Find(name)
-		if err == nil || !errors.Is(err, ErrPortNotFound) {
+		if err == nil || !errors.Is(err, errPortNotFound) {
 			return dev, err
 		}
 		select {
@@ -200,7 +189,7 @@ func channelsFromCmdline(cmdline string, image []Channel) (chans []Channel, note
 		return image, fmt.Sprintf("%s= names no channel: serving on the image's (%s)", guestchan.ListenParam, describeChannels(image))
 	}
 	for _, s := range listen {
-		ch, err := ParseChannel(s)
+		ch, err := parseChannel(s)
 		if err != nil {
 			return image, fmt.Sprintf("%s= on the kernel command line: %v; serving on the image's channels (%s)", guestchan.ListenParam, err, describeChannels(image))
 		}

@@ -32,7 +32,7 @@ func TestParseChannel(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.in, func(t *testing.T) {
-			got, err := ParseChannel(tc.in)
+			got, err := parseChannel(tc.in)
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, got)
 			assert.Equal(t, tc.in, got.String(), "String reads back")
@@ -52,7 +52,7 @@ func TestParseChannelRefuses(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.in, func(t *testing.T) {
-			_, err := ParseChannel(tc.in)
+			_, err := parseChannel(tc.in)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.in, "names the bad value")
 			assert.Contains(t, err.Error(), tc.mention)
@@ -119,7 +119,7 @@ func TestPortFinderNotFound(t *testing.T) {
 			f := newFakePorts(t)
 			tc.setup(f)
 			_, err := f.finder.Find(guestchan.PortName)
-			require.ErrorIs(t, err, ErrPortNotFound)
+			require.ErrorIs(t, err, errPortNotFound)
 			assert.Contains(t, err.Error(), guestchan.PortName)
 			for _, m := range tc.mention {
 				assert.Contains(t, err.Error(), m)
@@ -158,7 +158,7 @@ func TestPortFinderWaitGivesUp(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	_, err := f.finder.Wait(ctx, guestchan.PortName)
-	require.ErrorIs(t, err, ErrPortNotFound)
+	require.ErrorIs(t, err, errPortNotFound)
 	assert.Contains(t, err.Error(), "after waiting")
 	assert.Contains(t, err.Error(), `vport0p1 named "other"`, "says what is there")
 	assert.Contains(t, err.Error(), "virtio_console", "says what to check")
@@ -169,7 +169,7 @@ func TestPortFinderWaitStopsWhenCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := f.finder.Wait(ctx, guestchan.PortName)
-	require.ErrorIs(t, err, ErrPortNotFound)
+	require.ErrorIs(t, err, errPortNotFound)
 	assert.ErrorIs(t, err, context.Canceled)
 }
 
@@ -179,13 +179,13 @@ func TestChannelResolve(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), boundedWait)
 	defer cancel()
 
-	port, err := ParseChannel(VirtioPortPrefix + guestchan.PortName)
+	port, err := parseChannel(virtioPortPrefix + guestchan.PortName)
 	require.NoError(t, err)
 	got, err := port.Resolve(ctx, f.finder)
 	require.NoError(t, err)
 	assert.Equal(t, transport.Addr{Kind: transport.KindSerial, Path: filepath.Join(f.finder.DevDir, "vport2p1")}, got)
 
-	vsock, err := ParseChannel("vsock:1024")
+	vsock, err := parseChannel("vsock:1024")
 	require.NoError(t, err)
 	got, err = vsock.Resolve(ctx, f.finder)
 	require.NoError(t, err)

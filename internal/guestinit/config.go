@@ -35,7 +35,7 @@ type Config struct {
 // ReadConfig reads and checks the init configuration.
 func ReadConfig(path string) (Config, error) {
 	var c Config
-	b, err := os.ReadFile(path)
+	b, err := os.ReadFile(path) //nolint:gosec // G304: the init configuration the image build put at a fixed path
 	if err != nil {
 		return c, fmt.Errorf("init config: %w", err)
 	}
@@ -43,7 +43,7 @@ func ReadConfig(path string) (Config, error) {
 		return c, fmt.Errorf("init config %s: %w", path, err)
 	}
 	if len(c.Listen) == 0 {
-		return c, fmt.Errorf("init config %s: no listen addresses; want at least one of %sNAME, %s", path, VirtioPortPrefix, transport.AddrForms)
+		return c, fmt.Errorf("init config %s: no listen addresses; want at least one of %sNAME, %s", path, virtioPortPrefix, transport.AddrForms)
 	}
 	if _, err := c.Channels(); err != nil {
 		return c, fmt.Errorf("init config %s: %w", path, err)
@@ -64,7 +64,7 @@ func ReadConfig(path string) (Config, error) {
 func (c Config) Channels() ([]Channel, error) {
 	chans := make([]Channel, 0, len(c.Listen))
 	for _, s := range c.Listen {
-		ch, err := ParseChannel(s)
+		ch, err := parseChannel(s)
 		if err != nil {
 			return nil, err
 		}

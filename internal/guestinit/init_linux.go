@@ -31,11 +31,11 @@ func Applies(pid int, args []string) bool {
 
 // Main runs the guest side of qoslab: as PID 1 it brings the guest up, starts
 // the agent process, reaps orphans and powers off when the agent ends, and
-// never returns; as the agent process (args[0] == AgentArg) it serves the
+// never returns; as the agent process (args[0] == agentArg) it serves the
 // controller on the configured channels and returns the exit status once
 // told to shut down.
 func Main(args []string) int {
-	if len(args) > 0 && args[0] == AgentArg {
+	if len(args) > 0 && args[0] == agentArg {
 		return runAgent(args[1:])
 	}
 	runInit()
@@ -60,7 +60,7 @@ func runInit() {
 	signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGPWR, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2)
 
 	cfg, cfgErr := ReadConfig(guestchan.ConfigPath)
-	mountErr := sw.time("mounts", func() ([]BootStep, error) {
+	mountErr := sw.time("mounts", func() ([]bootStep, error) {
 		return nil, mountAll(systemMounts(cfg.ScratchDir))
 	})
 	_ = unlimitKernelLog()
@@ -80,51 +80,23 @@ func runInit() {
 	// From the kernel's exec of /init to here: the Go runtime and package
 	// initialisation, slow under TCG, which translates all that code first.
 	if ran, ok := initRunTime(); ok && ran <= began {
-		sw.steps = append([]BootStep{{Name: "go start", Took: began - ran}}, sw.steps...)
+		sw.steps = append([]bootStep{{Name: "go start", Took: began - ran}}, sw.steps...)
 		began = ran
 	}
 	// Ctrl-Alt-Del then sends SIGINT, a clean stop, rather than resetting.
 	_ = unix.Reboot(unix.LINUX_REBOOT_CMD_CAD_OFF)
 
-	modErr := sw.time("modules", func() ([]BootStep, error) { return loadModules(cfg.Modules) })
+	modErr := sw.time("modules", func() ([]bootStep, error) { return loadModules(cfg.Modules) })
 	if consoleErr != nil {
-		var dev string
-		consoleErr = sw.time("console", func() ([]BootStep, error) {
-			var err error
-			dev, err = waitConsole(consoleWait)
-			return nil, err
-		})
-		if consoleErr == nil {
-			log.attach(os.Stdout)
-			log.notef("console %s, attached once the modules had loaded", dev)
-		} else {
-			log.errorf("%v", consoleErr)
-		}
+		attachLateConsole(log, &sw)
 	}
 	if modErr != nil {
 		powerOff(log, modErr)
 	}
 
-	pressed := make(chan PowerButton, 1)
-	buttons, err := SystemInputs().PowerButtons()
-	if err == nil {
-		buttons, err = watchPowerButtons(buttons, pressed)
-	}
-	if err != nil {
-		log.errorf("%v", err)
-	}
-	if len(buttons) == 0 {
-		log.notef("no power button: the host stops this guest through the agent, or by force")
-	} else {
-		var names []string
-		for _, b := range buttons {
-			names = append(names, b.String())
-		}
-		log.notef("power button: %s", strings.Join(names, ", "))
-	}
-
-	times := BootTimes{InitStart: began, Steps: sw.steps, Spawned: bootClock()}
-	agentPid, err := syscall.ForkExec("/proc/self/exe", []string{os.Args[0], AgentArg, times.encode()}, &syscall.ProcAttr{
+	pressed := watchPower(log)
+	times := bootTimes{InitStart: began, Steps: sw.steps, Spawned: bootClock()}
+	agentPid, err := syscall.ForkExec("/proc/self/exe", []string{os.Args[0], agentArg, times.encode()}, &syscall.ProcAttr{ //nolint:gosec // G204: this executable, re-run as the agent process
 		Env:   os.Environ(),
 		Files: []uintptr{0, 1, 2},
 	})
@@ -134,13 +106,53 @@ func runInit() {
 	superviseAgent(log, agentPid, sigs, pressed)
 }
 
+// attachLateConsole waits (timed, as the step "console") for a console
+// whose driver is a module, and attaches the boot log to it.
+func attachLateConsole(log *bootLog, sw *stopwatch) {
+	var dev string
+	err := sw.time("console", func() ([]bootStep, error) {
+		var err error
+		dev, err = waitConsole(consoleWait)
+		return nil, err
+	})
+	if err != nil {
+		log.errorf("%v", err)
+		return
+	}
+	log.attach(os.Stdout)
+	log.notef("console %s, attached once the modules had loaded", dev)
+}
+
+// watchPower watches the power buttons there are and says which in the
+// boot log; a press arrives on the channel it returns.
+func watchPower(log *bootLog) <-chan powerButton {
+	pressed := make(chan powerButton, 1)
+	buttons, err := systemInputs().PowerButtons()
+	if err == nil {
+		buttons, err = watchPowerButtons(buttons, pressed)
+	}
+	if err != nil {
+		log.errorf("%v", err)
+	}
+	if len(buttons) == 0 {
+		log.notef("no power button: the host stops this guest through the agent, or by force")
+		return pressed
+	}
+	var names []string
+	for _, b := range buttons {
+		names = append(names, b.String())
+	}
+	log.notef("power button: %s", strings.Join(names, ", "))
+	return pressed
+}
+
 // superviseAgent reaps every process init inherits until the agent process
 // ends, then powers off. Only init's own child, the agent process, and
 // orphans are init's children, so a blind wait4(-1) steals no one's status.
 // The power button (pressed) stops the agent as SIGTERM does, so that a
 // host's request to stop (Virtualization.framework's requestStop, QEMU's
 // system_powerdown) powers the guest off.
-func superviseAgent(log *bootLog, agentPid int, sigs <-chan os.Signal, pressed <-chan PowerButton) {
+func superviseAgent(log *bootLog, agentPid int, sigs <-chan os.Signal, pressed <-chan powerButton) {
 	agentEnded := make(chan syscall.WaitStatus, 1)
 	go func() {
 		defer func() {

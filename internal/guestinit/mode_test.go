@@ -17,7 +17,7 @@ func TestApplies(t *testing.T) {
 		{"the kernel's /init", 1, nil, false, true},
 		{"PID 1 with stray kernel arguments in a qoslab image", 1, []string{"single"}, true, true},
 		{"PID 1 of a container, with flags", 1, []string{"--listen", "tcp::7000"}, false, false},
-		{"the agent process init starts", 57, []string{AgentArg, "{}"}, true, true},
+		{"the agent process init starts", 57, []string{agentArg, "{}"}, true, true},
 		{"a plain agent", 4242, []string{"--listen", "stdio"}, true, false},
 		{"a plain agent without arguments", 4242, nil, true, false},
 	}

@@ -11,9 +11,9 @@ import (
 	"time"
 )
 
-// ModuleError is a kernel module that would not load, said in the words that
+// moduleError is a kernel module that would not load, said in the words that
 // help fix the image.
-type ModuleError struct {
+type moduleError struct {
 	// Module is the kernel's name for it (virtio_pci).
 	Module string
 	// Path is the file it was loaded from, inside the initramfs.
@@ -27,7 +27,7 @@ type ModuleError struct {
 	KernelSaid []string
 }
 
-func (e *ModuleError) Error() string {
+func (e *moduleError) Error() string {
 	var why string
 	switch {
 	case len(e.MissingSymbols) > 0 || errors.Is(e.Err, syscall.ENOENT):
@@ -51,11 +51,11 @@ func (e *ModuleError) Error() string {
 	return fmt.Sprintf("load module %s from %s: %s", e.Module, e.Path, why)
 }
 
-func (e *ModuleError) Unwrap() error { return e.Err }
+func (e *moduleError) Unwrap() error { return e.Err }
 
-// ModuleName is the kernel's name for the module in file path: the base name
+// moduleName is the kernel's name for the module in file path: the base name
 // without .ko and a compression suffix, with '-' read as '_' as the kernel does.
-func ModuleName(path string) string {
+func moduleName(path string) string {
 	name := filepath.Base(path)
 	for _, suffix := range []string{".xz", ".zst", ".gz"} {
 		name = strings.TrimSuffix(name, suffix)
@@ -77,13 +77,13 @@ func compressedModule(path string) bool {
 
 // moduleLoadError turns finit_module's answer for the module in path into
 // nil when the module is there after all (EEXIST: loaded before, or built
-// in) or a ModuleError that uses what the kernel logged meanwhile
+// in) or a moduleError that uses what the kernel logged meanwhile
 // (kernelLog: message texts from /dev/kmsg).
 func moduleLoadError(path string, err error, kernelLog []string) error {
 	if err == nil || errors.Is(err, syscall.EEXIST) {
 		return nil
 	}
-	e := &ModuleError{Module: ModuleName(path), Path: path, Err: err}
+	e := &moduleError{Module: moduleName(path), Path: path, Err: err}
 	prefix := e.Module + ": "
 	for _, line := range kernelLog {
 		rest, ok := strings.CutPrefix(line, prefix)

@@ -19,7 +19,7 @@ func TestModuleName(t *testing.T) {
 		"/lib/modules/6.1.0/kernel/drivers/block/virtio_blk.ko.zst": "virtio_blk",
 	}
 	for path, want := range cases {
-		assert.Equal(t, want, ModuleName(path), path)
+		assert.Equal(t, want, moduleName(path), path)
 	}
 }
 
@@ -73,7 +73,7 @@ func TestModuleLoadError(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			err := moduleLoadError(path, tc.errno, tc.kernelLog)
 			require.Error(t, err)
-			var me *ModuleError
+			var me *moduleError
 			require.ErrorAs(t, err, &me)
 			assert.ErrorIs(t, err, tc.errno)
 			assert.Equal(t, "virtio_pci", me.Module)

@@ -23,42 +23,31 @@ const (
 // bits). qoslab's guests are amd64 and arm64.
 const inputEventSize = 24
 
-// Where the kernel lists input devices and puts their event nodes.
-const (
-	InputClassDir = "/sys/class/input"
-	InputDevDir   = "/dev/input"
-)
-
-// PowerButton is an input device whose keys include KEY_POWER: the ACPI
+// powerButton is an input device whose keys include KEY_POWER: the ACPI
 // power button (x86 machines, and arm64 ones booted with ACPI) or a
 // gpio-keys button (arm64 machines described by a device tree, such as
 // QEMU's virt, whose power button is a PL061 GPIO line).
-type PowerButton struct {
+type powerButton struct {
 	// Dev is the event device node (/dev/input/event0).
 	Dev string
 	// Name is the device's name ("gpio-keys", "Power Button").
 	Name string
 }
 
-func (b PowerButton) String() string { return fmt.Sprintf("%s (%s)", b.Dev, b.Name) }
+func (b powerButton) String() string { return fmt.Sprintf("%s (%s)", b.Dev, b.Name) }
 
-// InputFinder finds input event devices in a sysfs-like tree:
+// inputFinder finds input event devices in a sysfs-like tree:
 // ClassDir/eventN/device/{name,capabilities/key} describe the device and
 // DevDir/eventN is its node.
-type InputFinder struct {
+type inputFinder struct {
 	ClassDir string
 	DevDir   string
-}
-
-// SystemInputs finds input devices where the Linux kernel lists them.
-func SystemInputs() InputFinder {
-	return InputFinder{ClassDir: InputClassDir, DevDir: InputDevDir}
 }
 
 // PowerButtons lists the event devices that can send KEY_POWER. A missing
 // class directory is none (the input core makes it when a device
 // registers).
-func (f InputFinder) PowerButtons() ([]PowerButton, error) {
+func (f inputFinder) PowerButtons() ([]powerButton, error) {
 	entries, err := os.ReadDir(f.ClassDir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -66,21 +55,21 @@ func (f InputFinder) PowerButtons() ([]PowerButton, error) {
 	if err != nil {
 		return nil, fmt.Errorf("input devices: %w", err)
 	}
-	var out []PowerButton
+	var out []powerButton
 	for _, e := range entries {
 		if !strings.HasPrefix(e.Name(), "event") {
 			continue
 		}
 		dir := filepath.Join(f.ClassDir, e.Name(), "device")
-		caps, err := os.ReadFile(filepath.Join(dir, "capabilities", "key"))
+		caps, err := os.ReadFile(filepath.Join(dir, "capabilities", "key")) //nolint:gosec // G304: a file of the kernel's input class directory (sysfs)
 		if err != nil {
 			continue // not a device with keys
 		}
 		if !hasKey(string(caps), keyPower) {
 			continue
 		}
-		name, _ := os.ReadFile(filepath.Join(dir, "name"))
-		out = append(out, PowerButton{Dev: filepath.Join(f.DevDir, e.Name()), Name: strings.TrimSpace(string(name))})
+		name, _ := os.ReadFile(filepath.Join(dir, "name")) //nolint:gosec // G304: a file of the kernel's input class directory (sysfs)
+		out = append(out, powerButton{Dev: filepath.Join(f.DevDir, e.Name()), Name: strings.TrimSpace(string(name))})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Dev < out[j].Dev })
 	return out, nil
@@ -120,8 +109,8 @@ func powerPressed(events []byte) bool {
 // pressed each time it is pressed (dropped when a press is still waiting
 // to be taken). It returns the buttons it watches; one that cannot be
 // opened is left out and its error returned beside the others.
-func watchPowerButtons(buttons []PowerButton, pressed chan<- PowerButton) ([]PowerButton, error) {
-	var watched []PowerButton
+func watchPowerButtons(buttons []powerButton, pressed chan<- powerButton) ([]powerButton, error) {
+	var watched []powerButton
 	var errs []error
 	for _, b := range buttons {
 		f, err := os.Open(b.Dev)
@@ -137,7 +126,7 @@ func watchPowerButtons(buttons []PowerButton, pressed chan<- PowerButton) ([]Pow
 
 // readPowerButton reads r's events for the guest's life: PID 1 never
 // closes it.
-func readPowerButton(r io.Reader, b PowerButton, pressed chan<- PowerButton) {
+func readPowerButton(r io.Reader, b powerButton, pressed chan<- powerButton) {
 	// The event device returns whole events, as many as fit.
 	buf := make([]byte, 64*inputEventSize)
 	for {

@@ -95,7 +95,7 @@ func fakeInput(t *testing.T, classDir, event, name, keys string) {
 
 func TestPowerButtons(t *testing.T) {
 	root := t.TempDir()
-	f := InputFinder{ClassDir: filepath.Join(root, "class"), DevDir: filepath.Join(root, "dev")}
+	f := inputFinder{ClassDir: filepath.Join(root, "class"), DevDir: filepath.Join(root, "dev")}
 	got, err := f.PowerButtons()
 	require.NoError(t, err, "no input class yet is no buttons")
 	assert.Empty(t, got)
@@ -109,7 +109,7 @@ func TestPowerButtons(t *testing.T) {
 
 	got, err = f.PowerButtons()
 	require.NoError(t, err)
-	assert.Equal(t, []PowerButton{
+	assert.Equal(t, []powerButton{
 		{Dev: filepath.Join(f.DevDir, "event0"), Name: "gpio-keys"},
 		{Dev: filepath.Join(f.DevDir, "event1"), Name: "Power Button"},
 	}, got)
@@ -120,24 +120,24 @@ func TestWatchPowerButtons(t *testing.T) {
 	dir := t.TempDir()
 	node := filepath.Join(dir, "event0")
 	require.NoError(t, syscall.Mkfifo(node, 0o600))
-	b := PowerButton{Dev: node, Name: "gpio-keys"}
-	pressed := make(chan PowerButton, 1)
+	b := powerButton{Dev: node, Name: "gpio-keys"}
+	pressed := make(chan powerButton, 1)
 
 	// Opening a FIFO for reading waits for a writer.
 	type result struct {
-		watched []PowerButton
+		watched []powerButton
 		err     error
 	}
 	done := make(chan result, 1)
 	go func() {
-		w, err := watchPowerButtons([]PowerButton{b, {Dev: filepath.Join(dir, "missing"), Name: "gone"}}, pressed)
+		w, err := watchPowerButtons([]powerButton{b, {Dev: filepath.Join(dir, "missing"), Name: "gone"}}, pressed)
 		done <- result{w, err}
 	}()
 	dev, err := os.OpenFile(node, os.O_WRONLY, 0)
 	require.NoError(t, err)
 	defer dev.Close()
 	r := <-done
-	assert.Equal(t, []PowerButton{b}, r.watched)
+	assert.Equal(t, []powerButton{b}, r.watched)
 	assert.ErrorContains(t, r.err, "missing", "a button that cannot be opened is said")
 
 	_, err = dev.Write(join(inputEvent(evKey, keyPower, 0), inputEvent(0, 0, 0)))

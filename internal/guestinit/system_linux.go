@@ -11,6 +11,28 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// Where the kernel lists virtio-serial ports and puts their device nodes.
+const (
+	virtioPortClassDir = "/sys/class/virtio-ports"
+	devDir             = "/dev"
+)
+
+// systemPorts finds ports where the Linux kernel lists them.
+func systemPorts() PortFinder {
+	return PortFinder{ClassDir: virtioPortClassDir, DevDir: devDir}
+}
+
+// Where the kernel lists input devices and puts their event nodes.
+const (
+	inputClassDir = "/sys/class/input"
+	inputDevDir   = "/dev/input"
+)
+
+// systemInputs finds input devices where the Linux kernel lists them.
+func systemInputs() inputFinder {
+	return inputFinder{ClassDir: inputClassDir, DevDir: inputDevDir}
+}
+
 // bootClock is the time since the kernel started (CLOCK_BOOTTIME), the clock
 // the kernel log stamps lines with.
 func bootClock() time.Duration {
@@ -48,7 +70,7 @@ func systemMounts(scratchDir string) []mountPoint {
 // mounted there is kept.
 func mountAll(points []mountPoint) error {
 	for _, m := range points {
-		if err := os.MkdirAll(m.target, 0o755); err != nil {
+		if err := os.MkdirAll(m.target, 0o755); err != nil { //nolint:gosec // G301: mount points of the guest's root (/proc, /sys, /dev, the scratch disk): 0755 as on any Linux system
 			return fmt.Errorf("mount %s on %s: %w", m.fstype, m.target, err)
 		}
 		if isMountPoint(m.target) {
@@ -235,14 +257,14 @@ func initRunTime() (time.Duration, bool) {
 }
 
 // loadModules loads each module in order, timing each one.
-func loadModules(paths []string) ([]BootStep, error) {
+func loadModules(paths []string) ([]bootStep, error) {
 	tail := openKmsg(true)
 	defer tail.close()
-	var steps []BootStep
+	var steps []bootStep
 	for _, path := range paths {
 		began := time.Now()
 		err := finitModule(path)
-		steps = append(steps, BootStep{Name: ModuleName(path), Took: time.Since(began)})
+		steps = append(steps, bootStep{Name: moduleName(path), Took: time.Since(began)})
 		var errno syscall.Errno
 		if errors.As(err, &errno) {
 			err = moduleLoadError(path, errno, tail.messages())

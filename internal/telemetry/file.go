@@ -41,7 +41,7 @@ func OpenLog(path string) (*Log, error) {
 // would be there twice) are dropped. The file is rewritten atomically when
 // anything goes; notes say what went.
 func OpenLogKeeping(path string, keep func(cell string, repeat int) bool) (*Log, []string, error) {
-	b, err := os.ReadFile(path)
+	b, err := os.ReadFile(path) //nolint:gosec // G304: the run's telemetry.jsonl in its results directory
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, fmt.Errorf("read telemetry: %w", err)
 	}
@@ -81,7 +81,7 @@ func OpenLogKeeping(path string, keep func(cell string, repeat int) bool) (*Log,
 			return nil, notes, err
 		}
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644) //nolint:gosec // G302, G304: the run's telemetry.jsonl, a result readable like the run's other results
 	if err != nil {
 		return nil, notes, fmt.Errorf("open telemetry: %w", err)
 	}
@@ -120,7 +120,7 @@ func (l *Log) Sync() error {
 	if err != nil {
 		// No part of a line may stay for the next append to bury.
 		if terr := l.f.Truncate(l.size); terr != nil {
-			return fmt.Errorf("write %s: %w; cutting it back to its last whole line also failed (%v): resume cuts it", l.f.Name(), err, terr)
+			return fmt.Errorf("write %s: %w; cutting it back to its last whole line also failed (%w): resume cuts it", l.f.Name(), err, terr)
 		}
 		return fmt.Errorf("write %s: %w; cut back to its last whole line, this cell run's telemetry is lost", l.f.Name(), err)
 	}
@@ -141,7 +141,7 @@ func (l *Log) Close() error {
 // nil). A line that does not parse (a crash mid-write) is skipped and named
 // in the notes; an unknown schema major is an error.
 func ReadFile(path string) ([]Sample, []string, error) {
-	f, err := os.Open(path)
+	f, err := os.Open(path) //nolint:gosec // G304: a run's telemetry.jsonl the user names
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
 	}
@@ -149,11 +149,11 @@ func ReadFile(path string) ([]Sample, []string, error) {
 		return nil, nil, fmt.Errorf("read telemetry: %w", err)
 	}
 	defer f.Close()
-	return Read(f, path)
+	return readSamples(f, path)
 }
 
-// Read reads telemetry lines from r; name is used in notes and errors.
-func Read(r io.Reader, name string) ([]Sample, []string, error) {
+// readSamples reads telemetry lines from r; name is used in notes and errors.
+func readSamples(r io.Reader, name string) ([]Sample, []string, error) {
 	var out []Sample
 	var notes []string
 	sc := bufio.NewScanner(r)

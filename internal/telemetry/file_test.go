@@ -35,7 +35,7 @@ func TestLogRoundTripAndTornLine(t *testing.T) {
 }
 
 func TestReadRefusesUnknownMajor(t *testing.T) {
-	_, _, err := Read(strings.NewReader(`{"schema_version":"2.0","cell":"x"}`+"\n"), "t.jsonl")
+	_, _, err := readSamples(strings.NewReader(`{"schema_version":"2.0","cell":"x"}`+"\n"), "t.jsonl")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `"2.0"`)
 }

@@ -9,5 +9,5 @@ import (
 // needs root; without it the error is an *UnavailableError saying how to
 // enable it).
 func NewLocalProbe(ctx context.Context, interval time.Duration) (Probe, error) {
-	return NewPowermetricsProbe(ctx, interval)
+	return newPowermetricsProbe(ctx, interval)
 }

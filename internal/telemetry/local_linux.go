@@ -7,5 +7,5 @@ import (
 
 // NewLocalProbe returns this machine's sampler: on Linux, /proc and /sys.
 func NewLocalProbe(_ context.Context, _ time.Duration) (Probe, error) {
-	return NewProcProbe(ProcOptions{})
+	return newProcProbe(procOptions{})
 }

@@ -102,31 +102,31 @@ func powermetricsMissing(err error) *UnavailableError {
 	}
 }
 
-// A SkippedDocumentError is one document of a powermetrics stream that gave
+// A skippedDocumentError is one document of a powermetrics stream that gave
 // no sample: it did not parse, was cut off at the end of the stream, or was
 // too large. The stream goes on after it.
-type SkippedDocumentError struct {
+type skippedDocumentError struct {
 	Doc       int  // 1-based position in the stream
 	Truncated bool // cut off by the end of the stream (powermetrics killed mid-write)
 	Err       error
 }
 
-func (e *SkippedDocumentError) Error() string {
+func (e *skippedDocumentError) Error() string {
 	if e.Truncated {
 		return fmt.Sprintf("powermetrics document %d is cut off at the end of the stream: %v", e.Doc, e.Err)
 	}
 	return fmt.Sprintf("powermetrics document %d skipped: %v", e.Doc, e.Err)
 }
 
-func (e *SkippedDocumentError) Unwrap() error { return e.Err }
+func (e *skippedDocumentError) Unwrap() error { return e.Err }
 
-// PowermetricsReader reads the samples of a `powermetrics -f plist` stream:
+// powermetricsReader reads the samples of a `powermetrics -f plist` stream:
 // XML plist documents separated by NUL bytes. Next returns one sample per
-// document; a document that yields no sample is a *SkippedDocumentError and
+// document; a document that yields no sample is a *skippedDocumentError and
 // reading goes on. It is not safe for concurrent use.
-type PowermetricsReader struct {
+type powermetricsReader struct {
 	br     *bufio.Reader
-	levels []PerfLevel
+	levels []perfLevel
 	max    int
 
 	cur      []byte // the document being assembled
@@ -144,18 +144,18 @@ type pmDocument struct {
 	atEOF    bool // ended by the end of the stream, not by a separator
 }
 
-// NewPowermetricsReader reads powermetrics output from r. levels (from
-// ParseSysctlPerfLevels; may be nil) label core types when a cluster has no
+// newPowermetricsReader reads powermetrics output from r. levels (from
+// parseSysctlPerfLevels; may be nil) label core types when a cluster has no
 // usable name.
-func NewPowermetricsReader(r io.Reader, levels []PerfLevel) *PowermetricsReader {
-	return &PowermetricsReader{br: bufio.NewReaderSize(r, 64<<10), levels: levels, max: maxPlistDocument}
+func newPowermetricsReader(r io.Reader, levels []perfLevel) *powermetricsReader {
+	return &powermetricsReader{br: bufio.NewReaderSize(r, 64<<10), levels: levels, max: maxPlistDocument}
 }
 
 // Next returns the next document's sample. At the end of the stream it
 // returns io.EOF; a document that gives no sample returns a
-// *SkippedDocumentError, after which Next can be called again. Any other
+// *skippedDocumentError, after which Next can be called again. Any other
 // error is the reader's, and final.
-func (r *PowermetricsReader) Next() (Sample, error) {
+func (r *powermetricsReader) Next() (Sample, error) {
 	for {
 		if len(r.ready) > 0 {
 			d := r.ready[0]
@@ -197,7 +197,7 @@ var (
 // document at each NUL, at a </plist> line, and before an <?xml declaration,
 // which can only start a document (in content it would be escaped): so a
 // document cut off mid-stream does not swallow the next one.
-func (r *PowermetricsReader) feed(p []byte) {
+func (r *powermetricsReader) feed(p []byte) {
 	for len(p) > 0 {
 		nul := bytes.IndexByte(p, 0)
 		if decl := bytes.Index(p, pmXMLDecl); decl >= 0 && (nul < 0 || decl < nul) {
@@ -222,7 +222,7 @@ func (r *PowermetricsReader) feed(p []byte) {
 	}
 }
 
-func (r *PowermetricsReader) add(p []byte) {
+func (r *powermetricsReader) add(p []byte) {
 	if r.oversize {
 		return
 	}
@@ -236,7 +236,7 @@ func (r *PowermetricsReader) add(p []byte) {
 
 // complete ends the document being assembled; blank space between
 // separators is not a document.
-func (r *PowermetricsReader) complete(atEOF bool) {
+func (r *powermetricsReader) complete(atEOF bool) {
 	body := bytes.TrimSpace(r.cur)
 	if len(body) > 0 || r.oversize {
 		r.docs++
@@ -246,42 +246,21 @@ func (r *PowermetricsReader) complete(atEOF bool) {
 	r.oversize = false
 }
 
-func (r *PowermetricsReader) parse(d pmDocument) (Sample, error) {
+func (r *powermetricsReader) parse(d pmDocument) (Sample, error) {
 	if d.oversize {
-		return Sample{}, &SkippedDocumentError{Doc: d.n, Err: fmt.Errorf("larger than %d bytes (a lost separator?)", r.max)}
+		return Sample{}, &skippedDocumentError{Doc: d.n, Err: fmt.Errorf("larger than %d bytes (a lost separator?)", r.max)}
 	}
-	s, err := ParsePowermetricsPlist(d.body, r.levels)
+	s, err := parsePowermetricsPlist(d.body, r.levels)
 	if err != nil {
 		// A clean end of stream (powermetrics -n) may leave the last
 		// document without a separator; only one that does not parse was
 		// cut off.
-		return Sample{}, &SkippedDocumentError{Doc: d.n, Truncated: d.atEOF, Err: err}
+		return Sample{}, &skippedDocumentError{Doc: d.n, Truncated: d.atEOF, Err: err}
 	}
 	return s, nil
 }
 
-// ReadPowermetricsStream reads a whole recorded powermetrics stream. Skipped
-// documents become notes; err is a read error other than the end of the
-// stream, with the samples read before it.
-func ReadPowermetricsStream(r io.Reader, levels []PerfLevel) (samples []Sample, notes []string, err error) {
-	pr := NewPowermetricsReader(r, levels)
-	for {
-		s, err := pr.Next()
-		var skipped *SkippedDocumentError
-		switch {
-		case err == nil:
-			samples = append(samples, s)
-		case errors.Is(err, io.EOF):
-			return samples, notes, nil
-		case errors.As(err, &skipped):
-			notes = append(notes, skipped.Error())
-		default:
-			return samples, notes, err
-		}
-	}
-}
-
-// ParsePowermetricsPlist turns one powermetrics plist document into a sample
+// parsePowermetricsPlist turns one powermetrics plist document into a sample
 // (Sampler, IntervalNs, CPUs, Clusters, CPUW, PackageW, Notes). An error means
 // the document is not a plist dictionary at all; keys that are missing or of
 // the wrong type leave their fields nil with a note.
@@ -292,116 +271,145 @@ func ReadPowermetricsStream(r io.Reader, levels []PerfLevel) (samples []Sample, 
 // "M0-Cluster" -> M); CPUW is cpu_power (mW), PackageW combined_power (mW,
 // CPU + GPU + ANE), or before macOS 13 cpu_energy and package_energy (mJ)
 // over elapsed_ns.
-func ParsePowermetricsPlist(doc []byte, levels []PerfLevel) (s Sample, err error) {
+func parsePowermetricsPlist(doc []byte, levels []perfLevel) (s Sample, err error) {
 	root, err := decodePlistDict(doc)
 	if err != nil {
 		return Sample{}, err
 	}
-	s = Sample{Sampler: SamplerPowermetrics}
-	note := func(format string, args ...any) { s.Notes = append(s.Notes, fmt.Sprintf(format, args...)) }
+	p := &pmParse{s: Sample{Sampler: SamplerPowermetrics}, levels: levels}
 
 	elapsed, ok := plistNum(root, "elapsed_ns")
 	if ok && elapsed > 0 {
-		s.IntervalNs = int64(elapsed)
+		p.s.IntervalNs = int64(elapsed)
 	} else {
-		note("powermetrics: no elapsed_ns; interval unknown")
+		p.note("powermetrics: no elapsed_ns; interval unknown")
 	}
 
 	proc, ok := root["processor"].(map[string]any)
 	if !ok {
-		note("powermetrics: no processor dictionary (was the cpu_power sampler on?)")
-		return s, nil
+		p.note("powermetrics: no processor dictionary (was the cpu_power sampler on?)")
+		return p.s, nil
 	}
-	s.CPUW = pmPower(proc, "cpu_power", "cpu_energy", s.IntervalNs)
-	if s.CPUW == nil {
-		note("powermetrics: no cpu_power or cpu_energy; CPU power unknown")
+	p.s.CPUW = pmPower(proc, "cpu_power", "cpu_energy", p.s.IntervalNs)
+	if p.s.CPUW == nil {
+		p.note("powermetrics: no cpu_power or cpu_energy; CPU power unknown")
 	}
-	s.PackageW = pmPower(proc, "combined_power", "package_energy", s.IntervalNs)
-	if s.PackageW == nil {
-		note("powermetrics: no combined_power or package_energy; package power unknown")
+	p.s.PackageW = pmPower(proc, "combined_power", "package_energy", p.s.IntervalNs)
+	if p.s.PackageW == nil {
+		p.note("powermetrics: no combined_power or package_energy; package power unknown")
 	}
 
 	clusters, ok := proc["clusters"].([]any)
 	if !ok {
-		note("powermetrics: no processor.clusters; per-CPU residency and frequency unknown")
-		return s, nil
+		p.note("powermetrics: no processor.clusters; per-CPU residency and frequency unknown")
+		return p.s, nil
 	}
-	var fallback map[int]string
-	var fromSysctl, untyped, down []string
 	for ci, c := range clusters {
-		cd, ok := c.(map[string]any)
-		if !ok {
-			note("powermetrics: cluster %d is not a dictionary", ci)
-			continue
-		}
-		cl := Cluster{Name: plistStr(cd, "name")}
-		if cl.Name == "" {
-			cl.Name = fmt.Sprintf("cluster %d", ci)
-			note("powermetrics: cluster %d has no name", ci)
-		}
-		cl.Type = pmClusterType(plistStr(cd, "name"))
-		cl.MHz = pmMHz(cd)
-		if cl.MHz == nil {
-			note("powermetrics: %s: no freq_hz", cl.Name)
-		}
-		cl.Busy = pmBusy(cd)
-		if cl.Busy == nil {
-			note("powermetrics: %s: no idle_ratio", cl.Name)
-		}
-		s.Clusters = append(s.Clusters, cl)
+		p.cluster(ci, c)
+	}
+	p.noteCPUs()
+	sort.SliceStable(p.s.CPUs, func(i, j int) bool { return p.s.CPUs[i].ID < p.s.CPUs[j].ID })
+	return p.s, nil
+}
 
-		cpus, ok := cd["cpus"].([]any)
-		if !ok {
-			note("powermetrics: %s: no cpus", cl.Name)
-			continue
+// pmParse is one document's sample as parsePowermetricsPlist fills it in,
+// with the CPUs it has something to say about in one note each.
+type pmParse struct {
+	s      Sample
+	levels []perfLevel
+	// fallback is the CPU types from levels, made when a cluster's name
+	// gives none.
+	fallback map[int]string
+	// fromSysctl, untyped: CPUs typed from levels, or not at all; down:
+	// CPUs powered down for part of the interval, with the fraction.
+	fromSysctl, untyped, down []string
+}
+
+func (p *pmParse) note(format string, args ...any) {
+	p.s.Notes = append(p.s.Notes, fmt.Sprintf(format, args...))
+}
+
+// cluster reads processor.clusters[ci] and its CPUs.
+func (p *pmParse) cluster(ci int, c any) {
+	cd, ok := c.(map[string]any)
+	if !ok {
+		p.note("powermetrics: cluster %d is not a dictionary", ci)
+		return
+	}
+	cl := Cluster{Name: plistStr(cd, "name")}
+	if cl.Name == "" {
+		cl.Name = fmt.Sprintf("cluster %d", ci)
+		p.note("powermetrics: cluster %d has no name", ci)
+	}
+	cl.Type = pmClusterType(plistStr(cd, "name"))
+	cl.MHz = pmMHz(cd)
+	if cl.MHz == nil {
+		p.note("powermetrics: %s: no freq_hz", cl.Name)
+	}
+	cl.Busy = pmBusy(cd)
+	if cl.Busy == nil {
+		p.note("powermetrics: %s: no idle_ratio", cl.Name)
+	}
+	p.s.Clusters = append(p.s.Clusters, cl)
+
+	cpus, ok := cd["cpus"].([]any)
+	if !ok {
+		p.note("powermetrics: %s: no cpus", cl.Name)
+		return
+	}
+	for i, c := range cpus {
+		p.cpu(cl, i, c)
+	}
+}
+
+// cpu reads entry i of cluster cl's cpus.
+func (p *pmParse) cpu(cl Cluster, i int, c any) {
+	pd, ok := c.(map[string]any)
+	if !ok {
+		p.note("powermetrics: %s: cpu entry %d is not a dictionary", cl.Name, i)
+		return
+	}
+	id, ok := plistNum(pd, "cpu")
+	if !ok || id < 0 || id != math.Trunc(id) {
+		p.note("powermetrics: %s: cpu entry %d has no cpu number", cl.Name, i)
+		return
+	}
+	cpu := CPU{ID: int(id), Type: cl.Type, Busy: pmBusy(pd), MHz: pmMHz(pd)}
+	if cpu.Type == "" && len(p.levels) > 0 {
+		if p.fallback == nil {
+			p.fallback = perfLevelCPUTypes(p.levels)
 		}
-		for i, c := range cpus {
-			pd, ok := c.(map[string]any)
-			if !ok {
-				note("powermetrics: %s: cpu entry %d is not a dictionary", cl.Name, i)
-				continue
-			}
-			id, ok := plistNum(pd, "cpu")
-			if !ok || id < 0 || id != math.Trunc(id) {
-				note("powermetrics: %s: cpu entry %d has no cpu number", cl.Name, i)
-				continue
-			}
-			cpu := CPU{ID: int(id), Type: cl.Type, Busy: pmBusy(pd), MHz: pmMHz(pd)}
-			if cpu.Type == "" && len(levels) > 0 {
-				if fallback == nil {
-					fallback = perfLevelCPUTypes(levels)
-				}
-				if cpu.Type = fallback[cpu.ID]; cpu.Type != "" {
-					fromSysctl = append(fromSysctl, strconv.Itoa(cpu.ID))
-				}
-			}
-			if cpu.Type == "" {
-				untyped = append(untyped, strconv.Itoa(cpu.ID))
-			}
-			if cpu.Busy == nil {
-				note("powermetrics: cpu %d: no idle_ratio", cpu.ID)
-			}
-			if d, ok := plistNum(pd, "down_ratio"); ok && d > 0 {
-				down = append(down, fmt.Sprintf("%d (%.3g)", cpu.ID, d))
-			}
-			s.CPUs = append(s.CPUs, cpu)
+		if cpu.Type = p.fallback[cpu.ID]; cpu.Type != "" {
+			p.fromSysctl = append(p.fromSysctl, strconv.Itoa(cpu.ID))
 		}
 	}
-	if len(fromSysctl) > 0 {
-		note("powermetrics: core types of cpus %s from sysctl perf levels (cluster names unusable), assuming the slowest cores are numbered first",
-			strings.Join(fromSysctl, ","))
+	if cpu.Type == "" {
+		p.untyped = append(p.untyped, strconv.Itoa(cpu.ID))
 	}
-	if len(untyped) > 0 {
-		note("powermetrics: core types of cpus %s unknown (cluster names unusable, no perf levels for them)", strings.Join(untyped, ","))
+	if cpu.Busy == nil {
+		p.note("powermetrics: cpu %d: no idle_ratio", cpu.ID)
 	}
-	if len(down) > 0 {
+	if d, ok := plistNum(pd, "down_ratio"); ok && d > 0 {
+		p.down = append(p.down, fmt.Sprintf("%d (%.3g)", cpu.ID, d))
+	}
+	p.s.CPUs = append(p.s.CPUs, cpu)
+}
+
+// noteCPUs adds one note for each list of CPUs collected on the way.
+func (p *pmParse) noteCPUs() {
+	if len(p.fromSysctl) > 0 {
+		p.note("powermetrics: core types of cpus %s from sysctl perf levels (cluster names unusable), assuming the slowest cores are numbered first",
+			strings.Join(p.fromSysctl, ","))
+	}
+	if len(p.untyped) > 0 {
+		p.note("powermetrics: core types of cpus %s unknown (cluster names unusable, no perf levels for them)", strings.Join(p.untyped, ","))
+	}
+	if len(p.down) > 0 {
 		// Whether idle_ratio includes the time a core is powered down is
 		// not documented; say it rather than guess.
-		note("powermetrics: cpus powered down for part of the interval (down_ratio): %s; busy is 1 - idle_ratio",
-			strings.Join(down, ", "))
+		p.note("powermetrics: cpus powered down for part of the interval (down_ratio): %s; busy is 1 - idle_ratio",
+			strings.Join(p.down, ", "))
 	}
-	sort.SliceStable(s.CPUs, func(i, j int) bool { return s.CPUs[i].ID < s.CPUs[j].ID })
-	return s, nil
 }
 
 // decodePlistDict decodes a plist whose root is a dictionary. howett.net/plist
@@ -551,7 +559,36 @@ func mergePowermetricsSamples(in []Sample) Sample {
 	if len(in) == 0 {
 		return out
 	}
-	weights := make([]float64, len(in))
+	m := pmMerge{cpus: map[int]*pmAverage{}, clusters: map[string]*pmAverage{}, seen: map[string]bool{}}
+	weights := pmWeights(in)
+	for i, s := range in {
+		out.IntervalNs += s.IntervalNs
+		m.add(s, weights[i])
+	}
+	out.Notes = m.notes
+	sort.Ints(m.cpuOrder)
+	for _, id := range m.cpuOrder {
+		a := m.cpus[id]
+		out.CPUs = append(out.CPUs, CPU{ID: id, Type: a.typ, Busy: a.busy.value(), MHz: a.mhz()})
+	}
+	for _, name := range m.clusterOrder {
+		a := m.clusters[name]
+		out.Clusters = append(out.Clusters, Cluster{Name: name, Type: a.typ, Busy: a.busy.value(), MHz: a.mhz(), Power: a.power.value()})
+	}
+	out.PackageW = m.pkg.value()
+	out.CPUW = m.cpuW.value()
+	if m.pkg.n > 0 && m.pkg.n < len(in) {
+		out.Notes = append(out.Notes, fmt.Sprintf("powermetrics: package power from %d of %d samples merged", m.pkg.n, len(in)))
+	}
+	if m.cpuW.n > 0 && m.cpuW.n < len(in) {
+		out.Notes = append(out.Notes, fmt.Sprintf("powermetrics: CPU power from %d of %d samples merged", m.cpuW.n, len(in)))
+	}
+	return out
+}
+
+// pmWeights is each sample's weight in a merge: its interval, or for a
+// sample without one the mean of the others' (1 if none has one).
+func pmWeights(in []Sample) []float64 {
 	var known, total float64
 	for _, s := range in {
 		if s.IntervalNs > 0 {
@@ -563,68 +600,56 @@ func mergePowermetricsSamples(in []Sample) Sample {
 	if known > 0 {
 		fill = total / known
 	}
+	weights := make([]float64, len(in))
 	for i, s := range in {
-		out.IntervalNs += s.IntervalNs
 		weights[i] = fill
 		if s.IntervalNs > 0 {
 			weights[i] = float64(s.IntervalNs)
 		}
 	}
+	return weights
+}
 
-	cpus := map[int]*pmAverage{}
-	var cpuOrder []int
-	clusters := map[string]*pmAverage{}
-	var clusterOrder []string
-	var pkg, cpuW pmMean
-	seen := map[string]bool{}
-	for i, s := range in {
-		w := weights[i]
-		for _, c := range s.CPUs {
-			a := cpus[c.ID]
-			if a == nil {
-				a = &pmAverage{}
-				cpus[c.ID] = a
-				cpuOrder = append(cpuOrder, c.ID)
-			}
-			a.add(w, c.Type, c.Busy, c.MHz)
+// pmMerge is what mergePowermetricsSamples has folded in so far: CPUs and
+// clusters in the order first seen, power, and each note once.
+type pmMerge struct {
+	cpus         map[int]*pmAverage
+	cpuOrder     []int
+	clusters     map[string]*pmAverage
+	clusterOrder []string
+	pkg, cpuW    pmMean
+	seen         map[string]bool
+	notes        []string
+}
+
+func (m *pmMerge) add(s Sample, w float64) {
+	for _, c := range s.CPUs {
+		a := m.cpus[c.ID]
+		if a == nil {
+			a = &pmAverage{}
+			m.cpus[c.ID] = a
+			m.cpuOrder = append(m.cpuOrder, c.ID)
 		}
-		for _, c := range s.Clusters {
-			a := clusters[c.Name]
-			if a == nil {
-				a = &pmAverage{}
-				clusters[c.Name] = a
-				clusterOrder = append(clusterOrder, c.Name)
-			}
-			a.add(w, c.Type, c.Busy, c.MHz)
-			a.power.add(w, c.Power)
+		a.add(w, c.Type, c.Busy, c.MHz)
+	}
+	for _, c := range s.Clusters {
+		a := m.clusters[c.Name]
+		if a == nil {
+			a = &pmAverage{}
+			m.clusters[c.Name] = a
+			m.clusterOrder = append(m.clusterOrder, c.Name)
 		}
-		pkg.add(w, s.PackageW)
-		cpuW.add(w, s.CPUW)
-		for _, n := range s.Notes {
-			if !seen[n] {
-				seen[n] = true
-				out.Notes = append(out.Notes, n)
-			}
+		a.add(w, c.Type, c.Busy, c.MHz)
+		a.power.add(w, c.Power)
+	}
+	m.pkg.add(w, s.PackageW)
+	m.cpuW.add(w, s.CPUW)
+	for _, n := range s.Notes {
+		if !m.seen[n] {
+			m.seen[n] = true
+			m.notes = append(m.notes, n)
 		}
 	}
-	sort.Ints(cpuOrder)
-	for _, id := range cpuOrder {
-		a := cpus[id]
-		out.CPUs = append(out.CPUs, CPU{ID: id, Type: a.typ, Busy: a.busy.value(), MHz: a.mhz()})
-	}
-	for _, name := range clusterOrder {
-		a := clusters[name]
-		out.Clusters = append(out.Clusters, Cluster{Name: name, Type: a.typ, Busy: a.busy.value(), MHz: a.mhz(), Power: a.power.value()})
-	}
-	out.PackageW = pkg.value()
-	out.CPUW = cpuW.value()
-	if pkg.n > 0 && pkg.n < len(in) {
-		out.Notes = append(out.Notes, fmt.Sprintf("powermetrics: package power from %d of %d samples merged", pkg.n, len(in)))
-	}
-	if cpuW.n > 0 && cpuW.n < len(in) {
-		out.Notes = append(out.Notes, fmt.Sprintf("powermetrics: CPU power from %d of %d samples merged", cpuW.n, len(in)))
-	}
-	return out
 }
 
 // pmMean is a weighted mean of the values that are known.
@@ -683,7 +708,7 @@ func (a *pmAverage) mhz() *float64 {
 // arrived since the previous call (take). The darwin probe only starts and
 // stops the process around it.
 type powermetricsStream struct {
-	levels []PerfLevel
+	levels []perfLevel
 
 	mu      sync.Mutex
 	pending []Sample // parsed since the last take
@@ -698,7 +723,7 @@ type powermetricsStream struct {
 // so the next Sample still covers the whole time.
 const maxPendingSamples = 64
 
-func newPowermetricsStream(levels []PerfLevel, notes ...string) *powermetricsStream {
+func newPowermetricsStream(levels []perfLevel, notes ...string) *powermetricsStream {
 	return &powermetricsStream{levels: levels, notes: notes, first: make(chan struct{})}
 }
 
@@ -706,10 +731,10 @@ func newPowermetricsStream(levels []PerfLevel, notes ...string) *powermetricsStr
 // stream, or when r is closed under it.
 func (s *powermetricsStream) consume(r io.Reader) {
 	defer s.markFirst()
-	pr := NewPowermetricsReader(r, s.levels)
+	pr := newPowermetricsReader(r, s.levels)
 	for {
 		sample, err := pr.Next()
-		var skipped *SkippedDocumentError
+		var skipped *skippedDocumentError
 		switch {
 		case err == nil:
 			s.mu.Lock()

@@ -31,14 +31,14 @@ type powermetricsProbe struct {
 	closeErr  error
 }
 
-// NewPowermetricsProbe starts `powermetrics --samplers cpu_power -i <ms> -f
+// newPowermetricsProbe starts `powermetrics --samplers cpu_power -i <ms> -f
 // plist` and returns a probe reading it, once the first sample has arrived.
 // powermetrics needs root: qoslab runs it directly as root, or through
 // `sudo -n` when a sudoers entry allows it; otherwise, and on a macOS without
 // powermetrics, it returns an *UnavailableError saying how to enable it, and
 // the run goes on without this telemetry. ctx bounds the process's life as
 // well as the start; Close stops it.
-func NewPowermetricsProbe(ctx context.Context, interval time.Duration) (Probe, error) {
+func newPowermetricsProbe(ctx context.Context, interval time.Duration) (Probe, error) {
 	if _, err := os.Stat(powermetricsPath); err != nil {
 		return nil, powermetricsMissing(err)
 	}
@@ -56,7 +56,7 @@ func NewPowermetricsProbe(ctx context.Context, interval time.Duration) (Probe, e
 		notes = append(notes, fmt.Sprintf("powermetrics: no perf levels: %v", err))
 	}
 
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...) //nolint:gosec // G204: powermetrics with fixed arguments
 	// Its own process group, so that Close (and a cancelled ctx) can signal
 	// sudo and powermetrics together, and a terminal's Ctrl-C reaches qoslab
 	// only, which then stops powermetrics itself. Should qoslab die without
@@ -175,14 +175,14 @@ func sudoAllowsPowermetrics(ctx context.Context) bool {
 // readPerfLevels reads the core topology from `sysctl hw` (the subtree
 // rather than named keys: naming a perf level the machine lacks makes sysctl
 // fail).
-func readPerfLevels(ctx context.Context) ([]PerfLevel, error) {
+func readPerfLevels(ctx context.Context) ([]perfLevel, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, "/usr/sbin/sysctl", "hw").Output()
 	if err != nil {
 		return nil, fmt.Errorf("sysctl hw: %w", err)
 	}
-	return ParseSysctlPerfLevels(out)
+	return parseSysctlPerfLevels(out)
 }
 
 func currentUserName() string {

@@ -9,9 +9,9 @@ import (
 	"time"
 )
 
-// NewPowermetricsProbe returns an *UnavailableError off macOS, so that
+// newPowermetricsProbe returns an *UnavailableError off macOS, so that
 // callers choose samplers without build tags of their own.
-func NewPowermetricsProbe(ctx context.Context, interval time.Duration) (Probe, error) {
+func newPowermetricsProbe(ctx context.Context, interval time.Duration) (Probe, error) {
 	return nil, &UnavailableError{
 		Sampler: SamplerPowermetrics,
 		Reason:  fmt.Sprintf("powermetrics exists only on macOS, not %s", runtime.GOOS),

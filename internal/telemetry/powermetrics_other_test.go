@@ -11,7 +11,7 @@ import (
 )
 
 func TestNewPowermetricsProbeOffMacOS(t *testing.T) {
-	p, err := NewPowermetricsProbe(context.Background(), 0)
+	p, err := newPowermetricsProbe(context.Background(), 0)
 	assert.Nil(t, p)
 	var ue *UnavailableError
 	require.ErrorAs(t, err, &ue)

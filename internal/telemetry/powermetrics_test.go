@@ -153,7 +153,7 @@ func TestPowermetricsFixtures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			samples, notes, err := ReadPowermetricsStream(bytes.NewReader(openPMFixture(t, tt.file)), nil)
+			samples, notes, err := readPowermetricsStream(bytes.NewReader(openPMFixture(t, tt.file)))
 			require.NoError(t, err)
 			assert.Empty(t, notes)
 			require.Len(t, samples, len(tt.want))
@@ -165,7 +165,7 @@ func TestPowermetricsFixtures(t *testing.T) {
 }
 
 func TestPowermetricsTruncatedKeepsEarlierSamples(t *testing.T) {
-	samples, notes, err := ReadPowermetricsStream(bytes.NewReader(openPMFixture(t, "truncated.plists")), nil)
+	samples, notes, err := readPowermetricsStream(bytes.NewReader(openPMFixture(t, "truncated.plists")))
 	require.NoError(t, err)
 	require.Len(t, samples, 2)
 	checkPMSample(t, m1Samples[0], samples[0])
@@ -175,7 +175,7 @@ func TestPowermetricsTruncatedKeepsEarlierSamples(t *testing.T) {
 }
 
 func TestPowermetricsGarbledIsSkippedAndStreamGoesOn(t *testing.T) {
-	samples, notes, err := ReadPowermetricsStream(bytes.NewReader(openPMFixture(t, "garbled.plists")), nil)
+	samples, notes, err := readPowermetricsStream(bytes.NewReader(openPMFixture(t, "garbled.plists")))
 	require.NoError(t, err)
 	require.Len(t, samples, 2)
 	checkPMSample(t, m1Samples[0], samples[0])
@@ -207,7 +207,7 @@ func TestPowermetricsReaderSeparators(t *testing.T) {
 				"whole":       bytes.NewReader(stream),
 				"byte a time": iotest.OneByteReader(bytes.NewReader(stream)),
 			} {
-				samples, notes, err := ReadPowermetricsStream(r, nil)
+				samples, notes, err := readPowermetricsStream(r)
 				require.NoError(t, err)
 				assert.Empty(t, notes)
 				require.Len(t, samples, 3)
@@ -233,7 +233,7 @@ func TestPowermetricsReaderDoesNotWaitForSeparator(t *testing.T) {
 	}
 	got := make(chan result, 1)
 	go func() {
-		s, err := NewPowermetricsReader(pr, nil).Next()
+		s, err := newPowermetricsReader(pr, nil).Next()
 		got <- result{s, err}
 	}()
 	select {
@@ -251,7 +251,7 @@ func TestPowermetricsReaderCutMidStream(t *testing.T) {
 	docs := bytes.Split(openPMFixture(t, "m1.plists"), []byte{0})
 	cut := docs[1][:len(docs[1])/2]
 	stream := bytes.Join([][]byte{docs[0], cut, docs[2]}, nil)
-	samples, notes, err := ReadPowermetricsStream(bytes.NewReader(stream), nil)
+	samples, notes, err := readPowermetricsStream(bytes.NewReader(stream))
 	require.NoError(t, err)
 	require.Len(t, samples, 2)
 	checkPMSample(t, m1Samples[0], samples[0])
@@ -265,13 +265,13 @@ func TestPowermetricsReaderOversizeDocument(t *testing.T) {
 	huge := bytes.Repeat([]byte("<!-- runaway -->\n"), 4000)
 	stream := bytes.Join([][]byte{docs[0], huge, docs[1]}, []byte{0})
 
-	r := NewPowermetricsReader(bytes.NewReader(stream), nil)
+	r := newPowermetricsReader(bytes.NewReader(stream), nil)
 	r.max = len(docs[0]) + 1024 // between a real document and the runaway
 	s, err := r.Next()
 	require.NoError(t, err)
 	checkPMSample(t, m1Samples[0], s)
 	_, err = r.Next()
-	var skipped *SkippedDocumentError
+	var skipped *skippedDocumentError
 	require.ErrorAs(t, err, &skipped)
 	assert.Equal(t, 2, skipped.Doc)
 	assert.False(t, skipped.Truncated)
@@ -286,12 +286,12 @@ func TestPowermetricsReaderOversizeDocument(t *testing.T) {
 func TestPowermetricsReaderReadError(t *testing.T) {
 	doc := bytes.Split(openPMFixture(t, "m1.plists"), []byte{0})[0]
 	boom := errors.New("pipe closed")
-	r := NewPowermetricsReader(io.MultiReader(bytes.NewReader(doc), bytes.NewReader(doc[:100]), iotest.ErrReader(boom)), nil)
+	r := newPowermetricsReader(io.MultiReader(bytes.NewReader(doc), bytes.NewReader(doc[:100]), iotest.ErrReader(boom)), nil)
 	s, err := r.Next()
 	require.NoError(t, err)
 	checkPMSample(t, m1Samples[0], s)
 	_, err = r.Next()
-	var skipped *SkippedDocumentError
+	var skipped *skippedDocumentError
 	require.ErrorAs(t, err, &skipped, "the partial document first")
 	assert.True(t, skipped.Truncated)
 	_, err = r.Next()
@@ -338,11 +338,11 @@ func pmClusters(cs ...string) string {
 }
 
 func TestParsePowermetricsPlistMissingKeys(t *testing.T) {
-	m1Levels := []PerfLevel{{Level: 0, Name: "Performance", LogicalCPUs: 4}, {Level: 1, Name: "Efficiency", LogicalCPUs: 4}}
+	m1Levels := []perfLevel{{Level: 0, Name: "Performance", LogicalCPUs: 4}, {Level: 1, Name: "Efficiency", LogicalCPUs: 4}}
 	tests := []struct {
 		name   string
 		doc    []byte
-		levels []PerfLevel
+		levels []perfLevel
 		check  func(t *testing.T, s Sample)
 		notes  []string
 	}{
@@ -498,7 +498,7 @@ func TestParsePowermetricsPlistMissingKeys(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := ParsePowermetricsPlist(tt.doc, tt.levels)
+			s, err := parsePowermetricsPlist(tt.doc, tt.levels)
 			require.NoError(t, err)
 			assert.Equal(t, SamplerPowermetrics, s.Sampler)
 			tt.check(t, s)
@@ -525,7 +525,7 @@ func TestParsePowermetricsPlistRejectsNonDictionaries(t *testing.T) {
 		"nested 3M deep": `<?xml version="1.0"?><plist version="1.0">` + strings.Repeat("<array>", 3_000_000),
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := ParsePowermetricsPlist([]byte(doc), nil)
+			_, err := parsePowermetricsPlist([]byte(doc), nil)
 			assert.Error(t, err)
 		})
 	}
@@ -704,17 +704,39 @@ func FuzzPowermetricsReader(f *testing.F) {
 	f.Add([]byte("\x00\x00<?xml\n\x00</plist>\n"))
 	f.Add([]byte("bplist00\x00"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r := NewPowermetricsReader(bytes.NewReader(data), []PerfLevel{{Name: "Efficiency", LogicalCPUs: 2}})
+		r := newPowermetricsReader(bytes.NewReader(data), []perfLevel{{Name: "Efficiency", LogicalCPUs: 2}})
 		for i := 0; ; i++ {
 			require.Less(t, i, len(data)+2, "more documents than bytes")
 			_, err := r.Next()
 			if errors.Is(err, io.EOF) {
 				return
 			}
-			var skipped *SkippedDocumentError
+			var skipped *skippedDocumentError
 			if err != nil && !errors.As(err, &skipped) {
 				t.Fatalf("unexpected error: %v", err)
 			}
 		}
 	})
+}
+
+// readPowermetricsStream reads a whole recorded powermetrics stream, with
+// no perf levels. Skipped
+// documents become notes; err is a read error other than the end of the
+// stream, with the samples read before it.
+func readPowermetricsStream(r io.Reader) (samples []Sample, notes []string, err error) {
+	pr := newPowermetricsReader(r, nil)
+	for {
+		s, err := pr.Next()
+		var skipped *skippedDocumentError
+		switch {
+		case err == nil:
+			samples = append(samples, s)
+		case errors.Is(err, io.EOF):
+			return samples, notes, nil
+		case errors.As(err, &skipped):
+			notes = append(notes, skipped.Error())
+		default:
+			return samples, notes, err
+		}
+	}
 }

@@ -16,18 +16,6 @@ import (
 	"github.com/qoslab/qoslab/internal/procsched"
 )
 
-// ProcOptions configure the Linux sampler.
-type ProcOptions struct {
-	// Root is where proc/ and sys/ are found: "" is "/". Tests point it
-	// at a recorded tree.
-	Root string
-	// ClockTicks is USER_HZ, the unit of the tick counts in /proc; 0 reads
-	// it from the auxiliary vector (AT_CLKTCK in <root>/proc/self/auxv)
-	// and falls back to 100, its value on every architecture Go runs
-	// Linux on.
-	ClockTicks int
-}
-
 // procCPUTicks is one cpuN line of /proc/stat, in clock ticks since boot.
 type procCPUTicks struct {
 	ID int
@@ -194,10 +182,6 @@ func parseTaskStat(b []byte) (procTaskStat, error) {
 	st.Ticks = utime + stime
 	return st, nil
 }
-
-// exited reports whether the stat is of a thread that has exited and waits
-// to be reaped (zombie or dead).
-func (st procTaskStat) exited() bool { return st.State == 'Z' || st.State == 'X' }
 
 // parseSchedstat returns the first field of /proc/<pid>/task/<tid>/schedstat:
 // the nanoseconds the thread has run. It is exact where the tick counts of

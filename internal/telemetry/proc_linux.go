@@ -92,11 +92,23 @@ type threadTrack struct {
 	policyKey [3]int
 }
 
-// NewProcProbe opens a sampler over /proc and /sys under o.Root. Only
+// procOptions configure the Linux sampler.
+type procOptions struct {
+	// Root is where proc/ and sys/ are found: "" is "/". Tests point it
+	// at a recorded tree.
+	Root string
+	// ClockTicks is USER_HZ, the unit of the tick counts in /proc; 0 reads
+	// it from the auxiliary vector (AT_CLKTCK in <root>/proc/self/auxv)
+	// and falls back to 100, its value on every architecture Go runs
+	// Linux on.
+	ClockTicks int
+}
+
+// newProcProbe opens a sampler over /proc and /sys under o.Root. Only
 // /proc/stat is required (without it the error is an *UnavailableError); frequencies, RAPL power and core types are read
 // where the machine has them, and what is missing is said in the first
 // sample's notes.
-func NewProcProbe(o ProcOptions) (Probe, error) {
+func newProcProbe(o procOptions) (Probe, error) {
 	root := o.Root
 	if root == "" {
 		root = "/"
@@ -179,7 +191,7 @@ func (p *procProbe) readCoreTypes() map[int]string {
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile(m)
+		b, err := os.ReadFile(m) //nolint:gosec // G304: a sysfs file under the probe's root
 		if err != nil {
 			continue
 		}
@@ -203,7 +215,7 @@ func (p *procProbe) openRAPL() {
 	}
 	var denied []string
 	for _, d := range dirs {
-		nb, err := os.ReadFile(filepath.Join(d, "name"))
+		nb, err := os.ReadFile(filepath.Join(d, "name")) //nolint:gosec // G304: a sysfs file under the probe's root
 		if err != nil {
 			continue
 		}
@@ -212,13 +224,13 @@ func (p *procProbe) openRAPL() {
 		if !isPkg && name != "core" {
 			continue // dram, uncore, psys: not the CPU's power
 		}
-		f, err := os.Open(filepath.Join(d, "energy_uj"))
+		f, err := os.Open(filepath.Join(d, "energy_uj")) //nolint:gosec // G304: a sysfs file under the probe's root
 		if err != nil {
 			denied = append(denied, fmt.Sprintf("%s: %v", name, unwrapPathError(err)))
 			continue
 		}
 		z := raplZone{name: name, pkg: isPkg, f: f}
-		if b, err := os.ReadFile(filepath.Join(d, "max_energy_range_uj")); err == nil {
+		if b, err := os.ReadFile(filepath.Join(d, "max_energy_range_uj")); err == nil { //nolint:gosec // G304: a sysfs file under the probe's root
 			z.maxRange, _ = parseUintFile(b)
 		}
 		p.rapl = append(p.rapl, z)
@@ -624,3 +636,7 @@ func unwrapPathError(err error) error {
 	}
 	return err
 }
+
+// exited reports whether the stat is of a thread that has exited and waits
+// to be reaped (zombie or dead).
+func (st procTaskStat) exited() bool { return st.State == 'Z' || st.State == 'X' }

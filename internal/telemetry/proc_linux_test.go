@@ -59,7 +59,7 @@ func newFixtureProbe(t *testing.T, fixture string) (*procProbe, string, *fixedCl
 	t.Helper()
 	root := t.TempDir()
 	overlay(t, fixture, root)
-	pr, err := NewProcProbe(ProcOptions{Root: root, ClockTicks: 100})
+	pr, err := newProcProbe(procOptions{Root: root, ClockTicks: 100})
 	require.NoError(t, err)
 	t.Cleanup(func() { pr.Close() })
 	p := pr.(*procProbe)
@@ -284,7 +284,7 @@ func TestProcProbeRAPLBackwardsWithoutRange(t *testing.T) {
 	for _, z := range []string{"intel-rapl:0", "intel-rapl:0:0"} {
 		require.NoError(t, os.Remove(filepath.Join(root, "sys/class/powercap", z, "max_energy_range_uj")))
 	}
-	pr, err := NewProcProbe(ProcOptions{Root: root, ClockTicks: 100})
+	pr, err := newProcProbe(procOptions{Root: root, ClockTicks: 100})
 	require.NoError(t, err)
 	defer pr.Close()
 	p := pr.(*procProbe)
@@ -318,7 +318,7 @@ func TestProcProbeRAPLUnreadable(t *testing.T) {
 	root := t.TempDir()
 	overlay(t, "constructed", root)
 	require.NoError(t, os.Chmod(filepath.Join(root, "sys/class/powercap/intel-rapl:0/energy_uj"), 0))
-	pr, err := NewProcProbe(ProcOptions{Root: root, ClockTicks: 100})
+	pr, err := newProcProbe(procOptions{Root: root, ClockTicks: 100})
 	require.NoError(t, err)
 	defer pr.Close()
 	s, err := pr.Sample(context.Background(), nil)
@@ -328,7 +328,7 @@ func TestProcProbeRAPLUnreadable(t *testing.T) {
 }
 
 func TestNewProcProbeWithoutProc(t *testing.T) {
-	_, err := NewProcProbe(ProcOptions{Root: t.TempDir()})
+	_, err := newProcProbe(procOptions{Root: t.TempDir()})
 	var unavailable *UnavailableError
 	require.ErrorAs(t, err, &unavailable)
 	assert.Equal(t, SamplerProc, unavailable.Sampler)
@@ -375,7 +375,7 @@ func lockedThread(t *testing.T) (tid int, end func()) {
 }
 
 func TestProcProbeThisMachine(t *testing.T) {
-	pr, err := NewProcProbe(ProcOptions{})
+	pr, err := newProcProbe(procOptions{})
 	require.NoError(t, err)
 	defer pr.Close()
 	ctx := context.Background()

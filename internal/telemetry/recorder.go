@@ -118,40 +118,19 @@ func (r *Recorder) run(ctx context.Context, p Probe, o RecorderOptions) {
 	}
 	cpu0 := threadCPUTime()
 
-	samples := make([]Sample, 0, recorderPrealloc)
+	rec := &recording{ctx: ctx, p: p, o: o, samples: make([]Sample, 0, recorderPrealloc)}
 	intervals := make([]time.Duration, 0, recorderPrealloc)
 	start := time.Now()
-	cellStart := o.CellStart
-	if cellStart.IsZero() {
-		cellStart = start
-	}
-	var skipped int64
-	take := func(at time.Time) {
-		var refs []ThreadRef
-		if o.Threads != nil {
-			refs = o.Threads()
-		}
-		s, err := p.Sample(ctx, refs)
-		if err != nil {
-			s.Sampler = p.Name()
-			s.Notes = append(s.Notes, fmt.Sprintf("%s sample: %v", p.Name(), err))
-		}
-		if skipped > 0 {
-			s.Notes = append(s.Notes, fmt.Sprintf("sampler fell behind: %d ticks skipped", skipped))
-			skipped = 0
-		}
-		s.TNs = int64(at.Sub(cellStart))
-		if o.Stamp != nil {
-			o.Stamp(&s)
-		}
-		samples = append(samples, s)
+	rec.cellStart = o.CellStart
+	if rec.cellStart.IsZero() {
+		rec.cellStart = start
 	}
 
 	last := start
-	take(start)
-	primeOnly(&samples[0])
+	rec.take(start)
+	primeOnly(&rec.samples[0])
 	if classNote != "" {
-		samples[0].Notes = append(samples[0].Notes, classNote)
+		rec.samples[0].Notes = append(rec.samples[0].Notes, classNote)
 	}
 	timer := time.NewTimer(o.Interval)
 	defer timer.Stop()
@@ -161,28 +140,63 @@ func (r *Recorder) run(ctx context.Context, p Probe, o RecorderOptions) {
 			// The last sample overran one or more deadlines: skip to the
 			// next one ahead rather than firing a burst.
 			behind := int64(now.Sub(start)/o.Interval) + 1 - k
-			skipped += behind
+			rec.skipped += behind
 			k += behind
 			next = start.Add(time.Duration(k) * o.Interval)
 		}
 		timer.Reset(time.Until(next))
 		select {
 		case <-ctx.Done():
-			r.finish(samples, intervals, o.Interval, cpu0)
+			r.finish(rec.samples, intervals, o.Interval, cpu0)
 			return
 		case <-r.stop:
 			if at := time.Now(); at.Sub(last) >= o.Interval/4 {
-				take(at)
+				rec.take(at)
 			}
-			r.finish(samples, intervals, o.Interval, cpu0)
+			r.finish(rec.samples, intervals, o.Interval, cpu0)
 			return
 		case <-timer.C:
 		}
 		at := time.Now()
 		intervals = append(intervals, at.Sub(last))
 		last = at
-		take(at)
+		rec.take(at)
 	}
+}
+
+// recording is what Recorder.run's samples are taken with, and the samples
+// taken so far.
+type recording struct {
+	ctx       context.Context
+	p         Probe
+	o         RecorderOptions
+	cellStart time.Time
+	samples   []Sample
+	// skipped counts the ticks skipped since the last sample, for its note.
+	skipped int64
+}
+
+// take asks the probe for a sample of the followed threads, and stamps it
+// at, relative to the cell's start. A probe's error is a note on the sample.
+func (rec *recording) take(at time.Time) {
+	var refs []ThreadRef
+	if rec.o.Threads != nil {
+		refs = rec.o.Threads()
+	}
+	s, err := rec.p.Sample(rec.ctx, refs)
+	if err != nil {
+		s.Sampler = rec.p.Name()
+		s.Notes = append(s.Notes, fmt.Sprintf("%s sample: %v", rec.p.Name(), err))
+	}
+	if rec.skipped > 0 {
+		s.Notes = append(s.Notes, fmt.Sprintf("sampler fell behind: %d ticks skipped", rec.skipped))
+		rec.skipped = 0
+	}
+	s.TNs = int64(at.Sub(rec.cellStart))
+	if rec.o.Stamp != nil {
+		rec.o.Stamp(&s)
+	}
+	rec.samples = append(rec.samples, s)
 }
 
 // primeOnly makes a recording's first sample a priming one, as a probe's

@@ -20,7 +20,7 @@ import (
 // following four threads. %core-at-100ms is that cost as a share of one
 // core when paid every 100 ms.
 func BenchmarkProcProbeSample(b *testing.B) {
-	pr, err := NewProcProbe(ProcOptions{})
+	pr, err := newProcProbe(procOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func BenchmarkRecorder(b *testing.B) {
 	seconds := envFloat(b, "QOSLAB_TELEMETRY_BENCH_SECONDS", 2)
 	spinners := int(envFloat(b, "QOSLAB_TELEMETRY_BENCH_SPINNERS", 2))
 	for range b.N {
-		pr, err := NewProcProbe(ProcOptions{})
+		pr, err := newProcProbe(procOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}

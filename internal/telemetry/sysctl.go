@@ -11,10 +11,10 @@ import (
 	"unicode/utf8"
 )
 
-// PerfLevel is one of macOS's CPU performance levels (hw.perflevelN): a set
+// perfLevel is one of macOS's CPU performance levels (hw.perflevelN): a set
 // of identical cores. Level 0 is the fastest ("Performance"; "Super" on M5
 // Pro/Max), the last the slowest ("Efficiency").
-type PerfLevel struct {
+type perfLevel struct {
 	Level        int    // N in hw.perflevelN
 	Name         string // hw.perflevelN.name
 	LogicalCPUs  int    // hw.perflevelN.logicalcpu
@@ -25,7 +25,7 @@ type PerfLevel struct {
 // Type is the core type letter recorded in CPU.Type: "P" for Performance,
 // "E" for Efficiency, otherwise the name's first letter upper-cased ("S" for
 // Super), so a new level name still gets a distinct, recognisable label.
-func (p PerfLevel) Type() string {
+func (p perfLevel) Type() string {
 	switch p.Name {
 	case "Performance":
 		return "P"
@@ -39,14 +39,14 @@ func (p PerfLevel) Type() string {
 	return string(unicode.ToUpper(r))
 }
 
-// ParseSysctlPerfLevels reads the perf levels from `sysctl hw` output (or any
+// parseSysctlPerfLevels reads the perf levels from `sysctl hw` output (or any
 // `sysctl` output naming hw.nperflevels and hw.perflevelN.* keys): lines of
 // "key: value" (also "key = value", as `sysctl -a` prints on some systems);
 // other keys are ignored. Levels come back ordered by N. Every level needs a
 // name and a logical CPU count, and the levels must be 0..hw.nperflevels-1:
 // a topology with holes would label cores wrongly, so it is an error.
-func ParseSysctlPerfLevels(out []byte) ([]PerfLevel, error) {
-	byLevel := map[int]*PerfLevel{}
+func parseSysctlPerfLevels(out []byte) ([]perfLevel, error) {
+	byLevel := map[int]*perfLevel{}
 	nLevels := -1
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for lineNo := 1; sc.Scan(); lineNo++ {
@@ -76,7 +76,7 @@ func ParseSysctlPerfLevels(out []byte) ([]PerfLevel, error) {
 		}
 		pl := byLevel[level]
 		if pl == nil {
-			pl = &PerfLevel{Level: level}
+			pl = &perfLevel{Level: level}
 			byLevel[level] = pl
 		}
 		var dst *int
@@ -108,7 +108,7 @@ func ParseSysctlPerfLevels(out []byte) ([]PerfLevel, error) {
 	if nLevels >= 0 && nLevels != len(byLevel) {
 		return nil, fmt.Errorf("sysctl output: hw.nperflevels is %d but %d levels are listed", nLevels, len(byLevel))
 	}
-	levels := make([]PerfLevel, 0, len(byLevel))
+	levels := make([]perfLevel, 0, len(byLevel))
 	for _, pl := range byLevel {
 		levels = append(levels, *pl)
 	}
@@ -141,7 +141,7 @@ func splitSysctlLine(line string) (key, value string, ok bool) {
 // as on M1-M4 chips up to Max (M1: E 0-3, P 4-7; M1 Max: E 0-1, P 2-9).
 // Ultra chips interleave clusters (E0, P0, P1, E1...), so this is only a
 // fallback, and the sample says it was used.
-func perfLevelCPUTypes(levels []PerfLevel) map[int]string {
+func perfLevelCPUTypes(levels []perfLevel) map[int]string {
 	types := map[int]string{}
 	id := 0
 	for i := len(levels) - 1; i >= 0; i-- {

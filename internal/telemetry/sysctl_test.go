@@ -12,12 +12,12 @@ import (
 func TestParseSysctlPerfLevelsFixtures(t *testing.T) {
 	tests := []struct {
 		file  string
-		want  []PerfLevel
+		want  []perfLevel
 		types map[int]string
 	}{
 		{
 			file: "m1-hw.txt",
-			want: []PerfLevel{
+			want: []perfLevel{
 				{Level: 0, Name: "Performance", LogicalCPUs: 4, PhysicalCPUs: 4, CPUsPerL2: 4},
 				{Level: 1, Name: "Efficiency", LogicalCPUs: 4, PhysicalCPUs: 4, CPUsPerL2: 4},
 			},
@@ -25,7 +25,7 @@ func TestParseSysctlPerfLevelsFixtures(t *testing.T) {
 		},
 		{
 			file: "m1max-hw.txt",
-			want: []PerfLevel{
+			want: []perfLevel{
 				{Level: 0, Name: "Performance", LogicalCPUs: 8, PhysicalCPUs: 8, CPUsPerL2: 4},
 				{Level: 1, Name: "Efficiency", LogicalCPUs: 2, PhysicalCPUs: 2, CPUsPerL2: 2},
 			},
@@ -36,7 +36,7 @@ func TestParseSysctlPerfLevelsFixtures(t *testing.T) {
 		t.Run(tt.file, func(t *testing.T) {
 			b, err := os.ReadFile(filepath.Join("../../testdata/telemetry/sysctl", tt.file))
 			require.NoError(t, err)
-			levels, err := ParseSysctlPerfLevels(b)
+			levels, err := parseSysctlPerfLevels(b)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, levels)
 			assert.Equal(t, tt.types, perfLevelCPUTypes(levels))
@@ -48,19 +48,19 @@ func TestParseSysctlPerfLevels(t *testing.T) {
 	tests := []struct {
 		name    string
 		out     string
-		want    []PerfLevel
+		want    []perfLevel
 		wantErr string
 	}{
 		{
 			name: "M5 Pro names, quoted, = separator, any order",
 			out: "hw.perflevel1.name = \"Performance\"\nhw.perflevel1.logicalcpu = 12\n" +
 				"hw.perflevel0.logicalcpu: 6\nhw.perflevel0.name: Super\nhw.nperflevels: 2\n",
-			want: []PerfLevel{{Level: 0, Name: "Super", LogicalCPUs: 6}, {Level: 1, Name: "Performance", LogicalCPUs: 12}},
+			want: []perfLevel{{Level: 0, Name: "Super", LogicalCPUs: 6}, {Level: 1, Name: "Performance", LogicalCPUs: 12}},
 		},
 		{
 			name: "one level, no nperflevels, unrelated keys",
 			out:  "kern.ostype: Darwin\nhw.perflevel0.name: Performance\nhw.perflevel0.logicalcpu: 4\nhw.perflevelX.name: junk\ngarbage line\n",
-			want: []PerfLevel{{Level: 0, Name: "Performance", LogicalCPUs: 4}},
+			want: []perfLevel{{Level: 0, Name: "Performance", LogicalCPUs: 4}},
 		},
 		{name: "no perf levels (Intel)", out: "hw.ncpu: 8\nhw.physicalcpu: 4\n", wantErr: "no hw.perflevel keys"},
 		{name: "empty", out: "", wantErr: "no hw.perflevel keys"},
@@ -81,7 +81,7 @@ func TestParseSysctlPerfLevels(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			levels, err := ParseSysctlPerfLevels([]byte(tt.out))
+			levels, err := parseSysctlPerfLevels([]byte(tt.out))
 			if tt.wantErr != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tt.wantErr)
@@ -102,12 +102,12 @@ func TestPerfLevelType(t *testing.T) {
 		"medium":      "M",
 		"":            "",
 	} {
-		assert.Equal(t, want, PerfLevel{Name: name}.Type(), name)
+		assert.Equal(t, want, perfLevel{Name: name}.Type(), name)
 	}
 }
 
 func TestPerfLevelCPUTypesThreeLevels(t *testing.T) {
-	levels := []PerfLevel{{Name: "Super", LogicalCPUs: 1}, {Name: "Performance", LogicalCPUs: 2}, {Name: "Efficiency", LogicalCPUs: 1}}
+	levels := []perfLevel{{Name: "Super", LogicalCPUs: 1}, {Name: "Performance", LogicalCPUs: 2}, {Name: "Efficiency", LogicalCPUs: 1}}
 	assert.Equal(t, map[int]string{0: "E", 1: "P", 2: "P", 3: "S"}, perfLevelCPUTypes(levels))
 	assert.Empty(t, perfLevelCPUTypes(nil))
 }

@@ -27,8 +27,8 @@ const (
 	SamplerPowermetrics = "powermetrics" // macOS powermetrics cpu_power
 )
 
-// Default sampling interval: the 0.1 s of powermetrics in [allocation]
-// (docs/references.md).
+// DefaultIntervalMs is the default sampling interval: the 0.1 s of
+// powermetrics in [allocation] (docs/references.md).
 const DefaultIntervalMs = 100
 
 // Sample is one sampling instant's view of one machine. Fields a sampler

@@ -3,9 +3,9 @@ package workload
 import (
 	"context"
 	"fmt"
-	"github.com/qoslab/qoslab/internal/workload/catalog"
 	"time"
 
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 	"github.com/qoslab/qoslab/internal/workload/codec"
 )
 
@@ -53,20 +53,9 @@ func runCodec(ctx context.Context, p Params, prog *Progress) (Result, error) {
 			return j.Prepare(t.ctx)
 		},
 		measure: func(t *thread) error {
-			_, size := jobs[t.index].Part()
-			began := time.Now()
-			start := t.now()
-			res, err := jobs[t.index].Run(t.ctx)
-			end := t.now()
-			runs[t.index] = res
-			if err != nil {
-				return err
-			}
-			// The codec's instants carry Go's monotonic clock; offset them from ours.
-			end = start + res.SyncDone.Sub(began).Nanoseconds()
-			codecNs[t.index] = res.CodecDone.Sub(began).Nanoseconds()
-			t.record(p.Workload, start, end, float64(size))
-			return nil
+			var err error
+			runs[t.index], codecNs[t.index], err = measureCodec(t, jobs[t.index], p.Workload)
+			return err
 		},
 		check: func(t *thread) error { return jobs[t.index].Verify(t.ctx) },
 		cleanup: func(t *thread) {
@@ -79,6 +68,14 @@ func runCodec(ctx context.Context, p Params, prog *Progress) (Result, error) {
 	if err != nil {
 		return res, err
 	}
+	res.Metrics = codecMetrics(p, runs, codecNs)
+	res.Notes = []string{codecNote(p)}
+	return res, nil
+}
+
+// codecMetrics sums the threads' bytes and takes the slowest thread's codec
+// and fsync phases.
+func codecMetrics(p Params, runs []codec.RunResult, codecNs []int64) map[string]float64 {
 	var in, out int64
 	var codecMax, syncMax float64
 	for i, r := range runs {
@@ -87,16 +84,21 @@ func runCodec(ctx context.Context, p Params, prog *Progress) (Result, error) {
 		codecMax = max(codecMax, float64(codecNs[i])/1e9)
 		syncMax = max(syncMax, r.SyncDone.Sub(r.CodecDone).Seconds())
 	}
-	res.Metrics = map[string]float64{
+	m := map[string]float64{
 		"bytes_in": float64(in), "bytes_out": float64(out),
 		"codec_seconds_max": codecMax, "fsync_seconds_max": syncMax, "verified": 1,
 	}
 	if p.Workload == catalog.Compress && out > 0 {
-		res.Metrics["compression_ratio"] = float64(in) / float64(out)
+		m["compression_ratio"] = float64(in) / float64(out)
 	}
 	if p.Workload == catalog.Decompress && in > 0 {
-		res.Metrics["compression_ratio"] = float64(out) / float64(in)
+		m["compression_ratio"] = float64(out) / float64(in)
 	}
+	return m
+}
+
+// codecNote says what the cell timed.
+func codecNote(p Params) string {
 	level := "default level"
 	if p.Level != 0 {
 		level = fmt.Sprintf("level %d", p.Level)
@@ -105,6 +107,23 @@ func runCodec(ctx context.Context, p Params, prog *Progress) (Result, error) {
 	if p.Sink == codec.SinkNull {
 		timed = "codec only (the null sink discards the output: nothing is written or synced)"
 	}
-	res.Notes = []string{fmt.Sprintf("%s %s %s, sink %s: timed = %s; output verified by CRC-32C after the clock stopped", p.Workload, p.Codec, level, p.Sink, timed)}
-	return res, nil
+	return fmt.Sprintf("%s %s %s, sink %s: timed = %s; output verified by CRC-32C after the clock stopped", p.Workload, p.Codec, level, p.Sink, timed)
+}
+
+// measureCodec runs j's timed call on t and records its span: the cell's
+// clock read just before Run and just after it returns, so the record is
+// what that one clock saw. It returns Run's result and the codec phase's
+// length, from began (Go's clock, read between the start and Run) to the
+// codec's own CodecDone instant on that same clock.
+func measureCodec(t *thread, j *codec.Job, phase string) (codec.RunResult, int64, error) {
+	_, size := j.Part()
+	start := t.now()
+	began := time.Now()
+	res, err := j.Run(t.ctx)
+	end := t.now()
+	if err != nil {
+		return res, 0, err
+	}
+	t.record(phase, start, end, float64(size))
+	return res, res.CodecDone.Sub(began).Nanoseconds(), nil
 }

@@ -18,8 +18,8 @@ import (
 	"github.com/qoslab/qoslab/internal/workload/kernel"
 )
 
-// WorkerArg, as the first argument, puts the agent binary in worker mode: one
-// process of a procs cell.
+// WorkerArg is the first argument that puts the agent binary in worker mode:
+// one process of a procs cell.
 const WorkerArg = "__qoslab-worker"
 
 // workerReport is what a worker prints on stdout: first a ready line, then
@@ -76,6 +76,13 @@ func WorkerMain(args []string, stdout io.Writer) int {
 	return 0
 }
 
+// procWorker is one worker process of a procs cell and its report.
+type procWorker struct {
+	cmd *exec.Cmd
+	out *bufio.Reader
+	rep workerReport
+}
+
 // runProcs starts p.Threads worker processes (this executable in worker mode),
 // waits until each has applied its class, then releases them together.
 func runProcs(ctx context.Context, p Params, prog *Progress) (_ Result, err error) {
@@ -99,12 +106,7 @@ func runProcs(ctx context.Context, p Params, prog *Progress) (_ Result, err erro
 	}
 	defer startW.Close()
 
-	type worker struct {
-		cmd *exec.Cmd
-		out *bufio.Reader
-		rep workerReport
-	}
-	workers := make([]*worker, 0, p.Threads)
+	var workers []*procWorker
 	defer func() {
 		if err != nil {
 			// Workers still waiting for the start pipe would wait for
@@ -115,43 +117,13 @@ func runProcs(ctx context.Context, p Params, prog *Progress) (_ Result, err erro
 			_ = w.cmd.Wait()
 		}
 	}()
-	args := []string{WorkerArg, "-qos", strconv.Itoa(int(p.QoS)), "-loops", strconv.FormatUint(p.Loops, 10)}
-	for i := 0; i < p.Threads; i++ {
-		cmd := exec.CommandContext(ctx, exe, args...)
-		cmd.ExtraFiles = []*os.File{startR}
-		cmd.Stderr = os.Stderr
-		cmd.SysProcAttr = workerProcAttr()
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			startR.Close()
-			return Result{}, fmt.Errorf("procs: worker %d: %w", i, err)
-		}
-		if err := cmd.Start(); err != nil {
-			startR.Close()
-			return Result{}, fmt.Errorf("procs: start worker %d: %w", i, err)
-		}
-		workers = append(workers, &worker{cmd: cmd, out: bufio.NewReader(out)})
-		prog.addWorker(Worker{PID: cmd.Process.Pid, TID: cmd.Process.Pid, Role: fmt.Sprintf("proc %d", i)})
-	}
+	workers, err = startWorkers(ctx, exe, p, startR, prog)
 	startR.Close()
-
-	read := func(w *worker, i int) error {
-		line, err := w.out.ReadBytes('\n')
-		if err != nil {
-			return fmt.Errorf("procs: worker %d (pid %d) ended without a report: %w", i, w.cmd.Process.Pid, err)
-		}
-		var rep workerReport
-		if err := json.Unmarshal(line, &rep); err != nil {
-			return fmt.Errorf("procs: worker %d: bad report %q: %w", i, line, err)
-		}
-		if rep.Err != "" {
-			return fmt.Errorf("procs: worker %d: %s", i, rep.Err)
-		}
-		w.rep = rep
-		return nil
+	if err != nil {
+		return Result{}, err
 	}
 	for i, w := range workers {
-		if err := read(w, i); err != nil {
+		if err := w.read(i); err != nil {
 			return Result{}, err
 		}
 	}
@@ -165,12 +137,59 @@ func runProcs(ctx context.Context, p Params, prog *Progress) (_ Result, err erro
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = read(w, i)
+			errs[i] = w.read(i)
 			prog.add(1)
 		}()
 	}
 	wg.Wait()
+	return Result{Records: procRecords(workers, errs, cellStart)}, errors.Join(errs...)
+}
 
+// startWorkers starts p.Threads worker processes, each with the start
+// pipe's read end as fd 3, and registers them with prog. On an error it
+// returns the workers it did start, for the caller to reap.
+func startWorkers(ctx context.Context, exe string, p Params, startR *os.File, prog *Progress) ([]*procWorker, error) {
+	workers := make([]*procWorker, 0, p.Threads)
+	args := []string{WorkerArg, "-qos", strconv.Itoa(int(p.QoS)), "-loops", strconv.FormatUint(p.Loops, 10)}
+	for i := 0; i < p.Threads; i++ {
+		cmd := exec.CommandContext(ctx, exe, args...) //nolint:gosec // G204: this executable, in worker mode, with numbers as arguments
+		cmd.ExtraFiles = []*os.File{startR}
+		cmd.Stderr = os.Stderr
+		cmd.SysProcAttr = workerProcAttr()
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			return workers, fmt.Errorf("procs: worker %d: %w", i, err)
+		}
+		if err := cmd.Start(); err != nil {
+			return workers, fmt.Errorf("procs: start worker %d: %w", i, err)
+		}
+		workers = append(workers, &procWorker{cmd: cmd, out: bufio.NewReader(out)})
+		prog.addWorker(Worker{PID: cmd.Process.Pid, TID: cmd.Process.Pid, Role: fmt.Sprintf("proc %d", i)})
+	}
+	return workers, nil
+}
+
+// read takes worker i's next report line (ready, then its interval) into
+// w.rep.
+func (w *procWorker) read(i int) error {
+	line, err := w.out.ReadBytes('\n')
+	if err != nil {
+		return fmt.Errorf("procs: worker %d (pid %d) ended without a report: %w", i, w.cmd.Process.Pid, err)
+	}
+	var rep workerReport
+	if err := json.Unmarshal(line, &rep); err != nil {
+		return fmt.Errorf("procs: worker %d: bad report %q: %w", i, line, err)
+	}
+	if rep.Err != "" {
+		return fmt.Errorf("procs: worker %d: %s", i, rep.Err)
+	}
+	w.rep = rep
+	return nil
+}
+
+// procRecords makes the records of the workers that reported, their
+// intervals made relative to cellStart.
+func procRecords(workers []*procWorker, errs []error, cellStart int64) []Record {
 	var recs []Record
 	for i, w := range workers {
 		if errs[i] != nil {
@@ -181,5 +200,5 @@ func runProcs(ctx context.Context, p Params, prog *Progress) (_ Result, err erro
 		r.PID = w.cmd.Process.Pid
 		recs = append(recs, r)
 	}
-	return Result{Records: recs}, errors.Join(errs...)
+	return recs
 }

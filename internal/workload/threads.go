@@ -101,30 +101,11 @@ func runThreadsFor(ctx context.Context, n int, c qos.Class, d time.Duration, pro
 	for i := range threads {
 		threads[i] = &thread{index: i, deadline: int64(d), mono: monoNow, ctx: ctx, done: ctx.Done(), progress: prog, cpus: newCPUSet(ncpu), spans: make([]span, 0, 4)}
 	}
-	for i := range threads {
-		go func(t *thread) {
+	for _, t := range threads {
+		go func() {
 			defer finished.Done()
-			// Never unlocked: the goroutine's exit ends the OS thread and its class.
-			runtime.LockOSThread()
-			prog.addWorker(Worker{PID: os.Getpid(), TID: currentTID(), Role: fmt.Sprintf("worker %d", t.index)})
-			var err error
-			if job.setup != nil {
-				err = job.setup(t)
-			}
-			applied[t.index] = qos.ApplySelf(c)
-			ready.Done()
-			if err != nil {
-				errs[t.index] = err
-				cancel()
-				return
-			}
-			select {
-			case <-start:
-			case <-ctx.Done():
-				return
-			}
-			errs[t.index] = job.measure(t)
-		}(threads[i])
+			applied[t.index], errs[t.index] = t.run(c, job, &ready, start, cancel)
+		}()
 	}
 
 	ready.Wait()
@@ -138,6 +119,40 @@ func runThreadsFor(ctx context.Context, n int, c qos.Class, d time.Duration, pro
 	finished.Wait()
 	restoreGC()
 
+	checkAndCleanUp(ctx, threads, errs, job)
+	return threadRecords(ctx, threads, applied, errs)
+}
+
+// run is a measuring thread's life on its goroutine: lock the OS thread for
+// good (never unlocked: the goroutine's exit ends the OS thread and its
+// class), register, set up, apply c, say ready, wait for the cell's start
+// (or its end) and measure. It returns the class as applied and the first
+// error.
+func (t *thread) run(c qos.Class, job threadJob, ready *sync.WaitGroup, start <-chan struct{}, cancel context.CancelFunc) (qos.Applied, error) {
+	runtime.LockOSThread()
+	t.progress.addWorker(Worker{PID: os.Getpid(), TID: currentTID(), Role: fmt.Sprintf("worker %d", t.index)})
+	var err error
+	if job.setup != nil {
+		err = job.setup(t)
+	}
+	applied := qos.ApplySelf(c)
+	ready.Done()
+	if err != nil {
+		cancel()
+		return applied, err
+	}
+	select {
+	case <-start:
+	case <-t.done:
+		return applied, nil
+	}
+	return applied, job.measure(t)
+}
+
+// checkAndCleanUp runs job's check on every thread that measured without
+// error in a cell that was not cancelled, then its cleanup on every thread.
+// Both run on the caller's goroutine, after every thread has finished.
+func checkAndCleanUp(ctx context.Context, threads []*thread, errs []error, job threadJob) {
 	if job.check != nil {
 		for i, t := range threads {
 			if errs[i] == nil && ctx.Err() == nil {
@@ -150,7 +165,11 @@ func runThreadsFor(ctx context.Context, n int, c qos.Class, d time.Duration, pro
 			job.cleanup(t)
 		}
 	}
+}
 
+// threadRecords turns every thread's spans into records, and returns the
+// first thread's error, or ctx's if the cell was cancelled.
+func threadRecords(ctx context.Context, threads []*thread, applied []qos.Applied, errs []error) ([]Record, error) {
 	var recs []Record
 	var firstErr error
 	for i, t := range threads {

@@ -316,3 +316,43 @@ func TestCPUSet(t *testing.T) {
 	s.add(64)
 	assert.Equal(t, []int{64, 129}, s.list())
 }
+
+// A codec thread's record is the cell's clock read just before Run and just
+// after it returns. The clock here is the real one, but the first reading
+// comes late, as when the thread loses its CPU at the start's clock read (a
+// background thread under contention): the record's end must still be no
+// later than the instant the test reads after the call returns.
+func TestCodecRecordIsTheCellClockAroundRun(t *testing.T) {
+	p := Params{Workload: catalog.Compress, QoS: qos.Default, Threads: 1, Size: 1 << 20, Seed: 1, Sink: "null"}.WithDefaults()
+	j, err := codecPlan(p).NewJob(0)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = j.Close() })
+	require.NoError(t, j.Prepare(context.Background()))
+
+	const late = 200 * time.Millisecond
+	cellStart := monoNow()
+	reads := 0
+	th := &thread{cellStart: cellStart, ctx: context.Background(), done: make(chan struct{}), cpus: newCPUSet(1)}
+	th.mono = func() int64 {
+		if reads++; reads == 1 {
+			time.Sleep(late)
+		}
+		return monoNow()
+	}
+	before := time.Now()
+	res, codecNs, err := measureCodec(th, j, p.Workload)
+	after := monoNow() - cellStart
+	elapsed := time.Since(before)
+	require.NoError(t, err)
+	require.Len(t, th.spans, 1)
+	s := th.spans[0]
+	assert.Equal(t, 2, reads, "one clock reading before Run, one after")
+	assert.Equal(t, p.Workload, s.phase)
+	assert.Equal(t, float64(1<<20), s.work)
+	assert.GreaterOrEqual(t, s.start, int64(late), "the start is the late reading")
+	assert.LessOrEqual(t, s.end, after, "the record ends before the test's own reading after the call")
+	assert.Less(t, s.start, s.end)
+	assert.Positive(t, codecNs)
+	assert.Less(t, codecNs, elapsed.Nanoseconds(), "the codec phase lies within the call (both on Go's clock)")
+	assert.Equal(t, int64(1<<20), res.BytesIn)
+}

@@ -10,10 +10,10 @@ import (
 	"os"
 )
 
-// AgentPackage is the Go package the guest agent is built from.
-const AgentPackage = "github.com/qoslab/qoslab/guest/agent"
+// agentPackage is the Go package the guest agent is built from.
+const agentPackage = "github.com/qoslab/qoslab/guest/agent"
 
-// agentBuildHint is how to get a binary CheckAgentBinary accepts.
+// agentBuildHint is how to get a binary checkAgentBinary accepts.
 const agentBuildHint = "build it with `make build` (bin/darwin-arm64/qoslab-agent) or " +
 	"`GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 go build -o qoslab-agent ./guest/agent`"
 
@@ -27,12 +27,12 @@ type AgentBinary struct {
 	SHA256 string
 }
 
-// CheckAgentBinary makes sure path is the qoslab agent built for
+// checkAgentBinary makes sure path is the qoslab agent built for
 // darwin/arm64, and signed: macOS on Apple silicon kills unsigned arm64
 // code at exec, which in a LaunchDaemon would only show as a crash loop.
-func CheckAgentBinary(path string) (AgentBinary, error) {
+func checkAgentBinary(path string) (AgentBinary, error) {
 	a := AgentBinary{Path: path}
-	f, err := os.Open(path)
+	f, err := os.Open(path) //nolint:gosec // G304: the agent binary the user names
 	if err != nil {
 		return a, fmt.Errorf("agent binary: %w; %s", err, agentBuildHint)
 	}
@@ -50,10 +50,10 @@ func CheckAgentBinary(path string) (AgentBinary, error) {
 	}
 	bi, err := buildinfo.Read(f)
 	if err != nil {
-		return a, fmt.Errorf("agent binary %s carries no Go build information (%v), so it is not the qoslab agent; %s", path, err, agentBuildHint)
+		return a, fmt.Errorf("agent binary %s carries no Go build information (%w), so it is not the qoslab agent; %s", path, err, agentBuildHint)
 	}
-	if bi.Path != AgentPackage {
-		return a, fmt.Errorf("agent binary %s is %s, not the qoslab agent (%s); %s", path, bi.Path, AgentPackage, agentBuildHint)
+	if bi.Path != agentPackage {
+		return a, fmt.Errorf("agent binary %s is %s, not the qoslab agent (%s); %s", path, bi.Path, agentPackage, agentBuildHint)
 	}
 	h := sha256.New()
 	if _, err := f.Seek(0, io.SeekStart); err != nil {

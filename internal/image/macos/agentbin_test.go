@@ -13,19 +13,27 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// must stops a test fixture's construction at an error that cannot
+// happen (a write into memory, a file in the test's own directory).
+func must(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
 // thinMachO is a 64-bit Mach-O header with, when signed, one
 // LC_CODE_SIGNATURE load command: enough for debug/macho, not to run.
 func thinMachO(cpu macho.Cpu, typ macho.Type, signed bool) []byte {
 	var cmds bytes.Buffer
 	ncmds := uint32(0)
 	if signed {
-		binary.Write(&cmds, binary.LittleEndian, []uint32{lcCodeSignature, 16, 0x1000, 0x100})
+		must(binary.Write(&cmds, binary.LittleEndian, []uint32{lcCodeSignature, 16, 0x1000, 0x100}))
 		ncmds++
 	}
 	var b bytes.Buffer
-	binary.Write(&b, binary.LittleEndian, []uint32{
+	must(binary.Write(&b, binary.LittleEndian, []uint32{
 		macho.Magic64, uint32(cpu), 0, uint32(typ), ncmds, uint32(cmds.Len()), 0, 0,
-	})
+	}))
 	b.Write(cmds.Bytes())
 	return b.Bytes()
 }
@@ -33,7 +41,7 @@ func thinMachO(cpu macho.Cpu, typ macho.Type, signed bool) []byte {
 // fatMachO wraps thin files in a universal binary.
 func fatMachO(slices map[macho.Cpu][]byte) []byte {
 	var b bytes.Buffer
-	binary.Write(&b, binary.BigEndian, []uint32{macho.MagicFat, uint32(len(slices))})
+	must(binary.Write(&b, binary.BigEndian, []uint32{macho.MagicFat, uint32(len(slices))}))
 	off := uint32(4096)
 	var body bytes.Buffer
 	for _, cpu := range []macho.Cpu{macho.CpuAmd64, macho.CpuArm64} {
@@ -41,7 +49,7 @@ func fatMachO(slices map[macho.Cpu][]byte) []byte {
 		if !ok {
 			continue
 		}
-		binary.Write(&b, binary.BigEndian, []uint32{uint32(cpu), 0, off + uint32(body.Len()), uint32(len(s)), 12})
+		must(binary.Write(&b, binary.BigEndian, []uint32{uint32(cpu), 0, off + uint32(body.Len()), uint32(len(s)), 12}))
 		body.Write(s)
 		for body.Len()%4096 != 0 {
 			body.WriteByte(0)
@@ -95,23 +103,23 @@ func TestCheckMachO(t *testing.T) {
 
 func TestCheckAgentBinary(t *testing.T) {
 	// A Mach-O that passes the format checks but is no Go program.
-	_, err := CheckAgentBinary(writeBin(t, thinMachO(macho.CpuArm64, macho.TypeExec, true)))
+	_, err := checkAgentBinary(writeBin(t, thinMachO(macho.CpuArm64, macho.TypeExec, true)))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "no Go build information")
 
 	if runtime.GOOS == "linux" {
 		self, err := os.Executable()
 		require.NoError(t, err)
-		_, err = CheckAgentBinary(self)
+		_, err = checkAgentBinary(self)
 		assert.ErrorContains(t, err, "ELF: a Linux build")
 	}
 
-	_, err = CheckAgentBinary(filepath.Join(t.TempDir(), "missing"))
+	_, err = checkAgentBinary(filepath.Join(t.TempDir(), "missing"))
 	require.Error(t, err)
 	assert.ErrorIs(t, err, os.ErrNotExist)
 	assert.Contains(t, err.Error(), "make build")
 
-	_, err = CheckAgentBinary(t.TempDir())
+	_, err = checkAgentBinary(t.TempDir())
 	assert.ErrorContains(t, err, "is not a file")
 }
 
@@ -123,7 +131,7 @@ func TestCheckAgentBinaryBuilt(t *testing.T) {
 	if _, err := os.Stat(p); err != nil {
 		t.Skip("no bin/darwin-arm64/qoslab-agent; `make build` makes it")
 	}
-	a, err := CheckAgentBinary(p)
+	a, err := checkAgentBinary(p)
 	require.NoError(t, err)
 	assert.Len(t, a.SHA256, 64)
 	assert.Positive(t, a.Size)

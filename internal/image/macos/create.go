@@ -20,17 +20,17 @@ import (
 // system, so the whole size plus a margin (aux storage, config, slack) must
 // be free before the install starts.
 const (
-	// MinDiskBytes is qoslab's floor for a guest disk: the installer needs
+	// minDiskBytes is qoslab's floor for a guest disk: the installer needs
 	// room for the system, its snapshots and updates, and fails late (after
 	// many minutes) when short.
-	MinDiskBytes int64 = 32 << 30
-	// DiskFreeMargin is what is required free beyond the disk size.
-	DiskFreeMargin uint64 = 2 << 30
-	// DefaultCPUs and DefaultMemoryBytes apply when CreateOptions leaves them
+	minDiskBytes int64 = 32 << 30
+	// diskFreeMargin is what is required free beyond the disk size.
+	diskFreeMargin uint64 = 2 << 30
+	// defaultCPUs and defaultMemoryBytes apply when CreateOptions leaves them
 	// 0, raised to what the restore image needs and capped at the host's
 	// limits.
-	DefaultCPUs        = 4
-	DefaultMemoryBytes = 8 << 30
+	defaultCPUs        = 4
+	defaultMemoryBytes = 8 << 30
 )
 
 // memoryGranule is Virtualization.framework's rule: memory is a whole
@@ -44,13 +44,13 @@ type CreateOptions struct {
 	// bundle is never touched.
 	Bundle      string
 	DiskBytes   int64
-	CPUs        int    // 0: DefaultCPUs within the allowed range
-	MemoryBytes uint64 // 0: DefaultMemoryBytes within the allowed range
+	CPUs        int    // 0: defaultCPUs within the allowed range
+	MemoryBytes uint64 // 0: defaultMemoryBytes within the allowed range
 	// Progress gets the installer's progress: a bar on a terminal, periodic
 	// lines otherwise; nil is silent.
 	Progress   io.Writer
 	OnProgress func(Progress)
-	// Framework defaults to HostFramework().
+	// Framework defaults to hostFramework().
 	Framework Framework
 	// FreeSpace defaults to statfs on the bundle's parent directory.
 	FreeSpace FreeSpaceFunc
@@ -58,10 +58,10 @@ type CreateOptions struct {
 	Now func() time.Time
 }
 
-// CreatePlan is what PlanCreate checked: the values Create will use.
-type CreatePlan struct {
+// createPlan is what planCreate checked: the values Create will use.
+type createPlan struct {
 	Image        RestoreImage
-	Requirements Requirements
+	Requirements requirements
 	Limits       vz.Limits
 	CPUs         int
 	MemoryBytes  uint64
@@ -70,15 +70,15 @@ type CreatePlan struct {
 	NeedFree uint64
 }
 
-// PlanCreate makes every check Create makes before its long step, and
+// planCreate makes every check Create makes before its long step, and
 // writes nothing: the restore image is one and this Mac can run it, the
 // CPUs, memory and disk are in range, and there is room for the disk.
-func PlanCreate(ctx context.Context, opts CreateOptions) (CreatePlan, error) {
-	var plan CreatePlan
+func planCreate(ctx context.Context, opts CreateOptions) (createPlan, error) {
+	var plan createPlan
 	fw := opts.Framework
 	if fw == nil {
 		var err error
-		if fw, err = HostFramework(); err != nil {
+		if fw, err = hostFramework(); err != nil {
 			return plan, err
 		}
 	}
@@ -91,7 +91,7 @@ func PlanCreate(ctx context.Context, opts CreateOptions) (CreatePlan, error) {
 		return plan, fmt.Errorf("macOS bundle %s: %w", opts.Bundle, err)
 	}
 
-	img, err := InspectIPSW(opts.IPSW)
+	img, err := inspectIPSW(opts.IPSW)
 	if err != nil {
 		return plan, err
 	}
@@ -116,26 +116,26 @@ func PlanCreate(ctx context.Context, opts CreateOptions) (CreatePlan, error) {
 		return plan, err
 	}
 	// Whole MiB, as hv/vz makes disks; the rounding is below a MiB.
-	plan.DiskBytes = int64(roundUp(uint64(opts.DiskBytes), memoryGranule))
-	plan.NeedFree = uint64(plan.DiskBytes) + DiskFreeMargin
+	plan.DiskBytes = int64(roundUpMiB(uint64(opts.DiskBytes)))
+	plan.NeedFree = uint64(plan.DiskBytes) + diskFreeMargin
 	// The bundle's parent may not exist yet; it will be on the file system
 	// of its nearest existing ancestor.
 	parent := existingAncestor(filepath.Dir(opts.Bundle))
 	if err := checkFreeSpace(opts.FreeSpace, parent, plan.NeedFree,
 		fmt.Sprintf("a %s guest disk (the installer and the guest fill it; plus %s margin)",
-			formatBytes(opts.DiskBytes), formatBytes(int64(DiskFreeMargin)))); err != nil {
+			formatBytes(opts.DiskBytes), formatBytes(int64(diskFreeMargin)))); err != nil {
 		return plan, err
 	}
 	return plan, nil
 }
 
-// Create makes a bundle from a restore image: PlanCreate's checks, then the
+// Create makes a bundle from a restore image: planCreate's checks, then the
 // installer (tens of minutes) in a staged bundle beside opts.Bundle, moved
 // into place only once the install succeeded (vz.CreateBundle). A failed or
 // cancelled install leaves nothing behind.
 func Create(ctx context.Context, opts CreateOptions) (vz.Bundle, error) {
 	if opts.Framework == nil {
-		fw, err := HostFramework()
+		fw, err := hostFramework()
 		if err != nil {
 			return vz.Bundle{}, err
 		}
@@ -143,11 +143,11 @@ func Create(ctx context.Context, opts CreateOptions) (vz.Bundle, error) {
 	}
 	fw := opts.Framework
 	if opts.Bundle != "" {
-		if err := os.MkdirAll(filepath.Dir(opts.Bundle), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(opts.Bundle), 0o755); err != nil { //nolint:gosec // G301: the store of VM bundles, as hv/vz makes it; every file in a bundle is 0600
 			return vz.Bundle{}, fmt.Errorf("create macOS bundle: %w", err)
 		}
 	}
-	plan, err := PlanCreate(ctx, opts)
+	plan, err := planCreate(ctx, opts)
 	if err != nil {
 		return vz.Bundle{}, err
 	}
@@ -167,7 +167,7 @@ func Create(ctx context.Context, opts CreateOptions) (vz.Bundle, error) {
 			MemoryMiB:     int(plan.MemoryBytes / memoryGranule),
 			DiskBytes:     plan.DiskBytes,
 			MinCPUs:       plan.Requirements.MinCPUs,
-			MinMemoryMiB:  int(roundUp(plan.Requirements.MinMemory, memoryGranule) / memoryGranule),
+			MinMemoryMiB:  int(roundUpMiB(plan.Requirements.MinMemory) / memoryGranule),
 			CreatedAt:     now().UTC(),
 			InstalledFrom: &vz.InstallSource{IPSW: absPath(opts.IPSW), Build: img.Build, OSVersion: img.Version},
 		},
@@ -176,7 +176,7 @@ func Create(ctx context.Context, opts CreateOptions) (vz.Bundle, error) {
 		Populate: func(ctx context.Context, staged *vz.Bundle) error {
 			bar := newProgressBar(opts.Progress, "installing "+img.String(), unitFraction, opts.OnProgress)
 			defer bar.finish()
-			err := fw.Install(ctx, InstallTarget{
+			err := fw.Install(ctx, installTarget{
 				IPSW: opts.IPSW, Disk: staged.Path(vz.DiskFile), Aux: staged.Path(vz.AuxFile),
 				HardwareModel: staged.HardwareModel, MachineIdentifier: staged.MachineIdentifier,
 				CPUs: plan.CPUs, MemoryBytes: plan.MemoryBytes,
@@ -205,13 +205,13 @@ func unsupportedImageError(img RestoreImage, host string) error {
 		"use another restore image (`qoslab image fetch macos --ipsw latest` picks one this Mac supports)", img, img.Path, host)
 }
 
-func pickCPUs(asked int, req Requirements, lim vz.Limits, img RestoreImage) (int, error) {
+func pickCPUs(asked int, req requirements, lim vz.Limits, img RestoreImage) (int, error) {
 	lo, hi := max(req.MinCPUs, lim.MinCPUs, 1), lim.MaxCPUs
 	if hi < lo {
 		return 0, fmt.Errorf("%s needs at least %d CPUs and this Mac allows at most %d: it cannot run here", img, lo, hi)
 	}
 	if asked == 0 {
-		return min(max(DefaultCPUs, lo), hi), nil
+		return min(max(defaultCPUs, lo), hi), nil
 	}
 	if asked < lo || asked > hi {
 		return 0, fmt.Errorf("--cpus %d: allowed %d..%d (%s needs at least %d; this Mac allows at most %d)",
@@ -220,14 +220,14 @@ func pickCPUs(asked int, req Requirements, lim vz.Limits, img RestoreImage) (int
 	return asked, nil
 }
 
-func pickMemory(asked uint64, req Requirements, lim vz.Limits, img RestoreImage) (uint64, error) {
+func pickMemory(asked uint64, req requirements, lim vz.Limits, img RestoreImage) (uint64, error) {
 	lo, hi := max(req.MinMemory, lim.MinMemoryBytes), lim.MaxMemoryBytes
 	if hi < lo {
 		return 0, fmt.Errorf("%s needs at least %s of memory and this Mac allows at most %s: it cannot run here",
 			img, formatBytes(int64(lo)), formatBytes(int64(hi)))
 	}
 	if asked == 0 {
-		return min(max(DefaultMemoryBytes, roundUp(lo, memoryGranule)), hi/memoryGranule*memoryGranule), nil
+		return min(max(defaultMemoryBytes, roundUpMiB(lo)), hi/memoryGranule*memoryGranule), nil
 	}
 	if asked < lo || asked > hi {
 		return 0, fmt.Errorf("--memory %s: allowed %s..%s (%s needs at least %s; this Mac allows at most %s)",
@@ -235,19 +235,20 @@ func pickMemory(asked uint64, req Requirements, lim vz.Limits, img RestoreImage)
 	}
 	if asked%memoryGranule != 0 {
 		return 0, fmt.Errorf("--memory %d bytes: Virtualization.framework needs a whole number of MiB, e.g. %s", asked,
-			formatBytes(int64(roundUp(asked, memoryGranule))))
+			formatBytes(int64(roundUpMiB(asked))))
 	}
 	return asked, nil
 }
 
 func checkDiskSize(n int64) error {
-	if n < MinDiskBytes {
-		return fmt.Errorf("--disk %s: at least %s, so the installer does not run out of room late", formatBytes(n), formatBytes(MinDiskBytes))
+	if n < minDiskBytes {
+		return fmt.Errorf("--disk %s: at least %s, so the installer does not run out of room late", formatBytes(n), formatBytes(minDiskBytes))
 	}
 	return nil
 }
 
-func roundUp(n, to uint64) uint64 { return (n + to - 1) / to * to }
+// roundUpMiB rounds n bytes up to a whole number of MiB (memoryGranule).
+func roundUpMiB(n uint64) uint64 { return (n + memoryGranule - 1) / memoryGranule * memoryGranule }
 
 // existingAncestor is dir, or its nearest ancestor that exists.
 func existingAncestor(dir string) string {

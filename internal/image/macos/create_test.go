@@ -21,18 +21,18 @@ import (
 // fakeFramework stands in for Virtualization.framework.
 type fakeFramework struct {
 	host     string
-	req      Requirements
+	req      requirements
 	reqErr   error
 	limits   vz.Limits
 	latest   string
-	install  func(ctx context.Context, t InstallTarget, progress func(float64)) error
-	installs []InstallTarget
+	install  func(ctx context.Context, t installTarget, progress func(float64)) error
+	installs []installTarget
 }
 
 func newFakeFramework(t *testing.T) *fakeFramework {
 	return &fakeFramework{
 		host: "14.4.1",
-		req: Requirements{Supported: true, MinCPUs: 2, MinMemory: 4 << 30,
+		req: requirements{Supported: true, MinCPUs: 2, MinMemory: 4 << 30,
 			HardwareModel: dataRepresentation(t, map[string]any{"PlatformVersion": 2, "DataRepresentationVersion": 1})},
 		limits: vz.Limits{MinCPUs: 1, MaxCPUs: 10, MinMemoryBytes: 1 << 30, MaxMemoryBytes: 32 << 30},
 	}
@@ -51,7 +51,7 @@ func (f *fakeFramework) HostVersion() string { return f.host }
 func (f *fakeFramework) LatestRestoreImageURL(context.Context) (string, error) {
 	return f.latest, nil
 }
-func (f *fakeFramework) Requirements(context.Context, string) (Requirements, error) {
+func (f *fakeFramework) Requirements(context.Context, string) (requirements, error) {
 	return f.req, f.reqErr
 }
 func (f *fakeFramework) Limits() vz.Limits { return f.limits }
@@ -61,7 +61,7 @@ func (f *fakeFramework) NewMachineIdentifier() ([]byte, error) {
 }
 
 // Install does what the real one leaves behind: the aux storage.
-func (f *fakeFramework) Install(ctx context.Context, t InstallTarget, progress func(float64)) error {
+func (f *fakeFramework) Install(ctx context.Context, t installTarget, progress func(float64)) error {
 	f.installs = append(f.installs, t)
 	if f.install != nil {
 		return f.install(ctx, t, progress)
@@ -152,14 +152,14 @@ func TestCreateDefaults(t *testing.T) {
 	fw.req.MinCPUs = 6
 	opts := createOptions(t, fw)
 	opts.CPUs, opts.MemoryBytes = 0, 0
-	plan, err := PlanCreate(context.Background(), opts)
+	plan, err := planCreate(context.Background(), opts)
 	require.NoError(t, err)
 	assert.Equal(t, 6, plan.CPUs, "the image's minimum wins over the default")
-	assert.Equal(t, uint64(DefaultMemoryBytes), plan.MemoryBytes)
-	assert.Equal(t, uint64(64<<30)+DiskFreeMargin, plan.NeedFree)
+	assert.Equal(t, uint64(defaultMemoryBytes), plan.MemoryBytes)
+	assert.Equal(t, uint64(64<<30)+diskFreeMargin, plan.NeedFree)
 
 	fw.limits.MaxMemoryBytes = 6 << 30
-	plan, err = PlanCreate(context.Background(), opts)
+	plan, err = planCreate(context.Background(), opts)
 	require.NoError(t, err)
 	assert.Equal(t, uint64(6<<30), plan.MemoryBytes, "the default is capped at the host's limit")
 }
@@ -182,11 +182,11 @@ func TestCreateRefusesBeforeInstalling(t *testing.T) {
 		}, []string{"needs 66.0 GiB free", "only 40.0 GiB is free"}},
 		{"not a restore image", func(o *CreateOptions, _ *fakeFramework) {
 			o.IPSW = filepath.Join(filepath.Dir(o.IPSW), "x.txt")
-			os.WriteFile(o.IPSW, []byte("x"), 0o644)
+			must(os.WriteFile(o.IPSW, []byte("x"), 0o644))
 		}, []string{"x.txt", "not a macOS restore image"}},
-		{"image too new for the host", func(_ *CreateOptions, f *fakeFramework) { f.host = "13.6"; f.req = Requirements{} },
+		{"image too new for the host", func(_ *CreateOptions, f *fakeFramework) { f.host = "13.6"; f.req = requirements{} },
 			[]string{"macOS 14.4.1 (23E224)", "cannot run on this Mac", "macOS 13.6", "macOS 14 or newer host"}},
-		{"no supported hardware model", func(_ *CreateOptions, f *fakeFramework) { f.req = Requirements{} },
+		{"no supported hardware model", func(_ *CreateOptions, f *fakeFramework) { f.req = requirements{} },
 			[]string{"macOS 14.4.1 (23E224)", "host macOS 14.4.1", "supports none of its hardware models"}},
 		{"framework cannot load it", func(_ *CreateOptions, f *fakeFramework) { f.reqErr = errors.New("invalid restore image") },
 			[]string{"Virtualization.framework", "invalid restore image"}},
@@ -227,17 +227,17 @@ func TestCreateNeverTouchesAnExistingBundle(t *testing.T) {
 func TestCreateFailedInstallLeavesNothing(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		install func(ctx context.Context, t InstallTarget, progress func(float64)) error
+		install func(ctx context.Context, t installTarget, progress func(float64)) error
 		cancel  bool
 		want    string
 	}{
-		{"installer error", func(context.Context, InstallTarget, func(float64)) error { return errors.New("restore failed") }, false, "restore failed"},
-		{"cancelled", func(ctx context.Context, _ InstallTarget, progress func(float64)) error {
+		{"installer error", func(context.Context, installTarget, func(float64)) error { return errors.New("restore failed") }, false, "restore failed"},
+		{"cancelled", func(ctx context.Context, _ installTarget, progress func(float64)) error {
 			progress(0.1)
 			<-ctx.Done()
 			return ctx.Err()
 		}, true, "cancelled; nothing was kept"},
-		{"no aux storage", func(context.Context, InstallTarget, func(float64)) error { return nil }, false, "aux.img"},
+		{"no aux storage", func(context.Context, installTarget, func(float64)) error { return nil }, false, "aux.img"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fw := newFakeFramework(t)
@@ -260,7 +260,7 @@ func TestCreateFailedInstallLeavesNothing(t *testing.T) {
 func TestCreateRaceForTheName(t *testing.T) {
 	fw := newFakeFramework(t)
 	opts := createOptions(t, fw)
-	fw.install = func(ctx context.Context, tg InstallTarget, progress func(float64)) error {
+	fw.install = func(ctx context.Context, tg installTarget, progress func(float64)) error {
 		// Another create finished first.
 		require.NoError(t, os.MkdirAll(filepath.Join(opts.Bundle, "theirs"), 0o755))
 		return os.WriteFile(tg.Aux, []byte("aux"), 0o600)
@@ -277,7 +277,7 @@ func TestCreateWithoutAMac(t *testing.T) {
 	opts := createOptions(t, nil)
 	_, err := Create(context.Background(), opts)
 	require.Error(t, err)
-	assert.ErrorIs(t, err, ErrNeedsMac)
+	assert.ErrorIs(t, err, errNeedsMac)
 	assert.Contains(t, err.Error(), "creating macOS images needs a Mac (macOS 13+, Apple silicon)")
 }
 
@@ -287,10 +287,10 @@ func TestFetch(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/2024/UniversalMac_14.4.1_23E224_Restore.ipsw", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("ETag", `"abc"`)
-		w.Write(ipsw)
+		_, _ = w.Write(ipsw)
 	})
 	mux.HandleFunc("/error.ipsw", func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte("<html>sign in first</html>"))
+		_, _ = w.Write([]byte("<html>sign in first</html>"))
 	})
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
@@ -306,7 +306,7 @@ func TestFetch(t *testing.T) {
 
 	_, err = Fetch(context.Background(), FetchOptions{IPSW: srv.URL + "/error.ipsw", Dir: dir, FreeSpace: plenty})
 	require.Error(t, err)
-	assert.ErrorIs(t, err, ErrNotRestoreImage)
+	assert.ErrorIs(t, err, errNotRestoreImage)
 	assert.Contains(t, err.Error(), "download was deleted")
 	assert.NoFileExists(t, filepath.Join(dir, "error.ipsw"))
 }
@@ -317,7 +317,7 @@ func TestFetchLatestWithoutAMac(t *testing.T) {
 	}
 	_, err := Fetch(context.Background(), FetchOptions{IPSW: LatestIPSW, Dir: t.TempDir()})
 	require.Error(t, err)
-	assert.ErrorIs(t, err, ErrNeedsMac)
+	assert.ErrorIs(t, err, errNeedsMac)
 	assert.Contains(t, err.Error(), "--ipsw latest")
 	assert.Contains(t, err.Error(), "pass the restore image's URL instead")
 }

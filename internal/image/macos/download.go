@@ -19,8 +19,8 @@ import (
 	"github.com/qoslab/qoslab/internal/httpfetch"
 )
 
-// DownloadOptions says what to fetch and where.
-type DownloadOptions struct {
+// downloadOptions says what to fetch and where.
+type downloadOptions struct {
 	URL string // http or https
 	// Dest is the finished file. Bytes arrive in Dest+".part" (with what the
 	// server said about them in Dest+".part.json") and are renamed to Dest
@@ -87,10 +87,10 @@ const (
 
 var errStalled = errors.New("the transfer stalled")
 
-// DefaultIPSWName is the file name to save url under: its last path element
+// defaultIPSWName is the file name to save url under: its last path element
 // (Apple's names carry the version and build, e.g.
 // UniversalMac_14.4.1_23E224_Restore.ipsw).
-func DefaultIPSWName(rawURL string) (string, error) {
+func defaultIPSWName(rawURL string) (string, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return "", fmt.Errorf("restore image URL %q: %w", rawURL, err)
@@ -102,10 +102,10 @@ func DefaultIPSWName(rawURL string) (string, error) {
 	return name, nil
 }
 
-// Download fetches opts.URL to opts.Dest, resuming an earlier partial
+// download fetches opts.URL to opts.Dest, resuming an earlier partial
 // download when the server supports ranges and the file has not changed
 // since. Cancelling ctx keeps the .part file for the next call.
-func Download(ctx context.Context, opts DownloadOptions) (DownloadResult, error) {
+func download(ctx context.Context, opts downloadOptions) (DownloadResult, error) {
 	u, err := url.Parse(opts.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return DownloadResult{}, fmt.Errorf("download %q: not an http(s) URL; pass the restore image's full URL", opts.URL)
@@ -119,7 +119,7 @@ func Download(ctx context.Context, opts DownloadOptions) (DownloadResult, error)
 		}
 		return DownloadResult{Path: opts.Dest, Size: fi.Size(), AlreadyComplete: true}, nil
 	}
-	if err := os.MkdirAll(filepath.Dir(opts.Dest), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(opts.Dest), 0o755); err != nil { //nolint:gosec // G301: the directory of downloaded restore images, which are public
 		return DownloadResult{}, fmt.Errorf("download: %w", err)
 	}
 	d := &downloader{opts: opts, client: opts.Client, idleAfter: opts.idleTimeout}
@@ -176,7 +176,7 @@ func (e *retryableError) Error() string { return e.err.Error() }
 func (e *retryableError) Unwrap() error { return e.err }
 
 type downloader struct {
-	opts   DownloadOptions
+	opts   downloadOptions
 	client *http.Client
 	bar    *progressBar
 	idle   *time.Timer // reset by every read; fires errStalled
@@ -219,7 +219,7 @@ func (d *downloader) saveState(st *partState) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(d.statePath(), append(b, '\n'), 0o644)
+	return os.WriteFile(d.statePath(), append(b, '\n'), 0o644) //nolint:gosec // G306: the resume state of a public restore image (its URL, size and validators), beside it
 }
 
 // discardPart forgets a .part that cannot be resumed.
@@ -232,13 +232,7 @@ func (d *downloader) discardPart() {
 // complete.
 func (d *downloader) once(ctx context.Context, res *DownloadResult) error {
 	st := d.loadState()
-	var offset int64
-	if fi, err := os.Stat(d.partPath()); err == nil && st != nil && st.validator() != "" && st.AcceptRanges != "none" {
-		offset = fi.Size()
-		if st.Size >= 0 && offset > st.Size {
-			offset = 0 // longer than the file it claims to be part of
-		}
-	}
+	offset := d.resumeOffset(st)
 
 	reqCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -246,106 +240,31 @@ func (d *downloader) once(ctx context.Context, res *DownloadResult) error {
 	defer idle.Stop()
 	d.idle = idle
 
-	req, err := http.NewRequestWithContext(reqCtx, http.MethodGet, d.opts.URL, nil)
+	resp, err := d.get(reqCtx, offset, st)
 	if err != nil {
-		return fmt.Errorf("download %s: %w", d.opts.URL, err)
-	}
-	req.Header.Set("User-Agent", "qoslab")
-	// Byte-exact ranges: no transparent decompression.
-	req.Header.Set("Accept-Encoding", "identity")
-	if offset > 0 {
-		req.Header.Set("Range", fmt.Sprintf("bytes=%d-", offset))
-		req.Header.Set("If-Range", st.validator())
-	}
-	resp, err := d.client.Do(req)
-	if err != nil {
-		return &retryableError{fmt.Errorf("download %s: %w", d.opts.URL, err)}
+		return err
 	}
 	defer resp.Body.Close()
 
-	total := resp.ContentLength
-	switch {
-	case resp.StatusCode == http.StatusPartialContent && offset > 0:
-		start, size, err := parseContentRange(resp.Header.Get("Content-Range"))
-		if err != nil || start != offset || (st.Size >= 0 && size >= 0 && size != st.Size) {
-			// Not the bytes asked for: trust nothing of the old .part.
-			d.discardPart()
-			res.Restarted = true
-			return &retryableError{fmt.Errorf("download %s: asked to resume at byte %d, the server answered %q",
-				d.opts.URL, offset, resp.Header.Get("Content-Range"))}
-		}
-		total = size
-		res.Resumed = true
-	case resp.StatusCode == http.StatusOK:
-		if offset > 0 {
-			// The server ignored the range, or If-Range did not match: the
-			// file changed since the .part was written. Start over.
-			res.Restarted = true
-			offset = 0
-		}
-	case resp.StatusCode == http.StatusRequestedRangeNotSatisfiable && offset > 0:
-		// The .part may already hold the whole file (a crash between the
-		// last byte and the rename).
-		if _, size, err := parseContentRange(resp.Header.Get("Content-Range")); err == nil && size == offset && st.Size == offset {
-			return d.complete(res, offset)
-		}
-		d.discardPart()
-		res.Restarted = true
-		return &retryableError{fmt.Errorf("download %s: the server refused to resume at byte %d", d.opts.URL, offset)}
-	default:
-		err := fmt.Errorf("download %s: %s", d.opts.URL, resp.Status)
-		if resp.StatusCode >= 500 || resp.StatusCode == http.StatusRequestTimeout || resp.StatusCode == http.StatusTooManyRequests {
-			return &retryableError{err}
-		}
-		if resp.StatusCode == http.StatusNotFound {
-			return fmt.Errorf("%w: check the URL (Apple removes old restore images; `--ipsw latest` on a Mac finds the current one)", err)
-		}
+	total, offset, finished, err := d.answered(resp, st, offset, res)
+	if finished || err != nil {
 		return err
 	}
-
 	if total >= 0 {
 		if err := checkFreeSpace(d.opts.FreeSpace, filepath.Dir(d.opts.Dest), uint64(total-offset),
 			"downloading "+filepath.Base(d.opts.Dest)); err != nil {
 			return err
 		}
 	}
-	newState := &partState{
-		URL:          d.opts.URL,
-		LastModified: resp.Header.Get("Last-Modified"),
-		Size:         total,
-		AcceptRanges: resp.Header.Get("Accept-Ranges"),
-	}
-	if et := resp.Header.Get("ETag"); et != "" && !strings.HasPrefix(et, "W/") {
-		newState.ETag = et
-	}
-	if resp.StatusCode == http.StatusPartialContent {
-		// A 206 may omit what the first response said; keep those.
-		newState.ETag, newState.LastModified = cmp.Or(newState.ETag, st.ETag), cmp.Or(newState.LastModified, st.LastModified)
-		newState.AcceptRanges = cmp.Or(newState.AcceptRanges, st.AcceptRanges, "bytes")
-	}
-	if err := d.saveState(newState); err != nil {
+	if err := d.saveState(newPartState(d.opts.URL, resp, st, total)); err != nil {
 		return fmt.Errorf("download: %w", err)
 	}
 
-	flags := os.O_WRONLY | os.O_CREATE
-	if offset == 0 {
-		flags |= os.O_TRUNC
-	}
-	f, err := os.OpenFile(d.partPath(), flags, 0o644)
+	f, err := d.openPart(offset)
 	if err != nil {
-		return fmt.Errorf("download: %w", err)
+		return err
 	}
-	if _, err := f.Seek(offset, io.SeekStart); err != nil {
-		f.Close()
-		return fmt.Errorf("download: %w", err)
-	}
-	n, copyErr := d.copy(f, resp.Body, offset, total)
-	if err := f.Sync(); err != nil && copyErr == nil {
-		copyErr = err
-	}
-	if err := f.Close(); err != nil && copyErr == nil {
-		copyErr = err
-	}
+	n, copyErr := d.writePart(f, resp.Body, offset, total)
 	got := offset + n
 	if copyErr != nil {
 		if ctx.Err() != nil {
@@ -364,6 +283,136 @@ func (d *downloader) once(ctx context.Context, res *DownloadResult) error {
 		return &retryableError{fmt.Errorf("download %s: got %d bytes, the server announced %d", d.opts.URL, got, total)}
 	}
 	return d.complete(res, got)
+}
+
+// resumeOffset is where the .part left off, when st says the server can
+// resume it there; else 0.
+func (d *downloader) resumeOffset(st *partState) int64 {
+	fi, err := os.Stat(d.partPath())
+	if err != nil || st == nil || st.validator() == "" || st.AcceptRanges == "none" {
+		return 0
+	}
+	if st.Size >= 0 && fi.Size() > st.Size {
+		return 0 // longer than the file it claims to be part of
+	}
+	return fi.Size()
+}
+
+// get sends the request: all of the file, or from offset on if it is still
+// the file st describes.
+func (d *downloader) get(ctx context.Context, offset int64, st *partState) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.opts.URL, nil)
+	if err != nil {
+		return nil, fmt.Errorf("download %s: %w", d.opts.URL, err)
+	}
+	req.Header.Set("User-Agent", "qoslab")
+	// Byte-exact ranges: no transparent decompression.
+	req.Header.Set("Accept-Encoding", "identity")
+	if offset > 0 {
+		req.Header.Set("Range", fmt.Sprintf("bytes=%d-", offset))
+		req.Header.Set("If-Range", st.validator())
+	}
+	resp, err := d.client.Do(req)
+	if err != nil {
+		return nil, &retryableError{fmt.Errorf("download %s: %w", d.opts.URL, err)}
+	}
+	return resp, nil
+}
+
+// answered reads the response's status: the file's total size (-1 if not
+// known) and the offset its body starts at, or an error. finished means the
+// .part already held the whole file and is now Dest (err is how moving it
+// went).
+func (d *downloader) answered(resp *http.Response, st *partState, offset int64, res *DownloadResult) (total, start int64, finished bool, err error) {
+	total = resp.ContentLength
+	switch {
+	case resp.StatusCode == http.StatusPartialContent && offset > 0:
+		from, size, err := parseContentRange(resp.Header.Get("Content-Range"))
+		if err != nil || from != offset || (st.Size >= 0 && size >= 0 && size != st.Size) {
+			// Not the bytes asked for: trust nothing of the old .part.
+			d.discardPart()
+			res.Restarted = true
+			return 0, 0, false, &retryableError{fmt.Errorf("download %s: asked to resume at byte %d, the server answered %q",
+				d.opts.URL, offset, resp.Header.Get("Content-Range"))}
+		}
+		res.Resumed = true
+		return size, offset, false, nil
+	case resp.StatusCode == http.StatusOK:
+		if offset > 0 {
+			// The server ignored the range, or If-Range did not match: the
+			// file changed since the .part was written. Start over.
+			res.Restarted = true
+		}
+		return total, 0, false, nil
+	case resp.StatusCode == http.StatusRequestedRangeNotSatisfiable && offset > 0:
+		// The .part may already hold the whole file (a crash between the
+		// last byte and the rename).
+		if _, size, err := parseContentRange(resp.Header.Get("Content-Range")); err == nil && size == offset && st.Size == offset {
+			return 0, 0, true, d.complete(res, offset)
+		}
+		d.discardPart()
+		res.Restarted = true
+		return 0, 0, false, &retryableError{fmt.Errorf("download %s: the server refused to resume at byte %d", d.opts.URL, offset)}
+	}
+	err = fmt.Errorf("download %s: %s", d.opts.URL, resp.Status)
+	if resp.StatusCode >= 500 || resp.StatusCode == http.StatusRequestTimeout || resp.StatusCode == http.StatusTooManyRequests {
+		return 0, 0, false, &retryableError{err}
+	}
+	if resp.StatusCode == http.StatusNotFound {
+		return 0, 0, false, fmt.Errorf("%w: check the URL (Apple removes old restore images; `--ipsw latest` on a Mac finds the current one)", err)
+	}
+	return 0, 0, false, err
+}
+
+// newPartState is what the .part.json records of resp: what a later request
+// needs to resume, and to know it resumes the same file. A 206 may omit
+// what the first response said (st); that is kept.
+func newPartState(url string, resp *http.Response, st *partState, total int64) *partState {
+	ps := &partState{
+		URL:          url,
+		LastModified: resp.Header.Get("Last-Modified"),
+		Size:         total,
+		AcceptRanges: resp.Header.Get("Accept-Ranges"),
+	}
+	if et := resp.Header.Get("ETag"); et != "" && !strings.HasPrefix(et, "W/") {
+		ps.ETag = et
+	}
+	if resp.StatusCode == http.StatusPartialContent {
+		ps.ETag, ps.LastModified = cmp.Or(ps.ETag, st.ETag), cmp.Or(ps.LastModified, st.LastModified)
+		ps.AcceptRanges = cmp.Or(ps.AcceptRanges, st.AcceptRanges, "bytes")
+	}
+	return ps
+}
+
+// openPart opens the .part for writing at offset, truncating it when offset
+// is 0.
+func (d *downloader) openPart(offset int64) (*os.File, error) {
+	flags := os.O_WRONLY | os.O_CREATE
+	if offset == 0 {
+		flags |= os.O_TRUNC
+	}
+	f, err := os.OpenFile(d.partPath(), flags, 0o644) //nolint:gosec // G302: a public restore image (Apple's); the finished file keeps this mode, as any download
+	if err != nil {
+		return nil, fmt.Errorf("download: %w", err)
+	}
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("download: %w", err)
+	}
+	return f, nil
+}
+
+// writePart copies body into f (the .part, at offset), syncs and closes
+// it; it returns the bytes written and the first error.
+func (d *downloader) writePart(f *os.File, body io.Reader, offset, total int64) (int64, error) {
+	n, err := d.copy(f, body, offset, total)
+	if serr := f.Sync(); serr != nil && err == nil {
+		err = serr
+	}
+	if cerr := f.Close(); cerr != nil && err == nil {
+		err = cerr
+	}
+	return n, err
 }
 
 // copy writes body to f, reporting progress from offset on.

@@ -47,7 +47,7 @@ func (s *fileServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.requests = append(s.requests, r.Header.Clone())
 	s.mu.Unlock()
 
-	var out http.ResponseWriter = w
+	out := w
 	if cut > 0 {
 		out = &cuttingWriter{ResponseWriter: w, left: cut, hold: hold, done: r.Context().Done()}
 	}
@@ -60,7 +60,7 @@ func (s *fileServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Length", fmt.Sprint(len(content)))
 	out.WriteHeader(http.StatusOK)
-	out.Write(content)
+	_, _ = out.Write(content)
 }
 
 func (s *fileServer) headers() []http.Header {
@@ -83,7 +83,7 @@ func (c *cuttingWriter) Write(p []byte) (int, error) {
 		c.left -= len(p)
 		return c.ResponseWriter.Write(p)
 	}
-	c.ResponseWriter.Write(p[:c.left])
+	_, _ = c.ResponseWriter.Write(p[:c.left])
 	c.ResponseWriter.(http.Flusher).Flush()
 	if c.hold != nil {
 		close(c.hold)
@@ -102,8 +102,8 @@ func testContent(n int, seed byte) []byte {
 
 func plenty(string) (uint64, error) { return 1 << 50, nil }
 
-func testDownloadOptions(t *testing.T, srvURL string) DownloadOptions {
-	return DownloadOptions{
+func testDownloadOptions(t *testing.T, srvURL string) downloadOptions {
+	return downloadOptions{
 		URL:        srvURL + "/UniversalMac_14.4.1_23E224_Restore.ipsw",
 		Dest:       filepath.Join(t.TempDir(), "restore.ipsw"),
 		Attempts:   1,
@@ -120,7 +120,7 @@ func TestDownloadWhole(t *testing.T) {
 	var last Progress
 	opts.OnProgress = func(p Progress) { last = p }
 
-	res, err := Download(context.Background(), opts)
+	res, err := download(context.Background(), opts)
 	require.NoError(t, err)
 	got, err := os.ReadFile(opts.Dest)
 	require.NoError(t, err)
@@ -132,7 +132,7 @@ func TestDownloadWhole(t *testing.T) {
 	assert.NoFileExists(t, opts.Dest+".part.json")
 
 	// A second run finds the file and fetches nothing.
-	res, err = Download(context.Background(), opts)
+	res, err = download(context.Background(), opts)
 	require.NoError(t, err)
 	assert.True(t, res.AlreadyComplete)
 	assert.Len(t, fs.headers(), 1)
@@ -144,7 +144,7 @@ func TestDownloadResumesAfterDrop(t *testing.T) {
 	defer srv.Close()
 	opts := testDownloadOptions(t, srv.URL)
 
-	_, err := Download(context.Background(), opts)
+	_, err := download(context.Background(), opts)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "run the same command again to resume")
 	assert.NoFileExists(t, opts.Dest, "a partial download never takes the final name")
@@ -152,7 +152,7 @@ func TestDownloadResumesAfterDrop(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(120_000), fi.Size())
 
-	res, err := Download(context.Background(), opts)
+	res, err := download(context.Background(), opts)
 	require.NoError(t, err)
 	assert.True(t, res.Resumed)
 	assert.False(t, res.Restarted)
@@ -173,7 +173,7 @@ func TestDownloadRetriesWithinOneCall(t *testing.T) {
 	opts := testDownloadOptions(t, srv.URL)
 	opts.Attempts = 2
 
-	res, err := Download(context.Background(), opts)
+	res, err := download(context.Background(), opts)
 	require.NoError(t, err)
 	assert.True(t, res.Resumed)
 	got, err := os.ReadFile(opts.Dest)
@@ -191,7 +191,7 @@ func TestDownloadRetriesAStall(t *testing.T) {
 	var log bytes.Buffer
 	opts.Progress = &log
 
-	res, err := Download(context.Background(), opts)
+	res, err := download(context.Background(), opts)
 	require.NoError(t, err)
 	assert.True(t, res.Resumed)
 	assert.Contains(t, log.String(), "the transfer stalled: no data for 100ms; retrying")
@@ -206,9 +206,9 @@ func TestDownloadRestartsWhenServerIgnoresRange(t *testing.T) {
 	defer srv.Close()
 	opts := testDownloadOptions(t, srv.URL)
 
-	_, err := Download(context.Background(), opts)
+	_, err := download(context.Background(), opts)
 	require.Error(t, err)
-	res, err := Download(context.Background(), opts)
+	res, err := download(context.Background(), opts)
 	require.NoError(t, err)
 	assert.True(t, res.Restarted)
 	assert.False(t, res.Resumed)
@@ -223,12 +223,12 @@ func TestDownloadRestartsWhenFileChanged(t *testing.T) {
 	defer srv.Close()
 	opts := testDownloadOptions(t, srv.URL)
 
-	_, err := Download(context.Background(), opts)
+	_, err := download(context.Background(), opts)
 	require.Error(t, err)
 	v2 := testContent(180_000, 6)
 	fs.set(v2, `"v2"`)
 
-	res, err := Download(context.Background(), opts)
+	res, err := download(context.Background(), opts)
 	require.NoError(t, err)
 	assert.True(t, res.Restarted)
 	got, err := os.ReadFile(opts.Dest)
@@ -259,19 +259,19 @@ func TestDownloadDoesNotResumeUnsafely(t *testing.T) {
 				w.Header().Set("Content-Length", fmt.Sprint(len(content)))
 				assert.Empty(t, r.Header.Get("Range"))
 				if n == 1 {
-					w.Write(content[:30_000])
+					_, _ = w.Write(content[:30_000])
 					w.(http.Flusher).Flush()
 					panic(http.ErrAbortHandler)
 				}
-				w.Write(content)
+				_, _ = w.Write(content)
 			}))
 			defer srv.Close()
 			opts := testDownloadOptions(t, srv.URL)
 
-			_, err := Download(context.Background(), opts)
+			_, err := download(context.Background(), opts)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "next run starts over")
-			res, err := Download(context.Background(), opts)
+			res, err := download(context.Background(), opts)
 			require.NoError(t, err)
 			assert.False(t, res.Resumed)
 			got, err := os.ReadFile(opts.Dest)
@@ -290,7 +290,7 @@ func TestDownloadChecksFreeSpaceFirst(t *testing.T) {
 	var asked string
 	opts.FreeSpace = func(dir string) (uint64, error) { asked = dir; return 40_000, nil }
 
-	_, err := Download(context.Background(), opts)
+	_, err := download(context.Background(), opts)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "needs 97.7 KiB free")
 	assert.Contains(t, err.Error(), "only 39.1 KiB is free")
@@ -307,12 +307,12 @@ func TestDownloadFreeSpaceCountsOnlyWhatIsLeft(t *testing.T) {
 	srv := httptest.NewServer(fs)
 	defer srv.Close()
 	opts := testDownloadOptions(t, srv.URL)
-	_, err := Download(context.Background(), opts)
+	_, err := download(context.Background(), opts)
 	require.Error(t, err)
 
 	// 20,000 bytes remain: 30,000 free is enough for the resume.
 	opts.FreeSpace = func(string) (uint64, error) { return 30_000, nil }
-	_, err = Download(context.Background(), opts)
+	_, err = download(context.Background(), opts)
 	require.NoError(t, err)
 }
 
@@ -329,7 +329,7 @@ func TestDownloadCancelKeepsPart(t *testing.T) {
 		}
 	}
 
-	_, err := Download(ctx, opts)
+	_, err := download(ctx, opts)
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, context.Canceled), "%v", err)
 	assert.Contains(t, err.Error(), "resume")
@@ -338,7 +338,7 @@ func TestDownloadCancelKeepsPart(t *testing.T) {
 	assert.Equal(t, int64(100_000), fi.Size())
 
 	opts.OnProgress = nil
-	res, err := Download(context.Background(), opts)
+	res, err := download(context.Background(), opts)
 	require.NoError(t, err)
 	assert.True(t, res.Resumed)
 	got, err := os.ReadFile(opts.Dest)
@@ -350,14 +350,14 @@ func TestDownloadHTTPErrors(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	defer srv.Close()
 	opts := testDownloadOptions(t, srv.URL)
-	_, err := Download(context.Background(), opts)
+	_, err := download(context.Background(), opts)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "404")
 	assert.Contains(t, err.Error(), "check the URL")
 
 	for _, bad := range []string{"", "ftp://x/y.ipsw", "latest", "https:///nohost"} {
 		opts.URL = bad
-		_, err := Download(context.Background(), opts)
+		_, err := download(context.Background(), opts)
 		assert.ErrorContains(t, err, "not an http(s) URL", bad)
 	}
 }
@@ -370,7 +370,7 @@ func TestDownloadProgressLines(t *testing.T) {
 	var out bytes.Buffer
 	opts.Progress = &out
 
-	_, err := Download(context.Background(), opts)
+	_, err := download(context.Background(), opts)
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	require.NotEmpty(t, lines)
@@ -403,9 +403,9 @@ func TestParseContentRange(t *testing.T) {
 }
 
 func TestDefaultIPSWName(t *testing.T) {
-	name, err := DefaultIPSWName("https://updates.cdn-apple.com/2024/x/UniversalMac_14.4.1_23E224_Restore.ipsw?a=b")
+	name, err := defaultIPSWName("https://updates.cdn-apple.com/2024/x/UniversalMac_14.4.1_23E224_Restore.ipsw?a=b")
 	require.NoError(t, err)
 	assert.Equal(t, "UniversalMac_14.4.1_23E224_Restore.ipsw", name)
-	_, err = DefaultIPSWName("https://example.com/")
+	_, err = defaultIPSWName("https://example.com/")
 	assert.Error(t, err)
 }

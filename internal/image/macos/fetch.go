@@ -23,7 +23,7 @@ type FetchOptions struct {
 	Dir        string
 	Progress   io.Writer
 	OnProgress func(Progress)
-	// Framework resolves LatestIPSW; nil means HostFramework(), asked only
+	// Framework resolves LatestIPSW; nil means hostFramework(), asked only
 	// for LatestIPSW.
 	Framework  Framework
 	Client     *http.Client
@@ -48,17 +48,17 @@ func Fetch(ctx context.Context, opts FetchOptions) (FetchResult, error) {
 		return res, err
 	}
 	res.URL = u
-	name, err := DefaultIPSWName(u)
+	name, err := defaultIPSWName(u)
 	if err != nil {
 		return res, err
 	}
 	if opts.Dir == "" {
 		return res, errors.New("fetch restore image: no destination directory given")
 	}
-	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil { //nolint:gosec // G301: the directory of downloaded restore images, which are public
 		return res, fmt.Errorf("fetch restore image: %w", err)
 	}
-	res.Download, err = Download(ctx, DownloadOptions{
+	res.Download, err = download(ctx, downloadOptions{
 		URL: u, Dest: filepath.Join(opts.Dir, name),
 		Client: opts.Client, Progress: opts.Progress, OnProgress: opts.OnProgress,
 		Attempts: opts.Attempts, RetryDelay: opts.RetryDelay, FreeSpace: opts.FreeSpace,
@@ -66,7 +66,7 @@ func Fetch(ctx context.Context, opts FetchOptions) (FetchResult, error) {
 	if err != nil {
 		return res, err
 	}
-	res.Image, err = InspectIPSW(res.Download.Path)
+	res.Image, err = inspectIPSW(res.Download.Path)
 	if err != nil {
 		if !res.Download.AlreadyComplete {
 			// What this call fetched is not a restore image (an error page
@@ -88,7 +88,7 @@ func resolveIPSWURL(ctx context.Context, spec string, fw Framework) (string, err
 	}
 	if fw == nil {
 		var err error
-		if fw, err = HostFramework(); err != nil {
+		if fw, err = hostFramework(); err != nil {
 			return "", fmt.Errorf("--ipsw latest asks Virtualization.framework which image this Mac supports, so it needs macOS 13+ on Apple silicon; "+
 				"pass the restore image's URL instead: %w", err)
 		}

@@ -14,9 +14,9 @@ import (
 	"howett.net/plist"
 )
 
-// ErrNotRestoreImage is wrapped by InspectIPSW's error when the file is not
+// errNotRestoreImage is wrapped by inspectIPSW's error when the file is not
 // a macOS restore image for a virtual Mac.
-var ErrNotRestoreImage = errors.New("not a macOS restore image")
+var errNotRestoreImage = errors.New("not a macOS restore image")
 
 // RestoreImage is what an IPSW's manifests say about it.
 type RestoreImage struct {
@@ -63,23 +63,23 @@ type restorePlist struct {
 	} `plist:"DeviceMap"`
 }
 
-// InspectIPSW reads path's manifests without unpacking the image: an IPSW
+// inspectIPSW reads path's manifests without unpacking the image: an IPSW
 // is a zip whose central directory says where BuildManifest.plist and
 // Restore.plist are. It checks only what a file can tell; whether this host
 // can run the image is Framework.Requirements' question.
-func InspectIPSW(path string) (RestoreImage, error) {
+func inspectIPSW(path string) (RestoreImage, error) {
 	img := RestoreImage{Path: path}
 	fi, err := os.Stat(path)
 	if err != nil {
 		return img, fmt.Errorf("restore image: %w", err)
 	}
 	if !fi.Mode().IsRegular() {
-		return img, fmt.Errorf("restore image %s is not a file: %w; pass the .ipsw file", path, ErrNotRestoreImage)
+		return img, fmt.Errorf("restore image %s is not a file: %w; pass the .ipsw file", path, errNotRestoreImage)
 	}
 	zr, err := zip.OpenReader(path)
 	if err != nil {
 		return img, fmt.Errorf("%s: %w: it is not a zip archive (%v); an .ipsw is a zip holding BuildManifest.plist. "+
-			"If it is an interrupted download, run `qoslab image fetch macos` again", path, ErrNotRestoreImage, err)
+			"If it is an interrupted download, run `qoslab image fetch macos` again", path, errNotRestoreImage, err)
 	}
 	defer zr.Close()
 
@@ -87,15 +87,15 @@ func InspectIPSW(path string) (RestoreImage, error) {
 	var rp restorePlist
 	foundBM, err := readPlistMember(&zr.Reader, "BuildManifest.plist", &bm)
 	if err != nil {
-		return img, fmt.Errorf("%s: %w: %v", path, ErrNotRestoreImage, err)
+		return img, fmt.Errorf("%s: %w: %w", path, errNotRestoreImage, err)
 	}
 	foundRP, err := readPlistMember(&zr.Reader, "Restore.plist", &rp)
 	if err != nil {
-		return img, fmt.Errorf("%s: %w: %v", path, ErrNotRestoreImage, err)
+		return img, fmt.Errorf("%s: %w: %w", path, errNotRestoreImage, err)
 	}
 	if !foundBM && !foundRP {
 		return img, fmt.Errorf("%s: %w: a zip without BuildManifest.plist or Restore.plist; pass a macOS .ipsw "+
-			"(UniversalMac_<version>_<build>_Restore.ipsw)", path, ErrNotRestoreImage)
+			"(UniversalMac_<version>_<build>_Restore.ipsw)", path, errNotRestoreImage)
 	}
 
 	img.Version = cmp.Or(bm.ProductVersion, rp.ProductVersion)
@@ -109,11 +109,11 @@ func InspectIPSW(path string) (RestoreImage, error) {
 	}
 	if img.Version == "" || img.Build == "" {
 		return img, fmt.Errorf("%s: %w: its manifest names no ProductVersion or ProductBuildVersion; the file is damaged, download it again",
-			path, ErrNotRestoreImage)
+			path, errNotRestoreImage)
 	}
 	if !slices.ContainsFunc(img.ProductTypes, func(t string) bool { return strings.HasPrefix(t, virtualMacPrefix) }) {
 		return img, fmt.Errorf("%s: %w for a virtual Mac: %s is for %s, none a %s; pass a macOS restore image for Apple silicon "+
-			"(UniversalMac_..._Restore.ipsw)", path, ErrNotRestoreImage, img, summarize(img.ProductTypes, 4), virtualMacPrefix)
+			"(UniversalMac_..._Restore.ipsw)", path, errNotRestoreImage, img, summarize(img.ProductTypes, 4), virtualMacPrefix)
 	}
 	return img, nil
 }

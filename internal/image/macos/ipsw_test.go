@@ -69,7 +69,7 @@ func writeFakeIPSW(t *testing.T, dir string) string {
 
 func TestInspectIPSW(t *testing.T) {
 	dir := t.TempDir()
-	img, err := InspectIPSW(writeFakeIPSW(t, dir))
+	img, err := inspectIPSW(writeFakeIPSW(t, dir))
 	require.NoError(t, err)
 	assert.Equal(t, "14.4.1", img.Version)
 	assert.Equal(t, "23E224", img.Build)
@@ -83,14 +83,14 @@ func TestInspectIPSW(t *testing.T) {
 			"ProductVersion": "12.3", "ProductBuildVersion": "21E230", "SupportedProductTypes": []string{"VirtualMac2,1"},
 		}),
 	})
-	img, err = InspectIPSW(p)
+	img, err = inspectIPSW(p)
 	require.NoError(t, err)
 	assert.Equal(t, "12.3", img.Version)
 
 	// Binary property lists are read too.
 	bin, err := plist.Marshal(fakeManifest("15.0", "24A335", "VirtualMac2,1"), plist.BinaryFormat)
 	require.NoError(t, err)
-	img, err = InspectIPSW(writeZip(t, dir, "bin.ipsw", map[string][]byte{"BuildManifest.plist": bin}))
+	img, err = inspectIPSW(writeZip(t, dir, "bin.ipsw", map[string][]byte{"BuildManifest.plist": bin}))
 	require.NoError(t, err)
 	assert.Equal(t, "24A335", img.Build)
 }
@@ -123,16 +123,16 @@ func TestInspectIPSWRejects(t *testing.T) {
 		{"directory", dir, []string{"is not a file"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := InspectIPSW(tc.path)
+			_, err := inspectIPSW(tc.path)
 			require.Error(t, err)
-			assert.True(t, errors.Is(err, ErrNotRestoreImage), "%v", err)
+			assert.True(t, errors.Is(err, errNotRestoreImage), "%v", err)
 			for _, w := range tc.want {
 				assert.Contains(t, err.Error(), w)
 			}
 		})
 	}
 
-	_, err = InspectIPSW(filepath.Join(dir, "missing.ipsw"))
+	_, err = inspectIPSW(filepath.Join(dir, "missing.ipsw"))
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, os.ErrNotExist))
 }

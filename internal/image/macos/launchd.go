@@ -13,21 +13,21 @@ import (
 // /private/var are on the Data volume (firmlinked from the sealed system
 // volume), which is why offline provisioning can write them.
 const (
-	// AgentLabel is the LaunchDaemon's label: the agent's channel's name,
+	// agentLabel is the LaunchDaemon's label: the agent's channel's name,
 	// as in a Linux guest.
-	AgentLabel = guestchan.PortName
-	// AgentGuestPath is the agent binary, root:wheel 0755.
-	AgentGuestPath = "/usr/local/libexec/qoslab-agent"
-	// AgentPlistGuestPath is the LaunchDaemon, root:wheel 0644: launchd
+	agentLabel = guestchan.PortName
+	// agentGuestPath is the agent binary, root:wheel 0755.
+	agentGuestPath = "/usr/local/libexec/qoslab-agent"
+	// agentPlistGuestPath is the LaunchDaemon, root:wheel 0644: launchd
 	// refuses a daemon plist that others can write.
-	AgentPlistGuestPath = "/Library/LaunchDaemons/" + AgentLabel + ".plist"
-	// AgentLogGuestPath gets the agent's stdout and stderr.
-	AgentLogGuestPath = "/var/log/qoslab-agent.log"
-	// SetupDoneGuestPath tells Setup Assistant that first-boot setup is
+	agentPlistGuestPath = "/Library/LaunchDaemons/" + agentLabel + ".plist"
+	// agentLogGuestPath gets the agent's stdout and stderr.
+	agentLogGuestPath = "/var/log/qoslab-agent.log"
+	// setupDoneGuestPath tells Setup Assistant that first-boot setup is
 	// done, so a freshly installed guest boots to the login window instead
 	// of waiting for someone to click through setup. LaunchDaemons run
 	// either way; the marker keeps the guest from sitting in setup.
-	SetupDoneGuestPath = "/var/db/.AppleSetupDone"
+	setupDoneGuestPath = "/var/db/.AppleSetupDone"
 )
 
 // launchDaemon is the part of launchd.plist(5) the agent uses.
@@ -49,26 +49,26 @@ type launchDaemon struct {
 // PowerOffFlag; a test keeps them equal).
 const agentPowerOffFlag = "--power-off-on-shutdown"
 
-// AgentArgs is how launchd starts the agent: serving on the vsock port
+// agentArgs is how launchd starts the agent: serving on the vsock port
 // hv/vz dials, and powering the guest off when asked to shut down. A
 // LaunchDaemon without UserName runs as root, which shutdown(8) needs;
 // without the flag a Shutdown would only end the agent, which launchd
 // starts again (KeepAlive), and stopping the guest would take the power
 // button, which opens a dialog in macOS, or a forced stop.
-func AgentArgs() []string {
-	return []string{AgentGuestPath, "--listen", fmt.Sprintf("vsock:%d", guestchan.VsockPort), agentPowerOffFlag}
+func agentArgs() []string {
+	return []string{agentGuestPath, "--listen", fmt.Sprintf("vsock:%d", guestchan.VsockPort), agentPowerOffFlag}
 }
 
-// LaunchDaemonPlist is the agent's LaunchDaemon, as XML.
-func LaunchDaemonPlist() ([]byte, error) {
+// launchDaemonPlist is the agent's LaunchDaemon, as XML.
+func launchDaemonPlist() ([]byte, error) {
 	return plist.MarshalIndent(launchDaemon{
-		Label:             AgentLabel,
-		ProgramArguments:  AgentArgs(),
+		Label:             agentLabel,
+		ProgramArguments:  agentArgs(),
 		RunAtLoad:         true,
 		KeepAlive:         true,
 		ProcessType:       "Interactive",
-		StandardOutPath:   AgentLogGuestPath,
-		StandardErrorPath: AgentLogGuestPath,
+		StandardOutPath:   agentLogGuestPath,
+		StandardErrorPath: agentLogGuestPath,
 	}, plist.XMLFormat, "\t")
 }
 
@@ -86,9 +86,9 @@ type guestFile struct {
 // guestLayout is every file provisioning writes, all root:wheel.
 func guestLayout(agent string, daemon []byte) []guestFile {
 	return []guestFile{
-		{Path: AgentGuestPath, Mode: 0o755, Source: agent},
-		{Path: AgentPlistGuestPath, Mode: 0o644, Content: daemon},
-		{Path: SetupDoneGuestPath, Mode: 0o644, KeepExisting: true},
+		{Path: agentGuestPath, Mode: 0o755, Source: agent},
+		{Path: agentPlistGuestPath, Mode: 0o644, Content: daemon},
+		{Path: setupDoneGuestPath, Mode: 0o644, KeepExisting: true},
 	}
 }
 

@@ -20,8 +20,8 @@ import (
 
 // How the agent gets into a guest.
 const (
-	ViaOffline = "offline"
-	ViaSSH     = "ssh"
+	viaOffline = "offline"
+	viaSSH     = "ssh"
 )
 
 // ProvisionOptions says which guest gets the agent, and how.
@@ -82,7 +82,7 @@ func newProvisioner(log io.Writer) *provisioner {
 		lockBundle: lockBundle,
 		chown:      func(f *os.File, uid, gid int) error { return f.Chown(uid, gid) },
 		random:     randomHex,
-		checkAgent: CheckAgentBinary,
+		checkAgent: checkAgentBinary,
 		log:        log,
 	}
 }
@@ -94,13 +94,13 @@ func (p *provisioner) logf(format string, args ...any) {
 }
 
 func (p *provisioner) provision(ctx context.Context, opts ProvisionOptions) (ProvisionResult, error) {
-	res := ProvisionResult{Via: ViaOffline}
+	res := ProvisionResult{Via: viaOffline}
 	if opts.SSH != "" {
-		res.Via = ViaSSH
+		res.Via = viaSSH
 	}
 	// Privilege first: it is what a user can fix without rebuilding
 	// anything, and it says up front that sudo is needed.
-	if res.Via == ViaOffline {
+	if res.Via == viaOffline {
 		if err := p.checkOfflineHost(); err != nil {
 			return res, err
 		}
@@ -110,11 +110,11 @@ func (p *provisioner) provision(ctx context.Context, opts ProvisionOptions) (Pro
 		return res, err
 	}
 	res.Agent = agent
-	daemon, err := LaunchDaemonPlist()
+	daemon, err := launchDaemonPlist()
 	if err != nil {
 		return res, fmt.Errorf("launchd plist: %w", err)
 	}
-	if res.Via == ViaSSH {
+	if res.Via == viaSSH {
 		res.Files, err = p.provisionSSH(ctx, opts.SSH, agent.Path, daemon)
 	} else {
 		res.Files, err = p.provisionOffline(ctx, opts.Bundle, agent.Path, daemon)
@@ -431,16 +431,16 @@ type sshPlan struct {
 // root and (re)loads the daemon.
 func planSSH(t sshTarget, agent, daemonPlist, stage string) sshPlan {
 	agentStaged := stage + "/qoslab-agent"
-	plistStaged := stage + "/" + AgentLabel + ".plist"
+	plistStaged := stage + "/" + agentLabel + ".plist"
 	script := strings.Join([]string{
 		"set -e",
-		"install -d -o root -g wheel -m 0755 " + filepath.Dir(AgentGuestPath),
-		"install -o root -g wheel -m 0755 " + agentStaged + " " + AgentGuestPath,
-		"install -o root -g wheel -m 0644 " + plistStaged + " " + AgentPlistGuestPath,
-		"launchctl bootout system/" + AgentLabel + " 2>/dev/null || true",
+		"install -d -o root -g wheel -m 0755 " + filepath.Dir(agentGuestPath),
+		"install -o root -g wheel -m 0755 " + agentStaged + " " + agentGuestPath,
+		"install -o root -g wheel -m 0644 " + plistStaged + " " + agentPlistGuestPath,
+		"launchctl bootout system/" + agentLabel + " 2>/dev/null || true",
 		// A bootout still tearing the old daemon down makes bootstrap fail
 		// for a moment.
-		"n=0; until launchctl bootstrap system " + AgentPlistGuestPath + "; do n=$((n+1)); [ $n -lt 5 ] || exit 1; sleep 1; done",
+		"n=0; until launchctl bootstrap system " + agentPlistGuestPath + "; do n=$((n+1)); [ $n -lt 5 ] || exit 1; sleep 1; done",
 		"rm -rf " + stage,
 	}, "\n")
 	return sshPlan{
@@ -465,7 +465,7 @@ func (p *provisioner) provisionSSH(ctx context.Context, target, agent string, da
 			return nil, fmt.Errorf("--via ssh needs the %s client on this machine: %w", tool, err)
 		}
 	}
-	f, err := os.CreateTemp(p.tempDir, AgentLabel+"-*.plist")
+	f, err := os.CreateTemp(p.tempDir, agentLabel+"-*.plist")
 	if err != nil {
 		return nil, err
 	}
@@ -493,12 +493,13 @@ func (p *provisioner) provisionSSH(ctx context.Context, target, agent string, da
 		p.logf("%s", describeStep(c))
 		if _, err := p.run(ctx, c.Name, c.Args...); err != nil {
 			if i > 0 {
-				p.run(context.WithoutCancel(ctx), plan.Cleanup.Name, plan.Cleanup.Args...)
+				// Best effort: the step's error is the one to report.
+				_, _ = p.run(context.WithoutCancel(ctx), plan.Cleanup.Name, plan.Cleanup.Args...)
 			}
 			return nil, fmt.Errorf("provision %s: %w", t.login(), err)
 		}
 	}
-	return []string{AgentGuestPath, AgentPlistGuestPath}, nil
+	return []string{agentGuestPath, agentPlistGuestPath}, nil
 }
 
 // describeStep is a step for the log, without the ssh options.
@@ -508,7 +509,7 @@ func describeStep(c command) string {
 		return "copying to " + last
 	}
 	if strings.HasPrefix(last, "sudo -n /bin/sh") {
-		return "installing " + AgentGuestPath + " and " + AgentPlistGuestPath + ", loading " + AgentLabel
+		return "installing " + agentGuestPath + " and " + agentPlistGuestPath + ", loading " + agentLabel
 	}
 	return "running " + last
 }
@@ -538,7 +539,7 @@ func (e *commandError) Unwrap() error { return e.Err }
 
 // runCommand runs name and returns its stdout.
 func runCommand(ctx context.Context, name string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, name, args...)
+	cmd := exec.CommandContext(ctx, name, args...) //nolint:gosec // G204: the provisioning steps' fixed programs (hdiutil, diskutil, ssh, ...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

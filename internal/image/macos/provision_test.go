@@ -25,7 +25,7 @@ func readFixture(t *testing.T, name string) []byte {
 }
 
 func TestLaunchDaemonPlist(t *testing.T) {
-	b, err := LaunchDaemonPlist()
+	b, err := launchDaemonPlist()
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(string(b), "<?xml"), "launchd reads XML plists; so do people")
 	var got map[string]any
@@ -45,9 +45,9 @@ func TestLaunchDaemonPlist(t *testing.T) {
 }
 
 func TestDataVolumePath(t *testing.T) {
-	assert.Equal(t, "usr/local/libexec/qoslab-agent", dataVolumePath(AgentGuestPath))
-	assert.Equal(t, "Library/LaunchDaemons/org.qoslab.agent.plist", dataVolumePath(AgentPlistGuestPath))
-	assert.Equal(t, "private/var/db/.AppleSetupDone", dataVolumePath(SetupDoneGuestPath))
+	assert.Equal(t, "usr/local/libexec/qoslab-agent", dataVolumePath(agentGuestPath))
+	assert.Equal(t, "Library/LaunchDaemons/org.qoslab.agent.plist", dataVolumePath(agentPlistGuestPath))
+	assert.Equal(t, "private/var/db/.AppleSetupDone", dataVolumePath(setupDoneGuestPath))
 	assert.Equal(t, "variable/x", dataVolumePath("/variable/x"))
 }
 
@@ -249,8 +249,8 @@ func TestProvisionOffline(t *testing.T) {
 
 	res, err := p.provision(context.Background(), ProvisionOptions{Bundle: bundle, Agent: agent})
 	require.NoError(t, err)
-	assert.Equal(t, ViaOffline, res.Via)
-	assert.Equal(t, []string{AgentGuestPath, AgentPlistGuestPath, SetupDoneGuestPath}, res.Files)
+	assert.Equal(t, viaOffline, res.Via)
+	assert.Equal(t, []string{agentGuestPath, agentPlistGuestPath, setupDoneGuestPath}, res.Files)
 
 	mp := mountPoint(t, fs.ran)
 	var got []string
@@ -286,7 +286,7 @@ func TestProvisionOffline(t *testing.T) {
 	}
 	daemon, err := os.ReadFile(filepath.Join(mp, "Library/LaunchDaemons/org.qoslab.agent.plist"))
 	require.NoError(t, err)
-	want, err := LaunchDaemonPlist()
+	want, err := launchDaemonPlist()
 	require.NoError(t, err)
 	assert.Equal(t, want, daemon)
 	// Every file and every directory made was given to root:wheel.
@@ -312,7 +312,7 @@ func TestProvisionOfflineKeepsTheGuestsFiles(t *testing.T) {
 	p := fs.provisioner(t, "darwin", 0)
 	res, err := p.provision(context.Background(), ProvisionOptions{Bundle: testBundle(t), Agent: testAgent(t)})
 	require.NoError(t, err)
-	assert.NotContains(t, res.Files, SetupDoneGuestPath)
+	assert.NotContains(t, res.Files, setupDoneGuestPath)
 	b, err := os.ReadFile(filepath.Join(mountPoint(t, fs.ran), "private/var/db/.AppleSetupDone"))
 	require.NoError(t, err)
 	assert.Equal(t, "setup ran", string(b))
@@ -531,8 +531,8 @@ func TestProvisionSSH(t *testing.T) {
 	p := fs.provisioner(t, "linux", 1000) // neither a Mac nor root is needed
 	res, err := p.provision(context.Background(), ProvisionOptions{SSH: "admin@10.0.0.2", Agent: "/build/qoslab-agent"})
 	require.NoError(t, err)
-	assert.Equal(t, ViaSSH, res.Via)
-	assert.Equal(t, []string{AgentGuestPath, AgentPlistGuestPath}, res.Files)
+	assert.Equal(t, viaSSH, res.Via)
+	assert.Equal(t, []string{agentGuestPath, agentPlistGuestPath}, res.Files)
 	require.Len(t, fs.ran, 5)
 	assert.Equal(t, "sudo -n true", fs.ran[0].Args[len(fs.ran[0].Args)-1], "privilege is checked before anything is copied")
 	staged := fs.ran[3].Args[len(fs.ran[3].Args)-2]

@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		fmt.Println("locked")
-		io.Copy(io.Discard, os.Stdin)
+		_, _ = io.Copy(io.Discard, os.Stdin)
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
@@ -52,19 +52,19 @@ func TestInspectTartRefusesARunningVM(t *testing.T) {
 	require.NoError(t, cmd.Start())
 	defer func() {
 		stdin.Close()
-		cmd.Wait()
+		_ = cmd.Wait()
 	}()
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	require.NoError(t, err)
 	require.Equal(t, "locked", strings.TrimSpace(line))
 
-	_, err = InspectTart(dir)
+	_, err = inspectTart(dir)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), fmt.Sprintf("it is running (tart pid %d)", cmd.Process.Pid))
 	assert.Contains(t, err.Error(), "tart stop")
 
 	stdin.Close()
 	require.NoError(t, cmd.Wait())
-	_, err = InspectTart(dir)
+	_, err = inspectTart(dir)
 	assert.NoError(t, err, "a stopped VM imports")
 }

@@ -55,8 +55,8 @@ type tartScreen struct {
 	Unit   string `json:"unit,omitempty"` // pt or px
 }
 
-// TartVM is a checked tart VM directory, ready to import.
-type TartVM struct {
+// tartVM is a checked tart VM directory, ready to import.
+type tartVM struct {
 	Dir               string
 	CPUs, MinCPUs     int
 	MemoryBytes       uint64
@@ -67,10 +67,10 @@ type TartVM struct {
 	MachineIdentifier []byte
 }
 
-// InspectTart reads and checks a tart VM directory without changing it:
+// inspectTart reads and checks a tart VM directory without changing it:
 // every field qoslab uses and every file it copies.
-func InspectTart(dir string) (TartVM, error) {
-	vm := TartVM{Dir: dir}
+func inspectTart(dir string) (tartVM, error) {
+	vm := tartVM{Dir: dir}
 	fi, err := os.Stat(dir)
 	if err != nil {
 		return vm, fmt.Errorf("tart VM: %w; pass the VM's directory (~/.tart/vms/NAME)", err)
@@ -78,32 +78,45 @@ func InspectTart(dir string) (TartVM, error) {
 	if !fi.IsDir() {
 		return vm, fmt.Errorf("tart VM %s is not a directory; pass the VM's directory (~/.tart/vms/NAME)", dir)
 	}
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("tart VM %s: %s", dir, fmt.Sprintf(format, args...))
+	c, err := readTartConfig(dir)
+	if err == nil {
+		err = vm.takeConfig(c)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, tartConfigFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return vm, bad("no %s, so this is not a tart VM directory (~/.tart/vms/NAME)", tartConfigFile)
+	if err == nil {
+		vm.DiskBytes, err = checkTartFiles(dir)
 	}
 	if err != nil {
-		return vm, bad("%v", err)
+		return vm, fmt.Errorf("tart VM %s: %w", dir, err)
 	}
+	return vm, nil
+}
+
+// readTartConfig reads dir's config.json and checks that it is tart's, of
+// a macOS VM, with every key tart requires.
+func readTartConfig(dir string) (tartConfig, error) {
 	var c tartConfig
+	b, err := os.ReadFile(filepath.Join(dir, tartConfigFile)) //nolint:gosec // G304: the tart VM directory the user names
+	if errors.Is(err, fs.ErrNotExist) {
+		return c, fmt.Errorf("no %s, so this is not a tart VM directory (~/.tart/vms/NAME)", tartConfigFile)
+	}
+	if err != nil {
+		return c, err
+	}
 	if err := json.Unmarshal(b, &c); err != nil {
-		return vm, bad("%s is not tart's config (%v); the VM is damaged", tartConfigFile, err)
+		return c, fmt.Errorf("%s is not tart's config (%w); the VM is damaged", tartConfigFile, err)
 	}
 	if c.Version == nil || *c.Version != tartConfigVersion {
 		v := "none"
 		if c.Version != nil {
 			v = fmt.Sprint(*c.Version)
 		}
-		return vm, bad("config version %s: qoslab reads tart's version %d", v, tartConfigVersion)
+		return c, fmt.Errorf("config version %s: qoslab reads tart's version %d", v, tartConfigVersion)
 	}
 	if c.OS != nil && *c.OS != "darwin" {
-		return vm, bad("os %q: qoslab imports macOS VMs (os \"darwin\"); it boots Linux guests from its own images", *c.OS)
+		return c, fmt.Errorf("os %q: qoslab imports macOS VMs (os \"darwin\"); it boots Linux guests from its own images", *c.OS)
 	}
 	if c.Arch != nil && *c.Arch != "arm64" {
-		return vm, bad("arch %q: macOS guests run on Apple silicon (arch \"arm64\") only", *c.Arch)
+		return c, fmt.Errorf("arch %q: macOS guests run on Apple silicon (arch \"arm64\") only", *c.Arch)
 	}
 	for _, f := range []struct {
 		name    string
@@ -114,59 +127,69 @@ func InspectTart(dir string) (TartVM, error) {
 		{"macAddress", c.MACAddress != nil}, {"ecid", c.ECID != nil}, {"hardwareModel", c.HardwareModel != nil},
 	} {
 		if !f.present {
-			return vm, bad("%s has no %q, which tart requires; the VM is damaged", tartConfigFile, f.name)
+			return c, fmt.Errorf("%s has no %q, which tart requires; the VM is damaged", tartConfigFile, f.name)
 		}
 	}
+	return c, nil
+}
+
+// takeConfig checks the values of c (read by readTartConfig) that qoslab
+// uses, and sets vm's fields from them.
+func (vm *tartVM) takeConfig(c tartConfig) error {
 	vm.CPUs, vm.MinCPUs = *c.CPUCount, *c.CPUCountMin
 	if vm.MinCPUs < 1 || vm.CPUs < vm.MinCPUs {
-		return vm, bad("cpuCount %d with cpuCountMin %d: want 1 <= cpuCountMin <= cpuCount", vm.CPUs, vm.MinCPUs)
+		return fmt.Errorf("cpuCount %d with cpuCountMin %d: want 1 <= cpuCountMin <= cpuCount", vm.CPUs, vm.MinCPUs)
 	}
 	vm.MemoryBytes, vm.MinMemoryBytes = *c.MemorySize, *c.MemorySizeMin
 	if vm.MinMemoryBytes == 0 || vm.MemoryBytes < vm.MinMemoryBytes {
-		return vm, bad("memorySize %d with memorySizeMin %d: want 0 < memorySizeMin <= memorySize", vm.MemoryBytes, vm.MinMemoryBytes)
+		return fmt.Errorf("memorySize %d with memorySizeMin %d: want 0 < memorySizeMin <= memorySize", vm.MemoryBytes, vm.MinMemoryBytes)
 	}
 	if vm.MemoryBytes%memoryGranule != 0 {
-		return vm, bad("memorySize %d is not a whole number of MiB, which Virtualization.framework needs; set it with `tart set --memory`", vm.MemoryBytes)
+		return fmt.Errorf("memorySize %d is not a whole number of MiB, which Virtualization.framework needs; set it with `tart set --memory`", vm.MemoryBytes)
 	}
 	if _, err := parseMAC(*c.MACAddress); err != nil {
-		return vm, bad("macAddress: %v", err)
+		return fmt.Errorf("macAddress: %w", err)
 	}
 	vm.MACAddress = *c.MACAddress
 	if c.DiskFormat != nil && *c.DiskFormat != "raw" {
-		return vm, bad("diskFormat %q: qoslab imports raw disks only (tart's default); create the image with `qoslab image create macos` instead", *c.DiskFormat)
+		return fmt.Errorf("diskFormat %q: qoslab imports raw disks only (tart's default); create the image with `qoslab image create macos` instead", *c.DiskFormat)
 	}
+	var err error
 	if vm.MachineIdentifier, err = decodePlatformData("ecid", *c.ECID); err != nil {
-		return vm, bad("%v", err)
+		return err
 	}
-	if vm.HardwareModel, err = decodePlatformData("hardwareModel", *c.HardwareModel); err != nil {
-		return vm, bad("%v", err)
-	}
+	vm.HardwareModel, err = decodePlatformData("hardwareModel", *c.HardwareModel)
+	return err
+}
 
+// checkTartFiles checks that the VM in dir is shut down (not suspended, not
+// running) and has the files an import copies; it returns the disk's size.
+func checkTartFiles(dir string) (diskBytes int64, err error) {
 	if _, err := os.Lstat(filepath.Join(dir, tartStateFile)); err == nil {
-		return vm, bad("it is suspended (%s): its disk is mid-flight; resume it and shut macOS down in tart (`tart run`), then import", tartStateFile)
+		return 0, fmt.Errorf("it is suspended (%s): its disk is mid-flight; resume it and shut macOS down in tart (`tart run`), then import", tartStateFile)
 	}
 	if pid, err := tartRunningPID(filepath.Join(dir, tartConfigFile)); err != nil {
-		return vm, bad("%v", err)
+		return 0, err
 	} else if pid != 0 {
-		return vm, bad("it is running (tart pid %d): shut it down (`tart stop`) first, so its disk is not copied mid-write", pid)
+		return 0, fmt.Errorf("it is running (tart pid %d): shut it down (`tart stop`) first, so its disk is not copied mid-write", pid)
 	}
 	for _, f := range []string{tartDiskFile, tartNVRAMFile} {
 		fi, err := os.Stat(filepath.Join(dir, f))
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			return vm, bad("no %s, which tart keeps with every VM; the VM is damaged", f)
+			return 0, fmt.Errorf("no %s, which tart keeps with every VM; the VM is damaged", f)
 		case err != nil:
-			return vm, bad("%v", err)
+			return 0, err
 		case !fi.Mode().IsRegular():
-			return vm, bad("%s is not a regular file", f)
+			return 0, fmt.Errorf("%s is not a regular file", f)
 		case fi.Size() == 0:
-			return vm, bad("%s is empty; the VM is damaged", f)
+			return 0, fmt.Errorf("%s is empty; the VM is damaged", f)
 		}
 		if f == tartDiskFile {
-			vm.DiskBytes = fi.Size()
+			diskBytes = fi.Size()
 		}
 	}
-	return vm, nil
+	return diskBytes, nil
 }
 
 // decodePlatformData decodes a base64 data representation and checks it is
@@ -175,7 +198,7 @@ func InspectTart(dir string) (TartVM, error) {
 func decodePlatformData(field, s string) ([]byte, error) {
 	b, err := base64.StdEncoding.DecodeString(s)
 	if err != nil {
-		return nil, fmt.Errorf("%s is not base64 (%v); the VM is damaged", field, err)
+		return nil, fmt.Errorf("%s is not base64 (%w); the VM is damaged", field, err)
 	}
 	var v map[string]any
 	if _, err := plist.Unmarshal(b, &v); err != nil || len(v) == 0 {
@@ -221,7 +244,7 @@ type ImportTartOptions struct {
 // the same NAT network. tart's display is not kept either (nobody looks at
 // a qoslab guest's).
 func ImportTart(ctx context.Context, opts ImportTartOptions) (vz.Bundle, error) {
-	vm, err := InspectTart(opts.Dir)
+	vm, err := inspectTart(opts.Dir)
 	if err != nil {
 		return vz.Bundle{}, err
 	}
@@ -231,7 +254,7 @@ func ImportTart(ctx context.Context, opts ImportTartOptions) (vz.Bundle, error) 
 	if _, err := os.Lstat(opts.Bundle); err == nil {
 		return vz.Bundle{}, fmt.Errorf("macOS bundle %s already exists and qoslab never overwrites one: choose another name, or delete it first", opts.Bundle)
 	}
-	if err := os.MkdirAll(filepath.Dir(opts.Bundle), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(opts.Bundle), 0o755); err != nil { //nolint:gosec // G301: the store of VM bundles, as hv/vz makes it; every file in a bundle is 0600
 		return vz.Bundle{}, fmt.Errorf("import tart VM: %w", err)
 	}
 	now := opts.Now
@@ -245,7 +268,7 @@ func ImportTart(ctx context.Context, opts ImportTartOptions) (vz.Bundle, error) 
 			MemoryMiB:    int(vm.MemoryBytes / memoryGranule),
 			DiskBytes:    vm.DiskBytes,
 			MinCPUs:      vm.MinCPUs,
-			MinMemoryMiB: int(roundUp(vm.MinMemoryBytes, memoryGranule) / memoryGranule),
+			MinMemoryMiB: int(roundUpMiB(vm.MinMemoryBytes) / memoryGranule),
 			CreatedAt:    now().UTC(),
 		},
 		HardwareModel:     vm.HardwareModel,
@@ -297,7 +320,7 @@ const sparseChunk = 256 << 10
 // copySparse copies from to a new file to, leaving holes for zero chunks, so
 // a mostly empty guest disk stays mostly unallocated.
 func copySparse(ctx context.Context, from, to string, bar *progressBar) (err error) {
-	src, err := os.Open(from)
+	src, err := os.Open(from) //nolint:gosec // G304: a file of the tart VM the user names
 	if err != nil {
 		return err
 	}
@@ -306,7 +329,7 @@ func copySparse(ctx context.Context, from, to string, bar *progressBar) (err err
 	if err != nil {
 		return err
 	}
-	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600) //nolint:gosec // G304: a file of the bundle being made
 	if err != nil {
 		return err
 	}

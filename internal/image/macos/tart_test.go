@@ -65,7 +65,7 @@ func snapshot(t *testing.T, dir string) map[string]string {
 }
 
 func TestInspectTart(t *testing.T) {
-	vm, err := InspectTart(tartFixture("tart-sonoma"))
+	vm, err := inspectTart(tartFixture("tart-sonoma"))
 	require.NoError(t, err)
 	assert.Equal(t, 4, vm.CPUs)
 	assert.Equal(t, 4, vm.MinCPUs)
@@ -101,10 +101,10 @@ func TestInspectTartRejects(t *testing.T) {
 		{name: "multicast MAC", edit: func(c map[string]any) { c["macAddress"] = "01:00:5e:00:00:01" }, want: "multicast"},
 		{name: "ASIF disk", edit: func(c map[string]any) { c["diskFormat"] = "asif" }, want: `diskFormat "asif"`},
 		{name: "hardware model not a plist", edit: func(c map[string]any) { c["hardwareModel"] = notPlist }, want: "hardwareModel does not hold"},
-		{name: "config not JSON", files: func(dir string) { os.WriteFile(filepath.Join(dir, "config.json"), []byte("{"), 0o644) }, want: "config.json is not tart's config"},
+		{name: "config not JSON", files: func(dir string) { must(os.WriteFile(filepath.Join(dir, "config.json"), []byte("{"), 0o644)) }, want: "config.json is not tart's config"},
 		{name: "no config", files: func(dir string) { os.Remove(filepath.Join(dir, "config.json")) }, want: "not a tart VM directory"},
-		{name: "empty disk", files: func(dir string) { os.Truncate(filepath.Join(dir, "disk.img"), 0) }, want: "disk.img is empty"},
-		{name: "suspended", files: func(dir string) { os.WriteFile(filepath.Join(dir, "state.vzvmsave"), []byte("s"), 0o644) }, want: "suspended"},
+		{name: "empty disk", files: func(dir string) { must(os.Truncate(filepath.Join(dir, "disk.img"), 0)) }, want: "disk.img is empty"},
+		{name: "suspended", files: func(dir string) { must(os.WriteFile(filepath.Join(dir, "state.vzvmsave"), []byte("s"), 0o644)) }, want: "suspended"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fixture := tc.fixture
@@ -118,14 +118,14 @@ func TestInspectTartRejects(t *testing.T) {
 			if tc.files != nil {
 				tc.files(dir)
 			}
-			_, err := InspectTart(dir)
+			_, err := inspectTart(dir)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
 			assert.Contains(t, err.Error(), dir, "the error names the VM")
 		})
 	}
 
-	_, err := InspectTart(filepath.Join(t.TempDir(), "none"))
+	_, err := inspectTart(filepath.Join(t.TempDir(), "none"))
 	assert.ErrorIs(t, err, fs.ErrNotExist)
 }
 
@@ -153,7 +153,7 @@ func TestImportTart(t *testing.T) {
 	assert.NotEmpty(t, c.MACAddress)
 	assert.NotEqual(t, "7e:20:8d:4a:c1:5b", c.MACAddress, "a MAC of its own: the tart VM may run beside it, as a tart clone does")
 
-	vm, err := InspectTart(src)
+	vm, err := inspectTart(src)
 	require.NoError(t, err)
 	assert.Equal(t, vm.HardwareModel, loaded.HardwareModel)
 	assert.Equal(t, vm.MachineIdentifier, loaded.MachineIdentifier)

@@ -37,7 +37,7 @@ func benchmarkCompress(b *testing.B, codec string) {
 	b.ResetTimer()
 	for b.Loop() {
 		out.n = 0
-		enc, err := NewEncoder(codec, 0, &out)
+		enc, err := newEncoder(codec, 0, &out)
 		require.NoError(b, err)
 		for off := 0; off < len(data); off += runChunk {
 			_, err = enc.Write(data[off:min(off+runChunk, len(data))])
@@ -55,7 +55,7 @@ func benchmarkDecompress(b *testing.B, codec string) {
 	buf := make([]byte, runChunk)
 	b.ResetTimer()
 	for b.Loop() {
-		dec, err := NewDecoder(codec, plainReader{bytes.NewReader(compressed)})
+		dec, err := newDecoder(codec, plainReader{bytes.NewReader(compressed)})
 		require.NoError(b, err)
 		var out countingWriter
 		_, err = io.CopyBuffer(&out, dec, buf)
@@ -66,23 +66,23 @@ func benchmarkDecompress(b *testing.B, codec string) {
 	b.ReportMetric(float64(len(data))/float64(len(compressed)), "ratio")
 }
 
-func BenchmarkZstdCompress(b *testing.B)   { benchmarkCompress(b, Zstd) }
-func BenchmarkZstdDecompress(b *testing.B) { benchmarkDecompress(b, Zstd) }
-func BenchmarkGzipCompress(b *testing.B)   { benchmarkCompress(b, Gzip) }
-func BenchmarkGzipDecompress(b *testing.B) { benchmarkDecompress(b, Gzip) }
-func BenchmarkLZ4Compress(b *testing.B)    { benchmarkCompress(b, LZ4) }
-func BenchmarkLZ4Decompress(b *testing.B)  { benchmarkDecompress(b, LZ4) }
+func BenchmarkZstdCompress(b *testing.B)   { benchmarkCompress(b, zstdCodec) }
+func BenchmarkZstdDecompress(b *testing.B) { benchmarkDecompress(b, zstdCodec) }
+func BenchmarkGzipCompress(b *testing.B)   { benchmarkCompress(b, gzipCodec) }
+func BenchmarkGzipDecompress(b *testing.B) { benchmarkDecompress(b, gzipCodec) }
+func BenchmarkLZ4Compress(b *testing.B)    { benchmarkCompress(b, lz4Codec) }
+func BenchmarkLZ4Decompress(b *testing.B)  { benchmarkDecompress(b, lz4Codec) }
 
 func BenchmarkLZFSECompress(b *testing.B) {
-	if !slices.Contains(Codecs(), LZFSE) {
+	if !slices.Contains(Codecs(), lzfseCodec) {
 		b.Skip("lzfse needs macOS libcompression")
 	}
-	benchmarkCompress(b, LZFSE)
+	benchmarkCompress(b, lzfseCodec)
 }
 
 func BenchmarkLZFSEDecompress(b *testing.B) {
-	if !slices.Contains(Codecs(), LZFSE) {
+	if !slices.Contains(Codecs(), lzfseCodec) {
 		b.Skip("lzfse needs macOS libcompression")
 	}
-	benchmarkDecompress(b, LZFSE)
+	benchmarkDecompress(b, lzfseCodec)
 }

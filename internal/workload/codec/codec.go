@@ -18,71 +18,71 @@ import (
 
 // Codec names, as users type them (see catalog).
 const (
-	Zstd  = catalog.Zstd
-	Gzip  = catalog.Gzip
-	LZ4   = catalog.LZ4
-	LZFSE = catalog.LZFSE
+	zstdCodec  = catalog.Zstd
+	gzipCodec  = catalog.Gzip
+	lz4Codec   = catalog.LZ4
+	lzfseCodec = catalog.LZFSE
 )
 
 // Codecs returns the codecs available on this OS, in a stable order.
 func Codecs() []string { return catalog.Codecs(runtime.GOOS) }
 
-// CheckCodec returns an error naming the bad value and what is allowed when
+// checkCodec returns an error naming the bad value and what is allowed when
 // codec is not available here or level is not one of its levels.
-func CheckCodec(codec string, level int) error {
+func checkCodec(codec string, level int) error {
 	available := false
 	for _, c := range Codecs() {
 		available = available || c == codec
 	}
 	_, known := catalog.LookupCodec(codec)
 	switch {
-	case codec == LZFSE && !available:
+	case codec == lzfseCodec && !available:
 		return fmt.Errorf("codec %q needs macOS libcompression; available here: %s", codec, strings.Join(Codecs(), ", "))
 	case !known || !available:
 		return fmt.Errorf("unknown codec %q: available here: %s", codec, strings.Join(Codecs(), ", "))
 	}
-	return CheckLevel(codec, level)
+	return checkLevel(codec, level)
 }
 
-// CheckLevel checks a codec's name and level whatever this OS provides (see
+// checkLevel checks a codec's name and level whatever this OS provides (see
 // catalog.CheckLevel).
-func CheckLevel(codec string, level int) error { return catalog.CheckLevel(codec, level) }
+func checkLevel(codec string, level int) error { return catalog.CheckLevel(codec, level) }
 
-// Extension returns the file name extension for codec's output ("zst").
-func Extension(codec string) string {
+// extension returns the file name extension for codec's output ("zst").
+func extension(codec string) string {
 	if c, ok := catalog.LookupCodec(codec); ok {
 		return c.Ext
 	}
 	return "bin"
 }
 
-// NewEncoder returns a writer that compresses into w with codec at level (0:
+// newEncoder returns a writer that compresses into w with codec at level (0:
 // the codec's default). Close flushes the stream's end; it does not close w.
 // Every encoder runs on the calling goroutine only: one stream is one thread
 // of the workload, so the library must not spread it over cores.
-func NewEncoder(codec string, level int, w io.Writer) (io.WriteCloser, error) {
-	if err := CheckCodec(codec, level); err != nil {
+func newEncoder(codec string, level int, w io.Writer) (io.WriteCloser, error) {
+	if err := checkCodec(codec, level); err != nil {
 		return nil, err
 	}
 	switch codec {
-	case Zstd:
+	case zstdCodec:
 		zl := zstd.SpeedDefault
 		if level != 0 {
 			zl = zstd.EncoderLevelFromZstd(level)
 		}
 		return zstd.NewWriter(w, zstd.WithEncoderLevel(zl), zstd.WithEncoderConcurrency(1))
-	case Gzip:
+	case gzipCodec:
 		if level == 0 {
 			level = gzip.DefaultCompression
 		}
 		return gzip.NewWriterLevel(w, level)
-	case LZ4:
+	case lz4Codec:
 		zw := lz4.NewWriter(w)
 		if err := zw.Apply(lz4.ConcurrencyOption(1), lz4.CompressionLevelOption(lz4Level(level))); err != nil {
 			return nil, fmt.Errorf("lz4 level %d: %w", level, err)
 		}
 		return zw, nil
-	default: // LZFSE; CheckCodec let it through, so this OS has it
+	default: // LZFSE; checkCodec let it through, so this OS has it
 		return newLZFSEEncoder(w)
 	}
 }
@@ -95,22 +95,22 @@ func lz4Level(level int) lz4.CompressionLevel {
 	return lz4.Level1 << (level - 1)
 }
 
-// NewDecoder returns a reader of the data codec decompresses from r, on the
+// newDecoder returns a reader of the data codec decompresses from r, on the
 // calling goroutine only. Close releases the decoder; it does not close r.
-func NewDecoder(codec string, r io.Reader) (io.ReadCloser, error) {
-	if err := CheckCodec(codec, 0); err != nil {
+func newDecoder(codec string, r io.Reader) (io.ReadCloser, error) {
+	if err := checkCodec(codec, 0); err != nil {
 		return nil, err
 	}
 	switch codec {
-	case Zstd:
+	case zstdCodec:
 		d, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1))
 		if err != nil {
 			return nil, err
 		}
 		return zstdDecoder{d}, nil
-	case Gzip:
+	case gzipCodec:
 		return gzip.NewReader(r)
-	case LZ4:
+	case lz4Codec:
 		zr := lz4.NewReader(r)
 		if err := zr.Apply(lz4.ConcurrencyOption(1)); err != nil {
 			return nil, fmt.Errorf("lz4 decoder: %w", err)

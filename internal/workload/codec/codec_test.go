@@ -17,7 +17,7 @@ import (
 func encode(t testing.TB, codec string, level int, data []byte) []byte {
 	t.Helper()
 	var out bytes.Buffer
-	enc, err := NewEncoder(codec, level, &out)
+	enc, err := newEncoder(codec, level, &out)
 	require.NoError(t, err)
 	_, err = enc.Write(data)
 	require.NoError(t, err)
@@ -27,7 +27,7 @@ func encode(t testing.TB, codec string, level int, data []byte) []byte {
 
 func decode(t testing.TB, codec string, compressed []byte) []byte {
 	t.Helper()
-	dec, err := NewDecoder(codec, bytes.NewReader(compressed))
+	dec, err := newDecoder(codec, bytes.NewReader(compressed))
 	require.NoError(t, err)
 	defer dec.Close()
 	out, err := io.ReadAll(dec)
@@ -80,7 +80,7 @@ func TestCompressBoundHoldsForIncompressibleData(t *testing.T) {
 	for _, codec := range Codecs() {
 		for _, level := range levelEdges(codec) {
 			got := len(encode(t, codec, level, data))
-			assert.LessOrEqual(t, int64(got), CompressBound(int64(len(data))), "%s level %d", codec, level)
+			assert.LessOrEqual(t, int64(got), compressBound(int64(len(data))), "%s level %d", codec, level)
 		}
 	}
 }
@@ -106,7 +106,7 @@ func TestCodecsStartNoGoroutines(t *testing.T) {
 		t.Run(codec, func(t *testing.T) {
 			before := runtime.NumGoroutine()
 			var out bytes.Buffer
-			enc, err := NewEncoder(codec, 0, &out)
+			enc, err := newEncoder(codec, 0, &out)
 			require.NoError(t, err)
 			_, err = enc.Write(data)
 			require.NoError(t, err)
@@ -114,7 +114,7 @@ func TestCodecsStartNoGoroutines(t *testing.T) {
 			assert.LessOrEqual(t, runtime.NumGoroutine(), before, "goroutines while encoding")
 			require.NoError(t, enc.Close())
 
-			dec, err := NewDecoder(codec, bytes.NewReader(out.Bytes()))
+			dec, err := newDecoder(codec, bytes.NewReader(out.Bytes()))
 			require.NoError(t, err)
 			_, err = io.ReadFull(dec, make([]byte, 1<<20))
 			require.NoError(t, err)
@@ -133,24 +133,24 @@ func TestCheckCodecErrors(t *testing.T) {
 	cases := []refusal{
 		{"brotli", 0, []string{`"brotli"`, "zstd, gzip, lz4"}},
 		{"", 0, []string{`""`, "zstd"}},
-		{Zstd, 23, []string{"23", "1..22"}},
-		{Zstd, -1, []string{"-1", "1..22"}},
-		{Gzip, 10, []string{"10", "1..9"}},
-		{LZ4, 10, []string{"10", "1..9"}},
+		{zstdCodec, 23, []string{"23", "1..22"}},
+		{zstdCodec, -1, []string{"-1", "1..22"}},
+		{gzipCodec, 10, []string{"10", "1..9"}},
+		{lz4Codec, 10, []string{"10", "1..9"}},
 	}
 	if runtime.GOOS == "darwin" {
-		cases = append(cases, refusal{LZFSE, 3, []string{"lzfse level 3", "use 0"}})
+		cases = append(cases, refusal{lzfseCodec, 3, []string{"lzfse level 3", "use 0"}})
 	} else {
-		cases = append(cases, refusal{LZFSE, 0, []string{`codec "lzfse" needs macOS libcompression; available here: zstd, gzip, lz4`}})
+		cases = append(cases, refusal{lzfseCodec, 0, []string{`codec "lzfse" needs macOS libcompression; available here: zstd, gzip, lz4`}})
 	}
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("%s %d", c.codec, c.level), func(t *testing.T) {
-			err := CheckCodec(c.codec, c.level)
+			err := checkCodec(c.codec, c.level)
 			require.Error(t, err)
 			for _, w := range c.want {
 				assert.Contains(t, err.Error(), w)
 			}
-			_, encErr := NewEncoder(c.codec, c.level, io.Discard)
+			_, encErr := newEncoder(c.codec, c.level, io.Discard)
 			assert.EqualError(t, encErr, err.Error(), "NewEncoder must refuse the same way")
 		})
 	}
@@ -158,20 +158,20 @@ func TestCheckCodecErrors(t *testing.T) {
 
 func TestCodecsListsWhatWorks(t *testing.T) {
 	codecs := Codecs()
-	assert.Equal(t, []string{Zstd, Gzip, LZ4}, codecs[:3])
-	assert.Equal(t, runtime.GOOS == "darwin", len(codecs) == 4 && codecs[3] == LZFSE)
+	assert.Equal(t, []string{zstdCodec, gzipCodec, lz4Codec}, codecs[:3])
+	assert.Equal(t, runtime.GOOS == "darwin", len(codecs) == 4 && codecs[3] == lzfseCodec)
 	for _, c := range codecs {
-		assert.NoError(t, CheckCodec(c, 0), c)
-		assert.NotEqual(t, "bin", Extension(c), c)
+		assert.NoError(t, checkCodec(c, 0), c)
+		assert.NotEqual(t, "bin", extension(c), c)
 	}
-	_, err := NewDecoder("nope", strings.NewReader(""))
+	_, err := newDecoder("nope", strings.NewReader(""))
 	assert.ErrorContains(t, err, `"nope"`)
 }
 
 func TestCheckLevelIsPortable(t *testing.T) {
-	assert.NoError(t, CheckLevel(LZFSE, 0), "lzfse is a known codec everywhere, available or not")
-	assert.ErrorContains(t, CheckLevel(LZFSE, 3), "has no levels")
-	assert.ErrorContains(t, CheckLevel(Zstd, 40), "zstd level 40: allowed 1..22")
-	assert.ErrorContains(t, CheckLevel("rar", 0), `unknown codec "rar": allowed gzip, lz4, lzfse, zstd`)
-	assert.NoError(t, CheckLevel(Gzip, 9))
+	assert.NoError(t, checkLevel(lzfseCodec, 0), "lzfse is a known codec everywhere, available or not")
+	assert.ErrorContains(t, checkLevel(lzfseCodec, 3), "has no levels")
+	assert.ErrorContains(t, checkLevel(zstdCodec, 40), "zstd level 40: allowed 1..22")
+	assert.ErrorContains(t, checkLevel("rar", 0), `unknown codec "rar": allowed gzip, lz4, lzfse, zstd`)
+	assert.NoError(t, checkLevel(gzipCodec, 9))
 }

@@ -13,20 +13,20 @@ const (
 	// DefaultRatio is the compression ratio the generated data has under zstd
 	// at its default level unless asked otherwise.
 	DefaultRatio = catalog.DefaultRatio
-	// MinRatio is incompressible (uniformly random) data.
-	MinRatio = catalog.MinRatio
-	// MaxRatio is the most compressible data the model is calibrated for.
-	MaxRatio = catalog.MaxRatio
+	// minRatio is incompressible (uniformly random) data.
+	minRatio = catalog.MinRatio
+	// maxRatio is the most compressible data the model is calibrated for.
+	maxRatio = catalog.MaxRatio
 )
 
-// GenerateBlockSize is the unit of generation: every block of the virtual file
+// generateBlockSize is the unit of generation: every block of the virtual file
 // is derived from (seed, block index) alone, so a block's bytes do not depend
 // on how the file is split among threads.
-const GenerateBlockSize = 64 << 10
+const generateBlockSize = 64 << 10
 
-// CheckRatio returns an error naming ratio and the allowed range when the
+// checkRatio returns an error naming ratio and the allowed range when the
 // model cannot produce it.
-func CheckRatio(ratio float64) error { return catalog.CheckRatio(ratio) }
+func checkRatio(ratio float64) error { return catalog.CheckRatio(ratio) }
 
 // Generate fills dst with the bytes at offset..offset+len(dst) of the virtual
 // test file identified by seed and ratio. The file is the same bytes however
@@ -39,9 +39,9 @@ func CheckRatio(ratio float64) error { return catalog.CheckRatio(ratio) }
 // ratio 1 is uniformly random bytes.
 //
 // Generate allocates nothing, except one block of scratch space when offset
-// is not a multiple of GenerateBlockSize.
+// is not a multiple of generateBlockSize.
 func Generate(dst []byte, offset int64, seed uint64, ratio float64) error {
-	if err := CheckRatio(ratio); err != nil {
+	if err := checkRatio(ratio); err != nil {
 		return err
 	}
 	if offset < 0 {
@@ -54,9 +54,9 @@ func Generate(dst []byte, offset int64, seed uint64, ratio float64) error {
 
 func (m *dataModel) generate(dst []byte, offset int64, seed uint64) {
 	for len(dst) > 0 {
-		block := offset / GenerateBlockSize
-		within := int(offset % GenerateBlockSize)
-		n := min(len(dst), GenerateBlockSize-within)
+		block := offset / generateBlockSize
+		within := int(offset % generateBlockSize)
+		n := min(len(dst), generateBlockSize-within)
 		if within == 0 {
 			// A block's first n bytes do not depend on how many follow, so a
 			// block the range cuts short is generated in place.
@@ -140,7 +140,7 @@ var calibration = [...]calibrationPoint{
 }
 
 func newDataModel(ratio float64) dataModel {
-	if ratio <= MinRatio {
+	if ratio <= minRatio {
 		return dataModel{random: true}
 	}
 	return modelAt(knobFor(ratio))

@@ -42,18 +42,18 @@ func TestGenerateDifferentSeedsDiffer(t *testing.T) {
 	b := generated(t, 1<<20, 0, 2, DefaultRatio)
 	assert.NotEqual(t, sha256.Sum256(a), sha256.Sum256(b))
 	// Not just somewhere: every block differs.
-	for off := 0; off < len(a); off += GenerateBlockSize {
-		assert.NotEqual(t, a[off:off+GenerateBlockSize], b[off:off+GenerateBlockSize], "block at %d", off)
+	for off := 0; off < len(a); off += generateBlockSize {
+		assert.NotEqual(t, a[off:off+generateBlockSize], b[off:off+generateBlockSize], "block at %d", off)
 	}
 }
 
 func TestGenerateBlocksDiffer(t *testing.T) {
 	// Blocks come from (seed, index): no block may repeat another, or a
 	// compressor would find whole-block matches the model never planned.
-	b := generated(t, 8*GenerateBlockSize, 0, 9, DefaultRatio)
+	b := generated(t, 8*generateBlockSize, 0, 9, DefaultRatio)
 	seen := map[[32]byte]int{}
 	for i := range 8 {
-		h := sha256.Sum256(b[i*GenerateBlockSize : (i+1)*GenerateBlockSize])
+		h := sha256.Sum256(b[i*generateBlockSize : (i+1)*generateBlockSize])
 		prev, dup := seen[h]
 		assert.False(t, dup, "block %d repeats block %d", i, prev)
 		seen[h] = i
@@ -61,7 +61,7 @@ func TestGenerateBlocksDiffer(t *testing.T) {
 }
 
 func TestGenerateSplitEqualsWhole(t *testing.T) {
-	const size = 5*GenerateBlockSize + 1234
+	const size = 5*generateBlockSize + 1234
 	span := func(from, to, step int) []int {
 		var cuts []int
 		for c := from; c < to; c += step {
@@ -69,18 +69,18 @@ func TestGenerateSplitEqualsWhole(t *testing.T) {
 		}
 		return cuts
 	}
-	for _, ratio := range []float64{1, 1.5, DefaultRatio, MaxRatio} {
+	for _, ratio := range []float64{1, 1.5, DefaultRatio, maxRatio} {
 		whole := generated(t, size, 0, 7, ratio)
 		cases := []struct {
 			name string
 			cuts []int
 		}{
-			{"block aligned", []int{GenerateBlockSize, 3 * GenerateBlockSize}},
-			{"unaligned", []int{1, 999, GenerateBlockSize + 5, 4*GenerateBlockSize - 1}},
+			{"block aligned", []int{generateBlockSize, 3 * generateBlockSize}},
+			{"unaligned", []int{1, 999, generateBlockSize + 5, 4*generateBlockSize - 1}},
 			{"within one block", []int{100, 101, 5000}},
 			{"every 7777 bytes", span(7777, size, 7777)},
 			{"every 3 bytes at the start", span(3, 3000, 3)},
-			{"single bytes across a block boundary", span(2*GenerateBlockSize-20, 2*GenerateBlockSize+20, 1)},
+			{"single bytes across a block boundary", span(2*generateBlockSize-20, 2*generateBlockSize+20, 1)},
 		}
 		for _, c := range cases {
 			t.Run(fmt.Sprintf("ratio %g %s", ratio, c.name), func(t *testing.T) {
@@ -132,7 +132,7 @@ func TestCalibrationTableIsIncreasing(t *testing.T) {
 		assert.Greater(t, calibration[i].knob, calibration[i-1].knob, "knob at row %d", i)
 		assert.Greater(t, calibration[i].ratio, calibration[i-1].ratio, "ratio at row %d", i)
 	}
-	assert.Greater(t, calibration[len(calibration)-1].ratio, MaxRatio, "the table must reach MaxRatio")
+	assert.Greater(t, calibration[len(calibration)-1].ratio, maxRatio, "the table must reach MaxRatio")
 }
 
 // TestCalibrationTable measures the model for the calibration table in
@@ -163,18 +163,18 @@ func TestCheckRatio(t *testing.T) {
 		ratio float64
 		ok    bool
 	}{
-		{1, true}, {DefaultRatio, true}, {MaxRatio, true},
-		{0, false}, {0.99, false}, {-3, false}, {MaxRatio + 0.01, false},
+		{1, true}, {DefaultRatio, true}, {maxRatio, true},
+		{0, false}, {0.99, false}, {-3, false}, {maxRatio + 0.01, false},
 	}
 	for _, c := range cases {
-		err := CheckRatio(c.ratio)
+		err := checkRatio(c.ratio)
 		if c.ok {
 			assert.NoError(t, err, "ratio %g", c.ratio)
 			continue
 		}
 		require.Error(t, err, "ratio %g", c.ratio)
 		assert.Contains(t, err.Error(), fmt.Sprint(c.ratio))
-		assert.Contains(t, err.Error(), fmt.Sprint(MaxRatio))
+		assert.Contains(t, err.Error(), fmt.Sprint(maxRatio))
 		assert.Error(t, Generate(make([]byte, 10), 0, 1, c.ratio), "Generate must refuse ratio %g", c.ratio)
 	}
 }
@@ -186,15 +186,15 @@ func TestGenerateRefusesNegativeOffset(t *testing.T) {
 }
 
 func TestGenerateAllocatesNothingPerBlock(t *testing.T) {
-	b := make([]byte, 4*GenerateBlockSize)
+	b := make([]byte, 4*generateBlockSize)
 	allocs := testing.AllocsPerRun(5, func() {
-		_ = Generate(b, 2*GenerateBlockSize, 1, DefaultRatio)
+		_ = Generate(b, 2*generateBlockSize, 1, DefaultRatio)
 	})
 	assert.Zero(t, allocs)
 }
 
 func BenchmarkGenerate(b *testing.B) {
-	for _, ratio := range []float64{1, 1.5, DefaultRatio, 6, MaxRatio} {
+	for _, ratio := range []float64{1, 1.5, DefaultRatio, 6, maxRatio} {
 		b.Run(fmt.Sprintf("ratio=%g", ratio), func(b *testing.B) {
 			buf := make([]byte, 16<<20)
 			b.SetBytes(int64(len(buf)))

@@ -17,9 +17,9 @@ const (
 	Decompress = "decompress" // decode pre-compressed data into the sink
 )
 
-// ErrMismatch is wrapped by Verify's error when the sink's output does not
+// errMismatch is wrapped by Verify's error when the sink's output does not
 // decode back to the input.
-var ErrMismatch = errors.New("output does not match input")
+var errMismatch = errors.New("output does not match input")
 
 // Plan is what every thread of one compress or decompress cell shares: the
 // virtual input file, the codec and the sink. Thread i works on part i of
@@ -41,10 +41,10 @@ func (p Plan) Validate() error {
 	if p.Operation != Compress && p.Operation != Decompress {
 		return fmt.Errorf("unknown operation %q: allowed %s, %s", p.Operation, Compress, Decompress)
 	}
-	if err := CheckCodec(p.Codec, p.Level); err != nil {
+	if err := checkCodec(p.Codec, p.Level); err != nil {
 		return err
 	}
-	if err := CheckRatio(p.Ratio); err != nil {
+	if err := checkRatio(p.Ratio); err != nil {
 		return err
 	}
 	if p.Threads < 1 {
@@ -85,15 +85,15 @@ const regionAlign = 1 << 20
 func (p Plan) RegionSize() int64 {
 	largest := (p.Size + int64(p.Threads) - 1) / int64(p.Threads)
 	if p.Operation == Compress {
-		largest = CompressBound(largest)
+		largest = compressBound(largest)
 	}
 	return (largest + regionAlign - 1) / regionAlign * regionAlign
 }
 
-// CompressBound is an upper bound on the compressed size of n bytes under
+// compressBound is an upper bound on the compressed size of n bytes under
 // any codec here: incompressible data is stored with small per-block
 // headers, far under 1/128 of the data, plus a frame's header and trailer.
-func CompressBound(n int64) int64 { return n + n/128 + 64<<10 }
+func compressBound(n int64) int64 { return n + n/128 + 64<<10 }
 
 // NewJob returns the job of thread index (0 <= index < Threads). The plan
 // must be valid.
@@ -196,7 +196,7 @@ func (j *Job) Prepare(ctx context.Context) error {
 
 	pattern := fmt.Sprintf("qoslab-%s-%d-*.", j.plan.Operation, j.index)
 	if j.plan.Operation == Compress {
-		pattern += Extension(j.plan.Codec)
+		pattern += extension(j.plan.Codec)
 	} else {
 		pattern += "raw"
 	}
@@ -212,11 +212,11 @@ func (j *Job) Prepare(ctx context.Context) error {
 			j.buffered = bufio.NewWriterSize(j.sink, sinkBuffer)
 			out = j.buffered
 		}
-		j.encoder, err = NewEncoder(j.plan.Codec, j.plan.Level, out)
+		j.encoder, err = newEncoder(j.plan.Codec, j.plan.Level, out)
 		return err
 	}
 	j.chunk = make([]byte, runChunk)
-	j.decoder, err = NewDecoder(j.plan.Codec, plainReader{bytes.NewReader(j.input)})
+	j.decoder, err = newDecoder(j.plan.Codec, plainReader{bytes.NewReader(j.input)})
 	return err
 }
 
@@ -237,8 +237,8 @@ func (j *Job) generate(ctx context.Context) ([]byte, error) {
 
 func (j *Job) encodeToMemory(data []byte) ([]byte, error) {
 	var buf bytes.Buffer
-	buf.Grow(int(CompressBound(int64(len(data)))))
-	enc, err := NewEncoder(j.plan.Codec, j.plan.Level, &buf)
+	buf.Grow(int(compressBound(int64(len(data)))))
+	enc, err := newEncoder(j.plan.Codec, j.plan.Level, &buf)
 	if err != nil {
 		return nil, err
 	}
@@ -330,7 +330,7 @@ func (j *Job) runDecompress(ctx context.Context) error {
 				j.Progress(int64(n))
 			}
 		}
-		if rerr == io.EOF {
+		if errors.Is(rerr, io.EOF) {
 			break
 		}
 		if rerr != nil {
@@ -358,7 +358,7 @@ func fill(r io.Reader, b []byte) (int, error) {
 
 // Verify checks that what Run wrote decodes back to the input, by
 // checksum (CRC-32C) and length. For a null sink, which keeps nothing, it
-// repeats the codec work in memory instead. A mismatch wraps ErrMismatch.
+// repeats the codec work in memory instead. A mismatch wraps errMismatch.
 func (j *Job) Verify(ctx context.Context) error {
 	if !j.ran {
 		return errors.New("job has not run: call Run before Verify")
@@ -381,7 +381,7 @@ func (j *Job) Verify(ctx context.Context) error {
 			}
 			if int64(len(again)) != j.result.BytesOut {
 				return fmt.Errorf("%w: %s encoding of thread %d's part is %d bytes, but Run wrote %d to the null sink",
-					ErrMismatch, j.plan.Codec, j.index, len(again), j.result.BytesOut)
+					errMismatch, j.plan.Codec, j.index, len(again), j.result.BytesOut)
 			}
 			output = bytes.NewReader(again)
 		} else {
@@ -399,9 +399,9 @@ func (j *Job) Verify(ctx context.Context) error {
 
 	decodes := j.plan.Operation == Compress || j.plan.Sink.Kind == SinkNull
 	if decodes {
-		dec, err := NewDecoder(j.plan.Codec, output)
+		dec, err := newDecoder(j.plan.Codec, output)
 		if err != nil {
-			return fmt.Errorf("%w: %s output in %s does not decode: %w", ErrMismatch, j.plan.Codec, where, err)
+			return fmt.Errorf("%w: %s output in %s does not decode: %w", errMismatch, j.plan.Codec, where, err)
 		}
 		defer dec.Close()
 		output = dec
@@ -409,11 +409,11 @@ func (j *Job) Verify(ctx context.Context) error {
 	h := crc32.New(castagnoli())
 	n, err := io.Copy(h, output)
 	if err != nil {
-		return fmt.Errorf("%w: %s output in %s does not decode: %w", ErrMismatch, j.plan.Codec, where, err)
+		return fmt.Errorf("%w: %s output in %s does not decode: %w", errMismatch, j.plan.Codec, where, err)
 	}
 	if n != j.size || h.Sum32() != j.inputCRC {
 		return fmt.Errorf("%w: %s holds %d bytes with CRC-32C %08x after decoding; thread %d's input is %d bytes with CRC-32C %08x",
-			ErrMismatch, where, n, h.Sum32(), j.index, j.size, j.inputCRC)
+			errMismatch, where, n, h.Sum32(), j.index, j.size, j.inputCRC)
 	}
 	return nil
 }

@@ -45,17 +45,17 @@ func TestPlanRegionSize(t *testing.T) {
 		r := p.RegionSize()
 		assert.Zero(t, r%regionAlign, "%s regions are MiB-aligned", op)
 		if op == Compress {
-			assert.GreaterOrEqual(t, r, CompressBound(largest))
+			assert.GreaterOrEqual(t, r, compressBound(largest))
 		} else {
 			assert.GreaterOrEqual(t, r, largest)
 		}
-		assert.Less(t, r, CompressBound(largest)+regionAlign, "%s regions waste less than a MiB", op)
+		assert.Less(t, r, compressBound(largest)+regionAlign, "%s regions waste less than a MiB", op)
 	}
 }
 
 func validPlan(dir string) Plan {
 	return Plan{
-		Operation: Compress, Codec: Zstd, Size: 1 << 20, Seed: 1, Ratio: DefaultRatio, Threads: 2,
+		Operation: Compress, Codec: zstdCodec, Size: 1 << 20, Seed: 1, Ratio: DefaultRatio, Threads: 2,
 		Sink: SinkSpec{Kind: SinkFile, Path: dir},
 	}
 }
@@ -165,7 +165,7 @@ func TestCompressJobWritesTheEncodedPart(t *testing.T) {
 
 func TestDecompressJobWritesThePart(t *testing.T) {
 	p := validPlan(t.TempDir())
-	p.Operation, p.Codec = Decompress, LZ4
+	p.Operation, p.Codec = Decompress, lz4Codec
 	j, err := p.NewJob(1)
 	require.NoError(t, err)
 	defer j.Close()
@@ -208,7 +208,7 @@ func TestVerifyCatchesCorruptedOutput(t *testing.T) {
 				flipByte(t, j.SinkName(), 0.6)
 				err = j.Verify(ctx)
 				require.Error(t, err)
-				assert.ErrorIs(t, err, ErrMismatch)
+				assert.ErrorIs(t, err, errMismatch)
 				assert.Contains(t, err.Error(), j.SinkName())
 			})
 		}
@@ -312,5 +312,5 @@ func TestCompressJobIntoFullDisk(t *testing.T) {
 	assert.Positive(t, n)
 	assert.LessOrEqual(t, n, int64(fsSize))
 	assert.Equal(t, n, res.BytesOut)
-	assert.True(t, errors.Is(j.Verify(context.Background()), ErrMismatch), "a cut-off output does not verify")
+	assert.True(t, errors.Is(j.Verify(context.Background()), errMismatch), "a cut-off output does not verify")
 }

@@ -147,7 +147,7 @@ func (f *fakeLibcompression) process(s *compressionStream, flags int32) int32 {
 func fakeEncode(t *testing.T, f *fakeLibcompression, data []byte, writeSize int) []byte {
 	t.Helper()
 	var out bytes.Buffer
-	enc, err := newLibStreamEncoder(f.funcs(), compressionLZFSE, &out, f.bufSize)
+	enc, err := newLibStreamEncoder(f.funcs(), &out, f.bufSize)
 	require.NoError(t, err)
 	for p := data; len(p) > 0; {
 		n := min(writeSize, len(p))
@@ -164,7 +164,7 @@ func fakeEncode(t *testing.T, f *fakeLibcompression, data []byte, writeSize int)
 
 func fakeDecode(t *testing.T, f *fakeLibcompression, r io.Reader) ([]byte, error) {
 	t.Helper()
-	dec, err := newLibStreamDecoder(f.funcs(), compressionLZFSE, r, f.bufSize)
+	dec, err := newLibStreamDecoder(f.funcs(), r, f.bufSize)
 	require.NoError(t, err)
 	out, err := io.ReadAll(dec)
 	require.NoError(t, dec.Close())
@@ -245,7 +245,7 @@ func TestLibStreamDecoderErrors(t *testing.T) {
 		assert.ErrorIs(t, err, boom)
 	})
 	t.Run("read after close", func(t *testing.T) {
-		dec, err := newLibStreamDecoder((&fakeLibcompression{bufSize: 64, perCall: 1}).funcs(), compressionLZFSE, bytes.NewReader(compressed), 64)
+		dec, err := newLibStreamDecoder((&fakeLibcompression{bufSize: 64, perCall: 1}).funcs(), bytes.NewReader(compressed), 64)
 		require.NoError(t, err)
 		require.NoError(t, dec.Close())
 		require.NoError(t, dec.Close(), "a second Close does nothing")
@@ -257,13 +257,13 @@ func TestLibStreamDecoderErrors(t *testing.T) {
 func TestLibStreamEncoderErrors(t *testing.T) {
 	t.Run("init fails", func(t *testing.T) {
 		f := &fakeLibcompression{bufSize: 64, failInit: true}
-		_, err := newLibStreamEncoder(f.funcs(), compressionLZFSE, io.Discard, 64)
+		_, err := newLibStreamEncoder(f.funcs(), io.Discard, 64)
 		assert.ErrorContains(t, err, "compression_stream_init")
 		assert.Zero(t, f.destroys, "a stream that did not initialise is not destroyed")
 	})
 	t.Run("process fails", func(t *testing.T) {
 		f := &fakeLibcompression{bufSize: 64, perCall: 1, failProcess: true}
-		enc, err := newLibStreamEncoder(f.funcs(), compressionLZFSE, io.Discard, 64)
+		enc, err := newLibStreamEncoder(f.funcs(), io.Discard, 64)
 		require.NoError(t, err)
 		_, err = enc.Write(make([]byte, 200))
 		assert.ErrorContains(t, err, "compression_stream_process failed")
@@ -273,7 +273,7 @@ func TestLibStreamEncoderErrors(t *testing.T) {
 	t.Run("destination fails", func(t *testing.T) {
 		boom := errors.New("sink gone")
 		f := &fakeLibcompression{bufSize: 64, perCall: 1 << 20}
-		enc, err := newLibStreamEncoder(f.funcs(), compressionLZFSE, failingWriter{boom}, 64)
+		enc, err := newLibStreamEncoder(f.funcs(), failingWriter{boom}, 64)
 		require.NoError(t, err)
 		_, err = enc.Write(make([]byte, 200))
 		assert.ErrorIs(t, err, boom)
@@ -281,7 +281,7 @@ func TestLibStreamEncoderErrors(t *testing.T) {
 	})
 	t.Run("write after close", func(t *testing.T) {
 		f := &fakeLibcompression{bufSize: 64, perCall: 1 << 20}
-		enc, err := newLibStreamEncoder(f.funcs(), compressionLZFSE, io.Discard, 64)
+		enc, err := newLibStreamEncoder(f.funcs(), io.Discard, 64)
 		require.NoError(t, err)
 		require.NoError(t, enc.Close())
 		require.NoError(t, enc.Close(), "a second Close does nothing")

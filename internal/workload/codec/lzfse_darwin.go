@@ -10,6 +10,10 @@ import (
 
 const libcompressionPath = "/usr/lib/libcompression.dylib"
 
+// libStreamBufferSize is the size of each of a stream's input and output
+// buffers: big enough that the per-call overhead does not show.
+const libStreamBufferSize = 256 << 10
+
 // libcompression binds the stream functions once per process.
 var libcompression = sync.OnceValues(func() (*streamFuncs, error) {
 	lib, err := purego.Dlopen(libcompressionPath, purego.RTLD_NOW|purego.RTLD_GLOBAL)
@@ -36,7 +40,7 @@ func newLZFSEEncoder(w io.Writer) (io.WriteCloser, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newLibStreamEncoder(f, compressionLZFSE, w, libStreamBufferSize)
+	return newLibStreamEncoder(f, w, libStreamBufferSize)
 }
 
 func newLZFSEDecoder(r io.Reader) (io.ReadCloser, error) {
@@ -44,5 +48,5 @@ func newLZFSEDecoder(r io.Reader) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newLibStreamDecoder(f, compressionLZFSE, r, libStreamBufferSize)
+	return newLibStreamDecoder(f, r, libStreamBufferSize)
 }

@@ -7,7 +7,7 @@ import (
 	"io"
 )
 
-// CheckCodec refuses lzfse here first; these are a second line of defence.
+// checkCodec refuses lzfse here first; these are a second line of defence.
 func newLZFSEEncoder(io.Writer) (io.WriteCloser, error) {
 	return nil, errors.New("codec \"lzfse\" needs macOS libcompression")
 }

@@ -25,8 +25,8 @@ const (
 	SinkNull  = catalog.SinkNull
 )
 
-// SinkKinds lists the sink kinds.
-func SinkKinds() []string { return catalog.Sinks() }
+// sinkKinds lists the sink kinds.
+func sinkKinds() []string { return catalog.Sinks() }
 
 // SinkSpec says where a workload's output goes.
 type SinkSpec struct {
@@ -51,7 +51,7 @@ type Sink interface {
 	// Written is the number of bytes written so far.
 	Written() int64
 	// ReadBack returns a reader over everything written, for verification.
-	// A null sink keeps nothing and returns ErrNotKept.
+	// A null sink keeps nothing and returns errNotKept.
 	ReadBack() (io.ReadCloser, error)
 	// Name identifies the sink in messages: a file or device path, or "null".
 	Name() string
@@ -60,8 +60,8 @@ type Sink interface {
 	Close() error
 }
 
-// ErrNotKept is returned by a null sink's ReadBack.
-var ErrNotKept = errors.New("a null sink keeps no output")
+// errNotKept is returned by a null sink's ReadBack.
+var errNotKept = errors.New("a null sink keeps no output")
 
 // Validate checks the kind and that a path is given where one is needed,
 // without touching the file system.
@@ -79,7 +79,7 @@ func (s SinkSpec) Validate() error {
 		}
 		return nil
 	}
-	return fmt.Errorf("unknown sink %q: allowed %s", s.Kind, strings.Join(SinkKinds(), ", "))
+	return fmt.Errorf("unknown sink %q: allowed %s", s.Kind, strings.Join(sinkKinds(), ", "))
 }
 
 // Check verifies up front that the sink can take regions outputs of up to
@@ -178,7 +178,7 @@ func blockDeviceSize(path string) (int64, error) {
 		}
 		return 0, fmt.Errorf("block sink %s is a %s, not a block device%s: pass a whole disk or partition the workload may overwrite", path, kind, hint)
 	}
-	f, err := os.Open(path)
+	f, err := os.Open(path) //nolint:gosec // G304: the block device the user names for the block sink
 	if err != nil {
 		return 0, fmt.Errorf("open block device %s: %w", path, err)
 	}
@@ -401,5 +401,5 @@ func (s *nullSink) Write(p []byte) (int, error)      { s.written += int64(len(p)
 func (s *nullSink) Sync() error                      { return nil }
 func (s *nullSink) Written() int64                   { return s.written }
 func (s *nullSink) Name() string                     { return SinkNull }
-func (s *nullSink) ReadBack() (io.ReadCloser, error) { return nil, ErrNotKept }
+func (s *nullSink) ReadBack() (io.ReadCloser, error) { return nil, errNotKept }
 func (s *nullSink) Close() error                     { return nil }

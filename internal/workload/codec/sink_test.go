@@ -123,7 +123,7 @@ func TestNullSink(t *testing.T) {
 	assert.Equal(t, int64(1244), s.Written())
 	assert.NoError(t, s.Sync())
 	_, err = s.ReadBack()
-	assert.ErrorIs(t, err, ErrNotKept)
+	assert.ErrorIs(t, err, errNotKept)
 	assert.NoError(t, s.Close())
 }
 

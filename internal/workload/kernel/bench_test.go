@@ -27,7 +27,7 @@ func BenchmarkFP(b *testing.B) {
 
 func BenchmarkFPRef(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		sinkF = FPRef(benchChunk)
+		sinkF = fpRef(benchChunk)
 	}
 	reportRate(b, benchChunk, "loops/s")
 }

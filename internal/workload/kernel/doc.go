@@ -6,7 +6,7 @@
 // the CPU or publish progress between chunks.
 //
 //   - FP and Int are register-only loops written in assembly on amd64 and
-//     arm64 (pure Go elsewhere); FPRef and IntRef are the pure-Go
+//     arm64 (pure Go elsewhere); fpRef and intRef are the pure-Go
 //     references they are tested against.
 //   - MMul multiplies two 16x16 float32 matrices n times, with Accelerate's
 //     vDSP_mmul on darwin and a Go loop elsewhere.

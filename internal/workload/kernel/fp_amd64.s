@@ -4,7 +4,7 @@
 //
 // Four independent chains x = x*0.5 + 1.0 with MULSD+ADDSD (baseline amd64
 // has no FMA). The constants and chains live in X0-X5; the loop between
-// "loop" and "JNZ loop" touches no memory. Must match FPRef and
+// "loop" and "JNZ loop" touches no memory. Must match fpRef and
 // scripts/fpref/fp.c.
 TEXT ·FP(SB), NOSPLIT, $0-16
 	MOVQ n+0(FP), CX

@@ -4,12 +4,12 @@
 //
 // Four independent chains x = x*0.5 + 1.0 with FMADD (FMADDD Fm, Fa, Fn, Fd
 // computes Fd = Fn*Fm + Fa). The constants and chains live in F0-F5; the loop
-// between "loop" and "BNE loop" touches no memory. Must match FPRef (which
+// between "loop" and "BNE loop" touches no memory. Must match fpRef (which
 // uses math.FMA on arm64) and scripts/fpref/fp.c.
 TEXT ·FP(SB), NOSPLIT, $0-16
 	MOVD n+0(FP), R0
-	FMOVD $0.5, F4  // FPMul
-	FMOVD $1.0, F5  // FPAdd
+	FMOVD $0.5, F4  // fpMul
+	FMOVD $1.0, F5  // fpAdd
 	FMOVD ZR, F0    // x0 = 0.0
 	FMOVD $1.0, F1  // x1 = 1.0
 	FMOVD $3.0, F2  // x2 = 3.0

@@ -2,13 +2,13 @@
 
 // func Int(n uint64) uint64
 //
-// Four independent chains x = x*IntMul + IntAdd (mod 2^64) with IMULQ+ADDQ.
+// Four independent chains x = x*intMul + intAdd (mod 2^64) with IMULQ+ADDQ.
 // The constants and chains live in AX, BX, DX, SI, R8, R9; the loop between
-// "loop" and "JNZ loop" touches no memory. Must match IntRef.
+// "loop" and "JNZ loop" touches no memory. Must match intRef.
 TEXT ·Int(SB), NOSPLIT, $0-16
 	MOVQ n+0(FP), CX
-	MOVQ $6364136223846793005, R8 // IntMul
-	MOVQ $1442695040888963407, R9 // IntAdd
+	MOVQ $6364136223846793005, R8 // intMul
+	MOVQ $1442695040888963407, R9 // intAdd
 	XORL AX, AX                   // x0 = 0
 	MOVL $1, BX                   // x1 = 1
 	MOVL $2, DX                   // x2 = 2

@@ -2,14 +2,14 @@
 
 // func Int(n uint64) uint64
 //
-// Four independent chains x = x*IntMul + IntAdd (mod 2^64) with MADD
+// Four independent chains x = x*intMul + intAdd (mod 2^64) with MADD
 // (MADD Rm, Ra, Rn, Rd computes Rd = Ra + Rn*Rm). The constants and chains
 // live in R2-R7; the loop between "loop" and "BNE loop" touches no memory.
-// Must match IntRef.
+// Must match intRef.
 TEXT ·Int(SB), NOSPLIT, $0-16
 	MOVD n+0(FP), R0
-	MOVD $6364136223846793005, R2 // IntMul
-	MOVD $1442695040888963407, R3 // IntAdd
+	MOVD $6364136223846793005, R2 // intMul
+	MOVD $1442695040888963407, R3 // intAdd
 	MOVD ZR, R4                   // x0 = 0
 	MOVD $1, R5                   // x1 = 1
 	MOVD $2, R6                   // x2 = 2

@@ -13,7 +13,7 @@ var loopCounts = []uint64{0, 1, 2, 3, 7, 55, 1000, 1_000_000}
 
 func TestFPMatchesRef(t *testing.T) {
 	for _, n := range loopCounts {
-		got, want := FP(n), FPRef(n)
+		got, want := FP(n), fpRef(n)
 		if math.Float64bits(got) != math.Float64bits(want) {
 			t.Errorf("FP(%d) = %v (%#x), FPRef = %v (%#x)", n, got, math.Float64bits(got), want, math.Float64bits(want))
 		}
@@ -35,14 +35,14 @@ func TestFPMatchesRef(t *testing.T) {
 
 func TestIntMatchesRef(t *testing.T) {
 	for _, n := range loopCounts {
-		if got, want := Int(n), IntRef(n); got != want {
+		if got, want := Int(n), intRef(n); got != want {
 			t.Errorf("Int(%d) = %#x, IntRef = %#x", n, got, want)
 		}
 	}
 	if got := Int(0); got != 6 {
 		t.Errorf("Int(0) = %d, want 0+1+2+3 = 6", got)
 	}
-	const m, k = IntMul, IntAdd
+	const m, k = intMul, intAdd
 	var want uint64
 	for _, x := range []uint64{0, 1, 2, 3} {
 		want += x*m + k

@@ -53,7 +53,7 @@ func MMul(n uint64, c, a, b *Matrix16) {
 	if n == 0 {
 		return
 	}
-	vdspMMul(n, vdsp.mmul, uintptr(unsafe.Pointer(c)), uintptr(unsafe.Pointer(a)), uintptr(unsafe.Pointer(b)))
+	vdspMMul(n, vdsp.mmul, uintptr(unsafe.Pointer(c)), uintptr(unsafe.Pointer(a)), uintptr(unsafe.Pointer(b))) //nolint:gosec // G103: vDSP reads and writes the matrices through these addresses during the call
 }
 
 // vdspArgs recycles the argument arrays of vdspMMul: SyscallN's variadic
