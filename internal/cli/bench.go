@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qoslab/qoslab/internal/agent"
+	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/report"
@@ -34,7 +35,7 @@ type BenchOptions struct {
 	Duration   time.Duration
 	Repeat     int
 	Warmup     int
-	Contention experiment.SpinnerCount
+	Contention contention.SpinnerCount
 	// CellTimeout, when not 0, ends a cell run still going after it.
 	CellTimeout time.Duration
 	Format      string
@@ -59,7 +60,7 @@ type BenchOptions struct {
 	// StartTarget and StartContention replace the real agents and spinners
 	// in tests; nil uses the real ones.
 	StartTarget     func(ctx context.Context, name string, s experiment.Spec, log io.Writer) (experiment.Target, []string, error)
-	StartContention func(ctx context.Context, n int) (*experiment.Contention, error)
+	StartContention func(ctx context.Context, n int) (*contention.Contention, error)
 
 	flags benchFlags
 	vm    vmFlags
@@ -190,7 +191,7 @@ func (o *BenchOptions) check() error {
 	if o.Repeat < 1 || o.Repeat > 1000 {
 		return usageErrorf("%s %d: allowed 1..1000", n("repeat"), o.Repeat)
 	}
-	if o.Contention, err = experiment.ParseSpinnerCount(n("contention"), o.flags.contention); err != nil {
+	if o.Contention, err = contention.ParseSpinnerCount(n("contention"), o.flags.contention); err != nil {
 		return usageError(err)
 	}
 	if err := oneOf(n("format"), o.Format, report.BenchFormats); err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
+	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/report"
@@ -96,7 +97,7 @@ func TestBenchFlags(t *testing.T) {
 	assert.Equal(t, []int{1, 2, 3, 4}, o.Threads)
 	assert.Equal(t, uint64(2e8), o.Loops)
 	assert.Equal(t, 3, o.Repeat)
-	assert.Equal(t, experiment.SpinnerCount(2), o.Contention)
+	assert.Equal(t, contention.SpinnerCount(2), o.Contention)
 	assert.Equal(t, "csv", o.Format)
 	assert.Len(t, o.plan(), 2*4*3)
 	assert.Equal(t, 1, o.plan()[0].Repeat, "repeats are outermost")
@@ -282,8 +283,8 @@ type fakeAgent struct {
 }
 
 // fakeContention stands in for the spinner process.
-func fakeContention(_ context.Context, n int) (*experiment.Contention, error) {
-	return &experiment.Contention{Threads: n}, nil
+func fakeContention(_ context.Context, n int) (*contention.Contention, error) {
+	return &contention.Contention{Threads: n}, nil
 }
 
 func (a *fakeAgent) Info(context.Context) (*agentpb.InfoReply, error) { return a.info, nil }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
@@ -141,7 +142,7 @@ func TestBenchDryRunStartsNothing(t *testing.T) {
 		t.Fatal("a dry run started a target")
 		return nil, nil, nil
 	}
-	o.StartContention = func(context.Context, int) (*experiment.Contention, error) {
+	o.StartContention = func(context.Context, int) (*contention.Contention, error) {
 		t.Fatal("a dry run started contention")
 		return nil, nil
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/qoslab/qoslab/internal/agent"
+	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/hv/vz"
 	"github.com/qoslab/qoslab/internal/suggest"
@@ -51,8 +52,8 @@ are top level, shared by every command (QOSLAB_RESULTS).`,
 		NewCmdImage(f),
 		NewCmdVM(f),
 		NewCmdDoctor(f, nil),
-		hidden(experiment.SpinnerCommand+" N", func(cmd *cobra.Command, args []string) error {
-			return experiment.SpinnerMain(cmd.Context(), args, f.IO.In, f.IO.Out)
+		hidden(contention.SpinnerCommand+" N", func(cmd *cobra.Command, args []string) error {
+			return contention.SpinnerMain(cmd.Context(), args, f.IO.In, f.IO.Out)
 		}),
 		hidden(vz.HostCommand+" STATE_DIR", func(cmd *cobra.Command, args []string) error {
 			return vz.HostMain(cmd.Context(), args[0], agent.ShutdownOver)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/results/summary"
@@ -371,7 +372,7 @@ func describe(l *results.Loaded) Column {
 // contentionText is the host's contention as asked and as run: "all (2
 // spinners)", "none".
 func contentionText(r results.Run, spec experiment.Spec) string {
-	var c experiment.Contention
+	var c contention.Contention
 	if len(r.Contention) > 0 && json.Unmarshal(r.Contention, &c) == nil && c.Threads > 0 {
 		return fmt.Sprintf("%v (%s)", c.Asked, units.Plural(c.Threads, "spinner"))
 	}

@@ -131,7 +131,7 @@ func PlanDryRun(s Spec, env VMEnv, resume string, calibrate []string) (*DryRun, 
 	}
 	d.Cells = cells
 	var err error
-	if d.Spinners, err = ContentionCount(s.Contention); err != nil {
+	if d.Spinners, err = s.Contention.Resolve(); err != nil {
 		return nil, err
 	}
 	if d.Spinners > 0 {

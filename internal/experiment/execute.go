@@ -16,6 +16,7 @@ import (
 
 	"github.com/qoslab/qoslab/internal/agent"
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
+	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
@@ -48,7 +49,7 @@ type Env struct {
 	StartTarget func(ctx context.Context, name string, s Spec, log io.Writer) (Target, []string, error)
 	// StartContention starts the spinners; nil starts the real spinner
 	// process.
-	StartContention func(ctx context.Context, n int) (*Contention, error)
+	StartContention func(ctx context.Context, n int) (*contention.Contention, error)
 }
 
 // Outcome is what one session of a run measured, and on what.
@@ -57,7 +58,7 @@ type Outcome struct {
 	Infos map[string]*agentpb.InfoReply
 	// Machines are the VMs as the host sees them, by target name.
 	Machines   map[string]hv.MachineInfo
-	Contention *Contention
+	Contention *contention.Contention
 	// Scheduling is how the controller and the children it started were
 	// scheduled.
 	Scheduling Scheduling
@@ -363,14 +364,14 @@ func Execute(ctx context.Context, s Spec, dir *results.Dir, env Env) (out *Outco
 	}
 
 	var conditions func() error
-	spinners, err := ContentionCount(s.Contention)
+	spinners, err := s.Contention.Resolve()
 	if err != nil {
 		return out, err
 	}
 	if spinners > 0 {
 		startC := env.StartContention
 		if startC == nil {
-			startC = StartContention
+			startC = contention.Start
 		}
 		cont, err := startC(ctx, spinners)
 		if err != nil {
@@ -384,11 +385,8 @@ func Execute(ctx context.Context, s Spec, dir *results.Dir, env Env) (out *Outco
 		}
 		conditions = cont.Running
 		fmt.Fprintf(log, "contention: %s on the host\n", cont.Text())
-		for _, sp := range cont.Spinners {
-			if !sp.Pinned {
-				note("note: ", fmt.Sprintf("contention spinner for CPU %d is not pinned (%s): the scheduler places it, so a cell may run beside no spinner", sp.CPU, orText(sp.Reason, fmt.Sprintf("its affinity read back as CPUs %s", intsText(sp.Allowed)))))
-				break
-			}
+		if n := cont.UnpinnedNote(); n != "" {
+			note("note: ", n)
 		}
 		if dir != nil {
 			dir.Run.Contention, _ = json.Marshal(cont)

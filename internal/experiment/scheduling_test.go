@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
 )
@@ -30,8 +31,8 @@ func TestExecuteRecordsScheduling(t *testing.T) {
 		StartTarget: func(context.Context, string, Spec, io.Writer) (Target, []string, error) {
 			return &fakeTarget{}, nil, nil
 		},
-		StartContention: func(_ context.Context, n int) (*Contention, error) {
-			return &Contention{Threads: n, StartClass: refused, exited: make(chan struct{})}, nil
+		StartContention: func(_ context.Context, n int) (*contention.Contention, error) {
+			return &contention.Contention{Threads: n, StartClass: refused}, nil
 		},
 	}
 	out, err := Execute(context.Background(), s, dir, env)

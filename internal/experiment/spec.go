@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/inputfile"
 	"github.com/qoslab/qoslab/internal/suggest"
@@ -58,14 +59,13 @@ const (
 
 // Limits a spec is checked against.
 const (
-	maxRepeats    = 1000
-	maxWarmup     = 100
-	maxContention = 256
-	maxVMCPUs     = 256
-	minVMMemory   = 128 << 20
-	maxVMMemory   = 1 << 40
-	maxVMDisk     = 1 << 42
-	maxNameLen    = 64
+	maxRepeats  = 1000
+	maxWarmup   = 100
+	maxVMCPUs   = 256
+	minVMMemory = 128 << 20
+	maxVMMemory = 1 << 40
+	maxVMDisk   = 1 << 42
+	maxNameLen  = 64
 	// Below 10 ms the sampler's own cost and the scheduler's tick blur what
 	// it measures; above 10 s it says nothing about a cell.
 	minTelemetryMs = 10
@@ -100,8 +100,8 @@ type Spec struct {
 	Seed *uint64 `json:"seed,omitempty"`
 	// Contention is how many default-priority spinner threads run on the
 	// host, outside any VM, for the whole run, each pinned to a CPU; or
-	// ContentionAll, one on every CPU qoslab may use.
-	Contention SpinnerCount `json:"contention"`
+	// contention.All, one on every CPU qoslab may use.
+	Contention contention.SpinnerCount `json:"contention"`
 	// Quick is set by Quick: loops and sizes were shrunk for a smoke run.
 	Quick bool `json:"quick,omitempty"`
 	// TelemetryMs is the telemetry sampling interval while each timed cell
@@ -332,8 +332,8 @@ func (s Spec) Validate() error {
 	if err := CheckCellTimeout("cell_timeout", s.CellTimeout); err != nil {
 		bad("%v", err)
 	}
-	if !s.Contention.valid() {
-		bad("contention %d: allowed 0..%d spinner threads or %s (one per CPU)", s.Contention, maxContention, contentionAllText)
+	if !s.Contention.Valid() {
+		bad("contention %d: allowed 0..%d spinner threads or %s (one per CPU)", s.Contention, contention.MaxSpinners, contention.All)
 	}
 	// The guest holds a compression cell's input in memory and the agent
 	// lets it use at most half of the guest's memory; catch that now rather
@@ -836,7 +836,7 @@ func (d *specDecoder) spec(n *yaml.Node) Spec {
 		}},
 		{"contention", func(path string, v *yaml.Node) {
 			if t, ok := d.scalar(path, v, "a whole number or all"); ok {
-				c, err := ParseSpinnerCount("", t)
+				c, err := contention.ParseSpinnerCount("", t)
 				if err != nil {
 					d.bad(path, v, "%v", err)
 					return

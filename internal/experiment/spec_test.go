@@ -14,6 +14,7 @@ import (
 
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
 	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
@@ -465,7 +466,7 @@ func TestDefaultSpecContention(t *testing.T) {
 	s, err := DefaultSpec("contention")
 	require.NoError(t, err)
 	assert.Equal(t, []string{TargetHost, TargetVM}, s.Targets)
-	assert.Equal(t, ContentionAll, s.Contention, "on a homogeneous Linux host QoS only shows under contention, on every CPU")
+	assert.Equal(t, contention.All, s.Contention, "on a homogeneous Linux host QoS only shows under contention, on every CPU")
 	assert.Equal(t, 2, s.VM.CPUs)
 	require.Len(t, s.Matrix, 1)
 	assert.Equal(t, "fp", s.Matrix[0].Workload)
@@ -479,7 +480,7 @@ func TestDefaultSpecContention(t *testing.T) {
 // run.json written before "all" existed (a plain number) still loads.
 func TestSpecContention(t *testing.T) {
 	const fp = "matrix: [{workload: fp}]\n"
-	for yml, want := range map[string]SpinnerCount{"contention: all\n": ContentionAll, "contention: ALL\n": ContentionAll,
+	for yml, want := range map[string]contention.SpinnerCount{"contention: all\n": contention.All, "contention: ALL\n": contention.All,
 		"contention: 0\n": 0, "contention: 3\n": 3, "": 0} {
 		s, err := ParseSpec([]byte(fp+yml), "t")
 		require.NoError(t, err, yml)
@@ -493,21 +494,13 @@ func TestSpecContention(t *testing.T) {
 	assert.Contains(t, string(b), `"contention":"all"`)
 	var back Spec
 	require.NoError(t, json.Unmarshal(b, &back))
-	assert.Equal(t, ContentionAll, back.Contention)
+	assert.Equal(t, contention.All, back.Contention)
 
 	var old Spec
 	require.NoError(t, json.Unmarshal([]byte(`{"contention": 2}`), &old))
-	assert.Equal(t, SpinnerCount(2), old.Contention)
+	assert.Equal(t, contention.SpinnerCount(2), old.Contention)
 	assert.ErrorContains(t, json.Unmarshal([]byte(`{"contention": 999}`), &old), "contention 999: allowed 0..256 spinner threads or all")
 	assert.ErrorContains(t, json.Unmarshal([]byte(`{"contention": "most"}`), &old), `contention "most": allowed 0..256`)
-
-	n, err := ParseSpinnerCount("--contention", " all ")
-	require.NoError(t, err)
-	assert.Equal(t, ContentionAll, n)
-	assert.Equal(t, 5, ContentionAll.Count(5))
-	assert.Equal(t, 2, SpinnerCount(2).Count(5))
-	_, err = ParseSpinnerCount("--contention", "2.5")
-	assert.EqualError(t, err, `--contention "2.5": allowed 0..256 spinner threads or all (one per CPU)`)
 }
 
 // duration replaces loops: no default loops are filled in, the cells and

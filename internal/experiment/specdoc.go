@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/telemetry"
@@ -59,7 +60,7 @@ func SpecKeys() []SpecKey {
 		{"warmup", "whole number", fmt.Sprint(DefaultWarmup), fmt.Sprintf("0..%d", maxWarmup), "untimed runs of each cell on each target, just before its first timed run"},
 		{"order", "string", OrderInterleaved, OrderInterleaved + " (shuffled per repeat, targets alternating), " + OrderSequential + " (as written)", "how the plan lays the cells out; repeats are always outermost"},
 		{"seed", "whole number", "picked at random and recorded in run.json", "0..18446744073709551615", "seeds the interleaved shuffle: the same spec and seed give the same plan"},
-		{"contention", "whole number or all", "0", fmt.Sprintf("0..%d, or all (one per CPU qoslab may use)", maxContention), "default-priority spinner threads on the host, outside any VM, for the whole run; spinner i is pinned to allowed CPU i mod the count of allowed CPUs (Linux; macOS cannot pin threads)"},
+		{"contention", "whole number or all", "0", fmt.Sprintf("0..%d, or all (one per CPU qoslab may use)", contention.MaxSpinners), "default-priority spinner threads on the host, outside any VM, for the whole run; spinner i is pinned to allowed CPU i mod the count of allowed CPUs (Linux; macOS cannot pin threads)"},
 		{"telemetry_ms", "whole number", fmt.Sprint(telemetry.DefaultIntervalMs), fmt.Sprintf("0 (off) or %d..%d", minTelemetryMs, maxTelemetryMs), "the telemetry sampling interval while each timed cell runs"},
 		{"data_seed", "whole number", fmt.Sprint(DefaultDataSeed), "0..18446744073709551615", "seeds the generated compression input and pi's random numbers"},
 		{"verdict", "mapping", "", "the verdict.* keys", "how small a QoS effect left in the VM must be for the verdict to call it none (docs/design.md, \"The verdict\")"},

@@ -17,6 +17,7 @@ import (
 	"github.com/qoslab/qoslab/internal/agent"
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/atomicfile"
+	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/qos"
@@ -43,7 +44,7 @@ type Bench struct {
 	Request       BenchRequest              `json:"request"`
 	// Spec is the experiment the flags described, as run.
 	Spec       experiment.Spec        `json:"spec"`
-	Contention *experiment.Contention `json:"contention,omitempty"`
+	Contention *contention.Contention `json:"contention,omitempty"`
 	Runs       []BenchRun             `json:"runs"`
 	// Cells summarize the samples per cell as summary.json's cells do:
 	// n, median, min, max and the median's interval of the total and
@@ -71,7 +72,7 @@ type BenchRequest struct {
 	DurationNs int64                   `json:"duration_ns,omitempty"`
 	Warmup     int                     `json:"warmup,omitempty"`
 	Repeat     int                     `json:"repeat"`
-	Contention experiment.SpinnerCount `json:"contention"`
+	Contention contention.SpinnerCount `json:"contention"`
 	Size       int64                   `json:"size_bytes,omitempty"`
 	Ratio      float64                 `json:"ratio,omitempty"`
 	Seed       uint64                  `json:"seed"`

@@ -1,4 +1,4 @@
-package experiment
+package contention
 
 import (
 	"context"
@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 // exit through Pdeathsig, which once happened) must be noticed: the cells
 // after would measure without contention.
 func TestContentionDeathIsNoticed(t *testing.T) {
-	c, err := StartContention(context.Background(), 1)
+	c, err := Start(context.Background(), 1)
 	require.NoError(t, err)
 	defer c.Stop()
 	require.Len(t, c.Spinners, 1)

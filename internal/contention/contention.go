@@ -1,9 +1,13 @@
-package experiment
+// Package contention runs the contention a spec asks for: spinner threads
+// in a process of their own (qoslab started as SpinnerCommand), outside
+// the measured agent, each pinned to one CPU, for a whole run.
+package contention
 
 import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -39,34 +43,35 @@ type Contention struct {
 	// StartClass is the class the spinner process was started at, as read
 	// back, before each spinner applies its own.
 	StartClass qos.Applied `json:"start_class"`
-	cmd        *exec.Cmd
-	// stdin is held for the spinners' life: they stop when it closes.
-	stdin io.WriteCloser
-	// exited is closed when the spinner process has ended, waitErr then
-	// says how.
-	exited  chan struct{}
-	waitErr error
+	// child is the spinner process; its stdin is held for the spinners'
+	// life: they stop when it closes. nil in a Contention read back from
+	// run.json.
+	child *childproc.Piped
 }
 
 // Running reports an error when the spinner process has ended: the cells
 // measured since then ran without the contention they were asked to have.
 func (c *Contention) Running() error {
+	if c.child == nil {
+		return nil
+	}
 	select {
-	case <-c.exited:
-		return fmt.Errorf("the contention process (%s, pid %d) ended mid-run (%v), so this cell may have run without it", units.Plural(c.Threads, "spinner thread"), c.PID, c.waitErr)
+	case <-c.child.Exited():
+		how := c.child.Err()
+		if how == nil {
+			how = errors.New("exit status 0")
+		}
+		return fmt.Errorf("the contention process (%s, pid %d) ended mid-run (%w), so this cell may have run without it", units.Plural(c.Threads, "spinner thread"), c.PID, how)
 	default:
 		return nil
 	}
 }
 
-// Stop kills the spinner process and waits for it.
+// Stop kills the spinner process and waits until it is reaped.
 func (c *Contention) Stop() {
-	if c.cmd != nil && c.cmd.Process != nil {
-		_ = c.cmd.Process.Kill()
-		<-c.exited
-	}
-	if c.stdin != nil {
-		c.stdin.Close()
+	if c.child != nil {
+		c.child.Kill()
+		_ = c.child.Stdin.Close()
 	}
 }
 
@@ -102,7 +107,7 @@ func (c *Contention) Text() string {
 		where = "not pinned: " + strings.Join(notPinned, "; ")
 	}
 	asked := ""
-	if c.Asked == ContentionAll {
+	if c.Asked == All {
 		asked = fmt.Sprintf(", one per allowed CPU (%s)", intsText(c.AllowedCPUs))
 	}
 	return fmt.Sprintf("%s at %s, %s%s (pid %d)", units.Plural(c.Threads, "spinner thread"), class, where, asked, c.PID)
@@ -116,50 +121,24 @@ func intsText(v []int) string {
 	return strings.Join(s, ",")
 }
 
-// ContentionCount resolves a spec's contention on this host: "all" is one
-// spinner per CPU this process may use.
-func ContentionCount(c SpinnerCount) (int, error) {
-	if c != ContentionAll {
-		return int(c), nil
-	}
-	allowed, err := workload.AllowedCPUs()
-	if err != nil {
-		return 0, fmt.Errorf("contention all: %w", err)
-	}
-	return len(allowed), nil
-}
-
-// StartContention starts this executable as the spinner process (see
+// Start starts this executable as the spinner process (see
 // SpinnerCommand) with n spinners and waits until every spinner thread runs
 // pinned (where the OS can pin).
-func StartContention(ctx context.Context, n int) (*Contention, error) {
+func Start(ctx context.Context, n int) (*Contention, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(exe, SpinnerCommand, strconv.Itoa(n))
+	cmd := exec.Command(exe, SpinnerCommand, strconv.Itoa(n)) //nolint:gosec // G204: qoslab itself, as the spinner process
 	// One P per spinner plus one for the runtime, so the spinners really are n threads.
 	cmd.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(n+1))
 	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = childProcAttr()
-	stdin, err := cmd.StdinPipe()
+	child, err := childproc.StartPiped(cmd, qos.Default)
 	if err != nil {
 		return nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	class, err := childproc.Start(cmd, qos.Default)
-	if err != nil {
-		return nil, err
-	}
-	c := &Contention{Threads: n, PID: cmd.Process.Pid, StartClass: class, cmd: cmd, stdin: stdin, exited: make(chan struct{})}
-	go func() {
-		c.waitErr = cmd.Wait()
-		close(c.exited)
-	}()
-	line, err := bufio.NewReader(stdout).ReadBytes('\n')
+	c := &Contention{Threads: n, PID: child.Pid(), StartClass: child.StartClass, child: child}
+	line, err := bufio.NewReader(child.Stdout).ReadBytes('\n')
 	if err != nil {
 		c.Stop()
 		return nil, fmt.Errorf("spinner process ended before it was ready: %w", err)
@@ -202,6 +181,17 @@ func SpinnerMain(ctx context.Context, args []string, in io.Reader, out io.Writer
 		fmt.Fprintf(out, "%s\n", b)
 	})
 	return nil
+}
+
+// UnpinnedNote is the note a run keeps when a spinner is not pinned (the
+// first such), saying why and what it means; "" when every spinner is.
+func (c *Contention) UnpinnedNote() string {
+	for _, sp := range c.Spinners {
+		if !sp.Pinned {
+			return fmt.Sprintf("contention spinner for CPU %d is not pinned (%s): the scheduler places it, so a cell may run beside no spinner", sp.CPU, orText(sp.Reason, fmt.Sprintf("its affinity read back as CPUs %s", intsText(sp.Allowed))))
+		}
+	}
+	return ""
 }
 
 // orText is s, or alt when s is empty.
