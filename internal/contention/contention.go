@@ -123,7 +123,9 @@ func intsText(v []int) string {
 
 // Start starts this executable as the spinner process (see
 // SpinnerCommand) with n spinners and waits until every spinner thread runs
-// pinned (where the OS can pin).
+// pinned (where the OS can pin). When ctx ends first (Ctrl-C) it kills the
+// spinner process, waits until it is reaped, and returns an error wrapping
+// ctx's.
 func Start(ctx context.Context, n int) (*Contention, error) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -138,9 +140,12 @@ func Start(ctx context.Context, n int) (*Contention, error) {
 		return nil, err
 	}
 	c := &Contention{Threads: n, PID: child.Pid(), StartClass: child.StartClass, child: child}
-	line, err := bufio.NewReader(child.Stdout).ReadBytes('\n')
+	line, err := readyLine(ctx, child.Stdout)
 	if err != nil {
 		c.Stop()
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("spinner process (pid %d) not ready yet: %w", c.PID, ctx.Err())
+		}
 		return nil, fmt.Errorf("spinner process ended before it was ready: %w", err)
 	}
 	var rep spinnerReport
@@ -154,6 +159,26 @@ func Start(ctx context.Context, n int) (*Contention, error) {
 	}
 	c.AllowedCPUs, c.Spinners = rep.AllowedCPUs, rep.Spinners
 	return c, nil
+}
+
+// readyLine reads the spinner process's first line, or gives up when ctx
+// ends first: the caller then kills the process, which ends the read.
+func readyLine(ctx context.Context, stdout io.Reader) ([]byte, error) {
+	type read struct {
+		line []byte
+		err  error
+	}
+	got := make(chan read, 1)
+	go func() {
+		line, err := bufio.NewReader(stdout).ReadBytes('\n')
+		got <- read{line, err}
+	}()
+	select {
+	case r := <-got:
+		return r.line, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // SpinnerMain is the spinner process, started as `qoslab SpinnerCommand N`:

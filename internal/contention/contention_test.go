@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -13,9 +16,22 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// stuckSpinnerEnv, set to a file's path, makes the test binary a spinner
+// process that never says it is ready: it writes its pid to the file and
+// waits.
+const stuckSpinnerEnv = "QOSLAB_TEST_STUCK_SPINNER"
+
 // TestMain lets the test binary be the spinner process, as qoslab is.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 2 && os.Args[1] == SpinnerCommand {
+		if path := os.Getenv(stuckSpinnerEnv); path != "" {
+			tmp := path + ".tmp"
+			if os.WriteFile(tmp, []byte(strconv.Itoa(os.Getpid())), 0o600) != nil || os.Rename(tmp, path) != nil {
+				os.Exit(3)
+			}
+			time.Sleep(time.Hour)
+			os.Exit(4)
+		}
 		if err := SpinnerMain(context.Background(), os.Args[2:], os.Stdin, os.Stdout); err != nil {
 			os.Exit(2)
 		}
@@ -44,4 +60,48 @@ func TestContentionDeathIsNoticed(t *testing.T) {
 	assert.Contains(t, err.Error(), fmt.Sprintf("pid %d", c.PID))
 	assert.Contains(t, err.Error(), "ended mid-run")
 	assert.NotPanics(t, c.Stop, "Stop after the process is gone")
+}
+
+// Ctrl-C while the spinner process has not said it is ready (here a
+// stand-in that never says so) ends the start at once, as an interruption,
+// with the process killed and reaped: nothing is left behind.
+func TestStartReturnsWhenCancelledBeforeReady(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	t.Setenv(stuckSpinnerEnv, pidFile)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type result struct {
+		c   *Contention
+		err error
+	}
+	out := make(chan result, 1)
+	go func() {
+		c, err := Start(ctx, 1)
+		out <- result{c, err}
+	}()
+	var pid int
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(pidFile)
+		if err != nil {
+			return false
+		}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil
+	}, 10*time.Second, 10*time.Millisecond, "precondition: the stand-in runs")
+	select {
+	case r := <-out:
+		t.Fatalf("Start returned before the spinner process was ready: %v", r.err)
+	case <-time.After(200 * time.Millisecond):
+	}
+
+	cancel()
+	select {
+	case r := <-out:
+		assert.Nil(t, r.c)
+		require.ErrorIs(t, r.err, context.Canceled, "an interruption, as the controller tells one")
+		assert.Contains(t, r.err.Error(), "spinner process")
+	case <-time.After(5 * time.Second):
+		t.Fatal("Start still waiting 5 s after it was cancelled")
+	}
+	assert.ErrorIs(t, syscall.Kill(pid, 0), syscall.ESRCH, "the spinner process (pid %d) is killed and reaped", pid)
 }
