@@ -400,7 +400,7 @@ func Execute(ctx context.Context, s Spec, dir *results.Dir, env Env) (out *Outco
 	var tel *Telemetry
 	if s.TelemetryMs > 0 && dir != nil {
 		var closeTel func() error
-		tel, closeTel, err = setUpTelemetry(filepath.Join(dir.Path, results.TelemetryFile), s, targets, finishedLabels, func(n string) { note("note: ", n) })
+		tel, closeTel, err = setUpTelemetry(ctx, filepath.Join(dir.Path, results.TelemetryFile), s, targets, finishedLabels, func(n string) { note("note: ", n) })
 		if err != nil {
 			return out, err
 		}

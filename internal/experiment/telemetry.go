@@ -117,11 +117,13 @@ func (t *Telemetry) keep(c Cell, agentTel *agentpb.Telemetry, host []telemetry.S
 	return t.Log.Sync()
 }
 
-// setUp prepares telemetry for a run when its spec asks for it: the log
-// at path, and the host's view of each VM (the host's CPUs and the VM's
-// vCPU threads). Telemetry that cannot be had is a note, never a reason to
-// stop; close flushes the log.
-func setUpTelemetry(path string, s Spec, targets map[string]Target, finished map[string][]int, note func(string)) (*Telemetry, func() error, error) {
+// setUpTelemetry prepares telemetry for a run when its spec asks for it:
+// the log at path, and the host's view of each VM (the host's CPUs and the
+// VM's vCPU threads), its probe started under ctx, the run's (on macOS the
+// probe asks sudo and starts powermetrics, which Ctrl-C must end).
+// Telemetry that cannot be had is a note, never a reason to stop; close
+// flushes the log.
+func setUpTelemetry(ctx context.Context, path string, s Spec, targets map[string]Target, finished map[string][]int, note func(string)) (*Telemetry, func() error, error) {
 	if s.TelemetryMs <= 0 {
 		return nil, func() error { return nil }, nil
 	}
@@ -145,7 +147,7 @@ func setUpTelemetry(path string, s Spec, targets map[string]Target, finished map
 			continue
 		}
 		if probe == nil {
-			if probe, err = telemetry.NewLocalProbe(context.Background(), interval); err != nil {
+			if probe, err = telemetry.NewLocalProbe(ctx, interval); err != nil {
 				note(fmt.Sprintf("telemetry: no host view of the VM: %v", err))
 				break
 			}
