@@ -81,30 +81,38 @@ type spinnerReport struct {
 	Spinners    []workload.Spinner `json:"spinners"`
 }
 
-// Text says in one line how many spinners ran, where and at which class.
+// Text says in one line how many spinners ran, where and at which class:
+// the CPUs they are pinned to, and for those not pinned the CPUs they were
+// meant for and why not.
 func (c *Contention) Text() string {
-	var pinned, cpus []string
-	var notPinned []string
+	var pinned, unpinned []int
+	var why []string
 	for _, sp := range c.Spinners {
-		cpus = append(cpus, strconv.Itoa(sp.CPU))
 		if sp.Pinned {
-			pinned = append(pinned, strconv.Itoa(sp.CPU))
-		} else if sp.Reason != "" && !slices.Contains(notPinned, sp.Reason) {
-			notPinned = append(notPinned, sp.Reason)
+			pinned = append(pinned, sp.CPU)
+			continue
+		}
+		unpinned = append(unpinned, sp.CPU)
+		if w := notPinnedWhy(sp); !slices.Contains(why, w) {
+			why = append(why, w)
 		}
 	}
 	class := qos.Default.String()
 	if len(c.Spinners) > 0 {
 		class = c.Spinners[0].QoS.Applied.String()
 	}
+	notPinned := fmt.Sprintf("not pinned (meant for CPUs %s): %s", intsText(unpinned), strings.Join(why, "; "))
 	where := ""
 	switch {
-	case len(pinned) == len(c.Spinners) && len(pinned) > 0:
-		where = "pinned to CPUs " + strings.Join(pinned, ",")
+	case len(c.Spinners) == 0:
+		// A run recorded before spinners were pinned.
+		where = "not pinned"
+	case len(unpinned) == 0:
+		where = "pinned to CPUs " + intsText(pinned)
 	case len(pinned) > 0:
-		where = fmt.Sprintf("%d of %d pinned (to CPUs %s); not pinned: %s", len(pinned), len(c.Spinners), strings.Join(pinned, ","), strings.Join(notPinned, "; "))
+		where = fmt.Sprintf("%d of %d pinned (to CPUs %s); %s", len(pinned), len(c.Spinners), intsText(pinned), notPinned)
 	default:
-		where = "not pinned: " + strings.Join(notPinned, "; ")
+		where = notPinned
 	}
 	asked := ""
 	if c.Asked == All {
@@ -213,16 +221,17 @@ func SpinnerMain(ctx context.Context, args []string, in io.Reader, out io.Writer
 func (c *Contention) UnpinnedNote() string {
 	for _, sp := range c.Spinners {
 		if !sp.Pinned {
-			return fmt.Sprintf("contention spinner for CPU %d is not pinned (%s): the scheduler places it, so a cell may run beside no spinner", sp.CPU, orText(sp.Reason, fmt.Sprintf("its affinity read back as CPUs %s", intsText(sp.Allowed))))
+			return fmt.Sprintf("contention spinner for CPU %d is not pinned (%s): the scheduler places it, so a cell may run beside no spinner", sp.CPU, notPinnedWhy(sp))
 		}
 	}
 	return ""
 }
 
-// orText is s, or alt when s is empty.
-func orText(s, alt string) string {
-	if s == "" {
-		return alt
+// notPinnedWhy says why a spinner is not pinned: the error pinning it, or
+// else the affinity it read back.
+func notPinnedWhy(sp workload.Spinner) string {
+	if sp.Reason != "" {
+		return sp.Reason
 	}
-	return s
+	return "its affinity read back as CPUs " + intsText(sp.Allowed)
 }

@@ -14,6 +14,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/workload"
 )
 
 // stuckSpinnerEnv, set to a file's path, makes the test binary a spinner
@@ -104,4 +107,39 @@ func TestStartReturnsWhenCancelledBeforeReady(t *testing.T) {
 		t.Fatal("Start still waiting 5 s after it was cancelled")
 	}
 	assert.ErrorIs(t, syscall.Kill(pid, 0), syscall.ESRCH, "the spinner process (pid %d) is killed and reaped", pid)
+}
+
+// Text names the CPUs the spinners are pinned to, and for those not
+// pinned the CPUs they were meant for and why not: the error pinning them,
+// or the affinity they read back.
+func TestContentionText(t *testing.T) {
+	at := func(cpu int, pinned bool, reason string, allowed ...int) workload.Spinner {
+		return workload.Spinner{CPU: cpu, Pinned: pinned, Reason: reason, Allowed: allowed, QoS: qos.Applied{Applied: qos.Default}}
+	}
+	for _, tc := range []struct {
+		name     string
+		spinners []workload.Spinner
+		want     string
+	}{
+		{"all pinned", []workload.Spinner{at(0, true, "", 0), at(1, true, "", 1)},
+			"2 spinner threads at default, pinned to CPUs 0,1 (pid 7)"},
+		{"some pinned", []workload.Spinner{at(0, true, "", 0), at(1, false, "", 0, 1), at(2, false, "", 0, 1)},
+			"3 spinner threads at default, 1 of 3 pinned (to CPUs 0); not pinned (meant for CPUs 1,2): its affinity read back as CPUs 0,1 (pid 7)"},
+		{"none pinned", []workload.Spinner{at(0, false, "no affinity here"), at(1, false, "no affinity here")},
+			"2 spinner threads at default, not pinned (meant for CPUs 0,1): no affinity here (pid 7)"},
+		{"none recorded", nil, "2 spinner threads at default, not pinned (pid 7)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &Contention{Asked: 2, Threads: 2, PID: 7, Spinners: tc.spinners}
+			if tc.spinners != nil {
+				c.Threads = len(tc.spinners)
+			}
+			assert.Equal(t, tc.want, c.Text())
+		})
+	}
+	c := &Contention{Asked: All, Threads: 2, PID: 7, AllowedCPUs: []int{0, 1}, Spinners: []workload.Spinner{at(0, true, "", 0), at(1, true, "", 1)}}
+	assert.Equal(t, "2 spinner threads at default, pinned to CPUs 0,1, one per allowed CPU (0,1) (pid 7)", c.Text())
+	assert.Empty(t, c.UnpinnedNote())
+	c.Spinners[1] = at(1, false, "", 0, 1)
+	assert.Equal(t, "contention spinner for CPU 1 is not pinned (its affinity read back as CPUs 0,1): the scheduler places it, so a cell may run beside no spinner", c.UnpinnedNote())
 }
