@@ -13,6 +13,7 @@ import (
 	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/hv/vz"
+	"github.com/qoslab/qoslab/internal/interrupt"
 	"github.com/qoslab/qoslab/internal/suggest"
 	"github.com/qoslab/qoslab/internal/version"
 )
@@ -147,7 +148,7 @@ func Execute(ctx context.Context, f *Factory, args []string) int {
 		return 0
 	case experiment.IsInterrupted(ctx, err):
 		code, why := 130, "interrupted"
-		if i := experiment.InterruptOf(ctx); i != nil {
+		if i := interrupt.Of(ctx); i != nil {
 			code, why = i.ExitCode(), i.Error()
 		}
 		fmt.Fprintf(f.IO.ErrOut, "qoslab: %s\n", why)

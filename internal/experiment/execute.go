@@ -18,6 +18,7 @@ import (
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
 	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/hv"
+	"github.com/qoslab/qoslab/internal/interrupt"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/units"
@@ -259,7 +260,7 @@ func Execute(ctx context.Context, s Spec, dir *results.Dir, env Env) (out *Outco
 		defer sampleLog.Close()
 		// Whatever happens from here, run.json says how the run ended.
 		defer func() {
-			if i := InterruptOf(ctx); i != nil && IsInterrupted(ctx, err) {
+			if i := interrupt.Of(ctx); i != nil && IsInterrupted(ctx, err) {
 				// Not finished: stopped from outside, with cells to go.
 				if ferr := dir.Interrupted(time.Now(), i.Error()); ferr != nil {
 					err = errors.Join(err, &EndNotRecordedError{Dir: dir.Path, Err: ferr})
