@@ -16,6 +16,7 @@ import (
 	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/spec"
 )
 
 // snapshot lists every file under dir with its size, to show that a
@@ -86,8 +87,8 @@ func TestRunDryRunHasNoSideEffects(t *testing.T) {
 // without one it is unknown, never made up.
 func TestDryRunEstimatesFromEarlierRuns(t *testing.T) {
 	parent := t.TempDir()
-	s := experiment.Spec{Name: "cal", Targets: []string{"host"}, VM: experiment.VMSpec{CPUs: 1}, Repeats: 3, Order: experiment.OrderSequential,
-		Matrix: []experiment.MatrixEntry{{Workload: "fp", QoS: []qos.Class{qos.Background}, Threads: []int{1, 2}, Loops: 1e6}}}
+	s := spec.Spec{Name: "cal", Targets: []string{"host"}, VM: spec.VMSpec{CPUs: 1}, Repeats: 3, Order: spec.OrderSequential,
+		Matrix: []spec.MatrixEntry{{Workload: "fp", QoS: []qos.Class{qos.Background}, Threads: []int{1, 2}, Loops: 1e6}}}
 	require.NoError(t, s.Validate())
 
 	d, err := experiment.PlanDryRun(s, experiment.VMEnv{}, "", nil)
@@ -138,7 +139,7 @@ func TestBenchDryRunStartsNothing(t *testing.T) {
 	require.NoError(t, err)
 	streams, out, _ := testIO()
 	o.IO = streams
-	o.StartTarget = func(context.Context, string, experiment.Spec, io.Writer) (experiment.Target, []string, error) {
+	o.StartTarget = func(context.Context, string, spec.Spec, io.Writer) (experiment.Target, []string, error) {
 		t.Fatal("a dry run started a target")
 		return nil, nil, nil
 	}

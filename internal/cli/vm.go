@@ -18,6 +18,7 @@ import (
 	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/hv/registry"
+	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/units"
 )
 
@@ -44,8 +45,8 @@ func (v *vmFlags) add(cmd *cobra.Command, named bool) {
 		completeVMs(cmd, "vm")
 		fl.StringVar(&v.model, "vm-model", "", vmModelHelp)
 		complete(cmd, "vm-model", hv.Models)
-	} else if s, err := experiment.DefaultSpec(experiment.NamedVMSpec); err == nil {
-		mem, d := experiment.VMSize(s)
+	} else if s, err := spec.DefaultSpec(experiment.NamedVMSpec); err == nil {
+		mem, d := spec.VMSize(s)
 		memory = fmt.Sprintf("%d MiB, what the built-in %s spec needs", mem, experiment.NamedVMSpec)
 		disk = fmt.Sprintf("%d MiB, what the built-in %s spec needs", d>>20, experiment.NamedVMSpec)
 	}
@@ -93,9 +94,9 @@ func aliasStore(cmd *cobra.Command) {
 	})
 }
 
-func (v *vmFlags) parse(src sources) (experiment.VMSpec, experiment.VMEnv, error) {
+func (v *vmFlags) parse(src sources) (spec.VMSpec, experiment.VMEnv, error) {
 	n := src.Name
-	s := experiment.VMSpec{Image: v.image, CPUs: v.cpus, Accel: v.accel, Backend: v.backend, Model: v.model}
+	s := spec.VMSpec{Image: v.image, CPUs: v.cpus, Accel: v.accel, Backend: v.backend, Model: v.model}
 	e := experiment.VMEnv{Name: v.name, Store: v.store, BootTimeout: v.bootTimeout}
 	if v.bootTimeout < 0 {
 		return s, e, usageErrorf("%s %s: allowed a positive duration such as 5m, or 0 for the default", n("boot-timeout"), v.bootTimeout)
@@ -166,7 +167,7 @@ type VMOptions struct {
 	// Env is where this machine keeps VMs and images.
 	Env experiment.VMEnv
 	// VM is what `vm start` boots.
-	VM           experiment.VMSpec
+	VM           spec.VMSpec
 	JSON, Follow bool
 }
 

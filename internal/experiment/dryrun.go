@@ -13,6 +13,7 @@ import (
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/hv/registry"
 	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/units"
 	"github.com/qoslab/qoslab/internal/workload"
 	"github.com/qoslab/qoslab/internal/workload/catalog"
@@ -23,7 +24,7 @@ import (
 // kernel fetched and no file written. It only reads (the image store, the
 // KVM probe's remembered verdict, earlier results).
 type DryRun struct {
-	Spec Spec
+	Spec spec.Spec
 	// Seeded says whether the order is the one the run will use: an
 	// interleaved spec without a seed gets one when the run starts, and
 	// Cells is then one example of its order.
@@ -107,8 +108,8 @@ func (e Estimate) Total(runs int) (total time.Duration, exact bool) {
 // as Execute would get it; resume is the results directory a --resume
 // would finish ("" for a new run), and calibrate the results directories
 // to take earlier cell times from.
-func PlanDryRun(s Spec, env VMEnv, resume string, calibrate []string) (*DryRun, error) {
-	d := &DryRun{Spec: s, Seeded: s.Seed != nil || s.Order == OrderSequential}
+func PlanDryRun(s spec.Spec, env VMEnv, resume string, calibrate []string) (*DryRun, error) {
+	d := &DryRun{Spec: s, Seeded: s.Seed != nil || s.Order == spec.OrderSequential}
 	cells, _ := Plan(s)
 	if resume != "" {
 		dir, err := results.Open(resume)
@@ -141,7 +142,7 @@ func PlanDryRun(s Spec, env VMEnv, resume string, calibrate []string) (*DryRun, 
 			}
 		}
 	}
-	if slices.Contains(s.Targets, TargetVM) {
+	if slices.Contains(s.Targets, spec.TargetVM) {
 		d.VM = planVM(s, env)
 	}
 	accel := ""
@@ -199,13 +200,13 @@ func PlanDryRun(s Spec, env VMEnv, resume string, calibrate []string) (*DryRun, 
 
 // planVM works out the VM a run of s would use, as startVM would, without
 // booting it.
-func planVM(s Spec, env VMEnv) *VMPlan {
+func planVM(s spec.Spec, env VMEnv) *VMPlan {
 	if env.Name != "" {
 		return &VMPlan{Named: env.Name}
 	}
 	v, notes := fitVM(s.VM, env)
 	p := &VMPlan{Backend: v.Backend, Model: v.Model, Image: v.Image, CPUs: v.CPUs, Notes: notes}
-	p.MemoryMiB, p.DiskBytes = VMSize(s)
+	p.MemoryMiB, p.DiskBytes = spec.VMSize(s)
 	img, err := loadImage(env.Store, v.Image)
 	if err != nil {
 		p.ImageProblem = strings.ReplaceAll(err.Error(), "\n", "; ")
@@ -227,12 +228,12 @@ func planVM(s Spec, env VMEnv) *VMPlan {
 		p.Accel, p.AccelWhy = v.Backend, "the framework's own"
 		return p
 	}
-	spec := hv.Spec{Image: img, CPUs: v.CPUs, MemoryMiB: p.MemoryMiB, DiskBytes: p.DiskBytes, Accel: v.Accel, Model: v.Model}
-	if spec.Image.Arch == "" {
+	hs := hv.Spec{Image: img, CPUs: v.CPUs, MemoryMiB: p.MemoryMiB, DiskBytes: p.DiskBytes, Accel: v.Accel, Model: v.Model}
+	if hs.Image.Arch == "" {
 		// Not built yet: the recipe's image for this machine's arch.
-		spec.Image.Arch = imageArch(v.Image)
+		hs.Image.Arch = imageArch(v.Image)
 	}
-	if p.Accel, p.AccelWhy, err = planner.PlanAccel(spec); err != nil {
+	if p.Accel, p.AccelWhy, err = planner.PlanAccel(hs); err != nil {
 		p.AccelProblem = err.Error()
 	}
 	return p
@@ -298,7 +299,7 @@ func calibration(dirs []string, accel string) calibrationTimes {
 		}
 		var machines map[string]hv.MachineInfo
 		_ = json.Unmarshal(d.Run.Machines, &machines)
-		vmAccel, boot := machines[TargetVM].Accel, time.Duration(machines[TargetVM].BootNs)
+		vmAccel, boot := machines[spec.TargetVM].Accel, time.Duration(machines[spec.TargetVM].BootNs)
 		type run struct {
 			cell   string
 			repeat int
@@ -319,7 +320,7 @@ func calibration(dirs []string, accel string) calibrationTimes {
 			total += t
 		}
 		for cell, ts := range byCell {
-			if strings.HasPrefix(cell, TargetVM+" ") && accel != "" && vmAccel != accel {
+			if strings.HasPrefix(cell, spec.TargetVM+" ") && accel != "" && vmAccel != accel {
 				continue
 			}
 			sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
@@ -369,10 +370,10 @@ func WorkText(c Cell) string {
 // RecordedSpec is the spec the run in the results directory at path
 // started with, read without locking or changing anything (a dry run of
 // its resume).
-func RecordedSpec(path string) (Spec, error) {
+func RecordedSpec(path string) (spec.Spec, error) {
 	d, err := results.Open(path)
 	if err != nil {
-		return Spec{}, err
+		return spec.Spec{}, err
 	}
 	s, err := recordedSpec(d.Run.Spec)
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/qoslab/qoslab/internal/interrupt"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/units"
 	"github.com/qoslab/qoslab/internal/version"
 	"github.com/qoslab/qoslab/internal/workload/catalog"
@@ -47,7 +48,7 @@ type Env struct {
 	// StartTarget starts the agent of a target; nil starts the real ones
 	// (the host's agent, or the VM's). It returns notes on what it changed
 	// to fit this machine. Tests pass fakes.
-	StartTarget func(ctx context.Context, name string, s Spec, log io.Writer) (Target, []string, error)
+	StartTarget func(ctx context.Context, name string, s spec.Spec, log io.Writer) (Target, []string, error)
 	// StartContention starts the spinners; nil starts the real spinner
 	// process.
 	StartContention func(ctx context.Context, n int) (*contention.Contention, error)
@@ -104,7 +105,7 @@ func (o *Outcome) Samples() []results.Sample {
 // records in it the spec as applied, with the seed of its plan; it returns
 // the spec with that seed, so Execute lays out the same plan. The directory
 // comes back locked (see ResumeRun): the caller unlocks it when done.
-func CreateRun(parent string, s Spec, now time.Time) (*results.Dir, Spec, error) {
+func CreateRun(parent string, s spec.Spec, now time.Time) (*results.Dir, spec.Spec, error) {
 	cells, seed := Plan(s)
 	s.Seed = &seed
 	raw, err := json.Marshal(s)
@@ -140,14 +141,14 @@ func CreateRun(parent string, s Spec, now time.Time) (*results.Dir, Spec, error)
 // cell comes back with an error wrapping results.ErrComplete and the
 // directory still locked, so the caller may rewrite its summaries; the
 // caller unlocks the directory (Dir.Unlock) when it is done with it.
-func ResumeRun(path string, now time.Time) (d *results.Dir, s Spec, err error) {
+func ResumeRun(path string, now time.Time) (d *results.Dir, s spec.Spec, err error) {
 	d, err = results.Open(path)
 	if err != nil {
-		return nil, Spec{}, err
+		return nil, spec.Spec{}, err
 	}
 	unlock, err := d.Lock()
 	if err != nil {
-		return nil, Spec{}, err
+		return nil, spec.Spec{}, err
 	}
 	defer func() {
 		if err != nil && !errors.Is(err, results.ErrComplete) {
@@ -175,8 +176,8 @@ func ResumeRun(path string, now time.Time) (d *results.Dir, s Spec, err error) {
 
 // recordedSpec reads a spec from run.json. A run recorded before specs had
 // a data seed measured with the default one.
-func recordedSpec(raw json.RawMessage) (Spec, error) {
-	var s Spec
+func recordedSpec(raw json.RawMessage) (spec.Spec, error) {
+	var s spec.Spec
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return s, err
 	}
@@ -184,7 +185,7 @@ func recordedSpec(raw json.RawMessage) (Spec, error) {
 		DataSeed *uint64 `json:"data_seed"`
 	}
 	if err := json.Unmarshal(raw, &seeded); err == nil && seeded.DataSeed == nil {
-		s.DataSeed = DefaultDataSeed
+		s.DataSeed = spec.DefaultDataSeed
 	}
 	return s, nil
 }
@@ -210,7 +211,7 @@ func (e *UnsupportedCodecError) Error() string {
 // holds already are not measured again; telemetry goes to its
 // telemetry.jsonl; and run.json records the targets, the notes and how the
 // run ended. Without one (nil), results are only returned.
-func Execute(ctx context.Context, s Spec, dir *results.Dir, env Env) (out *Outcome, err error) {
+func Execute(ctx context.Context, s spec.Spec, dir *results.Dir, env Env) (out *Outcome, err error) {
 	log := env.Log
 	if log == nil {
 		log = io.Discard
@@ -438,20 +439,20 @@ func Execute(ctx context.Context, s Spec, dir *results.Dir, env Env) (out *Outco
 
 // startTarget starts the real agent of a target: a child process for the
 // host, the agent in a VM for vm.
-func (env Env) startTarget(ctx context.Context, name string, s Spec, log io.Writer) (Target, []string, error) {
+func (env Env) startTarget(ctx context.Context, name string, s spec.Spec, log io.Writer) (Target, []string, error) {
 	switch name {
-	case TargetHost:
+	case spec.TargetHost:
 		t, err := StartHostAgent(ctx, env.AgentPath, s, log)
 		return t, nil, err
-	case TargetVM:
+	case spec.TargetVM:
 		return startVM(ctx, s, env.VM, log)
 	}
-	return nil, nil, fmt.Errorf("unknown target %q: allowed %s, %s", name, TargetHost, TargetVM)
+	return nil, nil, fmt.Errorf("unknown target %q: allowed %s, %s", name, spec.TargetHost, spec.TargetVM)
 }
 
 // checkCodecs refuses, before anything is measured, a codec the target's
 // OS lacks.
-func checkCodecs(target string, s Spec, info *agentpb.InfoReply) error {
+func checkCodecs(target string, s spec.Spec, info *agentpb.InfoReply) error {
 	for _, e := range s.Matrix {
 		if !catalog.IsCompression(e.Workload) || slices.Contains(info.GetCodecs(), e.Codec) {
 			continue
@@ -473,7 +474,7 @@ const MinCellInterval = 250 * time.Millisecond
 // cells last what they were asked for; a VM's cells are slowed by the VM.
 func shortCellWarning(cr CellRun, warned map[string]bool) string {
 	c := cr.Cell
-	if c.Target != TargetHost || c.Duration > 0 || catalog.IsCompression(c.Workload) || len(cr.Samples) == 0 || warned[c.SeriesKey()] {
+	if c.Target != spec.TargetHost || c.Duration > 0 || catalog.IsCompression(c.Workload) || len(cr.Samples) == 0 || warned[c.SeriesKey()] {
 		return ""
 	}
 	first, last := cr.Samples[0].StartNs, cr.Samples[0].EndNs
@@ -508,7 +509,7 @@ const durationMinor = 2
 // checkDuration refuses a spec with fixed-duration cells on a target whose
 // agent predates them: it would ignore the duration and refuse 0 loops, or
 // worse, measure something else.
-func checkDuration(target string, s Spec, info *agentpb.InfoReply) error {
+func checkDuration(target string, s spec.Spec, info *agentpb.InfoReply) error {
 	p := info.GetProtocol()
 	if p.GetMajor() != version.ProtocolMajor || p.GetMinor() >= durationMinor {
 		return nil

@@ -11,6 +11,7 @@ import (
 	"github.com/qoslab/qoslab/internal/agent"
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
 	"github.com/qoslab/qoslab/internal/hv"
+	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
@@ -31,7 +32,7 @@ type InVM interface {
 // hostAgentOptions starts the host's agent so that it may write where the
 // spec's sinks point: a file sink's directory becomes its scratch
 // directory, a block sink's device is allowed.
-func hostAgentOptions(path string, s Spec, stderr io.Writer) agent.LocalOptions {
+func hostAgentOptions(path string, s spec.Spec, stderr io.Writer) agent.LocalOptions {
 	o := agent.LocalOptions{Path: path, Stderr: stderr}
 	for _, e := range s.Matrix {
 		switch {
@@ -46,7 +47,7 @@ func hostAgentOptions(path string, s Spec, stderr io.Writer) agent.LocalOptions 
 
 // StartHostAgent runs the agent binary (path, or the one next to qoslab when
 // empty) as a child of this process, able to write where s's sinks point.
-func StartHostAgent(ctx context.Context, path string, s Spec, stderr io.Writer) (Target, error) {
+func StartHostAgent(ctx context.Context, path string, s spec.Spec, stderr io.Writer) (Target, error) {
 	p, err := agent.FindAgent(path)
 	if err != nil {
 		return nil, err

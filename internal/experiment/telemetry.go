@@ -10,6 +10,7 @@ import (
 
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
 	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/telemetry"
 )
 
@@ -43,7 +44,7 @@ type TelemetryStats struct {
 // hostRecorder starts the host's view of a cell on target, when there is one
 // to take.
 func (t *Telemetry) hostRecorder(ctx context.Context, target string) *telemetry.Recorder {
-	if t == nil || t.HostProbe == nil || target == TargetHost {
+	if t == nil || t.HostProbe == nil || target == spec.TargetHost {
 		return nil
 	}
 	threads := t.HostThreads[target]
@@ -73,7 +74,7 @@ func (t *Telemetry) keep(c Cell, agentTel *agentpb.Telemetry, host []telemetry.S
 		return nil
 	}
 	view := telemetry.ViewGuest
-	if c.Target == TargetHost {
+	if c.Target == spec.TargetHost {
 		view = telemetry.ViewHost
 	}
 	stamp := func(s *telemetry.Sample, view string) {
@@ -123,7 +124,7 @@ func (t *Telemetry) keep(c Cell, agentTel *agentpb.Telemetry, host []telemetry.S
 // probe asks sudo and starts powermetrics, which Ctrl-C must end).
 // Telemetry that cannot be had is a note, never a reason to stop; close
 // flushes the log.
-func setUpTelemetry(ctx context.Context, path string, s Spec, targets map[string]Target, finished map[string][]int, note func(string)) (*Telemetry, func() error, error) {
+func setUpTelemetry(ctx context.Context, path string, s spec.Spec, targets map[string]Target, finished map[string][]int, note func(string)) (*Telemetry, func() error, error) {
 	if s.TelemetryMs <= 0 {
 		return nil, func() error { return nil }, nil
 	}

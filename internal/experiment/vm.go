@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
 
@@ -19,8 +18,8 @@ import (
 	"github.com/qoslab/qoslab/internal/hv/registry"
 	"github.com/qoslab/qoslab/internal/hv/vz"
 	"github.com/qoslab/qoslab/internal/image"
+	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/tmpdir"
-	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 // AgentOver connects an agent client to a machine's channel, tied to the
@@ -51,9 +50,9 @@ func AgentOver(m hv.Machine, keep string) (*agent.Client, error) {
 // Each boot attempt gets timeout(accel) to answer: a guest that hangs (or a
 // hypervisor stopped with SIGSTOP) is stopped, and the error names the VM,
 // the deadline and its console log.
-func BootVM(ctx context.Context, backend hv.Backend, log io.Writer, spec hv.Spec, timeout func(accel string) time.Duration, keep string) (hv.Machine, *agent.Client, error) {
+func BootVM(ctx context.Context, backend hv.Backend, log io.Writer, hs hv.Spec, timeout func(accel string) time.Duration, keep string) (hv.Machine, *agent.Client, error) {
 	var client *agent.Client
-	spec.Ready = func(ctx context.Context, m hv.Machine) error {
+	hs.Ready = func(ctx context.Context, m hv.Machine) error {
 		c, err := AgentOver(m, keep)
 		if err != nil {
 			return err
@@ -67,7 +66,7 @@ func BootVM(ctx context.Context, backend hv.Backend, log io.Writer, spec hv.Spec
 		if err != nil {
 			c.Close()
 			if late {
-				return fmt.Errorf("vm %s: its agent did not answer within %s (accel %s; --boot-timeout sets the limit): the guest hung or its hypervisor was stopped", spec.Name, limit, accel)
+				return fmt.Errorf("vm %s: its agent did not answer within %s (accel %s; --boot-timeout sets the limit): the guest hung or its hypervisor was stopped", hs.Name, limit, accel)
 			}
 			return err
 		}
@@ -77,8 +76,8 @@ func BootVM(ctx context.Context, backend hv.Backend, log io.Writer, spec hv.Spec
 		client = c
 		return nil
 	}
-	spec.Log = log
-	m, err := backend.Start(ctx, spec)
+	hs.Log = log
+	m, err := backend.Start(ctx, hs)
 	if err != nil {
 		if client != nil {
 			client.Close()
@@ -160,38 +159,6 @@ func DefaultVMEnv(env func(string) string, e VMEnv) VMEnv {
 
 func (e VMEnv) registry() registry.Options { return registry.Options{CacheDir: e.CacheDir} }
 
-// Sizing of a VM a run boots, in one place: memory and scratch disk follow
-// the compression cells (the guest holds a cell's input in memory, and the
-// agent lets it use at most half of the guest's memory; the output goes to
-// the raw scratch disk, a region per thread); below that, a VM gets
-// MinVMMemoryMiB and a small disk.
-const (
-	MinVMMemoryMiB       = 1024
-	minVMDiskBytes int64 = 64 << 20
-)
-
-// VMSize is the memory and scratch disk of the VM a run of s boots: the
-// spec's vm.memory and vm.disk where given, else what its compression cells
-// need (see MinVMMemoryMiB).
-func VMSize(s Spec) (memoryMiB int, diskBytes int64) {
-	memoryMiB, diskBytes = MinVMMemoryMiB, minVMDiskBytes
-	for _, e := range s.Matrix {
-		if !catalog.IsCompression(e.Workload) {
-			continue
-		}
-		maxThreads := slices.Max(append([]int{1}, e.Threads...))
-		memoryMiB = max(memoryMiB, int((2*e.SizeBytes)>>20)+512)
-		diskBytes = max(diskBytes, e.SizeBytes+e.SizeBytes/64+int64(maxThreads)*(2<<20)+(64<<20))
-	}
-	if s.VM.MemoryBytes != 0 {
-		memoryMiB = int(s.VM.MemoryBytes >> 20)
-	}
-	if s.VM.DiskBytes != 0 {
-		diskBytes = s.VM.DiskBytes
-	}
-	return memoryMiB, diskBytes
-}
-
 // NamedVMSpec is the spec a named VM is sized for when its memory or disk
 // is not given: the built-in subsumption experiment, the largest the
 // built-in specs ask of a VM.
@@ -199,7 +166,7 @@ const NamedVMSpec = "subsumption"
 
 // fitVM applies the env's overrides and this host's limits to the spec's VM,
 // with a note for each value changed to fit.
-func fitVM(v VMSpec, env VMEnv) (VMSpec, []string) {
+func fitVM(v spec.VMSpec, env VMEnv) (spec.VMSpec, []string) {
 	if env.Backend != "" {
 		v.Backend = env.Backend
 	}
@@ -253,7 +220,7 @@ func DefaultImageFor(model string) string {
 
 // checkModel refuses a device model the backend does not have: the vz
 // model is the qemu backend's.
-func checkModel(v VMSpec) error {
+func checkModel(v spec.VMSpec) error {
 	if v.Model == hv.ModelVZ && v.Backend != registry.QEMU {
 		return fmt.Errorf("vm.model vz (Virtualization.framework's device model, emulated) runs on the qemu backend, not %s: use --vm-backend qemu (vm.backend: qemu), or leave the model out", v.Backend)
 	}
@@ -280,7 +247,7 @@ func loadImage(store, name string) (hv.Image, error) {
 
 // startVM attaches to the named VM of env, or boots one for the run of s,
 // sized for it. notes say what was changed to fit this host.
-func startVM(ctx context.Context, s Spec, env VMEnv, log io.Writer) (t *vmTarget, notes []string, err error) {
+func startVM(ctx context.Context, s spec.Spec, env VMEnv, log io.Writer) (t *vmTarget, notes []string, err error) {
 	if env.Name != "" {
 		m, err := AttachVM(ctx, env, env.Name)
 		if err != nil {
@@ -313,7 +280,7 @@ func startVM(ctx context.Context, s Spec, env VMEnv, log io.Writer) (t *vmTarget
 	if err != nil {
 		return nil, notes, err
 	}
-	mem, disk := VMSize(s)
+	mem, disk := spec.VMSize(s)
 	name := fmt.Sprintf("run-%d", os.Getpid())
 	model := ""
 	if v.Model != "" {
@@ -342,7 +309,7 @@ func startVM(ctx context.Context, s Spec, env VMEnv, log io.Writer) (t *vmTarget
 type NamedVM struct {
 	Name string
 	// VM is what to boot; zero memory and disk are sized for NamedVMSpec.
-	VM  VMSpec
+	VM  spec.VMSpec
 	Env VMEnv
 }
 
@@ -371,12 +338,12 @@ func StartNamedVM(ctx context.Context, n NamedVM, log io.Writer) (hv.Machine, *a
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, nil, err
 	}
-	sized, err := DefaultSpec(NamedVMSpec)
+	sized, err := spec.DefaultSpec(NamedVMSpec)
 	if err != nil {
 		return nil, nil, err
 	}
 	sized.VM = v
-	mem, disk := VMSize(sized)
+	mem, disk := spec.VMSize(sized)
 	fmt.Fprintf(log, "vm %s: booting %s (kernel %s), %d vCPUs, %d MiB, %s scratch disk\n", n.Name, v.Image, img.KernelVersion, v.CPUs, mem, formatMiB(disk))
 	m, c, err := BootVM(ctx, backend, log, hv.Spec{Name: n.Name, Image: img, CPUs: v.CPUs, MemoryMiB: mem, DiskBytes: disk, Accel: v.Accel, StateDir: dir, Detach: true}, n.Env.bootTimeout, "")
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/telemetry"
 	"github.com/qoslab/qoslab/internal/units"
 )
@@ -191,9 +192,9 @@ func agentThreads(pid int) []int {
 // contention spinners) and from the host's own telemetry of the cell's
 // threads over a second (the VM's vCPU threads, or the host agent's
 // threads): whether they get any CPU. Empty when nothing is known.
-func diagnoseStall(ctx context.Context, c Cell, s Spec, spinners int, target Target) string {
+func diagnoseStall(ctx context.Context, c Cell, s spec.Spec, spinners int, target Target) string {
 	var causes []string
-	if c.Target == TargetVM && s.VM.HostQoS == qos.Background && spinners > 0 {
+	if c.Target == spec.TargetVM && s.VM.HostQoS == qos.Background && spinners > 0 {
 		causes = append(causes, fmt.Sprintf("the VM's vCPU threads run at host_qos background beside %s on every CPU they may use, which leaves them next to no CPU (drop vm.host_qos, or contention)",
 			units.Plural(spinners, "contention spinner")))
 	}

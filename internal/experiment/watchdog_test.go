@@ -14,6 +14,7 @@ import (
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/spec"
 )
 
 func TestExpectationAndStallThreshold(t *testing.T) {
@@ -41,7 +42,7 @@ func TestExpectationAndStallThreshold(t *testing.T) {
 }
 
 func TestStallLine(t *testing.T) {
-	c := Cell{Target: TargetVM, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 2, Duration: time.Second}
+	c := Cell{Target: spec.TargetVM, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 2, Duration: time.Second}
 	s := Stall{Cell: c, Elapsed: 2 * time.Minute, Expected: time.Second, Basis: "its duration", Cause: "the VM's vCPU threads starve"}
 	assert.Equal(t, "stall: vm: fp qos=background threads=1 repeat=2 has run 2m0s, 120x the 1s expected (its duration); likely cause: the VM's vCPU threads starve", s.String())
 	s = Stall{Cell: c, Elapsed: 10 * time.Minute, Basis: "no earlier repeat to compare with"}
@@ -79,13 +80,13 @@ func TestRunnerNamesAStallAndEndsItAtTheTimeout(t *testing.T) {
 	path := filepath.Join(t.TempDir(), results.SamplesFile)
 	target := &hangingTarget{hang: 3}
 	cells := []Cell{
-		{Target: TargetVM, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 1, Duration: 10 * time.Millisecond},
-		{Target: TargetVM, Workload: "fp", QoS: qos.UserInteractive, Threads: 1, Repeat: 1, Duration: 10 * time.Millisecond},
-		{Target: TargetVM, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 2, Duration: 10 * time.Millisecond},
+		{Target: spec.TargetVM, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 1, Duration: 10 * time.Millisecond},
+		{Target: spec.TargetVM, Workload: "fp", QoS: qos.UserInteractive, Threads: 1, Repeat: 1, Duration: 10 * time.Millisecond},
+		{Target: spec.TargetVM, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 2, Duration: 10 * time.Millisecond},
 	}
 	var mu sync.Mutex
 	var stalled []Stall
-	r := &Runner{Cells: cells, Targets: map[string]Target{TargetVM: target}, Log: openLog(t, path),
+	r := &Runner{Cells: cells, Targets: map[string]Target{spec.TargetVM: target}, Log: openLog(t, path),
 		CellTimeout: 2 * time.Second,
 		StallAfter:  func(time.Duration) time.Duration { return time.Millisecond },
 		Diagnose:    func(context.Context, Cell) string { return "the VM's vCPU threads got no CPU" },
@@ -114,7 +115,7 @@ func TestRunnerNamesAStallAndEndsItAtTheTimeout(t *testing.T) {
 // The watchdog says nothing about a cell that finishes before it is late.
 func TestRunnerQuietWhenCellsFinish(t *testing.T) {
 	var stalls int
-	r := &Runner{Cells: testCells(), Targets: map[string]Target{TargetHost: &fakeTarget{}},
+	r := &Runner{Cells: testCells(), Targets: map[string]Target{spec.TargetHost: &fakeTarget{}},
 		OnStall: func(Stall) { stalls++ }, Diagnose: func(context.Context, Cell) string { return "x" }}
 	_, err := r.Run(context.Background())
 	require.NoError(t, err)
@@ -124,10 +125,10 @@ func TestRunnerQuietWhenCellsFinish(t *testing.T) {
 // A VM whose vCPU threads run at background beside contention spinners is
 // the known cause of a starved guest.
 func TestDiagnoseStallFromTheSpec(t *testing.T) {
-	c := Cell{Target: TargetVM, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 1, Duration: time.Second}
-	s := Spec{VM: VMSpec{HostQoS: qos.Background}}
+	c := Cell{Target: spec.TargetVM, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 1, Duration: time.Second}
+	s := spec.Spec{VM: spec.VMSpec{HostQoS: qos.Background}}
 	got := diagnoseStall(context.Background(), c, s, 16, nil)
 	assert.Equal(t, "the VM's vCPU threads run at host_qos background beside 16 contention spinners on every CPU they may use, which leaves them next to no CPU (drop vm.host_qos, or contention)", got)
-	assert.Empty(t, diagnoseStall(context.Background(), c, Spec{}, 16, nil), "no known cause, no guess")
+	assert.Empty(t, diagnoseStall(context.Background(), c, spec.Spec{}, 16, nil), "no known cause, no guess")
 	assert.Empty(t, diagnoseStall(context.Background(), c, s, 0, nil), "without contention background vCPU threads get the idle CPUs")
 }

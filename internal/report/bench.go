@@ -23,6 +23,7 @@ import (
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/results/summary"
+	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/units"
 	"github.com/qoslab/qoslab/internal/version"
 )
@@ -43,7 +44,7 @@ type Bench struct {
 	Machines      map[string]hv.MachineInfo `json:"machines,omitempty"` // target name -> VM as the host sees it
 	Request       BenchRequest              `json:"request"`
 	// Spec is the experiment the flags described, as run.
-	Spec       experiment.Spec        `json:"spec"`
+	Spec       spec.Spec              `json:"spec"`
 	Contention *contention.Contention `json:"contention,omitempty"`
 	Runs       []BenchRun             `json:"runs"`
 	// Cells summarize the samples per cell as summary.json's cells do:
@@ -98,10 +99,10 @@ type BenchVM struct {
 
 // NewBenchRequest records a bench spec's settings as applied; name and
 // store say which named VM and image store the vm target used.
-func NewBenchRequest(s experiment.Spec, name, store string) BenchRequest {
+func NewBenchRequest(s spec.Spec, name, store string) BenchRequest {
 	r := BenchRequest{Targets: s.Targets, Loops: map[string]uint64{}, Repeat: s.Repeats, Warmup: s.Warmup, Contention: s.Contention, Seed: s.DataSeed}
-	if slices.Contains(s.Targets, experiment.TargetVM) {
-		mem, disk := experiment.VMSize(s)
+	if slices.Contains(s.Targets, spec.TargetVM) {
+		mem, disk := spec.VMSize(s)
 		r.VM = &BenchVM{Name: name, Image: s.VM.Image, Store: store, CPUs: s.VM.CPUs, MemoryMiB: mem, DiskBytes: disk, Accel: s.VM.Accel, Backend: s.VM.Backend, Model: s.VM.Model}
 	}
 	for _, e := range s.Matrix {
@@ -127,7 +128,7 @@ func NewBenchRequest(s experiment.Spec, name, store string) BenchRequest {
 // NewBench starts bench's document for spec s, as started now; name and
 // store say which named VM and image store the vm target uses; results is
 // the results directory of a saved run ("" for none).
-func NewBench(s experiment.Spec, name, store, results string) *Bench {
+func NewBench(s spec.Spec, name, store, results string) *Bench {
 	return &Bench{SchemaVersion: resultsSchema, ToolVersion: version.String(), Started: time.Now().UTC(), Targets: map[string]any{},
 		Request: NewBenchRequest(s, name, store), Spec: s, Results: results}
 }

@@ -1,4 +1,4 @@
-package experiment
+package spec
 
 import (
 	"flag"
@@ -64,7 +64,7 @@ func TestSpecDocIsCurrent(t *testing.T) {
 	}
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
-	assert.Equal(t, SpecReference(), string(b), "docs/spec.md is stale: go test ./internal/experiment -run TestSpecDocIsCurrent -update-spec-doc")
+	assert.Equal(t, SpecReference(), string(b), "docs/spec.md is stale: go test ./internal/spec -run TestSpecDocIsCurrent -update-spec-doc")
 }
 
 // The documented defaults are what the decoder fills in.

@@ -1,0 +1,567 @@
+package spec
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/contention"
+	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/suggest"
+	"github.com/qoslab/qoslab/internal/telemetry"
+	"github.com/qoslab/qoslab/internal/units"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
+)
+
+// specDecoder turns YAML nodes into a Spec, collecting every problem with
+// its path and line instead of stopping at the first.
+type specDecoder struct {
+	problems []decodeProblem
+}
+
+type decodeProblem struct {
+	line int
+	msg  string
+}
+
+func (d *specDecoder) bad(path string, n *yaml.Node, format string, a ...any) {
+	d.problems = append(d.problems, decodeProblem{n.Line, fmt.Sprintf("%s (line %d): %s", path, n.Line, fmt.Sprintf(format, a...))})
+}
+
+// report lists the problems in the order of the lines they are on.
+func (d *specDecoder) report() []string {
+	sort.SliceStable(d.problems, func(i, j int) bool { return d.problems[i].line < d.problems[j].line })
+	out := make([]string, len(d.problems))
+	for i, p := range d.problems {
+		out[i] = p.msg
+	}
+	return out
+}
+
+// field decodes the value of one allowed key of a mapping.
+type field struct {
+	key    string
+	decode func(path string, v *yaml.Node)
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func deref(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	return n
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		return fmt.Sprintf("%q", n.Value)
+	}
+	return "nothing"
+}
+
+func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" }
+
+// mapping decodes n with fields, reporting keys not among them, and returns
+// the keys given, as their nodes (a null value counts as not given, so
+// defaults apply).
+// Merge keys ("<<: *base") contribute keys that the mapping's own override.
+func (d *specDecoder) mapping(path string, n *yaml.Node, fields []field) map[string]*yaml.Node {
+	n = deref(n)
+	given := map[string]*yaml.Node{}
+	where := path
+	if where == "" {
+		where = "the spec"
+	}
+	if n.Kind != yaml.MappingNode {
+		d.bad(where, n, "want a mapping of keys (%s), got %s", keyList(fields), kindName(n))
+		return given
+	}
+	type pair struct{ k, v *yaml.Node }
+	var own, merged []pair
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Value == "<<" && k.ShortTag() == "!!merge" {
+			v = deref(v)
+			bases := []*yaml.Node{v}
+			if v.Kind == yaml.SequenceNode {
+				bases = v.Content
+			}
+			for _, b := range bases {
+				b = deref(b)
+				if b.Kind != yaml.MappingNode {
+					d.bad(where, k, "a merge key (<<) takes a mapping or a list of them, got %s", kindName(b))
+					continue
+				}
+				for j := 0; j+1 < len(b.Content); j += 2 {
+					merged = append(merged, pair{b.Content[j], b.Content[j+1]})
+				}
+			}
+			continue
+		}
+		own = append(own, pair{k, v})
+	}
+	// yaml.v3 checks for repeated keys only when it decodes into Go values,
+	// not into nodes; a second "matrix:" must not silently add to the first.
+	first := map[string]*yaml.Node{}
+	var pairs []pair
+	for _, p := range own {
+		if f, dup := first[p.k.Value]; dup {
+			d.bad(join(path, p.k.Value), p.k, "given twice (first on line %d)", f.Line)
+			continue
+		}
+		first[p.k.Value] = p.k
+		pairs = append(pairs, p)
+	}
+	// A mapping's own keys override merged ones, and an earlier merged
+	// mapping overrides a later one, as YAML's merge key defines.
+	for _, p := range merged {
+		if first[p.k.Value] == nil {
+			first[p.k.Value] = p.k
+			pairs = append(pairs, p)
+		}
+	}
+	for _, p := range pairs {
+		k, v := p.k, deref(p.v)
+		f, ok := findField(fields, k.Value)
+		if !ok {
+			msg := fmt.Sprintf("unknown key: allowed %s", keyList(fields))
+			if guess := closestKey(k.Value, fields); guess != "" {
+				msg += fmt.Sprintf("; did you mean %s?", guess)
+			}
+			d.bad(join(path, k.Value), k, "%s", msg)
+			continue
+		}
+		if isNull(v) {
+			continue
+		}
+		given[k.Value] = k
+		f.decode(join(path, k.Value), v)
+	}
+	return given
+}
+
+func findField(fields []field, key string) (field, bool) {
+	for _, f := range fields {
+		if f.key == key {
+			return f, true
+		}
+	}
+	return field{}, false
+}
+
+func keyList(fields []field) string {
+	keys := make([]string, len(fields))
+	for i, f := range fields {
+		keys[i] = f.key
+	}
+	return strings.Join(keys, ", ")
+}
+
+// closestKey suggests the allowed key a misspelt one most likely meant.
+func closestKey(key string, fields []field) string {
+	keys := make([]string, len(fields))
+	for i, f := range fields {
+		keys[i] = f.key
+	}
+	return suggest.Closest(key, keys)
+}
+
+func (d *specDecoder) scalar(path string, n *yaml.Node, want string) (string, bool) {
+	if n.Kind != yaml.ScalarNode {
+		d.bad(path, n, "want %s, got %s", want, kindName(n))
+		return "", false
+	}
+	return n.Value, true
+}
+
+func (d *specDecoder) str(dst *string) func(string, *yaml.Node) {
+	return func(path string, n *yaml.Node) {
+		if v, ok := d.scalar(path, n, "a string"); ok {
+			*dst = v
+		}
+	}
+}
+
+func (d *specDecoder) integer(dst *int) func(string, *yaml.Node) {
+	return func(path string, n *yaml.Node) {
+		v, ok := d.scalar(path, n, "a whole number")
+		if !ok {
+			return
+		}
+		i, err := strconv.Atoi(strings.ReplaceAll(v, "_", ""))
+		if err != nil {
+			d.bad(path, n, "%q is not a whole number", v)
+			return
+		}
+		*dst = i
+	}
+}
+
+// list reads a list given as YAML ([a, b] or one item per line) or as one
+// comma-separated string ("9,33"), returning its items trimmed.
+func (d *specDecoder) list(path string, n *yaml.Node) ([]string, bool) {
+	var raw []string
+	switch n.Kind {
+	case yaml.ScalarNode:
+		raw = strings.Split(n.Value, ",")
+	case yaml.SequenceNode:
+		for i, item := range n.Content {
+			item = deref(item)
+			if item.Kind != yaml.ScalarNode {
+				d.bad(fmt.Sprintf("%s[%d]", path, i), item, "want a single value, got %s", kindName(item))
+				return nil, false
+			}
+			raw = append(raw, item.Value)
+		}
+	default:
+		d.bad(path, n, "want a list, got %s", kindName(n))
+		return nil, false
+	}
+	out := make([]string, 0, len(raw))
+	for _, r := range raw {
+		r = strings.TrimSpace(r)
+		if r == "" {
+			d.bad(path, n, "has an empty item")
+			return nil, false
+		}
+		out = append(out, r)
+	}
+	return out, true
+}
+
+func (d *specDecoder) spec(n *yaml.Node) Spec {
+	s := Spec{
+		Targets: []string{TargetHost, TargetVM},
+		VM:      VMSpec{CPUs: DefaultVMCPUs},
+		Repeats: DefaultRepeats,
+		Warmup:  DefaultWarmup,
+		Order:   OrderInterleaved,
+		// The powermetrics interval of [allocation] (docs/references.md).
+		TelemetryMs: telemetry.DefaultIntervalMs,
+		DataSeed:    DefaultDataSeed,
+		Verdict:     analysis.DefaultMargins(),
+	}
+	d.mapping("", n, []field{
+		{"name", d.str(&s.Name)},
+		{"description", d.str(&s.Description)},
+		{"targets", func(path string, v *yaml.Node) {
+			if items, ok := d.list(path, v); ok {
+				s.Targets = dedupe(items)
+			}
+		}},
+		{"vm", func(path string, v *yaml.Node) { s.VM = d.vm(path, v) }},
+		{"matrix", func(path string, v *yaml.Node) {
+			if v.Kind != yaml.SequenceNode {
+				d.bad(path, v, "want a list of entries such as {workload: fp, qos: [9, 33], threads: 1-4}, got %s", kindName(v))
+				return
+			}
+			for i, e := range v.Content {
+				s.Matrix = append(s.Matrix, d.entry(fmt.Sprintf("%s[%d]", path, i), deref(e)))
+			}
+		}},
+		{"repeats", d.integer(&s.Repeats)},
+		{"warmup", d.integer(&s.Warmup)},
+		{"order", d.str(&s.Order)},
+		{"seed", func(path string, v *yaml.Node) {
+			if t, ok := d.scalar(path, v, "a whole number"); ok {
+				seed, err := strconv.ParseUint(strings.ReplaceAll(t, "_", ""), 10, 64)
+				if err != nil {
+					d.bad(path, v, "%q: allowed a whole number 0..%d, or leave it out to pick one", t, uint64(math.MaxUint64))
+					return
+				}
+				s.Seed = &seed
+			}
+		}},
+		{"contention", func(path string, v *yaml.Node) {
+			if t, ok := d.scalar(path, v, "a whole number or all"); ok {
+				c, err := contention.ParseSpinnerCount("", t)
+				if err != nil {
+					d.bad(path, v, "%v", err)
+					return
+				}
+				s.Contention = c
+			}
+		}},
+		{"telemetry_ms", d.integer(&s.TelemetryMs)},
+		{"data_seed", func(path string, v *yaml.Node) {
+			if t, ok := d.scalar(path, v, "a whole number"); ok {
+				seed, err := strconv.ParseUint(strings.ReplaceAll(t, "_", ""), 10, 64)
+				if err != nil {
+					d.bad(path, v, "%q: allowed a whole number 0..%d", t, uint64(math.MaxUint64))
+					return
+				}
+				s.DataSeed = seed
+			}
+		}},
+		{"verdict", func(path string, v *yaml.Node) {
+			d.mapping(path, v, []field{
+				{"relative_margin", d.number(&s.Verdict.Relative)},
+				{"absolute_margin", d.number(&s.Verdict.Absolute)},
+			})
+		}},
+		{"cell_timeout", func(path string, v *yaml.Node) {
+			if t, ok := d.scalar(path, v, "a duration such as 10m"); ok {
+				dur, err := time.ParseDuration(t)
+				if err != nil {
+					d.bad(path, v, "%q is not a duration: write it as 90s, 10m or 1h (allowed %s..%s)", t, minCellTimeout, maxCellTimeout)
+					return
+				}
+				s.CellTimeout = dur
+			}
+		}},
+	})
+	return s
+}
+
+// number decodes a decimal number ("0.1", "1.25").
+func (d *specDecoder) number(dst *float64) func(string, *yaml.Node) {
+	return func(path string, n *yaml.Node) {
+		v, ok := d.scalar(path, n, "a number")
+		if !ok {
+			return
+		}
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			d.bad(path, n, "%q is not a number", v)
+			return
+		}
+		*dst = x
+	}
+}
+
+func (d *specDecoder) vm(path string, n *yaml.Node) VMSpec {
+	v := VMSpec{CPUs: DefaultVMCPUs}
+	size := func(dst *int64, maxN int64) func(string, *yaml.Node) {
+		return func(path string, n *yaml.Node) {
+			t, ok := d.scalar(path, n, "a size such as 4GiB")
+			if !ok {
+				return
+			}
+			b, err := units.ParseSize("", t, maxN)
+			if err != nil {
+				d.bad(path, n, "%v", err)
+				return
+			}
+			*dst = b
+		}
+	}
+	d.mapping(path, n, []field{
+		{"backend", d.str(&v.Backend)},
+		{"image", d.str(&v.Image)},
+		{"cpus", d.integer(&v.CPUs)},
+		{"memory", size(&v.MemoryBytes, maxVMMemory)},
+		{"disk", size(&v.DiskBytes, maxVMDisk)},
+		{"accel", d.str(&v.Accel)},
+		{"model", d.str(&v.Model)},
+		{"host_qos", func(path string, n *yaml.Node) {
+			t, ok := d.scalar(path, n, "a QoS class")
+			if !ok {
+				return
+			}
+			c, err := qos.Parse(t)
+			if err != nil {
+				d.bad(path, n, "%v", err)
+				return
+			}
+			v.HostQoS = c
+		}},
+	})
+	return v
+}
+
+// entryKeys are the keys of a matrix entry that workload w takes, and those
+// only the other kind of workload takes.
+func entryKeys(w string) (takes, other []string) {
+	common, compute := []string{"workload", "qos", "threads"}, []string{"loops", "duration"}
+	compression := []string{"size", "ratio", "codec", "level", "sink", "sink_path"}
+	if catalog.IsCompression(w) {
+		return append(common, compression...), compute
+	}
+	if !catalog.Lookup(w).TakesDuration() {
+		// pi splits a total, procs runs processes: both need fixed work.
+		return append(common, "loops"), append(compression, "duration")
+	}
+	return append(common, compute...), compression
+}
+
+func (d *specDecoder) entry(path string, n *yaml.Node) MatrixEntry {
+	var e MatrixEntry
+	var threads []int
+	known := false // the workload is given and valid
+	before := len(d.problems)
+	given := d.mapping(path, n, []field{
+		{"workload", func(p string, v *yaml.Node) {
+			if v.Kind == yaml.SequenceNode {
+				d.bad(p, v, "one workload per entry: write an entry for each")
+				return
+			}
+			w, ok := d.scalar(p, v, "a workload name")
+			if !ok {
+				return
+			}
+			if _, err := catalog.Get(w); err != nil {
+				d.bad(p, v, "%v", err)
+				return
+			}
+			e.Workload, known = w, true
+		}},
+		{"qos", func(p string, v *yaml.Node) {
+			items, ok := d.list(p, v)
+			if !ok {
+				return
+			}
+			for _, it := range items {
+				c, err := qos.Parse(it)
+				if err != nil {
+					d.bad(p, v, "%v", err)
+					return
+				}
+				if !containsClass(e.QoS, c) {
+					e.QoS = append(e.QoS, c)
+				}
+			}
+		}},
+		{"threads", func(p string, v *yaml.Node) {
+			items, ok := d.list(p, v)
+			if !ok {
+				return
+			}
+			counts, err := ParseCounts(strings.Join(items, ","), catalog.MaxThreads)
+			if err != nil {
+				d.bad(p, v, "%v", err)
+				return
+			}
+			threads = counts
+		}},
+		{"loops", func(p string, v *yaml.Node) {
+			if t, ok := d.scalar(p, v, "a count such as 2e8"); ok {
+				n, err := units.ParseCount("", t, catalog.MaxLoops)
+				if err != nil {
+					d.bad(p, v, "%v", err)
+					return
+				}
+				e.Loops = n
+			}
+		}},
+		{"duration", func(p string, v *yaml.Node) {
+			if t, ok := d.scalar(p, v, "a duration such as 1s"); ok {
+				dur, err := time.ParseDuration(t)
+				if err != nil {
+					d.bad(p, v, "%q is not a duration: write it as 1s, 500ms or 2m (allowed %s..%s)", t, catalog.MinDuration, catalog.MaxDuration)
+					return
+				}
+				if dur < catalog.MinDuration || dur > catalog.MaxDuration {
+					// Said here: a duration of 0 would otherwise read as
+					// none given, and be reported as loops 0.
+					d.bad(p, v, "duration %s: allowed %s..%s", dur, catalog.MinDuration, catalog.MaxDuration)
+					return
+				}
+				e.Duration = dur
+			}
+		}},
+		{"size", func(p string, v *yaml.Node) {
+			if t, ok := d.scalar(p, v, "a size such as 1GiB"); ok {
+				b, err := units.ParseSize("", t, catalog.MaxDataBytes)
+				if err != nil {
+					d.bad(p, v, "%v", err)
+					return
+				}
+				e.SizeBytes = b
+			}
+		}},
+		{"ratio", func(p string, v *yaml.Node) {
+			if t, ok := d.scalar(p, v, "a number"); ok {
+				r, err := strconv.ParseFloat(t, 64)
+				if err != nil {
+					d.bad(p, v, "%q is not a number: allowed %g (random) .. %g", t, catalog.MinRatio, catalog.MaxRatio)
+					return
+				}
+				e.Ratio = r
+			}
+		}},
+		{"codec", d.str(&e.Codec)},
+		{"level", d.integer(&e.Level)},
+		{"sink", d.str(&e.Sink)},
+		{"sink_path", d.str(&e.SinkPath)},
+	})
+	if given["workload"] == nil {
+		d.bad(path, n, "no workload: allowed %s", strings.Join(catalog.Names(), ", "))
+		return e
+	}
+	if !known {
+		return e // what is wrong with it is reported
+	}
+	// Keys another kind of workload takes are a mistake worth naming rather
+	// than ignoring: "size" on fp measures nothing the writer meant.
+	takes, wrong := entryKeys(e.Workload)
+	for _, k := range wrong {
+		if kn := given[k]; kn != nil {
+			d.bad(join(path, k), kn, "%s does not take %s: its keys are %s", e.Workload, k, strings.Join(takes, ", "))
+		}
+	}
+	if len(d.problems) > before {
+		return e
+	}
+	if given["qos"] == nil {
+		e.QoS = []qos.Class{qos.Background, qos.UserInteractive}
+	}
+	e.Threads = threads
+	if given["threads"] == nil {
+		e.Threads = []int{1}
+	}
+	if catalog.IsCompression(e.Workload) {
+		if given["size"] == nil {
+			e.SizeBytes = catalog.DefaultSize
+		}
+		if given["ratio"] == nil {
+			e.Ratio = catalog.DefaultRatio
+		}
+		if given["codec"] == nil {
+			e.Codec = catalog.DefaultCodec
+		}
+		if given["sink"] == nil {
+			e.Sink = catalog.DefaultSink
+		}
+	} else if given["loops"] == nil && given["duration"] == nil {
+		e.Loops = catalog.Lookup(e.Workload).DefaultLoops
+	}
+	return e
+}
+
+func containsClass(cs []qos.Class, c qos.Class) bool {
+	for _, x := range cs {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
+
+func dedupe(items []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, it := range items {
+		if !seen[it] {
+			seen[it] = true
+			out = append(out, it)
+		}
+	}
+	return out
+}
