@@ -75,7 +75,7 @@ func CheckVMTarget(ctx context.Context, s spec.Spec, env VMEnv) error {
 		return nil
 	}
 	if env.Name != "" {
-		_, err := AttachVM(ctx, env, env.Name)
+		_, err := env.NamedVMs().Attach(ctx, env.Name)
 		return err
 	}
 	v, _ := fitVM(s.VM, env)

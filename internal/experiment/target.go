@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"time"
 
 	"github.com/qoslab/qoslab/internal/agent"
@@ -128,16 +127,3 @@ func stopMachine(c *agent.Client, m hv.Machine) error {
 
 // shutdownRPCTimeout bounds the agent's answer to Shutdown.
 const shutdownRPCTimeout = 15 * time.Second
-
-// StopVM powers off a VM started earlier (a named VM), through its agent
-// first and by force when it does not answer.
-func StopVM(m hv.Machine) error {
-	c, err := AgentOver(m, "")
-	if err != nil {
-		return err
-	}
-	return stopMachine(c, m)
-}
-
-// vmStateDir is a named VM's state directory under stateHome.
-func vmStateDir(stateHome, name string) string { return filepath.Join(stateHome, "vms", name) }

@@ -13,11 +13,11 @@ import (
 	"time"
 
 	"github.com/qoslab/qoslab/internal/agent"
-	"github.com/qoslab/qoslab/internal/agent/agentpb"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/hv/registry"
 	"github.com/qoslab/qoslab/internal/hv/vz"
 	"github.com/qoslab/qoslab/internal/image"
+	"github.com/qoslab/qoslab/internal/namedvm"
 	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/tmpdir"
 )
@@ -159,10 +159,10 @@ func DefaultVMEnv(env func(string) string, e VMEnv) VMEnv {
 
 func (e VMEnv) registry() registry.Options { return registry.Options{CacheDir: e.CacheDir} }
 
-// NamedVMSpec is the spec a named VM is sized for when its memory or disk
-// is not given: the built-in subsumption experiment, the largest the
-// built-in specs ask of a VM.
-const NamedVMSpec = "subsumption"
+// NamedVMs is where the env keeps named VMs (`qoslab vm`).
+func (e VMEnv) NamedVMs() namedvm.Store {
+	return namedvm.Store{Home: e.StateHome, Registry: e.registry()}
+}
 
 // fitVM applies the env's overrides and this host's limits to the spec's VM,
 // with a note for each value changed to fit.
@@ -249,7 +249,7 @@ func loadImage(store, name string) (hv.Image, error) {
 // sized for it. notes say what was changed to fit this host.
 func startVM(ctx context.Context, s spec.Spec, env VMEnv, log io.Writer) (t *vmTarget, notes []string, err error) {
 	if env.Name != "" {
-		m, err := AttachVM(ctx, env, env.Name)
+		m, err := env.NamedVMs().Attach(ctx, env.Name)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -303,234 +303,6 @@ func startVM(ctx context.Context, s spec.Spec, env VMEnv, log io.Writer) (t *vmT
 	fmt.Fprintf(log, "vm: agent answered %.2f s after start (accel %s, pid %d, vCPU threads %v)\n",
 		float64(info.BootNs)/1e9, info.Accel, info.PID, info.VCPUThreads)
 	return &vmTarget{Client: c, machine: m, owned: true, dir: dir, keepConsole: env.KeepConsole}, notes, nil
-}
-
-// NamedVM is a VM that outlives the command that starts it.
-type NamedVM struct {
-	Name string
-	// VM is what to boot; zero memory and disk are sized for NamedVMSpec.
-	VM  spec.VMSpec
-	Env VMEnv
-}
-
-// StartNamedVM boots a named VM and leaves it running; its state lives in
-// the env's StateHome. It refuses a name that is running already.
-func StartNamedVM(ctx context.Context, n NamedVM, log io.Writer) (hv.Machine, *agentpb.InfoReply, error) {
-	dir := vmStateDir(n.Env.StateHome, n.Name)
-	if m, err := registry.Attach(ctx, n.Env.registry(), dir); err == nil {
-		return nil, nil, fmt.Errorf("vm %s is already running (pid %d); stop it first with `qoslab vm stop %s`", n.Name, m.Info().PID, n.Name)
-	}
-	v, notes := fitVM(n.VM, n.Env)
-	if v.Model != "" {
-		return nil, nil, fmt.Errorf("vm %s: vm.model %s is for VMs booted for a run (bench, run); a named VM boots the backend's own model", n.Name, v.Model)
-	}
-	for _, note := range notes {
-		fmt.Fprintf(log, "vm %s: note: %s\n", n.Name, note)
-	}
-	backend, err := registry.New(v.Backend, n.Env.registry())
-	if err != nil {
-		return nil, nil, err
-	}
-	img, err := loadImage(n.Env.Store, v.Image)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, nil, err
-	}
-	sized, err := spec.DefaultSpec(NamedVMSpec)
-	if err != nil {
-		return nil, nil, err
-	}
-	sized.VM = v
-	mem, disk := spec.VMSize(sized)
-	fmt.Fprintf(log, "vm %s: booting %s (kernel %s), %d vCPUs, %d MiB, %s scratch disk\n", n.Name, v.Image, img.KernelVersion, v.CPUs, mem, formatMiB(disk))
-	m, c, err := BootVM(ctx, backend, log, hv.Spec{Name: n.Name, Image: img, CPUs: v.CPUs, MemoryMiB: mem, DiskBytes: disk, Accel: v.Accel, StateDir: dir, Detach: true}, n.Env.bootTimeout, "")
-	if err != nil {
-		return nil, nil, fmt.Errorf("vm %s: %w", n.Name, err)
-	}
-	defer c.Close()
-	info, err := c.Info(ctx)
-	if err != nil {
-		_ = m.Stop(context.Background())
-		return nil, nil, err
-	}
-	return m, info, nil
-}
-
-func formatMiB(b int64) string { return fmt.Sprintf("%d MiB", b>>20) }
-
-// AttachVM finds the named VM, saying clearly whether it never existed or
-// has stopped.
-func AttachVM(ctx context.Context, env VMEnv, name string) (hv.Machine, error) {
-	dir := vmStateDir(env.StateHome, name)
-	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-		return nil, &NoSuchVMError{Name: name, Known: NamedVMs(env)}
-	}
-	m, err := registry.Attach(ctx, env.registry(), dir)
-	if err != nil {
-		return nil, &NotRunningError{Name: name, Err: err}
-	}
-	return m, nil
-}
-
-// NotRunningError is a named VM whose hypervisor is gone (stopped, or
-// killed from outside).
-type NotRunningError struct {
-	Name string
-	Err  error
-}
-
-func (e *NotRunningError) Error() string {
-	return fmt.Sprintf("vm %s is not running: %v (start it with `qoslab vm start %s`)", e.Name, e.Err, e.Name)
-}
-
-func (e *NotRunningError) Unwrap() error { return e.Err }
-
-// CleanStoppedVM removes what a named VM's hypervisor leaves behind when it
-// dies without stopping (its sockets and pid file), keeping what the VM is
-// (vm.json, its scratch disk, its console log): `qoslab vm stop` on a VM
-// that already ended. It returns the files it removed.
-func CleanStoppedVM(env VMEnv, name string) ([]string, error) {
-	dir := vmStateDir(env.StateHome, name)
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	var removed []string
-	for _, e := range entries {
-		n := e.Name()
-		if strings.HasSuffix(n, ".sock") || strings.HasSuffix(n, ".pid") {
-			if err := os.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return removed, err
-			}
-			removed = append(removed, n)
-		}
-	}
-	return removed, nil
-}
-
-// NoSuchVMError is a VM name no VM was ever started with.
-type NoSuchVMError struct {
-	Name  string
-	Known []string
-}
-
-func (e *NoSuchVMError) Error() string {
-	if len(e.Known) == 0 {
-		return fmt.Sprintf("no vm named %s: there are no named VMs; start one with `qoslab vm start %s`", e.Name, e.Name)
-	}
-	return fmt.Sprintf("no vm named %s: the named VMs are %s", e.Name, joinNames(e.Known))
-}
-
-func joinNames(names []string) string {
-	out := ""
-	for i, n := range names {
-		if i > 0 {
-			out += ", "
-		}
-		out += n
-	}
-	return out
-}
-
-// NamedVMs lists the named VMs' names, sorted.
-func NamedVMs(env VMEnv) []string {
-	entries, _ := os.ReadDir(filepath.Join(env.StateHome, "vms"))
-	var names []string
-	for _, e := range entries {
-		if e.IsDir() {
-			names = append(names, e.Name())
-		}
-	}
-	return names
-}
-
-// VMStateDir is the named VM's state directory.
-func VMStateDir(env VMEnv, name string) string { return vmStateDir(env.StateHome, name) }
-
-// DeleteVM removes a stopped named VM: its state directory with its scratch
-// disk and console log. A running VM is refused.
-func DeleteVM(ctx context.Context, env VMEnv, name string) error {
-	dir := vmStateDir(env.StateHome, name)
-	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-		return &NoSuchVMError{Name: name, Known: NamedVMs(env)}
-	}
-	if m, err := registry.Attach(ctx, env.registry(), dir); err == nil {
-		return fmt.Errorf("vm %s is running (pid %d): stop it first with `qoslab vm stop %s`", name, m.Info().PID, name)
-	}
-	if err := os.RemoveAll(dir); err != nil {
-		return fmt.Errorf("delete vm %s: %w", name, err)
-	}
-	return nil
-}
-
-// CheckVMName refuses a VM name that cannot name a state directory.
-func CheckVMName(name string) error {
-	ok := name != ""
-	for _, r := range name {
-		ok = ok && (r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
-	}
-	if !ok {
-		return fmt.Errorf("VM name %q: use letters, digits, '-' and '_' only", name)
-	}
-	return nil
-}
-
-// VMState is a named VM as `qoslab vm list` shows it.
-type VMState struct {
-	Name    string          `json:"name"`
-	Running bool            `json:"running"`
-	Machine *hv.MachineInfo `json:"machine,omitempty"`
-}
-
-// ListVMs lists the named VMs, sorted by name, and whether each runs.
-func ListVMs(ctx context.Context, env VMEnv) []VMState {
-	out := []VMState{}
-	for _, n := range NamedVMs(env) {
-		st := VMState{Name: n}
-		if m, err := registry.Attach(ctx, env.registry(), VMStateDir(env, n)); err == nil {
-			mi := m.Info()
-			st.Running, st.Machine = true, &mi
-		}
-		out = append(out, st)
-	}
-	return out
-}
-
-// OpenConsole opens a named VM's console log, saying clearly when there is
-// no such VM or it never booted.
-func OpenConsole(env VMEnv, name string) (*os.File, error) {
-	dir := VMStateDir(env, name)
-	f, err := os.Open(filepath.Join(dir, "console.log"))
-	if errors.Is(err, os.ErrNotExist) {
-		if _, serr := os.Stat(dir); serr != nil {
-			return nil, &NoSuchVMError{Name: name, Known: NamedVMs(env)}
-		}
-		return nil, fmt.Errorf("vm %s has no console log yet (it never booted?)", name)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("vm %s console: %w", name, err)
-	}
-	return f, nil
-}
-
-// VMStatus is a named VM as the host sees it and its agent's Info, asked
-// within 10 s; agentErr says why the agent did not answer when it did not.
-func VMStatus(ctx context.Context, env VMEnv, name string) (mi hv.MachineInfo, info *agentpb.InfoReply, agentErr, err error) {
-	m, err := AttachVM(ctx, env, name)
-	if err != nil {
-		return mi, nil, nil, err
-	}
-	c, err := AgentOver(m, "")
-	if err != nil {
-		return m.Info(), nil, nil, err
-	}
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	info, agentErr = c.Info(ctx)
-	return m.Info(), info, agentErr, nil
 }
 
 // keepConsole appends the console log of the VM whose state is in dir to
