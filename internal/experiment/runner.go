@@ -133,43 +133,10 @@ func (r *Runner) Run(ctx context.Context) (Stats, error) {
 			eta = time.Duration(int64(time.Since(began)) / int64(ran) * int64(len(r.Cells)-i-st.Skipped))
 		}
 		r.step(Step{Index: i, Total: len(r.Cells), Cell: c, Elapsed: time.Since(began), ETA: eta})
-		req := c.Request()
-		if r.OnProgress != nil {
-			req.ProgressIntervalMs = 500
-		}
-		var hostRec *telemetry.Recorder
-		if r.Telemetry != nil && c.Timed() {
-			req.TelemetryIntervalMs = uint32(max(r.Telemetry.Interval.Milliseconds(), 1))
-			hostRec = r.Telemetry.hostRecorder(ctx, c.Target)
-		}
-		t0 := time.Now()
-		cctx, cancel := ctx, context.CancelFunc(func() {})
-		if r.CellTimeout > 0 {
-			cctx, cancel = context.WithTimeoutCause(ctx, r.CellTimeout, errCellTimeout)
-		}
-		expected, basis := expectation(c, walls[c.SeriesKey()])
-		wd := r.watch(cctx, c, t0, expected, basis)
-		res, err := target.Run(cctx, req, r.OnProgress)
-		cause := wd.stop()
-		timedOut := errors.Is(context.Cause(cctx), errCellTimeout) && ctx.Err() == nil
-		cancel()
-		wall := time.Since(t0)
+		res, hostSamples, wall, err := r.measure(ctx, i, c, target, walls[c.SeriesKey()])
 		st.CallNs += wall.Nanoseconds()
-		var hostSamples []telemetry.Sample
-		if hostRec != nil {
-			hostSamples, _ = hostRec.Stop()
-		}
 		if err != nil {
-			if ctx.Err() != nil {
-				return st, ctx.Err()
-			}
-			if timedOut {
-				if cause == "" && r.Diagnose != nil {
-					cause = r.Diagnose(ctx, c)
-				}
-				return st, &CellTimeoutError{Index: i, Total: len(r.Cells), Cell: c, Limit: r.CellTimeout, Cause: cause}
-			}
-			return st, &CellError{Index: i, Total: len(r.Cells), Cell: c, Err: err}
+			return st, err
 		}
 		if c.Timed() {
 			walls[c.SeriesKey()] = append(walls[c.SeriesKey()], wall)
@@ -183,30 +150,9 @@ func (r *Runner) Run(ctx context.Context) (Stats, error) {
 			st.Warmups++
 			continue
 		}
-		samples := SamplesFrom(c.Target, c.Workload, int(c.QoS), c.Threads, c.Repeat, r.Contention, res)
-		for i := range samples {
-			samples[i].DurationNs = int64(c.Duration)
-		}
-		recs := make([]results.Record, len(samples))
-		params := c.Params()
-		now := time.Now().UTC()
-		var first, last int64
-		for j, s := range samples {
-			recs[j] = results.Record{Cell: c.SeriesKey(), RunRecords: len(samples), Params: &params, Sample: s, Metrics: res.GetMetrics(), RecordedAt: now}
-			if j == 0 || s.StartNs < first {
-				first = s.StartNs
-			}
-			last = max(last, s.EndNs)
-		}
-		if r.Log != nil {
-			if err := r.Log.Append(recs...); err != nil {
-				return st, fmt.Errorf("cell %d/%d (%s) measured but not saved: %w", i+1, len(r.Cells), c.label(), err)
-			}
-		}
-		st.Runs++
-		st.MeasuredNs += last - first
-		if err := r.Telemetry.keep(c, res.GetTelemetry(), hostSamples, &st.Telemetry); err != nil {
-			return st, fmt.Errorf("cell %d/%d (%s) measured and saved, its telemetry not: %w", i+1, len(r.Cells), c.label(), err)
+		samples, err := r.keep(i, c, res, hostSamples, &st)
+		if err != nil {
+			return st, err
 		}
 		if r.OnRun != nil {
 			r.OnRun(Step{Index: i, Total: len(r.Cells), Cell: c, Elapsed: time.Since(began)},
@@ -214,6 +160,82 @@ func (r *Runner) Run(ctx context.Context) (Stats, error) {
 		}
 	}
 	return st, nil
+}
+
+// measure runs cell i, c, on target, watched (earlier are the wall times of
+// its earlier repeats) and bounded by CellTimeout, with the host's view of
+// it recorded when telemetry asks for one. It returns the agent's result,
+// the host's samples and the call's wall time, or the error that ends the
+// run: ctx's, a *CellTimeoutError or a *CellError.
+func (r *Runner) measure(ctx context.Context, i int, c Cell, target Target, earlier []time.Duration) (*agentpb.Result, []telemetry.Sample, time.Duration, error) {
+	req := c.Request()
+	if r.OnProgress != nil {
+		req.ProgressIntervalMs = 500
+	}
+	var hostRec *telemetry.Recorder
+	if r.Telemetry != nil && c.Timed() {
+		req.TelemetryIntervalMs = uint32(max(r.Telemetry.Interval.Milliseconds(), 1))
+		hostRec = r.Telemetry.hostRecorder(ctx, c.Target)
+	}
+	t0 := time.Now()
+	cctx, cancel := ctx, context.CancelFunc(func() {})
+	if r.CellTimeout > 0 {
+		cctx, cancel = context.WithTimeoutCause(ctx, r.CellTimeout, errCellTimeout)
+	}
+	expected, basis := expectation(c, earlier)
+	wd := r.watch(cctx, c, t0, expected, basis)
+	res, err := target.Run(cctx, req, r.OnProgress)
+	cause := wd.stop()
+	timedOut := errors.Is(context.Cause(cctx), errCellTimeout) && ctx.Err() == nil
+	cancel()
+	wall := time.Since(t0)
+	var hostSamples []telemetry.Sample
+	if hostRec != nil {
+		hostSamples, _ = hostRec.Stop()
+	}
+	switch {
+	case err == nil:
+		return res, hostSamples, wall, nil
+	case ctx.Err() != nil:
+		return nil, nil, wall, ctx.Err()
+	case timedOut:
+		if cause == "" && r.Diagnose != nil {
+			cause = r.Diagnose(ctx, c)
+		}
+		return nil, nil, wall, &CellTimeoutError{Index: i, Total: len(r.Cells), Cell: c, Limit: r.CellTimeout, Cause: cause}
+	}
+	return nil, nil, wall, &CellError{Index: i, Total: len(r.Cells), Cell: c, Err: err}
+}
+
+// keep appends timed cell run i, c, to the log, synced, its telemetry
+// after it, and counts it in st; it returns the run's samples.
+func (r *Runner) keep(i int, c Cell, res *agentpb.Result, hostSamples []telemetry.Sample, st *Stats) ([]results.Sample, error) {
+	samples := SamplesFrom(c.Target, c.Workload, int(c.QoS), c.Threads, c.Repeat, r.Contention, res)
+	for i := range samples {
+		samples[i].DurationNs = int64(c.Duration)
+	}
+	recs := make([]results.Record, len(samples))
+	params := c.Params()
+	now := time.Now().UTC()
+	var first, last int64
+	for j, s := range samples {
+		recs[j] = results.Record{Cell: c.SeriesKey(), RunRecords: len(samples), Params: &params, Sample: s, Metrics: res.GetMetrics(), RecordedAt: now}
+		if j == 0 || s.StartNs < first {
+			first = s.StartNs
+		}
+		last = max(last, s.EndNs)
+	}
+	if r.Log != nil {
+		if err := r.Log.Append(recs...); err != nil {
+			return nil, fmt.Errorf("cell %d/%d (%s) measured but not saved: %w", i+1, len(r.Cells), c.label(), err)
+		}
+	}
+	st.Runs++
+	st.MeasuredNs += last - first
+	if err := r.Telemetry.keep(c, res.GetTelemetry(), hostSamples, &st.Telemetry); err != nil {
+		return nil, fmt.Errorf("cell %d/%d (%s) measured and saved, its telemetry not: %w", i+1, len(r.Cells), c.label(), err)
+	}
+	return samples, nil
 }
 
 // CellError is a cell run that failed: the run stops there, and what
