@@ -112,22 +112,10 @@ func PlanDryRun(s spec.Spec, env VMEnv, resume string, calibrate []string) (*Dry
 	d := &DryRun{Spec: s, Seeded: s.Seed != nil || s.Order == spec.OrderSequential}
 	cells, _ := Plan(s)
 	if resume != "" {
-		dir, err := results.Open(resume)
-		if err != nil {
+		var err error
+		if cells, d.Done, err = unfinished(cells, resume); err != nil {
 			return nil, err
 		}
-		recs, _, err := dir.ReadSamples()
-		if err != nil {
-			return nil, fmt.Errorf("resume %s: %w", resume, err)
-		}
-		done := results.FinishedRuns(recs) // what the runner skips
-		cells = slices.DeleteFunc(cells, func(c Cell) bool {
-			if c.Timed() && done[c.RunKey()] {
-				d.Done++
-				return true
-			}
-			return false
-		})
 		d.Seeded = true
 	}
 	d.Cells = cells
@@ -136,10 +124,8 @@ func PlanDryRun(s spec.Spec, env VMEnv, resume string, calibrate []string) (*Dry
 		return nil, err
 	}
 	if d.Spinners > 0 {
-		if allowed, err := workload.AllowedCPUs(); err == nil && len(allowed) > 0 {
-			for i := range d.Spinners {
-				d.SpinnerCPUs = append(d.SpinnerCPUs, allowed[i%len(allowed)])
-			}
+		if allowed, err := workload.AllowedCPUs(); err == nil {
+			d.SpinnerCPUs = workload.SpinnerCPUs(d.Spinners, allowed)
 		}
 	}
 	if slices.Contains(s.Targets, spec.TargetVM) {
@@ -150,37 +136,7 @@ func PlanDryRun(s spec.Spec, env VMEnv, resume string, calibrate []string) (*Dry
 		accel = d.VM.Accel
 	}
 	times := calibration(calibrate, accel)
-	index := map[string]int{}
-	for _, c := range cells {
-		k := c.SeriesKey()
-		i, ok := index[k]
-		if !ok {
-			i = len(d.Series)
-			index[k] = i
-			sp := SeriesPlan{Cell: c}
-			sp.Cell.Repeat, sp.Cell.Warmup = 0, 0
-			switch {
-			case c.Duration > 0:
-				sp.Each, sp.Source = c.Duration, "duration"
-			default:
-				if t, ok := times.each[k]; ok {
-					sp.Each, sp.Source = t.each, t.dir
-				}
-			}
-			d.Series = append(d.Series, sp)
-		}
-		if c.Timed() {
-			d.Series[i].Runs++
-		} else {
-			d.Series[i].Warmups++
-		}
-	}
-	// The table reads in the spec's order: entry, class, threads, target.
-	rank := func(c Cell) []int {
-		e := s.Matrix[c.Entry]
-		return []int{c.Entry, slices.Index(e.QoS, c.QoS), slices.Index(e.Threads, c.Threads), slices.Index(s.Targets, c.Target)}
-	}
-	slices.SortStableFunc(d.Series, func(a, b SeriesPlan) int { return slices.Compare(rank(a.Cell), rank(b.Cell)) })
+	d.Series = seriesPlans(s, cells, times)
 	for _, sp := range d.Series {
 		n := sp.Runs + sp.Warmups
 		if sp.Each > 0 {
@@ -196,6 +152,68 @@ func PlanDryRun(s spec.Spec, env VMEnv, resume string, calibrate []string) (*Dry
 		}
 	}
 	return d, nil
+}
+
+// unfinished are the cells a --resume of the run in the results directory
+// resume would still make (the runner skips the timed runs it finished),
+// and how many timed runs it skips.
+func unfinished(cells []Cell, resume string) ([]Cell, int, error) {
+	dir, err := results.Open(resume)
+	if err != nil {
+		return nil, 0, err
+	}
+	recs, _, err := dir.ReadSamples()
+	if err != nil {
+		return nil, 0, fmt.Errorf("resume %s: %w", resume, err)
+	}
+	finished := results.FinishedRuns(recs)
+	skipped := 0
+	cells = slices.DeleteFunc(cells, func(c Cell) bool {
+		if c.Timed() && finished[c.RunKey()] {
+			skipped++
+			return true
+		}
+		return false
+	})
+	return cells, skipped, nil
+}
+
+// seriesPlans lays out the cells of s as the series they run, each once,
+// in the spec's order (entry, class, threads, target), with its runs and
+// what one is expected to take: its duration, or what times measured.
+func seriesPlans(s spec.Spec, cells []Cell, times calibrationTimes) []SeriesPlan {
+	var out []SeriesPlan
+	index := map[string]int{}
+	for _, c := range cells {
+		k := c.SeriesKey()
+		i, ok := index[k]
+		if !ok {
+			i = len(out)
+			index[k] = i
+			sp := SeriesPlan{Cell: c}
+			sp.Cell.Repeat, sp.Cell.Warmup = 0, 0
+			switch {
+			case c.Duration > 0:
+				sp.Each, sp.Source = c.Duration, "duration"
+			default:
+				if t, ok := times.each[k]; ok {
+					sp.Each, sp.Source = t.each, t.dir
+				}
+			}
+			out = append(out, sp)
+		}
+		if c.Timed() {
+			out[i].Runs++
+		} else {
+			out[i].Warmups++
+		}
+	}
+	rank := func(c Cell) []int {
+		e := s.Matrix[c.Entry]
+		return []int{c.Entry, slices.Index(e.QoS, c.QoS), slices.Index(e.Threads, c.Threads), slices.Index(s.Targets, c.Target)}
+	}
+	slices.SortStableFunc(out, func(a, b SeriesPlan) int { return slices.Compare(rank(a.Cell), rank(b.Cell)) })
+	return out
 }
 
 // planVM works out the VM a run of s would use, as startVM would, without
