@@ -267,67 +267,85 @@ func (d *specDecoder) spec(n *yaml.Node) Spec {
 			}
 		}},
 		{"vm", func(path string, v *yaml.Node) { s.VM = d.vm(path, v) }},
-		{"matrix", func(path string, v *yaml.Node) {
-			if v.Kind != yaml.SequenceNode {
-				d.bad(path, v, "want a list of entries such as {workload: fp, qos: [9, 33], threads: 1-4}, got %s", kindName(v))
-				return
-			}
-			for i, e := range v.Content {
-				s.Matrix = append(s.Matrix, d.entry(fmt.Sprintf("%s[%d]", path, i), deref(e)))
-			}
-		}},
+		{"matrix", d.matrix(&s.Matrix)},
 		{"repeats", d.integer(&s.Repeats)},
 		{"warmup", d.integer(&s.Warmup)},
 		{"order", d.str(&s.Order)},
-		{"seed", func(path string, v *yaml.Node) {
-			if t, ok := d.scalar(path, v, "a whole number"); ok {
-				seed, err := strconv.ParseUint(strings.ReplaceAll(t, "_", ""), 10, 64)
-				if err != nil {
-					d.bad(path, v, "%q: allowed a whole number 0..%d, or leave it out to pick one", t, uint64(math.MaxUint64))
-					return
-				}
-				s.Seed = &seed
-			}
-		}},
-		{"contention", func(path string, v *yaml.Node) {
-			if t, ok := d.scalar(path, v, "a whole number or all"); ok {
-				c, err := contention.ParseSpinnerCount("", t)
-				if err != nil {
-					d.bad(path, v, "%v", err)
-					return
-				}
-				s.Contention = c
-			}
-		}},
+		{"seed", d.seed(func(seed uint64) { s.Seed = &seed }, ", or leave it out to pick one")},
+		{"contention", d.contention(&s.Contention)},
 		{"telemetry_ms", d.integer(&s.TelemetryMs)},
-		{"data_seed", func(path string, v *yaml.Node) {
-			if t, ok := d.scalar(path, v, "a whole number"); ok {
-				seed, err := strconv.ParseUint(strings.ReplaceAll(t, "_", ""), 10, 64)
-				if err != nil {
-					d.bad(path, v, "%q: allowed a whole number 0..%d", t, uint64(math.MaxUint64))
-					return
-				}
-				s.DataSeed = seed
-			}
-		}},
+		{"data_seed", d.seed(func(seed uint64) { s.DataSeed = seed }, "")},
 		{"verdict", func(path string, v *yaml.Node) {
 			d.mapping(path, v, []field{
 				{"relative_margin", d.number(&s.Verdict.Relative)},
 				{"absolute_margin", d.number(&s.Verdict.Absolute)},
 			})
 		}},
-		{"cell_timeout", func(path string, v *yaml.Node) {
-			if t, ok := d.scalar(path, v, "a duration such as 10m"); ok {
-				dur, err := time.ParseDuration(t)
-				if err != nil {
-					d.bad(path, v, "%q is not a duration: write it as 90s, 10m or 1h (allowed %s..%s)", t, minCellTimeout, maxCellTimeout)
-					return
-				}
-				s.CellTimeout = dur
-			}
-		}},
+		{"cell_timeout", d.cellTimeout(&s.CellTimeout)},
 	})
 	return s
+}
+
+// matrix decodes the list of matrix entries.
+func (d *specDecoder) matrix(dst *[]MatrixEntry) func(string, *yaml.Node) {
+	return func(path string, v *yaml.Node) {
+		if v.Kind != yaml.SequenceNode {
+			d.bad(path, v, "want a list of entries such as {workload: fp, qos: [9, 33], threads: 1-4}, got %s", kindName(v))
+			return
+		}
+		for i, e := range v.Content {
+			*dst = append(*dst, d.entry(fmt.Sprintf("%s[%d]", path, i), deref(e)))
+		}
+	}
+}
+
+// seed decodes a whole number 0..2^64-1 and gives it to set; hint ends
+// the error's list of what is allowed.
+func (d *specDecoder) seed(set func(uint64), hint string) func(string, *yaml.Node) {
+	return func(path string, v *yaml.Node) {
+		t, ok := d.scalar(path, v, "a whole number")
+		if !ok {
+			return
+		}
+		seed, err := strconv.ParseUint(strings.ReplaceAll(t, "_", ""), 10, 64)
+		if err != nil {
+			d.bad(path, v, "%q: allowed a whole number 0..%d%s", t, uint64(math.MaxUint64), hint)
+			return
+		}
+		set(seed)
+	}
+}
+
+// contention decodes a spinner count: a number or all.
+func (d *specDecoder) contention(dst *contention.SpinnerCount) func(string, *yaml.Node) {
+	return func(path string, v *yaml.Node) {
+		t, ok := d.scalar(path, v, "a whole number or all")
+		if !ok {
+			return
+		}
+		c, err := contention.ParseSpinnerCount("", t)
+		if err != nil {
+			d.bad(path, v, "%v", err)
+			return
+		}
+		*dst = c
+	}
+}
+
+// cellTimeout decodes a duration such as 10m; its range is Validate's.
+func (d *specDecoder) cellTimeout(dst *time.Duration) func(string, *yaml.Node) {
+	return func(path string, v *yaml.Node) {
+		t, ok := d.scalar(path, v, "a duration such as 10m")
+		if !ok {
+			return
+		}
+		dur, err := time.ParseDuration(t)
+		if err != nil {
+			d.bad(path, v, "%q is not a duration: write it as 90s, 10m or 1h (allowed %s..%s)", t, minCellTimeout, maxCellTimeout)
+			return
+		}
+		*dst = dur
+	}
 }
 
 // number decodes a decimal number ("0.1", "1.25").
@@ -346,28 +364,31 @@ func (d *specDecoder) number(dst *float64) func(string, *yaml.Node) {
 	}
 }
 
+// size decodes a size with units ("4GiB") up to maxN bytes; want names
+// what is wanted when the value is not a scalar.
+func (d *specDecoder) size(dst *int64, maxN int64, want string) func(string, *yaml.Node) {
+	return func(path string, n *yaml.Node) {
+		t, ok := d.scalar(path, n, want)
+		if !ok {
+			return
+		}
+		b, err := units.ParseSize("", t, maxN)
+		if err != nil {
+			d.bad(path, n, "%v", err)
+			return
+		}
+		*dst = b
+	}
+}
+
 func (d *specDecoder) vm(path string, n *yaml.Node) VMSpec {
 	v := VMSpec{CPUs: DefaultVMCPUs}
-	size := func(dst *int64, maxN int64) func(string, *yaml.Node) {
-		return func(path string, n *yaml.Node) {
-			t, ok := d.scalar(path, n, "a size such as 4GiB")
-			if !ok {
-				return
-			}
-			b, err := units.ParseSize("", t, maxN)
-			if err != nil {
-				d.bad(path, n, "%v", err)
-				return
-			}
-			*dst = b
-		}
-	}
 	d.mapping(path, n, []field{
 		{"backend", d.str(&v.Backend)},
 		{"image", d.str(&v.Image)},
 		{"cpus", d.integer(&v.CPUs)},
-		{"memory", size(&v.MemoryBytes, maxVMMemory)},
-		{"disk", size(&v.DiskBytes, maxVMDisk)},
+		{"memory", d.size(&v.MemoryBytes, maxVMMemory, "a size such as 4GiB")},
+		{"disk", d.size(&v.DiskBytes, maxVMDisk, "a size such as 4GiB")},
 		{"accel", d.str(&v.Accel)},
 		{"model", d.str(&v.Model)},
 		{"host_qos", func(path string, n *yaml.Node) {
@@ -407,95 +428,13 @@ func (d *specDecoder) entry(path string, n *yaml.Node) MatrixEntry {
 	known := false // the workload is given and valid
 	before := len(d.problems)
 	given := d.mapping(path, n, []field{
-		{"workload", func(p string, v *yaml.Node) {
-			if v.Kind == yaml.SequenceNode {
-				d.bad(p, v, "one workload per entry: write an entry for each")
-				return
-			}
-			w, ok := d.scalar(p, v, "a workload name")
-			if !ok {
-				return
-			}
-			if _, err := catalog.Get(w); err != nil {
-				d.bad(p, v, "%v", err)
-				return
-			}
-			e.Workload, known = w, true
-		}},
-		{"qos", func(p string, v *yaml.Node) {
-			items, ok := d.list(p, v)
-			if !ok {
-				return
-			}
-			for _, it := range items {
-				c, err := qos.Parse(it)
-				if err != nil {
-					d.bad(p, v, "%v", err)
-					return
-				}
-				if !containsClass(e.QoS, c) {
-					e.QoS = append(e.QoS, c)
-				}
-			}
-		}},
-		{"threads", func(p string, v *yaml.Node) {
-			items, ok := d.list(p, v)
-			if !ok {
-				return
-			}
-			counts, err := ParseCounts(strings.Join(items, ","), catalog.MaxThreads)
-			if err != nil {
-				d.bad(p, v, "%v", err)
-				return
-			}
-			threads = counts
-		}},
-		{"loops", func(p string, v *yaml.Node) {
-			if t, ok := d.scalar(p, v, "a count such as 2e8"); ok {
-				n, err := units.ParseCount("", t, catalog.MaxLoops)
-				if err != nil {
-					d.bad(p, v, "%v", err)
-					return
-				}
-				e.Loops = n
-			}
-		}},
-		{"duration", func(p string, v *yaml.Node) {
-			if t, ok := d.scalar(p, v, "a duration such as 1s"); ok {
-				dur, err := time.ParseDuration(t)
-				if err != nil {
-					d.bad(p, v, "%q is not a duration: write it as 1s, 500ms or 2m (allowed %s..%s)", t, catalog.MinDuration, catalog.MaxDuration)
-					return
-				}
-				if dur < catalog.MinDuration || dur > catalog.MaxDuration {
-					// Said here: a duration of 0 would otherwise read as
-					// none given, and be reported as loops 0.
-					d.bad(p, v, "duration %s: allowed %s..%s", dur, catalog.MinDuration, catalog.MaxDuration)
-					return
-				}
-				e.Duration = dur
-			}
-		}},
-		{"size", func(p string, v *yaml.Node) {
-			if t, ok := d.scalar(p, v, "a size such as 1GiB"); ok {
-				b, err := units.ParseSize("", t, catalog.MaxDataBytes)
-				if err != nil {
-					d.bad(p, v, "%v", err)
-					return
-				}
-				e.SizeBytes = b
-			}
-		}},
-		{"ratio", func(p string, v *yaml.Node) {
-			if t, ok := d.scalar(p, v, "a number"); ok {
-				r, err := strconv.ParseFloat(t, 64)
-				if err != nil {
-					d.bad(p, v, "%q is not a number: allowed %g (random) .. %g", t, catalog.MinRatio, catalog.MaxRatio)
-					return
-				}
-				e.Ratio = r
-			}
-		}},
+		{"workload", d.workload(&e.Workload, &known)},
+		{"qos", d.classes(&e.QoS)},
+		{"threads", d.counts(&threads)},
+		{"loops", d.loops(&e.Loops)},
+		{"duration", d.duration(&e.Duration)},
+		{"size", d.size(&e.SizeBytes, catalog.MaxDataBytes, "a size such as 1GiB")},
+		{"ratio", d.ratio(&e.Ratio)},
 		{"codec", d.str(&e.Codec)},
 		{"level", d.integer(&e.Level)},
 		{"sink", d.str(&e.Sink)},
@@ -519,10 +458,18 @@ func (d *specDecoder) entry(path string, n *yaml.Node) MatrixEntry {
 	if len(d.problems) > before {
 		return e
 	}
+	e.Threads = threads
+	entryDefaults(&e, given)
+	return e
+}
+
+// entryDefaults fills in what a valid entry left out (given holds the
+// keys it has): both ends of the QoS range, one thread, and its kind of
+// workload's sizes or loops.
+func entryDefaults(e *MatrixEntry, given map[string]*yaml.Node) {
 	if given["qos"] == nil {
 		e.QoS = []qos.Class{qos.Background, qos.UserInteractive}
 	}
-	e.Threads = threads
 	if given["threads"] == nil {
 		e.Threads = []int{1}
 	}
@@ -542,7 +489,116 @@ func (d *specDecoder) entry(path string, n *yaml.Node) MatrixEntry {
 	} else if given["loops"] == nil && given["duration"] == nil {
 		e.Loops = catalog.Lookup(e.Workload).DefaultLoops
 	}
-	return e
+}
+
+// workload decodes one workload's name; known is set when it is one.
+func (d *specDecoder) workload(dst *string, known *bool) func(string, *yaml.Node) {
+	return func(p string, v *yaml.Node) {
+		if v.Kind == yaml.SequenceNode {
+			d.bad(p, v, "one workload per entry: write an entry for each")
+			return
+		}
+		w, ok := d.scalar(p, v, "a workload name")
+		if !ok {
+			return
+		}
+		if _, err := catalog.Get(w); err != nil {
+			d.bad(p, v, "%v", err)
+			return
+		}
+		*dst, *known = w, true
+	}
+}
+
+// classes decodes a list of QoS classes, each once, in the order given.
+func (d *specDecoder) classes(dst *[]qos.Class) func(string, *yaml.Node) {
+	return func(p string, v *yaml.Node) {
+		items, ok := d.list(p, v)
+		if !ok {
+			return
+		}
+		for _, it := range items {
+			c, err := qos.Parse(it)
+			if err != nil {
+				d.bad(p, v, "%v", err)
+				return
+			}
+			if !containsClass(*dst, c) {
+				*dst = append(*dst, c)
+			}
+		}
+	}
+}
+
+// counts decodes thread or process counts (see parseCounts).
+func (d *specDecoder) counts(dst *[]int) func(string, *yaml.Node) {
+	return func(p string, v *yaml.Node) {
+		items, ok := d.list(p, v)
+		if !ok {
+			return
+		}
+		counts, err := parseCounts(strings.Join(items, ","), catalog.MaxThreads)
+		if err != nil {
+			d.bad(p, v, "%v", err)
+			return
+		}
+		*dst = counts
+	}
+}
+
+// loops decodes a count of loops ("2e8", "200_000_000").
+func (d *specDecoder) loops(dst *uint64) func(string, *yaml.Node) {
+	return func(p string, v *yaml.Node) {
+		t, ok := d.scalar(p, v, "a count such as 2e8")
+		if !ok {
+			return
+		}
+		n, err := units.ParseCount("", t, catalog.MaxLoops)
+		if err != nil {
+			d.bad(p, v, "%v", err)
+			return
+		}
+		*dst = n
+	}
+}
+
+// duration decodes a fixed-duration cell's duration, within the catalog's
+// range.
+func (d *specDecoder) duration(dst *time.Duration) func(string, *yaml.Node) {
+	return func(p string, v *yaml.Node) {
+		t, ok := d.scalar(p, v, "a duration such as 1s")
+		if !ok {
+			return
+		}
+		dur, err := time.ParseDuration(t)
+		if err != nil {
+			d.bad(p, v, "%q is not a duration: write it as 1s, 500ms or 2m (allowed %s..%s)", t, catalog.MinDuration, catalog.MaxDuration)
+			return
+		}
+		if dur < catalog.MinDuration || dur > catalog.MaxDuration {
+			// Said here: a duration of 0 would otherwise read as none
+			// given, and be reported as loops 0.
+			d.bad(p, v, "duration %s: allowed %s..%s", dur, catalog.MinDuration, catalog.MaxDuration)
+			return
+		}
+		*dst = dur
+	}
+}
+
+// ratio decodes a compressibility under zstd; its range is Validate's.
+func (d *specDecoder) ratio(dst *float64) func(string, *yaml.Node) {
+	return func(p string, v *yaml.Node) {
+		t, ok := d.scalar(p, v, "a number")
+		if !ok {
+			return
+		}
+		r, err := strconv.ParseFloat(t, 64)
+		if err != nil {
+			d.bad(p, v, "%q is not a number: allowed %g (random) .. %g", t, catalog.MinRatio, catalog.MaxRatio)
+			return
+		}
+		*dst = r
+	}
 }
 
 func containsClass(cs []qos.Class, c qos.Class) bool {

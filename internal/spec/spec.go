@@ -342,44 +342,10 @@ func (s Spec) Validate() error {
 	if err := checkName(s.Name); err != nil {
 		bad("%v", err)
 	}
-	if len(s.Targets) == 0 {
-		bad("targets is empty: allowed %s, %s", TargetHost, TargetVM)
-	}
-	seenTarget := map[string]bool{}
-	for i, t := range s.Targets {
-		switch {
-		case t != TargetHost && t != TargetVM:
-			bad("targets[%d] %q: allowed %s, %s", i, t, TargetHost, TargetVM)
-		case seenTarget[t]:
-			bad("targets[%d] %q is listed twice", i, t)
-		}
-		seenTarget[t] = true
-	}
+	p = append(p, targetProblems(s.Targets)...)
 	p = append(p, s.VM.problems()...)
-
-	if len(s.Matrix) == 0 {
-		bad("matrix is empty: add at least one entry, e.g. {workload: fp, qos: [9, 33], threads: 1-4}")
-	}
-	firstSeen := map[string]string{}
-	var maxSize int64
-	for i, e := range s.Matrix {
-		at := fmt.Sprintf("matrix[%d]", i)
-		ep := e.problems(at)
-		p = append(p, ep...)
-		if len(ep) > 0 {
-			continue
-		}
-		if catalog.IsCompression(e.Workload) {
-			maxSize = max(maxSize, e.SizeBytes)
-		}
-		for _, k := range e.seriesKeys() {
-			if prev, ok := firstSeen[k]; ok && prev != at {
-				bad("%s measures %q again, as %s does: drop it or change its values", at, k, prev)
-				break
-			}
-			firstSeen[k] = at
-		}
-	}
+	mp, maxSize := matrixProblems(s.Matrix)
+	p = append(p, mp...)
 	if s.Repeats < 1 || s.Repeats > maxRepeats {
 		bad("repeats %d: allowed 1..%d", s.Repeats, maxRepeats)
 	}
@@ -407,7 +373,7 @@ func (s Spec) Validate() error {
 	// The guest holds a compression cell's input in memory and the agent
 	// lets it use at most half of the guest's memory; catch that now rather
 	// than an hour into the run.
-	if need := 2*maxSize + 512<<20; seenTarget[TargetVM] && maxSize > 0 && s.VM.MemoryBytes != 0 && s.VM.MemoryBytes < need {
+	if need := 2*maxSize + 512<<20; slices.Contains(s.Targets, TargetVM) && maxSize > 0 && s.VM.MemoryBytes != 0 && s.VM.MemoryBytes < need {
 		bad("vm.memory %s is too small for compression of %s: give at least %s, or leave memory out to size it for the matrix",
 			units.FormatBytes(s.VM.MemoryBytes), units.FormatBytes(maxSize), units.FormatBytes(need))
 	}
@@ -415,6 +381,54 @@ func (s Spec) Validate() error {
 		return &SpecError{Name: s.Name, Problems: p}
 	}
 	return nil
+}
+
+// targetProblems checks the targets: some, each known, each once.
+func targetProblems(targets []string) []string {
+	var p []string
+	if len(targets) == 0 {
+		p = append(p, fmt.Sprintf("targets is empty: allowed %s, %s", TargetHost, TargetVM))
+	}
+	seen := map[string]bool{}
+	for i, t := range targets {
+		switch {
+		case t != TargetHost && t != TargetVM:
+			p = append(p, fmt.Sprintf("targets[%d] %q: allowed %s, %s", i, t, TargetHost, TargetVM))
+		case seen[t]:
+			p = append(p, fmt.Sprintf("targets[%d] %q is listed twice", i, t))
+		}
+		seen[t] = true
+	}
+	return p
+}
+
+// matrixProblems checks every entry, and that no entry measures what an
+// earlier one does; it also returns the largest compression input, which
+// the VM's memory must hold.
+func matrixProblems(matrix []MatrixEntry) (p []string, maxSize int64) {
+	if len(matrix) == 0 {
+		p = append(p, "matrix is empty: add at least one entry, e.g. {workload: fp, qos: [9, 33], threads: 1-4}")
+	}
+	firstSeen := map[string]string{}
+	for i, e := range matrix {
+		at := fmt.Sprintf("matrix[%d]", i)
+		ep := e.problems(at)
+		p = append(p, ep...)
+		if len(ep) > 0 {
+			continue
+		}
+		if catalog.IsCompression(e.Workload) {
+			maxSize = max(maxSize, e.SizeBytes)
+		}
+		for _, k := range e.seriesKeys() {
+			if prev, ok := firstSeen[k]; ok && prev != at {
+				p = append(p, fmt.Sprintf("%s measures %q again, as %s does: drop it or change its values", at, k, prev))
+				break
+			}
+			firstSeen[k] = at
+		}
+	}
+	return p, maxSize
 }
 
 // CheckCellTimeout refuses a cell timeout outside what is allowed; 0 is no
@@ -630,5 +644,5 @@ const (
 	QuickProcCounts   = 1
 )
 
-// ParseCounts reads thread or process counts ("4", "1-4", "1,2,4", "10-70/10").
-func ParseCounts(s string, maxN int) ([]int, error) { return units.ParseCounts("counts", s, maxN) }
+// parseCounts reads thread or process counts ("4", "1-4", "1,2,4", "10-70/10").
+func parseCounts(s string, maxN int) ([]int, error) { return units.ParseCounts("counts", s, maxN) }

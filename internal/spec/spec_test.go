@@ -375,7 +375,7 @@ func TestParseCounts(t *testing.T) {
 		{"1-4/0", nil, "has a bad step"},
 	}
 	for _, tt := range tests {
-		got, err := ParseCounts(tt.in, 80)
+		got, err := parseCounts(tt.in, 80)
 		if tt.err != "" {
 			require.Error(t, err, tt.in)
 			assert.Contains(t, err.Error(), tt.err, tt.in)
