@@ -314,15 +314,15 @@ func keepConsole(dir, keep, name string) error {
 	if keep == "" {
 		return nil
 	}
-	b, err := os.ReadFile(filepath.Join(dir, hv.ConsoleLogName))
+	b, err := os.ReadFile(filepath.Join(dir, hv.ConsoleLogName)) //nolint:gosec // G304: the console in the VM's own state directory
 	if err != nil {
 		// A failed KVM probe leaves its console under another name.
-		b, err = os.ReadFile(filepath.Join(dir, probeConsoleLog))
+		b, err = os.ReadFile(filepath.Join(dir, probeConsoleLog)) //nolint:gosec // G304: the console in the VM's own state directory
 	}
 	if err != nil {
 		return nil // no console: nothing to keep
 	}
-	f, err := os.OpenFile(keep, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(keep, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644) //nolint:gosec // G302,G304: the results directory's console log, readable as the rest of the results
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ package spec
 import (
 	"bytes"
 	"embed"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -307,7 +308,7 @@ func ParseSpec(b []byte, name string) (Spec, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	var doc, more yaml.Node
 	switch err := dec.Decode(&doc); {
-	case err == io.EOF || err == nil && (len(doc.Content) == 0 || isNull(doc.Content[0])):
+	case errors.Is(err, io.EOF) || err == nil && (len(doc.Content) == 0 || isNull(doc.Content[0])):
 		return fail("empty: a spec needs at least a matrix, e.g.\n    matrix:\n      - {workload: fp, qos: [9, 33], threads: 1-4}")
 	case err != nil:
 		return fail("not valid YAML: " + strings.TrimPrefix(err.Error(), "yaml: "))
@@ -315,7 +316,7 @@ func ParseSpec(b []byte, name string) (Spec, error) {
 	switch err := dec.Decode(&more); {
 	case err == nil:
 		return fail(fmt.Sprintf("a second YAML document starts near line %d: one spec per file", more.Line))
-	case err != io.EOF:
+	case !errors.Is(err, io.EOF):
 		return fail("not valid YAML: " + strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	d := &specDecoder{}
