@@ -15,8 +15,8 @@ import (
 	"github.com/qoslab/qoslab/internal/transport"
 )
 
-// AgentBinary is the agent's file name next to the controller.
-const AgentBinary = "qoslab-agent"
+// agentBinary is the agent's file name next to the controller.
+const agentBinary = "qoslab-agent"
 
 // FindAgent returns the agent binary to run: explicit (from --agent or
 // QOSLAB_AGENT) when given, else the one next to the running controller.
@@ -38,11 +38,11 @@ func FindAgent(explicit string) (string, error) {
 	if resolved, err := filepath.EvalSymlinks(self); err == nil {
 		self = resolved
 	}
-	next := filepath.Join(filepath.Dir(self), AgentBinary)
+	next := filepath.Join(filepath.Dir(self), agentBinary)
 	if st, err := os.Stat(next); err == nil && !st.IsDir() {
 		return next, nil
 	}
-	return "", fmt.Errorf("agent binary not found: looked for %s next to %s; build it with `make build` (puts both in bin/), or pass --agent PATH or set QOSLAB_AGENT", AgentBinary, self)
+	return "", fmt.Errorf("agent binary not found: looked for %s next to %s; build it with `make build` (puts both in bin/), or pass --agent PATH or set QOSLAB_AGENT", agentBinary, self)
 }
 
 // FindGuestAgent returns the agent built for a guest's OS and arch:
@@ -59,7 +59,7 @@ func FindGuestAgent(explicit, goos, arch string) (string, error) {
 	if r, err := filepath.EvalSymlinks(self); err == nil {
 		self = r
 	}
-	p := filepath.Join(filepath.Dir(self), goos+"-"+arch, AgentBinary)
+	p := filepath.Join(filepath.Dir(self), goos+"-"+arch, agentBinary)
 	if _, err := os.Stat(p); err != nil {
 		return "", fmt.Errorf("no %s/%s agent at %s: build it with `make build` (cross-builds every agent) or pass --guest-agent PATH", goos, arch, p)
 	}

@@ -165,7 +165,7 @@ func ResumeRun(path string, now time.Time) (d *results.Dir, s spec.Spec, err err
 	if err != nil {
 		return nil, s, fmt.Errorf("resume %s: %w", path, err)
 	}
-	if err := d.Resume(now, results.Assess(PlannedRuns(s), d.Run.Planned, recs, torn, nil)); err != nil {
+	if err := d.Resume(now, results.Assess(plannedRuns(s), d.Run.Planned, recs, torn, nil)); err != nil {
 		if errors.Is(err, results.ErrComplete) {
 			return d, s, err
 		}
@@ -248,7 +248,7 @@ func Execute(ctx context.Context, s spec.Spec, dir *results.Dir, env Env) (out *
 		defer cont.Stop()
 		conditions = cont.Running
 	}
-	var tel *Telemetry
+	var tel *runTelemetry
 	if s.TelemetryMs > 0 && dir != nil {
 		var closeTel func() error
 		tel, closeTel, err = setUpTelemetry(ctx, filepath.Join(dir.Path, results.TelemetryFile), s, x.targets, finishedLabels, func(n string) { x.note("note: ", n) })
@@ -265,7 +265,7 @@ func Execute(ctx context.Context, s spec.Spec, dir *results.Dir, env Env) (out *
 	if s.CellTimeout > 0 {
 		fmt.Fprintf(x.log, "cell timeout: %s (a cell run still going then ends the run, what finished kept)\n", s.CellTimeout)
 	}
-	r := x.runner(cells, spinners)
+	r := x.newRunner(cells, spinners)
 	r.Log, r.Finished, r.Telemetry, r.Conditions = sampleLog, finished, tel, conditions
 	out.Stats, err = r.Run(ctx)
 	return out, err
@@ -341,21 +341,21 @@ func (x *execution) openSamples() (*results.SampleLog, map[results.CellRunKey]bo
 // recordEnd records in run.json how the run ended, interrupted (by a
 // signal, with cells to go), failed or finished, and returns err as the
 // caller should see it: an *UnfinishedError saying how to finish the run
-// when it did not, with an *EndNotRecordedError joined when run.json could
+// when it did not, with an *endNotRecordedError joined when run.json could
 // not say so.
 func (x *execution) recordEnd(ctx context.Context, err error) error {
 	dir := x.dir
 	if i := interrupt.Of(ctx); i != nil && IsInterrupted(ctx, err) {
 		// Not finished: stopped from outside, with cells to go.
 		if ferr := dir.Interrupted(time.Now(), i.Error()); ferr != nil {
-			err = errors.Join(err, &EndNotRecordedError{Dir: dir.Path, Err: ferr})
+			err = errors.Join(err, &endNotRecordedError{Dir: dir.Path, Err: ferr})
 		}
 		return &UnfinishedError{Err: err, Dir: dir.Path}
 	}
 	if ferr := dir.Finish(time.Now(), err); ferr != nil {
 		// The failure's own record is lost (a full disk): say so with the
 		// failure, never instead of it.
-		err = errors.Join(err, &EndNotRecordedError{Dir: dir.Path, Err: ferr})
+		err = errors.Join(err, &endNotRecordedError{Dir: dir.Path, Err: ferr})
 	}
 	if err != nil {
 		return &UnfinishedError{Err: err, Dir: dir.Path}
@@ -401,11 +401,11 @@ func (x *execution) startTargets(ctx context.Context) error {
 // cells).
 func (x *execution) targetStarted(ctx context.Context, name string, t Target) error {
 	if l, ok := t.(*agent.Local); ok {
-		x.childStarted(StartedHostAgent, processClass(l.StartClass))
+		x.childStarted(startedHostAgent, processClass(l.StartClass))
 	}
 	ictx, cancel := ctx, context.CancelFunc(func() {})
-	vm, inVM := t.(InVM)
-	if inVM {
+	vm, isVM := t.(inVM)
+	if isVM {
 		// An attached VM that does not answer (stopped, hung) must not
 		// block the run forever.
 		ictx, cancel = context.WithTimeout(ctx, x.env.VM.bootTimeout(vm.Machine().Accel))
@@ -417,7 +417,7 @@ func (x *execution) targetStarted(ctx context.Context, name string, t Target) er
 	}
 	x.out.Infos[name] = info
 	fmt.Fprintf(x.log, "%s: %s\n", name, agent.Describe(info))
-	if inVM {
+	if isVM {
 		x.vmStarted(name, vm.Machine(), info)
 	}
 	if err := checkCodecs(name, x.s, info); err != nil {
@@ -431,7 +431,7 @@ func (x *execution) targetStarted(ctx context.Context, name string, t Target) er
 func (x *execution) vmStarted(name string, mi hv.MachineInfo, info *agentpb.InfoReply) {
 	x.out.Machines[name] = mi
 	if mi.StartClass != nil {
-		x.childStarted(StartedVM, *mi.StartClass)
+		x.childStarted(startedVM, *mi.StartClass)
 	}
 	x.out.BootNs += mi.BootNs
 	if v := info.GetAgentVersion(); v != version.String() {
@@ -454,7 +454,7 @@ func (x *execution) stopTargets(err error) error {
 			continue
 		}
 		cerr := t.Close()
-		var notKept *ConsoleNotKeptError
+		var notKept *consoleNotKeptError
 		switch {
 		case cerr == nil:
 		case err == nil:
@@ -481,7 +481,7 @@ func (x *execution) startContention(ctx context.Context, n int) (*contention.Con
 	cont.Asked = x.s.Contention
 	x.out.Contention = cont
 	if cont.StartClass.Asked != qos.Unspecified {
-		x.childStarted(StartedContention, processClass(cont.StartClass))
+		x.childStarted(startedContention, processClass(cont.StartClass))
 	}
 	fmt.Fprintf(x.log, "contention: %s on the host\n", cont.Text())
 	if note := cont.UnpinnedNote(); note != "" {
@@ -499,16 +499,16 @@ func (x *execution) startContention(ctx context.Context, n int) (*contention.Con
 	return cont, nil
 }
 
-// runner runs cells on the started targets, with spinners contention
+// newRunner runs cells on the started targets, with spinners contention
 // spinners beside them, wired to the env's hooks: each timed cell run goes
 // to the outcome, and a short host cell gets a warning, once.
-func (x *execution) runner(cells []Cell, spinners int) *Runner {
+func (x *execution) newRunner(cells []Cell, spinners int) *runner {
 	warned := map[string]bool{}
 	onStall := x.env.OnStall
 	if onStall == nil {
 		onStall = func(st Stall) { fmt.Fprintln(x.log, st) }
 	}
-	return &Runner{Cells: cells, Targets: x.targets, Contention: spinners,
+	return &runner{Cells: cells, Targets: x.targets, Contention: spinners,
 		OnStep: x.env.OnStep, OnProgress: x.env.OnProgress, CellTimeout: x.s.CellTimeout, OnStall: onStall,
 		Diagnose: func(ctx context.Context, c Cell) string {
 			return diagnoseStall(ctx, c, x.s, spinners, x.targets[c.Target])
@@ -549,14 +549,14 @@ func checkCodecs(target string, s spec.Spec, info *agentpb.InfoReply) error {
 	return nil
 }
 
-// MinCellInterval is the shortest measured interval of a host cell run
+// minCellInterval is the shortest measured interval of a host cell run
 // that scheduler placement cannot decide: shorter, a cell may end before
 // the load balancer has moved anything, so which CPU its threads landed on
 // decides it, not their class.
-const MinCellInterval = 250 * time.Millisecond
+const minCellInterval = 250 * time.Millisecond
 
 // shortCellWarning names a fixed-work host cell run whose measured interval
-// (first thread start to last thread end) is under MinCellInterval, once
+// (first thread start to last thread end) is under minCellInterval, once
 // per cell (warned remembers them), and says what to do. Fixed-duration
 // cells last what they were asked for; a VM's cells are slowed by the VM.
 func shortCellWarning(cr CellRun, warned map[string]bool) string {
@@ -569,12 +569,12 @@ func shortCellWarning(cr CellRun, warned map[string]bool) string {
 		first, last = min(first, s.StartNs), max(last, s.EndNs)
 	}
 	d := time.Duration(last - first)
-	if d >= MinCellInterval {
+	if d >= minCellInterval {
 		return ""
 	}
 	warned[c.SeriesKey()] = true
 	return fmt.Sprintf("%s %s qos=%s threads=%d ran %s (< %s): %s; use duration: 1s (bench: --duration 1s) or more loops",
-		c.Target, c.Workload, c.QoS, c.Threads, shortDuration(d), MinCellInterval, ShortCellText)
+		c.Target, c.Workload, c.QoS, c.Threads, shortDuration(d), minCellInterval, ShortCellText)
 }
 
 // ShortCellText is what every short-cell warning says, for those who

@@ -67,7 +67,7 @@ func TestFullDiskEndIsSaid(t *testing.T) {
 	msg := err.Error()
 	assert.Contains(t, msg, "cell 3/6 (host: fp", "the failure itself")
 	assert.Contains(t, msg, "channel closed")
-	var notRecorded *EndNotRecordedError
+	var notRecorded *endNotRecordedError
 	require.ErrorAs(t, err, &notRecorded, msg)
 	assert.Contains(t, msg, "how the run ended could not be recorded in "+filepath.Join(dir.Path, results.RunFile))
 	assert.Contains(t, msg, "free space, then run qoslab run --resume "+dir.Path)
@@ -82,7 +82,7 @@ func TestConsoleNotKeptLeavesTheStateDirectory(t *testing.T) {
 	keep := filepath.Join(disk, results.VMConsoleFile)
 	fill(t, disk)
 	err := releaseStateDir(state, keep, "run-1")
-	var notKept *ConsoleNotKeptError
+	var notKept *consoleNotKeptError
 	require.ErrorAs(t, err, &notKept)
 	assert.ErrorIs(t, err, syscall.ENOSPC)
 	assert.Contains(t, err.Error(), "the console of vm run-1 could not be kept in "+keep)

@@ -81,7 +81,7 @@ func VMStatus(ctx context.Context, env VMEnv, name string) (mi hv.MachineInfo, i
 	if err != nil {
 		return mi, nil, nil, err
 	}
-	c, err := AgentOver(m, "")
+	c, err := agentOver(m, "")
 	if err != nil {
 		return m.Info(), nil, nil, err
 	}
@@ -95,7 +95,7 @@ func VMStatus(ctx context.Context, env VMEnv, name string) (mi hv.MachineInfo, i
 // StopVM powers off a VM started earlier (a named VM), through its agent
 // first and by force when it does not answer.
 func StopVM(m hv.Machine) error {
-	c, err := AgentOver(m, "")
+	c, err := agentOver(m, "")
 	if err != nil {
 		return err
 	}

@@ -76,8 +76,8 @@ func (c Cell) RunKey() results.CellRunKey {
 	return results.CellRunKey{Target: c.Target, Workload: c.Workload, QoS: int(c.QoS), Threads: c.Threads, Params: c.Params(), Repeat: c.Repeat}
 }
 
-// PlannedRuns are the keys of every timed cell run in the plan of s.
-func PlannedRuns(s spec.Spec) []results.CellRunKey {
+// plannedRuns are the keys of every timed cell run in the plan of s.
+func plannedRuns(s spec.Spec) []results.CellRunKey {
 	cells, _ := Plan(s)
 	var out []results.CellRunKey
 	for _, c := range cells {
@@ -96,7 +96,7 @@ func PlannedOf(d *results.Dir) []results.CellRunKey {
 	if err != nil || len(s.Matrix) == 0 {
 		return nil
 	}
-	return PlannedRuns(s)
+	return plannedRuns(s)
 }
 
 func (c Cell) String() string {

@@ -21,8 +21,8 @@ func (c Cell) Request() *agentpb.RunRequest {
 	}
 }
 
-// SamplesFrom turns a cell run's records into tidy samples.
-func SamplesFrom(target, workloadName string, class, threads, repeat, contention int, res *agentpb.Result) []results.Sample {
+// samplesFrom turns a cell run's records into tidy samples.
+func samplesFrom(target, workloadName string, class, threads, repeat, contention int, res *agentpb.Result) []results.Sample {
 	out := make([]results.Sample, 0, len(res.GetRecords()))
 	for _, r := range res.GetRecords() {
 		q := agent.QoSFromProto(r.GetQos())
@@ -72,9 +72,9 @@ type CellRun struct {
 	Samples []results.Sample
 }
 
-// Runner runs a plan's cells on their targets and keeps every finished cell
+// runner runs a plan's cells on their targets and keeps every finished cell
 // run in a sample log, synced, before the next starts.
-type Runner struct {
+type runner struct {
 	Cells   []Cell
 	Targets map[string]Target
 	// Log keeps every timed cell run; nil keeps them only in memory (OnRun).
@@ -92,14 +92,14 @@ type Runner struct {
 	// agent for none, so nothing but the workload runs while it is measured.
 	OnProgress func(*agentpb.Progress)
 	// Telemetry, when set, samples every timed cell run (never a warm-up).
-	Telemetry *Telemetry
+	Telemetry *runTelemetry
 	// Conditions, when set, is asked after each cell run, before it is
 	// saved, whether the run's conditions still hold (the contention
 	// spinners still spin); an error discards that cell run, which may have
 	// been measured without them, and stops the run.
 	Conditions func() error
 	// CellTimeout, when not 0, ends a cell run that has not finished after
-	// it: the run stops there with a *CellTimeoutError, what finished kept.
+	// it: the run stops there with a *cellTimeoutError, what finished kept.
 	CellTimeout time.Duration
 	// OnStall, when set, gets each cell run that goes far past what it was
 	// expected to take (see Stall); Diagnose, when set, says what likely
@@ -113,7 +113,7 @@ type Runner struct {
 
 // Run measures every cell in order. It stops at the first failure with an
 // error naming the cell; everything finished before it is in the log.
-func (r *Runner) Run(ctx context.Context) (Stats, error) {
+func (r *runner) Run(ctx context.Context) (Stats, error) {
 	var st Stats
 	began := time.Now()
 	walls := map[string][]time.Duration{} // each cell's timed runs, for the watchdog
@@ -166,8 +166,8 @@ func (r *Runner) Run(ctx context.Context) (Stats, error) {
 // its earlier repeats) and bounded by CellTimeout, with the host's view of
 // it recorded when telemetry asks for one. It returns the agent's result,
 // the host's samples and the call's wall time, or the error that ends the
-// run: ctx's, a *CellTimeoutError or a *CellError.
-func (r *Runner) measure(ctx context.Context, i int, c Cell, target Target, earlier []time.Duration) (*agentpb.Result, []telemetry.Sample, time.Duration, error) {
+// run: ctx's, a *cellTimeoutError or a *cellError.
+func (r *runner) measure(ctx context.Context, i int, c Cell, target Target, earlier []time.Duration) (*agentpb.Result, []telemetry.Sample, time.Duration, error) {
 	req := c.Request()
 	if r.OnProgress != nil {
 		req.ProgressIntervalMs = 500
@@ -202,15 +202,15 @@ func (r *Runner) measure(ctx context.Context, i int, c Cell, target Target, earl
 		if cause == "" && r.Diagnose != nil {
 			cause = r.Diagnose(ctx, c)
 		}
-		return nil, nil, wall, &CellTimeoutError{Index: i, Total: len(r.Cells), Cell: c, Limit: r.CellTimeout, Cause: cause}
+		return nil, nil, wall, &cellTimeoutError{Index: i, Total: len(r.Cells), Cell: c, Limit: r.CellTimeout, Cause: cause}
 	}
-	return nil, nil, wall, &CellError{Index: i, Total: len(r.Cells), Cell: c, Err: err}
+	return nil, nil, wall, &cellError{Index: i, Total: len(r.Cells), Cell: c, Err: err}
 }
 
 // keep appends timed cell run i, c, to the log, synced, its telemetry
 // after it, and counts it in st; it returns the run's samples.
-func (r *Runner) keep(i int, c Cell, res *agentpb.Result, hostSamples []telemetry.Sample, st *Stats) ([]results.Sample, error) {
-	samples := SamplesFrom(c.Target, c.Workload, int(c.QoS), c.Threads, c.Repeat, r.Contention, res)
+func (r *runner) keep(i int, c Cell, res *agentpb.Result, hostSamples []telemetry.Sample, st *Stats) ([]results.Sample, error) {
+	samples := samplesFrom(c.Target, c.Workload, int(c.QoS), c.Threads, c.Repeat, r.Contention, res)
 	for i := range samples {
 		samples[i].DurationNs = int64(c.Duration)
 	}
@@ -238,19 +238,19 @@ func (r *Runner) keep(i int, c Cell, res *agentpb.Result, hostSamples []telemetr
 	return samples, nil
 }
 
-// CellError is a cell run that failed: the run stops there, and what
+// cellError is a cell run that failed: the run stops there, and what
 // finished before it is kept.
-type CellError struct {
+type cellError struct {
 	Index, Total int
 	Cell         Cell
 	Err          error
 }
 
-func (e *CellError) Error() string {
+func (e *cellError) Error() string {
 	return fmt.Sprintf("cell %d/%d (%s) failed: %v", e.Index+1, e.Total, e.Cell.label(), e.Err)
 }
 
-func (e *CellError) Unwrap() error { return e.Err }
+func (e *cellError) Unwrap() error { return e.Err }
 
 // label names a cell run in errors: the target, what it measures, and
 // repeat=N (or warm-up N).
@@ -261,7 +261,7 @@ func (c Cell) label() string {
 	return fmt.Sprintf("%s: %s qos=%s threads=%d repeat=%d", c.Target, c.Workload, c.QoS, c.Threads, c.Repeat)
 }
 
-func (r *Runner) step(s Step) {
+func (r *runner) step(s Step) {
 	if r.OnStep != nil {
 		r.OnStep(s)
 	}

@@ -64,7 +64,7 @@ func TestRunnerLogsTimedRunsAndResumes(t *testing.T) {
 	path := filepath.Join(t.TempDir(), results.SamplesFile)
 	target := &fakeTarget{failAt: 4}
 	var steps []Step
-	r := &Runner{Cells: testCells(), Targets: map[string]Target{spec.TargetHost: target}, Log: openLog(t, path), Contention: 2,
+	r := &runner{Cells: testCells(), Targets: map[string]Target{spec.TargetHost: target}, Log: openLog(t, path), Contention: 2,
 		OnStep: func(s Step) { steps = append(steps, s) }}
 	st, err := r.Run(context.Background())
 	require.Error(t, err)
@@ -87,7 +87,7 @@ func TestRunnerLogsTimedRunsAndResumes(t *testing.T) {
 
 	// Resume: only the failed repeat runs again (and the warm-up, which is never recorded).
 	again := &fakeTarget{}
-	r2 := &Runner{Cells: testCells(), Targets: map[string]Target{spec.TargetHost: again}, Log: openLog(t, path),
+	r2 := &runner{Cells: testCells(), Targets: map[string]Target{spec.TargetHost: again}, Log: openLog(t, path),
 		Finished: results.FinishedRuns(recs)}
 	st, err = r2.Run(context.Background())
 	require.NoError(t, err)
@@ -102,7 +102,7 @@ func TestRunnerLogsTimedRunsAndResumes(t *testing.T) {
 
 func TestRunnerNeedsItsTargets(t *testing.T) {
 	cells := []Cell{{Target: spec.TargetVM, Workload: "fp", QoS: qos.Default, Threads: 1, Repeat: 1, Loops: 1}}
-	r := &Runner{Cells: cells, Targets: map[string]Target{}, Log: openLog(t, filepath.Join(t.TempDir(), "s.jsonl"))}
+	r := &runner{Cells: cells, Targets: map[string]Target{}, Log: openLog(t, filepath.Join(t.TempDir(), "s.jsonl"))}
 	_, err := r.Run(context.Background())
 	assert.ErrorContains(t, err, "no vm target was started")
 }
@@ -121,7 +121,7 @@ func TestCellRequest(t *testing.T) {
 func TestRunnerDiscardsACellRunWhoseConditionsFailed(t *testing.T) {
 	path := filepath.Join(t.TempDir(), results.SamplesFile)
 	calls := 0
-	r := &Runner{Cells: testCells(), Targets: map[string]Target{spec.TargetHost: &fakeTarget{}}, Log: openLog(t, path), Contention: 2,
+	r := &runner{Cells: testCells(), Targets: map[string]Target{spec.TargetHost: &fakeTarget{}}, Log: openLog(t, path), Contention: 2,
 		Conditions: func() error {
 			calls++
 			if calls == 3 {
@@ -139,7 +139,7 @@ func TestRunnerDiscardsACellRunWhoseConditionsFailed(t *testing.T) {
 	assert.Len(t, recs, 1, "only the cell run measured under the conditions is kept")
 }
 
-// A fixed-work host cell run shorter than MinCellInterval is named once,
+// A fixed-work host cell run shorter than minCellInterval is named once,
 // with what to do; longer runs, duration cells and VM cells are not.
 func TestShortCellWarning(t *testing.T) {
 	cell := Cell{Target: spec.TargetHost, Workload: "fp", QoS: 33, Threads: 2, Repeat: 1, Loops: 1e7}

@@ -51,7 +51,7 @@ func TestExecuteRecordsScheduling(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &run))
 	assert.Equal(t, out.Scheduling.Controller, run.Scheduling.Controller)
 	assert.NotEmpty(t, run.Scheduling.Controller.Policy, "the controller's policy is read")
-	assert.Equal(t, "unspecified", run.Scheduling.Started[StartedContention].Applied)
-	assert.Equal(t, "default", run.Scheduling.Started[StartedContention].Asked)
+	assert.Equal(t, "unspecified", run.Scheduling.Started[startedContention].Applied)
+	assert.Equal(t, "default", run.Scheduling.Started[startedContention].Asked)
 	assert.Contains(t, strings.Join(run.Notes, "\n"), warning)
 }

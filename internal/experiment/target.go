@@ -22,8 +22,8 @@ type Target interface {
 	Close() error
 }
 
-// InVM is a Target inside a VM, which the host sees as a machine.
-type InVM interface {
+// inVM is a Target inside a VM, which the host sees as a machine.
+type inVM interface {
 	Target
 	Machine() hv.MachineInfo
 }

@@ -14,10 +14,10 @@ import (
 	"github.com/qoslab/qoslab/internal/telemetry"
 )
 
-// Telemetry is what the runner samples while each timed cell runs: the
+// runTelemetry is what the runner samples while each timed cell runs: the
 // agent's own view of its machine, and for a VM cell the host's view (the
 // host's CPUs and the VM's vCPU threads).
-type Telemetry struct {
+type runTelemetry struct {
 	// Log is where samples go (telemetry.jsonl).
 	Log      *telemetry.Log
 	Interval time.Duration
@@ -43,7 +43,7 @@ type TelemetryStats struct {
 
 // hostRecorder starts the host's view of a cell on target, when there is one
 // to take.
-func (t *Telemetry) hostRecorder(ctx context.Context, target string) *telemetry.Recorder {
+func (t *runTelemetry) hostRecorder(ctx context.Context, target string) *telemetry.Recorder {
 	if t == nil || t.HostProbe == nil || target == spec.TargetHost {
 		return nil
 	}
@@ -54,7 +54,7 @@ func (t *Telemetry) hostRecorder(ctx context.Context, target string) *telemetry.
 	})
 }
 
-func (t *Telemetry) note(n string) {
+func (t *runTelemetry) note(n string) {
 	if t.seen == nil {
 		t.seen = map[string]bool{}
 	}
@@ -69,7 +69,7 @@ func (t *Telemetry) note(n string) {
 
 // keep stamps a cell run's samples, the agent's (as JSON lines) and the
 // host's, with the cell and view, and writes them to the log.
-func (t *Telemetry) keep(c Cell, agentTel *agentpb.Telemetry, host []telemetry.Sample, st *TelemetryStats) error {
+func (t *runTelemetry) keep(c Cell, agentTel *agentpb.Telemetry, host []telemetry.Sample, st *TelemetryStats) error {
 	if t == nil {
 		return nil
 	}
@@ -124,7 +124,7 @@ func (t *Telemetry) keep(c Cell, agentTel *agentpb.Telemetry, host []telemetry.S
 // probe asks sudo and starts powermetrics, which Ctrl-C must end).
 // Telemetry that cannot be had is a note, never a reason to stop; close
 // flushes the log.
-func setUpTelemetry(ctx context.Context, path string, s spec.Spec, targets map[string]Target, finished map[string][]int, note func(string)) (*Telemetry, func() error, error) {
+func setUpTelemetry(ctx context.Context, path string, s spec.Spec, targets map[string]Target, finished map[string][]int, note func(string)) (*runTelemetry, func() error, error) {
 	if s.TelemetryMs <= 0 {
 		return nil, func() error { return nil }, nil
 	}
@@ -140,10 +140,10 @@ func setUpTelemetry(ctx context.Context, path string, s spec.Spec, targets map[s
 		return nil, nil, err
 	}
 	interval := time.Duration(s.TelemetryMs) * time.Millisecond
-	tel := &Telemetry{Log: log, Interval: interval, HostThreads: map[string][]telemetry.ThreadRef{}, OnNote: note}
+	tel := &runTelemetry{Log: log, Interval: interval, HostThreads: map[string][]telemetry.ThreadRef{}, OnNote: note}
 	var probe telemetry.Probe
 	for _, name := range slices.Sorted(maps.Keys(targets)) {
-		vm, ok := targets[name].(InVM)
+		vm, ok := targets[name].(inVM)
 		if !ok {
 			continue
 		}

@@ -18,7 +18,7 @@ func TestTelemetryKeepStampsViewsAndNotesBadSamples(t *testing.T) {
 	log, err := telemetry.OpenLog(path)
 	require.NoError(t, err)
 	var notes []string
-	tel := &Telemetry{Log: log, OnNote: func(n string) { notes = append(notes, n) }}
+	tel := &runTelemetry{Log: log, OnNote: func(n string) { notes = append(notes, n) }}
 	c := Cell{Target: spec.TargetVM, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 2, Loops: 100}
 	agentTel := &agentpb.Telemetry{
 		SamplesJson: []string{
@@ -57,13 +57,13 @@ func TestTelemetryKeepHostCellIsHostView(t *testing.T) {
 	require.NoError(t, err)
 	defer log.Close()
 	var notes []string
-	tel := &Telemetry{Log: log, OnNote: func(n string) { notes = append(notes, n) }}
+	tel := &runTelemetry{Log: log, OnNote: func(n string) { notes = append(notes, n) }}
 	c := Cell{Target: spec.TargetHost, Workload: "fp", QoS: qos.Default, Threads: 1, Repeat: 1}
 	require.NoError(t, tel.keep(c, &agentpb.Telemetry{Unavailable: "powermetrics telemetry unavailable: needs root"}, nil, nil))
 	require.NoError(t, tel.keep(c, nil, nil, nil))
 	require.Len(t, notes, 2)
 	assert.Contains(t, notes[0], "telemetry unavailable on host: powermetrics telemetry unavailable: needs root")
 	assert.Contains(t, notes[1], "sent none")
-	assert.Nil(t, (*Telemetry)(nil).hostRecorder(t.Context(), spec.TargetVM), "no telemetry, no recorder")
+	assert.Nil(t, (*runTelemetry)(nil).hostRecorder(t.Context(), spec.TargetVM), "no telemetry, no recorder")
 	assert.Nil(t, tel.hostRecorder(t.Context(), spec.TargetVM), "no host probe, no host view")
 }

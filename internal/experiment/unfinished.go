@@ -22,17 +22,17 @@ func (e *UnfinishedError) Hint() string {
 	return fmt.Sprintf("what finished is in %s; finish the run with: qoslab run --resume %s", e.Dir, e.Dir)
 }
 
-// EndNotRecordedError is a run whose end (time, outcome, error) could not
+// endNotRecordedError is a run whose end (time, outcome, error) could not
 // be written to run.json, a full disk most often: run.json still reads as
 // a run going on, so the terminal must say so, and what to do.
-type EndNotRecordedError struct {
+type endNotRecordedError struct {
 	Dir string
 	Err error
 }
 
-func (e *EndNotRecordedError) Error() string {
+func (e *endNotRecordedError) Error() string {
 	return fmt.Sprintf("how the run ended could not be recorded in %s (%v): it still reads as running or crashed; free space, then run qoslab run --resume %s, which records it and measures what is missing",
 		filepath.Join(e.Dir, results.RunFile), e.Err, e.Dir)
 }
 
-func (e *EndNotRecordedError) Unwrap() error { return e.Err }
+func (e *endNotRecordedError) Unwrap() error { return e.Err }

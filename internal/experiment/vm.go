@@ -22,10 +22,10 @@ import (
 	"github.com/qoslab/qoslab/internal/tmpdir"
 )
 
-// AgentOver connects an agent client to a machine's channel, tied to the
+// agentOver connects an agent client to a machine's channel, tied to the
 // machine's life: once the VM ends, calls fail at once saying so, naming
 // its console log (keep, when the log is kept elsewhere after the VM stops).
-func AgentOver(m hv.Machine, keep string) (*agent.Client, error) {
+func agentOver(m hv.Machine, keep string) (*agent.Client, error) {
 	c, err := agent.NewClient(func(ctx context.Context) (net.Conn, error) { return m.DialAgent(ctx) })
 	if err != nil {
 		return nil, err
@@ -53,7 +53,7 @@ func AgentOver(m hv.Machine, keep string) (*agent.Client, error) {
 func BootVM(ctx context.Context, backend hv.Backend, log io.Writer, hs hv.Spec, timeout func(accel string) time.Duration, keep string) (hv.Machine, *agent.Client, error) {
 	var client *agent.Client
 	hs.Ready = func(ctx context.Context, m hv.Machine) error {
-		c, err := AgentOver(m, keep)
+		c, err := agentOver(m, keep)
 		if err != nil {
 			return err
 		}
@@ -86,7 +86,7 @@ func BootVM(ctx context.Context, backend hv.Backend, log io.Writer, hs hv.Spec, 
 	}
 	if client == nil {
 		// A backend that did not call Ready: connect now.
-		if client, err = AgentOver(m, keep); err != nil {
+		if client, err = agentOver(m, keep); err != nil {
 			_ = m.Stop(context.Background())
 			return nil, nil, err
 		}
@@ -253,7 +253,7 @@ func startVM(ctx context.Context, s spec.Spec, env VMEnv, log io.Writer) (t *vmT
 		if err != nil {
 			return nil, nil, err
 		}
-		c, err := AgentOver(m, "")
+		c, err := agentOver(m, "")
 		if err != nil {
 			return nil, nil, err
 		}
@@ -341,26 +341,26 @@ func keepConsole(dir, keep, name string) error {
 // console.
 const probeConsoleLog = "console-kvm-probe.log"
 
-// ConsoleNotKeptError is a VM's console that could not be copied into the
+// consoleNotKeptError is a VM's console that could not be copied into the
 // results directory before its state directory would go: the directory is
 // left where it is, and the error says where to read the console.
-type ConsoleNotKeptError struct {
+type consoleNotKeptError struct {
 	VM, Keep, Dir string
 	Err           error
 }
 
-func (e *ConsoleNotKeptError) Error() string {
+func (e *consoleNotKeptError) Error() string {
 	return fmt.Sprintf("the console of vm %s could not be kept in %s (%v): it is left in %s; read it there, then remove that directory", e.VM, e.Keep, e.Err, e.Dir)
 }
 
-func (e *ConsoleNotKeptError) Unwrap() error { return e.Err }
+func (e *consoleNotKeptError) Unwrap() error { return e.Err }
 
 // releaseStateDir keeps the console of the VM whose state is in dir, then
 // removes dir; when the console cannot be kept, dir stays and the error
-// (a *ConsoleNotKeptError) says so.
+// (a *consoleNotKeptError) says so.
 func releaseStateDir(dir, keep, name string) error {
 	if err := keepConsole(dir, keep, name); err != nil {
-		return &ConsoleNotKeptError{VM: name, Keep: keep, Dir: dir, Err: err}
+		return &consoleNotKeptError{VM: name, Keep: keep, Dir: dir, Err: err}
 	}
 	return os.RemoveAll(dir)
 }

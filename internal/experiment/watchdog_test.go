@@ -29,7 +29,7 @@ func TestExpectationAndStallThreshold(t *testing.T) {
 		{"duration cell", Cell{Duration: time.Second}, nil, time.Second, "its duration", 31 * time.Second},
 		{"earlier repeats", Cell{Loops: 10}, []time.Duration{20 * time.Second, 12 * time.Second, 30 * time.Second}, 20 * time.Second, "the median of its 3 earlier repeats", 100 * time.Second},
 		{"even count", Cell{Loops: 10}, []time.Duration{2 * time.Second, 4 * time.Second}, 3 * time.Second, "the median of its 2 earlier repeats", 33 * time.Second},
-		{"first repeat", Cell{Loops: 10}, nil, 0, "no earlier repeat to compare with", StallUnknown},
+		{"first repeat", Cell{Loops: 10}, nil, 0, "no earlier repeat to compare with", stallUnknown},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -86,7 +86,7 @@ func TestRunnerNamesAStallAndEndsItAtTheTimeout(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var stalled []Stall
-	r := &Runner{Cells: cells, Targets: map[string]Target{spec.TargetVM: target}, Log: openLog(t, path),
+	r := &runner{Cells: cells, Targets: map[string]Target{spec.TargetVM: target}, Log: openLog(t, path),
 		CellTimeout: 2 * time.Second,
 		StallAfter:  func(time.Duration) time.Duration { return time.Millisecond },
 		Diagnose:    func(context.Context, Cell) string { return "the VM's vCPU threads got no CPU" },
@@ -97,8 +97,8 @@ func TestRunnerNamesAStallAndEndsItAtTheTimeout(t *testing.T) {
 		},
 	}
 	st, err := r.Run(context.Background())
-	var timeout *CellTimeoutError
-	require.True(t, errors.As(err, &timeout), "want a *CellTimeoutError, got %v", err)
+	var timeout *cellTimeoutError
+	require.True(t, errors.As(err, &timeout), "want a *cellTimeoutError, got %v", err)
 	assert.Equal(t, "cell 3/3 (vm: fp qos=background threads=1 repeat=2) ran past the cell timeout of 2s (--cell-timeout, or the spec's cell_timeout) and was ended; likely cause: the VM's vCPU threads got no CPU", err.Error())
 	assert.Equal(t, 2, st.Runs)
 	require.NotEmpty(t, stalled, "the watch has stopped: no lock needed")
@@ -115,7 +115,7 @@ func TestRunnerNamesAStallAndEndsItAtTheTimeout(t *testing.T) {
 // The watchdog says nothing about a cell that finishes before it is late.
 func TestRunnerQuietWhenCellsFinish(t *testing.T) {
 	var stalls int
-	r := &Runner{Cells: testCells(), Targets: map[string]Target{spec.TargetHost: &fakeTarget{}},
+	r := &runner{Cells: testCells(), Targets: map[string]Target{spec.TargetHost: &fakeTarget{}},
 		OnStall: func(Stall) { stalls++ }, Diagnose: func(context.Context, Cell) string { return "x" }}
 	_, err := r.Run(context.Background())
 	require.NoError(t, err)

@@ -53,11 +53,11 @@ func CheckName(name string) error {
 }
 
 // Attach finds the named VM, saying clearly whether it never existed (a
-// *NoSuchVMError) or has stopped (a *NotRunningError).
+// *noSuchVMError) or has stopped (a *NotRunningError).
 func (s Store) Attach(ctx context.Context, name string) (hv.Machine, error) {
 	dir := s.Dir(name)
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-		return nil, &NoSuchVMError{Name: name, Known: s.Names()}
+		return nil, &noSuchVMError{Name: name, Known: s.Names()}
 	}
 	m, err := registry.Attach(ctx, s.Registry, dir)
 	if err != nil {
@@ -79,13 +79,13 @@ func (e *NotRunningError) Error() string {
 
 func (e *NotRunningError) Unwrap() error { return e.Err }
 
-// NoSuchVMError is a VM name no VM was ever started with.
-type NoSuchVMError struct {
+// noSuchVMError is a VM name no VM was ever started with.
+type noSuchVMError struct {
 	Name  string
 	Known []string
 }
 
-func (e *NoSuchVMError) Error() string {
+func (e *noSuchVMError) Error() string {
 	if len(e.Known) == 0 {
 		return fmt.Sprintf("no vm named %s: there are no named VMs; start one with `qoslab vm start %s`", e.Name, e.Name)
 	}
@@ -160,7 +160,7 @@ func (s Store) OpenConsole(name string) (*os.File, error) {
 	f, err := os.Open(filepath.Join(dir, hv.ConsoleLogName)) //nolint:gosec // G304: the console log in the named VM's own state directory
 	if errors.Is(err, os.ErrNotExist) {
 		if _, serr := os.Stat(dir); serr != nil {
-			return nil, &NoSuchVMError{Name: name, Known: s.Names()}
+			return nil, &noSuchVMError{Name: name, Known: s.Names()}
 		}
 		return nil, fmt.Errorf("vm %s has no console log yet (it never booted?)", name)
 	}

@@ -33,7 +33,7 @@ func TestNames(t *testing.T) {
 func TestAttachSaysWhyNot(t *testing.T) {
 	ctx := context.Background()
 	_, err := store(t).Attach(ctx, "dev")
-	var none *NoSuchVMError
+	var none *noSuchVMError
 	require.ErrorAs(t, err, &none)
 	assert.EqualError(t, err, "no vm named dev: there are no named VMs; start one with `qoslab vm start dev`")
 
@@ -74,7 +74,7 @@ func TestDeleteStopped(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(s.Dir("dev"), "disk.raw"), []byte("x"), 0o600))
 	require.NoError(t, s.Delete(ctx, "dev"))
 	assert.NoDirExists(t, s.Dir("dev"))
-	var none *NoSuchVMError
+	var none *noSuchVMError
 	assert.ErrorAs(t, s.Delete(ctx, "dev"), &none, "gone")
 }
 
@@ -87,7 +87,7 @@ func TestListStopped(t *testing.T) {
 func TestOpenConsole(t *testing.T) {
 	s := store(t, "dev")
 	_, err := s.OpenConsole("nope")
-	var none *NoSuchVMError
+	var none *noSuchVMError
 	assert.ErrorAs(t, err, &none)
 	_, err = s.OpenConsole("dev")
 	assert.EqualError(t, err, "vm dev has no console log yet (it never booted?)")

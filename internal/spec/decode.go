@@ -249,7 +249,7 @@ func (d *specDecoder) list(path string, n *yaml.Node) ([]string, bool) {
 func (d *specDecoder) spec(n *yaml.Node) Spec {
 	s := Spec{
 		Targets: []string{TargetHost, TargetVM},
-		VM:      VMSpec{CPUs: DefaultVMCPUs},
+		VM:      VMSpec{CPUs: defaultVMCPUs},
 		Repeats: DefaultRepeats,
 		Warmup:  DefaultWarmup,
 		Order:   OrderInterleaved,
@@ -382,7 +382,7 @@ func (d *specDecoder) size(dst *int64, maxN int64, want string) func(string, *ya
 }
 
 func (d *specDecoder) vm(path string, n *yaml.Node) VMSpec {
-	v := VMSpec{CPUs: DefaultVMCPUs}
+	v := VMSpec{CPUs: defaultVMCPUs}
 	d.mapping(path, n, []field{
 		{"backend", d.str(&v.Backend)},
 		{"image", d.str(&v.Image)},

@@ -13,9 +13,9 @@ import (
 	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
-// SpecKey documents one key of a spec file: docs/spec.md is written from
+// keyDoc documents one key of a spec file: docs/spec.md is written from
 // these, and a test holds them to the keys ParseSpec accepts.
-type SpecKey struct {
+type keyDoc struct {
 	// Key is the key's path: "repeats", "vm.cpus", "matrix[].loops".
 	Key     string
 	Type    string
@@ -24,11 +24,11 @@ type SpecKey struct {
 	Doc     string
 }
 
-// SpecKeys lists every key a spec may have, in the order docs/spec.md
+// keyDocs lists every key a spec may have, in the order docs/spec.md
 // shows them.
-func SpecKeys() []SpecKey {
+func keyDocs() []keyDoc {
 	classes := "a list of QoS classes by name or number: " + qos.Allowed
-	return []SpecKey{
+	return []keyDoc{
 		{"name", "string", "the file's base name", fmt.Sprintf("up to %d letters, digits, '.', '_' and '-', starting with a letter or digit", maxNameLen),
 			"names the experiment and its results directory (<name>-<UTC time>)"},
 		{"description", "string", "none", "any text", "one line about the experiment, shown in reports"},
@@ -36,8 +36,8 @@ func SpecKeys() []SpecKey {
 		{"vm", "mapping", "", "the vm.* keys", "the VM of the vm target"},
 		{"vm.backend", "string", "this machine's: vz on Apple silicon, else qemu", "qemu, vz", "the hypervisor"},
 		{"vm.image", "string", "the built-in recipe's image for this machine's arch", "an image name in the image store", "what the VM boots"},
-		{"vm.cpus", "whole number", fmt.Sprint(DefaultVMCPUs), fmt.Sprintf("1..%d (the qemu backend gives at most the host's CPUs, and says so)", maxVMCPUs), "the VM's vCPUs"},
-		{"vm.memory", "size", fmt.Sprintf("%d MiB, more when compression needs it (twice the largest input + 512 MiB)", MinVMMemoryMiB),
+		{"vm.cpus", "whole number", fmt.Sprint(defaultVMCPUs), fmt.Sprintf("1..%d (the qemu backend gives at most the host's CPUs, and says so)", maxVMCPUs), "the VM's vCPUs"},
+		{"vm.memory", "size", fmt.Sprintf("%d MiB, more when compression needs it (twice the largest input + 512 MiB)", minVMMemoryMiB),
 			fmt.Sprintf("%s..%s", units.FormatBytes(minVMMemory), units.FormatBytes(maxVMMemory)), "the VM's memory; the guest holds a compression cell's input in it"},
 		{"vm.disk", "size", "what the compression cells write, and 64 MiB at least", "up to " + units.FormatBytes(maxVMDisk), "the VM's raw scratch disk, the guest's file sink"},
 		{"vm.accel", "string", "KVM (qemu on Linux) or hvf (qemu on macOS) when a probe boot works, else TCG", "kvm, tcg, hvf; qemu only", "how qemu runs the guest"},
@@ -93,9 +93,9 @@ func loopsDefaults() string {
 	return strings.Join(parts, ", ")
 }
 
-// SpecReference is docs/spec.md: every key of a spec file, its type,
+// reference is docs/spec.md: every key of a spec file, its type,
 // default and allowed values.
-func SpecReference() string {
+func reference() string {
 	var b strings.Builder
 	b.WriteString(`# Experiment specs
 
@@ -128,7 +128,7 @@ contention: 2
 | key | type | default | allowed | what it is |
 |---|---|---|---|---|
 `)
-	for _, k := range SpecKeys() {
+	for _, k := range keyDocs() {
 		def := k.Default
 		if def == "" {
 			def = "required"

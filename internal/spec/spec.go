@@ -54,8 +54,8 @@ const (
 	// starts. A spec asks for warm-ups when first-run effects (a VM's sparse
 	// scratch disk allocating blocks on the host, say) should be absorbed.
 	DefaultWarmup = 0
-	// DefaultVMCPUs is the four-core VM of [game] (docs/references.md).
-	DefaultVMCPUs = 4
+	// defaultVMCPUs is the four-core VM of [game] (docs/references.md).
+	defaultVMCPUs = 4
 	// DefaultDataSeed is the data seed of a spec that sets none (and of every
 	// run recorded before specs had one).
 	DefaultDataSeed = 1
@@ -146,17 +146,17 @@ type VMSpec struct {
 // the compression cells (the guest holds a cell's input in memory, and the
 // agent lets it use at most half of the guest's memory; the output goes to
 // the raw scratch disk, a region per thread); below that, a VM gets
-// MinVMMemoryMiB and a small disk.
+// minVMMemoryMiB and a small disk.
 const (
-	MinVMMemoryMiB       = 1024
+	minVMMemoryMiB       = 1024
 	minVMDiskBytes int64 = 64 << 20
 )
 
 // VMSize is the memory and scratch disk of the VM a run of s boots: the
 // spec's vm.memory and vm.disk where given, else what its compression cells
-// need (see MinVMMemoryMiB).
+// need (see minVMMemoryMiB).
 func VMSize(s Spec) (memoryMiB int, diskBytes int64) {
-	memoryMiB, diskBytes = MinVMMemoryMiB, minVMDiskBytes
+	memoryMiB, diskBytes = minVMMemoryMiB, minVMDiskBytes
 	for _, e := range s.Matrix {
 		if !catalog.IsCompression(e.Workload) {
 			continue
@@ -233,14 +233,14 @@ func (e MatrixEntry) seriesKeys() []string {
 	return out
 }
 
-// SpecError is a spec that cannot be run, with every problem found, each
+// specError is a spec that cannot be run, with every problem found, each
 // naming where it is (matrix[1].threads), the bad value and what is allowed.
-type SpecError struct {
+type specError struct {
 	Name     string
 	Problems []string
 }
 
-func (e *SpecError) Error() string {
+func (e *specError) Error() string {
 	if len(e.Problems) == 1 {
 		return fmt.Sprintf("spec %s: %s", e.Name, e.Problems[0])
 	}
@@ -292,7 +292,7 @@ func LoadSpec(path string) (Spec, error) {
 
 // ParseSpec reads a YAML spec, fills in defaults and validates it. name is
 // used in errors and as the spec's name when it sets none. Every problem is
-// reported at once in a *SpecError: unknown keys with their path, the keys
+// reported at once in a *specError: unknown keys with their path, the keys
 // allowed there and a likely intended one; values that are not the right
 // kind with their line; then what Validate finds.
 //
@@ -303,7 +303,7 @@ func LoadSpec(path string) (Spec, error) {
 // path of the file (a flag, the environment, the config file).
 func ParseSpec(b []byte, name string) (Spec, error) {
 	fail := func(problem string) (Spec, error) {
-		return Spec{}, &SpecError{Name: name, Problems: []string{problem}}
+		return Spec{}, &specError{Name: name, Problems: []string{problem}}
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	var doc, more yaml.Node
@@ -322,7 +322,7 @@ func ParseSpec(b []byte, name string) (Spec, error) {
 	d := &specDecoder{}
 	s := d.spec(doc.Content[0])
 	if len(d.problems) > 0 {
-		return Spec{}, &SpecError{Name: name, Problems: d.report()}
+		return Spec{}, &specError{Name: name, Problems: d.report()}
 	}
 	if s.Name == "" {
 		s.Name = name
@@ -333,7 +333,7 @@ func ParseSpec(b []byte, name string) (Spec, error) {
 	return s, nil
 }
 
-// Validate checks a spec's values, reporting every problem in a *SpecError.
+// Validate checks a spec's values, reporting every problem in a *specError.
 // It fills in nothing: a Spec built in code must set what ParseSpec would
 // default.
 func (s Spec) Validate() error {
@@ -379,7 +379,7 @@ func (s Spec) Validate() error {
 			units.FormatBytes(s.VM.MemoryBytes), units.FormatBytes(maxSize), units.FormatBytes(need))
 	}
 	if len(p) > 0 {
-		return &SpecError{Name: s.Name, Problems: p}
+		return &specError{Name: s.Name, Problems: p}
 	}
 	return nil
 }
@@ -585,8 +585,8 @@ func (e MatrixEntry) problems(at string) []string {
 
 // Quick returns s shrunk for a smoke run, marked Quick: every compute
 // workload's loops capped at its catalog.Workload.QuickLoops, every
-// fixed-duration cell at QuickDuration, every compression size at
-// catalog.QuickSize, an entry's thread counts cut to QuickThreadCounts (the
+// fixed-duration cell at quickDuration, every compression size at
+// catalog.QuickSize, an entry's thread counts cut to quickThreadCounts (the
 // smallest, the largest and the one halfway, so a regression line still
 // fits), and a procs entry's process counts to its smallest. Repeats and
 // classes stay (a verdict needs 6 repeats).
@@ -606,9 +606,9 @@ func Quick(s Spec) Spec {
 		w := catalog.Lookup(e.Workload)
 		e.Threads = append([]int(nil), e.Threads...)
 		switch counts := slices.Sorted(slices.Values(e.Threads)); {
-		case w.Kind == catalog.KindProcs && len(counts) > QuickProcCounts:
-			e.Threads = counts[:QuickProcCounts]
-		case len(counts) > QuickThreadCounts:
+		case w.Kind == catalog.KindProcs && len(counts) > quickProcCounts:
+			e.Threads = counts[:quickProcCounts]
+		case len(counts) > quickThreadCounts:
 			e.Threads = []int{counts[0], counts[(len(counts)-1)/2], counts[len(counts)-1]}
 		}
 		maxThreads := slices.Max(append([]int{1}, e.Threads...))
@@ -618,8 +618,8 @@ func Quick(s Spec) Spec {
 				e.Loops = max(e.Loops, uint64(maxThreads))
 			}
 		}
-		if e.Duration > QuickDuration {
-			e.Duration = QuickDuration
+		if e.Duration > quickDuration {
+			e.Duration = quickDuration
 		}
 		if e.SizeBytes > catalog.QuickSize {
 			e.SizeBytes = max(catalog.QuickSize, int64(maxThreads))
@@ -632,17 +632,17 @@ func Quick(s Spec) Spec {
 	return out
 }
 
-// QuickDuration caps fixed-duration cells in a Quick run.
-const QuickDuration = 250 * time.Millisecond
+// quickDuration caps fixed-duration cells in a Quick run.
+const quickDuration = 250 * time.Millisecond
 
-// QuickThreadCounts is how many thread counts an entry keeps in a Quick
-// run: three, the fewest a regression line needs. QuickProcCounts is how
+// quickThreadCounts is how many thread counts an entry keeps in a Quick
+// run: three, the fewest a regression line needs. quickProcCounts is how
 // many process counts a procs entry keeps: its smallest, since every
 // process costs its start (batches: 10 processes on 2 vCPUs still finish
 // in batches).
 const (
-	QuickThreadCounts = 3
-	QuickProcCounts   = 1
+	quickThreadCounts = 3
+	quickProcCounts   = 1
 )
 
 // parseCounts reads thread or process counts ("4", "1-4", "1,2,4", "10-70/10").

@@ -63,7 +63,7 @@ func TestParseSpecDefaults(t *testing.T) {
 	assert.Equal(t, Spec{
 		Name:    "mine",
 		Targets: []string{TargetHost, TargetVM},
-		VM:      VMSpec{CPUs: DefaultVMCPUs},
+		VM:      VMSpec{CPUs: defaultVMCPUs},
 		Matrix: []MatrixEntry{
 			{Workload: "fp", QoS: bothClasses, Threads: []int{1}, Loops: 2e8},
 			{Workload: "pi", QoS: bothClasses, Threads: []int{1}, Loops: 1e8},
@@ -191,8 +191,8 @@ matrix:
 func problemsOf(t *testing.T, err error) []string {
 	t.Helper()
 	require.Error(t, err)
-	var se *SpecError
-	require.True(t, errors.As(err, &se), "want a *SpecError, got %T: %v", err, err)
+	var se *specError
+	require.True(t, errors.As(err, &se), "want a *specError, got %T: %v", err, err)
 	return se.Problems
 }
 
@@ -511,7 +511,7 @@ func TestSpecDuration(t *testing.T) {
 	assert.Zero(t, s.Matrix[0].Loops, "no default loops beside a duration")
 	assert.NotZero(t, s.Matrix[1].Loops, "an entry without duration keeps its default loops")
 	assert.Equal(t, "host fp qos=9 threads=1 duration=1.5s", s.Matrix[0].SeriesKey(TargetHost, 9, 1))
-	assert.Equal(t, QuickDuration, Quick(s).Matrix[0].Duration)
+	assert.Equal(t, quickDuration, Quick(s).Matrix[0].Duration)
 
 	b, err := json.Marshal(s)
 	require.NoError(t, err)
@@ -592,6 +592,6 @@ func TestVMSize(t *testing.T) {
 	fp, err := DefaultSpec("contention")
 	require.NoError(t, err)
 	mem, disk = VMSize(fp)
-	assert.Equal(t, MinVMMemoryMiB, mem, "no compression: the smallest VM")
+	assert.Equal(t, minVMMemoryMiB, mem, "no compression: the smallest VM")
 	assert.Equal(t, minVMDiskBytes, disk)
 }
