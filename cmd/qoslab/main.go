@@ -6,11 +6,11 @@ import (
 	"os"
 
 	"github.com/qoslab/qoslab/internal/cli"
-	"github.com/qoslab/qoslab/internal/experiment"
+	"github.com/qoslab/qoslab/internal/interrupt"
 )
 
 func main() {
-	ctx, stop := experiment.SignalContext(context.Background())
+	ctx, stop := interrupt.Context(context.Background())
 	code := cli.Execute(ctx, cli.NewFactory(cli.SystemIO()), os.Args[1:])
 	stop()
 	os.Exit(code)

@@ -83,20 +83,20 @@ func (c *Client) explain(err error) error {
 	case codes.DeadlineExceeded:
 		return context.DeadlineExceeded
 	}
-	return &RefusedError{Code: st.Code(), Message: st.Message()}
+	return &refusedError{Code: st.Code(), Message: st.Message()}
 }
 
 // endNoticeTime is how long a broken channel waits for the agent's end to be
 // noticed (a VM killed from outside is noticed within 2 s).
 const endNoticeTime = 2 * time.Second
 
-// RefusedError is what the agent answered instead of a result.
-type RefusedError struct {
+// refusedError is what the agent answered instead of a result.
+type refusedError struct {
 	Code    codes.Code
 	Message string
 }
 
-func (e *RefusedError) Error() string {
+func (e *refusedError) Error() string {
 	switch e.Code {
 	case codes.InvalidArgument, codes.PermissionDenied, codes.FailedPrecondition, codes.ResourceExhausted:
 		return "agent refused: " + e.Message
@@ -109,7 +109,7 @@ func (e *RefusedError) Error() string {
 // IsBadRequest tells whether the agent refused a request as malformed: a
 // mistake in what was asked, not a failure of the measurement.
 func IsBadRequest(err error) bool {
-	var r *RefusedError
+	var r *refusedError
 	return errors.As(err, &r) && r.Code == codes.InvalidArgument
 }
 
@@ -122,12 +122,12 @@ func Protocol() *agentpb.ProtocolVersion {
 // connection fails, so dial must either open a fresh channel each time (a VM's
 // socket) or refuse (see DialOnce for a pipe that cannot be reopened).
 func NewClient(dial func(ctx context.Context) (net.Conn, error)) (*Client, error) {
-	return NewClientWithToken(dial, "")
+	return newClientWithToken(dial, "")
 }
 
-// NewClientWithToken is NewClient presenting token with every call, as an
-// agent listening on TCP wants (see TokenHeader); "" presents none.
-func NewClientWithToken(dial func(ctx context.Context) (net.Conn, error), token string) (*Client, error) {
+// newClientWithToken is NewClient presenting token with every call, as an
+// agent listening on TCP wants (see tokenHeader); "" presents none.
+func newClientWithToken(dial func(ctx context.Context) (net.Conn, error), token string) (*Client, error) {
 	opts := []grpc.DialOption{}
 	if token != "" {
 		opts = append(opts, grpc.WithPerRPCCredentials(tokenCreds(token)))

@@ -28,8 +28,8 @@ func paramsFromRequest(r *agentpb.RunRequest) workload.Params {
 	}
 }
 
-// QoSToProto converts an applied class for the wire.
-func QoSToProto(a qos.Applied) *agentpb.QoSApplied {
+// qosToProto converts an applied class for the wire.
+func qosToProto(a qos.Applied) *agentpb.QoSApplied {
 	return &agentpb.QoSApplied{Asked: int32(a.Asked), Applied: int32(a.Applied), Full: a.Full, Reason: a.Reason, Detail: a.Detail}
 }
 
@@ -47,7 +47,7 @@ func resultToProto(workloadName string, r workload.Result) *agentpb.Result {
 		}
 		out.Records = append(out.Records, &agentpb.ThreadRecord{
 			Index: uint32(rec.Index), Phase: rec.Phase, StartNs: rec.StartNs, EndNs: rec.EndNs,
-			Work: rec.Work, Rate: rec.Rate, Qos: QoSToProto(rec.QoS), Cpus: cpus, Pid: int32(rec.PID),
+			Work: rec.Work, Rate: rec.Rate, Qos: qosToProto(rec.QoS), Cpus: cpus, Pid: int32(rec.PID),
 		})
 	}
 	return out

@@ -15,8 +15,8 @@ import (
 	"github.com/qoslab/qoslab/internal/transport"
 )
 
-// AgentBinary is the agent's file name next to the controller.
-const AgentBinary = "qoslab-agent"
+// agentBinary is the agent's file name next to the controller.
+const agentBinary = "qoslab-agent"
 
 // FindAgent returns the agent binary to run: explicit (from --agent or
 // QOSLAB_AGENT) when given, else the one next to the running controller.
@@ -38,11 +38,11 @@ func FindAgent(explicit string) (string, error) {
 	if resolved, err := filepath.EvalSymlinks(self); err == nil {
 		self = resolved
 	}
-	next := filepath.Join(filepath.Dir(self), AgentBinary)
+	next := filepath.Join(filepath.Dir(self), agentBinary)
 	if st, err := os.Stat(next); err == nil && !st.IsDir() {
 		return next, nil
 	}
-	return "", fmt.Errorf("agent binary not found: looked for %s next to %s; build it with `make build` (puts both in bin/), or pass --agent PATH or set QOSLAB_AGENT", AgentBinary, self)
+	return "", fmt.Errorf("agent binary not found: looked for %s next to %s; build it with `make build` (puts both in bin/), or pass --agent PATH or set QOSLAB_AGENT", agentBinary, self)
 }
 
 // FindGuestAgent returns the agent built for a guest's OS and arch:
@@ -59,7 +59,7 @@ func FindGuestAgent(explicit, goos, arch string) (string, error) {
 	if r, err := filepath.EvalSymlinks(self); err == nil {
 		self = r
 	}
-	p := filepath.Join(filepath.Dir(self), goos+"-"+arch, AgentBinary)
+	p := filepath.Join(filepath.Dir(self), goos+"-"+arch, agentBinary)
 	if _, err := os.Stat(p); err != nil {
 		return "", fmt.Errorf("no %s/%s agent at %s: build it with `make build` (cross-builds every agent) or pass --guest-agent PATH", goos, arch, p)
 	}
@@ -80,9 +80,7 @@ type Local struct {
 	// StartClass is the class the agent process was started at (its
 	// threads inherit it until a worker applies its own), as read back.
 	StartClass qos.Applied
-	cmd        *exec.Cmd
-	exited     chan struct{}
-	err        error
+	child      *childproc.Piped
 }
 
 // StartLocal starts the agent binary with the stdio transport, at the
@@ -96,63 +94,50 @@ func StartLocal(ctx context.Context, o LocalOptions) (*Local, error) {
 		args = append(args, "--allow-block", d)
 	}
 	// Not CommandContext: Close decides how the agent ends, politely first.
-	cmd := exec.Command(o.Path, args...)
+	cmd := exec.Command(o.Path, args...) //nolint:gosec // G204: the agent binary the user chose (--agent) or the one beside qoslab, by design
 	cmd.Stderr = o.Stderr
-	cmd.SysProcAttr = childProcAttr()
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	class, err := childproc.Start(cmd, qos.Default)
+	child, err := childproc.StartPiped(cmd, qos.Default)
 	if err != nil {
 		return nil, fmt.Errorf("start agent %s: %w", o.Path, err)
 	}
-	l := &Local{StartClass: class, cmd: cmd, exited: make(chan struct{})}
-	go func() {
-		l.err = cmd.Wait()
-		close(l.exited)
-	}()
-	conn := transport.PipeConn(stdout, stdin, "agent-stdio")
+	l := &Local{StartClass: child.StartClass, child: child}
+	conn := transport.PipeConn(child.Stdout, child.Stdin, "agent-stdio")
 	l.Client, err = NewClient(DialOnce(conn))
 	if err != nil {
-		l.kill()
+		child.Kill()
 		return nil, err
 	}
-	l.Client.EndsWith(l.exited, func() error {
-		return fmt.Errorf("agent %s (pid %d) exited: %v; its messages are above", o.Path, cmd.Process.Pid, exitText(l.err))
+	l.EndsWith(child.Exited(), func() error {
+		return fmt.Errorf("agent %s (pid %d) exited: %v; its messages are above", o.Path, child.Pid(), exitText(child.Err()))
 	})
 	return l, nil
 }
 
 // Pid is the agent process's id.
-func (l *Local) Pid() int { return l.cmd.Process.Pid }
+func (l *Local) Pid() int { return l.child.Pid() }
 
 // Exited is closed when the agent process has ended.
-func (l *Local) Exited() <-chan struct{} { return l.exited }
+func (l *Local) Exited() <-chan struct{} { return l.child.Exited() }
 
 // Close asks the agent to shut down, waits briefly, and kills it if it has not
 // gone, so no agent outlives the controller's use of it.
 func (l *Local) Close() error {
 	select {
-	case <-l.exited:
+	case <-l.child.Exited():
 	default:
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		_ = l.Client.Shutdown(ctx)
+		_ = l.Shutdown(ctx)
 		cancel()
 		select {
-		case <-l.exited:
+		case <-l.child.Exited():
 		case <-time.After(3 * time.Second):
-			l.kill()
+			l.child.Kill()
 		}
 	}
 	_ = l.Client.Close()
 	var exitErr *exec.ExitError
-	if l.err != nil && !errors.As(l.err, &exitErr) {
-		return l.err
+	if err := l.child.Err(); err != nil && !errors.As(err, &exitErr) {
+		return err
 	}
 	return nil
 }
@@ -162,9 +147,4 @@ func exitText(err error) string {
 		return "exit status 0"
 	}
 	return err.Error()
-}
-
-func (l *Local) kill() {
-	_ = l.cmd.Process.Kill()
-	<-l.exited
 }

@@ -26,8 +26,8 @@ import (
 	"github.com/qoslab/qoslab/internal/workload/kernel"
 )
 
-// MaxRequestBytes bounds any message the agent accepts.
-const MaxRequestBytes = 64 << 10
+// maxRequestBytes bounds any message the agent accepts.
+const maxRequestBytes = 64 << 10
 
 // Policy is what the agent's launcher allows requests to touch; no request can
 // widen it.
@@ -36,7 +36,7 @@ type Policy struct {
 	ScratchDir string
 	// BlockDevices are the raw devices a block sink may write to.
 	BlockDevices []string
-	// Token, when set, must come with every request (TokenHeader): an
+	// Token, when set, must come with every request (tokenHeader): an
 	// agent listening on TCP requires it; TokenFile says where it is.
 	Token, TokenFile string
 }
@@ -68,7 +68,7 @@ func (s *Server) Close() { s.closeProbe() }
 
 // GRPCServer returns a gRPC server with the agent registered and its limits set.
 func (s *Server) GRPCServer() *grpc.Server {
-	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(MaxRequestBytes), grpc.MaxConcurrentStreams(8)}
+	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(maxRequestBytes), grpc.MaxConcurrentStreams(8)}
 	if s.policy.Token != "" {
 		opts = append(opts, tokenInterceptors(s.policy.Token, s.policy.TokenFile)...)
 	}

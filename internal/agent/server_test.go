@@ -39,7 +39,7 @@ func serve(t *testing.T, policy Policy) (*Client, *Server) {
 
 // codeOf is the gRPC code behind a client error.
 func codeOf(err error) codes.Code {
-	var r *RefusedError
+	var r *refusedError
 	switch {
 	case errors.As(err, &r):
 		return r.Code
@@ -153,7 +153,7 @@ func TestRefusedErrorsReadWell(t *testing.T) {
 
 func TestRequestSizeLimited(t *testing.T) {
 	c, _ := serve(t, Policy{})
-	_, err := c.Run(ctx(t), &agentpb.RunRequest{Workload: "fp", Qos: 21, Threads: 1, Loops: 1, Codec: strings.Repeat("x", MaxRequestBytes)}, nil)
+	_, err := c.Run(ctx(t), &agentpb.RunRequest{Workload: "fp", Qos: 21, Threads: 1, Loops: 1, Codec: strings.Repeat("x", maxRequestBytes)}, nil)
 	require.Error(t, err)
 	assert.Equal(t, codes.ResourceExhausted, codeOf(err))
 }

@@ -18,12 +18,12 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// TokenHeader is the gRPC metadata key a client presents the agent's token
+// tokenHeader is the gRPC metadata key a client presents the agent's token
 // in. An agent listening on TCP takes requests from anyone who can reach
 // its port (a Shutdown, a 1024-thread run): it requires the token, which
 // only the user who started it can read. stdio, serial and vsock channels
 // are the controller's alone and need none.
-const TokenHeader = "x-qoslab-token"
+const tokenHeader = "x-qoslab-token"
 
 // DefaultTokenFile is where an agent listening on TCP keeps its token when
 // none is named: in $XDG_RUNTIME_DIR (private to the user) or else the
@@ -43,7 +43,7 @@ func DefaultTokenFile() (string, error) {
 // 0600, 32 random bytes in hex) when it does not exist. A file others may
 // read is refused: anyone who can read it can drive the agent.
 func LoadOrCreateToken(path string) (string, error) {
-	if t, err := ReadToken(path); err == nil {
+	if t, err := readToken(path); err == nil {
 		return t, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return "", err
@@ -56,7 +56,7 @@ func LoadOrCreateToken(path string) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return "", fmt.Errorf("agent token %s: %w", path, err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600) //nolint:gosec // G304: the token file the user names
 	if err != nil {
 		return "", fmt.Errorf("agent token %s: %w", path, err)
 	}
@@ -70,8 +70,8 @@ func LoadOrCreateToken(path string) (string, error) {
 	return tok, nil
 }
 
-// ReadToken reads a token file, refusing one that others may read.
-func ReadToken(path string) (string, error) {
+// readToken reads a token file, refusing one that others may read.
+func readToken(path string) (string, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return "", err
@@ -79,7 +79,7 @@ func ReadToken(path string) (string, error) {
 	if st.Mode().Perm()&0o077 != 0 {
 		return "", fmt.Errorf("agent token %s is readable by others (mode %v): chmod 600 it", path, st.Mode().Perm())
 	}
-	b, err := os.ReadFile(path)
+	b, err := os.ReadFile(path) //nolint:gosec // G304: the token file the user names
 	if err != nil {
 		return "", err
 	}
@@ -95,12 +95,12 @@ func ReadToken(path string) (string, error) {
 func tokenInterceptors(token, where string) []grpc.ServerOption {
 	check := func(ctx context.Context) error {
 		md, _ := metadata.FromIncomingContext(ctx)
-		for _, got := range md.Get(TokenHeader) {
+		for _, got := range md.Get(tokenHeader) {
 			if subtle.ConstantTimeCompare([]byte(got), []byte(token)) == 1 {
 				return nil
 			}
 		}
-		return status.Errorf(codes.Unauthenticated, "this agent listens on TCP and wants its token (gRPC metadata %s), which is in %s on the agent's machine", TokenHeader, where)
+		return status.Errorf(codes.Unauthenticated, "this agent listens on TCP and wants its token (gRPC metadata %s), which is in %s on the agent's machine", tokenHeader, where)
 	}
 	return []grpc.ServerOption{
 		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
@@ -122,7 +122,7 @@ func tokenInterceptors(token, where string) []grpc.ServerOption {
 type tokenCreds string
 
 func (t tokenCreds) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
-	return map[string]string{TokenHeader: string(t)}, nil
+	return map[string]string{tokenHeader: string(t)}, nil
 }
 
 // RequireTransportSecurity is false: the token guards a loopback or lab

@@ -43,7 +43,7 @@ func TestTCPAgentWantsItsToken(t *testing.T) {
 	}
 
 	for _, presented := range []string{"", "0123456789abcdef0123456789abcdef"} {
-		c, err := NewClientWithToken(dial, presented)
+		c, err := newClientWithToken(dial, presented)
 		require.NoError(t, err)
 		_, err = c.Info(ctx(t))
 		require.Error(t, err, "token %q", presented)
@@ -53,7 +53,7 @@ func TestTCPAgentWantsItsToken(t *testing.T) {
 		assert.Equal(t, codes.Unauthenticated, codeOf(err), "nor may it stop the agent: %v", err)
 		c.Close()
 	}
-	c, err := NewClientWithToken(dial, tok)
+	c, err := newClientWithToken(dial, tok)
 	require.NoError(t, err)
 	defer c.Close()
 	info, err := c.Info(ctx(t))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/qoslab/qoslab/internal/agent"
 	"github.com/qoslab/qoslab/internal/experiment"
+	"github.com/qoslab/qoslab/internal/spec"
 )
 
 // AgentInfoOptions are the settings of `qoslab agent info`.
@@ -27,7 +28,7 @@ func NewCmdAgent(f *Factory) *cobra.Command {
 // NewCmdAgentInfo builds `qoslab agent info`.
 func NewCmdAgentInfo(f *Factory, runF func(context.Context, *AgentInfoOptions) error) *cobra.Command {
 	o := &AgentInfoOptions{IO: f.IO, Start: func(ctx context.Context, path string) (experiment.Target, error) {
-		return experiment.StartHostAgent(ctx, path, experiment.Spec{}, f.IO.ErrOut)
+		return experiment.StartHostAgent(ctx, path, spec.Spec{}, f.IO.ErrOut)
 	}}
 	cmd := &cobra.Command{Use: "info", Short: "Print what the local agent reports about this machine", Args: noArgs}
 	cmd.Flags().StringVar(&o.AgentPath, "agent", "", "the qoslab-agent binary to run on this machine (default: next to qoslab)")

@@ -11,10 +11,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qoslab/qoslab/internal/agent"
+	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/report"
 	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/telemetry"
 	"github.com/qoslab/qoslab/internal/units"
 	"github.com/qoslab/qoslab/internal/workload/catalog"
@@ -34,7 +36,7 @@ type BenchOptions struct {
 	Duration   time.Duration
 	Repeat     int
 	Warmup     int
-	Contention experiment.SpinnerCount
+	Contention contention.SpinnerCount
 	// CellTimeout, when not 0, ends a cell run still going after it.
 	CellTimeout time.Duration
 	Format      string
@@ -47,19 +49,19 @@ type BenchOptions struct {
 
 	// Compression holds the compress and decompress settings (size, ratio,
 	// codec, level, sink, sink path); Seed seeds their input and pi.
-	Compression experiment.MatrixEntry
+	Compression spec.MatrixEntry
 	Seed        uint64
 
 	// Targets are where cells run: "host" (a local agent) and "vm" (an agent
 	// in a VM), interleaved per repeat.
 	Targets []string
-	VM      experiment.VMSpec
+	VM      spec.VMSpec
 	VMEnv   experiment.VMEnv
 
 	// StartTarget and StartContention replace the real agents and spinners
 	// in tests; nil uses the real ones.
-	StartTarget     func(ctx context.Context, name string, s experiment.Spec, log io.Writer) (experiment.Target, []string, error)
-	StartContention func(ctx context.Context, n int) (*experiment.Contention, error)
+	StartTarget     func(ctx context.Context, name string, s spec.Spec, log io.Writer) (experiment.Target, []string, error)
+	StartContention func(ctx context.Context, n int) (*contention.Contention, error)
 
 	flags benchFlags
 	vm    vmFlags
@@ -106,8 +108,8 @@ Workloads: ` + strings.Join(catalog.Names(), ", ") + `.`,
 	fl.StringVar(&o.flags.loops, "loops", "", "loops per thread (pi: iterations in total); 2e8 style accepted (default: per workload, about 1 s)")
 	fl.DurationVar(&o.Duration, "duration", 0, "instead of --loops (fp, int, mmul): every thread runs until the cell has lasted this long (1s, 500ms), and the work done is the result")
 	fl.DurationVar(&o.CellTimeout, "cell-timeout", 0, "end a cell run still going after this long (90s, 10m): bench stops with what finished kept (with --save, finish it with qoslab run --resume DIR); default none, and a cell far past its expected time is named on the terminal either way")
-	fl.IntVar(&o.Repeat, "repeat", experiment.DefaultRepeats, "repeats of every cell (6: fewer cannot show a significant difference)")
-	fl.IntVar(&o.Warmup, "warmup", experiment.DefaultWarmup, "untimed runs of every cell on every target before its first timed run")
+	fl.IntVar(&o.Repeat, "repeat", spec.DefaultRepeats, "repeats of every cell (6: fewer cannot show a significant difference)")
+	fl.IntVar(&o.Warmup, "warmup", spec.DefaultWarmup, "untimed runs of every cell on every target before its first timed run")
 	fl.StringVar(&o.flags.contention, "contention", "0", "spinner threads at default priority, each pinned to a CPU, run outside the agent for the whole run: N, or all (one per CPU)")
 	fl.StringVar(&o.Format, "format", "table", "output: "+strings.Join(report.BenchFormats, ", "))
 	fl.StringVar(&o.Out, "out", "", "write the output to FILE (the table still goes to the terminal)")
@@ -117,16 +119,16 @@ Workloads: ` + strings.Join(catalog.Names(), ", ") + `.`,
 	c := &o.Compression
 	fl.StringVar(&o.flags.size, "size", "1GiB", "compress/decompress: bytes of generated input, split over the threads")
 	fl.Float64Var(&c.Ratio, "ratio", catalog.DefaultRatio, "compress/decompress: compressibility of the generated input (about N:1 under zstd)")
-	fl.Uint64Var(&o.Seed, "seed", experiment.DefaultDataSeed, "seed of generated input and of pi's random numbers")
+	fl.Uint64Var(&o.Seed, "seed", spec.DefaultDataSeed, "seed of generated input and of pi's random numbers")
 	fl.StringVar(&c.Codec, "codec", catalog.DefaultCodec, "compress/decompress codec: "+strings.Join(catalog.AllCodecs(), ", ")+" (lzfse: macOS only)")
 	fl.IntVar(&c.Level, "level", 0, "codec level (0: the codec's default)")
 	fl.StringVar(&c.Sink, "sink", catalog.DefaultSink, "where compressed output goes: file (fsync'd), block (a raw device), null")
 	fl.StringVar(&c.SinkPath, "sink-path", "", "file sink: directory (default: a temporary one); block sink: the device")
-	fl.StringVar(&o.flags.target, "target", experiment.TargetHost, "where to measure, comma-separated: host, vm (interleaved per repeat, shown side by side)")
+	fl.StringVar(&o.flags.target, "target", spec.TargetHost, "where to measure, comma-separated: host, vm (interleaved per repeat, shown side by side)")
 	o.vm.add(cmd, true)
 	complete(cmd, "workload", catalog.Names)
 	complete(cmd, "qos", qos.Names)
-	complete(cmd, "target", fixed(experiment.TargetHost, experiment.TargetVM))
+	complete(cmd, "target", fixed(spec.TargetHost, spec.TargetVM))
 	complete(cmd, "format", fixed(report.BenchFormats...))
 	complete(cmd, "codec", catalog.AllCodecs)
 	complete(cmd, "sink", catalog.Sinks)
@@ -150,7 +152,7 @@ func (o *BenchOptions) check() error {
 	if o.Workloads, err = catalog.ParseList(o.flags.workload); err != nil {
 		return usageError(err)
 	}
-	if o.Targets, err = experiment.ParseTargets(n("target"), o.flags.target); err != nil {
+	if o.Targets, err = spec.ParseTargets(n("target"), o.flags.target); err != nil {
 		return usageError(err)
 	}
 	if o.VM, o.VMEnv, err = o.vm.parse(o.src); err != nil {
@@ -181,7 +183,7 @@ func (o *BenchOptions) check() error {
 			}
 		}
 	}
-	if err := experiment.CheckCellTimeout(n("cell-timeout"), o.CellTimeout); err != nil {
+	if err := spec.CheckCellTimeout(n("cell-timeout"), o.CellTimeout); err != nil {
 		return usageError(err)
 	}
 	if o.Warmup < 0 || o.Warmup > 100 {
@@ -190,7 +192,7 @@ func (o *BenchOptions) check() error {
 	if o.Repeat < 1 || o.Repeat > 1000 {
 		return usageErrorf("%s %d: allowed 1..1000", n("repeat"), o.Repeat)
 	}
-	if o.Contention, err = experiment.ParseSpinnerCount(n("contention"), o.flags.contention); err != nil {
+	if o.Contention, err = contention.ParseSpinnerCount(n("contention"), o.flags.contention); err != nil {
 		return usageError(err)
 	}
 	if err := oneOf(n("format"), o.Format, report.BenchFormats); err != nil {
@@ -216,14 +218,14 @@ func (o *BenchOptions) check() error {
 // spec is the experiment bench's flags describe: one matrix entry per
 // workload, in sequential order (repeats outermost, targets innermost, as
 // written), so slow drift spreads over every cell and both targets.
-func (o *BenchOptions) spec() experiment.Spec {
-	s := experiment.Spec{Name: "bench", Targets: o.Targets, VM: o.VM, Repeats: o.Repeat, Warmup: o.Warmup, Order: experiment.OrderSequential,
+func (o *BenchOptions) spec() spec.Spec {
+	s := spec.Spec{Name: "bench", Targets: o.Targets, VM: o.VM, Repeats: o.Repeat, Warmup: o.Warmup, Order: spec.OrderSequential,
 		Contention: o.Contention, DataSeed: o.Seed, CellTimeout: o.CellTimeout}
 	if o.Save {
 		s.TelemetryMs = telemetry.DefaultIntervalMs
 	}
 	for _, w := range o.Workloads {
-		e := experiment.MatrixEntry{Workload: w}
+		e := spec.MatrixEntry{Workload: w}
 		if catalog.IsCompression(w) {
 			e = o.Compression
 			e.Workload = w
@@ -248,7 +250,7 @@ func (o *BenchOptions) spec() experiment.Spec {
 // checkVMTarget refuses a vm target this machine cannot have
 // (experiment.CheckVMTarget); a backend for another platform is a usage
 // error naming setting, where it was chosen.
-func checkVMTarget(ctx context.Context, s experiment.Spec, env experiment.VMEnv, setting string) error {
+func checkVMTarget(ctx context.Context, s spec.Spec, env experiment.VMEnv, setting string) error {
 	err := experiment.CheckVMTarget(ctx, s, env)
 	var notHere *experiment.BackendNotHereError
 	if errors.As(err, &notHere) {

@@ -18,11 +18,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
+	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/report"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/results/summary"
+	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/units"
 )
 
@@ -96,7 +98,7 @@ func TestBenchFlags(t *testing.T) {
 	assert.Equal(t, []int{1, 2, 3, 4}, o.Threads)
 	assert.Equal(t, uint64(2e8), o.Loops)
 	assert.Equal(t, 3, o.Repeat)
-	assert.Equal(t, experiment.SpinnerCount(2), o.Contention)
+	assert.Equal(t, contention.SpinnerCount(2), o.Contention)
 	assert.Equal(t, "csv", o.Format)
 	assert.Len(t, o.plan(), 2*4*3)
 	assert.Equal(t, 1, o.plan()[0].Repeat, "repeats are outermost")
@@ -282,8 +284,8 @@ type fakeAgent struct {
 }
 
 // fakeContention stands in for the spinner process.
-func fakeContention(_ context.Context, n int) (*experiment.Contention, error) {
-	return &experiment.Contention{Threads: n}, nil
+func fakeContention(_ context.Context, n int) (*contention.Contention, error) {
+	return &contention.Contention{Threads: n}, nil
 }
 
 func (a *fakeAgent) Info(context.Context) (*agentpb.InfoReply, error) { return a.info, nil }
@@ -324,7 +326,7 @@ func benchWithFake(t *testing.T, a *fakeAgent, args ...string) (*BenchOptions, s
 	require.NoError(t, err)
 	streams, out, errOut := testIO()
 	o.IO = streams
-	o.StartTarget = func(_ context.Context, target string, _ experiment.Spec, _ io.Writer) (experiment.Target, []string, error) {
+	o.StartTarget = func(_ context.Context, target string, _ spec.Spec, _ io.Writer) (experiment.Target, []string, error) {
 		if target != "host" {
 			return nil, nil, fmt.Errorf("fake has no %s target", target)
 		}
@@ -464,7 +466,7 @@ func TestBenchTwoTargetsInterleavedSideBySide(t *testing.T) {
 	var order []string
 	streams, out, _ := testIO()
 	o.IO = streams
-	o.StartTarget = func(_ context.Context, target string, _ experiment.Spec, _ io.Writer) (experiment.Target, []string, error) {
+	o.StartTarget = func(_ context.Context, target string, _ spec.Spec, _ io.Writer) (experiment.Target, []string, error) {
 		a := map[string]*fakeAgent{"host": host, "vm": vm}[target]
 		a.onRun = func() { order = append(order, target) }
 		return a, nil, nil
@@ -505,16 +507,16 @@ func TestVMNeedsFollowCompressionSize(t *testing.T) {
 	t.Chdir(t.TempDir())
 	o, err := parseBench(t, nil, "--target", "vm", "--workload", "fp")
 	require.NoError(t, err)
-	mem, _ := experiment.VMSize(o.spec())
+	mem, _ := spec.VMSize(o.spec())
 	assert.Equal(t, 1024, mem)
 	o, err = parseBench(t, nil, "--target", "vm", "--workload", "compress", "--size", "1GiB", "--threads", "1-4")
 	require.NoError(t, err)
-	mem, disk := experiment.VMSize(o.spec())
+	mem, disk := spec.VMSize(o.spec())
 	assert.GreaterOrEqual(t, mem, 2048+512, "the agent allows a size of at most half the guest's memory")
 	assert.Greater(t, disk, int64(1<<30), "the scratch disk takes the output of every thread")
 	o, err = parseBench(t, nil, "--target", "vm", "--workload", "compress", "--memory", "4GiB")
 	require.NoError(t, err)
-	mem, _ = experiment.VMSize(o.spec())
+	mem, _ = spec.VMSize(o.spec())
 	assert.Equal(t, 4096, mem, "--memory wins over the sizing rule")
 }
 

@@ -10,12 +10,13 @@ import (
 
 	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/units"
 )
 
 // runDryRun prints what run would do with o, and does none of it.
 func runDryRun(o *RunOptions) error {
-	var s experiment.Spec
+	var s spec.Spec
 	var err error
 	source := ""
 	switch {
@@ -23,11 +24,11 @@ func runDryRun(o *RunOptions) error {
 		s, err = experiment.RecordedSpec(o.Resume)
 		source = "the spec " + o.Resume + " started with"
 	case o.SpecFile != "":
-		s, err = experiment.LoadSpec(o.SpecFile)
+		s, err = spec.LoadSpec(o.SpecFile)
 		source = o.SpecFile
 		err = usageError(err)
 	default:
-		s, err = experiment.DefaultSpec(o.Default)
+		s, err = spec.DefaultSpec(o.Default)
 		source = "built in"
 		err = usageError(err)
 	}
@@ -35,7 +36,7 @@ func runDryRun(o *RunOptions) error {
 		return err
 	}
 	if o.Quick && o.Resume == "" {
-		s = experiment.Quick(s)
+		s = spec.Quick(s)
 	}
 	d, err := experiment.PlanDryRun(s, o.VMEnv, o.Resume, results.Paths(o.Results))
 	if err != nil {
@@ -47,7 +48,7 @@ func runDryRun(o *RunOptions) error {
 
 // benchDryRun prints what bench would do with o (the experiment s), and
 // does none of it.
-func benchDryRun(o *BenchOptions, s experiment.Spec) error {
+func benchDryRun(o *BenchOptions, s spec.Spec) error {
 	d, err := experiment.PlanDryRun(s, o.VMEnv, "", results.Paths(o.Results))
 	if err != nil {
 		return err
@@ -122,7 +123,7 @@ func printDryRun(w io.Writer, d *experiment.DryRun, what string, writes []string
 		}
 	}
 	order := s.Order
-	if s.Order != experiment.OrderSequential {
+	if s.Order != spec.OrderSequential {
 		order += ": shuffled per repeat, targets alternating"
 		if !d.Seeded {
 			order += "; the seed is picked when the run starts, so the order below is one example"
@@ -190,7 +191,7 @@ func printDryRun(w io.Writer, d *experiment.DryRun, what string, writes []string
 		first = 1
 	}
 	how := "every repeat runs in this order"
-	if s.Order != experiment.OrderSequential {
+	if s.Order != spec.OrderSequential {
 		how = "each repeat is shuffled anew"
 	}
 	fmt.Fprintf(w, "\norder of repeat %d (%s):\n", first, how)

@@ -12,9 +12,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/spec"
 )
 
 // snapshot lists every file under dir with its size, to show that a
@@ -85,8 +87,8 @@ func TestRunDryRunHasNoSideEffects(t *testing.T) {
 // without one it is unknown, never made up.
 func TestDryRunEstimatesFromEarlierRuns(t *testing.T) {
 	parent := t.TempDir()
-	s := experiment.Spec{Name: "cal", Targets: []string{"host"}, VM: experiment.VMSpec{CPUs: 1}, Repeats: 3, Order: experiment.OrderSequential,
-		Matrix: []experiment.MatrixEntry{{Workload: "fp", QoS: []qos.Class{qos.Background}, Threads: []int{1, 2}, Loops: 1e6}}}
+	s := spec.Spec{Name: "cal", Targets: []string{"host"}, VM: spec.VMSpec{CPUs: 1}, Repeats: 3, Order: spec.OrderSequential,
+		Matrix: []spec.MatrixEntry{{Workload: "fp", QoS: []qos.Class{qos.Background}, Threads: []int{1, 2}, Loops: 1e6}}}
 	require.NoError(t, s.Validate())
 
 	d, err := experiment.PlanDryRun(s, experiment.VMEnv{}, "", nil)
@@ -137,11 +139,11 @@ func TestBenchDryRunStartsNothing(t *testing.T) {
 	require.NoError(t, err)
 	streams, out, _ := testIO()
 	o.IO = streams
-	o.StartTarget = func(context.Context, string, experiment.Spec, io.Writer) (experiment.Target, []string, error) {
+	o.StartTarget = func(context.Context, string, spec.Spec, io.Writer) (experiment.Target, []string, error) {
 		t.Fatal("a dry run started a target")
 		return nil, nil, nil
 	}
-	o.StartContention = func(context.Context, int) (*experiment.Contention, error) {
+	o.StartContention = func(context.Context, int) (*contention.Contention, error) {
 		t.Fatal("a dry run started contention")
 		return nil, nil
 	}

@@ -10,8 +10,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/qoslab/qoslab/internal/agent"
+	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/hv/vz"
+	"github.com/qoslab/qoslab/internal/interrupt"
 	"github.com/qoslab/qoslab/internal/suggest"
 	"github.com/qoslab/qoslab/internal/version"
 )
@@ -51,8 +53,8 @@ are top level, shared by every command (QOSLAB_RESULTS).`,
 		NewCmdImage(f),
 		NewCmdVM(f),
 		NewCmdDoctor(f, nil),
-		hidden(experiment.SpinnerCommand+" N", func(cmd *cobra.Command, args []string) error {
-			return experiment.SpinnerMain(cmd.Context(), args, f.IO.In, f.IO.Out)
+		hidden(contention.SpinnerCommand+" N", func(cmd *cobra.Command, args []string) error {
+			return contention.SpinnerMain(cmd.Context(), args, f.IO.In, f.IO.Out)
 		}),
 		hidden(vz.HostCommand+" STATE_DIR", func(cmd *cobra.Command, args []string) error {
 			return vz.HostMain(cmd.Context(), args[0], agent.ShutdownOver)
@@ -146,7 +148,7 @@ func Execute(ctx context.Context, f *Factory, args []string) int {
 		return 0
 	case experiment.IsInterrupted(ctx, err):
 		code, why := 130, "interrupted"
-		if i := experiment.InterruptOf(ctx); i != nil {
+		if i := interrupt.Of(ctx); i != nil {
 			code, why = i.ExitCode(), i.Error()
 		}
 		fmt.Fprintf(f.IO.ErrOut, "qoslab: %s\n", why)

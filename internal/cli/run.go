@@ -14,6 +14,7 @@ import (
 	"github.com/qoslab/qoslab/internal/hv/registry"
 	"github.com/qoslab/qoslab/internal/report"
 	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/spec"
 )
 
 // RunOptions are the settings of `qoslab run`.
@@ -42,7 +43,7 @@ func NewCmdRun(f *Factory, runF func(context.Context, *RunOptions) error) *cobra
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run a whole host-vs-VM experiment and say whether QoS survives in the VM",
-		Long: `run measures an experiment spec (a YAML file, or a built-in one: ` + strings.Join(experiment.DefaultSpecNames(), ", ") + `;
+		Long: `run measures an experiment spec (a YAML file, or a built-in one: ` + strings.Join(spec.DefaultSpecNames(), ", ") + `;
 the default, "subsumption", follows "Can you game core allocation on Apple
 silicon?": fp with 1-4 threads and compression of 1 GiB at QoS 9 and 33, on the
 host and in a VM, 6 repeats, interleaved), keeps every finished cell in
@@ -63,7 +64,7 @@ it would write) and measures, starts and writes nothing.
 	fl := cmd.Flags()
 	fl.StringVar(&o.AgentPath, "agent", "", "the qoslab-agent binary to run on this machine (default: next to qoslab)")
 	fl.StringVar(&o.SpecFile, "spec", "", "experiment spec (YAML; keys in docs/spec.md)")
-	fl.StringVar(&o.Default, "default", "subsumption", "built-in spec to run when --spec is not given: "+strings.Join(experiment.DefaultSpecNames(), ", "))
+	fl.StringVar(&o.Default, "default", "subsumption", "built-in spec to run when --spec is not given: "+strings.Join(spec.DefaultSpecNames(), ", "))
 	fl.BoolVar(&o.Quick, "quick", false, "shrink loops and sizes so the run takes minutes (a smoke run, marked as such)")
 	fl.StringVar(&o.Resume, "resume", "", "finish the interrupted run in this results directory")
 	fl.StringVar(&o.Results, "results", "qoslab-results", "where results directories are created")
@@ -77,7 +78,7 @@ it would write) and measures, starts and writes nothing.
 	fl.DurationVar(&o.CellTimeout, "cell-timeout", 0, cellTimeoutHelp)
 	_ = cmd.MarkFlagFilename("spec", "yaml", "yml")
 	_ = cmd.MarkFlagDirname("resume")
-	complete(cmd, "default", experiment.DefaultSpecNames)
+	complete(cmd, "default", spec.DefaultSpecNames)
 	complete(cmd, "accel", fixed(accels...))
 	complete(cmd, "vm-backend", registry.Names)
 	complete(cmd, "vm-model", hv.Models)
@@ -100,7 +101,7 @@ func (o *RunOptions) check() error {
 	if o.SpecFile != "" && o.Resume != "" {
 		return usageErrorf("--spec and --resume exclude each other: a resumed run keeps the spec it started with")
 	}
-	if err := experiment.CheckCellTimeout(o.src.Name("cell-timeout"), o.CellTimeout); err != nil {
+	if err := spec.CheckCellTimeout(o.src.Name("cell-timeout"), o.CellTimeout); err != nil {
 		return usageError(err)
 	}
 	if o.VMEnv.Accel != "" {
@@ -117,7 +118,7 @@ func (o *RunOptions) check() error {
 		return err
 	}
 	if o.SpecFile == "" && o.Resume == "" {
-		if err := oneOf(o.src.Name("default"), o.Default, experiment.DefaultSpecNames()); err != nil {
+		if err := oneOf(o.src.Name("default"), o.Default, spec.DefaultSpecNames()); err != nil {
 			return err
 		}
 	}
@@ -126,7 +127,7 @@ func (o *RunOptions) check() error {
 
 // spec loads the spec to run into a new results directory, or reopens the
 // directory of the run to resume.
-func (o *RunOptions) spec(ctx context.Context, now time.Time) (*results.Dir, experiment.Spec, error) {
+func (o *RunOptions) spec(ctx context.Context, now time.Time) (*results.Dir, spec.Spec, error) {
 	if o.Resume != "" {
 		d, s, err := experiment.ResumeRun(o.Resume, now)
 		if o.CellTimeout > 0 {
@@ -134,18 +135,18 @@ func (o *RunOptions) spec(ctx context.Context, now time.Time) (*results.Dir, exp
 		}
 		return d, s, err
 	}
-	var s experiment.Spec
+	var s spec.Spec
 	var err error
 	if o.SpecFile != "" {
-		s, err = experiment.LoadSpec(o.SpecFile)
+		s, err = spec.LoadSpec(o.SpecFile)
 	} else {
-		s, err = experiment.DefaultSpec(o.Default)
+		s, err = spec.DefaultSpec(o.Default)
 	}
 	if err != nil {
 		return nil, s, usageError(err)
 	}
 	if o.Quick {
-		s = experiment.Quick(s)
+		s = spec.Quick(s)
 	}
 	if o.CellTimeout > 0 {
 		s.CellTimeout = o.CellTimeout // recorded in run.json as applied

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/qoslab/qoslab/internal/experiment"
+	"github.com/qoslab/qoslab/internal/spec"
 )
 
 // SpecsOptions are the settings of `qoslab specs list` and `specs show`.
@@ -35,26 +35,26 @@ func newCmdSpecsList(f *Factory, runF func(context.Context, *SpecsOptions) error
 // listedSpec is a built-in spec as `specs list --json` prints it: the spec
 // as run.json's "spec" holds it, and as --quick shrinks it.
 type listedSpec struct {
-	experiment.Spec
-	Quick experiment.Spec `json:"quick_spec"`
+	spec.Spec
+	Quick spec.Spec `json:"quick_spec"`
 }
 
 func specsListRun(_ context.Context, o *SpecsOptions) error {
 	if o.JSON {
 		out := []listedSpec{}
-		for _, name := range experiment.DefaultSpecNames() {
-			s, err := experiment.DefaultSpec(name)
+		for _, name := range spec.DefaultSpecNames() {
+			s, err := spec.DefaultSpec(name)
 			if err != nil {
 				return err
 			}
-			out = append(out, listedSpec{Spec: s, Quick: experiment.Quick(s)})
+			out = append(out, listedSpec{Spec: s, Quick: spec.Quick(s)})
 		}
 		return printJSON(o.IO.Out, out)
 	}
 	tw := tabwriter.NewWriter(o.IO.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tDESCRIPTION")
-	for _, name := range experiment.DefaultSpecNames() {
-		s, err := experiment.DefaultSpec(name)
+	for _, name := range spec.DefaultSpecNames() {
+		s, err := spec.DefaultSpec(name)
 		if err != nil {
 			return err
 		}
@@ -70,21 +70,21 @@ func newCmdSpecsShow(f *Factory, runF func(context.Context, *SpecsOptions) error
 		Short: "Print a built-in spec's YAML exactly as built in, ready to edit and run with qoslab run --spec",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usageErrorf("give one built-in spec: %s", strings.Join(experiment.DefaultSpecNames(), ", "))
+				return usageErrorf("give one built-in spec: %s", strings.Join(spec.DefaultSpecNames(), ", "))
 			}
 			o.Name = args[0]
 			return nil
 		},
-		ValidArgs: experiment.DefaultSpecNames(),
+		ValidArgs: spec.DefaultSpecNames(),
 	}
 	return command(f, cmd, "specs", o, nil, nil, specsShowRun, runF)
 }
 
 func specsShowRun(_ context.Context, o *SpecsOptions) error {
-	if err := oneOf("spec", o.Name, experiment.DefaultSpecNames()); err != nil {
+	if err := oneOf("spec", o.Name, spec.DefaultSpecNames()); err != nil {
 		return err
 	}
-	b, err := experiment.DefaultSpecSource(o.Name)
+	b, err := spec.DefaultSpecSource(o.Name)
 	if err != nil {
 		return err
 	}

@@ -9,14 +9,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/qoslab/qoslab/internal/experiment"
+	"github.com/qoslab/qoslab/internal/spec"
 )
 
 func TestSpecsListAndShow(t *testing.T) {
 	streams, out, _ := testIO()
 	require.NoError(t, specsListRun(context.Background(), &SpecsOptions{IO: streams}))
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	require.Len(t, lines, 1+len(experiment.DefaultSpecNames()))
+	require.Len(t, lines, 1+len(spec.DefaultSpecNames()))
 	for i, name := range []string{"allocation", "batches", "contention", "pi", "subsumption"} {
 		assert.True(t, strings.HasPrefix(lines[i+1], name+" "), lines[i+1])
 	}
@@ -24,10 +24,10 @@ func TestSpecsListAndShow(t *testing.T) {
 	// show prints the spec exactly as built in, and it runs as a --spec.
 	out.Reset()
 	require.NoError(t, specsShowRun(context.Background(), &SpecsOptions{IO: streams, Name: "batches"}))
-	src, err := experiment.DefaultSpecSource("batches")
+	src, err := spec.DefaultSpecSource("batches")
 	require.NoError(t, err)
 	assert.Equal(t, string(src), out.String())
-	_, err = experiment.ParseSpec(out.Bytes(), "copy")
+	_, err = spec.ParseSpec(out.Bytes(), "copy")
 	require.NoError(t, err)
 
 	err = specsShowRun(context.Background(), &SpecsOptions{IO: streams, Name: "batch"})
@@ -42,16 +42,16 @@ func TestSpecsListJSON(t *testing.T) {
 	out, stderr, code := runRoot(t, nil, "specs", "list", "--json")
 	require.Equal(t, 0, code, stderr)
 	var specs []struct {
-		experiment.Spec
-		Quick experiment.Spec `json:"quick_spec"`
+		spec.Spec
+		Quick spec.Spec `json:"quick_spec"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &specs))
-	require.Len(t, specs, len(experiment.DefaultSpecNames()))
-	for i, name := range experiment.DefaultSpecNames() {
+	require.Len(t, specs, len(spec.DefaultSpecNames()))
+	for i, name := range spec.DefaultSpecNames() {
 		s := specs[i]
 		assert.Equal(t, name, s.Name)
 		assert.NotEmpty(t, s.Description)
-		assert.Equal(t, experiment.DefaultRepeats, s.Repeats)
+		assert.Equal(t, spec.DefaultRepeats, s.Repeats)
 		require.NoError(t, s.Validate(), name)
 		assert.True(t, s.Quick.Quick, "%s: quick_spec is the --quick form", name)
 		assert.False(t, s.Spec.Quick, name)

@@ -18,6 +18,8 @@ import (
 	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/hv/registry"
+	"github.com/qoslab/qoslab/internal/namedvm"
+	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/units"
 )
 
@@ -44,8 +46,8 @@ func (v *vmFlags) add(cmd *cobra.Command, named bool) {
 		completeVMs(cmd, "vm")
 		fl.StringVar(&v.model, "vm-model", "", vmModelHelp)
 		complete(cmd, "vm-model", hv.Models)
-	} else if s, err := experiment.DefaultSpec(experiment.NamedVMSpec); err == nil {
-		mem, d := experiment.VMSize(s)
+	} else if s, err := spec.DefaultSpec(experiment.NamedVMSpec); err == nil {
+		mem, d := spec.VMSize(s)
 		memory = fmt.Sprintf("%d MiB, what the built-in %s spec needs", mem, experiment.NamedVMSpec)
 		disk = fmt.Sprintf("%d MiB, what the built-in %s spec needs", d>>20, experiment.NamedVMSpec)
 	}
@@ -93,9 +95,9 @@ func aliasStore(cmd *cobra.Command) {
 	})
 }
 
-func (v *vmFlags) parse(src sources) (experiment.VMSpec, experiment.VMEnv, error) {
+func (v *vmFlags) parse(src sources) (spec.VMSpec, experiment.VMEnv, error) {
 	n := src.Name
-	s := experiment.VMSpec{Image: v.image, CPUs: v.cpus, Accel: v.accel, Backend: v.backend, Model: v.model}
+	s := spec.VMSpec{Image: v.image, CPUs: v.cpus, Accel: v.accel, Backend: v.backend, Model: v.model}
 	e := experiment.VMEnv{Name: v.name, Store: v.store, BootTimeout: v.bootTimeout}
 	if v.bootTimeout < 0 {
 		return s, e, usageErrorf("%s %s: allowed a positive duration such as 5m, or 0 for the default", n("boot-timeout"), v.bootTimeout)
@@ -156,7 +158,7 @@ func vmName(args []string) (string, error) {
 	if len(args) != 1 {
 		return "", usageErrorf("give one VM name, got %d", len(args))
 	}
-	return args[0], usageError(experiment.CheckVMName(args[0]))
+	return args[0], usageError(namedvm.CheckName(args[0]))
 }
 
 // VMOptions are the settings of the vm commands.
@@ -166,7 +168,7 @@ type VMOptions struct {
 	// Env is where this machine keeps VMs and images.
 	Env experiment.VMEnv
 	// VM is what `vm start` boots.
-	VM           experiment.VMSpec
+	VM           spec.VMSpec
 	JSON, Follow bool
 }
 
@@ -176,7 +178,7 @@ func vmCommand(f *Factory, cmd *cobra.Command, o *VMOptions, src *sources, prepa
 	o.IO = f.IO
 	named := strings.HasSuffix(cmd.Use, " NAME")
 	if named {
-		completeArgs(cmd, func() []string { return experiment.NamedVMs(vmEnv(f, experiment.VMEnv{})) })
+		completeArgs(cmd, func() []string { return vmEnv(f, experiment.VMEnv{}).NamedVMs().Names() })
 	}
 	return command(f, cmd, "vm", o, src, func(args []string) error {
 		if named {
@@ -225,12 +227,12 @@ func newCmdVMStop(f *Factory, runF func(context.Context, *VMOptions) error) *cob
 }
 
 func vmStopRun(ctx context.Context, o *VMOptions) error {
-	m, err := experiment.AttachVM(ctx, o.Env, o.Name)
-	var gone *experiment.NotRunningError
+	m, err := o.Env.NamedVMs().Attach(ctx, o.Name)
+	var gone *namedvm.NotRunningError
 	if errors.As(err, &gone) {
 		// Stopping what is already stopped is done: say so, and clear
 		// what its hypervisor left behind.
-		removed, cerr := experiment.CleanStoppedVM(o.Env, o.Name)
+		removed, cerr := o.Env.NamedVMs().CleanStopped(o.Name)
 		if cerr != nil {
 			return fmt.Errorf("vm %s had already stopped (%v), but cleaning up after it failed: %w", o.Name, gone.Err, cerr)
 		}
@@ -257,7 +259,7 @@ func newCmdVMDelete(f *Factory, runF func(context.Context, *VMOptions) error) *c
 }
 
 func vmDeleteRun(ctx context.Context, o *VMOptions) error {
-	if err := experiment.DeleteVM(ctx, o.Env, o.Name); err != nil {
+	if err := o.Env.NamedVMs().Delete(ctx, o.Name); err != nil {
 		return err
 	}
 	fmt.Fprintf(o.IO.Out, "vm %s deleted\n", o.Name)
@@ -301,7 +303,7 @@ func newCmdVMConsole(f *Factory, runF func(context.Context, *VMOptions) error) *
 }
 
 func vmConsoleRun(ctx context.Context, o *VMOptions) error {
-	file, err := experiment.OpenConsole(o.Env, o.Name)
+	file, err := o.Env.NamedVMs().OpenConsole(o.Name)
 	if err != nil {
 		return err
 	}
@@ -326,7 +328,7 @@ func newCmdVMList(f *Factory, runF func(context.Context, *VMOptions) error) *cob
 }
 
 func vmListRun(ctx context.Context, o *VMOptions) error {
-	vms := experiment.ListVMs(ctx, o.Env)
+	vms := o.Env.NamedVMs().List(ctx)
 	if o.JSON {
 		return printJSON(o.IO.Out, vms)
 	}
@@ -346,7 +348,7 @@ func vmListRun(ctx context.Context, o *VMOptions) error {
 // completeVMs completes a flag with the named VMs.
 func completeVMs(cmd *cobra.Command, flag string) {
 	complete(cmd, flag, func() []string {
-		return experiment.NamedVMs(experiment.DefaultVMEnv(os.Getenv, experiment.VMEnv{}))
+		return experiment.DefaultVMEnv(os.Getenv, experiment.VMEnv{}).NamedVMs().Names()
 	})
 }
 

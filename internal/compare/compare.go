@@ -18,9 +18,10 @@ import (
 	"time"
 
 	"github.com/qoslab/qoslab/internal/analysis"
-	"github.com/qoslab/qoslab/internal/experiment"
+	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/results/summary"
+	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/units"
 )
 
@@ -279,7 +280,7 @@ func Labels(runs []*results.Loaded, given map[string]string) []string {
 // isTarget reports whether name is a target's name, which a column must
 // not be labelled with (its rows name targets).
 func isTarget(name string) bool {
-	return strings.EqualFold(name, experiment.TargetHost) || strings.EqualFold(name, experiment.TargetVM)
+	return strings.EqualFold(name, spec.TargetHost) || strings.EqualFold(name, spec.TargetVM)
 }
 
 // sameRuns notes the arguments that are one run twice: the same directory
@@ -339,7 +340,7 @@ func describe(l *results.Loaded) Column {
 	} else if !l.Run.Complete() {
 		col.State, col.Partial = "incomplete", true
 	}
-	var spec experiment.Spec
+	var spec spec.Spec
 	specErr := json.Unmarshal(l.Run.Spec, &spec)
 	col.Shape["spec"] = l.Run.Name
 	if specErr != nil {
@@ -370,8 +371,8 @@ func describe(l *results.Loaded) Column {
 
 // contentionText is the host's contention as asked and as run: "all (2
 // spinners)", "none".
-func contentionText(r results.Run, spec experiment.Spec) string {
-	var c experiment.Contention
+func contentionText(r results.Run, spec spec.Spec) string {
+	var c contention.Contention
 	if len(r.Contention) > 0 && json.Unmarshal(r.Contention, &c) == nil && c.Threads > 0 {
 		return fmt.Sprintf("%v (%s)", c.Asked, units.Plural(c.Threads, "spinner"))
 	}
@@ -383,7 +384,7 @@ func contentionText(r results.Run, spec experiment.Spec) string {
 
 // appliedAccel is the VM's acceleration as run (run.json's machines), else
 // as the spec asked.
-func appliedAccel(r results.Run, spec experiment.Spec) string {
+func appliedAccel(r results.Run, spec spec.Spec) string {
 	var machines map[string]struct {
 		Backend string `json:"backend"`
 		Accel   string `json:"accel"`
@@ -407,7 +408,7 @@ func appliedAccel(r results.Run, spec experiment.Spec) string {
 
 // workText is what a matrix entry does per cell: "loops 1e7", "1s",
 // "16 MiB, ratio 3, zstd level 3, sink file".
-func workText(m experiment.MatrixEntry) string {
+func workText(m spec.MatrixEntry) string {
 	var parts []string
 	if m.Loops > 0 {
 		parts = append(parts, "loops "+units.FormatCount(m.Loops))

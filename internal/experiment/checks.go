@@ -11,6 +11,7 @@ import (
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/hv/registry"
 	"github.com/qoslab/qoslab/internal/image"
+	"github.com/qoslab/qoslab/internal/spec"
 )
 
 // Check is one thing a run needs, present or missing, and how to fix it.
@@ -69,12 +70,12 @@ func (e *BackendNotHereError) Error() string {
 // target cannot be had on this machine as env sets it up: a backend for
 // another platform (a *BackendNotHereError), an image the store lacks, a
 // named VM that is not running. A spec without a vm target passes.
-func CheckVMTarget(ctx context.Context, s Spec, env VMEnv) error {
-	if !slices.Contains(s.Targets, TargetVM) {
+func CheckVMTarget(ctx context.Context, s spec.Spec, env VMEnv) error {
+	if !slices.Contains(s.Targets, spec.TargetVM) {
 		return nil
 	}
 	if env.Name != "" {
-		_, err := AttachVM(ctx, env, env.Name)
+		_, err := env.NamedVMs().Attach(ctx, env.Name)
 		return err
 	}
 	v, _ := fitVM(s.VM, env)

@@ -13,6 +13,7 @@ import (
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/hv/registry"
 	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/units"
 	"github.com/qoslab/qoslab/internal/workload"
 	"github.com/qoslab/qoslab/internal/workload/catalog"
@@ -23,7 +24,7 @@ import (
 // kernel fetched and no file written. It only reads (the image store, the
 // KVM probe's remembered verdict, earlier results).
 type DryRun struct {
-	Spec Spec
+	Spec spec.Spec
 	// Seeded says whether the order is the one the run will use: an
 	// interleaved spec without a seed gets one when the run starts, and
 	// Cells is then one example of its order.
@@ -107,41 +108,27 @@ func (e Estimate) Total(runs int) (total time.Duration, exact bool) {
 // as Execute would get it; resume is the results directory a --resume
 // would finish ("" for a new run), and calibrate the results directories
 // to take earlier cell times from.
-func PlanDryRun(s Spec, env VMEnv, resume string, calibrate []string) (*DryRun, error) {
-	d := &DryRun{Spec: s, Seeded: s.Seed != nil || s.Order == OrderSequential}
+func PlanDryRun(s spec.Spec, env VMEnv, resume string, calibrate []string) (*DryRun, error) {
+	d := &DryRun{Spec: s, Seeded: s.Seed != nil || s.Order == spec.OrderSequential}
 	cells, _ := Plan(s)
 	if resume != "" {
-		dir, err := results.Open(resume)
-		if err != nil {
+		var err error
+		if cells, d.Done, err = unfinished(cells, resume); err != nil {
 			return nil, err
 		}
-		recs, _, err := dir.ReadSamples()
-		if err != nil {
-			return nil, fmt.Errorf("resume %s: %w", resume, err)
-		}
-		done := results.FinishedRuns(recs) // what the runner skips
-		cells = slices.DeleteFunc(cells, func(c Cell) bool {
-			if c.Timed() && done[c.RunKey()] {
-				d.Done++
-				return true
-			}
-			return false
-		})
 		d.Seeded = true
 	}
 	d.Cells = cells
 	var err error
-	if d.Spinners, err = ContentionCount(s.Contention); err != nil {
+	if d.Spinners, err = s.Contention.Resolve(); err != nil {
 		return nil, err
 	}
 	if d.Spinners > 0 {
-		if allowed, err := workload.AllowedCPUs(); err == nil && len(allowed) > 0 {
-			for i := range d.Spinners {
-				d.SpinnerCPUs = append(d.SpinnerCPUs, allowed[i%len(allowed)])
-			}
+		if allowed, err := workload.AllowedCPUs(); err == nil {
+			d.SpinnerCPUs = workload.SpinnerCPUs(d.Spinners, allowed)
 		}
 	}
-	if slices.Contains(s.Targets, TargetVM) {
+	if slices.Contains(s.Targets, spec.TargetVM) {
 		d.VM = planVM(s, env)
 	}
 	accel := ""
@@ -149,37 +136,7 @@ func PlanDryRun(s Spec, env VMEnv, resume string, calibrate []string) (*DryRun, 
 		accel = d.VM.Accel
 	}
 	times := calibration(calibrate, accel)
-	index := map[string]int{}
-	for _, c := range cells {
-		k := c.SeriesKey()
-		i, ok := index[k]
-		if !ok {
-			i = len(d.Series)
-			index[k] = i
-			sp := SeriesPlan{Cell: c}
-			sp.Cell.Repeat, sp.Cell.Warmup = 0, 0
-			switch {
-			case c.Duration > 0:
-				sp.Each, sp.Source = c.Duration, "duration"
-			default:
-				if t, ok := times.each[k]; ok {
-					sp.Each, sp.Source = t.each, t.dir
-				}
-			}
-			d.Series = append(d.Series, sp)
-		}
-		if c.Timed() {
-			d.Series[i].Runs++
-		} else {
-			d.Series[i].Warmups++
-		}
-	}
-	// The table reads in the spec's order: entry, class, threads, target.
-	rank := func(c Cell) []int {
-		e := s.Matrix[c.Entry]
-		return []int{c.Entry, slices.Index(e.QoS, c.QoS), slices.Index(e.Threads, c.Threads), slices.Index(s.Targets, c.Target)}
-	}
-	slices.SortStableFunc(d.Series, func(a, b SeriesPlan) int { return slices.Compare(rank(a.Cell), rank(b.Cell)) })
+	d.Series = seriesPlans(s, cells, times)
 	for _, sp := range d.Series {
 		n := sp.Runs + sp.Warmups
 		if sp.Each > 0 {
@@ -197,15 +154,77 @@ func PlanDryRun(s Spec, env VMEnv, resume string, calibrate []string) (*DryRun, 
 	return d, nil
 }
 
+// unfinished are the cells a --resume of the run in the results directory
+// resume would still make (the runner skips the timed runs it finished),
+// and how many timed runs it skips.
+func unfinished(cells []Cell, resume string) ([]Cell, int, error) {
+	dir, err := results.Open(resume)
+	if err != nil {
+		return nil, 0, err
+	}
+	recs, _, err := dir.ReadSamples()
+	if err != nil {
+		return nil, 0, fmt.Errorf("resume %s: %w", resume, err)
+	}
+	finished := results.FinishedRuns(recs)
+	skipped := 0
+	cells = slices.DeleteFunc(cells, func(c Cell) bool {
+		if c.Timed() && finished[c.RunKey()] {
+			skipped++
+			return true
+		}
+		return false
+	})
+	return cells, skipped, nil
+}
+
+// seriesPlans lays out the cells of s as the series they run, each once,
+// in the spec's order (entry, class, threads, target), with its runs and
+// what one is expected to take: its duration, or what times measured.
+func seriesPlans(s spec.Spec, cells []Cell, times calibrationTimes) []SeriesPlan {
+	var out []SeriesPlan
+	index := map[string]int{}
+	for _, c := range cells {
+		k := c.SeriesKey()
+		i, ok := index[k]
+		if !ok {
+			i = len(out)
+			index[k] = i
+			sp := SeriesPlan{Cell: c}
+			sp.Cell.Repeat, sp.Cell.Warmup = 0, 0
+			switch {
+			case c.Duration > 0:
+				sp.Each, sp.Source = c.Duration, "duration"
+			default:
+				if t, ok := times.each[k]; ok {
+					sp.Each, sp.Source = t.each, t.dir
+				}
+			}
+			out = append(out, sp)
+		}
+		if c.Timed() {
+			out[i].Runs++
+		} else {
+			out[i].Warmups++
+		}
+	}
+	rank := func(c Cell) []int {
+		e := s.Matrix[c.Entry]
+		return []int{c.Entry, slices.Index(e.QoS, c.QoS), slices.Index(e.Threads, c.Threads), slices.Index(s.Targets, c.Target)}
+	}
+	slices.SortStableFunc(out, func(a, b SeriesPlan) int { return slices.Compare(rank(a.Cell), rank(b.Cell)) })
+	return out
+}
+
 // planVM works out the VM a run of s would use, as startVM would, without
 // booting it.
-func planVM(s Spec, env VMEnv) *VMPlan {
+func planVM(s spec.Spec, env VMEnv) *VMPlan {
 	if env.Name != "" {
 		return &VMPlan{Named: env.Name}
 	}
 	v, notes := fitVM(s.VM, env)
 	p := &VMPlan{Backend: v.Backend, Model: v.Model, Image: v.Image, CPUs: v.CPUs, Notes: notes}
-	p.MemoryMiB, p.DiskBytes = VMSize(s)
+	p.MemoryMiB, p.DiskBytes = spec.VMSize(s)
 	img, err := loadImage(env.Store, v.Image)
 	if err != nil {
 		p.ImageProblem = strings.ReplaceAll(err.Error(), "\n", "; ")
@@ -227,12 +246,12 @@ func planVM(s Spec, env VMEnv) *VMPlan {
 		p.Accel, p.AccelWhy = v.Backend, "the framework's own"
 		return p
 	}
-	spec := hv.Spec{Image: img, CPUs: v.CPUs, MemoryMiB: p.MemoryMiB, DiskBytes: p.DiskBytes, Accel: v.Accel, Model: v.Model}
-	if spec.Image.Arch == "" {
+	hs := hv.Spec{Image: img, CPUs: v.CPUs, MemoryMiB: p.MemoryMiB, DiskBytes: p.DiskBytes, Accel: v.Accel, Model: v.Model}
+	if hs.Image.Arch == "" {
 		// Not built yet: the recipe's image for this machine's arch.
-		spec.Image.Arch = imageArch(v.Image)
+		hs.Image.Arch = imageArch(v.Image)
 	}
-	if p.Accel, p.AccelWhy, err = planner.PlanAccel(spec); err != nil {
+	if p.Accel, p.AccelWhy, err = planner.PlanAccel(hs); err != nil {
 		p.AccelProblem = err.Error()
 	}
 	return p
@@ -298,7 +317,7 @@ func calibration(dirs []string, accel string) calibrationTimes {
 		}
 		var machines map[string]hv.MachineInfo
 		_ = json.Unmarshal(d.Run.Machines, &machines)
-		vmAccel, boot := machines[TargetVM].Accel, time.Duration(machines[TargetVM].BootNs)
+		vmAccel, boot := machines[spec.TargetVM].Accel, time.Duration(machines[spec.TargetVM].BootNs)
 		type run struct {
 			cell   string
 			repeat int
@@ -319,7 +338,7 @@ func calibration(dirs []string, accel string) calibrationTimes {
 			total += t
 		}
 		for cell, ts := range byCell {
-			if strings.HasPrefix(cell, TargetVM+" ") && accel != "" && vmAccel != accel {
+			if strings.HasPrefix(cell, spec.TargetVM+" ") && accel != "" && vmAccel != accel {
 				continue
 			}
 			sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
@@ -369,10 +388,10 @@ func WorkText(c Cell) string {
 // RecordedSpec is the spec the run in the results directory at path
 // started with, read without locking or changing anything (a dry run of
 // its resume).
-func RecordedSpec(path string) (Spec, error) {
+func RecordedSpec(path string) (spec.Spec, error) {
 	d, err := results.Open(path)
 	if err != nil {
-		return Spec{}, err
+		return spec.Spec{}, err
 	}
 	s, err := recordedSpec(d.Run.Spec)
 	if err != nil {

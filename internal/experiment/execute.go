@@ -16,9 +16,12 @@ import (
 
 	"github.com/qoslab/qoslab/internal/agent"
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
+	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/hv"
+	"github.com/qoslab/qoslab/internal/interrupt"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/units"
 	"github.com/qoslab/qoslab/internal/version"
 	"github.com/qoslab/qoslab/internal/workload/catalog"
@@ -45,10 +48,10 @@ type Env struct {
 	// StartTarget starts the agent of a target; nil starts the real ones
 	// (the host's agent, or the VM's). It returns notes on what it changed
 	// to fit this machine. Tests pass fakes.
-	StartTarget func(ctx context.Context, name string, s Spec, log io.Writer) (Target, []string, error)
+	StartTarget func(ctx context.Context, name string, s spec.Spec, log io.Writer) (Target, []string, error)
 	// StartContention starts the spinners; nil starts the real spinner
 	// process.
-	StartContention func(ctx context.Context, n int) (*Contention, error)
+	StartContention func(ctx context.Context, n int) (*contention.Contention, error)
 }
 
 // Outcome is what one session of a run measured, and on what.
@@ -57,7 +60,7 @@ type Outcome struct {
 	Infos map[string]*agentpb.InfoReply
 	// Machines are the VMs as the host sees them, by target name.
 	Machines   map[string]hv.MachineInfo
-	Contention *Contention
+	Contention *contention.Contention
 	// Scheduling is how the controller and the children it started were
 	// scheduled.
 	Scheduling Scheduling
@@ -102,7 +105,7 @@ func (o *Outcome) Samples() []results.Sample {
 // records in it the spec as applied, with the seed of its plan; it returns
 // the spec with that seed, so Execute lays out the same plan. The directory
 // comes back locked (see ResumeRun): the caller unlocks it when done.
-func CreateRun(parent string, s Spec, now time.Time) (*results.Dir, Spec, error) {
+func CreateRun(parent string, s spec.Spec, now time.Time) (*results.Dir, spec.Spec, error) {
 	cells, seed := Plan(s)
 	s.Seed = &seed
 	raw, err := json.Marshal(s)
@@ -138,14 +141,14 @@ func CreateRun(parent string, s Spec, now time.Time) (*results.Dir, Spec, error)
 // cell comes back with an error wrapping results.ErrComplete and the
 // directory still locked, so the caller may rewrite its summaries; the
 // caller unlocks the directory (Dir.Unlock) when it is done with it.
-func ResumeRun(path string, now time.Time) (d *results.Dir, s Spec, err error) {
+func ResumeRun(path string, now time.Time) (d *results.Dir, s spec.Spec, err error) {
 	d, err = results.Open(path)
 	if err != nil {
-		return nil, Spec{}, err
+		return nil, spec.Spec{}, err
 	}
 	unlock, err := d.Lock()
 	if err != nil {
-		return nil, Spec{}, err
+		return nil, spec.Spec{}, err
 	}
 	defer func() {
 		if err != nil && !errors.Is(err, results.ErrComplete) {
@@ -162,7 +165,7 @@ func ResumeRun(path string, now time.Time) (d *results.Dir, s Spec, err error) {
 	if err != nil {
 		return nil, s, fmt.Errorf("resume %s: %w", path, err)
 	}
-	if err := d.Resume(now, results.Assess(PlannedRuns(s), d.Run.Planned, recs, torn, nil)); err != nil {
+	if err := d.Resume(now, results.Assess(plannedRuns(s), d.Run.Planned, recs, torn, nil)); err != nil {
 		if errors.Is(err, results.ErrComplete) {
 			return d, s, err
 		}
@@ -173,8 +176,8 @@ func ResumeRun(path string, now time.Time) (d *results.Dir, s Spec, err error) {
 
 // recordedSpec reads a spec from run.json. A run recorded before specs had
 // a data seed measured with the default one.
-func recordedSpec(raw json.RawMessage) (Spec, error) {
-	var s Spec
+func recordedSpec(raw json.RawMessage) (spec.Spec, error) {
+	var s spec.Spec
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return s, err
 	}
@@ -182,7 +185,7 @@ func recordedSpec(raw json.RawMessage) (Spec, error) {
 		DataSeed *uint64 `json:"data_seed"`
 	}
 	if err := json.Unmarshal(raw, &seeded); err == nil && seeded.DataSeed == nil {
-		s.DataSeed = DefaultDataSeed
+		s.DataSeed = spec.DefaultDataSeed
 	}
 	return s, nil
 }
@@ -208,251 +211,335 @@ func (e *UnsupportedCodecError) Error() string {
 // holds already are not measured again; telemetry goes to its
 // telemetry.jsonl; and run.json records the targets, the notes and how the
 // run ended. Without one (nil), results are only returned.
-func Execute(ctx context.Context, s Spec, dir *results.Dir, env Env) (out *Outcome, err error) {
-	log := env.Log
-	if log == nil {
-		log = io.Discard
-	}
-	out = &Outcome{Infos: map[string]*agentpb.InfoReply{}, Machines: map[string]hv.MachineInfo{}}
-	note := func(prefix, n string) {
-		fmt.Fprintf(log, "%s%s\n", prefix, n)
-		kept := strings.TrimPrefix(prefix, "note: ") + n
-		out.Notes = append(out.Notes, kept)
-		if dir != nil {
-			dir.Run.Notes = append(dir.Run.Notes, kept)
-		}
-	}
-	out.Scheduling = readScheduling()
-	for _, w := range out.Scheduling.Warnings() {
-		note("warning: ", w)
-	}
-	childStarted := func(child string, c hv.ProcessClass) {
-		if w := out.Scheduling.started(child, c); w != "" {
-			note("warning: ", w)
-		}
-	}
+func Execute(ctx context.Context, s spec.Spec, dir *results.Dir, env Env) (out *Outcome, err error) {
+	x := newExecution(s, dir, env)
+	out = x.out
 	cells, seed := Plan(s)
-	if dir != nil && env.VM.KeepConsole == "" {
-		// The VM's state directory goes with the run; its console, which
-		// an error may point to, stays with the results.
-		env.VM.KeepConsole = filepath.Join(dir.Path, results.VMConsoleFile)
-	}
-
 	var sampleLog *results.SampleLog
 	var finished map[results.CellRunKey]bool
 	var finishedLabels map[string][]int
 	if dir != nil {
-		fmt.Fprintf(log, "run %s: %d cell runs (seed %d) into %s\n", s.Name, len(cells), seed, dir.Path)
-		recs, torn, rerr := dir.ReadSamples()
-		if rerr != nil {
-			return out, rerr
-		}
-		if torn != nil {
-			fmt.Fprintf(log, "resume: %s (measured again)\n", torn)
-		}
-		finished, finishedLabels = results.FinishedRuns(recs), results.FinishedRepeats(recs)
-		var oerr error
-		if sampleLog, _, oerr = dir.OpenSamples(); oerr != nil {
-			return out, oerr
+		fmt.Fprintf(x.log, "run %s: %d cell runs (seed %d) into %s\n", s.Name, len(cells), seed, dir.Path)
+		if sampleLog, finished, finishedLabels, err = x.openSamples(); err != nil {
+			return out, err
 		}
 		defer sampleLog.Close()
 		// Whatever happens from here, run.json says how the run ended.
-		defer func() {
-			if i := InterruptOf(ctx); i != nil && IsInterrupted(ctx, err) {
-				// Not finished: stopped from outside, with cells to go.
-				if ferr := dir.Interrupted(time.Now(), i.Error()); ferr != nil {
-					err = errors.Join(err, &EndNotRecordedError{Dir: dir.Path, Err: ferr})
-				}
-				err = &UnfinishedError{Err: err, Dir: dir.Path}
-				return
-			}
-			if ferr := dir.Finish(time.Now(), err); ferr != nil {
-				// The failure's own record is lost (a full disk): say so
-				// with the failure, never instead of it.
-				err = errors.Join(err, &EndNotRecordedError{Dir: dir.Path, Err: ferr})
-			}
-			if err != nil {
-				err = &UnfinishedError{Err: err, Dir: dir.Path}
-			}
-		}()
+		defer func() { err = x.recordEnd(ctx, err) }()
 	}
 	if s.Quick {
-		fmt.Fprintln(log, "quick: loops and sizes shrunk for a smoke run; not comparable with a full run")
+		fmt.Fprintln(x.log, "quick: loops and sizes shrunk for a smoke run; not comparable with a full run")
 	}
 
-	targets := map[string]Target{}
-	defer func() {
-		for _, name := range slices.Backward(s.Targets) {
-			if t := targets[name]; t != nil {
-				cerr := t.Close()
-				var notKept *ConsoleNotKeptError
-				switch {
-				case cerr == nil:
-				case err == nil:
-					err = fmt.Errorf("stop %s: %w", name, cerr)
-				case errors.As(cerr, &notKept):
-					// Where the console is matters most when the run failed.
-					err = errors.Join(err, notKept)
-				}
-			}
-		}
-	}()
-	start := env.StartTarget
-	if start == nil {
-		start = env.startTarget
+	defer func() { err = x.stopTargets(err) }()
+	if err := x.startTargets(ctx); err != nil {
+		return out, err
 	}
-	for _, name := range s.Targets {
-		t, notes, err := start(ctx, name, s, log)
-		for _, n := range notes {
-			note("note: ", n)
-		}
-		if err != nil {
-			return out, fmt.Errorf("%s: %w", name, err)
-		}
-		targets[name] = t
-		if l, ok := t.(*agent.Local); ok {
-			childStarted(StartedHostAgent, processClass(l.StartClass))
-		}
-		ictx, cancel := ctx, context.CancelFunc(func() {})
-		if vm, ok := t.(InVM); ok {
-			// An attached VM that does not answer (stopped, hung) must not
-			// block the run forever.
-			ictx, cancel = context.WithTimeout(ctx, env.VM.bootTimeout(vm.Machine().Accel))
-		}
-		info, err := t.Info(ictx)
-		cancel()
-		if err != nil {
-			return out, fmt.Errorf("%s: %w", name, err)
-		}
-		out.Infos[name] = info
-		fmt.Fprintf(log, "%s: %s\n", name, agent.Describe(info))
-		if vm, ok := t.(InVM); ok {
-			mi := vm.Machine()
-			out.Machines[name] = mi
-			if mi.StartClass != nil {
-				childStarted(StartedVM, *mi.StartClass)
-			}
-			out.BootNs += mi.BootNs
-			if v := info.GetAgentVersion(); v != version.String() {
-				note("note: ", fmt.Sprintf("the VM's agent is %s, not this build's %s: what it measures may lack this build's fixes (telemetry needs protocol 1.1); rebuild the image with `qoslab image build linux`", v, version.String()))
-			}
-			if s.VM.HostQoS != qos.Unspecified {
-				for _, n := range applyHostQoS(mi, s.VM.HostQoS) {
-					note("host_qos: ", n)
-				}
-			}
-		}
-		if err := checkCodecs(name, s, info); err != nil {
-			return out, err
-		}
-		if err := checkDuration(name, s, info); err != nil {
-			return out, err
-		}
-	}
-	if dir != nil {
-		for name, info := range out.Infos {
-			dir.Run.Targets[name] = agent.InfoJSON(info)
-		}
-		if len(out.Machines) > 0 {
-			dir.Run.Machines, _ = json.Marshal(out.Machines)
-		}
-		dir.Run.Scheduling, _ = json.Marshal(out.Scheduling)
-		if err := dir.SaveRun(); err != nil {
-			return out, err
-		}
-	}
-
-	var conditions func() error
-	spinners, err := ContentionCount(s.Contention)
+	spinners, err := s.Contention.Resolve()
 	if err != nil {
 		return out, err
 	}
+	var conditions func() error
 	if spinners > 0 {
-		startC := env.StartContention
-		if startC == nil {
-			startC = StartContention
-		}
-		cont, err := startC(ctx, spinners)
+		cont, err := x.startContention(ctx, spinners)
 		if err != nil {
-			return out, fmt.Errorf("start %s: %w", units.Plural(spinners, "contention thread"), err)
+			return out, err
 		}
 		defer cont.Stop()
-		cont.Asked = s.Contention
-		out.Contention = cont
-		if cont.StartClass.Asked != qos.Unspecified {
-			childStarted(StartedContention, processClass(cont.StartClass))
-		}
 		conditions = cont.Running
-		fmt.Fprintf(log, "contention: %s on the host\n", cont.Text())
-		for _, sp := range cont.Spinners {
-			if !sp.Pinned {
-				note("note: ", fmt.Sprintf("contention spinner for CPU %d is not pinned (%s): the scheduler places it, so a cell may run beside no spinner", sp.CPU, orText(sp.Reason, fmt.Sprintf("its affinity read back as CPUs %s", intsText(sp.Allowed)))))
-				break
-			}
-		}
-		if dir != nil {
-			dir.Run.Contention, _ = json.Marshal(cont)
-			dir.Run.Scheduling, _ = json.Marshal(out.Scheduling)
-			if err := dir.SaveRun(); err != nil {
-				return out, err
-			}
-		}
 	}
-
-	var tel *Telemetry
+	var tel *runTelemetry
 	if s.TelemetryMs > 0 && dir != nil {
 		var closeTel func() error
-		tel, closeTel, err = setUpTelemetry(filepath.Join(dir.Path, results.TelemetryFile), s, targets, finishedLabels, func(n string) { note("note: ", n) })
+		tel, closeTel, err = setUpTelemetry(ctx, filepath.Join(dir.Path, results.TelemetryFile), s, x.targets, finishedLabels, func(n string) { x.note("note: ", n) })
 		if err != nil {
 			return out, err
 		}
 		defer func() {
 			if cerr := closeTel(); cerr != nil {
-				fmt.Fprintf(log, "telemetry: %v\n", cerr)
+				fmt.Fprintf(x.log, "telemetry: %v\n", cerr)
 			}
 		}()
 	}
 
-	warned := map[string]bool{}
-	onStall := env.OnStall
-	if onStall == nil {
-		onStall = func(st Stall) { fmt.Fprintln(log, st) }
-	}
 	if s.CellTimeout > 0 {
-		fmt.Fprintf(log, "cell timeout: %s (a cell run still going then ends the run, what finished kept)\n", s.CellTimeout)
+		fmt.Fprintf(x.log, "cell timeout: %s (a cell run still going then ends the run, what finished kept)\n", s.CellTimeout)
 	}
-	r := &Runner{Cells: cells, Targets: targets, Log: sampleLog, Finished: finished, Contention: spinners,
-		Telemetry: tel, Conditions: conditions, OnStep: env.OnStep, OnProgress: env.OnProgress,
-		CellTimeout: s.CellTimeout, OnStall: onStall, Diagnose: func(ctx context.Context, c Cell) string { return diagnoseStall(ctx, c, s, spinners, targets[c.Target]) },
-		OnRun: func(st Step, cr CellRun) {
-			out.Runs = append(out.Runs, cr)
-			if w := shortCellWarning(cr, warned); w != "" {
-				note("warning: ", w)
-			}
-			if env.OnRun != nil {
-				env.OnRun(st, cr)
-			}
-		}}
+	r := x.newRunner(cells, spinners)
+	r.Log, r.Finished, r.Telemetry, r.Conditions = sampleLog, finished, tel, conditions
 	out.Stats, err = r.Run(ctx)
 	return out, err
 }
 
+// execution is one call of Execute: the spec, where its results go, what
+// it has started, and the outcome so far.
+type execution struct {
+	s   spec.Spec
+	dir *results.Dir // nil: results are only returned
+	env Env
+	log io.Writer
+	out *Outcome
+	// targets are the targets started so far, by name.
+	targets map[string]Target
+}
+
+func newExecution(s spec.Spec, dir *results.Dir, env Env) *execution {
+	x := &execution{s: s, dir: dir, env: env, log: env.Log, targets: map[string]Target{},
+		out: &Outcome{Infos: map[string]*agentpb.InfoReply{}, Machines: map[string]hv.MachineInfo{}}}
+	if x.log == nil {
+		x.log = io.Discard
+	}
+	x.out.Scheduling = readScheduling()
+	for _, w := range x.out.Scheduling.Warnings() {
+		x.note("warning: ", w)
+	}
+	if dir != nil && env.VM.KeepConsole == "" {
+		// The VM's state directory goes with the run; its console, which
+		// an error may point to, stays with the results.
+		x.env.VM.KeepConsole = filepath.Join(dir.Path, results.VMConsoleFile)
+	}
+	return x
+}
+
+// note tells the user n, after prefix ("note: ", "warning: "), and keeps
+// it in the outcome and in run.json.
+func (x *execution) note(prefix, n string) {
+	fmt.Fprintf(x.log, "%s%s\n", prefix, n)
+	kept := strings.TrimPrefix(prefix, "note: ") + n
+	x.out.Notes = append(x.out.Notes, kept)
+	if x.dir != nil {
+		x.dir.Run.Notes = append(x.dir.Run.Notes, kept)
+	}
+}
+
+// childStarted records the class a child process started at, with a
+// warning when it is not the one asked for.
+func (x *execution) childStarted(child string, c hv.ProcessClass) {
+	if w := x.out.Scheduling.started(child, c); w != "" {
+		x.note("warning: ", w)
+	}
+}
+
+// openSamples reads what an earlier session of the run finished (the
+// cell runs a resume skips, and the repeats by cell) and opens the
+// samples to append to.
+func (x *execution) openSamples() (*results.SampleLog, map[results.CellRunKey]bool, map[string][]int, error) {
+	recs, torn, err := x.dir.ReadSamples()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if torn != nil {
+		fmt.Fprintf(x.log, "resume: %s (measured again)\n", torn)
+	}
+	log, _, err := x.dir.OpenSamples()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return log, results.FinishedRuns(recs), results.FinishedRepeats(recs), nil
+}
+
+// recordEnd records in run.json how the run ended, interrupted (by a
+// signal, with cells to go), failed or finished, and returns err as the
+// caller should see it: an *UnfinishedError saying how to finish the run
+// when it did not, with an *endNotRecordedError joined when run.json could
+// not say so.
+func (x *execution) recordEnd(ctx context.Context, err error) error {
+	dir := x.dir
+	if i := interrupt.Of(ctx); i != nil && IsInterrupted(ctx, err) {
+		// Not finished: stopped from outside, with cells to go.
+		if ferr := dir.Interrupted(time.Now(), i.Error()); ferr != nil {
+			err = errors.Join(err, &endNotRecordedError{Dir: dir.Path, Err: ferr})
+		}
+		return &UnfinishedError{Err: err, Dir: dir.Path}
+	}
+	if ferr := dir.Finish(time.Now(), err); ferr != nil {
+		// The failure's own record is lost (a full disk): say so with the
+		// failure, never instead of it.
+		err = errors.Join(err, &endNotRecordedError{Dir: dir.Path, Err: ferr})
+	}
+	if err != nil {
+		return &UnfinishedError{Err: err, Dir: dir.Path}
+	}
+	return nil
+}
+
+// startTargets starts the spec's targets in order, asks each agent's Info
+// and checks it can measure the spec, and records them in run.json.
+func (x *execution) startTargets(ctx context.Context) error {
+	start := x.env.StartTarget
+	if start == nil {
+		start = x.env.startTarget
+	}
+	for _, name := range x.s.Targets {
+		t, notes, err := start(ctx, name, x.s, x.log)
+		for _, n := range notes {
+			x.note("note: ", n)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		x.targets[name] = t
+		if err := x.targetStarted(ctx, name, t); err != nil {
+			return err
+		}
+	}
+	if x.dir == nil {
+		return nil
+	}
+	for name, info := range x.out.Infos {
+		x.dir.Run.Targets[name] = agent.InfoJSON(info)
+	}
+	if len(x.out.Machines) > 0 {
+		x.dir.Run.Machines, _ = json.Marshal(x.out.Machines)
+	}
+	x.dir.Run.Scheduling, _ = json.Marshal(x.out.Scheduling)
+	return x.dir.SaveRun()
+}
+
+// targetStarted asks the started target's agent its Info, keeps it, and
+// refuses a target that lacks what the spec needs (a codec, fixed-duration
+// cells).
+func (x *execution) targetStarted(ctx context.Context, name string, t Target) error {
+	if l, ok := t.(*agent.Local); ok {
+		x.childStarted(startedHostAgent, processClass(l.StartClass))
+	}
+	ictx, cancel := ctx, context.CancelFunc(func() {})
+	vm, isVM := t.(inVM)
+	if isVM {
+		// An attached VM that does not answer (stopped, hung) must not
+		// block the run forever.
+		ictx, cancel = context.WithTimeout(ctx, x.env.VM.bootTimeout(vm.Machine().Accel))
+	}
+	info, err := t.Info(ictx)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	x.out.Infos[name] = info
+	fmt.Fprintf(x.log, "%s: %s\n", name, agent.Describe(info))
+	if isVM {
+		x.vmStarted(name, vm.Machine(), info)
+	}
+	if err := checkCodecs(name, x.s, info); err != nil {
+		return err
+	}
+	return checkDuration(name, x.s, info)
+}
+
+// vmStarted keeps the VM as the host sees it, notes an agent from
+// another build, and gives its vCPU threads the spec's host_qos.
+func (x *execution) vmStarted(name string, mi hv.MachineInfo, info *agentpb.InfoReply) {
+	x.out.Machines[name] = mi
+	if mi.StartClass != nil {
+		x.childStarted(startedVM, *mi.StartClass)
+	}
+	x.out.BootNs += mi.BootNs
+	if v := info.GetAgentVersion(); v != version.String() {
+		x.note("note: ", fmt.Sprintf("the VM's agent is %s, not this build's %s: what it measures may lack this build's fixes (telemetry needs protocol 1.1); rebuild the image with `qoslab image build linux`", v, version.String()))
+	}
+	if x.s.VM.HostQoS != qos.Unspecified {
+		for _, n := range applyHostQoS(mi, x.s.VM.HostQoS) {
+			x.note("host_qos: ", n)
+		}
+	}
+}
+
+// stopTargets stops the targets started, the last first, and returns err
+// with what stopping them went wrong joined: a stop's error when the run
+// had none, and always a console that could not be kept.
+func (x *execution) stopTargets(err error) error {
+	for _, name := range slices.Backward(x.s.Targets) {
+		t := x.targets[name]
+		if t == nil {
+			continue
+		}
+		cerr := t.Close()
+		var notKept *consoleNotKeptError
+		switch {
+		case cerr == nil:
+		case err == nil:
+			err = fmt.Errorf("stop %s: %w", name, cerr)
+		case errors.As(cerr, &notKept):
+			// Where the console is matters most when the run failed.
+			err = errors.Join(err, notKept)
+		}
+	}
+	return err
+}
+
+// startContention starts n spinners on the host and records them; the
+// caller stops them.
+func (x *execution) startContention(ctx context.Context, n int) (*contention.Contention, error) {
+	start := x.env.StartContention
+	if start == nil {
+		start = contention.Start
+	}
+	cont, err := start(ctx, n)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", units.Plural(n, "contention thread"), err)
+	}
+	cont.Asked = x.s.Contention
+	x.out.Contention = cont
+	if cont.StartClass.Asked != qos.Unspecified {
+		x.childStarted(startedContention, processClass(cont.StartClass))
+	}
+	fmt.Fprintf(x.log, "contention: %s on the host\n", cont.Text())
+	if note := cont.UnpinnedNote(); note != "" {
+		x.note("note: ", note)
+	}
+	if x.dir == nil {
+		return cont, nil
+	}
+	x.dir.Run.Contention, _ = json.Marshal(cont)
+	x.dir.Run.Scheduling, _ = json.Marshal(x.out.Scheduling)
+	if err := x.dir.SaveRun(); err != nil {
+		cont.Stop()
+		return nil, err
+	}
+	return cont, nil
+}
+
+// newRunner runs cells on the started targets, with spinners contention
+// spinners beside them, wired to the env's hooks: each timed cell run goes
+// to the outcome, and a short host cell gets a warning, once.
+func (x *execution) newRunner(cells []Cell, spinners int) *runner {
+	warned := map[string]bool{}
+	onStall := x.env.OnStall
+	if onStall == nil {
+		onStall = func(st Stall) { fmt.Fprintln(x.log, st) }
+	}
+	return &runner{Cells: cells, Targets: x.targets, Contention: spinners,
+		OnStep: x.env.OnStep, OnProgress: x.env.OnProgress, CellTimeout: x.s.CellTimeout, OnStall: onStall,
+		Diagnose: func(ctx context.Context, c Cell) string {
+			return diagnoseStall(ctx, c, x.s, spinners, x.targets[c.Target])
+		},
+		OnRun: func(st Step, cr CellRun) {
+			x.out.Runs = append(x.out.Runs, cr)
+			if w := shortCellWarning(cr, warned); w != "" {
+				x.note("warning: ", w)
+			}
+			if x.env.OnRun != nil {
+				x.env.OnRun(st, cr)
+			}
+		}}
+}
+
 // startTarget starts the real agent of a target: a child process for the
 // host, the agent in a VM for vm.
-func (env Env) startTarget(ctx context.Context, name string, s Spec, log io.Writer) (Target, []string, error) {
+func (env Env) startTarget(ctx context.Context, name string, s spec.Spec, log io.Writer) (Target, []string, error) {
 	switch name {
-	case TargetHost:
+	case spec.TargetHost:
 		t, err := StartHostAgent(ctx, env.AgentPath, s, log)
 		return t, nil, err
-	case TargetVM:
+	case spec.TargetVM:
 		return startVM(ctx, s, env.VM, log)
 	}
-	return nil, nil, fmt.Errorf("unknown target %q: allowed %s, %s", name, TargetHost, TargetVM)
+	return nil, nil, fmt.Errorf("unknown target %q: allowed %s, %s", name, spec.TargetHost, spec.TargetVM)
 }
 
 // checkCodecs refuses, before anything is measured, a codec the target's
 // OS lacks.
-func checkCodecs(target string, s Spec, info *agentpb.InfoReply) error {
+func checkCodecs(target string, s spec.Spec, info *agentpb.InfoReply) error {
 	for _, e := range s.Matrix {
 		if !catalog.IsCompression(e.Workload) || slices.Contains(info.GetCodecs(), e.Codec) {
 			continue
@@ -462,19 +549,19 @@ func checkCodecs(target string, s Spec, info *agentpb.InfoReply) error {
 	return nil
 }
 
-// MinCellInterval is the shortest measured interval of a host cell run
+// minCellInterval is the shortest measured interval of a host cell run
 // that scheduler placement cannot decide: shorter, a cell may end before
 // the load balancer has moved anything, so which CPU its threads landed on
 // decides it, not their class.
-const MinCellInterval = 250 * time.Millisecond
+const minCellInterval = 250 * time.Millisecond
 
 // shortCellWarning names a fixed-work host cell run whose measured interval
-// (first thread start to last thread end) is under MinCellInterval, once
+// (first thread start to last thread end) is under minCellInterval, once
 // per cell (warned remembers them), and says what to do. Fixed-duration
 // cells last what they were asked for; a VM's cells are slowed by the VM.
 func shortCellWarning(cr CellRun, warned map[string]bool) string {
 	c := cr.Cell
-	if c.Target != TargetHost || c.Duration > 0 || catalog.IsCompression(c.Workload) || len(cr.Samples) == 0 || warned[c.SeriesKey()] {
+	if c.Target != spec.TargetHost || c.Duration > 0 || catalog.IsCompression(c.Workload) || len(cr.Samples) == 0 || warned[c.SeriesKey()] {
 		return ""
 	}
 	first, last := cr.Samples[0].StartNs, cr.Samples[0].EndNs
@@ -482,12 +569,12 @@ func shortCellWarning(cr CellRun, warned map[string]bool) string {
 		first, last = min(first, s.StartNs), max(last, s.EndNs)
 	}
 	d := time.Duration(last - first)
-	if d >= MinCellInterval {
+	if d >= minCellInterval {
 		return ""
 	}
 	warned[c.SeriesKey()] = true
 	return fmt.Sprintf("%s %s qos=%s threads=%d ran %s (< %s): %s; use duration: 1s (bench: --duration 1s) or more loops",
-		c.Target, c.Workload, c.QoS, c.Threads, shortDuration(d), MinCellInterval, ShortCellText)
+		c.Target, c.Workload, c.QoS, c.Threads, shortDuration(d), minCellInterval, ShortCellText)
 }
 
 // ShortCellText is what every short-cell warning says, for those who
@@ -509,7 +596,7 @@ const durationMinor = 2
 // checkDuration refuses a spec with fixed-duration cells on a target whose
 // agent predates them: it would ignore the duration and refuse 0 loops, or
 // worse, measure something else.
-func checkDuration(target string, s Spec, info *agentpb.InfoReply) error {
+func checkDuration(target string, s spec.Spec, info *agentpb.InfoReply) error {
 	p := info.GetProtocol()
 	if p.GetMajor() != version.ProtocolMajor || p.GetMinor() >= durationMinor {
 		return nil

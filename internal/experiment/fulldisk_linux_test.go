@@ -16,6 +16,7 @@ import (
 
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
 	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/testdisk"
 )
 
@@ -53,20 +54,20 @@ func (f *fillingTarget) Run(ctx context.Context, req *agentpb.RunRequest, p func
 // that run.json could not record it: the error says both, and what to do.
 func TestFullDiskEndIsSaid(t *testing.T) {
 	disk := testdisk.Tiny(t, "256k")
-	s, err := ParseSpec([]byte("name: full\ntargets: [host]\nmatrix: [{workload: fp, qos: [9, 33], threads: 1, loops: 10}]\nrepeats: 3\ntelemetry_ms: 0\n"), "full")
+	s, err := spec.ParseSpec([]byte("name: full\ntargets: [host]\nmatrix: [{workload: fp, qos: [9, 33], threads: 1, loops: 10}]\nrepeats: 3\ntelemetry_ms: 0\n"), "full")
 	require.NoError(t, err)
 	dir, s, err := CreateRun(disk, s, time.Now())
 	require.NoError(t, err)
 	defer dir.Unlock()
 	target := &fillingTarget{fakeTarget: fakeTarget{failAt: 3}, disk: disk, t: t}
-	env := Env{StartTarget: func(context.Context, string, Spec, io.Writer) (Target, []string, error) { return target, nil, nil }}
+	env := Env{StartTarget: func(context.Context, string, spec.Spec, io.Writer) (Target, []string, error) { return target, nil, nil }}
 	_, err = Execute(context.Background(), s, dir, env)
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, syscall.ENOSPC), "%v", err)
 	msg := err.Error()
 	assert.Contains(t, msg, "cell 3/6 (host: fp", "the failure itself")
 	assert.Contains(t, msg, "channel closed")
-	var notRecorded *EndNotRecordedError
+	var notRecorded *endNotRecordedError
 	require.ErrorAs(t, err, &notRecorded, msg)
 	assert.Contains(t, msg, "how the run ended could not be recorded in "+filepath.Join(dir.Path, results.RunFile))
 	assert.Contains(t, msg, "free space, then run qoslab run --resume "+dir.Path)
@@ -81,7 +82,7 @@ func TestConsoleNotKeptLeavesTheStateDirectory(t *testing.T) {
 	keep := filepath.Join(disk, results.VMConsoleFile)
 	fill(t, disk)
 	err := releaseStateDir(state, keep, "run-1")
-	var notKept *ConsoleNotKeptError
+	var notKept *consoleNotKeptError
 	require.ErrorAs(t, err, &notKept)
 	assert.ErrorIs(t, err, syscall.ENOSPC)
 	assert.Contains(t, err.Error(), "the console of vm run-1 could not be kept in "+keep)

@@ -2,14 +2,13 @@ package experiment
 
 import (
 	"fmt"
-	"github.com/qoslab/qoslab/internal/results"
 	"math/rand/v2"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
@@ -47,22 +46,12 @@ func (c Cell) Timed() bool { return c.Warmup == 0 }
 // SeriesKey names what the cell measures, whichever repeat it is: target,
 // workload, class, threads and the parameters that change the measurement,
 // e.g. "host fp qos=9 threads=4 loops=200000000". The matrix entry's index
-// is left out, so reordering a spec's entries keeps its keys.
+// is left out, so reordering a spec's entries keeps its keys. The text is
+// spec.MatrixEntry.SeriesKey's.
 func (c Cell) SeriesKey() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s qos=%d threads=%d", c.Target, c.Workload, int(c.QoS), c.Threads)
-	if catalog.IsCompression(c.Workload) {
-		fmt.Fprintf(&b, " size=%d ratio=%s codec=%s level=%d sink=%s", c.SizeBytes,
-			strconv.FormatFloat(c.Ratio, 'g', -1, 64), c.Codec, c.Level, c.Sink)
-		if c.SinkPath != "" {
-			fmt.Fprintf(&b, " sink_path=%q", c.SinkPath)
-		}
-	} else if c.Duration > 0 {
-		fmt.Fprintf(&b, " duration=%s", c.Duration)
-	} else {
-		fmt.Fprintf(&b, " loops=%d", c.Loops)
-	}
-	return b.String()
+	e := spec.MatrixEntry{Workload: c.Workload, Loops: c.Loops, Duration: c.Duration, SizeBytes: c.SizeBytes, Ratio: c.Ratio,
+		Codec: c.Codec, Level: c.Level, Sink: c.Sink, SinkPath: c.SinkPath}
+	return e.SeriesKey(c.Target, c.QoS, c.Threads)
 }
 
 // Key names one run of the plan uniquely and stably (a finished run's key
@@ -87,8 +76,8 @@ func (c Cell) RunKey() results.CellRunKey {
 	return results.CellRunKey{Target: c.Target, Workload: c.Workload, QoS: int(c.QoS), Threads: c.Threads, Params: c.Params(), Repeat: c.Repeat}
 }
 
-// PlannedRuns are the keys of every timed cell run in the plan of s.
-func PlannedRuns(s Spec) []results.CellRunKey {
+// plannedRuns are the keys of every timed cell run in the plan of s.
+func plannedRuns(s spec.Spec) []results.CellRunKey {
 	cells, _ := Plan(s)
 	var out []results.CellRunKey
 	for _, c := range cells {
@@ -107,7 +96,7 @@ func PlannedOf(d *results.Dir) []results.CellRunKey {
 	if err != nil || len(s.Matrix) == 0 {
 		return nil
 	}
-	return PlannedRuns(s)
+	return plannedRuns(s)
 }
 
 func (c Cell) String() string {
@@ -117,9 +106,9 @@ func (c Cell) String() string {
 	return fmt.Sprintf("%s: %s qos=%s threads=%d repeat %d", c.Target, c.Workload, c.QoS, c.Threads, c.Repeat)
 }
 
-// series expands an entry into its cells, classes outermost then thread
-// counts, with no target or repeat yet.
-func (e MatrixEntry) series(entry int) []Cell {
+// entrySeries expands the matrix entry at index entry into its cells,
+// classes outermost then thread counts, with no target or repeat yet.
+func entrySeries(e spec.MatrixEntry, entry int) []Cell {
 	var out []Cell
 	for _, c := range e.QoS {
 		for _, t := range e.Threads {
@@ -162,9 +151,9 @@ const pcgStream = 0x716f736c6162 // "qoslab"
 // Warm-ups (Spec.Warmup of them) run just before a cell's first timed run
 // on the same target, so first-run effects on that target (page faults, a
 // VM's sparse scratch disk allocating blocks on the host) land on them.
-func Plan(s Spec) ([]Cell, uint64) {
+func Plan(s spec.Spec) ([]Cell, uint64) {
 	var seed uint64
-	interleaved := s.Order != OrderSequential
+	interleaved := s.Order != spec.OrderSequential
 	switch {
 	case s.Seed != nil:
 		seed = *s.Seed
@@ -173,7 +162,7 @@ func Plan(s Spec) ([]Cell, uint64) {
 	}
 	var series []Cell
 	for i, e := range s.Matrix {
-		series = append(series, e.series(i)...)
+		series = append(series, entrySeries(e, i)...)
 	}
 	for i := range series {
 		series[i].DataSeed = s.DataSeed

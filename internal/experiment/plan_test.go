@@ -11,11 +11,12 @@ import (
 	"github.com/qoslab/qoslab/internal/workload/catalog"
 
 	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/spec"
 )
 
-func defaultSpec(t *testing.T, seed *uint64) Spec {
+func defaultSpec(t *testing.T, seed *uint64) spec.Spec {
 	t.Helper()
-	s, err := DefaultSpec("subsumption")
+	s, err := spec.DefaultSpec("subsumption")
 	require.NoError(t, err)
 	s.Seed = seed
 	return s
@@ -71,14 +72,14 @@ func TestPlanSeedsShuffleDifferently(t *testing.T) {
 
 // Every (series, target, repeat) runs exactly once, repeats outermost.
 func TestPlanEveryRunOnce(t *testing.T) {
-	for _, order := range []string{OrderInterleaved, OrderSequential} {
+	for _, order := range []string{spec.OrderInterleaved, spec.OrderSequential} {
 		t.Run(order, func(t *testing.T) {
 			s := defaultSpec(t, seedOf(7))
 			s.Order = order
 			cells, _ := Plan(s)
 			// fp: 2 classes x 4 thread counts; compress, decompress: 2 classes each.
 			const series = 2*4 + 2 + 2
-			require.Len(t, cells, series*2*DefaultRepeats)
+			require.Len(t, cells, series*2*spec.DefaultRepeats)
 			count := map[string]int{}
 			lastRepeat := 1
 			for _, c := range cells {
@@ -89,7 +90,7 @@ func TestPlanEveryRunOnce(t *testing.T) {
 			}
 			assert.Len(t, count, len(cells), "keys are unique")
 			for i, e := range s.Matrix {
-				for _, c := range e.series(i) {
+				for _, c := range entrySeries(e, i) {
 					for _, target := range s.Targets {
 						for r := 1; r <= s.Repeats; r++ {
 							c.Target, c.Repeat = target, r
@@ -115,19 +116,19 @@ func TestPlanInterleavedTargetsAlternate(t *testing.T) {
 		require.Equal(t, a.Repeat, b.Repeat)
 		require.NotEqual(t, a.Target, b.Target)
 		pos := (i / 2) % 12
-		want := TargetHost
+		want := spec.TargetHost
 		if (pos+a.Repeat-1)%2 == 1 {
-			want = TargetVM
+			want = spec.TargetVM
 		}
 		assert.Equal(t, want, a.Target, "pair %d of repeat %d", pos, a.Repeat)
 		first[a.Target]++
 	}
-	assert.Equal(t, first[TargetHost], first[TargetVM], "each target goes first equally often")
+	assert.Equal(t, first[spec.TargetHost], first[spec.TargetVM], "each target goes first equally often")
 }
 
 func TestPlanSequential(t *testing.T) {
-	s := Spec{Name: "seq", Targets: []string{TargetVM, TargetHost}, VM: VMSpec{CPUs: 1}, Repeats: 2, Order: OrderSequential,
-		Matrix: []MatrixEntry{{Workload: "int", QoS: []qos.Class{qos.Utility, qos.Background}, Threads: []int{2, 1}, Loops: 5}}}
+	s := spec.Spec{Name: "seq", Targets: []string{spec.TargetVM, spec.TargetHost}, VM: spec.VMSpec{CPUs: 1}, Repeats: 2, Order: spec.OrderSequential,
+		Matrix: []spec.MatrixEntry{{Workload: "int", QoS: []qos.Class{qos.Utility, qos.Background}, Threads: []int{2, 1}, Loops: 5}}}
 	require.NoError(t, s.Validate())
 	cells, seed := Plan(s)
 	assert.Zero(t, seed, "a sequential plan draws nothing")
@@ -152,7 +153,7 @@ func TestPlanWarmups(t *testing.T) {
 	s := defaultSpec(t, seedOf(5))
 	s.Warmup = 2
 	cells, _ := Plan(s)
-	require.Len(t, cells, 12*2*DefaultRepeats+12*2*2)
+	require.Len(t, cells, 12*2*spec.DefaultRepeats+12*2*2)
 	warm := 0
 	for i, c := range cells {
 		if c.Timed() {
@@ -168,7 +169,7 @@ func TestPlanWarmups(t *testing.T) {
 		assert.Equal(t, c.SeriesKey(), next.SeriesKey())
 	}
 	assert.Equal(t, 12*2*2, warm)
-	for _, c := range cells[len(cells)-12*2*(DefaultRepeats-1):] {
+	for _, c := range cells[len(cells)-12*2*(spec.DefaultRepeats-1):] {
 		assert.True(t, c.Timed(), "no warm-ups after the first repeat")
 	}
 
@@ -181,11 +182,11 @@ func TestPlanWarmups(t *testing.T) {
 
 func TestPlanSingleTarget(t *testing.T) {
 	s := defaultSpec(t, seedOf(1))
-	s.Targets = []string{TargetVM}
+	s.Targets = []string{spec.TargetVM}
 	cells, _ := Plan(s)
-	require.Len(t, cells, 12*DefaultRepeats)
+	require.Len(t, cells, 12*spec.DefaultRepeats)
 	for _, c := range cells {
-		assert.Equal(t, TargetVM, c.Target)
+		assert.Equal(t, spec.TargetVM, c.Target)
 	}
 }
 
@@ -226,7 +227,7 @@ func tcgSeconds(cells []Cell) float64 {
 		mib := float64(c.SizeBytes) / (1 << 20)
 		work := float64(c.Loops) * float64(c.Threads)
 		vcpus := float64(min(c.Threads, 2))
-		guest := c.Target == TargetVM
+		guest := c.Target == spec.TargetVM
 		switch {
 		case c.Workload == "pi" && guest:
 			total += float64(c.Loops) / (vcpus * 1.5e7)
@@ -265,12 +266,12 @@ func TestDefaultSpecBudget(t *testing.T) {
 // under 2 minutes on a 2-CPU machine with a TCG guest (the specs' comments
 // give the times measured), with the shape kept: every class, the repeats.
 func TestQuickBudgetOfEveryBuiltInSpec(t *testing.T) {
-	for _, name := range DefaultSpecNames() {
-		s, err := DefaultSpec(name)
+	for _, name := range spec.DefaultSpecNames() {
+		s, err := spec.DefaultSpec(name)
 		require.NoError(t, err)
 		s.Seed = seedOf(1)
 		s.VM.CPUs = min(s.VM.CPUs, 2) // the qemu backend gives at most the host's CPUs
-		q := Quick(s)
+		q := spec.Quick(s)
 		cells, _ := Plan(q)
 		est := tcgSeconds(cells)
 		t.Logf("%s --quick: %d cell runs, estimated %.0f s under TCG", name, len(cells), est)
@@ -280,12 +281,4 @@ func TestQuickBudgetOfEveryBuiltInSpec(t *testing.T) {
 			assert.Equal(t, s.Matrix[i].QoS, e.QoS, "%s keeps its classes", name)
 		}
 	}
-}
-
-func TestParseTargets(t *testing.T) {
-	got, err := ParseTargets("--target", "vm, host,vm")
-	require.NoError(t, err)
-	assert.Equal(t, []string{TargetVM, TargetHost}, got)
-	_, err = ParseTargets("QOSLAB_BENCH_TARGET", "hots")
-	assert.EqualError(t, err, `QOSLAB_BENCH_TARGET "hots": allowed host, vm; did you mean host?`)
 }

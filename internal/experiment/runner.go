@@ -21,8 +21,8 @@ func (c Cell) Request() *agentpb.RunRequest {
 	}
 }
 
-// SamplesFrom turns a cell run's records into tidy samples.
-func SamplesFrom(target, workloadName string, class, threads, repeat, contention int, res *agentpb.Result) []results.Sample {
+// samplesFrom turns a cell run's records into tidy samples.
+func samplesFrom(target, workloadName string, class, threads, repeat, contention int, res *agentpb.Result) []results.Sample {
 	out := make([]results.Sample, 0, len(res.GetRecords()))
 	for _, r := range res.GetRecords() {
 		q := agent.QoSFromProto(r.GetQos())
@@ -72,9 +72,9 @@ type CellRun struct {
 	Samples []results.Sample
 }
 
-// Runner runs a plan's cells on their targets and keeps every finished cell
+// runner runs a plan's cells on their targets and keeps every finished cell
 // run in a sample log, synced, before the next starts.
-type Runner struct {
+type runner struct {
 	Cells   []Cell
 	Targets map[string]Target
 	// Log keeps every timed cell run; nil keeps them only in memory (OnRun).
@@ -92,14 +92,14 @@ type Runner struct {
 	// agent for none, so nothing but the workload runs while it is measured.
 	OnProgress func(*agentpb.Progress)
 	// Telemetry, when set, samples every timed cell run (never a warm-up).
-	Telemetry *Telemetry
+	Telemetry *runTelemetry
 	// Conditions, when set, is asked after each cell run, before it is
 	// saved, whether the run's conditions still hold (the contention
 	// spinners still spin); an error discards that cell run, which may have
 	// been measured without them, and stops the run.
 	Conditions func() error
 	// CellTimeout, when not 0, ends a cell run that has not finished after
-	// it: the run stops there with a *CellTimeoutError, what finished kept.
+	// it: the run stops there with a *cellTimeoutError, what finished kept.
 	CellTimeout time.Duration
 	// OnStall, when set, gets each cell run that goes far past what it was
 	// expected to take (see Stall); Diagnose, when set, says what likely
@@ -113,7 +113,7 @@ type Runner struct {
 
 // Run measures every cell in order. It stops at the first failure with an
 // error naming the cell; everything finished before it is in the log.
-func (r *Runner) Run(ctx context.Context) (Stats, error) {
+func (r *runner) Run(ctx context.Context) (Stats, error) {
 	var st Stats
 	began := time.Now()
 	walls := map[string][]time.Duration{} // each cell's timed runs, for the watchdog
@@ -133,43 +133,10 @@ func (r *Runner) Run(ctx context.Context) (Stats, error) {
 			eta = time.Duration(int64(time.Since(began)) / int64(ran) * int64(len(r.Cells)-i-st.Skipped))
 		}
 		r.step(Step{Index: i, Total: len(r.Cells), Cell: c, Elapsed: time.Since(began), ETA: eta})
-		req := c.Request()
-		if r.OnProgress != nil {
-			req.ProgressIntervalMs = 500
-		}
-		var hostRec *telemetry.Recorder
-		if r.Telemetry != nil && c.Timed() {
-			req.TelemetryIntervalMs = uint32(max(r.Telemetry.Interval.Milliseconds(), 1))
-			hostRec = r.Telemetry.hostRecorder(ctx, c.Target)
-		}
-		t0 := time.Now()
-		cctx, cancel := ctx, context.CancelFunc(func() {})
-		if r.CellTimeout > 0 {
-			cctx, cancel = context.WithTimeoutCause(ctx, r.CellTimeout, errCellTimeout)
-		}
-		expected, basis := expectation(c, walls[c.SeriesKey()])
-		wd := r.watch(cctx, c, t0, expected, basis)
-		res, err := target.Run(cctx, req, r.OnProgress)
-		cause := wd.stop()
-		timedOut := errors.Is(context.Cause(cctx), errCellTimeout) && ctx.Err() == nil
-		cancel()
-		wall := time.Since(t0)
+		res, hostSamples, wall, err := r.measure(ctx, i, c, target, walls[c.SeriesKey()])
 		st.CallNs += wall.Nanoseconds()
-		var hostSamples []telemetry.Sample
-		if hostRec != nil {
-			hostSamples, _ = hostRec.Stop()
-		}
 		if err != nil {
-			if ctx.Err() != nil {
-				return st, ctx.Err()
-			}
-			if timedOut {
-				if cause == "" && r.Diagnose != nil {
-					cause = r.Diagnose(ctx, c)
-				}
-				return st, &CellTimeoutError{Index: i, Total: len(r.Cells), Cell: c, Limit: r.CellTimeout, Cause: cause}
-			}
-			return st, &CellError{Index: i, Total: len(r.Cells), Cell: c, Err: err}
+			return st, err
 		}
 		if c.Timed() {
 			walls[c.SeriesKey()] = append(walls[c.SeriesKey()], wall)
@@ -183,30 +150,9 @@ func (r *Runner) Run(ctx context.Context) (Stats, error) {
 			st.Warmups++
 			continue
 		}
-		samples := SamplesFrom(c.Target, c.Workload, int(c.QoS), c.Threads, c.Repeat, r.Contention, res)
-		for i := range samples {
-			samples[i].DurationNs = int64(c.Duration)
-		}
-		recs := make([]results.Record, len(samples))
-		params := c.Params()
-		now := time.Now().UTC()
-		var first, last int64
-		for j, s := range samples {
-			recs[j] = results.Record{Cell: c.SeriesKey(), RunRecords: len(samples), Params: &params, Sample: s, Metrics: res.GetMetrics(), RecordedAt: now}
-			if j == 0 || s.StartNs < first {
-				first = s.StartNs
-			}
-			last = max(last, s.EndNs)
-		}
-		if r.Log != nil {
-			if err := r.Log.Append(recs...); err != nil {
-				return st, fmt.Errorf("cell %d/%d (%s) measured but not saved: %w", i+1, len(r.Cells), c.label(), err)
-			}
-		}
-		st.Runs++
-		st.MeasuredNs += last - first
-		if err := r.Telemetry.keep(c, res.GetTelemetry(), hostSamples, &st.Telemetry); err != nil {
-			return st, fmt.Errorf("cell %d/%d (%s) measured and saved, its telemetry not: %w", i+1, len(r.Cells), c.label(), err)
+		samples, err := r.keep(i, c, res, hostSamples, &st)
+		if err != nil {
+			return st, err
 		}
 		if r.OnRun != nil {
 			r.OnRun(Step{Index: i, Total: len(r.Cells), Cell: c, Elapsed: time.Since(began)},
@@ -216,19 +162,95 @@ func (r *Runner) Run(ctx context.Context) (Stats, error) {
 	return st, nil
 }
 
-// CellError is a cell run that failed: the run stops there, and what
+// measure runs cell i, c, on target, watched (earlier are the wall times of
+// its earlier repeats) and bounded by CellTimeout, with the host's view of
+// it recorded when telemetry asks for one. It returns the agent's result,
+// the host's samples and the call's wall time, or the error that ends the
+// run: ctx's, a *cellTimeoutError or a *cellError.
+func (r *runner) measure(ctx context.Context, i int, c Cell, target Target, earlier []time.Duration) (*agentpb.Result, []telemetry.Sample, time.Duration, error) {
+	req := c.Request()
+	if r.OnProgress != nil {
+		req.ProgressIntervalMs = 500
+	}
+	var hostRec *telemetry.Recorder
+	if r.Telemetry != nil && c.Timed() {
+		req.TelemetryIntervalMs = uint32(max(r.Telemetry.Interval.Milliseconds(), 1))
+		hostRec = r.Telemetry.hostRecorder(ctx, c.Target)
+	}
+	t0 := time.Now()
+	cctx, cancel := ctx, context.CancelFunc(func() {})
+	if r.CellTimeout > 0 {
+		cctx, cancel = context.WithTimeoutCause(ctx, r.CellTimeout, errCellTimeout)
+	}
+	expected, basis := expectation(c, earlier)
+	wd := r.watch(cctx, c, t0, expected, basis)
+	res, err := target.Run(cctx, req, r.OnProgress)
+	cause := wd.stop()
+	timedOut := errors.Is(context.Cause(cctx), errCellTimeout) && ctx.Err() == nil
+	cancel()
+	wall := time.Since(t0)
+	var hostSamples []telemetry.Sample
+	if hostRec != nil {
+		hostSamples, _ = hostRec.Stop()
+	}
+	switch {
+	case err == nil:
+		return res, hostSamples, wall, nil
+	case ctx.Err() != nil:
+		return nil, nil, wall, ctx.Err()
+	case timedOut:
+		if cause == "" && r.Diagnose != nil {
+			cause = r.Diagnose(ctx, c)
+		}
+		return nil, nil, wall, &cellTimeoutError{Index: i, Total: len(r.Cells), Cell: c, Limit: r.CellTimeout, Cause: cause}
+	}
+	return nil, nil, wall, &cellError{Index: i, Total: len(r.Cells), Cell: c, Err: err}
+}
+
+// keep appends timed cell run i, c, to the log, synced, its telemetry
+// after it, and counts it in st; it returns the run's samples.
+func (r *runner) keep(i int, c Cell, res *agentpb.Result, hostSamples []telemetry.Sample, st *Stats) ([]results.Sample, error) {
+	samples := samplesFrom(c.Target, c.Workload, int(c.QoS), c.Threads, c.Repeat, r.Contention, res)
+	for i := range samples {
+		samples[i].DurationNs = int64(c.Duration)
+	}
+	recs := make([]results.Record, len(samples))
+	params := c.Params()
+	now := time.Now().UTC()
+	var first, last int64
+	for j, s := range samples {
+		recs[j] = results.Record{Cell: c.SeriesKey(), RunRecords: len(samples), Params: &params, Sample: s, Metrics: res.GetMetrics(), RecordedAt: now}
+		if j == 0 || s.StartNs < first {
+			first = s.StartNs
+		}
+		last = max(last, s.EndNs)
+	}
+	if r.Log != nil {
+		if err := r.Log.Append(recs...); err != nil {
+			return nil, fmt.Errorf("cell %d/%d (%s) measured but not saved: %w", i+1, len(r.Cells), c.label(), err)
+		}
+	}
+	st.Runs++
+	st.MeasuredNs += last - first
+	if err := r.Telemetry.keep(c, res.GetTelemetry(), hostSamples, &st.Telemetry); err != nil {
+		return nil, fmt.Errorf("cell %d/%d (%s) measured and saved, its telemetry not: %w", i+1, len(r.Cells), c.label(), err)
+	}
+	return samples, nil
+}
+
+// cellError is a cell run that failed: the run stops there, and what
 // finished before it is kept.
-type CellError struct {
+type cellError struct {
 	Index, Total int
 	Cell         Cell
 	Err          error
 }
 
-func (e *CellError) Error() string {
+func (e *cellError) Error() string {
 	return fmt.Sprintf("cell %d/%d (%s) failed: %v", e.Index+1, e.Total, e.Cell.label(), e.Err)
 }
 
-func (e *CellError) Unwrap() error { return e.Err }
+func (e *cellError) Unwrap() error { return e.Err }
 
 // label names a cell run in errors: the target, what it measures, and
 // repeat=N (or warm-up N).
@@ -239,7 +261,7 @@ func (c Cell) label() string {
 	return fmt.Sprintf("%s: %s qos=%s threads=%d repeat=%d", c.Target, c.Workload, c.QoS, c.Threads, c.Repeat)
 }
 
-func (r *Runner) step(s Step) {
+func (r *runner) step(s Step) {
 	if r.OnStep != nil {
 		r.OnStep(s)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/spec"
 )
 
 // fakeTarget answers each cell with one record per thread: loops in 1 s.
@@ -44,10 +45,10 @@ func (f *fakeTarget) Run(_ context.Context, req *agentpb.RunRequest, _ func(*age
 
 func testCells() []Cell {
 	return []Cell{
-		{Target: TargetHost, Workload: "fp", QoS: qos.Background, Threads: 1, Warmup: 1, Loops: 10},
-		{Target: TargetHost, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 1, Loops: 10},
-		{Target: TargetHost, Workload: "fp", QoS: qos.Background, Threads: 2, Repeat: 1, Loops: 10},
-		{Target: TargetHost, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 2, Loops: 10},
+		{Target: spec.TargetHost, Workload: "fp", QoS: qos.Background, Threads: 1, Warmup: 1, Loops: 10},
+		{Target: spec.TargetHost, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 1, Loops: 10},
+		{Target: spec.TargetHost, Workload: "fp", QoS: qos.Background, Threads: 2, Repeat: 1, Loops: 10},
+		{Target: spec.TargetHost, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 2, Loops: 10},
 	}
 }
 
@@ -63,7 +64,7 @@ func TestRunnerLogsTimedRunsAndResumes(t *testing.T) {
 	path := filepath.Join(t.TempDir(), results.SamplesFile)
 	target := &fakeTarget{failAt: 4}
 	var steps []Step
-	r := &Runner{Cells: testCells(), Targets: map[string]Target{TargetHost: target}, Log: openLog(t, path), Contention: 2,
+	r := &runner{Cells: testCells(), Targets: map[string]Target{spec.TargetHost: target}, Log: openLog(t, path), Contention: 2,
 		OnStep: func(s Step) { steps = append(steps, s) }}
 	st, err := r.Run(context.Background())
 	require.Error(t, err)
@@ -86,7 +87,7 @@ func TestRunnerLogsTimedRunsAndResumes(t *testing.T) {
 
 	// Resume: only the failed repeat runs again (and the warm-up, which is never recorded).
 	again := &fakeTarget{}
-	r2 := &Runner{Cells: testCells(), Targets: map[string]Target{TargetHost: again}, Log: openLog(t, path),
+	r2 := &runner{Cells: testCells(), Targets: map[string]Target{spec.TargetHost: again}, Log: openLog(t, path),
 		Finished: results.FinishedRuns(recs)}
 	st, err = r2.Run(context.Background())
 	require.NoError(t, err)
@@ -100,14 +101,14 @@ func TestRunnerLogsTimedRunsAndResumes(t *testing.T) {
 }
 
 func TestRunnerNeedsItsTargets(t *testing.T) {
-	cells := []Cell{{Target: TargetVM, Workload: "fp", QoS: qos.Default, Threads: 1, Repeat: 1, Loops: 1}}
-	r := &Runner{Cells: cells, Targets: map[string]Target{}, Log: openLog(t, filepath.Join(t.TempDir(), "s.jsonl"))}
+	cells := []Cell{{Target: spec.TargetVM, Workload: "fp", QoS: qos.Default, Threads: 1, Repeat: 1, Loops: 1}}
+	r := &runner{Cells: cells, Targets: map[string]Target{}, Log: openLog(t, filepath.Join(t.TempDir(), "s.jsonl"))}
 	_, err := r.Run(context.Background())
 	assert.ErrorContains(t, err, "no vm target was started")
 }
 
 func TestCellRequest(t *testing.T) {
-	c := Cell{Target: TargetVM, Workload: "compress", QoS: qos.UserInteractive, Threads: 2, Repeat: 1, SizeBytes: 1 << 20, Ratio: 3, Codec: "zstd", Level: 3, Sink: "file", DataSeed: 7}
+	c := Cell{Target: spec.TargetVM, Workload: "compress", QoS: qos.UserInteractive, Threads: 2, Repeat: 1, SizeBytes: 1 << 20, Ratio: 3, Codec: "zstd", Level: 3, Sink: "file", DataSeed: 7}
 	req := c.Request()
 	assert.Equal(t, "compress", req.Workload)
 	assert.Equal(t, int32(33), req.Qos)
@@ -120,7 +121,7 @@ func TestCellRequest(t *testing.T) {
 func TestRunnerDiscardsACellRunWhoseConditionsFailed(t *testing.T) {
 	path := filepath.Join(t.TempDir(), results.SamplesFile)
 	calls := 0
-	r := &Runner{Cells: testCells(), Targets: map[string]Target{TargetHost: &fakeTarget{}}, Log: openLog(t, path), Contention: 2,
+	r := &runner{Cells: testCells(), Targets: map[string]Target{spec.TargetHost: &fakeTarget{}}, Log: openLog(t, path), Contention: 2,
 		Conditions: func() error {
 			calls++
 			if calls == 3 {
@@ -138,10 +139,10 @@ func TestRunnerDiscardsACellRunWhoseConditionsFailed(t *testing.T) {
 	assert.Len(t, recs, 1, "only the cell run measured under the conditions is kept")
 }
 
-// A fixed-work host cell run shorter than MinCellInterval is named once,
+// A fixed-work host cell run shorter than minCellInterval is named once,
 // with what to do; longer runs, duration cells and VM cells are not.
 func TestShortCellWarning(t *testing.T) {
-	cell := Cell{Target: TargetHost, Workload: "fp", QoS: 33, Threads: 2, Repeat: 1, Loops: 1e7}
+	cell := Cell{Target: spec.TargetHost, Workload: "fp", QoS: 33, Threads: 2, Repeat: 1, Loops: 1e7}
 	run := func(c Cell, spans ...[2]int64) CellRun {
 		cr := CellRun{Cell: c}
 		for _, s := range spans {
@@ -160,7 +161,7 @@ func TestShortCellWarning(t *testing.T) {
 	assert.Contains(t, shortCellWarning(run(other, [2]int64{0, 3e3}), warned), "ran 3µs (< 250ms)")
 
 	vm := cell
-	vm.Target = TargetVM
+	vm.Target = spec.TargetVM
 	assert.Empty(t, shortCellWarning(run(vm, [2]int64{0, 5e6}), warned), "a VM's cells are not decided by the host's placement alone")
 	dur := cell
 	dur.Loops, dur.Duration, dur.Threads = 0, 100*time.Millisecond, 4
@@ -170,7 +171,7 @@ func TestShortCellWarning(t *testing.T) {
 // Two resumes of one directory at once: the second is refused at once,
 // naming the first's pid, and neither refusal nor damage touches run.json.
 func TestResumeRunLocksAndRefusesBeforeTouching(t *testing.T) {
-	s, err := ParseSpec([]byte("targets: [host]\nmatrix: [{workload: fp, loops: 10}]\nrepeats: 2\n"), "t")
+	s, err := spec.ParseSpec([]byte("targets: [host]\nmatrix: [{workload: fp, loops: 10}]\nrepeats: 2\n"), "t")
 	require.NoError(t, err)
 	d, _, err := CreateRun(t.TempDir(), s, time.Now())
 	require.NoError(t, err)

@@ -16,16 +16,16 @@ import (
 // applied, and a warning says when it differs.
 type Scheduling struct {
 	Controller procsched.Scheduling `json:"controller"`
-	// Started maps each child (StartedHostAgent, StartedVM,
-	// StartedContention) to the class it was started at.
+	// Started maps each child (startedHostAgent, startedVM,
+	// startedContention) to the class it was started at.
 	Started map[string]hv.ProcessClass `json:"started,omitempty"`
 }
 
 // The children Scheduling.Started names.
 const (
-	StartedHostAgent  = "host agent"
-	StartedVM         = "vm hypervisor"
-	StartedContention = "contention spinners"
+	startedHostAgent  = "host agent"
+	startedVM         = "vm hypervisor"
+	startedContention = "contention spinners"
 )
 
 // readScheduling reads the controller's own scheduling.

@@ -13,25 +13,27 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/spec"
 )
 
 // A run records how the controller itself runs, and warns about a child
 // that could not be started at the default class.
 func TestExecuteRecordsScheduling(t *testing.T) {
-	s, err := ParseSpec([]byte("name: sched\ntargets: [host]\nmatrix: [{workload: fp, qos: 9, threads: 1, loops: 10}]\nrepeats: 1\ncontention: 1\ntelemetry_ms: 0\n"), "sched")
+	s, err := spec.ParseSpec([]byte("name: sched\ntargets: [host]\nmatrix: [{workload: fp, qos: 9, threads: 1, loops: 10}]\nrepeats: 1\ncontention: 1\ntelemetry_ms: 0\n"), "sched")
 	require.NoError(t, err)
 	dir, s, err := CreateRun(t.TempDir(), s, time.Now())
 	require.NoError(t, err)
 	defer dir.Unlock()
 	refused := qos.Applied{Asked: qos.Default, Applied: qos.Unspecified, Detail: "SCHED_OTHER nice=10", Reason: "sched_setattr(SCHED_OTHER, nice 0): operation not permitted"}
 	env := Env{
-		StartTarget: func(context.Context, string, Spec, io.Writer) (Target, []string, error) {
+		StartTarget: func(context.Context, string, spec.Spec, io.Writer) (Target, []string, error) {
 			return &fakeTarget{}, nil, nil
 		},
-		StartContention: func(_ context.Context, n int) (*Contention, error) {
-			return &Contention{Threads: n, StartClass: refused, exited: make(chan struct{})}, nil
+		StartContention: func(_ context.Context, n int) (*contention.Contention, error) {
+			return &contention.Contention{Threads: n, StartClass: refused}, nil
 		},
 	}
 	out, err := Execute(context.Background(), s, dir, env)
@@ -49,7 +51,7 @@ func TestExecuteRecordsScheduling(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &run))
 	assert.Equal(t, out.Scheduling.Controller, run.Scheduling.Controller)
 	assert.NotEmpty(t, run.Scheduling.Controller.Policy, "the controller's policy is read")
-	assert.Equal(t, "unspecified", run.Scheduling.Started[StartedContention].Applied)
-	assert.Equal(t, "default", run.Scheduling.Started[StartedContention].Asked)
+	assert.Equal(t, "unspecified", run.Scheduling.Started[startedContention].Applied)
+	assert.Equal(t, "default", run.Scheduling.Started[startedContention].Asked)
 	assert.Contains(t, strings.Join(run.Notes, "\n"), warning)
 }

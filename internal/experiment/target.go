@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"time"
 
 	"github.com/qoslab/qoslab/internal/agent"
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
 	"github.com/qoslab/qoslab/internal/hv"
+	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
@@ -22,8 +22,8 @@ type Target interface {
 	Close() error
 }
 
-// InVM is a Target inside a VM, which the host sees as a machine.
-type InVM interface {
+// inVM is a Target inside a VM, which the host sees as a machine.
+type inVM interface {
 	Target
 	Machine() hv.MachineInfo
 }
@@ -31,7 +31,7 @@ type InVM interface {
 // hostAgentOptions starts the host's agent so that it may write where the
 // spec's sinks point: a file sink's directory becomes its scratch
 // directory, a block sink's device is allowed.
-func hostAgentOptions(path string, s Spec, stderr io.Writer) agent.LocalOptions {
+func hostAgentOptions(path string, s spec.Spec, stderr io.Writer) agent.LocalOptions {
 	o := agent.LocalOptions{Path: path, Stderr: stderr}
 	for _, e := range s.Matrix {
 		switch {
@@ -46,7 +46,7 @@ func hostAgentOptions(path string, s Spec, stderr io.Writer) agent.LocalOptions 
 
 // StartHostAgent runs the agent binary (path, or the one next to qoslab when
 // empty) as a child of this process, able to write where s's sinks point.
-func StartHostAgent(ctx context.Context, path string, s Spec, stderr io.Writer) (Target, error) {
+func StartHostAgent(ctx context.Context, path string, s spec.Spec, stderr io.Writer) (Target, error) {
 	p, err := agent.FindAgent(path)
 	if err != nil {
 		return nil, err
@@ -127,16 +127,3 @@ func stopMachine(c *agent.Client, m hv.Machine) error {
 
 // shutdownRPCTimeout bounds the agent's answer to Shutdown.
 const shutdownRPCTimeout = 15 * time.Second
-
-// StopVM powers off a VM started earlier (a named VM), through its agent
-// first and by force when it does not answer.
-func StopVM(m hv.Machine) error {
-	c, err := AgentOver(m, "")
-	if err != nil {
-		return err
-	}
-	return stopMachine(c, m)
-}
-
-// vmStateDir is a named VM's state directory under stateHome.
-func vmStateDir(stateHome, name string) string { return filepath.Join(stateHome, "vms", name) }

@@ -10,13 +10,14 @@ import (
 
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
 	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/telemetry"
 )
 
-// Telemetry is what the runner samples while each timed cell runs: the
+// runTelemetry is what the runner samples while each timed cell runs: the
 // agent's own view of its machine, and for a VM cell the host's view (the
 // host's CPUs and the VM's vCPU threads).
-type Telemetry struct {
+type runTelemetry struct {
 	// Log is where samples go (telemetry.jsonl).
 	Log      *telemetry.Log
 	Interval time.Duration
@@ -42,8 +43,8 @@ type TelemetryStats struct {
 
 // hostRecorder starts the host's view of a cell on target, when there is one
 // to take.
-func (t *Telemetry) hostRecorder(ctx context.Context, target string) *telemetry.Recorder {
-	if t == nil || t.HostProbe == nil || target == TargetHost {
+func (t *runTelemetry) hostRecorder(ctx context.Context, target string) *telemetry.Recorder {
+	if t == nil || t.HostProbe == nil || target == spec.TargetHost {
 		return nil
 	}
 	threads := t.HostThreads[target]
@@ -53,7 +54,7 @@ func (t *Telemetry) hostRecorder(ctx context.Context, target string) *telemetry.
 	})
 }
 
-func (t *Telemetry) note(n string) {
+func (t *runTelemetry) note(n string) {
 	if t.seen == nil {
 		t.seen = map[string]bool{}
 	}
@@ -68,12 +69,12 @@ func (t *Telemetry) note(n string) {
 
 // keep stamps a cell run's samples, the agent's (as JSON lines) and the
 // host's, with the cell and view, and writes them to the log.
-func (t *Telemetry) keep(c Cell, agentTel *agentpb.Telemetry, host []telemetry.Sample, st *TelemetryStats) error {
+func (t *runTelemetry) keep(c Cell, agentTel *agentpb.Telemetry, host []telemetry.Sample, st *TelemetryStats) error {
 	if t == nil {
 		return nil
 	}
 	view := telemetry.ViewGuest
-	if c.Target == TargetHost {
+	if c.Target == spec.TargetHost {
 		view = telemetry.ViewHost
 	}
 	stamp := func(s *telemetry.Sample, view string) {
@@ -117,11 +118,13 @@ func (t *Telemetry) keep(c Cell, agentTel *agentpb.Telemetry, host []telemetry.S
 	return t.Log.Sync()
 }
 
-// setUp prepares telemetry for a run when its spec asks for it: the log
-// at path, and the host's view of each VM (the host's CPUs and the VM's
-// vCPU threads). Telemetry that cannot be had is a note, never a reason to
-// stop; close flushes the log.
-func setUpTelemetry(path string, s Spec, targets map[string]Target, finished map[string][]int, note func(string)) (*Telemetry, func() error, error) {
+// setUpTelemetry prepares telemetry for a run when its spec asks for it:
+// the log at path, and the host's view of each VM (the host's CPUs and the
+// VM's vCPU threads), its probe started under ctx, the run's (on macOS the
+// probe asks sudo and starts powermetrics, which Ctrl-C must end).
+// Telemetry that cannot be had is a note, never a reason to stop; close
+// flushes the log.
+func setUpTelemetry(ctx context.Context, path string, s spec.Spec, targets map[string]Target, finished map[string][]int, note func(string)) (*runTelemetry, func() error, error) {
 	if s.TelemetryMs <= 0 {
 		return nil, func() error { return nil }, nil
 	}
@@ -137,15 +140,15 @@ func setUpTelemetry(path string, s Spec, targets map[string]Target, finished map
 		return nil, nil, err
 	}
 	interval := time.Duration(s.TelemetryMs) * time.Millisecond
-	tel := &Telemetry{Log: log, Interval: interval, HostThreads: map[string][]telemetry.ThreadRef{}, OnNote: note}
+	tel := &runTelemetry{Log: log, Interval: interval, HostThreads: map[string][]telemetry.ThreadRef{}, OnNote: note}
 	var probe telemetry.Probe
 	for _, name := range slices.Sorted(maps.Keys(targets)) {
-		vm, ok := targets[name].(InVM)
+		vm, ok := targets[name].(inVM)
 		if !ok {
 			continue
 		}
 		if probe == nil {
-			if probe, err = telemetry.NewLocalProbe(context.Background(), interval); err != nil {
+			if probe, err = telemetry.NewLocalProbe(ctx, interval); err != nil {
 				note(fmt.Sprintf("telemetry: no host view of the VM: %v", err))
 				break
 			}

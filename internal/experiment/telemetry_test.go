@@ -9,6 +9,7 @@ import (
 
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
 	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/telemetry"
 )
 
@@ -17,8 +18,8 @@ func TestTelemetryKeepStampsViewsAndNotesBadSamples(t *testing.T) {
 	log, err := telemetry.OpenLog(path)
 	require.NoError(t, err)
 	var notes []string
-	tel := &Telemetry{Log: log, OnNote: func(n string) { notes = append(notes, n) }}
-	c := Cell{Target: TargetVM, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 2, Loops: 100}
+	tel := &runTelemetry{Log: log, OnNote: func(n string) { notes = append(notes, n) }}
+	c := Cell{Target: spec.TargetVM, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 2, Loops: 100}
 	agentTel := &agentpb.Telemetry{
 		SamplesJson: []string{
 			`{"schema_version":"1.0","t_ns":100000000,"interval_ns":100000000,"cpus":[{"id":0,"busy":0.5}]}`,
@@ -38,7 +39,7 @@ func TestTelemetryKeepStampsViewsAndNotesBadSamples(t *testing.T) {
 	for _, s := range got {
 		assert.Equal(t, c.SeriesKey(), s.Cell)
 		assert.Equal(t, 2, s.Repeat)
-		assert.Equal(t, TargetVM, s.Target)
+		assert.Equal(t, spec.TargetVM, s.Target)
 	}
 	assert.Equal(t, telemetry.ViewGuest, got[0].View, "the agent in the VM sees the guest")
 	assert.Equal(t, telemetry.ViewHost, got[1].View, "the controller sees the host, vCPU threads included")
@@ -56,13 +57,13 @@ func TestTelemetryKeepHostCellIsHostView(t *testing.T) {
 	require.NoError(t, err)
 	defer log.Close()
 	var notes []string
-	tel := &Telemetry{Log: log, OnNote: func(n string) { notes = append(notes, n) }}
-	c := Cell{Target: TargetHost, Workload: "fp", QoS: qos.Default, Threads: 1, Repeat: 1}
+	tel := &runTelemetry{Log: log, OnNote: func(n string) { notes = append(notes, n) }}
+	c := Cell{Target: spec.TargetHost, Workload: "fp", QoS: qos.Default, Threads: 1, Repeat: 1}
 	require.NoError(t, tel.keep(c, &agentpb.Telemetry{Unavailable: "powermetrics telemetry unavailable: needs root"}, nil, nil))
 	require.NoError(t, tel.keep(c, nil, nil, nil))
 	require.Len(t, notes, 2)
 	assert.Contains(t, notes[0], "telemetry unavailable on host: powermetrics telemetry unavailable: needs root")
 	assert.Contains(t, notes[1], "sent none")
-	assert.Nil(t, (*Telemetry)(nil).hostRecorder(t.Context(), TargetVM), "no telemetry, no recorder")
-	assert.Nil(t, tel.hostRecorder(t.Context(), TargetVM), "no host probe, no host view")
+	assert.Nil(t, (*runTelemetry)(nil).hostRecorder(t.Context(), spec.TargetVM), "no telemetry, no recorder")
+	assert.Nil(t, tel.hostRecorder(t.Context(), spec.TargetVM), "no host probe, no host view")
 }

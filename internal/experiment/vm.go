@@ -9,24 +9,23 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/qoslab/qoslab/internal/agent"
-	"github.com/qoslab/qoslab/internal/agent/agentpb"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/hv/registry"
 	"github.com/qoslab/qoslab/internal/hv/vz"
 	"github.com/qoslab/qoslab/internal/image"
+	"github.com/qoslab/qoslab/internal/namedvm"
+	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/tmpdir"
-	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
-// AgentOver connects an agent client to a machine's channel, tied to the
+// agentOver connects an agent client to a machine's channel, tied to the
 // machine's life: once the VM ends, calls fail at once saying so, naming
 // its console log (keep, when the log is kept elsewhere after the VM stops).
-func AgentOver(m hv.Machine, keep string) (*agent.Client, error) {
+func agentOver(m hv.Machine, keep string) (*agent.Client, error) {
 	c, err := agent.NewClient(func(ctx context.Context) (net.Conn, error) { return m.DialAgent(ctx) })
 	if err != nil {
 		return nil, err
@@ -51,10 +50,10 @@ func AgentOver(m hv.Machine, keep string) (*agent.Client, error) {
 // Each boot attempt gets timeout(accel) to answer: a guest that hangs (or a
 // hypervisor stopped with SIGSTOP) is stopped, and the error names the VM,
 // the deadline and its console log.
-func BootVM(ctx context.Context, backend hv.Backend, log io.Writer, spec hv.Spec, timeout func(accel string) time.Duration, keep string) (hv.Machine, *agent.Client, error) {
+func BootVM(ctx context.Context, backend hv.Backend, log io.Writer, hs hv.Spec, timeout func(accel string) time.Duration, keep string) (hv.Machine, *agent.Client, error) {
 	var client *agent.Client
-	spec.Ready = func(ctx context.Context, m hv.Machine) error {
-		c, err := AgentOver(m, keep)
+	hs.Ready = func(ctx context.Context, m hv.Machine) error {
+		c, err := agentOver(m, keep)
 		if err != nil {
 			return err
 		}
@@ -67,7 +66,7 @@ func BootVM(ctx context.Context, backend hv.Backend, log io.Writer, spec hv.Spec
 		if err != nil {
 			c.Close()
 			if late {
-				return fmt.Errorf("vm %s: its agent did not answer within %s (accel %s; --boot-timeout sets the limit): the guest hung or its hypervisor was stopped", spec.Name, limit, accel)
+				return fmt.Errorf("vm %s: its agent did not answer within %s (accel %s; --boot-timeout sets the limit): the guest hung or its hypervisor was stopped", hs.Name, limit, accel)
 			}
 			return err
 		}
@@ -77,8 +76,8 @@ func BootVM(ctx context.Context, backend hv.Backend, log io.Writer, spec hv.Spec
 		client = c
 		return nil
 	}
-	spec.Log = log
-	m, err := backend.Start(ctx, spec)
+	hs.Log = log
+	m, err := backend.Start(ctx, hs)
 	if err != nil {
 		if client != nil {
 			client.Close()
@@ -87,7 +86,7 @@ func BootVM(ctx context.Context, backend hv.Backend, log io.Writer, spec hv.Spec
 	}
 	if client == nil {
 		// A backend that did not call Ready: connect now.
-		if client, err = AgentOver(m, keep); err != nil {
+		if client, err = agentOver(m, keep); err != nil {
 			_ = m.Stop(context.Background())
 			return nil, nil, err
 		}
@@ -160,46 +159,14 @@ func DefaultVMEnv(env func(string) string, e VMEnv) VMEnv {
 
 func (e VMEnv) registry() registry.Options { return registry.Options{CacheDir: e.CacheDir} }
 
-// Sizing of a VM a run boots, in one place: memory and scratch disk follow
-// the compression cells (the guest holds a cell's input in memory, and the
-// agent lets it use at most half of the guest's memory; the output goes to
-// the raw scratch disk, a region per thread); below that, a VM gets
-// MinVMMemoryMiB and a small disk.
-const (
-	MinVMMemoryMiB       = 1024
-	minVMDiskBytes int64 = 64 << 20
-)
-
-// VMSize is the memory and scratch disk of the VM a run of s boots: the
-// spec's vm.memory and vm.disk where given, else what its compression cells
-// need (see MinVMMemoryMiB).
-func VMSize(s Spec) (memoryMiB int, diskBytes int64) {
-	memoryMiB, diskBytes = MinVMMemoryMiB, minVMDiskBytes
-	for _, e := range s.Matrix {
-		if !catalog.IsCompression(e.Workload) {
-			continue
-		}
-		maxThreads := slices.Max(append([]int{1}, e.Threads...))
-		memoryMiB = max(memoryMiB, int((2*e.SizeBytes)>>20)+512)
-		diskBytes = max(diskBytes, e.SizeBytes+e.SizeBytes/64+int64(maxThreads)*(2<<20)+(64<<20))
-	}
-	if s.VM.MemoryBytes != 0 {
-		memoryMiB = int(s.VM.MemoryBytes >> 20)
-	}
-	if s.VM.DiskBytes != 0 {
-		diskBytes = s.VM.DiskBytes
-	}
-	return memoryMiB, diskBytes
+// NamedVMs is where the env keeps named VMs (`qoslab vm`).
+func (e VMEnv) NamedVMs() namedvm.Store {
+	return namedvm.Store{Home: e.StateHome, Registry: e.registry()}
 }
-
-// NamedVMSpec is the spec a named VM is sized for when its memory or disk
-// is not given: the built-in subsumption experiment, the largest the
-// built-in specs ask of a VM.
-const NamedVMSpec = "subsumption"
 
 // fitVM applies the env's overrides and this host's limits to the spec's VM,
 // with a note for each value changed to fit.
-func fitVM(v VMSpec, env VMEnv) (VMSpec, []string) {
+func fitVM(v spec.VMSpec, env VMEnv) (spec.VMSpec, []string) {
 	if env.Backend != "" {
 		v.Backend = env.Backend
 	}
@@ -253,7 +220,7 @@ func DefaultImageFor(model string) string {
 
 // checkModel refuses a device model the backend does not have: the vz
 // model is the qemu backend's.
-func checkModel(v VMSpec) error {
+func checkModel(v spec.VMSpec) error {
 	if v.Model == hv.ModelVZ && v.Backend != registry.QEMU {
 		return fmt.Errorf("vm.model vz (Virtualization.framework's device model, emulated) runs on the qemu backend, not %s: use --vm-backend qemu (vm.backend: qemu), or leave the model out", v.Backend)
 	}
@@ -280,13 +247,13 @@ func loadImage(store, name string) (hv.Image, error) {
 
 // startVM attaches to the named VM of env, or boots one for the run of s,
 // sized for it. notes say what was changed to fit this host.
-func startVM(ctx context.Context, s Spec, env VMEnv, log io.Writer) (t *vmTarget, notes []string, err error) {
+func startVM(ctx context.Context, s spec.Spec, env VMEnv, log io.Writer) (t *vmTarget, notes []string, err error) {
 	if env.Name != "" {
-		m, err := AttachVM(ctx, env, env.Name)
+		m, err := env.NamedVMs().Attach(ctx, env.Name)
 		if err != nil {
 			return nil, nil, err
 		}
-		c, err := AgentOver(m, "")
+		c, err := agentOver(m, "")
 		if err != nil {
 			return nil, nil, err
 		}
@@ -313,7 +280,7 @@ func startVM(ctx context.Context, s Spec, env VMEnv, log io.Writer) (t *vmTarget
 	if err != nil {
 		return nil, notes, err
 	}
-	mem, disk := VMSize(s)
+	mem, disk := spec.VMSize(s)
 	name := fmt.Sprintf("run-%d", os.Getpid())
 	model := ""
 	if v.Model != "" {
@@ -338,234 +305,6 @@ func startVM(ctx context.Context, s Spec, env VMEnv, log io.Writer) (t *vmTarget
 	return &vmTarget{Client: c, machine: m, owned: true, dir: dir, keepConsole: env.KeepConsole}, notes, nil
 }
 
-// NamedVM is a VM that outlives the command that starts it.
-type NamedVM struct {
-	Name string
-	// VM is what to boot; zero memory and disk are sized for NamedVMSpec.
-	VM  VMSpec
-	Env VMEnv
-}
-
-// StartNamedVM boots a named VM and leaves it running; its state lives in
-// the env's StateHome. It refuses a name that is running already.
-func StartNamedVM(ctx context.Context, n NamedVM, log io.Writer) (hv.Machine, *agentpb.InfoReply, error) {
-	dir := vmStateDir(n.Env.StateHome, n.Name)
-	if m, err := registry.Attach(ctx, n.Env.registry(), dir); err == nil {
-		return nil, nil, fmt.Errorf("vm %s is already running (pid %d); stop it first with `qoslab vm stop %s`", n.Name, m.Info().PID, n.Name)
-	}
-	v, notes := fitVM(n.VM, n.Env)
-	if v.Model != "" {
-		return nil, nil, fmt.Errorf("vm %s: vm.model %s is for VMs booted for a run (bench, run); a named VM boots the backend's own model", n.Name, v.Model)
-	}
-	for _, note := range notes {
-		fmt.Fprintf(log, "vm %s: note: %s\n", n.Name, note)
-	}
-	backend, err := registry.New(v.Backend, n.Env.registry())
-	if err != nil {
-		return nil, nil, err
-	}
-	img, err := loadImage(n.Env.Store, v.Image)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, nil, err
-	}
-	sized, err := DefaultSpec(NamedVMSpec)
-	if err != nil {
-		return nil, nil, err
-	}
-	sized.VM = v
-	mem, disk := VMSize(sized)
-	fmt.Fprintf(log, "vm %s: booting %s (kernel %s), %d vCPUs, %d MiB, %s scratch disk\n", n.Name, v.Image, img.KernelVersion, v.CPUs, mem, formatMiB(disk))
-	m, c, err := BootVM(ctx, backend, log, hv.Spec{Name: n.Name, Image: img, CPUs: v.CPUs, MemoryMiB: mem, DiskBytes: disk, Accel: v.Accel, StateDir: dir, Detach: true}, n.Env.bootTimeout, "")
-	if err != nil {
-		return nil, nil, fmt.Errorf("vm %s: %w", n.Name, err)
-	}
-	defer c.Close()
-	info, err := c.Info(ctx)
-	if err != nil {
-		_ = m.Stop(context.Background())
-		return nil, nil, err
-	}
-	return m, info, nil
-}
-
-func formatMiB(b int64) string { return fmt.Sprintf("%d MiB", b>>20) }
-
-// AttachVM finds the named VM, saying clearly whether it never existed or
-// has stopped.
-func AttachVM(ctx context.Context, env VMEnv, name string) (hv.Machine, error) {
-	dir := vmStateDir(env.StateHome, name)
-	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-		return nil, &NoSuchVMError{Name: name, Known: NamedVMs(env)}
-	}
-	m, err := registry.Attach(ctx, env.registry(), dir)
-	if err != nil {
-		return nil, &NotRunningError{Name: name, Err: err}
-	}
-	return m, nil
-}
-
-// NotRunningError is a named VM whose hypervisor is gone (stopped, or
-// killed from outside).
-type NotRunningError struct {
-	Name string
-	Err  error
-}
-
-func (e *NotRunningError) Error() string {
-	return fmt.Sprintf("vm %s is not running: %v (start it with `qoslab vm start %s`)", e.Name, e.Err, e.Name)
-}
-
-func (e *NotRunningError) Unwrap() error { return e.Err }
-
-// CleanStoppedVM removes what a named VM's hypervisor leaves behind when it
-// dies without stopping (its sockets and pid file), keeping what the VM is
-// (vm.json, its scratch disk, its console log): `qoslab vm stop` on a VM
-// that already ended. It returns the files it removed.
-func CleanStoppedVM(env VMEnv, name string) ([]string, error) {
-	dir := vmStateDir(env.StateHome, name)
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	var removed []string
-	for _, e := range entries {
-		n := e.Name()
-		if strings.HasSuffix(n, ".sock") || strings.HasSuffix(n, ".pid") {
-			if err := os.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return removed, err
-			}
-			removed = append(removed, n)
-		}
-	}
-	return removed, nil
-}
-
-// NoSuchVMError is a VM name no VM was ever started with.
-type NoSuchVMError struct {
-	Name  string
-	Known []string
-}
-
-func (e *NoSuchVMError) Error() string {
-	if len(e.Known) == 0 {
-		return fmt.Sprintf("no vm named %s: there are no named VMs; start one with `qoslab vm start %s`", e.Name, e.Name)
-	}
-	return fmt.Sprintf("no vm named %s: the named VMs are %s", e.Name, joinNames(e.Known))
-}
-
-func joinNames(names []string) string {
-	out := ""
-	for i, n := range names {
-		if i > 0 {
-			out += ", "
-		}
-		out += n
-	}
-	return out
-}
-
-// NamedVMs lists the named VMs' names, sorted.
-func NamedVMs(env VMEnv) []string {
-	entries, _ := os.ReadDir(filepath.Join(env.StateHome, "vms"))
-	var names []string
-	for _, e := range entries {
-		if e.IsDir() {
-			names = append(names, e.Name())
-		}
-	}
-	return names
-}
-
-// VMStateDir is the named VM's state directory.
-func VMStateDir(env VMEnv, name string) string { return vmStateDir(env.StateHome, name) }
-
-// DeleteVM removes a stopped named VM: its state directory with its scratch
-// disk and console log. A running VM is refused.
-func DeleteVM(ctx context.Context, env VMEnv, name string) error {
-	dir := vmStateDir(env.StateHome, name)
-	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-		return &NoSuchVMError{Name: name, Known: NamedVMs(env)}
-	}
-	if m, err := registry.Attach(ctx, env.registry(), dir); err == nil {
-		return fmt.Errorf("vm %s is running (pid %d): stop it first with `qoslab vm stop %s`", name, m.Info().PID, name)
-	}
-	if err := os.RemoveAll(dir); err != nil {
-		return fmt.Errorf("delete vm %s: %w", name, err)
-	}
-	return nil
-}
-
-// CheckVMName refuses a VM name that cannot name a state directory.
-func CheckVMName(name string) error {
-	ok := name != ""
-	for _, r := range name {
-		ok = ok && (r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
-	}
-	if !ok {
-		return fmt.Errorf("VM name %q: use letters, digits, '-' and '_' only", name)
-	}
-	return nil
-}
-
-// VMState is a named VM as `qoslab vm list` shows it.
-type VMState struct {
-	Name    string          `json:"name"`
-	Running bool            `json:"running"`
-	Machine *hv.MachineInfo `json:"machine,omitempty"`
-}
-
-// ListVMs lists the named VMs, sorted by name, and whether each runs.
-func ListVMs(ctx context.Context, env VMEnv) []VMState {
-	out := []VMState{}
-	for _, n := range NamedVMs(env) {
-		st := VMState{Name: n}
-		if m, err := registry.Attach(ctx, env.registry(), VMStateDir(env, n)); err == nil {
-			mi := m.Info()
-			st.Running, st.Machine = true, &mi
-		}
-		out = append(out, st)
-	}
-	return out
-}
-
-// OpenConsole opens a named VM's console log, saying clearly when there is
-// no such VM or it never booted.
-func OpenConsole(env VMEnv, name string) (*os.File, error) {
-	dir := VMStateDir(env, name)
-	f, err := os.Open(filepath.Join(dir, "console.log"))
-	if errors.Is(err, os.ErrNotExist) {
-		if _, serr := os.Stat(dir); serr != nil {
-			return nil, &NoSuchVMError{Name: name, Known: NamedVMs(env)}
-		}
-		return nil, fmt.Errorf("vm %s has no console log yet (it never booted?)", name)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("vm %s console: %w", name, err)
-	}
-	return f, nil
-}
-
-// VMStatus is a named VM as the host sees it and its agent's Info, asked
-// within 10 s; agentErr says why the agent did not answer when it did not.
-func VMStatus(ctx context.Context, env VMEnv, name string) (mi hv.MachineInfo, info *agentpb.InfoReply, agentErr, err error) {
-	m, err := AttachVM(ctx, env, name)
-	if err != nil {
-		return mi, nil, nil, err
-	}
-	c, err := AgentOver(m, "")
-	if err != nil {
-		return m.Info(), nil, nil, err
-	}
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	info, agentErr = c.Info(ctx)
-	return m.Info(), info, agentErr, nil
-}
-
 // keepConsole appends the console log of the VM whose state is in dir to
 // keep (nothing when keep is empty), under a line naming the VM and when:
 // the state directory goes when the run ends, the console must not. An
@@ -575,15 +314,15 @@ func keepConsole(dir, keep, name string) error {
 	if keep == "" {
 		return nil
 	}
-	b, err := os.ReadFile(filepath.Join(dir, hv.ConsoleLogName))
+	b, err := os.ReadFile(filepath.Join(dir, hv.ConsoleLogName)) //nolint:gosec // G304: the console in the VM's own state directory
 	if err != nil {
 		// A failed KVM probe leaves its console under another name.
-		b, err = os.ReadFile(filepath.Join(dir, probeConsoleLog))
+		b, err = os.ReadFile(filepath.Join(dir, probeConsoleLog)) //nolint:gosec // G304: the console in the VM's own state directory
 	}
 	if err != nil {
 		return nil // no console: nothing to keep
 	}
-	f, err := os.OpenFile(keep, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(keep, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644) //nolint:gosec // G302,G304: the results directory's console log, readable as the rest of the results
 	if err != nil {
 		return err
 	}
@@ -602,26 +341,26 @@ func keepConsole(dir, keep, name string) error {
 // console.
 const probeConsoleLog = "console-kvm-probe.log"
 
-// ConsoleNotKeptError is a VM's console that could not be copied into the
+// consoleNotKeptError is a VM's console that could not be copied into the
 // results directory before its state directory would go: the directory is
 // left where it is, and the error says where to read the console.
-type ConsoleNotKeptError struct {
+type consoleNotKeptError struct {
 	VM, Keep, Dir string
 	Err           error
 }
 
-func (e *ConsoleNotKeptError) Error() string {
+func (e *consoleNotKeptError) Error() string {
 	return fmt.Sprintf("the console of vm %s could not be kept in %s (%v): it is left in %s; read it there, then remove that directory", e.VM, e.Keep, e.Err, e.Dir)
 }
 
-func (e *ConsoleNotKeptError) Unwrap() error { return e.Err }
+func (e *consoleNotKeptError) Unwrap() error { return e.Err }
 
 // releaseStateDir keeps the console of the VM whose state is in dir, then
 // removes dir; when the console cannot be kept, dir stays and the error
-// (a *ConsoleNotKeptError) says so.
+// (a *consoleNotKeptError) says so.
 func releaseStateDir(dir, keep, name string) error {
 	if err := keepConsole(dir, keep, name); err != nil {
-		return &ConsoleNotKeptError{VM: name, Keep: keep, Dir: dir, Err: err}
+		return &consoleNotKeptError{VM: name, Keep: keep, Dir: dir, Err: err}
 	}
 	return os.RemoveAll(dir)
 }

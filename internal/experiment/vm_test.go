@@ -12,10 +12,11 @@ import (
 
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/spec"
 )
 
 func TestVMFitsThisHost(t *testing.T) {
-	s, err := DefaultSpec("subsumption")
+	s, err := spec.DefaultSpec("subsumption")
 	require.NoError(t, err)
 	s.VM.CPUs = runtime.NumCPU() + 2
 	v, notes := fitVM(s.VM, VMEnv{Backend: "qemu", Accel: "tcg"})
@@ -25,20 +26,6 @@ func TestVMFitsThisHost(t *testing.T) {
 	assert.Equal(t, "tcg", v.Accel, "the env's overrides win over the spec")
 	assert.Equal(t, DefaultImage(), v.Image)
 
-	mem, disk := VMSize(s)
-	assert.GreaterOrEqual(t, mem, 2*1024+512, "1 GiB of compression input is held in guest memory")
-	assert.Greater(t, disk, int64(1<<30))
-
-	s.VM.MemoryBytes, s.VM.DiskBytes = 8<<30, 16<<30
-	mem, disk = VMSize(s)
-	assert.Equal(t, 8192, mem, "the spec's vm.memory wins")
-	assert.Equal(t, int64(16<<30), disk)
-
-	fp, err := DefaultSpec("contention")
-	require.NoError(t, err)
-	mem, disk = VMSize(fp)
-	assert.Equal(t, MinVMMemoryMiB, mem, "no compression: the smallest VM")
-	assert.Equal(t, minVMDiskBytes, disk)
 }
 
 // The vz model is the qemu backend's, boots arm64 images by default, and
@@ -46,19 +33,19 @@ func TestVMFitsThisHost(t *testing.T) {
 func TestVMModel(t *testing.T) {
 	tests := []struct {
 		name      string
-		spec      VMSpec
+		spec      spec.VMSpec
 		env       VMEnv
 		wantModel string
 		wantImage string
 		wantErr   string
 	}{
-		{"the default", VMSpec{Backend: "qemu"}, VMEnv{}, "", DefaultImage(), ""},
-		{"default said is the default", VMSpec{Backend: "qemu", Model: hv.ModelDefault}, VMEnv{}, "", DefaultImage(), ""},
-		{"vz from the spec", VMSpec{Backend: "qemu", Model: hv.ModelVZ}, VMEnv{}, hv.ModelVZ, "linux-arm64", ""},
-		{"vz from the flag", VMSpec{Backend: "qemu"}, VMEnv{Model: hv.ModelVZ}, hv.ModelVZ, "linux-arm64", ""},
-		{"the flag wins", VMSpec{Backend: "qemu", Model: hv.ModelVZ}, VMEnv{Model: hv.ModelDefault}, "", DefaultImage(), ""},
-		{"an image given is kept", VMSpec{Backend: "qemu", Model: hv.ModelVZ, Image: "mine"}, VMEnv{}, hv.ModelVZ, "mine", ""},
-		{"vz on the vz backend", VMSpec{Backend: "vz"}, VMEnv{Model: hv.ModelVZ}, hv.ModelVZ, "linux-arm64", "runs on the qemu backend, not vz: use --vm-backend qemu"},
+		{"the default", spec.VMSpec{Backend: "qemu"}, VMEnv{}, "", DefaultImage(), ""},
+		{"default said is the default", spec.VMSpec{Backend: "qemu", Model: hv.ModelDefault}, VMEnv{}, "", DefaultImage(), ""},
+		{"vz from the spec", spec.VMSpec{Backend: "qemu", Model: hv.ModelVZ}, VMEnv{}, hv.ModelVZ, "linux-arm64", ""},
+		{"vz from the flag", spec.VMSpec{Backend: "qemu"}, VMEnv{Model: hv.ModelVZ}, hv.ModelVZ, "linux-arm64", ""},
+		{"the flag wins", spec.VMSpec{Backend: "qemu", Model: hv.ModelVZ}, VMEnv{Model: hv.ModelDefault}, "", DefaultImage(), ""},
+		{"an image given is kept", spec.VMSpec{Backend: "qemu", Model: hv.ModelVZ, Image: "mine"}, VMEnv{}, hv.ModelVZ, "mine", ""},
+		{"vz on the vz backend", spec.VMSpec{Backend: "vz"}, VMEnv{Model: hv.ModelVZ}, hv.ModelVZ, "linux-arm64", "runs on the qemu backend, not vz: use --vm-backend qemu"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

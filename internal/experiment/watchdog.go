@@ -12,18 +12,19 @@ import (
 	"time"
 
 	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/telemetry"
 	"github.com/qoslab/qoslab/internal/units"
 )
 
-// A cell run is stalled when it has run StallFactor times what it was
-// expected to take, and StallSlack more than that at least (so that a 1 s
+// A cell run is stalled when it has run stallFactor times what it was
+// expected to take, and stallSlack more than that at least (so that a 1 s
 // cell is not called stalled for a slow start). Without an expectation (the
-// first repeat of a fixed-work cell) it is named after StallUnknown.
+// first repeat of a fixed-work cell) it is named after stallUnknown.
 const (
-	StallFactor  = 5
-	StallSlack   = 30 * time.Second
-	StallUnknown = 10 * time.Minute
+	stallFactor  = 5
+	stallSlack   = 30 * time.Second
+	stallUnknown = 10 * time.Minute
 )
 
 // stallDiagnosis is how long the watchdog samples the stalled cell's
@@ -56,16 +57,16 @@ func (s Stall) String() string {
 	return line
 }
 
-// CellTimeoutError is a cell run ended by the cell timeout: the run stops
+// cellTimeoutError is a cell run ended by the cell timeout: the run stops
 // there, and what finished before it is kept.
-type CellTimeoutError struct {
+type cellTimeoutError struct {
 	Index, Total int
 	Cell         Cell
 	Limit        time.Duration
 	Cause        string
 }
 
-func (e *CellTimeoutError) Error() string {
+func (e *cellTimeoutError) Error() string {
 	msg := fmt.Sprintf("cell %d/%d (%s) ran past the cell timeout of %s (--cell-timeout, or the spec's cell_timeout) and was ended", e.Index+1, e.Total, e.Cell.label(), e.Limit)
 	if e.Cause != "" {
 		msg += "; likely cause: " + e.Cause
@@ -97,9 +98,9 @@ func expectation(c Cell, earlier []time.Duration) (time.Duration, string) {
 // stallAfter is when a cell run expected to take expected is stalled.
 func stallAfter(expected time.Duration) time.Duration {
 	if expected <= 0 {
-		return StallUnknown
+		return stallUnknown
 	}
-	return max(StallFactor*expected, expected+StallSlack)
+	return max(stallFactor*expected, expected+stallSlack)
 }
 
 // watchdog names a cell run that goes far past its expectation, while the
@@ -114,7 +115,7 @@ type watchdog struct {
 	cause   string             // the last diagnosis, read after stop
 }
 
-func (r *Runner) watch(ctx context.Context, c Cell, began time.Time, expected time.Duration, basis string) *watchdog {
+func (r *runner) watch(ctx context.Context, c Cell, began time.Time, expected time.Duration, basis string) *watchdog {
 	ctx, cancel := context.WithCancel(ctx)
 	w := &watchdog{done: make(chan struct{}), stopped: make(chan struct{}), cancel: cancel}
 	if r.OnStall == nil && r.Diagnose == nil {
@@ -191,16 +192,16 @@ func agentThreads(pid int) []int {
 // contention spinners) and from the host's own telemetry of the cell's
 // threads over a second (the VM's vCPU threads, or the host agent's
 // threads): whether they get any CPU. Empty when nothing is known.
-func diagnoseStall(ctx context.Context, c Cell, s Spec, spinners int, target Target) string {
+func diagnoseStall(ctx context.Context, c Cell, s spec.Spec, spinners int, target Target) string {
 	var causes []string
-	if c.Target == TargetVM && s.VM.HostQoS == qos.Background && spinners > 0 {
+	if c.Target == spec.TargetVM && s.VM.HostQoS == qos.Background && spinners > 0 {
 		causes = append(causes, fmt.Sprintf("the VM's vCPU threads run at host_qos background beside %s on every CPU they may use, which leaves them next to no CPU (drop vm.host_qos, or contention)",
 			units.Plural(spinners, "contention spinner")))
 	}
 	var refs []telemetry.ThreadRef
 	what := "the host agent's threads (its workers among them)"
 	switch t := target.(type) {
-	case InVM:
+	case inVM:
 		mi := t.Machine()
 		refs = telemetry.VCPURefs(mi.PID, mi.VCPUThreads)
 		what = fmt.Sprintf("the VM's %s", units.Plural(len(refs), "vCPU thread"))

@@ -14,6 +14,7 @@ import (
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/spec"
 )
 
 func TestExpectationAndStallThreshold(t *testing.T) {
@@ -28,7 +29,7 @@ func TestExpectationAndStallThreshold(t *testing.T) {
 		{"duration cell", Cell{Duration: time.Second}, nil, time.Second, "its duration", 31 * time.Second},
 		{"earlier repeats", Cell{Loops: 10}, []time.Duration{20 * time.Second, 12 * time.Second, 30 * time.Second}, 20 * time.Second, "the median of its 3 earlier repeats", 100 * time.Second},
 		{"even count", Cell{Loops: 10}, []time.Duration{2 * time.Second, 4 * time.Second}, 3 * time.Second, "the median of its 2 earlier repeats", 33 * time.Second},
-		{"first repeat", Cell{Loops: 10}, nil, 0, "no earlier repeat to compare with", StallUnknown},
+		{"first repeat", Cell{Loops: 10}, nil, 0, "no earlier repeat to compare with", stallUnknown},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -41,7 +42,7 @@ func TestExpectationAndStallThreshold(t *testing.T) {
 }
 
 func TestStallLine(t *testing.T) {
-	c := Cell{Target: TargetVM, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 2, Duration: time.Second}
+	c := Cell{Target: spec.TargetVM, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 2, Duration: time.Second}
 	s := Stall{Cell: c, Elapsed: 2 * time.Minute, Expected: time.Second, Basis: "its duration", Cause: "the VM's vCPU threads starve"}
 	assert.Equal(t, "stall: vm: fp qos=background threads=1 repeat=2 has run 2m0s, 120x the 1s expected (its duration); likely cause: the VM's vCPU threads starve", s.String())
 	s = Stall{Cell: c, Elapsed: 10 * time.Minute, Basis: "no earlier repeat to compare with"}
@@ -79,13 +80,13 @@ func TestRunnerNamesAStallAndEndsItAtTheTimeout(t *testing.T) {
 	path := filepath.Join(t.TempDir(), results.SamplesFile)
 	target := &hangingTarget{hang: 3}
 	cells := []Cell{
-		{Target: TargetVM, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 1, Duration: 10 * time.Millisecond},
-		{Target: TargetVM, Workload: "fp", QoS: qos.UserInteractive, Threads: 1, Repeat: 1, Duration: 10 * time.Millisecond},
-		{Target: TargetVM, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 2, Duration: 10 * time.Millisecond},
+		{Target: spec.TargetVM, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 1, Duration: 10 * time.Millisecond},
+		{Target: spec.TargetVM, Workload: "fp", QoS: qos.UserInteractive, Threads: 1, Repeat: 1, Duration: 10 * time.Millisecond},
+		{Target: spec.TargetVM, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 2, Duration: 10 * time.Millisecond},
 	}
 	var mu sync.Mutex
 	var stalled []Stall
-	r := &Runner{Cells: cells, Targets: map[string]Target{TargetVM: target}, Log: openLog(t, path),
+	r := &runner{Cells: cells, Targets: map[string]Target{spec.TargetVM: target}, Log: openLog(t, path),
 		CellTimeout: 2 * time.Second,
 		StallAfter:  func(time.Duration) time.Duration { return time.Millisecond },
 		Diagnose:    func(context.Context, Cell) string { return "the VM's vCPU threads got no CPU" },
@@ -96,8 +97,8 @@ func TestRunnerNamesAStallAndEndsItAtTheTimeout(t *testing.T) {
 		},
 	}
 	st, err := r.Run(context.Background())
-	var timeout *CellTimeoutError
-	require.True(t, errors.As(err, &timeout), "want a *CellTimeoutError, got %v", err)
+	var timeout *cellTimeoutError
+	require.True(t, errors.As(err, &timeout), "want a *cellTimeoutError, got %v", err)
 	assert.Equal(t, "cell 3/3 (vm: fp qos=background threads=1 repeat=2) ran past the cell timeout of 2s (--cell-timeout, or the spec's cell_timeout) and was ended; likely cause: the VM's vCPU threads got no CPU", err.Error())
 	assert.Equal(t, 2, st.Runs)
 	require.NotEmpty(t, stalled, "the watch has stopped: no lock needed")
@@ -114,7 +115,7 @@ func TestRunnerNamesAStallAndEndsItAtTheTimeout(t *testing.T) {
 // The watchdog says nothing about a cell that finishes before it is late.
 func TestRunnerQuietWhenCellsFinish(t *testing.T) {
 	var stalls int
-	r := &Runner{Cells: testCells(), Targets: map[string]Target{TargetHost: &fakeTarget{}},
+	r := &runner{Cells: testCells(), Targets: map[string]Target{spec.TargetHost: &fakeTarget{}},
 		OnStall: func(Stall) { stalls++ }, Diagnose: func(context.Context, Cell) string { return "x" }}
 	_, err := r.Run(context.Background())
 	require.NoError(t, err)
@@ -124,10 +125,10 @@ func TestRunnerQuietWhenCellsFinish(t *testing.T) {
 // A VM whose vCPU threads run at background beside contention spinners is
 // the known cause of a starved guest.
 func TestDiagnoseStallFromTheSpec(t *testing.T) {
-	c := Cell{Target: TargetVM, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 1, Duration: time.Second}
-	s := Spec{VM: VMSpec{HostQoS: qos.Background}}
+	c := Cell{Target: spec.TargetVM, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 1, Duration: time.Second}
+	s := spec.Spec{VM: spec.VMSpec{HostQoS: qos.Background}}
 	got := diagnoseStall(context.Background(), c, s, 16, nil)
 	assert.Equal(t, "the VM's vCPU threads run at host_qos background beside 16 contention spinners on every CPU they may use, which leaves them next to no CPU (drop vm.host_qos, or contention)", got)
-	assert.Empty(t, diagnoseStall(context.Background(), c, Spec{}, 16, nil), "no known cause, no guess")
+	assert.Empty(t, diagnoseStall(context.Background(), c, spec.Spec{}, 16, nil), "no known cause, no guess")
 	assert.Empty(t, diagnoseStall(context.Background(), c, s, 0, nil), "without contention background vCPU threads get the idle CPUs")
 }

@@ -17,11 +17,13 @@ import (
 	"github.com/qoslab/qoslab/internal/agent"
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/atomicfile"
+	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/results/summary"
+	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/units"
 	"github.com/qoslab/qoslab/internal/version"
 )
@@ -42,8 +44,8 @@ type Bench struct {
 	Machines      map[string]hv.MachineInfo `json:"machines,omitempty"` // target name -> VM as the host sees it
 	Request       BenchRequest              `json:"request"`
 	// Spec is the experiment the flags described, as run.
-	Spec       experiment.Spec        `json:"spec"`
-	Contention *experiment.Contention `json:"contention,omitempty"`
+	Spec       spec.Spec              `json:"spec"`
+	Contention *contention.Contention `json:"contention,omitempty"`
 	Runs       []BenchRun             `json:"runs"`
 	// Cells summarize the samples per cell as summary.json's cells do:
 	// n, median, min, max and the median's interval of the total and
@@ -71,7 +73,7 @@ type BenchRequest struct {
 	DurationNs int64                   `json:"duration_ns,omitempty"`
 	Warmup     int                     `json:"warmup,omitempty"`
 	Repeat     int                     `json:"repeat"`
-	Contention experiment.SpinnerCount `json:"contention"`
+	Contention contention.SpinnerCount `json:"contention"`
 	Size       int64                   `json:"size_bytes,omitempty"`
 	Ratio      float64                 `json:"ratio,omitempty"`
 	Seed       uint64                  `json:"seed"`
@@ -97,10 +99,10 @@ type BenchVM struct {
 
 // NewBenchRequest records a bench spec's settings as applied; name and
 // store say which named VM and image store the vm target used.
-func NewBenchRequest(s experiment.Spec, name, store string) BenchRequest {
+func NewBenchRequest(s spec.Spec, name, store string) BenchRequest {
 	r := BenchRequest{Targets: s.Targets, Loops: map[string]uint64{}, Repeat: s.Repeats, Warmup: s.Warmup, Contention: s.Contention, Seed: s.DataSeed}
-	if slices.Contains(s.Targets, experiment.TargetVM) {
-		mem, disk := experiment.VMSize(s)
+	if slices.Contains(s.Targets, spec.TargetVM) {
+		mem, disk := spec.VMSize(s)
 		r.VM = &BenchVM{Name: name, Image: s.VM.Image, Store: store, CPUs: s.VM.CPUs, MemoryMiB: mem, DiskBytes: disk, Accel: s.VM.Accel, Backend: s.VM.Backend, Model: s.VM.Model}
 	}
 	for _, e := range s.Matrix {
@@ -126,7 +128,7 @@ func NewBenchRequest(s experiment.Spec, name, store string) BenchRequest {
 // NewBench starts bench's document for spec s, as started now; name and
 // store say which named VM and image store the vm target uses; results is
 // the results directory of a saved run ("" for none).
-func NewBench(s experiment.Spec, name, store, results string) *Bench {
+func NewBench(s spec.Spec, name, store, results string) *Bench {
 	return &Bench{SchemaVersion: resultsSchema, ToolVersion: version.String(), Started: time.Now().UTC(), Targets: map[string]any{},
 		Request: NewBenchRequest(s, name, store), Spec: s, Results: results}
 }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/atomicfile"
-	"github.com/qoslab/qoslab/internal/experiment"
+	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/plot"
 	"github.com/qoslab/qoslab/internal/results"
@@ -293,7 +293,7 @@ func (r *Report) Contention() string {
 	if len(r.Run.Contention) == 0 {
 		return ""
 	}
-	var c experiment.Contention
+	var c contention.Contention
 	if err := json.Unmarshal(r.Run.Contention, &c); err != nil {
 		return fmt.Sprintf("Contention: run.json's record of it is unreadable (%v).", err)
 	}

@@ -49,7 +49,7 @@ const (
 
 // Sizes of the compression workloads: DefaultSize is the 1 GB test file of
 // "Can you game core allocation on Apple silicon?"; QuickSize is what
-// `--quick` shrinks it to (see experiment.Quick for the budget).
+// `--quick` shrinks it to (see spec.Quick for the budget).
 const (
 	DefaultSize int64 = 1 << 30
 	QuickSize   int64 = 4 << 20

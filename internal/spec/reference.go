@@ -1,10 +1,11 @@
-package experiment
+package spec
 
 import (
 	"fmt"
 	"strings"
 
 	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/telemetry"
@@ -12,9 +13,9 @@ import (
 	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
-// SpecKey documents one key of a spec file: docs/spec.md is written from
+// keyDoc documents one key of a spec file: docs/spec.md is written from
 // these, and a test holds them to the keys ParseSpec accepts.
-type SpecKey struct {
+type keyDoc struct {
 	// Key is the key's path: "repeats", "vm.cpus", "matrix[].loops".
 	Key     string
 	Type    string
@@ -23,11 +24,11 @@ type SpecKey struct {
 	Doc     string
 }
 
-// SpecKeys lists every key a spec may have, in the order docs/spec.md
+// keyDocs lists every key a spec may have, in the order docs/spec.md
 // shows them.
-func SpecKeys() []SpecKey {
+func keyDocs() []keyDoc {
 	classes := "a list of QoS classes by name or number: " + qos.Allowed
-	return []SpecKey{
+	return []keyDoc{
 		{"name", "string", "the file's base name", fmt.Sprintf("up to %d letters, digits, '.', '_' and '-', starting with a letter or digit", maxNameLen),
 			"names the experiment and its results directory (<name>-<UTC time>)"},
 		{"description", "string", "none", "any text", "one line about the experiment, shown in reports"},
@@ -35,8 +36,8 @@ func SpecKeys() []SpecKey {
 		{"vm", "mapping", "", "the vm.* keys", "the VM of the vm target"},
 		{"vm.backend", "string", "this machine's: vz on Apple silicon, else qemu", "qemu, vz", "the hypervisor"},
 		{"vm.image", "string", "the built-in recipe's image for this machine's arch", "an image name in the image store", "what the VM boots"},
-		{"vm.cpus", "whole number", fmt.Sprint(DefaultVMCPUs), fmt.Sprintf("1..%d (the qemu backend gives at most the host's CPUs, and says so)", maxVMCPUs), "the VM's vCPUs"},
-		{"vm.memory", "size", fmt.Sprintf("%d MiB, more when compression needs it (twice the largest input + 512 MiB)", MinVMMemoryMiB),
+		{"vm.cpus", "whole number", fmt.Sprint(defaultVMCPUs), fmt.Sprintf("1..%d (the qemu backend gives at most the host's CPUs, and says so)", maxVMCPUs), "the VM's vCPUs"},
+		{"vm.memory", "size", fmt.Sprintf("%d MiB, more when compression needs it (twice the largest input + 512 MiB)", minVMMemoryMiB),
 			fmt.Sprintf("%s..%s", units.FormatBytes(minVMMemory), units.FormatBytes(maxVMMemory)), "the VM's memory; the guest holds a compression cell's input in it"},
 		{"vm.disk", "size", "what the compression cells write, and 64 MiB at least", "up to " + units.FormatBytes(maxVMDisk), "the VM's raw scratch disk, the guest's file sink"},
 		{"vm.accel", "string", "KVM (qemu on Linux) or hvf (qemu on macOS) when a probe boot works, else TCG", "kvm, tcg, hvf; qemu only", "how qemu runs the guest"},
@@ -59,7 +60,7 @@ func SpecKeys() []SpecKey {
 		{"warmup", "whole number", fmt.Sprint(DefaultWarmup), fmt.Sprintf("0..%d", maxWarmup), "untimed runs of each cell on each target, just before its first timed run"},
 		{"order", "string", OrderInterleaved, OrderInterleaved + " (shuffled per repeat, targets alternating), " + OrderSequential + " (as written)", "how the plan lays the cells out; repeats are always outermost"},
 		{"seed", "whole number", "picked at random and recorded in run.json", "0..18446744073709551615", "seeds the interleaved shuffle: the same spec and seed give the same plan"},
-		{"contention", "whole number or all", "0", fmt.Sprintf("0..%d, or all (one per CPU qoslab may use)", maxContention), "default-priority spinner threads on the host, outside any VM, for the whole run; spinner i is pinned to allowed CPU i mod the count of allowed CPUs (Linux; macOS cannot pin threads)"},
+		{"contention", "whole number or all", "0", fmt.Sprintf("0..%d, or all (one per CPU qoslab may use)", contention.MaxSpinners), "default-priority spinner threads on the host, outside any VM, for the whole run; spinner i is pinned to allowed CPU i mod the count of allowed CPUs (Linux; macOS cannot pin threads)"},
 		{"telemetry_ms", "whole number", fmt.Sprint(telemetry.DefaultIntervalMs), fmt.Sprintf("0 (off) or %d..%d", minTelemetryMs, maxTelemetryMs), "the telemetry sampling interval while each timed cell runs"},
 		{"data_seed", "whole number", fmt.Sprint(DefaultDataSeed), "0..18446744073709551615", "seeds the generated compression input and pi's random numbers"},
 		{"verdict", "mapping", "", "the verdict.* keys", "how small a QoS effect left in the VM must be for the verdict to call it none (docs/design.md, \"The verdict\")"},
@@ -92,9 +93,9 @@ func loopsDefaults() string {
 	return strings.Join(parts, ", ")
 }
 
-// SpecReference is docs/spec.md: every key of a spec file, its type,
+// reference is docs/spec.md: every key of a spec file, its type,
 // default and allowed values.
-func SpecReference() string {
+func reference() string {
 	var b strings.Builder
 	b.WriteString(`# Experiment specs
 
@@ -127,7 +128,7 @@ contention: 2
 | key | type | default | allowed | what it is |
 |---|---|---|---|---|
 `)
-	for _, k := range SpecKeys() {
+	for _, k := range keyDocs() {
 		def := k.Default
 		if def == "" {
 			def = "required"

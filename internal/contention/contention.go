@@ -1,9 +1,13 @@
-package experiment
+// Package contention runs the contention a spec asks for: spinner threads
+// in a process of their own (qoslab started as SpinnerCommand), outside
+// the measured agent, each pinned to one CPU, for a whole run.
+package contention
 
 import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -39,34 +43,35 @@ type Contention struct {
 	// StartClass is the class the spinner process was started at, as read
 	// back, before each spinner applies its own.
 	StartClass qos.Applied `json:"start_class"`
-	cmd        *exec.Cmd
-	// stdin is held for the spinners' life: they stop when it closes.
-	stdin io.WriteCloser
-	// exited is closed when the spinner process has ended, waitErr then
-	// says how.
-	exited  chan struct{}
-	waitErr error
+	// child is the spinner process; its stdin is held for the spinners'
+	// life: they stop when it closes. nil in a Contention read back from
+	// run.json.
+	child *childproc.Piped
 }
 
 // Running reports an error when the spinner process has ended: the cells
 // measured since then ran without the contention they were asked to have.
 func (c *Contention) Running() error {
+	if c.child == nil {
+		return nil
+	}
 	select {
-	case <-c.exited:
-		return fmt.Errorf("the contention process (%s, pid %d) ended mid-run (%v), so this cell may have run without it", units.Plural(c.Threads, "spinner thread"), c.PID, c.waitErr)
+	case <-c.child.Exited():
+		how := c.child.Err()
+		if how == nil {
+			how = errors.New("exit status 0")
+		}
+		return fmt.Errorf("the contention process (%s, pid %d) ended mid-run (%w), so this cell may have run without it", units.Plural(c.Threads, "spinner thread"), c.PID, how)
 	default:
 		return nil
 	}
 }
 
-// Stop kills the spinner process and waits for it.
+// Stop kills the spinner process and waits until it is reaped.
 func (c *Contention) Stop() {
-	if c.cmd != nil && c.cmd.Process != nil {
-		_ = c.cmd.Process.Kill()
-		<-c.exited
-	}
-	if c.stdin != nil {
-		c.stdin.Close()
+	if c.child != nil {
+		c.child.Kill()
+		_ = c.child.Stdin.Close()
 	}
 }
 
@@ -76,33 +81,41 @@ type spinnerReport struct {
 	Spinners    []workload.Spinner `json:"spinners"`
 }
 
-// Text says in one line how many spinners ran, where and at which class.
+// Text says in one line how many spinners ran, where and at which class:
+// the CPUs they are pinned to, and for those not pinned the CPUs they were
+// meant for and why not.
 func (c *Contention) Text() string {
-	var pinned, cpus []string
-	var notPinned []string
+	var pinned, unpinned []int
+	var why []string
 	for _, sp := range c.Spinners {
-		cpus = append(cpus, strconv.Itoa(sp.CPU))
 		if sp.Pinned {
-			pinned = append(pinned, strconv.Itoa(sp.CPU))
-		} else if sp.Reason != "" && !slices.Contains(notPinned, sp.Reason) {
-			notPinned = append(notPinned, sp.Reason)
+			pinned = append(pinned, sp.CPU)
+			continue
+		}
+		unpinned = append(unpinned, sp.CPU)
+		if w := notPinnedWhy(sp); !slices.Contains(why, w) {
+			why = append(why, w)
 		}
 	}
 	class := qos.Default.String()
 	if len(c.Spinners) > 0 {
 		class = c.Spinners[0].QoS.Applied.String()
 	}
+	notPinned := fmt.Sprintf("not pinned (meant for CPUs %s): %s", intsText(unpinned), strings.Join(why, "; "))
 	where := ""
 	switch {
-	case len(pinned) == len(c.Spinners) && len(pinned) > 0:
-		where = "pinned to CPUs " + strings.Join(pinned, ",")
+	case len(c.Spinners) == 0:
+		// A run recorded before spinners were pinned.
+		where = "not pinned"
+	case len(unpinned) == 0:
+		where = "pinned to CPUs " + intsText(pinned)
 	case len(pinned) > 0:
-		where = fmt.Sprintf("%d of %d pinned (to CPUs %s); not pinned: %s", len(pinned), len(c.Spinners), strings.Join(pinned, ","), strings.Join(notPinned, "; "))
+		where = fmt.Sprintf("%d of %d pinned (to CPUs %s); %s", len(pinned), len(c.Spinners), intsText(pinned), notPinned)
 	default:
-		where = "not pinned: " + strings.Join(notPinned, "; ")
+		where = notPinned
 	}
 	asked := ""
-	if c.Asked == ContentionAll {
+	if c.Asked == All {
 		asked = fmt.Sprintf(", one per allowed CPU (%s)", intsText(c.AllowedCPUs))
 	}
 	return fmt.Sprintf("%s at %s, %s%s (pid %d)", units.Plural(c.Threads, "spinner thread"), class, where, asked, c.PID)
@@ -116,52 +129,31 @@ func intsText(v []int) string {
 	return strings.Join(s, ",")
 }
 
-// ContentionCount resolves a spec's contention on this host: "all" is one
-// spinner per CPU this process may use.
-func ContentionCount(c SpinnerCount) (int, error) {
-	if c != ContentionAll {
-		return int(c), nil
-	}
-	allowed, err := workload.AllowedCPUs()
-	if err != nil {
-		return 0, fmt.Errorf("contention all: %w", err)
-	}
-	return len(allowed), nil
-}
-
-// StartContention starts this executable as the spinner process (see
+// Start starts this executable as the spinner process (see
 // SpinnerCommand) with n spinners and waits until every spinner thread runs
-// pinned (where the OS can pin).
-func StartContention(ctx context.Context, n int) (*Contention, error) {
+// pinned (where the OS can pin). When ctx ends first (Ctrl-C) it kills the
+// spinner process, waits until it is reaped, and returns an error wrapping
+// ctx's.
+func Start(ctx context.Context, n int) (*Contention, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(exe, SpinnerCommand, strconv.Itoa(n))
+	cmd := exec.Command(exe, SpinnerCommand, strconv.Itoa(n)) //nolint:gosec // G204: qoslab itself, as the spinner process
 	// One P per spinner plus one for the runtime, so the spinners really are n threads.
 	cmd.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(n+1))
 	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = childProcAttr()
-	stdin, err := cmd.StdinPipe()
+	child, err := childproc.StartPiped(cmd, qos.Default)
 	if err != nil {
 		return nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	class, err := childproc.Start(cmd, qos.Default)
-	if err != nil {
-		return nil, err
-	}
-	c := &Contention{Threads: n, PID: cmd.Process.Pid, StartClass: class, cmd: cmd, stdin: stdin, exited: make(chan struct{})}
-	go func() {
-		c.waitErr = cmd.Wait()
-		close(c.exited)
-	}()
-	line, err := bufio.NewReader(stdout).ReadBytes('\n')
+	c := &Contention{Threads: n, PID: child.Pid(), StartClass: child.StartClass, child: child}
+	line, err := readyLine(ctx, child.Stdout)
 	if err != nil {
 		c.Stop()
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("spinner process (pid %d) not ready yet: %w", c.PID, ctx.Err())
+		}
 		return nil, fmt.Errorf("spinner process ended before it was ready: %w", err)
 	}
 	var rep spinnerReport
@@ -175,6 +167,26 @@ func StartContention(ctx context.Context, n int) (*Contention, error) {
 	}
 	c.AllowedCPUs, c.Spinners = rep.AllowedCPUs, rep.Spinners
 	return c, nil
+}
+
+// readyLine reads the spinner process's first line, or gives up when ctx
+// ends first: the caller then kills the process, which ends the read.
+func readyLine(ctx context.Context, stdout io.Reader) ([]byte, error) {
+	type read struct {
+		line []byte
+		err  error
+	}
+	got := make(chan read, 1)
+	go func() {
+		line, err := bufio.NewReader(stdout).ReadBytes('\n')
+		got <- read{line, err}
+	}()
+	select {
+	case r := <-got:
+		return r.line, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // SpinnerMain is the spinner process, started as `qoslab SpinnerCommand N`:
@@ -204,10 +216,22 @@ func SpinnerMain(ctx context.Context, args []string, in io.Reader, out io.Writer
 	return nil
 }
 
-// orText is s, or alt when s is empty.
-func orText(s, alt string) string {
-	if s == "" {
-		return alt
+// UnpinnedNote is the note a run keeps when a spinner is not pinned (the
+// first such), saying why and what it means; "" when every spinner is.
+func (c *Contention) UnpinnedNote() string {
+	for _, sp := range c.Spinners {
+		if !sp.Pinned {
+			return fmt.Sprintf("contention spinner for CPU %d is not pinned (%s): the scheduler places it, so a cell may run beside no spinner", sp.CPU, notPinnedWhy(sp))
+		}
 	}
-	return s
+	return ""
+}
+
+// notPinnedWhy says why a spinner is not pinned: the error pinning it, or
+// else the affinity it read back.
+func notPinnedWhy(sp workload.Spinner) string {
+	if sp.Reason != "" {
+		return sp.Reason
+	}
+	return "its affinity read back as CPUs " + intsText(sp.Allowed)
 }

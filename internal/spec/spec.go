@@ -1,11 +1,17 @@
-package experiment
+// Package spec is the experiment spec language: the YAML a user writes
+// (ParseSpec, LoadSpec) or picks among the built-in specs (DefaultSpec),
+// read strictly with every problem reported at once, its defaults filled
+// in and its values checked (Validate); the VM size it implies (VMSize),
+// its smoke-run form (Quick), and the reference of its keys that
+// docs/spec.md is written from.
+package spec
 
 import (
 	"bytes"
 	"embed"
+	"errors"
 	"fmt"
 	"io"
-	"math"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -13,16 +19,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/qoslab/qoslab/internal/analysis"
-	"github.com/qoslab/qoslab/internal/hv"
-	"github.com/qoslab/qoslab/internal/inputfile"
-	"github.com/qoslab/qoslab/internal/suggest"
-	"github.com/qoslab/qoslab/internal/telemetry"
-	"github.com/qoslab/qoslab/internal/units"
-
 	"go.yaml.in/yaml/v3"
 
+	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/contention"
+	"github.com/qoslab/qoslab/internal/hv"
+	"github.com/qoslab/qoslab/internal/inputfile"
 	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/suggest"
+	"github.com/qoslab/qoslab/internal/units"
 	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
@@ -49,8 +54,8 @@ const (
 	// starts. A spec asks for warm-ups when first-run effects (a VM's sparse
 	// scratch disk allocating blocks on the host, say) should be absorbed.
 	DefaultWarmup = 0
-	// DefaultVMCPUs is the four-core VM of [game] (docs/references.md).
-	DefaultVMCPUs = 4
+	// defaultVMCPUs is the four-core VM of [game] (docs/references.md).
+	defaultVMCPUs = 4
 	// DefaultDataSeed is the data seed of a spec that sets none (and of every
 	// run recorded before specs had one).
 	DefaultDataSeed = 1
@@ -58,14 +63,13 @@ const (
 
 // Limits a spec is checked against.
 const (
-	maxRepeats    = 1000
-	maxWarmup     = 100
-	maxContention = 256
-	maxVMCPUs     = 256
-	minVMMemory   = 128 << 20
-	maxVMMemory   = 1 << 40
-	maxVMDisk     = 1 << 42
-	maxNameLen    = 64
+	maxRepeats  = 1000
+	maxWarmup   = 100
+	maxVMCPUs   = 256
+	minVMMemory = 128 << 20
+	maxVMMemory = 1 << 40
+	maxVMDisk   = 1 << 42
+	maxNameLen  = 64
 	// Below 10 ms the sampler's own cost and the scheduler's tick blur what
 	// it measures; above 10 s it says nothing about a cell.
 	minTelemetryMs = 10
@@ -100,8 +104,8 @@ type Spec struct {
 	Seed *uint64 `json:"seed,omitempty"`
 	// Contention is how many default-priority spinner threads run on the
 	// host, outside any VM, for the whole run, each pinned to a CPU; or
-	// ContentionAll, one on every CPU qoslab may use.
-	Contention SpinnerCount `json:"contention"`
+	// contention.All, one on every CPU qoslab may use.
+	Contention contention.SpinnerCount `json:"contention"`
 	// Quick is set by Quick: loops and sizes were shrunk for a smoke run.
 	Quick bool `json:"quick,omitempty"`
 	// TelemetryMs is the telemetry sampling interval while each timed cell
@@ -138,6 +142,38 @@ type VMSpec struct {
 	HostQoS qos.Class `json:"host_qos,omitempty"`
 }
 
+// Sizing of a VM a run boots, in one place: memory and scratch disk follow
+// the compression cells (the guest holds a cell's input in memory, and the
+// agent lets it use at most half of the guest's memory; the output goes to
+// the raw scratch disk, a region per thread); below that, a VM gets
+// minVMMemoryMiB and a small disk.
+const (
+	minVMMemoryMiB       = 1024
+	minVMDiskBytes int64 = 64 << 20
+)
+
+// VMSize is the memory and scratch disk of the VM a run of s boots: the
+// spec's vm.memory and vm.disk where given, else what its compression cells
+// need (see minVMMemoryMiB).
+func VMSize(s Spec) (memoryMiB int, diskBytes int64) {
+	memoryMiB, diskBytes = minVMMemoryMiB, minVMDiskBytes
+	for _, e := range s.Matrix {
+		if !catalog.IsCompression(e.Workload) {
+			continue
+		}
+		maxThreads := slices.Max(append([]int{1}, e.Threads...))
+		memoryMiB = max(memoryMiB, int((2*e.SizeBytes)>>20)+512)
+		diskBytes = max(diskBytes, e.SizeBytes+e.SizeBytes/64+int64(maxThreads)*(2<<20)+(64<<20))
+	}
+	if s.VM.MemoryBytes != 0 {
+		memoryMiB = int(s.VM.MemoryBytes >> 20)
+	}
+	if s.VM.DiskBytes != 0 {
+		diskBytes = s.VM.DiskBytes
+	}
+	return memoryMiB, diskBytes
+}
+
 // MatrixEntry is one workload measured at each of its QoS classes with each
 // of its thread counts.
 type MatrixEntry struct {
@@ -162,14 +198,49 @@ type MatrixEntry struct {
 	SinkPath  string  `json:"sink_path,omitempty"`
 }
 
-// SpecError is a spec that cannot be run, with every problem found, each
+// SeriesKey names what a cell of e measures at class with threads on
+// target, whichever repeat: target, workload, class, threads and the
+// parameters that change the measurement, e.g. "host fp qos=9 threads=4
+// loops=200000000". Its format is part of the results files; do not change
+// it.
+func (e MatrixEntry) SeriesKey(target string, class qos.Class, threads int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s qos=%d threads=%d", target, e.Workload, int(class), threads)
+	switch {
+	case catalog.IsCompression(e.Workload):
+		fmt.Fprintf(&b, " size=%d ratio=%s codec=%s level=%d sink=%s", e.SizeBytes,
+			strconv.FormatFloat(e.Ratio, 'g', -1, 64), e.Codec, e.Level, e.Sink)
+		if e.SinkPath != "" {
+			fmt.Fprintf(&b, " sink_path=%q", e.SinkPath)
+		}
+	case e.Duration > 0:
+		fmt.Fprintf(&b, " duration=%s", e.Duration)
+	default:
+		fmt.Fprintf(&b, " loops=%d", e.Loops)
+	}
+	return b.String()
+}
+
+// seriesKeys are the series keys of e's cells without a target, classes
+// outermost then thread counts, as a plan lays them out.
+func (e MatrixEntry) seriesKeys() []string {
+	var out []string
+	for _, c := range e.QoS {
+		for _, t := range e.Threads {
+			out = append(out, strings.TrimSpace(e.SeriesKey("", c, t)))
+		}
+	}
+	return out
+}
+
+// specError is a spec that cannot be run, with every problem found, each
 // naming where it is (matrix[1].threads), the bad value and what is allowed.
-type SpecError struct {
+type specError struct {
 	Name     string
 	Problems []string
 }
 
-func (e *SpecError) Error() string {
+func (e *specError) Error() string {
 	if len(e.Problems) == 1 {
 		return fmt.Sprintf("spec %s: %s", e.Name, e.Problems[0])
 	}
@@ -221,7 +292,7 @@ func LoadSpec(path string) (Spec, error) {
 
 // ParseSpec reads a YAML spec, fills in defaults and validates it. name is
 // used in errors and as the spec's name when it sets none. Every problem is
-// reported at once in a *SpecError: unknown keys with their path, the keys
+// reported at once in a *specError: unknown keys with their path, the keys
 // allowed there and a likely intended one; values that are not the right
 // kind with their line; then what Validate finds.
 //
@@ -232,12 +303,12 @@ func LoadSpec(path string) (Spec, error) {
 // path of the file (a flag, the environment, the config file).
 func ParseSpec(b []byte, name string) (Spec, error) {
 	fail := func(problem string) (Spec, error) {
-		return Spec{}, &SpecError{Name: name, Problems: []string{problem}}
+		return Spec{}, &specError{Name: name, Problems: []string{problem}}
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	var doc, more yaml.Node
 	switch err := dec.Decode(&doc); {
-	case err == io.EOF || err == nil && (len(doc.Content) == 0 || isNull(doc.Content[0])):
+	case errors.Is(err, io.EOF) || err == nil && (len(doc.Content) == 0 || isNull(doc.Content[0])):
 		return fail("empty: a spec needs at least a matrix, e.g.\n    matrix:\n      - {workload: fp, qos: [9, 33], threads: 1-4}")
 	case err != nil:
 		return fail("not valid YAML: " + strings.TrimPrefix(err.Error(), "yaml: "))
@@ -245,13 +316,13 @@ func ParseSpec(b []byte, name string) (Spec, error) {
 	switch err := dec.Decode(&more); {
 	case err == nil:
 		return fail(fmt.Sprintf("a second YAML document starts near line %d: one spec per file", more.Line))
-	case err != io.EOF:
+	case !errors.Is(err, io.EOF):
 		return fail("not valid YAML: " + strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	d := &specDecoder{}
 	s := d.spec(doc.Content[0])
 	if len(d.problems) > 0 {
-		return Spec{}, &SpecError{Name: name, Problems: d.report()}
+		return Spec{}, &specError{Name: name, Problems: d.report()}
 	}
 	if s.Name == "" {
 		s.Name = name
@@ -262,7 +333,7 @@ func ParseSpec(b []byte, name string) (Spec, error) {
 	return s, nil
 }
 
-// Validate checks a spec's values, reporting every problem in a *SpecError.
+// Validate checks a spec's values, reporting every problem in a *specError.
 // It fills in nothing: a Spec built in code must set what ParseSpec would
 // default.
 func (s Spec) Validate() error {
@@ -272,45 +343,10 @@ func (s Spec) Validate() error {
 	if err := checkName(s.Name); err != nil {
 		bad("%v", err)
 	}
-	if len(s.Targets) == 0 {
-		bad("targets is empty: allowed %s, %s", TargetHost, TargetVM)
-	}
-	seenTarget := map[string]bool{}
-	for i, t := range s.Targets {
-		switch {
-		case t != TargetHost && t != TargetVM:
-			bad("targets[%d] %q: allowed %s, %s", i, t, TargetHost, TargetVM)
-		case seenTarget[t]:
-			bad("targets[%d] %q is listed twice", i, t)
-		}
-		seenTarget[t] = true
-	}
+	p = append(p, targetProblems(s.Targets)...)
 	p = append(p, s.VM.problems()...)
-
-	if len(s.Matrix) == 0 {
-		bad("matrix is empty: add at least one entry, e.g. {workload: fp, qos: [9, 33], threads: 1-4}")
-	}
-	firstSeen := map[string]string{}
-	var maxSize int64
-	for i, e := range s.Matrix {
-		at := fmt.Sprintf("matrix[%d]", i)
-		ep := e.problems(at)
-		p = append(p, ep...)
-		if len(ep) > 0 {
-			continue
-		}
-		if catalog.IsCompression(e.Workload) {
-			maxSize = max(maxSize, e.SizeBytes)
-		}
-		for _, c := range e.series(i) {
-			k := c.SeriesKey()
-			if prev, ok := firstSeen[k]; ok && prev != at {
-				bad("%s measures %q again, as %s does: drop it or change its values", at, strings.TrimSpace(k), prev)
-				break
-			}
-			firstSeen[k] = at
-		}
-	}
+	mp, maxSize := matrixProblems(s.Matrix)
+	p = append(p, mp...)
 	if s.Repeats < 1 || s.Repeats > maxRepeats {
 		bad("repeats %d: allowed 1..%d", s.Repeats, maxRepeats)
 	}
@@ -332,20 +368,68 @@ func (s Spec) Validate() error {
 	if err := CheckCellTimeout("cell_timeout", s.CellTimeout); err != nil {
 		bad("%v", err)
 	}
-	if !s.Contention.valid() {
-		bad("contention %d: allowed 0..%d spinner threads or %s (one per CPU)", s.Contention, maxContention, contentionAllText)
+	if !s.Contention.Valid() {
+		bad("contention %d: allowed 0..%d spinner threads or %s (one per CPU)", s.Contention, contention.MaxSpinners, contention.All)
 	}
 	// The guest holds a compression cell's input in memory and the agent
 	// lets it use at most half of the guest's memory; catch that now rather
 	// than an hour into the run.
-	if need := 2*maxSize + 512<<20; seenTarget[TargetVM] && maxSize > 0 && s.VM.MemoryBytes != 0 && s.VM.MemoryBytes < need {
+	if need := 2*maxSize + 512<<20; slices.Contains(s.Targets, TargetVM) && maxSize > 0 && s.VM.MemoryBytes != 0 && s.VM.MemoryBytes < need {
 		bad("vm.memory %s is too small for compression of %s: give at least %s, or leave memory out to size it for the matrix",
 			units.FormatBytes(s.VM.MemoryBytes), units.FormatBytes(maxSize), units.FormatBytes(need))
 	}
 	if len(p) > 0 {
-		return &SpecError{Name: s.Name, Problems: p}
+		return &specError{Name: s.Name, Problems: p}
 	}
 	return nil
+}
+
+// targetProblems checks the targets: some, each known, each once.
+func targetProblems(targets []string) []string {
+	var p []string
+	if len(targets) == 0 {
+		p = append(p, fmt.Sprintf("targets is empty: allowed %s, %s", TargetHost, TargetVM))
+	}
+	seen := map[string]bool{}
+	for i, t := range targets {
+		switch {
+		case t != TargetHost && t != TargetVM:
+			p = append(p, fmt.Sprintf("targets[%d] %q: allowed %s, %s", i, t, TargetHost, TargetVM))
+		case seen[t]:
+			p = append(p, fmt.Sprintf("targets[%d] %q is listed twice", i, t))
+		}
+		seen[t] = true
+	}
+	return p
+}
+
+// matrixProblems checks every entry, and that no entry measures what an
+// earlier one does; it also returns the largest compression input, which
+// the VM's memory must hold.
+func matrixProblems(matrix []MatrixEntry) (p []string, maxSize int64) {
+	if len(matrix) == 0 {
+		p = append(p, "matrix is empty: add at least one entry, e.g. {workload: fp, qos: [9, 33], threads: 1-4}")
+	}
+	firstSeen := map[string]string{}
+	for i, e := range matrix {
+		at := fmt.Sprintf("matrix[%d]", i)
+		ep := e.problems(at)
+		p = append(p, ep...)
+		if len(ep) > 0 {
+			continue
+		}
+		if catalog.IsCompression(e.Workload) {
+			maxSize = max(maxSize, e.SizeBytes)
+		}
+		for _, k := range e.seriesKeys() {
+			if prev, ok := firstSeen[k]; ok && prev != at {
+				p = append(p, fmt.Sprintf("%s measures %q again, as %s does: drop it or change its values", at, k, prev))
+				break
+			}
+			firstSeen[k] = at
+		}
+	}
+	return p, maxSize
 }
 
 // CheckCellTimeout refuses a cell timeout outside what is allowed; 0 is no
@@ -501,8 +585,8 @@ func (e MatrixEntry) problems(at string) []string {
 
 // Quick returns s shrunk for a smoke run, marked Quick: every compute
 // workload's loops capped at its catalog.Workload.QuickLoops, every
-// fixed-duration cell at QuickDuration, every compression size at
-// catalog.QuickSize, an entry's thread counts cut to QuickThreadCounts (the
+// fixed-duration cell at quickDuration, every compression size at
+// catalog.QuickSize, an entry's thread counts cut to quickThreadCounts (the
 // smallest, the largest and the one halfway, so a regression line still
 // fits), and a procs entry's process counts to its smallest. Repeats and
 // classes stay (a verdict needs 6 repeats).
@@ -522,9 +606,9 @@ func Quick(s Spec) Spec {
 		w := catalog.Lookup(e.Workload)
 		e.Threads = append([]int(nil), e.Threads...)
 		switch counts := slices.Sorted(slices.Values(e.Threads)); {
-		case w.Kind == catalog.KindProcs && len(counts) > QuickProcCounts:
-			e.Threads = counts[:QuickProcCounts]
-		case len(counts) > QuickThreadCounts:
+		case w.Kind == catalog.KindProcs && len(counts) > quickProcCounts:
+			e.Threads = counts[:quickProcCounts]
+		case len(counts) > quickThreadCounts:
 			e.Threads = []int{counts[0], counts[(len(counts)-1)/2], counts[len(counts)-1]}
 		}
 		maxThreads := slices.Max(append([]int{1}, e.Threads...))
@@ -534,8 +618,8 @@ func Quick(s Spec) Spec {
 				e.Loops = max(e.Loops, uint64(maxThreads))
 			}
 		}
-		if e.Duration > QuickDuration {
-			e.Duration = QuickDuration
+		if e.Duration > quickDuration {
+			e.Duration = quickDuration
 		}
 		if e.SizeBytes > catalog.QuickSize {
 			e.SizeBytes = max(catalog.QuickSize, int64(maxThreads))
@@ -548,565 +632,18 @@ func Quick(s Spec) Spec {
 	return out
 }
 
-// QuickDuration caps fixed-duration cells in a Quick run.
-const QuickDuration = 250 * time.Millisecond
+// quickDuration caps fixed-duration cells in a Quick run.
+const quickDuration = 250 * time.Millisecond
 
-// QuickThreadCounts is how many thread counts an entry keeps in a Quick
-// run: three, the fewest a regression line needs. QuickProcCounts is how
+// quickThreadCounts is how many thread counts an entry keeps in a Quick
+// run: three, the fewest a regression line needs. quickProcCounts is how
 // many process counts a procs entry keeps: its smallest, since every
 // process costs its start (batches: 10 processes on 2 vCPUs still finish
 // in batches).
 const (
-	QuickThreadCounts = 3
-	QuickProcCounts   = 1
+	quickThreadCounts = 3
+	quickProcCounts   = 1
 )
 
-// ParseCounts reads thread or process counts ("4", "1-4", "1,2,4", "10-70/10").
-func ParseCounts(s string, maxN int) ([]int, error) { return units.ParseCounts("counts", s, maxN) }
-
-// specDecoder turns YAML nodes into a Spec, collecting every problem with
-// its path and line instead of stopping at the first.
-type specDecoder struct {
-	problems []decodeProblem
-}
-
-type decodeProblem struct {
-	line int
-	msg  string
-}
-
-func (d *specDecoder) bad(path string, n *yaml.Node, format string, a ...any) {
-	d.problems = append(d.problems, decodeProblem{n.Line, fmt.Sprintf("%s (line %d): %s", path, n.Line, fmt.Sprintf(format, a...))})
-}
-
-// report lists the problems in the order of the lines they are on.
-func (d *specDecoder) report() []string {
-	sort.SliceStable(d.problems, func(i, j int) bool { return d.problems[i].line < d.problems[j].line })
-	out := make([]string, len(d.problems))
-	for i, p := range d.problems {
-		out[i] = p.msg
-	}
-	return out
-}
-
-// field decodes the value of one allowed key of a mapping.
-type field struct {
-	key    string
-	decode func(path string, v *yaml.Node)
-}
-
-func join(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
-
-func deref(n *yaml.Node) *yaml.Node {
-	for n != nil && n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
-	return n
-}
-
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		return fmt.Sprintf("%q", n.Value)
-	}
-	return "nothing"
-}
-
-func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" }
-
-// mapping decodes n with fields, reporting keys not among them, and returns
-// the keys given, as their nodes (a null value counts as not given, so
-// defaults apply).
-// Merge keys ("<<: *base") contribute keys that the mapping's own override.
-func (d *specDecoder) mapping(path string, n *yaml.Node, fields []field) map[string]*yaml.Node {
-	n = deref(n)
-	given := map[string]*yaml.Node{}
-	where := path
-	if where == "" {
-		where = "the spec"
-	}
-	if n.Kind != yaml.MappingNode {
-		d.bad(where, n, "want a mapping of keys (%s), got %s", keyList(fields), kindName(n))
-		return given
-	}
-	type pair struct{ k, v *yaml.Node }
-	var own, merged []pair
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		if k.Value == "<<" && k.ShortTag() == "!!merge" {
-			v = deref(v)
-			bases := []*yaml.Node{v}
-			if v.Kind == yaml.SequenceNode {
-				bases = v.Content
-			}
-			for _, b := range bases {
-				b = deref(b)
-				if b.Kind != yaml.MappingNode {
-					d.bad(where, k, "a merge key (<<) takes a mapping or a list of them, got %s", kindName(b))
-					continue
-				}
-				for j := 0; j+1 < len(b.Content); j += 2 {
-					merged = append(merged, pair{b.Content[j], b.Content[j+1]})
-				}
-			}
-			continue
-		}
-		own = append(own, pair{k, v})
-	}
-	// yaml.v3 checks for repeated keys only when it decodes into Go values,
-	// not into nodes; a second "matrix:" must not silently add to the first.
-	first := map[string]*yaml.Node{}
-	var pairs []pair
-	for _, p := range own {
-		if f, dup := first[p.k.Value]; dup {
-			d.bad(join(path, p.k.Value), p.k, "given twice (first on line %d)", f.Line)
-			continue
-		}
-		first[p.k.Value] = p.k
-		pairs = append(pairs, p)
-	}
-	// A mapping's own keys override merged ones, and an earlier merged
-	// mapping overrides a later one, as YAML's merge key defines.
-	for _, p := range merged {
-		if first[p.k.Value] == nil {
-			first[p.k.Value] = p.k
-			pairs = append(pairs, p)
-		}
-	}
-	for _, p := range pairs {
-		k, v := p.k, deref(p.v)
-		f, ok := findField(fields, k.Value)
-		if !ok {
-			msg := fmt.Sprintf("unknown key: allowed %s", keyList(fields))
-			if guess := closestKey(k.Value, fields); guess != "" {
-				msg += fmt.Sprintf("; did you mean %s?", guess)
-			}
-			d.bad(join(path, k.Value), k, "%s", msg)
-			continue
-		}
-		if isNull(v) {
-			continue
-		}
-		given[k.Value] = k
-		f.decode(join(path, k.Value), v)
-	}
-	return given
-}
-
-func findField(fields []field, key string) (field, bool) {
-	for _, f := range fields {
-		if f.key == key {
-			return f, true
-		}
-	}
-	return field{}, false
-}
-
-func keyList(fields []field) string {
-	keys := make([]string, len(fields))
-	for i, f := range fields {
-		keys[i] = f.key
-	}
-	return strings.Join(keys, ", ")
-}
-
-// closestKey suggests the allowed key a misspelt one most likely meant.
-func closestKey(key string, fields []field) string {
-	keys := make([]string, len(fields))
-	for i, f := range fields {
-		keys[i] = f.key
-	}
-	return suggest.Closest(key, keys)
-}
-
-func (d *specDecoder) scalar(path string, n *yaml.Node, want string) (string, bool) {
-	if n.Kind != yaml.ScalarNode {
-		d.bad(path, n, "want %s, got %s", want, kindName(n))
-		return "", false
-	}
-	return n.Value, true
-}
-
-func (d *specDecoder) str(dst *string) func(string, *yaml.Node) {
-	return func(path string, n *yaml.Node) {
-		if v, ok := d.scalar(path, n, "a string"); ok {
-			*dst = v
-		}
-	}
-}
-
-func (d *specDecoder) integer(dst *int) func(string, *yaml.Node) {
-	return func(path string, n *yaml.Node) {
-		v, ok := d.scalar(path, n, "a whole number")
-		if !ok {
-			return
-		}
-		i, err := strconv.Atoi(strings.ReplaceAll(v, "_", ""))
-		if err != nil {
-			d.bad(path, n, "%q is not a whole number", v)
-			return
-		}
-		*dst = i
-	}
-}
-
-// list reads a list given as YAML ([a, b] or one item per line) or as one
-// comma-separated string ("9,33"), returning its items trimmed.
-func (d *specDecoder) list(path string, n *yaml.Node) ([]string, bool) {
-	var raw []string
-	switch n.Kind {
-	case yaml.ScalarNode:
-		raw = strings.Split(n.Value, ",")
-	case yaml.SequenceNode:
-		for i, item := range n.Content {
-			item = deref(item)
-			if item.Kind != yaml.ScalarNode {
-				d.bad(fmt.Sprintf("%s[%d]", path, i), item, "want a single value, got %s", kindName(item))
-				return nil, false
-			}
-			raw = append(raw, item.Value)
-		}
-	default:
-		d.bad(path, n, "want a list, got %s", kindName(n))
-		return nil, false
-	}
-	out := make([]string, 0, len(raw))
-	for _, r := range raw {
-		r = strings.TrimSpace(r)
-		if r == "" {
-			d.bad(path, n, "has an empty item")
-			return nil, false
-		}
-		out = append(out, r)
-	}
-	return out, true
-}
-
-func (d *specDecoder) spec(n *yaml.Node) Spec {
-	s := Spec{
-		Targets: []string{TargetHost, TargetVM},
-		VM:      VMSpec{CPUs: DefaultVMCPUs},
-		Repeats: DefaultRepeats,
-		Warmup:  DefaultWarmup,
-		Order:   OrderInterleaved,
-		// The powermetrics interval of [allocation] (docs/references.md).
-		TelemetryMs: telemetry.DefaultIntervalMs,
-		DataSeed:    DefaultDataSeed,
-		Verdict:     analysis.DefaultMargins(),
-	}
-	d.mapping("", n, []field{
-		{"name", d.str(&s.Name)},
-		{"description", d.str(&s.Description)},
-		{"targets", func(path string, v *yaml.Node) {
-			if items, ok := d.list(path, v); ok {
-				s.Targets = dedupe(items)
-			}
-		}},
-		{"vm", func(path string, v *yaml.Node) { s.VM = d.vm(path, v) }},
-		{"matrix", func(path string, v *yaml.Node) {
-			if v.Kind != yaml.SequenceNode {
-				d.bad(path, v, "want a list of entries such as {workload: fp, qos: [9, 33], threads: 1-4}, got %s", kindName(v))
-				return
-			}
-			for i, e := range v.Content {
-				s.Matrix = append(s.Matrix, d.entry(fmt.Sprintf("%s[%d]", path, i), deref(e)))
-			}
-		}},
-		{"repeats", d.integer(&s.Repeats)},
-		{"warmup", d.integer(&s.Warmup)},
-		{"order", d.str(&s.Order)},
-		{"seed", func(path string, v *yaml.Node) {
-			if t, ok := d.scalar(path, v, "a whole number"); ok {
-				seed, err := strconv.ParseUint(strings.ReplaceAll(t, "_", ""), 10, 64)
-				if err != nil {
-					d.bad(path, v, "%q: allowed a whole number 0..%d, or leave it out to pick one", t, uint64(math.MaxUint64))
-					return
-				}
-				s.Seed = &seed
-			}
-		}},
-		{"contention", func(path string, v *yaml.Node) {
-			if t, ok := d.scalar(path, v, "a whole number or all"); ok {
-				c, err := ParseSpinnerCount("", t)
-				if err != nil {
-					d.bad(path, v, "%v", err)
-					return
-				}
-				s.Contention = c
-			}
-		}},
-		{"telemetry_ms", d.integer(&s.TelemetryMs)},
-		{"data_seed", func(path string, v *yaml.Node) {
-			if t, ok := d.scalar(path, v, "a whole number"); ok {
-				seed, err := strconv.ParseUint(strings.ReplaceAll(t, "_", ""), 10, 64)
-				if err != nil {
-					d.bad(path, v, "%q: allowed a whole number 0..%d", t, uint64(math.MaxUint64))
-					return
-				}
-				s.DataSeed = seed
-			}
-		}},
-		{"verdict", func(path string, v *yaml.Node) {
-			d.mapping(path, v, []field{
-				{"relative_margin", d.number(&s.Verdict.Relative)},
-				{"absolute_margin", d.number(&s.Verdict.Absolute)},
-			})
-		}},
-		{"cell_timeout", func(path string, v *yaml.Node) {
-			if t, ok := d.scalar(path, v, "a duration such as 10m"); ok {
-				dur, err := time.ParseDuration(t)
-				if err != nil {
-					d.bad(path, v, "%q is not a duration: write it as 90s, 10m or 1h (allowed %s..%s)", t, minCellTimeout, maxCellTimeout)
-					return
-				}
-				s.CellTimeout = dur
-			}
-		}},
-	})
-	return s
-}
-
-// number decodes a decimal number ("0.1", "1.25").
-func (d *specDecoder) number(dst *float64) func(string, *yaml.Node) {
-	return func(path string, n *yaml.Node) {
-		v, ok := d.scalar(path, n, "a number")
-		if !ok {
-			return
-		}
-		x, err := strconv.ParseFloat(v, 64)
-		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-			d.bad(path, n, "%q is not a number", v)
-			return
-		}
-		*dst = x
-	}
-}
-
-func (d *specDecoder) vm(path string, n *yaml.Node) VMSpec {
-	v := VMSpec{CPUs: DefaultVMCPUs}
-	size := func(dst *int64, maxN int64) func(string, *yaml.Node) {
-		return func(path string, n *yaml.Node) {
-			t, ok := d.scalar(path, n, "a size such as 4GiB")
-			if !ok {
-				return
-			}
-			b, err := units.ParseSize("", t, maxN)
-			if err != nil {
-				d.bad(path, n, "%v", err)
-				return
-			}
-			*dst = b
-		}
-	}
-	d.mapping(path, n, []field{
-		{"backend", d.str(&v.Backend)},
-		{"image", d.str(&v.Image)},
-		{"cpus", d.integer(&v.CPUs)},
-		{"memory", size(&v.MemoryBytes, maxVMMemory)},
-		{"disk", size(&v.DiskBytes, maxVMDisk)},
-		{"accel", d.str(&v.Accel)},
-		{"model", d.str(&v.Model)},
-		{"host_qos", func(path string, n *yaml.Node) {
-			t, ok := d.scalar(path, n, "a QoS class")
-			if !ok {
-				return
-			}
-			c, err := qos.Parse(t)
-			if err != nil {
-				d.bad(path, n, "%v", err)
-				return
-			}
-			v.HostQoS = c
-		}},
-	})
-	return v
-}
-
-// entryKeys are the keys of a matrix entry that workload w takes, and those
-// only the other kind of workload takes.
-func entryKeys(w string) (takes, other []string) {
-	common, compute := []string{"workload", "qos", "threads"}, []string{"loops", "duration"}
-	compression := []string{"size", "ratio", "codec", "level", "sink", "sink_path"}
-	if catalog.IsCompression(w) {
-		return append(common, compression...), compute
-	}
-	if !catalog.Lookup(w).TakesDuration() {
-		// pi splits a total, procs runs processes: both need fixed work.
-		return append(common, "loops"), append(compression, "duration")
-	}
-	return append(common, compute...), compression
-}
-
-func (d *specDecoder) entry(path string, n *yaml.Node) MatrixEntry {
-	var e MatrixEntry
-	var threads []int
-	known := false // the workload is given and valid
-	before := len(d.problems)
-	given := d.mapping(path, n, []field{
-		{"workload", func(p string, v *yaml.Node) {
-			if v.Kind == yaml.SequenceNode {
-				d.bad(p, v, "one workload per entry: write an entry for each")
-				return
-			}
-			w, ok := d.scalar(p, v, "a workload name")
-			if !ok {
-				return
-			}
-			if _, err := catalog.Get(w); err != nil {
-				d.bad(p, v, "%v", err)
-				return
-			}
-			e.Workload, known = w, true
-		}},
-		{"qos", func(p string, v *yaml.Node) {
-			items, ok := d.list(p, v)
-			if !ok {
-				return
-			}
-			for _, it := range items {
-				c, err := qos.Parse(it)
-				if err != nil {
-					d.bad(p, v, "%v", err)
-					return
-				}
-				if !containsClass(e.QoS, c) {
-					e.QoS = append(e.QoS, c)
-				}
-			}
-		}},
-		{"threads", func(p string, v *yaml.Node) {
-			items, ok := d.list(p, v)
-			if !ok {
-				return
-			}
-			counts, err := ParseCounts(strings.Join(items, ","), catalog.MaxThreads)
-			if err != nil {
-				d.bad(p, v, "%v", err)
-				return
-			}
-			threads = counts
-		}},
-		{"loops", func(p string, v *yaml.Node) {
-			if t, ok := d.scalar(p, v, "a count such as 2e8"); ok {
-				n, err := units.ParseCount("", t, catalog.MaxLoops)
-				if err != nil {
-					d.bad(p, v, "%v", err)
-					return
-				}
-				e.Loops = n
-			}
-		}},
-		{"duration", func(p string, v *yaml.Node) {
-			if t, ok := d.scalar(p, v, "a duration such as 1s"); ok {
-				dur, err := time.ParseDuration(t)
-				if err != nil {
-					d.bad(p, v, "%q is not a duration: write it as 1s, 500ms or 2m (allowed %s..%s)", t, catalog.MinDuration, catalog.MaxDuration)
-					return
-				}
-				if dur < catalog.MinDuration || dur > catalog.MaxDuration {
-					// Said here: a duration of 0 would otherwise read as
-					// none given, and be reported as loops 0.
-					d.bad(p, v, "duration %s: allowed %s..%s", dur, catalog.MinDuration, catalog.MaxDuration)
-					return
-				}
-				e.Duration = dur
-			}
-		}},
-		{"size", func(p string, v *yaml.Node) {
-			if t, ok := d.scalar(p, v, "a size such as 1GiB"); ok {
-				b, err := units.ParseSize("", t, catalog.MaxDataBytes)
-				if err != nil {
-					d.bad(p, v, "%v", err)
-					return
-				}
-				e.SizeBytes = b
-			}
-		}},
-		{"ratio", func(p string, v *yaml.Node) {
-			if t, ok := d.scalar(p, v, "a number"); ok {
-				r, err := strconv.ParseFloat(t, 64)
-				if err != nil {
-					d.bad(p, v, "%q is not a number: allowed %g (random) .. %g", t, catalog.MinRatio, catalog.MaxRatio)
-					return
-				}
-				e.Ratio = r
-			}
-		}},
-		{"codec", d.str(&e.Codec)},
-		{"level", d.integer(&e.Level)},
-		{"sink", d.str(&e.Sink)},
-		{"sink_path", d.str(&e.SinkPath)},
-	})
-	if given["workload"] == nil {
-		d.bad(path, n, "no workload: allowed %s", strings.Join(catalog.Names(), ", "))
-		return e
-	}
-	if !known {
-		return e // what is wrong with it is reported
-	}
-	// Keys another kind of workload takes are a mistake worth naming rather
-	// than ignoring: "size" on fp measures nothing the writer meant.
-	takes, wrong := entryKeys(e.Workload)
-	for _, k := range wrong {
-		if kn := given[k]; kn != nil {
-			d.bad(join(path, k), kn, "%s does not take %s: its keys are %s", e.Workload, k, strings.Join(takes, ", "))
-		}
-	}
-	if len(d.problems) > before {
-		return e
-	}
-	if given["qos"] == nil {
-		e.QoS = []qos.Class{qos.Background, qos.UserInteractive}
-	}
-	e.Threads = threads
-	if given["threads"] == nil {
-		e.Threads = []int{1}
-	}
-	if catalog.IsCompression(e.Workload) {
-		if given["size"] == nil {
-			e.SizeBytes = catalog.DefaultSize
-		}
-		if given["ratio"] == nil {
-			e.Ratio = catalog.DefaultRatio
-		}
-		if given["codec"] == nil {
-			e.Codec = catalog.DefaultCodec
-		}
-		if given["sink"] == nil {
-			e.Sink = catalog.DefaultSink
-		}
-	} else if given["loops"] == nil && given["duration"] == nil {
-		e.Loops = catalog.Lookup(e.Workload).DefaultLoops
-	}
-	return e
-}
-
-func containsClass(cs []qos.Class, c qos.Class) bool {
-	for _, x := range cs {
-		if x == c {
-			return true
-		}
-	}
-	return false
-}
-
-func dedupe(items []string) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, it := range items {
-		if !seen[it] {
-			seen[it] = true
-			out = append(out, it)
-		}
-	}
-	return out
-}
+// parseCounts reads thread or process counts ("4", "1-4", "1,2,4", "10-70/10").
+func parseCounts(s string, maxN int) ([]int, error) { return units.ParseCounts("counts", s, maxN) }

@@ -1,4 +1,4 @@
-package experiment
+package spec
 
 import (
 	"encoding/json"
@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/qoslab/qoslab/internal/agent/agentpb"
 	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
@@ -63,7 +63,7 @@ func TestParseSpecDefaults(t *testing.T) {
 	assert.Equal(t, Spec{
 		Name:    "mine",
 		Targets: []string{TargetHost, TargetVM},
-		VM:      VMSpec{CPUs: DefaultVMCPUs},
+		VM:      VMSpec{CPUs: defaultVMCPUs},
 		Matrix: []MatrixEntry{
 			{Workload: "fp", QoS: bothClasses, Threads: []int{1}, Loops: 2e8},
 			{Workload: "pi", QoS: bothClasses, Threads: []int{1}, Loops: 1e8},
@@ -191,8 +191,8 @@ matrix:
 func problemsOf(t *testing.T, err error) []string {
 	t.Helper()
 	require.Error(t, err)
-	var se *SpecError
-	require.True(t, errors.As(err, &se), "want a *SpecError, got %T: %v", err, err)
+	var se *specError
+	require.True(t, errors.As(err, &se), "want a *specError, got %T: %v", err, err)
 	return se.Problems
 }
 
@@ -375,7 +375,7 @@ func TestParseCounts(t *testing.T) {
 		{"1-4/0", nil, "has a bad step"},
 	}
 	for _, tt := range tests {
-		got, err := ParseCounts(tt.in, 80)
+		got, err := parseCounts(tt.in, 80)
 		if tt.err != "" {
 			require.Error(t, err, tt.in)
 			assert.Contains(t, err.Error(), tt.err, tt.in)
@@ -465,13 +465,13 @@ func TestDefaultSpecContention(t *testing.T) {
 	s, err := DefaultSpec("contention")
 	require.NoError(t, err)
 	assert.Equal(t, []string{TargetHost, TargetVM}, s.Targets)
-	assert.Equal(t, ContentionAll, s.Contention, "on a homogeneous Linux host QoS only shows under contention, on every CPU")
+	assert.Equal(t, contention.All, s.Contention, "on a homogeneous Linux host QoS only shows under contention, on every CPU")
 	assert.Equal(t, 2, s.VM.CPUs)
 	require.Len(t, s.Matrix, 1)
 	assert.Equal(t, "fp", s.Matrix[0].Workload)
 	assert.Equal(t, []qos.Class{qos.Background, qos.UserInteractive}, s.Matrix[0].QoS)
-	cells, _ := Plan(s)
-	assert.Len(t, cells, 2*2*2*6, "2 targets x 2 classes x 2 thread counts x 6 repeats")
+	assert.Len(t, s.Matrix[0].Threads, 2)
+	assert.Equal(t, DefaultRepeats, s.Repeats)
 	assert.Equal(t, time.Second, s.Matrix[0].Duration, "cells long enough that placement cannot decide them")
 }
 
@@ -479,7 +479,7 @@ func TestDefaultSpecContention(t *testing.T) {
 // run.json written before "all" existed (a plain number) still loads.
 func TestSpecContention(t *testing.T) {
 	const fp = "matrix: [{workload: fp}]\n"
-	for yml, want := range map[string]SpinnerCount{"contention: all\n": ContentionAll, "contention: ALL\n": ContentionAll,
+	for yml, want := range map[string]contention.SpinnerCount{"contention: all\n": contention.All, "contention: ALL\n": contention.All,
 		"contention: 0\n": 0, "contention: 3\n": 3, "": 0} {
 		s, err := ParseSpec([]byte(fp+yml), "t")
 		require.NoError(t, err, yml)
@@ -493,67 +493,31 @@ func TestSpecContention(t *testing.T) {
 	assert.Contains(t, string(b), `"contention":"all"`)
 	var back Spec
 	require.NoError(t, json.Unmarshal(b, &back))
-	assert.Equal(t, ContentionAll, back.Contention)
+	assert.Equal(t, contention.All, back.Contention)
 
 	var old Spec
 	require.NoError(t, json.Unmarshal([]byte(`{"contention": 2}`), &old))
-	assert.Equal(t, SpinnerCount(2), old.Contention)
+	assert.Equal(t, contention.SpinnerCount(2), old.Contention)
 	assert.ErrorContains(t, json.Unmarshal([]byte(`{"contention": 999}`), &old), "contention 999: allowed 0..256 spinner threads or all")
 	assert.ErrorContains(t, json.Unmarshal([]byte(`{"contention": "most"}`), &old), `contention "most": allowed 0..256`)
-
-	n, err := ParseSpinnerCount("--contention", " all ")
-	require.NoError(t, err)
-	assert.Equal(t, ContentionAll, n)
-	assert.Equal(t, 5, ContentionAll.Count(5))
-	assert.Equal(t, 2, SpinnerCount(2).Count(5))
-	_, err = ParseSpinnerCount("--contention", "2.5")
-	assert.EqualError(t, err, `--contention "2.5": allowed 0..256 spinner threads or all (one per CPU)`)
 }
 
-// duration replaces loops: no default loops are filled in, the cells and
-// their keys say duration, the agent request carries it, and Quick caps it.
+// duration replaces loops: no default loops are filled in, the series
+// key says duration, and Quick caps it.
 func TestSpecDuration(t *testing.T) {
 	s, err := ParseSpec([]byte("matrix: [{workload: fp, qos: 9, duration: 1500ms}, {workload: int, qos: 9}]\n"), "t")
 	require.NoError(t, err)
 	assert.Equal(t, 1500*time.Millisecond, s.Matrix[0].Duration)
 	assert.Zero(t, s.Matrix[0].Loops, "no default loops beside a duration")
 	assert.NotZero(t, s.Matrix[1].Loops, "an entry without duration keeps its default loops")
-	cells, _ := Plan(s)
-	var fp Cell
-	for _, c := range cells {
-		if c.Workload == "fp" {
-			fp = c
-		}
-	}
-	assert.Equal(t, 1500*time.Millisecond, fp.Duration)
-	assert.Contains(t, fp.SeriesKey(), " duration=1.5s")
-	assert.NotContains(t, fp.SeriesKey(), "loops=")
-	req := fp.Request()
-	assert.Equal(t, int64(1500*time.Millisecond), req.GetDurationNs())
-	assert.Zero(t, req.GetLoops())
-	assert.Equal(t, QuickDuration, Quick(s).Matrix[0].Duration)
+	assert.Equal(t, "host fp qos=9 threads=1 duration=1.5s", s.Matrix[0].SeriesKey(TargetHost, 9, 1))
+	assert.Equal(t, quickDuration, Quick(s).Matrix[0].Duration)
 
 	b, err := json.Marshal(s)
 	require.NoError(t, err)
 	var back Spec
 	require.NoError(t, json.Unmarshal(b, &back))
 	assert.Equal(t, s.Matrix[0].Duration, back.Matrix[0].Duration)
-}
-
-// An agent older than duration cells is refused before anything runs, with
-// what to do, rather than sent a request it would misread.
-func TestCheckDurationRefusesOldAgents(t *testing.T) {
-	s, err := ParseSpec([]byte("matrix: [{workload: fp, duration: 1s}]\n"), "t")
-	require.NoError(t, err)
-	old := &agentpb.InfoReply{AgentVersion: "v0.1", Protocol: &agentpb.ProtocolVersion{Major: 1, Minor: 1}}
-	err = checkDuration("vm", s, old)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "vm: matrix[0] runs for a duration (1s), which needs agent protocol 1.2; this agent (v0.1) speaks 1.1")
-	cur := &agentpb.InfoReply{Protocol: &agentpb.ProtocolVersion{Major: 1, Minor: durationMinor}}
-	assert.NoError(t, checkDuration("vm", s, cur))
-	loops, err := ParseSpec([]byte("matrix: [{workload: fp}]\n"), "t")
-	require.NoError(t, err)
-	assert.NoError(t, checkDuration("vm", loops, old), "loop cells run on any 1.x agent")
 }
 
 // A spec "file" that is a device or a huge file is refused at once.
@@ -602,4 +566,32 @@ func TestDefaultSpecsOfTheSeedExperiments(t *testing.T) {
 			assert.Less(t, q.Matrix[0].Loops, e.Loops, "--quick shrinks it")
 		})
 	}
+}
+
+func TestParseTargets(t *testing.T) {
+	got, err := ParseTargets("--target", "vm, host,vm")
+	require.NoError(t, err)
+	assert.Equal(t, []string{TargetVM, TargetHost}, got)
+	_, err = ParseTargets("QOSLAB_BENCH_TARGET", "hots")
+	assert.EqualError(t, err, `QOSLAB_BENCH_TARGET "hots": allowed host, vm; did you mean host?`)
+}
+
+// A VM is sized for the compression it holds, unless the spec says.
+func TestVMSize(t *testing.T) {
+	s, err := DefaultSpec("subsumption")
+	require.NoError(t, err)
+	mem, disk := VMSize(s)
+	assert.GreaterOrEqual(t, mem, 2*1024+512, "1 GiB of compression input is held in guest memory")
+	assert.Greater(t, disk, int64(1<<30))
+
+	s.VM.MemoryBytes, s.VM.DiskBytes = 8<<30, 16<<30
+	mem, disk = VMSize(s)
+	assert.Equal(t, 8192, mem, "the spec's vm.memory wins")
+	assert.Equal(t, int64(16<<30), disk)
+
+	fp, err := DefaultSpec("contention")
+	require.NoError(t, err)
+	mem, disk = VMSize(fp)
+	assert.Equal(t, minVMMemoryMiB, mem, "no compression: the smallest VM")
+	assert.Equal(t, minVMDiskBytes, disk)
 }

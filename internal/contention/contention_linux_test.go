@@ -1,4 +1,4 @@
-package experiment
+package contention
 
 import (
 	"context"
@@ -67,7 +67,7 @@ func TestContentionPinsOneSpinnerPerCPU(t *testing.T) {
 	allowed := allowedHere(t)
 	for _, n := range []int{len(allowed), 2 * len(allowed)} {
 		t.Run(strconv.Itoa(n), func(t *testing.T) {
-			c, err := StartContention(context.Background(), n)
+			c, err := Start(context.Background(), n)
 			require.NoError(t, err)
 			defer c.Stop()
 			assert.Equal(t, allowed, c.AllowedCPUs)
@@ -110,10 +110,10 @@ func wantSpinnerCPUs(n int, allowed []int) []int {
 // "all" resolves to the CPUs this process may use, so a taskset around
 // qoslab narrows the contention with it.
 func TestContentionAllCountsAllowedCPUs(t *testing.T) {
-	n, err := ContentionCount(ContentionAll)
+	n, err := All.Resolve()
 	require.NoError(t, err)
 	assert.Equal(t, len(allowedHere(t)), n)
-	n, err = ContentionCount(3)
+	n, err = SpinnerCount(3).Resolve()
 	require.NoError(t, err)
 	assert.Equal(t, 3, n)
 }
@@ -129,7 +129,7 @@ func TestContentionStartsAtDefaultWhateverTheCaller(t *testing.T) {
 	go func() {
 		runtime.LockOSThread() // never unlocked: utility ends with the thread
 		require.Equal(t, qos.Utility, qos.ApplySelf(qos.Utility).Applied)
-		c, err := StartContention(context.Background(), 1)
+		c, err := Start(context.Background(), 1)
 		out <- res{c, err}
 	}()
 	r := <-out

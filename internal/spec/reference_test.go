@@ -1,4 +1,4 @@
-package experiment
+package spec
 
 import (
 	"flag"
@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var updateSpecDoc = flag.Bool("update-spec-doc", false, "rewrite docs/spec.md from SpecKeys")
+var updateSpecDoc = flag.Bool("update-spec-doc", false, "rewrite docs/spec.md from keyDocs")
 
 // allowedKeys asks the decoder which keys it allows where a spec has an
 // unknown key: the decoder's own answer, not a copy of its lists.
@@ -44,7 +44,7 @@ func TestSpecKeysAreTheDecodersKeys(t *testing.T) {
 		}
 	}
 	var documented, decoded []string
-	for _, k := range SpecKeys() {
+	for _, k := range keyDocs() {
 		documented = append(documented, k.Key)
 		assert.NotEmpty(t, k.Type, k.Key)
 		assert.NotEmpty(t, k.Doc, k.Key)
@@ -60,11 +60,11 @@ func TestSpecKeysAreTheDecodersKeys(t *testing.T) {
 func TestSpecDocIsCurrent(t *testing.T) {
 	path := filepath.Join("..", "..", "docs", "spec.md")
 	if *updateSpecDoc {
-		require.NoError(t, os.WriteFile(path, []byte(SpecReference()), 0o644))
+		require.NoError(t, os.WriteFile(path, []byte(reference()), 0o644))
 	}
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
-	assert.Equal(t, SpecReference(), string(b), "docs/spec.md is stale: go test ./internal/experiment -run TestSpecDocIsCurrent -update-spec-doc")
+	assert.Equal(t, reference(), string(b), "docs/spec.md is stale: go test ./internal/spec -run TestSpecDocIsCurrent -update-spec-doc")
 }
 
 // The documented defaults are what the decoder fills in.
@@ -72,14 +72,14 @@ func TestSpecDocDefaults(t *testing.T) {
 	s, err := ParseSpec([]byte("matrix: [{workload: fp}, {workload: compress}]\n"), "d")
 	require.NoError(t, err)
 	doc := map[string]string{}
-	for _, k := range SpecKeys() {
+	for _, k := range keyDocs() {
 		doc[k.Key] = k.Default
 	}
 	assert.Equal(t, "6", doc["repeats"])
 	assert.Equal(t, DefaultRepeats, s.Repeats)
 	assert.Equal(t, doc["order"], s.Order)
 	assert.Equal(t, "4", doc["vm.cpus"])
-	assert.Equal(t, DefaultVMCPUs, s.VM.CPUs)
+	assert.Equal(t, defaultVMCPUs, s.VM.CPUs)
 	assert.Equal(t, "100", doc["telemetry_ms"])
 	assert.Equal(t, 100, s.TelemetryMs)
 	assert.Equal(t, doc["matrix[].codec"], s.Matrix[1].Codec)
