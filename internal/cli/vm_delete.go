@@ -1,0 +1,23 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/qoslab/qoslab/internal/experiment"
+)
+
+func newCmdVMDelete(f *Factory, runF func(context.Context, *VMOptions) error) *cobra.Command {
+	cmd := &cobra.Command{Use: "delete NAME", Short: "Remove a stopped named VM, its scratch disk and console log"}
+	return vmCommand(f, cmd, &VMOptions{}, nil, nil, vmDeleteRun, runF)
+}
+
+func vmDeleteRun(ctx context.Context, o *VMOptions) error {
+	if err := experiment.DeleteVM(ctx, o.Env, o.Name); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.IO.Out, "vm %s deleted\n", o.Name)
+	return nil
+}
