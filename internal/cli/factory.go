@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -54,7 +53,11 @@ func NewFactory(io *IOStreams) *Factory {
 	return f
 }
 
-// UsageError is a mistake in how qoslab was called: exit status 2.
+// UsageError is a mistake in how qoslab was called: exit status 2, with a
+// pointer to the command's help. It is made only where the command line is
+// checked: flag parsing (flagError), argument checks (every command's Args,
+// see usageArgs), the settings' checks, and each command's checks of its
+// values; an error's text never makes one.
 type UsageError struct{ Err error }
 
 func (e *UsageError) Error() string { return e.Err.Error() }
@@ -64,9 +67,10 @@ func usageErrorf(format string, a ...any) error {
 	return &UsageError{Err: fmt.Errorf(format, a...)}
 }
 
+// usageError makes err (nil stays nil) a usage error.
 func usageError(err error) error {
-	if err == nil {
-		return nil
+	if err == nil || IsUsageError(err) {
+		return err
 	}
 	return &UsageError{Err: err}
 }
@@ -74,17 +78,7 @@ func usageError(err error) error {
 // IsUsageError tells whether err came from how qoslab was called.
 func IsUsageError(err error) bool {
 	var u *UsageError
-	if errors.As(err, &u) {
-		return true
-	}
-	// cobra's own complaints about commands and arguments.
-	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "flag needs an argument", "invalid argument", "accepts ", "requires at least"} {
-		if strings.Contains(msg, p) {
-			return true
-		}
-	}
-	return false
+	return errors.As(err, &u)
 }
 
 // sources name where each flag's value came from (see config.Sources).

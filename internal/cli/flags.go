@@ -79,6 +79,9 @@ func completeArgs(cmd *cobra.Command, names func() []string) {
 // does the work from opts alone. Call it after the flags are defined.
 func command[O any](f *Factory, cmd *cobra.Command, section string, opts *O, src *sources, prepare func(args []string) error, run, runF func(context.Context, *O) error) *cobra.Command {
 	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	// The root gives every command this already; set here too, a command
+	// built alone (as tests do) refuses flags as it does under the root.
+	cmd.SetFlagErrorFunc(flagError)
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		if prepare != nil {
 			if err := prepare(args); err != nil {

@@ -68,7 +68,20 @@ are top level, shared by every command (QOSLAB_RESULTS).`,
 			refuseUnknown(c)
 		}
 	}
+	usageArgs(root)
 	return root
+}
+
+// usageArgs makes every argument check in the tree under cmd return a
+// usage error: cobra's own (the hidden commands' ExactArgs, the completion
+// scripts' NoArgs) as well as qoslab's, which already do.
+func usageArgs(cmd *cobra.Command) {
+	if check := cmd.Args; check != nil {
+		cmd.Args = func(c *cobra.Command, args []string) error { return usageError(check(c, args)) }
+	}
+	for _, c := range cmd.Commands() {
+		usageArgs(c)
+	}
 }
 
 // hidden is a command qoslab runs of itself (a helper process), not users.
@@ -134,11 +147,24 @@ func (e *ExitError) Error() string { return e.Reason }
 // when a signal stopped it (130 for Ctrl-C's SIGINT, 143 for SIGTERM).
 func Execute(ctx context.Context, f *Factory, args []string) int {
 	f.colorStreams()
-	root := NewCmdRoot(f)
+	return executeRoot(ctx, f, NewCmdRoot(f), args)
+}
+
+// executeRoot runs root, qoslab's command tree, with args and returns the
+// exit status Execute gives.
+func executeRoot(ctx context.Context, f *Factory, root *cobra.Command, args []string) int {
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
 	if cmd == nil {
 		cmd = root
+	}
+	if err != nil && cmd.CalledAs() == "" {
+		// cobra refused the command line before calling any command: the
+		// one refusal it makes there is a word that names no command of
+		// the root (its legacy argument check, which runs while it finds
+		// the command, since the root, running no code of its own, has no
+		// Args). Groups under it refuse unknown words themselves.
+		err = usageError(err)
 	}
 	var exit *ExitError
 	switch {
