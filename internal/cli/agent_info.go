@@ -10,8 +10,8 @@ import (
 	"github.com/qoslab/qoslab/internal/experiment"
 )
 
-// AgentInfoOptions are the settings of `qoslab agent info`.
-type AgentInfoOptions struct {
+// agentInfoOptions are the settings of `qoslab agent info`.
+type agentInfoOptions struct {
 	IO        *IOStreams
 	AgentPath string
 	JSON      bool
@@ -19,9 +19,9 @@ type AgentInfoOptions struct {
 	Start func(ctx context.Context, path string) (experiment.Target, error)
 }
 
-// NewCmdAgentInfo builds `qoslab agent info`.
-func NewCmdAgentInfo(f *Factory, runF func(context.Context, *AgentInfoOptions) error) *cobra.Command {
-	o := &AgentInfoOptions{IO: f.IO, Start: func(ctx context.Context, path string) (experiment.Target, error) {
+// newCmdAgentInfo builds `qoslab agent info`.
+func newCmdAgentInfo(f *Factory, runF func(context.Context, *agentInfoOptions) error) *cobra.Command {
+	o := &agentInfoOptions{IO: f.IO, Start: func(ctx context.Context, path string) (experiment.Target, error) {
 		return experiment.StartHostAgent(ctx, path, experiment.Spec{}, f.IO.ErrOut)
 	}}
 	cmd := &cobra.Command{Use: "info", Short: "Print what the local agent reports about this machine", Args: noArgs}
@@ -30,7 +30,7 @@ func NewCmdAgentInfo(f *Factory, runF func(context.Context, *AgentInfoOptions) e
 	return command(f, cmd, "agent", o, nil, nil, agentInfoRun, runF)
 }
 
-func agentInfoRun(ctx context.Context, o *AgentInfoOptions) (err error) {
+func agentInfoRun(ctx context.Context, o *agentInfoOptions) (err error) {
 	ag, err := o.Start(ctx, o.AgentPath)
 	if err != nil {
 		return err

@@ -13,10 +13,10 @@ import (
 	"github.com/qoslab/qoslab/internal/results"
 )
 
-// CompareOptions are `qoslab compare`'s inputs: two or more results
+// compareOptions are `qoslab compare`'s inputs: two or more results
 // directories, the first the baseline.
-type CompareOptions struct {
-	ResultsOptions
+type compareOptions struct {
+	resultsOptions
 	// Labels are --label NAME=DIR values: NAME heads DIR's column.
 	Labels []string
 	// Missing are --missing NAME=REASON values: runs meant to be compared
@@ -24,15 +24,15 @@ type CompareOptions struct {
 	// back), named above the rows.
 	Missing []string
 	Format  string
-	// FailOn, when set (--fail-on), makes compare exit ExitNo on a
+	// FailOn, when set (--fail-on), makes compare exit exitNo on a
 	// significant change beyond it.
 	FailOn *failOn
 
 	failOn string
 }
 
-// NewCmdCompare builds `qoslab compare DIR DIR [DIR...]`.
-func NewCmdCompare(f *Factory, runF func(context.Context, *CompareOptions) error) *cobra.Command {
+// newCmdCompare builds `qoslab compare DIR DIR [DIR...]`.
+func newCmdCompare(f *Factory, runF func(context.Context, *compareOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "compare DIR DIR [DIR...]",
 		Short: "Compare runs cell by cell, benchstat style: one column per run (machines, OS versions, hypervisors)",
@@ -61,18 +61,18 @@ error, 3 a change beyond --fail-on.`,
   qoslab compare --fail-on 10 baseline-run new-run`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) < 2 {
-				return usageError(fmt.Errorf("compare needs two or more results directories, the first the baseline; got %d", len(args)))
+				return wrapUsage(fmt.Errorf("compare needs two or more results directories, the first the baseline; got %d", len(args)))
 			}
 			return nil
 		},
 	}
-	o := &CompareOptions{}
+	o := &compareOptions{}
 	cmd.Flags().StringArrayVar(&o.Labels, "label", nil, "NAME=DIR: head DIR's column with NAME (repeatable)")
 	cmd.Flags().StringArrayVar(&o.Missing, "missing", nil, "NAME=REASON: a run meant to be compared that is not there, named with why above the rows (repeatable)")
 	cmd.Flags().StringVar(&o.Format, "format", "table", "output format: "+strings.Join(compare.Formats, ", "))
 	cmd.Flags().StringVar(&o.failOn, "fail-on", "", "exit 3 when a significant change against the baseline is larger than `PCT` percent either way (10, 10%, or a ratio: 2x)")
 	complete(cmd, "format", func() []string { return compare.Formats })
-	return resultsCommand(f, cmd, "compare", &o.ResultsOptions, o, compareRun, runF, func() error {
+	return resultsCommand(f, cmd, "compare", &o.resultsOptions, o, compareRun, runF, func() error {
 		if o.failOn != "" {
 			f, err := parseFailOn("--fail-on", o.failOn)
 			if err != nil {
@@ -86,7 +86,7 @@ error, 3 a change beyond --fail-on.`,
 
 // compareRun loads every directory, labels the columns and prints the
 // comparison (compare.Build) in the asked format.
-func compareRun(_ context.Context, o *CompareOptions) error {
+func compareRun(_ context.Context, o *compareOptions) error {
 	c, _, err := buildComparison(o.Dirs, o.Labels, o.Missing)
 	if err != nil {
 		return err
@@ -131,11 +131,11 @@ func buildComparison(dirs, labels, missing []string) (*compare.Comparison, []*re
 	}
 	c, err := compare.Build(in)
 	if err != nil {
-		return nil, nil, usageError(err)
+		return nil, nil, wrapUsage(err)
 	}
 	for _, m := range absent {
 		if slices.Contains(names, m.Label) {
-			return nil, nil, usageError(fmt.Errorf("--missing %s=%s: %s labels one of the runs compared", m.Label, m.Reason, m.Label))
+			return nil, nil, wrapUsage(fmt.Errorf("--missing %s=%s: %s labels one of the runs compared", m.Label, m.Reason, m.Label))
 		}
 	}
 	c.Missing = absent
@@ -152,7 +152,7 @@ func parseMissing(values []string) ([]compare.Missing, error) {
 		name, reason, ok := strings.Cut(v, "=")
 		name, reason = strings.TrimSpace(name), strings.TrimSpace(reason)
 		if !ok || name == "" || reason == "" {
-			return nil, usageError(fmt.Errorf("--missing %q: want NAME=REASON, a run that is not there and why (unreachable, failed: ...)", v))
+			return nil, wrapUsage(fmt.Errorf("--missing %q: want NAME=REASON, a run that is not there and why (unreachable, failed: ...)", v))
 		}
 		out = append(out, compare.Missing{Label: name, Reason: reason})
 	}
@@ -167,7 +167,7 @@ func parseLabels(labels, dirs []string) (map[string]string, error) {
 		name, dir, ok := strings.Cut(l, "=")
 		name = strings.TrimSpace(name)
 		if !ok || name == "" || dir == "" {
-			return nil, usageError(fmt.Errorf("--label %q: want NAME=DIR, a column name and one of the directories compared", l))
+			return nil, wrapUsage(fmt.Errorf("--label %q: want NAME=DIR, a column name and one of the directories compared", l))
 		}
 		match := ""
 		for _, d := range dirs {
@@ -176,10 +176,10 @@ func parseLabels(labels, dirs []string) (map[string]string, error) {
 			}
 		}
 		if match == "" {
-			return nil, usageError(fmt.Errorf("--label %q: %s is not one of the directories compared (%s)", l, dir, strings.Join(dirs, ", ")))
+			return nil, wrapUsage(fmt.Errorf("--label %q: %s is not one of the directories compared (%s)", l, dir, strings.Join(dirs, ", ")))
 		}
 		if _, dup := out[match]; dup {
-			return nil, usageError(fmt.Errorf("--label %q: %s already has a label", l, dir))
+			return nil, wrapUsage(fmt.Errorf("--label %q: %s already has a label", l, dir))
 		}
 		out[match] = name
 	}

@@ -14,7 +14,7 @@ import (
 )
 
 // runDryRun prints what run would do with o, and does none of it.
-func runDryRun(o *RunOptions) error {
+func runDryRun(o *runOptions) error {
 	var s experiment.Spec
 	var err error
 	source := ""
@@ -25,11 +25,11 @@ func runDryRun(o *RunOptions) error {
 	case o.SpecFile != "":
 		s, err = experiment.LoadSpec(o.SpecFile)
 		source = o.SpecFile
-		err = usageError(err)
+		err = wrapUsage(err)
 	default:
 		s, err = experiment.DefaultSpec(o.Default)
 		source = "built in"
-		err = usageError(err)
+		err = wrapUsage(err)
 	}
 	if err != nil {
 		return err
@@ -47,7 +47,7 @@ func runDryRun(o *RunOptions) error {
 
 // benchDryRun prints what bench would do with o (the experiment s), and
 // does none of it.
-func benchDryRun(o *BenchOptions, s experiment.Spec) error {
+func benchDryRun(o *benchOptions, s experiment.Spec) error {
 	d, err := experiment.PlanDryRun(s, o.VMEnv, "", results.Paths(o.Results))
 	if err != nil {
 		return err

@@ -53,31 +53,31 @@ func NewFactory(io *IOStreams) *Factory {
 	return f
 }
 
-// UsageError is a mistake in how qoslab was called: exit status 2, with a
+// usageError is a mistake in how qoslab was called: exit status 2, with a
 // pointer to the command's help. It is made only where the command line is
 // checked: flag parsing (flagError), argument checks (every command's Args,
 // see usageArgs), the settings' checks, and each command's checks of its
 // values; an error's text never makes one.
-type UsageError struct{ Err error }
+type usageError struct{ Err error }
 
-func (e *UsageError) Error() string { return e.Err.Error() }
-func (e *UsageError) Unwrap() error { return e.Err }
+func (e *usageError) Error() string { return e.Err.Error() }
+func (e *usageError) Unwrap() error { return e.Err }
 
 func usageErrorf(format string, a ...any) error {
-	return &UsageError{Err: fmt.Errorf(format, a...)}
+	return &usageError{Err: fmt.Errorf(format, a...)}
 }
 
-// usageError makes err (nil stays nil) a usage error.
-func usageError(err error) error {
-	if err == nil || IsUsageError(err) {
+// wrapUsage makes err (nil stays nil) a usage error.
+func wrapUsage(err error) error {
+	if err == nil || isUsageError(err) {
 		return err
 	}
-	return &UsageError{Err: err}
+	return &usageError{Err: err}
 }
 
-// IsUsageError tells whether err came from how qoslab was called.
-func IsUsageError(err error) bool {
-	var u *UsageError
+// isUsageError tells whether err came from how qoslab was called.
+func isUsageError(err error) bool {
+	var u *usageError
 	return errors.As(err, &u)
 }
 
@@ -92,6 +92,6 @@ func (f *Factory) configure(cmd *cobra.Command, section string, src *sources) {
 	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
 		s, err := f.Settings.Apply(cmd.Flags(), section)
 		*src = s
-		return usageError(err)
+		return wrapUsage(err)
 	}
 }

@@ -40,7 +40,7 @@ func noArgs(cmd *cobra.Command, args []string) error {
 
 // oneOf checks that the setting name has one of the allowed values.
 func oneOf(name, v string, allowed []string) error {
-	return usageError(suggest.OneOf(name, v, allowed))
+	return wrapUsage(suggest.OneOf(name, v, allowed))
 }
 
 // complete offers fixed values for a flag (comma-separated lists complete

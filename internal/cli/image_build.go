@@ -9,14 +9,14 @@ import (
 	"github.com/qoslab/qoslab/internal/image"
 )
 
-// ImageBuildOptions are the settings of `qoslab image build linux`.
-type ImageBuildOptions struct {
-	ImageOptions
+// imageBuildOptions are the settings of `qoslab image build linux`.
+type imageBuildOptions struct {
+	imageOptions
 	image.BuildSettings
 }
 
-func newCmdImageBuild(f *Factory, runF func(context.Context, *ImageBuildOptions) error) *cobra.Command {
-	o := &ImageBuildOptions{}
+func newCmdImageBuild(f *Factory, runF func(context.Context, *imageBuildOptions) error) *cobra.Command {
+	o := &imageBuildOptions{}
 	cmd := &cobra.Command{
 		Use:   "build linux",
 		Short: "Build a Linux microVM image (kernel + initramfs with the agent as /init)",
@@ -34,11 +34,11 @@ fetched first (see qoslab image fetch-kernel).`,
 	}
 	kernelFlags(cmd, &o.BuildSettings, "", "guest architecture: amd64, arm64 (default: the recipe's)")
 	cmd.Flags().StringVar(&o.GuestAgent, "guest-agent", "", "the linux agent to install as /init (default: bin/linux-ARCH/qoslab-agent beside qoslab)")
-	return imageCommand(f, cmd, &o.ImageOptions, o, imageBuildRun, runF)
+	return imageCommand(f, cmd, &o.imageOptions, o, imageBuildRun, runF)
 }
 
-func imageBuildRun(ctx context.Context, o *ImageBuildOptions) error {
-	bo, err := buildOptions(&o.ImageOptions, o.BuildSettings, image.BuildSettings.Options)
+func imageBuildRun(ctx context.Context, o *imageBuildOptions) error {
+	bo, err := buildOptions(&o.imageOptions, o.BuildSettings, image.BuildSettings.Options)
 	if err != nil {
 		return err
 	}

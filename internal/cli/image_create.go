@@ -11,15 +11,15 @@ import (
 	"github.com/qoslab/qoslab/internal/units"
 )
 
-// ImageCreateOptions are the settings of `qoslab image create macos`.
-type ImageCreateOptions struct {
-	ImageOptions
+// imageCreateOptions are the settings of `qoslab image create macos`.
+type imageCreateOptions struct {
+	imageOptions
 	IPSW, Name, Disk, Memory string
 	CPUs                     int
 }
 
-func newCmdImageCreate(f *Factory, runF func(context.Context, *ImageCreateOptions) error) *cobra.Command {
-	o := &ImageCreateOptions{}
+func newCmdImageCreate(f *Factory, runF func(context.Context, *imageCreateOptions) error) *cobra.Command {
+	o := &imageCreateOptions{}
 	cmd := &cobra.Command{
 		Use: "create macos", Short: "Install macOS from a restore image into a new VM bundle (macOS 13+ on Apple silicon)", ValidArgs: []string{"macos"},
 		Args: func(_ *cobra.Command, args []string) error { return kindArg(args, "macos", "image create") },
@@ -31,21 +31,21 @@ func newCmdImageCreate(f *Factory, runF func(context.Context, *ImageCreateOption
 	fl.IntVar(&o.CPUs, "cpus", 0, "vCPUs (default: within what the image and the framework allow)")
 	fl.StringVar(&o.Memory, "memory", "", "memory, e.g. 8GiB (default: within what the image and the framework allow)")
 	_ = cmd.MarkFlagFilename("ipsw", "ipsw")
-	return imageCommand(f, cmd, &o.ImageOptions, o, imageCreateRun, runF)
+	return imageCommand(f, cmd, &o.imageOptions, o, imageCreateRun, runF)
 }
 
-func imageCreateRun(ctx context.Context, o *ImageCreateOptions) error {
+func imageCreateRun(ctx context.Context, o *imageCreateOptions) error {
 	if o.IPSW == "" {
 		return usageErrorf("image create macos needs --ipsw FILE (get one with `qoslab image fetch macos`)")
 	}
 	diskBytes, err := units.ParseSize(o.src.Name("disk"), o.Disk, 1<<44)
 	if err != nil {
-		return usageError(err)
+		return wrapUsage(err)
 	}
 	var mem int64
 	if o.Memory != "" {
 		if mem, err = units.ParseSize(o.src.Name("memory"), o.Memory, 1<<40); err != nil {
-			return usageError(err)
+			return wrapUsage(err)
 		}
 	}
 	if o.CPUs < 0 {

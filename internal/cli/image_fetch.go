@@ -11,24 +11,24 @@ import (
 	"github.com/qoslab/qoslab/internal/image/macos"
 )
 
-// ImageFetchOptions are the settings of `qoslab image fetch macos`.
-type ImageFetchOptions struct {
-	ImageOptions
+// imageFetchOptions are the settings of `qoslab image fetch macos`.
+type imageFetchOptions struct {
+	imageOptions
 	IPSW, Dir string
 }
 
-func newCmdImageFetch(f *Factory, runF func(context.Context, *ImageFetchOptions) error) *cobra.Command {
-	o := &ImageFetchOptions{}
+func newCmdImageFetch(f *Factory, runF func(context.Context, *imageFetchOptions) error) *cobra.Command {
+	o := &imageFetchOptions{}
 	cmd := &cobra.Command{
 		Use: "fetch macos", Short: "Download a macOS restore image (resumable), and check it is one", ValidArgs: []string{"macos"},
 		Args: func(_ *cobra.Command, args []string) error { return kindArg(args, "macos", "image fetch") },
 	}
 	cmd.Flags().StringVar(&o.IPSW, "ipsw", macos.LatestIPSW, "latest (the newest this Mac supports; needs macOS) or the restore image's URL")
 	cmd.Flags().StringVar(&o.Dir, "dir", "", "where to put it (default $XDG_CACHE_HOME/qoslab/ipsw)")
-	return imageCommand(f, cmd, &o.ImageOptions, o, imageFetchRun, runF)
+	return imageCommand(f, cmd, &o.imageOptions, o, imageFetchRun, runF)
 }
 
-func imageFetchRun(ctx context.Context, o *ImageFetchOptions) error {
+func imageFetchRun(ctx context.Context, o *imageFetchOptions) error {
 	if here := runtime.GOOS + "/" + runtime.GOARCH; o.IPSW == macos.LatestIPSW && here != "darwin/arm64" {
 		// Only Virtualization.framework knows which image "latest" is; a
 		// URL downloads anywhere, for a Mac to use.

@@ -10,14 +10,14 @@ import (
 	"github.com/qoslab/qoslab/internal/image"
 )
 
-// ImageFetchKernelOptions are the settings of `qoslab image fetch-kernel`.
-type ImageFetchKernelOptions struct {
-	ImageOptions
+// imageFetchKernelOptions are the settings of `qoslab image fetch-kernel`.
+type imageFetchKernelOptions struct {
+	imageOptions
 	image.BuildSettings
 }
 
-func newCmdImageFetchKernel(f *Factory, runF func(context.Context, *ImageFetchKernelOptions) error) *cobra.Command {
-	o := &ImageFetchKernelOptions{}
+func newCmdImageFetchKernel(f *Factory, runF func(context.Context, *imageFetchKernelOptions) error) *cobra.Command {
+	o := &imageFetchKernelOptions{}
 	cmd := &cobra.Command{
 		Use:   "fetch-kernel",
 		Short: "Fetch the recipe's Debian kernel into the kernel cache, in Go, from a Debian mirror (no apt needed)",
@@ -36,11 +36,11 @@ machine's apt sources. A kernel already in the cache is not fetched again.`,
 		Args: noArgs,
 	}
 	kernelFlags(cmd, &o.BuildSettings, runtime.GOARCH, "kernel architecture: amd64, arm64")
-	return imageCommand(f, cmd, &o.ImageOptions, o, imageFetchKernelRun, runF)
+	return imageCommand(f, cmd, &o.imageOptions, o, imageFetchKernelRun, runF)
 }
 
-func imageFetchKernelRun(ctx context.Context, o *ImageFetchKernelOptions) error {
-	bo, err := buildOptions(&o.ImageOptions, o.BuildSettings, image.BuildSettings.KernelOptions)
+func imageFetchKernelRun(ctx context.Context, o *imageFetchKernelOptions) error {
+	bo, err := buildOptions(&o.imageOptions, o.BuildSettings, image.BuildSettings.KernelOptions)
 	if err != nil {
 		return err
 	}

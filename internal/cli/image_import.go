@@ -10,14 +10,14 @@ import (
 	"github.com/qoslab/qoslab/internal/image/macos"
 )
 
-// ImageImportOptions are the settings of `qoslab image import tart`.
-type ImageImportOptions struct {
-	ImageOptions
+// imageImportOptions are the settings of `qoslab image import tart`.
+type imageImportOptions struct {
+	imageOptions
 	Dir, Name string
 }
 
-func newCmdImageImport(f *Factory, runF func(context.Context, *ImageImportOptions) error) *cobra.Command {
-	o := &ImageImportOptions{}
+func newCmdImageImport(f *Factory, runF func(context.Context, *imageImportOptions) error) *cobra.Command {
+	o := &imageImportOptions{}
 	cmd := &cobra.Command{
 		Use: "import tart DIR", Short: "Make a VM bundle from an existing tart VM (which is left as it is)",
 		Args: func(_ *cobra.Command, args []string) error {
@@ -29,10 +29,10 @@ func newCmdImageImport(f *Factory, runF func(context.Context, *ImageImportOption
 		},
 	}
 	cmd.Flags().StringVar(&o.Name, "name", "", "the image's name in the store (default: the tart VM's directory name)")
-	return imageCommand(f, cmd, &o.ImageOptions, o, imageImportRun, runF)
+	return imageCommand(f, cmd, &o.imageOptions, o, imageImportRun, runF)
 }
 
-func imageImportRun(ctx context.Context, o *ImageImportOptions) error {
+func imageImportRun(ctx context.Context, o *imageImportOptions) error {
 	name := o.Name
 	if name == "" {
 		name = filepath.Base(filepath.Clean(o.Dir))

@@ -9,20 +9,20 @@ import (
 	"github.com/qoslab/qoslab/internal/image"
 )
 
-// ImageListOptions are the settings of `qoslab image list`.
-type ImageListOptions struct {
-	ImageOptions
+// imageListOptions are the settings of `qoslab image list`.
+type imageListOptions struct {
+	imageOptions
 	JSON bool
 }
 
-func newCmdImageList(f *Factory, runF func(context.Context, *ImageListOptions) error) *cobra.Command {
-	o := &ImageListOptions{}
+func newCmdImageList(f *Factory, runF func(context.Context, *imageListOptions) error) *cobra.Command {
+	o := &imageListOptions{}
 	cmd := &cobra.Command{Use: "list", Short: "List the images in the store", Args: noArgs}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
-	return imageCommand(f, cmd, &o.ImageOptions, o, imageListRun, runF)
+	return imageCommand(f, cmd, &o.imageOptions, o, imageListRun, runF)
 }
 
-func imageListRun(_ context.Context, o *ImageListOptions) error {
+func imageListRun(_ context.Context, o *imageListOptions) error {
 	entries, err := image.List(o.Store)
 	if err != nil {
 		return err

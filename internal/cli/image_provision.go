@@ -14,14 +14,14 @@ import (
 	"github.com/qoslab/qoslab/internal/image/macos"
 )
 
-// ImageProvisionOptions are the settings of `qoslab image provision`.
-type ImageProvisionOptions struct {
-	ImageOptions
+// imageProvisionOptions are the settings of `qoslab image provision`.
+type imageProvisionOptions struct {
+	imageOptions
 	Name, Via, SSH, GuestAgent string
 }
 
-func newCmdImageProvision(f *Factory, runF func(context.Context, *ImageProvisionOptions) error) *cobra.Command {
-	o := &ImageProvisionOptions{}
+func newCmdImageProvision(f *Factory, runF func(context.Context, *imageProvisionOptions) error) *cobra.Command {
+	o := &imageProvisionOptions{}
 	cmd := &cobra.Command{
 		Use:   "provision NAME [--via ssh USER@ADDR]",
 		Short: "Install the agent in a macOS image as a LaunchDaemon (offline as root, or --via ssh USER@ADDR)",
@@ -34,10 +34,10 @@ key login and passwordless sudo.`,
 	cmd.Flags().StringVar(&o.Via, "via", "offline", "offline (attach the stopped guest's disk; needs sudo) or ssh (then give USER@ADDR)")
 	cmd.Flags().StringVar(&o.GuestAgent, "guest-agent", "", "the darwin/arm64 agent (default: bin/darwin-arm64/qoslab-agent beside qoslab)")
 	completeArgs(cmd, func() []string { return image.Names(vmEnv(f, experiment.VMEnv{}).Store) })
-	return imageCommand(f, cmd, &o.ImageOptions, o, imageProvisionRun, runF)
+	return imageCommand(f, cmd, &o.imageOptions, o, imageProvisionRun, runF)
 }
 
-func (o *ImageProvisionOptions) parseArgs(args []string) error {
+func (o *imageProvisionOptions) parseArgs(args []string) error {
 	if len(args) == 0 {
 		return usageErrorf("image provision needs the image's NAME")
 	}
@@ -60,7 +60,7 @@ func (o *ImageProvisionOptions) parseArgs(args []string) error {
 	return nil
 }
 
-func imageProvisionRun(ctx context.Context, o *ImageProvisionOptions) error {
+func imageProvisionRun(ctx context.Context, o *imageProvisionOptions) error {
 	po := macos.ProvisionOptions{Bundle: filepath.Join(o.Store, o.Name), Log: o.IO.ErrOut, SSH: o.SSH}
 	var err error
 	if po.Agent, err = agent.FindGuestAgent(o.GuestAgent, "darwin", "arm64"); err != nil {

@@ -11,15 +11,15 @@ import (
 	"github.com/qoslab/qoslab/internal/image"
 )
 
-// NewCmdImage builds `qoslab image`.
-func NewCmdImage(f *Factory) *cobra.Command {
+// newCmdImage builds `qoslab image`.
+func newCmdImage(f *Factory) *cobra.Command {
 	return group(&cobra.Command{Use: "image", Short: "Build, fetch, create, provision and list guest images"},
 		newCmdImageBuild(f, nil), newCmdImageList(f, nil), newCmdImageFetch(f, nil), newCmdImageFetchKernel(f, nil), newCmdImageCreate(f, nil), newCmdImageProvision(f, nil), newCmdImageImport(f, nil))
 }
 
-// ImageOptions are what every image command has: where it prints, and the
+// imageOptions are what every image command has: where it prints, and the
 // image store (the shared image-store setting).
-type ImageOptions struct {
+type imageOptions struct {
 	IO    *IOStreams
 	Store string
 	// Env reads the environment (the user's cache directories).
@@ -29,7 +29,7 @@ type ImageOptions struct {
 
 // imageCommand finishes an image command: --image-store (alias --store)
 // defaulting to the user's cache, and the image section of the settings.
-func imageCommand[O any](f *Factory, cmd *cobra.Command, base *ImageOptions, opts *O, run, runF func(context.Context, *O) error) *cobra.Command {
+func imageCommand[O any](f *Factory, cmd *cobra.Command, base *imageOptions, opts *O, run, runF func(context.Context, *O) error) *cobra.Command {
 	base.IO, base.Env = f.IO, f.Env
 	cmd.Flags().StringVar(&base.Store, "image-store", "", "image store (default $XDG_CACHE_HOME/qoslab/images)")
 	aliasStore(cmd)
@@ -66,12 +66,12 @@ func kernelFlags(cmd *cobra.Command, bs *image.BuildSettings, archDefault, archH
 
 // buildOptions resolves an image command's settings (resolve: the full
 // build's, or the kernel's only); a bad recipe or arch is a usage error.
-func buildOptions(o *ImageOptions, bs image.BuildSettings, resolve func(image.BuildSettings, func(string) string) (image.BuildOptions, error)) (image.BuildOptions, error) {
+func buildOptions(o *imageOptions, bs image.BuildSettings, resolve func(image.BuildSettings, func(string) string) (image.BuildOptions, error)) (image.BuildOptions, error) {
 	bs.Store = o.Store
 	bo, err := resolve(bs, o.Env)
 	var bad *image.SettingError
 	if errors.As(err, &bad) {
-		return bo, usageError(err)
+		return bo, wrapUsage(err)
 	}
 	bo.Progress = o.IO.ErrOut
 	return bo, err

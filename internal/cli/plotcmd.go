@@ -13,17 +13,17 @@ import (
 	"github.com/qoslab/qoslab/internal/results"
 )
 
-// PlotOptions are `qoslab plot`'s and `qoslab report`'s inputs: one
+// plotOptions are `qoslab plot`'s and `qoslab report`'s inputs: one
 // results directory (Dirs[0]).
-type PlotOptions struct {
-	ResultsOptions
+type plotOptions struct {
+	resultsOptions
 	Format string
 	Only   string
 }
 
-// NewCmdPlot builds `qoslab plot DIR [--format png|svg|pdf] [--only NAME]`.
-func NewCmdPlot(f *Factory, runF func(context.Context, *PlotOptions) error) *cobra.Command {
-	o := &PlotOptions{}
+// newCmdPlot builds `qoslab plot DIR [--format png|svg|pdf] [--only NAME]`.
+func newCmdPlot(f *Factory, runF func(context.Context, *plotOptions) error) *cobra.Command {
+	o := &plotOptions{}
 	cmd := &cobra.Command{
 		Use:   "plot DIR|latest",
 		Short: "Draw a run's charts into DIR/plots",
@@ -38,10 +38,10 @@ the run has no data for is skipped with a note.`,
 	cmd.Flags().StringVar(&o.Only, "only", "", "draw only this chart or family: "+strings.Join(plot.Families(), ", "))
 	complete(cmd, "only", plot.Families)
 	complete(cmd, "format", plot.Formats)
-	return resultsCommand(f, cmd, "plot", &o.ResultsOptions, o, plotRun, runF, func() error { return oneOf("--format", o.Format, plot.Formats()) })
+	return resultsCommand(f, cmd, "plot", &o.resultsOptions, o, plotRun, runF, func() error { return oneOf("--format", o.Format, plot.Formats()) })
 }
 
-func plotRun(_ context.Context, o *PlotOptions) error {
+func plotRun(_ context.Context, o *plotOptions) error {
 	r, err := report.Load(o.Dirs[0])
 	if err != nil {
 		return err
@@ -49,7 +49,7 @@ func plotRun(_ context.Context, o *PlotOptions) error {
 	charts := r.Charts
 	if o.Only != "" {
 		if charts, err = plot.Select(charts, o.Only); err != nil {
-			return usageError(err)
+			return wrapUsage(err)
 		}
 	}
 	for _, s := range r.Skipped {

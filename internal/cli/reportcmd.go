@@ -10,20 +10,20 @@ import (
 	"github.com/qoslab/qoslab/internal/report"
 )
 
-// ReportOptions are `qoslab report`'s inputs: one results directory, or
+// reportOptions are `qoslab report`'s inputs: one results directory, or
 // with Compare two or more and the directory to write the comparison in.
-type ReportOptions struct {
-	ResultsOptions
+type reportOptions struct {
+	resultsOptions
 	Compare bool
 	Out     string
 	Labels  []string
-	// Missing are --missing NAME=REASON values (see CompareOptions).
+	// Missing are --missing NAME=REASON values (see compareOptions).
 	Missing []string
 }
 
-// NewCmdReport builds `qoslab report DIR` and `qoslab report --compare DIR
+// newCmdReport builds `qoslab report DIR` and `qoslab report --compare DIR
 // DIR [DIR...] --out DIR`.
-func NewCmdReport(f *Factory, runF func(context.Context, *ReportOptions) error) *cobra.Command {
+func newCmdReport(f *Factory, runF func(context.Context, *reportOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "report DIR|latest | report --compare DIR DIR [DIR...] --out DIR",
 		Short: "Write DIR/report.html (one self-contained file) and DIR/report.md, or one report across runs",
@@ -41,28 +41,28 @@ and compare.json.`,
   qoslab report --compare fleet-results/mini/* fleet-results/studio/* --out fleet-results/report`,
 		Args: dirArgs(1, 0),
 	}
-	o := &ReportOptions{}
+	o := &reportOptions{}
 	cmd.Flags().BoolVar(&o.Compare, "compare", false, "one report across the runs named (two or more, the first the baseline); needs --out")
 	cmd.Flags().StringVar(&o.Out, "out", "", "with --compare: the directory to write the report in")
 	cmd.Flags().StringArrayVar(&o.Labels, "label", nil, "with --compare: NAME=DIR heads DIR's column with NAME (repeatable)")
 	cmd.Flags().StringArrayVar(&o.Missing, "missing", nil, "with --compare: NAME=REASON, a run meant to be compared that is not there, named with why (repeatable)")
 	_ = cmd.MarkFlagDirname("out")
-	return resultsCommand(f, cmd, "report", &o.ResultsOptions, o, reportRun, runF, func() error {
+	return resultsCommand(f, cmd, "report", &o.resultsOptions, o, reportRun, runF, func() error {
 		switch {
 		case o.Compare && o.Out == "":
-			return usageError(fmt.Errorf("--compare needs --out DIR, the directory to write the report in"))
+			return wrapUsage(fmt.Errorf("--compare needs --out DIR, the directory to write the report in"))
 		case o.Compare && len(o.Dirs) < 2:
-			return usageError(fmt.Errorf("--compare needs two or more results directories, got %d", len(o.Dirs)))
+			return wrapUsage(fmt.Errorf("--compare needs two or more results directories, got %d", len(o.Dirs)))
 		case !o.Compare && (o.Out != "" || len(o.Labels) > 0 || len(o.Missing) > 0):
-			return usageError(fmt.Errorf("--out, --label and --missing go with --compare; a single run's report is written into its own directory"))
+			return wrapUsage(fmt.Errorf("--out, --label and --missing go with --compare; a single run's report is written into its own directory"))
 		case !o.Compare && len(o.Dirs) != 1:
-			return usageError(fmt.Errorf("report takes one results directory (%d given); to report across runs, add --compare and --out DIR", len(o.Dirs)))
+			return wrapUsage(fmt.Errorf("report takes one results directory (%d given); to report across runs, add --compare and --out DIR", len(o.Dirs)))
 		}
 		return nil
 	})
 }
 
-func reportRun(_ context.Context, o *ReportOptions) error {
+func reportRun(_ context.Context, o *reportOptions) error {
 	if o.Compare {
 		return compareReportRun(o)
 	}
@@ -80,7 +80,7 @@ func reportRun(_ context.Context, o *ReportOptions) error {
 }
 
 // compareReportRun writes the report across o.Dirs into o.Out.
-func compareReportRun(o *ReportOptions) error {
+func compareReportRun(o *reportOptions) error {
 	c, loaded, err := buildComparison(o.Dirs, o.Labels, o.Missing)
 	if err != nil {
 		return err

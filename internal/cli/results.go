@@ -8,9 +8,9 @@ import (
 	"github.com/qoslab/qoslab/internal/results"
 )
 
-// ResultsOptions are the settings of `qoslab results list|show` and
+// resultsOptions are the settings of `qoslab results list|show` and
 // `qoslab compare`.
-type ResultsOptions struct {
+type resultsOptions struct {
 	IO *IOStreams
 	// Results is where results directories are (the shared results
 	// setting); Dirs are the ones named, "latest" for the newest there.
@@ -22,15 +22,15 @@ type ResultsOptions struct {
 	ExitStatus bool
 }
 
-// NewCmdResults builds `qoslab results`.
-func NewCmdResults(f *Factory) *cobra.Command {
+// newCmdResults builds `qoslab results`.
+func newCmdResults(f *Factory) *cobra.Command {
 	return group(&cobra.Command{Use: "results", Short: "List, show and remove the results of qoslab run and bench --save"},
 		newCmdResultsList(f, nil), newCmdResultsShow(f, nil), newCmdResultsRm(f, nil), newCmdResultsPrune(f, nil))
 }
 
 // resultsCommand finishes a command that reads results directories: the
 // results location, and DIR arguments where "latest" is the newest run.
-func resultsCommand[O any](f *Factory, cmd *cobra.Command, section string, o *ResultsOptions, opts *O, run, runF func(context.Context, *O) error, checks ...func() error) *cobra.Command {
+func resultsCommand[O any](f *Factory, cmd *cobra.Command, section string, o *resultsOptions, opts *O, run, runF func(context.Context, *O) error, checks ...func() error) *cobra.Command {
 	o.IO = f.IO
 	cmd.Flags().StringVar(&o.Results, "results", "qoslab-results", "where results directories are")
 	_ = cmd.MarkFlagDirname("results")

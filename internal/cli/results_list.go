@@ -17,8 +17,8 @@ import (
 	"github.com/qoslab/qoslab/internal/results/summary"
 )
 
-func newCmdResultsList(f *Factory, runF func(context.Context, *ResultsOptions) error) *cobra.Command {
-	o := &ResultsOptions{}
+func newCmdResultsList(f *Factory, runF func(context.Context, *resultsOptions) error) *cobra.Command {
+	o := &resultsOptions{}
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List results directories, oldest first, with each run's state and verdicts",
@@ -127,7 +127,7 @@ func (r listedRun) verdictText() string {
 	return strings.Join(parts, ", ")
 }
 
-func resultsListRun(_ context.Context, o *ResultsOptions) error {
+func resultsListRun(_ context.Context, o *resultsOptions) error {
 	entries, err := results.ListPlanned(o.Results, experiment.PlannedOf)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err

@@ -16,9 +16,9 @@ import (
 	"github.com/qoslab/qoslab/internal/units"
 )
 
-// ResultsPruneOptions are the settings of `qoslab results prune`.
-type ResultsPruneOptions struct {
-	ResultsOptions
+// resultsPruneOptions are the settings of `qoslab results prune`.
+type resultsPruneOptions struct {
+	resultsOptions
 	// Keep is how many of the newest runs stay (-1: not given); OlderThan
 	// removes runs started longer ago (0: not given). With both, a run
 	// goes when it is outside the newest Keep and older.
@@ -31,8 +31,8 @@ type ResultsPruneOptions struct {
 	olderThan string
 }
 
-func newCmdResultsPrune(f *Factory, runF func(context.Context, *ResultsPruneOptions) error) *cobra.Command {
-	o := &ResultsPruneOptions{Now: time.Now}
+func newCmdResultsPrune(f *Factory, runF func(context.Context, *resultsPruneOptions) error) *cobra.Command {
+	o := &resultsPruneOptions{Now: time.Now}
 	cmd := &cobra.Command{
 		Use:   "prune --keep N | --older-than DURATION [--dry-run]",
 		Short: "Remove old results directories: all but the newest N, or those older than a duration",
@@ -48,7 +48,7 @@ A run that is being written is never removed, nor a directory without run.json.
 	cmd.Flags().IntVar(&o.Keep, "keep", -1, "keep the `N` newest runs, remove the others")
 	cmd.Flags().StringVar(&o.olderThan, "older-than", "", "remove runs started longer ago than `DURATION` (30d, 2w, 36h)")
 	cmd.Flags().BoolVar(&o.DryRun, "dry-run", false, "list what would be removed, and remove nothing")
-	return resultsCommand(f, cmd, "results", &o.ResultsOptions, o, resultsPruneRun, runF, func() error {
+	return resultsCommand(f, cmd, "results", &o.resultsOptions, o, resultsPruneRun, runF, func() error {
 		if o.olderThan != "" {
 			d, err := parseAge(o.olderThan)
 			if err != nil {
@@ -100,7 +100,7 @@ func parseAge(s string) (time.Duration, error) {
 	return total, nil
 }
 
-func resultsPruneRun(_ context.Context, o *ResultsPruneOptions) error {
+func resultsPruneRun(_ context.Context, o *resultsPruneOptions) error {
 	entries, err := results.List(o.Results)
 	if errors.Is(err, fs.ErrNotExist) {
 		fmt.Fprintf(o.IO.Out, "no results in %s: nothing to prune\n", o.Results)

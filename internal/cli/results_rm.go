@@ -11,13 +11,13 @@ import (
 	"github.com/qoslab/qoslab/internal/results"
 )
 
-// ResultsRmOptions are the settings of `qoslab results rm`.
-type ResultsRmOptions struct {
-	ResultsOptions
+// resultsRmOptions are the settings of `qoslab results rm`.
+type resultsRmOptions struct {
+	resultsOptions
 }
 
-func newCmdResultsRm(f *Factory, runF func(context.Context, *ResultsRmOptions) error) *cobra.Command {
-	o := &ResultsRmOptions{}
+func newCmdResultsRm(f *Factory, runF func(context.Context, *resultsRmOptions) error) *cobra.Command {
+	o := &resultsRmOptions{}
 	cmd := &cobra.Command{
 		Use:   "rm DIR|latest...",
 		Short: "Remove results directories (not one a run is writing)",
@@ -28,10 +28,10 @@ or resume is writing it (it holds the directory's lock).`,
   qoslab results rm latest`,
 		Args: dirArgs(1, 0),
 	}
-	return resultsCommand(f, cmd, "results", &o.ResultsOptions, o, resultsRmRun, runF)
+	return resultsCommand(f, cmd, "results", &o.resultsOptions, o, resultsRmRun, runF)
 }
 
-func resultsRmRun(_ context.Context, o *ResultsRmOptions) error {
+func resultsRmRun(_ context.Context, o *resultsRmOptions) error {
 	dirs := slices.Compact(slices.Clone(o.Dirs))
 	var locked []*results.Dir
 	defer func() {

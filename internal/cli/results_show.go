@@ -15,7 +15,7 @@ import (
 	"github.com/qoslab/qoslab/internal/units"
 )
 
-func newCmdResultsShow(f *Factory, runF func(context.Context, *ResultsOptions) error) *cobra.Command {
+func newCmdResultsShow(f *Factory, runF func(context.Context, *resultsOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show DIR|latest",
 		Short: "Print a run's summary (summary.md, or computed when the run wrote none yet)",
@@ -30,13 +30,13 @@ so always current), with the directory and how the run stands.
   qoslab results show --exit-status qoslab-results/contention-20261124T224900Z`,
 		Args: dirArgs(1, 1),
 	}
-	o := &ResultsOptions{}
+	o := &resultsOptions{}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the summary as JSON (summary.json's shape, with path and state)")
 	cmd.Flags().BoolVar(&o.ExitStatus, "exit-status", false, exitStatusHelp)
 	return resultsCommand(f, cmd, "results", o, o, resultsShowRun, runF)
 }
 
-func resultsShowRun(_ context.Context, o *ResultsOptions) error {
+func resultsShowRun(_ context.Context, o *resultsOptions) error {
 	l, err := results.Load(o.Dirs[0])
 	if err != nil {
 		return err
@@ -61,7 +61,7 @@ func resultsShowRun(_ context.Context, o *ResultsOptions) error {
 // showSummary prints the run's summary: as JSON, summary.json's document
 // computed now with the run's path and state; else summary.md as the run
 // wrote it, or computed when it wrote none.
-func showSummary(o *ResultsOptions, l *results.Loaded, a summary.Analysis, state string) error {
+func showSummary(o *resultsOptions, l *results.Loaded, a summary.Analysis, state string) error {
 	if o.JSON {
 		return printJSON(o.IO.Out, struct {
 			Path  string `json:"path"`

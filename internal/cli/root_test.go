@@ -78,7 +78,7 @@ func TestSettingsNameWhereABadValueCameFrom(t *testing.T) {
 			_, err := parseBench(t, c.env)
 			require.Error(t, err)
 			assert.ErrorContains(t, err, c.want)
-			assert.True(t, IsUsageError(err))
+			assert.True(t, isUsageError(err))
 			assert.NotContains(t, err.Error(), "--", "a value the user did not type as a flag is not named as one")
 		})
 	}
@@ -93,15 +93,15 @@ func TestSharedKeysReachEveryCommand(t *testing.T) {
 	assert.Equal(t, "/images", o.VMEnv.Store)
 	assert.Equal(t, "/bin/agent", o.AgentPath)
 
-	var run *RunOptions
-	cmd := NewCmdRun(testFactory(t, map[string]string{"QOSLAB_RESULTS": "/from/env"}), func(_ context.Context, o *RunOptions) error { run = o; return nil })
+	var run *runOptions
+	cmd := newCmdRun(testFactory(t, map[string]string{"QOSLAB_RESULTS": "/from/env"}), func(_ context.Context, o *runOptions) error { run = o; return nil })
 	cmd.SetArgs(nil)
 	require.NoError(t, cmd.Execute())
 	assert.Equal(t, "/from/env", run.Results, "QOSLAB_RESULTS is the same setting for run")
 	assert.Equal(t, "/images", run.VMEnv.Store)
 
-	var list *ImageListOptions
-	cmd = newCmdImageList(testFactory(t, nil), func(_ context.Context, o *ImageListOptions) error { list = o; return nil })
+	var list *imageListOptions
+	cmd = newCmdImageList(testFactory(t, nil), func(_ context.Context, o *imageListOptions) error { list = o; return nil })
 	cmd.SetArgs([]string{"--store", "/typed"})
 	require.NoError(t, cmd.Execute())
 	assert.Equal(t, "/typed", list.Store, "--store is another name of --image-store")
@@ -112,9 +112,9 @@ func TestUnknownBackendIsRefused(t *testing.T) {
 	_, err := parseBench(t, nil, "--target", "vm", "--vm-backend", "qemo")
 	require.Error(t, err)
 	assert.ErrorContains(t, err, `--vm-backend: unknown VM backend "qemo": allowed qemu, vz; did you mean qemu?`)
-	assert.True(t, IsUsageError(err))
+	assert.True(t, isUsageError(err))
 
-	cmd := NewCmdRun(testFactory(t, nil), func(context.Context, *RunOptions) error { return nil })
+	cmd := newCmdRun(testFactory(t, nil), func(context.Context, *runOptions) error { return nil })
 	cmd.SetArgs([]string{"--vm-backend", "xen"})
 	err = cmd.Execute()
 	assert.ErrorContains(t, err, `unknown VM backend "xen"`)
@@ -176,22 +176,22 @@ func TestEveryCommandHasAManPageAndReadableFlags(t *testing.T) {
 // and a value outside 1s..24h is a usage error naming where it came from.
 func TestRunCellTimeout(t *testing.T) {
 	t.Chdir(t.TempDir())
-	var run *RunOptions
-	cmd := NewCmdRun(testFactory(t, nil), func(_ context.Context, o *RunOptions) error { run = o; return nil })
+	var run *runOptions
+	cmd := newCmdRun(testFactory(t, nil), func(_ context.Context, o *runOptions) error { run = o; return nil })
 	cmd.SetArgs([]string{"--cell-timeout", "10m"})
 	require.NoError(t, cmd.Execute())
 	assert.Equal(t, 10*time.Minute, run.CellTimeout)
 
-	cmd = NewCmdRun(testFactory(t, map[string]string{"QOSLAB_RUN_CELL_TIMEOUT": "2s"}), func(_ context.Context, o *RunOptions) error { run = o; return nil })
+	cmd = newCmdRun(testFactory(t, map[string]string{"QOSLAB_RUN_CELL_TIMEOUT": "2s"}), func(_ context.Context, o *runOptions) error { run = o; return nil })
 	cmd.SetArgs(nil)
 	require.NoError(t, cmd.Execute())
 	assert.Equal(t, 2*time.Second, run.CellTimeout)
 
-	cmd = NewCmdRun(testFactory(t, nil), func(context.Context, *RunOptions) error { return nil })
+	cmd = newCmdRun(testFactory(t, nil), func(context.Context, *runOptions) error { return nil })
 	cmd.SetArgs([]string{"--cell-timeout", "100ms"})
 	err := cmd.Execute()
 	assert.ErrorContains(t, err, "--cell-timeout 100ms: allowed 1s..24h0m0s, or leave it out for no limit")
-	assert.True(t, IsUsageError(err))
+	assert.True(t, isUsageError(err))
 }
 
 // A failure whose text reads like cobra's complaints (EINVAL is "invalid
@@ -207,7 +207,7 @@ func TestRuntimeErrorsAreNotUsageErrors(t *testing.T) {
 	kvm := &os.PathError{Op: "open", Path: "/dev/kvm", Err: syscall.EINVAL}
 	protocol := errors.New("the agent accepts only protocol 1")
 	for _, e := range []error{kvm, protocol, seekErr, fmt.Errorf("boot: %w", kvm)} {
-		assert.False(t, IsUsageError(e), "%v", e)
+		assert.False(t, isUsageError(e), "%v", e)
 
 		f := testFactory(t, nil)
 		var stderr bytes.Buffer

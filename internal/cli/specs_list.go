@@ -10,8 +10,8 @@ import (
 	"github.com/qoslab/qoslab/internal/experiment"
 )
 
-func newCmdSpecsList(f *Factory, runF func(context.Context, *SpecsOptions) error) *cobra.Command {
-	o := &SpecsOptions{IO: f.IO}
+func newCmdSpecsList(f *Factory, runF func(context.Context, *specsOptions) error) *cobra.Command {
+	o := &specsOptions{IO: f.IO}
 	cmd := &cobra.Command{Use: "list", Short: "Name and describe each built-in spec (run one with qoslab run --default NAME)", Args: noArgs}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print each spec as JSON, every default filled in, as run.json records it (with --quick's too)")
 	return command(f, cmd, "specs", o, nil, nil, specsListRun, runF)
@@ -24,7 +24,7 @@ type listedSpec struct {
 	Quick experiment.Spec `json:"quick_spec"`
 }
 
-func specsListRun(_ context.Context, o *SpecsOptions) error {
+func specsListRun(_ context.Context, o *specsOptions) error {
 	if o.JSON {
 		out := []listedSpec{}
 		for _, name := range experiment.DefaultSpecNames() {

@@ -9,8 +9,8 @@ import (
 	"github.com/qoslab/qoslab/internal/experiment"
 )
 
-func newCmdSpecsShow(f *Factory, runF func(context.Context, *SpecsOptions) error) *cobra.Command {
-	o := &SpecsOptions{IO: f.IO}
+func newCmdSpecsShow(f *Factory, runF func(context.Context, *specsOptions) error) *cobra.Command {
+	o := &specsOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "show NAME",
 		Short: "Print a built-in spec's YAML exactly as built in, ready to edit and run with qoslab run --spec",
@@ -26,7 +26,7 @@ func newCmdSpecsShow(f *Factory, runF func(context.Context, *SpecsOptions) error
 	return command(f, cmd, "specs", o, nil, nil, specsShowRun, runF)
 }
 
-func specsShowRun(_ context.Context, o *SpecsOptions) error {
+func specsShowRun(_ context.Context, o *specsOptions) error {
 	if err := oneOf("spec", o.Name, experiment.DefaultSpecNames()); err != nil {
 		return err
 	}

@@ -122,7 +122,7 @@ func (v *vmFlags) parse(src sources) (experiment.VMSpec, experiment.VMEnv, error
 	if v.memory != "" {
 		b, err := units.ParseSize(n("memory"), v.memory, 1<<40)
 		if err != nil {
-			return s, e, usageError(err)
+			return s, e, wrapUsage(err)
 		}
 		if b < 128<<20 {
 			return s, e, usageErrorf("%s %s: allowed 128MiB and more", n("memory"), v.memory)
@@ -132,15 +132,15 @@ func (v *vmFlags) parse(src sources) (experiment.VMSpec, experiment.VMEnv, error
 	if v.disk != "" {
 		b, err := units.ParseSize(n("disk"), v.disk, 1<<42)
 		if err != nil {
-			return s, e, usageError(err)
+			return s, e, wrapUsage(err)
 		}
 		s.DiskBytes = b
 	}
 	return s, e, nil
 }
 
-// NewCmdVM builds `qoslab vm`: named VMs that outlive the command.
-func NewCmdVM(f *Factory) *cobra.Command {
+// newCmdVM builds `qoslab vm`: named VMs that outlive the command.
+func newCmdVM(f *Factory) *cobra.Command {
 	return group(&cobra.Command{
 		Use:   "vm",
 		Short: "Start, stop, look at and delete named VMs",
@@ -155,11 +155,11 @@ func vmName(args []string) (string, error) {
 	if len(args) != 1 {
 		return "", usageErrorf("give one VM name, got %d", len(args))
 	}
-	return args[0], usageError(experiment.CheckVMName(args[0]))
+	return args[0], wrapUsage(experiment.CheckVMName(args[0]))
 }
 
-// VMOptions are the settings of the vm commands.
-type VMOptions struct {
+// vmOptions are the settings of the vm commands.
+type vmOptions struct {
 	IO   *IOStreams
 	Name string
 	// Env is where this machine keeps VMs and images.
@@ -171,7 +171,7 @@ type VMOptions struct {
 
 // vmCommand finishes a `vm VERB [NAME]` command: the name checked, where VMs
 // live filled in, the vm section of the settings.
-func vmCommand(f *Factory, cmd *cobra.Command, o *VMOptions, src *sources, prepare func() error, run, runF func(context.Context, *VMOptions) error) *cobra.Command {
+func vmCommand(f *Factory, cmd *cobra.Command, o *vmOptions, src *sources, prepare func() error, run, runF func(context.Context, *vmOptions) error) *cobra.Command {
 	o.IO = f.IO
 	named := strings.HasSuffix(cmd.Use, " NAME")
 	if named {

@@ -10,14 +10,14 @@ import (
 	"github.com/qoslab/qoslab/internal/experiment"
 )
 
-func newCmdVMConsole(f *Factory, runF func(context.Context, *VMOptions) error) *cobra.Command {
-	o := &VMOptions{}
+func newCmdVMConsole(f *Factory, runF func(context.Context, *vmOptions) error) *cobra.Command {
+	o := &vmOptions{}
 	cmd := &cobra.Command{Use: "console NAME", Short: "Print a named VM's console log"}
 	cmd.Flags().BoolVarP(&o.Follow, "follow", "f", false, "keep printing what the console writes, until Ctrl-C")
 	return vmCommand(f, cmd, o, nil, nil, vmConsoleRun, runF)
 }
 
-func vmConsoleRun(ctx context.Context, o *VMOptions) error {
+func vmConsoleRun(ctx context.Context, o *vmOptions) error {
 	file, err := experiment.OpenConsole(o.Env, o.Name)
 	if err != nil {
 		return err

@@ -9,12 +9,12 @@ import (
 	"github.com/qoslab/qoslab/internal/experiment"
 )
 
-func newCmdVMDelete(f *Factory, runF func(context.Context, *VMOptions) error) *cobra.Command {
+func newCmdVMDelete(f *Factory, runF func(context.Context, *vmOptions) error) *cobra.Command {
 	cmd := &cobra.Command{Use: "delete NAME", Short: "Remove a stopped named VM, its scratch disk and console log"}
-	return vmCommand(f, cmd, &VMOptions{}, nil, nil, vmDeleteRun, runF)
+	return vmCommand(f, cmd, &vmOptions{}, nil, nil, vmDeleteRun, runF)
 }
 
-func vmDeleteRun(ctx context.Context, o *VMOptions) error {
+func vmDeleteRun(ctx context.Context, o *vmOptions) error {
 	if err := experiment.DeleteVM(ctx, o.Env, o.Name); err != nil {
 		return err
 	}

@@ -9,14 +9,14 @@ import (
 	"github.com/qoslab/qoslab/internal/experiment"
 )
 
-func newCmdVMList(f *Factory, runF func(context.Context, *VMOptions) error) *cobra.Command {
-	o := &VMOptions{}
+func newCmdVMList(f *Factory, runF func(context.Context, *vmOptions) error) *cobra.Command {
+	o := &vmOptions{}
 	cmd := &cobra.Command{Use: "list", Short: "List named VMs and whether they run", Args: noArgs}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
 	return vmCommand(f, cmd, o, nil, nil, vmListRun, runF)
 }
 
-func vmListRun(ctx context.Context, o *VMOptions) error {
+func vmListRun(ctx context.Context, o *vmOptions) error {
 	vms := experiment.ListVMs(ctx, o.Env)
 	if o.JSON {
 		return printJSON(o.IO.Out, vms)

@@ -10,8 +10,8 @@ import (
 	"github.com/qoslab/qoslab/internal/experiment"
 )
 
-func newCmdVMStart(f *Factory, runF func(context.Context, *VMOptions) error) *cobra.Command {
-	o := &VMOptions{}
+func newCmdVMStart(f *Factory, runF func(context.Context, *vmOptions) error) *cobra.Command {
+	o := &vmOptions{}
 	var v vmFlags
 	var src sources
 	cmd := &cobra.Command{Use: "start NAME", Short: "Boot a named VM from an image and leave it running"}
@@ -22,7 +22,7 @@ func newCmdVMStart(f *Factory, runF func(context.Context, *VMOptions) error) *co
 	}, vmStartRun, runF)
 }
 
-func vmStartRun(ctx context.Context, o *VMOptions) error {
+func vmStartRun(ctx context.Context, o *vmOptions) error {
 	m, info, err := experiment.StartNamedVM(ctx, experiment.NamedVM{Name: o.Name, VM: o.VM, Env: o.Env}, o.IO.ErrOut)
 	if err != nil {
 		return err

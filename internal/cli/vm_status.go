@@ -10,14 +10,14 @@ import (
 	"github.com/qoslab/qoslab/internal/experiment"
 )
 
-func newCmdVMStatus(f *Factory, runF func(context.Context, *VMOptions) error) *cobra.Command {
-	o := &VMOptions{}
+func newCmdVMStatus(f *Factory, runF func(context.Context, *vmOptions) error) *cobra.Command {
+	o := &vmOptions{}
 	cmd := &cobra.Command{Use: "status NAME", Short: "Show a named VM as the host sees it, and its agent's Info"}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
 	return vmCommand(f, cmd, o, nil, nil, vmStatusRun, runF)
 }
 
-func vmStatusRun(ctx context.Context, o *VMOptions) error {
+func vmStatusRun(ctx context.Context, o *vmOptions) error {
 	mi, info, ierr, err := experiment.VMStatus(ctx, o.Env, o.Name)
 	if err != nil {
 		return err

@@ -11,12 +11,12 @@ import (
 	"github.com/qoslab/qoslab/internal/experiment"
 )
 
-func newCmdVMStop(f *Factory, runF func(context.Context, *VMOptions) error) *cobra.Command {
+func newCmdVMStop(f *Factory, runF func(context.Context, *vmOptions) error) *cobra.Command {
 	cmd := &cobra.Command{Use: "stop NAME", Short: "Power a named VM off (by force when it does not answer)"}
-	return vmCommand(f, cmd, &VMOptions{}, nil, nil, vmStopRun, runF)
+	return vmCommand(f, cmd, &vmOptions{}, nil, nil, vmStopRun, runF)
 }
 
-func vmStopRun(ctx context.Context, o *VMOptions) error {
+func vmStopRun(ctx context.Context, o *vmOptions) error {
 	m, err := experiment.AttachVM(ctx, o.Env, o.Name)
 	var gone *experiment.NotRunningError
 	if errors.As(err, &gone) {
