@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -10,21 +9,19 @@ import (
 	"github.com/qoslab/qoslab/internal/suggest"
 )
 
-// dirArgs checks a command's results directory arguments: at least min
-// and at most max (0: no limit), saying what the command wants when the
-// count is wrong.
-func dirArgs(min, max int) cobra.PositionalArgs {
+// dirArgs checks a command's results directory arguments: at least one
+// and at most maxDirs (0: no limit), saying what the command wants when
+// the count is wrong.
+func dirArgs(maxDirs int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		want := "one results directory (DIR, or latest for the newest under --results)"
-		if max != 1 {
-			want = fmt.Sprintf("%s or more results directories (DIR, or latest for the newest under --results)", map[int]string{1: "one", 2: "two"}[min])
+		if maxDirs != 1 {
+			want = "one or more results directories (DIR, or latest for the newest under --results)"
 		}
 		switch {
-		case len(args) < min && len(args) == 0:
+		case len(args) == 0:
 			return usageErrorf("%s needs %s; none given (qoslab results list names them)", cmd.CommandPath(), want)
-		case len(args) < min:
-			return usageErrorf("%s needs %s; got %d", cmd.CommandPath(), want, len(args))
-		case max > 0 && len(args) > max:
+		case maxDirs > 0 && len(args) > maxDirs:
 			return usageErrorf("%s takes %s; got %d: %s", cmd.CommandPath(), want, len(args), strings.Join(args, " "))
 		}
 		return nil

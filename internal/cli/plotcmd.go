@@ -32,7 +32,7 @@ throughput against threads with a regression line per target and QoS, per-thread
 and per-process completion times, compression times host vs VM, elapsed time
 against threads, and telemetry timelines when the run recorded telemetry. A chart
 the run has no data for is skipped with a note.`,
-		Args: dirArgs(1, 1),
+		Args: dirArgs(1),
 	}
 	cmd.Flags().StringVar(&o.Format, "format", "png", "image format: "+strings.Join(plot.Formats(), ", "))
 	cmd.Flags().StringVar(&o.Only, "only", "", "draw only this chart or family: "+strings.Join(plot.Families(), ", "))

@@ -39,7 +39,7 @@ compare; the charts as PNGs in plots/; and the table as compare.md, compare.csv
 and compare.json.`,
 		Example: `  qoslab report latest
   qoslab report --compare fleet-results/mini/* fleet-results/studio/* --out fleet-results/report`,
-		Args: dirArgs(1, 0),
+		Args: dirArgs(0),
 	}
 	o := &reportOptions{}
 	cmd.Flags().BoolVar(&o.Compare, "compare", false, "one report across the runs named (two or more, the first the baseline); needs --out")

@@ -26,7 +26,7 @@ removes none when one is not a qoslab results directory (no run.json) or a run
 or resume is writing it (it holds the directory's lock).`,
 		Example: `  qoslab results rm qoslab-results/contention-20261124T224900Z
   qoslab results rm latest`,
-		Args: dirArgs(1, 0),
+		Args: dirArgs(0),
 	}
 	return resultsCommand(f, cmd, "results", &o.resultsOptions, o, resultsRmRun, runF)
 }

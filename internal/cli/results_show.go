@@ -28,7 +28,7 @@ so always current), with the directory and how the run stands.
 		Example: `  qoslab results show latest
   qoslab results show --json latest | jq '.verdicts[].outcome'
   qoslab results show --exit-status qoslab-results/contention-20261124T224900Z`,
-		Args: dirArgs(1, 1),
+		Args: dirArgs(1),
 	}
 	o := &resultsOptions{}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the summary as JSON (summary.json's shape, with path and state)")

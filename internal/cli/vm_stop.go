@@ -24,7 +24,7 @@ func vmStopRun(ctx context.Context, o *vmOptions) error {
 		// what its hypervisor left behind.
 		removed, cerr := experiment.CleanStoppedVM(o.Env, o.Name)
 		if cerr != nil {
-			return fmt.Errorf("vm %s had already stopped (%v), but cleaning up after it failed: %w", o.Name, gone.Err, cerr)
+			return fmt.Errorf("vm %s had already stopped (%w), but cleaning up after it failed: %w", o.Name, gone.Err, cerr)
 		}
 		fmt.Fprintf(o.IO.Out, "vm %s had already stopped (%v)", o.Name, gone.Err)
 		if len(removed) > 0 {
