@@ -22,9 +22,9 @@ import (
 	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
-// BenchOptions is everything bench needs, from its flags, the environment
+// benchOptions is everything bench needs, from its flags, the environment
 // and the config file.
-type BenchOptions struct {
+type benchOptions struct {
 	IO        *IOStreams
 	AgentPath string
 	Workloads []string
@@ -76,9 +76,9 @@ type benchFlags struct {
 	workload, qos, threads, loops, size, target, contention string
 }
 
-// NewCmdBench builds `qoslab bench`. runF replaces the work in tests.
-func NewCmdBench(f *Factory, runF func(context.Context, *BenchOptions) error) *cobra.Command {
-	o := &BenchOptions{IO: f.IO}
+// newCmdBench builds `qoslab bench`. runF replaces the work in tests.
+func newCmdBench(f *Factory, runF func(context.Context, *benchOptions) error) *cobra.Command {
+	o := &benchOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure workloads at QoS classes and thread counts, on the host and in VMs",
@@ -146,14 +146,14 @@ Workloads: ` + strings.Join(catalog.Names(), ", ") + `.`,
 // check reads and checks bench's settings; every mistake is a usage error
 // naming the setting (flag, variable or config key), the value and what is
 // allowed.
-func (o *BenchOptions) check() error {
+func (o *benchOptions) check() error {
 	n := o.src.Name
 	var err error
 	if o.Workloads, err = catalog.ParseList(o.flags.workload); err != nil {
-		return usageError(err)
+		return wrapUsage(err)
 	}
 	if o.Targets, err = spec.ParseTargets(n("target"), o.flags.target); err != nil {
-		return usageError(err)
+		return wrapUsage(err)
 	}
 	if o.VM, o.VMEnv, err = o.vm.parse(o.src); err != nil {
 		return err
@@ -162,16 +162,16 @@ func (o *BenchOptions) check() error {
 		return usageErrorf("%s: %w", n("qos"), err)
 	}
 	if o.Threads, err = units.ParseCounts(strings.TrimPrefix(n("threads"), "--"), o.flags.threads, catalog.MaxCountOf(o.Workloads)); err != nil {
-		return usageError(err)
+		return wrapUsage(err)
 	}
 	if o.flags.loops != "" {
 		if o.Loops, err = units.ParseCount(n("loops"), o.flags.loops, catalog.MaxLoops); err != nil {
-			return usageError(err)
+			return wrapUsage(err)
 		}
 	}
 	c := &o.Compression
 	if c.SizeBytes, err = units.ParseSize(n("size"), o.flags.size, catalog.MaxDataBytes); err != nil {
-		return usageError(err)
+		return wrapUsage(err)
 	}
 	if o.Duration != 0 || o.durationGiven {
 		if o.flags.loops != "" {
@@ -184,7 +184,7 @@ func (o *BenchOptions) check() error {
 		}
 	}
 	if err := spec.CheckCellTimeout(n("cell-timeout"), o.CellTimeout); err != nil {
-		return usageError(err)
+		return wrapUsage(err)
 	}
 	if o.Warmup < 0 || o.Warmup > 100 {
 		return usageErrorf("%s %d: allowed 0..100 untimed runs per cell and target", n("warmup"), o.Warmup)
@@ -193,7 +193,7 @@ func (o *BenchOptions) check() error {
 		return usageErrorf("%s %d: allowed 1..1000", n("repeat"), o.Repeat)
 	}
 	if o.Contention, err = contention.ParseSpinnerCount(n("contention"), o.flags.contention); err != nil {
-		return usageError(err)
+		return wrapUsage(err)
 	}
 	if err := oneOf(n("format"), o.Format, report.BenchFormats); err != nil {
 		return err
@@ -218,7 +218,7 @@ func (o *BenchOptions) check() error {
 // spec is the experiment bench's flags describe: one matrix entry per
 // workload, in sequential order (repeats outermost, targets innermost, as
 // written), so slow drift spreads over every cell and both targets.
-func (o *BenchOptions) spec() spec.Spec {
+func (o *benchOptions) spec() spec.Spec {
 	s := spec.Spec{Name: "bench", Targets: o.Targets, VM: o.VM, Repeats: o.Repeat, Warmup: o.Warmup, Order: spec.OrderSequential,
 		Contention: o.Contention, DataSeed: o.Seed, CellTimeout: o.CellTimeout}
 	if o.Save {
@@ -261,10 +261,10 @@ func checkVMTarget(ctx context.Context, s spec.Spec, env experiment.VMEnv, setti
 
 // benchRun measures the matrix and writes the output. Whatever finished is
 // written even when a later cell fails or the run is interrupted.
-func benchRun(ctx context.Context, o *BenchOptions) (err error) {
+func benchRun(ctx context.Context, o *benchOptions) (err error) {
 	s := o.spec()
 	if err := s.Validate(); err != nil {
-		return usageError(err)
+		return wrapUsage(err)
 	}
 	if o.DryRun {
 		return benchDryRun(o, s)
@@ -330,7 +330,7 @@ func benchRun(ctx context.Context, o *BenchOptions) (err error) {
 	case errors.As(err, &unsupported):
 		return usageErrorf("%s %q is not available on %s/%s: allowed %s", o.src.Name("codec"), unsupported.Codec, unsupported.OS, unsupported.Arch, strings.Join(unsupported.Allowed, ", "))
 	case err != nil && agent.IsBadRequest(err):
-		return usageError(err)
+		return wrapUsage(err)
 	}
 	return err
 }

@@ -54,10 +54,10 @@ func testFactory(t *testing.T, env map[string]string) *Factory {
 
 // parseBench runs `bench args...` (the command alone, no root) with env and
 // returns the options it would have run with.
-func parseBench(t *testing.T, env map[string]string, args ...string) (*BenchOptions, error) {
+func parseBench(t *testing.T, env map[string]string, args ...string) (*benchOptions, error) {
 	t.Helper()
-	var got *BenchOptions
-	cmd := NewCmdBench(testFactory(t, env), func(_ context.Context, o *BenchOptions) error { got = o; return nil })
+	var got *benchOptions
+	cmd := newCmdBench(testFactory(t, env), func(_ context.Context, o *benchOptions) error { got = o; return nil })
 	cmd.SetArgs(args)
 	cmd.SetOut(io.Discard)
 	cmd.SetErr(io.Discard)
@@ -67,24 +67,24 @@ func parseBench(t *testing.T, env map[string]string, args ...string) (*BenchOpti
 
 // parseBenchRoot runs `qoslab bench args...` through the root command, which
 // owns --config and the check for unknown config keys.
-func parseBenchRoot(t *testing.T, env map[string]string, args ...string) (*BenchOptions, error) {
+func parseBenchRoot(t *testing.T, env map[string]string, args ...string) (*benchOptions, error) {
 	t.Helper()
 	f := testFactory(t, env)
-	var got *BenchOptions
+	var got *benchOptions
 	root := NewCmdRoot(f)
 	for _, c := range root.Commands() {
 		if c.Name() == "bench" {
 			root.RemoveCommand(c)
 		}
 	}
-	root.AddCommand(NewCmdBench(f, func(_ context.Context, o *BenchOptions) error { got = o; return nil }))
+	root.AddCommand(newCmdBench(f, func(_ context.Context, o *benchOptions) error { got = o; return nil }))
 	root.SetArgs(append([]string{"bench"}, args...))
 	err := root.Execute()
 	return got, err
 }
 
 // plan is the plan of the experiment bench's flags describe.
-func (o *BenchOptions) plan() []experiment.Cell {
+func (o *benchOptions) plan() []experiment.Cell {
 	cells, _ := experiment.Plan(o.spec())
 	return cells
 }
@@ -177,7 +177,7 @@ func TestBenchBadFlagsAreUsageErrors(t *testing.T) {
 			_, err := parseBench(t, nil, c.args...)
 			require.Error(t, err)
 			assert.ErrorContains(t, err, c.msg)
-			assert.True(t, IsUsageError(err), "exit status 2: %v", err)
+			assert.True(t, isUsageError(err), "exit status 2: %v", err)
 		})
 	}
 }
@@ -203,12 +203,12 @@ func TestBenchVMModel(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "vz", o.VM.Model, "a setting like any other flag")
 
-	var run *RunOptions
-	cmd := NewCmdRun(testFactory(t, nil), func(_ context.Context, o *RunOptions) error { run = o; return nil })
+	var run *runOptions
+	cmd := newCmdRun(testFactory(t, nil), func(_ context.Context, o *runOptions) error { run = o; return nil })
 	cmd.SetArgs([]string{"--vm-model", "vz"})
 	require.NoError(t, cmd.Execute())
 	assert.Equal(t, "vz", run.VMEnv.Model, "run's --vm-model overrides the spec's vm.model")
-	cmd = NewCmdRun(testFactory(t, nil), func(context.Context, *RunOptions) error { return nil })
+	cmd = newCmdRun(testFactory(t, nil), func(context.Context, *runOptions) error { return nil })
 	cmd.SetArgs([]string{"--vm-model", "hyperv"})
 	err = cmd.Execute()
 	assert.ErrorContains(t, err, `--vm-model "hyperv": allowed default, vz`)
@@ -264,7 +264,7 @@ func TestConfigXDGAndUnknownKeys(t *testing.T) {
 	_, err = parseBenchRoot(t, map[string]string{"XDG_CONFIG_HOME": xdg})
 	require.Error(t, err)
 	assert.ErrorContains(t, err, "unknown keys agnet, bench.repaet")
-	assert.True(t, IsUsageError(err))
+	assert.True(t, isUsageError(err))
 
 	_, err = parseBenchRoot(t, nil, "--config", "/no/such/qoslab.yaml")
 	assert.ErrorContains(t, err, "/no/such/qoslab.yaml")
@@ -319,7 +319,7 @@ func (a *fakeAgent) Run(ctx context.Context, req *agentpb.RunRequest, _ func(*ag
 	return res, nil
 }
 
-func benchWithFake(t *testing.T, a *fakeAgent, args ...string) (*BenchOptions, string, string, error) {
+func benchWithFake(t *testing.T, a *fakeAgent, args ...string) (*benchOptions, string, string, error) {
 	t.Helper()
 	t.Chdir(t.TempDir())
 	o, err := parseBench(t, nil, args...)
@@ -388,7 +388,7 @@ func TestBenchKeepsFinishedCellsOnFailure(t *testing.T) {
 	require.Error(t, err)
 	assert.ErrorContains(t, err, "cell 3/4 (host: fp qos=background threads=1 repeat=2)")
 	assert.ErrorContains(t, err, "agent channel closed")
-	assert.False(t, IsUsageError(err), "a failure is exit status 1")
+	assert.False(t, isUsageError(err), "a failure is exit status 1")
 	var partial report.Bench
 	require.NoError(t, json.Unmarshal([]byte(out), &partial), "the output is still complete JSON")
 	assert.Len(t, partial.Samples, 2, "the two finished cells are written")
@@ -537,7 +537,7 @@ func TestImageProvisionArguments(t *testing.T) {
 	}
 	err := run("image", "provision", "mac", "--via", "ftp")
 	assert.ErrorContains(t, err, `--via "ftp"`)
-	assert.True(t, IsUsageError(err))
+	assert.True(t, isUsageError(err))
 	err = run("image", "provision", "mac", "--via", "ssh")
 	assert.ErrorContains(t, err, "--via ssh needs one USER@ADDR")
 	err = run("image", "provision", "../etc")
@@ -545,7 +545,7 @@ func TestImageProvisionArguments(t *testing.T) {
 	// A well-formed call gets as far as finding the bundle or the agent, and says which is missing.
 	err = run("image", "provision", "mac", "--via", "ssh", "admin@192.0.2.1", "--guest-agent", filepath.Join(home, "none"))
 	require.Error(t, err)
-	assert.False(t, IsUsageError(err), "%v", err)
+	assert.False(t, isUsageError(err), "%v", err)
 	_ = errOut
 }
 
@@ -572,7 +572,7 @@ func TestBenchCellTimeout(t *testing.T) {
 	a.hangAt = 3
 	_, _, errOut, err := benchWithFake(t, a, "--qos", "9,33", "--threads", "1", "--loops", "10", "--repeat", "2", "--save", "--cell-timeout", "1s")
 	require.Error(t, err)
-	assert.False(t, IsUsageError(err), "a failure is exit status 1")
+	assert.False(t, isUsageError(err), "a failure is exit status 1")
 	assert.ErrorContains(t, err, "cell 3/4 (host: fp qos=background threads=1 repeat=2) ran past the cell timeout of 1s (--cell-timeout, or the spec's cell_timeout) and was ended")
 	assert.ErrorContains(t, err, "finish the run with: qoslab run --resume ")
 	assert.Contains(t, errOut, "cell timeout: 1s")

@@ -11,8 +11,8 @@ import (
 	"github.com/qoslab/qoslab/internal/image"
 )
 
-// DoctorOptions are the settings of `qoslab doctor`.
-type DoctorOptions struct {
+// doctorOptions are the settings of `qoslab doctor`.
+type doctorOptions struct {
 	IO        *IOStreams
 	AgentPath string
 	JSON      bool
@@ -21,9 +21,9 @@ type DoctorOptions struct {
 	KernelCache string
 }
 
-// NewCmdDoctor builds `qoslab doctor`.
-func NewCmdDoctor(f *Factory, runF func(context.Context, *DoctorOptions) error) *cobra.Command {
-	o := &DoctorOptions{IO: f.IO}
+// newCmdDoctor builds `qoslab doctor`.
+func newCmdDoctor(f *Factory, runF func(context.Context, *doctorOptions) error) *cobra.Command {
+	o := &doctorOptions{IO: f.IO}
 	cmd := &cobra.Command{Use: "doctor", Short: "Say what is present and missing for each backend, and how to fix it", Args: noArgs}
 	cmd.Flags().StringVar(&o.AgentPath, "agent", "", "the qoslab-agent binary to run on this machine (default: next to qoslab)")
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the checks as JSON")
@@ -34,7 +34,7 @@ func NewCmdDoctor(f *Factory, runF func(context.Context, *DoctorOptions) error) 
 	}, doctorRun, runF)
 }
 
-func doctorRun(ctx context.Context, o *DoctorOptions) error {
+func doctorRun(ctx context.Context, o *doctorOptions) error {
 	checks := experiment.Checks(ctx, o.AgentPath, o.VMEnv, o.KernelCache)
 	if o.JSON {
 		return printJSON(o.IO.Out, checks)

@@ -15,7 +15,7 @@ import (
 )
 
 // runDryRun prints what run would do with o, and does none of it.
-func runDryRun(o *RunOptions) error {
+func runDryRun(o *runOptions) error {
 	var s spec.Spec
 	var err error
 	source := ""
@@ -26,11 +26,11 @@ func runDryRun(o *RunOptions) error {
 	case o.SpecFile != "":
 		s, err = spec.LoadSpec(o.SpecFile)
 		source = o.SpecFile
-		err = usageError(err)
+		err = wrapUsage(err)
 	default:
 		s, err = spec.DefaultSpec(o.Default)
 		source = "built in"
-		err = usageError(err)
+		err = wrapUsage(err)
 	}
 	if err != nil {
 		return err
@@ -48,7 +48,7 @@ func runDryRun(o *RunOptions) error {
 
 // benchDryRun prints what bench would do with o (the experiment s), and
 // does none of it.
-func benchDryRun(o *BenchOptions, s spec.Spec) error {
+func benchDryRun(o *benchOptions, s spec.Spec) error {
 	d, err := experiment.PlanDryRun(s, o.VMEnv, "", results.Paths(o.Results))
 	if err != nil {
 		return err
@@ -80,34 +80,55 @@ func printDryRun(w io.Writer, d *experiment.DryRun, what string, writes []string
 	}
 	fmt.Fprintf(w, "quick:      %s\n", quick)
 	fmt.Fprintf(w, "targets:    %s\n", strings.Join(s.Targets, ", "))
-	if v := d.VM; v != nil {
-		switch {
-		case v.Named != "":
-			fmt.Fprintf(w, "vm:         the named VM %s, as it runs (qoslab vm status %s)\n", v.Named, v.Named)
-		default:
-			img := v.Image
-			if v.Kernel != "" {
-				img += ", kernel " + v.Kernel
-			}
-			if v.ImageProblem != "" {
-				img += " (" + v.ImageProblem + ")"
-			}
-			backend := v.Backend
-			if v.Model != "" {
-				backend += ", device model " + v.Model
-			}
-			fmt.Fprintf(w, "vm:         %s, image %s\n", backend, img)
-			fmt.Fprintf(w, "vm size:    %d vCPUs, %d MiB memory, %s scratch disk\n", v.CPUs, v.MemoryMiB, units.FormatBytes(v.DiskBytes))
-			if v.AccelProblem != "" {
-				fmt.Fprintf(w, "accel:      cannot boot: %s\n", v.AccelProblem)
-			} else {
-				fmt.Fprintf(w, "accel:      %s (%s)\n", v.Accel, v.AccelWhy)
-			}
-			for _, n := range v.Notes {
-				fmt.Fprintf(w, "note:       %s\n", n)
-			}
-		}
+	if d.VM != nil {
+		printDryRunVM(w, d.VM)
 	}
+	printDryRunPlan(w, d)
+	fmt.Fprintln(w)
+	printDryRunSeries(w, d)
+	fmt.Fprintln(w)
+	printDryRunEstimate(w, d)
+	fmt.Fprintln(w, "writes:")
+	for _, p := range writes {
+		fmt.Fprintln(w, "  "+p)
+	}
+	printDryRunOrder(w, d)
+}
+
+// printDryRunVM prints the VM a dry run would boot, or the named VM it
+// would measure in.
+func printDryRunVM(w io.Writer, v *experiment.VMPlan) {
+	if v.Named != "" {
+		fmt.Fprintf(w, "vm:         the named VM %s, as it runs (qoslab vm status %s)\n", v.Named, v.Named)
+		return
+	}
+	img := v.Image
+	if v.Kernel != "" {
+		img += ", kernel " + v.Kernel
+	}
+	if v.ImageProblem != "" {
+		img += " (" + v.ImageProblem + ")"
+	}
+	backend := v.Backend
+	if v.Model != "" {
+		backend += ", device model " + v.Model
+	}
+	fmt.Fprintf(w, "vm:         %s, image %s\n", backend, img)
+	fmt.Fprintf(w, "vm size:    %d vCPUs, %d MiB memory, %s scratch disk\n", v.CPUs, v.MemoryMiB, units.FormatBytes(v.DiskBytes))
+	if v.AccelProblem != "" {
+		fmt.Fprintf(w, "accel:      cannot boot: %s\n", v.AccelProblem)
+	} else {
+		fmt.Fprintf(w, "accel:      %s (%s)\n", v.Accel, v.AccelWhy)
+	}
+	for _, n := range v.Notes {
+		fmt.Fprintf(w, "note:       %s\n", n)
+	}
+}
+
+// printDryRunPlan prints the contention and how many cells would run, in
+// what order, and what a resume skips.
+func printDryRunPlan(w io.Writer, d *experiment.DryRun) {
+	s := d.Spec
 	switch {
 	case d.Spinners == 0:
 		fmt.Fprintln(w, "contention: none")
@@ -134,7 +155,11 @@ func printDryRun(w io.Writer, d *experiment.DryRun, what string, writes []string
 	if d.Done > 0 {
 		fmt.Fprintf(w, "resume:     %s measured already are skipped\n", units.Plural(d.Done, "cell run"))
 	}
-	fmt.Fprintln(w)
+}
+
+// printDryRunSeries prints the table of cells: each one's runs, how long
+// one takes and what says so.
+func printDryRunSeries(w io.Writer, d *experiment.DryRun) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tTARGET\tWORKLOAD\tQOS\tTHREADS\tWORK\tRUNS\tEACH\tFROM")
 	for i, sp := range d.Series {
@@ -153,7 +178,11 @@ func printDryRun(w io.Writer, d *experiment.DryRun, what string, writes []string
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%d %s\t%d\t%s\t%s\t%s\t%s\n", i+1, c.Target, c.Workload, int(c.QoS), c.QoS, c.Threads, experiment.WorkText(c), runs, each, from)
 	}
 	tw.Flush()
-	fmt.Fprintln(w)
+}
+
+// printDryRunEstimate prints how long the plan would take: what earlier
+// runs measured, the overhead beyond it, and the VM's boot.
+func printDryRunEstimate(w io.Writer, d *experiment.DryRun) {
 	e := d.Estimate
 	total, exact := e.Total(len(d.Cells))
 	measured := roundDuration(e.Known).String() + " measured"
@@ -179,10 +208,11 @@ func printDryRun(w io.Writer, d *experiment.DryRun, what string, writes []string
 	default:
 		fmt.Fprintln(w, "            plus the VM's boot")
 	}
-	fmt.Fprintln(w, "writes:")
-	for _, p := range writes {
-		fmt.Fprintln(w, "  "+p)
-	}
+}
+
+// printDryRunOrder prints the cell runs of the first repeat to run, in
+// the order they would run.
+func printDryRunOrder(w io.Writer, d *experiment.DryRun) {
 	if len(d.Cells) == 0 {
 		return
 	}
@@ -191,7 +221,7 @@ func printDryRun(w io.Writer, d *experiment.DryRun, what string, writes []string
 		first = 1
 	}
 	how := "every repeat runs in this order"
-	if s.Order != spec.OrderSequential {
+	if d.Spec.Order != spec.OrderSequential {
 		how = "each repeat is shuffled anew"
 	}
 	fmt.Fprintf(w, "\norder of repeat %d (%s):\n", first, how)

@@ -23,12 +23,12 @@ inconclusive and none is no; also 4 when the run has no verdict (a spec at
 one class, or on one target) or did not finish every cell.`
 
 // verdictStatus is what --exit-status makes of a run's verdicts: nil when
-// every one is yes, else an *ExitError (ExitNo when any is no, else
-// ExitInconclusive) naming them. A run that did not finish (unfinished says
+// every one is yes, else an *exitError (exitNo when any is no, else
+// exitInconclusive) naming them. A run that did not finish (unfinished says
 // how far it got) gives no yes: part of the cells cannot stand for all.
 func verdictStatus(verdicts []analysis.Verdict, unfinished string) error {
 	if len(verdicts) == 0 {
-		return &ExitError{Code: ExitInconclusive, Reason: "the run has no verdict (it needs a workload at two or more classes on both host and vm), so nothing says QoS is subsumed"}
+		return &exitError{Code: exitInconclusive, Reason: "the run has no verdict (it needs a workload at two or more classes on both host and vm), so nothing says QoS is subsumed"}
 	}
 	var no, inconclusive, parts []string
 	for _, v := range verdicts {
@@ -44,17 +44,17 @@ func verdictStatus(verdicts []analysis.Verdict, unfinished string) error {
 	}
 	switch {
 	case len(no) > 0:
-		return &ExitError{Code: ExitNo, Reason: fmt.Sprintf("QoS is not subsumed for %s (%s)", strings.Join(no, ", "), strings.Join(parts, ", "))}
+		return &exitError{Code: exitNo, Reason: fmt.Sprintf("QoS is not subsumed for %s (%s)", strings.Join(no, ", "), strings.Join(parts, ", "))}
 	case len(inconclusive) > 0:
-		return &ExitError{Code: ExitInconclusive, Reason: fmt.Sprintf("inconclusive for %s (%s)", strings.Join(inconclusive, ", "), strings.Join(parts, ", "))}
+		return &exitError{Code: exitInconclusive, Reason: fmt.Sprintf("inconclusive for %s (%s)", strings.Join(inconclusive, ", "), strings.Join(parts, ", "))}
 	case unfinished != "":
-		return &ExitError{Code: ExitInconclusive, Reason: fmt.Sprintf("every verdict is yes (%s), but the run did not finish: %s", strings.Join(parts, ", "), unfinished)}
+		return &exitError{Code: exitInconclusive, Reason: fmt.Sprintf("every verdict is yes (%s), but the run did not finish: %s", strings.Join(parts, ", "), unfinished)}
 	}
 	return nil
 }
 
 // failOn is compare --fail-on: how large a significant change may be
-// before compare exits ExitNo, as a ratio bound (1.1 for 10%).
+// before compare exits exitNo, as a ratio bound (1.1 for 10%).
 type failOn struct {
 	// Bound is the largest ratio allowed either way: a change fails when
 	// its ratio r has max(r, 1/r) > Bound.
@@ -94,7 +94,7 @@ func (f failOn) exceeds(r float64) bool {
 	return math.Max(r, 1/r) > f.Bound
 }
 
-// check returns an *ExitError (ExitNo) naming the significant changes
+// check returns an *exitError (exitNo) naming the significant changes
 // against the baseline beyond the bound: every cell's, and every QoS
 // sensitivity's (a subsumption index's change is a difference, with no
 // ratio, and a geometric mean's has no test).
@@ -129,5 +129,5 @@ func (f failOn) check(c *compare.Comparison) error {
 		more = fmt.Sprintf("; and %d more", len(hits)-shown)
 		hits = hits[:shown]
 	}
-	return &ExitError{Code: ExitNo, Reason: fmt.Sprintf("significant changes against the baseline beyond --fail-on %s: %s%s", f.Text, strings.Join(hits, "; "), more)}
+	return &exitError{Code: exitNo, Reason: fmt.Sprintf("significant changes against the baseline beyond --fail-on %s: %s%s", f.Text, strings.Join(hits, "; "), more)}
 }

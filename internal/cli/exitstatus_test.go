@@ -21,8 +21,8 @@ func TestExitStatusFollowsTheVerdicts(t *testing.T) {
 		reason  string
 	}{
 		{"subsumed", 6, 1, 0, ""},
-		{"kept", 6, 100, ExitNo, "exit status 3: QoS is not subsumed for fp (fp no)"},
-		{"too few repeats", 2, 1, ExitInconclusive, "exit status 4: inconclusive for fp (fp inconclusive)"},
+		{"kept", 6, 100, exitNo, "exit status 3: QoS is not subsumed for fp (fp no)"},
+		{"too few repeats", 2, 1, exitInconclusive, "exit status 4: inconclusive for fp (fp inconclusive)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -53,7 +53,7 @@ func TestExitStatusFollowsTheVerdicts(t *testing.T) {
 func TestExitStatusWithoutAVerdict(t *testing.T) {
 	dir := fakeRun(t, t.TempDir(), "hostonly", "fp", []float64{1, 2, 3, 4, 5, 6})
 	_, stderr, code := runRoot(t, nil, "results", "show", "--exit-status", dir)
-	assert.Equal(t, ExitInconclusive, code)
+	assert.Equal(t, exitInconclusive, code)
 	assert.Contains(t, stderr, "the run has no verdict")
 }
 
@@ -69,12 +69,12 @@ func TestCompareFailOn(t *testing.T) {
 		failOn string
 		code   int
 	}{
-		{[]string{slow, fast}, "10", ExitNo},
-		{[]string{slow, fast}, "10%", ExitNo},
+		{[]string{slow, fast}, "10", exitNo},
+		{[]string{slow, fast}, "10%", exitNo},
 		{[]string{slow, fast}, "150", 0},
-		{[]string{slow, fast}, "2x", ExitNo},
+		{[]string{slow, fast}, "2x", exitNo},
 		{[]string{slow, fast}, "3x", 0},
-		{[]string{fast, slow}, "100", ExitNo},
+		{[]string{fast, slow}, "100", exitNo},
 		{[]string{fast, slow}, "150", 0},
 		{[]string{slow, same}, "0", 0},
 	}
@@ -83,7 +83,7 @@ func TestCompareFailOn(t *testing.T) {
 		out, stderr, code := runRoot(t, nil, args...)
 		assert.Equal(t, c.code, code, "%q: %s", args, stderr)
 		assert.Contains(t, out, "vs base", "%q: the table is printed first", args)
-		if c.code == ExitNo {
+		if c.code == exitNo {
 			assert.Contains(t, stderr, "beyond --fail-on "+strings.TrimSuffix(c.failOn, "%"), "%q", args)
 			assert.Contains(t, stderr, "host fp qos=background threads=1", "%q: names the cell", args)
 		}

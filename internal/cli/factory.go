@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -54,37 +53,32 @@ func NewFactory(io *IOStreams) *Factory {
 	return f
 }
 
-// UsageError is a mistake in how qoslab was called: exit status 2.
-type UsageError struct{ Err error }
+// usageError is a mistake in how qoslab was called: exit status 2, with a
+// pointer to the command's help. It is made only where the command line is
+// checked: flag parsing (flagError), argument checks (every command's Args,
+// see usageArgs), the settings' checks, and each command's checks of its
+// values; an error's text never makes one.
+type usageError struct{ Err error }
 
-func (e *UsageError) Error() string { return e.Err.Error() }
-func (e *UsageError) Unwrap() error { return e.Err }
+func (e *usageError) Error() string { return e.Err.Error() }
+func (e *usageError) Unwrap() error { return e.Err }
 
 func usageErrorf(format string, a ...any) error {
-	return &UsageError{Err: fmt.Errorf(format, a...)}
+	return &usageError{Err: fmt.Errorf(format, a...)}
 }
 
-func usageError(err error) error {
-	if err == nil {
-		return nil
+// wrapUsage makes err (nil stays nil) a usage error.
+func wrapUsage(err error) error {
+	if err == nil || isUsageError(err) {
+		return err
 	}
-	return &UsageError{Err: err}
+	return &usageError{Err: err}
 }
 
-// IsUsageError tells whether err came from how qoslab was called.
-func IsUsageError(err error) bool {
-	var u *UsageError
-	if errors.As(err, &u) {
-		return true
-	}
-	// cobra's own complaints about commands and arguments.
-	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "flag needs an argument", "invalid argument", "accepts ", "requires at least"} {
-		if strings.Contains(msg, p) {
-			return true
-		}
-	}
-	return false
+// isUsageError tells whether err came from how qoslab was called.
+func isUsageError(err error) bool {
+	var u *usageError
+	return errors.As(err, &u)
 }
 
 // sources name where each flag's value came from (see config.Sources).
@@ -98,6 +92,6 @@ func (f *Factory) configure(cmd *cobra.Command, section string, src *sources) {
 	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
 		s, err := f.Settings.Apply(cmd.Flags(), section)
 		*src = s
-		return usageError(err)
+		return wrapUsage(err)
 	}
 }

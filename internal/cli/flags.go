@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -10,21 +9,19 @@ import (
 	"github.com/qoslab/qoslab/internal/suggest"
 )
 
-// dirArgs checks a command's results directory arguments: at least min
-// and at most max (0: no limit), saying what the command wants when the
-// count is wrong.
-func dirArgs(min, max int) cobra.PositionalArgs {
+// dirArgs checks a command's results directory arguments: at least one
+// and at most maxDirs (0: no limit), saying what the command wants when
+// the count is wrong.
+func dirArgs(maxDirs int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		want := "one results directory (DIR, or latest for the newest under --results)"
-		if max != 1 {
-			want = fmt.Sprintf("%s or more results directories (DIR, or latest for the newest under --results)", map[int]string{1: "one", 2: "two"}[min])
+		if maxDirs != 1 {
+			want = "one or more results directories (DIR, or latest for the newest under --results)"
 		}
 		switch {
-		case len(args) < min && len(args) == 0:
+		case len(args) == 0:
 			return usageErrorf("%s needs %s; none given (qoslab results list names them)", cmd.CommandPath(), want)
-		case len(args) < min:
-			return usageErrorf("%s needs %s; got %d", cmd.CommandPath(), want, len(args))
-		case max > 0 && len(args) > max:
+		case maxDirs > 0 && len(args) > maxDirs:
 			return usageErrorf("%s takes %s; got %d: %s", cmd.CommandPath(), want, len(args), strings.Join(args, " "))
 		}
 		return nil
@@ -40,7 +37,7 @@ func noArgs(cmd *cobra.Command, args []string) error {
 
 // oneOf checks that the setting name has one of the allowed values.
 func oneOf(name, v string, allowed []string) error {
-	return usageError(suggest.OneOf(name, v, allowed))
+	return wrapUsage(suggest.OneOf(name, v, allowed))
 }
 
 // complete offers fixed values for a flag (comma-separated lists complete
@@ -79,6 +76,9 @@ func completeArgs(cmd *cobra.Command, names func() []string) {
 // does the work from opts alone. Call it after the flags are defined.
 func command[O any](f *Factory, cmd *cobra.Command, section string, opts *O, src *sources, prepare func(args []string) error, run, runF func(context.Context, *O) error) *cobra.Command {
 	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	// The root gives every command this already; set here too, a command
+	// built alone (as tests do) refuses flags as it does under the root.
+	cmd.SetFlagErrorFunc(flagError)
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		if prepare != nil {
 			if err := prepare(args); err != nil {

@@ -17,8 +17,8 @@ func TestInsecureUnsignedIndexSetting(t *testing.T) {
 	t.Chdir(t.TempDir())
 	build := func(env map[string]string, args ...string) bool {
 		t.Helper()
-		var got *ImageBuildOptions
-		cmd := newCmdImageBuild(testFactory(t, env), func(_ context.Context, o *ImageBuildOptions) error { got = o; return nil })
+		var got *imageBuildOptions
+		cmd := newCmdImageBuild(testFactory(t, env), func(_ context.Context, o *imageBuildOptions) error { got = o; return nil })
 		cmd.SetArgs(append([]string{"linux"}, args...))
 		cmd.SetOut(io.Discard)
 		cmd.SetErr(io.Discard)
@@ -27,8 +27,8 @@ func TestInsecureUnsignedIndexSetting(t *testing.T) {
 	}
 	fetch := func(env map[string]string, args ...string) bool {
 		t.Helper()
-		var got *ImageFetchKernelOptions
-		cmd := newCmdImageFetchKernel(testFactory(t, env), func(_ context.Context, o *ImageFetchKernelOptions) error { got = o; return nil })
+		var got *imageFetchKernelOptions
+		cmd := newCmdImageFetchKernel(testFactory(t, env), func(_ context.Context, o *imageFetchKernelOptions) error { got = o; return nil })
 		cmd.SetArgs(args)
 		cmd.SetOut(io.Discard)
 		cmd.SetErr(io.Discard)

@@ -32,7 +32,7 @@ func WriteManPages(root *cobra.Command, header *doc.GenManHeader, dir string) er
 		}
 		page := withExitStatus(buf.String(), exitStatuses(c))
 		name := filepath.Join(dir, strings.ReplaceAll(c.CommandPath(), " ", "-")+"."+h.Section)
-		return os.WriteFile(name, []byte(page), 0o644)
+		return os.WriteFile(name, []byte(page), 0o644) //nolint:gosec // man pages are for every user of the machine to read
 	}
 	return walk(root)
 }

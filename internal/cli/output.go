@@ -16,7 +16,7 @@ func checkOut(name, path string) error {
 
 // writeBench writes the chosen format to --out, then the table to the
 // terminal, or the format to stdout.
-func writeBench(o *BenchOptions, doc *report.Bench) error {
+func writeBench(o *benchOptions, doc *report.Bench) error {
 	if o.Out == "" {
 		return report.WriteBench(o.IO.Out, o.Format, doc)
 	}

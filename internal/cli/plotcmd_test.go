@@ -16,10 +16,10 @@ import (
 
 // parsePlot runs `qoslab plot args...` and returns the options it would
 // have run with.
-func parsePlot(t *testing.T, args ...string) (*PlotOptions, error) {
+func parsePlot(t *testing.T, args ...string) (*plotOptions, error) {
 	t.Helper()
-	var got *PlotOptions
-	cmd := NewCmdPlot(testFactory(t, nil), func(_ context.Context, o *PlotOptions) error { got = o; return nil })
+	var got *plotOptions
+	cmd := newCmdPlot(testFactory(t, nil), func(_ context.Context, o *plotOptions) error { got = o; return nil })
 	cmd.SetArgs(args)
 	cmd.SetOut(io.Discard)
 	return got, cmd.Execute()
@@ -38,7 +38,7 @@ func TestPlotFlags(t *testing.T) {
 
 	_, err = parsePlot(t, "d", "--format", "jpeg")
 	require.Error(t, err)
-	assert.True(t, IsUsageError(err))
+	assert.True(t, isUsageError(err))
 	assert.Contains(t, err.Error(), `"jpeg"`)
 	assert.Contains(t, err.Error(), "png, svg, pdf")
 
@@ -62,25 +62,25 @@ func copyFixture(t *testing.T, name string) string {
 func TestPlotRunWritesChosenCharts(t *testing.T) {
 	dir := copyFixture(t, "linux-contention")
 	streams, out, errOut := testIO()
-	require.NoError(t, plotRun(context.Background(), &PlotOptions{ResultsOptions: ResultsOptions{IO: streams, Dirs: []string{dir}}, Format: "svg", Only: "throughput"}))
+	require.NoError(t, plotRun(context.Background(), &plotOptions{resultsOptions: resultsOptions{IO: streams, Dirs: []string{dir}}, Format: "svg", Only: "throughput"}))
 	written := strings.Fields(out.String())
 	require.Equal(t, []string{filepath.Join(dir, results.PlotsDir, "throughput-fp.svg")}, written)
 	assert.FileExists(t, written[0])
 	assert.Empty(t, errOut.String(), "throughput has data: nothing skipped to report")
 
 	streams, out, errOut = testIO()
-	require.NoError(t, plotRun(context.Background(), &PlotOptions{ResultsOptions: ResultsOptions{IO: streams, Dirs: []string{dir}}, Format: "png"}))
+	require.NoError(t, plotRun(context.Background(), &plotOptions{resultsOptions: resultsOptions{IO: streams, Dirs: []string{dir}}, Format: "png"}))
 	assert.Contains(t, errOut.String(), "skipped compression:", "a chart without data is named, not drawn")
 	assert.NotContains(t, out.String(), "compression")
 
 	streams, _, _ = testIO()
-	err := plotRun(context.Background(), &PlotOptions{ResultsOptions: ResultsOptions{IO: streams, Dirs: []string{dir}}, Format: "png", Only: "throughputs"})
+	err := plotRun(context.Background(), &plotOptions{resultsOptions: resultsOptions{IO: streams, Dirs: []string{dir}}, Format: "png", Only: "throughputs"})
 	require.Error(t, err)
-	assert.True(t, IsUsageError(err))
+	assert.True(t, isUsageError(err))
 	assert.Contains(t, err.Error(), "throughput", "did you mean")
 
 	streams, _, _ = testIO()
-	err = plotRun(context.Background(), &PlotOptions{ResultsOptions: ResultsOptions{IO: streams, Dirs: []string{dir}}, Format: "png", Only: "compression"})
+	err = plotRun(context.Background(), &plotOptions{resultsOptions: resultsOptions{IO: streams, Dirs: []string{dir}}, Format: "png", Only: "compression"})
 	require.Error(t, err, "nothing drawn is a failure, not a silent success")
 	assert.Contains(t, err.Error(), "no chart drawn")
 }
@@ -88,11 +88,11 @@ func TestPlotRunWritesChosenCharts(t *testing.T) {
 func TestReportRunWritesBothFiles(t *testing.T) {
 	dir := copyFixture(t, "linux-contention")
 	streams, out, _ := testIO()
-	require.NoError(t, reportRun(context.Background(), &ReportOptions{ResultsOptions: ResultsOptions{IO: streams, Dirs: []string{dir}}}))
+	require.NoError(t, reportRun(context.Background(), &reportOptions{resultsOptions: resultsOptions{IO: streams, Dirs: []string{dir}}}))
 	assert.Equal(t, []string{filepath.Join(dir, results.ReportFile), filepath.Join(dir, "report.md")}, strings.Fields(out.String()))
 	assert.FileExists(t, filepath.Join(dir, results.PlotsDir, "throughput-fp.png"), "report.md links PNGs, so they are drawn")
 
-	err := reportRun(context.Background(), &ReportOptions{ResultsOptions: ResultsOptions{IO: streams, Dirs: []string{t.TempDir()}}})
+	err := reportRun(context.Background(), &reportOptions{resultsOptions: resultsOptions{IO: streams, Dirs: []string{t.TempDir()}}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "not a qoslab results directory")
 }

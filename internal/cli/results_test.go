@@ -69,7 +69,7 @@ func TestCompareRuns(t *testing.T) {
 	streams, out, _ := testIO()
 	compare := func(old, new string) error {
 		out.Reset()
-		return compareRun(context.Background(), &CompareOptions{ResultsOptions: ResultsOptions{IO: streams, Dirs: []string{old, new}}, Format: "table"})
+		return compareRun(context.Background(), &compareOptions{resultsOptions: resultsOptions{IO: streams, Dirs: []string{old, new}}, Format: "table"})
 	}
 	require.NoError(t, compare(slow, fast))
 	assert.Contains(t, out.String(), "2.01x (p=0.0079)", "a clear difference is shown with its size, as a ratio beyond 1.5x: medians 100 and 201")
@@ -90,7 +90,7 @@ func TestCompareSaysWhenRepeatsAreTooFew(t *testing.T) {
 	slow := fakeRun(t, parent, "slow", "fp", []float64{100, 101, 99})
 	fast := fakeRun(t, parent, "fast", "fp", []float64{300, 303, 297})
 	streams, out, _ := testIO()
-	require.NoError(t, compareRun(context.Background(), &CompareOptions{ResultsOptions: ResultsOptions{IO: streams, Dirs: []string{slow, fast}}, Format: "table"}))
+	require.NoError(t, compareRun(context.Background(), &compareOptions{resultsOptions: resultsOptions{IO: streams, Dirs: []string{slow, fast}}, Format: "table"}))
 	assert.Contains(t, out.String(), "~ (p=0.1) *")
 	assert.Contains(t, out.String(), "*: these repeats cannot reach p<0.05 however large the change: use 6 or more repeats")
 }
@@ -172,7 +172,7 @@ func TestResultsShowRefusesDamagedSamples(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(samples, append([]byte("garbage\n"), b...), 0o644))
 	streams, out, _ := testIO()
-	err = resultsShowRun(context.Background(), &ResultsOptions{IO: streams, Dirs: []string{path}})
+	err = resultsShowRun(context.Background(), &resultsOptions{IO: streams, Dirs: []string{path}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "line 1 is not a sample record")
 	assert.NotContains(t, out.String(), "# stale")
@@ -184,7 +184,7 @@ func TestCompareLabelsAndFormats(t *testing.T) {
 	streams, out, _ := testIO()
 	run := func(format string, labels ...string) error {
 		out.Reset()
-		return compareRun(context.Background(), &CompareOptions{ResultsOptions: ResultsOptions{IO: streams, Dirs: []string{a, c}}, Format: format, Labels: labels})
+		return compareRun(context.Background(), &compareOptions{resultsOptions: resultsOptions{IO: streams, Dirs: []string{a, c}}, Format: format, Labels: labels})
 	}
 	require.NoError(t, run("csv", "M1="+a, "short="+c+"/"))
 	assert.Contains(t, out.String(), ",M1,")
@@ -192,7 +192,7 @@ func TestCompareLabelsAndFormats(t *testing.T) {
 	for _, bad := range [][]string{{"M1"}, {"=" + a}, {"M1=nowhere"}, {"M1=" + a, "M2=" + a}} {
 		err := run("table", bad...)
 		require.Error(t, err, "%q", bad)
-		assert.True(t, IsUsageError(err), "%q: %v", bad, err)
+		assert.True(t, isUsageError(err), "%q: %v", bad, err)
 		assert.Contains(t, err.Error(), "--label")
 	}
 	err := run("table", "same="+a, "same="+c)
@@ -217,7 +217,7 @@ func TestReportCompareFlags(t *testing.T) {
 		root.SetArgs(tc.args)
 		err := root.Execute()
 		require.Error(t, err, "%q", tc.args)
-		assert.True(t, IsUsageError(err), "%q: %v", tc.args, err)
+		assert.True(t, isUsageError(err), "%q: %v", tc.args, err)
 		assert.Contains(t, err.Error(), tc.want)
 	}
 	streams, out, _ := testIO()
@@ -236,7 +236,7 @@ func TestCompareNeedsTwoDirectories(t *testing.T) {
 	root.SetArgs([]string{"compare", filepath.Join("..", "..", "testdata", "results", "compare-a")})
 	err := root.Execute()
 	require.Error(t, err)
-	assert.True(t, IsUsageError(err))
+	assert.True(t, isUsageError(err))
 	assert.Contains(t, err.Error(), "two or more results directories, the first the baseline; got 1")
 }
 
@@ -255,15 +255,15 @@ func TestCompareNamesTheMissingRuns(t *testing.T) {
 		"json":     {`"missing": [`, `"label": "gone"`, `"reason": "unreachable: Ansible could not connect to it"`},
 	} {
 		out.Reset()
-		require.NoError(t, compareRun(context.Background(), &CompareOptions{ResultsOptions: ResultsOptions{IO: streams, Dirs: []string{a, b}}, Format: format, Missing: missing}), format)
+		require.NoError(t, compareRun(context.Background(), &compareOptions{resultsOptions: resultsOptions{IO: streams, Dirs: []string{a, b}}, Format: format, Missing: missing}), format)
 		for _, w := range want {
 			assert.Contains(t, out.String(), w, format)
 		}
 	}
 	for _, bad := range []string{"gone", "=why", "gone="} {
-		err := compareRun(context.Background(), &CompareOptions{ResultsOptions: ResultsOptions{IO: streams, Dirs: []string{a, b}}, Format: "table", Missing: []string{bad}})
+		err := compareRun(context.Background(), &compareOptions{resultsOptions: resultsOptions{IO: streams, Dirs: []string{a, b}}, Format: "table", Missing: []string{bad}})
 		require.Error(t, err, bad)
-		assert.True(t, IsUsageError(err))
+		assert.True(t, isUsageError(err))
 		assert.Contains(t, err.Error(), "want NAME=REASON")
 	}
 

@@ -115,10 +115,10 @@ func TestResultsPrune(t *testing.T) {
 }
 
 // pruneOptions parses `results prune args` as the command would.
-func pruneOptions(t *testing.T, parent string, now time.Time, args ...string) *ResultsPruneOptions {
+func pruneOptions(t *testing.T, parent string, now time.Time, args ...string) *resultsPruneOptions {
 	t.Helper()
-	var got *ResultsPruneOptions
-	cmd := newCmdResultsPrune(testFactory(t, nil), func(_ context.Context, o *ResultsPruneOptions) error { got = o; return nil })
+	var got *resultsPruneOptions
+	cmd := newCmdResultsPrune(testFactory(t, nil), func(_ context.Context, o *resultsPruneOptions) error { got = o; return nil })
 	cmd.SetArgs(append([]string{"--results", parent}, args...))
 	require.NoError(t, cmd.Execute())
 	got.Now = func() time.Time { return now }

@@ -34,7 +34,7 @@ are top level, shared by every command (QOSLAB_RESULTS).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(*cobra.Command, []string) error {
-			return usageError(f.Settings.CheckKeys())
+			return wrapUsage(f.Settings.CheckKeys())
 		},
 	}
 	root.SetFlagErrorFunc(flagError)
@@ -42,17 +42,17 @@ are top level, shared by every command (QOSLAB_RESULTS).`,
 	_ = root.MarkPersistentFlagFilename("config", "yaml", "yml")
 
 	root.AddCommand(
-		NewCmdRun(f, nil),
-		NewCmdBench(f, nil),
-		NewCmdResults(f),
-		NewCmdSpecs(f),
-		NewCmdCompare(f, nil),
-		NewCmdPlot(f, nil),
-		NewCmdReport(f, nil),
-		NewCmdAgent(f),
-		NewCmdImage(f),
-		NewCmdVM(f),
-		NewCmdDoctor(f, nil),
+		newCmdRun(f, nil),
+		newCmdBench(f, nil),
+		newCmdResults(f),
+		newCmdSpecs(f),
+		newCmdCompare(f, nil),
+		newCmdPlot(f, nil),
+		newCmdReport(f, nil),
+		newCmdAgent(f),
+		newCmdImage(f),
+		newCmdVM(f),
+		newCmdDoctor(f, nil),
 		hidden(contention.SpinnerCommand+" N", func(cmd *cobra.Command, args []string) error {
 			return contention.SpinnerMain(cmd.Context(), args, f.IO.In, f.IO.Out)
 		}),
@@ -70,7 +70,20 @@ are top level, shared by every command (QOSLAB_RESULTS).`,
 			refuseUnknown(c)
 		}
 	}
+	usageArgs(root)
 	return root
+}
+
+// usageArgs makes every argument check in the tree under cmd return a
+// usage error: cobra's own (the hidden commands' ExactArgs, the completion
+// scripts' NoArgs) as well as qoslab's, which already do.
+func usageArgs(cmd *cobra.Command) {
+	if check := cmd.Args; check != nil {
+		cmd.Args = func(c *cobra.Command, args []string) error { return wrapUsage(check(c, args)) }
+	}
+	for _, c := range cmd.Commands() {
+		usageArgs(c)
+	}
 }
 
 // hidden is a command qoslab runs of itself (a helper process), not users.
@@ -113,36 +126,49 @@ func refuseUnknown(cmd *cobra.Command) *cobra.Command {
 // scripts and CI: what `run --exit-status`, `results show --exit-status`
 // and `compare --fail-on` found.
 const (
-	// ExitNo: a verdict is "no" (QoS is not subsumed), or compare found a
+	// exitNo: a verdict is "no" (QoS is not subsumed), or compare found a
 	// significant change larger than --fail-on.
-	ExitNo = 3
-	// ExitInconclusive: no verdict is "no" but one is inconclusive, or the
+	exitNo = 3
+	// exitInconclusive: no verdict is "no" but one is inconclusive, or the
 	// run has no verdict to give.
-	ExitInconclusive = 4
+	exitInconclusive = 4
 )
 
-// ExitError ends qoslab with Code once everything the command had to
+// exitError ends qoslab with Code once everything the command had to
 // write is written; Reason is the one line stderr gets.
-type ExitError struct {
+type exitError struct {
 	Code   int
 	Reason string
 }
 
-func (e *ExitError) Error() string { return e.Reason }
+func (e *exitError) Error() string { return e.Reason }
 
 // Execute runs qoslab with args and returns the process exit status:
 // 0 success, 1 failure, 2 usage error, 3 and 4 what --exit-status and
-// --fail-on found (ExitNo, ExitInconclusive), 128 + the signal's number
+// --fail-on found (exitNo, exitInconclusive), 128 + the signal's number
 // when a signal stopped it (130 for Ctrl-C's SIGINT, 143 for SIGTERM).
 func Execute(ctx context.Context, f *Factory, args []string) int {
 	f.colorStreams()
-	root := NewCmdRoot(f)
+	return executeRoot(ctx, f, NewCmdRoot(f), args)
+}
+
+// executeRoot runs root, qoslab's command tree, with args and returns the
+// exit status Execute gives.
+func executeRoot(ctx context.Context, f *Factory, root *cobra.Command, args []string) int {
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
 	if cmd == nil {
 		cmd = root
 	}
-	var exit *ExitError
+	if err != nil && cmd.CalledAs() == "" {
+		// cobra refused the command line before calling any command: the
+		// one refusal it makes there is a word that names no command of
+		// the root (its legacy argument check, which runs while it finds
+		// the command, since the root, running no code of its own, has no
+		// Args). Groups under it refuse unknown words themselves.
+		err = wrapUsage(err)
+	}
+	var exit *exitError
 	switch {
 	case err == nil:
 		return 0
@@ -160,7 +186,7 @@ func Execute(ctx context.Context, f *Factory, args []string) int {
 	case errors.As(err, &exit):
 		fmt.Fprintf(f.IO.ErrOut, "qoslab: exit status %d: %s\n", exit.Code, exit.Reason)
 		return exit.Code
-	case IsUsageError(err):
+	case isUsageError(err):
 		fmt.Fprintf(f.IO.ErrOut, "qoslab: %v\nRun '%s --help' for usage.\n", err, cmd.CommandPath())
 		return 2
 	default:
@@ -185,7 +211,7 @@ func flagError(cmd *cobra.Command, err error) error {
 		}
 	}
 	if typed == "" {
-		return &UsageError{Err: err}
+		return &usageError{Err: err}
 	}
 	typed, _, _ = strings.Cut(typed, "=")
 	var names []string
@@ -209,7 +235,7 @@ func flagError(cmd *cobra.Command, err error) error {
 		guess = suggest.Closest(typed, names)
 	}
 	if guess == "" {
-		return &UsageError{Err: err}
+		return &usageError{Err: err}
 	}
-	return &UsageError{Err: fmt.Errorf("%w; did you mean --%s?", err, guess)}
+	return &usageError{Err: fmt.Errorf("%w; did you mean --%s?", err, guess)}
 }

@@ -3,9 +3,12 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -75,7 +78,7 @@ func TestSettingsNameWhereABadValueCameFrom(t *testing.T) {
 			_, err := parseBench(t, c.env)
 			require.Error(t, err)
 			assert.ErrorContains(t, err, c.want)
-			assert.True(t, IsUsageError(err))
+			assert.True(t, isUsageError(err))
 			assert.NotContains(t, err.Error(), "--", "a value the user did not type as a flag is not named as one")
 		})
 	}
@@ -90,15 +93,15 @@ func TestSharedKeysReachEveryCommand(t *testing.T) {
 	assert.Equal(t, "/images", o.VMEnv.Store)
 	assert.Equal(t, "/bin/agent", o.AgentPath)
 
-	var run *RunOptions
-	cmd := NewCmdRun(testFactory(t, map[string]string{"QOSLAB_RESULTS": "/from/env"}), func(_ context.Context, o *RunOptions) error { run = o; return nil })
+	var run *runOptions
+	cmd := newCmdRun(testFactory(t, map[string]string{"QOSLAB_RESULTS": "/from/env"}), func(_ context.Context, o *runOptions) error { run = o; return nil })
 	cmd.SetArgs(nil)
 	require.NoError(t, cmd.Execute())
 	assert.Equal(t, "/from/env", run.Results, "QOSLAB_RESULTS is the same setting for run")
 	assert.Equal(t, "/images", run.VMEnv.Store)
 
-	var list *ImageListOptions
-	cmd = newCmdImageList(testFactory(t, nil), func(_ context.Context, o *ImageListOptions) error { list = o; return nil })
+	var list *imageListOptions
+	cmd = newCmdImageList(testFactory(t, nil), func(_ context.Context, o *imageListOptions) error { list = o; return nil })
 	cmd.SetArgs([]string{"--store", "/typed"})
 	require.NoError(t, cmd.Execute())
 	assert.Equal(t, "/typed", list.Store, "--store is another name of --image-store")
@@ -109,9 +112,9 @@ func TestUnknownBackendIsRefused(t *testing.T) {
 	_, err := parseBench(t, nil, "--target", "vm", "--vm-backend", "qemo")
 	require.Error(t, err)
 	assert.ErrorContains(t, err, `--vm-backend: unknown VM backend "qemo": allowed qemu, vz; did you mean qemu?`)
-	assert.True(t, IsUsageError(err))
+	assert.True(t, isUsageError(err))
 
-	cmd := NewCmdRun(testFactory(t, nil), func(context.Context, *RunOptions) error { return nil })
+	cmd := newCmdRun(testFactory(t, nil), func(context.Context, *runOptions) error { return nil })
 	cmd.SetArgs([]string{"--vm-backend", "xen"})
 	err = cmd.Execute()
 	assert.ErrorContains(t, err, `unknown VM backend "xen"`)
@@ -173,20 +176,91 @@ func TestEveryCommandHasAManPageAndReadableFlags(t *testing.T) {
 // and a value outside 1s..24h is a usage error naming where it came from.
 func TestRunCellTimeout(t *testing.T) {
 	t.Chdir(t.TempDir())
-	var run *RunOptions
-	cmd := NewCmdRun(testFactory(t, nil), func(_ context.Context, o *RunOptions) error { run = o; return nil })
+	var run *runOptions
+	cmd := newCmdRun(testFactory(t, nil), func(_ context.Context, o *runOptions) error { run = o; return nil })
 	cmd.SetArgs([]string{"--cell-timeout", "10m"})
 	require.NoError(t, cmd.Execute())
 	assert.Equal(t, 10*time.Minute, run.CellTimeout)
 
-	cmd = NewCmdRun(testFactory(t, map[string]string{"QOSLAB_RUN_CELL_TIMEOUT": "2s"}), func(_ context.Context, o *RunOptions) error { run = o; return nil })
+	cmd = newCmdRun(testFactory(t, map[string]string{"QOSLAB_RUN_CELL_TIMEOUT": "2s"}), func(_ context.Context, o *runOptions) error { run = o; return nil })
 	cmd.SetArgs(nil)
 	require.NoError(t, cmd.Execute())
 	assert.Equal(t, 2*time.Second, run.CellTimeout)
 
-	cmd = NewCmdRun(testFactory(t, nil), func(context.Context, *RunOptions) error { return nil })
+	cmd = newCmdRun(testFactory(t, nil), func(context.Context, *runOptions) error { return nil })
 	cmd.SetArgs([]string{"--cell-timeout", "100ms"})
 	err := cmd.Execute()
 	assert.ErrorContains(t, err, "--cell-timeout 100ms: allowed 1s..24h0m0s, or leave it out for no limit")
-	assert.True(t, IsUsageError(err))
+	assert.True(t, isUsageError(err))
+}
+
+// A failure whose text reads like cobra's complaints (EINVAL is "invalid
+// argument") is still a failure: exit 1, and no pointer to the help.
+func TestRuntimeErrorsAreNotUsageErrors(t *testing.T) {
+	file, err := os.Create(filepath.Join(t.TempDir(), "f"))
+	require.NoError(t, err)
+	defer file.Close()
+	_, seekErr := file.Seek(0, 99) // lseek(2) refuses whence 99 with EINVAL
+	require.ErrorIs(t, seekErr, syscall.EINVAL)
+	require.ErrorContains(t, seekErr, "invalid argument")
+
+	kvm := &os.PathError{Op: "open", Path: "/dev/kvm", Err: syscall.EINVAL}
+	protocol := errors.New("the agent accepts only protocol 1")
+	for _, e := range []error{kvm, protocol, seekErr, fmt.Errorf("boot: %w", kvm)} {
+		assert.False(t, isUsageError(e), "%v", e)
+
+		f := testFactory(t, nil)
+		var stderr bytes.Buffer
+		f.IO.ErrOut = &stderr
+		root := NewCmdRoot(f)
+		root.AddCommand(&cobra.Command{Use: "fail", RunE: func(*cobra.Command, []string) error { return e }})
+		code := executeRoot(context.Background(), f, root, []string{"fail"})
+		assert.Equal(t, 1, code, "%v", e)
+		assert.Equal(t, "qoslab: "+e.Error()+"\n", stderr.String(), "no usage hint")
+	}
+}
+
+// Every way of calling qoslab wrong is exit 2 with a pointer to the help of
+// the command it was made on: cobra's own refusals (flags, argument counts,
+// a word that names no command) as well as qoslab's.
+func TestCallingQoslabWrongIsAUsageError(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+		help string
+	}{
+		{[]string{"bench", "--bogus"}, "unknown flag: --bogus", "qoslab bench"},
+		{[]string{"--bogus"}, "unknown flag: --bogus", "qoslab"},
+		{[]string{"bench", "-Z"}, "unknown shorthand flag: 'Z' in -Z", "qoslab bench"},
+		{[]string{"bench", "--repeat"}, "flag needs an argument: --repeat", "qoslab bench"},
+		{[]string{"bench", "--repeat", "x"}, `invalid argument "x" for "--repeat" flag`, "qoslab bench"},
+		{[]string{"results", "list", "--json=maybe"}, `invalid argument "maybe" for "--json" flag`, "qoslab results list"},
+		{[]string{"plot", "a", "b"}, "qoslab plot takes one results directory", "qoslab plot"},
+		{[]string{"bench", "extra"}, "takes no arguments", "qoslab bench"},
+		{[]string{"completion", "bash", "extra"}, `unknown command "extra" for "qoslab completion bash"`, "qoslab completion bash"},
+		{[]string{"bogus"}, `unknown command "bogus" for "qoslab"`, "qoslab"},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			t.Chdir(t.TempDir())
+			_, stderr, code := runRoot(t, nil, c.args...)
+			assert.Equal(t, 2, code, stderr)
+			assert.Contains(t, stderr, c.want)
+			assert.Contains(t, stderr, "\nRun '"+c.help+" --help' for usage.\n")
+		})
+	}
+	// The commands qoslab runs of itself check their argument count with
+	// cobra's ExactArgs.
+	n := 0
+	for _, c := range NewCmdRoot(testFactory(t, nil)).Commands() {
+		if !c.Hidden || c.Args == nil {
+			continue
+		}
+		n++
+		_, stderr, code := runRoot(t, nil, c.Name())
+		assert.Equal(t, 2, code, "%s: %s", c.Name(), stderr)
+		assert.Contains(t, stderr, "accepts 1 arg(s), received 0", c.Name())
+		assert.Contains(t, stderr, "Run 'qoslab "+c.Name()+" --help' for usage.", c.Name())
+	}
+	assert.Equal(t, 2, n, "the spinner and the vz host")
 }

@@ -17,8 +17,8 @@ import (
 	"github.com/qoslab/qoslab/internal/spec"
 )
 
-// RunOptions are the settings of `qoslab run`.
-type RunOptions struct {
+// runOptions are the settings of `qoslab run`.
+type runOptions struct {
 	IO        *IOStreams
 	AgentPath string
 	SpecFile  string
@@ -37,9 +37,9 @@ type RunOptions struct {
 	src sources
 }
 
-// NewCmdRun builds `qoslab run`.
-func NewCmdRun(f *Factory, runF func(context.Context, *RunOptions) error) *cobra.Command {
-	o := &RunOptions{IO: f.IO}
+// newCmdRun builds `qoslab run`.
+func newCmdRun(f *Factory, runF func(context.Context, *runOptions) error) *cobra.Command {
+	o := &runOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run a whole host-vs-VM experiment and say whether QoS survives in the VM",
@@ -97,12 +97,12 @@ const cellTimeoutHelp = "end a cell run still going after this long (90s, 10m): 
 // accels are the VM accelerations a user may force.
 var accels = []string{"kvm", "tcg", "hvf"}
 
-func (o *RunOptions) check() error {
+func (o *runOptions) check() error {
 	if o.SpecFile != "" && o.Resume != "" {
 		return usageErrorf("--spec and --resume exclude each other: a resumed run keeps the spec it started with")
 	}
 	if err := spec.CheckCellTimeout(o.src.Name("cell-timeout"), o.CellTimeout); err != nil {
-		return usageError(err)
+		return wrapUsage(err)
 	}
 	if o.VMEnv.Accel != "" {
 		if err := oneOf(o.src.Name("accel"), o.VMEnv.Accel, accels); err != nil {
@@ -127,7 +127,7 @@ func (o *RunOptions) check() error {
 
 // spec loads the spec to run into a new results directory, or reopens the
 // directory of the run to resume.
-func (o *RunOptions) spec(ctx context.Context, now time.Time) (*results.Dir, spec.Spec, error) {
+func (o *runOptions) spec(ctx context.Context, now time.Time) (*results.Dir, spec.Spec, error) {
 	if o.Resume != "" {
 		d, s, err := experiment.ResumeRun(o.Resume, now)
 		if o.CellTimeout > 0 {
@@ -143,7 +143,7 @@ func (o *RunOptions) spec(ctx context.Context, now time.Time) (*results.Dir, spe
 		s, err = spec.DefaultSpec(o.Default)
 	}
 	if err != nil {
-		return nil, s, usageError(err)
+		return nil, s, wrapUsage(err)
 	}
 	if o.Quick {
 		s = spec.Quick(s)
@@ -161,7 +161,7 @@ func (o *RunOptions) spec(ctx context.Context, now time.Time) (*results.Dir, spe
 	return experiment.CreateRun(o.Results, s, now)
 }
 
-func runRun(ctx context.Context, o *RunOptions) (err error) {
+func runRun(ctx context.Context, o *runOptions) (err error) {
 	if o.DryRun {
 		return runDryRun(o)
 	}
@@ -194,7 +194,7 @@ func runRun(ctx context.Context, o *RunOptions) (err error) {
 
 // exitStatus is how a run that ended fine exits: with --exit-status, by
 // its verdicts; err (from writing its outputs) comes first.
-func (o *RunOptions) exitStatus(r *report.Report, err error) error {
+func (o *runOptions) exitStatus(r *report.Report, err error) error {
 	if err != nil || !o.ExitStatus {
 		return err
 	}

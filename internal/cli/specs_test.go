@@ -14,7 +14,7 @@ import (
 
 func TestSpecsListAndShow(t *testing.T) {
 	streams, out, _ := testIO()
-	require.NoError(t, specsListRun(context.Background(), &SpecsOptions{IO: streams}))
+	require.NoError(t, specsListRun(context.Background(), &specsOptions{IO: streams}))
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	require.Len(t, lines, 1+len(spec.DefaultSpecNames()))
 	for i, name := range []string{"allocation", "batches", "contention", "pi", "subsumption"} {
@@ -23,16 +23,16 @@ func TestSpecsListAndShow(t *testing.T) {
 
 	// show prints the spec exactly as built in, and it runs as a --spec.
 	out.Reset()
-	require.NoError(t, specsShowRun(context.Background(), &SpecsOptions{IO: streams, Name: "batches"}))
+	require.NoError(t, specsShowRun(context.Background(), &specsOptions{IO: streams, Name: "batches"}))
 	src, err := spec.DefaultSpecSource("batches")
 	require.NoError(t, err)
 	assert.Equal(t, string(src), out.String())
 	_, err = spec.ParseSpec(out.Bytes(), "copy")
 	require.NoError(t, err)
 
-	err = specsShowRun(context.Background(), &SpecsOptions{IO: streams, Name: "batch"})
+	err = specsShowRun(context.Background(), &specsOptions{IO: streams, Name: "batch"})
 	require.Error(t, err)
-	assert.True(t, IsUsageError(err))
+	assert.True(t, isUsageError(err))
 	assert.Contains(t, err.Error(), `spec "batch": allowed allocation, batches, contention, pi, subsumption; did you mean batches?`)
 }
 

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -125,7 +124,7 @@ func (v *vmFlags) parse(src sources) (spec.VMSpec, experiment.VMEnv, error) {
 	if v.memory != "" {
 		b, err := units.ParseSize(n("memory"), v.memory, 1<<40)
 		if err != nil {
-			return s, e, usageError(err)
+			return s, e, wrapUsage(err)
 		}
 		if b < 128<<20 {
 			return s, e, usageErrorf("%s %s: allowed 128MiB and more", n("memory"), v.memory)
@@ -135,15 +134,15 @@ func (v *vmFlags) parse(src sources) (spec.VMSpec, experiment.VMEnv, error) {
 	if v.disk != "" {
 		b, err := units.ParseSize(n("disk"), v.disk, 1<<42)
 		if err != nil {
-			return s, e, usageError(err)
+			return s, e, wrapUsage(err)
 		}
 		s.DiskBytes = b
 	}
 	return s, e, nil
 }
 
-// NewCmdVM builds `qoslab vm`: named VMs that outlive the command.
-func NewCmdVM(f *Factory) *cobra.Command {
+// newCmdVM builds `qoslab vm`: named VMs that outlive the command.
+func newCmdVM(f *Factory) *cobra.Command {
 	return group(&cobra.Command{
 		Use:   "vm",
 		Short: "Start, stop, look at and delete named VMs",
@@ -158,11 +157,11 @@ func vmName(args []string) (string, error) {
 	if len(args) != 1 {
 		return "", usageErrorf("give one VM name, got %d", len(args))
 	}
-	return args[0], usageError(namedvm.CheckName(args[0]))
+	return args[0], wrapUsage(namedvm.CheckName(args[0]))
 }
 
-// VMOptions are the settings of the vm commands.
-type VMOptions struct {
+// vmOptions are the settings of the vm commands.
+type vmOptions struct {
 	IO   *IOStreams
 	Name string
 	// Env is where this machine keeps VMs and images.
@@ -174,7 +173,7 @@ type VMOptions struct {
 
 // vmCommand finishes a `vm VERB [NAME]` command: the name checked, where VMs
 // live filled in, the vm section of the settings.
-func vmCommand(f *Factory, cmd *cobra.Command, o *VMOptions, src *sources, prepare func() error, run, runF func(context.Context, *VMOptions) error) *cobra.Command {
+func vmCommand(f *Factory, cmd *cobra.Command, o *vmOptions, src *sources, prepare func() error, run, runF func(context.Context, *vmOptions) error) *cobra.Command {
 	o.IO = f.IO
 	named := strings.HasSuffix(cmd.Use, " NAME")
 	if named {
@@ -195,154 +194,6 @@ func vmCommand(f *Factory, cmd *cobra.Command, o *VMOptions, src *sources, prepa
 		o.Env = vmEnv(f, o.Env)
 		return nil
 	}, run, runF)
-}
-
-func newCmdVMStart(f *Factory, runF func(context.Context, *VMOptions) error) *cobra.Command {
-	o := &VMOptions{}
-	var v vmFlags
-	var src sources
-	cmd := &cobra.Command{Use: "start NAME", Short: "Boot a named VM from an image and leave it running"}
-	v.add(cmd, false)
-	return vmCommand(f, cmd, o, &src, func() (err error) {
-		o.VM, o.Env, err = v.parse(src)
-		return err
-	}, vmStartRun, runF)
-}
-
-func vmStartRun(ctx context.Context, o *VMOptions) error {
-	m, info, err := experiment.StartNamedVM(ctx, experiment.NamedVM{Name: o.Name, VM: o.VM, Env: o.Env}, o.IO.ErrOut)
-	if err != nil {
-		return err
-	}
-	mi := m.Info()
-	fmt.Fprintf(o.IO.Out, "vm %s running: pid %d, accel %s, agent answered %.2f s after start\n", o.Name, mi.PID, mi.Accel, float64(mi.BootNs)/1e9)
-	fmt.Fprintf(o.IO.Out, "guest: %s\n", agent.Describe(info))
-	fmt.Fprintf(o.IO.Out, "measure in it with: qoslab bench --target vm --vm %s\n", o.Name)
-	return nil
-}
-
-func newCmdVMStop(f *Factory, runF func(context.Context, *VMOptions) error) *cobra.Command {
-	cmd := &cobra.Command{Use: "stop NAME", Short: "Power a named VM off (by force when it does not answer)"}
-	return vmCommand(f, cmd, &VMOptions{}, nil, nil, vmStopRun, runF)
-}
-
-func vmStopRun(ctx context.Context, o *VMOptions) error {
-	m, err := o.Env.NamedVMs().Attach(ctx, o.Name)
-	var gone *namedvm.NotRunningError
-	if errors.As(err, &gone) {
-		// Stopping what is already stopped is done: say so, and clear
-		// what its hypervisor left behind.
-		removed, cerr := o.Env.NamedVMs().CleanStopped(o.Name)
-		if cerr != nil {
-			return fmt.Errorf("vm %s had already stopped (%v), but cleaning up after it failed: %w", o.Name, gone.Err, cerr)
-		}
-		fmt.Fprintf(o.IO.Out, "vm %s had already stopped (%v)", o.Name, gone.Err)
-		if len(removed) > 0 {
-			fmt.Fprintf(o.IO.Out, "; removed its stale %s", strings.Join(removed, ", "))
-		}
-		fmt.Fprintln(o.IO.Out)
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if err := experiment.StopVM(m); err != nil {
-		return fmt.Errorf("stop vm %s: %w", o.Name, err)
-	}
-	fmt.Fprintf(o.IO.Out, "vm %s stopped\n", o.Name)
-	return nil
-}
-
-func newCmdVMDelete(f *Factory, runF func(context.Context, *VMOptions) error) *cobra.Command {
-	cmd := &cobra.Command{Use: "delete NAME", Short: "Remove a stopped named VM, its scratch disk and console log"}
-	return vmCommand(f, cmd, &VMOptions{}, nil, nil, vmDeleteRun, runF)
-}
-
-func vmDeleteRun(ctx context.Context, o *VMOptions) error {
-	if err := o.Env.NamedVMs().Delete(ctx, o.Name); err != nil {
-		return err
-	}
-	fmt.Fprintf(o.IO.Out, "vm %s deleted\n", o.Name)
-	return nil
-}
-
-func newCmdVMStatus(f *Factory, runF func(context.Context, *VMOptions) error) *cobra.Command {
-	o := &VMOptions{}
-	cmd := &cobra.Command{Use: "status NAME", Short: "Show a named VM as the host sees it, and its agent's Info"}
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
-	return vmCommand(f, cmd, o, nil, nil, vmStatusRun, runF)
-}
-
-func vmStatusRun(ctx context.Context, o *VMOptions) error {
-	mi, info, ierr, err := experiment.VMStatus(ctx, o.Env, o.Name)
-	if err != nil {
-		return err
-	}
-	if o.JSON {
-		out := map[string]any{"machine": mi}
-		if ierr == nil {
-			out["agent"] = agent.InfoJSON(info)
-		} else {
-			out["agent_error"] = ierr.Error()
-		}
-		return printJSON(o.IO.Out, out)
-	}
-	fmt.Fprintf(o.IO.Out, "vm %s: running, %s, pid %d, %d vCPUs (host threads %v), %d MiB\n", o.Name, describeAccel(mi), mi.PID, mi.CPUs, mi.VCPUThreads, mi.MemoryMiB)
-	fmt.Fprintf(o.IO.Out, "image: %s (kernel %s)\nconsole: %s\nscratch disk: %s (guest %s)\n", mi.Image.Name, mi.Image.KernelVersion, mi.ConsoleLog, mi.Disk, mi.GuestDisk)
-	if ierr != nil {
-		return fmt.Errorf("vm %s runs but its agent does not answer: %w", o.Name, ierr)
-	}
-	return printInfo(o.IO.Out, info)
-}
-
-func newCmdVMConsole(f *Factory, runF func(context.Context, *VMOptions) error) *cobra.Command {
-	o := &VMOptions{}
-	cmd := &cobra.Command{Use: "console NAME", Short: "Print a named VM's console log"}
-	cmd.Flags().BoolVarP(&o.Follow, "follow", "f", false, "keep printing what the console writes, until Ctrl-C")
-	return vmCommand(f, cmd, o, nil, nil, vmConsoleRun, runF)
-}
-
-func vmConsoleRun(ctx context.Context, o *VMOptions) error {
-	file, err := o.Env.NamedVMs().OpenConsole(o.Name)
-	if err != nil {
-		return err
-	}
-	defer file.Close()
-	for {
-		if _, err := io.Copy(o.IO.Out, file); err != nil || !o.Follow {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-}
-
-func newCmdVMList(f *Factory, runF func(context.Context, *VMOptions) error) *cobra.Command {
-	o := &VMOptions{}
-	cmd := &cobra.Command{Use: "list", Short: "List named VMs and whether they run", Args: noArgs}
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
-	return vmCommand(f, cmd, o, nil, nil, vmListRun, runF)
-}
-
-func vmListRun(ctx context.Context, o *VMOptions) error {
-	vms := o.Env.NamedVMs().List(ctx)
-	if o.JSON {
-		return printJSON(o.IO.Out, vms)
-	}
-	if len(vms) == 0 {
-		fmt.Fprintln(o.IO.Out, "no named VMs; start one with `qoslab vm start NAME`")
-	}
-	for _, v := range vms {
-		state := "stopped (remove it with `qoslab vm delete " + v.Name + "`)"
-		if v.Running {
-			state = fmt.Sprintf("running (pid %d, %s, %d vCPUs)", v.Machine.PID, describeAccel(*v.Machine), v.Machine.CPUs)
-		}
-		fmt.Fprintf(o.IO.Out, "%-20s %s\n", v.Name, state)
-	}
-	return nil
 }
 
 // completeVMs completes a flag with the named VMs.
