@@ -290,13 +290,12 @@ func TestBuildFailureKeepsPreviousImage(t *testing.T) {
 		check(t)
 	})
 	t.Run("failure after writing", func(t *testing.T) {
-		testHookBeforeSwap = func(tmp string) error {
+		o := fx.opts
+		o.beforeSwap = func(tmp string) error {
 			_, err := os.Stat(filepath.Join(tmp, ManifestFile))
 			require.NoError(t, err, "everything is written before the swap")
 			return errors.New("disk on fire")
 		}
-		defer func() { testHookBeforeSwap = nil }()
-		o := fx.opts
 		o.Recipe.Cmdline = "changed"
 		_, err := Build(context.Background(), o)
 		assert.ErrorContains(t, err, "disk on fire")
@@ -314,9 +313,9 @@ func TestBuildFailureKeepsPreviousImage(t *testing.T) {
 		aside := filepath.Join(fx.opts.StoreDir, ".old~test~123")
 		require.NoError(t, os.Rename(dir, aside))
 		require.NoError(t, os.MkdirAll(filepath.Join(fx.opts.StoreDir, ".build~test~456"), 0o755))
-		testHookBeforeSwap = func(string) error { return errors.New("again") }
-		defer func() { testHookBeforeSwap = nil }()
-		_, err := Build(context.Background(), fx.opts)
+		o := fx.opts
+		o.beforeSwap = func(string) error { return errors.New("again") }
+		_, err := Build(context.Background(), o)
 		assert.ErrorContains(t, err, "again")
 		check(t)
 	})
