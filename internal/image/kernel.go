@@ -17,6 +17,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/qoslab/qoslab/internal/image/debkernel"
+	"github.com/qoslab/qoslab/internal/shquote"
 )
 
 // Kernel formats InspectKernel recognizes.
@@ -471,18 +472,9 @@ func FetchCommand(arch, pkg string, explicitPkg bool, cacheDir, defaultCacheDir 
 		cmd += " --recipe RECIPE"
 	}
 	if cacheDir != "" && cacheDir != defaultCacheDir {
-		cmd += " --kernel-cache " + shellQuote(cacheDir)
+		cmd += " --kernel-cache " + shquote.Quote(cacheDir)
 	}
 	return cmd
-}
-
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+=:,@", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // ErrNoDebianKernel is a kernel cache without the package asked for: Build

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/qoslab/qoslab/internal/hv"
+	"github.com/qoslab/qoslab/internal/shquote"
 )
 
 // SchemaVersion is the manifest format this build writes. A manifest with
@@ -118,7 +119,7 @@ func (m Manifest) Image(dir string) hv.Image {
 func (m Manifest) RebuildCommand() string {
 	cmd := "qoslab image build linux"
 	if m.Recipe.File != "" {
-		cmd += " --recipe " + shellQuote(m.Recipe.File)
+		cmd += " --recipe " + shquote.Quote(m.Recipe.File)
 	}
 	if m.Recipe.Arch != "" && m.Arch != "" && m.Arch != m.Recipe.Arch {
 		cmd += " --arch " + m.Arch

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/qoslab/qoslab/internal/shquote"
 )
 
 // Check is one thing the vz backend needs of this Mac and of the qoslab
@@ -156,14 +158,5 @@ func EntitlementCheck(exe string, codesignOut []byte, runErr error) Check {
 
 // SignFix is the command that signs binary exe with the entitlement.
 func SignFix(exe string) string {
-	return "make build (signs bin/qoslab), or scripts/codesign.sh " + shellQuote(exe) + " in the qoslab repository"
-}
-
-// shellQuote quotes s for a POSIX shell when it needs quoting, so a Fix can
-// be pasted as it is.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+=:@,") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return "make build (signs bin/qoslab), or scripts/codesign.sh " + shquote.Quote(exe) + " in the qoslab repository"
 }
