@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"golang.org/x/sys/unix"
+	"github.com/qoslab/qoslab/internal/flock"
 )
 
 // lockImage keeps two builds of one image from swapping at once.
@@ -18,9 +18,9 @@ func lockImage(store, name string) (func(), error) {
 	if err != nil {
 		return nil, fmt.Errorf("image store: %w", err)
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
+	if err := flock.TryExclusive(f); err != nil {
+		_ = f.Close()
+		if errors.Is(err, flock.ErrHeld) {
 			return nil, fmt.Errorf("image %s: another build of it is running (lock %s)", name, p)
 		}
 		return nil, fmt.Errorf("image store: lock %s: %w", p, err)
