@@ -24,7 +24,7 @@ const (
 	// workloads' sink, appears in a Linux guest: the only virtio-blk
 	// device, so the first.
 	ScratchDisk = "/dev/vda"
-	// ListenParam, on a Linux guest's kernel command line, names the
+	// ListenParam names, on a Linux guest's kernel command line, the
 	// agent's channels the VM has ("qoslab.listen=vsock:1024"; several are
 	// separated by commas), in place of the image's list: a backend that
 	// knows its devices says so, and the guest waits for no channel it

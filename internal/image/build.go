@@ -231,7 +231,7 @@ type imageContent struct {
 // under the image's lock, and swaps it in.
 func (o BuildOptions) install(ctx context.Context, m Manifest, c imageContent, p io.Writer) (Manifest, error) {
 	name := m.Name
-	if err := os.MkdirAll(o.StoreDir, 0o755); err != nil {
+	if err := os.MkdirAll(o.StoreDir, 0o755); err != nil { //nolint:gosec // G301: the image store is readable by others, as the images in it (0644)
 		return Manifest{}, fmt.Errorf("image store: %w", err)
 	}
 	unlock, err := lockImage(o.StoreDir, name)
@@ -251,7 +251,7 @@ func (o BuildOptions) install(ctx context.Context, m Manifest, c imageContent, p
 			_ = os.RemoveAll(tmp) // a leftover is removed by the next build (recoverInterrupted)
 		}
 	}()
-	if err := os.Chmod(tmp, 0o755); err != nil {
+	if err := os.Chmod(tmp, 0o755); err != nil { //nolint:gosec // G302: a directory, readable by others as the image store is
 		return Manifest{}, err
 	}
 	if m, err = o.writeImage(ctx, tmp, m, c, p); err != nil {
@@ -417,7 +417,7 @@ func swapIn(tmp, final, name string) error {
 	if err := os.Rename(tmp, final); err != nil {
 		if old != "" {
 			if rerr := os.Rename(old, final); rerr != nil {
-				return fmt.Errorf("image store: %w (and putting the previous image back failed: %v; it is in %s)", err, rerr, old)
+				return fmt.Errorf("image store: %w (and putting the previous image back failed: %w; it is in %s)", err, rerr, old)
 			}
 		}
 		return fmt.Errorf("image store: %w", err)
@@ -456,7 +456,7 @@ func fileSize(p string) int64 {
 
 // writeHashed creates path, fills it with fill, syncs it and returns its hash and size.
 func writeHashed(path string, fill func(io.Writer) error) (FileDigest, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644) //nolint:gosec // G304: a file of the image being built, in the store the user names
 	if err != nil {
 		return FileDigest{}, err
 	}
@@ -477,7 +477,7 @@ func writeHashed(path string, fill func(io.Writer) error) (FileDigest, error) {
 }
 
 func hashFile(path string) (FileDigest, error) {
-	f, err := os.Open(path)
+	f, err := os.Open(path) //nolint:gosec // G304: the agent the build was given, or a file of an image in the store
 	if err != nil {
 		return FileDigest{}, err
 	}

@@ -61,7 +61,7 @@ func readInitramfs(t *testing.T, path string) ([]cpioFile, []byte) {
 	var out []cpioFile
 	for {
 		h, err := cr.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		require.NoError(t, err)

@@ -41,14 +41,14 @@ type KernelInfo struct {
 // for which arch: an x86 bzImage ("HdrS" at 0x202) or an arm64 Image ("ARM\x64"
 // at 0x38), also gzip'd or in an EFI zboot wrapper.
 func InspectKernel(path string) (KernelInfo, error) {
-	f, err := os.Open(path)
+	f, err := os.Open(path) //nolint:gosec // G304: the kernel the recipe or the kernel cache names
 	if err != nil {
 		return KernelInfo{}, fmt.Errorf("kernel: %w", err)
 	}
 	defer f.Close()
 	head := make([]byte, 0x1000)
 	n, err := io.ReadFull(f, head)
-	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 		return KernelInfo{}, fmt.Errorf("kernel %s: %w", path, err)
 	}
 	head = head[:n]
@@ -436,7 +436,7 @@ func locateHost(o LocateOptions) (KernelSource, error) {
 	ks := KernelSource{Source: SourceHost, Version: rel}
 	var unreadable error
 	for _, p := range images {
-		f, err := os.Open(p)
+		f, err := os.Open(p) //nolint:gosec // G304: the running kernel's image under /boot
 		if err == nil {
 			f.Close()
 			ks.Image = p
@@ -455,7 +455,7 @@ func locateHost(o LocateOptions) (KernelSource, error) {
 	fix := "use kernel.source: debian (qoslab image fetch-kernel) or path"
 	switch {
 	case ks.Image == "" && unreadable != nil:
-		return ks, fmt.Errorf("kernel.source host: the running kernel's image is not readable (%v); make it readable (sudo chmod 0644 %s) or %s", unreadable, images[0], fix)
+		return ks, fmt.Errorf("kernel.source host: the running kernel's image is not readable (%w); make it readable (sudo chmod 0644 %s) or %s", unreadable, images[0], fix)
 	case ks.Image == "":
 		return ks, fmt.Errorf("kernel.source host: the running kernel (%s) has no image in %s; %s", rel, strings.Join(images, ", "), fix)
 	case ks.ModulesDir == "":

@@ -132,7 +132,7 @@ func parseRecipe(b []byte, name string) (Recipe, error) {
 		return r, fmt.Errorf("%s: %s", where, msg)
 	}
 	var extra yaml.Node
-	if err := dec.Decode(&extra); err != io.EOF {
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		return r, fmt.Errorf("%s: more than one YAML document", where)
 	}
 	if err := r.Check(); err != nil {

@@ -187,7 +187,9 @@ func Load(storeDir, name string) (hv.Image, Manifest, error) {
 	for _, f := range files {
 		got, err := hashFile(filepath.Join(dir, f.file))
 		if err != nil {
-			return hv.Image{}, m, fmt.Errorf("image %s is corrupt: %v; rebuild it with `%s`", name, err, m.RebuildCommand())
+			// Not wrapped: a file missing here makes the image corrupt, and
+			// no caller may take it for a missing image (fs.ErrNotExist).
+			return hv.Image{}, m, fmt.Errorf("image %s is corrupt: %v; rebuild it with `%s`", name, err, m.RebuildCommand()) //nolint:errorlint // see above
 		}
 		if got.SHA256 != f.d.SHA256 || got.Size != f.d.Size {
 			return hv.Image{}, m, fmt.Errorf("image %s is corrupt: %s hash %s (%d bytes), manifest says %s (%d bytes); rebuild it with `%s`",
@@ -207,7 +209,7 @@ func short(h string) string {
 // readManifest reads and checks dir/manifest.json (not the files' hashes).
 func readManifest(dir string) (Manifest, error) {
 	var m Manifest
-	b, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	b, err := os.ReadFile(filepath.Join(dir, ManifestFile)) //nolint:gosec // G304: the manifest in the image store the user names
 	if err != nil {
 		return m, err
 	}
@@ -216,7 +218,7 @@ func readManifest(dir string) (Manifest, error) {
 		SchemaVersion string `json:"schema_version"`
 	}
 	if err := json.Unmarshal(b, &head); err != nil {
-		return m, fmt.Errorf("%s is corrupt (%v); rebuild it with `qoslab image build linux`", filepath.Join(dir, ManifestFile), err)
+		return m, fmt.Errorf("%s is corrupt (%w); rebuild it with `qoslab image build linux`", filepath.Join(dir, ManifestFile), err)
 	}
 	major, err := strconv.Atoi(strings.SplitN(head.SchemaVersion, ".", 2)[0])
 	if err != nil {
@@ -230,7 +232,7 @@ func readManifest(dir string) (Manifest, error) {
 		return m, fmt.Errorf("%s has manifest schema %s, this qoslab reads %d.x (it was built by %s qoslab); rebuild it with `qoslab image build linux`", filepath.Join(dir, ManifestFile), head.SchemaVersion, schemaMajor, newer)
 	}
 	if err := json.Unmarshal(b, &m); err != nil {
-		return m, fmt.Errorf("%s is corrupt (%v); rebuild it with `qoslab image build linux`", filepath.Join(dir, ManifestFile), err)
+		return m, fmt.Errorf("%s is corrupt (%w); rebuild it with `qoslab image build linux`", filepath.Join(dir, ManifestFile), err)
 	}
 	return m, nil
 }

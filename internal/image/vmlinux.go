@@ -242,7 +242,7 @@ func extractVmlinux(ctx context.Context, bzImage []byte) (vmlinux, error) {
 	}
 	f, err := elf.NewFile(bytes.NewReader(v.ELF))
 	if err != nil {
-		return v, fmt.Errorf("the %s payload holds %s, not an ELF kernel: %v", p.Compression, describe(v.ELF), err)
+		return v, fmt.Errorf("the %s payload holds %s, not an ELF kernel: %w", p.Compression, describe(v.ELF), err)
 	}
 	defer f.Close()
 	if f.Class != elf.ELFCLASS64 || f.Machine != elf.EM_X86_64 || f.Type != elf.ET_EXEC {

@@ -35,13 +35,13 @@ func writeRecord(dir string, r Record) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, RecordFile), append(b, '\n'), 0o644)
+	return os.WriteFile(filepath.Join(dir, RecordFile), append(b, '\n'), 0o644) //nolint:gosec // G306: the fetch record is readable by others, as the kernel it describes
 }
 
 // ReadRecord reads the record of the extract in dir; an extract made
 // before records were kept has none, which is nil and no error.
 func ReadRecord(dir string) (*Record, error) {
-	b, err := os.ReadFile(filepath.Join(dir, RecordFile))
+	b, err := os.ReadFile(filepath.Join(dir, RecordFile)) //nolint:gosec // G304: the fetch record in the kernel cache
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -12,10 +12,16 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/crypto/openpgp"           //nolint:staticcheck // the OpenPGP library the module already has (pault.ag/go/debian's)
-	"golang.org/x/crypto/openpgp/clearsign" //nolint:staticcheck // see above
-	pgperrors "golang.org/x/crypto/openpgp/errors"
-	"golang.org/x/crypto/openpgp/packet" //nolint:staticcheck // see above
+	// x/crypto/openpgp is deprecated, and kept: pault.ag/go/debian/control
+	// imports it (and its clearsign) whatever this package uses, and
+	// ProtonMail/go-crypto, the maintained fork, is no drop-in here: it has
+	// no SignatureV3, and its CheckDetachedSignature takes a config and
+	// judges key and signature expiry itself, which VerifyClearsigned
+	// does, saying which.
+	"golang.org/x/crypto/openpgp"                  //nolint:staticcheck // see above
+	"golang.org/x/crypto/openpgp/clearsign"        //nolint:staticcheck // see above
+	pgperrors "golang.org/x/crypto/openpgp/errors" //nolint:staticcheck // see above
+	"golang.org/x/crypto/openpgp/packet"           //nolint:staticcheck // see above
 )
 
 // keyFiles are Debian's archive signing keys as debian-archive-keyring
