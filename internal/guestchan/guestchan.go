@@ -34,10 +34,10 @@ const (
 	// once it listens on its channels ("qoslab-agent: VERSION serving on
 	// ADDR, ..."): the guest's devices are set up by then.
 	ServingMark = " serving on "
-	// VZConsole is the console of a Linux guest on Virtualization.framework:
+	// vzConsole is the console of a Linux guest on Virtualization.framework:
 	// its virtio console device (VZVirtioConsoleDeviceSerialPortConfiguration),
 	// hvc0. The framework gives no UART.
-	VZConsole = "hvc0"
+	vzConsole = "hvc0"
 )
 
 // VZLinuxCmdline is the kernel command line of a Linux guest laid out as
@@ -54,7 +54,7 @@ func VZLinuxCmdline(image string) string {
 		}
 		fields = append(fields, f)
 	}
-	fields = append(fields, "console="+VZConsole, fmt.Sprintf("%s=vsock:%d", ListenParam, VsockPort))
+	fields = append(fields, "console="+vzConsole, fmt.Sprintf("%s=vsock:%d", ListenParam, VsockPort))
 	return strings.Join(fields, " ")
 }
 

@@ -23,17 +23,17 @@ import (
 
 // The files of a built image, in <store>/<name>/.
 const (
-	KernelFile = "vmlinuz" // the kernel image as the kernel source has it
-	// VmlinuxFile is an amd64 image's kernel unpacked from vmlinuz: an ELF
+	kernelFile = "vmlinuz" // the kernel image as the kernel source has it
+	// vmlinuxFile is an amd64 image's kernel unpacked from vmlinuz: an ELF
 	// that QEMU boots through its PVH entry without the guest decompressing
 	// anything (see extractVmlinux).
-	VmlinuxFile = "vmlinux"
-	// UncompressedFile is an arm64 image's kernel uncompressed from a
+	vmlinuxFile = "vmlinux"
+	// uncompressedFile is an arm64 image's kernel uncompressed from a
 	// gzip'd or EFI zboot vmlinuz: Virtualization.framework's Linux boot
 	// loader takes no compressed kernel.
-	UncompressedFile = "Image"
-	InitramfsFile    = "initramfs.cpio.gz"
-	ManifestFile     = "manifest.json"
+	uncompressedFile = "Image"
+	initramfsFile    = "initramfs.cpio.gz"
+	manifestFile     = "manifest.json"
 )
 
 // BuildOptions says what to build and where.
@@ -92,7 +92,7 @@ func Build(ctx context.Context, o BuildOptions) (Manifest, error) {
 	if err != nil {
 		return Manifest{}, err
 	}
-	if err := CheckAgent(o.AgentPath, arch); err != nil {
+	if err := checkAgent(o.AgentPath, arch); err != nil {
 		return Manifest{}, err
 	}
 	boot, vmlinuxELF, err := chooseBootKernel(ctx, ks)
@@ -121,7 +121,7 @@ func (o BuildOptions) resolve() (BuildOptions, string, error) {
 	}
 	arch := r.Arch
 	if o.Arch != "" {
-		if err := CheckArch(o.Arch); err != nil {
+		if err := checkArch(o.Arch); err != nil {
 			return o, "", err
 		}
 		arch = o.Arch
@@ -152,7 +152,7 @@ func locateOrFetchKernel(ctx context.Context, o BuildOptions, arch string, p io.
 	r := o.Recipe
 	lo := LocateOptions{Arch: arch, KernelCacheDir: o.KernelCacheDir, DefaultKernelCacheDir: o.DefaultKernelCacheDir}
 	ks, err := LocateKernel(r, lo)
-	if errors.Is(err, ErrNoDebianKernel) {
+	if errors.Is(err, errNoDebianKernel) {
 		// The cache lacks it: fetch it, in Go, from a Debian mirror.
 		if ferr := fetchDebianKernel(ctx, r, arch, o, p); ferr != nil {
 			return ks, fmt.Errorf("kernel.source debian: %w", ferr)
@@ -172,7 +172,7 @@ func locateOrFetchKernel(ctx context.Context, o BuildOptions, arch string, p io.
 // resolveModules finds the modules the recipe names, and what they depend
 // on, in the kernel's modules, and says which they are.
 func resolveModules(ks KernelSource, arch string, names []string, p io.Writer) (ModuleSet, error) {
-	mods, err := ResolveModules(ks.ModulesDir, ks.Version, arch, names)
+	mods, err := resolveModuleSet(ks.ModulesDir, ks.Version, arch, names)
 	if err != nil || len(names) == 0 {
 		return mods, err
 	}
@@ -192,9 +192,9 @@ func resolveModules(ks KernelSource, arch string, names []string, p io.Writer) (
 // anything is written, and the guest init's configuration.
 func newManifest(r Recipe, arch string, ks KernelSource, mods ModuleSet, boot BootKernel) (Manifest, guestinit.Config) {
 	cfg := guestinit.Config{
-		Listen:        append([]string(nil), GuestListen...),
+		Listen:        append([]string(nil), guestListen...),
 		ScratchDevice: guestchan.ScratchDisk,
-		ScratchDir:    GuestScratchDir,
+		ScratchDir:    guestScratchDir,
 		KernelVersion: ks.Version,
 	}
 	m := Manifest{
@@ -298,7 +298,7 @@ func (o BuildOptions) writeImage(ctx context.Context, dir string, m Manifest, c 
 	m.Agent.File = "/init"
 
 	ks := c.kernel
-	m.Vmlinuz, err = writeHashed(filepath.Join(dir, KernelFile), func(w io.Writer) error {
+	m.Vmlinuz, err = writeHashed(filepath.Join(dir, kernelFile), func(w io.Writer) error {
 		return copyFileTo(ctx, w, ks.Image, fileSize(ks.Image))
 	})
 	if err != nil {
@@ -308,7 +308,7 @@ func (o BuildOptions) writeImage(ctx context.Context, dir string, m Manifest, c 
 		return Manifest{}, fmt.Errorf("kernel: %w", err)
 	}
 	if c.vmlinuxELF != nil {
-		d, err := writeHashed(filepath.Join(dir, VmlinuxFile), func(w io.Writer) error {
+		d, err := writeHashed(filepath.Join(dir, vmlinuxFile), func(w io.Writer) error {
 			_, err := w.Write(c.vmlinuxELF)
 			return err
 		})
@@ -319,14 +319,14 @@ func (o BuildOptions) writeImage(ctx context.Context, dir string, m Manifest, c 
 	}
 	var rawSum string
 	var rawSize int64
-	m.Initramfs, err = writeHashed(filepath.Join(dir, InitramfsFile), func(w io.Writer) error {
+	m.Initramfs, err = writeHashed(filepath.Join(dir, initramfsFile), func(w io.Writer) error {
 		rawSum, rawSize, err = writeInitramfs(ctx, w, c.initramfs)
 		return err
 	})
 	if err != nil {
 		return Manifest{}, fmt.Errorf("initramfs: %w", err)
 	}
-	if err := verifyInitramfs(filepath.Join(dir, InitramfsFile), rawSum, rawSize); err != nil {
+	if err := verifyInitramfs(filepath.Join(dir, initramfsFile), rawSum, rawSize); err != nil {
 		return Manifest{}, fmt.Errorf("initramfs: %w", err)
 	}
 	fmt.Fprintf(p, "initramfs: %d entries, %.1f MiB (agent %.1f MiB)\n", len(c.initramfs), float64(m.Initramfs.Size)/(1<<20), float64(m.Agent.Size)/(1<<20))
@@ -335,7 +335,7 @@ func (o BuildOptions) writeImage(ctx context.Context, dir string, m Manifest, c 
 	if err != nil {
 		return Manifest{}, err
 	}
-	if _, err := writeHashed(filepath.Join(dir, ManifestFile), func(w io.Writer) error {
+	if _, err := writeHashed(filepath.Join(dir, manifestFile), func(w io.Writer) error {
 		_, err := w.Write(append(mb, '\n'))
 		return err
 	}); err != nil {
@@ -359,21 +359,21 @@ func writeUncompressed(dir string, ks KernelSource, vmlinuz FileDigest) (*FileDi
 	}
 	if !isGzip(b) && !isZBoot(b) {
 		d := vmlinuz
-		d.File = KernelFile
+		d.File = kernelFile
 		return &d, nil
 	}
 	u, err := Uncompressed(b)
 	if err != nil {
 		return nil, err
 	}
-	d, err := writeHashed(filepath.Join(dir, UncompressedFile), func(w io.Writer) error {
+	d, err := writeHashed(filepath.Join(dir, uncompressedFile), func(w io.Writer) error {
 		_, err := w.Write(u)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	d.File = UncompressedFile
+	d.File = uncompressedFile
 	return &d, nil
 }
 
@@ -385,8 +385,8 @@ func writeUncompressed(dir string, ks KernelSource, vmlinuz FileDigest) (*FileDi
 // boots, and the reason is in the manifest and the build's progress.
 // vmlinuxELF is the unpacked kernel when it is the one to boot.
 func chooseBootKernel(ctx context.Context, ks KernelSource) (boot BootKernel, vmlinuxELF []byte, err error) {
-	if ks.Info.Format != FormatBzImage {
-		return BootKernel{File: KernelFile, Reason: fmt.Sprintf("an %s %s, booted as it is: there is no x86 decompressor to skip", ks.Info.Arch, ks.Info.Format)}, nil, nil
+	if ks.Info.Format != formatBzImage {
+		return BootKernel{File: kernelFile, Reason: fmt.Sprintf("an %s %s, booted as it is: there is no x86 decompressor to skip", ks.Info.Arch, ks.Info.Format)}, nil, nil
 	}
 	bz, err := os.ReadFile(ks.Image)
 	if err != nil {
@@ -397,10 +397,10 @@ func chooseBootKernel(ctx context.Context, ks KernelSource) (boot BootKernel, vm
 		return BootKernel{}, nil, cerr
 	}
 	if err != nil {
-		return BootKernel{File: KernelFile, PayloadCompression: v.Compression,
+		return BootKernel{File: kernelFile, PayloadCompression: v.Compression,
 			Reason: fmt.Sprintf("no vmlinux: %v; so the bzImage boots, and decompresses itself in the guest (seconds under TCG)", err)}, nil, nil
 	}
-	return BootKernel{File: VmlinuxFile, PayloadCompression: v.Compression, PVHEntry: fmt.Sprintf("%#x", v.PVHEntry),
+	return BootKernel{File: vmlinuxFile, PayloadCompression: v.Compression, PVHEntry: fmt.Sprintf("%#x", v.PVHEntry),
 		Reason: fmt.Sprintf("the kernel unpacked from the bzImage's %s payload, with a PVH entry: QEMU boots it directly, so the guest does not decompress the kernel (seconds under TCG)", v.Compression)}, v.ELF, nil
 }
 
@@ -536,14 +536,14 @@ func (s BuildSettings) KernelOptions(env func(string) string) (BuildOptions, err
 	o := BuildOptions{Recipe: DefaultRecipe(), Arch: s.Arch, StoreDir: s.Store, AgentVersion: version.String(), InsecureUnsignedIndex: s.InsecureUnsignedIndex}
 	var err error
 	if s.RecipeFile != "" {
-		if o.Recipe, err = LoadRecipe(s.RecipeFile); err != nil {
+		if o.Recipe, err = loadRecipe(s.RecipeFile); err != nil {
 			return o, &SettingError{err}
 		}
 	}
 	if o.Arch == "" {
 		o.Arch = o.Recipe.Arch
 	}
-	if err := CheckArch(o.Arch); err != nil {
+	if err := checkArch(o.Arch); err != nil {
 		return o, &SettingError{err}
 	}
 	if o.DefaultKernelCacheDir, err = DefaultKernelCacheDir(env); err != nil {

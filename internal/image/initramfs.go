@@ -23,11 +23,11 @@ import (
 	"github.com/qoslab/qoslab/internal/guestinit"
 )
 
-// GuestScratchDir is the tmpfs in the guest that file sinks write in.
-const GuestScratchDir = "/scratch"
+// guestScratchDir is the tmpfs in the guest that file sinks write in.
+const guestScratchDir = "/scratch"
 
-// GuestListen are the agent's channels in the guest.
-var GuestListen = []string{
+// guestListen are the agent's channels in the guest.
+var guestListen = []string{
 	"virtio-port:" + guestchan.PortName,
 	fmt.Sprintf("vsock:%d", guestchan.VsockPort),
 }
@@ -46,9 +46,9 @@ type fileEntry struct {
 	major, minor int // char devices
 }
 
-// CheckAgent checks that path is a static Linux ELF executable for arch: it
+// checkAgent checks that path is a static Linux ELF executable for arch: it
 // runs as /init with no dynamic loader and no libc.
-func CheckAgent(path, arch string) error {
+func checkAgent(path, arch string) error {
 	f, err := elf.Open(path)
 	if err != nil {
 		if _, serr := os.Stat(path); serr != nil {
@@ -129,7 +129,7 @@ func initEntries(agentPath string, mods ModuleSet, cfg guestinit.Config) ([]file
 		// dies and the kernel panics.
 		{name: "dev/null", mode: cpio.TypeChar | 0o666, major: 1, minor: 3},
 	}
-	for _, d := range []string{"proc", "sys", "dev", "tmp", "etc", strings.TrimPrefix(GuestScratchDir, "/")} {
+	for _, d := range []string{"proc", "sys", "dev", "tmp", "etc", strings.TrimPrefix(guestScratchDir, "/")} {
 		mode := cpio.FileMode(0o755)
 		if d == "tmp" {
 			mode = 0o1777

@@ -22,8 +22,8 @@ import (
 
 // Where a module's dependencies came from.
 const (
-	DepsFromModulesDep = "modules.dep"
-	DepsFromModinfo    = ".modinfo"
+	depsFromModulesDep = "modules.dep"
+	depsFromModinfo    = ".modinfo"
 )
 
 // Module is one kernel module to load.
@@ -108,29 +108,29 @@ type ModuleSet struct {
 	Builtin []string `json:"builtin,omitempty"`
 }
 
-// ModuleName is the canonical spelling of a module name: the kernel treats
+// moduleName is the canonical spelling of a module name: the kernel treats
 // '-' and '_' alike and names modules with '_'.
-func ModuleName(s string) string { return strings.ReplaceAll(s, "-", "_") }
+func moduleName(s string) string { return strings.ReplaceAll(s, "-", "_") }
 
 // moduleFileName strips .ko and compression suffixes from a file name.
 func moduleFileName(file string) (name, compression string, ok bool) {
 	base := filepath.Base(file)
 	for _, c := range []string{"", ".xz", ".zst", ".gz"} {
 		if strings.HasSuffix(base, ".ko"+c) {
-			return ModuleName(strings.TrimSuffix(base, ".ko"+c)), strings.TrimPrefix(c, "."), true
+			return moduleName(strings.TrimSuffix(base, ".ko"+c)), strings.TrimPrefix(c, "."), true
 		}
 	}
 	return "", "", false
 }
 
-// ResolveModules finds names (and what they depend on) in the modules
+// resolveModuleSet finds names (and what they depend on) in the modules
 // directory dir of kernel version, for arch, and orders them so that every
 // module comes after its dependencies. Dependencies come from modules.dep
 // where dir has one, else from each module's .modinfo "depends=" (a Debian
 // package's extract has no modules.dep: depmod makes it at install). Modules
 // the kernel has built in (modules.builtin) are recorded, not loaded.
-func ResolveModules(dir, version, arch string, names []string) (ModuleSet, error) {
-	set := ModuleSet{Dir: dir, KernelVersion: version, DepsFrom: DepsFromModinfo}
+func resolveModuleSet(dir, version, arch string, names []string) (ModuleSet, error) {
+	set := ModuleSet{Dir: dir, KernelVersion: version, DepsFrom: depsFromModinfo}
 	if len(names) == 0 {
 		return set, nil
 	}
@@ -142,11 +142,11 @@ func ResolveModules(dir, version, arch string, names []string) (ModuleSet, error
 		return set, err
 	}
 	if idx.dep != nil {
-		set.DepsFrom = DepsFromModulesDep
+		set.DepsFrom = depsFromModulesDep
 	}
 	r := resolver{idx: idx, dir: dir, version: version, arch: arch, state: map[string]int{}}
 	for _, n := range names {
-		if err := r.visit(ModuleName(n), nil); err != nil {
+		if err := r.visit(moduleName(n), nil); err != nil {
 			return set, err
 		}
 	}
@@ -344,7 +344,7 @@ func (r *resolver) visit(name string, chain []string) error {
 	} else {
 		for _, d := range strings.Split(info["depends"], ",") {
 			if d = strings.TrimSpace(d); d != "" {
-				deps = append(deps, ModuleName(d))
+				deps = append(deps, moduleName(d))
 			}
 		}
 	}

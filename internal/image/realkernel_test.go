@@ -54,14 +54,14 @@ func indexOf(mods []Module, name string) int {
 // each module's .modinfo.
 func TestRealKernelModuleOrder(t *testing.T) {
 	ks := realKernel(t)
-	assert.Equal(t, SourceDebian, ks.Source)
-	assert.Equal(t, FormatBzImage, ks.Info.Format)
+	assert.Equal(t, sourceDebian, ks.Source)
+	assert.Equal(t, formatBzImage, ks.Info.Format)
 	assert.Equal(t, ks.Version, ks.Info.Version, "the bzImage's version string agrees with lib/modules/<version>")
 
-	set, err := ResolveModules(ks.ModulesDir, ks.Version, "amd64", DefaultRecipe().Modules)
+	set, err := resolveModuleSet(ks.ModulesDir, ks.Version, "amd64", DefaultRecipe().Modules)
 	require.NoError(t, err)
 	if _, err := os.Stat(filepath.Join(ks.ModulesDir, "modules.dep")); err != nil {
-		assert.Equal(t, DepsFromModinfo, set.DepsFrom)
+		assert.Equal(t, depsFromModinfo, set.DepsFrom)
 	}
 	names := make([]string, len(set.Load))
 	for i, m := range set.Load {
@@ -90,11 +90,11 @@ func TestRealKernelModuleOrder(t *testing.T) {
 		seen[n] = true
 	}
 
-	_, err = ResolveModules(ks.ModulesDir, ks.Version, "amd64", []string{"virtio_nonesuch"})
+	_, err = resolveModuleSet(ks.ModulesDir, ks.Version, "amd64", []string{"virtio_nonesuch"})
 	assert.ErrorContains(t, err, "module virtio_nonesuch does not exist for kernel "+ks.Version)
 	assert.ErrorContains(t, err, ks.ModulesDir)
 	// serial 8250 is built into Debian's kernel.
-	set, err = ResolveModules(ks.ModulesDir, ks.Version, "amd64", []string{"8250", "virtio-blk"})
+	set, err = resolveModuleSet(ks.ModulesDir, ks.Version, "amd64", []string{"8250", "virtio-blk"})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"8250"}, set.Builtin)
 	assert.Equal(t, "virtio_blk", set.Load[len(set.Load)-1].Name)
@@ -123,10 +123,10 @@ func TestRealKernelBuild(t *testing.T) {
 	assert.Greater(t, len(m.Modules), 4)
 	// Debian's kernel has a PVH entry: the image boots its vmlinux.
 	require.NotNil(t, m.BootKernel)
-	assert.Equal(t, VmlinuxFile, m.BootKernel.File, m.BootKernel.Reason)
+	assert.Equal(t, vmlinuxFile, m.BootKernel.File, m.BootKernel.Reason)
 	require.NotNil(t, lm.Vmlinux)
 	assert.Equal(t, m.Vmlinux.SHA256, lm.Vmlinux.SHA256)
-	assert.Equal(t, filepath.Join(store, "linux", VmlinuxFile), img.Kernel)
+	assert.Equal(t, filepath.Join(store, "linux", vmlinuxFile), img.Kernel)
 }
 
 type testWriter struct{ t *testing.T }
@@ -154,7 +154,7 @@ func TestRealKernelVmlinux(t *testing.T) {
 	assert.Equal(t, ks.Version, bannerVersion(v.ELF), "the vmlinux is the same kernel")
 
 	xz, err := exec.LookPath("xz")
-	if err != nil || p.Compression != CompressionXZ {
+	if err != nil || p.Compression != compressionXZ {
 		t.Logf("not compared with the xz tool (%s payload, xz: %v)", p.Compression, err)
 		return
 	}

@@ -13,14 +13,14 @@ import (
 	"strings"
 )
 
-// ReadLinux reads the calling process's scheduling from the proc and
+// readLinux reads the calling process's scheduling from the proc and
 // cgroup file systems under root ("/" on a live system; tests give a
 // tree of their own): the main thread's policy and nice from
 // /proc/self/stat, the CPU limit from the cgroups /proc/self/cgroup names,
 // cgroup v2 (cpu.max) or v1 (cpu.cfs_quota_us), wherever
 // /proc/self/mountinfo says they are mounted. It reads nothing else and
 // never fails: what it cannot read is said in Unread.
-func ReadLinux(root string) Scheduling {
+func readLinux(root string) Scheduling {
 	var s Scheduling
 	stat, err := os.ReadFile(filepath.Join(root, "proc/self/stat")) //nolint:gosec // G304: procfs under root ("/", or a test's)
 	if err == nil {

@@ -11,20 +11,20 @@ import (
 	"testing"
 )
 
-// Env is the variable that, set to 1, makes a missing prerequisite of a VM
+// requireEnv is the variable that, set to 1, makes a missing prerequisite of a VM
 // test a failure instead of a skip.
-const Env = "QOSLAB_REQUIRE_VM"
+const requireEnv = "QOSLAB_REQUIRE_VM"
 
-// Required reports whether the VM tests are asked for (QOSLAB_REQUIRE_VM=1).
-func Required() bool { return os.Getenv(Env) == "1" }
+// required reports whether the VM tests are asked for (QOSLAB_REQUIRE_VM=1).
+func required() bool { return os.Getenv(requireEnv) == "1" }
 
 // Missing ends the test for a prerequisite that is missing: skipped with
 // why, or with QOSLAB_REQUIRE_VM=1 failed with why and fix (what installs
 // it, e.g. "run scripts/setup.sh").
 func Missing(t testing.TB, why, fix string) {
 	t.Helper()
-	if Required() {
-		t.Fatalf("%s=1 but %s (%s)", Env, why, fix)
+	if required() {
+		t.Fatalf("%s=1 but %s (%s)", requireEnv, why, fix)
 		return // Fatalf does not return, but a recording testing.TB may
 	}
 	t.Skip(why)

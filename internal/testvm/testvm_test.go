@@ -28,10 +28,10 @@ func TestMissingSkipsUnlessRequired(t *testing.T) {
 		{"0", "skip: no qemu-system-x86_64"},
 		{"1", "fail: QOSLAB_REQUIRE_VM=1 but no qemu-system-x86_64 (run scripts/setup.sh)"},
 	} {
-		t.Setenv(Env, tc.env)
+		t.Setenv(requireEnv, tc.env)
 		r := &recorder{TB: t}
 		Missing(r, "no qemu-system-x86_64", "run scripts/setup.sh")
-		assert.Equal(t, tc.want, r.ended, "%s=%q", Env, tc.env)
+		assert.Equal(t, tc.want, r.ended, "%s=%q", requireEnv, tc.env)
 	}
 }
 
@@ -40,7 +40,7 @@ func TestLookPath(t *testing.T) {
 	prog := filepath.Join(bin, "qemu-fake")
 	require.NoError(t, os.WriteFile(prog, []byte("#!/bin/sh\n"), 0o755))
 	t.Setenv("PATH", bin)
-	t.Setenv(Env, "1")
+	t.Setenv(requireEnv, "1")
 
 	r := &recorder{TB: t}
 	assert.Equal(t, prog, LookPath(r, "qemu-fake", "install it"))

@@ -240,7 +240,7 @@ func isKernelPackage(name string) bool {
 // unless InsecureUnsignedIndex, which takes its text and notes that.
 func (f *Fetcher) releaseSums(b []byte, where string) (map[string]fileSum, IndexCheck, error) {
 	check := IndexCheck{URL: where}
-	text, signer, err := VerifyClearsigned(b, f.Keyring, time.Now())
+	text, signer, err := verifyClearsigned(b, f.Keyring, time.Now())
 	switch {
 	case err == nil:
 		check.SignedBy = &signer
