@@ -162,7 +162,7 @@ func TestBootInQEMU(t *testing.T) {
 		}
 		client, err := agent.NewClient(func(context.Context) (net.Conn, error) { return conn, nil })
 		require.NoError(t, err)
-		client.EndsWith(gone, func() error { return fmt.Errorf("qemu ended: %v", qemuErr) })
+		client.EndsWith(gone, func() error { return fmt.Errorf("qemu ended: %w", qemuErr) })
 		return client
 	}
 
