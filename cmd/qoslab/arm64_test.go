@@ -20,6 +20,7 @@ import (
 	"github.com/qoslab/qoslab/internal/image"
 	"github.com/qoslab/qoslab/internal/image/debkernel"
 	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/testvm"
 )
 
 var bootTime = regexp.MustCompile(`agent answered ([0-9.]+) s after start \(accel tcg`)
@@ -39,10 +40,7 @@ func TestARM64GuestUnderEmulation(t *testing.T) {
 	}
 	missing := func(t *testing.T, why string) {
 		t.Helper()
-		if os.Getenv("QOSLAB_REQUIRE_VM") == "1" {
-			t.Fatalf("QOSLAB_REQUIRE_VM=1 but %s (run scripts/setup.sh)", why)
-		}
-		t.Skip(why)
+		testvm.Missing(t, why, "run scripts/setup.sh")
 	}
 	if _, err := exec.LookPath("qemu-system-aarch64"); err != nil {
 		missing(t, "no qemu-system-aarch64 (Debian: qemu-system-arm)")
@@ -161,10 +159,7 @@ var (
 // measures one fp cell; no channel waits for a device the model lacks.
 func vzModelBench(t *testing.T, dir, store string) {
 	if !vhostVsockInstalled() {
-		if os.Getenv("QOSLAB_REQUIRE_VM") == "1" {
-			t.Fatal("QOSLAB_REQUIRE_VM=1 but vhost-device-vsock is not installed (make test installs it: cargo install --locked vhost-device-vsock@0.3.0)")
-		}
-		t.Skip("vhost-device-vsock is not installed: cargo install --locked vhost-device-vsock@0.3.0")
+		testvm.Missing(t, "vhost-device-vsock is not installed: cargo install --locked vhost-device-vsock@0.3.0", "make test installs it")
 	}
 	res := t.TempDir()
 	jsonPath := filepath.Join(res, "bench.json")

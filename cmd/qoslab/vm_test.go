@@ -19,18 +19,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/qoslab/qoslab/internal/image"
+	"github.com/qoslab/qoslab/internal/testvm"
 )
 
 // vmPrereqs skips (or, with QOSLAB_REQUIRE_VM=1 as CI sets, fails) when QEMU
 // or the Debian kernel is missing, and returns the kernel cache.
 func vmPrereqs(t *testing.T) string {
 	t.Helper()
-	missing := func(why string) {
-		if os.Getenv("QOSLAB_REQUIRE_VM") == "1" {
-			t.Fatalf("QOSLAB_REQUIRE_VM=1 but %s (run scripts/setup.sh)", why)
-		}
-		t.Skip(why)
-	}
+	missing := func(why string) { testvm.Missing(t, why, "run scripts/setup.sh") }
 	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
 		missing("no qemu-system-x86_64")
 	}

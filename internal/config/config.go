@@ -53,8 +53,8 @@ func (s *Settings) Key(section, flag string) string {
 	return section + "." + flag
 }
 
-// EnvName is the environment variable of a config key.
-func EnvName(key string) string {
+// envName is the environment variable of a config key.
+func envName(key string) string {
 	return "QOSLAB_" + strings.ToUpper(strings.NewReplacer(".", "_", "-", "_").Replace(key))
 }
 
@@ -102,8 +102,8 @@ func (s *Settings) Apply(fs *pflag.FlagSet, section string) (Sources, error) {
 		}
 		key := s.Key(section, fl.Name)
 		var where, value string
-		if v := s.Env(EnvName(key)); v != "" {
-			where, value = EnvName(key), v
+		if v := s.Env(envName(key)); v != "" {
+			where, value = envName(key), v
 		} else if v, ok := f.get(key); ok {
 			where, value = fmt.Sprintf("%s in %s", key, f.path), v
 		} else {

@@ -47,7 +47,7 @@ func TestSharedKeysAreTopLevel(t *testing.T) {
 	s := settings(t, map[string]string{"QOSLAB_RESULTS": "/env"}, "")
 	assert.Equal(t, "results", s.Key("bench", "results"))
 	assert.Equal(t, "bench.repeat", s.Key("bench", "repeat"))
-	assert.Equal(t, "QOSLAB_IMAGE_STORE", EnvName("image-store"))
+	assert.Equal(t, "QOSLAB_IMAGE_STORE", envName("image-store"))
 	fs, _, _, results := flags()
 	_, err := s.Apply(fs, "run")
 	require.NoError(t, err)

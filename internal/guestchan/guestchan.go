@@ -24,7 +24,7 @@ const (
 	// workloads' sink, appears in a Linux guest: the only virtio-blk
 	// device, so the first.
 	ScratchDisk = "/dev/vda"
-	// ListenParam, on a Linux guest's kernel command line, names the
+	// ListenParam names, on a Linux guest's kernel command line, the
 	// agent's channels the VM has ("qoslab.listen=vsock:1024"; several are
 	// separated by commas), in place of the image's list: a backend that
 	// knows its devices says so, and the guest waits for no channel it
@@ -34,10 +34,10 @@ const (
 	// once it listens on its channels ("qoslab-agent: VERSION serving on
 	// ADDR, ..."): the guest's devices are set up by then.
 	ServingMark = " serving on "
-	// VZConsole is the console of a Linux guest on Virtualization.framework:
+	// vzConsole is the console of a Linux guest on Virtualization.framework:
 	// its virtio console device (VZVirtioConsoleDeviceSerialPortConfiguration),
 	// hvc0. The framework gives no UART.
-	VZConsole = "hvc0"
+	vzConsole = "hvc0"
 )
 
 // VZLinuxCmdline is the kernel command line of a Linux guest laid out as
@@ -54,7 +54,7 @@ func VZLinuxCmdline(image string) string {
 		}
 		fields = append(fields, f)
 	}
-	fields = append(fields, "console="+VZConsole, fmt.Sprintf("%s=vsock:%d", ListenParam, VsockPort))
+	fields = append(fields, "console="+vzConsole, fmt.Sprintf("%s=vsock:%d", ListenParam, VsockPort))
 	return strings.Join(fields, " ")
 }
 

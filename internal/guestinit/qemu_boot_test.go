@@ -1,20 +1,18 @@
-//go:build linux && qemuboot
+//go:build linux
 
-package guestinit
+package guestinit_test
 
 // TestBootInQEMU boots the agent as /init of a real kernel under QEMU (TCG)
-// and drives it over the virtio-serial port, as the controller will. It is
-// slow and needs a kernel, its modules and qemu-system-x86_64, so it runs
-// only with -tags qemuboot:
-//
-//	QOSLAB_TEST_KERNEL=/tmp/kpkg/x/boot/vmlinuz-6.1.0-56-amd64 \
-//	QOSLAB_TEST_MODULES=/tmp/kpkg/x/lib/modules/6.1.0-56-amd64 \
-//	go test -tags qemuboot -run TestBootInQEMU -v ./internal/guestinit
+// and drives it over the virtio-serial port, as the controller will, with
+// an initramfs of its own (the agent, its configuration and the few modules
+// it needs), not internal/image's. The kernel and its modules are Debian's
+// amd64 ones that make setup fetches into the kernel cache
+// (QOSLAB_KERNEL_CACHE, else the default cache); without them or
+// qemu-system-x86_64 the test is skipped, or with QOSLAB_REQUIRE_VM=1 (CI)
+// fails.
 //
 // QOSLAB_TEST_WORKDIR keeps the initramfs, disk and console log there.
 // QOSLAB_TEST_APPEND adds to the kernel command line (e.g. "quiet").
-// QOSLAB_TEST_VSOCK=1 adds the vsock modules (the host needs no vsock device:
-// listening works without one).
 
 import (
 	"bufio"
@@ -23,11 +21,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/qoslab/qoslab/internal/guestchan"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +36,10 @@ import (
 
 	"github.com/qoslab/qoslab/internal/agent"
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
+	"github.com/qoslab/qoslab/internal/guestchan"
+	"github.com/qoslab/qoslab/internal/guestinit"
+	"github.com/qoslab/qoslab/internal/image"
+	"github.com/qoslab/qoslab/internal/testvm"
 )
 
 // The modules the agent needs, dependencies first (in 6.1 virtio depends on
@@ -50,21 +52,39 @@ var qemuTestModules = []string{
 	"kernel/drivers/virtio/virtio_pci.ko",
 	"kernel/drivers/char/virtio_console.ko",
 	"kernel/drivers/block/virtio_blk.ko",
-}
-
-var qemuTestVsockModules = []string{
+	// The agent listens on vsock too (the host needs no vsock device:
+	// listening works without one).
 	"kernel/net/vmw_vsock/vsock.ko",
 	"kernel/net/vmw_vsock/vmw_vsock_virtio_transport_common.ko",
 	"kernel/net/vmw_vsock/vmw_vsock_virtio_transport.ko",
 }
 
-func TestBootInQEMU(t *testing.T) {
-	kernel, modDir := os.Getenv("QOSLAB_TEST_KERNEL"), os.Getenv("QOSLAB_TEST_MODULES")
-	if kernel == "" || modDir == "" {
-		t.Skip("set QOSLAB_TEST_KERNEL and QOSLAB_TEST_MODULES")
+// debianKernel is the amd64 kernel image and its modules directory in the
+// kernel cache.
+func debianKernel(t *testing.T) (kernel, modDir string) {
+	t.Helper()
+	if runtime.GOARCH != "amd64" {
+		// make setup fetches this machine's arch's kernel and arm64's.
+		t.Skip("boots the amd64 kernel, which make setup fetches on amd64 machines")
 	}
-	qemu, err := exec.LookPath("qemu-system-x86_64")
-	require.NoError(t, err)
+	const fix = "run scripts/setup.sh, which fetches it"
+	cache := os.Getenv("QOSLAB_KERNEL_CACHE")
+	if cache == "" {
+		var err error
+		if cache, err = image.DefaultKernelCacheDir(os.Getenv); err != nil {
+			testvm.Missing(t, "no kernel cache: "+err.Error(), fix)
+		}
+	}
+	ks, err := image.LocateKernel(image.DefaultRecipe(), image.LocateOptions{Arch: "amd64", KernelCacheDir: cache})
+	if err != nil {
+		testvm.Missing(t, "no Debian kernel: "+err.Error(), fix)
+	}
+	return ks.Image, ks.ModulesDir
+}
+
+func TestBootInQEMU(t *testing.T) {
+	qemu := testvm.LookPath(t, "qemu-system-x86_64", "run scripts/setup.sh")
+	kernel, modDir := debianKernel(t)
 	dir := os.Getenv("QOSLAB_TEST_WORKDIR") // kept for a look afterwards
 	if dir == "" {
 		dir = t.TempDir()
@@ -76,12 +96,8 @@ func TestBootInQEMU(t *testing.T) {
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 
-	mods := qemuTestModules
-	if os.Getenv("QOSLAB_TEST_VSOCK") != "" {
-		mods = append(append([]string{}, mods...), qemuTestVsockModules...)
-	}
 	initrd := filepath.Join(dir, "initrd.gz")
-	writeTestInitramfs(t, initrd, agentBin, modDir, mods)
+	writeTestInitramfs(t, initrd, agentBin, modDir, qemuTestModules)
 
 	disk := filepath.Join(dir, "disk.img")
 	require.NoError(t, os.WriteFile(disk, nil, 0o644))
@@ -146,7 +162,7 @@ func TestBootInQEMU(t *testing.T) {
 		}
 		client, err := agent.NewClient(func(context.Context) (net.Conn, error) { return conn, nil })
 		require.NoError(t, err)
-		client.EndsWith(gone, func() error { return fmt.Errorf("qemu ended: %v", qemuErr) })
+		client.EndsWith(gone, func() error { return fmt.Errorf("qemu ended: %w", qemuErr) })
 		return client
 	}
 
@@ -208,10 +224,10 @@ func TestBootInQEMU(t *testing.T) {
 	sc := bufio.NewScanner(bytes.NewReader(console))
 	for sc.Scan() {
 		line := sc.Text()
-		if strings.Contains(line, logPrefix) {
+		if strings.Contains(line, guestinit.LogPrefix) {
 			t.Log("console: " + line)
 		}
-		if strings.Contains(line, logPrefix+"up in ") {
+		if strings.Contains(line, guestinit.LogPrefix+"up in ") {
 			summary = line
 		}
 	}
@@ -274,8 +290,8 @@ func writeTestInitramfs(t *testing.T, path, agentBin, modDir string, mods []stri
 	add("init", 0o755, bin)
 
 	version := filepath.Base(modDir)
-	cfg := Config{
-		Listen:        []string{VirtioPortPrefix + guestchan.PortName, "vsock:1024"},
+	cfg := guestinit.Config{
+		Listen:        []string{guestinit.VirtioPortPrefix + guestchan.PortName, "vsock:1024"},
 		ScratchDevice: "/dev/vda",
 		ScratchDir:    "/scratch",
 		KernelVersion: version,

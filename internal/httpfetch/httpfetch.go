@@ -95,7 +95,7 @@ func Do(client *http.Client, req *http.Request, idle time.Duration) (*http.Respo
 	ctx, cancel := context.WithCancelCause(req.Context())
 	timer := time.AfterFunc(idle, func() { cancel(errIdle) })
 	url := req.URL.Redacted()
-	resp, err := client.Do(req.WithContext(ctx))
+	resp, err := client.Do(req.WithContext(ctx)) //nolint:gosec // G704: fetching the URL its caller gives (a Debian mirror, an IPSW) is this package's job
 	if err != nil {
 		timer.Stop()
 		stalled := errors.Is(context.Cause(ctx), errIdle)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/qoslab/qoslab/internal/agent"
+	"github.com/qoslab/qoslab/internal/atomicfile"
 	"github.com/qoslab/qoslab/internal/guestchan"
 	"github.com/qoslab/qoslab/internal/guestinit"
 	"github.com/qoslab/qoslab/internal/version"
@@ -22,17 +23,17 @@ import (
 
 // The files of a built image, in <store>/<name>/.
 const (
-	KernelFile = "vmlinuz" // the kernel image as the kernel source has it
-	// VmlinuxFile is an amd64 image's kernel unpacked from vmlinuz: an ELF
+	kernelFile = "vmlinuz" // the kernel image as the kernel source has it
+	// vmlinuxFile is an amd64 image's kernel unpacked from vmlinuz: an ELF
 	// that QEMU boots through its PVH entry without the guest decompressing
 	// anything (see extractVmlinux).
-	VmlinuxFile = "vmlinux"
-	// UncompressedFile is an arm64 image's kernel uncompressed from a
+	vmlinuxFile = "vmlinux"
+	// uncompressedFile is an arm64 image's kernel uncompressed from a
 	// gzip'd or EFI zboot vmlinuz: Virtualization.framework's Linux boot
 	// loader takes no compressed kernel.
-	UncompressedFile = "Image"
-	InitramfsFile    = "initramfs.cpio.gz"
-	ManifestFile     = "manifest.json"
+	uncompressedFile = "Image"
+	initramfsFile    = "initramfs.cpio.gz"
+	manifestFile     = "manifest.json"
 )
 
 // BuildOptions says what to build and where.
@@ -61,6 +62,11 @@ type BuildOptions struct {
 	// InsecureUnsignedIndex lets a kernel fetch take a Debian index whose
 	// signature is missing or cannot be verified (recorded and printed).
 	InsecureUnsignedIndex bool
+
+	// beforeSwap, when set, runs once the new image is written in tmp,
+	// before it replaces the old one; an error from it fails the build
+	// there. Tests set it, to fail a build whose files are all written.
+	beforeSwap func(tmp string) error
 }
 
 // Build builds the recipe's image into the store, atomically: everything is
@@ -73,70 +79,22 @@ func Build(ctx context.Context, o BuildOptions) (Manifest, error) {
 	if p == nil {
 		p = io.Discard
 	}
+	o, arch, err := o.resolve()
+	if err != nil {
+		return Manifest{}, err
+	}
 	r := o.Recipe
-	if err := r.Check(); err != nil {
-		return Manifest{}, fmt.Errorf("recipe: %w", err)
-	}
-	arch := r.Arch
-	if o.Arch != "" {
-		if err := CheckArch(o.Arch); err != nil {
-			return Manifest{}, err
-		}
-		arch = o.Arch
-	}
-	name := r.ImageName(arch)
-	if o.StoreDir == "" {
-		d, err := DefaultStoreDir(os.Getenv)
-		if err != nil {
-			return Manifest{}, err
-		}
-		o.StoreDir = d
-	}
-	if o.DefaultKernelCacheDir == "" {
-		o.DefaultKernelCacheDir, _ = DefaultKernelCacheDir(os.Getenv)
-	}
-	if o.KernelCacheDir == "" {
-		o.KernelCacheDir = o.DefaultKernelCacheDir
-	}
-	if o.AgentPath == "" {
-		return Manifest{}, fmt.Errorf("image build: no agent (want a linux/%s qoslab-agent, e.g. bin/linux-%s/qoslab-agent)", arch, arch)
-	}
-
-	lo := LocateOptions{Arch: arch, KernelCacheDir: o.KernelCacheDir, DefaultKernelCacheDir: o.DefaultKernelCacheDir}
-	ks, err := LocateKernel(r, lo)
-	if errors.Is(err, ErrNoDebianKernel) {
-		// The cache lacks it: fetch it, in Go, from a Debian mirror.
-		if ferr := fetchDebianKernel(ctx, r, arch, o, p); ferr != nil {
-			return Manifest{}, fmt.Errorf("kernel.source debian: %w", ferr)
-		}
-		ks, err = LocateKernel(r, lo)
-	}
+	ks, err := locateOrFetchKernel(ctx, o, arch, p)
 	if err != nil {
 		return Manifest{}, err
 	}
-	fmt.Fprintf(p, "kernel: %s %s (%s, %s %s)\n", ks.Source, ks.Origin, ks.Version, arch, ks.Info.Format)
-	if line := ks.FetchLine(); line != "" {
-		fmt.Fprintf(p, "kernel: %s\n", line)
-	}
-	mods, err := ResolveModules(ks.ModulesDir, ks.Version, arch, r.Modules)
+	mods, err := resolveModules(ks, arch, r.Modules, p)
 	if err != nil {
 		return Manifest{}, err
 	}
-	if len(r.Modules) > 0 {
-		names := make([]string, len(mods.Load))
-		for i, m := range mods.Load {
-			names[i] = m.Name
-		}
-		line := fmt.Sprintf("modules: %s (dependencies from %s)", strings.Join(names, ", "), mods.DepsFrom)
-		if len(mods.Builtin) > 0 {
-			line += "; built in: " + strings.Join(mods.Builtin, ", ")
-		}
-		fmt.Fprintln(p, line)
-	}
-	if err := CheckAgent(o.AgentPath, arch); err != nil {
+	if err := checkAgent(o.AgentPath, arch); err != nil {
 		return Manifest{}, err
 	}
-	agentAbs, _ := filepath.Abs(o.AgentPath)
 	boot, vmlinuxELF, err := chooseBootKernel(ctx, ks)
 	if err != nil {
 		return Manifest{}, err
@@ -146,16 +104,102 @@ func Build(ctx context.Context, o BuildOptions) (Manifest, error) {
 	} else {
 		fmt.Fprintf(p, "boot kernel: %s: %s\n", boot.File, boot.Reason)
 	}
+	m, cfg := newManifest(r, arch, ks, mods, boot)
+	ents, err := initEntries(o.AgentPath, mods, cfg)
+	if err != nil {
+		return Manifest{}, fmt.Errorf("initramfs: %w", err)
+	}
+	return o.install(ctx, m, imageContent{kernel: ks, vmlinuxELF: vmlinuxELF, initramfs: ents}, p)
+}
 
+// resolve checks the recipe and the arch and fills in the defaults: the
+// options a build goes on with, and the arch it builds for.
+func (o BuildOptions) resolve() (BuildOptions, string, error) {
+	r := o.Recipe
+	if err := r.Check(); err != nil {
+		return o, "", fmt.Errorf("recipe: %w", err)
+	}
+	arch := r.Arch
+	if o.Arch != "" {
+		if err := checkArch(o.Arch); err != nil {
+			return o, "", err
+		}
+		arch = o.Arch
+	}
+	if o.StoreDir == "" {
+		d, err := DefaultStoreDir(os.Getenv)
+		if err != nil {
+			return o, "", err
+		}
+		o.StoreDir = d
+	}
+	if o.DefaultKernelCacheDir == "" {
+		// "" when there is no cache directory: the hint then names --dir.
+		o.DefaultKernelCacheDir, _ = DefaultKernelCacheDir(os.Getenv)
+	}
+	if o.KernelCacheDir == "" {
+		o.KernelCacheDir = o.DefaultKernelCacheDir
+	}
+	if o.AgentPath == "" {
+		return o, "", fmt.Errorf("image build: no agent (want a linux/%s qoslab-agent, e.g. bin/linux-%s/qoslab-agent)", arch, arch)
+	}
+	return o, arch, nil
+}
+
+// locateOrFetchKernel finds the recipe's kernel, fetching it from a Debian
+// mirror when the cache lacks it, and says which it is.
+func locateOrFetchKernel(ctx context.Context, o BuildOptions, arch string, p io.Writer) (KernelSource, error) {
+	r := o.Recipe
+	lo := LocateOptions{Arch: arch, KernelCacheDir: o.KernelCacheDir, DefaultKernelCacheDir: o.DefaultKernelCacheDir}
+	ks, err := LocateKernel(r, lo)
+	if errors.Is(err, errNoDebianKernel) {
+		// The cache lacks it: fetch it, in Go, from a Debian mirror.
+		if ferr := fetchDebianKernel(ctx, r, arch, o, p); ferr != nil {
+			return ks, fmt.Errorf("kernel.source debian: %w", ferr)
+		}
+		ks, err = LocateKernel(r, lo)
+	}
+	if err != nil {
+		return ks, err
+	}
+	fmt.Fprintf(p, "kernel: %s %s (%s, %s %s)\n", ks.Source, ks.Origin, ks.Version, arch, ks.Info.Format)
+	if line := ks.FetchLine(); line != "" {
+		fmt.Fprintf(p, "kernel: %s\n", line)
+	}
+	return ks, nil
+}
+
+// resolveModules finds the modules the recipe names, and what they depend
+// on, in the kernel's modules, and says which they are.
+func resolveModules(ks KernelSource, arch string, names []string, p io.Writer) (ModuleSet, error) {
+	mods, err := resolveModuleSet(ks.ModulesDir, ks.Version, arch, names)
+	if err != nil || len(names) == 0 {
+		return mods, err
+	}
+	loaded := make([]string, len(mods.Load))
+	for i, m := range mods.Load {
+		loaded[i] = m.Name
+	}
+	line := fmt.Sprintf("modules: %s (dependencies from %s)", strings.Join(loaded, ", "), mods.DepsFrom)
+	if len(mods.Builtin) > 0 {
+		line += "; built in: " + strings.Join(mods.Builtin, ", ")
+	}
+	fmt.Fprintln(p, line)
+	return mods, nil
+}
+
+// newManifest is the manifest of the image as far as it is known before
+// anything is written, and the guest init's configuration.
+func newManifest(r Recipe, arch string, ks KernelSource, mods ModuleSet, boot BootKernel) (Manifest, guestinit.Config) {
 	cfg := guestinit.Config{
-		Listen:        append([]string(nil), GuestListen...),
+		Listen:        append([]string(nil), guestListen...),
 		ScratchDevice: guestchan.ScratchDisk,
-		ScratchDir:    GuestScratchDir,
+		ScratchDir:    guestScratchDir,
 		KernelVersion: ks.Version,
 	}
 	m := Manifest{
 		SchemaVersion:  SchemaVersion,
-		Name:           name,
+		Name:           r.ImageName(arch),
 		Arch:           arch,
 		Recipe:         r,
 		KernelVersion:  ks.Version,
@@ -173,12 +217,21 @@ func Build(ctx context.Context, o BuildOptions) (Manifest, error) {
 		cfg.Modules = append(cfg.Modules, gp)
 		m.Modules = append(m.Modules, ManifestModule{Name: mod.Name, Path: gp, Depends: mod.Depends})
 	}
-	ents, err := initEntries(o.AgentPath, mods, cfg)
-	if err != nil {
-		return Manifest{}, fmt.Errorf("initramfs: %w", err)
-	}
+	return m, cfg
+}
 
-	if err := os.MkdirAll(o.StoreDir, 0o755); err != nil {
+// imageContent is what goes into an image's directory besides its manifest.
+type imageContent struct {
+	kernel     KernelSource
+	vmlinuxELF []byte // the kernel unpacked to boot, or nil
+	initramfs  []fileEntry
+}
+
+// install writes the image into a directory beside the one in the store,
+// under the image's lock, and swaps it in.
+func (o BuildOptions) install(ctx context.Context, m Manifest, c imageContent, p io.Writer) (Manifest, error) {
+	name := m.Name
+	if err := os.MkdirAll(o.StoreDir, 0o755); err != nil { //nolint:gosec // G301: the image store is readable by others, as the images in it (0644)
 		return Manifest{}, fmt.Errorf("image store: %w", err)
 	}
 	unlock, err := lockImage(o.StoreDir, name)
@@ -195,35 +248,68 @@ func Build(ctx context.Context, o BuildOptions) (Manifest, error) {
 	swapped := false
 	defer func() {
 		if !swapped {
-			os.RemoveAll(tmp)
+			_ = os.RemoveAll(tmp) // a leftover is removed by the next build (recoverInterrupted)
 		}
 	}()
-	if err := os.Chmod(tmp, 0o755); err != nil {
+	if err := os.Chmod(tmp, 0o755); err != nil { //nolint:gosec // G302: a directory, readable by others as the image store is
 		return Manifest{}, err
 	}
+	if m, err = o.writeImage(ctx, tmp, m, c, p); err != nil {
+		return Manifest{}, err
+	}
+	// A build whose files may not be on disk is not swapped in.
+	if err := atomicfile.SyncDir(tmp); err != nil {
+		return Manifest{}, fmt.Errorf("image store: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return Manifest{}, err
+	}
+	if o.beforeSwap != nil {
+		if err := o.beforeSwap(tmp); err != nil {
+			return Manifest{}, err
+		}
+	}
+	if err := swapIn(tmp, final, name); err != nil {
+		return Manifest{}, err
+	}
+	swapped = true
+	if err := atomicfile.SyncDir(o.StoreDir); err != nil {
+		// The new image is in place and whole; only the rename may not
+		// survive a crash, which would leave the previous image.
+		fmt.Fprintf(p, "image %s: %v (a crash now could bring back the previous image)\n", name, err)
+	}
+	fmt.Fprintf(p, "image %s: %s\n", name, final)
+	return m, nil
+}
 
+// writeImage writes the image's files into dir, the manifest last, and
+// returns the manifest with what was written.
+func (o BuildOptions) writeImage(ctx context.Context, dir string, m Manifest, c imageContent, p io.Writer) (Manifest, error) {
+	var err error
 	m.Agent, err = hashFile(o.AgentPath)
 	if err != nil {
 		return Manifest{}, fmt.Errorf("agent: %w", err)
 	}
-	m.Agent.Version, m.Agent.Source = o.AgentVersion, agentAbs
+	m.Agent.Version = o.AgentVersion
+	m.Agent.Source, _ = filepath.Abs(o.AgentPath) // "" only when the working directory is gone
 	if m.Agent.Version == "" {
 		m.Agent.Version = AgentVersion(o.AgentPath)
 	}
 	m.Agent.File = "/init"
 
-	m.Vmlinuz, err = writeHashed(filepath.Join(tmp, KernelFile), func(w io.Writer) error {
+	ks := c.kernel
+	m.Vmlinuz, err = writeHashed(filepath.Join(dir, kernelFile), func(w io.Writer) error {
 		return copyFileTo(ctx, w, ks.Image, fileSize(ks.Image))
 	})
 	if err != nil {
 		return Manifest{}, fmt.Errorf("kernel: %w", err)
 	}
-	if m.Uncompressed, err = writeUncompressed(tmp, ks, m.Vmlinuz); err != nil {
+	if m.Uncompressed, err = writeUncompressed(dir, ks, m.Vmlinuz); err != nil {
 		return Manifest{}, fmt.Errorf("kernel: %w", err)
 	}
-	if vmlinuxELF != nil {
-		d, err := writeHashed(filepath.Join(tmp, VmlinuxFile), func(w io.Writer) error {
-			_, err := w.Write(vmlinuxELF)
+	if c.vmlinuxELF != nil {
+		d, err := writeHashed(filepath.Join(dir, vmlinuxFile), func(w io.Writer) error {
+			_, err := w.Write(c.vmlinuxELF)
 			return err
 		})
 		if err != nil {
@@ -233,47 +319,30 @@ func Build(ctx context.Context, o BuildOptions) (Manifest, error) {
 	}
 	var rawSum string
 	var rawSize int64
-	m.Initramfs, err = writeHashed(filepath.Join(tmp, InitramfsFile), func(w io.Writer) error {
-		rawSum, rawSize, err = writeInitramfs(ctx, w, ents)
+	m.Initramfs, err = writeHashed(filepath.Join(dir, initramfsFile), func(w io.Writer) error {
+		rawSum, rawSize, err = writeInitramfs(ctx, w, c.initramfs)
 		return err
 	})
 	if err != nil {
 		return Manifest{}, fmt.Errorf("initramfs: %w", err)
 	}
-	if err := verifyInitramfs(filepath.Join(tmp, InitramfsFile), rawSum, rawSize); err != nil {
+	if err := verifyInitramfs(filepath.Join(dir, initramfsFile), rawSum, rawSize); err != nil {
 		return Manifest{}, fmt.Errorf("initramfs: %w", err)
 	}
-	fmt.Fprintf(p, "initramfs: %d entries, %.1f MiB (agent %.1f MiB)\n", len(ents), float64(m.Initramfs.Size)/(1<<20), float64(m.Agent.Size)/(1<<20))
+	fmt.Fprintf(p, "initramfs: %d entries, %.1f MiB (agent %.1f MiB)\n", len(c.initramfs), float64(m.Initramfs.Size)/(1<<20), float64(m.Agent.Size)/(1<<20))
 	m.BuiltAt = time.Now().UTC().Truncate(time.Second)
 	mb, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return Manifest{}, err
 	}
-	if _, err := writeHashed(filepath.Join(tmp, ManifestFile), func(w io.Writer) error {
+	if _, err := writeHashed(filepath.Join(dir, manifestFile), func(w io.Writer) error {
 		_, err := w.Write(append(mb, '\n'))
 		return err
 	}); err != nil {
 		return Manifest{}, fmt.Errorf("manifest: %w", err)
 	}
-	syncDir(tmp)
-	if err := ctx.Err(); err != nil {
-		return Manifest{}, err
-	}
-	if testHookBeforeSwap != nil {
-		if err := testHookBeforeSwap(tmp); err != nil {
-			return Manifest{}, err
-		}
-	}
-	if err := swapIn(tmp, final, name); err != nil {
-		return Manifest{}, err
-	}
-	swapped = true
-	syncDir(o.StoreDir)
-	fmt.Fprintf(p, "image %s: %s\n", name, final)
 	return m, nil
 }
-
-var testHookBeforeSwap func(tmp string) error
 
 // writeUncompressed gives an arm64 image its kernel uncompressed, for
 // Virtualization.framework (which boots arm64 guests only): vmlinuz itself
@@ -290,21 +359,21 @@ func writeUncompressed(dir string, ks KernelSource, vmlinuz FileDigest) (*FileDi
 	}
 	if !isGzip(b) && !isZBoot(b) {
 		d := vmlinuz
-		d.File = KernelFile
+		d.File = kernelFile
 		return &d, nil
 	}
 	u, err := Uncompressed(b)
 	if err != nil {
 		return nil, err
 	}
-	d, err := writeHashed(filepath.Join(dir, UncompressedFile), func(w io.Writer) error {
+	d, err := writeHashed(filepath.Join(dir, uncompressedFile), func(w io.Writer) error {
 		_, err := w.Write(u)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	d.File = UncompressedFile
+	d.File = uncompressedFile
 	return &d, nil
 }
 
@@ -316,8 +385,8 @@ func writeUncompressed(dir string, ks KernelSource, vmlinuz FileDigest) (*FileDi
 // boots, and the reason is in the manifest and the build's progress.
 // vmlinuxELF is the unpacked kernel when it is the one to boot.
 func chooseBootKernel(ctx context.Context, ks KernelSource) (boot BootKernel, vmlinuxELF []byte, err error) {
-	if ks.Info.Format != FormatBzImage {
-		return BootKernel{File: KernelFile, Reason: fmt.Sprintf("an %s %s, booted as it is: there is no x86 decompressor to skip", ks.Info.Arch, ks.Info.Format)}, nil, nil
+	if ks.Info.Format != formatBzImage {
+		return BootKernel{File: kernelFile, Reason: fmt.Sprintf("an %s %s, booted as it is: there is no x86 decompressor to skip", ks.Info.Arch, ks.Info.Format)}, nil, nil
 	}
 	bz, err := os.ReadFile(ks.Image)
 	if err != nil {
@@ -328,10 +397,10 @@ func chooseBootKernel(ctx context.Context, ks KernelSource) (boot BootKernel, vm
 		return BootKernel{}, nil, cerr
 	}
 	if err != nil {
-		return BootKernel{File: KernelFile, PayloadCompression: v.Compression,
+		return BootKernel{File: kernelFile, PayloadCompression: v.Compression,
 			Reason: fmt.Sprintf("no vmlinux: %v; so the bzImage boots, and decompresses itself in the guest (seconds under TCG)", err)}, nil, nil
 	}
-	return BootKernel{File: VmlinuxFile, PayloadCompression: v.Compression, PVHEntry: fmt.Sprintf("%#x", v.PVHEntry),
+	return BootKernel{File: vmlinuxFile, PayloadCompression: v.Compression, PVHEntry: fmt.Sprintf("%#x", v.PVHEntry),
 		Reason: fmt.Sprintf("the kernel unpacked from the bzImage's %s payload, with a PVH entry: QEMU boots it directly, so the guest does not decompress the kernel (seconds under TCG)", v.Compression)}, v.ELF, nil
 }
 
@@ -348,7 +417,7 @@ func swapIn(tmp, final, name string) error {
 	if err := os.Rename(tmp, final); err != nil {
 		if old != "" {
 			if rerr := os.Rename(old, final); rerr != nil {
-				return fmt.Errorf("image store: %w (and putting the previous image back failed: %v; it is in %s)", err, rerr, old)
+				return fmt.Errorf("image store: %w (and putting the previous image back failed: %w; it is in %s)", err, rerr, old)
 			}
 		}
 		return fmt.Errorf("image store: %w", err)
@@ -387,7 +456,7 @@ func fileSize(p string) int64 {
 
 // writeHashed creates path, fills it with fill, syncs it and returns its hash and size.
 func writeHashed(path string, fill func(io.Writer) error) (FileDigest, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644) //nolint:gosec // G304: a file of the image being built, in the store the user names
 	if err != nil {
 		return FileDigest{}, err
 	}
@@ -408,7 +477,7 @@ func writeHashed(path string, fill func(io.Writer) error) (FileDigest, error) {
 }
 
 func hashFile(path string) (FileDigest, error) {
-	f, err := os.Open(path)
+	f, err := os.Open(path) //nolint:gosec // G304: the agent the build was given, or a file of an image in the store
 	if err != nil {
 		return FileDigest{}, err
 	}
@@ -432,13 +501,6 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
 	return n, err
-}
-
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
 }
 
 // BuildSettings are what a user asks of `qoslab image build linux`; an
@@ -474,14 +536,14 @@ func (s BuildSettings) KernelOptions(env func(string) string) (BuildOptions, err
 	o := BuildOptions{Recipe: DefaultRecipe(), Arch: s.Arch, StoreDir: s.Store, AgentVersion: version.String(), InsecureUnsignedIndex: s.InsecureUnsignedIndex}
 	var err error
 	if s.RecipeFile != "" {
-		if o.Recipe, err = LoadRecipe(s.RecipeFile); err != nil {
+		if o.Recipe, err = loadRecipe(s.RecipeFile); err != nil {
 			return o, &SettingError{err}
 		}
 	}
 	if o.Arch == "" {
 		o.Arch = o.Recipe.Arch
 	}
-	if err := CheckArch(o.Arch); err != nil {
+	if err := checkArch(o.Arch); err != nil {
 		return o, &SettingError{err}
 	}
 	if o.DefaultKernelCacheDir, err = DefaultKernelCacheDir(env); err != nil {

@@ -34,7 +34,7 @@ func newBuildFixture(t *testing.T) *buildFixture {
 	writeFile(t, agent, makeAgent(elf.EM_X86_64, ""))
 	r := Recipe{
 		Name: "test", Arch: "amd64",
-		Kernel:  KernelSpec{Source: SourcePath, Path: ft.kernel, ModulesDir: ft.modules},
+		Kernel:  KernelSpec{Source: sourcePath, Path: ft.kernel, ModulesDir: ft.modules},
 		Modules: []string{"c", "e", "d-dash"},
 		Cmdline: "quiet panic=-1", ArchCmdline: map[string]string{"amd64": "console=ttyS0"},
 	}
@@ -61,7 +61,7 @@ func readInitramfs(t *testing.T, path string) ([]cpioFile, []byte) {
 	var out []cpioFile
 	for {
 		h, err := cr.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		require.NoError(t, err)
@@ -84,12 +84,12 @@ func TestBuild(t *testing.T) {
 	assert.Equal(t, "test", m.Name)
 	assert.Equal(t, "amd64", m.Arch)
 	assert.Equal(t, fx.ft.version, m.KernelVersion)
-	assert.Equal(t, SourcePath, m.KernelSource)
-	assert.Equal(t, FormatBzImage, m.Kernel.Info.Format)
+	assert.Equal(t, sourcePath, m.KernelSource)
+	assert.Equal(t, formatBzImage, m.Kernel.Info.Format)
 	assert.Equal(t, "quiet panic=-1 console=ttyS0", m.Cmdline)
 	assert.Equal(t, fx.opts.Recipe.Modules, m.Recipe.Modules)
 	assert.Equal(t, []string{"e"}, m.BuiltinModules)
-	assert.Equal(t, DepsFromModinfo, m.ModuleDepsFrom)
+	assert.Equal(t, depsFromModinfo, m.ModuleDepsFrom)
 	var modPaths []string
 	for _, mod := range m.Modules {
 		modPaths = append(modPaths, mod.Path)
@@ -107,15 +107,15 @@ func TestBuild(t *testing.T) {
 	assert.Equal(t, kernelDigest.Size, m.Vmlinuz.Size)
 	// The fixture's bzImage holds an xz'd kernel with a PVH entry.
 	require.NotNil(t, m.Vmlinux)
-	vmlinuxDigest, err := hashFile(filepath.Join(dir, VmlinuxFile))
+	vmlinuxDigest, err := hashFile(filepath.Join(dir, vmlinuxFile))
 	require.NoError(t, err)
 	assert.Equal(t, vmlinuxDigest, *m.Vmlinux)
-	vmlinuxBytes, err := os.ReadFile(filepath.Join(dir, VmlinuxFile))
+	vmlinuxBytes, err := os.ReadFile(filepath.Join(dir, vmlinuxFile))
 	require.NoError(t, err)
 	assert.Equal(t, makeKernelELF(fx.ft.version, pvhNote(0x1000abc)), vmlinuxBytes, "vmlinux is the bzImage's payload, unpacked")
 	require.NotNil(t, m.BootKernel)
-	assert.Equal(t, VmlinuxFile, m.BootKernel.File)
-	assert.Equal(t, CompressionXZ, m.BootKernel.PayloadCompression)
+	assert.Equal(t, vmlinuxFile, m.BootKernel.File)
+	assert.Equal(t, compressionXZ, m.BootKernel.PayloadCompression)
 	assert.Equal(t, "0x1000abc", m.BootKernel.PVHEntry)
 	assert.Contains(t, m.BootKernel.Reason, "xz payload, with a PVH entry")
 	assert.Contains(t, progress.String(), "boot kernel: vmlinux (0.0 MiB, PVH entry 0x1000abc): the kernel unpacked from the bzImage's xz payload")
@@ -125,10 +125,10 @@ func TestBuild(t *testing.T) {
 
 	// The files, and nothing else.
 	names := dirNames(t, dir)
-	assert.Equal(t, []string{InitramfsFile, ManifestFile, VmlinuxFile, KernelFile}, names)
+	assert.Equal(t, []string{initramfsFile, manifestFile, vmlinuxFile, kernelFile}, names)
 	assert.Equal(t, []string{".lock~test", "test"}, dirNames(t, fx.opts.StoreDir), "no build leftovers")
 	var onDisk Manifest
-	b, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	b, err := os.ReadFile(filepath.Join(dir, manifestFile))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &onDisk))
 	assert.Equal(t, m.Initramfs, onDisk.Initramfs)
@@ -136,7 +136,7 @@ func TestBuild(t *testing.T) {
 	assert.Equal(t, m.BootKernel, onDisk.BootKernel)
 
 	// The initramfs.
-	files, raw := readInitramfs(t, filepath.Join(dir, InitramfsFile))
+	files, raw := readInitramfs(t, filepath.Join(dir, initramfsFile))
 	var got []string
 	byName := map[string]cpioFile{}
 	for _, f := range files {
@@ -197,8 +197,8 @@ func TestBuild(t *testing.T) {
 	assert.Equal(t, m.Initramfs, lm2.Initramfs)
 	absDir, _ := filepath.Abs(dir)
 	assert.Equal(t, absDir, img.Dir)
-	assert.Equal(t, filepath.Join(absDir, VmlinuxFile), img.Kernel, "the kernel to boot is vmlinux")
-	assert.Equal(t, filepath.Join(absDir, InitramfsFile), img.Initramfs)
+	assert.Equal(t, filepath.Join(absDir, vmlinuxFile), img.Kernel, "the kernel to boot is vmlinux")
+	assert.Equal(t, filepath.Join(absDir, initramfsFile), img.Initramfs)
 	assert.Equal(t, "quiet panic=-1 console=ttyS0", img.Cmdline)
 	assert.Equal(t, "amd64", img.Arch)
 	assert.Equal(t, fx.ft.version, img.KernelVersion)
@@ -290,13 +290,12 @@ func TestBuildFailureKeepsPreviousImage(t *testing.T) {
 		check(t)
 	})
 	t.Run("failure after writing", func(t *testing.T) {
-		testHookBeforeSwap = func(tmp string) error {
-			_, err := os.Stat(filepath.Join(tmp, ManifestFile))
+		o := fx.opts
+		o.beforeSwap = func(tmp string) error {
+			_, err := os.Stat(filepath.Join(tmp, manifestFile))
 			require.NoError(t, err, "everything is written before the swap")
 			return errors.New("disk on fire")
 		}
-		defer func() { testHookBeforeSwap = nil }()
-		o := fx.opts
 		o.Recipe.Cmdline = "changed"
 		_, err := Build(context.Background(), o)
 		assert.ErrorContains(t, err, "disk on fire")
@@ -314,9 +313,9 @@ func TestBuildFailureKeepsPreviousImage(t *testing.T) {
 		aside := filepath.Join(fx.opts.StoreDir, ".old~test~123")
 		require.NoError(t, os.Rename(dir, aside))
 		require.NoError(t, os.MkdirAll(filepath.Join(fx.opts.StoreDir, ".build~test~456"), 0o755))
-		testHookBeforeSwap = func(string) error { return errors.New("again") }
-		defer func() { testHookBeforeSwap = nil }()
-		_, err := Build(context.Background(), fx.opts)
+		o := fx.opts
+		o.beforeSwap = func(string) error { return errors.New("again") }
+		_, err := Build(context.Background(), o)
 		assert.ErrorContains(t, err, "again")
 		check(t)
 	})
@@ -337,7 +336,7 @@ func TestBuildOtherArchName(t *testing.T) {
 	arm := newFakeKernel(t, elf.EM_AARCH64)
 	o := fx.opts
 	o.Arch = "arm64"
-	o.Recipe.Kernel = KernelSpec{Source: SourcePath, Path: arm.kernel, ModulesDir: arm.modules}
+	o.Recipe.Kernel = KernelSpec{Source: sourcePath, Path: arm.kernel, ModulesDir: arm.modules}
 	_, err := Build(context.Background(), o)
 	assert.ErrorContains(t, err, "agent "+fx.agent+" is for amd64, but the image is for arm64")
 	o.AgentPath = filepath.Join(t.TempDir(), "agent")
@@ -346,7 +345,7 @@ func TestBuildOtherArchName(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "test-arm64", m.Name)
 	assert.Equal(t, "quiet panic=-1", m.Cmdline)
-	assert.Equal(t, FormatArm64Image, m.Kernel.Info.Format)
+	assert.Equal(t, formatArm64Image, m.Kernel.Info.Format)
 	_, m2, err := Load(o.StoreDir, "test-arm64")
 	require.NoError(t, err)
 	assert.Equal(t, "qoslab image build linux --arch arm64", m2.RebuildCommand())
@@ -356,20 +355,20 @@ func TestCheckAgent(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "a")
 	writeFile(t, p, makeAgent(elf.EM_X86_64, ""))
-	assert.NoError(t, CheckAgent(p, "amd64"))
-	assert.ErrorContains(t, CheckAgent(p, "arm64"), "is for amd64, but the image is for arm64: use bin/linux-arm64/qoslab-agent")
+	assert.NoError(t, checkAgent(p, "amd64"))
+	assert.ErrorContains(t, checkAgent(p, "arm64"), "is for amd64, but the image is for arm64: use bin/linux-arm64/qoslab-agent")
 
 	writeFile(t, p, makeAgent(elf.EM_X86_64, "/lib64/ld-linux-x86-64.so.2"))
-	err := CheckAgent(p, "amd64")
+	err := checkAgent(p, "amd64")
 	assert.ErrorContains(t, err, "dynamically linked (interpreter /lib64/ld-linux-x86-64.so.2)")
 	assert.ErrorContains(t, err, "CGO_ENABLED=0")
 
 	writeFile(t, p, []byte("\xcf\xfa\xed\xfe mach-o"))
-	assert.ErrorContains(t, CheckAgent(p, "arm64"), "is not a Linux executable")
-	assert.ErrorContains(t, CheckAgent(filepath.Join(dir, "nonesuch"), "amd64"), "no such file")
+	assert.ErrorContains(t, checkAgent(p, "arm64"), "is not a Linux executable")
+	assert.ErrorContains(t, checkAgent(filepath.Join(dir, "nonesuch"), "amd64"), "no such file")
 
 	writeFile(t, p, makeModule(elf.EM_X86_64, "m", "6.1"))
-	assert.ErrorContains(t, CheckAgent(p, "amd64"), "not an executable")
+	assert.ErrorContains(t, checkAgent(p, "amd64"), "not an executable")
 }
 
 func TestLoadErrors(t *testing.T) {
@@ -377,7 +376,7 @@ func TestLoadErrors(t *testing.T) {
 	store := fx.opts.StoreDir
 
 	_, _, err := Load(store, "test")
-	assert.ErrorIs(t, err, ErrNoImage)
+	assert.ErrorIs(t, err, errNoImage)
 	assert.ErrorContains(t, err, "image test is not built")
 	assert.ErrorContains(t, err, "qoslab image build linux")
 	_, _, err = Load(store, "../etc")
@@ -388,7 +387,7 @@ func TestLoadErrors(t *testing.T) {
 	dir := filepath.Join(store, "test")
 
 	// A changed initramfs.
-	p := filepath.Join(dir, InitramfsFile)
+	p := filepath.Join(dir, initramfsFile)
 	orig, err := os.ReadFile(p)
 	require.NoError(t, err)
 	bad := bytes.Clone(orig)
@@ -400,19 +399,19 @@ func TestLoadErrors(t *testing.T) {
 	require.NoError(t, os.WriteFile(p, orig, 0o644))
 
 	// A missing vmlinuz.
-	k := filepath.Join(dir, KernelFile)
+	k := filepath.Join(dir, kernelFile)
 	kb, err := os.ReadFile(k)
 	require.NoError(t, err)
 	require.NoError(t, os.Remove(k))
 	_, _, err = Load(store, "test")
 	assert.ErrorContains(t, err, "image test is corrupt")
-	assert.ErrorContains(t, err, KernelFile)
+	assert.ErrorContains(t, err, kernelFile)
 	require.NoError(t, os.WriteFile(k, kb, 0o644))
 	_, _, err = Load(store, "test")
 	require.NoError(t, err)
 
 	// A manifest from a future qoslab.
-	mp := filepath.Join(dir, ManifestFile)
+	mp := filepath.Join(dir, manifestFile)
 	mb, err := os.ReadFile(mp)
 	require.NoError(t, err)
 	ours := []byte(`"schema_version": "` + SchemaVersion + `"`)
@@ -502,16 +501,16 @@ func TestBuildWithoutPVH(t *testing.T) {
 
 	assert.Nil(t, m.Vmlinux)
 	require.NotNil(t, m.BootKernel)
-	assert.Equal(t, KernelFile, m.BootKernel.File)
-	assert.Equal(t, CompressionXZ, m.BootKernel.PayloadCompression)
+	assert.Equal(t, kernelFile, m.BootKernel.File)
+	assert.Equal(t, compressionXZ, m.BootKernel.PayloadCompression)
 	assert.Empty(t, m.BootKernel.PVHEntry)
 	assert.Contains(t, m.BootKernel.Reason, "no vmlinux: no PVH entry note")
 	assert.Contains(t, m.BootKernel.Reason, "the bzImage boots")
 	assert.Contains(t, progress.String(), "boot kernel: vmlinuz: no vmlinux: no PVH entry note")
-	assert.NoFileExists(t, filepath.Join(dir, VmlinuxFile))
+	assert.NoFileExists(t, filepath.Join(dir, vmlinuxFile))
 	img, _, err := Load(fx.opts.StoreDir, "test")
 	require.NoError(t, err)
-	assert.Equal(t, filepath.Join(dir, KernelFile), img.Kernel)
+	assert.Equal(t, filepath.Join(dir, kernelFile), img.Kernel)
 
 	// A rebuild from a kernel with a PVH entry gets a vmlinux, and the
 	// image boots it.
@@ -520,10 +519,10 @@ func TestBuildWithoutPVH(t *testing.T) {
 	m, err = Build(context.Background(), fx.opts)
 	require.NoError(t, err)
 	require.NotNil(t, m.Vmlinux)
-	assert.Equal(t, CompressionGzip, m.BootKernel.PayloadCompression)
+	assert.Equal(t, compressionGzip, m.BootKernel.PayloadCompression)
 	img, _, err = Load(fx.opts.StoreDir, "test")
 	require.NoError(t, err)
-	assert.Equal(t, filepath.Join(dir, VmlinuxFile), img.Kernel)
+	assert.Equal(t, filepath.Join(dir, vmlinuxFile), img.Kernel)
 }
 
 // An arm64 image boots its vmlinuz: there is nothing to unpack.
@@ -532,18 +531,18 @@ func TestBuildArm64BootKernel(t *testing.T) {
 	arm := newFakeKernel(t, elf.EM_AARCH64)
 	o := fx.opts
 	o.Arch = "arm64"
-	o.Recipe.Kernel = KernelSpec{Source: SourcePath, Path: arm.kernel, ModulesDir: arm.modules}
+	o.Recipe.Kernel = KernelSpec{Source: sourcePath, Path: arm.kernel, ModulesDir: arm.modules}
 	o.AgentPath = filepath.Join(t.TempDir(), "agent")
 	writeFile(t, o.AgentPath, makeAgent(elf.EM_AARCH64, ""))
 	m, err := Build(context.Background(), o)
 	require.NoError(t, err)
 	assert.Nil(t, m.Vmlinux)
 	require.NotNil(t, m.BootKernel)
-	assert.Equal(t, KernelFile, m.BootKernel.File)
+	assert.Equal(t, kernelFile, m.BootKernel.File)
 	assert.Equal(t, "an arm64 Image, booted as it is: there is no x86 decompressor to skip", m.BootKernel.Reason)
 	img, _, err := Load(o.StoreDir, "test-arm64")
 	require.NoError(t, err)
-	assert.Equal(t, KernelFile, filepath.Base(img.Kernel))
+	assert.Equal(t, kernelFile, filepath.Base(img.Kernel))
 	require.NotNil(t, m.Uncompressed)
 	assert.Equal(t, img.Kernel, img.UncompressedKernel, "an uncompressed Image is what Virtualization.framework boots, as it is")
 }
@@ -559,16 +558,16 @@ func TestBuildArm64UncompressedKernel(t *testing.T) {
 	writeFile(t, arm.kernel, debtest.Gzip(t, raw))
 	o := fx.opts
 	o.Arch = "arm64"
-	o.Recipe.Kernel = KernelSpec{Source: SourcePath, Path: arm.kernel, ModulesDir: arm.modules}
+	o.Recipe.Kernel = KernelSpec{Source: sourcePath, Path: arm.kernel, ModulesDir: arm.modules}
 	o.AgentPath = filepath.Join(t.TempDir(), "agent")
 	writeFile(t, o.AgentPath, makeAgent(elf.EM_AARCH64, ""))
 	m, err := Build(context.Background(), o)
 	require.NoError(t, err)
 	require.NotNil(t, m.Uncompressed)
-	assert.Equal(t, UncompressedFile, m.Uncompressed.File)
+	assert.Equal(t, uncompressedFile, m.Uncompressed.File)
 	img, _, err := Load(o.StoreDir, "test-arm64")
 	require.NoError(t, err)
-	assert.Equal(t, KernelFile, filepath.Base(img.Kernel), "QEMU boots vmlinuz")
+	assert.Equal(t, kernelFile, filepath.Base(img.Kernel), "QEMU boots vmlinuz")
 	got, err := os.ReadFile(img.UncompressedKernel)
 	require.NoError(t, err)
 	assert.Equal(t, raw, got)
@@ -590,7 +589,7 @@ func TestLoadVmlinux(t *testing.T) {
 	_, err := Build(context.Background(), fx.opts)
 	require.NoError(t, err)
 	dir := filepath.Join(store, "test")
-	vp := filepath.Join(dir, VmlinuxFile)
+	vp := filepath.Join(dir, vmlinuxFile)
 	orig, err := os.ReadFile(vp)
 	require.NoError(t, err)
 
@@ -600,12 +599,12 @@ func TestLoadVmlinux(t *testing.T) {
 	require.NoError(t, os.Remove(vp))
 	_, _, err = Load(store, "test")
 	assert.ErrorContains(t, err, "image test is corrupt")
-	assert.ErrorContains(t, err, VmlinuxFile)
+	assert.ErrorContains(t, err, vmlinuxFile)
 	require.NoError(t, os.WriteFile(vp, orig, 0o644))
 	_, _, err = Load(store, "test")
 	require.NoError(t, err)
 
-	mp := filepath.Join(dir, ManifestFile)
+	mp := filepath.Join(dir, manifestFile)
 	mb, err := os.ReadFile(mp)
 	require.NoError(t, err)
 	edit := func(f func(m map[string]any)) {
@@ -635,7 +634,7 @@ func TestLoadVmlinux(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, lm.Vmlinux)
 	assert.Nil(t, lm.BootKernel)
-	assert.Equal(t, filepath.Join(dir, KernelFile), img.Kernel)
+	assert.Equal(t, filepath.Join(dir, kernelFile), img.Kernel)
 }
 
 func TestBuildSettingsDefaults(t *testing.T) {
@@ -674,7 +673,7 @@ func TestBuildDebian13Extract(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(ext, "usr"), 0o755))
 	require.NoError(t, os.Rename(filepath.Join(ft.root, "boot"), filepath.Join(ext, "boot")))
 	require.NoError(t, os.Rename(filepath.Join(ft.root, "lib"), filepath.Join(ext, "usr", "lib")))
-	require.NoError(t, os.Symlink(filepath.Base(ext), filepath.Join(cache, DebianLink("linux-image-arm64", "arm64"))))
+	require.NoError(t, os.Symlink(filepath.Base(ext), filepath.Join(cache, debianLink("linux-image-arm64", "arm64"))))
 	agent := filepath.Join(t.TempDir(), "qoslab-agent")
 	writeFile(t, agent, makeAgent(elf.EM_AARCH64, ""))
 	r := DefaultRecipe()
@@ -693,7 +692,7 @@ func TestBuildDebian13Extract(t *testing.T) {
 		got = append(got, mod.Path)
 	}
 	assert.Equal(t, want, got)
-	files, _ := readInitramfs(t, filepath.Join(store, m.Name, InitramfsFile))
+	files, _ := readInitramfs(t, filepath.Join(store, m.Name, initramfsFile))
 	byName := map[string][]byte{}
 	for _, f := range files {
 		byName[f.hdr.Name] = f.data

@@ -17,7 +17,7 @@ import (
 // MirrorEnv names a Debian mirror when the recipe gives none.
 const MirrorEnv = "QOSLAB_DEBIAN_MIRROR"
 
-// DefaultSuite is the suite a mirror from the recipe or MirrorEnv is read
+// defaultSuite is the suite a mirror from the recipe or MirrorEnv is read
 // in when the recipe names none: Debian's current release, whichever it is
 // when the kernel is fetched (Debian 13, trixie, since August 2025). A Mac
 // always gets it: it has no apt sources, so MirrorEnv is how it finds a
@@ -29,15 +29,15 @@ const MirrorEnv = "QOSLAB_DEBIAN_MIRROR"
 // instead, so its guest runs its own release's kernel. The kernel's version
 // is in the image's manifest and in every run's guest Info, so results from
 // before and after a release are told apart.
-const DefaultSuite = "stable"
+const defaultSuite = "stable"
 
-// KernelSources are the suites a Debian kernel is fetched from: the recipe's
+// kernelSources are the suites a Debian kernel is fetched from: the recipe's
 // kernel.mirror, else $QOSLAB_DEBIAN_MIRROR (in kernel.suite, default
 // stable), else every suite of this machine's apt sources.
-func KernelSources(r Recipe, getenv func(string) string, aptDir string) ([]debkernel.Source, string, error) {
+func kernelSources(r Recipe, getenv func(string) string, aptDir string) ([]debkernel.Source, string, error) {
 	suite := r.Kernel.Suite
 	if suite == "" {
-		suite = DefaultSuite
+		suite = defaultSuite
 	}
 	if r.Kernel.Mirror != "" {
 		return []debkernel.Source{{URI: r.Kernel.Mirror, Suite: suite}}, "kernel.mirror", nil
@@ -59,7 +59,7 @@ func KernelSources(r Recipe, getenv func(string) string, aptDir string) ([]debke
 // cache unless it is there already, and returns its directory.
 func FetchKernel(ctx context.Context, o BuildOptions) (string, error) {
 	r := o.Recipe
-	if r.Kernel.Source != SourceDebian {
+	if r.Kernel.Source != sourceDebian {
 		return "", fmt.Errorf("kernel.source %s: only a debian kernel is fetched", r.Kernel.Source)
 	}
 	if o.KernelCacheDir == "" {
@@ -90,19 +90,19 @@ func FetchKernel(ctx context.Context, o BuildOptions) (string, error) {
 
 // InsecureUnsignedIndexFlag is the flag that takes an index whose
 // signature cannot be verified; InsecureUnsignedIndexKey and
-// InsecureUnsignedIndexEnv are the same setting in the config file and the
+// insecureUnsignedIndexEnv are the same setting in the config file and the
 // environment.
 const (
 	InsecureUnsignedIndexFlag = "--insecure-unsigned-index"
-	InsecureUnsignedIndexKey  = "image.insecure-unsigned-index"
-	InsecureUnsignedIndexEnv  = "QOSLAB_IMAGE_INSECURE_UNSIGNED_INDEX"
+	insecureUnsignedIndexKey  = "image.insecure-unsigned-index"
+	insecureUnsignedIndexEnv  = "QOSLAB_IMAGE_INSECURE_UNSIGNED_INDEX"
 )
 
-// DebianKeys are the keys an InRelease is verified against: Debian's
+// debianKeys are the keys an InRelease is verified against: Debian's
 // archive keys that ship with qoslab, and, where the machine has Debian's
 // keyring (keyringPath; "" for none), its keys too (a key Debian added
 // since is there).
-func DebianKeys(keyringPath string) (openpgp.EntityList, error) {
+func debianKeys(keyringPath string) (openpgp.EntityList, error) {
 	keys, err := debkernel.ArchiveKeys()
 	if err != nil {
 		return nil, err
@@ -120,11 +120,11 @@ func DebianKeys(keyringPath string) (openpgp.EntityList, error) {
 // fetchDebianKernel puts the recipe's Debian kernel for arch into the
 // kernel cache, saying on p what it does.
 func fetchDebianKernel(ctx context.Context, r Recipe, arch string, o BuildOptions, p io.Writer) error {
-	sources, from, err := KernelSources(r, os.Getenv, "/etc/apt")
+	sources, from, err := kernelSources(r, os.Getenv, "/etc/apt")
 	if err != nil {
 		return err
 	}
-	keyring, err := DebianKeys(debkernel.DebianKeyring)
+	keyring, err := debianKeys(debkernel.DebianKeyring)
 	if err != nil {
 		return err
 	}
@@ -139,7 +139,7 @@ func fetchDebianKernel(ctx context.Context, r Recipe, arch string, o BuildOption
 	dir, err := f.Fetch(ctx, sources, arch, pkg)
 	if errors.Is(err, debkernel.ErrUnverifiedIndex) {
 		return fmt.Errorf("%w\n(every InRelease must carry a good signature by one of Debian's archive keys, which ship with qoslab: a mirror or proxy that strips or alters it could hand the guest any kernel; if you trust this mirror and the network to it, %s (%s in the config file, %s=1) takes the index unverified, and records that)",
-			err, InsecureUnsignedIndexFlag, InsecureUnsignedIndexKey, InsecureUnsignedIndexEnv)
+			err, InsecureUnsignedIndexFlag, insecureUnsignedIndexKey, insecureUnsignedIndexEnv)
 	}
 	if err != nil {
 		return err

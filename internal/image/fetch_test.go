@@ -25,23 +25,23 @@ func TestKernelSourcesPrecedence(t *testing.T) {
 	env := func(vars map[string]string) func(string) string { return func(k string) string { return vars[k] } }
 
 	r := DefaultRecipe()
-	got, from, err := KernelSources(r, env(nil), apt)
+	got, from, err := kernelSources(r, env(nil), apt)
 	require.NoError(t, err)
 	assert.Equal(t, []debkernel.Source{{URI: "http://apt.example/debian", Suite: "bookworm"}}, got)
 	assert.Contains(t, from, "apt sources")
 
-	got, from, err = KernelSources(r, env(map[string]string{MirrorEnv: "http://var.example/debian"}), apt)
+	got, from, err = kernelSources(r, env(map[string]string{MirrorEnv: "http://var.example/debian"}), apt)
 	require.NoError(t, err)
 	assert.Equal(t, []debkernel.Source{{URI: "http://var.example/debian", Suite: "stable"}}, got)
 	assert.Equal(t, MirrorEnv, from)
 
 	r.Kernel.Mirror, r.Kernel.Suite = "http://recipe.example/debian", "trixie"
-	got, from, err = KernelSources(r, env(map[string]string{MirrorEnv: "http://var.example/debian"}), apt)
+	got, from, err = kernelSources(r, env(map[string]string{MirrorEnv: "http://var.example/debian"}), apt)
 	require.NoError(t, err)
 	assert.Equal(t, []debkernel.Source{{URI: "http://recipe.example/debian", Suite: "trixie"}}, got)
 	assert.Equal(t, "kernel.mirror", from)
 
-	_, _, err = KernelSources(DefaultRecipe(), env(nil), t.TempDir())
+	_, _, err = kernelSources(DefaultRecipe(), env(nil), t.TempDir())
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "set kernel.mirror in the recipe, or QOSLAB_DEBIAN_MIRROR")
 }
@@ -52,12 +52,12 @@ func TestRecipeKernelMirrorKeys(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "r.yaml")
 	require.NoError(t, os.WriteFile(p, []byte("name: x\narch: arm64\nkernel:\n  source: debian\n  mirror: http://m.example/debian\n  suite: bookworm\n"), 0o644))
-	r, err := LoadRecipe(p)
+	r, err := loadRecipe(p)
 	require.NoError(t, err)
 	assert.Equal(t, "http://m.example/debian", r.Kernel.Mirror)
 	assert.Equal(t, "bookworm", r.Kernel.Suite)
 	require.NoError(t, os.WriteFile(p, []byte("name: x\narch: arm64\nkernel:\n  source: debian\n  mirrors: x\n"), 0o644))
-	_, err = LoadRecipe(p)
+	_, err = loadRecipe(p)
 	assert.Error(t, err, "an unknown key is still refused")
 }
 

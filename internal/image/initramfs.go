@@ -23,11 +23,11 @@ import (
 	"github.com/qoslab/qoslab/internal/guestinit"
 )
 
-// GuestScratchDir is the tmpfs in the guest that file sinks write in.
-const GuestScratchDir = "/scratch"
+// guestScratchDir is the tmpfs in the guest that file sinks write in.
+const guestScratchDir = "/scratch"
 
-// GuestListen are the agent's channels in the guest.
-var GuestListen = []string{
+// guestListen are the agent's channels in the guest.
+var guestListen = []string{
 	"virtio-port:" + guestchan.PortName,
 	fmt.Sprintf("vsock:%d", guestchan.VsockPort),
 }
@@ -46,15 +46,15 @@ type fileEntry struct {
 	major, minor int // char devices
 }
 
-// CheckAgent checks that path is a static Linux ELF executable for arch: it
+// checkAgent checks that path is a static Linux ELF executable for arch: it
 // runs as /init with no dynamic loader and no libc.
-func CheckAgent(path, arch string) error {
+func checkAgent(path, arch string) error {
 	f, err := elf.Open(path)
 	if err != nil {
 		if _, serr := os.Stat(path); serr != nil {
 			return fmt.Errorf("agent: %w", serr)
 		}
-		return fmt.Errorf("agent %s is not a Linux executable (%v): build it with `make cross` (bin/linux-%s/qoslab-agent)", path, err, arch)
+		return fmt.Errorf("agent %s is not a Linux executable (%w): build it with `make cross` (bin/linux-%s/qoslab-agent)", path, err, arch)
 	}
 	defer f.Close()
 	if f.Type != elf.ET_EXEC && f.Type != elf.ET_DYN {
@@ -129,7 +129,7 @@ func initEntries(agentPath string, mods ModuleSet, cfg guestinit.Config) ([]file
 		// dies and the kernel panics.
 		{name: "dev/null", mode: cpio.TypeChar | 0o666, major: 1, minor: 3},
 	}
-	for _, d := range []string{"proc", "sys", "dev", "tmp", "etc", strings.TrimPrefix(GuestScratchDir, "/")} {
+	for _, d := range []string{"proc", "sys", "dev", "tmp", "etc", strings.TrimPrefix(guestScratchDir, "/")} {
 		mode := cpio.FileMode(0o755)
 		if d == "tmp" {
 			mode = 0o1777
@@ -216,7 +216,7 @@ func writeInitramfs(ctx context.Context, w io.Writer, ents []fileEntry) (rawSum 
 // verifyInitramfs decompresses the initramfs with another gzip implementation
 // (the standard library's) and checks it gives the archive that was written.
 func verifyInitramfs(path, rawSum string, rawSize int64) error {
-	f, err := os.Open(path)
+	f, err := os.Open(path) //nolint:gosec // G304: the initramfs just written into the image being built
 	if err != nil {
 		return err
 	}
@@ -292,7 +292,7 @@ func writeNewcNode(w io.Writer, e fileEntry, ino int64) error {
 
 // copyFileTo copies exactly size bytes of src to w.
 func copyFileTo(ctx context.Context, w io.Writer, src string, size int64) error {
-	f, err := os.Open(src)
+	f, err := os.Open(src) //nolint:gosec // G304: a file the initramfs takes from the build's inputs
 	if err != nil {
 		return err
 	}

@@ -17,14 +17,15 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/qoslab/qoslab/internal/image/debkernel"
+	"github.com/qoslab/qoslab/internal/shquote"
 )
 
 // Kernel formats InspectKernel recognizes.
 const (
-	FormatBzImage     = "bzImage"        // x86 boot protocol
-	FormatArm64Image  = "Image"          // arm64 uncompressed Image
-	FormatArm64Gzip   = "Image.gz"       // arm64 Image, gzip'd (Debian's arm64 vmlinuz)
-	FormatArm64ZBoot  = "EFI zboot"      // arm64 EFI zboot: a PE wrapper around a compressed Image
+	formatBzImage     = "bzImage"        // x86 boot protocol
+	formatArm64Image  = "Image"          // arm64 uncompressed Image
+	formatArm64Gzip   = "Image.gz"       // arm64 Image, gzip'd (Debian's arm64 vmlinuz)
+	formatArm64ZBoot  = "EFI zboot"      // arm64 EFI zboot: a PE wrapper around a compressed Image
 	maxKernelBytes    = 512 << 20        // refuse to decompress more than this
 	linuxVersionMagic = "Linux version " // the banner in every kernel's .rodata
 )
@@ -36,28 +37,28 @@ type KernelInfo struct {
 	Version string `json:"version,omitempty"` // uname -r of the kernel, "" when it does not say
 }
 
-// InspectKernel checks that path is a bootable Linux kernel image and says
+// inspectKernel checks that path is a bootable Linux kernel image and says
 // for which arch: an x86 bzImage ("HdrS" at 0x202) or an arm64 Image ("ARM\x64"
 // at 0x38), also gzip'd or in an EFI zboot wrapper.
-func InspectKernel(path string) (KernelInfo, error) {
-	f, err := os.Open(path)
+func inspectKernel(path string) (KernelInfo, error) {
+	f, err := os.Open(path) //nolint:gosec // G304: the kernel the recipe or the kernel cache names
 	if err != nil {
 		return KernelInfo{}, fmt.Errorf("kernel: %w", err)
 	}
 	defer f.Close()
 	head := make([]byte, 0x1000)
 	n, err := io.ReadFull(f, head)
-	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 		return KernelInfo{}, fmt.Errorf("kernel %s: %w", path, err)
 	}
 	head = head[:n]
 	switch {
 	case isBzImage(head):
-		info := KernelInfo{Arch: "amd64", Format: FormatBzImage}
+		info := KernelInfo{Arch: "amd64", Format: formatBzImage}
 		info.Version = bzImageVersion(f, head)
 		return info, nil
 	case isArm64Image(head):
-		return arm64Info(path, FormatArm64Image, f)
+		return arm64Info(path, formatArm64Image, f)
 	case isGzip(head):
 		img, err := readAllLimited(gzipReader(f))
 		if err != nil {
@@ -66,7 +67,7 @@ func InspectKernel(path string) (KernelInfo, error) {
 		if !isArm64Image(img) {
 			return KernelInfo{}, fmt.Errorf("kernel %s is gzip'd but holds %s, not an arm64 Image (\"ARM\\x64\" at 0x38)", path, describe(img))
 		}
-		return arm64Info(path, FormatArm64Gzip, bytes.NewReader(img))
+		return arm64Info(path, formatArm64Gzip, bytes.NewReader(img))
 	case isZBoot(head):
 		img, err := zbootPayload(f, head)
 		if err != nil {
@@ -75,14 +76,14 @@ func InspectKernel(path string) (KernelInfo, error) {
 		if !isArm64Image(img) {
 			return KernelInfo{}, fmt.Errorf("kernel %s is an EFI zboot image holding %s, not an arm64 Image", path, describe(img))
 		}
-		return arm64Info(path, FormatArm64ZBoot, bytes.NewReader(img))
+		return arm64Info(path, formatArm64ZBoot, bytes.NewReader(img))
 	}
 	return KernelInfo{}, fmt.Errorf("kernel %s is not a Linux kernel image: it is %s, with no x86 boot header (\"HdrS\" at 0x202) nor arm64 Image magic (\"ARM\\x64\" at 0x38)", path, describe(head))
 }
 
-// CheckKernelArch checks that path is a kernel image for arch.
-func CheckKernelArch(path, arch string) (KernelInfo, error) {
-	info, err := InspectKernel(path)
+// checkKernelArch checks that path is a kernel image for arch.
+func checkKernelArch(path, arch string) (KernelInfo, error) {
+	info, err := inspectKernel(path)
 	if err != nil {
 		return info, err
 	}
@@ -320,31 +321,31 @@ func LocateKernel(r Recipe, o LocateOptions) (KernelSource, error) {
 	if arch == "" {
 		arch = r.Arch
 	}
-	if err := CheckArch(arch); err != nil {
+	if err := checkArch(arch); err != nil {
 		return KernelSource{}, err
 	}
 	var ks KernelSource
 	switch r.Kernel.Source {
-	case SourceHost:
+	case sourceHost:
 		var err error
 		if ks, err = locateHost(o); err != nil {
 			return ks, err
 		}
-	case SourcePath:
-		ks = KernelSource{Source: SourcePath, Image: r.resolve(r.Kernel.Path), ModulesDir: r.resolve(r.Kernel.ModulesDir)}
+	case sourcePath:
+		ks = KernelSource{Source: sourcePath, Image: r.resolve(r.Kernel.Path), ModulesDir: r.resolve(r.Kernel.ModulesDir)}
 		ks.Origin = ks.Image
 		if _, err := os.Stat(ks.Image); err != nil {
 			return ks, fmt.Errorf("kernel.path: %w", err)
 		}
-	case SourceDebian:
+	case sourceDebian:
 		var err error
 		if ks, err = locateDebian(r.PackageFor(arch), arch, r.Kernel.Package != "", o); err != nil {
 			return ks, err
 		}
 	default:
-		return ks, fmt.Errorf("kernel.source %q: allowed: %s", r.Kernel.Source, strings.Join(Sources, ", "))
+		return ks, fmt.Errorf("kernel.source %q: allowed: %s", r.Kernel.Source, strings.Join(sourceNames, ", "))
 	}
-	info, err := CheckKernelArch(ks.Image, arch)
+	info, err := checkKernelArch(ks.Image, arch)
 	if err != nil {
 		return ks, err
 	}
@@ -432,10 +433,10 @@ func locateHost(o LocateOptions) (KernelSource, error) {
 		filepath.Join(root, "lib", "modules", rel),
 		filepath.Join(root, "usr", "lib", "modules", rel),
 	}
-	ks := KernelSource{Source: SourceHost, Version: rel}
+	ks := KernelSource{Source: sourceHost, Version: rel}
 	var unreadable error
 	for _, p := range images {
-		f, err := os.Open(p)
+		f, err := os.Open(p) //nolint:gosec // G304: the running kernel's image under /boot
 		if err == nil {
 			f.Close()
 			ks.Image = p
@@ -454,7 +455,7 @@ func locateHost(o LocateOptions) (KernelSource, error) {
 	fix := "use kernel.source: debian (qoslab image fetch-kernel) or path"
 	switch {
 	case ks.Image == "" && unreadable != nil:
-		return ks, fmt.Errorf("kernel.source host: the running kernel's image is not readable (%v); make it readable (sudo chmod 0644 %s) or %s", unreadable, images[0], fix)
+		return ks, fmt.Errorf("kernel.source host: the running kernel's image is not readable (%w); make it readable (sudo chmod 0644 %s) or %s", unreadable, images[0], fix)
 	case ks.Image == "":
 		return ks, fmt.Errorf("kernel.source host: the running kernel (%s) has no image in %s; %s", rel, strings.Join(images, ", "), fix)
 	case ks.ModulesDir == "":
@@ -464,48 +465,39 @@ func locateHost(o LocateOptions) (KernelSource, error) {
 	return ks, nil
 }
 
-// FetchCommand is the command that puts a Debian kernel where LocateKernel looks.
-func FetchCommand(arch, pkg string, explicitPkg bool, cacheDir, defaultCacheDir string) string {
+// fetchCommand is the command that puts a Debian kernel where LocateKernel looks.
+func fetchCommand(arch string, explicitPkg bool, cacheDir, defaultCacheDir string) string {
 	cmd := "qoslab image fetch-kernel --arch " + arch
 	if explicitPkg {
 		cmd += " --recipe RECIPE"
 	}
 	if cacheDir != "" && cacheDir != defaultCacheDir {
-		cmd += " --kernel-cache " + shellQuote(cacheDir)
+		cmd += " --kernel-cache " + shquote.Quote(cacheDir)
 	}
 	return cmd
 }
 
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+=:,@", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// ErrNoDebianKernel is a kernel cache without the package asked for: Build
+// errNoDebianKernel is a kernel cache without the package asked for: Build
 // fetches it.
-var ErrNoDebianKernel = errors.New("not fetched yet")
+var errNoDebianKernel = errors.New("not fetched yet")
 
-// DebianLink is the name the kernel fetch gives, in the kernel cache,
+// debianLink is the name the kernel fetch gives, in the kernel cache,
 // to the link to the latest extract of pkg for arch.
-func DebianLink(pkg, arch string) string { return pkg + "_" + arch }
+func debianLink(pkg, arch string) string { return pkg + "_" + arch }
 
 // locateDebian finds the extract the kernel fetch made: the link
 // <cache>/<package>_<arch> points at <cache>/<real package>_<version>_<arch>/,
 // which holds boot/vmlinuz-<kver> and (usr/)lib/modules/<kver>/.
 func locateDebian(pkg, arch string, explicitPkg bool, o LocateOptions) (KernelSource, error) {
-	ks := KernelSource{Source: SourceDebian}
-	fix := "fetch it with `" + FetchCommand(arch, pkg, explicitPkg, o.KernelCacheDir, o.DefaultKernelCacheDir) + "`"
+	ks := KernelSource{Source: sourceDebian}
+	fix := "fetch it with `" + fetchCommand(arch, explicitPkg, o.KernelCacheDir, o.DefaultKernelCacheDir) + "`"
 	if o.KernelCacheDir == "" {
 		return ks, errors.New("kernel.source debian: no kernel cache directory")
 	}
-	link := filepath.Join(o.KernelCacheDir, DebianLink(pkg, arch))
+	link := filepath.Join(o.KernelCacheDir, debianLink(pkg, arch))
 	dir, err := filepath.EvalSymlinks(link)
 	if err != nil {
-		return ks, fmt.Errorf("kernel.source debian: no %s kernel from package %s in %s; %s: %w", arch, pkg, o.KernelCacheDir, fix, ErrNoDebianKernel)
+		return ks, fmt.Errorf("kernel.source debian: no %s kernel from package %s in %s; %s: %w", arch, pkg, o.KernelCacheDir, fix, errNoDebianKernel)
 	}
 	ks.Origin = dir
 	ks.Package = filepath.Base(dir)

@@ -35,22 +35,22 @@ func TestInspectKernel(t *testing.T) {
 		format  string
 		version string
 	}{
-		{"bzImage", makeBzImage("6.1.0-56-amd64"), "amd64", FormatBzImage, "6.1.0-56-amd64"},
-		{"Image", arm, "arm64", FormatArm64Image, "6.1.0-9-arm64"},
-		{"Image.gz", debtest.Gzip(t, arm), "arm64", FormatArm64Gzip, "6.1.0-9-arm64"},
-		{"zboot", makeZBoot(t, arm), "arm64", FormatArm64ZBoot, "6.1.0-9-arm64"},
+		{"bzImage", makeBzImage("6.1.0-56-amd64"), "amd64", formatBzImage, "6.1.0-56-amd64"},
+		{"Image", arm, "arm64", formatArm64Image, "6.1.0-9-arm64"},
+		{"Image.gz", debtest.Gzip(t, arm), "arm64", formatArm64Gzip, "6.1.0-9-arm64"},
+		{"zboot", makeZBoot(t, arm), "arm64", formatArm64ZBoot, "6.1.0-9-arm64"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			p := filepath.Join(dir, c.name)
 			writeFile(t, p, c.data)
-			info, err := InspectKernel(p)
+			info, err := inspectKernel(p)
 			require.NoError(t, err)
 			assert.Equal(t, KernelInfo{Arch: c.arch, Format: c.format, Version: c.version}, info)
-			_, err = CheckKernelArch(p, c.arch)
+			_, err = checkKernelArch(p, c.arch)
 			assert.NoError(t, err)
 			other := map[string]string{"amd64": "arm64", "arm64": "amd64"}[c.arch]
-			_, err = CheckKernelArch(p, other)
+			_, err = checkKernelArch(p, other)
 			assert.ErrorContains(t, err, "is an "+c.arch+" "+c.format+", but the image is for "+other)
 
 			u, err := Uncompressed(c.data)
@@ -83,19 +83,19 @@ func TestInspectKernelNotAKernel(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			p := filepath.Join(dir, c.name)
 			writeFile(t, p, c.data)
-			_, err := InspectKernel(p)
+			_, err := inspectKernel(p)
 			require.Error(t, err)
 			assert.ErrorContains(t, err, p)
 			assert.ErrorContains(t, err, c.want)
 		})
 	}
-	_, err := InspectKernel(filepath.Join(dir, "nonesuch"))
+	_, err := inspectKernel(filepath.Join(dir, "nonesuch"))
 	assert.ErrorContains(t, err, "no such file")
 }
 
 func TestLocateKernelHost(t *testing.T) {
 	ft := newFakeKernel(t, elf.EM_X86_64)
-	r := Recipe{Name: "h", Arch: "amd64", Kernel: KernelSpec{Source: SourceHost}, Modules: []string{"c"}}
+	r := Recipe{Name: "h", Arch: "amd64", Kernel: KernelSpec{Source: sourceHost}, Modules: []string{"c"}}
 	ks, err := LocateKernel(r, LocateOptions{Release: ft.version, Root: ft.root})
 	require.NoError(t, err)
 	assert.Equal(t, ft.kernel, ks.Image)
@@ -122,7 +122,7 @@ func TestLocateKernelHost(t *testing.T) {
 
 func TestLocateKernelPath(t *testing.T) {
 	ft := newFakeKernel(t, elf.EM_X86_64)
-	r := Recipe{Name: "p", Arch: "amd64", Kernel: KernelSpec{Source: SourcePath, Path: ft.kernel, ModulesDir: filepath.Dir(ft.modules)}, Modules: []string{"a"}}
+	r := Recipe{Name: "p", Arch: "amd64", Kernel: KernelSpec{Source: sourcePath, Path: ft.kernel, ModulesDir: filepath.Dir(ft.modules)}, Modules: []string{"a"}}
 	ks, err := LocateKernel(r, LocateOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, ft.modules, ks.ModulesDir, "lib/modules is taken down to the kernel's version")
@@ -171,7 +171,7 @@ func TestLocateKernelDebian(t *testing.T) {
 	ext := filepath.Join(cache, "linux-image-6.1.0-test-amd64_6.1.1-1_amd64")
 	ft := newFakeKernel(t, elf.EM_X86_64)
 	require.NoError(t, os.Rename(ft.root, ext))
-	require.NoError(t, os.Symlink(filepath.Base(ext), filepath.Join(cache, DebianLink("linux-image-amd64", "amd64"))))
+	require.NoError(t, os.Symlink(filepath.Base(ext), filepath.Join(cache, debianLink("linux-image-amd64", "amd64"))))
 	ks, err := LocateKernel(r, LocateOptions{KernelCacheDir: cache})
 	require.NoError(t, err)
 	assert.Equal(t, filepath.Join(ext, "boot", "vmlinuz-"+ft.version), ks.Image)

@@ -22,8 +22,8 @@ import (
 
 // Where a module's dependencies came from.
 const (
-	DepsFromModulesDep = "modules.dep"
-	DepsFromModinfo    = ".modinfo"
+	depsFromModulesDep = "modules.dep"
+	depsFromModinfo    = ".modinfo"
 )
 
 // Module is one kernel module to load.
@@ -56,7 +56,7 @@ const maxModuleBytes = 256 << 20
 // readModule reads the module file at path, decompressed when its name says
 // it is compressed (.ko.xz, .ko.zst, .ko.gz).
 func readModule(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
+	b, err := os.ReadFile(path) //nolint:gosec // G304: a module of the kernel the recipe or the kernel cache names
 	if err != nil {
 		return nil, err
 	}
@@ -108,29 +108,29 @@ type ModuleSet struct {
 	Builtin []string `json:"builtin,omitempty"`
 }
 
-// ModuleName is the canonical spelling of a module name: the kernel treats
+// moduleName is the canonical spelling of a module name: the kernel treats
 // '-' and '_' alike and names modules with '_'.
-func ModuleName(s string) string { return strings.ReplaceAll(s, "-", "_") }
+func moduleName(s string) string { return strings.ReplaceAll(s, "-", "_") }
 
 // moduleFileName strips .ko and compression suffixes from a file name.
 func moduleFileName(file string) (name, compression string, ok bool) {
 	base := filepath.Base(file)
 	for _, c := range []string{"", ".xz", ".zst", ".gz"} {
 		if strings.HasSuffix(base, ".ko"+c) {
-			return ModuleName(strings.TrimSuffix(base, ".ko"+c)), strings.TrimPrefix(c, "."), true
+			return moduleName(strings.TrimSuffix(base, ".ko"+c)), strings.TrimPrefix(c, "."), true
 		}
 	}
 	return "", "", false
 }
 
-// ResolveModules finds names (and what they depend on) in the modules
+// resolveModuleSet finds names (and what they depend on) in the modules
 // directory dir of kernel version, for arch, and orders them so that every
 // module comes after its dependencies. Dependencies come from modules.dep
 // where dir has one, else from each module's .modinfo "depends=" (a Debian
 // package's extract has no modules.dep: depmod makes it at install). Modules
 // the kernel has built in (modules.builtin) are recorded, not loaded.
-func ResolveModules(dir, version, arch string, names []string) (ModuleSet, error) {
-	set := ModuleSet{Dir: dir, KernelVersion: version, DepsFrom: DepsFromModinfo}
+func resolveModuleSet(dir, version, arch string, names []string) (ModuleSet, error) {
+	set := ModuleSet{Dir: dir, KernelVersion: version, DepsFrom: depsFromModinfo}
 	if len(names) == 0 {
 		return set, nil
 	}
@@ -142,11 +142,11 @@ func ResolveModules(dir, version, arch string, names []string) (ModuleSet, error
 		return set, err
 	}
 	if idx.dep != nil {
-		set.DepsFrom = DepsFromModulesDep
+		set.DepsFrom = depsFromModulesDep
 	}
 	r := resolver{idx: idx, dir: dir, version: version, arch: arch, state: map[string]int{}}
 	for _, n := range names {
-		if err := r.visit(ModuleName(n), nil); err != nil {
+		if err := r.visit(moduleName(n), nil); err != nil {
 			return set, err
 		}
 	}
@@ -161,6 +161,9 @@ type moduleIndex struct {
 	builtin map[string]bool     // from modules.builtin; nil without it
 }
 
+// indexModules indexes the modules under dir: from modules.dep when there
+// is one, else from the module files found there; and which modules are
+// built in, from modules.builtin.
 func indexModules(dir string) (*moduleIndex, error) {
 	idx := &moduleIndex{files: map[string]string{}}
 	fi, err := os.Stat(dir)
@@ -170,61 +173,84 @@ func indexModules(dir string) (*moduleIndex, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("kernel modules: %s is not a directory", dir)
 	}
-	if f, err := os.Open(filepath.Join(dir, "modules.builtin")); err == nil {
-		idx.builtin = map[string]bool{}
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			if n, _, ok := moduleFileName(strings.TrimSpace(sc.Text())); ok {
-				idx.builtin[n] = true
-			}
-		}
-		f.Close()
-		if err := sc.Err(); err != nil {
-			return nil, fmt.Errorf("kernel modules: %w", err)
-		}
+	if err := idx.readBuiltin(dir); err != nil {
+		return nil, err
 	}
-	if f, err := os.Open(filepath.Join(dir, "modules.dep")); err == nil {
-		idx.dep = map[string][]string{}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 64<<10), 4<<20)
-		for sc.Scan() {
-			line := strings.TrimSpace(sc.Text())
-			if line == "" {
-				continue
-			}
-			file, deps, ok := strings.Cut(line, ":")
-			if !ok {
-				continue
-			}
-			name, _, ok := moduleFileName(file)
-			if !ok {
-				continue
-			}
-			file = relModule(dir, file)
-			if _, dup := idx.files[name]; !dup {
-				idx.files[name] = file
-			}
-			var dn []string
-			for _, d := range strings.Fields(deps) {
-				if n, _, ok := moduleFileName(d); ok {
-					dn = append(dn, n)
-					if _, dup := idx.files[n]; !dup {
-						idx.files[n] = relModule(dir, d)
-					}
-				}
-			}
-			idx.dep[name] = dn
-		}
-		f.Close()
-		if err := sc.Err(); err != nil {
+	if f, err := os.Open(filepath.Join(dir, "modules.dep")); err == nil { //nolint:gosec // G304: the kernel's module directory, which the user's recipe or the kernel cache names
+		defer func() { _ = f.Close() }() // read only
+		if err := idx.readDep(dir, f); err != nil {
 			return nil, fmt.Errorf("kernel modules: %s: %w", filepath.Join(dir, "modules.dep"), err)
 		}
 		return idx, nil
 	}
-	// No modules.dep: find the files. depmod's default search order puts
-	// updates/ first; otherwise the first in lexical order wins.
+	if err := idx.findFiles(dir); err != nil {
+		return nil, fmt.Errorf("kernel modules: %w", err)
+	}
+	return idx, nil
+}
+
+// readBuiltin reads modules.builtin, when dir has one.
+func (idx *moduleIndex) readBuiltin(dir string) error {
+	f, err := os.Open(filepath.Join(dir, "modules.builtin")) //nolint:gosec // G304: as in indexModules
+	if err != nil {
+		return nil // none: nothing is known to be built in
+	}
+	defer func() { _ = f.Close() }() // read only
+	idx.builtin = map[string]bool{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if n, _, ok := moduleFileName(strings.TrimSpace(sc.Text())); ok {
+			idx.builtin[n] = true
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("kernel modules: %w", err)
+	}
+	return nil
+}
+
+// readDep reads modules.dep: each module's file and its dependencies.
+func (idx *moduleIndex) readDep(dir string, r io.Reader) error {
+	idx.dep = map[string][]string{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		file, deps, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		name, _, ok := moduleFileName(file)
+		if !ok {
+			continue
+		}
+		file = relModule(dir, file)
+		if _, dup := idx.files[name]; !dup {
+			idx.files[name] = file
+		}
+		var dn []string
+		for _, d := range strings.Fields(deps) {
+			if n, _, ok := moduleFileName(d); ok {
+				dn = append(dn, n)
+				if _, dup := idx.files[n]; !dup {
+					idx.files[n] = relModule(dir, d)
+				}
+			}
+		}
+		idx.dep[name] = dn
+	}
+	return sc.Err()
+}
+
+// findFiles indexes the module files under dir, for a kernel without
+// modules.dep. depmod's default search order puts updates/ first;
+// otherwise the first in lexical order wins.
+func (idx *moduleIndex) findFiles(dir string) error {
 	var found []string
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -241,7 +267,7 @@ func indexModules(dir string) (*moduleIndex, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("kernel modules: %w", err)
+		return err
 	}
 	sort.SliceStable(found, func(i, j int) bool {
 		ui, uj := strings.HasPrefix(found[i], "updates/"), strings.HasPrefix(found[j], "updates/")
@@ -256,7 +282,7 @@ func indexModules(dir string) (*moduleIndex, error) {
 			idx.files[n] = f
 		}
 	}
-	return idx, nil
+	return nil
 }
 
 // relModule makes a modules.dep path relative to dir (old depmods wrote
@@ -318,7 +344,7 @@ func (r *resolver) visit(name string, chain []string) error {
 	} else {
 		for _, d := range strings.Split(info["depends"], ",") {
 			if d = strings.TrimSpace(d); d != "" {
-				deps = append(deps, ModuleName(d))
+				deps = append(deps, moduleName(d))
 			}
 		}
 	}

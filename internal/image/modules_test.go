@@ -32,19 +32,19 @@ func TestModinfoFixture(t *testing.T) {
 // Without modules.dep (a Debian package's extract) the order comes from .modinfo.
 func TestResolveModulesFromModinfo(t *testing.T) {
 	ft := newFakeKernel(t, elf.EM_X86_64)
-	set, err := ResolveModules(ft.modules, ft.version, "amd64", []string{"c", "d-dash", "a", "e", "g", "c"})
+	set, err := resolveModuleSet(ft.modules, ft.version, "amd64", []string{"c", "d-dash", "a", "e", "g", "c"})
 	require.NoError(t, err)
-	assert.Equal(t, DepsFromModinfo, set.DepsFrom)
+	assert.Equal(t, depsFromModinfo, set.DepsFrom)
 	assert.Equal(t, []string{"a", "b", "c", "d_dash", "g"}, loadNames(set), "dependencies first, each once, in the asked order otherwise")
 	assert.Equal(t, []string{"e"}, set.Builtin, "e is built in: asked for and depended on, recorded once")
 	assert.Equal(t, "kernel/net/d-dash.ko", set.Load[3].File, "'-' and '_' are the same in module names")
 	assert.Equal(t, []string{"a", "b"}, set.Load[2].Depends)
 
-	set, err = ResolveModules(ft.modules, ft.version, "amd64", []string{"d_dash"})
+	set, err = resolveModuleSet(ft.modules, ft.version, "amd64", []string{"d_dash"})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"a", "b", "d_dash"}, loadNames(set))
 
-	set, err = ResolveModules(ft.modules, ft.version, "amd64", nil)
+	set, err = resolveModuleSet(ft.modules, ft.version, "amd64", nil)
 	require.NoError(t, err)
 	assert.Empty(t, set.Load)
 }
@@ -54,7 +54,7 @@ func TestResolveModulesFromModinfo(t *testing.T) {
 // each as a plain .ko.
 func TestResolveCompressedModules(t *testing.T) {
 	ft := newFakeKernel(t, elf.EM_AARCH64)
-	set, err := ResolveModules(ft.modules, ft.version, "arm64", []string{"gzm"})
+	set, err := resolveModuleSet(ft.modules, ft.version, "arm64", []string{"gzm"})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"a", "f", "zs", "gzm"}, loadNames(set))
 	want := []struct{ file, compression, guest string }{
@@ -75,10 +75,10 @@ func TestResolveCompressedModules(t *testing.T) {
 
 	// The vermagic and arch checks see through the compression.
 	writeFile(t, filepath.Join(ft.modules, "kernel/old.ko.xz"), xzStream(t, makeModule(elf.EM_AARCH64, "old", "5.10.0-1-arm64"), false, 1))
-	_, err = ResolveModules(ft.modules, ft.version, "arm64", []string{"old"})
+	_, err = resolveModuleSet(ft.modules, ft.version, "arm64", []string{"old"})
 	assert.ErrorContains(t, err, "is built for kernel 5.10.0-1-arm64, not "+ft.version)
 	writeFile(t, filepath.Join(ft.modules, "kernel/x86.ko.zst"), debtest.Zstd(t, makeModule(elf.EM_X86_64, "x86", ft.version)))
-	_, err = ResolveModules(ft.modules, ft.version, "arm64", []string{"x86"})
+	_, err = resolveModuleSet(ft.modules, ft.version, "arm64", []string{"x86"})
 	assert.ErrorContains(t, err, "is a module for amd64, but the image is for arm64")
 }
 
@@ -92,16 +92,16 @@ func TestResolveModulesFromModulesDep(t *testing.T) {
 			"kernel/drivers/b/b.ko: kernel/drivers/a/a.ko\n"+
 			"kernel/drivers/c/c.ko: kernel/drivers/b/b.ko kernel/drivers/a/a.ko\n"+
 			"kernel/net/d-dash.ko: kernel/drivers/c/c.ko kernel/drivers/b/b.ko kernel/drivers/a/a.ko\n"))
-	set, err := ResolveModules(ft.modules, ft.version, "amd64", []string{"d_dash"})
+	set, err := resolveModuleSet(ft.modules, ft.version, "amd64", []string{"d_dash"})
 	require.NoError(t, err)
-	assert.Equal(t, DepsFromModulesDep, set.DepsFrom)
+	assert.Equal(t, depsFromModulesDep, set.DepsFrom)
 	assert.Equal(t, []string{"a", "b", "c", "d_dash"}, loadNames(set))
 }
 
 func TestResolveModulesErrors(t *testing.T) {
 	ft := newFakeKernel(t, elf.EM_X86_64)
 	resolve := func(names ...string) error {
-		_, err := ResolveModules(ft.modules, ft.version, "amd64", names)
+		_, err := resolveModuleSet(ft.modules, ft.version, "amd64", names)
 		return err
 	}
 
@@ -157,6 +157,6 @@ func TestResolveModulesErrors(t *testing.T) {
 	err = resolve("e")
 	assert.ErrorContains(t, err, "has no modules.builtin")
 
-	_, err = ResolveModules(filepath.Join(ft.root, "nonesuch"), ft.version, "amd64", []string{"a"})
+	_, err = resolveModuleSet(filepath.Join(ft.root, "nonesuch"), ft.version, "amd64", []string{"a"})
 	assert.ErrorContains(t, err, "nonesuch")
 }

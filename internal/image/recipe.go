@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/qoslab/qoslab/internal/suggest"
@@ -28,21 +27,21 @@ import (
 //go:embed linux-microvm.yaml
 var defaultRecipe []byte
 
-// DefaultRecipeName is the file name of the embedded default recipe.
-const DefaultRecipeName = "linux-microvm.yaml"
+// defaultRecipeName is the file name of the embedded default recipe.
+const defaultRecipeName = "linux-microvm.yaml"
 
-// Arches are the architectures an image can be built for.
-var Arches = []string{"amd64", "arm64"}
+// arches are the architectures an image can be built for.
+var arches = []string{"amd64", "arm64"}
 
 // Kernel sources.
 const (
-	SourceHost   = "host"
-	SourcePath   = "path"
-	SourceDebian = "debian"
+	sourceHost   = "host"
+	sourcePath   = "path"
+	sourceDebian = "debian"
 )
 
-// Sources are the kernel sources a recipe may name.
-var Sources = []string{SourceHost, SourcePath, SourceDebian}
+// sourceNames are the kernel sources a recipe may name.
+var sourceNames = []string{sourceHost, sourcePath, sourceDebian}
 
 // Recipe says how to build an image.
 type Recipe struct {
@@ -73,18 +72,18 @@ type KernelSpec struct {
 
 // DefaultRecipe returns the embedded default recipe (vmimages/linux-microvm.yaml).
 func DefaultRecipe() Recipe {
-	r, err := parseRecipe(defaultRecipe, DefaultRecipeName)
+	r, err := parseRecipe(defaultRecipe, defaultRecipeName)
 	if err != nil {
 		panic("image: the embedded default recipe is invalid: " + err.Error())
 	}
 	return r
 }
 
-// DefaultRecipeBytes returns the text of the embedded default recipe.
-func DefaultRecipeBytes() []byte { return bytes.Clone(defaultRecipe) }
+// defaultRecipeBytes returns the text of the embedded default recipe.
+func defaultRecipeBytes() []byte { return bytes.Clone(defaultRecipe) }
 
-// LoadRecipe reads and checks a recipe file.
-func LoadRecipe(path string) (Recipe, error) {
+// loadRecipe reads and checks a recipe file.
+func loadRecipe(path string) (Recipe, error) {
 	b, err := inputfile.Read("recipe "+path, path, "a YAML recipe")
 	if err != nil {
 		return Recipe{}, err
@@ -100,9 +99,6 @@ func LoadRecipe(path string) (Recipe, error) {
 	}
 	return r, nil
 }
-
-// ParseRecipe parses and checks a recipe. Unknown keys are errors.
-func ParseRecipe(b []byte) (Recipe, error) { return parseRecipe(b, "") }
 
 func parseRecipe(b []byte, name string) (Recipe, error) {
 	var r Recipe
@@ -133,7 +129,7 @@ func parseRecipe(b []byte, name string) (Recipe, error) {
 		return r, fmt.Errorf("%s: %s", where, msg)
 	}
 	var extra yaml.Node
-	if err := dec.Decode(&extra); err != io.EOF {
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		return r, fmt.Errorf("%s: more than one YAML document", where)
 	}
 	if err := r.Check(); err != nil {
@@ -182,8 +178,8 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) error {
 		if path == "arch_cmdline" {
 			for i := 0; i+1 < len(n.Content); i += 2 {
 				k := n.Content[i]
-				if !contains(Arches, k.Value) {
-					return fmt.Errorf("line %d: unknown key %q under arch_cmdline; allowed: %s", k.Line, k.Value, strings.Join(Arches, ", "))
+				if !contains(arches, k.Value) {
+					return fmt.Errorf("line %d: unknown key %q under arch_cmdline; allowed: %s", k.Line, k.Value, strings.Join(arches, ", "))
 				}
 			}
 		}
@@ -255,18 +251,18 @@ func (r Recipe) Check() error {
 	if !nameRE.MatchString(r.Name) || len(r.Name) > 64 {
 		return fmt.Errorf("name %q: use letters, digits, '.', '_' and '-' (it is a directory name), at most 64 characters", r.Name)
 	}
-	if err := CheckArch(r.Arch); err != nil {
+	if err := checkArch(r.Arch); err != nil {
 		return err
 	}
 	k := r.Kernel
 	switch k.Source {
 	case "":
-		return fmt.Errorf("kernel.source is missing; allowed: %s", strings.Join(Sources, ", "))
-	case SourceHost, SourceDebian:
+		return fmt.Errorf("kernel.source is missing; allowed: %s", strings.Join(sourceNames, ", "))
+	case sourceHost, sourceDebian:
 		if k.Path != "" || k.ModulesDir != "" {
 			return fmt.Errorf("kernel.path and kernel.modules_dir are for kernel.source: path, not %s", k.Source)
 		}
-	case SourcePath:
+	case sourcePath:
 		if k.Path == "" {
 			return errors.New("kernel.source path needs kernel.path (the kernel image: a bzImage for amd64, an Image or Image.gz for arm64)")
 		}
@@ -274,9 +270,9 @@ func (r Recipe) Check() error {
 			return fmt.Errorf("kernel.source path with modules (%s) needs kernel.modules_dir (the kernel's lib/modules/<version>)", strings.Join(r.Modules, ", "))
 		}
 	default:
-		return fmt.Errorf("kernel.source %q: allowed: %s", k.Source, strings.Join(Sources, ", "))
+		return fmt.Errorf("kernel.source %q: allowed: %s", k.Source, strings.Join(sourceNames, ", "))
 	}
-	if k.Package != "" && k.Source != SourceDebian {
+	if k.Package != "" && k.Source != sourceDebian {
 		return fmt.Errorf("kernel.package is for kernel.source: debian, not %s", k.Source)
 	}
 	if k.Package != "" && !debPkgRE.MatchString(k.Package) {
@@ -291,7 +287,7 @@ func (r Recipe) Check() error {
 		return errors.New("cmdline: one line, please")
 	}
 	for a, c := range r.ArchCmdline {
-		if err := CheckArch(a); err != nil {
+		if err := checkArch(a); err != nil {
 			return fmt.Errorf("arch_cmdline: %w", err)
 		}
 		if strings.ContainsAny(c, "\n\r\x00") {
@@ -301,13 +297,13 @@ func (r Recipe) Check() error {
 	return nil
 }
 
-// CheckArch accepts amd64 and arm64.
-func CheckArch(arch string) error {
+// checkArch accepts amd64 and arm64.
+func checkArch(arch string) error {
 	if arch == "" {
-		return fmt.Errorf("arch is missing; allowed: %s", strings.Join(Arches, ", "))
+		return fmt.Errorf("arch is missing; allowed: %s", strings.Join(arches, ", "))
 	}
-	if !contains(Arches, arch) {
-		return fmt.Errorf("arch %q: allowed: %s", arch, strings.Join(Arches, ", "))
+	if !contains(arches, arch) {
+		return fmt.Errorf("arch %q: allowed: %s", arch, strings.Join(arches, ", "))
 	}
 	return nil
 }
@@ -361,13 +357,4 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -12,10 +12,10 @@ import (
 // The embedded recipe is a copy of vmimages/linux-microvm.yaml: go:embed
 // cannot reach outside the package directory.
 func TestDefaultRecipeIsVmimagesCopy(t *testing.T) {
-	want, err := os.ReadFile(filepath.Join("..", "..", "vmimages", DefaultRecipeName))
+	want, err := os.ReadFile(filepath.Join("..", "..", "vmimages", defaultRecipeName))
 	require.NoError(t, err)
-	if string(want) != string(DefaultRecipeBytes()) {
-		t.Fatalf("internal/image/%[1]s differs from vmimages/%[1]s: copy vmimages/%[1]s over it (cp vmimages/%[1]s internal/image/)", DefaultRecipeName)
+	if string(want) != string(defaultRecipeBytes()) {
+		t.Fatalf("internal/image/%[1]s differs from vmimages/%[1]s: copy vmimages/%[1]s over it (cp vmimages/%[1]s internal/image/)", defaultRecipeName)
 	}
 }
 
@@ -23,7 +23,7 @@ func TestDefaultRecipe(t *testing.T) {
 	r := DefaultRecipe()
 	assert.Equal(t, "linux", r.Name)
 	assert.Equal(t, "amd64", r.Arch)
-	assert.Equal(t, SourceDebian, r.Kernel.Source)
+	assert.Equal(t, sourceDebian, r.Kernel.Source)
 	assert.Equal(t, "linux-image-amd64", r.PackageFor("amd64"))
 	assert.Equal(t, "linux-image-arm64", r.PackageFor("arm64"))
 	assert.Equal(t, []string{"virtio_pci", "virtio_console", "virtio_blk", "vmw_vsock_virtio_transport", "evdev", "button", "gpio_keys"}, r.Modules)
@@ -35,7 +35,7 @@ func TestDefaultRecipe(t *testing.T) {
 }
 
 func TestParseRecipe(t *testing.T) {
-	r, err := ParseRecipe([]byte(`
+	r, err := parseRecipe([]byte(`
 name: mine
 arch: arm64
 kernel:
@@ -46,7 +46,7 @@ modules: [virtio-pci, virtio_blk]
 cmdline: "  quiet   panic=-1 "
 arch_cmdline:
   arm64: console=hvc0
-`))
+`), "")
 	require.NoError(t, err)
 	assert.Equal(t, "mine", r.Name)
 	assert.Equal(t, "k/Image.gz", r.Kernel.Path)
@@ -58,13 +58,13 @@ func TestLoadRecipeResolvesRelativeToFile(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "r.yaml")
 	require.NoError(t, os.WriteFile(p, []byte("name: x\narch: amd64\nkernel: {source: path, path: vmlinuz}\n"), 0o644))
-	r, err := LoadRecipe(p)
+	r, err := loadRecipe(p)
 	require.NoError(t, err)
 	assert.Equal(t, p, r.File)
 	assert.Equal(t, filepath.Join(dir, "vmlinuz"), r.resolve(r.Kernel.Path))
 	assert.Equal(t, "/abs/k", r.resolve("/abs/k"))
 
-	_, err = LoadRecipe(filepath.Join(dir, "missing.yaml"))
+	_, err = loadRecipe(filepath.Join(dir, "missing.yaml"))
 	assert.ErrorContains(t, err, "missing.yaml")
 }
 
@@ -98,7 +98,7 @@ func TestParseRecipeErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := ParseRecipe([]byte(c.in))
+			_, err := parseRecipe([]byte(c.in), "")
 			require.Error(t, err)
 			for _, w := range c.want {
 				assert.ErrorContains(t, err, w)
@@ -110,10 +110,10 @@ func TestParseRecipeErrors(t *testing.T) {
 // A recipe "file" that is a device or a 50 MB file is refused at once,
 // before any parsing.
 func TestLoadRecipeRefusesDevicesAndHugeFiles(t *testing.T) {
-	_, err := LoadRecipe("/dev/zero")
+	_, err := loadRecipe("/dev/zero")
 	assert.EqualError(t, err, "recipe /dev/zero: not a regular file (a character device); give a YAML recipe")
 	big := filepath.Join(t.TempDir(), "big.yaml")
 	require.NoError(t, os.WriteFile(big, make([]byte, 50<<20), 0o644))
-	_, err = LoadRecipe(big)
+	_, err = loadRecipe(big)
 	assert.EqualError(t, err, "recipe "+big+": 50MiB is over the 4MiB limit for a YAML recipe")
 }

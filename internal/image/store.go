@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/qoslab/qoslab/internal/hv"
+	"github.com/qoslab/qoslab/internal/shquote"
 )
 
 // SchemaVersion is the manifest format this build writes. A manifest with
@@ -23,8 +24,8 @@ const (
 	schemaMajor   = 1
 )
 
-// ErrNoImage is wrapped by Load's error when the image was never built.
-var ErrNoImage = errors.New("image not built")
+// errNoImage is wrapped by Load's error when the image was never built.
+var errNoImage = errors.New("image not built")
 
 // Manifest describes a built image: <store>/<name>/manifest.json.
 type Manifest struct {
@@ -88,10 +89,10 @@ type BootKernel struct {
 
 // bootFile is the file name of the kernel to boot.
 func (m Manifest) bootFile() string {
-	if m.BootKernel != nil && m.BootKernel.File == VmlinuxFile {
-		return VmlinuxFile
+	if m.BootKernel != nil && m.BootKernel.File == vmlinuxFile {
+		return vmlinuxFile
 	}
-	return KernelFile
+	return kernelFile
 }
 
 // Image is the hv.Image of the manifest's image in dir. Its Kernel is the
@@ -106,7 +107,7 @@ func (m Manifest) Image(dir string) hv.Image {
 		Name:               m.Name,
 		Dir:                dir,
 		Kernel:             filepath.Join(dir, m.bootFile()),
-		Initramfs:          filepath.Join(dir, InitramfsFile),
+		Initramfs:          filepath.Join(dir, initramfsFile),
 		Cmdline:            m.Cmdline,
 		Arch:               m.Arch,
 		KernelVersion:      m.KernelVersion,
@@ -118,7 +119,7 @@ func (m Manifest) Image(dir string) hv.Image {
 func (m Manifest) RebuildCommand() string {
 	cmd := "qoslab image build linux"
 	if m.Recipe.File != "" {
-		cmd += " --recipe " + shellQuote(m.Recipe.File)
+		cmd += " --recipe " + shquote.Quote(m.Recipe.File)
 	}
 	if m.Recipe.Arch != "" && m.Arch != "" && m.Arch != m.Recipe.Arch {
 		cmd += " --arch " + m.Arch
@@ -150,9 +151,9 @@ func Load(storeDir, name string) (hv.Image, Manifest, error) {
 	m, err := readManifest(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		if _, derr := os.Stat(dir); derr != nil {
-			return hv.Image{}, m, fmt.Errorf("image %s is not built (no %s): build it with `qoslab image build linux`: %w", name, dir, ErrNoImage)
+			return hv.Image{}, m, fmt.Errorf("image %s is not built (no %s): build it with `qoslab image build linux`: %w", name, dir, errNoImage)
 		}
-		return hv.Image{}, m, fmt.Errorf("image %s is corrupt: %s has no %s; rebuild it with `qoslab image build linux`", name, dir, ManifestFile)
+		return hv.Image{}, m, fmt.Errorf("image %s is corrupt: %s has no %s; rebuild it with `qoslab image build linux`", name, dir, manifestFile)
 	}
 	if err != nil {
 		return hv.Image{}, m, fmt.Errorf("image %s: %w", name, err)
@@ -165,28 +166,30 @@ func Load(storeDir, name string) (hv.Image, Manifest, error) {
 		d    FileDigest
 		file string
 	}
-	files := []hashed{{"vmlinuz", m.Vmlinuz, KernelFile}, {"initramfs", m.Initramfs, InitramfsFile}}
+	files := []hashed{{"vmlinuz", m.Vmlinuz, kernelFile}, {"initramfs", m.Initramfs, initramfsFile}}
 	if m.Vmlinux != nil {
-		files = append(files, hashed{"vmlinux", *m.Vmlinux, VmlinuxFile})
+		files = append(files, hashed{"vmlinux", *m.Vmlinux, vmlinuxFile})
 	}
 	if u := m.Uncompressed; u != nil {
-		if u.File != KernelFile && u.File != UncompressedFile {
-			return hv.Image{}, m, fmt.Errorf("image %s is corrupt: its uncompressed kernel is %q, which is neither %s nor %s; rebuild it with `%s`", name, u.File, KernelFile, UncompressedFile, m.RebuildCommand())
+		if u.File != kernelFile && u.File != uncompressedFile {
+			return hv.Image{}, m, fmt.Errorf("image %s is corrupt: its uncompressed kernel is %q, which is neither %s nor %s; rebuild it with `%s`", name, u.File, kernelFile, uncompressedFile, m.RebuildCommand())
 		}
 		files = append(files, hashed{"uncompressed kernel", *u, u.File})
 	}
 	if bk := m.BootKernel; bk != nil {
-		if bk.File != KernelFile && bk.File != VmlinuxFile {
-			return hv.Image{}, m, fmt.Errorf("image %s is corrupt: its manifest boots %q, which is neither %s nor %s; rebuild it with `%s`", name, bk.File, KernelFile, VmlinuxFile, m.RebuildCommand())
+		if bk.File != kernelFile && bk.File != vmlinuxFile {
+			return hv.Image{}, m, fmt.Errorf("image %s is corrupt: its manifest boots %q, which is neither %s nor %s; rebuild it with `%s`", name, bk.File, kernelFile, vmlinuxFile, m.RebuildCommand())
 		}
-		if bk.File == VmlinuxFile && m.Vmlinux == nil {
-			return hv.Image{}, m, fmt.Errorf("image %s is corrupt: its manifest boots %s but lists no %s; rebuild it with `%s`", name, VmlinuxFile, VmlinuxFile, m.RebuildCommand())
+		if bk.File == vmlinuxFile && m.Vmlinux == nil {
+			return hv.Image{}, m, fmt.Errorf("image %s is corrupt: its manifest boots %s but lists no %s; rebuild it with `%s`", name, vmlinuxFile, vmlinuxFile, m.RebuildCommand())
 		}
 	}
 	for _, f := range files {
 		got, err := hashFile(filepath.Join(dir, f.file))
 		if err != nil {
-			return hv.Image{}, m, fmt.Errorf("image %s is corrupt: %v; rebuild it with `%s`", name, err, m.RebuildCommand())
+			// Not wrapped: a file missing here makes the image corrupt, and
+			// no caller may take it for a missing image (fs.ErrNotExist).
+			return hv.Image{}, m, fmt.Errorf("image %s is corrupt: %v; rebuild it with `%s`", name, err, m.RebuildCommand()) //nolint:errorlint // see above
 		}
 		if got.SHA256 != f.d.SHA256 || got.Size != f.d.Size {
 			return hv.Image{}, m, fmt.Errorf("image %s is corrupt: %s hash %s (%d bytes), manifest says %s (%d bytes); rebuild it with `%s`",
@@ -206,7 +209,7 @@ func short(h string) string {
 // readManifest reads and checks dir/manifest.json (not the files' hashes).
 func readManifest(dir string) (Manifest, error) {
 	var m Manifest
-	b, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	b, err := os.ReadFile(filepath.Join(dir, manifestFile)) //nolint:gosec // G304: the manifest in the image store the user names
 	if err != nil {
 		return m, err
 	}
@@ -215,21 +218,21 @@ func readManifest(dir string) (Manifest, error) {
 		SchemaVersion string `json:"schema_version"`
 	}
 	if err := json.Unmarshal(b, &head); err != nil {
-		return m, fmt.Errorf("%s is corrupt (%v); rebuild it with `qoslab image build linux`", filepath.Join(dir, ManifestFile), err)
+		return m, fmt.Errorf("%s is corrupt (%w); rebuild it with `qoslab image build linux`", filepath.Join(dir, manifestFile), err)
 	}
 	major, err := strconv.Atoi(strings.SplitN(head.SchemaVersion, ".", 2)[0])
 	if err != nil {
-		return m, fmt.Errorf("%s has no valid schema_version (%q); rebuild it with `qoslab image build linux`", filepath.Join(dir, ManifestFile), head.SchemaVersion)
+		return m, fmt.Errorf("%s has no valid schema_version (%q); rebuild it with `qoslab image build linux`", filepath.Join(dir, manifestFile), head.SchemaVersion)
 	}
 	if major != schemaMajor {
 		newer := "an older"
 		if major > schemaMajor {
 			newer = "a newer"
 		}
-		return m, fmt.Errorf("%s has manifest schema %s, this qoslab reads %d.x (it was built by %s qoslab); rebuild it with `qoslab image build linux`", filepath.Join(dir, ManifestFile), head.SchemaVersion, schemaMajor, newer)
+		return m, fmt.Errorf("%s has manifest schema %s, this qoslab reads %d.x (it was built by %s qoslab); rebuild it with `qoslab image build linux`", filepath.Join(dir, manifestFile), head.SchemaVersion, schemaMajor, newer)
 	}
 	if err := json.Unmarshal(b, &m); err != nil {
-		return m, fmt.Errorf("%s is corrupt (%v); rebuild it with `qoslab image build linux`", filepath.Join(dir, ManifestFile), err)
+		return m, fmt.Errorf("%s is corrupt (%w); rebuild it with `qoslab image build linux`", filepath.Join(dir, manifestFile), err)
 	}
 	return m, nil
 }

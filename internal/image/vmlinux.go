@@ -43,13 +43,13 @@ const xenELFNotePhys32Entry = 18
 // Payload compressions, named as the kernel's build names them
 // (CONFIG_KERNEL_GZIP, ...).
 const (
-	CompressionGzip  = "gzip"
-	CompressionXZ    = "xz"
-	CompressionZstd  = "zstd"
-	CompressionLZ4   = "lz4"
-	CompressionLZMA  = "lzma"
-	CompressionBzip2 = "bzip2"
-	CompressionLZO   = "lzo"
+	compressionGzip  = "gzip"
+	compressionXZ    = "xz"
+	compressionZstd  = "zstd"
+	compressionLZ4   = "lz4"
+	compressionLZMA  = "lzma"
+	compressionBzip2 = "bzip2"
+	compressionLZO   = "lzo"
 )
 
 // payloadMagics tell a payload's compression by its first bytes, as the
@@ -58,13 +58,13 @@ var payloadMagics = []struct {
 	compression string
 	magic       []byte
 }{
-	{CompressionGzip, []byte{0x1f, 0x8b}},
-	{CompressionXZ, xzMagic},
-	{CompressionZstd, []byte{0x28, 0xb5, 0x2f, 0xfd}},
-	{CompressionLZ4, []byte{0x02, 0x21, 0x4c, 0x18}}, // the legacy frame, lz4 -l
-	{CompressionLZMA, []byte{0x5d, 0x00, 0x00}},
-	{CompressionBzip2, []byte("BZh")},
-	{CompressionLZO, []byte{0x89, 'L', 'Z', 'O'}},
+	{compressionGzip, []byte{0x1f, 0x8b}},
+	{compressionXZ, xzMagic},
+	{compressionZstd, []byte{0x28, 0xb5, 0x2f, 0xfd}},
+	{compressionLZ4, []byte{0x02, 0x21, 0x4c, 0x18}}, // the legacy frame, lz4 -l
+	{compressionLZMA, []byte{0x5d, 0x00, 0x00}},
+	{compressionBzip2, []byte("BZh")},
+	{compressionLZO, []byte{0x89, 'L', 'Z', 'O'}},
 }
 
 // bzPayload is the compressed kernel in a bzImage.
@@ -129,35 +129,35 @@ func (p bzPayload) decompress(ctx context.Context) ([]byte, error) {
 		out, err = appendAll(ctx, make([]byte, 0, sizeHint), r, maxKernelBytes)
 	}
 	switch p.Compression {
-	case CompressionXZ:
+	case compressionXZ:
 		out, err = unxz(ctx, stream, int(sizeHint), maxKernelBytes)
-	case CompressionGzip:
+	case compressionGzip:
 		zr, gerr := gzip.NewReader(bytes.NewReader(p.Data))
 		if gerr != nil {
 			return nil, fmt.Errorf("gzip: %w", gerr)
 		}
 		zr.Multistream(false)
 		read(zr)
-	case CompressionZstd:
+	case compressionZstd:
 		zr, zerr := zstd.NewReader(bytes.NewReader(stream), zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxKernelBytes))
 		if zerr != nil {
 			return nil, fmt.Errorf("zstd: %w", zerr)
 		}
 		defer zr.Close()
 		read(zr)
-	case CompressionLZ4:
+	case compressionLZ4:
 		read(lz4.NewReader(bytes.NewReader(stream)))
-	case CompressionLZMA:
+	case compressionLZMA:
 		zr, lerr := lzma.ReaderConfig{DictCap: maxKernelBytes}.NewReader(bytes.NewReader(stream))
 		if lerr != nil {
 			return nil, fmt.Errorf("lzma: %w", lerr)
 		}
 		read(zr)
-	case CompressionBzip2:
+	case compressionBzip2:
 		read(bzip2.NewReader(bytes.NewReader(stream)))
 	default:
 		return nil, fmt.Errorf("the payload is %s-compressed, which qoslab cannot decompress (it reads %s, %s, %s, %s, %s and %s)",
-			p.Compression, CompressionXZ, CompressionGzip, CompressionZstd, CompressionLZ4, CompressionLZMA, CompressionBzip2)
+			p.Compression, compressionXZ, compressionGzip, compressionZstd, compressionLZ4, compressionLZMA, compressionBzip2)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -242,7 +242,7 @@ func extractVmlinux(ctx context.Context, bzImage []byte) (vmlinux, error) {
 	}
 	f, err := elf.NewFile(bytes.NewReader(v.ELF))
 	if err != nil {
-		return v, fmt.Errorf("the %s payload holds %s, not an ELF kernel: %v", p.Compression, describe(v.ELF), err)
+		return v, fmt.Errorf("the %s payload holds %s, not an ELF kernel: %w", p.Compression, describe(v.ELF), err)
 	}
 	defer f.Close()
 	if f.Class != elf.ELFCLASS64 || f.Machine != elf.EM_X86_64 || f.Type != elf.ET_EXEC {

@@ -60,11 +60,11 @@ func TestExtractVmlinux(t *testing.T) {
 		compression string
 		payload     []byte
 	}{
-		{CompressionXZ, withSize(xzStream(t, kernel, true, 1), kernel)},
-		{CompressionGzip, debtest.Gzip(t, kernel)},
-		{CompressionZstd, zstdPayload(t, kernel)},
-		{CompressionLZ4, lz4Payload(t, kernel)},
-		{CompressionLZMA, lzmaPayload(t, kernel)},
+		{compressionXZ, withSize(xzStream(t, kernel, true, 1), kernel)},
+		{compressionGzip, debtest.Gzip(t, kernel)},
+		{compressionZstd, zstdPayload(t, kernel)},
+		{compressionLZ4, lz4Payload(t, kernel)},
+		{compressionLZMA, lzmaPayload(t, kernel)},
 	} {
 		t.Run(tc.compression, func(t *testing.T) {
 			bz := makeBzImageWithPayload(ver, tc.payload)
@@ -90,7 +90,7 @@ func TestBzip2Payload(t *testing.T) {
 	z, err := hex.DecodeString(bzip2Hello)
 	require.NoError(t, err)
 	raw := []byte("hello, kernel\n")
-	out, err := bzPayload{Compression: CompressionBzip2, Data: withSize(z, raw), Size: uint32(len(raw))}.decompress(context.Background())
+	out, err := bzPayload{Compression: compressionBzip2, Data: withSize(z, raw), Size: uint32(len(raw))}.decompress(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, raw, out)
 }

@@ -62,24 +62,12 @@ type xzBlock struct {
 // follow it. The output is at most limit bytes; sizeHint, when it is right,
 // saves growing the output.
 func unxz(ctx context.Context, stream []byte, sizeHint, limit int) ([]byte, error) {
-	if len(stream) < 2*xzHeaderLen || !bytes.HasPrefix(stream, xzMagic) {
-		return nil, errors.New("xz: no xz stream header")
-	}
-	flags := stream[6:8]
-	if crc32.ChecksumIEEE(flags) != binary.LittleEndian.Uint32(stream[8:12]) {
-		return nil, errors.New("xz: the stream header's CRC32 does not match")
-	}
-	if flags[0] != 0 || flags[1]&0xf0 != 0 {
-		return nil, fmt.Errorf("xz: stream flags %#x %#x are reserved (a newer xz format?)", flags[0], flags[1])
-	}
-	check := flags[1]
-	_, checkLen, err := xzCheck(check)
+	flags, err := xzStreamHeader(stream)
 	if err != nil {
-		return nil, fmt.Errorf("xz: %w", err)
+		return nil, err
 	}
 	out := make([]byte, 0, min(max(sizeHint, 0), limit))
-	type record struct{ unpadded, uncompressed int64 }
-	var records []record
+	var records []xzRecord
 	pos := xzHeaderLen
 	for {
 		if err := ctx.Err(); err != nil {
@@ -91,103 +79,145 @@ func unxz(ctx context.Context, stream []byte, sizeHint, limit int) ([]byte, erro
 		if stream[pos] == 0 {
 			break // the index
 		}
-		blk, err := parseXZBlockHeader(stream[pos:])
+		var rec xzRecord
+		out, rec, pos, err = unxzBlock(ctx, stream, pos, flags[1], len(records)+1, out, limit)
 		if err != nil {
-			return nil, fmt.Errorf("xz: block %d at %d: %w", len(records)+1, pos, err)
+			return nil, err
 		}
-		dataAt := pos + blk.headerLen
-		src := bytes.NewReader(stream[dataAt:])
-		lz, err := lzma.Reader2Config{DictCap: int(min(blk.dictSize, int64(limit)))}.NewReader2(src)
-		if err != nil {
-			return nil, fmt.Errorf("xz: block %d: LZMA2: %w", len(records)+1, err)
-		}
-		start := len(out)
-		out, err = appendAll(ctx, out, lz, limit)
-		if err != nil {
-			return nil, fmt.Errorf("xz: block %d: LZMA2: %w", len(records)+1, err)
-		}
-		data := out[start:]
-		compressed := int64(len(stream)-dataAt) - int64(src.Len())
-		if blk.compressedSize >= 0 && blk.compressedSize != compressed {
-			return nil, fmt.Errorf("xz: block %d holds %d compressed bytes, its header says %d", len(records)+1, compressed, blk.compressedSize)
-		}
-		if blk.uncompressedSize >= 0 && blk.uncompressedSize != int64(len(data)) {
-			return nil, fmt.Errorf("xz: block %d decompresses to %d bytes, its header says %d", len(records)+1, len(data), blk.uncompressedSize)
-		}
-		if blk.bcj {
-			unBCJX86(data, blk.bcjStart)
-		}
-		pos = dataAt + int(compressed)
-		for ; pos%4 != 0; pos++ {
-			if pos >= len(stream) || stream[pos] != 0 {
-				return nil, fmt.Errorf("xz: block %d: bad block padding", len(records)+1)
-			}
-		}
-		if pos+checkLen > len(stream) {
-			return nil, fmt.Errorf("xz: block %d: the stream ends in its check", len(records)+1)
-		}
-		if h, _, _ := xzCheck(check); h != nil {
-			h.Write(data)
-			sum := h.Sum(nil)
-			if check != 10 {
-				// CRC32 and CRC64 are stored little-endian.
-				for i, j := 0, len(sum)-1; i < j; i, j = i+1, j-1 {
-					sum[i], sum[j] = sum[j], sum[i]
-				}
-			}
-			if !bytes.Equal(sum, stream[pos:pos+checkLen]) {
-				return nil, fmt.Errorf("xz: block %d: the data does not match its check (corrupt, or a decoder bug)", len(records)+1)
-			}
-		}
-		pos += checkLen
-		records = append(records, record{int64(blk.headerLen) + compressed + int64(checkLen), int64(len(data))})
+		records = append(records, rec)
 	}
+	if err := checkXZIndex(stream, pos, flags, records); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
 
-	// The index lists every block's sizes; it must agree with what was read.
+// xzStreamHeader checks the stream header and returns its flags, the second
+// of which names the blocks' check.
+func xzStreamHeader(stream []byte) ([]byte, error) {
+	if len(stream) < 2*xzHeaderLen || !bytes.HasPrefix(stream, xzMagic) {
+		return nil, errors.New("xz: no xz stream header")
+	}
+	flags := stream[6:8]
+	if crc32.ChecksumIEEE(flags) != binary.LittleEndian.Uint32(stream[8:12]) {
+		return nil, errors.New("xz: the stream header's CRC32 does not match")
+	}
+	if flags[0] != 0 || flags[1]&0xf0 != 0 {
+		return nil, fmt.Errorf("xz: stream flags %#x %#x are reserved (a newer xz format?)", flags[0], flags[1])
+	}
+	if _, _, err := xzCheck(flags[1]); err != nil {
+		return nil, fmt.Errorf("xz: %w", err)
+	}
+	return flags, nil
+}
+
+// xzRecord is a block's sizes as the index lists them: unpadded is its
+// header, compressed data and check, without the padding before the check.
+type xzRecord struct{ unpadded, uncompressed int64 }
+
+// unxzBlock decodes block number nth, at pos in stream, appending its data
+// to out, and checks it against its header and its check; next is where
+// the block ends.
+func unxzBlock(ctx context.Context, stream []byte, pos int, check byte, nth int, out []byte, limit int) (_ []byte, _ xzRecord, next int, _ error) {
+	blk, err := parseXZBlockHeader(stream[pos:])
+	if err != nil {
+		return nil, xzRecord{}, 0, fmt.Errorf("xz: block %d at %d: %w", nth, pos, err)
+	}
+	dataAt := pos + blk.headerLen
+	src := bytes.NewReader(stream[dataAt:])
+	lz, err := lzma.Reader2Config{DictCap: int(min(blk.dictSize, int64(limit)))}.NewReader2(src)
+	if err != nil {
+		return nil, xzRecord{}, 0, fmt.Errorf("xz: block %d: LZMA2: %w", nth, err)
+	}
+	start := len(out)
+	out, err = appendAll(ctx, out, lz, limit)
+	if err != nil {
+		return nil, xzRecord{}, 0, fmt.Errorf("xz: block %d: LZMA2: %w", nth, err)
+	}
+	data := out[start:]
+	compressed := int64(len(stream)-dataAt) - int64(src.Len())
+	if blk.compressedSize >= 0 && blk.compressedSize != compressed {
+		return nil, xzRecord{}, 0, fmt.Errorf("xz: block %d holds %d compressed bytes, its header says %d", nth, compressed, blk.compressedSize)
+	}
+	if blk.uncompressedSize >= 0 && blk.uncompressedSize != int64(len(data)) {
+		return nil, xzRecord{}, 0, fmt.Errorf("xz: block %d decompresses to %d bytes, its header says %d", nth, len(data), blk.uncompressedSize)
+	}
+	if blk.bcj {
+		unBCJX86(data, blk.bcjStart)
+	}
+	pos = dataAt + int(compressed)
+	for ; pos%4 != 0; pos++ {
+		if pos >= len(stream) || stream[pos] != 0 {
+			return nil, xzRecord{}, 0, fmt.Errorf("xz: block %d: bad block padding", nth)
+		}
+	}
+	h, checkLen, _ := xzCheck(check)
+	if pos+checkLen > len(stream) {
+		return nil, xzRecord{}, 0, fmt.Errorf("xz: block %d: the stream ends in its check", nth)
+	}
+	if h != nil {
+		h.Write(data)
+		sum := h.Sum(nil)
+		if check != 10 {
+			// CRC32 and CRC64 are stored little-endian.
+			for i, j := 0, len(sum)-1; i < j; i, j = i+1, j-1 {
+				sum[i], sum[j] = sum[j], sum[i]
+			}
+		}
+		if !bytes.Equal(sum, stream[pos:pos+checkLen]) {
+			return nil, xzRecord{}, 0, fmt.Errorf("xz: block %d: the data does not match its check (corrupt, or a decoder bug)", nth)
+		}
+	}
+	return out, xzRecord{int64(blk.headerLen) + compressed + int64(checkLen), int64(len(data))}, pos + checkLen, nil
+}
+
+// checkXZIndex checks the index at pos, which lists every block's sizes,
+// against the blocks read, and the stream footer after it.
+func checkXZIndex(stream []byte, pos int, flags []byte, records []xzRecord) error {
 	indexAt := pos
 	r := &mbiReader{b: stream, pos: pos + 1}
 	n := r.next()
 	if r.err == nil && n != uint64(len(records)) {
-		return nil, fmt.Errorf("xz: the index lists %d blocks, the stream has %d", n, len(records))
+		return fmt.Errorf("xz: the index lists %d blocks, the stream has %d", n, len(records))
 	}
 	for i, rec := range records {
 		unpadded, uncompressed := r.next(), r.next()
 		if r.err == nil && (unpadded != uint64(rec.unpadded) || uncompressed != uint64(rec.uncompressed)) {
-			return nil, fmt.Errorf("xz: the index gives block %d %d/%d bytes, the stream %d/%d", i+1, unpadded, uncompressed, rec.unpadded, rec.uncompressed)
+			return fmt.Errorf("xz: the index gives block %d %d/%d bytes, the stream %d/%d", i+1, unpadded, uncompressed, rec.unpadded, rec.uncompressed)
 		}
 	}
 	if r.err != nil {
-		return nil, fmt.Errorf("xz: index: %w", r.err)
+		return fmt.Errorf("xz: index: %w", r.err)
 	}
 	pos = r.pos
 	for ; (pos-indexAt)%4 != 0; pos++ {
 		if pos >= len(stream) || stream[pos] != 0 {
-			return nil, errors.New("xz: bad index padding")
+			return errors.New("xz: bad index padding")
 		}
 	}
 	if pos+4+xzHeaderLen > len(stream) {
-		return nil, errors.New("xz: the stream ends in its index")
+		return errors.New("xz: the stream ends in its index")
 	}
 	if crc32.ChecksumIEEE(stream[indexAt:pos]) != binary.LittleEndian.Uint32(stream[pos:]) {
-		return nil, errors.New("xz: the index's CRC32 does not match")
+		return errors.New("xz: the index's CRC32 does not match")
 	}
 	pos += 4
 	footer := stream[pos : pos+xzHeaderLen]
 	switch {
 	case crc32.ChecksumIEEE(footer[4:10]) != binary.LittleEndian.Uint32(footer):
-		return nil, errors.New("xz: the stream footer's CRC32 does not match")
+		return errors.New("xz: the stream footer's CRC32 does not match")
 	case string(footer[10:]) != "YZ":
-		return nil, errors.New("xz: no stream footer")
+		return errors.New("xz: no stream footer")
 	case !bytes.Equal(footer[8:10], flags):
-		return nil, errors.New("xz: the stream footer's flags differ from the header's")
+		return errors.New("xz: the stream footer's flags differ from the header's")
 	case (int(binary.LittleEndian.Uint32(footer[4:]))+1)*4 != pos-indexAt:
-		return nil, errors.New("xz: the stream footer gives another index size")
+		return errors.New("xz: the stream footer gives another index size")
 	}
 	pos += xzHeaderLen
 	if len(bytes.Trim(stream[pos:], "\x00")) != 0 {
-		return nil, fmt.Errorf("xz: %d bytes after the stream are not stream padding", len(stream)-pos)
+		return fmt.Errorf("xz: %d bytes after the stream are not stream padding", len(stream)-pos)
 	}
-	return out, nil
+	return nil
 }
 
 // parseXZBlockHeader reads the block header at the start of b.

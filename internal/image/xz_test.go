@@ -47,7 +47,7 @@ func bcjX86Encode(buf []byte, nowPos uint32) {
 			}
 		}
 		b = buf[pos+4]
-		if !(test(b) && maskToAllowed[(prevMask>>1)&7] && prevMask>>1 < 0x10) {
+		if !test(b) || !maskToAllowed[(prevMask>>1)&7] || prevMask>>1 >= 0x10 {
 			pos++
 			prevMask |= 1
 			if test(b) {

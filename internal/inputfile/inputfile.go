@@ -12,28 +12,28 @@ import (
 	"github.com/qoslab/qoslab/internal/units"
 )
 
-// Limit is the largest input file qoslab reads: far above any real spec,
+// sizeLimit is the largest input file qoslab reads: far above any real spec,
 // config or recipe (a few KiB), far below what could hurt.
-const Limit int64 = 4 << 20
+const sizeLimit int64 = 4 << 20
 
-// Read reads the regular file at path, up to Limit bytes. what names the
+// Read reads the regular file at path, up to sizeLimit bytes. what names the
 // file in errors as the user gave it ("--spec x.yaml", "recipe x.yaml") and
 // kind what it should be ("a YAML spec").
 func Read(what, path, kind string) ([]byte, error) {
-	return ReadLimit(what, path, kind, Limit)
+	return readLimit(what, path, kind, sizeLimit)
 }
 
-// ReadLimit is Read with another cap.
+// readLimit is Read with another cap.
 //
 // Opening a named pipe blocks until a writer comes, and reading a device
 // may never end, so the file is looked at before it is opened, and opened
 // without blocking (O_NONBLOCK) in case it was swapped for a pipe between
 // the two; what it is once open is checked again.
-func ReadLimit(what, path, kind string, limit int64) ([]byte, error) {
+func readLimit(what, path, kind string, limit int64) ([]byte, error) {
 	if err := checkRegular(what, path, kind); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|openNonBlocking, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|openNonBlocking, 0) //nolint:gosec // G304: reading the user's file, through a size cap, is this package's job
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}

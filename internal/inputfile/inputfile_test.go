@@ -22,7 +22,7 @@ func TestReadRefusesWhatIsNotASmallRegularFile(t *testing.T) {
 
 	big := filepath.Join(dir, "big.yaml")
 	require.NoError(t, os.WriteFile(big, make([]byte, 2048), 0o644))
-	_, err = ReadLimit("--recipe big.yaml", big, "a recipe", 1024)
+	_, err = readLimit("--recipe big.yaml", big, "a recipe", 1024)
 	assert.EqualError(t, err, "--recipe big.yaml: 2KiB is over the 1KiB limit for a recipe")
 
 	_, err = Read("--spec "+dir, dir, "a YAML spec")

@@ -1,7 +1,6 @@
 package plot
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -37,35 +36,4 @@ func loadTelemetry(t *testing.T) []telemetry.Sample {
 	require.Empty(t, notes)
 	require.NotEmpty(t, ts)
 	return ts
-}
-
-// TestWriteReview renders every fixture chart as PNG into
-// $QOSLAB_PLOT_REVIEW for a person to look at; it is skipped otherwise.
-func TestWriteReview(t *testing.T) {
-	dir := os.Getenv("QOSLAB_PLOT_REVIEW")
-	if dir == "" {
-		t.Skip("set QOSLAB_PLOT_REVIEW to a directory to render the fixture charts for review")
-	}
-	format := os.Getenv("QOSLAB_PLOT_FORMAT")
-	if format == "" {
-		format = "png"
-	}
-	in := loadRun(t, "linux-fixture")
-	in.Telemetry = loadTelemetry(t)
-	charts, skipped := Charts(in)
-	paths, err := WriteAll(dir, charts, format)
-	require.NoError(t, err)
-	for _, p := range paths {
-		t.Log(p)
-	}
-	for _, s := range skipped {
-		t.Logf("skipped %s: %s", s.Name, s.Reason)
-	}
-	contention := loadRun(t, "linux-contention")
-	charts, _ = Charts(contention)
-	for i := range charts {
-		charts[i].Name = "contention-" + charts[i].Name
-	}
-	_, err = WriteAll(dir, charts, format)
-	require.NoError(t, err)
 }

@@ -13,16 +13,16 @@ import (
 	"strings"
 )
 
-// ReadLinux reads the calling process's scheduling from the proc and
+// readLinux reads the calling process's scheduling from the proc and
 // cgroup file systems under root ("/" on a live system; tests give a
 // tree of their own): the main thread's policy and nice from
 // /proc/self/stat, the CPU limit from the cgroups /proc/self/cgroup names,
 // cgroup v2 (cpu.max) or v1 (cpu.cfs_quota_us), wherever
 // /proc/self/mountinfo says they are mounted. It reads nothing else and
 // never fails: what it cannot read is said in Unread.
-func ReadLinux(root string) Scheduling {
+func readLinux(root string) Scheduling {
 	var s Scheduling
-	stat, err := os.ReadFile(filepath.Join(root, "proc/self/stat"))
+	stat, err := os.ReadFile(filepath.Join(root, "proc/self/stat")) //nolint:gosec // G304: procfs under root ("/", or a test's)
 	if err == nil {
 		s.Policy, s.Nice, err = parseStat(stat)
 	}
@@ -138,11 +138,11 @@ func unescape(s string) string {
 // nil when none is set, or the hierarchy is not mounted where it could be
 // read.
 func cgroupCPULimit(root string) (*CPULimit, error) {
-	cg, err := os.ReadFile(filepath.Join(root, "proc/self/cgroup"))
+	cg, err := os.ReadFile(filepath.Join(root, "proc/self/cgroup")) //nolint:gosec // G304: procfs under root ("/", or a test's)
 	if err != nil {
 		return nil, err
 	}
-	mi, err := os.ReadFile(filepath.Join(root, "proc/self/mountinfo"))
+	mi, err := os.ReadFile(filepath.Join(root, "proc/self/mountinfo")) //nolint:gosec // G304: procfs under root ("/", or a test's)
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +222,7 @@ func tightest(root string, m mount, cgroup string, read func(dir string) (*CPULi
 // readV2Limit reads cpu.max ("max 100000", "50000 100000") in dir; nil for
 // no limit or no file (the root cgroup has none).
 func readV2Limit(dir string) (*CPULimit, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "cpu.max"))
+	b, err := os.ReadFile(filepath.Join(dir, "cpu.max")) //nolint:gosec // G304: the process's cgroup directory, found in procfs
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -247,7 +247,7 @@ func readV2Limit(dir string) (*CPULimit, error) {
 // readV1Limit reads cpu.cfs_quota_us (-1: no limit) and cpu.cfs_period_us
 // in dir; nil for no limit or no files.
 func readV1Limit(dir string) (*CPULimit, error) {
-	qb, err := os.ReadFile(filepath.Join(dir, "cpu.cfs_quota_us"))
+	qb, err := os.ReadFile(filepath.Join(dir, "cpu.cfs_quota_us")) //nolint:gosec // G304: the process's cgroup directory, found in procfs
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -262,7 +262,7 @@ func readV1Limit(dir string) (*CPULimit, error) {
 	if quota < 0 {
 		return nil, nil
 	}
-	pb, err := os.ReadFile(filepath.Join(dir, "cpu.cfs_period_us"))
+	pb, err := os.ReadFile(filepath.Join(dir, "cpu.cfs_period_us")) //nolint:gosec // G304: the process's cgroup directory, found in procfs
 	if err != nil {
 		return nil, err
 	}

@@ -35,13 +35,13 @@ type CPULimit struct {
 	CPUs float64 `json:"cpus"`
 }
 
-// DefaultPolicy is the policy a process gets unless told otherwise.
-const DefaultPolicy = "SCHED_OTHER"
+// defaultPolicy is the policy a process gets unless told otherwise.
+const defaultPolicy = "SCHED_OTHER"
 
 // IsDefault reports whether s is what an ordinary start gives: the default
 // policy (where there is one), nice 0, no CPU limit.
 func (s Scheduling) IsDefault() bool {
-	return (s.Policy == "" || s.Policy == DefaultPolicy) && s.Nice == 0 && s.CPULimit == nil
+	return (s.Policy == "" || s.Policy == defaultPolicy) && s.Nice == 0 && s.CPULimit == nil
 }
 
 // Text says s in a few words: "SCHED_OTHER nice=10, cgroup /a limits it to
@@ -63,9 +63,9 @@ func (s Scheduling) Text() string {
 // measurement; none when s is the default.
 func (s Scheduling) Warnings() []string {
 	var out []string
-	if (s.Policy != "" && s.Policy != DefaultPolicy) || s.Nice != 0 {
+	if (s.Policy != "" && s.Policy != defaultPolicy) || s.Nice != 0 {
 		what := fmt.Sprintf("nice %d", s.Nice)
-		if s.Policy != "" && s.Policy != DefaultPolicy {
+		if s.Policy != "" && s.Policy != defaultPolicy {
 			what = s.Policy + ", " + what
 		}
 		out = append(out, fmt.Sprintf("qoslab itself runs at %s, not the default (SCHED_OTHER, nice 0): its own threads (the telemetry sampler, the agents' orchestration) run at it, and a child that cannot be started at the default class inherits it; run qoslab without nice or chrt", what))

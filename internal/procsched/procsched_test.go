@@ -95,7 +95,7 @@ func TestReadLinux(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := ReadLinux(tree(t, tc.files))
+			got := readLinux(tree(t, tc.files))
 			assert.Equal(t, tc.want, got)
 		})
 	}
@@ -108,7 +108,7 @@ func TestReadLinuxSaysWhatItCouldNotRead(t *testing.T) {
 		"proc/self/mountinfo":     mountsV2,
 		"sys/fs/cgroup/a/cpu.max": "lots\n",
 	})
-	s := ReadLinux(root)
+	s := readLinux(root)
 	require.Len(t, s.Unread, 2)
 	assert.Contains(t, s.Unread[0], "policy and nice: /proc/self/stat has no command field")
 	assert.Contains(t, s.Unread[1], `cpu.max: "lots\n" is not QUOTA PERIOD`)

@@ -1,4 +1,4 @@
 package procsched
 
 // Read reads this process's scheduling (see ReadLinux).
-func Read() Scheduling { return ReadLinux("/") }
+func Read() Scheduling { return readLinux("/") }

@@ -469,7 +469,7 @@ func TestLinuxClass(t *testing.T) {
 }
 
 func TestLinuxMappingRoundTrips(t *testing.T) {
-	for _, c := range All() {
+	for _, c := range all {
 		m, ok := linuxMapping(c)
 		require.True(t, ok, "%s has a mapping", c)
 		assert.Equal(t, c, linuxClass(m.policy, m.nice), "%s reads back as itself", c)
@@ -534,7 +534,7 @@ func BenchmarkReadSelf(b *testing.B) {
 
 // The portable reading of a policy agrees with the mapping qoslab applies.
 func TestClassOfLinuxPolicyAgreesWithTheMapping(t *testing.T) {
-	for _, c := range All() {
+	for _, c := range all {
 		m, ok := linuxMapping(c)
 		require.True(t, ok)
 		assert.Equal(t, c, ClassOfLinuxPolicy(procsched.PolicyName(int(m.policy)), m.nice), "%s", c)

@@ -3,7 +3,6 @@ package qos
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -21,11 +20,8 @@ const (
 	UserInteractive Class = 33
 )
 
-// All lists the classes from lowest to highest.
+// all lists the five classes from lowest to highest.
 var all = [...]Class{Background, Utility, Default, UserInitiated, UserInteractive}
-
-// All returns the five classes from lowest to highest.
-func All() []Class { return all[:] }
 
 var names = map[Class]string{
 	Background:      "background",
@@ -55,7 +51,7 @@ func (c Class) Valid() bool {
 // Names lists the classes by name, lowest first.
 func Names() []string {
 	var out []string
-	for _, c := range All() {
+	for _, c := range all {
 		out = append(out, c.String())
 	}
 	return out
@@ -101,13 +97,6 @@ func ParseList(s string) ([]Class, error) {
 		}
 	}
 	return out, nil
-}
-
-// Sorted returns a copy of cs from lowest to highest class.
-func Sorted(cs []Class) []Class {
-	out := append([]Class(nil), cs...)
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
 }
 
 // Applied is what happened when a class was asked for on a thread: the class the

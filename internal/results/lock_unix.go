@@ -8,7 +8,7 @@ import (
 	"os"
 	"syscall"
 
-	"golang.org/x/sys/unix"
+	"github.com/qoslab/qoslab/internal/flock"
 )
 
 // Open flags for the lock file: a symbolic link is refused (ELOOP), a
@@ -29,8 +29,8 @@ func linkCount(fi fs.FileInfo) uint64 {
 // tryLock takes an exclusive flock on f without waiting; false when another
 // open file holds it.
 func tryLock(f *os.File) (bool, error) {
-	err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-	if errors.Is(err, unix.EWOULDBLOCK) {
+	err := flock.TryExclusive(f)
+	if errors.Is(err, flock.ErrHeld) {
 		return false, nil
 	}
 	return err == nil, err

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/qoslab/qoslab/internal/shquote"
 )
 
 // Check is one thing the vz backend needs of this Mac and of the qoslab
@@ -18,9 +20,9 @@ type Check struct {
 
 // Names of the host checks, as `qoslab doctor` lists them.
 const (
-	CheckNameMacOS        = "macOS 13 or later"
-	CheckNameAppleSilicon = "Apple silicon"
-	CheckNameEntitlement  = "entitlement " + VirtualizationEntitlement
+	checkNameMacOS        = "macOS 13 or later"
+	checkNameAppleSilicon = "Apple silicon"
+	CheckNameEntitlement  = "entitlement " + virtualizationEntitlement
 )
 
 // MacOSVersion is a macOS product version, such as 14.2.1.
@@ -28,12 +30,12 @@ type MacOSVersion struct {
 	Major, Minor, Patch int
 }
 
-// MinMacOS is the oldest macOS the vz backend supports: 13 (Ventura).
-func MinMacOS() MacOSVersion { return MacOSVersion{Major: 13} }
+// minMacOS is the oldest macOS the vz backend supports: 13 (Ventura).
+func minMacOS() MacOSVersion { return MacOSVersion{Major: 13} }
 
-// ParseMacOSVersion reads a product version as sysctl kern.osproductversion
+// parseMacOSVersion reads a product version as sysctl kern.osproductversion
 // and sw_vers -productVersion print it: "13", "13.0", "14.2.1".
-func ParseMacOSVersion(s string) (MacOSVersion, error) {
+func parseMacOSVersion(s string) (MacOSVersion, error) {
 	parts := strings.Split(strings.TrimSpace(s), ".")
 	if len(parts) > 3 {
 		return MacOSVersion{}, fmt.Errorf("macOS version %q: more than three numbers", s)
@@ -74,21 +76,21 @@ func (v MacOSVersion) String() string {
 // MacOSCheck turns the product version (sysctl kern.osproductversion) and
 // the error reading it into the doctor's check.
 func MacOSCheck(productVersion string, readErr error) Check {
-	c := Check{Name: CheckNameMacOS}
+	c := Check{Name: checkNameMacOS}
 	if readErr != nil {
 		c.Detail = fmt.Sprintf("cannot read sysctl kern.osproductversion: %v", readErr)
 		return c
 	}
-	v, err := ParseMacOSVersion(productVersion)
+	v, err := parseMacOSVersion(productVersion)
 	if err != nil {
 		c.Detail = err.Error()
 		return c
 	}
-	if v.AtLeast(MinMacOS()) {
+	if v.AtLeast(minMacOS()) {
 		c.OK, c.Detail = true, "macOS "+v.String()
 		return c
 	}
-	c.Detail = fmt.Sprintf("macOS %s; the vz backend needs %s (Ventura) or later", v, MinMacOS())
+	c.Detail = fmt.Sprintf("macOS %s; the vz backend needs %s (Ventura) or later", v, minMacOS())
 	if v == (MacOSVersion{Major: 10, Minor: 16}) {
 		// macOS 11 and later say 10.16 to programs in compatibility mode.
 		c.Detail += " (10.16 is what macOS 11 or later reports when SYSTEM_VERSION_COMPAT=1 is set: unset it and run again)"
@@ -107,12 +109,12 @@ type CPUFacts struct {
 	Translated bool
 }
 
-// AppleSiliconCheck turns the processor facts and the error reading them
+// appleSiliconCheck turns the processor facts and the error reading them
 // into the doctor's check. A process under Rosetta is refused although the
 // Mac qualifies: vz's macOS-guest API exists only in arm64 builds, and QoS
 // measured through the translator is not the native host's.
-func AppleSiliconCheck(cpu CPUFacts, readErr error) Check {
-	c := Check{Name: CheckNameAppleSilicon}
+func appleSiliconCheck(cpu CPUFacts, readErr error) Check {
+	c := Check{Name: checkNameAppleSilicon}
 	switch {
 	case readErr != nil:
 		c.Detail = fmt.Sprintf("cannot read sysctl hw.optional.arm64 or sysctl.proc_translated: %v", readErr)
@@ -129,11 +131,11 @@ func AppleSiliconCheck(cpu CPUFacts, readErr error) Check {
 	return c
 }
 
-// EntitlementCheck turns what `codesign -d --entitlements - --xml EXE`
+// entitlementCheck turns what `codesign -d --entitlements - --xml EXE`
 // printed on stdout, and its error (with its stderr), into the doctor's
 // check of the running binary exe.
-func EntitlementCheck(exe string, codesignOut []byte, runErr error) Check {
-	c := Check{Name: CheckNameEntitlement, Fix: SignFix(exe)}
+func entitlementCheck(exe string, codesignOut []byte, runErr error) Check {
+	c := Check{Name: CheckNameEntitlement, Fix: signFix(exe)}
 	if runErr != nil {
 		c.Detail = fmt.Sprintf("cannot read the signature of %s: %v", exe, runErr)
 		if strings.Contains(runErr.Error(), "not signed at all") {
@@ -141,12 +143,12 @@ func EntitlementCheck(exe string, codesignOut []byte, runErr error) Check {
 		}
 		return c
 	}
-	e, err := ParseCodesignOutput(codesignOut)
+	e, err := parseCodesignOutput(codesignOut)
 	if err != nil {
 		c.Detail = fmt.Sprintf("%s: %v", exe, err)
 		return c
 	}
-	if err := e.Require(VirtualizationEntitlement); err != nil {
+	if err := e.Require(virtualizationEntitlement); err != nil {
 		c.Detail = fmt.Sprintf("%s: %v; Virtualization.framework refuses to create VMs without it", exe, err)
 		return c
 	}
@@ -154,16 +156,7 @@ func EntitlementCheck(exe string, codesignOut []byte, runErr error) Check {
 	return c
 }
 
-// SignFix is the command that signs binary exe with the entitlement.
-func SignFix(exe string) string {
-	return "make build (signs bin/qoslab), or scripts/codesign.sh " + shellQuote(exe) + " in the qoslab repository"
-}
-
-// shellQuote quotes s for a POSIX shell when it needs quoting, so a Fix can
-// be pasted as it is.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+=:@,") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+// signFix is the command that signs binary exe with the entitlement.
+func signFix(exe string) string {
+	return "make build (signs bin/qoslab), or scripts/codesign.sh " + shquote.Quote(exe) + " in the qoslab repository"
 }

@@ -27,7 +27,7 @@ func CheckHost(ctx context.Context) []Check {
 	cpu, cpuErr := readCPUFacts()
 	return []Check{
 		MacOSCheck(version, err),
-		AppleSiliconCheck(cpu, cpuErr),
+		appleSiliconCheck(cpu, cpuErr),
 		runningBinaryEntitlementCheck(ctx),
 	}
 }
@@ -64,7 +64,7 @@ func sysctlFlag(name string) (bool, error) {
 func runningBinaryEntitlementCheck(ctx context.Context) Check {
 	exe, err := os.Executable()
 	if err != nil {
-		return EntitlementCheck("qoslab", nil, fmt.Errorf("find the running binary: %w", err))
+		return entitlementCheck("qoslab", nil, fmt.Errorf("find the running binary: %w", err))
 	}
 	if resolved, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = resolved
@@ -72,13 +72,13 @@ func runningBinaryEntitlementCheck(ctx context.Context) Check {
 	ctx, cancel := context.WithTimeout(ctx, codesignTimeout)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, "codesign", "-d", "--entitlements", "-", "--xml", exe)
+	cmd := exec.CommandContext(ctx, "codesign", "-d", "--entitlements", "-", "--xml", exe) //nolint:gosec // G204: asks codesign about the binary it is given, by design
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		if msg := strings.TrimSpace(stderr.String()); msg != "" {
 			err = fmt.Errorf("%w: %s", err, msg)
 		}
-		return EntitlementCheck(exe, nil, fmt.Errorf("codesign -d: %w", err))
+		return entitlementCheck(exe, nil, fmt.Errorf("codesign -d: %w", err))
 	}
-	return EntitlementCheck(exe, stdout.Bytes(), nil)
+	return entitlementCheck(exe, stdout.Bytes(), nil)
 }

@@ -25,14 +25,14 @@ func TestParseMacOSVersion(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			v, err := ParseMacOSVersion(tt.in)
+			v, err := parseMacOSVersion(tt.in)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, v)
 		})
 	}
 	for _, bad := range []string{"", "14.", ".1", "14.x", "14.2.1.1", "-14", "+14", "14 beta", "Ventura"} {
 		t.Run("bad "+bad, func(t *testing.T) {
-			_, err := ParseMacOSVersion(bad)
+			_, err := parseMacOSVersion(bad)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "macOS version")
 		})
@@ -40,7 +40,7 @@ func TestParseMacOSVersion(t *testing.T) {
 }
 
 func TestMacOSVersionAtLeast(t *testing.T) {
-	minimum := MinMacOS()
+	minimum := minMacOS()
 	tests := []struct {
 		v    string
 		want bool
@@ -56,7 +56,7 @@ func TestMacOSVersionAtLeast(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.v, func(t *testing.T) {
-			v, err := ParseMacOSVersion(tt.v)
+			v, err := parseMacOSVersion(tt.v)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, v.AtLeast(minimum))
 		})
@@ -67,7 +67,7 @@ func TestMacOSVersionAtLeast(t *testing.T) {
 	assert.False(t, MacOSVersion{14, 1, 9}.AtLeast(MacOSVersion{14, 2, 0}))
 	assert.True(t, MacOSVersion{14, 3, 0}.AtLeast(MacOSVersion{14, 2, 9}))
 	assert.Equal(t, "14.2.1", MacOSVersion{14, 2, 1}.String())
-	assert.Equal(t, "13.0", MinMacOS().String())
+	assert.Equal(t, "13.0", minMacOS().String())
 }
 
 func TestMacOSCheck(t *testing.T) {
@@ -89,7 +89,7 @@ func TestMacOSCheck(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := MacOSCheck(tt.version, tt.err)
-			assert.Equal(t, CheckNameMacOS, c.Name)
+			assert.Equal(t, checkNameMacOS, c.Name)
 			assert.Equal(t, tt.ok, c.OK)
 			assert.Contains(t, c.Detail, tt.detail)
 			assert.Equal(t, tt.fix, c.Fix != "", "fix: %q", c.Fix)
@@ -113,8 +113,8 @@ func TestAppleSiliconCheck(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := AppleSiliconCheck(tt.cpu, tt.err)
-			assert.Equal(t, CheckNameAppleSilicon, c.Name)
+			c := appleSiliconCheck(tt.cpu, tt.err)
+			assert.Equal(t, checkNameAppleSilicon, c.Name)
 			assert.Equal(t, tt.ok, c.OK)
 			assert.Contains(t, c.Detail, tt.detail)
 			if tt.fix == "" {
@@ -145,24 +145,24 @@ func TestEntitlementCheck(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := EntitlementCheck(exe, []byte(tt.out), tt.err)
+			c := entitlementCheck(exe, []byte(tt.out), tt.err)
 			assert.Equal(t, CheckNameEntitlement, c.Name)
 			assert.Equal(t, tt.ok, c.OK)
 			assert.Contains(t, c.Detail, tt.detail)
 			if tt.ok {
 				assert.Empty(t, c.Fix)
 			} else {
-				assert.Equal(t, SignFix(exe), c.Fix)
+				assert.Equal(t, signFix(exe), c.Fix)
 			}
 		})
 	}
 }
 
 func TestSignFixQuotes(t *testing.T) {
-	assert.Equal(t, "make build (signs bin/qoslab), or scripts/codesign.sh /usr/local/bin/qoslab in the qoslab repository", SignFix("/usr/local/bin/qoslab"))
-	assert.Contains(t, SignFix("/Users/me/My Tools/qoslab"), `scripts/codesign.sh '/Users/me/My Tools/qoslab' in`)
-	assert.Contains(t, SignFix("/tmp/it's/qoslab"), `'/tmp/it'\''s/qoslab'`)
-	assert.Contains(t, SignFix(""), "scripts/codesign.sh '' in")
+	assert.Equal(t, "make build (signs bin/qoslab), or scripts/codesign.sh /usr/local/bin/qoslab in the qoslab repository", signFix("/usr/local/bin/qoslab"))
+	assert.Contains(t, signFix("/Users/me/My Tools/qoslab"), `scripts/codesign.sh '/Users/me/My Tools/qoslab' in`)
+	assert.Contains(t, signFix("/tmp/it's/qoslab"), `'/tmp/it'\''s/qoslab'`)
+	assert.Contains(t, signFix(""), "scripts/codesign.sh '' in")
 }
 
 func TestCheckHostOffMacOS(t *testing.T) {
@@ -178,7 +178,7 @@ func TestCheckHostOnMacOS(t *testing.T) {
 	}
 	checks := CheckHost(context.Background())
 	require.Len(t, checks, 3)
-	assert.Equal(t, []string{CheckNameMacOS, CheckNameAppleSilicon, CheckNameEntitlement},
+	assert.Equal(t, []string{checkNameMacOS, checkNameAppleSilicon, CheckNameEntitlement},
 		[]string{checks[0].Name, checks[1].Name, checks[2].Name})
 	// The test binary carries only the Go linker's signature on arm64, and
 	// none on amd64.

@@ -75,12 +75,12 @@ func TestScriptsParse(t *testing.T) {
 func TestRepoEntitlementsFile(t *testing.T) {
 	data, err := os.ReadFile(repoFile(t, "qoslab.entitlements"))
 	require.NoError(t, err)
-	e, err := ParseEntitlements(data)
+	e, err := parseEntitlements(data)
 	require.NoError(t, err)
-	assert.NoError(t, e.Require(VirtualizationEntitlement))
+	assert.NoError(t, e.Require(virtualizationEntitlement))
 	// An entitlement more is a reason to look again: some, such as
 	// com.apple.vm.networking, stop an ad-hoc signed binary from starting.
-	assert.Equal(t, []string{VirtualizationEntitlement}, e.Keys())
+	assert.Equal(t, []string{virtualizationEntitlement}, e.Keys())
 }
 
 func TestCodesignScriptOffMacOS(t *testing.T) {

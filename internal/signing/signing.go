@@ -12,18 +12,18 @@ import (
 	"slices"
 )
 
-// VirtualizationEntitlement is the entitlement without which creating a
+// virtualizationEntitlement is the entitlement without which creating a
 // VZVirtualMachine fails. It is the only one qoslab needs: NAT networking
 // and vsock need none; bridged networking (com.apple.vm.networking), which
 // qoslab does not use, would need a provisioning profile.
-const VirtualizationEntitlement = "com.apple.security.virtualization"
+const virtualizationEntitlement = "com.apple.security.virtualization"
 
 // Entitlements are the keys and values of an entitlements property list.
 type Entitlements map[string]any
 
-// ParseEntitlements reads an entitlements file: an XML property list whose
+// parseEntitlements reads an entitlements file: an XML property list whose
 // root is a <dict>.
-func ParseEntitlements(plist []byte) (Entitlements, error) {
+func parseEntitlements(plist []byte) (Entitlements, error) {
 	v, err := decodePlist(plist)
 	if err != nil {
 		return nil, fmt.Errorf("entitlements: %w", err)
@@ -46,14 +46,14 @@ const (
 	blobHeaderLen                = 8 // magic, then the blob's length including the header
 )
 
-// ParseCodesignOutput reads what `codesign -d --entitlements - --xml BINARY`
+// parseCodesignOutput reads what `codesign -d --entitlements - --xml BINARY`
 // writes to stdout: an XML property list, or nothing at all for a binary
 // signed without entitlements (the Go linker's ad-hoc signature on
 // darwin/arm64 is one). The raw blob older codesign versions printed (magic
 // 0xfade7171, length, then the XML) is read too. Text before the property
 // list, such as an "Executable=" line when stderr was merged in, is skipped.
 // Empty output gives empty Entitlements and no error.
-func ParseCodesignOutput(out []byte) (Entitlements, error) {
+func parseCodesignOutput(out []byte) (Entitlements, error) {
 	if len(out) >= blobHeaderLen {
 		switch binary.BigEndian.Uint32(out) {
 		case embeddedEntitlementsMagic:
@@ -61,7 +61,7 @@ func ParseCodesignOutput(out []byte) (Entitlements, error) {
 			if n < blobHeaderLen || uint64(n) > uint64(len(out)) {
 				return nil, fmt.Errorf("codesign entitlements blob: its header says %d bytes but %d were read; the output is truncated or not a blob", n, len(out))
 			}
-			return ParseEntitlements(out[blobHeaderLen:n])
+			return parseEntitlements(out[blobHeaderLen:n])
 		case embeddedDEREntitlementsMagic:
 			return nil, errors.New("codesign printed DER entitlements, which are not read here: run codesign with --xml")
 		}
@@ -76,7 +76,7 @@ func ParseCodesignOutput(out []byte) (Entitlements, error) {
 	if i < 0 {
 		return nil, fmt.Errorf("codesign output holds no XML property list (run codesign with --xml): %q", truncate(string(out)))
 	}
-	return ParseEntitlements(out[i:])
+	return parseEntitlements(out[i:])
 }
 
 // Require returns nil if key is present and <true/>, and otherwise an error

@@ -25,7 +25,7 @@ const vzEntitlements = `<?xml version="1.0" encoding="UTF-8"?>
 const codesignXML = `<?xml version="1.0" encoding="UTF-8"?><!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "https://www.apple.com/DTDs/PropertyList-1.0.dtd"><plist version="1.0"><dict><key>com.apple.security.virtualization</key><true/></dict></plist>`
 
 func TestParseEntitlementsEveryType(t *testing.T) {
-	e, err := ParseEntitlements([]byte(`<?xml version="1.0" encoding="UTF-8"?>
+	e, err := parseEntitlements([]byte(`<?xml version="1.0" encoding="UTF-8"?>
 <!-- a comment -->
 <plist version="1.0">
 <dict>
@@ -63,9 +63,9 @@ func TestParseEntitlementsEveryType(t *testing.T) {
 }
 
 func TestParseEntitlementsWithoutPlistWrapper(t *testing.T) {
-	e, err := ParseEntitlements([]byte(`<dict><key>com.apple.security.virtualization</key><true/></dict>`))
+	e, err := parseEntitlements([]byte(`<dict><key>com.apple.security.virtualization</key><true/></dict>`))
 	require.NoError(t, err)
-	assert.NoError(t, e.Require(VirtualizationEntitlement))
+	assert.NoError(t, e.Require(virtualizationEntitlement))
 }
 
 func TestParseEntitlementsRefuses(t *testing.T) {
@@ -100,7 +100,7 @@ func TestParseEntitlementsRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseEntitlements([]byte(tt.plist))
+			_, err := parseEntitlements([]byte(tt.plist))
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
 			assert.Contains(t, err.Error(), "entitlements: ")
@@ -109,7 +109,7 @@ func TestParseEntitlementsRefuses(t *testing.T) {
 }
 
 func TestRequire(t *testing.T) {
-	const key = VirtualizationEntitlement
+	const key = virtualizationEntitlement
 	tests := []struct {
 		name string
 		e    Entitlements
@@ -169,10 +169,10 @@ func TestParseCodesignOutput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e, err := ParseCodesignOutput(tt.out)
+			e, err := parseCodesignOutput(tt.out)
 			require.NoError(t, err)
 			assert.Equal(t, tt.empty, len(e) == 0)
-			assert.Equal(t, tt.granted, e.Require(VirtualizationEntitlement) == nil)
+			assert.Equal(t, tt.granted, e.Require(virtualizationEntitlement) == nil)
 		})
 	}
 }
@@ -192,7 +192,7 @@ func TestParseCodesignOutputRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseCodesignOutput(tt.out)
+			_, err := parseCodesignOutput(tt.out)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
 		})

@@ -17,7 +17,7 @@ func Closest(s string, candidates []string) string {
 		if strings.EqualFold(s, c) {
 			return c
 		}
-		if d := Distance(strings.ToLower(s), strings.ToLower(c)); d < bestD {
+		if d := editDistance(strings.ToLower(s), strings.ToLower(c)); d < bestD {
 			best, bestD = c, d
 		}
 	}
@@ -27,8 +27,8 @@ func Closest(s string, candidates []string) string {
 	return ""
 }
 
-// Distance is the Levenshtein distance between a and b, in bytes.
-func Distance(a, b string) int {
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {

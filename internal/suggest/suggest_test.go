@@ -14,7 +14,7 @@ func TestDistance(t *testing.T) {
 		{"", "", 0}, {"abc", "", 3}, {"kitten", "sitting", 3}, {"treads", "threads", 1}, {"same", "same", 0},
 	}
 	for _, c := range cases {
-		assert.Equal(t, c.want, Distance(c.a, c.b), "%q %q", c.a, c.b)
+		assert.Equal(t, c.want, editDistance(c.a, c.b), "%q %q", c.a, c.b)
 	}
 }
 

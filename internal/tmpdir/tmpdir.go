@@ -13,10 +13,10 @@ import (
 	"strings"
 )
 
-// OwnerFile is the file in each directory that names its owner: the pid and
+// ownerFile is the file in each directory that names its owner: the pid and
 // the process's start time (Linux: clock ticks since boot; 0 elsewhere), so
 // a pid reused by another process is not taken for the owner.
-const OwnerFile = ".qoslab-owner"
+const ownerFile = ".qoslab-owner"
 
 // Make creates a new directory in the system's temporary directory, named
 // from pattern (as os.MkdirTemp takes it), owned by this process.
@@ -27,7 +27,7 @@ func Make(pattern string) (string, error) {
 	}
 	pid := os.Getpid()
 	owner := fmt.Sprintf("%d %d\n", pid, startTime(pid))
-	if err := os.WriteFile(filepath.Join(dir, OwnerFile), []byte(owner), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(owner), 0o600); err != nil {
 		os.RemoveAll(dir)
 		return "", err
 	}
@@ -76,7 +76,7 @@ func ownerGone(dir string) bool {
 	if err != nil || !fi.IsDir() || !ownedByMe(fi) {
 		return false
 	}
-	f, err := os.OpenFile(filepath.Join(dir, OwnerFile), os.O_RDONLY|openNoFollow|openNonBlocking, 0)
+	f, err := os.OpenFile(filepath.Join(dir, ownerFile), os.O_RDONLY|openNoFollow|openNonBlocking, 0) //nolint:gosec // G304: the owner file in a temporary directory of qoslab's
 	if err != nil {
 		return false
 	}

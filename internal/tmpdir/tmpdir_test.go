@@ -21,7 +21,7 @@ func TestSweepRemovesOnlyOrphans(t *testing.T) {
 		require.NoError(t, os.Mkdir(d, 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(d, "scratch.raw"), []byte("x"), 0o644))
 		if owner != "" {
-			require.NoError(t, os.WriteFile(filepath.Join(d, OwnerFile), []byte(owner), 0o600))
+			require.NoError(t, os.WriteFile(filepath.Join(d, ownerFile), []byte(owner), 0o600))
 		}
 		return d
 	}
@@ -51,7 +51,7 @@ func TestMakeWritesItsOwner(t *testing.T) {
 	dir, err := Make("qoslab-test-")
 	require.NoError(t, err)
 	defer os.RemoveAll(dir)
-	b, err := os.ReadFile(filepath.Join(dir, OwnerFile))
+	b, err := os.ReadFile(filepath.Join(dir, ownerFile))
 	require.NoError(t, err)
 	assert.Equal(t, fmt.Sprintf("%d %d\n", os.Getpid(), startTime(os.Getpid())), string(b))
 	assert.False(t, ownerGone(dir))

@@ -31,36 +31,36 @@ func TestSweepLeavesWhatIsNotThisUsersOwn(t *testing.T) {
 	// A symbolic link named like an agent's directory, to a directory
 	// holding a forged owner file.
 	target := mk("elsewhere")
-	require.NoError(t, os.WriteFile(filepath.Join(target, OwnerFile), []byte(forged), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(target, ownerFile), []byte(forged), 0o600))
 	link := filepath.Join(parent, "qoslab-vm-link")
 	require.NoError(t, os.Symlink(target, link))
 
 	// An owner file that is a symbolic link to a forged one.
 	linkedOwner := mk("qoslab-vm-linked-owner")
-	require.NoError(t, os.Symlink(filepath.Join(target, OwnerFile), filepath.Join(linkedOwner, OwnerFile)))
+	require.NoError(t, os.Symlink(filepath.Join(target, ownerFile), filepath.Join(linkedOwner, ownerFile)))
 
 	// An owner file that is a named pipe: not read, and nothing blocks.
 	fifoOwner := mk("qoslab-vm-fifo-owner")
-	require.NoError(t, mkfifo(filepath.Join(fifoOwner, OwnerFile)))
+	require.NoError(t, mkfifo(filepath.Join(fifoOwner, ownerFile)))
 
 	var otherUsers []string
 	if os.Geteuid() == 0 {
 		// Root can make what another user would: a directory and owner
 		// file owned by nobody (65534).
 		theirs := mk("qoslab-vm-theirs")
-		require.NoError(t, os.WriteFile(filepath.Join(theirs, OwnerFile), []byte(forged), 0o600))
+		require.NoError(t, os.WriteFile(filepath.Join(theirs, ownerFile), []byte(forged), 0o600))
 		require.NoError(t, os.Chown(theirs, 65534, 65534))
-		require.NoError(t, os.Chown(filepath.Join(theirs, OwnerFile), 65534, 65534))
+		require.NoError(t, os.Chown(filepath.Join(theirs, ownerFile), 65534, 65534))
 		// This user's directory with another user's owner file in it.
 		mixed := mk("qoslab-vm-mixed")
-		require.NoError(t, os.WriteFile(filepath.Join(mixed, OwnerFile), []byte(forged), 0o600))
-		require.NoError(t, os.Chown(filepath.Join(mixed, OwnerFile), 65534, 65534))
+		require.NoError(t, os.WriteFile(filepath.Join(mixed, ownerFile), []byte(forged), 0o600))
+		require.NoError(t, os.Chown(filepath.Join(mixed, ownerFile), 65534, 65534))
 		otherUsers = []string{theirs, mixed}
 	}
 
 	// And one that is truly this user's orphan.
 	orphan := mk("qoslab-vm-orphan")
-	require.NoError(t, os.WriteFile(filepath.Join(orphan, OwnerFile), []byte(forged), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(orphan, ownerFile), []byte(forged), 0o600))
 
 	assert.Equal(t, []string{orphan}, sweepIn(parent, "qoslab-vm-"))
 	assert.FileExists(t, filepath.Join(target, "data"), "not removed through the link")

@@ -3,6 +3,7 @@
 package units
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -74,7 +75,7 @@ func ParseCount(name, s string, maxN uint64) (uint64, error) {
 			return 0, fmt.Errorf("%s: allowed 1..%d", quoted(name, s), maxN)
 		}
 		return n, nil
-	} else if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+	} else if errors.Is(err, strconv.ErrRange) {
 		return 0, fmt.Errorf("%s overflows: allowed 1..%d", quoted(name, s), maxN)
 	}
 	f, err := strconv.ParseFloat(t, 64)

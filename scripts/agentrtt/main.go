@@ -77,7 +77,11 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	defer m.Stop(context.Background())
+	defer func() {
+		if err := m.Stop(context.Background()); err != nil {
+			fmt.Fprintln(os.Stderr, "agentrtt: stopping the VM:", err)
+		}
+	}()
 	info := m.Info()
 	fmt.Printf("vm booted: agent answered %.2f s after qemu started (accel %s)\n", float64(info.BootNs)/1e9, info.Accel)
 	d, err = rtts(ctx, c, *n)

@@ -17,7 +17,7 @@ func main() {
 		os.Exit(2)
 	}
 	dir := os.Args[1]
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil { //nolint:gosec // G301: man pages are for everyone to read
 		fmt.Fprintln(os.Stderr, "genman:", err)
 		os.Exit(1)
 	}

@@ -11,12 +11,13 @@ import (
 )
 
 // The vz backend stays thin: beside hv it may use the guest channel's
-// names, the signing checks and the version, and nothing that would pull
+// names, the signing checks and the version (and the leaves flock and
+// shquote, which import nothing of this module), and nothing that would pull
 // the agent, the workloads or the image builder into the code that drives
 // Virtualization.framework. Checked for Linux and for the darwin/arm64
 // cgo build that really uses the framework.
 func TestImportsStayFew(t *testing.T) {
-	allowed := []string{"hv", "guestchan", "signing", "version"}
+	allowed := []string{"hv", "guestchan", "signing", "version", "flock", "shquote"}
 	for _, env := range [][]string{
 		{"GOOS=linux", "GOARCH=amd64", "CGO_ENABLED=0"},
 		{"GOOS=darwin", "GOARCH=arm64", "CGO_ENABLED=1"},
@@ -32,6 +33,6 @@ func TestImportsStayFew(t *testing.T) {
 				assert.Contains(t, allowed, rest, "%v: hv/vz imports %s", env, rest)
 			}
 		}
-		assert.LessOrEqual(t, len(ours), 4, "%v: %v", env, ours)
+		assert.LessOrEqual(t, len(ours), len(allowed), "%v: %v", env, ours)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/qoslab/qoslab/internal/flock"
 )
 
 // How long taking a lock waits out a prober: lockHeld holds a shared lock
@@ -43,7 +45,7 @@ func lockExclusive(path string, create bool) (*os.File, error) {
 		if err != nil {
 			return nil, err
 		}
-		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		err = flock.TryExclusive(f)
 		if err == nil {
 			same, serr := namesFile(path, f)
 			if serr != nil {
@@ -53,15 +55,15 @@ func lockExclusive(path string, create bool) (*os.File, error) {
 			if same {
 				return f, nil
 			}
-			err = unix.EWOULDBLOCK // replaced: its new file's lock is held
+			err = flock.ErrHeld // replaced: its new file's lock is held
 		}
 		_ = f.Close()
-		if !errors.Is(err, unix.EWOULDBLOCK) || i == lockRetries {
+		if !errors.Is(err, flock.ErrHeld) || i == lockRetries {
 			break
 		}
 		time.Sleep(lockRetry)
 	}
-	if errors.Is(err, unix.EWOULDBLOCK) {
+	if errors.Is(err, flock.ErrHeld) {
 		return nil, errLocked
 	}
 	return nil, fmt.Errorf("lock %s: %w", path, err)
@@ -107,7 +109,7 @@ func replaceLocked(path string, held *os.File, content []byte) (*os.File, error)
 	if err := f.Sync(); err != nil {
 		return fail(err)
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+	if err := flock.TryExclusive(f); err != nil {
 		return fail(fmt.Errorf("lock the new %s: %w", filepath.Base(path), err))
 	}
 	if err := os.Rename(f.Name(), path); err != nil {

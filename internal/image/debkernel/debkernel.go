@@ -28,8 +28,8 @@ import (
 	"time"
 
 	"github.com/ulikunitz/xz"
-	"golang.org/x/crypto/openpgp" //nolint:staticcheck // the OpenPGP library the module already has (pault.ag/go/debian's)
-	"golang.org/x/crypto/openpgp/clearsign"
+	"golang.org/x/crypto/openpgp"           //nolint:staticcheck // the OpenPGP library the module already has: see verify.go
+	"golang.org/x/crypto/openpgp/clearsign" //nolint:staticcheck // see above
 	"pault.ag/go/debian/control"
 	"pault.ag/go/debian/deb"
 	"pault.ag/go/debian/version"
@@ -240,7 +240,7 @@ func isKernelPackage(name string) bool {
 // unless InsecureUnsignedIndex, which takes its text and notes that.
 func (f *Fetcher) releaseSums(b []byte, where string) (map[string]fileSum, IndexCheck, error) {
 	check := IndexCheck{URL: where}
-	text, signer, err := VerifyClearsigned(b, f.Keyring, time.Now())
+	text, signer, err := verifyClearsigned(b, f.Keyring, time.Now())
 	switch {
 	case err == nil:
 		check.SignedBy = &signer
@@ -423,7 +423,7 @@ func (f *Fetcher) Fetch(ctx context.Context, sources []Source, arch, pkg string)
 	if err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(f.CacheDir, 0o755); err != nil {
+	if err := os.MkdirAll(f.CacheDir, 0o755); err != nil { //nolint:gosec // G301: the kernel cache is readable by others, as the kernels in it
 		return "", err
 	}
 	name := c.Name(arch)
@@ -530,7 +530,7 @@ func (f *Fetcher) downloadOnce(ctx context.Context, url, part string, size int64
 	if offset == 0 {
 		flags |= os.O_TRUNC
 	}
-	out, err := os.OpenFile(part, flags, 0o644)
+	out, err := os.OpenFile(part, flags, 0o644) //nolint:gosec // G304: the download's part file in the kernel cache
 	if err != nil {
 		return err
 	}
@@ -593,7 +593,7 @@ func contentRangeStart(s string) (int64, error) {
 }
 
 func fileSHA256(p string) (string, error) {
-	in, err := os.Open(p)
+	in, err := os.Open(p) //nolint:gosec // G304: a download in the kernel cache
 	if err != nil {
 		return "", err
 	}
@@ -613,8 +613,9 @@ func extract(debPath, dir string) error {
 	if err != nil {
 		return err
 	}
-	defer closer()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// The .deb was only read: closing it loses nothing.
+	defer func() { _ = closer() }()
+	if err := os.MkdirAll(dir, 0o755); err != nil { //nolint:gosec // G301: the kernel cache is readable by others, as the kernels in it
 		return err
 	}
 	root, err := os.OpenRoot(dir)

@@ -10,9 +10,9 @@ import (
 	"time"
 )
 
-// RecordFile is the file, in each extract, that says where its package
+// recordFile is the file, in each extract, that says where its package
 // came from and how its index was checked.
-const RecordFile = "qoslab-fetch.json"
+const recordFile = "qoslab-fetch.json"
 
 // Record is what Fetch knew of a kernel package it extracted.
 type Record struct {
@@ -35,13 +35,13 @@ func writeRecord(dir string, r Record) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, RecordFile), append(b, '\n'), 0o644)
+	return os.WriteFile(filepath.Join(dir, recordFile), append(b, '\n'), 0o644) //nolint:gosec // G306: the fetch record is readable by others, as the kernel it describes
 }
 
 // ReadRecord reads the record of the extract in dir; an extract made
 // before records were kept has none, which is nil and no error.
 func ReadRecord(dir string) (*Record, error) {
-	b, err := os.ReadFile(filepath.Join(dir, RecordFile))
+	b, err := os.ReadFile(filepath.Join(dir, recordFile)) //nolint:gosec // G304: the fetch record in the kernel cache
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -50,7 +50,7 @@ func ReadRecord(dir string) (*Record, error) {
 	}
 	var r Record
 	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, RecordFile), err)
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, recordFile), err)
 	}
 	return &r, nil
 }

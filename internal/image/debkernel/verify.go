@@ -12,10 +12,16 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/crypto/openpgp"           //nolint:staticcheck // the OpenPGP library the module already has (pault.ag/go/debian's)
-	"golang.org/x/crypto/openpgp/clearsign" //nolint:staticcheck // see above
-	pgperrors "golang.org/x/crypto/openpgp/errors"
-	"golang.org/x/crypto/openpgp/packet" //nolint:staticcheck // see above
+	// x/crypto/openpgp is deprecated, and kept: pault.ag/go/debian/control
+	// imports it (and its clearsign) whatever this package uses, and
+	// ProtonMail/go-crypto, the maintained fork, is no drop-in here: it has
+	// no SignatureV3, and its CheckDetachedSignature takes a config and
+	// judges key and signature expiry itself, which VerifyClearsigned
+	// does, saying which.
+	"golang.org/x/crypto/openpgp"                  //nolint:staticcheck // see above
+	"golang.org/x/crypto/openpgp/clearsign"        //nolint:staticcheck // see above
+	pgperrors "golang.org/x/crypto/openpgp/errors" //nolint:staticcheck // see above
+	"golang.org/x/crypto/openpgp/packet"           //nolint:staticcheck // see above
 )
 
 // keyFiles are Debian's archive signing keys as debian-archive-keyring
@@ -66,19 +72,19 @@ func (s Signer) String() string {
 	return fmt.Sprintf("%s (key %s, fingerprint %s)", s.UID, s.KeyID, s.Fingerprint)
 }
 
-// ErrUnsigned is an index with no OpenPGP signature at all.
-var ErrUnsigned = errors.New("it is not signed (no OpenPGP clearsigned block)")
+// errUnsigned is an index with no OpenPGP signature at all.
+var errUnsigned = errors.New("it is not signed (no OpenPGP clearsigned block)")
 
-// VerifyClearsigned checks that data is an OpenPGP clearsigned text with at
+// verifyClearsigned checks that data is an OpenPGP clearsigned text with at
 // least one good signature by a key of keyring that is valid at now (not
 // expired, not revoked, allowed to sign), and returns the signed text and
 // that key. Only the signed text is returned: anything around the signed
 // block is dropped. A signature the library cannot check (an EdDSA one, as
 // Debian's release keys make beside the archive's RSA ones) is skipped.
-func VerifyClearsigned(data []byte, keyring openpgp.EntityList, now time.Time) ([]byte, Signer, error) {
+func verifyClearsigned(data []byte, keyring openpgp.EntityList, now time.Time) ([]byte, Signer, error) {
 	block, _ := clearsign.Decode(data)
 	if block == nil {
-		return nil, Signer{}, ErrUnsigned
+		return nil, Signer{}, errUnsigned
 	}
 	raw, err := io.ReadAll(block.ArmoredSignature.Body)
 	if err != nil {
@@ -217,7 +223,7 @@ func signerOf(k openpgp.Key) Signer {
 	s := Signer{
 		Fingerprint: fmt.Sprintf("%X", e.PrimaryKey.Fingerprint[:]),
 		KeyID:       fmt.Sprintf("%016X", k.PublicKey.KeyId),
-		Expires:     KeyExpiry(e),
+		Expires:     keyExpiry(e),
 	}
 	if id := primaryIdentity(e); id != nil {
 		s.UID = id.Name
@@ -231,9 +237,9 @@ func signerOf(k openpgp.Key) Signer {
 	return s
 }
 
-// KeyExpiry is when e's primary key expires, by its primary identity's
+// keyExpiry is when e's primary key expires, by its primary identity's
 // self-signature; zero when it does not.
-func KeyExpiry(e *openpgp.Entity) time.Time {
+func keyExpiry(e *openpgp.Entity) time.Time {
 	id := primaryIdentity(e)
 	if id == nil || id.SelfSignature == nil || id.SelfSignature.KeyLifetimeSecs == nil || *id.SelfSignature.KeyLifetimeSecs == 0 {
 		return time.Time{}

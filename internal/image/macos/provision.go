@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/qoslab/qoslab/internal/hv/vz"
+	"github.com/qoslab/qoslab/internal/shquote"
 )
 
 // How the agent gets into a guest.
@@ -449,7 +450,7 @@ func planSSH(t sshTarget, agent, daemonPlist, stage string) sshPlan {
 			t.ssh("mkdir -m 0700 " + stage),
 			t.scp(agent, agentStaged),
 			t.scp(daemonPlist, plistStaged),
-			t.ssh("sudo -n /bin/sh -c " + shellQuote(script)),
+			t.ssh("sudo -n /bin/sh -c " + shquote.Quote(script)),
 		},
 		Cleanup: t.ssh("rm -rf " + stage),
 	}
@@ -512,11 +513,6 @@ func describeStep(c command) string {
 		return "installing " + agentGuestPath + " and " + agentPlistGuestPath + ", loading " + agentLabel
 	}
 	return "running " + last
-}
-
-// shellQuote quotes s for a POSIX shell (and zsh, macOS's login shell).
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // commandError is a program that failed, with what it said.

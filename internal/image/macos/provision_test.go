@@ -521,11 +521,6 @@ func TestPlanSSH(t *testing.T) {
 	}
 }
 
-func TestShellQuote(t *testing.T) {
-	assert.Equal(t, `'a b'`, shellQuote("a b"))
-	assert.Equal(t, `'it'\''s'`, shellQuote("it's"))
-}
-
 func TestProvisionSSH(t *testing.T) {
 	fs := &fakeSystem{t: t}
 	p := fs.provisioner(t, "linux", 1000) // neither a Mac nor root is needed

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/qoslab/qoslab/internal/flock"
 	"github.com/qoslab/qoslab/internal/hv/vz"
 )
 
@@ -50,9 +51,9 @@ func lockBundle(dir string) (func(), error) {
 		if err != nil {
 			return nil, fmt.Errorf("lock the VM bundle: %w", err)
 		}
-		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		if err := flock.TryExclusive(f); err != nil {
 			f.Close()
-			if errors.Is(err, unix.EWOULDBLOCK) {
+			if errors.Is(err, flock.ErrHeld) {
 				return nil, fmt.Errorf("VM bundle %s is in use by a running VM: stop it first (`qoslab vm stop`), or provision it running with `--via ssh USER@ADDR`", dir)
 			}
 			return nil, fmt.Errorf("lock the VM bundle %s: %w", dir, err)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
@@ -95,8 +97,9 @@ const minMatch = 4
 type calibrationPoint struct{ knob, ratio float64 }
 
 // calibration maps the knob to the achieved ratio, increasing in both. It was
-// measured with TestCalibrationTable (run with QOSLAB_CALIBRATE=1 to print a
-// fresh table).
+// measured with ModelRatio: after changing the model or upgrading klauspost,
+// print a fresh table with `go run ./scripts/calibrate` and paste it here
+// (TestCalibrationTableIsMeasured fails until then).
 var calibration = [...]calibrationPoint{
 	{0.000, 1.009},
 	{0.075, 1.012},
@@ -137,6 +140,24 @@ var calibration = [...]calibrationPoint{
 	{0.950, 10.560},
 	{0.975, 10.978},
 	{1.000, 11.489},
+}
+
+// ModelRatio is the ratio klauspost zstd at SpeedDefault achieves on size
+// bytes of the data model at knob (0 to 1; seed 1, offset 0): a point of the
+// calibration table.
+func ModelRatio(knob float64, size int) (float64, error) {
+	if knob < 0 || knob > 1 || size <= 0 {
+		return 0, fmt.Errorf("model ratio: knob %g (want 0 to 1), size %d (want > 0)", knob, size)
+	}
+	buf := make([]byte, size)
+	m := modelAt(knob)
+	m.generate(buf, 0, 1)
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = enc.Close() }() // EncodeAll leaves nothing to flush
+	return float64(size) / float64(len(enc.EncodeAll(buf, nil))), nil
 }
 
 func newDataModel(ratio float64) dataModel {

@@ -26,9 +26,9 @@ import (
 	"golang.org/x/crypto/openpgp/packet"    //nolint:staticcheck // see above
 )
 
-// TarOf builds a tar of files (name, content; a name ending in "/" is a
+// tarOf builds a tar of files (name, content; a name ending in "/" is a
 // directory, a content "->target" a symlink).
-func TarOf(t testing.TB, files [][2]string) []byte {
+func tarOf(t testing.TB, files [][2]string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
@@ -102,8 +102,8 @@ func Deb(t testing.TB, pkg, ver string, data [][2]string) []byte {
 	}
 	member("debian-binary", []byte("2.0\n"))
 	control := fmt.Sprintf("Package: %s\nVersion: %s\nArchitecture: arm64\nMaintainer: t <t@example.invalid>\nDescription: test\n", pkg, ver)
-	member("control.tar.gz", Gzip(t, TarOf(t, [][2]string{{"./control", control}})))
-	member("data.tar.xz", XZ(t, TarOf(t, data)))
+	member("control.tar.gz", Gzip(t, tarOf(t, [][2]string{{"./control", control}})))
+	member("data.tar.xz", XZ(t, tarOf(t, data)))
 	return buf.Bytes()
 }
 
