@@ -4,3 +4,6 @@ package guestinit
 // test, which is in package guestinit_test to use internal/image (which
 // imports this package).
 const LogPrefix = logPrefix
+
+// VirtioPortPrefix starts a listen address naming a virtio-serial port.
+const VirtioPortPrefix = virtioPortPrefix

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/qoslab/qoslab/internal/hv"
+	"github.com/qoslab/qoslab/internal/testvm"
 )
 
 // These tests boot QEMU for real, with a stub kernel instead of Linux: a
@@ -81,10 +82,7 @@ func stubImage(t testing.TB, code ...[]byte) hv.Image {
 // QOSLAB_REQUIRE_VM=1, which CI sets so that no VM test is skipped there.
 func vmMissing(t testing.TB, why string) {
 	t.Helper()
-	if os.Getenv("QOSLAB_REQUIRE_VM") == "1" {
-		t.Fatalf("QOSLAB_REQUIRE_VM=1 but %s (run scripts/setup.sh)", why)
-	}
-	t.Skip(why + "; skipping the tests that need it")
+	testvm.Missing(t, why, "run scripts/setup.sh and make test-deps")
 }
 
 // requireQEMU skips (or, with QOSLAB_REQUIRE_VM=1, fails) a test that boots

@@ -45,6 +45,7 @@ import (
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/hv/qemu"
 	"github.com/qoslab/qoslab/internal/image"
+	"github.com/qoslab/qoslab/internal/testvm"
 	"github.com/qoslab/qoslab/internal/transport"
 	"github.com/qoslab/qoslab/internal/version"
 )
@@ -498,12 +499,7 @@ func hybridImage(t *testing.T) hv.Image {
 	if testing.Short() {
 		t.Skip("boots a real guest: not in -short")
 	}
-	missing := func(why string) {
-		if os.Getenv("QOSLAB_REQUIRE_VM") == "1" {
-			t.Fatalf("QOSLAB_REQUIRE_VM=1 but %s (run scripts/setup.sh and make test-deps)", why)
-		}
-		t.Skip(why)
-	}
+	missing := func(why string) { testvm.Missing(t, why, "run scripts/setup.sh and make test-deps") }
 	if _, err := exec.LookPath("qemu-system-aarch64"); err != nil {
 		missing("no qemu-system-aarch64")
 	}
