@@ -11,13 +11,13 @@ import (
 )
 
 // The vz backend stays thin: beside hv it may use the guest channel's
-// names, the signing checks and the version (and the leaves flock and
-// shquote, which import nothing of this module), and nothing that would pull
+// names, the signing checks and the version (and the leaves atomicfile,
+// flock and shquote, which import nothing of this module), and nothing that would pull
 // the agent, the workloads or the image builder into the code that drives
 // Virtualization.framework. Checked for Linux and for the darwin/arm64
 // cgo build that really uses the framework.
 func TestImportsStayFew(t *testing.T) {
-	allowed := []string{"hv", "guestchan", "signing", "version", "flock", "shquote"}
+	allowed := []string{"hv", "guestchan", "signing", "version", "atomicfile", "flock", "shquote"}
 	for _, env := range [][]string{
 		{"GOOS=linux", "GOARCH=amd64", "CGO_ENABLED=0"},
 		{"GOOS=darwin", "GOARCH=arm64", "CGO_ENABLED=1"},

@@ -47,7 +47,7 @@ func lockBundle(dir string) (func(), error) {
 	// address): a lock got on the file it replaced is no lock, so the file
 	// path names now is tried again.
 	for try := 0; try < 3; try++ {
-		f, err := os.Open(path)
+		f, err := os.Open(path) //nolint:gosec // G304: config.json of the bundle the user names
 		if err != nil {
 			return nil, fmt.Errorf("lock the VM bundle: %w", err)
 		}
