@@ -563,14 +563,14 @@ func TestBinHeat(t *testing.T) {
 			cells = append(cells, heatCell{x0: float64(i) * 0.1, x1: float64(i+1) * 0.1, row: row, v: float64(i % 2)})
 		}
 	}
-	binned := binHeat(cells, 300, 1000)
+	binned := binHeat(cells, 300)
 	require.Len(t, binned, 2000, "1000 columns per row")
 	for _, c := range binned {
 		assert.InDelta(t, 0.5, c.v, 0.34, "a bin averages its boxes")
 		assert.InDelta(t, 0.3, c.x1-c.x0, 1e-9)
 	}
 	few := cells[:10]
-	assert.Equal(t, few, binHeat(few, 300, 1000), "few boxes are kept as they are")
+	assert.Equal(t, few, binHeat(few, 300), "few boxes are kept as they are")
 }
 
 func TestInFamily(t *testing.T) {
