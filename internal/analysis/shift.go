@@ -193,54 +193,12 @@ func inversionCost(strata []shiftStratum) float64 {
 // the samples are too small to reach the coverage asked: that side stops at
 // the range of the differences, and the coverage is that of the range.
 func invertShift(strata []shiftStratum, diffs []float64, alpha float64, sizes [][2]int) (low, high, coverage Float) {
-	points := slices.Compact(slices.Clone(diffs)) // sorted, distinct
-	// A pair's place on the shift axis: region 2q+1 is the point
-	// points[q], region 2q the open interval just below it, region
-	// 2·len(points) the one above them all.
-	type pairIndex [][]int
-	idx := make([]pairIndex, len(strata))
-	for s, st := range strata {
-		idx[s] = make(pairIndex, len(st.x))
-		for i, a := range st.x {
-			idx[s][i] = make([]int, len(st.y))
-			for j, b := range st.y {
-				q, _ := slices.BinarySearch(points, a-b)
-				idx[s][i][j] = 2*q + 1
-			}
-		}
-	}
-	regions := 2*len(points) + 1
-	accepted := func(r int) bool {
-		dist := []float64{1}
-		t := 0
-		for s, st := range strata {
-			// x_i - delta against y_j: above when the pair's difference lies
-			// above this region, tied at its point.
-			cmp := func(i, j int) int {
-				d := idx[s][i][j]
-				switch {
-				case d > r:
-					return 1
-				case d < r:
-					return -1
-				}
-				return 0
-			}
-			// The x's in descending order of x - delta keep the order of
-			// x; pooledTies wants both ascending, which they are.
-			groups := pooledTies(st.x, st.y, cmp)
-			d := untiedNullDist(len(st.x), len(st.y))
-			if hasTie(groups) {
-				d = tiedNullDist(groups, len(st.x), len(st.y))
-			}
-			dist = convolve(dist, d)
-			t += doubledU(st.x, st.y, cmp)
-		}
-		return twoSidedP(dist, t) >= alpha
-	}
+	sr := newShiftRegions(strata, diffs)
+	points := sr.points
+	regions := sr.count()
 	first, last := -1, -1
 	for r := range regions {
-		if accepted(r) {
+		if sr.accepted(r, alpha) {
 			if first < 0 {
 				first = r
 			}
@@ -272,6 +230,66 @@ func invertShift(strata []shiftStratum, diffs []float64, alpha float64, sizes []
 		high = bound(last, true)
 	}
 	return low, high, coverage
+}
+
+// shiftRegions places each pair's difference on the shift axis: region
+// 2q+1 is the point points[q], region 2q the open interval just below it,
+// region 2·len(points) the one above them all.
+type shiftRegions struct {
+	strata []shiftStratum
+	points []float64 // the differences, sorted, distinct
+	idx    [][][]int // stratum -> x -> y: the region of x - y
+}
+
+// newShiftRegions places the pairs of strata, whose differences, sorted,
+// are diffs.
+func newShiftRegions(strata []shiftStratum, diffs []float64) shiftRegions {
+	sr := shiftRegions{strata: strata, points: slices.Compact(slices.Clone(diffs)), idx: make([][][]int, len(strata))}
+	for s, st := range strata {
+		sr.idx[s] = make([][]int, len(st.x))
+		for i, a := range st.x {
+			sr.idx[s][i] = make([]int, len(st.y))
+			for j, b := range st.y {
+				q, _ := slices.BinarySearch(sr.points, a-b)
+				sr.idx[s][i][j] = 2*q + 1
+			}
+		}
+	}
+	return sr
+}
+
+// count is the number of regions.
+func (sr shiftRegions) count() int { return 2*len(sr.points) + 1 }
+
+// accepted reports whether the stratified rank-sum test of x - delta
+// against y, for a delta in region r, gives p >= alpha.
+func (sr shiftRegions) accepted(r int, alpha float64) bool {
+	dist := []float64{1}
+	t := 0
+	for s, st := range sr.strata {
+		// x_i - delta against y_j: above when the pair's difference lies
+		// above this region, tied at its point.
+		cmp := func(i, j int) int {
+			d := sr.idx[s][i][j]
+			switch {
+			case d > r:
+				return 1
+			case d < r:
+				return -1
+			}
+			return 0
+		}
+		// The x's in descending order of x - delta keep the order of
+		// x; pooledTies wants both ascending, which they are.
+		groups := pooledTies(st.x, st.y, cmp)
+		d := untiedNullDist(len(st.x), len(st.y))
+		if hasTie(groups) {
+			d = tiedNullDist(groups, len(st.x), len(st.y))
+		}
+		dist = convolve(dist, d)
+		t += doubledU(st.x, st.y, cmp)
+	}
+	return twoSidedP(dist, t) >= alpha
 }
 
 func logs(v []float64) []float64 {

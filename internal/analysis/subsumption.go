@@ -358,56 +358,15 @@ type Verdict struct {
 //     host's noise;
 //   - inconclusive otherwise: the interval crosses the band's edge.
 func Subsumption(cells []Cell, workload, phase, host, vm string, margins Margins) Verdict {
-	none := func(target string) Sensitivity {
-		nan := Float(math.NaN())
-		return Sensitivity{Target: target, Workload: workload, Phase: phase, Ratio: nan, Test: UTest{P: nan, SmallestP: nan},
-			Shift: Shift{Estimate: nan, Low: nan, High: nan, Confidence: nan}, SmallestP: nan}
-	}
-	nan := Float(math.NaN())
-	v := Verdict{Outcome: Inconclusive, SI: nan, SILow: nan, SIHigh: nan, SIConfidence: nan, RelativeMargin: nan, Margin: nan, MarginNo: nan,
-		Host: none(host), VM: none(vm), Margins: margins, Level: EquivalenceLevel}
-	classes := map[string]map[int]map[int]bool{host: {}, vm: {}} // target -> qos -> threads
-	for _, c := range cells {
-		byQoS, ok := classes[c.Target]
-		if !ok || c.Workload != workload || c.Phase != phase || len(c.TotalRates) == 0 {
-			continue
-		}
-		if byQoS[c.QoS] == nil {
-			byQoS[c.QoS] = map[int]bool{}
-		}
-		byQoS[c.QoS][c.Threads] = true
-	}
-	var common []int
-	for q := range classes[host] {
-		if classes[vm][q] != nil {
-			common = append(common, q)
-		}
-	}
-	sort.Ints(common)
-	if len(common) < 2 {
-		v.Reason = fmt.Sprintf("%s has no two QoS classes run on both %s and %s", WorkloadText(workload, phase), host, vm)
+	v := noVerdict(workload, phase, host, vm, margins)
+	high, low, threads, why := comparedCells(cells, workload, phase, host, vm)
+	if why != "" {
+		v.Reason = why
 		return v
 	}
-	high, low := common[len(common)-1], common[0]
-	var threads []int
-	for t := range classes[host][high] {
-		if classes[host][low][t] && classes[vm][high][t] && classes[vm][low][t] {
-			threads = append(threads, t)
-		}
-	}
-	if len(threads) == 0 {
-		v.Reason = fmt.Sprintf("%s has no thread count run at QoS %d and %d on both %s and %s", WorkloadText(workload, phase), high, low, host, vm)
-		return v
-	}
-	sort.Ints(threads)
 	v.Host = QoSSensitivityAt(cells, host, workload, phase, high, low, threads, EquivalenceConfidence)
 	v.VM = QoSSensitivityAt(cells, vm, workload, phase, high, low, threads, EquivalenceConfidence)
-	for _, c := range SortCells(cells) {
-		if (c.Target == host || c.Target == vm) && c.Workload == workload && c.Phase == phase &&
-			(c.QoS == high || c.QoS == low) && slices.Contains(threads, c.Threads) && c.FlagText() != "" {
-			v.Flagged = append(v.Flagged, CellText(c.CellKey)+" "+c.FlagText())
-		}
-	}
+	v.Flagged = flaggedCells(cells, workload, phase, []string{host, vm}, []int{high, low}, threads)
 	v.Heterogeneity = append(heterogeneity(v.Host), heterogeneity(v.VM)...)
 
 	if why := undefinedSide(v.Host); why != "" {
@@ -418,21 +377,11 @@ func Subsumption(cells []Cell, workload, phase, host, vm string, margins Margins
 		v.Reason = why
 		return v
 	}
-	hs := v.Host.Shift
-	switch {
-	case !v.Host.Test.Significant(Alpha) && float64(v.Host.SmallestP) >= Alpha:
-		v.Reason = fmt.Sprintf("too few %s repeats to tell (smallest reachable p %s with %s)", host, strconv.FormatFloat(float64(v.Host.SmallestP), 'g', 2, 64), strataText(v.Host))
-		return v
-	case !v.Host.Test.Significant(Alpha):
-		v.Reason = fmt.Sprintf("%s shows no significant QoS effect, so there is nothing to subsume; on a Linux host whose cores are alike QoS only decides who runs when cores are scarce: run with contention, as qoslab run --default contention does", host)
-		return v
-	case hs.Estimate <= 0:
-		v.Reason = fmt.Sprintf("on %s QoS %d is faster than QoS %d (%d/%d = %s), so there is no effect to subsume", host, low, high, high, low, verdictRatio(v.Host.RatioEstimate()))
-		return v
-	case hs.Low <= 0:
-		v.Reason = fmt.Sprintf("the %s ratio's %.0f%% interval reaches 1x, so the margin has no effect to be a share of", host, 100*EquivalenceConfidence)
+	if why := noHostEffect(v.Host); why != "" {
+		v.Reason = why
 		return v
 	}
+	hs := v.Host.Shift
 	v.SI = Float(1 - float64(v.VM.Shift.Estimate)/float64(hs.Estimate))
 	v.SILow, v.SIHigh, v.SIConfidence = siInterval(cells, v, threads)
 	lnAbs := math.Log(margins.Absolute)
@@ -462,6 +411,90 @@ func Subsumption(cells []Cell, workload, phase, host, vm string, margins Margins
 		v.Reason = fmt.Sprintf("the %s ratio's interval crosses the band's edge: more repeats would tell", vm)
 	}
 	return v
+}
+
+// noVerdict is an inconclusive verdict with nothing measured: every
+// number NaN, the reason to be said.
+func noVerdict(workload, phase, host, vm string, margins Margins) Verdict {
+	nan := Float(math.NaN())
+	none := func(target string) Sensitivity {
+		return Sensitivity{Target: target, Workload: workload, Phase: phase, Ratio: nan, Test: UTest{P: nan, SmallestP: nan},
+			Shift: Shift{Estimate: nan, Low: nan, High: nan, Confidence: nan}, SmallestP: nan}
+	}
+	return Verdict{Outcome: Inconclusive, SI: nan, SILow: nan, SIHigh: nan, SIConfidence: nan, RelativeMargin: nan, Margin: nan, MarginNo: nan,
+		Host: none(host), VM: none(vm), Margins: margins, Level: EquivalenceLevel}
+}
+
+// comparedCells picks what a verdict compares: the highest and lowest QoS
+// classes run on both host and vm (cells with rates only), and the thread
+// counts, ascending, at which all four (target, class) cells exist; why
+// says what is missing when there are not two classes or no such count.
+func comparedCells(cells []Cell, workload, phase, host, vm string) (high, low int, threads []int, why string) {
+	classes := map[string]map[int]map[int]bool{host: {}, vm: {}} // target -> qos -> threads
+	for _, c := range cells {
+		byQoS, ok := classes[c.Target]
+		if !ok || c.Workload != workload || c.Phase != phase || len(c.TotalRates) == 0 {
+			continue
+		}
+		if byQoS[c.QoS] == nil {
+			byQoS[c.QoS] = map[int]bool{}
+		}
+		byQoS[c.QoS][c.Threads] = true
+	}
+	var common []int
+	for q := range classes[host] {
+		if classes[vm][q] != nil {
+			common = append(common, q)
+		}
+	}
+	sort.Ints(common)
+	if len(common) < 2 {
+		return 0, 0, nil, fmt.Sprintf("%s has no two QoS classes run on both %s and %s", WorkloadText(workload, phase), host, vm)
+	}
+	high, low = common[len(common)-1], common[0]
+	for t := range classes[host][high] {
+		if classes[host][low][t] && classes[vm][high][t] && classes[vm][low][t] {
+			threads = append(threads, t)
+		}
+	}
+	if len(threads) == 0 {
+		return high, low, nil, fmt.Sprintf("%s has no thread count run at QoS %d and %d on both %s and %s", WorkloadText(workload, phase), high, low, host, vm)
+	}
+	sort.Ints(threads)
+	return high, low, threads, ""
+}
+
+// flaggedCells names the cells of workload and phase on targets at
+// classes and threads whose repeats cannot stand for one number, and why,
+// in cell order.
+func flaggedCells(cells []Cell, workload, phase string, targets []string, classes, threads []int) []string {
+	var out []string
+	for _, c := range SortCells(cells) {
+		if slices.Contains(targets, c.Target) && c.Workload == workload && c.Phase == phase &&
+			slices.Contains(classes, c.QoS) && slices.Contains(threads, c.Threads) && c.FlagText() != "" {
+			out = append(out, CellText(c.CellKey)+" "+c.FlagText())
+		}
+	}
+	return out
+}
+
+// noHostEffect says why the host shows no QoS effect to subsume: too few
+// repeats for its test to reach Alpha, a test not significant, the low
+// class the faster, or an interval of its ratio that reaches 1x; empty
+// when it shows one.
+func noHostEffect(h Sensitivity) string {
+	host, high, low := h.Target, h.High, h.Low
+	switch {
+	case !h.Test.Significant(Alpha) && float64(h.SmallestP) >= Alpha:
+		return fmt.Sprintf("too few %s repeats to tell (smallest reachable p %s with %s)", host, strconv.FormatFloat(float64(h.SmallestP), 'g', 2, 64), strataText(h))
+	case !h.Test.Significant(Alpha):
+		return fmt.Sprintf("%s shows no significant QoS effect, so there is nothing to subsume; on a Linux host whose cores are alike QoS only decides who runs when cores are scarce: run with contention, as qoslab run --default contention does", host)
+	case h.Shift.Estimate <= 0:
+		return fmt.Sprintf("on %s QoS %d is faster than QoS %d (%d/%d = %s), so there is no effect to subsume", host, low, high, high, low, verdictRatio(h.RatioEstimate()))
+	case h.Shift.Low <= 0:
+		return fmt.Sprintf("the %s ratio's %.0f%% interval reaches 1x, so the margin has no effect to be a share of", host, 100*EquivalenceConfidence)
+	}
+	return ""
 }
 
 // VerdictRule says in words what SI is and how the verdict is reached with
