@@ -107,8 +107,8 @@ func FitTheilSen(x, y []float64) TheilSen {
 	out := TheilSen{Slope: nan, Low: nan, High: nan}
 	var xs, ys []float64
 	for i := range min(len(x), len(y)) {
-		if !math.IsNaN(x[i]) && !math.IsNaN(y[i]) {
-			xs, ys = append(xs, x[i]), append(ys, y[i])
+		if !math.IsNaN(x[i]) && !math.IsNaN(y[i]) { //nolint:gosec // G602: i < min(len(x), len(y))
+			xs, ys = append(xs, x[i]), append(ys, y[i]) //nolint:gosec // G602: as above
 		}
 	}
 	var slopes []float64
@@ -246,7 +246,7 @@ func FormatRegression(label string, r Regression) string {
 // 10^8).T; slope 1.48e+08 [1.41e+08..1.55e+08] (Theil-Sen, 95%)".
 func FormatClassRegression(c ClassRegression) string {
 	line := FormatRegression(c.Label(), c.Regression)
-	if c.Slope.Slope.IsNaN() || c.Regression.B.IsNaN() {
+	if c.Slope.Slope.IsNaN() || c.B.IsNaN() {
 		return line
 	}
 	g := func(f Float) string { return strconv.FormatFloat(float64(f), 'g', 3, 64) }

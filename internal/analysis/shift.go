@@ -73,7 +73,7 @@ func LogShiftAt(xs, ys [][]float64, confidence float64) Shift {
 	var sizes [][2]int
 	large, ties := false, false
 	for i := range min(len(xs), len(ys)) {
-		x, y := logs(xs[i]), logs(ys[i])
+		x, y := logs(xs[i]), logs(ys[i]) //nolint:gosec // G602: i < min(len(xs), len(ys))
 		if len(x) == 0 || len(y) == 0 {
 			continue
 		}

@@ -271,20 +271,21 @@ func SubsumptionIndex(sensHost, sensVM float64) (si float64, ok bool) {
 type Outcome string
 
 const (
-	// Subsumed: the host's QoS effect is significant and the VM's ratio
-	// lies, with its whole 90% interval, inside the equivalence band (two
-	// one-sided tests at 5%: an equivalence test, not a failure to find a
-	// difference), and no cell it rests on is flagged.
+	// Subsumed is "yes": the host's QoS effect is significant and the
+	// VM's ratio lies, with its whole 90% interval, inside the equivalence
+	// band (two one-sided tests at 5%: an equivalence test, not a failure
+	// to find a difference), and no cell it rests on is flagged.
 	Subsumed Outcome = "yes"
-	// NotSubsumed: the host's effect is significant and the VM's ratio
-	// lies, with its whole 90% interval, outside the band: above it (the
-	// VM keeps an effect) or below it (the VM reverses the classes).
+	// NotSubsumed is "no": the host's effect is significant and the VM's
+	// ratio lies, with its whole 90% interval, outside the band: above it
+	// (the VM keeps an effect) or below it (the VM reverses the classes).
 	NotSubsumed Outcome = "no"
-	// Inconclusive: the run cannot tell. The host shows no significant QoS
-	// effect (so there is nothing to subsume; this must never read as yes),
-	// or the repeats are too few to show one, or the cells to compare are
-	// missing or did no work, or the VM ratio's interval crosses the
-	// band's edge, or a yes would rest on cells whose repeats disagree.
+	// Inconclusive is the answer when the run cannot tell. The host shows
+	// no significant QoS effect (so there is nothing to subsume; this must
+	// never read as yes), or the repeats are too few to show one, or the
+	// cells to compare are missing or did no work, or the VM ratio's
+	// interval crosses the band's edge, or a yes would rest on cells whose
+	// repeats disagree.
 	Inconclusive Outcome = "inconclusive"
 )
 

@@ -81,7 +81,7 @@ func StratifiedMannWhitney(xs, ys [][]float64) UTest {
 	var res UTest
 	var sizes [][2]int
 	for i := range min(len(xs), len(ys)) {
-		x, y := sortedFinite(xs[i]), sortedFinite(ys[i])
+		x, y := sortedFinite(xs[i]), sortedFinite(ys[i]) //nolint:gosec // G602: i < min(len(xs), len(ys))
 		if len(x) == 0 || len(y) == 0 {
 			continue
 		}

@@ -154,7 +154,7 @@ func (c *Comparison) newSection(workload, unit string) *Section {
 	s := &Section{Title: fmt.Sprintf("%s (%s; median with its 95%% interval)", workload, label), Header: append(head, c.valueHeader()...)}
 	s.Numeric = make([]bool, len(s.Header))
 	for i := 2; i < len(s.Numeric); i++ {
-		s.Numeric[i] = !(phases && i == 3)
+		s.Numeric[i] = !phases || i != 3
 	}
 	return s
 }
@@ -185,8 +185,8 @@ func (c *Comparison) geomeanRow(g Geomean, keyCols int) []string {
 	}
 	_, scale := units.RateUnit(g.Unit)
 	for i, v := range g.Values {
-		switch {
-		case g.Cells == 0:
+		switch g.Cells {
+		case 0:
 			row = append(row, "no cell in every run")
 		default:
 			row = append(row, units.SI(float64(v.Median)/scale))

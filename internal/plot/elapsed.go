@@ -80,8 +80,8 @@ func elapsedFigure(in Input, name string, cells []analysis.Cell) *figure {
 			p.Add(&plotter.Line{XYs: xys, LineStyle: ls})
 		}
 		eb := &plotter.YErrorBars{XYs: xys, YErrors: errs, LineStyle: ls, CapWidth: vg.Points(10)}
-		eb.LineStyle.Dashes = nil // a dashed whisker reads as a gap
-		eb.LineStyle.Width = vg.Points(1.6)
+		eb.Dashes = nil // a dashed whisker reads as a gap
+		eb.Width = vg.Points(1.6)
 		pts := &plotter.Scatter{XYs: xys, GlyphStyle: glyphStyle(s.target, others, s.qos)}
 		p.Add(eb, pts)
 		f.legend = append(f.legend, legendEntry{text: seriesText(s.target, s.qos), thumbs: []plot.Thumbnailer{lineThumb{ls}, glyphThumb{pts.GlyphStyle}}})

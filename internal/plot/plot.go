@@ -231,7 +231,7 @@ func WriteAll(dir string, charts []Chart, format string) ([]string, error) {
 	if err := checkFormat(format); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil { //nolint:gosec // G301: charts are readable by others, as the files in them (0644)
 		return nil, fmt.Errorf("write charts: %w", err)
 	}
 	var paths []string

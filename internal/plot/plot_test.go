@@ -3,6 +3,7 @@ package plot
 import (
 	"bytes"
 	"encoding/xml"
+	"errors"
 	"html"
 	"image/png"
 	"io"
@@ -184,7 +185,7 @@ func renderSVG(t *testing.T, c Chart) string {
 	dec := xml.NewDecoder(bytes.NewReader(buf.Bytes()))
 	for {
 		_, err := dec.Token()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		require.NoError(t, err, "%s is not well-formed XML", c.Name)

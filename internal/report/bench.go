@@ -546,7 +546,7 @@ func WriteBenchFile(out, log io.Writer, path, format string, b *Bench) error {
 	if err != nil {
 		fmt.Fprintf(log, "qoslab: --out %s failed (%v); writing %s to stdout instead\n", path, err, format)
 		if _, werr := out.Write(buf.Bytes()); werr != nil {
-			return fmt.Errorf("%w; and stdout: %v", err, werr)
+			return fmt.Errorf("%w; and stdout: %w", err, werr)
 		}
 		return err
 	}

@@ -46,7 +46,7 @@ func NewComparison(c *compare.Comparison, loaded []*results.Loaded) *Comparison 
 // report.html, compare.md, compare.csv and compare.json, each replaced
 // atomically, and returns the paths written.
 func (r *Comparison) Write(dir string) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil { //nolint:gosec // G301: a report is readable by others, as the files in it (0644)
 		return nil, fmt.Errorf("create the report directory: %w", err)
 	}
 	paths, err := plot.WriteAll(filepath.Join(dir, results.PlotsDir), r.Charts, "png")

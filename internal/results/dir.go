@@ -104,12 +104,12 @@ func Create(parent, name string, now time.Time) (*Dir, error) {
 	if err := checkRunName(name); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(parent, 0o755); err != nil {
+	if err := os.MkdirAll(parent, 0o755); err != nil { //nolint:gosec // G301: results are readable by others, as the files in them (0644)
 		return nil, fmt.Errorf("create results directory in %s: %w", parent, err)
 	}
 	now = now.UTC()
 	path := filepath.Join(parent, name+"-"+now.Format(timestampLayout))
-	if err := os.Mkdir(path, 0o755); err != nil {
+	if err := os.Mkdir(path, 0o755); err != nil { //nolint:gosec // G301: results are readable by others, as the files in them (0644)
 		if errors.Is(err, fs.ErrExist) {
 			return nil, fmt.Errorf("results directory %s already exists (another run named %q started in the same second?): wait a second and start again, or use --resume %s to finish that run", path, name, path)
 		}
@@ -147,7 +147,7 @@ func checkRunName(name string) error {
 // Open reads the results directory at path, for --resume or to show it. It
 // refuses a directory written with a schema major this build cannot read.
 func Open(path string) (*Dir, error) {
-	b, err := os.ReadFile(filepath.Join(path, RunFile))
+	b, err := os.ReadFile(filepath.Join(path, RunFile)) //nolint:gosec // G304: the run file of the results directory the user names
 	if errors.Is(err, fs.ErrNotExist) {
 		if _, serr := os.Stat(path); serr != nil {
 			return nil, fmt.Errorf("open results %s: %w", path, serr)

@@ -83,7 +83,7 @@ func openLockFile(path string, create bool) (*os.File, error) {
 	if create {
 		flags |= os.O_CREATE
 	}
-	f, err := os.OpenFile(path, flags, 0o644)
+	f, err := os.OpenFile(path, flags, 0o644) //nolint:gosec // G304: the lock file of the results directory the user names
 	if err != nil {
 		if fi, lerr := os.Lstat(path); lerr == nil {
 			switch {

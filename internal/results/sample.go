@@ -4,6 +4,7 @@ package results
 
 import (
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -124,7 +125,7 @@ func ReadCSV(r io.Reader) ([]Sample, error) {
 	var out []Sample
 	for line := 2; ; line++ {
 		rec, err := cr.Read()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return out, nil
 		}
 		if err != nil {
