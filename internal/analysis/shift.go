@@ -47,10 +47,10 @@ type Shift struct {
 
 // Methods of a Shift's interval.
 const (
-	ShiftExact            = "exact"
-	ShiftExactConditional = "exact conditional"
-	ShiftTiesBounded      = "exact, ties bounded"
-	ShiftNormal           = "normal"
+	shiftExact            = "exact"
+	shiftExactConditional = "exact conditional"
+	shiftTiesBounded      = "exact, ties bounded"
+	shiftNormal           = "normal"
 )
 
 // inversionBudget bounds the work of inverting the conditional test (about
@@ -58,14 +58,14 @@ const (
 // interval takes the untied bound, which stays valid with ties.
 const inversionBudget = 3e8
 
-// LogShift is LogShiftAt at Confidence.
-func LogShift(xs, ys [][]float64) Shift { return LogShiftAt(xs, ys, Confidence) }
+// logShift is logShiftAt at Confidence.
+func logShift(xs, ys [][]float64) Shift { return logShiftAt(xs, ys, Confidence) }
 
-// LogShiftAt is the stratified Shift of ln(x) over ln(y), stratum by
+// logShiftAt is the stratified Shift of ln(x) over ln(y), stratum by
 // stratum (xs[i] against ys[i]), with an interval of the given coverage;
 // non-positive and NaN values, which have no logarithm, are left out. Without
 // a pair every field is NaN.
-func LogShiftAt(xs, ys [][]float64, confidence float64) Shift {
+func logShiftAt(xs, ys [][]float64, confidence float64) Shift {
 	nan := Float(math.NaN())
 	out := Shift{Estimate: nan, Low: nan, High: nan, Confidence: nan}
 	var strata []shiftStratum
@@ -100,17 +100,17 @@ func LogShiftAt(xs, ys [][]float64, confidence float64) Shift {
 	alpha := 1 - confidence
 	switch {
 	case large:
-		out.Method = ShiftNormal
+		out.Method = shiftNormal
 		k, achieved := normalShiftOrder(strata, alpha)
 		k = min(k, (m+1)/2)
 		out.Low, out.High, out.Confidence = Float(diffs[k-1]), Float(diffs[m-k]), Float(achieved)
 	case ties && inversionCost(strata) <= inversionBudget:
-		out.Method = ShiftExactConditional
+		out.Method = shiftExactConditional
 		out.Low, out.High, out.Confidence = invertShift(strata, diffs, alpha, sizes)
 	default:
-		out.Method = ShiftExact
+		out.Method = shiftExact
 		if ties {
-			out.Method = ShiftTiesBounded
+			out.Method = shiftTiesBounded
 		}
 		k, achieved := exactShiftOrder(sizes, alpha)
 		k = min(k, (m+1)/2)
