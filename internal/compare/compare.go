@@ -45,7 +45,7 @@ type Column struct {
 	Started string `json:"started"`
 	// State is "complete", or what a partial run got through.
 	State string `json:"state"`
-	// Shape is what shapes the run's numbers, key by key (ShapeKeys order).
+	// Shape is what shapes the run's numbers, key by key (shapeKeys order).
 	Shape map[string]string `json:"shape"`
 	// Quick marks a --quick run (loops and sizes shrunk: a smoke run);
 	// Partial one that did not finish every cell. Both are shown beside
@@ -319,9 +319,9 @@ func hostInfo(r results.Run) (host, osVersion string) {
 	return info.Hostname, info.OSVersion
 }
 
-// ShapeKeys are the things that shape a run's numbers, in the order the
+// shapeKeys are the things that shape a run's numbers, in the order the
 // table lists them; per-workload keys ("fp work") follow.
-var ShapeKeys = []string{"spec", "quick", "contention", "accel", "vm cpus", "repeats"}
+var shapeKeys = []string{"spec", "quick", "contention", "accel", "vm cpus", "repeats"}
 
 func describe(l *results.Loaded) Column {
 	col := Column{Dir: l.Path, Started: started(l.Run.Started), State: "complete", Shape: map[string]string{}}
@@ -439,7 +439,7 @@ func workText(m experiment.MatrixEntry) string {
 
 // differences lists the shape keys whose values are not all the same.
 func differences(cols []Column) []Difference {
-	keys := slices.Clone(ShapeKeys)
+	keys := slices.Clone(shapeKeys)
 	var extra []string
 	for _, c := range cols {
 		for k := range c.Shape {

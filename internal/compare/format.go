@@ -68,14 +68,14 @@ func (c *Comparison) Legend() []string {
 		out = append(out, fmt.Sprintf("%s%s: %s", col.Label, role, strings.Join(parts, "; ")))
 	}
 	for _, m := range c.Missing {
-		out = append(out, MissingText(m))
+		out = append(out, missingText(m))
 	}
 	return out
 }
 
-// MissingText is the legend line of a run that is not there: "gone: did
+// missingText is the legend line of a run that is not there: "gone: did
 // not come back (unreachable)".
-func MissingText(m Missing) string {
+func missingText(m Missing) string {
 	return fmt.Sprintf("%s: did not come back (%s); it has no column", m.Label, m.Reason)
 }
 
@@ -83,7 +83,7 @@ func MissingText(m Missing) string {
 // shapes their numbers.
 func (c *Comparison) DifferenceText() string {
 	if len(c.Differences) == 0 {
-		return "Every run has the same " + strings.Join(ShapeKeys, ", ") + " and work per cell."
+		return "Every run has the same " + strings.Join(shapeKeys, ", ") + " and work per cell."
 	}
 	return "The runs differ in what shapes the numbers: a change below may come from these, not from the machines:"
 }
@@ -464,9 +464,9 @@ func mdEscape(s string) string {
 	return strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`).Replace(s)
 }
 
-// CSVHeader is the header of WriteCSV: one line per run per cell or
+// csvHeader is the header of WriteCSV: one line per run per cell or
 // finding.
-func CSVHeader() []string {
+func csvHeader() []string {
 	return []string{"kind", "workload", "phase", "target", "qos", "threads", "run", "label", "dir", "present", "n", "value", "low", "high", "unit", "ratio", "p", "significant", "outcome"}
 }
 
@@ -478,7 +478,7 @@ func CSVHeader() []string {
 // kind missing: its label, and why in outcome.
 func WriteCSV(w io.Writer, c *Comparison) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(CSVHeader()); err != nil {
+	if err := cw.Write(csvHeader()); err != nil {
 		return err
 	}
 	line := func(kind, workload, phase, target, q, threads string, i int, v Value, unit, outcome string) error {

@@ -24,9 +24,9 @@ func compressionCharts(in Input) ([]Chart, []Skipped) {
 		return isCompression(c.Workload) && c.Seconds.N > 0 && !math.IsNaN(float64(c.Seconds.Median))
 	})
 	if len(cells) == 0 {
-		return nil, []Skipped{{FamilyCompression, "no compress or decompress workload in this run"}}
+		return nil, []Skipped{{familyCompression, "no compress or decompress workload in this run"}}
 	}
-	return []Chart{chart(FamilyCompression, FamilyCompression, compressionFigure(in, cells))}, nil
+	return []Chart{chart(familyCompression, familyCompression, compressionFigure(in, cells))}, nil
 }
 
 func compressionFigure(in Input, cells []analysis.Cell) *figure {

@@ -17,8 +17,8 @@ import (
 	"github.com/qoslab/qoslab/internal/units"
 )
 
-// FamilyCompare is the family of the charts across runs (CompareCharts).
-const FamilyCompare = "compare"
+// familyCompare is the family of the charts across runs (CompareCharts).
+const familyCompare = "compare"
 
 // CompareCharts draws the charts of an N-way comparison, one machine (run)
 // per position on the x axis: the subsumption index of every judged
@@ -46,7 +46,7 @@ func CompareCharts(c *compare.Comparison) ([]Chart, []Skipped) {
 	} else {
 		f := subsumptionFigure(ticks, si)
 		f.notes = append(f.notes, key...)
-		out = append(out, chart("compare-subsumption", FamilyCompare, f))
+		out = append(out, chart("compare-subsumption", familyCompare, f))
 	}
 	var workloads []string
 	for _, r := range c.Rows {
@@ -61,7 +61,7 @@ func CompareCharts(c *compare.Comparison) ([]Chart, []Skipped) {
 			continue
 		}
 		f.notes = append(f.notes, key...)
-		out = append(out, chart(stem("compare-rates", w), FamilyCompare, f))
+		out = append(out, chart(stem("compare-rates", w), familyCompare, f))
 	}
 	return out, skipped
 }
@@ -243,7 +243,7 @@ func runTicks(labels []string) (ticks, key []string) {
 	// The data area is the figure's width less the margins and the y axis
 	// (about 90 points with its label and ticks); each run has an equal
 	// part of it, and a little space between neighbours.
-	slot := (Width-vg.Points(2*margin+90))/vg.Length(max(1, len(labels))) - vg.Points(12)
+	slot := (chartWidth-vg.Points(2*margin+90))/vg.Length(max(1, len(labels))) - vg.Points(12)
 	ticks = make([]string, len(labels))
 	fits := true
 	for i, l := range labels {

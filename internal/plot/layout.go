@@ -97,7 +97,7 @@ func (f *figure) legendGrid(width vg.Length) legendGrid {
 	return legendGrid{cols: cols, rows: rows, colWidth: colWidth, rowHeight: max(lineHeight(sty), vg.Points(2*markerSize+6))}
 }
 
-func (f *figure) inner() vg.Length { return Width - vg.Points(2*margin) }
+func (f *figure) inner() vg.Length { return chartWidth - vg.Points(2*margin) }
 
 func (f *figure) titleLines() (title, subtitle []string) {
 	return wrap(f.title, textStyle(titleSize), f.inner()), wrap(f.subtitle, textStyle(subtitleSize), f.inner())
@@ -111,7 +111,7 @@ func (f *figure) noteLines() []string {
 	return out
 }
 
-// height is the figure's height for Width: its parts stacked.
+// height is the figure's height for chartWidth: its parts stacked.
 func (f *figure) height() vg.Length {
 	title, sub := f.titleLines()
 	h := vg.Points(2 * margin)

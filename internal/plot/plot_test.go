@@ -141,7 +141,7 @@ func TestChartsSkipCompletionTimesOfDurationCells(t *testing.T) {
 	assert.Equal(t, []string{"throughput-fp"}, names(charts))
 	var reasons []string
 	for _, s := range skipped {
-		if strings.HasPrefix(s.Name, FamilyThreadTimes) || strings.HasPrefix(s.Name, FamilyElapsed) {
+		if strings.HasPrefix(s.Name, familyThreadTimes) || strings.HasPrefix(s.Name, familyElapsed) {
 			reasons = append(reasons, s.Name+": "+s.Reason)
 		}
 	}
@@ -218,7 +218,7 @@ func TestSVGStructure(t *testing.T) {
 				if i == len(c.fig.panels)-1 {
 					assert.NotEmpty(t, p.plot.X.Label.Text, "the bottom panel says what x is")
 				}
-				if c.Family != FamilyTelemetry || p.plot.Y.Label.Text != "" {
+				if c.Family != familyTelemetry || p.plot.Y.Label.Text != "" {
 					require.NotEmpty(t, p.plot.Y.Label.Text, "panel %d has no y label", i)
 					assert.Contains(t, all, p.plot.Y.Label.Text, "panel %d y label", i)
 				}
@@ -389,7 +389,7 @@ func TestRenderErrors(t *testing.T) {
 	valueAxis(&p.Y, []float64{1, 1000}, false)
 	p.Add(&plotter.Scatter{XYs: plotter.XYs{{X: 1, Y: 10}}, GlyphStyle: glyphStyle("host", nil, 9)})
 	p.Y.Min = -1
-	bad := chart("bad", FamilyThroughput, &figure{title: "bad", panels: []panel{{plot: p, height: vg.Inch}}})
+	bad := chart("bad", familyThroughput, &figure{title: "bad", panels: []panel{{plot: p, height: vg.Inch}}})
 	err = bad.Render(io.Discard, "png")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `render chart "bad" as png`)

@@ -35,7 +35,7 @@ import (
 // dark so that they read in grayscale too.
 func telemetryCharts(in Input) ([]Chart, []Skipped) {
 	if len(in.Telemetry) == 0 {
-		return nil, []Skipped{{FamilyTelemetry, "no telemetry in this run (no telemetry.jsonl, or it is empty)"}}
+		return nil, []Skipped{{familyTelemetry, "no telemetry in this run (no telemetry.jsonl, or it is empty)"}}
 	}
 	type key struct{ target, view string }
 	var keys []key
@@ -74,13 +74,13 @@ func telemetryCharts(in Input) ([]Chart, []Skipped) {
 				mine = append(mine, s)
 			}
 		}
-		name := stem(FamilyTelemetry, k.target, k.view)
+		name := stem(familyTelemetry, k.target, k.view)
 		f, reason := telemetryFigure(in, k.target, k.view, mine)
 		if f == nil {
 			skipped = append(skipped, Skipped{name, reason})
 			continue
 		}
-		out = append(out, chart(name, FamilyTelemetry, f))
+		out = append(out, chart(name, familyTelemetry, f))
 	}
 	return out, skipped
 }
@@ -348,7 +348,7 @@ func labelCellRuns(f *figure, tl timeline) {
 		labels[i] = cellLabel(s.cell, s.repeat)
 		widest = max(widest, sty.Width(labels[i]))
 	}
-	dataWidth := Width - vg.Points(2*margin) - 1.3*vg.Inch
+	dataWidth := chartWidth - vg.Points(2*margin) - 1.3*vg.Inch
 	upright := false
 	for i, s := range tl.segs {
 		if vg.Length(s.length/tl.total)*dataWidth < sty.Width(labels[i])+vg.Points(6) {

@@ -95,9 +95,9 @@ type BenchVM struct {
 	Model string `json:"model,omitempty"`
 }
 
-// NewBenchRequest records a bench spec's settings as applied; name and
+// newBenchRequest records a bench spec's settings as applied; name and
 // store say which named VM and image store the vm target used.
-func NewBenchRequest(s experiment.Spec, name, store string) BenchRequest {
+func newBenchRequest(s experiment.Spec, name, store string) BenchRequest {
 	r := BenchRequest{Targets: s.Targets, Loops: map[string]uint64{}, Repeat: s.Repeats, Warmup: s.Warmup, Contention: s.Contention, Seed: s.DataSeed}
 	if slices.Contains(s.Targets, experiment.TargetVM) {
 		mem, disk := experiment.VMSize(s)
@@ -128,7 +128,7 @@ func NewBenchRequest(s experiment.Spec, name, store string) BenchRequest {
 // the results directory of a saved run ("" for none).
 func NewBench(s experiment.Spec, name, store, results string) *Bench {
 	return &Bench{SchemaVersion: resultsSchema, ToolVersion: version.String(), Started: time.Now().UTC(), Targets: map[string]any{},
-		Request: NewBenchRequest(s, name, store), Spec: s, Results: results}
+		Request: newBenchRequest(s, name, store), Spec: s, Results: results}
 }
 
 // Add records what a session measured and on what.
@@ -482,7 +482,7 @@ func writeUnderTable(w io.Writer, r *Bench, cells []analysis.Cell, markdown bool
 	}
 	sort.Strings(targets)
 	for _, t := range targets {
-		if line := ModelLine(t, r.Machines[t]); line != "" {
+		if line := modelLine(t, r.Machines[t]); line != "" {
 			fmt.Fprintf(w, "%s%s\n", lead, line)
 		}
 	}

@@ -264,7 +264,7 @@ func parseSamples(path string, b []byte) ([]Record, *TornTail, error) {
 		if err != nil {
 			return nil, nil, badLine(path, line, text, err)
 		}
-		if err := CheckSchema(r.SchemaVersion); err != nil {
+		if err := checkSchema(r.SchemaVersion); err != nil {
 			return nil, nil, fmt.Errorf("%s line %d: %w", path, line, err)
 		}
 		if runStart < len(recs) {
@@ -303,7 +303,7 @@ func badLine(path string, line int, text []byte, err error) error {
 		SchemaVersion string `json:"schema_version"`
 	}
 	if json.Unmarshal(text, &head) == nil && head.SchemaVersion != "" {
-		if serr := CheckSchema(head.SchemaVersion); serr != nil {
+		if serr := checkSchema(head.SchemaVersion); serr != nil {
 			return fmt.Errorf("%s line %d: %w", path, line, serr)
 		}
 	}
@@ -356,9 +356,9 @@ func FinishedRepeats(records []Record) map[string][]int {
 	return out
 }
 
-// FinishedCells returns, per cell, how many repeats finished. When repeats
+// finishedCells returns, per cell, how many repeats finished. When repeats
 // run in order 1, 2, ... these are the first ones; FinishedRepeats says which.
-func FinishedCells(records []Record) map[string]int {
+func finishedCells(records []Record) map[string]int {
 	out := map[string]int{}
 	for cell, reps := range FinishedRepeats(records) {
 		out[cell] = len(reps)

@@ -12,7 +12,7 @@ import (
 	"github.com/qoslab/qoslab/internal/units"
 )
 
-// CoreShares says, from telemetry, where each cell's workers ran when its
+// coreShares says, from telemetry, where each cell's workers ran when its
 // target has more than one core type: per cell, for each repeat the share
 // of busy time the worker most on the slower type (E, or the lower
 // capacity) spent there, as [allocation] (docs/references.md) put it ("67%
@@ -23,7 +23,7 @@ import (
 // type, or no thread's CPU (macOS powermetrics reports clusters, not
 // threads), one finding per target says the share is not available and
 // why.
-func CoreShares(samples []telemetry.Sample) []analysis.Finding {
+func coreShares(samples []telemetry.Sample) []analysis.Finding {
 	order, runs := coreRuns(samples)
 	cells := map[shareCell]*cellShares{}
 	var cellOrder []shareCell

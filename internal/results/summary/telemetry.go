@@ -87,9 +87,9 @@ func threadsText(ts []telemetry.ThreadSummary) string {
 	return strings.Join(parts, "; ")
 }
 
-// TelemetryView condenses every cell run's telemetry seen from one view of
+// telemetryView condenses every cell run's telemetry seen from one view of
 // one target into one line of text.
-type TelemetryView struct {
+type telemetryView struct {
 	Target, View, Sampler string
 	Runs, Samples         int
 	// Types are the CPUs per core type: mean busy share and frequency over
@@ -100,9 +100,9 @@ type TelemetryView struct {
 	Threads string
 }
 
-// TelemetryViews condenses summaries to one line per target and view, in
+// telemetryViews condenses summaries to one line per target and view, in
 // the order they first appear; notes are the distinct notes, each once.
-func TelemetryViews(ss []telemetry.CellSummary) (views []TelemetryView, notes []string) {
+func telemetryViews(ss []telemetry.CellSummary) (views []telemetryView, notes []string) {
 	var order []*viewAcc
 	byKey := map[[2]string]*viewAcc{}
 	var distinct distinctNotes
@@ -110,7 +110,7 @@ func TelemetryViews(ss []telemetry.CellSummary) (views []TelemetryView, notes []
 		k := [2]string{s.Target, s.View}
 		a := byKey[k]
 		if a == nil {
-			a = &viewAcc{v: TelemetryView{Target: s.Target, View: s.View, Sampler: s.Sampler}, busy: map[string]*weighted{}, mhz: map[string]*weighted{}, cpus: map[string]int{}}
+			a = &viewAcc{v: telemetryView{Target: s.Target, View: s.View, Sampler: s.Sampler}, busy: map[string]*weighted{}, mhz: map[string]*weighted{}, cpus: map[string]int{}}
 			byKey[k] = a
 			order = append(order, a)
 		}
@@ -127,7 +127,7 @@ func TelemetryViews(ss []telemetry.CellSummary) (views []TelemetryView, notes []
 
 // viewAcc gathers the cell runs of one target and view.
 type viewAcc struct {
-	v            TelemetryView
+	v            telemetryView
 	busy, mhz    map[string]*weighted // by core type
 	cpus         map[string]int       // by core type
 	types        []string             // in the order they first appear
@@ -169,7 +169,7 @@ func (a *viewAcc) add(s telemetry.CellSummary) {
 }
 
 // view is the line of text of the runs added.
-func (a *viewAcc) view() TelemetryView {
+func (a *viewAcc) view() telemetryView {
 	v := a.v
 	var types []telemetry.TypeSummary
 	for _, t := range a.types {
@@ -240,7 +240,7 @@ func (m weighted) value() *float64 {
 // view, then each distinct note once (the per-run detail is in
 // summary.json and the HTML report).
 func WriteTelemetryMarkdown(b *strings.Builder, ss []telemetry.CellSummary) {
-	views, notes := TelemetryViews(ss)
+	views, notes := telemetryViews(ss)
 	for _, v := range views {
 		fmt.Fprintf(b, "- %s, %s view (%s): %s, %s; cores: %s; power: %s; threads followed: %s\n", v.Target, v.View, v.Sampler,
 			units.Plural(v.Runs, "cell run"), units.Plural(v.Samples, "sample"), mdText(v.Types), mdText(v.Power), mdText(v.Threads))
