@@ -75,7 +75,7 @@ type Observation struct {
 func Cells(samples []Observation) []Cell {
 	type acc struct {
 		cell    Cell
-		repeats map[int][]Interval
+		repeats map[int][]interval
 		rates   map[int][]float64
 		applied map[int]bool
 		reasons map[string]bool
@@ -86,11 +86,11 @@ func Cells(samples []Observation) []Cell {
 		k := s.CellKey
 		a := byKey[k]
 		if a == nil {
-			a = &acc{cell: Cell{CellKey: k, Unit: s.Unit}, repeats: map[int][]Interval{}, rates: map[int][]float64{}, applied: map[int]bool{}, reasons: map[string]bool{}}
+			a = &acc{cell: Cell{CellKey: k, Unit: s.Unit}, repeats: map[int][]interval{}, rates: map[int][]float64{}, applied: map[int]bool{}, reasons: map[string]bool{}}
 			byKey[k] = a
 			order = append(order, k)
 		}
-		a.repeats[s.Repeat] = append(a.repeats[s.Repeat], Interval{StartNs: s.StartNs, EndNs: s.EndNs, Work: s.Work})
+		a.repeats[s.Repeat] = append(a.repeats[s.Repeat], interval{StartNs: s.StartNs, EndNs: s.EndNs, Work: s.Work})
 		a.rates[s.Repeat] = append(a.rates[s.Repeat], s.Rate)
 		a.applied[s.QoSApplied] = true
 		if !s.QoSFull || s.QoSApplied != s.QoS {
@@ -110,7 +110,7 @@ func Cells(samples []Observation) []Cell {
 		}
 		sort.Ints(reps)
 		for _, r := range reps {
-			rate, el := TotalRate(a.repeats[r])
+			rate, el := totalRate(a.repeats[r])
 			totals = append(totals, rate)
 			secs = append(secs, float64(el)/1e9)
 			threadRates = append(threadRates, mean(a.rates[r]))

@@ -127,7 +127,7 @@ func DispersionWarnings(cells []Cell, workload, phase string) []string {
 		if c.Workload != workload || c.Phase != phase || c.DispersionFlag() == "" {
 			continue
 		}
-		out = append(out, fmt.Sprintf("%s: %s; the machine was busy or contention did not hold", CellText(c.CellKey), c.DispersionFlag()))
+		out = append(out, fmt.Sprintf("%s: %s; the machine was busy or contention did not hold", cellText(c.CellKey), c.DispersionFlag()))
 	}
 	return out
 }
@@ -165,9 +165,9 @@ func (c Cell) FlagText() string {
 	return fmt.Sprintf("repeats %.3gx apart", float64(d.MaxMin))
 }
 
-// CellText names a cell as warnings do: "host fp qos=9 threads=1", with
+// cellText names a cell as warnings do: "host fp qos=9 threads=1", with
 // the phase of a compression cell unless it is named as its workload.
-func CellText(k CellKey) string {
+func cellText(k CellKey) string {
 	s := fmt.Sprintf("%s %s", k.Target, k.Workload)
 	if k.Phase != "" && k.Phase != k.Workload {
 		s += " " + k.Phase

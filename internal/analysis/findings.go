@@ -13,14 +13,14 @@ import (
 // [allocation] (docs/references.md) found one 68% late.
 const StragglerThreshold = 0.20
 
-// MinStragglerDelay is the least delay that counts as a straggler whatever
+// minStragglerDelay is the least delay that counts as a straggler whatever
 // the share: below a few scheduler time slices, one thread ending after the
 // others says nothing.
-const MinStragglerDelay = 0.05 // s
+const minStragglerDelay = 0.05 // s
 
-// ScalingTolerance is how close to the best a thread count must come to
+// scalingTolerance is how close to the best a thread count must come to
 // count as already there: differences under it are noise, not a trend.
-const ScalingTolerance = 0.10
+const scalingTolerance = 0.10
 
 // Finding is a pattern qoslab states in words: a straggler thread, batches
 // of completions, where adding threads stops paying.
@@ -107,7 +107,7 @@ func most(n, total int) bool { return 2*n > total }
 // past the threshold after the on-time group's median end, and only they.
 // Sorted ends are split before the first late thread at every place where
 // the threads after the split all finished more than threshold (share of
-// the on-time median), MinStragglerDelay and the repeat's own start-up
+// the on-time median), minStragglerDelay and the repeat's own start-up
 // spread (a process started last ends last without being late) after the
 // on-time median, and none before it did; of those splits the one leaving
 // the fewest late threads wins. It returns how many are late, and their
@@ -115,7 +115,7 @@ func most(n, total int) bool { return 2*n > total }
 func lateGroup(ends []float64, startSpread, threshold float64) (late int, delay, share float64) {
 	s := slices.Sorted(slices.Values(ends))
 	past := func(v, on float64) bool {
-		return v-on > threshold*on && v-on >= MinStragglerDelay && v-on > startSpread
+		return v-on > threshold*on && v-on >= minStragglerDelay && v-on > startSpread
 	}
 	for k := len(s) - 1; k >= 1; k-- {
 		on := median(s[:k])
@@ -198,7 +198,7 @@ func numberWord(n int) string {
 // process completions that come in steps, as [processes] saw: 10
 // processes in batches of 4 ending at about 2.1, 4.1 and 6.2 s.
 // Completions are split where the gap between two successive ones is more
-// than a quarter of the first completion time, at least MinStragglerDelay,
+// than a quarter of the first completion time, at least minStragglerDelay,
 // and more than the spread of the repeat's own start times (steps at the
 // scale of process start-up are not batches). A repeat fits when it has
 // two or more steps and every step but the last holds the same number of
@@ -312,7 +312,7 @@ func batches(s []float64, startSpread float64) []batch {
 	if len(s) == 0 || s[0] <= 0 {
 		return nil
 	}
-	gap := max(s[0]/4, MinStragglerDelay, startSpread)
+	gap := max(s[0]/4, minStragglerDelay, startSpread)
 	var out []batch
 	start := 0
 	for i := 1; i <= len(s); i++ {
@@ -375,12 +375,12 @@ func Scaling(cells []Cell, totalWork func(workload string) bool) []Finding {
 		if math.IsNaN(float64(best.TotalRate.Median)) {
 			continue
 		}
-		// near: within ScalingTolerance of the best.
+		// near: within scalingTolerance of the best.
 		near := func(c Cell) bool {
 			if totalWork(k.workload) {
-				return float64(c.Seconds.Median) <= float64(best.Seconds.Median)*(1+ScalingTolerance)
+				return float64(c.Seconds.Median) <= float64(best.Seconds.Median)*(1+scalingTolerance)
 			}
-			return float64(c.TotalRate.Median) >= float64(best.TotalRate.Median)*(1-ScalingTolerance)
+			return float64(c.TotalRate.Median) >= float64(best.TotalRate.Median)*(1-scalingTolerance)
 		}
 		plateau := best
 		for _, c := range cs {
@@ -400,7 +400,7 @@ func Scaling(cells []Cell, totalWork func(workload string) bool) []Finding {
 		case plateau.Threads < last.Threads:
 			paying = plateau.Threads
 			text = fmt.Sprintf("adding threads stopped paying at %d threads (%s, within %.0f%% of the best, %s at %d)",
-				plateau.Threads, what(plateau), 100*ScalingTolerance, what(best), best.Threads)
+				plateau.Threads, what(plateau), 100*scalingTolerance, what(best), best.Threads)
 		default:
 			text += "; every added thread still paid"
 		}
@@ -430,7 +430,7 @@ func slopeText(cs []Cell, paying int) string {
 	}
 	unit := cs[0].Unit + "/s"
 	var text string
-	if ts := FitTheilSen(x, y); counts >= 2 && !ts.Slope.IsNaN() {
+	if ts := fitTheilSen(x, y); counts >= 2 && !ts.Slope.IsNaN() {
 		text = fmt.Sprintf("; up to %d threads each added thread brought %.3g %s [%.3g..%.3g] (Theil-Sen)", paying, float64(ts.Slope), unit, float64(ts.Low), float64(ts.High))
 	} else {
 		text = fmt.Sprintf("; no thread added to %d paid", cs[0].Threads)

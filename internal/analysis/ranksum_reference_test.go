@@ -54,14 +54,14 @@ func TestRankTestsMatchR(t *testing.T) {
 	for _, c := range ref.Cases {
 		t.Run(c.Name, func(t *testing.T) {
 			require.Len(t, c.Y, len(c.X))
-			u := StratifiedMannWhitney(c.X, c.Y)
+			u := stratifiedMannWhitney(c.X, c.Y)
 			assert.InDelta(t, c.U, u.U, 1e-9, "U (R's W)")
 			assert.InDelta(t, c.P, float64(u.P), 1e-12, "two-sided p")
 			assert.Equal(t, c.Exact, u.Exact, "exact or normal, as R chose")
 			if !c.Exact {
 				return // R's interval with ties comes from a root search qoslab does not do
 			}
-			s := LogShift(c.X, c.Y)
+			s := logShift(c.X, c.Y)
 			assert.InDelta(t, c.Estimate, float64(s.Estimate), 1e-12, "Hodges-Lehmann estimate")
 			assert.InDelta(t, c.Low, float64(s.Low), 1e-12, "interval low")
 			assert.InDelta(t, c.High, float64(s.High), 1e-12, "interval high")
@@ -84,15 +84,15 @@ func TestTiedRankTestsMatchR(t *testing.T) {
 	require.NotEmpty(t, ref.TiedCases)
 	for _, c := range ref.TiedCases {
 		t.Run(c.Name, func(t *testing.T) {
-			u := StratifiedMannWhitney(c.X, c.Y)
+			u := stratifiedMannWhitney(c.X, c.Y)
 			assert.InDelta(t, c.U, u.U, 1e-9)
 			assert.InDelta(t, c.P, float64(u.P), 1e-12, "two-sided p")
 			assert.InDelta(t, c.PCoin, float64(u.P), 1e-12, "two-sided p, coin")
 			assert.True(t, u.Exact)
 			assert.True(t, u.Ties)
 			for _, iv := range c.Intervals {
-				s := LogShiftAt(c.X, c.Y, iv.Level)
-				assert.Equal(t, ShiftExactConditional, s.Method)
+				s := logShiftAt(c.X, c.Y, iv.Level)
+				assert.Equal(t, shiftExactConditional, s.Method)
 				assert.InDelta(t, c.Estimate, float64(s.Estimate), 1e-12, "estimate")
 				assert.InDelta(t, iv.Low, float64(s.Low), 1e-12, "low at %v", iv.Level)
 				assert.InDelta(t, iv.High, float64(s.High), 1e-12, "high at %v", iv.Level)

@@ -159,7 +159,7 @@ func TestReference001(t *testing.T) {
 	for _, r := range CompareTargets(cells, "host", "vm") {
 		if r.QoS == 9 && r.Threads == 1 {
 			assert.InDelta(t, 3.31, float64(r.Ratio), 0.01)
-			assert.Equal(t, "~", FormatDelta(r.Ratio, r.Test, Alpha), "one repeat each: p = 1")
+			assert.Equal(t, "~", formatDelta(r.Ratio, r.Test, Alpha), "one repeat each: p = 1")
 		}
 	}
 }
@@ -177,7 +177,7 @@ func TestReference003(t *testing.T) {
 
 // assertPublishedOrder checks that ranking a (target, qos)'s cells by median
 // time gives the thread counts in the order the article published, and by
-// median total rate (FastestFirst) in the order its times imply.
+// median total rate (fastestFirst) in the order its times imply.
 func assertPublishedOrder(t *testing.T, f referenceFixture, cells []Cell) {
 	t.Helper()
 	require.NotEmpty(t, f.Order)
@@ -195,7 +195,7 @@ func assertPublishedOrder(t *testing.T, f referenceFixture, cells []Cell) {
 			}
 			return out
 		}
-		assert.Equal(t, want.HighestRateFirst, threads(FastestFirst(mine)), "%s QoS %d, highest rate first", want.Target, want.QoS)
+		assert.Equal(t, want.HighestRateFirst, threads(fastestFirst(mine)), "%s QoS %d, highest rate first", want.Target, want.QoS)
 		byTime := slices.Clone(mine)
 		sort.SliceStable(byTime, func(i, j int) bool { return byTime[i].Seconds.Median < byTime[j].Seconds.Median })
 		assert.Equal(t, want.ShortestFirst, threads(byTime), "%s QoS %d, shortest time first", want.Target, want.QoS)

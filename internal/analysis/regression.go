@@ -17,12 +17,12 @@ type Regression struct {
 	N  int   `json:"n"`
 }
 
-// FitLine fits y = A + B·x by ordinary least squares: B = Sxy/Sxx,
+// fitLine fits y = A + B·x by ordinary least squares: B = Sxy/Sxx,
 // A = mean(y) - B·mean(x), R² = 1 - SSres/SStot. Pairs with a NaN are
 // skipped. With fewer than two distinct x there is no line and A, B and R2
 // are NaN. When every y is equal the line fits exactly and R2 is 1 (as
 // scikit-learn's r2_score has it) rather than 0/0.
-func FitLine(x, y []float64) Regression {
+func fitLine(x, y []float64) Regression {
 	var xs, ys []float64
 	for i := range min(len(x), len(y)) {
 		if math.IsNaN(x[i]) || math.IsNaN(y[i]) {
@@ -100,15 +100,15 @@ type TheilSen struct {
 	High  Float `json:"high"`
 }
 
-// FitTheilSen computes the Theil-Sen slope of y on x with its Confidence
+// fitTheilSen computes the Theil-Sen slope of y on x with its Confidence
 // interval; NaN without two distinct x.
-func FitTheilSen(x, y []float64) TheilSen {
+func fitTheilSen(x, y []float64) TheilSen {
 	nan := Float(math.NaN())
 	out := TheilSen{Slope: nan, Low: nan, High: nan}
 	var xs, ys []float64
 	for i := range min(len(x), len(y)) {
-		if !math.IsNaN(x[i]) && !math.IsNaN(y[i]) {
-			xs, ys = append(xs, x[i]), append(ys, y[i])
+		if !math.IsNaN(x[i]) && !math.IsNaN(y[i]) { //nolint:gosec // G602: i < min(len(x), len(y))
+			xs, ys = append(xs, x[i]), append(ys, y[i]) //nolint:gosec // G602: as above
 		}
 	}
 	var slopes []float64
@@ -210,14 +210,14 @@ func Regressions(cells []Cell) []ClassRegression {
 			counts[x] = true
 		}
 		r := ClassRegression{Target: k.target, Workload: k.workload, Phase: k.phase, QoS: k.qos, ThreadCounts: len(counts)}
-		r.Regression = FitLine(p[0], p[1])
+		r.Regression = fitLine(p[0], p[1])
 		if r.ThreadCounts < MinThreadCounts {
 			// Two thread counts: the line only joins two means.
 			nan := Float(math.NaN())
 			r.Regression = Regression{A: nan, B: nan, R2: nan, N: len(p[0])}
 			r.Slope = TheilSen{Slope: nan, Low: nan, High: nan}
 		} else {
-			r.Slope = FitTheilSen(p[0], p[1])
+			r.Slope = fitTheilSen(p[0], p[1])
 		}
 		out = append(out, r)
 	}
@@ -246,7 +246,7 @@ func FormatRegression(label string, r Regression) string {
 // 10^8).T; slope 1.48e+08 [1.41e+08..1.55e+08] (Theil-Sen, 95%)".
 func FormatClassRegression(c ClassRegression) string {
 	line := FormatRegression(c.Label(), c.Regression)
-	if c.Slope.Slope.IsNaN() || c.Regression.B.IsNaN() {
+	if c.Slope.Slope.IsNaN() || c.B.IsNaN() {
 		return line
 	}
 	g := func(f Float) string { return strconv.FormatFloat(float64(f), 'g', 3, 64) }

@@ -30,7 +30,7 @@ func TestFitLine(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := FitLine(c.x, c.y)
+			got := fitLine(c.x, c.y)
 			assert.Equal(t, c.want.N, got.N)
 			for _, f := range []struct {
 				name      string
@@ -129,14 +129,14 @@ func TestTheilSen(t *testing.T) {
 		xi := float64(1 + i%4)
 		x, y = append(x, xi), append(y, 10+5*xi+e)
 	}
-	ts := FitTheilSen(x, y)
+	ts := fitTheilSen(x, y)
 	assert.InDelta(t, 5, float64(ts.Slope), 0.2)
 	assert.Less(t, float64(ts.Low), float64(ts.Slope))
 	assert.Greater(t, float64(ts.High), float64(ts.Slope))
 	assert.Less(t, float64(ts.High-ts.Low), 1.0)
 
 	y[0] = 1000 // a repeat that ran at full speed among starved ones
-	assert.InDelta(t, 5, float64(FitTheilSen(x, y).Slope), 0.3)
-	assert.Greater(t, math.Abs(float64(FitLine(x, y).B)-5), 30.0, "least squares is tipped")
-	assert.True(t, FitTheilSen([]float64{1, 1}, []float64{2, 3}).Slope.IsNaN())
+	assert.InDelta(t, 5, float64(fitTheilSen(x, y).Slope), 0.3)
+	assert.Greater(t, math.Abs(float64(fitLine(x, y).B)-5), 30.0, "least squares is tipped")
+	assert.True(t, fitTheilSen([]float64{1, 1}, []float64{2, 3}).Slope.IsNaN())
 }

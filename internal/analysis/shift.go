@@ -47,10 +47,10 @@ type Shift struct {
 
 // Methods of a Shift's interval.
 const (
-	ShiftExact            = "exact"
-	ShiftExactConditional = "exact conditional"
-	ShiftTiesBounded      = "exact, ties bounded"
-	ShiftNormal           = "normal"
+	shiftExact            = "exact"
+	shiftExactConditional = "exact conditional"
+	shiftTiesBounded      = "exact, ties bounded"
+	shiftNormal           = "normal"
 )
 
 // inversionBudget bounds the work of inverting the conditional test (about
@@ -58,14 +58,14 @@ const (
 // interval takes the untied bound, which stays valid with ties.
 const inversionBudget = 3e8
 
-// LogShift is LogShiftAt at Confidence.
-func LogShift(xs, ys [][]float64) Shift { return LogShiftAt(xs, ys, Confidence) }
+// logShift is logShiftAt at Confidence.
+func logShift(xs, ys [][]float64) Shift { return logShiftAt(xs, ys, Confidence) }
 
-// LogShiftAt is the stratified Shift of ln(x) over ln(y), stratum by
+// logShiftAt is the stratified Shift of ln(x) over ln(y), stratum by
 // stratum (xs[i] against ys[i]), with an interval of the given coverage;
 // non-positive and NaN values, which have no logarithm, are left out. Without
 // a pair every field is NaN.
-func LogShiftAt(xs, ys [][]float64, confidence float64) Shift {
+func logShiftAt(xs, ys [][]float64, confidence float64) Shift {
 	nan := Float(math.NaN())
 	out := Shift{Estimate: nan, Low: nan, High: nan, Confidence: nan}
 	var strata []shiftStratum
@@ -73,7 +73,7 @@ func LogShiftAt(xs, ys [][]float64, confidence float64) Shift {
 	var sizes [][2]int
 	large, ties := false, false
 	for i := range min(len(xs), len(ys)) {
-		x, y := logs(xs[i]), logs(ys[i])
+		x, y := logs(xs[i]), logs(ys[i]) //nolint:gosec // G602: i < min(len(xs), len(ys))
 		if len(x) == 0 || len(y) == 0 {
 			continue
 		}
@@ -100,17 +100,17 @@ func LogShiftAt(xs, ys [][]float64, confidence float64) Shift {
 	alpha := 1 - confidence
 	switch {
 	case large:
-		out.Method = ShiftNormal
+		out.Method = shiftNormal
 		k, achieved := normalShiftOrder(strata, alpha)
 		k = min(k, (m+1)/2)
 		out.Low, out.High, out.Confidence = Float(diffs[k-1]), Float(diffs[m-k]), Float(achieved)
 	case ties && inversionCost(strata) <= inversionBudget:
-		out.Method = ShiftExactConditional
+		out.Method = shiftExactConditional
 		out.Low, out.High, out.Confidence = invertShift(strata, diffs, alpha, sizes)
 	default:
-		out.Method = ShiftExact
+		out.Method = shiftExact
 		if ties {
-			out.Method = ShiftTiesBounded
+			out.Method = shiftTiesBounded
 		}
 		k, achieved := exactShiftOrder(sizes, alpha)
 		k = min(k, (m+1)/2)
@@ -193,54 +193,12 @@ func inversionCost(strata []shiftStratum) float64 {
 // the samples are too small to reach the coverage asked: that side stops at
 // the range of the differences, and the coverage is that of the range.
 func invertShift(strata []shiftStratum, diffs []float64, alpha float64, sizes [][2]int) (low, high, coverage Float) {
-	points := slices.Compact(slices.Clone(diffs)) // sorted, distinct
-	// A pair's place on the shift axis: region 2q+1 is the point
-	// points[q], region 2q the open interval just below it, region
-	// 2·len(points) the one above them all.
-	type pairIndex [][]int
-	idx := make([]pairIndex, len(strata))
-	for s, st := range strata {
-		idx[s] = make(pairIndex, len(st.x))
-		for i, a := range st.x {
-			idx[s][i] = make([]int, len(st.y))
-			for j, b := range st.y {
-				q, _ := slices.BinarySearch(points, a-b)
-				idx[s][i][j] = 2*q + 1
-			}
-		}
-	}
-	regions := 2*len(points) + 1
-	accepted := func(r int) bool {
-		dist := []float64{1}
-		t := 0
-		for s, st := range strata {
-			// x_i - delta against y_j: above when the pair's difference lies
-			// above this region, tied at its point.
-			cmp := func(i, j int) int {
-				d := idx[s][i][j]
-				switch {
-				case d > r:
-					return 1
-				case d < r:
-					return -1
-				}
-				return 0
-			}
-			// The x's in descending order of x - delta keep the order of
-			// x; pooledTies wants both ascending, which they are.
-			groups := pooledTies(st.x, st.y, cmp)
-			d := untiedNullDist(len(st.x), len(st.y))
-			if hasTie(groups) {
-				d = tiedNullDist(groups, len(st.x), len(st.y))
-			}
-			dist = convolve(dist, d)
-			t += doubledU(st.x, st.y, cmp)
-		}
-		return twoSidedP(dist, t) >= alpha
-	}
+	sr := newShiftRegions(strata, diffs)
+	points := sr.points
+	regions := sr.count()
 	first, last := -1, -1
 	for r := range regions {
-		if accepted(r) {
+		if sr.accepted(r, alpha) {
 			if first < 0 {
 				first = r
 			}
@@ -272,6 +230,66 @@ func invertShift(strata []shiftStratum, diffs []float64, alpha float64, sizes []
 		high = bound(last, true)
 	}
 	return low, high, coverage
+}
+
+// shiftRegions places each pair's difference on the shift axis: region
+// 2q+1 is the point points[q], region 2q the open interval just below it,
+// region 2·len(points) the one above them all.
+type shiftRegions struct {
+	strata []shiftStratum
+	points []float64 // the differences, sorted, distinct
+	idx    [][][]int // stratum -> x -> y: the region of x - y
+}
+
+// newShiftRegions places the pairs of strata, whose differences, sorted,
+// are diffs.
+func newShiftRegions(strata []shiftStratum, diffs []float64) shiftRegions {
+	sr := shiftRegions{strata: strata, points: slices.Compact(slices.Clone(diffs)), idx: make([][][]int, len(strata))}
+	for s, st := range strata {
+		sr.idx[s] = make([][]int, len(st.x))
+		for i, a := range st.x {
+			sr.idx[s][i] = make([]int, len(st.y))
+			for j, b := range st.y {
+				q, _ := slices.BinarySearch(sr.points, a-b)
+				sr.idx[s][i][j] = 2*q + 1
+			}
+		}
+	}
+	return sr
+}
+
+// count is the number of regions.
+func (sr shiftRegions) count() int { return 2*len(sr.points) + 1 }
+
+// accepted reports whether the stratified rank-sum test of x - delta
+// against y, for a delta in region r, gives p >= alpha.
+func (sr shiftRegions) accepted(r int, alpha float64) bool {
+	dist := []float64{1}
+	t := 0
+	for s, st := range sr.strata {
+		// x_i - delta against y_j: above when the pair's difference lies
+		// above this region, tied at its point.
+		cmp := func(i, j int) int {
+			d := sr.idx[s][i][j]
+			switch {
+			case d > r:
+				return 1
+			case d < r:
+				return -1
+			}
+			return 0
+		}
+		// The x's in descending order of x - delta keep the order of
+		// x; pooledTies wants both ascending, which they are.
+		groups := pooledTies(st.x, st.y, cmp)
+		d := untiedNullDist(len(st.x), len(st.y))
+		if hasTie(groups) {
+			d = tiedNullDist(groups, len(st.x), len(st.y))
+		}
+		dist = convolve(dist, d)
+		t += doubledU(st.x, st.y, cmp)
+	}
+	return twoSidedP(dist, t) >= alpha
 }
 
 func logs(v []float64) []float64 {

@@ -22,7 +22,7 @@ func exps(ks ...float64) []float64 {
 // qwilcox(0.025, 3, 3) is 0, raised to 1, so the interval is the whole
 // range [1, 5], reaching 1 - 2/20 = 90%.
 func TestLogShiftThreeAgainstThree(t *testing.T) {
-	s := LogShift([][]float64{exps(3, 4, 5)}, [][]float64{exps(0, 1, 2)})
+	s := logShift([][]float64{exps(3, 4, 5)}, [][]float64{exps(0, 1, 2)})
 	assert.Equal(t, 9, s.Pairs)
 	assert.InDelta(t, 3, float64(s.Estimate), 1e-12)
 	assert.InDelta(t, 1, float64(s.Low), 1e-12)
@@ -33,7 +33,7 @@ func TestLogShiftThreeAgainstThree(t *testing.T) {
 // 5 against 5: the differences 10+(i-j) run 6..14; qwilcox(0.025, 5, 5) =
 // 3, so the interval is [d(3), d(23)] = [7, 13], reaching 1 - 2*4/252.
 func TestLogShiftFiveAgainstFive(t *testing.T) {
-	s := LogShift([][]float64{exps(10, 11, 12, 13, 14)}, [][]float64{exps(0, 1, 2, 3, 4)})
+	s := logShift([][]float64{exps(10, 11, 12, 13, 14)}, [][]float64{exps(0, 1, 2, 3, 4)})
 	assert.InDelta(t, 10, float64(s.Estimate), 1e-12)
 	assert.InDelta(t, 7, float64(s.Low), 1e-12)
 	assert.InDelta(t, 13, float64(s.High), 1e-12)
@@ -43,7 +43,7 @@ func TestLogShiftFiveAgainstFive(t *testing.T) {
 // Strata are never compared with each other: two thread counts whose
 // rates differ 100x still give the within-stratum shift.
 func TestLogShiftStratified(t *testing.T) {
-	s := LogShift([][]float64{exps(1, 1.1, 1.2), exps(5.05, 5.15, 5.1)}, [][]float64{exps(0, 0.1, 0.2), exps(4.05, 4.15, 4.1)})
+	s := logShift([][]float64{exps(1, 1.1, 1.2), exps(5.05, 5.15, 5.1)}, [][]float64{exps(0, 0.1, 0.2), exps(4.05, 4.15, 4.1)})
 	assert.Equal(t, 18, s.Pairs)
 	assert.InDelta(t, 1, float64(s.Estimate), 1e-12)
 	assert.GreaterOrEqual(t, float64(s.Confidence), Confidence, "two strata of 3 reach 95%")
@@ -52,7 +52,7 @@ func TestLogShiftStratified(t *testing.T) {
 	assert.Greater(t, float64(s.Low), 0.7)
 	assert.Less(t, float64(s.High), 1.3)
 
-	none := LogShift([][]float64{{}}, [][]float64{exps(1)})
+	none := logShift([][]float64{{}}, [][]float64{exps(1)})
 	assert.True(t, none.Estimate.IsNaN())
 	assert.Zero(t, none.Pairs)
 }
@@ -86,8 +86,8 @@ func TestInversionWithoutTiesIsTheExactInterval(t *testing.T) {
 	xs := [][]float64{exps(1, 1.13, 1.21, 1.37, 1.42, 1.58), exps(2.05, 2.31, 2.17, 2.44, 2.29, 2.52)}
 	ys := [][]float64{exps(0.93, 1.04, 1.11, 1.26, 1.19, 0.88), exps(2.01, 2.12, 2.23, 2.08, 1.97, 2.36)}
 	for _, level := range []float64{0.9, 0.95} {
-		want := LogShiftAt(xs, ys, level)
-		require.Equal(t, ShiftExact, want.Method)
+		want := logShiftAt(xs, ys, level)
+		require.Equal(t, shiftExact, want.Method)
 		var strata []shiftStratum
 		var diffs []float64
 		var sizes [][2]int
@@ -113,7 +113,7 @@ func TestInversionWithoutTiesIsTheExactInterval(t *testing.T) {
 // The smallest p a tied 3 against 3 can give is the untied 0.1: ties
 // within a side do not make the extreme orderings likelier.
 func TestTiesCannotBeatTheSmallestP(t *testing.T) {
-	u := MannWhitney([]float64{310, 310, 320}, []float64{100, 100, 100})
+	u := mannWhitney([]float64{310, 310, 320}, []float64{100, 100, 100})
 	assert.True(t, u.Exact)
 	assert.InDelta(t, 0.1, float64(u.P), 1e-12)
 	assert.InDelta(t, 0.1, float64(u.SmallestP), 1e-12)
@@ -130,10 +130,10 @@ func TestShiftMethods(t *testing.T) {
 		}
 		return out
 	}
-	assert.Equal(t, ShiftExactConditional, LogShift([][]float64{tied(6, 20)}, [][]float64{tied(6, 10)}).Method)
-	assert.Equal(t, ShiftTiesBounded, LogShift([][]float64{tied(30, 20)}, [][]float64{tied(30, 10)}).Method)
-	big := LogShift([][]float64{tied(60, 20)}, [][]float64{tied(60, 10)})
-	assert.Equal(t, ShiftNormal, big.Method)
+	assert.Equal(t, shiftExactConditional, logShift([][]float64{tied(6, 20)}, [][]float64{tied(6, 10)}).Method)
+	assert.Equal(t, shiftTiesBounded, logShift([][]float64{tied(30, 20)}, [][]float64{tied(30, 10)}).Method)
+	big := logShift([][]float64{tied(60, 20)}, [][]float64{tied(60, 10)})
+	assert.Equal(t, shiftNormal, big.Method)
 	assert.Greater(t, float64(big.Confidence), 0.94)
 	assert.Less(t, float64(big.Low), float64(big.Estimate))
 	assert.Greater(t, float64(big.High), float64(big.Estimate))

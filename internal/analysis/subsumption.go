@@ -15,13 +15,13 @@ import (
 // it lies, with confidence, inside a band around 1 that is small both next
 // to the host's effect and in absolute terms.
 const (
-	// EquivalenceLevel is the level of each of the two one-sided tests of
+	// equivalenceLevel is the level of each of the two one-sided tests of
 	// the verdict (the VM ratio above the band's low edge, below its high
 	// edge): together, the ratio's 90% interval inside the band.
-	EquivalenceLevel = 0.05
-	// EquivalenceConfidence is the coverage of the intervals the verdict
-	// judges: 1 - 2·EquivalenceLevel.
-	EquivalenceConfidence = 1 - 2*EquivalenceLevel
+	equivalenceLevel = 0.05
+	// equivalenceConfidence is the coverage of the intervals the verdict
+	// judges: 1 - 2·equivalenceLevel.
+	equivalenceConfidence = 1 - 2*equivalenceLevel
 	// DefaultRelativeMargin is the share of the host's QoS effect, on a log
 	// scale, the VM may keep and still count as none: 10%, so beside a 254x
 	// host effect up to 254^0.1 = 1.74x (before the absolute margin).
@@ -96,12 +96,12 @@ type Sensitivity struct {
 // RatioEstimate is exp(Shift.Estimate): the ratio of High's rates to Low's.
 func (s Sensitivity) RatioEstimate() float64 { return math.Exp(float64(s.Shift.Estimate)) }
 
-// QoSSensitivity is QoSSensitivityAt with a 95% interval.
+// QoSSensitivity is qosSensitivityAt with a 95% interval.
 func QoSSensitivity(cells []Cell, target, workload, phase string, high, low int, threads []int) Sensitivity {
-	return QoSSensitivityAt(cells, target, workload, phase, high, low, threads, Confidence)
+	return qosSensitivityAt(cells, target, workload, phase, high, low, threads, Confidence)
 }
 
-// QoSSensitivityAt compares a target's total rates at the high QoS class
+// qosSensitivityAt compares a target's total rates at the high QoS class
 // with those at the low one, for one workload and phase, at each of
 // threads (every thread count with cells at both classes when threads is
 // nil; counts without both cells are skipped), its pooled shift with an
@@ -110,7 +110,7 @@ func QoSSensitivity(cells []Cell, target, workload, phase string, high, low int,
 // the high class ran faster. A repeat that did no work (rate 0) has no
 // logarithm and no ratio: it is left out of every statistic alike (ranks,
 // shift, medians) and counted in IdleHigh and IdleLow.
-func QoSSensitivityAt(cells []Cell, target, workload, phase string, high, low int, threads []int, confidence float64) Sensitivity {
+func qosSensitivityAt(cells []Cell, target, workload, phase string, high, low int, threads []int, confidence float64) Sensitivity {
 	s := Sensitivity{Target: target, Workload: workload, Phase: phase, High: high, Low: low}
 	hi := cellsByThreads(cells, target, workload, phase, high)
 	lo := cellsByThreads(cells, target, workload, phase, low)
@@ -137,13 +137,13 @@ func QoSSensitivityAt(cells []Cell, target, workload, phase string, high, low in
 			continue
 		}
 		s.ByThreads = append(s.ByThreads, ThreadRatio{Threads: t, Ratio: Summarize(hr).Median / Summarize(lr).Median,
-			Test: MannWhitney(hr, lr), Shift: LogShift([][]float64{hr}, [][]float64{lr})})
+			Test: mannWhitney(hr, lr), Shift: logShift([][]float64{hr}, [][]float64{lr})})
 		xs = append(xs, hr)
 		ys = append(ys, lr)
 	}
 	s.Ratio = Float(geomean(s.ByThreads))
-	s.Test = StratifiedMannWhitney(xs, ys)
-	s.Shift = LogShiftAt(xs, ys, confidence)
+	s.Test = stratifiedMannWhitney(xs, ys)
+	s.Shift = logShiftAt(xs, ys, confidence)
 	s.SmallestP = s.Test.SmallestP
 	return s
 }
@@ -245,10 +245,10 @@ type Change struct {
 
 // Compare compares cell new with cell old.
 func Compare(old, new Cell) Change {
-	return Change{Old: old, New: new, Ratio: new.TotalRate.Median / old.TotalRate.Median, Test: MannWhitney(new.TotalRates, old.TotalRates)}
+	return Change{Old: old, New: new, Ratio: new.TotalRate.Median / old.TotalRate.Median, Test: mannWhitney(new.TotalRates, old.TotalRates)}
 }
 
-// SubsumptionIndex is SI = 1 - ln(sensVM)/ln(sensHost): the share of the
+// subsumptionIndex is SI = 1 - ln(sensVM)/ln(sensHost): the share of the
 // host's QoS effect, on a log scale, that the VM loses. 1 means the guest's
 // classes all run alike (subsumed by the vCPU thread's class), 0 that the
 // VM keeps the host's effect whole, above 1 that the VM reverses it. A log
@@ -260,7 +260,7 @@ func Compare(old, new Cell) Change {
 // a positive number. Whether the host's effect is shown at all is the
 // test's to say (Subsumption prints SI only then): near 1 the index
 // divides by almost nothing.
-func SubsumptionIndex(sensHost, sensVM float64) (si float64, ok bool) {
+func subsumptionIndex(sensHost, sensVM float64) (si float64, ok bool) {
 	if math.IsNaN(sensHost) || math.IsNaN(sensVM) || math.IsInf(sensHost, 0) || math.IsInf(sensVM, 0) || sensVM <= 0 || sensHost <= 1 {
 		return math.NaN(), false
 	}
@@ -271,20 +271,21 @@ func SubsumptionIndex(sensHost, sensVM float64) (si float64, ok bool) {
 type Outcome string
 
 const (
-	// Subsumed: the host's QoS effect is significant and the VM's ratio
-	// lies, with its whole 90% interval, inside the equivalence band (two
-	// one-sided tests at 5%: an equivalence test, not a failure to find a
-	// difference), and no cell it rests on is flagged.
+	// Subsumed is "yes": the host's QoS effect is significant and the
+	// VM's ratio lies, with its whole 90% interval, inside the equivalence
+	// band (two one-sided tests at 5%: an equivalence test, not a failure
+	// to find a difference), and no cell it rests on is flagged.
 	Subsumed Outcome = "yes"
-	// NotSubsumed: the host's effect is significant and the VM's ratio
-	// lies, with its whole 90% interval, outside the band: above it (the
-	// VM keeps an effect) or below it (the VM reverses the classes).
+	// NotSubsumed is "no": the host's effect is significant and the VM's
+	// ratio lies, with its whole 90% interval, outside the band: above it
+	// (the VM keeps an effect) or below it (the VM reverses the classes).
 	NotSubsumed Outcome = "no"
-	// Inconclusive: the run cannot tell. The host shows no significant QoS
-	// effect (so there is nothing to subsume; this must never read as yes),
-	// or the repeats are too few to show one, or the cells to compare are
-	// missing or did no work, or the VM ratio's interval crosses the
-	// band's edge, or a yes would rest on cells whose repeats disagree.
+	// Inconclusive is the answer when the run cannot tell. The host shows
+	// no significant QoS effect (so there is nothing to subsume; this must
+	// never read as yes), or the repeats are too few to show one, or the
+	// cells to compare are missing or did no work, or the VM ratio's
+	// interval crosses the band's edge, or a yes would rest on cells whose
+	// repeats disagree.
 	Inconclusive Outcome = "inconclusive"
 )
 
@@ -308,12 +309,12 @@ type Verdict struct {
 	SIHigh       Float `json:"si_high"`
 	SIConfidence Float `json:"si_confidence"`
 	// Host and VM are the two sides' QoS sensitivities, their shifts with
-	// 90% intervals (EquivalenceConfidence): what the verdict judges.
+	// 90% intervals (equivalenceConfidence): what the verdict judges.
 	Host Sensitivity `json:"host"`
 	VM   Sensitivity `json:"vm"`
 	// Margins are the settings the band came from.
 	Margins Margins `json:"margins"`
-	// Level is each one-sided test's level, EquivalenceLevel.
+	// Level is each one-sided test's level, equivalenceLevel.
 	Level float64 `json:"level"`
 	// RelativeMargin is the host's ratio at the low end of its interval to
 	// the power Margins.Relative; Margin, the band's upper edge for "yes",
@@ -358,56 +359,15 @@ type Verdict struct {
 //     host's noise;
 //   - inconclusive otherwise: the interval crosses the band's edge.
 func Subsumption(cells []Cell, workload, phase, host, vm string, margins Margins) Verdict {
-	none := func(target string) Sensitivity {
-		nan := Float(math.NaN())
-		return Sensitivity{Target: target, Workload: workload, Phase: phase, Ratio: nan, Test: UTest{P: nan, SmallestP: nan},
-			Shift: Shift{Estimate: nan, Low: nan, High: nan, Confidence: nan}, SmallestP: nan}
-	}
-	nan := Float(math.NaN())
-	v := Verdict{Outcome: Inconclusive, SI: nan, SILow: nan, SIHigh: nan, SIConfidence: nan, RelativeMargin: nan, Margin: nan, MarginNo: nan,
-		Host: none(host), VM: none(vm), Margins: margins, Level: EquivalenceLevel}
-	classes := map[string]map[int]map[int]bool{host: {}, vm: {}} // target -> qos -> threads
-	for _, c := range cells {
-		byQoS, ok := classes[c.Target]
-		if !ok || c.Workload != workload || c.Phase != phase || len(c.TotalRates) == 0 {
-			continue
-		}
-		if byQoS[c.QoS] == nil {
-			byQoS[c.QoS] = map[int]bool{}
-		}
-		byQoS[c.QoS][c.Threads] = true
-	}
-	var common []int
-	for q := range classes[host] {
-		if classes[vm][q] != nil {
-			common = append(common, q)
-		}
-	}
-	sort.Ints(common)
-	if len(common) < 2 {
-		v.Reason = fmt.Sprintf("%s has no two QoS classes run on both %s and %s", WorkloadText(workload, phase), host, vm)
+	v := noVerdict(workload, phase, host, vm, margins)
+	high, low, threads, why := comparedCells(cells, workload, phase, host, vm)
+	if why != "" {
+		v.Reason = why
 		return v
 	}
-	high, low := common[len(common)-1], common[0]
-	var threads []int
-	for t := range classes[host][high] {
-		if classes[host][low][t] && classes[vm][high][t] && classes[vm][low][t] {
-			threads = append(threads, t)
-		}
-	}
-	if len(threads) == 0 {
-		v.Reason = fmt.Sprintf("%s has no thread count run at QoS %d and %d on both %s and %s", WorkloadText(workload, phase), high, low, host, vm)
-		return v
-	}
-	sort.Ints(threads)
-	v.Host = QoSSensitivityAt(cells, host, workload, phase, high, low, threads, EquivalenceConfidence)
-	v.VM = QoSSensitivityAt(cells, vm, workload, phase, high, low, threads, EquivalenceConfidence)
-	for _, c := range SortCells(cells) {
-		if (c.Target == host || c.Target == vm) && c.Workload == workload && c.Phase == phase &&
-			(c.QoS == high || c.QoS == low) && slices.Contains(threads, c.Threads) && c.FlagText() != "" {
-			v.Flagged = append(v.Flagged, CellText(c.CellKey)+" "+c.FlagText())
-		}
-	}
+	v.Host = qosSensitivityAt(cells, host, workload, phase, high, low, threads, equivalenceConfidence)
+	v.VM = qosSensitivityAt(cells, vm, workload, phase, high, low, threads, equivalenceConfidence)
+	v.Flagged = flaggedCells(cells, workload, phase, []string{host, vm}, []int{high, low}, threads)
 	v.Heterogeneity = append(heterogeneity(v.Host), heterogeneity(v.VM)...)
 
 	if why := undefinedSide(v.Host); why != "" {
@@ -418,21 +378,11 @@ func Subsumption(cells []Cell, workload, phase, host, vm string, margins Margins
 		v.Reason = why
 		return v
 	}
-	hs := v.Host.Shift
-	switch {
-	case !v.Host.Test.Significant(Alpha) && float64(v.Host.SmallestP) >= Alpha:
-		v.Reason = fmt.Sprintf("too few %s repeats to tell (smallest reachable p %s with %s)", host, strconv.FormatFloat(float64(v.Host.SmallestP), 'g', 2, 64), strataText(v.Host))
-		return v
-	case !v.Host.Test.Significant(Alpha):
-		v.Reason = fmt.Sprintf("%s shows no significant QoS effect, so there is nothing to subsume; on a Linux host whose cores are alike QoS only decides who runs when cores are scarce: run with contention, as qoslab run --default contention does", host)
-		return v
-	case hs.Estimate <= 0:
-		v.Reason = fmt.Sprintf("on %s QoS %d is faster than QoS %d (%d/%d = %s), so there is no effect to subsume", host, low, high, high, low, verdictRatio(v.Host.RatioEstimate()))
-		return v
-	case hs.Low <= 0:
-		v.Reason = fmt.Sprintf("the %s ratio's %.0f%% interval reaches 1x, so the margin has no effect to be a share of", host, 100*EquivalenceConfidence)
+	if why := noHostEffect(v.Host); why != "" {
+		v.Reason = why
 		return v
 	}
+	hs := v.Host.Shift
 	v.SI = Float(1 - float64(v.VM.Shift.Estimate)/float64(hs.Estimate))
 	v.SILow, v.SIHigh, v.SIConfidence = siInterval(cells, v, threads)
 	lnAbs := math.Log(margins.Absolute)
@@ -442,8 +392,8 @@ func Subsumption(cells []Cell, workload, phase, host, vm string, margins Margins
 	v.Margin, v.MarginNo = Float(math.Exp(lnYes)), Float(math.Exp(lnNo))
 
 	vs := v.VM.Shift
-	if float64(vs.Confidence) < EquivalenceConfidence-1e-9 {
-		v.Reason = fmt.Sprintf("too few %s repeats for a %.0f%% interval of its ratio (%s reach %.0f%%)", vm, 100*EquivalenceConfidence, strataText(v.VM), 100*float64(vs.Confidence))
+	if float64(vs.Confidence) < equivalenceConfidence-1e-9 {
+		v.Reason = fmt.Sprintf("too few %s repeats for a %.0f%% interval of its ratio (%s reach %.0f%%)", vm, 100*equivalenceConfidence, strataText(v.VM), 100*float64(vs.Confidence))
 		return v
 	}
 	vmRatio := fmt.Sprintf("%d/%d = %s", high, low, verdictRatio(v.VM.RatioEstimate()))
@@ -464,6 +414,90 @@ func Subsumption(cells []Cell, workload, phase, host, vm string, margins Margins
 	return v
 }
 
+// noVerdict is an inconclusive verdict with nothing measured: every
+// number NaN, the reason to be said.
+func noVerdict(workload, phase, host, vm string, margins Margins) Verdict {
+	nan := Float(math.NaN())
+	none := func(target string) Sensitivity {
+		return Sensitivity{Target: target, Workload: workload, Phase: phase, Ratio: nan, Test: UTest{P: nan, SmallestP: nan},
+			Shift: Shift{Estimate: nan, Low: nan, High: nan, Confidence: nan}, SmallestP: nan}
+	}
+	return Verdict{Outcome: Inconclusive, SI: nan, SILow: nan, SIHigh: nan, SIConfidence: nan, RelativeMargin: nan, Margin: nan, MarginNo: nan,
+		Host: none(host), VM: none(vm), Margins: margins, Level: equivalenceLevel}
+}
+
+// comparedCells picks what a verdict compares: the highest and lowest QoS
+// classes run on both host and vm (cells with rates only), and the thread
+// counts, ascending, at which all four (target, class) cells exist; why
+// says what is missing when there are not two classes or no such count.
+func comparedCells(cells []Cell, workload, phase, host, vm string) (high, low int, threads []int, why string) {
+	classes := map[string]map[int]map[int]bool{host: {}, vm: {}} // target -> qos -> threads
+	for _, c := range cells {
+		byQoS, ok := classes[c.Target]
+		if !ok || c.Workload != workload || c.Phase != phase || len(c.TotalRates) == 0 {
+			continue
+		}
+		if byQoS[c.QoS] == nil {
+			byQoS[c.QoS] = map[int]bool{}
+		}
+		byQoS[c.QoS][c.Threads] = true
+	}
+	var common []int
+	for q := range classes[host] {
+		if classes[vm][q] != nil {
+			common = append(common, q)
+		}
+	}
+	sort.Ints(common)
+	if len(common) < 2 {
+		return 0, 0, nil, fmt.Sprintf("%s has no two QoS classes run on both %s and %s", WorkloadText(workload, phase), host, vm)
+	}
+	high, low = common[len(common)-1], common[0]
+	for t := range classes[host][high] {
+		if classes[host][low][t] && classes[vm][high][t] && classes[vm][low][t] {
+			threads = append(threads, t)
+		}
+	}
+	if len(threads) == 0 {
+		return high, low, nil, fmt.Sprintf("%s has no thread count run at QoS %d and %d on both %s and %s", WorkloadText(workload, phase), high, low, host, vm)
+	}
+	sort.Ints(threads)
+	return high, low, threads, ""
+}
+
+// flaggedCells names the cells of workload and phase on targets at
+// classes and threads whose repeats cannot stand for one number, and why,
+// in cell order.
+func flaggedCells(cells []Cell, workload, phase string, targets []string, classes, threads []int) []string {
+	var out []string
+	for _, c := range SortCells(cells) {
+		if slices.Contains(targets, c.Target) && c.Workload == workload && c.Phase == phase &&
+			slices.Contains(classes, c.QoS) && slices.Contains(threads, c.Threads) && c.FlagText() != "" {
+			out = append(out, cellText(c.CellKey)+" "+c.FlagText())
+		}
+	}
+	return out
+}
+
+// noHostEffect says why the host shows no QoS effect to subsume: too few
+// repeats for its test to reach Alpha, a test not significant, the low
+// class the faster, or an interval of its ratio that reaches 1x; empty
+// when it shows one.
+func noHostEffect(h Sensitivity) string {
+	host, high, low := h.Target, h.High, h.Low
+	switch {
+	case !h.Test.Significant(Alpha) && float64(h.SmallestP) >= Alpha:
+		return fmt.Sprintf("too few %s repeats to tell (smallest reachable p %s with %s)", host, strconv.FormatFloat(float64(h.SmallestP), 'g', 2, 64), strataText(h))
+	case !h.Test.Significant(Alpha):
+		return fmt.Sprintf("%s shows no significant QoS effect, so there is nothing to subsume; on a Linux host whose cores are alike QoS only decides who runs when cores are scarce: run with contention, as qoslab run --default contention does", host)
+	case h.Shift.Estimate <= 0:
+		return fmt.Sprintf("on %s QoS %d is faster than QoS %d (%d/%d = %s), so there is no effect to subsume", host, low, high, high, low, verdictRatio(h.RatioEstimate()))
+	case h.Shift.Low <= 0:
+		return fmt.Sprintf("the %s ratio's %.0f%% interval reaches 1x, so the margin has no effect to be a share of", host, 100*equivalenceConfidence)
+	}
+	return ""
+}
+
 // VerdictRule says in words what SI is and how the verdict is reached with
 // these margins: what the summaries and the report print beside the
 // verdicts.
@@ -476,7 +510,7 @@ func VerdictRule(m Margins) string {
 		"two one-sided tests at %.0f%%. no: that interval lies wholly outside the band (above it, or below it: QoS reversed), the edge then taken at the high end of the host's interval. "+
 		"inconclusive: anything else, with the reason; a yes that rests on a cell whose repeats disagree is inconclusive, naming the cell. "+
 		"Exact distributions (conditional on ties) below 50 repeats per side.",
-		100*EquivalenceConfidence, Alpha, 100*EquivalenceConfidence, 100*m.Relative, FormatRatio(Float(m.Absolute)), 100*EquivalenceLevel)
+		100*equivalenceConfidence, Alpha, 100*equivalenceConfidence, 100*m.Relative, FormatRatio(Float(m.Absolute)), 100*equivalenceLevel)
 }
 
 // undefinedSide says why a side has no ratio: a class that did no work in
@@ -504,8 +538,8 @@ func undefinedSide(s Sensitivity) string {
 // independent), the true SI is inside it.
 func siInterval(cells []Cell, v Verdict, threads []int) (low, high, coverage Float) {
 	nan := Float(math.NaN())
-	h := QoSSensitivityAt(cells, v.Host.Target, v.Host.Workload, v.Host.Phase, v.Host.High, v.Host.Low, threads, Confidence).Shift
-	m := QoSSensitivityAt(cells, v.VM.Target, v.VM.Workload, v.VM.Phase, v.VM.High, v.VM.Low, threads, Confidence).Shift
+	h := qosSensitivityAt(cells, v.Host.Target, v.Host.Workload, v.Host.Phase, v.Host.High, v.Host.Low, threads, Confidence).Shift
+	m := qosSensitivityAt(cells, v.VM.Target, v.VM.Workload, v.VM.Phase, v.VM.High, v.VM.Low, threads, Confidence).Shift
 	if !(h.Low > 0) || m.Low.IsNaN() {
 		return nan, nan, nan
 	}
@@ -530,7 +564,7 @@ func heterogeneity(s Sensitivity) []string {
 	apart := false
 	for i, a := range s.ByThreads {
 		for _, b := range s.ByThreads[i+1:] {
-			sure := float64(a.Shift.Confidence) >= EquivalenceConfidence-1e-9 && float64(b.Shift.Confidence) >= EquivalenceConfidence-1e-9
+			sure := float64(a.Shift.Confidence) >= equivalenceConfidence-1e-9 && float64(b.Shift.Confidence) >= equivalenceConfidence-1e-9
 			if sure && (a.Shift.High < b.Shift.Low || b.Shift.High < a.Shift.Low) {
 				apart = true
 			}
@@ -606,7 +640,7 @@ func (v Verdict) String() string {
 		si = strconv.FormatFloat(float64(v.SI), 'f', 3, 64)
 		if !v.SILow.IsNaN() {
 			si += " [" + strconv.FormatFloat(float64(v.SILow), 'f', 3, 64) + ".." + strconv.FormatFloat(float64(v.SIHigh), 'f', 3, 64) + "]"
-			if c := float64(v.SIConfidence); c < EquivalenceConfidence-1e-9 {
+			if c := float64(v.SIConfidence); c < equivalenceConfidence-1e-9 {
 				si += fmt.Sprintf(" (%.0f%%)", 100*c)
 			}
 		}
@@ -622,7 +656,7 @@ func (v Verdict) String() string {
 		}
 		parts = append(parts, band)
 	}
-	parts = append(parts, fmt.Sprintf("%.0f%% intervals, two one-sided tests at %.0f%%", 100*EquivalenceConfidence, 100*EquivalenceLevel))
+	parts = append(parts, fmt.Sprintf("%.0f%% intervals, two one-sided tests at %.0f%%", 100*equivalenceConfidence, 100*equivalenceLevel))
 	line := head + " (" + strings.Join(parts, "; ") + ")"
 	for _, h := range v.Heterogeneity {
 		line += "; " + h
@@ -631,13 +665,13 @@ func (v Verdict) String() string {
 }
 
 // intervalText is " [low..high]" of a shift's interval as ratios, with the
-// coverage reached when under EquivalenceConfidence; empty without one.
+// coverage reached when under equivalenceConfidence; empty without one.
 func intervalText(sh Shift) string {
 	if sh.Low.IsNaN() {
 		return ""
 	}
 	s := fmt.Sprintf(" [%s..%s]", ratioNumber(math.Exp(float64(sh.Low))), ratioNumber(math.Exp(float64(sh.High))))
-	if c := float64(sh.Confidence); c < EquivalenceConfidence-1e-9 {
+	if c := float64(sh.Confidence); c < equivalenceConfidence-1e-9 {
 		s += fmt.Sprintf(" (%.0f%%)", 100*c)
 	}
 	return s
@@ -679,19 +713,19 @@ func FormatRatio(ratio Float) string {
 	return s + "x"
 }
 
-// FormatDelta renders a comparison's ratio as benchstat does its delta: "~"
+// formatDelta renders a comparison's ratio as benchstat does its delta: "~"
 // when the difference is not significant at alpha, else the ratio and p,
 // "3.1x (p<0.001)".
-func FormatDelta(ratio Float, t UTest, alpha float64) string {
+func formatDelta(ratio Float, t UTest, alpha float64) string {
 	if !t.Significant(alpha) {
 		return "~"
 	}
 	return FormatRatio(ratio) + " (" + FormatP(t.P) + ")"
 }
 
-// FastestFirst returns the cells sorted by median total rate, highest first;
+// fastestFirst returns the cells sorted by median total rate, highest first;
 // cells with equal rates keep their order.
-func FastestFirst(cells []Cell) []Cell {
+func fastestFirst(cells []Cell) []Cell {
 	out := slices.Clone(cells)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].TotalRate.Median > out[j].TotalRate.Median })
 	return out

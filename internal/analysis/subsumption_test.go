@@ -78,8 +78,8 @@ func TestCompareTargets(t *testing.T) {
 	assert.True(t, got[0].Test.Significant(Alpha))
 	assert.InDelta(t, 1, float64(got[1].Ratio), 1e-12)
 	assert.Equal(t, 1.0, float64(got[1].Test.P), "identical samples")
-	assert.Equal(t, "~", FormatDelta(got[1].Ratio, got[1].Test, Alpha))
-	assert.Equal(t, "3.1x (p=0.0079)", FormatDelta(got[0].Ratio, got[0].Test, Alpha))
+	assert.Equal(t, "~", formatDelta(got[1].Ratio, got[1].Test, Alpha))
+	assert.Equal(t, "3.1x (p=0.0079)", formatDelta(got[0].Ratio, got[0].Test, Alpha))
 }
 
 func TestSubsumptionIndex(t *testing.T) {
@@ -107,7 +107,7 @@ func TestSubsumptionIndex(t *testing.T) {
 		{math.Inf(1), 1, 0, false},
 	}
 	for _, c := range cases {
-		si, ok := SubsumptionIndex(c.host, c.vm)
+		si, ok := subsumptionIndex(c.host, c.vm)
 		assert.Equal(t, c.ok, ok, "host %v vm %v", c.host, c.vm)
 		if c.ok {
 			assert.InDelta(t, c.si, si, 1e-4, "host %v vm %v", c.host, c.vm)
@@ -241,7 +241,7 @@ func TestFormatRatio(t *testing.T) {
 func TestFastestFirst(t *testing.T) {
 	cells := []Cell{cell("host", 9, 1, 10), cell("host", 9, 2, 30), cell("host", 9, 3, 10), cell("host", 9, 4, 20)}
 	var order []int
-	for _, c := range FastestFirst(cells) {
+	for _, c := range fastestFirst(cells) {
 		order = append(order, c.Threads)
 	}
 	assert.Equal(t, []int{2, 4, 1, 3}, order, "ties keep their order")

@@ -16,7 +16,7 @@ type Summary struct {
 	Median Float `json:"median"`
 	Min    Float `json:"min"`
 	Max    Float `json:"max"`
-	// CILow and CIHigh bound the median's confidence interval (MedianCI at
+	// CILow and CIHigh bound the median's confidence interval (medianCI at
 	// Confidence); CIConfidence is the coverage actually reached, below
 	// Confidence when there are too few measurements to reach it.
 	CILow        Float `json:"ci_low"`
@@ -25,7 +25,7 @@ type Summary struct {
 }
 
 // Summarize returns n, median (mean of the middle two for even n), min, max
-// and the median's confidence interval (MedianCI at Confidence); NaN values
+// and the median's confidence interval (medianCI at Confidence); NaN values
 // are ignored. An empty input gives N=0 and NaN statistics.
 func Summarize(xs []float64) Summary {
 	v := sortedFinite(xs)
@@ -60,44 +60,44 @@ func median(v []float64) float64 {
 	return v[n/2]
 }
 
-// ConfidenceInterval is an interval and the probability that it covers the
+// confidenceInterval is an interval and the probability that it covers the
 // true value.
-type ConfidenceInterval struct {
+type confidenceInterval struct {
 	Low        Float `json:"low"`
 	High       Float `json:"high"`
 	Confidence Float `json:"confidence"`
 }
 
-// MedianCI returns a confidence interval for the population median by the
+// medianCI returns a confidence interval for the population median by the
 // distribution-free order-statistic method: [x(k), x(n+1-k)] of the sorted
-// sample, with k from MedianCIOrder. Its coverage is exact for any
+// sample, with k from medianCIOrder. Its coverage is exact for any
 // continuous distribution (the count of measurements below the median is
 // Binomial(n, 1/2)), so it needs no normality, which benchmark times lack.
 // When n is too small to reach the confidence asked for (n <= 5 at 95%),
 // it returns the widest interval the sample has, [min, max], with the lower
 // confidence that interval actually has, rather than an infinite one. NaNs are
 // ignored; an empty sample gives NaNs.
-func MedianCI(xs []float64, confidence float64) ConfidenceInterval {
+func medianCI(xs []float64, confidence float64) confidenceInterval {
 	v := sortedFinite(xs)
 	if len(v) == 0 {
 		nan := Float(math.NaN())
-		return ConfidenceInterval{Low: nan, High: nan, Confidence: nan}
+		return confidenceInterval{Low: nan, High: nan, Confidence: nan}
 	}
 	return medianCISorted(v, confidence)
 }
 
-func medianCISorted(v []float64, confidence float64) ConfidenceInterval {
+func medianCISorted(v []float64, confidence float64) confidenceInterval {
 	n := len(v)
-	k, cov := MedianCIOrder(n, confidence)
-	return ConfidenceInterval{Low: Float(v[k-1]), High: Float(v[n-k]), Confidence: Float(cov)}
+	k, cov := medianCIOrder(n, confidence)
+	return confidenceInterval{Low: Float(v[k-1]), High: Float(v[n-k]), Confidence: Float(cov)}
 }
 
-// MedianCIOrder returns the 1-based order k of the narrowest symmetric
+// medianCIOrder returns the 1-based order k of the narrowest symmetric
 // interval [x(k), x(n+1-k)] whose coverage of the median, 1 - 2·P(B <= k-1)
 // for B ~ Binomial(n, 1/2), is at least confidence, and that coverage. When
 // even [x(1), x(n)] falls short it returns k=1 and that interval's coverage
 // (0 for n=1). It returns k=0 and NaN for n < 1.
-func MedianCIOrder(n int, confidence float64) (k int, coverage float64) {
+func medianCIOrder(n int, confidence float64) (k int, coverage float64) {
 	if n < 1 {
 		return 0, math.NaN()
 	}
@@ -137,17 +137,17 @@ func binomialHalfCDF(n, j int) float64 {
 	return p
 }
 
-// Interval is one thread's measured interval and work.
-type Interval struct {
+// interval is one thread's measured interval and work.
+type interval struct {
 	StartNs, EndNs int64
 	Work           float64
 }
 
-// TotalRate is a cell's throughput: all work done divided by the time from
+// totalRate is a cell's throughput: all work done divided by the time from
 // the first thread's start to the last thread's end (the way the articles
 // in docs/references.md time a batch of threads). It is 0 for an empty or
 // zero-length cell.
-func TotalRate(iv []Interval) (rate float64, elapsedNs int64) {
+func totalRate(iv []interval) (rate float64, elapsedNs int64) {
 	if len(iv) == 0 {
 		return 0, 0
 	}

@@ -74,20 +74,20 @@ func TestMedianCIOrder(t *testing.T) {
 		{100, 40, 0.9647997997822952},  // the textbook x(40)..x(61); exact sum in Python
 	}
 	for _, c := range cases {
-		k, cov := MedianCIOrder(c.n, 0.95)
+		k, cov := medianCIOrder(c.n, 0.95)
 		assert.Equal(t, c.k, k, "n=%d", c.n)
 		assert.InDelta(t, c.cov, cov, 1e-12, "n=%d", c.n)
 		if c.n > 5 {
 			assert.GreaterOrEqual(t, cov, 0.95, "n=%d reaches 95%%", c.n)
 		}
 	}
-	k, cov := MedianCIOrder(0, 0.95)
+	k, cov := medianCIOrder(0, 0.95)
 	assert.Equal(t, 0, k)
 	assert.True(t, math.IsNaN(cov))
 
 	// A lower confidence narrows the interval: n=9 at 80% uses x(3)..x(7)
 	// (1 - 2·46/512 = 0.820).
-	k, cov = MedianCIOrder(9, 0.80)
+	k, cov = medianCIOrder(9, 0.80)
 	assert.Equal(t, 3, k)
 	assert.InDelta(t, 1-2*46.0/512, cov, 1e-12)
 }
@@ -99,27 +99,27 @@ func TestMedianCI(t *testing.T) {
 		for i := range xs {
 			xs[i] = float64(10 * ((i+n/2)%n + 1))
 		}
-		k, cov := MedianCIOrder(n, Confidence)
-		ci := MedianCI(xs, Confidence)
+		k, cov := medianCIOrder(n, Confidence)
+		ci := medianCI(xs, Confidence)
 		assert.Equal(t, float64(10*k), float64(ci.Low), "n=%d", n)
 		assert.Equal(t, float64(10*(n+1-k)), float64(ci.High), "n=%d", n)
 		assert.Equal(t, cov, float64(ci.Confidence), "n=%d", n)
 	}
-	ci := MedianCI([]float64{math.NaN()}, Confidence)
+	ci := medianCI([]float64{math.NaN()}, Confidence)
 	assert.True(t, math.IsNaN(float64(ci.Low)) && math.IsNaN(float64(ci.High)) && math.IsNaN(float64(ci.Confidence)))
 }
 
 func TestTotalRate(t *testing.T) {
 	// Two threads: 100 loops over 0..1 s and 100 loops over 0.5..2 s: 200 loops in 2 s.
-	rate, el := TotalRate([]Interval{{0, 1e9, 100}, {5e8, 2e9, 100}})
+	rate, el := totalRate([]interval{{0, 1e9, 100}, {5e8, 2e9, 100}})
 	assert.Equal(t, int64(2e9), el)
 	assert.InDelta(t, 100.0, rate, 1e-9)
 
-	rate, el = TotalRate(nil)
+	rate, el = totalRate(nil)
 	assert.Zero(t, rate)
 	assert.Zero(t, el)
 
-	rate, _ = TotalRate([]Interval{{5, 5, 10}})
+	rate, _ = totalRate([]interval{{5, 5, 10}})
 	assert.Zero(t, rate, "a zero-length interval has no rate")
 }
 

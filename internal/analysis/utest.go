@@ -37,12 +37,12 @@ type UTest struct {
 }
 
 // Significant reports whether the test rejects "same distribution" at alpha.
-func (t UTest) Significant(alpha float64) bool { return Significant(t.P, alpha) }
+func (t UTest) Significant(alpha float64) bool { return significant(t.P, alpha) }
 
-// Significant reports whether p is below alpha; a NaN p (no test) is not.
-func Significant(p Float, alpha float64) bool { return float64(p) < alpha }
+// significant reports whether p is below alpha; a NaN p (no test) is not.
+func significant(p Float, alpha float64) bool { return float64(p) < alpha }
 
-// MannWhitney is the two-sided Mann-Whitney U test (Wilcoxon rank-sum) of
+// mannWhitney is the two-sided Mann-Whitney U test (Wilcoxon rank-sum) of
 // whether x and y come from the same distribution, making no assumption about
 // its shape. With both samples under 50 the p value is exact: from the
 // distribution of U (Mann and Whitney's) without ties, and with ties from
@@ -54,11 +54,11 @@ func Significant(p Float, alpha float64) bool { return float64(p) < alpha }
 // of 1/2 (scipy's mannwhitneyu(method="asymptotic")). NaNs are ignored; an
 // empty sample gives P=NaN. When every value is tied there is no evidence
 // of a difference and P is 1.
-func MannWhitney(x, y []float64) UTest {
-	return StratifiedMannWhitney([][]float64{x}, [][]float64{y})
+func mannWhitney(x, y []float64) UTest {
+	return stratifiedMannWhitney([][]float64{x}, [][]float64{y})
 }
 
-// StratifiedMannWhitney is the two-sided Mann-Whitney U test pooled over
+// stratifiedMannWhitney is the two-sided Mann-Whitney U test pooled over
 // strata (here: thread counts), so that values are only ranked against others
 // of their own stratum: a 4-thread rate never outranks a 1-thread rate merely
 // for having more threads. The statistic is the sum of each stratum's U; under
@@ -67,9 +67,9 @@ func MannWhitney(x, y []float64) UTest {
 // both its samples are under 50; otherwise its mean and tie-corrected
 // variance are the sums of theirs (the normal approximation, with a
 // continuity correction of 1/2). This is the stratified rank-sum test with
-// equal weight per pair; with one stratum it is MannWhitney. Strata with an
+// equal weight per pair; with one stratum it is mannWhitney. Strata with an
 // empty side are skipped.
-func StratifiedMannWhitney(xs, ys [][]float64) UTest {
+func stratifiedMannWhitney(xs, ys [][]float64) UTest {
 	type stratum struct {
 		m, n   int
 		u2     int // 2U
@@ -81,7 +81,7 @@ func StratifiedMannWhitney(xs, ys [][]float64) UTest {
 	var res UTest
 	var sizes [][2]int
 	for i := range min(len(xs), len(ys)) {
-		x, y := sortedFinite(xs[i]), sortedFinite(ys[i])
+		x, y := sortedFinite(xs[i]), sortedFinite(ys[i]) //nolint:gosec // G602: i < min(len(xs), len(ys))
 		if len(x) == 0 || len(y) == 0 {
 			continue
 		}
@@ -214,7 +214,7 @@ func FormatP(p Float) string {
 // FormatSignificance renders a p value as benchstat does a difference that is
 // not significant, "~", and as FormatP otherwise.
 func FormatSignificance(p Float, alpha float64) string {
-	if !Significant(p, alpha) {
+	if !significant(p, alpha) {
 		return "~"
 	}
 	return FormatP(p)

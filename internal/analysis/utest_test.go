@@ -56,22 +56,22 @@ func TestMannWhitney(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := MannWhitney(c.x, c.y)
+			got := mannWhitney(c.x, c.y)
 			assert.Equal(t, c.u, got.U)
 			assert.Equal(t, len(c.x), got.N1)
 			assert.Equal(t, len(c.y), got.N2)
 			assert.InDelta(t, c.p, float64(got.P), c.delta)
 			assert.Equal(t, c.exact, got.Exact)
-			swapped := MannWhitney(c.y, c.x)
+			swapped := mannWhitney(c.y, c.x)
 			assert.Equal(t, float64(len(c.x)*len(c.y))-c.u, swapped.U, "U1 + U2 = n1·n2")
 			assert.InDelta(t, float64(got.P), float64(swapped.P), 1e-12, "two-sided p does not depend on the order")
 		})
 	}
 
-	empty := MannWhitney(nil, []float64{1, 2})
+	empty := mannWhitney(nil, []float64{1, 2})
 	assert.True(t, math.IsNaN(float64(empty.P)))
 	assert.False(t, empty.Significant(Alpha))
-	nan := MannWhitney([]float64{math.NaN(), 1, 2, 3}, []float64{4, 5, 6})
+	nan := mannWhitney([]float64{math.NaN(), 1, 2, 3}, []float64{4, 5, 6})
 	assert.Equal(t, 3, nan.N1, "NaNs are dropped")
 	assert.InDelta(t, 0.1, float64(nan.P), 1e-12)
 }
@@ -102,15 +102,15 @@ func TestStratifiedMannWhitney(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := StratifiedMannWhitney(c.xs, c.ys)
+			got := stratifiedMannWhitney(c.xs, c.ys)
 			assert.Equal(t, c.u, got.U)
 			assert.InDelta(t, c.p, float64(got.P), 1e-12)
 			assert.Equal(t, c.exact, got.Exact)
 		})
 	}
 	x, y := []float64{19, 22, 16, 29, 24}, []float64{20, 11, 17, 12}
-	assert.Equal(t, MannWhitney(x, y), StratifiedMannWhitney([][]float64{x}, [][]float64{y}), "one stratum is the plain test")
-	assert.True(t, math.IsNaN(float64(StratifiedMannWhitney(nil, nil).P)))
+	assert.Equal(t, mannWhitney(x, y), stratifiedMannWhitney([][]float64{x}, [][]float64{y}), "one stratum is the plain test")
+	assert.True(t, math.IsNaN(float64(stratifiedMannWhitney(nil, nil).P)))
 }
 
 func TestUNullDist(t *testing.T) {
@@ -136,7 +136,7 @@ func TestSignificant(t *testing.T) {
 		{math.NaN(), false},
 	}
 	for _, c := range cases {
-		assert.Equal(t, c.want, Significant(Float(c.p), Alpha), "p=%v", c.p)
+		assert.Equal(t, c.want, significant(Float(c.p), Alpha), "p=%v", c.p)
 	}
 }
 

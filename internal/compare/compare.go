@@ -46,7 +46,7 @@ type Column struct {
 	Started string `json:"started"`
 	// State is "complete", or what a partial run got through.
 	State string `json:"state"`
-	// Shape is what shapes the run's numbers, key by key (ShapeKeys order).
+	// Shape is what shapes the run's numbers, key by key (shapeKeys order).
 	Shape map[string]string `json:"shape"`
 	// Quick marks a --quick run (loops and sizes shrunk: a smoke run);
 	// Partial one that did not finish every cell. Both are shown beside
@@ -320,9 +320,9 @@ func hostInfo(r results.Run) (host, osVersion string) {
 	return info.Hostname, info.OSVersion
 }
 
-// ShapeKeys are the things that shape a run's numbers, in the order the
+// shapeKeys are the things that shape a run's numbers, in the order the
 // table lists them; per-workload keys ("fp work") follow.
-var ShapeKeys = []string{"spec", "quick", "contention", "accel", "vm cpus", "repeats"}
+var shapeKeys = []string{"spec", "quick", "contention", "accel", "vm cpus", "repeats"}
 
 func describe(l *results.Loaded) Column {
 	col := Column{Dir: l.Path, Started: started(l.Run.Started), State: "complete", Shape: map[string]string{}}
@@ -440,7 +440,7 @@ func workText(m spec.MatrixEntry) string {
 
 // differences lists the shape keys whose values are not all the same.
 func differences(cols []Column) []Difference {
-	keys := slices.Clone(ShapeKeys)
+	keys := slices.Clone(shapeKeys)
 	var extra []string
 	for _, c := range cols {
 		for k := range c.Shape {
@@ -567,47 +567,51 @@ func geomeans(rows []Row, n int) []Geomean {
 // run's own counts are used. Each run's verdict takes the margins its spec
 // set.
 func findings(cells [][]analysis.Cell, margins []analysis.Margins) []FindingRow {
-	type key struct {
-		kind, workload, phase, target string
-		high, low                     int
+	common := commonThreads(cells)
+	t := findingTable{n: len(cells), vals: map[findingKey][]FindingValue{}}
+	for i, cs := range cells {
+		kept := slices.DeleteFunc(slices.Clone(cs), func(c analysis.Cell) bool {
+			ts := common[workloadPhase{c.Workload, c.Phase}]
+			return len(ts) > 0 && !slices.Contains(ts, c.Threads)
+		})
+		for _, v := range summary.Verdicts(kept, "host", "vm", margins[i]) {
+			if v.SI.IsNaN() {
+				continue
+			}
+			t.put(findingKey{kind: KindSubsumption, workload: v.Host.Workload, phase: v.Host.Phase},
+				i, FindingValue{Value: Value{Present: true, Median: v.SI, Low: v.SILow, High: v.SIHigh}, Outcome: string(v.Outcome)})
+		}
+		for _, s := range sensitivities(kept) {
+			if s.Shift.Estimate.IsNaN() {
+				continue
+			}
+			t.put(findingKey{kind: KindSensitivity, workload: s.Workload, phase: s.Phase, target: s.Target, high: s.High, low: s.Low},
+				i, FindingValue{Value: Value{Present: true, N: s.Shift.Pairs,
+					Median: analysis.Float(s.RatioEstimate()),
+					Low:    analysis.Float(math.Exp(float64(s.Shift.Low))), High: analysis.Float(math.Exp(float64(s.Shift.High)))}})
+		}
 	}
-	type wp struct{ workload, phase string }
-	common := map[wp][]int{}
+	slices.SortStableFunc(t.order, compareFindingKeys)
+	out := make([]FindingRow, 0, len(t.order))
+	for _, k := range t.order {
+		r := FindingRow{Kind: k.kind, Workload: k.workload, Phase: k.phase, Target: k.target, High: k.high, Low: k.low, Values: t.vals[k]}
+		r.Threads = slices.Sorted(slices.Values(common[workloadPhase{k.workload, k.phase}]))
+		addFindingDeltas(r.Values, k.kind)
+		out = append(out, r)
+	}
+	return out
+}
+
+// workloadPhase names a workload, or one phase of it.
+type workloadPhase struct{ workload, phase string }
+
+// commonThreads is, per workload (and phase), the thread counts that
+// every run that ran it can use: those at which it has every (target,
+// class) of the workload.
+func commonThreads(cells [][]analysis.Cell) map[workloadPhase][]int {
+	common := map[workloadPhase][]int{}
 	for _, cs := range cells {
-		// A run's usable thread counts are those at which it has every
-		// (target, class) of the workload it ran at all.
-		type series struct {
-			target string
-			qos    int
-		}
-		has := map[wp]map[series]map[int]bool{}
-		for _, c := range cs {
-			k := wp{c.Workload, c.Phase}
-			if has[k] == nil {
-				has[k] = map[series]map[int]bool{}
-			}
-			sk := series{c.Target, c.QoS}
-			if has[k][sk] == nil {
-				has[k][sk] = map[int]bool{}
-			}
-			has[k][sk][c.Threads] = true
-		}
-		mine := map[wp][]int{}
-		for k, bySeries := range has {
-			mine[k] = []int{}
-			for _, threads := range bySeries {
-				for t := range threads {
-					all := true
-					for _, other := range bySeries {
-						all = all && other[t]
-					}
-					if all && !slices.Contains(mine[k], t) {
-						mine[k] = append(mine[k], t)
-					}
-				}
-			}
-		}
-		for k, ts := range mine {
+		for k, ts := range usableThreads(cs) {
 			if prev, ok := common[k]; ok {
 				common[k] = slices.DeleteFunc(prev, func(t int) bool { return !slices.Contains(ts, t) })
 			} else {
@@ -615,76 +619,109 @@ func findings(cells [][]analysis.Cell, margins []analysis.Margins) []FindingRow 
 			}
 		}
 	}
-	var order []key
-	vals := map[key][]FindingValue{}
-	put := func(k key, i int, v FindingValue) {
-		if vals[k] == nil {
-			vals[k] = make([]FindingValue, len(cells))
-			for j := range vals[k] {
-				vals[k][j] = FindingValue{Value: Value{Median: nan(), Low: nan(), High: nan()}}
-			}
-			order = append(order, k)
-		}
-		vals[k][i] = v
+	return common
+}
+
+// usableThreads is, per workload (and phase) of one run, the thread counts
+// at which it has every (target, class) of the workload it ran at all.
+func usableThreads(cs []analysis.Cell) map[workloadPhase][]int {
+	type series struct {
+		target string
+		qos    int
 	}
-	for i, cs := range cells {
-		kept := slices.DeleteFunc(slices.Clone(cs), func(c analysis.Cell) bool {
-			ts := common[wp{c.Workload, c.Phase}]
-			return len(ts) > 0 && !slices.Contains(ts, c.Threads)
-		})
-		for _, v := range summary.Verdicts(kept, "host", "vm", margins[i]) {
-			if v.SI.IsNaN() {
-				continue
-			}
-			put(key{kind: KindSubsumption, workload: v.Host.Workload, phase: v.Host.Phase},
-				i, FindingValue{Value: Value{Present: true, Median: v.SI, Low: v.SILow, High: v.SIHigh}, Outcome: string(v.Outcome)})
+	has := map[workloadPhase]map[series]map[int]bool{}
+	for _, c := range cs {
+		k := workloadPhase{c.Workload, c.Phase}
+		if has[k] == nil {
+			has[k] = map[series]map[int]bool{}
 		}
-		for _, s := range sensitivities(kept) {
-			if s.Shift.Estimate.IsNaN() {
-				continue
+		sk := series{c.Target, c.QoS}
+		if has[k][sk] == nil {
+			has[k][sk] = map[int]bool{}
+		}
+		has[k][sk][c.Threads] = true
+	}
+	mine := map[workloadPhase][]int{}
+	for k, bySeries := range has {
+		mine[k] = []int{}
+		for _, threads := range bySeries {
+			for t := range threads {
+				all := true
+				for _, other := range bySeries {
+					all = all && other[t]
+				}
+				if all && !slices.Contains(mine[k], t) {
+					mine[k] = append(mine[k], t)
+				}
 			}
-			put(key{kind: KindSensitivity, workload: s.Workload, phase: s.Phase, target: s.Target, high: s.High, low: s.Low},
-				i, FindingValue{Value: Value{Present: true, N: s.Shift.Pairs,
-					Median: analysis.Float(s.RatioEstimate()),
-					Low:    analysis.Float(math.Exp(float64(s.Shift.Low))), High: analysis.Float(math.Exp(float64(s.Shift.High)))}})
 		}
 	}
-	slices.SortStableFunc(order, func(a, b key) int {
-		if c := strings.Compare(a.workload, b.workload); c != 0 {
-			return c
+	return mine
+}
+
+// findingKey names a finding row: the subsumption index of a workload (and
+// phase), or a target's QoS sensitivity there, high class over low.
+type findingKey struct {
+	kind, workload, phase, target string
+	high, low                     int
+}
+
+// findingTable collects the findings' values, one per run, and the rows in
+// the order they were first found.
+type findingTable struct {
+	n     int // runs
+	order []findingKey
+	vals  map[findingKey][]FindingValue
+}
+
+// put sets run i's value of row k; the other runs' stay missing until put.
+func (t *findingTable) put(k findingKey, i int, v FindingValue) {
+	if t.vals[k] == nil {
+		t.vals[k] = make([]FindingValue, t.n)
+		for j := range t.vals[k] {
+			t.vals[k][j] = FindingValue{Value: Value{Median: nan(), Low: nan(), High: nan()}}
 		}
-		if c := strings.Compare(a.phase, b.phase); c != 0 {
-			return c
-		}
-		if a.kind != b.kind { // the index first, then each target's ratio
-			if a.kind == KindSubsumption {
-				return -1
-			}
-			return 1
-		}
-		return analysis.TargetRank(a.target) - analysis.TargetRank(b.target)
-	})
-	out := make([]FindingRow, 0, len(order))
-	for _, k := range order {
-		r := FindingRow{Kind: k.kind, Workload: k.workload, Phase: k.phase, Target: k.target, High: k.high, Low: k.low, Values: vals[k]}
-		r.Threads = slices.Sorted(slices.Values(common[wp{k.workload, k.phase}]))
-		base := r.Values[0]
-		for i := 1; i < len(r.Values); i++ {
-			v := &r.Values[i]
-			if !v.Present || !base.Present {
-				continue
-			}
-			d := &Delta{P: nan(), Significant: disjoint(base.Value, v.Value)}
-			if k.kind == KindSubsumption {
-				d.Ratio = v.Median - base.Median // an index: the difference
-			} else {
-				d.Ratio = v.Median / base.Median
-			}
-			v.Delta = d
-		}
-		out = append(out, r)
+		t.order = append(t.order, k)
 	}
-	return out
+	t.vals[k][i] = v
+}
+
+// compareFindingKeys orders finding rows by workload, then phase, then the
+// index first and each target's ratio after it, host first.
+func compareFindingKeys(a, b findingKey) int {
+	if c := strings.Compare(a.workload, b.workload); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.phase, b.phase); c != 0 {
+		return c
+	}
+	if a.kind != b.kind { // the index first, then each target's ratio
+		if a.kind == KindSubsumption {
+			return -1
+		}
+		return 1
+	}
+	return analysis.TargetRank(a.target) - analysis.TargetRank(b.target)
+}
+
+// addFindingDeltas sets each later run's change against the baseline's
+// (the first) value where both have one: a difference for an index, a
+// ratio for a sensitivity, significant when their intervals are disjoint.
+func addFindingDeltas(vals []FindingValue, kind string) {
+	base := vals[0]
+	for i := 1; i < len(vals); i++ {
+		v := &vals[i]
+		if !v.Present || !base.Present {
+			continue
+		}
+		d := &Delta{P: nan(), Significant: disjoint(base.Value, v.Value)}
+		if kind == KindSubsumption {
+			d.Ratio = v.Median - base.Median // an index: the difference
+		} else {
+			d.Ratio = v.Median / base.Median
+		}
+		v.Delta = d
+	}
 }
 
 // disjoint reports whether two intervals do not overlap: a conservative

@@ -254,7 +254,7 @@ func TestCSVShape(t *testing.T) {
 	require.NoError(t, WriteCSV(&buf, build(t, nil)))
 	recs, err := csv.NewReader(&buf).ReadAll()
 	require.NoError(t, err)
-	require.Equal(t, CSVHeader(), recs[0])
+	require.Equal(t, csvHeader(), recs[0])
 	missing := 0
 	for _, r := range recs[1:] {
 		if r[0] == "cell" && r[9] == "false" {

@@ -68,14 +68,14 @@ func (c *Comparison) Legend() []string {
 		out = append(out, fmt.Sprintf("%s%s: %s", col.Label, role, strings.Join(parts, "; ")))
 	}
 	for _, m := range c.Missing {
-		out = append(out, MissingText(m))
+		out = append(out, missingText(m))
 	}
 	return out
 }
 
-// MissingText is the legend line of a run that is not there: "gone: did
+// missingText is the legend line of a run that is not there: "gone: did
 // not come back (unreachable)".
-func MissingText(m Missing) string {
+func missingText(m Missing) string {
 	return fmt.Sprintf("%s: did not come back (%s); it has no column", m.Label, m.Reason)
 }
 
@@ -83,7 +83,7 @@ func MissingText(m Missing) string {
 // shapes their numbers.
 func (c *Comparison) DifferenceText() string {
 	if len(c.Differences) == 0 {
-		return "Every run has the same " + strings.Join(ShapeKeys, ", ") + " and work per cell."
+		return "Every run has the same " + strings.Join(shapeKeys, ", ") + " and work per cell."
 	}
 	return "The runs differ in what shapes the numbers: a change below may come from these, not from the machines:"
 }
@@ -154,7 +154,7 @@ func (c *Comparison) newSection(workload, unit string) *Section {
 	s := &Section{Title: fmt.Sprintf("%s (%s; median with its 95%% interval)", workload, label), Header: append(head, c.valueHeader()...)}
 	s.Numeric = make([]bool, len(s.Header))
 	for i := 2; i < len(s.Numeric); i++ {
-		s.Numeric[i] = !(phases && i == 3)
+		s.Numeric[i] = !phases || i != 3
 	}
 	return s
 }
@@ -185,8 +185,8 @@ func (c *Comparison) geomeanRow(g Geomean, keyCols int) []string {
 	}
 	_, scale := units.RateUnit(g.Unit)
 	for i, v := range g.Values {
-		switch {
-		case g.Cells == 0:
+		switch g.Cells {
+		case 0:
 			row = append(row, "no cell in every run")
 		default:
 			row = append(row, units.SI(float64(v.Median)/scale))
@@ -464,9 +464,9 @@ func mdEscape(s string) string {
 	return strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`).Replace(s)
 }
 
-// CSVHeader is the header of WriteCSV: one line per run per cell or
+// csvHeader is the header of WriteCSV: one line per run per cell or
 // finding.
-func CSVHeader() []string {
+func csvHeader() []string {
 	return []string{"kind", "workload", "phase", "target", "qos", "threads", "run", "label", "dir", "present", "n", "value", "low", "high", "unit", "ratio", "p", "significant", "outcome"}
 }
 
@@ -478,7 +478,7 @@ func CSVHeader() []string {
 // kind missing: its label, and why in outcome.
 func WriteCSV(w io.Writer, c *Comparison) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(CSVHeader()); err != nil {
+	if err := cw.Write(csvHeader()); err != nil {
 		return err
 	}
 	line := func(kind, workload, phase, target, q, threads string, i int, v Value, unit, outcome string) error {

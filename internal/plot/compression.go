@@ -24,42 +24,13 @@ func compressionCharts(in Input) ([]Chart, []Skipped) {
 		return isCompression(c.Workload) && c.Seconds.N > 0 && !math.IsNaN(float64(c.Seconds.Median))
 	})
 	if len(cells) == 0 {
-		return nil, []Skipped{{FamilyCompression, "no compress or decompress workload in this run"}}
+		return nil, []Skipped{{familyCompression, "no compress or decompress workload in this run"}}
 	}
-	return []Chart{chart(FamilyCompression, FamilyCompression, compressionFigure(in, cells))}, nil
+	return []Chart{chart(familyCompression, familyCompression, compressionFigure(in, cells))}, nil
 }
 
 func compressionFigure(in Input, cells []analysis.Cell) *figure {
-	// A group is one bar cluster: a workload (and phase) at one QoS and
-	// thread count; compress before decompress, classes ascending.
-	type group struct {
-		workload, phase string
-		qos, threads    int
-	}
-	var groups []group
-	for _, w := range []string{catalog.Compress, catalog.Decompress} {
-		var mine []group
-		var phases []string // in the order they ran
-		for _, c := range cells {
-			g := group{c.Workload, c.Phase, c.QoS, c.Threads}
-			if c.Workload == w && !slices.Contains(mine, g) {
-				mine = append(mine, g)
-			}
-			if c.Workload == w && !slices.Contains(phases, c.Phase) {
-				phases = append(phases, c.Phase)
-			}
-		}
-		slices.SortStableFunc(mine, func(a, b group) int {
-			if pa, pb := slices.Index(phases, a.phase), slices.Index(phases, b.phase); pa != pb {
-				return pa - pb
-			}
-			if a.threads != b.threads {
-				return a.threads - b.threads
-			}
-			return a.qos - b.qos
-		})
-		groups = append(groups, mine...)
-	}
+	groups := barGroups(cells)
 	list, others := seriesOf(cells)
 	var targets []string
 	var classes []int
@@ -110,25 +81,76 @@ func compressionFigure(in Input, cells []analysis.Cell) *figure {
 			medians = append(medians, float64(c.Seconds.Median))
 		}
 	}
+	f.legend = barLegend(targets, classes, repeats, others)
+	p.X.Tick.Marker = ticks
+	p.X.Min, p.X.Max = -0.5, float64(len(groups))-0.5
+	p.X.Tick.Length = 0
+	timeAxis(f, p, medians, tops)
+	f.panels = []panel{{plot: p, height: 5 * vg.Inch}}
+	return f
+}
+
+// barGroup is one bar cluster: a workload (and phase) at one QoS and
+// thread count.
+type barGroup struct {
+	workload, phase string
+	qos, threads    int
+}
+
+// barGroups are the clusters of cells in the order they are drawn:
+// compress before decompress, each by phase in the order they ran, then
+// thread count, then class ascending.
+func barGroups(cells []analysis.Cell) []barGroup {
+	var groups []barGroup
+	for _, w := range []string{catalog.Compress, catalog.Decompress} {
+		var mine []barGroup
+		var phases []string // in the order they ran
+		for _, c := range cells {
+			g := barGroup{c.Workload, c.Phase, c.QoS, c.Threads}
+			if c.Workload == w && !slices.Contains(mine, g) {
+				mine = append(mine, g)
+			}
+			if c.Workload == w && !slices.Contains(phases, c.Phase) {
+				phases = append(phases, c.Phase)
+			}
+		}
+		slices.SortStableFunc(mine, func(a, b barGroup) int {
+			if pa, pb := slices.Index(phases, a.phase), slices.Index(phases, b.phase); pa != pb {
+				return pa - pb
+			}
+			if a.threads != b.threads {
+				return a.threads - b.threads
+			}
+			return a.qos - b.qos
+		})
+		groups = append(groups, mine...)
+	}
+	return groups
+}
+
+// barLegend is a fill per target and an outline per QoS class.
+func barLegend(targets []string, classes []int, repeats int, others []string) []legendEntry {
+	var out []legendEntry
 	for _, t := range targets {
-		f.legend = append(f.legend, legendEntry{
+		out = append(out, legendEntry{
 			text:   fmt.Sprintf("%s: median of %d repeats, whisker min–max", analysis.TargetLabel(t), repeats),
 			thumbs: []plot.Thumbnailer{swatch{fill: targetColor(t, others), outline: draw.LineStyle{Color: color.Black, Width: vg.Points(1)}}},
 		})
 	}
 	for _, q := range classes {
-		f.legend = append(f.legend, legendEntry{
+		out = append(out, legendEntry{
 			text:   qosText(q) + " (bar outline)",
 			thumbs: []plot.Thumbnailer{swatch{fill: color.White, outline: draw.LineStyle{Color: color.Black, Width: vg.Points(1.6), Dashes: qosDashes(q)}}},
 		})
 	}
-	p.X.Tick.Marker = ticks
-	p.X.Min, p.X.Max = -0.5, float64(len(groups))-0.5
-	p.X.Tick.Length = 0
-	// One wild repeat (a 35 s compression among 6 s ones) would squash
-	// every bar to the floor: the axis stops at 2.5 times the largest
-	// median, and a whisker that runs past it is cut with an arrow and
-	// its value printed.
+	return out
+}
+
+// timeAxis sets p's y axis of times. One wild repeat (a 35 s compression
+// among 6 s ones) would squash every bar to the floor: the axis stops at
+// 2.5 times the largest median, and a whisker that runs past it is cut
+// with an arrow and its value printed, which f's notes say.
+func timeAxis(f *figure, p *plot.Plot, medians, tops []float64) {
 	limit := 2.5 * maxFinite(medians)
 	if lim := maxFinite(tops); lim < limit {
 		limit = lim
@@ -139,8 +161,6 @@ func compressionFigure(in Input, cells []analysis.Cell) *figure {
 		f.notes = append(f.notes, "a whisker that ends in an arrow runs past the top of the axis; its slowest repeat is printed beside the arrow.")
 	}
 	p.Y.Label.Text = "time per repeat (s)"
-	f.panels = []panel{{plot: p, height: 5 * vg.Inch}}
-	return f
 }
 
 // bar is one bar, its width in data units (gonum's BarChart takes it in

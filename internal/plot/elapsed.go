@@ -19,25 +19,25 @@ import (
 func elapsedCharts(in Input) ([]Chart, []Skipped) {
 	workloads := workloadsOf(in.Analysis.Cells, func(w string) bool { return isCompute(w) || w == catalog.Procs })
 	if len(workloads) == 0 {
-		return nil, []Skipped{{FamilyElapsed, "no thread-scaling workload (fp, int, mmul, pi) or procs in this run"}}
+		return nil, []Skipped{{familyElapsed, "no thread-scaling workload (fp, int, mmul, pi) or procs in this run"}}
 	}
 	var out []Chart
 	var skipped []Skipped
 	timed := durationWorkloads(in.Samples)
 	for _, w := range workloads {
 		if d, ok := timed[w]; ok {
-			skipped = append(skipped, Skipped{stem(FamilyElapsed, w), durationReason(w, d)})
+			skipped = append(skipped, Skipped{stem(familyElapsed, w), durationReason(w, d)})
 			continue
 		}
 		cells := cellsOf(in.Analysis.Cells, func(c analysis.Cell) bool {
 			return c.Workload == w && c.Phase == "" && c.Seconds.N > 0 && !math.IsNaN(float64(c.Seconds.Median))
 		})
-		name := stem(FamilyElapsed, w)
+		name := stem(familyElapsed, w)
 		if len(cells) == 0 {
 			skipped = append(skipped, Skipped{name, "no repeat of " + w + " has a time"})
 			continue
 		}
-		out = append(out, chart(name, FamilyElapsed, elapsedFigure(in, w, cells)))
+		out = append(out, chart(name, familyElapsed, elapsedFigure(in, w, cells)))
 	}
 	return out, skipped
 }
@@ -80,8 +80,8 @@ func elapsedFigure(in Input, name string, cells []analysis.Cell) *figure {
 			p.Add(&plotter.Line{XYs: xys, LineStyle: ls})
 		}
 		eb := &plotter.YErrorBars{XYs: xys, YErrors: errs, LineStyle: ls, CapWidth: vg.Points(10)}
-		eb.LineStyle.Dashes = nil // a dashed whisker reads as a gap
-		eb.LineStyle.Width = vg.Points(1.6)
+		eb.Dashes = nil // a dashed whisker reads as a gap
+		eb.Width = vg.Points(1.6)
 		pts := &plotter.Scatter{XYs: xys, GlyphStyle: glyphStyle(s.target, others, s.qos)}
 		p.Add(eb, pts)
 		f.legend = append(f.legend, legendEntry{text: seriesText(s.target, s.qos), thumbs: []plot.Thumbnailer{lineThumb{ls}, glyphThumb{pts.GlyphStyle}}})

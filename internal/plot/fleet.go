@@ -17,8 +17,8 @@ import (
 	"github.com/qoslab/qoslab/internal/units"
 )
 
-// FamilyCompare is the family of the charts across runs (CompareCharts).
-const FamilyCompare = "compare"
+// familyCompare is the family of the charts across runs (CompareCharts).
+const familyCompare = "compare"
 
 // CompareCharts draws the charts of an N-way comparison, one machine (run)
 // per position on the x axis: the subsumption index of every judged
@@ -46,7 +46,7 @@ func CompareCharts(c *compare.Comparison) ([]Chart, []Skipped) {
 	} else {
 		f := subsumptionFigure(ticks, si)
 		f.notes = append(f.notes, key...)
-		out = append(out, chart("compare-subsumption", FamilyCompare, f))
+		out = append(out, chart("compare-subsumption", familyCompare, f))
 	}
 	var workloads []string
 	for _, r := range c.Rows {
@@ -61,7 +61,7 @@ func CompareCharts(c *compare.Comparison) ([]Chart, []Skipped) {
 			continue
 		}
 		f.notes = append(f.notes, key...)
-		out = append(out, chart(stem("compare-rates", w), FamilyCompare, f))
+		out = append(out, chart(stem("compare-rates", w), familyCompare, f))
 	}
 	return out, skipped
 }
@@ -122,35 +122,13 @@ func subsumptionFigure(labels []string, rows []compare.FindingRow) *figure {
 // series of workload w at the largest thread count every run has, with its
 // interval; false when no thread count is in every run.
 func ratesFigure(labels []string, rows []compare.Row, w string) (*figure, bool) {
-	var mine []compare.Row
-	inAll := map[int]bool{}
-	for _, r := range rows {
-		if r.Workload != w || r.Phase != "" {
-			continue
-		}
-		mine = append(mine, r)
-		all := true
-		for _, v := range r.Values {
-			all = all && v.Present
-		}
-		if all {
-			inAll[r.Threads] = true
-		}
-	}
-	if len(inAll) == 0 {
+	sel, threads := sharedRows(rows, w)
+	if len(sel) == 0 {
 		return nil, false
 	}
-	threads := 0
-	for t := range inAll {
-		threads = max(threads, t)
-	}
-	var cells []analysis.Cell // one per series, for seriesOf
-	var sel []compare.Row
-	for _, r := range mine {
-		if r.Threads == threads {
-			sel = append(sel, r)
-			cells = append(cells, analysis.Cell{CellKey: r.CellKey})
-		}
+	cells := make([]analysis.Cell, len(sel)) // one per series, for seriesOf
+	for i, r := range sel {
+		cells[i] = analysis.Cell{CellKey: r.CellKey}
 	}
 	list, others := seriesOf(cells)
 	var lo, hi float64 = math.Inf(1), 0
@@ -172,26 +150,8 @@ func ratesFigure(labels []string, rows []compare.Row, w string) (*figure, bool) 
 	}
 	var values []float64
 	for i, s := range list {
-		var xys plotter.XYs
-		var errs plotter.YErrors
-		for _, r := range sel {
-			if r.Target != s.target || r.QoS != s.qos {
-				continue
-			}
-			for j, v := range r.Values {
-				if !v.Present || v.Median <= 0 {
-					continue
-				}
-				m := float64(v.Median) / scale
-				lo, hi := float64(v.Low)/scale, float64(v.High)/scale
-				if math.IsNaN(lo) || math.IsNaN(hi) {
-					lo, hi = m, m
-				}
-				xys = append(xys, plotter.XY{X: float64(j) + dodge(i, len(list), 0.4), Y: m})
-				errs = append(errs, struct{ Low, High float64 }{m - lo, hi - m})
-				values = append(values, lo, hi)
-			}
-		}
+		xys, errs, ends := seriesRates(sel, s, dodge(i, len(list), 0.4), scale)
+		values = append(values, ends...)
 		if len(xys) == 0 {
 			continue
 		}
@@ -210,6 +170,65 @@ func ratesFigure(labels []string, rows []compare.Row, w string) (*figure, bool) 
 	return f, true
 }
 
+// sharedRows are workload w's rows without a phase at the largest thread
+// count that every run has a cell of, and that count; none when no
+// thread count is in every run.
+func sharedRows(rows []compare.Row, w string) (sel []compare.Row, threads int) {
+	var mine []compare.Row
+	inAll := map[int]bool{}
+	for _, r := range rows {
+		if r.Workload != w || r.Phase != "" {
+			continue
+		}
+		mine = append(mine, r)
+		all := true
+		for _, v := range r.Values {
+			all = all && v.Present
+		}
+		if all {
+			inAll[r.Threads] = true
+		}
+	}
+	if len(inAll) == 0 {
+		return nil, 0
+	}
+	for t := range inAll {
+		threads = max(threads, t)
+	}
+	for _, r := range mine {
+		if r.Threads == threads {
+			sel = append(sel, r)
+		}
+	}
+	return sel, threads
+}
+
+// seriesRates are series s's points, one per run that has its cell with
+// a rate, at the run's position moved by dx, each with its interval as a
+// whisker (none when it has no interval), in rate units of scale; ends
+// are the whiskers' ends, for the axis.
+func seriesRates(sel []compare.Row, s series, dx, scale float64) (xys plotter.XYs, errs plotter.YErrors, ends []float64) {
+	for _, r := range sel {
+		if r.Target != s.target || r.QoS != s.qos {
+			continue
+		}
+		for j, v := range r.Values {
+			if !v.Present || v.Median <= 0 {
+				continue
+			}
+			m := float64(v.Median) / scale
+			lo, hi := float64(v.Low)/scale, float64(v.High)/scale
+			if math.IsNaN(lo) || math.IsNaN(hi) {
+				lo, hi = m, m
+			}
+			xys = append(xys, plotter.XY{X: float64(j) + dx, Y: m})
+			errs = append(errs, struct{ Low, High float64 }{m - lo, hi - m})
+			ends = append(ends, lo, hi)
+		}
+	}
+	return xys, errs, ends
+}
+
 // maxTickLines is how many lines a run's label may take under the x axis
 // before the chart names its runs in a key instead.
 const maxTickLines = 3
@@ -224,7 +243,7 @@ func runTicks(labels []string) (ticks, key []string) {
 	// The data area is the figure's width less the margins and the y axis
 	// (about 90 points with its label and ticks); each run has an equal
 	// part of it, and a little space between neighbours.
-	slot := (Width-vg.Points(2*margin+90))/vg.Length(max(1, len(labels))) - vg.Points(12)
+	slot := (chartWidth-vg.Points(2*margin+90))/vg.Length(max(1, len(labels))) - vg.Points(12)
 	ticks = make([]string, len(labels))
 	fits := true
 	for i, l := range labels {

@@ -28,7 +28,7 @@ func TestRunTicksNeverOverlap(t *testing.T) {
 			ticks, key := runTicks(tc.labels)
 			assert.Len(t, ticks, len(tc.labels))
 			assert.Equal(t, tc.keyed, len(key) > 0, "%q", ticks)
-			slot := (Width-vg.Points(2*margin+90))/vg.Length(len(tc.labels)) - vg.Points(12)
+			slot := (chartWidth-vg.Points(2*margin+90))/vg.Length(len(tc.labels)) - vg.Points(12)
 			for _, tick := range ticks {
 				lines := strings.Split(tick, "\n")
 				assert.LessOrEqual(t, len(lines), maxTickLines, tick)

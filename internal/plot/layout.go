@@ -97,7 +97,7 @@ func (f *figure) legendGrid(width vg.Length) legendGrid {
 	return legendGrid{cols: cols, rows: rows, colWidth: colWidth, rowHeight: max(lineHeight(sty), vg.Points(2*markerSize+6))}
 }
 
-func (f *figure) inner() vg.Length { return Width - vg.Points(2*margin) }
+func (f *figure) inner() vg.Length { return chartWidth - vg.Points(2*margin) }
 
 func (f *figure) titleLines() (title, subtitle []string) {
 	return wrap(f.title, textStyle(titleSize), f.inner()), wrap(f.subtitle, textStyle(subtitleSize), f.inner())
@@ -111,7 +111,7 @@ func (f *figure) noteLines() []string {
 	return out
 }
 
-// height is the figure's height for Width: its parts stacked.
+// height is the figure's height for chartWidth: its parts stacked.
 func (f *figure) height() vg.Length {
 	title, sub := f.titleLines()
 	h := vg.Points(2 * margin)
@@ -129,10 +129,17 @@ func (f *figure) height() vg.Length {
 
 func (f *figure) draw(dc draw.Canvas) {
 	dc.SetColor(color.White)
-	dc.Fill(dc.Rectangle.Path())
+	dc.Fill(dc.Path())
 	c := draw.Crop(dc, vg.Points(margin), -vg.Points(margin), vg.Points(margin), -vg.Points(margin))
-	top := c.Max.Y
+	top := f.drawTitles(c)
+	bottom := f.drawFoot(c)
+	f.drawPanels(c, top, bottom)
+}
 
+// drawTitles writes the title and subtitle, centred, from the top of c
+// down, and returns where the panels start.
+func (f *figure) drawTitles(c draw.Canvas) (top vg.Length) {
+	top = c.Max.Y
 	title, sub := f.titleLines()
 	for _, part := range []struct {
 		lines []string
@@ -145,10 +152,13 @@ func (f *figure) draw(dc draw.Canvas) {
 			top -= lineHeight(sty)
 		}
 	}
-	top -= vg.Points(gap)
+	return top - vg.Points(gap)
+}
 
-	// The legend and notes go at the bottom, up from the lower margin.
-	bottom := c.Min.Y
+// drawFoot writes the legend and notes at the bottom of c, up from the
+// lower margin, and returns where the panels end.
+func (f *figure) drawFoot(c draw.Canvas) (bottom vg.Length) {
+	bottom = c.Min.Y
 	g := f.legendGrid(f.inner())
 	if g.rows > 0 {
 		f.drawLegend(c, g, bottom)
@@ -161,8 +171,12 @@ func (f *figure) draw(dc draw.Canvas) {
 		c.FillText(nsty, vg.Point{X: c.Min.X, Y: bottom + nsty.FontExtents().Descent}, notes[i])
 		bottom += lineHeight(nsty)
 	}
-	bottom += vg.Points(gap)
+	return bottom + vg.Points(gap)
+}
 
+// drawPanels draws the panels between top and bottom, their y labels in a
+// column left of them, and the header strip.
+func (f *figure) drawPanels(c draw.Canvas, top, bottom vg.Length) {
 	headerTop := top
 	// Draw copies of the plots with their y labels taken out: gonum places
 	// a y label's glyph box at the arithmetic middle of the axis's data

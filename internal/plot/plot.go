@@ -59,18 +59,18 @@ type Skipped struct{ Name, Reason string }
 
 // The chart families, in the order Charts returns them.
 const (
-	FamilyThroughput   = "throughput"
-	FamilyThreadTimes  = "thread-times"
-	FamilyProcessTimes = "process-times"
-	FamilyCompression  = "compression"
-	FamilyElapsed      = "elapsed"
-	FamilyTelemetry    = "telemetry"
+	familyThroughput   = "throughput"
+	familyThreadTimes  = "thread-times"
+	familyProcessTimes = "process-times"
+	familyCompression  = "compression"
+	familyElapsed      = "elapsed"
+	familyTelemetry    = "telemetry"
 )
 
 // Families returns the chart families, the names --only takes besides exact
 // chart names.
 func Families() []string {
-	return []string{FamilyThroughput, FamilyThreadTimes, FamilyProcessTimes, FamilyCompression, FamilyElapsed, FamilyTelemetry}
+	return []string{familyThroughput, familyThreadTimes, familyProcessTimes, familyCompression, familyElapsed, familyTelemetry}
 }
 
 // Formats returns the file formats Render writes.
@@ -168,12 +168,12 @@ func orNone(names []string) string {
 	return strings.Join(names, ", ")
 }
 
-// Size is the chart's size: Width wide, as tall as its parts need.
+// Size is the chart's size: chartWidth wide, as tall as its parts need.
 func (c Chart) Size() (w, h vg.Length) {
 	if c.fig == nil {
 		return 0, 0
 	}
-	return Width, c.fig.height()
+	return chartWidth, c.fig.height()
 }
 
 // Render writes the chart in format (one of Formats): PNG 1200 px wide, or
@@ -231,7 +231,7 @@ func WriteAll(dir string, charts []Chart, format string) ([]string, error) {
 	if err := checkFormat(format); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil { //nolint:gosec // G301: charts are readable by others, as the files in them (0644)
 		return nil, fmt.Errorf("write charts: %w", err)
 	}
 	var paths []string

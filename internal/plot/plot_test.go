@@ -3,6 +3,7 @@ package plot
 import (
 	"bytes"
 	"encoding/xml"
+	"errors"
 	"html"
 	"image/png"
 	"io"
@@ -140,7 +141,7 @@ func TestChartsSkipCompletionTimesOfDurationCells(t *testing.T) {
 	assert.Equal(t, []string{"throughput-fp"}, names(charts))
 	var reasons []string
 	for _, s := range skipped {
-		if strings.HasPrefix(s.Name, FamilyThreadTimes) || strings.HasPrefix(s.Name, FamilyElapsed) {
+		if strings.HasPrefix(s.Name, familyThreadTimes) || strings.HasPrefix(s.Name, familyElapsed) {
 			reasons = append(reasons, s.Name+": "+s.Reason)
 		}
 	}
@@ -184,7 +185,7 @@ func renderSVG(t *testing.T, c Chart) string {
 	dec := xml.NewDecoder(bytes.NewReader(buf.Bytes()))
 	for {
 		_, err := dec.Token()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		require.NoError(t, err, "%s is not well-formed XML", c.Name)
@@ -217,7 +218,7 @@ func TestSVGStructure(t *testing.T) {
 				if i == len(c.fig.panels)-1 {
 					assert.NotEmpty(t, p.plot.X.Label.Text, "the bottom panel says what x is")
 				}
-				if c.Family != FamilyTelemetry || p.plot.Y.Label.Text != "" {
+				if c.Family != familyTelemetry || p.plot.Y.Label.Text != "" {
 					require.NotEmpty(t, p.plot.Y.Label.Text, "panel %d has no y label", i)
 					assert.Contains(t, all, p.plot.Y.Label.Text, "panel %d y label", i)
 				}
@@ -388,7 +389,7 @@ func TestRenderErrors(t *testing.T) {
 	valueAxis(&p.Y, []float64{1, 1000}, false)
 	p.Add(&plotter.Scatter{XYs: plotter.XYs{{X: 1, Y: 10}}, GlyphStyle: glyphStyle("host", nil, 9)})
 	p.Y.Min = -1
-	bad := chart("bad", FamilyThroughput, &figure{title: "bad", panels: []panel{{plot: p, height: vg.Inch}}})
+	bad := chart("bad", familyThroughput, &figure{title: "bad", panels: []panel{{plot: p, height: vg.Inch}}})
 	err = bad.Render(io.Discard, "png")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `render chart "bad" as png`)
@@ -563,14 +564,14 @@ func TestBinHeat(t *testing.T) {
 			cells = append(cells, heatCell{x0: float64(i) * 0.1, x1: float64(i+1) * 0.1, row: row, v: float64(i % 2)})
 		}
 	}
-	binned := binHeat(cells, 300, 1000)
+	binned := binHeat(cells, 300)
 	require.Len(t, binned, 2000, "1000 columns per row")
 	for _, c := range binned {
 		assert.InDelta(t, 0.5, c.v, 0.34, "a bin averages its boxes")
 		assert.InDelta(t, 0.3, c.x1-c.x0, 1e-9)
 	}
 	few := cells[:10]
-	assert.Equal(t, few, binHeat(few, 300, 1000), "few boxes are kept as they are")
+	assert.Equal(t, few, binHeat(few, 300), "few boxes are kept as they are")
 }
 
 func TestInFamily(t *testing.T) {

@@ -23,7 +23,7 @@ import (
 func processTimeCharts(in Input) ([]Chart, []Skipped) {
 	samples := samplesOf(in.Samples, func(s results.Sample) bool { return s.Workload == catalog.Procs })
 	if len(samples) == 0 {
-		return nil, []Skipped{{FamilyProcessTimes, "no procs workload in this run"}}
+		return nil, []Skipped{{familyProcessTimes, "no procs workload in this run"}}
 	}
 	var counts []int
 	for _, s := range samples {
@@ -34,12 +34,12 @@ func processTimeCharts(in Input) ([]Chart, []Skipped) {
 	sort.Ints(counts)
 	var out []Chart
 	for _, n := range counts {
-		name := FamilyProcessTimes
+		name := familyProcessTimes
 		if len(counts) > 1 {
-			name = stem(FamilyProcessTimes, strconv.Itoa(n))
+			name = stem(familyProcessTimes, strconv.Itoa(n))
 		}
 		mine := samplesOf(samples, func(s results.Sample) bool { return s.Threads == n })
-		out = append(out, chart(name, FamilyProcessTimes, processTimeFigure(in, n, mine)))
+		out = append(out, chart(name, familyProcessTimes, processTimeFigure(in, n, mine)))
 	}
 	return out, nil
 }

@@ -18,12 +18,12 @@ import (
 	"github.com/qoslab/qoslab/internal/qos"
 )
 
-// Sizes. A chart is Width wide and rendered to PNG at pngDPI, so 1200 px;
+// Sizes. A chart is chartWidth wide and rendered to PNG at pngDPI, so 1200 px;
 // at that scale a point is 1.67 px and the smallest text (12 pt) is 20 px
 // tall, legible when the image is shown at its full width or a bit below.
 const (
-	Width  = 10 * vg.Inch
-	pngDPI = 120
+	chartWidth = 10 * vg.Inch
+	pngDPI     = 120
 
 	titleSize    = 18
 	subtitleSize = 13

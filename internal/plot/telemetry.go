@@ -35,7 +35,7 @@ import (
 // dark so that they read in grayscale too.
 func telemetryCharts(in Input) ([]Chart, []Skipped) {
 	if len(in.Telemetry) == 0 {
-		return nil, []Skipped{{FamilyTelemetry, "no telemetry in this run (no telemetry.jsonl, or it is empty)"}}
+		return nil, []Skipped{{familyTelemetry, "no telemetry in this run (no telemetry.jsonl, or it is empty)"}}
 	}
 	type key struct{ target, view string }
 	var keys []key
@@ -74,13 +74,13 @@ func telemetryCharts(in Input) ([]Chart, []Skipped) {
 				mine = append(mine, s)
 			}
 		}
-		name := stem(FamilyTelemetry, k.target, k.view)
+		name := stem(familyTelemetry, k.target, k.view)
 		f, reason := telemetryFigure(in, k.target, k.view, mine)
 		if f == nil {
 			skipped = append(skipped, Skipped{name, reason})
 			continue
 		}
-		out = append(out, chart(name, FamilyTelemetry, f))
+		out = append(out, chart(name, familyTelemetry, f))
 	}
 	return out, skipped
 }
@@ -114,165 +114,63 @@ func cellLabel(cell string, repeat int) string {
 }
 
 func telemetryFigure(in Input, target, view string, samples []telemetry.Sample) (*figure, string) {
-	var segs []segment
-	between := 0
-	type runKey struct {
-		cell   string
-		repeat int
-	}
-	index := map[runKey]int{}
-	for _, s := range samples {
-		if s.Cell == "" {
-			between++
-			continue
-		}
-		k := runKey{s.Cell, s.Repeat}
-		i, ok := index[k]
-		if !ok {
-			i = len(segs)
-			index[k] = i
-			segs = append(segs, segment{cell: s.Cell, repeat: s.Repeat})
-		}
-		segs[i].length = max(segs[i].length, float64(s.TNs)/1e9)
-	}
-	var total float64
-	for i := range segs {
-		segs[i].offset = total
-		total += segs[i].length
-	}
-	if len(segs) == 0 || total <= 0 {
+	tl := newTimeline(samples)
+	if len(tl.segs) == 0 || tl.total <= 0 {
 		return nil, fmt.Sprintf("the %s view of %s cells has no samples taken during a cell run", view, target)
 	}
-	at := func(s telemetry.Sample, ns int64) float64 {
-		seg := segs[index[runKey{s.Cell, s.Repeat}]]
-		return seg.offset + max(0, float64(ns))/1e9
-	}
-
-	// Rows: every CPU seen, by id.
-	var cpus []int
-	cpuType := map[int]string{}
-	hasBusy, hasMHz, hasThreads := false, false, false
-	for _, s := range samples {
-		for _, c := range s.CPUs {
-			if !slices.Contains(cpus, c.ID) {
-				cpus = append(cpus, c.ID)
-			}
-			if c.Type != "" {
-				cpuType[c.ID] = c.Type
-			}
-			hasBusy = hasBusy || c.Busy != nil && s.IntervalNs > 0
-			hasMHz = hasMHz || c.MHz != nil && s.IntervalNs > 0
-		}
-		for _, t := range s.Threads {
-			hasThreads = hasThreads || t.Busy != nil && s.IntervalNs > 0
-		}
-	}
-	sort.Ints(cpus)
-	if !hasBusy && !hasMHz && !hasThreads {
+	rows, read := scanCPUs(samples)
+	if !read.busy && !read.mhz && !read.threads {
 		return nil, fmt.Sprintf("the %s view of %s cells read no CPU busy share, frequency or thread time", view, target)
 	}
 
 	f := &figure{
-		title: telemetryTitle(target, view, hasBusy, hasMHz, hasThreads),
+		title: telemetryTitle(target, view, read.busy, read.mhz, read.threads),
 		subtitle: runText(in) + "Cell runs placed end to end, each from its own start, boundaries marked; " +
 			"labels: workload, q QoS, × threads, r repeat.",
 	}
-	if between > 0 {
-		f.notes = append(f.notes, fmt.Sprintf("%d samples taken between cell runs are left out.", between))
+	if tl.between > 0 {
+		f.notes = append(f.notes, fmt.Sprintf("%d samples taken between cell runs are left out.", tl.between))
 	}
 	bounds := &boundaries{}
-	for _, s := range segs[1:] {
+	for _, s := range tl.segs[1:] {
 		bounds.xs = append(bounds.xs, s.offset)
 	}
 	f.legend = append(f.legend, legendEntry{text: "cell run boundary", thumbs: []plot.Thumbnailer{lineThumb{bounds.style()}}})
-	if hasBusy || hasMHz {
+	if read.busy || read.mhz {
 		f.legend = append(f.legend, legendEntry{text: "no sample", thumbs: []plot.Thumbnailer{swatch{fill: color.White, outline: draw.LineStyle{Color: color.Gray{Y: 0x80}, Width: vg.Points(0.8)}}}})
 	}
 
-	rowLabels := func(p *plot.Plot) {
-		var ticks plot.ConstantTicks
-		// Label every CPU when the rows are tall enough for the text, else
-		// every other or every fourth.
-		step := 1
-		for len(cpus)/step > 16 {
-			step *= 2
-		}
-		for i, id := range cpus {
-			t := plot.Tick{Value: float64(i)}
-			if i%step == 0 {
-				t.Label = "CPU " + strconv.Itoa(id)
-				if ty := cpuType[id]; ty != "" {
-					t.Label += " " + ty
-				}
+	if read.busy {
+		busy := func(c telemetry.CPU) (float64, bool) {
+			if c.Busy == nil {
+				return 0, false
 			}
-			ticks = append(ticks, t)
+			return clamp01(*c.Busy), true
 		}
-		p.Y.Tick.Marker = ticks
-		p.Y.Min, p.Y.Max = -0.5, float64(len(cpus))-0.5
-	}
-	rowsHeight := min(4*vg.Inch, max(1.7*vg.Inch, vg.Length(len(cpus))*0.3*vg.Inch+0.9*vg.Inch))
-
-	if hasBusy {
-		h := &heat{ramp: busyRamp}
-		for _, s := range samples {
-			if s.Cell == "" || s.IntervalNs <= 0 {
-				continue
-			}
-			for _, c := range s.CPUs {
-				if c.Busy != nil {
-					h.cells = append(h.cells, heatCell{at(s, s.TNs-s.IntervalNs), at(s, s.TNs), slices.Index(cpus, c.ID), clamp01(*c.Busy)})
-				}
-			}
-		}
-		h.cells = binHeat(h.cells, total, maxColumns)
-		p := newPlot("", "")
-		p.Title.Text = "Busy share per CPU (not idle over each interval)"
-		p.Add(h, bounds)
-		rowLabels(p)
-		f.panels = append(f.panels, panel{plot: p, height: rowsHeight})
+		f.panels = append(f.panels, heatPanel("Busy share per CPU (not idle over each interval)", busyRamp, busy, samples, tl, rows, bounds))
 		f.legend = append(f.legend, legendEntry{text: "busy share: 0% (light) to 100% (dark)", thumbs: []plot.Thumbnailer{rampThumb{busyRamp}}})
 	} else {
 		f.notes = append(f.notes, "no per-CPU busy share was read, so that panel is left out.")
 	}
 
-	if hasMHz {
-		lo, hi := math.Inf(1), math.Inf(-1)
-		for _, s := range samples {
-			for _, c := range s.CPUs {
-				if c.MHz != nil {
-					lo, hi = min(lo, *c.MHz), max(hi, *c.MHz)
-				}
+	if read.mhz {
+		lo, hi := mhzRange(samples)
+		mhz := func(c telemetry.CPU) (float64, bool) {
+			if c.MHz == nil {
+				return 0, false
 			}
+			return (*c.MHz - lo) / (hi - lo), true
 		}
-		if hi <= lo {
-			lo = 0
-		}
-		h := &heat{ramp: mhzRamp}
-		for _, s := range samples {
-			if s.Cell == "" || s.IntervalNs <= 0 {
-				continue
-			}
-			for _, c := range s.CPUs {
-				if c.MHz != nil {
-					h.cells = append(h.cells, heatCell{at(s, s.TNs-s.IntervalNs), at(s, s.TNs), slices.Index(cpus, c.ID), (*c.MHz - lo) / (hi - lo)})
-				}
-			}
-		}
-		h.cells = binHeat(h.cells, total, maxColumns)
-		p := newPlot("", "")
-		p.Title.Text = "Frequency per CPU (MHz)"
-		p.Add(h, bounds)
-		rowLabels(p)
-		f.panels = append(f.panels, panel{plot: p, height: rowsHeight})
+		f.panels = append(f.panels, heatPanel("Frequency per CPU (MHz)", mhzRamp, mhz, samples, tl, rows, bounds))
 		f.legend = append(f.legend, legendEntry{text: fmt.Sprintf("frequency: %.0f MHz (light) to %.0f MHz (dark)", lo, hi), thumbs: []plot.Thumbnailer{rampThumb{mhzRamp}}})
 	} else {
 		f.notes = append(f.notes, "no CPU frequency was read (no cpufreq in this "+view+", or the sampler cannot see it), so the MHz panel is left out.")
 	}
 
-	if hasThreads {
+	if read.threads {
 		p := newPlot("", "busy (% of one CPU)")
 		p.Title.Text = threadPanelTitle(target, view)
-		entries := threadLines(p, samples, at)
+		entries := threadLines(p, samples, tl.at)
 		p.Add(bounds)
 		p.Y.Min, p.Y.Max = 0, 105
 		p.Y.Tick.Marker = linearTicks{}
@@ -283,23 +181,177 @@ func telemetryFigure(in Input, target, view string, samples []telemetry.Sample) 
 	last := f.panels[len(f.panels)-1].plot
 	last.X.Label.Text = "time in cell runs, placed end to end (s)"
 	for _, pn := range f.panels {
-		pn.plot.X.Min, pn.plot.X.Max = 0, total
+		pn.plot.X.Min, pn.plot.X.Max = 0, tl.total
 		pn.plot.X.Tick.Marker = linearTicks{}
 	}
+	labelCellRuns(f, tl)
+	return f, ""
+}
 
-	labels := make([]string, len(segs))
+// timeline places a view's cell runs end to end on one x axis, each from
+// its own start.
+type timeline struct {
+	segs    []segment
+	index   map[cellRun]int // into segs
+	total   float64         // s, the runs' lengths added up
+	between int             // samples taken between cell runs, left out
+}
+
+// cellRun names one run of a cell.
+type cellRun struct {
+	cell   string
+	repeat int
+}
+
+// newTimeline lays out the cell runs of samples in the order their first
+// samples come, each as long as its last sample's time into it.
+func newTimeline(samples []telemetry.Sample) timeline {
+	tl := timeline{index: map[cellRun]int{}}
+	for _, s := range samples {
+		if s.Cell == "" {
+			tl.between++
+			continue
+		}
+		k := cellRun{s.Cell, s.Repeat}
+		i, ok := tl.index[k]
+		if !ok {
+			i = len(tl.segs)
+			tl.index[k] = i
+			tl.segs = append(tl.segs, segment{cell: s.Cell, repeat: s.Repeat})
+		}
+		tl.segs[i].length = max(tl.segs[i].length, float64(s.TNs)/1e9)
+	}
+	for i := range tl.segs {
+		tl.segs[i].offset = tl.total
+		tl.total += tl.segs[i].length
+	}
+	return tl
+}
+
+// at is where ns into the cell run of s falls on the timeline (s).
+func (tl timeline) at(s telemetry.Sample, ns int64) float64 {
+	seg := tl.segs[tl.index[cellRun{s.Cell, s.Repeat}]]
+	return seg.offset + max(0, float64(ns))/1e9
+}
+
+// cpuRows are the rows of the per-CPU heat strips: every CPU seen, by id,
+// and the core type of those that have one.
+type cpuRows struct {
+	ids   []int
+	types map[int]string
+}
+
+// readings says what a view's samples read during sample intervals.
+type readings struct{ busy, mhz, threads bool }
+
+// scanCPUs finds the CPUs of samples and what was read of them and of
+// the threads.
+func scanCPUs(samples []telemetry.Sample) (cpuRows, readings) {
+	rows := cpuRows{types: map[int]string{}}
+	var read readings
+	for _, s := range samples {
+		for _, c := range s.CPUs {
+			if !slices.Contains(rows.ids, c.ID) {
+				rows.ids = append(rows.ids, c.ID)
+			}
+			if c.Type != "" {
+				rows.types[c.ID] = c.Type
+			}
+			read.busy = read.busy || c.Busy != nil && s.IntervalNs > 0
+			read.mhz = read.mhz || c.MHz != nil && s.IntervalNs > 0
+		}
+		for _, t := range s.Threads {
+			read.threads = read.threads || t.Busy != nil && s.IntervalNs > 0
+		}
+	}
+	sort.Ints(rows.ids)
+	return rows, read
+}
+
+// label sets p's y axis to one row per CPU, labelled "CPU 3 P": every CPU
+// when the rows are tall enough for the text, else every other or every
+// fourth.
+func (r cpuRows) label(p *plot.Plot) {
+	var ticks plot.ConstantTicks
+	step := 1
+	for len(r.ids)/step > 16 {
+		step *= 2
+	}
+	for i, id := range r.ids {
+		t := plot.Tick{Value: float64(i)}
+		if i%step == 0 {
+			t.Label = "CPU " + strconv.Itoa(id)
+			if ty := r.types[id]; ty != "" {
+				t.Label += " " + ty
+			}
+		}
+		ticks = append(ticks, t)
+	}
+	p.Y.Tick.Marker = ticks
+	p.Y.Min, p.Y.Max = -0.5, float64(len(r.ids))-0.5
+}
+
+// height is a heat panel's: 0.3 in a row, within 1.7 to 4 in.
+func (r cpuRows) height() vg.Length {
+	return min(4*vg.Inch, max(1.7*vg.Inch, vg.Length(len(r.ids))*0.3*vg.Inch+0.9*vg.Inch))
+}
+
+// heatPanel draws a heat strip per CPU, a box per sample interval of the
+// cell runs coloured by value (0..1 along ramp; false where the CPU has
+// no reading), under the cell run boundaries.
+func heatPanel(title string, ramp func(float64) color.Color, value func(telemetry.CPU) (float64, bool),
+	samples []telemetry.Sample, tl timeline, rows cpuRows, bounds *boundaries) panel {
+	h := &heat{ramp: ramp}
+	for _, s := range samples {
+		if s.Cell == "" || s.IntervalNs <= 0 {
+			continue
+		}
+		for _, c := range s.CPUs {
+			if v, ok := value(c); ok {
+				h.cells = append(h.cells, heatCell{tl.at(s, s.TNs-s.IntervalNs), tl.at(s, s.TNs), slices.Index(rows.ids, c.ID), v})
+			}
+		}
+	}
+	h.cells = binHeat(h.cells, tl.total)
+	p := newPlot("", "")
+	p.Title.Text = title
+	p.Add(h, bounds)
+	rows.label(p)
+	return panel{plot: p, height: rows.height()}
+}
+
+// mhzRange is the lowest and highest frequency read (0 and the one value
+// when all are alike), the ends of the frequency ramp.
+func mhzRange(samples []telemetry.Sample) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, s := range samples {
+		for _, c := range s.CPUs {
+			if c.MHz != nil {
+				lo, hi = min(lo, *c.MHz), max(hi, *c.MHz)
+			}
+		}
+	}
+	if hi <= lo {
+		lo = 0
+	}
+	return lo, hi
+}
+
+// labelCellRuns sets f's header to the cell runs' labels over their
+// stretches: lying flat when every cell run is wide enough for its label
+// on a typical data width, else standing upright.
+func labelCellRuns(f *figure, tl timeline) {
+	labels := make([]string, len(tl.segs))
 	var widest vg.Length
 	sty := textStyle(noteSize)
-	for i, s := range segs {
+	for i, s := range tl.segs {
 		labels[i] = cellLabel(s.cell, s.repeat)
 		widest = max(widest, sty.Width(labels[i]))
 	}
-	// Labels lie flat when every cell run is wide enough for its label on
-	// a typical data width, else stand upright.
-	dataWidth := Width - vg.Points(2*margin) - 1.3*vg.Inch
+	dataWidth := chartWidth - vg.Points(2*margin) - 1.3*vg.Inch
 	upright := false
-	for i, s := range segs {
-		if vg.Length(s.length/total)*dataWidth < sty.Width(labels[i])+vg.Points(6) {
+	for i, s := range tl.segs {
+		if vg.Length(s.length/tl.total)*dataWidth < sty.Width(labels[i])+vg.Points(6) {
 			upright = true
 		}
 	}
@@ -308,9 +360,8 @@ func telemetryFigure(in Input, target, view string, samples []telemetry.Sample) 
 		f.headerHeight = min(widest, 1.6*vg.Inch) + vg.Points(8)
 	}
 	f.header = func(c draw.Canvas, dataX func(float64) vg.Length) {
-		drawCellLabels(c, dataX, segs, labels, upright)
+		drawCellLabels(c, dataX, tl.segs, labels, upright)
 	}
-	return f, ""
 }
 
 // telemetryTitle says whose cells, seen from where, and what is shown:
@@ -532,11 +583,12 @@ func (h *heat) Plot(c draw.Canvas, p *plot.Plot) {
 // which no one can see and which makes an SVG of tens of megabytes.
 const maxColumns = 1000
 
-// binHeat returns cells unchanged when no row has more than bins of them;
-// else it averages each row over bins equal stretches of [0, total],
+// binHeat returns cells unchanged when no row has more than maxColumns of
+// them; else it averages each row over maxColumns equal stretches of [0, total],
 // weighting each cell by the time it covers (a cell counts in the stretch
 // its middle falls in).
-func binHeat(cells []heatCell, total float64, bins int) []heatCell {
+func binHeat(cells []heatCell, total float64) []heatCell {
+	const bins = maxColumns
 	perRow := map[int]int{}
 	most := 0
 	for _, c := range cells {

@@ -27,14 +27,14 @@ import (
 func threadTimeCharts(in Input) ([]Chart, []Skipped) {
 	samples := samplesOf(in.Samples, func(s results.Sample) bool { return isCompute(s.Workload) && s.Phase == "" })
 	if len(samples) == 0 {
-		return nil, []Skipped{{FamilyThreadTimes, "no thread-scaling workload (fp, int, mmul, pi) in this run"}}
+		return nil, []Skipped{{familyThreadTimes, "no thread-scaling workload (fp, int, mmul, pi) in this run"}}
 	}
 	var skipped []Skipped
 	timed := durationWorkloads(samples)
 	for _, w := range workloadsOfSamples(samples) {
 		if d, ok := timed[w]; ok {
 			for _, t := range targetOrder(targetsOfSamples(samples, w)) {
-				skipped = append(skipped, Skipped{stem(FamilyThreadTimes, w, t), durationReason(w, d)})
+				skipped = append(skipped, Skipped{stem(familyThreadTimes, w, t), durationReason(w, d)})
 			}
 		}
 	}
@@ -63,8 +63,8 @@ func threadTimeCharts(in Input) ([]Chart, []Skipped) {
 	var out []Chart
 	for _, k := range ordered {
 		mine := samplesOf(samples, func(s results.Sample) bool { return s.Workload == k.workload && s.Target == k.target })
-		name := stem(FamilyThreadTimes, k.workload, k.target)
-		out = append(out, chart(name, FamilyThreadTimes, threadTimeFigure(in, k.workload, k.target, others, mine)))
+		name := stem(familyThreadTimes, k.workload, k.target)
+		out = append(out, chart(name, familyThreadTimes, threadTimeFigure(in, k.workload, k.target, others, mine)))
 	}
 	return out, skipped
 }

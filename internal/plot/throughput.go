@@ -19,7 +19,7 @@ import (
 func throughputCharts(in Input) ([]Chart, []Skipped) {
 	workloads := workloadsOf(in.Analysis.Cells, isCompute)
 	if len(workloads) == 0 {
-		return nil, []Skipped{{FamilyThroughput, "no thread-scaling workload (fp, int, mmul, pi) in this run"}}
+		return nil, []Skipped{{familyThroughput, "no thread-scaling workload (fp, int, mmul, pi) in this run"}}
 	}
 	var out []Chart
 	var skipped []Skipped
@@ -27,10 +27,10 @@ func throughputCharts(in Input) ([]Chart, []Skipped) {
 		cells := cellsOf(in.Analysis.Cells, func(c analysis.Cell) bool { return c.Workload == w && c.Phase == "" })
 		f, ok := throughputFigure(in, w, cells)
 		if !ok {
-			skipped = append(skipped, Skipped{stem(FamilyThroughput, w), "no repeat of " + w + " has a rate"})
+			skipped = append(skipped, Skipped{stem(familyThroughput, w), "no repeat of " + w + " has a rate"})
 			continue
 		}
-		out = append(out, chart(stem(FamilyThroughput, w), FamilyThroughput, f))
+		out = append(out, chart(stem(familyThroughput, w), familyThroughput, f))
 	}
 	return out, skipped
 }

@@ -97,9 +97,9 @@ type BenchVM struct {
 	Model string `json:"model,omitempty"`
 }
 
-// NewBenchRequest records a bench spec's settings as applied; name and
+// newBenchRequest records a bench spec's settings as applied; name and
 // store say which named VM and image store the vm target used.
-func NewBenchRequest(s spec.Spec, name, store string) BenchRequest {
+func newBenchRequest(s spec.Spec, name, store string) BenchRequest {
 	r := BenchRequest{Targets: s.Targets, Loops: map[string]uint64{}, Repeat: s.Repeats, Warmup: s.Warmup, Contention: s.Contention, Seed: s.DataSeed}
 	if slices.Contains(s.Targets, spec.TargetVM) {
 		mem, disk := spec.VMSize(s)
@@ -130,7 +130,7 @@ func NewBenchRequest(s spec.Spec, name, store string) BenchRequest {
 // the results directory of a saved run ("" for none).
 func NewBench(s spec.Spec, name, store, results string) *Bench {
 	return &Bench{SchemaVersion: resultsSchema, ToolVersion: version.String(), Started: time.Now().UTC(), Targets: map[string]any{},
-		Request: NewBenchRequest(s, name, store), Spec: s, Results: results}
+		Request: newBenchRequest(s, name, store), Spec: s, Results: results}
 }
 
 // Add records what a session measured and on what.
@@ -235,40 +235,56 @@ func cellRows(cells []analysis.Cell, found map[runKey]string) (header []string, 
 		}
 	}
 	slices.SortStableFunc(targets, func(a, b string) int { return analysis.TargetRank(a) - analysis.TargetRank(b) })
-	phaseText := func(p string) string {
-		if p == "" {
-			return "-"
-		}
-		return p
-	}
 	if len(targets) < 2 {
-		header = []string{"target", "workload", "qos", "threads", "phase", "n", "seconds median [min..max]", "total rate", "per-thread rate", "unit", "qos applied"}
-		if len(found) > 0 {
-			header = append(header, "result")
-		}
-		for _, c := range cells {
-			unit, scale := units.RateUnit(c.Unit)
-			row := []string{
-				c.Target, c.Workload, fmt.Sprintf("%d %s", c.QoS, qos.Class(c.QoS)), fmt.Sprint(c.Threads), phaseText(c.Phase),
-				fmt.Sprint(c.TotalRate.N),
-				fmt.Sprintf("%.3f [%.3f..%.3f]", c.Seconds.Median, c.Seconds.Min, c.Seconds.Max),
-				rateSpread(c, scale), spread(c.ThreadRate, scale), unit, summary.AppliedText(c),
-			}
-			if len(found) > 0 {
-				row = append(row, orDash(found[runKey{c.Target, c.Workload, c.QoS, c.Threads}]))
-			}
-			rows = append(rows, row)
-		}
-		return header, rows
+		return oneTargetRows(cells, found)
 	}
-	type key struct {
-		workload, phase string
-		qos, threads    int
+	return sideBySideRows(cells, targets, found)
+}
+
+// phaseText is a cell's phase, or a dash for none.
+func phaseText(p string) string {
+	if p == "" {
+		return "-"
 	}
-	var order []key
-	byKey := map[key]map[string]analysis.Cell{}
+	return p
+}
+
+// oneTargetRows lays cells out one per row.
+func oneTargetRows(cells []analysis.Cell, found map[runKey]string) (header []string, rows [][]string) {
+	header = []string{"target", "workload", "qos", "threads", "phase", "n", "seconds median [min..max]", "total rate", "per-thread rate", "unit", "qos applied"}
+	if len(found) > 0 {
+		header = append(header, "result")
+	}
 	for _, c := range cells {
-		k := key{c.Workload, c.Phase, c.QoS, c.Threads}
+		unit, scale := units.RateUnit(c.Unit)
+		row := []string{
+			c.Target, c.Workload, fmt.Sprintf("%d %s", c.QoS, qos.Class(c.QoS)), fmt.Sprint(c.Threads), phaseText(c.Phase),
+			fmt.Sprint(c.TotalRate.N),
+			fmt.Sprintf("%.3f [%.3f..%.3f]", c.Seconds.Median, c.Seconds.Min, c.Seconds.Max),
+			rateSpread(c, scale), spread(c.ThreadRate, scale), unit, summary.AppliedText(c),
+		}
+		if len(found) > 0 {
+			row = append(row, orDash(found[runKey{c.Target, c.Workload, c.QoS, c.Threads}]))
+		}
+		rows = append(rows, row)
+	}
+	return header, rows
+}
+
+// rowKey is a row of the side-by-side table.
+type rowKey struct {
+	workload, phase string
+	qos, threads    int
+}
+
+// sideBySideRows lays cells out one row per (workload, qos, threads,
+// phase), targets side by side in the order given, each later target's
+// median total rate over the first's with the test of their repeats.
+func sideBySideRows(cells []analysis.Cell, targets []string, found map[runKey]string) (header []string, rows [][]string) {
+	var order []rowKey
+	byKey := map[rowKey]map[string]analysis.Cell{}
+	for _, c := range cells {
+		k := rowKey{c.Workload, c.Phase, c.QoS, c.Threads}
 		if byKey[k] == nil {
 			byKey[k] = map[string]analysis.Cell{}
 			order = append(order, k)
@@ -295,49 +311,57 @@ func cellRows(cells []analysis.Cell, found map[runKey]string) (header []string, 
 		header = append(header, "result")
 	}
 	for _, k := range order {
-		row := []string{k.workload, fmt.Sprintf("%d %s", k.qos, qos.Class(k.qos)), fmt.Sprint(k.threads), phaseText(k.phase)}
-		var ns, applied []string
-		unit := "-"
-		for _, t := range targets {
-			c, ok := byKey[k][t]
-			if !ok {
-				continue
-			}
-			ns = append(ns, fmt.Sprint(c.TotalRate.N))
-			applied = append(applied, t+" "+summary.AppliedText(c))
-		}
-		row = append(row, strings.Join(ns, "/"))
-		for _, t := range targets {
-			c, ok := byKey[k][t]
-			if !ok {
-				row = append(row, "-", "-")
-				continue
-			}
-			var scale float64
-			unit, scale = units.RateUnit(c.Unit)
-			row = append(row, fmt.Sprintf("%.3f", c.Seconds.Median), rateSpread(c, scale))
-		}
-		for _, t := range targets[1:] {
-			r, ok := ratios[t][analysis.CellKey{Target: t, Workload: k.workload, Phase: k.phase, QoS: k.qos, Threads: k.threads}]
-			if !ok || r.Ratio.IsNaN() || math.IsInf(float64(r.Ratio), 0) {
-				row = append(row, "-")
-				continue
-			}
-			row = append(row, fmt.Sprintf("%.3fx %s", float64(r.Ratio), analysis.FormatSignificance(r.Test.P, analysis.Alpha)))
-		}
-		row = append(row, unit, strings.Join(applied, ", "))
-		if len(found) > 0 {
-			var res []string
-			for _, t := range targets {
-				if f := found[runKey{t, k.workload, k.qos, k.threads}]; f != "" {
-					res = append(res, t+" "+f)
-				}
-			}
-			row = append(row, orDash(strings.Join(res, ", ")))
-		}
-		rows = append(rows, row)
+		rows = append(rows, sideBySideRow(k, byKey[k], targets, ratios, found))
 	}
 	return header, rows
+}
+
+// sideBySideRow is row k of the side-by-side table: its targets' cells
+// (a dash for one a target lacks), the ratios to the first target, and
+// the results found.
+func sideBySideRow(k rowKey, byTarget map[string]analysis.Cell, targets []string,
+	ratios map[string]map[analysis.CellKey]analysis.TargetRatio, found map[runKey]string) []string {
+	row := []string{k.workload, fmt.Sprintf("%d %s", k.qos, qos.Class(k.qos)), fmt.Sprint(k.threads), phaseText(k.phase)}
+	var ns, applied []string
+	unit := "-"
+	for _, t := range targets {
+		c, ok := byTarget[t]
+		if !ok {
+			continue
+		}
+		ns = append(ns, fmt.Sprint(c.TotalRate.N))
+		applied = append(applied, t+" "+summary.AppliedText(c))
+	}
+	row = append(row, strings.Join(ns, "/"))
+	for _, t := range targets {
+		c, ok := byTarget[t]
+		if !ok {
+			row = append(row, "-", "-")
+			continue
+		}
+		var scale float64
+		unit, scale = units.RateUnit(c.Unit)
+		row = append(row, fmt.Sprintf("%.3f", c.Seconds.Median), rateSpread(c, scale))
+	}
+	for _, t := range targets[1:] {
+		r, ok := ratios[t][analysis.CellKey{Target: t, Workload: k.workload, Phase: k.phase, QoS: k.qos, Threads: k.threads}]
+		if !ok || r.Ratio.IsNaN() || math.IsInf(float64(r.Ratio), 0) {
+			row = append(row, "-")
+			continue
+		}
+		row = append(row, fmt.Sprintf("%.3fx %s", float64(r.Ratio), analysis.FormatSignificance(r.Test.P, analysis.Alpha)))
+	}
+	row = append(row, unit, strings.Join(applied, ", "))
+	if len(found) > 0 {
+		var res []string
+		for _, t := range targets {
+			if f := found[runKey{t, k.workload, k.qos, k.threads}]; f != "" {
+				res = append(res, t+" "+f)
+			}
+		}
+		row = append(row, orDash(strings.Join(res, ", ")))
+	}
+	return row
 }
 
 // runKey names a cell's runs.
@@ -379,27 +403,45 @@ func orDash(s string) string {
 	return s
 }
 
+// writeCells writes bench's table, as Markdown or aligned text, and what
+// is to be known to read it under it.
 func writeCells(w io.Writer, r *Bench, markdown bool) error {
 	cells := analysis.SortCells(results.Cells(r.Samples))
 	header, rows := cellRows(cells, findings(r.Runs))
-	if len(rows) == 0 {
+	if err := writeTable(w, header, rows, markdown); err != nil {
+		return err
+	}
+	writeUnderTable(w, r, cells, markdown)
+	return nil
+}
+
+// writeTable writes rows under header as a Markdown table or as columns
+// aligned with spaces; "no cells finished" when there are none.
+func writeTable(w io.Writer, header []string, rows [][]string, markdown bool) error {
+	switch {
+	case len(rows) == 0:
 		fmt.Fprintln(w, "no cells finished")
-	} else if markdown {
+	case markdown:
 		fmt.Fprintln(w, "| "+strings.Join(header, " | ")+" |")
 		fmt.Fprintln(w, "|"+strings.Repeat("---|", len(header)))
 		for _, row := range rows {
 			fmt.Fprintln(w, "| "+strings.Join(row, " | ")+" |")
 		}
-	} else {
+	default:
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, strings.ToUpper(strings.Join(header, "\t")))
 		for _, row := range rows {
 			fmt.Fprintln(tw, strings.Join(row, "\t"))
 		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
+		return tw.Flush()
 	}
+	return nil
+}
+
+// writeUnderTable writes the lines under bench's table: the legend of
+// "!", the classes not applied, the runs' notes, the contention, the
+// device models, the warnings, and whether the run stopped early.
+func writeUnderTable(w io.Writer, r *Bench, cells []analysis.Cell, markdown bool) {
 	lines := summary.QoSNotes(cells)
 	// bullet starts a line under a heading line, lead a line of its own.
 	bullet, lead := "  ", ""
@@ -442,7 +484,7 @@ func writeCells(w io.Writer, r *Bench, markdown bool) error {
 	}
 	sort.Strings(targets)
 	for _, t := range targets {
-		if line := ModelLine(t, r.Machines[t]); line != "" {
+		if line := modelLine(t, r.Machines[t]); line != "" {
 			fmt.Fprintf(w, "%s%s\n", lead, line)
 		}
 	}
@@ -463,7 +505,6 @@ func writeCells(w io.Writer, r *Bench, markdown bool) error {
 		// printed twice.
 		fmt.Fprintf(w, "incomplete: %s finished before the run stopped\n", units.Plural(len(r.Runs), "cell run"))
 	}
-	return nil
 }
 
 // RunText is one cell run's elapsed time and total rate, for a log line:
@@ -507,7 +548,7 @@ func WriteBenchFile(out, log io.Writer, path, format string, b *Bench) error {
 	if err != nil {
 		fmt.Fprintf(log, "qoslab: --out %s failed (%v); writing %s to stdout instead\n", path, err, format)
 		if _, werr := out.Write(buf.Bytes()); werr != nil {
-			return fmt.Errorf("%w; and stdout: %v", err, werr)
+			return fmt.Errorf("%w; and stdout: %w", err, werr)
 		}
 		return err
 	}

@@ -16,9 +16,9 @@ import (
 // CompareFiles are the files WriteCompare writes into its directory besides
 // the charts: the report, and the table as Markdown, CSV and JSON.
 const (
-	CompareMarkdownFile = "compare.md"
-	CompareCSVFile      = "compare.csv"
-	CompareJSONFile     = "compare.json"
+	compareMarkdownFile = "compare.md"
+	compareCSVFile      = "compare.csv"
+	compareJSONFile     = "compare.json"
 )
 
 // Comparison is the report across runs: the N-way table, its charts, and
@@ -46,7 +46,7 @@ func NewComparison(c *compare.Comparison, loaded []*results.Loaded) *Comparison 
 // report.html, compare.md, compare.csv and compare.json, each replaced
 // atomically, and returns the paths written.
 func (r *Comparison) Write(dir string) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil { //nolint:gosec // G301: a report is readable by others, as the files in it (0644)
 		return nil, fmt.Errorf("create the report directory: %w", err)
 	}
 	paths, err := plot.WriteAll(filepath.Join(dir, results.PlotsDir), r.Charts, "png")
@@ -58,9 +58,9 @@ func (r *Comparison) Write(dir string) ([]string, error) {
 		write func(io.Writer) error
 	}{
 		{results.ReportFile, r.WriteHTML},
-		{CompareMarkdownFile, func(w io.Writer) error { return compare.Write(w, "markdown", r.Comparison) }},
-		{CompareCSVFile, func(w io.Writer) error { return compare.WriteCSV(w, r.Comparison) }},
-		{CompareJSONFile, func(w io.Writer) error { return compare.Write(w, "json", r.Comparison) }},
+		{compareMarkdownFile, func(w io.Writer) error { return compare.Write(w, "markdown", r.Comparison) }},
+		{compareCSVFile, func(w io.Writer) error { return compare.WriteCSV(w, r.Comparison) }},
+		{compareJSONFile, func(w io.Writer) error { return compare.Write(w, "json", r.Comparison) }},
 	}
 	for _, f := range files {
 		var buf bytes.Buffer

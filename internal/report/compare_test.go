@@ -39,7 +39,7 @@ func TestComparisonReport(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "report")
 	paths, err := r.Write(out)
 	require.NoError(t, err)
-	for _, f := range []string{"plots/compare-subsumption.png", "plots/compare-rates-fp.png", results.ReportFile, CompareMarkdownFile, CompareCSVFile, CompareJSONFile} {
+	for _, f := range []string{"plots/compare-subsumption.png", "plots/compare-rates-fp.png", results.ReportFile, compareMarkdownFile, compareCSVFile, compareJSONFile} {
 		assert.Contains(t, paths, filepath.Join(out, f))
 		st, err := os.Stat(filepath.Join(out, f))
 		require.NoError(t, err)

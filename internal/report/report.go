@@ -21,8 +21,8 @@ import (
 	"github.com/qoslab/qoslab/internal/units"
 )
 
-// MarkdownFile is the Markdown twin of results.ReportFile.
-const MarkdownFile = "report.md"
+// markdownFile is the Markdown twin of results.ReportFile.
+const markdownFile = "report.md"
 
 // Report is everything a run's report shows, read from its results
 // directory.
@@ -51,11 +51,11 @@ func Load(path string) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	return New(l), nil
+	return newReport(l), nil
 }
 
-// New analyzes a loaded results directory and draws its charts.
-func New(l *results.Loaded) *Report {
+// newReport analyzes a loaded results directory and draws its charts.
+func newReport(l *results.Loaded) *Report {
 	r := &Report{Path: l.Path, Run: l.Run, Notes: l.Notes, TelemetryNotes: l.TelemetryNotes(), Samples: len(l.Samples)}
 	r.Analysis = summary.Of(l)
 	r.Tables = summary.Tables(r.Analysis)
@@ -101,12 +101,12 @@ func (r *Report) Write() ([]string, error) {
 		return paths, fmt.Errorf("render %s: %w", results.ReportFile, err)
 	}
 	if err := r.WriteMarkdown(&md); err != nil {
-		return paths, fmt.Errorf("render %s: %w", MarkdownFile, err)
+		return paths, fmt.Errorf("render %s: %w", markdownFile, err)
 	}
 	for _, f := range []struct {
 		name string
 		b    []byte
-	}{{results.ReportFile, html.Bytes()}, {MarkdownFile, md.Bytes()}} {
+	}{{results.ReportFile, html.Bytes()}, {markdownFile, md.Bytes()}} {
 		p := filepath.Join(r.Path, f.name)
 		if err := atomicfile.Write(p, f.b); err != nil {
 			return paths, err
@@ -236,17 +236,17 @@ func modelSentence(machines json.RawMessage) string {
 	sort.Strings(names)
 	var out []string
 	for _, t := range names {
-		if line := ModelLine(t, byTarget[t]); line != "" {
+		if line := modelLine(t, byTarget[t]); line != "" {
 			out = append(out, line)
 		}
 	}
 	return strings.Join(out, " ")
 }
 
-// ModelLine says, for a VM in a device model other than its backend's own,
+// modelLine says, for a VM in a device model other than its backend's own,
 // what ran it: "vm: qemu (tcg), device model vz: ...". "" for the
 // backend's own model.
-func ModelLine(target string, mi hv.MachineInfo) string {
+func modelLine(target string, mi hv.MachineInfo) string {
 	if mi.Model == "" {
 		return ""
 	}

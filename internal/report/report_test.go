@@ -42,7 +42,7 @@ func TestReportIsOneSelfContainedFile(t *testing.T) {
 	paths, err := r.Write()
 	require.NoError(t, err)
 	assert.Contains(t, paths, filepath.Join(dir, results.ReportFile))
-	assert.Contains(t, paths, filepath.Join(dir, MarkdownFile))
+	assert.Contains(t, paths, filepath.Join(dir, markdownFile))
 
 	b, err := os.ReadFile(filepath.Join(dir, results.ReportFile))
 	require.NoError(t, err)
@@ -81,7 +81,7 @@ func TestReportIsOneSelfContainedFile(t *testing.T) {
 		assert.True(t, strings.Contains(html, want), "report.html lacks %q", want)
 	}
 
-	md, err := os.ReadFile(filepath.Join(dir, MarkdownFile))
+	md, err := os.ReadFile(filepath.Join(dir, markdownFile))
 	require.NoError(t, err)
 	for _, c := range r.Charts {
 		link := "(" + results.PlotsDir + "/" + c.Name + ".png)"

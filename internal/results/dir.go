@@ -166,7 +166,7 @@ func Open(path string) (*Dir, error) {
 	if err := json.Unmarshal(b, &head); err != nil {
 		return nil, fmt.Errorf("open results %s: %s is not a qoslab run description: %w", path, RunFile, err)
 	}
-	if err := CheckSchema(head.SchemaVersion); err != nil {
+	if err := checkSchema(head.SchemaVersion); err != nil {
 		return nil, fmt.Errorf("open results %s (written by qoslab %s): %w", path, orUnknown(head.ToolVersion), err)
 	}
 	d := &Dir{Path: path}

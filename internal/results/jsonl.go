@@ -262,20 +262,9 @@ func parseSamples(path string, b []byte) ([]Record, *TornTail, error) {
 			return recs[:runStart], t, nil
 		}
 		if err != nil {
-			// A newer major may have changed a field's type: say that
-			// rather than that the line is damaged.
-			var head struct {
-				SchemaVersion string `json:"schema_version"`
-			}
-			if json.Unmarshal(text, &head) == nil && head.SchemaVersion != "" {
-				if serr := CheckSchema(head.SchemaVersion); serr != nil {
-					return nil, nil, fmt.Errorf("%s line %d: %w", path, line, serr)
-				}
-			}
-			return nil, nil, fmt.Errorf("%s line %d is not a sample record (%w): the file is damaged before its end, which a crash while appending cannot do; "+
-				"remove or repair that line by hand", path, line, err)
+			return nil, nil, badLine(path, line, text, err)
 		}
-		if err := CheckSchema(r.SchemaVersion); err != nil {
+		if err := checkSchema(r.SchemaVersion); err != nil {
 			return nil, nil, fmt.Errorf("%s line %d: %w", path, line, err)
 		}
 		if runStart < len(recs) {
@@ -291,13 +280,7 @@ func parseSamples(path string, b []byte) ([]Record, *TornTail, error) {
 		}
 		k := recordKey{r.RunKey(), r.Phase, r.Index}
 		if first, ok := seen[k]; ok {
-			labels := ""
-			if fl := recs[first.rec].Cell; fl != r.Cell {
-				labels = fmt.Sprintf(", labelled %q there and %q here", fl, r.Cell)
-			}
-			return nil, nil, fmt.Errorf("%s line %d records cell run %s thread %d%s again (first on line %d%s): two runs wrote into this directory at once, or a cell run was copied, "+
-				"and merged they would give false rates; keep one of the two cell runs (remove the other's lines by hand) and resume",
-				path, line, k.run, r.Index, phaseText(r.Phase), first.line, labels)
+			return nil, nil, twiceError(path, line, r, first.line, recs[first.rec].Cell)
 		}
 		seen[k] = seenAt{line, len(recs)}
 		recs = append(recs, r)
@@ -310,6 +293,34 @@ func parseSamples(path string, b []byte) ([]Record, *TornTail, error) {
 		return recs[:runStart], &TornTail{Path: path, Line: runLine, Offset: runOffset, Bytes: int64(len(b)) - runOffset, Records: len(recs) - runStart}, nil
 	}
 	return recs, nil, nil
+}
+
+// badLine is the error of a line before the last that is not a record:
+// the schema's when the line names a newer major (which may have changed a
+// field's type), else that the file is damaged.
+func badLine(path string, line int, text []byte, err error) error {
+	var head struct {
+		SchemaVersion string `json:"schema_version"`
+	}
+	if json.Unmarshal(text, &head) == nil && head.SchemaVersion != "" {
+		if serr := checkSchema(head.SchemaVersion); serr != nil {
+			return fmt.Errorf("%s line %d: %w", path, line, serr)
+		}
+	}
+	return fmt.Errorf("%s line %d is not a sample record (%w): the file is damaged before its end, which a crash while appending cannot do; "+
+		"remove or repair that line by hand", path, line, err)
+}
+
+// twiceError is the error of record r on line, whose key a record on
+// firstLine, of cell firstCell, had already.
+func twiceError(path string, line int, r Record, firstLine int, firstCell string) error {
+	labels := ""
+	if firstCell != r.Cell {
+		labels = fmt.Sprintf(", labelled %q there and %q here", firstCell, r.Cell)
+	}
+	return fmt.Errorf("%s line %d records cell run %s thread %d%s again (first on line %d%s): two runs wrote into this directory at once, or a cell run was copied, "+
+		"and merged they would give false rates; keep one of the two cell runs (remove the other's lines by hand) and resume",
+		path, line, r.RunKey(), r.Index, phaseText(r.Phase), firstLine, labels)
 }
 
 func phaseText(phase string) string {
@@ -345,9 +356,9 @@ func FinishedRepeats(records []Record) map[string][]int {
 	return out
 }
 
-// FinishedCells returns, per cell, how many repeats finished. When repeats
+// finishedCells returns, per cell, how many repeats finished. When repeats
 // run in order 1, 2, ... these are the first ones; FinishedRepeats says which.
-func FinishedCells(records []Record) map[string]int {
+func finishedCells(records []Record) map[string]int {
 	out := map[string]int{}
 	for cell, reps := range FinishedRepeats(records) {
 		out[cell] = len(reps)

@@ -237,7 +237,7 @@ func TestOpenSampleLogCutsTornTail(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, torn)
 	assert.Len(t, recs, 3)
-	assert.Equal(t, map[string]int{"a": 1, "b": 1}, FinishedCells(recs))
+	assert.Equal(t, map[string]int{"a": 1, "b": 1}, finishedCells(recs))
 }
 
 func TestFinishedCells(t *testing.T) {
@@ -258,8 +258,8 @@ func TestFinishedCells(t *testing.T) {
 	recs[len(recs)-2].RunRecords = 4
 	recs[len(recs)-3].RunRecords = 4
 	assert.Equal(t, map[string][]int{"host/fp/33/2": {1, 2, 3}, "vm/fp/33/2": {1}}, FinishedRepeats(recs))
-	assert.Equal(t, map[string]int{"host/fp/33/2": 3, "vm/fp/33/2": 1}, FinishedCells(recs))
-	assert.Empty(t, FinishedCells(nil))
+	assert.Equal(t, map[string]int{"host/fp/33/2": 3, "vm/fp/33/2": 1}, finishedCells(recs))
+	assert.Empty(t, finishedCells(nil))
 }
 
 // TestKilledMidAppend kills a process that appends large cell runs (4 MB, so
@@ -298,10 +298,10 @@ func TestKilledMidAppend(t *testing.T) {
 			t.Logf("round %d: %s", round, torn)
 			assert.Equal(t, fi.Size(), torn.Offset+torn.Bytes, "the torn end runs to the end of the file")
 		}
-		for cell, n := range FinishedCells(recs) {
+		for cell, n := range finishedCells(recs) {
 			assert.Equal(t, 1, n, cell)
 		}
-		assert.Len(t, recs, 64*len(FinishedCells(recs)), "only whole cell runs are read")
+		assert.Len(t, recs, 64*len(finishedCells(recs)), "only whole cell runs are read")
 		log, _, err := OpenSampleLog(path)
 		require.NoError(t, err)
 		require.NoError(t, log.Append(cellRun("after", "host", 1, 2)...))

@@ -62,8 +62,8 @@ func Observations(samples []Sample) []analysis.Observation {
 // Cells summarizes samples into cells (see analysis.Cells).
 func Cells(samples []Sample) []analysis.Cell { return analysis.Cells(Observations(samples)) }
 
-// CSVHeader is the tidy CSV's columns, in order. Scripts depend on these names.
-var CSVHeader = []string{
+// csvHeader is the tidy CSV's columns, in order. Scripts depend on these names.
+var csvHeader = []string{
 	"target", "workload", "qos", "threads", "repeat", "index", "phase",
 	"start_ns", "end_ns", "work", "unit", "rate",
 	"qos_applied", "qos_full", "qos_reason", "qos_detail", "cpus", "pid", "contention",
@@ -97,7 +97,7 @@ func FormatCSVFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 6
 // WriteCSV writes the header and one row per sample.
 func WriteCSV(w io.Writer, samples []Sample) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(CSVHeader); err != nil {
+	if err := cw.Write(csvHeader); err != nil {
 		return err
 	}
 	for _, s := range samples {
@@ -119,8 +119,8 @@ func ReadCSV(r io.Reader) ([]Sample, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read csv header: %w", err)
 	}
-	if strings.Join(head, ",") != strings.Join(CSVHeader, ",") {
-		return nil, fmt.Errorf("csv header %q is not qoslab's sample header %q", strings.Join(head, ","), strings.Join(CSVHeader, ","))
+	if strings.Join(head, ",") != strings.Join(csvHeader, ",") {
+		return nil, fmt.Errorf("csv header %q is not qoslab's sample header %q", strings.Join(head, ","), strings.Join(csvHeader, ","))
 	}
 	var out []Sample
 	for line := 2; ; line++ {
@@ -145,21 +145,21 @@ func parseRow(r []string) (Sample, error) {
 	atoi := func(col int) int {
 		v, err := strconv.Atoi(r[col])
 		if err != nil {
-			errs = append(errs, fmt.Sprintf("%s=%q", CSVHeader[col], r[col]))
+			errs = append(errs, fmt.Sprintf("%s=%q", csvHeader[col], r[col]))
 		}
 		return v
 	}
 	i64 := func(col int) int64 {
 		v, err := strconv.ParseInt(r[col], 10, 64)
 		if err != nil {
-			errs = append(errs, fmt.Sprintf("%s=%q", CSVHeader[col], r[col]))
+			errs = append(errs, fmt.Sprintf("%s=%q", csvHeader[col], r[col]))
 		}
 		return v
 	}
 	f64 := func(col int) float64 {
 		v, err := strconv.ParseFloat(r[col], 64)
 		if err != nil {
-			errs = append(errs, fmt.Sprintf("%s=%q", CSVHeader[col], r[col]))
+			errs = append(errs, fmt.Sprintf("%s=%q", csvHeader[col], r[col]))
 		}
 		return v
 	}

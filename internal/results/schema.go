@@ -10,8 +10,8 @@ import (
 // accept any minor of a major they know and refuse other majors.
 const SchemaVersion = "1.1"
 
-// CheckSchema refuses a file written with a schema major this build cannot read.
-func CheckSchema(v string) error {
+// checkSchema refuses a file written with a schema major this build cannot read.
+func checkSchema(v string) error {
 	major, _, _ := strings.Cut(v, ".")
 	ours, _, _ := strings.Cut(SchemaVersion, ".")
 	if _, err := strconv.Atoi(major); err != nil {

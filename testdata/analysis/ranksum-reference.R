@@ -5,11 +5,11 @@
 # What R computes here, independently of qoslab's Go code:
 # - one stratum: wilcox.test(x, y, exact = ..., correct = TRUE, conf.int = TRUE)
 #   on log(x) and log(y): the two-sided p value, the Hodges-Lehmann estimate
-#   of the shift and its 95% interval (qoslab's MannWhitney and LogShift);
+#   of the shift and its 95% interval (qoslab's mannWhitney and logShift);
 # - several strata (thread counts), exact: the null distribution of the sum
 #   of the strata's Mann-Whitney U is the convolution of R's dwilcox for each
 #   stratum; the two-sided p is twice the smaller tail (qoslab's
-#   StratifiedMannWhitney). The statistic is that of the stratified
+#   stratifiedMannWhitney). The statistic is that of the stratified
 #   Wilcoxon rank-sum test with equal weight per pair (the sum of the
 #   strata's rank sums, as coin::wilcox_test(y ~ g | block) uses; van
 #   Elteren's test weights each stratum by 1/(n+1) instead and is not what

@@ -12,7 +12,7 @@ import (
 	"github.com/qoslab/qoslab/internal/units"
 )
 
-// CoreShares says, from telemetry, where each cell's workers ran when its
+// coreShares says, from telemetry, where each cell's workers ran when its
 // target has more than one core type: per cell, for each repeat the share
 // of busy time the worker most on the slower type (E, or the lower
 // capacity) spent there, as [allocation] (docs/references.md) put it ("67%
@@ -23,26 +23,90 @@ import (
 // type, or no thread's CPU (macOS powermetrics reports clusters, not
 // threads), one finding per target says the share is not available and
 // why.
-func CoreShares(samples []telemetry.Sample) []analysis.Finding {
-	type runKey struct {
-		cell, target string
-		repeat       int
+func coreShares(samples []telemetry.Sample) []analysis.Finding {
+	order, runs := coreRuns(samples)
+	cells := map[shareCell]*cellShares{}
+	var cellOrder []shareCell
+	unavailable := map[string]string{}
+	var targets []string
+	for _, k := range order {
+		a := runs[k]
+		kinds := map[string]bool{}
+		for _, t := range a.types {
+			kinds[t] = true
+		}
+		if !slices.Contains(targets, k.target) {
+			targets = append(targets, k.target)
+		}
+		if len(kinds) < 2 {
+			why := "its telemetry shows one core type"
+			if a.sampler == telemetry.SamplerPowermetrics {
+				why = "powermetrics reports clusters, not the CPU each thread ran on"
+			}
+			if _, seen := unavailable[k.target]; !seen {
+				unavailable[k.target] = why
+			}
+			continue
+		}
+		slow := slowerType(kinds)
+		most, ok := a.mostOn(slow)
+		if !ok {
+			continue
+		}
+		ck := shareCell{k.cell, k.target}
+		c := cells[ck]
+		if c == nil {
+			c = &cellShares{slow: slow}
+			cells[ck] = c
+			cellOrder = append(cellOrder, ck)
+		}
+		c.shares = append(c.shares, most)
+		delete(unavailable, k.target)
 	}
-	type acc struct {
-		types   map[int]string
-		byType  map[string]map[string]float64 // role -> type -> busy time
-		sampler string
+	var out []analysis.Finding
+	for _, ck := range cellOrder {
+		out = append(out, shareFinding(ck, cells[ck]))
 	}
-	runs := map[runKey]*acc{}
-	var order []runKey
+	slices.SortStableFunc(out, func(a, b analysis.Finding) int {
+		return analysis.CompareKeys(analysis.CellKey{Target: a.Target, Workload: a.Workload, QoS: a.QoS, Threads: a.Threads},
+			analysis.CellKey{Target: b.Target, Workload: b.Workload, QoS: b.QoS, Threads: b.Threads})
+	})
+	for _, t := range targets {
+		if why, ok := unavailable[t]; ok {
+			out = append(out, analysis.Finding{Kind: "core-share", Target: t, Workload: "all",
+				Text: "core-type share not available: " + why})
+		}
+	}
+	return out
+}
+
+// coreRunKey names a cell run of a target.
+type coreRunKey struct {
+	cell, target string
+	repeat       int
+}
+
+// coreRun is what a cell run's telemetry says of where its workers ran.
+type coreRun struct {
+	types   map[int]string                // CPU id -> core type
+	byType  map[string]map[string]float64 // role -> type -> busy time
+	sampler string
+}
+
+// coreRuns gathers, per cell run in the order they first appear, its
+// CPUs' core types and its workers' busy time on each type, from each
+// target's own view of its workers.
+func coreRuns(samples []telemetry.Sample) ([]coreRunKey, map[coreRunKey]*coreRun) {
+	runs := map[coreRunKey]*coreRun{}
+	var order []coreRunKey
 	for _, s := range samples {
 		if s.Cell == "" || (s.View != telemetry.ViewHost && s.View != telemetry.ViewGuest) || (s.Target != "host" && s.View == telemetry.ViewHost) {
 			continue // only each target's own view of its workers
 		}
-		k := runKey{s.Cell, s.Target, s.Repeat}
+		k := coreRunKey{s.Cell, s.Target, s.Repeat}
 		a := runs[k]
 		if a == nil {
-			a = &acc{types: map[int]string{}, byType: map[string]map[string]float64{}, sampler: s.Sampler}
+			a = &coreRun{types: map[int]string{}, byType: map[string]map[string]float64{}, sampler: s.Sampler}
 			runs[k] = a
 			order = append(order, k)
 		}
@@ -69,88 +133,50 @@ func CoreShares(samples []telemetry.Sample) []analysis.Finding {
 			a.byType[th.Role][t] += w
 		}
 	}
-	type cellKey struct{ cell, target string }
-	type cellShares struct {
-		slow   string
-		shares []float64
-	}
-	cells := map[cellKey]*cellShares{}
-	var cellOrder []cellKey
-	unavailable := map[string]string{}
-	var targets []string
-	for _, k := range order {
-		a := runs[k]
-		kinds := map[string]bool{}
-		for _, t := range a.types {
-			kinds[t] = true
+	return order, runs
+}
+
+// mostOn is the largest share of a worker's busy time spent on core type
+// slow; false when no worker was seen busy.
+func (a *coreRun) mostOn(slow string) (most float64, ok bool) {
+	for _, byType := range a.byType {
+		var total float64
+		for _, v := range byType {
+			total += v
 		}
-		if !slices.Contains(targets, k.target) {
-			targets = append(targets, k.target)
-		}
-		if len(kinds) < 2 {
-			why := "its telemetry shows one core type"
-			if a.sampler == telemetry.SamplerPowermetrics {
-				why = "powermetrics reports clusters, not the CPU each thread ran on"
-			}
-			if _, seen := unavailable[k.target]; !seen {
-				unavailable[k.target] = why
-			}
+		if total == 0 {
 			continue
 		}
-		slow := slowerType(kinds)
-		most, seen := 0.0, false
-		for _, byType := range a.byType {
-			var total float64
-			for _, v := range byType {
-				total += v
-			}
-			if total == 0 {
-				continue
-			}
-			most, seen = max(most, byType[slow]/total), true
-		}
-		if !seen {
-			continue
-		}
-		ck := cellKey{k.cell, k.target}
-		c := cells[ck]
-		if c == nil {
-			c = &cellShares{slow: slow}
-			cells[ck] = c
-			cellOrder = append(cellOrder, ck)
-		}
-		c.shares = append(c.shares, most)
-		delete(unavailable, k.target)
+		most, ok = max(most, byType[slow]/total), true
 	}
-	var out []analysis.Finding
-	for _, ck := range cellOrder {
-		c := cells[ck]
-		f := cellFinding(ck.cell)
-		f.Kind, f.Target = "core-share", ck.target
-		sorted := slices.Sorted(slices.Values(c.shares))
-		mid := sorted[len(sorted)/2]
-		if len(sorted)%2 == 0 {
-			mid = (sorted[len(sorted)/2-1] + sorted[len(sorted)/2]) / 2
-		}
-		spread := ""
-		if len(sorted) > 1 {
-			spread = fmt.Sprintf("; %.0f%%..%.0f%%", 100*sorted[0], 100*sorted[len(sorted)-1])
-		}
-		f.Text = fmt.Sprintf("the worker most on %s cores spent %.0f%% of its busy time there (median over %s%s; telemetry: a share of time, not of work)",
-			c.slow, 100*mid, units.Plural(len(sorted), "repeat"), spread)
-		out = append(out, f)
+	return most, ok
+}
+
+// shareCell names a cell of a target.
+type shareCell struct{ cell, target string }
+
+// cellShares are a cell's shares on its slower core type, one per repeat.
+type cellShares struct {
+	slow   string
+	shares []float64
+}
+
+// shareFinding says a cell's shares: their median and range.
+func shareFinding(ck shareCell, c *cellShares) analysis.Finding {
+	f := cellFinding(ck.cell)
+	f.Kind, f.Target = "core-share", ck.target
+	sorted := slices.Sorted(slices.Values(c.shares))
+	mid := sorted[len(sorted)/2]
+	if len(sorted)%2 == 0 {
+		mid = (sorted[len(sorted)/2-1] + sorted[len(sorted)/2]) / 2
 	}
-	slices.SortStableFunc(out, func(a, b analysis.Finding) int {
-		return analysis.CompareKeys(analysis.CellKey{Target: a.Target, Workload: a.Workload, QoS: a.QoS, Threads: a.Threads},
-			analysis.CellKey{Target: b.Target, Workload: b.Workload, QoS: b.QoS, Threads: b.Threads})
-	})
-	for _, t := range targets {
-		if why, ok := unavailable[t]; ok {
-			out = append(out, analysis.Finding{Kind: "core-share", Target: t, Workload: "all",
-				Text: "core-type share not available: " + why})
-		}
+	spread := ""
+	if len(sorted) > 1 {
+		spread = fmt.Sprintf("; %.0f%%..%.0f%%", 100*sorted[0], 100*sorted[len(sorted)-1])
 	}
-	return out
+	f.Text = fmt.Sprintf("the worker most on %s cores spent %.0f%% of its busy time there (median over %s%s; telemetry: a share of time, not of work)",
+		c.slow, 100*mid, units.Plural(len(sorted), "repeat"), spread)
+	return f
 }
 
 // slowerType picks the slower of the core types seen: "E" against "P",

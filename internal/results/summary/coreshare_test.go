@@ -38,15 +38,15 @@ func TestCoreShares(t *testing.T) {
 	samples = append(samples, telemetry.Sample{Cell: "vm mmul qos=33 threads=3 loops=200000", Repeat: 1, Target: "vm", View: telemetry.ViewHost,
 		CPUs: cpus, Threads: []telemetry.Thread{{Role: "vcpu 0", CPU: 2}}})
 
-	f := CoreShares(samples)
+	f := coreShares(samples)
 	require.Len(t, f, 3)
 	assert.Equal(t, "host mmul qos=9 threads=1: the worker most on E cores spent 0% of its busy time there (median over 1 repeat; telemetry: a share of time, not of work)", f[0].String())
 	assert.Equal(t, "host mmul qos=33 threads=3: the worker most on E cores spent 42% of its busy time there (median over 2 repeats; 33%..50%; telemetry: a share of time, not of work)", f[1].String())
 	assert.Equal(t, "vm: core-type share not available: its telemetry shows one core type", f[2].String())
 
 	mac := []telemetry.Sample{{Cell: cell, Repeat: 1, Target: "host", View: telemetry.ViewHost, Sampler: telemetry.SamplerPowermetrics}}
-	f = CoreShares(mac)
+	f = coreShares(mac)
 	require.Len(t, f, 1)
 	assert.Contains(t, f[0].Text, "powermetrics reports clusters, not the CPU each thread ran on")
-	assert.Empty(t, CoreShares(nil), "no telemetry, nothing said")
+	assert.Empty(t, coreShares(nil), "no telemetry, nothing said")
 }

@@ -53,7 +53,7 @@ func Of(l *results.Loaded) Analysis {
 	a.Name = l.Run.Name
 	a.Partial = l.Partial()
 	a.Telemetry = telemetry.Summarize(l.Telemetry)
-	a.Findings = append(a.Findings, CoreShares(l.Telemetry)...)
+	a.Findings = append(a.Findings, coreShares(l.Telemetry)...)
 	return a
 }
 
@@ -70,7 +70,7 @@ func analyze(samples []results.Sample, host, vm string, margins analysis.Margins
 	cells := analysis.SortCells(results.Cells(samples))
 	a := Analysis{Cells: cells, Regressions: analysis.Regressions(cells), Margins: margins}
 	a.Verdicts = Verdicts(cells, host, vm, margins)
-	a.Findings = Findings(samples, cells)
+	a.Findings = findings(samples, cells)
 	return a
 }
 
@@ -122,12 +122,12 @@ func Verdicts(cells []analysis.Cell, host, vm string, margins analysis.Margins) 
 	return out
 }
 
-// Findings states the patterns in samples: stragglers among the threads
+// findings states the patterns in samples: stragglers among the threads
 // (or processes) of fixed-work cells (a fixed-duration cell's threads all
 // end at its deadline), batches of process completions (a cell whose
 // completions form batches gets that finding, not a straggler's: its last
 // batch is late by design), and where adding threads stops paying.
-func Findings(samples []results.Sample, cells []analysis.Cell) []analysis.Finding {
+func findings(samples []results.Sample, cells []analysis.Cell) []analysis.Finding {
 	var fixed []results.Sample
 	for _, s := range samples {
 		if s.DurationNs == 0 {
@@ -153,8 +153,8 @@ func Write(dir string, a Analysis) error {
 		name   string
 		render func(io.Writer) error
 	}{
-		{results.SummaryJSONFile, func(w io.Writer) error { return WriteJSON(w, a) }},
-		{results.SummaryCSVFile, func(w io.Writer) error { return WriteCSV(w, a.Cells) }},
+		{results.SummaryJSONFile, func(w io.Writer) error { return writeJSON(w, a) }},
+		{results.SummaryCSVFile, func(w io.Writer) error { return writeCSV(w, a.Cells) }},
 		{results.SummaryMDFile, func(w io.Writer) error { return WriteMarkdown(w, a) }},
 	}
 	for _, f := range files {
@@ -187,10 +187,10 @@ type Document struct {
 	Telemetry []telemetry.CellSummary `json:"telemetry"`
 }
 
-// WriteJSON writes summary.json: the cells, regressions and verdicts with
+// writeJSON writes summary.json: the cells, regressions and verdicts with
 // analysis's field names, rates in unit per second. A statistic that is not
 // a number (a cell without repeats, a regression without a line) is null.
-func WriteJSON(w io.Writer, a Analysis) error {
+func writeJSON(w io.Writer, a Analysis) error {
 	b, err := json.MarshalIndent(NewDocument(a), "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode summary: %w", err)
@@ -223,9 +223,9 @@ func orEmpty[T any](s []T) []T {
 	return s
 }
 
-// CSVHeader returns summary.csv's columns, in order. The first eleven are a
+// csvHeader returns summary.csv's columns, in order. The first eleven are a
 // promise to scripts; median to ci_high are the total rate in unit.
-func CSVHeader() []string {
+func csvHeader() []string {
 	return []string{
 		"target", "workload", "qos", "threads", "n", "median", "min", "max", "ci_low", "ci_high", "unit",
 		"phase", "ci_confidence",
@@ -236,14 +236,14 @@ func CSVHeader() []string {
 	}
 }
 
-// WriteCSV writes summary.csv: one row per cell. median, min, max, ci_low
+// writeCSV writes summary.csv: one row per cell. median, min, max, ci_low
 // and ci_high are the cell's total rate over its repeats (all threads' work
 // from first start to last end) and unit is the rate's, such as "loops/s";
 // the thread_ columns pool every thread's own rate, the seconds_ columns the
 // repeats' durations. A value that is not a number is left empty.
-func WriteCSV(w io.Writer, cells []analysis.Cell) error {
+func writeCSV(w io.Writer, cells []analysis.Cell) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(CSVHeader()); err != nil {
+	if err := cw.Write(csvHeader()); err != nil {
 		return fmt.Errorf("write summary csv: %w", err)
 	}
 	for _, c := range cells {

@@ -67,7 +67,7 @@ func TestAnalyze(t *testing.T) {
 func TestWriteCSV(t *testing.T) {
 	a := withEmptyCell(Analyze(runSamples(), "host", "vm"))
 	var buf bytes.Buffer
-	require.NoError(t, WriteCSV(&buf, a.Cells))
+	require.NoError(t, writeCSV(&buf, a.Cells))
 	rows, err := csv.NewReader(&buf).ReadAll()
 	require.NoError(t, err)
 	require.Len(t, rows, 1+len(a.Cells))
@@ -137,7 +137,7 @@ func TestWriteJSON(t *testing.T) {
 	// An undecidable verdict: SI and p values are NaN.
 	a.Verdicts = append(a.Verdicts, analysis.Subsumption(a.Cells, "compress", "compress", "host", "vm", analysis.DefaultMargins()))
 	var buf bytes.Buffer
-	require.NoError(t, WriteJSON(&buf, a), "NaN must not fail the file")
+	require.NoError(t, writeJSON(&buf, a), "NaN must not fail the file")
 
 	var doc struct {
 		SchemaVersion string           `json:"schema_version"`
@@ -182,7 +182,7 @@ func TestWriteJSON(t *testing.T) {
 	assert.Contains(t, buf.String(), "\n  \"cells\": [", "indented for people")
 
 	buf.Reset()
-	require.NoError(t, WriteJSON(&buf, Analysis{}))
+	require.NoError(t, writeJSON(&buf, Analysis{}))
 	assert.Contains(t, buf.String(), `"cells": []`, "no cells is an empty list, not null")
 }
 
@@ -294,7 +294,7 @@ func TestDisagreeingRepeatsAreFlaggedEverywhere(t *testing.T) {
 	assert.Contains(t, md.String(), "| 351 ! |")
 
 	var js bytes.Buffer
-	require.NoError(t, WriteJSON(&js, a))
+	require.NoError(t, writeJSON(&js, a))
 	var doc struct {
 		Warnings []string `json:"warnings"`
 		Cells    []struct {
@@ -319,7 +319,7 @@ func TestDisagreeingRepeatsAreFlaggedEverywhere(t *testing.T) {
 	assert.Equal(t, 1, flagged)
 
 	var csvOut bytes.Buffer
-	require.NoError(t, WriteCSV(&csvOut, a.Cells))
+	require.NoError(t, writeCSV(&csvOut, a.Cells))
 	rows, err := csv.NewReader(&csvOut).ReadAll()
 	require.NoError(t, err)
 	h := rows[0]
@@ -412,7 +412,7 @@ func TestFindingsInEverySummary(t *testing.T) {
 	require.NoError(t, WriteMarkdown(&md, a))
 	assert.Contains(t, md.String(), "## Findings\n\n- "+MarkdownText(want)+"\n")
 	var js bytes.Buffer
-	require.NoError(t, WriteJSON(&js, a))
+	require.NoError(t, writeJSON(&js, a))
 	assert.Contains(t, js.String(), `"kind": "stragglers"`)
 
 	for i := range samples {

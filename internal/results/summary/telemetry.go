@@ -87,9 +87,9 @@ func threadsText(ts []telemetry.ThreadSummary) string {
 	return strings.Join(parts, "; ")
 }
 
-// TelemetryView condenses every cell run's telemetry seen from one view of
+// telemetryView condenses every cell run's telemetry seen from one view of
 // one target into one line of text.
-type TelemetryView struct {
+type telemetryView struct {
 	Target, View, Sampler string
 	Runs, Samples         int
 	// Types are the CPUs per core type: mean busy share and frequency over
@@ -100,89 +100,121 @@ type TelemetryView struct {
 	Threads string
 }
 
-// TelemetryViews condenses summaries to one line per target and view, in
+// telemetryViews condenses summaries to one line per target and view, in
 // the order they first appear; notes are the distinct notes, each once.
-func TelemetryViews(ss []telemetry.CellSummary) (views []TelemetryView, notes []string) {
-	type acc struct {
-		v            TelemetryView
-		busy, mhz    map[string]*weighted
-		cpus         map[string]int
-		types        []string
-		pkg, cpuw    weighted
-		threads      weighted
-		tmin, tmax   float64
-		threadedRuns int
-	}
-	var order []*acc
-	byKey := map[[2]string]*acc{}
-	// Notes that differ only in their numbers (a thread id, a count) are
-	// one note, said once with how often it came.
-	var kinds []string
-	first, count := map[string]string{}, map[string]int{}
+func telemetryViews(ss []telemetry.CellSummary) (views []telemetryView, notes []string) {
+	var order []*viewAcc
+	byKey := map[[2]string]*viewAcc{}
+	var distinct distinctNotes
 	for _, s := range ss {
 		k := [2]string{s.Target, s.View}
 		a := byKey[k]
 		if a == nil {
-			a = &acc{v: TelemetryView{Target: s.Target, View: s.View, Sampler: s.Sampler}, busy: map[string]*weighted{}, mhz: map[string]*weighted{}, cpus: map[string]int{}}
+			a = &viewAcc{v: telemetryView{Target: s.Target, View: s.View, Sampler: s.Sampler}, busy: map[string]*weighted{}, mhz: map[string]*weighted{}, cpus: map[string]int{}}
 			byKey[k] = a
 			order = append(order, a)
 		}
-		a.v.Runs++
-		a.v.Samples += s.Samples
-		w := float64(max(s.Samples, 1))
-		for _, t := range s.Types {
-			if a.busy[t.Type] == nil {
-				a.busy[t.Type], a.mhz[t.Type] = &weighted{}, &weighted{}
-				a.types = append(a.types, t.Type)
-			}
-			a.busy[t.Type].add(t.MeanBusy, w)
-			a.mhz[t.Type].add(t.MeanMHz, w)
-			a.cpus[t.Type] = max(a.cpus[t.Type], t.CPUs)
-		}
-		a.pkg.add(s.PackageW, w)
-		a.cpuw.add(s.CPUW, w)
-		var run weighted
-		for _, t := range s.Threads {
-			run.add(t.MeanBusy, 1)
-		}
-		if m := run.value(); m != nil {
-			a.threads.add(m, 1)
-			if a.threadedRuns == 0 || *m < a.tmin {
-				a.tmin = *m
-			}
-			a.tmax = max(a.tmax, *m)
-			a.threadedRuns++
-		}
+		a.add(s)
 		for _, n := range s.Notes {
-			k := digits.ReplaceAllString(n, "N")
-			if count[k] == 0 {
-				kinds = append(kinds, k)
-				first[k] = n
-			}
-			count[k]++
+			distinct.add(n)
 		}
 	}
 	for _, a := range order {
-		var types []telemetry.TypeSummary
-		for _, t := range a.types {
-			types = append(types, telemetry.TypeSummary{Type: t, CPUs: a.cpus[t], MeanBusy: a.busy[t].value(), MeanMHz: a.mhz[t].value()})
-		}
-		a.v.Types = typesText(types)
-		a.v.Power = powerText(telemetry.CellSummary{PackageW: a.pkg.value(), CPUW: a.cpuw.value()})
-		a.v.Threads = "none followed"
-		if m := a.threads.value(); m != nil {
-			a.v.Threads = fmt.Sprintf("mean busy %.0f%% (%.0f%%..%.0f%% from run to run)", *m*100, a.tmin*100, a.tmax*100)
-		}
-		views = append(views, a.v)
+		views = append(views, a.view())
 	}
-	for _, k := range kinds {
-		n := first[k]
-		if c := count[k]; c > 1 && k != n {
+	return views, distinct.list()
+}
+
+// viewAcc gathers the cell runs of one target and view.
+type viewAcc struct {
+	v            telemetryView
+	busy, mhz    map[string]*weighted // by core type
+	cpus         map[string]int       // by core type
+	types        []string             // in the order they first appear
+	pkg, cpuw    weighted
+	threads      weighted
+	tmin, tmax   float64
+	threadedRuns int
+}
+
+// add counts one cell run in, its means weighted by its samples; the
+// threads' mean busy share is each run's, unweighted.
+func (a *viewAcc) add(s telemetry.CellSummary) {
+	a.v.Runs++
+	a.v.Samples += s.Samples
+	w := float64(max(s.Samples, 1))
+	for _, t := range s.Types {
+		if a.busy[t.Type] == nil {
+			a.busy[t.Type], a.mhz[t.Type] = &weighted{}, &weighted{}
+			a.types = append(a.types, t.Type)
+		}
+		a.busy[t.Type].add(t.MeanBusy, w)
+		a.mhz[t.Type].add(t.MeanMHz, w)
+		a.cpus[t.Type] = max(a.cpus[t.Type], t.CPUs)
+	}
+	a.pkg.add(s.PackageW, w)
+	a.cpuw.add(s.CPUW, w)
+	var run weighted
+	for _, t := range s.Threads {
+		run.add(t.MeanBusy, 1)
+	}
+	if m := run.value(); m != nil {
+		a.threads.add(m, 1)
+		if a.threadedRuns == 0 || *m < a.tmin {
+			a.tmin = *m
+		}
+		a.tmax = max(a.tmax, *m)
+		a.threadedRuns++
+	}
+}
+
+// view is the line of text of the runs added.
+func (a *viewAcc) view() telemetryView {
+	v := a.v
+	var types []telemetry.TypeSummary
+	for _, t := range a.types {
+		types = append(types, telemetry.TypeSummary{Type: t, CPUs: a.cpus[t], MeanBusy: a.busy[t].value(), MeanMHz: a.mhz[t].value()})
+	}
+	v.Types = typesText(types)
+	v.Power = powerText(telemetry.CellSummary{PackageW: a.pkg.value(), CPUW: a.cpuw.value()})
+	v.Threads = "none followed"
+	if m := a.threads.value(); m != nil {
+		v.Threads = fmt.Sprintf("mean busy %.0f%% (%.0f%%..%.0f%% from run to run)", *m*100, a.tmin*100, a.tmax*100)
+	}
+	return v
+}
+
+// distinctNotes counts notes that differ only in their numbers (a thread
+// id, a count) as one note, said once with how often it came.
+type distinctNotes struct {
+	kinds []string // in the order they first came
+	first map[string]string
+	count map[string]int
+}
+
+func (d *distinctNotes) add(n string) {
+	if d.first == nil {
+		d.first, d.count = map[string]string{}, map[string]int{}
+	}
+	k := digits.ReplaceAllString(n, "N")
+	if d.count[k] == 0 {
+		d.kinds = append(d.kinds, k)
+		d.first[k] = n
+	}
+	d.count[k]++
+}
+
+// list is each kind's first note, with how many more came like it.
+func (d *distinctNotes) list() []string {
+	var notes []string
+	for _, k := range d.kinds {
+		n := d.first[k]
+		if c := d.count[k]; c > 1 && k != n {
 			n += fmt.Sprintf(" (and %d more like it)", c-1)
 		}
 		notes = append(notes, n)
 	}
-	return views, notes
+	return notes
 }
 
 var digits = regexp.MustCompile(`\d+`)
@@ -208,7 +240,7 @@ func (m weighted) value() *float64 {
 // view, then each distinct note once (the per-run detail is in
 // summary.json and the HTML report).
 func WriteTelemetryMarkdown(b *strings.Builder, ss []telemetry.CellSummary) {
-	views, notes := TelemetryViews(ss)
+	views, notes := telemetryViews(ss)
 	for _, v := range views {
 		fmt.Fprintf(b, "- %s, %s view (%s): %s, %s; cores: %s; power: %s; threads followed: %s\n", v.Target, v.View, v.Sampler,
 			units.Plural(v.Runs, "cell run"), units.Plural(v.Samples, "sample"), mdText(v.Types), mdText(v.Power), mdText(v.Threads))

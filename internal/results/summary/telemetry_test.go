@@ -23,7 +23,7 @@ func TestTelemetryIsOneLinePerViewAndEachNoteOnce(t *testing.T) {
 			telemetry.CellSummary{Cell: "c" + string(rune('0'+i)), Repeat: 1, Target: "vm", View: telemetry.ViewGuest, Sampler: "procfs", Samples: 5,
 				Types: []telemetry.TypeSummary{{CPUs: 2, MeanBusy: f(0.5)}}, Notes: []string{"cpufreq: not available", "guest clock"}})
 	}
-	views, notes := TelemetryViews(ss)
+	views, notes := telemetryViews(ss)
 	require.Len(t, views, 2)
 	assert.Equal(t, 3, views[0].Runs)
 	assert.Equal(t, 30, views[0].Samples)
