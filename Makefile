@@ -110,7 +110,7 @@ actionlint:
 
 # The VM and fleet tests of cmd/qoslab take about 10 minutes on a 2-CPU
 # machine, more when it is busy: above go test's default 10-minute limit.
-test: fmt-check vet actionlint build test-deps
+test: fmt-check vet lint actionlint build test-deps
 	$(GO) test -count=1 -timeout 60m ./...
 
 proto:
