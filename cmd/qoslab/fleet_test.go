@@ -173,6 +173,9 @@ LogLevel VERBOSE
 	}
 	cmd := exec.Command(sshd, "-D", "-e", "-f", filepath.Join(dir, "sshd_config"))
 	cmd.Stdout, cmd.Stderr = &fleetSSHD.log, &fleetSSHD.log
+	// Its log is a pipe that the sshd serving a connection inherits: once
+	// sshd is killed, Wait waits for no connection left open.
+	cmd.WaitDelay = time.Second
 	if err := cmd.Start(); err != nil {
 		return err
 	}
@@ -318,9 +321,21 @@ qoslab:
 	for _, v := range o.vars {
 		inventory += "    " + v + "\n"
 	}
+	t.Cleanup(func() { stopControlMasters(filepath.Join(f.tmp, "ansible-cp")) })
 	f.inventory = filepath.Join(f.tmp, "inventory.yml")
 	require.NoError(t, os.WriteFile(f.inventory, []byte(inventory), 0o644))
 	return f
+}
+
+// stopControlMasters ends the SSH connections that ansible keeps open for
+// reuse (ControlPersist: a minute after their last use) through the control
+// sockets in dir: else they, and the sshd processes serving them, outlive
+// the test by that minute.
+func stopControlMasters(dir string) {
+	socks, _ := filepath.Glob(filepath.Join(dir, "*"))
+	for _, s := range socks {
+		_ = exec.Command("ssh", "-o", "ControlPath="+s, "-O", "exit", "qoslab-fleet-test").Run()
+	}
 }
 
 // sshdLog is the shared sshd's log (its other fleets' logins included).
