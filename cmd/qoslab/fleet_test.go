@@ -57,6 +57,7 @@ func fleetTools(t *testing.T, repo string) (playbook, sshd string) {
 // The playbook parses, and passes ansible-lint (its production profile)
 // where ansible-lint is installed (make setup puts it in .venv-ansible).
 func TestFleetPlaybookLints(t *testing.T) {
+	t.Parallel()
 	repo, err := filepath.Abs(filepath.Join("..", ".."))
 	require.NoError(t, err)
 	playbook, _ := fleetTools(t, repo)
@@ -402,6 +403,7 @@ func (f *fleet) fetched(t *testing.T, prefix string) map[string]string {
 // and the report must name the host that did not and why, the hosts must
 // keep no archive, and a second playbook run measure nothing again.
 func TestFleetPlaybook(t *testing.T) {
+	t.Parallel()
 	f := newFleet(t, fleetOptions{spec: "host-only.yaml", buildOnSSH: true, unreachable: true})
 	out, code, took := f.play(t)
 	t.Logf("three-host fleet run, one unreachable: %s wall", took.Round(100*time.Millisecond))
@@ -449,6 +451,7 @@ func TestFleetPlaybook(t *testing.T) {
 // its results come back, and with one run there is nothing to compare,
 // which is said, not failed.
 func TestFleetPlaybookLocalhost(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs ansible-playbook: not in -short")
 	}
@@ -482,6 +485,7 @@ func TestFleetPlaybookLocalhost(t *testing.T) {
 // here, as qoslab_run_args says) and measures in it; the comparison has the
 // subsumption index of both.
 func TestFleetPlaybookVM(t *testing.T) {
+	t.Parallel()
 	vmPrereqs(t)
 	f := newFleet(t, fleetOptions{spec: "vm.yaml", vars: []string{"qoslab_run_args: ['--accel', 'tcg']"}})
 	_, took := f.playOK(t)

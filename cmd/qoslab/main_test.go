@@ -28,6 +28,15 @@ var built struct {
 	err  error
 }
 
+// TestMain removes what the tests shared once they have all run.
+//
+// Every test of the package runs in parallel with the others (go test runs
+// as many at once as -parallel, GOMAXPROCS by default): most of their time
+// is one emulated CPU, or one ansible-playbook, each using one host CPU.
+// None changes the process's environment, working directory or signal
+// handling; each has its own binaries (so processesRunning sees only its
+// own), temporary directories, image store (qemuOf finds its QEMU by it),
+// ports and fleet key. Subtests run one after the other.
 func TestMain(m *testing.M) {
 	code := m.Run()
 	stopShared()
@@ -124,6 +133,7 @@ func processesRunning(t *testing.T, dir string) []string {
 }
 
 func TestEndToEnd(t *testing.T) {
+	t.Parallel()
 	dir := binaries(t)
 
 	t.Run("bench csv", func(t *testing.T) {

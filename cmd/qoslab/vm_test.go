@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -119,6 +120,7 @@ func alive(pid int) bool {
 }
 
 func TestVMEndToEnd(t *testing.T) {
+	t.Parallel()
 	dir, store := vmSetup(t)
 
 	t.Run("bench host,vm", func(t *testing.T) {
@@ -268,6 +270,7 @@ func TestVMEndToEnd(t *testing.T) {
 }
 
 func TestDoctorNamesFixes(t *testing.T) {
+	t.Parallel()
 	dir := binaries(t)
 	out, _, code := qoslab(t, dir, "doctor")
 	// Whatever is present here, every missing item comes with its fix.
@@ -286,6 +289,7 @@ func TestDoctorNamesFixes(t *testing.T) {
 // Named VMs, as a user drives them: start, measure in, look at, stop, list
 // and delete, each refusing what does not make sense.
 func TestNamedVM(t *testing.T) {
+	t.Parallel()
 	dir, store := vmSetup(t)
 	state := t.TempDir()
 	q := func(args ...string) (string, string, int) {
@@ -296,7 +300,8 @@ func TestNamedVM(t *testing.T) {
 		cmd.Stdout, cmd.Stderr = &o, &e
 		err := cmd.Run()
 		code := 0
-		if exit, ok := err.(*exec.ExitError); ok {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
 			code = exit.ExitCode()
 		} else {
 			require.NoError(t, err)
