@@ -35,6 +35,7 @@ var bootTime = regexp.MustCompile(`agent answered ([0-9.]+) s after start \(acce
 // CI (QOSLAB_REQUIRE_VM=1) fails without the emulator, the arm64 kernel or
 // a mirror.
 func TestARM64GuestUnderEmulation(t *testing.T) {
+	t.Parallel()
 	if runtime.GOARCH == "arm64" {
 		t.Skip("an arm64 host runs its own arch's guest in TestVMEndToEnd")
 	}

@@ -9,8 +9,10 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -55,6 +57,7 @@ func fleetTools(t *testing.T, repo string) (playbook, sshd string) {
 // The playbook parses, and passes ansible-lint (its production profile)
 // where ansible-lint is installed (make setup puts it in .venv-ansible).
 func TestFleetPlaybookLints(t *testing.T) {
+	t.Parallel()
 	repo, err := filepath.Abs(filepath.Join("..", ".."))
 	require.NoError(t, err)
 	playbook, _ := fleetTools(t, repo)
@@ -76,23 +79,73 @@ func TestFleetPlaybookLints(t *testing.T) {
 	assert.Contains(t, string(out), "Passed")
 }
 
-// startSSHD runs an sshd of the test's own on a free port of 127.0.0.1 that
-// lets the current user in with a key made here, and returns the port and
-// the key; t.Cleanup stops it. Its log is in *log.
-func startSSHD(t *testing.T, sshd, dir string, log *bytes.Buffer) (port int, key string) {
+// sshdLog is the shared sshd's log, written by its output's copier while
+// tests read it.
+type sshdLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *sshdLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *sshdLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// fleetSSHD is the one sshd the fleet tests reach their ssh host through:
+// started on first use, on a free port of 127.0.0.1, and stopped by
+// TestMain. Each fleet lets itself in with a key of its own
+// (authorize), so that the log tells its logins from the others'.
+var fleetSSHD struct {
+	once sync.Once
+	err  error
+	dir  string
+	port int
+	cmd  *exec.Cmd
+	log  sshdLog
+	// mu guards authorized_keys.
+	mu   sync.Mutex
+	keys []byte
+}
+
+// sharedSSHD starts the fleet tests' sshd once (t only reports its
+// failure) and returns its port.
+func sharedSSHD(t *testing.T, sshd string) int {
 	t.Helper()
-	require.NoError(t, os.MkdirAll(dir, 0o700))
-	for _, k := range []string{"host_key", "client_key"} {
-		out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", filepath.Join(dir, k)).CombinedOutput()
-		require.NoError(t, err, "ssh-keygen: %s", out)
+	fleetSSHD.once.Do(func() { fleetSSHD.err = startSSHD(sshd) })
+	require.NoError(t, fleetSSHD.err, "sshd: %s", fleetSSHD.log.String())
+	return fleetSSHD.port
+}
+
+// startSSHD runs an sshd on a free port of 127.0.0.1, in a new directory
+// with a host key made here, that lets the current user in with the keys
+// authorize adds; it waits until the port answers.
+func startSSHD(sshd string) error {
+	dir, err := os.MkdirTemp("", "qoslab-test-sshd-")
+	if err != nil {
+		return err
 	}
-	pub, err := os.ReadFile(filepath.Join(dir, "client_key.pub"))
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "authorized_keys"), pub, 0o600))
+	fleetSSHD.dir = dir
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", filepath.Join(dir, "host_key")).CombinedOutput(); err != nil {
+		return fmt.Errorf("ssh-keygen: %w: %s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "authorized_keys"), nil, 0o600); err != nil {
+		return err
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port = l.Addr().(*net.TCPAddr).Port
-	require.NoError(t, l.Close())
+	if err != nil {
+		return err
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	if err := l.Close(); err != nil {
+		return err
+	}
 	sftp := ""
 	for _, p := range []string{"/usr/lib/openssh/sftp-server", "/usr/libexec/openssh/sftp-server", "/usr/libexec/sftp-server"} {
 		if _, err := os.Stat(p); err == nil {
@@ -111,28 +164,69 @@ PermitRootLogin prohibit-password
 UsePAM no
 LogLevel VERBOSE
 %s`, port, filepath.Join(dir, "host_key"), filepath.Join(dir, "authorized_keys"), filepath.Join(dir, "sshd.pid"), sftp)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "sshd_config"), []byte(config), 0o600))
+	if err := os.WriteFile(filepath.Join(dir, "sshd_config"), []byte(config), 0o600); err != nil {
+		return err
+	}
 	if os.Geteuid() == 0 {
-		require.NoError(t, os.MkdirAll("/run/sshd", 0o755), "sshd's privilege separation directory")
+		if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
+			return fmt.Errorf("sshd's privilege separation directory: %w", err)
+		}
 	}
 	cmd := exec.Command(sshd, "-D", "-e", "-f", filepath.Join(dir, "sshd_config"))
-	cmd.Stdout, cmd.Stderr = log, log
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	cmd.Stdout, cmd.Stderr = &fleetSSHD.log, &fleetSSHD.log
+	// Its log is a pipe that the sshd serving a connection inherits: once
+	// sshd is killed, Wait waits for no connection left open.
+	cmd.WaitDelay = time.Second
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	fleetSSHD.cmd = cmd
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
 		if err == nil {
-			c.Close()
-			break
+			fleetSSHD.port = port
+			return c.Close()
 		}
-		require.True(t, time.Now().Before(deadline), "sshd did not listen on port %d within 10 s: %s", port, log.String())
-		time.Sleep(100 * time.Millisecond)
+		if time.Now().After(deadline) {
+			return fmt.Errorf("sshd did not listen on port %d within 10 s", port)
+		}
 	}
-	return port, filepath.Join(dir, "client_key")
+}
+
+// stopFleetSSHD stops the shared sshd, if it was started, and removes its
+// directory.
+func stopFleetSSHD() {
+	if c := fleetSSHD.cmd; c != nil {
+		_ = c.Process.Kill()
+		_ = c.Wait()
+	}
+	if fleetSSHD.dir != "" {
+		_ = os.RemoveAll(fleetSSHD.dir)
+	}
+}
+
+// authorize makes a client key in dir, lets it into the shared sshd, and
+// returns the key and its fingerprint as sshd logs it.
+func authorize(t *testing.T, dir string) (key, fingerprint string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(dir, 0o700))
+	key = filepath.Join(dir, "client_key")
+	out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", key).CombinedOutput()
+	require.NoError(t, err, "ssh-keygen: %s", out)
+	out, err = exec.Command("ssh-keygen", "-l", "-f", key+".pub").CombinedOutput()
+	require.NoError(t, err, "ssh-keygen -l: %s", out)
+	fields := strings.Fields(string(out)) // 256 SHA256:... comment (ED25519)
+	require.GreaterOrEqual(t, len(fields), 2, "ssh-keygen -l: %s", out)
+	pub, err := os.ReadFile(key + ".pub")
+	require.NoError(t, err)
+	fleetSSHD.mu.Lock()
+	defer fleetSSHD.mu.Unlock()
+	fleetSSHD.keys = append(fleetSSHD.keys, pub...)
+	// Whole or not at all: sshd reads the file at every login.
+	keys := filepath.Join(fleetSSHD.dir, "authorized_keys")
+	require.NoError(t, os.WriteFile(keys+".new", fleetSSHD.keys, 0o600))
+	require.NoError(t, os.Rename(keys+".new", keys))
+	return key, fields[1]
 }
 
 // fleet is the inventory hosts on this machine for the playbook: local,
@@ -144,7 +238,8 @@ type fleet struct {
 	// fleetID is the inventory's qoslab_fleet_id: where the hosts keep
 	// their results.
 	fleetID string
-	sshdLog *bytes.Buffer
+	// keyFingerprint is the fleet's own client key's, as sshd logs it.
+	keyFingerprint string
 }
 
 // fleetOptions shape a test fleet.
@@ -171,7 +266,7 @@ func newFleet(t *testing.T, o fleetOptions) *fleet {
 	}
 	repo, err := filepath.Abs(filepath.Join("..", ".."))
 	require.NoError(t, err)
-	f := &fleet{repo: repo, tmp: t.TempDir(), sshdLog: &bytes.Buffer{}, fleetID: "grouped"}
+	f := &fleet{repo: repo, tmp: t.TempDir(), fleetID: "grouped"}
 	f.results = filepath.Join(f.tmp, "fleet-results")
 	var sshd string
 	f.playbook, sshd = fleetTools(t, repo)
@@ -179,7 +274,9 @@ func newFleet(t *testing.T, o fleetOptions) *fleet {
 
 	dist := makeDist(t, f.bins, filepath.Join(f.tmp, "dist"))
 
-	port, key := startSSHD(t, sshd, filepath.Join(f.tmp, "sshd"), f.sshdLog)
+	port := sharedSSHD(t, sshd)
+	var key string
+	key, f.keyFingerprint = authorize(t, filepath.Join(f.tmp, "ssh"))
 	me, err := user.Current()
 	require.NoError(t, err)
 	f.user = me.Username
@@ -225,10 +322,25 @@ qoslab:
 	for _, v := range o.vars {
 		inventory += "    " + v + "\n"
 	}
+	t.Cleanup(func() { stopControlMasters(filepath.Join(f.tmp, "ansible-cp")) })
 	f.inventory = filepath.Join(f.tmp, "inventory.yml")
 	require.NoError(t, os.WriteFile(f.inventory, []byte(inventory), 0o644))
 	return f
 }
+
+// stopControlMasters ends the SSH connections that ansible keeps open for
+// reuse (ControlPersist: a minute after their last use) through the control
+// sockets in dir: else they, and the sshd processes serving them, outlive
+// the test by that minute.
+func stopControlMasters(dir string) {
+	socks, _ := filepath.Glob(filepath.Join(dir, "*"))
+	for _, s := range socks {
+		_ = exec.Command("ssh", "-o", "ControlPath="+s, "-O", "exit", "qoslab-fleet-test").Run()
+	}
+}
+
+// sshdLog is the shared sshd's log (its other fleets' logins included).
+func (f *fleet) sshdLog() string { return fleetSSHD.log.String() }
 
 // play runs the playbook with the inventory alone and returns its output,
 // exit status and how long it took.
@@ -258,7 +370,7 @@ func (f *fleet) play(t *testing.T) (string, int, time.Duration) {
 func (f *fleet) playOK(t *testing.T) (string, time.Duration) {
 	t.Helper()
 	out, code, took := f.play(t)
-	require.Equal(t, 0, code, "ansible-playbook:\n%s\nsshd:\n%s", out, f.sshdLog.String())
+	require.Equal(t, 0, code, "ansible-playbook:\n%s\nsshd:\n%s", out, f.sshdLog())
 	return out, took
 }
 
@@ -277,7 +389,8 @@ func (f *fleet) fetched(t *testing.T, prefix string) map[string]string {
 		}
 		runs[host] = dirs[0]
 	}
-	assert.Contains(t, f.sshdLog.String(), "Accepted publickey for "+f.user, "the ssh host was reached over SSH")
+	assert.Regexp(t, "Accepted publickey for "+regexp.QuoteMeta(f.user)+" from .* "+regexp.QuoteMeta(f.keyFingerprint),
+		f.sshdLog(), "the ssh host was reached over SSH, with this fleet's key")
 	return runs
 }
 
@@ -290,10 +403,11 @@ func (f *fleet) fetched(t *testing.T, prefix string) map[string]string {
 // and the report must name the host that did not and why, the hosts must
 // keep no archive, and a second playbook run measure nothing again.
 func TestFleetPlaybook(t *testing.T) {
+	t.Parallel()
 	f := newFleet(t, fleetOptions{spec: "host-only.yaml", buildOnSSH: true, unreachable: true})
 	out, code, took := f.play(t)
 	t.Logf("three-host fleet run, one unreachable: %s wall", took.Round(100*time.Millisecond))
-	assert.Equal(t, 2, code, "a host did not come back: the playbook ends failed\n%s\nsshd:\n%s", out, f.sshdLog.String())
+	assert.Equal(t, 2, code, "a host did not come back: the playbook ends failed\n%s\nsshd:\n%s", out, f.sshdLog())
 	assert.Contains(t, out, "gone did not come back: unreachable: ")
 	runs := f.fetched(t, "fleet-host")
 	for host := range runs {
@@ -337,6 +451,7 @@ func TestFleetPlaybook(t *testing.T) {
 // its results come back, and with one run there is nothing to compare,
 // which is said, not failed.
 func TestFleetPlaybookLocalhost(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs ansible-playbook: not in -short")
 	}
@@ -370,6 +485,7 @@ func TestFleetPlaybookLocalhost(t *testing.T) {
 // here, as qoslab_run_args says) and measures in it; the comparison has the
 // subsumption index of both.
 func TestFleetPlaybookVM(t *testing.T) {
+	t.Parallel()
 	vmPrereqs(t)
 	f := newFleet(t, fleetOptions{spec: "vm.yaml", vars: []string{"qoslab_run_args: ['--accel', 'tcg']"}})
 	_, took := f.playOK(t)

@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -17,18 +19,72 @@ import (
 	"github.com/qoslab/qoslab/internal/results"
 )
 
-// binaries builds qoslab and qoslab-agent side by side, as `make build` does.
+// built is the one build of qoslab and qoslab-agent that the package's
+// tests share: go build links each of them in seconds even from a warm
+// cache, and some fifteen tests need them.
+var built struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// TestMain removes what the tests shared once they have all run.
+//
+// Every test of the package runs in parallel with the others (go test runs
+// as many at once as -parallel, GOMAXPROCS by default): most of their time
+// is one emulated CPU, or one ansible-playbook, each using one host CPU.
+// None changes the process's environment, working directory or signal
+// handling; each has its own binaries (so processesRunning sees only its
+// own), temporary directories, image store (qemuOf finds its QEMU by it),
+// ports and fleet key. Subtests run one after the other.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	stopShared()
+	os.Exit(code)
+}
+
+// stopShared ends what the tests shared: the build, the guest image and the
+// fleet's sshd.
+func stopShared() {
+	stopFleetSSHD()
+	for _, d := range []string{built.dir, sharedImage.root} {
+		if d != "" {
+			_ = os.RemoveAll(d)
+		}
+	}
+}
+
+// buildBinaries builds qoslab and qoslab-agent side by side into a new
+// directory, as `make build` does.
+func buildBinaries() (string, error) {
+	dir, err := os.MkdirTemp("", "qoslab-test-bin-")
+	if err != nil {
+		return "", err
+	}
+	for pkg, name := range map[string]string{".": "qoslab", "../../guest/agent": "qoslab-agent"} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), pkg)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return dir, fmt.Errorf("go build %s: %w: %s", pkg, err, out)
+		}
+	}
+	return dir, nil
+}
+
+// binaries gives the test qoslab and qoslab-agent side by side in a
+// directory of its own: copies of the package's one build, so that the
+// processes running from it (processesRunning) are this test's alone when
+// tests run in parallel.
 func binaries(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds binaries: not in -short")
 	}
+	built.once.Do(func() { built.dir, built.err = buildBinaries() })
+	require.NoError(t, built.err)
 	dir := t.TempDir()
-	for pkg, name := range map[string]string{".": "qoslab", "../../guest/agent": "qoslab-agent"} {
-		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), pkg)
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "go build %s: %s", pkg, out)
+	for _, name := range []string{"qoslab", "qoslab-agent"} {
+		copyFile(t, filepath.Join(built.dir, name), filepath.Join(dir, name))
 	}
 	return dir
 }
@@ -77,6 +133,7 @@ func processesRunning(t *testing.T, dir string) []string {
 }
 
 func TestEndToEnd(t *testing.T) {
+	t.Parallel()
 	dir := binaries(t)
 
 	t.Run("bench csv", func(t *testing.T) {

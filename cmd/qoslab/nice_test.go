@@ -38,6 +38,7 @@ const niceBatteryRuns = 16
 // SIGKILLed when the telemetry sampler's thread, which it had been forked
 // from, ended.
 func TestRunUnderNice(t *testing.T) {
+	t.Parallel()
 	dir, store := vmSetup(t)
 	if _, err := exec.LookPath("nice"); err != nil {
 		t.Skip("no nice(1)")

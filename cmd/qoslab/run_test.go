@@ -21,6 +21,7 @@ import (
 )
 
 func TestRunInterruptedThenResumed(t *testing.T) {
+	t.Parallel()
 	dir := binaries(t)
 	work := t.TempDir()
 	spec := filepath.Join(work, "host.yaml")
@@ -137,6 +138,7 @@ repeats: 6
 }
 
 func TestRunBadSpec(t *testing.T) {
+	t.Parallel()
 	dir := binaries(t)
 	spec := filepath.Join(t.TempDir(), "bad.yaml")
 	require.NoError(t, os.WriteFile(spec, []byte("name: bad\nmatrix: []\nrepeats: 0\ntargets: [cloud]\n"), 0o644))
@@ -149,6 +151,7 @@ func TestRunBadSpec(t *testing.T) {
 // A named pipe given as a spec, a config file or a recipe is refused at
 // once: opening it used to wait for a writer for good.
 func TestInputFilesThatAreNamedPipes(t *testing.T) {
+	t.Parallel()
 	dir := binaries(t)
 	fifo := filepath.Join(t.TempDir(), "input.yaml")
 	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
@@ -181,6 +184,7 @@ func TestInputFilesThatAreNamedPipes(t *testing.T) {
 // The messages a user met running the fault battery say the right thing,
 // and bench refuses what it cannot run before starting anything.
 func TestMessagesSayTheRightThing(t *testing.T) {
+	t.Parallel()
 	dir := binaries(t)
 	noCells := []string{"no cells finished", "incomplete:", "booting", "host: "}
 

@@ -48,6 +48,7 @@ func listState(t *testing.T, dir, work string) (state string, complete bool) {
 // --resume measures it again, and a relabelled copy of a cell run is
 // refused, not merged.
 func TestCompletenessFromTheSamples(t *testing.T) {
+	t.Parallel()
 	dir := binaries(t)
 
 	t.Run("torn last line", func(t *testing.T) {

@@ -4,13 +4,17 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -38,15 +42,70 @@ func vmPrereqs(t *testing.T) string {
 	return kernels
 }
 
-// vmSetup builds the binaries, the guest agent and an image in a private store.
+// sharedImage is the one guest image the package's VM tests boot, built
+// once: root holds its store and the build's config directory.
+var sharedImage struct {
+	once  sync.Once
+	root  string
+	store string
+	err   error
+}
+
+// buildSharedImage builds linux with the shared build's qoslab and guest
+// agent into a new store, in a fresh working and config directory as
+// qoslab (the helper) runs it.
+func buildSharedImage(kernels string) (root, store string, err error) {
+	root, err = os.MkdirTemp("", "qoslab-test-image-")
+	if err != nil {
+		return "", "", err
+	}
+	store = filepath.Join(root, "store")
+	cmd := exec.Command(filepath.Join(built.dir, "qoslab"), "image", "build", "linux", "--store", store, "--kernel-cache", kernels,
+		"--guest-agent", filepath.Join(built.dir, "qoslab-agent"))
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+filepath.Join(root, "config"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return root, store, fmt.Errorf("qoslab image build linux: %w: %s", err, out)
+	}
+	return root, store, nil
+}
+
+// vmSetup gives the test the binaries and an image store of its own: a
+// copy of the one image built for the package (a store's images are
+// relocatable; tests find their QEMU by the store on its command line, so
+// each has its own).
 func vmSetup(t *testing.T) (dir, store string) {
 	t.Helper()
 	kernels := vmPrereqs(t)
 	dir = binaries(t)
+	sharedImage.once.Do(func() { sharedImage.root, sharedImage.store, sharedImage.err = buildSharedImage(kernels) })
+	require.NoError(t, sharedImage.err)
 	store = t.TempDir()
-	_, stderr, code := qoslab(t, dir, "image", "build", "linux", "--store", store, "--kernel-cache", kernels, "--guest-agent", filepath.Join(dir, "qoslab-agent"))
-	require.Equal(t, 0, code, stderr)
+	copyTree(t, filepath.Join(sharedImage.store, "linux"), filepath.Join(store, "linux"))
 	return dir, store
+}
+
+// copyTree copies the directories and regular files under from to to.
+func copyTree(t *testing.T, from, to string) {
+	t.Helper()
+	require.NoError(t, filepath.WalkDir(from, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(from, path)
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(filepath.Join(to, rel), 0o755)
+		case d.Type().IsRegular():
+			copyFile(t, path, filepath.Join(to, rel))
+			return nil
+		default:
+			return fmt.Errorf("%s: neither a directory nor a regular file", path)
+		}
+	}))
 }
 
 var qemuPID = regexp.MustCompile(`accel tcg, pid (\d+)`)
@@ -57,6 +116,7 @@ func alive(pid int) bool {
 }
 
 func TestVMEndToEnd(t *testing.T) {
+	t.Parallel()
 	dir, store := vmSetup(t)
 
 	t.Run("bench host,vm", func(t *testing.T) {
@@ -206,6 +266,7 @@ func TestVMEndToEnd(t *testing.T) {
 }
 
 func TestDoctorNamesFixes(t *testing.T) {
+	t.Parallel()
 	dir := binaries(t)
 	out, _, code := qoslab(t, dir, "doctor")
 	// Whatever is present here, every missing item comes with its fix.
@@ -224,6 +285,7 @@ func TestDoctorNamesFixes(t *testing.T) {
 // Named VMs, as a user drives them: start, measure in, look at, stop, list
 // and delete, each refusing what does not make sense.
 func TestNamedVM(t *testing.T) {
+	t.Parallel()
 	dir, store := vmSetup(t)
 	state := t.TempDir()
 	q := func(args ...string) (string, string, int) {
@@ -234,7 +296,8 @@ func TestNamedVM(t *testing.T) {
 		cmd.Stdout, cmd.Stderr = &o, &e
 		err := cmd.Run()
 		code := 0
-		if exit, ok := err.(*exec.ExitError); ok {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
 			code = exit.ExitCode()
 		} else {
 			require.NoError(t, err)
