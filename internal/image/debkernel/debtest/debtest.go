@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -55,31 +56,27 @@ func tarOf(t testing.TB, files [][2]string) []byte {
 // Gzip compresses b.
 func Gzip(t testing.TB, b []byte) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	w := gzip.NewWriter(&buf)
-	_, err := w.Write(b)
-	require.NoError(t, err)
-	require.NoError(t, w.Close())
-	return buf.Bytes()
+	return compress(t, b, func(w io.Writer) (io.WriteCloser, error) { return gzip.NewWriter(w), nil })
 }
 
 // Zstd compresses b.
 func Zstd(t testing.TB, b []byte) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	w, err := zstd.NewWriter(&buf)
-	require.NoError(t, err)
-	_, err = w.Write(b)
-	require.NoError(t, err)
-	require.NoError(t, w.Close())
-	return buf.Bytes()
+	return compress(t, b, func(w io.Writer) (io.WriteCloser, error) { return zstd.NewWriter(w) })
 }
 
 // XZ compresses b.
 func XZ(t testing.TB, b []byte) []byte {
 	t.Helper()
+	return compress(t, b, func(w io.Writer) (io.WriteCloser, error) { return xz.NewWriter(w) })
+}
+
+// compress writes b through the writer newWriter makes, closed, and
+// returns what came out.
+func compress(t testing.TB, b []byte, newWriter func(io.Writer) (io.WriteCloser, error)) []byte {
+	t.Helper()
 	var buf bytes.Buffer
-	w, err := xz.NewWriter(&buf)
+	w, err := newWriter(&buf)
 	require.NoError(t, err)
 	_, err = w.Write(b)
 	require.NoError(t, err)
