@@ -62,6 +62,9 @@ type Observation struct {
 	// Work is what it did in it, Rate its own Work per second.
 	StartNs, EndNs int64
 	Work, Rate     float64
+	// CPUNs is the CPU time the thread consumed in its interval; 0 when
+	// it was not recorded.
+	CPUNs int64
 	// QoSApplied is the class the thread read back as; QoSFull is false
 	// when part of the class's OS mapping did not take effect, QoSReason
 	// says why.

@@ -39,6 +39,10 @@ type Sample struct {
 	// work): every thread ran until the cell's clock reached it, so its
 	// Work is what it got done and its end time says nothing.
 	DurationNs int64 `json:"duration_ns,omitempty"`
+	// CPUNs is the CPU time the thread (for procs, the process) consumed
+	// inside its measured interval, read by the worker itself just outside
+	// it (schema 1.2); 0 where it was not recorded (older runs).
+	CPUNs int64 `json:"cpu_ns,omitempty"`
 }
 
 // Observation is the sample as the statistics see it.
@@ -46,7 +50,7 @@ func (s Sample) Observation() analysis.Observation {
 	return analysis.Observation{
 		CellKey: analysis.CellKey{Target: s.Target, Workload: s.Workload, QoS: s.QoS, Threads: s.Threads, Phase: s.Phase},
 		Repeat:  s.Repeat, Unit: s.Unit, StartNs: s.StartNs, EndNs: s.EndNs, Work: s.Work, Rate: s.Rate,
-		QoSApplied: s.QoSApplied, QoSFull: s.QoSFull, QoSReason: s.QoSReason,
+		QoSApplied: s.QoSApplied, QoSFull: s.QoSFull, QoSReason: s.QoSReason, CPUNs: s.CPUNs,
 	}
 }
 
