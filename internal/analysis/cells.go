@@ -44,6 +44,17 @@ type Cell struct {
 	// timed in phases (compression: a fixed amount of work, whose times are
 	// what a user reads); nil for every other cell.
 	SecondsDispersion *Dispersion `json:"seconds_dispersion,omitempty"`
+	// CPUShare is per repeat: the CPU time its threads consumed over their
+	// measured wall time (0.5: each thread got half a CPU); CPUShares are
+	// the values in repeat order, NaN (null) for a repeat whose records
+	// carry no CPU time. N is 0 when no repeat recorded it.
+	CPUShare  Summary `json:"cpu_share"`
+	CPUShares []Float `json:"cpu_shares"`
+	// Speed is per repeat: the threads' work per CPU-second they
+	// consumed (Unit per CPU-second); Speeds in repeat order, as
+	// CPUShares. A thread's rate is its share times its speed.
+	Speed  Summary `json:"speed"`
+	Speeds []Float `json:"speeds"`
 	// QoSApplied lists the classes the threads read back as, ascending.
 	QoSApplied []int `json:"qos_applied"`
 	// QoSPartial counts records whose class was applied only in part or not at all.
@@ -93,7 +104,7 @@ func Cells(samples []Observation) []Cell {
 			byKey[k] = a
 			order = append(order, k)
 		}
-		a.repeats[s.Repeat] = append(a.repeats[s.Repeat], interval{StartNs: s.StartNs, EndNs: s.EndNs, Work: s.Work})
+		a.repeats[s.Repeat] = append(a.repeats[s.Repeat], interval{StartNs: s.StartNs, EndNs: s.EndNs, Work: s.Work, CPUNs: s.CPUNs})
 		a.rates[s.Repeat] = append(a.rates[s.Repeat], s.Rate)
 		a.applied[s.QoSApplied] = true
 		if !s.QoSFull || s.QoSApplied != s.QoS {
@@ -106,7 +117,7 @@ func Cells(samples []Observation) []Cell {
 	out := make([]Cell, 0, len(order))
 	for _, k := range order {
 		a := byKey[k]
-		var totals, secs, threadRates []float64
+		var totals, secs, threadRates, shares, speeds []float64
 		reps := make([]int, 0, len(a.repeats))
 		for r := range a.repeats {
 			reps = append(reps, r)
@@ -117,12 +128,16 @@ func Cells(samples []Observation) []Cell {
 			totals = append(totals, rate)
 			secs = append(secs, float64(el)/1e9)
 			threadRates = append(threadRates, mean(a.rates[r]))
+			share, speed := cpuUse(a.repeats[r])
+			shares, speeds = append(shares, share), append(speeds, speed)
 		}
 		a.cell.TotalRate = Summarize(totals)
 		a.cell.TotalRates = totals
 		a.cell.Seconds = Summarize(secs)
 		a.cell.RepeatSeconds = secs
 		a.cell.ThreadRate = Summarize(threadRates)
+		a.cell.CPUShare, a.cell.CPUShares = Summarize(shares), floats(shares)
+		a.cell.Speed, a.cell.Speeds = Summarize(speeds), floats(speeds)
 		a.cell.Dispersion = Disperse(totals, a.cell.Unit+"/s")
 		if k.Phase != "" {
 			d := Disperse(secs, "s")
