@@ -22,6 +22,12 @@ type CellKey struct {
 type Cell struct {
 	CellKey
 	Unit string `json:"unit"`
+	// Repeats are the numbers of the cell's repeats, ascending: the order
+	// of every per-repeat slice below.
+	Repeats []int `json:"repeats"`
+	// Contention is how many host spinner threads ran while the cell was
+	// measured (the most any of its records says).
+	Contention int `json:"contention,omitempty"`
 	// TotalRate is per repeat: all threads' work over first start to last end.
 	TotalRate Summary `json:"total_rate"`
 	// TotalRates are the per-repeat total rates TotalRate summarizes, in
@@ -76,6 +82,9 @@ type Observation struct {
 	// CPUNs is the CPU time the thread consumed in its interval; 0 when
 	// it was not recorded.
 	CPUNs int64
+	// Contention is how many host spinner threads ran while it was
+	// measured.
+	Contention int
 	// QoSApplied is the class the thread read back as; QoSFull is false
 	// when part of the class's OS mapping did not take effect, QoSReason
 	// says why.
@@ -107,6 +116,7 @@ func Cells(samples []Observation) []Cell {
 		a.repeats[s.Repeat] = append(a.repeats[s.Repeat], interval{StartNs: s.StartNs, EndNs: s.EndNs, Work: s.Work, CPUNs: s.CPUNs})
 		a.rates[s.Repeat] = append(a.rates[s.Repeat], s.Rate)
 		a.applied[s.QoSApplied] = true
+		a.cell.Contention = max(a.cell.Contention, s.Contention)
 		if !s.QoSFull || s.QoSApplied != s.QoS {
 			a.cell.QoSPartial++
 			if s.QoSReason != "" {
@@ -123,6 +133,7 @@ func Cells(samples []Observation) []Cell {
 			reps = append(reps, r)
 		}
 		sort.Ints(reps)
+		a.cell.Repeats = reps
 		for _, r := range reps {
 			rate, el := totalRate(a.repeats[r])
 			totals = append(totals, rate)

@@ -63,3 +63,64 @@ func TestCellsShareAndSpeed(t *testing.T) {
 	assert.InDelta(t, 0.015, float64(c.CPUShare.Median), 1e-12)
 	assert.InDelta(t, 1000, float64(c.Speed.Median), 1e-9, "10 loops per 0.01 CPU-s")
 }
+
+// useObs are 6 repeats of one thread's 1 s record at share and speed
+// (loops per CPU-second), with a wobble of a percent or so.
+func useObs(target string, q, threads int, share, speed float64) []Observation {
+	var out []Observation
+	for r := 1; r <= 6; r++ {
+		w := 1 + 0.004*(float64((r*5)%6)-2.5)
+		sh, sp := share*w, speed/w*(1+0.001*float64(r))
+		for i := 0; i < threads; i++ {
+			out = append(out, Observation{CellKey: CellKey{Target: target, Workload: "fp", QoS: q, Threads: threads}, Repeat: r, Unit: "loops",
+				StartNs: 0, EndNs: 1e9, Work: sh * sp, Rate: sh * sp, CPUNs: int64(sh * 1e9)})
+		}
+	}
+	return out
+}
+
+func TestMechanismLine(t *testing.T) {
+	join := func(parts ...[]Observation) []Observation {
+		var out []Observation
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		return out
+	}
+	cases := []struct {
+		name string
+		obs  []Observation
+		want string
+		in   []string
+	}{
+		{"contended Linux host", join(useObs("host", 33, 1, 0.998, 1e9), useObs("host", 9, 1, 0.0024, 0.99e9),
+			useObs("vm", 33, 1, 0.99, 3e7), useObs("vm", 9, 1, 0.99, 3e7)),
+			"host: background got 0.24% of a CPU to user-interactive's 99.8%, at 0.99x its speed per CPU-second (the effect is in CPU share); " +
+				"vm: background got 99% of a vCPU to user-interactive's 99%, at 1x its speed (the classes ran alike)",
+			[]string{"share", ""}},
+		{"efficiency cores", join(useObs("host", 33, 1, 0.99, 3e9), useObs("host", 9, 1, 0.97, 1e9),
+			useObs("vm", 33, 1, 0.99, 3e9), useObs("vm", 9, 1, 0.99, 3e9)),
+			"host: background got 97% of a CPU to user-interactive's 99%, at 0.333x its speed per CPU-second (the effect is in speed); " +
+				"vm: background got 99% of a vCPU to user-interactive's 99%, at 1x its speed (the classes ran alike)",
+			[]string{"speed", ""}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			v := Subsumption(Cells(c.obs), "fp", "", "host", "vm", DefaultMargins())
+			assert.Equal(t, c.want, v.MechanismLine())
+			require.Len(t, v.Mechanism, 2)
+			assert.Equal(t, c.in, []string{v.Mechanism[0].In, v.Mechanism[1].In})
+			assert.Equal(t, []int{33, 9}, []int{v.Mechanism[0].Classes[0].QoS, v.Mechanism[0].Classes[1].QoS})
+		})
+	}
+
+	// Records without CPU time (results schema before 1.2).
+	var old []Observation
+	for _, o := range join(useObs("host", 33, 1, 0.998, 1e9), useObs("host", 9, 1, 0.0024, 0.99e9), useObs("vm", 33, 1, 0.99, 3e7), useObs("vm", 9, 1, 0.99, 3e7)) {
+		o.CPUNs = 0
+		old = append(old, o)
+	}
+	v := Subsumption(Cells(old), "fp", "", "host", "vm", DefaultMargins())
+	assert.Equal(t, "not recorded: the records carry no CPU time (a run written before results schema 1.2), so share and speed cannot be told apart", v.MechanismLine())
+	assert.Equal(t, "not recorded", v.Mechanism[0].In)
+}

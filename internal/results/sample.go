@@ -50,7 +50,7 @@ func (s Sample) Observation() analysis.Observation {
 	return analysis.Observation{
 		CellKey: analysis.CellKey{Target: s.Target, Workload: s.Workload, QoS: s.QoS, Threads: s.Threads, Phase: s.Phase},
 		Repeat:  s.Repeat, Unit: s.Unit, StartNs: s.StartNs, EndNs: s.EndNs, Work: s.Work, Rate: s.Rate,
-		QoSApplied: s.QoSApplied, QoSFull: s.QoSFull, QoSReason: s.QoSReason, CPUNs: s.CPUNs,
+		QoSApplied: s.QoSApplied, QoSFull: s.QoSFull, QoSReason: s.QoSReason, CPUNs: s.CPUNs, Contention: s.Contention,
 	}
 }
 
