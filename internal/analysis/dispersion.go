@@ -246,6 +246,7 @@ func flagCause(c Cell, hi *Cell) string {
 	}
 	return fmt.Sprintf("neither its CPU share (%s) nor its speed per CPU-second (%.3gx apart) explains it", rangeText(shares, nil, percent), speedSpread)
 }
+
 // DispersionFlag says why the cell's repeats cannot be summarized by one
 // number, empty when they agree: for a cell timed in phases (compression)
 // the flag of its times, which a user reads, when they are flagged; else
