@@ -157,6 +157,15 @@ func (m Mechanism) text(first bool) string {
 		qos.Class(hi.QoS), percent(float64(hi.CPUShare.Median)), verdictRatio(math.Exp(float64(m.SpeedShift.Estimate))), speed, in)
 }
 
+// FormatShare writes a CPU share as a percentage (percent), "-" when it
+// is not a number.
+func FormatShare(share Float) string {
+	if share.IsNaN() {
+		return "-"
+	}
+	return percent(float64(share))
+}
+
 // percent writes a share as a percentage with two significant digits below
 // 10% and three from there: "0.24%", "2.5%", "99.8%".
 func percent(share float64) string {

@@ -60,7 +60,8 @@ func TestBenchFlagsDisagreeingRepeats(t *testing.T) {
 			results.Sample{Target: "host", Workload: "fp", QoS: 9, Threads: 1, Repeat: rep + 1, EndNs: 1e9, Work: bg, Unit: "loops", Rate: bg, QoSApplied: 9, QoSFull: true},
 			results.Sample{Target: "host", Workload: "fp", QoS: 33, Threads: 1, Repeat: rep + 1, EndNs: 1e9, Work: 300e6, Unit: "loops", Rate: 300e6, QoSApplied: 33, QoSFull: true})
 	}
-	want := "warning: host fp qos=9 threads=1: repeats range 1.6M..527M loops/s (329x apart); the machine was busy or contention did not hold"
+	want := "warning: host fp qos=9 threads=1: repeats range 1.6M..527M loops/s (329x apart): the records carry no CPU time (a run written before results schema 1.2), " +
+		"so whether the threads lost CPU share or speed cannot be told"
 	for _, format := range []string{"table", "markdown"} {
 		var out strings.Builder
 		require.NoError(t, WriteBench(&out, format, b))
