@@ -238,11 +238,12 @@ func flagCause(c Cell, hi *Cell) string {
 	}
 	if speedSpread > steadySpeed {
 		slow := repeatsWhere(speeds, func(x float64) bool { return x < maxFinite(speeds)/steadySpeed })
-		who := "the machine was busy: its speed per CPU-second varied"
+		who, why := "the machine was busy: its speed per CPU-second", "something shared its core or caches, or the clock slowed"
 		if c.Target != "host" {
-			who = "the host was busy: its speed per vCPU-second varied (the host ran the vCPU less, or slower, than the guest saw)"
+			who, why = "the host was busy: its speed per vCPU-second", "the host ran the vCPU less, or slower, than the guest saw"
 		}
-		return fmt.Sprintf("%s %.3gx across repeats, slowest in %s (%s)", who, speedSpread, repeatsText(c, slow), valuesText(speeds, slow, func(x float64) string { return formatSpeed(x, c.Unit) }))
+		return fmt.Sprintf("%s varied %.3gx across repeats, slowest in %s (%s %s/CPU-s): %s", who, speedSpread, repeatsText(c, slow),
+			valuesText(speeds, slow, units.SI), c.Unit, why)
 	}
 	return fmt.Sprintf("neither its CPU share (%s) nor its speed per CPU-second (%.3gx apart) explains it", rangeText(shares, nil, percent), speedSpread)
 }
@@ -358,9 +359,6 @@ func andList(parts []string) string {
 	}
 	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }
-
-// formatSpeed writes a speed: "1.69G loops/CPU-s".
-func formatSpeed(x float64, unit string) string { return units.SI(x) + " " + unit + "/CPU-s" }
 
 // repeatsText names the repeats of c at positions at: "repeat 3",
 // "repeats 3 and 5".

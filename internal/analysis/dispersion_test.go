@@ -114,8 +114,8 @@ func TestDispersionWarnings(t *testing.T) {
 			"host fp qos=33 threads=1: repeats fall in two groups: 2 near 225M and 3 near 990M loops/s: the machine was busy: user-interactive got only 20% and 25% of a CPU in repeats 2 and 4, " +
 				"where its other repeats got 98%..99%: something else took the CPU"},
 		{"a vCPU's speed varied", cells("vm", 9, same(0.99, 3), []float64{1e9, 0.25e9, 1e9}),
-			"vm fp qos=9 threads=1: repeats range 247.5M..990M loops/s (4x apart): the host was busy: its speed per vCPU-second varied (the host ran the vCPU less, " +
-				"or slower, than the guest saw) 4x across repeats, slowest in repeat 2 (250M loops/CPU-s)"},
+			"vm fp qos=9 threads=1: repeats range 247.5M..990M loops/s (4x apart): the host was busy: its speed per vCPU-second varied 4x across repeats, " +
+				"slowest in repeat 2 (250M loops/CPU-s): the host ran the vCPU less, or slower, than the guest saw"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

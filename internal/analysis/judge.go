@@ -147,6 +147,12 @@ func (j *judged) edgeReason(k verdictKey, sh Shift, at string) string {
 	if at != "" {
 		return what + " is not inside the band, and yes needs every thread count inside it: more repeats would tell"
 	}
+	if withinNo && j.lnNo > j.lnYes {
+		hs := j.host.Shift
+		return fmt.Sprintf("the %s ratio's interval crosses the band's edge %s, which the low end of the host's interval sets (%s %d/%d = %s%s): "+
+			"more repeats would tell, the host's most: its interval is what narrows the band", k.vm, verdictRatio(math.Exp(j.lnYes)),
+			k.host, k.high, k.low, verdictRatio(math.Exp(float64(hs.Estimate))), intervalText(hs))
+	}
 	return fmt.Sprintf("the %s ratio's interval crosses the band's edge: more repeats would tell", k.vm)
 }
 

@@ -154,7 +154,17 @@ func (m Mechanism) text(first bool) string {
 		in = "the effect is in both share and speed"
 	}
 	return fmt.Sprintf("%s: %s got %s of %s to %s's %s, at %s %s (%s)", m.Target, qos.Class(lo.QoS), percent(float64(lo.CPUShare.Median)), cpu,
-		qos.Class(hi.QoS), percent(float64(hi.CPUShare.Median)), verdictRatio(math.Exp(float64(m.SpeedShift.Estimate))), speed, in)
+		qos.Class(hi.QoS), percent(float64(hi.CPUShare.Median)), factorText(math.Exp(float64(m.SpeedShift.Estimate))), speed, in)
+}
+
+// factorText writes a ratio of speeds (or shares) as the mechanism line
+// reads it: two decimals from 0.1x to 10x ("0.99x", "1.00x", "0.35x"),
+// else three significant digits: a description, not a test's estimate.
+func factorText(r float64) string {
+	if r >= 0.1 && r < 10 {
+		return strconv.FormatFloat(r, 'f', 2, 64) + "x"
+	}
+	return FormatRatio(Float(r))
 }
 
 // FormatShare writes a CPU share as a percentage (percent), "-" when it

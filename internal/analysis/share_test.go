@@ -96,12 +96,12 @@ func TestMechanismLine(t *testing.T) {
 		{"contended Linux host", join(useObs("host", 33, 1, 0.998, 1e9), useObs("host", 9, 1, 0.0024, 0.99e9),
 			useObs("vm", 33, 1, 0.99, 3e7), useObs("vm", 9, 1, 0.99, 3e7)),
 			"host: background got 0.24% of a CPU to user-interactive's 99.8%, at 0.99x its speed per CPU-second (the effect is in CPU share); " +
-				"vm: background got 99% of a vCPU to user-interactive's 99%, at 1x its speed (the classes ran alike)",
+				"vm: background got 99% of a vCPU to user-interactive's 99%, at 1.00x its speed (the classes ran alike)",
 			[]string{"share", ""}},
 		{"efficiency cores", join(useObs("host", 33, 1, 0.99, 3e9), useObs("host", 9, 1, 0.97, 1e9),
 			useObs("vm", 33, 1, 0.99, 3e9), useObs("vm", 9, 1, 0.99, 3e9)),
-			"host: background got 97% of a CPU to user-interactive's 99%, at 0.333x its speed per CPU-second (the effect is in speed); " +
-				"vm: background got 99% of a vCPU to user-interactive's 99%, at 1x its speed (the classes ran alike)",
+			"host: background got 97% of a CPU to user-interactive's 99%, at 0.33x its speed per CPU-second (the effect is in speed); " +
+				"vm: background got 99% of a vCPU to user-interactive's 99%, at 1.00x its speed (the classes ran alike)",
 			[]string{"speed", ""}},
 	}
 	for _, c := range cases {

@@ -537,9 +537,12 @@ func VerdictRule(m Margins) string {
 		"1 when the VM keeps none of it, 0 when it keeps it all, above 1 when the VM reverses the classes; its interval spans both sides' 95%% intervals. "+
 		"Each ratio is the high class's rate over the low one's (Hodges-Lehmann, within thread counts), with its %.0f%% interval. "+
 		"yes: the host's effect is significant (stratified rank-sum test, two-sided, %g) and the VM ratio's whole %.0f%% interval lies inside the band, "+
+		"pooled and at every thread count compared, "+
 		"whose edge is the smaller of %.0f%% of the host's effect at the low end of its interval (relative margin) and %s either way (absolute margin): "+
-		"two one-sided tests at %.0f%%. no: that interval lies wholly outside the band (above it, or below it: QoS reversed), the edge then taken at the high end of the host's interval. "+
-		"inconclusive: anything else, with the reason; a yes that rests on a cell whose repeats disagree is inconclusive, naming the cell. "+
+		"two one-sided tests at %.0f%%. no: that interval lies wholly outside the band (above it, or below it: QoS reversed), pooled or at one thread count "+
+		"(then at the Bonferroni level for the thread counts compared), the edge then taken at the high end of the host's interval. "+
+		"inconclusive: anything else, with the reason. A cell whose repeats disagree blocks a yes only when its most adverse repeats would turn it "+
+		"(a host low class at its highest, a host high class at its lowest, a VM cell at the end that pushes the VM ratio out of the band): then the verdict names it. "+
 		"Exact distributions (conditional on ties) below 50 repeats per side.",
 		100*equivalenceConfidence, Alpha, 100*equivalenceConfidence, 100*m.Relative, FormatRatio(Float(m.Absolute)), 100*equivalenceLevel)
 }
