@@ -124,6 +124,7 @@ func TestWriteCSV(t *testing.T) {
 	assert.Equal(t, "21", compress[col["qos_applied"]])
 	assert.Equal(t, "1", compress[col["qos_partial"]])
 
+	assert.Equal(t, "0", host33[col["idle"]])
 	empty := rows[len(rows)-1]
 	assert.Equal(t, "0", empty[col["n"]])
 	for _, name := range []string{"median", "min", "max", "ci_low", "ci_high", "thread_median", "seconds_median"} {
@@ -213,7 +214,7 @@ func TestWriteMarkdown(t *testing.T) {
 	assert.Contains(t, md, "default (other class)", "threads that ran at another class are marked")
 	assert.Contains(t, md, `uclamp unavailable \| partial`, "a | in text does not split the table")
 	assert.Contains(t, md, "- Host QoS 33: no regression")
-	assert.Contains(t, md, "| vm | 9 background | 4 | 0 | - | - – - | - | - | - | - | - | - | - |\n", "a cell without repeats shows dashes")
+	assert.Contains(t, md, "| vm | 9 background | 4 | 0 | - | - | - | - | - | - | - | - | - |\n", "a cell without repeats shows dashes")
 
 	for _, table := range strings.Split(md, "\n## ")[1:] {
 		var widths []int

@@ -151,7 +151,19 @@ runs.append(r)
 r = verdict_run("vm-no-work", "the VM did no work at QoS 9 (a starved guest): the old reason said the host was not faster",
                 [wobble(240e6)], [wobble(1e6, start=2)], [wobble(10e6, start=1)], [[0] * 6])
 r.want = ["+ - fp: QoS subsumed in VM: inconclusive: on vm QoS 9 did no work in any repeat (rate 0), so its 33/9 ratio is undefined",
-          "+   - **warning:** vm fp qos=9 threads=1: 6 of 6 repeats did no work (rate 0); the machine was busy or contention did not hold"]
+          "+   - **warning:** vm fp qos=9 threads=1: 6 of 6 repeats did no work (rate 0); the machine was busy or contention did not hold",
+          "+ | vm | 9 background | 1 | 0 (+6 idle) | - | - | - | - | - | - | - | - | background |"]
+runs.append(r)
+
+
+# Two of six VM background repeats did no work: the table counted them in
+# n and showed their 0 as the cell's min, its median and its interval's low
+# end, where the tests leave them out.
+r = verdict_run("idle-repeats", "2 of 6 VM background repeats did no work (rate 0): the table's n, median, interval and min counted them, the tests did not",
+                [wobble(240e6)], [wobble(1e6, start=2)], [wobble(10e6, start=1)], [[10e6, 0, 10.1e6, 9.9e6, 0, 10.05e6]])
+r.want = ["+ | vm | 9 background | 1 | 4 (+2 idle) | 10.03 | 9.900 – 10.10 (87.5%) | 9.900 | 10.10 | 1.02 ! | 0.9% | 10.03 | 1.000 | background |",
+          "+ n (+k idle): k repeats did no work (a total rate of 0); every column leaves them out alike, as the tests do, and the cell's warning names them",
+          "- | vm | 9 background | 1 | 6 |"]
 runs.append(r)
 
 
