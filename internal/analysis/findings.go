@@ -103,76 +103,127 @@ func repeatNumbers[T any](reps map[int]T) []int {
 // them: a finding is stated only then.
 func most(n, total int) bool { return 2*n > total }
 
-// lateGroup finds the stragglers of one repeat: the threads that finished
-// past the threshold after the on-time group's median end, and only they.
-// Sorted ends are split before the first late thread at every place where
-// the threads after the split all finished more than threshold (share of
-// the on-time median), minStragglerDelay and the repeat's own start-up
-// spread (a process started last ends last without being late) after the
-// on-time median, and none before it did; of those splits the one leaving
-// the fewest late threads wins. It returns how many are late, and their
-// median delay after the on-time median and its share; 0 when none is.
-func lateGroup(ends []float64, startSpread, threshold float64) (late int, delay, share float64) {
+// lateSplit is how one repeat's threads split into an on-time group and a
+// late one (lateGroup).
+type lateSplit struct {
+	onTime, late int     // the groups' sizes
+	at           float64 // the on-time group's median end, s
+	delay        float64 // the late group's median end less at, s
+	share        float64 // delay over at
+}
+
+// twoGroups says whether the late group is half the threads or more: then
+// it is no straggler beside the others but one of two groups.
+func (l lateSplit) twoGroups() bool { return 2*l.late >= l.onTime+l.late }
+
+// lateGroup finds the late group of one repeat: sorted ends split in two
+// clusters, an on-time group and a late one, at a gap that stands out from
+// the spread within each: wider than gapToSpread times the wider group's
+// own range (the rule that tells two groups of repeats apart in Disperse).
+// A gap that does not stand out so splits one spread, not two groups: 2.00,
+// 2.00, 3.00, 3.01, 3.02, 3.02, 3.03 split anywhere but before 3.00 would
+// leave late threads in the on-time group, or call one cluster two. At most
+// one split can stand out (two would each need a gap over 4 times the
+// other). The late group must also have finished more than threshold (share
+// of the on-time group's median end), minStragglerDelay and the repeat's
+// own start-up spread (a process started last ends last without being
+// late) after the on-time median, and the on-time group's last thread not.
+// ok is false when no split qualifies.
+func lateGroup(ends []float64, startSpread, threshold float64) (split lateSplit, ok bool) {
 	s := slices.Sorted(slices.Values(ends))
 	past := func(v, on float64) bool {
 		return v-on > threshold*on && v-on >= minStragglerDelay && v-on > startSpread
 	}
-	for k := len(s) - 1; k >= 1; k-- {
+	n := len(s)
+	for k := 1; k < n; k++ {
+		gap := s[k] - s[k-1]
+		spread := max(s[k-1]-s[0], s[n-1]-s[k])
 		on := median(s[:k])
-		if on <= 0 || !past(s[k], on) || past(s[k-1], on) {
+		if gap <= gapToSpread*spread || on <= 0 || !past(s[k], on) || past(s[k-1], on) {
 			continue
 		}
 		d := median(s[k:]) - on
-		return len(s) - k, d, d / on
+		return lateSplit{onTime: k, late: n - k, at: on, delay: d, share: d / on}, true
 	}
-	return 0, 0, 0
+	return lateSplit{}, false
 }
 
 // Stragglers finds, in fixed-work cells of 2 or more threads or processes
 // (keep says which observations count), the late group of each repeat (see
 // lateGroup), as [allocation] saw: 2.03, 2.03, 3.42 s. A cell gets a
 // finding when most of its repeats have one, with the count of repeats, the
-// group's size (or the range of its sizes) and its median delay and share
-// over those repeats: "in 5 of 6 repeats two threads finished 1.10 s (55%)
-// after the other four".
+// groups' sizes (or the range of their sizes) and the late group's median
+// delay and share over those repeats. While the late group is under half
+// the threads in every such repeat, its threads are stragglers: "in 5 of 6
+// repeats two threads finished 1.10 s (55%) after the other four". Half or
+// more is no straggler beside the others but two groups, and said so, with
+// when the first finished: "in 6 of 6 repeats threads finished in two
+// groups: two at 2.00 s, five 1.02 s (51%) later".
 func Stragglers(obs []Observation, keep func(Observation) bool, threshold float64) []Finding {
 	times, order := timesByRepeat(obs, func(o Observation) bool { return o.Phase == "" && o.Threads >= 2 && keep(o) })
 	var out []Finding
 	for _, k := range order {
 		reps := times[k]
-		var delays, shares []float64
-		var sizes []int
+		var splits []lateSplit
 		for _, r := range repeatNumbers(reps) {
 			if len(reps[r].ends) < 2 {
 				continue
 			}
-			if n, d, sh := lateGroup(reps[r].ends, reps[r].startSpread, threshold); n > 0 {
-				sizes, delays, shares = append(sizes, n), append(delays, d), append(shares, sh)
+			if l, ok := lateGroup(reps[r].ends, reps[r].startSpread, threshold); ok {
+				splits = append(splits, l)
 			}
 		}
-		if !most(len(sizes), len(reps)) {
+		if !most(len(splits), len(reps)) {
 			continue
 		}
 		noun := "thread"
 		if k.Workload == "procs" {
 			noun = "process"
 		}
-		lo, hi := slices.Min(sizes), slices.Max(sizes)
-		who := fmt.Sprintf("%s %s finished", numberWord(lo), plural(lo, noun))
-		rest := "the others"
-		switch {
-		case lo != hi:
-			who = fmt.Sprintf("%s to %s %s finished", numberWord(lo), numberWord(hi), plural(hi, noun))
-		case k.Threads-lo == 1:
-			rest = "the other one"
-		default:
-			rest = "the other " + numberWord(k.Threads-lo)
-		}
 		out = append(out, Finding{Kind: "stragglers", Target: k.Target, Workload: k.Workload, QoS: k.QoS, Threads: k.Threads,
-			Text: fmt.Sprintf("in %d of %d repeats %s %.2f s (%.0f%%) after %s", len(sizes), len(reps), who,
-				median(slices.Sorted(slices.Values(delays))), 100*median(slices.Sorted(slices.Values(shares))), rest)})
+			Text: fmt.Sprintf("in %d of %d repeats %s", len(splits), len(reps), lateText(splits, k.Threads, noun))})
 	}
 	return out
+}
+
+// lateText says how the threads of the repeats with a late group finished
+// (see Stragglers), medians over those repeats.
+func lateText(splits []lateSplit, threads int, noun string) string {
+	var ats, delays, shares []float64
+	var onTime, late []int
+	groups := false
+	for _, l := range splits {
+		ats, delays, shares = append(ats, l.at), append(delays, l.delay), append(shares, l.share)
+		onTime, late = append(onTime, l.onTime), append(late, l.late)
+		groups = groups || l.twoGroups()
+	}
+	med := func(v []float64) float64 { return median(slices.Sorted(slices.Values(v))) }
+	lo, hi := slices.Min(late), slices.Max(late)
+	if groups {
+		return fmt.Sprintf("%s finished in two groups: %s at %.2f s, %s %.2f s (%.0f%%) later", plural(2, noun),
+			sizeRange(onTime), med(ats), sizeRange(late), med(delays), 100*med(shares))
+	}
+	who := fmt.Sprintf("%s %s finished", numberWord(lo), plural(lo, noun))
+	rest := "the others"
+	switch {
+	case lo != hi:
+		who = fmt.Sprintf("%s %s finished", sizeRange(late), plural(hi, noun))
+	case threads-lo == 1:
+		rest = "the other one"
+	default:
+		rest = "the other " + numberWord(threads-lo)
+	}
+	return fmt.Sprintf("%s %.2f s (%.0f%%) after %s", who, med(delays), 100*med(shares), rest)
+}
+
+// sizeRange is a group's size in words, or the range of its sizes over
+// the repeats: "two", "one to two".
+func sizeRange(sizes []int) string {
+	lo, hi := slices.Min(sizes), slices.Max(sizes)
+	if lo == hi {
+		return numberWord(lo)
+	}
+	return numberWord(lo) + " to " + numberWord(hi)
 }
 
 // plural is noun for one, else its plural ("threads", "processes").

@@ -161,7 +161,8 @@ func repeated(key CellKey, repeats int, ends func(repeat int) []float64, starts 
 func always(ends ...float64) func(int) []float64 { return func(int) []float64 { return ends } }
 
 // The late group is every thread past the threshold, counted and timed
-// from the on-time group (issue 21's two wrong counts).
+// from the on-time group (issue 21's two wrong counts); a late group of
+// half the threads or more is two groups, and said so.
 func TestStragglersAreTheLateGroup(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -172,16 +173,31 @@ func TestStragglersAreTheLateGroup(t *testing.T) {
 	}{
 		{"two of six late", CellKey{Target: "host", Workload: "mmul", QoS: 33, Threads: 6}, 6, always(2.0, 2.0, 2.01, 2.0, 3.1, 3.1),
 			"in 6 of 6 repeats two threads finished 1.10 s (55%) after the other four"},
-		{"three of five late", CellKey{Target: "host", Workload: "mmul", QoS: 33, Threads: 5}, 6, always(2.5, 2.5, 3.06, 3.06, 3.06),
-			"in 6 of 6 repeats three threads finished 0.56 s (22%) after the other two"},
+		{"three of five late: two groups", CellKey{Target: "host", Workload: "mmul", QoS: 33, Threads: 5}, 6, always(2.5, 2.5, 3.06, 3.06, 3.06),
+			"in 6 of 6 repeats threads finished in two groups: two at 2.50 s, three 0.56 s (22%) later"},
 		{"processes", CellKey{Target: "vm", Workload: "procs", QoS: 9, Threads: 4}, 6, always(1.0, 1.0, 1.0, 1.6),
 			"in 6 of 6 repeats one process finished 0.60 s (60%) after the other three"},
-		{"sizes vary", CellKey{Target: "host", Workload: "mmul", QoS: 33, Threads: 4}, 4, func(r int) []float64 {
+		{"sizes vary", CellKey{Target: "host", Workload: "mmul", QoS: 33, Threads: 6}, 4, func(r int) []float64 {
+			if r%2 == 0 {
+				return []float64{2, 2, 2, 2, 3, 3}
+			}
+			return []float64{2, 2, 2, 2, 2, 3}
+		}, "in 4 of 4 repeats one to two threads finished 1.00 s (50%) after the others"},
+		{"sizes vary, half late in some", CellKey{Target: "host", Workload: "mmul", QoS: 33, Threads: 4}, 4, func(r int) []float64 {
 			if r%2 == 0 {
 				return []float64{2, 2, 3, 3}
 			}
 			return []float64{2, 2, 2, 3}
-		}, "in 4 of 4 repeats one to two threads finished 1.00 s (50%) after the others"},
+		}, "in 4 of 4 repeats threads finished in two groups: two to three at 2.00 s, one to two 1.00 s (50%) later"},
+		// The audit's case: the old split left late threads in the on-time
+		// group ("three to five threads finished 0.52 s (21%) after the
+		// others").
+		{"two on time, five late", CellKey{Target: "host", Workload: "mmul", QoS: 33, Threads: 7}, 6, func(r int) []float64 {
+			j := 0.002 * float64(r%3)
+			return []float64{2.0, 2.0 + j, 3.0, 3.005 + j, 3.01, 3.02 + j, 3.03}
+		}, "in 6 of 6 repeats threads finished in two groups: two at 2.00 s, five 1.01 s (50%) later"},
+		{"one of two", CellKey{Target: "host", Workload: "fp", QoS: 9, Threads: 2}, 3, always(0.3, 0.9),
+			"in 3 of 3 repeats threads finished in two groups: one at 0.30 s, one 0.60 s (200%) later"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -190,6 +206,23 @@ func TestStragglersAreTheLateGroup(t *testing.T) {
 			assert.Equal(t, c.want, f[0].Text)
 		})
 	}
+}
+
+// A spread is not two groups: threads ending evenly from 2.0 to 3.0 s, or
+// in three steps, have no gap that stands out from the spread on either
+// side of it, however late the last ones are.
+func TestStragglersNeedAGapAboveTheSpread(t *testing.T) {
+	key := CellKey{Target: "host", Workload: "mmul", QoS: 33, Threads: 11}
+	even := make([]float64, 11)
+	for i := range even {
+		even[i] = 2 + 0.1*float64(i)
+	}
+	assert.Empty(t, Stragglers(repeated(key, 6, always(even...), nil), all, StragglerThreshold), "an even spread")
+	key.Threads = 6
+	assert.Empty(t, Stragglers(repeated(key, 6, always(2, 2, 2.5, 2.5, 3, 3), nil), all, StragglerThreshold), "three steps")
+	f := Stragglers(repeated(key, 6, always(2, 2.01, 2.02, 2.03, 3, 3.05), nil), all, StragglerThreshold)
+	require.Len(t, f, 1, "a gap of 0.97 s beside spreads of 0.03 and 0.05 s")
+	assert.Equal(t, "in 6 of 6 repeats two threads finished 1.01 s (50%) after the other four", f[0].Text)
 }
 
 // A pattern in one repeat of six is not a finding.

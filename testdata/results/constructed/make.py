@@ -206,9 +206,22 @@ for rep in range(1, 7):
     j = 0.005 * (rep % 3)
     r.cell("host", "mmul", 33, 6, rep, [2.0 + j, 2.0, 2.01, 2.0 + j, 3.1 + j, 3.1], 200000, unit="mmul", loops=200000)
     r.cell("host", "mmul", 33, 5, rep, [2.5, 2.5 + j, 3.06, 3.06 + j, 3.06], 200000, unit="mmul", loops=200000)
-r.want = ["+ - host mmul qos=33 threads=5: in 6 of 6 repeats three threads finished 0.56 s (22%) after the other two",
+r.want = ["+ - host mmul qos=33 threads=5: in 6 of 6 repeats threads finished in two groups: two at 2.50 s, three 0.56 s (22%) later",
           "+ - host mmul qos=33 threads=6: in 6 of 6 repeats two threads finished 1.10 s (55%) after the other four",
-          "- one thread finished"]
+          "- one thread finished", "- three threads finished"]
+runs.append(r)
+
+# The audit's case: 7 threads, 2 ending at 2.00 s and 5 at 3.00-3.03 s. The
+# old split put the first late ones in the on-time group (median 2.5 s) in
+# four repeats, and said "three to five threads finished 0.52 s (21%) after
+# the others".
+r = Run("two-groups", "mmul: seven threads, two ending at 2.00 s and five at 3.00-3.03 s: the old finding put late threads in the on-time group and called five of seven stragglers",
+        targets=("host",), matrix=[{"workload": "mmul", "qos": [33], "threads": [7], "loops": 200000}])
+for rep in range(1, 7):
+    late = [3.0, 3.0, 3.01, 3.02, 3.03] if rep <= 4 else [3.0, 3.01, 3.02, 3.02, 3.03]
+    r.cell("host", "mmul", 33, 7, rep, [2.0, 2.0] + late, 200000, unit="mmul", loops=200000)
+r.want = ["+ - host mmul qos=33 threads=7: in 6 of 6 repeats threads finished in two groups: two at 2.00 s, five 1.01 s (50%) later",
+          "- after the others", "- stragglers"]
 runs.append(r)
 
 r = Run("procs-batches", "30 processes in batches of 10 (the old findings also called the last batch one straggler thread), and 10 in batches of 4 with one process ending early by itself (which hid the batches behind a 149% straggler)",
