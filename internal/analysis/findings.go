@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -248,17 +249,25 @@ func numberWord(n int) string {
 // Batches finds, in procs cells (keep says which observations count),
 // process completions that come in steps, as [processes] saw: 10
 // processes in batches of 4 ending at about 2.1, 4.1 and 6.2 s.
-// Completions are split where the gap between two successive ones is more
-// than a quarter of the first completion time, at least minStragglerDelay,
-// and more than the spread of the repeat's own start times (steps at the
-// scale of process start-up are not batches). A repeat fits when it has
-// two or more steps and every step but the last holds the same number of
-// processes, two or more; when it fits only without one completion (a
-// process that ended early or late by itself), it fits with that one
-// outlying, and the finding says so. A cell gets a finding when most of
-// its repeats fit with the same batch size: the steps of the first such
-// repeat and how many repeats fit. Completions that do not fall into such
-// steps are no finding.
+// Completions are split into steps where the gaps between them stand out
+// from the completions within them: every gap between two steps wider than
+// gapToSpread times the widest range of a step's own completions, as two
+// groups of repeats are told from one spread. A fixed threshold decided it
+// before, and made steps of any gaps that alternate across it (gaps of 0.20
+// and 0.26 s beside a quarter of a 1 s first completion were "batches of
+// 2"), and broke a step whose own gaps crossed it. A floor stays below
+// which no gap is a step, however it stands out: a quarter of the first
+// completion time (a batch is a round of the CPUs, so steps come about a
+// first completion apart), minStragglerDelay (scheduler noise), and the
+// spread of the repeat's own start times (steps at the scale of process
+// start-up are not batches). A
+// repeat fits when it has two or more steps and every step but the last
+// holds the same number of processes, two or more; when it fits only
+// without one completion (a process that ended early or late by itself),
+// it fits with that one outlying, and the finding says so. A cell gets a
+// finding when most of its repeats fit with the same batch size: the steps
+// of the first such repeat and how many repeats fit. Completions that do
+// not fall into such steps are no finding.
 func Batches(obs []Observation, keep func(Observation) bool) []Finding {
 	times, order := timesByRepeat(obs, func(o Observation) bool { return o.Workload == "procs" && keep(o) })
 	var out []Finding
@@ -326,16 +335,27 @@ func Batches(obs []Observation, keep func(Observation) bool) []Finding {
 // fit (returned as outlier; NaN when none was left out).
 func batchesOf(ends []float64, startSpread float64) (steps []batch, outlier float64, ok bool) {
 	s := slices.Sorted(slices.Values(ends))
-	if b := batches(s, startSpread); fits(b) {
+	if b, ok := fitting(s, startSpread); ok {
 		return b, math.NaN(), true
 	}
 	for i := range s {
 		rest := slices.Delete(slices.Clone(s), i, i+1)
-		if b := batches(rest, startSpread); fits(b) {
+		if b, ok := fitting(rest, startSpread); ok {
 			return b, s[i], true
 		}
 	}
 	return nil, math.NaN(), false
+}
+
+// fitting is the first of the ways sorted completions split into steps
+// (stepSplits) whose steps are batches (fits).
+func fitting(s []float64, startSpread float64) ([]batch, bool) {
+	for _, b := range stepSplits(s, startSpread) {
+		if fits(b) {
+			return b, true
+		}
+	}
+	return nil, false
 }
 
 // fits reports whether steps are batches: two or more, every one but the
@@ -358,25 +378,58 @@ type batch struct {
 	at   float64 // mean completion time, s
 }
 
-// batches splits sorted completion times into steps (see Batches).
-func batches(s []float64, startSpread float64) []batch {
-	if len(s) == 0 || s[0] <= 0 {
+// stepSplits are the ways sorted completion times split into steps (see
+// Batches), the one whose steps stand out most first (the highest ratio of
+// the narrowest gap between steps to the widest range within one): each
+// cut makes every gap wider than it a gap between steps and every other a
+// gap within one, and counts when the narrowest gap between steps is wider
+// than gapToSpread times the widest range within one, and than the floor
+// below which no gap is a step (Batches). Steps within steps (a hierarchy)
+// give more than one.
+func stepSplits(s []float64, startSpread float64) [][]batch {
+	if len(s) < 2 || s[0] <= 0 {
 		return nil
 	}
-	gap := max(s[0]/4, minStragglerDelay, startSpread)
-	var out []batch
-	start := 0
-	for i := 1; i <= len(s); i++ {
-		if i == len(s) || s[i]-s[i-1] > gap {
+	gaps := make([]float64, len(s)-1)
+	for i := range gaps {
+		gaps[i] = s[i+1] - s[i]
+	}
+	floor := max(s[0]/4, minStragglerDelay, startSpread)
+	type split struct {
+		steps []batch
+		ratio float64 // the narrowest gap between steps over the widest range within one
+	}
+	var out []split
+	for _, cut := range slices.Compact(slices.Sorted(slices.Values(gaps))) {
+		narrowest, widest := math.Inf(1), 0.0
+		var steps []batch
+		start := 0
+		for i := 1; i <= len(s); i++ {
+			if i < len(s) && gaps[i-1] <= cut {
+				continue
+			}
+			if i < len(s) {
+				narrowest = min(narrowest, gaps[i-1])
+			}
+			widest = max(widest, s[i-1]-s[start])
 			var sum float64
 			for _, v := range s[start:i] {
 				sum += v
 			}
-			out = append(out, batch{size: i - start, at: sum / float64(i-start)})
+			steps = append(steps, batch{size: i - start, at: sum / float64(i-start)})
 			start = i
 		}
+		if len(steps) < 2 || narrowest <= gapToSpread*widest || narrowest <= floor {
+			continue
+		}
+		out = append(out, split{steps, narrowest / widest})
 	}
-	return out
+	slices.SortStableFunc(out, func(a, b split) int { return cmp.Compare(b.ratio, a.ratio) })
+	steps := make([][]batch, len(out))
+	for i, x := range out {
+		steps[i] = x.steps
+	}
+	return steps
 }
 
 // Scaling says, per target, workload and class with 3 or more thread

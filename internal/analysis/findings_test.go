@@ -276,3 +276,33 @@ func TestBatchesTolerateOneOutlier(t *testing.T) {
 	require.Len(t, f, 1)
 	assert.Equal(t, "completions come in batches of 4: steps at 2.0, 4.0, 6.0 s (every step but the last has 4; 6 of 6 repeats in batches of 4); in 6 of them one process ended outside the steps (at 0.80 s), left out", f[0].Text)
 }
+
+// A step is a gap that stands out from the gaps within steps, not one that
+// crosses a fixed threshold: completions whose gaps alternate 0.20 and
+// 0.26 s are one spread (a quarter of the first completion, 0.25 s, fell
+// between them: "batches of 2"), and a step whose own gaps cross that
+// threshold is still one step.
+func TestBatchesNeedStepsAboveTheGapsWithin(t *testing.T) {
+	key := CellKey{Target: "host", Workload: "procs", QoS: 9, Threads: 10}
+	alternating := func(int) []float64 {
+		ends := []float64{1}
+		for i := 1; i < 10; i++ {
+			ends = append(ends, ends[i-1]+[]float64{0.26, 0.2}[i%2])
+		}
+		return ends
+	}
+	assert.Empty(t, Batches(repeated(key, 6, alternating, nil), all), "gaps of 0.20 and 0.26 s")
+
+	// Steps 2 s apart whose completions come 0.12 s apart inside each, past
+	// a quarter of the first completion (0.1 s): batches of 4, where the
+	// threshold split every completion from the next.
+	spread := always(0.4, 0.52, 0.64, 0.76, 2.76, 2.88, 3, 3.12, 5.12, 5.24)
+	f := Batches(repeated(key, 6, spread, nil), all)
+	require.Len(t, f, 1)
+	assert.Equal(t, "completions come in batches of 4: steps at 0.6, 2.9, 5.2 s (every step but the last has 4; 6 of 6 repeats in batches of 4)", f[0].Text)
+
+	// Steps that stand out, closer than a quarter of the first completion,
+	// are no round of the CPUs.
+	close := always(1, 1.005, 1.01, 1.015, 1.115, 1.12, 1.125, 1.13, 1.23, 1.235)
+	assert.Empty(t, Batches(repeated(key, 6, close, nil), all), "0.1 s steps on 1 s completions")
+}

@@ -253,6 +253,25 @@ r.want = ["+ - host procs qos=33 threads=20: completions come in batches of 12: 
           "- threads=20: in "]
 runs.append(r)
 
+# Gaps between completions that alternate 0.20 and 0.26 s: a quarter of the
+# first completion (0.25 s) fell between them, and the old rule called the
+# spread "batches of 2"; and batches of 4 whose completions come 0.12 s
+# apart within each step, past a quarter of the first (0.1 s), which the old
+# rule cut into single completions.
+r = Run("batch-gaps", "procs: 10 processes whose completion gaps alternate 0.20 and 0.26 s (the old rule: batches of 2), and 10 in batches of 4 with 0.12 s between completions within a step (the old rule: no batches)",
+        targets=("host",), matrix=[{"workload": "procs", "qos": [9, 33], "threads": [10], "loops": 100000000}])
+for rep in range(1, 7):
+    j = 0.002 * (rep % 3)
+    ends = [1.0]
+    for i in range(1, 10):
+        ends.append(ends[-1] + (0.2 if i % 2 else 0.26))
+    r.cell("host", "procs", 9, 10, rep, [e + j for e in ends], 100000000, starts=[0.001 * i for i in range(10)], loops=100000000)
+    ends = [0.4, 0.52, 0.64, 0.76, 2.76, 2.88, 3.0, 3.12, 5.12, 5.24]
+    r.cell("host", "procs", 33, 10, rep, [e + j for e in ends], 100000000, starts=[0.001 * i for i in range(10)], loops=100000000)
+r.want = ["+ - host procs qos=33 threads=10: completions come in batches of 4: steps at 0.6, 2.9, 5.2 s (every step but the last has 4; 6 of 6 repeats in batches of 4)",
+          "- host procs qos=9 threads=10: completions", "- finished"]
+runs.append(r)
+
 # A --quick batches run on a 2-CPU machine: 10 processes of little work,
 # one repeat of six ending in two steps 0.1 s apart, within the 0.15 s
 # the processes took to start.
