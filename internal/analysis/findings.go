@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -436,11 +437,13 @@ func stepSplits(s []float64, startSpread float64) [][]batch {
 // counts, where adding threads stops paying: for a fixed total of work
 // (pi's iterations split over the threads, [m1-qos]) the thread count that
 // finished soonest, for work per thread the one with the highest total
-// rate; and whether more threads did worse. Where threads still paid, it
-// gives what each added thread brought over that part only (the Theil-Sen
-// slope of the repeats' total rates, with its interval), never a slope
-// over a plateau; past where they stopped paying, the change of the median
-// total rate at each step.
+// rate; and whether more threads did worse. "best at", "did worse" and
+// "gained nothing" are said only where the rank test shows them (see
+// scalingTests); a difference it cannot tell from noise is said as such,
+// with its p. Where threads still paid, it gives what each added thread
+// brought over that part only (the Theil-Sen slope of the repeats' total
+// rates, with its interval), never a slope over a plateau; past where they
+// stopped paying, the change of the median total rate at each step.
 func Scaling(cells []Cell, totalWork func(workload string) bool) []Finding {
 	type key struct {
 		target, workload string
@@ -464,59 +467,171 @@ func Scaling(cells []Cell, totalWork func(workload string) bool) []Finding {
 		if len(cs) < 3 {
 			continue
 		}
-		best := cs[0]
-		better := func(c Cell) bool { return float64(c.TotalRate.Median) > float64(best.TotalRate.Median) }
-		what := func(c Cell) string { return fmt.Sprintf("%.3g %s/s", float64(c.TotalRate.Median), c.Unit) }
-		if totalWork(k.workload) {
-			better = func(c Cell) bool { return float64(c.Seconds.Median) < float64(best.Seconds.Median) }
-			what = func(c Cell) string { return fmt.Sprintf("%.3g s", float64(c.Seconds.Median)) }
+		if text, ok := scalingText(cs, totalWork(k.workload)); ok {
+			out = append(out, Finding{Kind: "scaling", Target: k.target, Workload: k.workload, QoS: k.qos, Text: text})
 		}
-		for _, c := range cs[1:] {
-			if better(c) {
-				best = c
-			}
-		}
-		if math.IsNaN(float64(best.TotalRate.Median)) {
-			continue
-		}
-		// near: within scalingTolerance of the best.
-		near := func(c Cell) bool {
-			if totalWork(k.workload) {
-				return float64(c.Seconds.Median) <= float64(best.Seconds.Median)*(1+scalingTolerance)
-			}
-			return float64(c.TotalRate.Median) >= float64(best.TotalRate.Median)*(1-scalingTolerance)
-		}
-		plateau := best
-		for _, c := range cs {
-			if near(c) {
-				plateau = c
-				break
-			}
-		}
-		last := cs[len(cs)-1]
-		text := fmt.Sprintf("best at %d threads (%s)", best.Threads, what(best))
-		paying := best.Threads // where the part that still pays ends
-		switch {
-		case !near(last):
-			text += fmt.Sprintf("; more threads did worse (%d threads: %s)", last.Threads, what(last))
-		case plateau.Threads == best.Threads && best.Threads < last.Threads:
-			text += fmt.Sprintf("; more threads gained nothing (%d threads: %s)", last.Threads, what(last))
-		case plateau.Threads < last.Threads:
-			paying = plateau.Threads
-			text = fmt.Sprintf("adding threads stopped paying at %d threads (%s, within %.0f%% of the best, %s at %d)",
-				plateau.Threads, what(plateau), 100*scalingTolerance, what(best), best.Threads)
-		default:
-			text += "; every added thread still paid"
-		}
-		text += slopeText(cs, paying)
-		out = append(out, Finding{Kind: "scaling", Target: k.target, Workload: k.workload, QoS: k.qos, Text: text})
 	}
 	return out
 }
 
+// scalingText is the scaling finding of one series of cells, ascending in
+// threads (see Scaling); totalWork says its work is a fixed total, judged
+// by time.
+func scalingText(cs []Cell, totalWork bool) (string, bool) {
+	best := cs[0]
+	better := func(c Cell) bool { return float64(c.TotalRate.Median) > float64(best.TotalRate.Median) }
+	what := func(c Cell) string { return fmt.Sprintf("%.3g %s/s", float64(c.TotalRate.Median), c.Unit) }
+	if totalWork {
+		better = func(c Cell) bool { return float64(c.Seconds.Median) < float64(best.Seconds.Median) }
+		what = func(c Cell) string { return fmt.Sprintf("%.3g s", float64(c.Seconds.Median)) }
+	}
+	for _, c := range cs[1:] {
+		if better(c) {
+			best = c
+		}
+	}
+	if math.IsNaN(float64(best.TotalRate.Median)) {
+		return "", false
+	}
+	// near: within scalingTolerance of the best.
+	near := func(c Cell) bool {
+		if totalWork {
+			return float64(c.Seconds.Median) <= float64(best.Seconds.Median)*(1+scalingTolerance)
+		}
+		return float64(c.TotalRate.Median) >= float64(best.TotalRate.Median)*(1-scalingTolerance)
+	}
+	plateau := best
+	for _, c := range cs {
+		if near(c) {
+			plateau = c
+			break
+		}
+	}
+	tests := scalingTests(cs, best, totalWork)
+	last := cs[len(cs)-1]
+	shown := tests.beatsAll()
+	text := fmt.Sprintf("best at %d threads (%s)", best.Threads, what(best))
+	if !shown {
+		text = tests.unshownText(best, what, totalWork)
+	}
+	paying := best.Threads // where the part that still pays ends
+	switch {
+	case !near(last):
+		if tests.beats(last) {
+			text += fmt.Sprintf("; more threads did worse (%d threads: %s)", last.Threads, what(last))
+		}
+	case plateau.Threads == best.Threads && best.Threads < last.Threads:
+		if tests.beats(last) {
+			text += fmt.Sprintf("; more threads gained nothing (%d threads: %s)", last.Threads, what(last))
+		}
+	case plateau.Threads < last.Threads:
+		paying = plateau.Threads
+		text = fmt.Sprintf("adding threads stopped paying at %d threads (%s, within %.0f%% of the best, %s at %d)",
+			plateau.Threads, what(plateau), 100*scalingTolerance, what(best), best.Threads)
+	case shown:
+		text += "; every added thread still paid"
+	}
+	return text + slopeText(cs, paying), true
+}
+
+// scalingTest is the rank test of the best thread count's repeats against
+// another count's.
+type scalingTest struct {
+	cell Cell
+	test UTest
+}
+
+// scalingTestSet is the best count's tests against every other count.
+type scalingTestSet []scalingTest
+
+// scalingTests tests the best count's repeats against each other count's,
+// two-sided Mann-Whitney at Alpha: their total rates, or for a fixed total
+// of work their times (a count is better for a higher rate or a shorter
+// time; repeats that did no work left out, as everywhere).
+func scalingTests(cs []Cell, best Cell, totalWork bool) scalingTestSet {
+	values := func(c Cell) []float64 {
+		if !totalWork {
+			return workingRates(c.TotalRates)
+		}
+		var secs []float64
+		for i, r := range c.TotalRates {
+			if !idleRate(r) && i < len(c.RepeatSeconds) {
+				secs = append(secs, c.RepeatSeconds[i])
+			}
+		}
+		return secs
+	}
+	var out scalingTestSet
+	for _, c := range cs {
+		if c.Threads != best.Threads {
+			out = append(out, scalingTest{c, mannWhitney(values(best), values(c))})
+		}
+	}
+	return out
+}
+
+// beats says whether the best count is shown better than c's.
+func (ts scalingTestSet) beats(c Cell) bool {
+	for _, t := range ts {
+		if t.cell.Threads == c.Threads {
+			return t.test.Significant(Alpha)
+		}
+	}
+	return false
+}
+
+// beatsAll says whether the best count is shown better than every other:
+// "best at" needs each test to reject at Alpha (an intersection-union
+// test, which needs no correction for the number of tests).
+func (ts scalingTestSet) beatsAll() bool {
+	for _, t := range ts {
+		if !t.test.Significant(Alpha) {
+			return false
+		}
+	}
+	return true
+}
+
+// unshownText opens a finding whose best count the tests do not show best:
+// its median, then the counts it is within noise of, with each p, and
+// those whose repeats are too few for any test to tell at Alpha: "highest
+// median at 2 threads (2e+08 loops/s); within noise of it: 3 threads
+// (1.75e+08 loops/s, p=0.59)".
+func (ts scalingTestSet) unshownText(best Cell, what func(Cell) string, totalWork bool) string {
+	text := fmt.Sprintf("highest median at %d threads (%s)", best.Threads, what(best))
+	if totalWork {
+		text = fmt.Sprintf("shortest median at %d threads (%s)", best.Threads, what(best))
+	}
+	var noise, few []string
+	var sizes []string
+	smallest := math.Inf(1)
+	for _, t := range ts {
+		switch {
+		case t.test.Significant(Alpha):
+		case t.test.SmallestP >= Alpha:
+			few = append(few, fmt.Sprint(t.cell.Threads))
+			if sz := fmt.Sprintf("%d vs %d", t.test.N1, t.test.N2); !slices.Contains(sizes, sz) {
+				sizes = append(sizes, sz)
+			}
+			smallest = min(smallest, float64(t.test.SmallestP))
+		default:
+			noise = append(noise, fmt.Sprintf("%d threads (%s, %s)", t.cell.Threads, what(t.cell), FormatP(t.test.P)))
+		}
+	}
+	if len(noise) > 0 {
+		text += "; within noise of it: " + strings.Join(noise, ", ")
+	}
+	if len(few) > 0 {
+		text += fmt.Sprintf("; too few repeats to test it against %s threads (smallest reachable p %s with %s repeats)",
+			strings.Join(few, ", "), strconv.FormatFloat(smallest, 'g', 2, 64), strings.Join(sizes, ", "))
+	}
+	return text
+}
+
 // slopeText says what each added thread brought up to paying threads (the
-// Theil-Sen slope of the repeats' total rates there, with its interval),
-// and past it the change of the median total rate at each step.
+// Theil-Sen slope of the total rates of the repeats that did work there,
+// with its interval), and past it the change of the median total rate at
+// each step.
 func slopeText(cs []Cell, paying int) string {
 	var x, y []float64
 	var past []string
@@ -524,7 +639,7 @@ func slopeText(cs []Cell, paying int) string {
 	for i, c := range cs {
 		if c.Threads <= paying {
 			counts++
-			for _, r := range c.TotalRates {
+			for _, r := range workingRates(c.TotalRates) {
 				x, y = append(x, float64(c.Threads)), append(y, r)
 			}
 			continue
