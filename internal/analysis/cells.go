@@ -28,10 +28,16 @@ type Cell struct {
 	// Contention is how many host spinner threads ran while the cell was
 	// measured (the most any of its records says).
 	Contention int `json:"contention,omitempty"`
-	// TotalRate is per repeat: all threads' work over first start to last end.
+	// TotalRate is per repeat: all threads' work over first start to last
+	// end. Like ThreadRate, Seconds, CPUShare and Speed it summarizes the
+	// repeats that did work only: an idle repeat (a total rate of 0, Idle)
+	// is left out of every column alike (n, median, interval, min, max), as
+	// the rank tests leave it out, so that n is the repeats the statistics
+	// rest on.
 	TotalRate Summary `json:"total_rate"`
-	// TotalRates are the per-repeat total rates TotalRate summarizes, in
-	// repeat order: the values the rank tests and regressions use.
+	// TotalRates are every repeat's total rate, in repeat order, idle ones
+	// (0) included: the values the rank tests and regressions use, which
+	// count and leave out the idle ones themselves.
 	TotalRates []float64 `json:"total_rates"`
 	// ThreadRate is per repeat: the mean of its threads' own rates. The
 	// threads of one repeat share its conditions, so they are not
@@ -41,10 +47,10 @@ type Cell struct {
 	// Dispersion says how far the repeats' total rates agree, and flags a
 	// cell whose repeats cannot be summarized by one number.
 	Dispersion Dispersion `json:"dispersion"`
-	// Seconds is per repeat: first start to last end.
+	// Seconds is per repeat that did work: first start to last end.
 	Seconds Summary `json:"seconds"`
-	// RepeatSeconds are the per-repeat times Seconds summarizes, in repeat
-	// order.
+	// RepeatSeconds are every repeat's time, in repeat order, idle ones
+	// included (as TotalRates).
 	RepeatSeconds []float64 `json:"repeat_seconds"`
 	// SecondsDispersion is how far the repeats' times agree, for a cell
 	// timed in phases (compression: a fixed amount of work, whose times are
@@ -127,7 +133,9 @@ func Cells(samples []Observation) []Cell {
 	out := make([]Cell, 0, len(order))
 	for _, k := range order {
 		a := byKey[k]
-		var totals, secs, threadRates, shares, speeds []float64
+		// totals, secs, shares and speeds hold every repeat; working* only
+		// those that did work, which every summary is of.
+		var totals, secs, shares, speeds, workingTotals, workingSecs, workingShares, workingSpeeds, threadRates []float64
 		reps := make([]int, 0, len(a.repeats))
 		for r := range a.repeats {
 			reps = append(reps, r)
@@ -136,22 +144,27 @@ func Cells(samples []Observation) []Cell {
 		a.cell.Repeats = reps
 		for _, r := range reps {
 			rate, el := totalRate(a.repeats[r])
-			totals = append(totals, rate)
-			secs = append(secs, float64(el)/1e9)
-			threadRates = append(threadRates, mean(a.rates[r]))
 			share, speed := cpuUse(a.repeats[r])
+			totals, secs = append(totals, rate), append(secs, float64(el)/1e9)
 			shares, speeds = append(shares, share), append(speeds, speed)
+			if idleRate(rate) {
+				continue
+			}
+			workingTotals = append(workingTotals, rate)
+			workingSecs = append(workingSecs, float64(el)/1e9)
+			workingShares, workingSpeeds = append(workingShares, share), append(workingSpeeds, speed)
+			threadRates = append(threadRates, mean(a.rates[r]))
 		}
-		a.cell.TotalRate = Summarize(totals)
+		a.cell.TotalRate = Summarize(workingTotals)
 		a.cell.TotalRates = totals
-		a.cell.Seconds = Summarize(secs)
+		a.cell.Seconds = Summarize(workingSecs)
 		a.cell.RepeatSeconds = secs
 		a.cell.ThreadRate = Summarize(threadRates)
-		a.cell.CPUShare, a.cell.CPUShares = Summarize(shares), floats(shares)
-		a.cell.Speed, a.cell.Speeds = Summarize(speeds), floats(speeds)
+		a.cell.CPUShare, a.cell.CPUShares = Summarize(workingShares), floats(shares)
+		a.cell.Speed, a.cell.Speeds = Summarize(workingSpeeds), floats(speeds)
 		a.cell.Dispersion = Disperse(totals, a.cell.Unit+"/s")
 		if k.Phase != "" {
-			d := Disperse(secs, "s")
+			d := Disperse(workingSecs, "s")
 			a.cell.SecondsDispersion = &d
 		}
 		for c := range a.applied {
@@ -166,6 +179,15 @@ func Cells(samples []Observation) []Cell {
 	}
 	return out
 }
+
+// idleRate says whether a repeat's total rate is that of a repeat that did
+// no work: 0 (or below), as Disperse counts it in Zero.
+func idleRate(rate float64) bool { return rate <= 0 }
+
+// Idle is how many of the cell's repeats did no work (a total rate of 0):
+// left out of TotalRate, ThreadRate, Seconds, CPUShare and Speed, and
+// flagged (Dispersion.Zero).
+func (c Cell) Idle() int { return c.Dispersion.Zero }
 
 // TargetRank orders targets in tables: host, then vm, then any other by
 // name.

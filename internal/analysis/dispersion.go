@@ -204,7 +204,7 @@ const (
 //   - otherwise no explanation in share or speed.
 func flagCause(c Cell, hi *Cell) string {
 	shares, speeds := c.CPUShares, c.Speeds
-	if c.CPUShare.N == 0 || c.Speed.N == 0 {
+	if !slices.ContainsFunc(shares, func(x Float) bool { return !x.IsNaN() }) {
 		return "the records carry no CPU time (a run written before results schema 1.2), so whether the threads lost CPU share or speed cannot be told"
 	}
 	cpu := "a CPU"

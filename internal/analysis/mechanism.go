@@ -64,7 +64,7 @@ func mechanismOf(cells []Cell, k verdictKey, target string) Mechanism {
 		var allShares, allSpeeds []float64
 		for _, t := range k.threads {
 			c := byThreads[t]
-			sh, sp := positive(c.CPUShares), positive(c.Speeds)
+			sh, sp := positive(working(c, c.CPUShares)), positive(working(c, c.Speeds))
 			shares[i], speeds[i] = append(shares[i], sh), append(speeds[i], sp)
 			allShares, allSpeeds = append(allShares, sh...), append(allSpeeds, sp...)
 		}
@@ -92,6 +92,18 @@ func mechanismOf(cells []Cell, k verdictKey, target string) Mechanism {
 func differs(sh Shift) bool {
 	lim := math.Log(mechanismRatio)
 	return float64(sh.Low) > lim || float64(sh.High) < -lim
+}
+
+// working are the values of per-repeat v for the repeats of c that did
+// work: an idle repeat is left out of every statistic alike.
+func working(c Cell, v []Float) []Float {
+	var out []Float
+	for i, x := range v {
+		if i < len(c.TotalRates) && !idleRate(c.TotalRates[i]) {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // positive are the finite positive values of v: shares and speeds have a

@@ -255,6 +255,7 @@ func csvHeader() []string {
 		"seconds_median", "seconds_min", "seconds_max",
 		"qos_applied", "qos_partial",
 		"cv", "max_min", "flag",
+		"idle",
 		"cpu_share_median", "cpu_share_ci_low", "cpu_share_ci_high", "speed_median", "speed_ci_low", "speed_ci_high", "speed_unit",
 	}
 }
@@ -266,8 +267,10 @@ func csvHeader() []string {
 // repeats' durations; the cpu_share_ columns are the repeats' CPU share (the
 // CPU time their threads consumed over their wall time: 1 is a whole CPU
 // per thread) and the speed_ columns their work per CPU-second, in
-// speed_unit, medians with their 95% intervals. A value that is not a
-// number (a run whose records carry no CPU time) is left empty.
+// speed_unit, medians with their 95% intervals. Every one of them is of the
+// repeats that did work (n); idle counts those that did none (a total rate
+// of 0), left out of all. A value that is not a number (a run whose records
+// carry no CPU time has no share or speed) is left empty.
 func writeCSV(w io.Writer, cells []analysis.Cell) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(csvHeader()); err != nil {
@@ -287,6 +290,7 @@ func writeCSV(w io.Writer, cells []analysis.Cell) error {
 			csvFloat(s.Median), csvFloat(s.Min), csvFloat(s.Max),
 			strings.Join(applied, " "), strconv.Itoa(c.QoSPartial),
 			csvFloat(c.Dispersion.CV), csvFloat(c.Dispersion.MaxMin), c.DispersionFlag(),
+			strconv.Itoa(c.Idle()),
 			csvFloat(c.CPUShare.Median), csvFloat(c.CPUShare.CILow), csvFloat(c.CPUShare.CIHigh),
 			csvFloat(c.Speed.Median), csvFloat(c.Speed.CILow), csvFloat(c.Speed.CIHigh), speedUnit(c.Unit),
 		}
@@ -416,7 +420,8 @@ type Table struct {
 	// class)" of the "QoS applied" column.
 	QoSNotes []string
 	// Marks explain the symbols the rows use, one line per symbol used
-	// (DispersionMark): the legend beside the table.
+	// (DispersionMark), and the idle repeats beside n (IdleNote): the
+	// legend beside the table.
 	Marks []string
 	// RateUnit is the regressions' unit (loops/s); Regressions are printed
 	// as [game] (docs/references.md) prints them.
@@ -430,6 +435,21 @@ const QoSNotesIntro = "QoS applied: the class the threads read back as; (partial
 // DispersionMark is the one symbol of the tables, "!", and its legend:
 // the repeats of the cell disagree, so no single number stands for it.
 const DispersionMark = "!: the repeats disagree (more than 3x apart, or in two groups): one number cannot stand for the cell; see its warning"
+
+// IdleNote is the legend of the idle repeats beside a cell's n,
+// "4 (+2 idle)" (RepeatsText).
+const IdleNote = "n (+k idle): k repeats did no work (a total rate of 0); every column leaves them out alike, as the tests do, and the cell's warning names them"
+
+// RepeatsText is a cell's n as the tables print it: how many repeats its
+// statistics rest on, and beside it how many did no work and are left out
+// of every column ("4 (+2 idle)"; "0 (+6 idle)" when none did work).
+func RepeatsText(c analysis.Cell) string {
+	n := strconv.Itoa(c.TotalRate.N)
+	if k := c.Idle(); k > 0 {
+		n += fmt.Sprintf(" (+%d idle)", k)
+	}
+	return n
+}
 
 // Tables returns one table per workload (and phase), in the order the cells
 // first show them.
@@ -460,11 +480,14 @@ func sectionTable(sec *section, regressions []analysis.ClassRegression) Table {
 	}
 	for _, c := range sec.cells {
 		tr := c.TotalRate
-		ci := sig(float64(tr.CILow)/scale) + " – " + sig(float64(tr.CIHigh)/scale)
+		ci := "-"
+		if tr.N > 0 {
+			ci = sig(float64(tr.CILow)/scale) + " – " + sig(float64(tr.CIHigh)/scale)
+		}
 		if tr.N > 0 && tr.CIConfidence < analysis.Confidence {
 			ci += fmt.Sprintf(" (%.1f%%)", tr.CIConfidence*100)
 		}
-		t.Rows = append(t.Rows, []string{c.Target, fmt.Sprintf("%d %s", c.QoS, qos.Class(c.QoS)), strconv.Itoa(c.Threads), strconv.Itoa(tr.N),
+		t.Rows = append(t.Rows, []string{c.Target, fmt.Sprintf("%d %s", c.QoS, qos.Class(c.QoS)), strconv.Itoa(c.Threads), RepeatsText(c),
 			sig(float64(tr.Median) / scale), ci, sig(float64(tr.Min) / scale), sig(float64(tr.Max) / scale), spreadText(c), cvText(c.Dispersion),
 			sig(float64(c.ThreadRate.Median) / scale), shareText(c), speedText(c, speedScale),
 			sig(float64(c.Seconds.Median)), AppliedText(c)})
@@ -473,6 +496,12 @@ func sectionTable(sec *section, regressions []analysis.ClassRegression) Table {
 	for _, c := range sec.cells {
 		if c.DispersionFlag() != "" {
 			t.Marks = []string{DispersionMark}
+			break
+		}
+	}
+	for _, c := range sec.cells {
+		if c.Idle() > 0 {
+			t.Marks = append(t.Marks, IdleNote)
 			break
 		}
 	}
@@ -701,8 +730,8 @@ func WriteTerminal(w io.Writer, a Analysis) {
 	}
 	for _, c := range a.Cells {
 		if catalog.IsCompression(c.Workload) {
-			fmt.Fprintf(w, "%s %s qos %d threads %d: %.2f s median [%.2f..%.2f], n=%d%s\n", c.Target, c.Workload, c.QoS, c.Threads,
-				c.Seconds.Median, c.Seconds.Min, c.Seconds.Max, c.Seconds.N, timeSpreadText(c))
+			fmt.Fprintf(w, "%s %s qos %d threads %d: %.2f s median [%.2f..%.2f], n=%s%s\n", c.Target, c.Workload, c.QoS, c.Threads,
+				c.Seconds.Median, c.Seconds.Min, c.Seconds.Max, RepeatsText(c), timeSpreadText(c))
 		}
 	}
 	per, rest := Warnings(a)

@@ -158,7 +158,18 @@ runs.append(r)
 
 r = verdict_run("vm-no-work", "the VM did no work at QoS 9 (a starved guest): the old reason said the host was not faster",
                 [wobble(240e6)], [wobble(1e6, start=2)], [wobble(10e6, start=1)], [[0] * 6])
-r.want = ["+ - fp: QoS subsumed in VM: inconclusive: on vm QoS 9 did no work in any repeat (rate 0), so its 33/9 ratio is undefined", "+   - **mechanism:** not recorded: the records carry no CPU time (a run written before results schema 1.2), so share and speed cannot be told apart", "+   - **warning:** vm fp qos=9 threads=1: 6 of 6 repeats did no work (rate 0): the records carry no CPU time (a run written before results schema 1.2), so whether the threads lost CPU share or speed cannot be told", "- QoS subsumed in VM: yes", "- the machine was busy or contention did not hold"]
+r.want = ["+ - fp: QoS subsumed in VM: inconclusive: on vm QoS 9 did no work in any repeat (rate 0), so its 33/9 ratio is undefined", "+   - **mechanism:** not recorded: the records carry no CPU time (a run written before results schema 1.2), so share and speed cannot be told apart", "+   - **warning:** vm fp qos=9 threads=1: 6 of 6 repeats did no work (rate 0): the records carry no CPU time (a run written before results schema 1.2), so whether the threads lost CPU share or speed cannot be told", "+ | vm | 9 background | 1 | 0 (+6 idle) | - | - | - | - | - | - | - | - | - | - | background |", "- QoS subsumed in VM: yes", "- the machine was busy or contention did not hold"]
+runs.append(r)
+
+
+# Two of six VM background repeats did no work: the table counted them in
+# n and showed their 0 as the cell's min, its median and its interval's low
+# end, where the tests leave them out.
+r = verdict_run("idle-repeats", "2 of 6 VM background repeats did no work (rate 0): the table's n, median, interval and min counted them, the tests did not",
+                [wobble(240e6)], [wobble(1e6, start=2)], [wobble(10e6, start=1)], [[10e6, 0, 10.1e6, 9.9e6, 0, 10.05e6]])
+r.want = ["+ | vm | 9 background | 1 | 4 (+2 idle) | 10.03 | 9.900 – 10.10 (87.5%) | 9.900 | 10.10 | 1.02 ! | 0.9% | 10.03 | - | - | 1.000 | background |",
+          "+ n (+k idle): k repeats did no work (a total rate of 0); every column leaves them out alike, as the tests do, and the cell's warning names them",
+          "- | vm | 9 background | 1 | 6 |"]
 runs.append(r)
 
 
@@ -318,9 +329,22 @@ for rep in range(1, 7):
     j = 0.005 * (rep % 3)
     r.cell("host", "mmul", 33, 6, rep, [2.0 + j, 2.0, 2.01, 2.0 + j, 3.1 + j, 3.1], 200000, unit="mmul", loops=200000)
     r.cell("host", "mmul", 33, 5, rep, [2.5, 2.5 + j, 3.06, 3.06 + j, 3.06], 200000, unit="mmul", loops=200000)
-r.want = ["+ - host mmul qos=33 threads=5: in 6 of 6 repeats three threads finished 0.56 s (22%) after the other two",
+r.want = ["+ - host mmul qos=33 threads=5: in 6 of 6 repeats threads finished in two groups: two at 2.50 s, three 0.56 s (22%) later",
           "+ - host mmul qos=33 threads=6: in 6 of 6 repeats two threads finished 1.10 s (55%) after the other four",
-          "- one thread finished"]
+          "- one thread finished", "- three threads finished"]
+runs.append(r)
+
+# The audit's case: 7 threads, 2 ending at 2.00 s and 5 at 3.00-3.03 s. The
+# old split put the first late ones in the on-time group (median 2.5 s) in
+# four repeats, and said "three to five threads finished 0.52 s (21%) after
+# the others".
+r = Run("two-groups", "mmul: seven threads, two ending at 2.00 s and five at 3.00-3.03 s: the old finding put late threads in the on-time group and called five of seven stragglers",
+        targets=("host",), matrix=[{"workload": "mmul", "qos": [33], "threads": [7], "loops": 200000}])
+for rep in range(1, 7):
+    late = [3.0, 3.0, 3.01, 3.02, 3.03] if rep <= 4 else [3.0, 3.01, 3.02, 3.02, 3.03]
+    r.cell("host", "mmul", 33, 7, rep, [2.0, 2.0] + late, 200000, unit="mmul", loops=200000)
+r.want = ["+ - host mmul qos=33 threads=7: in 6 of 6 repeats threads finished in two groups: two at 2.00 s, five 1.01 s (50%) later",
+          "- after the others", "- stragglers"]
 runs.append(r)
 
 r = Run("procs-batches", "30 processes in batches of 10 (the old findings also called the last batch one straggler thread), and 10 in batches of 4 with one process ending early by itself (which hid the batches behind a 149% straggler)",
@@ -352,6 +376,25 @@ r.want = ["+ - host procs qos=33 threads=20: completions come in batches of 12: 
           "- threads=20: in "]
 runs.append(r)
 
+# Gaps between completions that alternate 0.20 and 0.26 s: a quarter of the
+# first completion (0.25 s) fell between them, and the old rule called the
+# spread "batches of 2"; and batches of 4 whose completions come 0.12 s
+# apart within each step, past a quarter of the first (0.1 s), which the old
+# rule cut into single completions.
+r = Run("batch-gaps", "procs: 10 processes whose completion gaps alternate 0.20 and 0.26 s (the old rule: batches of 2), and 10 in batches of 4 with 0.12 s between completions within a step (the old rule: no batches)",
+        targets=("host",), matrix=[{"workload": "procs", "qos": [9, 33], "threads": [10], "loops": 100000000}])
+for rep in range(1, 7):
+    j = 0.002 * (rep % 3)
+    ends = [1.0]
+    for i in range(1, 10):
+        ends.append(ends[-1] + (0.2 if i % 2 else 0.26))
+    r.cell("host", "procs", 9, 10, rep, [e + j for e in ends], 100000000, starts=[0.001 * i for i in range(10)], loops=100000000)
+    ends = [0.4, 0.52, 0.64, 0.76, 2.76, 2.88, 3.0, 3.12, 5.12, 5.24]
+    r.cell("host", "procs", 33, 10, rep, [e + j for e in ends], 100000000, starts=[0.001 * i for i in range(10)], loops=100000000)
+r.want = ["+ - host procs qos=33 threads=10: completions come in batches of 4: steps at 0.6, 2.9, 5.2 s (every step but the last has 4; 6 of 6 repeats in batches of 4)",
+          "- host procs qos=9 threads=10: completions", "- finished"]
+runs.append(r)
+
 # A --quick batches run on a 2-CPU machine: 10 processes of little work,
 # one repeat of six ending in two steps 0.1 s apart, within the 0.15 s
 # the processes took to start.
@@ -376,6 +419,20 @@ for t, total in ((1, 1.0e8), (2, 2.0e8), (3, 2.12e8), (4, 2.18e8)):
         r.cell("host", "fp", 33, t, rep, [secs] * t, 100000000, loops=100000000)
 r.want = ["+ - host fp qos=33: adding threads stopped paying at 2 threads (2e+08 loops/s, within 10% of the best, 2.18e+08 loops/s at 4); up to 2 threads each added thread brought 1e+08 loops/s [9.75e+07..1.03e+08] (Theil-Sen); past 2, the steps to 3, 4 threads changed it by +1.2e+07, +6e+06 loops/s",
           "- each added thread brought 2.8"]
+runs.append(r)
+
+# Scaling within noise: 3 threads' repeats spread from 1.3e8 to 2.3e8
+# loops/s, their median 12% below 2 threads' 2e8 (rank test p 0.59): the old
+# finding said more threads did worse.
+r = Run("scaling-noise", "fp at 1-3 threads whose 3-thread repeats spread over 1.3e8..2.3e8 loops/s around a median 12% below 2 threads' (p 0.59): the old finding said more threads did worse",
+        targets=("host",), matrix=[{"workload": "fp", "qos": [33], "threads": [1, 2, 3], "loops": 100000000}])
+totals = {1: [0.99e8, 1.01e8, 0.995e8, 1.005e8, 0.985e8, 1.015e8], 2: [2.0e8, 2.02e8, 1.98e8, 2.01e8, 1.99e8, 2.03e8],
+          3: [1.3e8, 2.3e8, 1.5e8, 2.005e8, 1.4e8, 2.025e8]}
+for t, rates in totals.items():
+    for rep, total in enumerate(rates, 1):
+        r.cell("host", "fp", 33, t, rep, [1e8 * t / total] * t, 100000000, loops=100000000)
+r.want = ["+ - host fp qos=33: highest median at 2 threads (2e+08 loops/s); within noise of it: 3 threads (1.75e+08 loops/s, p=0.59); up to 2 threads each added thread brought 1e+08 loops/s [9.8e+07..1.03e+08] (Theil-Sen); past 2, the steps to 3 threads changed it by -2.5e+07 loops/s",
+          "- did worse", "- best at"]
 runs.append(r)
 
 # Core-type share: a 2E+2P host whose QoS 9 workers ran on the E cores and
