@@ -243,9 +243,10 @@ type Change struct {
 	Test     UTest
 }
 
-// Compare compares cell new with cell old.
+// Compare compares cell new with cell old, each over the repeats that did
+// work, as its medians are.
 func Compare(old, new Cell) Change {
-	return Change{Old: old, New: new, Ratio: new.TotalRate.Median / old.TotalRate.Median, Test: mannWhitney(new.TotalRates, old.TotalRates)}
+	return Change{Old: old, New: new, Ratio: new.TotalRate.Median / old.TotalRate.Median, Test: mannWhitney(workingRates(new.TotalRates), workingRates(old.TotalRates))}
 }
 
 // subsumptionIndex is SI = 1 - ln(sensVM)/ln(sensHost): the share of the

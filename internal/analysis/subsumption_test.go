@@ -549,3 +549,14 @@ func TestSubsumptionHeterogeneity(t *testing.T) {
 	assert.Equal(t, "host 33/9 differs by thread count beyond the 95% intervals: 206x [200..212] at 1 thread, 356x [346..367] at 2 threads", v.Heterogeneity[0])
 	assert.Contains(t, v.String(), "; host 33/9 differs by thread count")
 }
+
+// A repeat that did no work is left out of a comparison's test, as it is
+// out of its medians.
+func TestCompareLeavesIdleRepeatsOut(t *testing.T) {
+	old := cell("host", 33, 1, 100, 101, 102, 103, 104, 105)
+	withIdle := cell("host", 33, 1, 0, 0, 100.5, 101.5, 102.5, 103.5)
+	ch := Compare(old, withIdle)
+	assert.Equal(t, 4, ch.Test.N1, "the two idle repeats are not ranked")
+	assert.Equal(t, 6, ch.Test.N2)
+	assert.False(t, ch.Test.Significant(Alpha), "interleaved working repeats: no difference")
+}
