@@ -18,6 +18,9 @@ import (
 	"github.com/qoslab/qoslab/internal/spec"
 )
 
+// fakeCPUNs is the CPU time of a fakeTarget's thread 0 (thread i: + i).
+const fakeCPUNs = 750_000_000
+
 // fakeTarget answers each cell with one record per thread: loops in 1 s.
 type fakeTarget struct {
 	calls  []*agentpb.RunRequest
@@ -38,7 +41,7 @@ func (f *fakeTarget) Run(_ context.Context, req *agentpb.RunRequest, _ func(*age
 	res := &agentpb.Result{Unit: "loops", Metrics: map[string]float64{"x": 1}}
 	for i := uint32(0); i < req.Threads; i++ {
 		res.Records = append(res.Records, &agentpb.ThreadRecord{Index: i, StartNs: int64(i), EndNs: 1e9, Work: float64(req.Loops), Rate: float64(req.Loops),
-			Qos: &agentpb.QoSApplied{Asked: req.Qos, Applied: req.Qos, Full: true}})
+			Qos: &agentpb.QoSApplied{Asked: req.Qos, Applied: req.Qos, Full: true}, CpuNs: fakeCPUNs + int64(i)})
 	}
 	return res, nil
 }
@@ -82,6 +85,7 @@ func TestRunnerLogsTimedRunsAndResumes(t *testing.T) {
 	for _, rec := range recs {
 		assert.Equal(t, 1, rec.Repeat)
 		assert.Equal(t, 2, rec.Contention)
+		assert.Equal(t, fakeCPUNs+int64(rec.Index), rec.CPUNs, "the record's CPU time reaches samples.jsonl")
 		assert.Equal(t, map[string]float64{"x": 1}, rec.Metrics)
 	}
 
