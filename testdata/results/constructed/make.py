@@ -403,6 +403,10 @@ r = Run("startup-noise", "a --quick batches run on 2 CPUs: one repeat of six in 
 for rep in range(1, 7):
     starts = [0.016 * i for i in range(10)]
     if rep == 3:
+        # Nine ending close together started by then (a process never ends
+        # before it starts: a record that does is damage); the tenth starts
+        # last, so start-up still spreads over 0.144 s, more than the step.
+        starts = [0.004 * i for i in range(9)] + [0.144]
         ends = [0.04 + 0.004 * i for i in range(9)] + [0.16]
     else:
         ends = [0.04 + 0.013 * i for i in range(10)]
