@@ -196,11 +196,12 @@ const (
 //
 //   - contention did not hold: a starved class that got as much share as
 //     a free thread in some repeats (naming them);
-//   - a starved class: its share varies, its speed does not; crumbs of a
-//     CPU vary by nature, so under contention this is expected, not a data
-//     problem;
-//   - a busy machine: a class not starved lost share in some repeats
-//     (something else took the CPU), or its speed per CPU-second varied;
+//   - a starved class: its share varies more than its speed does; crumbs
+//     of a CPU vary by nature, so under contention this is expected, not a
+//     data problem;
+//   - a busy machine: a class not starved (the highest class never is)
+//     lost share in some repeats (something else took the CPU), or its
+//     speed per CPU-second varied;
 //   - otherwise no explanation in share or speed.
 func flagCause(c Cell, hi *Cell) string {
 	shares, speeds := c.CPUShares, c.Speeds
@@ -226,13 +227,18 @@ func flagCause(c Cell, hi *Cell) string {
 			return fmt.Sprintf("%s got %s of %s in %s, near %s, where its other repeats got %s: %s", qos.Class(c.QoS), valuesText(shares, free, percent),
 				cpu, repeatsText(c, free), refName, rangeText(shares, free, percent), what)
 		}
-		if speedSpread <= steadySpeed {
-			return fmt.Sprintf("a starved class: %s got %s of %s across repeats, against %s, at a steady speed per CPU-second (%.3gx apart); "+
+		if spread(shares) >= speedSpread {
+			speed := fmt.Sprintf("at a steady speed per CPU-second (%.3gx apart)", speedSpread)
+			if speedSpread > steadySpeed {
+				speed = fmt.Sprintf("while its speed per CPU-second varied only %.3gx", speedSpread)
+			}
+			return fmt.Sprintf("a starved class: %s got %s of %s across repeats, against %s, %s; "+
 				"what a thread kept off the CPU gets varies by nature, so under contention this is expected, not a data problem",
-				qos.Class(c.QoS), rangeText(shares, nil, percent), cpu, refName, speedSpread)
+				qos.Class(c.QoS), rangeText(shares, nil, percent), cpu, refName, speed)
 		}
 	}
-	if lost := repeatsWhere(shares, func(x float64) bool { return x < lostShare*maxFinite(shares) }); len(lost) > 0 && float64(c.CPUShare.Median) >= limit {
+	starved := hi != nil && float64(c.CPUShare.Median) < limit
+	if lost := repeatsWhere(shares, func(x float64) bool { return x < lostShare*maxFinite(shares) }); len(lost) > 0 && !starved {
 		return fmt.Sprintf("the machine was busy: %s got only %s of %s in %s, where its other repeats got %s: something else took the CPU",
 			qos.Class(c.QoS), valuesText(shares, lost, percent), cpu, repeatsText(c, lost), rangeText(shares, lost, percent))
 	}

@@ -113,6 +113,17 @@ func TestDispersionWarnings(t *testing.T) {
 			obs("host", 33, 4, 0.25, 1e9), obs("host", 33, 5, 0.98, 1e9)}),
 			"host fp qos=33 threads=1: repeats fall in two groups: 2 near 225M and 3 near 990M loops/s: the machine was busy: user-interactive got only 20% and 25% of a CPU in repeats 2 and 4, " +
 				"where its other repeats got 98%..99%: something else took the CPU"},
+		// A busy machine took most of the CPU from the high class: its
+		// median share is low, and it is still not a starved class.
+		{"the high class lost share on a busy machine", Cells([]Observation{obs("host", 33, 1, 0.73, 1e9), obs("host", 33, 2, 0.19, 1e9), obs("host", 33, 3, 0.26, 1e9),
+			obs("host", 33, 4, 0.7, 1e9), obs("host", 33, 5, 0.21, 1e9)}),
+			"host fp qos=33 threads=1: repeats range 190M..730M loops/s (3.84x apart): the machine was busy: user-interactive got only 19%, 26% and 21% of a CPU in repeats 2, 3 and 5, " +
+				"where its other repeats got 70%..73%: something else took the CPU"},
+		// Crumbs 28x apart at speeds 1.4x apart: the share explains it.
+		{"a starved class whose speed varied less", cells("host", 9, []float64{0.0005, 0.014, 0.002, 0.006, 0.001, 0.004}, []float64{1e9, 1.1e9, 0.72e9, 1e9, 1e9, 1.02e9}),
+			"host fp qos=9 threads=1: repeats range 500k..15.4M loops/s (30.8x apart): a starved class: background got 0.05%..1.4% of a CPU across repeats, " +
+				"against user-interactive's 99.8%, while its speed per CPU-second varied only 1.53x; what a thread kept off the CPU gets varies by nature, " +
+				"so under contention this is expected, not a data problem"},
 		{"a vCPU's speed varied", cells("vm", 9, same(0.99, 3), []float64{1e9, 0.25e9, 1e9}),
 			"vm fp qos=9 threads=1: repeats range 247.5M..990M loops/s (4x apart): the host was busy: its speed per vCPU-second varied 4x across repeats, " +
 				"slowest in repeat 2 (250M loops/CPU-s): the host ran the vCPU less, or slower, than the guest saw"},
