@@ -82,11 +82,14 @@ type Difference struct {
 // Value is one run's cell: its median total rate with the median's
 // interval, and, after the baseline, the change against the baseline.
 type Value struct {
-	Present bool           `json:"present"`
-	N       int            `json:"n,omitempty"`
-	Median  analysis.Float `json:"median"`
-	Low     analysis.Float `json:"ci_low"`
-	High    analysis.Float `json:"ci_high"`
+	Present bool `json:"present"`
+	// N is how many repeats the median and interval rest on; Idle how
+	// many more did no work (a total rate of 0), left out of them.
+	N      int            `json:"n,omitempty"`
+	Idle   int            `json:"idle,omitempty"`
+	Median analysis.Float `json:"median"`
+	Low    analysis.Float `json:"ci_low"`
+	High   analysis.Float `json:"ci_high"`
 	// Delta compares the cell with the baseline's (nil for the baseline
 	// itself, or when either run lacks the cell).
 	Delta *Delta `json:"delta,omitempty"`
@@ -492,12 +495,12 @@ func rows(cells [][]analysis.Cell) []Row {
 		r := Row{CellKey: k, Unit: unit[k]}
 		base := byKey[k][0]
 		for _, c := range byKey[k] {
-			if c == nil || c.TotalRate.N == 0 {
+			if c == nil || c.TotalRate.N == 0 && c.Idle() == 0 {
 				r.Values = append(r.Values, Value{Median: nan(), Low: nan(), High: nan()})
 				continue
 			}
-			v := Value{Present: true, N: c.TotalRate.N, Median: c.TotalRate.Median, Low: c.TotalRate.CILow, High: c.TotalRate.CIHigh}
-			if c != base && base != nil && base.TotalRate.N > 0 {
+			v := Value{Present: true, N: c.TotalRate.N, Idle: c.Idle(), Median: c.TotalRate.Median, Low: c.TotalRate.CILow, High: c.TotalRate.CIHigh}
+			if c != base && base != nil && base.TotalRate.N > 0 && c.TotalRate.N > 0 {
 				ch := analysis.Compare(*base, *c)
 				v.Delta = &Delta{Ratio: ch.Ratio, P: ch.Test.P, Significant: ch.Test.Significant(analysis.Alpha) && base.TotalRate.Median != 0 && !ch.Ratio.IsNaN()}
 			}

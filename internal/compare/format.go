@@ -249,8 +249,11 @@ func (c *Comparison) findingRow(r FindingRow) []string {
 // interval itself, "1.15M [0.52M..1.98M]" (a "±" would hide which side is
 // long); with n when the run has fewer repeats of the cell than another run.
 func rateText(v Value, scale float64, maxN int) string {
-	if !v.Present {
+	switch {
+	case !v.Present:
 		return "missing"
+	case v.N == 0:
+		return fmt.Sprintf("no work (%d idle)", v.Idle)
 	}
 	s := units.SI(float64(v.Median) / scale)
 	m, lo, hi := float64(v.Median), float64(v.Low), float64(v.High)
@@ -261,7 +264,10 @@ func rateText(v Value, scale float64, maxN int) string {
 			s += " [" + units.SI(lo/scale) + ".." + units.SI(hi/scale) + "]"
 		}
 	}
-	if v.N < maxN {
+	switch {
+	case v.Idle > 0:
+		s += fmt.Sprintf(" (n=%d +%d idle)", v.N, v.Idle)
+	case v.N < maxN:
 		s += fmt.Sprintf(" (n=%d)", v.N)
 	}
 	return s
