@@ -151,9 +151,7 @@ func (vm *hybridVM) ForceStop(ctx context.Context) error {
 
 // inFlight says whether the connector has an attempt in flight.
 func (vm *hybridVM) inFlight() bool {
-	vm.conns.mu.Lock()
-	defer vm.conns.mu.Unlock()
-	return vm.conns.cur != nil
+	return vm.conns.parked() > 0
 }
 
 // handedOut returns the connections dial made.
