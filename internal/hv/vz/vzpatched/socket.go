@@ -9,13 +9,13 @@ import "C"
 import (
 	"fmt"
 	"net"
-	"os"
 	"runtime"
 	"runtime/cgo"
 	"sync"
 	"time"
 	"unsafe"
 
+	"github.com/Code-Hex/vz/v3/internal/fdconn"
 	"github.com/Code-Hex/vz/v3/internal/objc"
 )
 
@@ -267,9 +267,10 @@ var _ net.Conn = (*VirtioSocketConnection)(nil)
 
 func newVirtioSocketConnection(ptr unsafe.Pointer) (*VirtioSocketConnection, error) {
 	vzVirtioSocketConnection := C.convertVZVirtioSocketConnection2Flat(ptr)
-	file := os.NewFile((uintptr)(vzVirtioSocketConnection.fileDescriptor), "")
-	defer file.Close()
-	rawConn, err := net.FileConn(file)
+	// The VZVirtioSocketConnection owns its fileDescriptor and closes it
+	// when it is destroyed: the connection gets a duplicate, and the
+	// original is left open for the framework to close, once.
+	rawConn, err := fdconn.FromBorrowed(int(vzVirtioSocketConnection.fileDescriptor))
 	if err != nil {
 		return nil, err
 	}

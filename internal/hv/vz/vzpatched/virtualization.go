@@ -206,7 +206,6 @@ func (v *VirtualMachine) USBControllers() []*USBController {
 	return usbControllers
 }
 
-
 //export changeStateOnObserver
 func changeStateOnObserver(newStateRaw C.int, cgoHandleUintptr C.uintptr_t) {
 	stateHandle := cgo.Handle(cgoHandleUintptr)
