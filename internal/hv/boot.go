@@ -41,7 +41,7 @@ const (
 // runs the guest (m.Accel: AccelTCG emulating, kvm, hvf, or vz for
 // Virtualization.framework) and the guest's operating system (m.Image). A guest stopped or hung at boot would
 // otherwise be waited for forever; a guest given too little is stopped
-// half way, as a first macOS boot was at 90 s.
+// half way, as a first macOS boot would be at 90 s.
 func DefaultBootTimeout(m MachineInfo) time.Duration {
 	switch {
 	case m.Accel == AccelTCG:

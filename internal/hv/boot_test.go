@@ -20,8 +20,8 @@ func TestDefaultBootTimeout(t *testing.T) {
 		{"qemu, hvf", MachineInfo{Backend: "qemu", Accel: "hvf"}, 90 * time.Second},
 		{"vz, a Linux guest", MachineInfo{Backend: "vz", Accel: "vz"}, 90 * time.Second},
 		{"vz, a Linux guest named so", MachineInfo{Backend: "vz", Accel: "vz", Image: Image{OS: OSLinux}}, 90 * time.Second},
-		// A first macOS boot took longer than the 90 s every accelerated
-		// guest had, and was stopped half way.
+		// A first macOS boot takes minutes: the 90 s every accelerated
+		// guest had would stop it half way.
 		{"vz, a macOS guest", MachineInfo{Backend: "vz", Accel: "vz", Image: macOS}, 5 * time.Minute},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
