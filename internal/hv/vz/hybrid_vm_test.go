@@ -211,6 +211,10 @@ func openHybridHost(t *testing.T, img hv.Image, agentStop AgentStop) hybridHost 
 	r, err := agentInfo(ctx, p.AgentSocket)
 	require.NoError(t, err, "the agent through the host's agent socket; console:\n%s", readText(vm.console))
 	t.Logf("the agent answered through agent.sock and the hybrid vsock %.1f s after QEMU ran", time.Since(started).Seconds())
+	vm.conns.mu.Lock()
+	t.Logf("%d connections made, %d of them late for attempts abandoned at their deadline, and closed; %d attempts in flight",
+		len(vm.handedOut()), vm.conns.lateClosed, len(vm.conns.inFlight))
+	vm.conns.mu.Unlock()
 	assert.Equal(t, "linux", r.GetOs())
 	assert.Equal(t, "arm64", r.GetArch())
 	assert.EqualValues(t, version.ProtocolMajor, r.GetProtocol().GetMajor())
