@@ -20,13 +20,13 @@ import (
 // familyCompare is the family of the charts across runs (CompareCharts).
 const familyCompare = "compare"
 
-// CompareCharts draws the charts of an N-way comparison, one machine (run)
-// per position on the x axis: the subsumption index of every judged
-// workload with its interval, and per workload the host and VM rates at
-// each class.
+// CompareCharts draws the charts of an N-way comparison: first the fleet
+// chart per judged workload, a row per machine (fleetCharts); then, one
+// machine (run) per position on the x axis, the subsumption index of every
+// judged workload with its interval, and per workload the host and VM
+// rates at each class.
 func CompareCharts(c *compare.Comparison) ([]Chart, []Skipped) {
-	var out []Chart
-	var skipped []Skipped
+	out, skipped := fleetCharts(c)
 	labels := make([]string, len(c.Columns))
 	for i, col := range c.Columns {
 		labels[i] = col.Heading()

@@ -34,12 +34,12 @@ func TestComparisonReport(t *testing.T) {
 	for _, ch := range r.Charts {
 		names = append(names, ch.Name)
 	}
-	assert.Equal(t, []string{"compare-subsumption", "compare-rates-fp"}, names)
+	assert.Equal(t, []string{"compare-fleet-fp", "compare-subsumption", "compare-rates-fp"}, names)
 
 	out := filepath.Join(t.TempDir(), "report")
 	paths, err := r.Write(out)
 	require.NoError(t, err)
-	for _, f := range []string{"plots/compare-subsumption.png", "plots/compare-rates-fp.png", results.ReportFile, compareMarkdownFile, compareCSVFile, compareJSONFile} {
+	for _, f := range []string{"plots/compare-fleet-fp.png", "plots/compare-subsumption.png", "plots/compare-rates-fp.png", results.ReportFile, compareMarkdownFile, compareCSVFile, compareJSONFile} {
 		assert.Contains(t, paths, filepath.Join(out, f))
 		st, err := os.Stat(filepath.Join(out, f))
 		require.NoError(t, err)
@@ -48,7 +48,7 @@ func TestComparisonReport(t *testing.T) {
 	html, err := os.ReadFile(filepath.Join(out, results.ReportFile))
 	require.NoError(t, err)
 	s := string(html)
-	assert.Equal(t, 2, strings.Count(s, "<svg"), "both charts inline")
+	assert.Equal(t, 3, strings.Count(s, "<svg"), "every chart inline")
 	verdicts, runs := strings.Index(s, "<h2>Verdict per machine</h2>"), strings.Index(s, "<h2>Runs</h2>")
 	require.Positive(t, verdicts, "the verdict per machine")
 	assert.Less(t, verdicts, runs, "first")
