@@ -43,8 +43,8 @@ type Column struct {
 	// Machine is the host's OS/arch and CPU model.
 	Machine string `json:"machine"`
 	// CPU is the host's CPU model alone (the chip, on a Mac), and VM the
-	// VM's backend, acceleration and device model as run ("no vm"): the
-	// per-machine table's (Machines) columns.
+	// VM's backend, acceleration and device model as run ("none" without
+	// one): the per-machine table's (Machines) columns.
 	CPU string `json:"-"`
 	VM  string `json:"-"`
 	// Started is when the run started (UTC, to the minute).
@@ -371,7 +371,10 @@ func describe(l *results.Loaded) Column {
 		col.Shape["accel"] = appliedAccel(l.Run, spec)
 		col.Shape["vm cpus"] = strconv.Itoa(spec.VM.CPUs)
 	}
-	col.VM = col.Shape["accel"]
+	col.VM = "none"
+	if slices.Contains(spec.Targets, "vm") {
+		col.VM = col.Shape["accel"]
+	}
 	for _, m := range spec.Matrix {
 		key := m.Workload + " work"
 		if prev, ok := col.Shape[key]; ok {

@@ -41,7 +41,7 @@ type MachineVerdict struct {
 	Label string `json:"label"`
 	// CPU, OS and VM say what machine answered: the host's CPU model (the
 	// chip on a Mac) and OS version as its agent reported them, and the
-	// VM's backend, acceleration and device model as run ("no vm").
+	// VM's backend, acceleration and device model as run ("none").
 	CPU string `json:"cpu"`
 	OS  string `json:"os"`
 	VM  string `json:"vm"`
