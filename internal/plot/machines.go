@@ -270,15 +270,22 @@ func (b fleetBands) Plot(c draw.Canvas, p *plot.Plot) {
 	x, y := p.Transforms(&c)
 	c.StrokeLine2(draw.LineStyle{Color: color.Gray{Y: 0x80}, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}},
 		x(1), c.Min.Y, x(1), c.Max.Y)
-	for i, m := range b.rows {
-		if m.Band.IsNaN() {
-			continue
+	// Neighbours with the same band share one rectangle: abutting ones
+	// leave a seam where their edges are anti-aliased.
+	for i := 0; i < len(b.rows); {
+		band := b.rows[i].Band
+		j := i + 1
+		for j < len(b.rows) && b.rows[j].Band == band {
+			j++
 		}
-		r := vg.Rectangle{
-			Min: vg.Point{X: x(1 / float64(m.Band)), Y: y(b.rowY(i) - 0.5)},
-			Max: vg.Point{X: x(float64(m.Band)), Y: y(b.rowY(i) + 0.5)},
+		if !band.IsNaN() {
+			r := vg.Rectangle{
+				Min: vg.Point{X: x(1 / float64(band)), Y: y(b.rowY(j-1) - 0.5)},
+				Max: vg.Point{X: x(float64(band)), Y: y(b.rowY(i) + 0.5)},
+			}
+			c.FillPolygon(bandColor, c.ClipPolygonXY([]vg.Point{r.Min, {X: r.Max.X, Y: r.Min.Y}, r.Max, {X: r.Min.X, Y: r.Max.Y}}))
 		}
-		c.FillPolygon(bandColor, c.ClipPolygonXY([]vg.Point{r.Min, {X: r.Max.X, Y: r.Min.Y}, r.Max, {X: r.Min.X, Y: r.Max.Y}}))
+		i = j
 	}
 }
 
