@@ -175,12 +175,16 @@ func machineVerdict(i int, col Column, r runFindings, k workloadPhase) MachineVe
 
 // noVerdictReason says why run r gives no verdict for workload k.
 func noVerdictReason(r runFindings, k workloadPhase) string {
-	onVM := false
+	onVM, ran := false, false
 	for _, c := range r.cells {
 		onVM = onVM || c.Target == spec.TargetVM
+		ran = ran || (c.Workload == k.workload && c.Phase == k.phase)
 	}
-	if !onVM {
+	switch {
+	case !onVM:
 		return "no vm target"
+	case !ran:
+		return "the run has no " + analysis.WorkloadText(k.workload, k.phase)
 	}
 	return analysis.Subsumption(r.cells, k.workload, k.phase, spec.TargetHost, spec.TargetVM, r.margins).Reason
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"math"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -263,4 +264,29 @@ func TestMarkdownLines(t *testing.T) {
 	}
 	assert.Contains(t, buf.String(), "### findings\n\nsubsumption index with its interval", "a heading too long for a line keeps its name; the rest is a paragraph")
 	assert.Contains(t, buf.String(), "### fp (loops/s; median with its 95% interval)\n", "one that fits stays whole")
+}
+
+// Runs that judged different workloads: each run has a row per workload
+// any run judged, its own verdict or why it has none, the workload named.
+func TestMachineRowsPerWorkload(t *testing.T) {
+	var in []Input
+	for i, f := range []string{"linux-contention", "linux-fixture"} {
+		l, err := results.Load(filepath.Join("..", "..", "testdata", "results", f))
+		require.NoError(t, err)
+		in = append(in, Input{Label: []string{"fp only", "four"}[i], Loaded: l})
+	}
+	c, err := Build(in)
+	require.NoError(t, err)
+	var got []string
+	for _, m := range c.Machines {
+		got = append(got, m.Label+" "+m.Workload+" "+m.OutcomeText())
+	}
+	assert.Equal(t, []string{
+		"fp only compress no verdict", "fp only decompress no verdict", "fp only fp inconclusive", "fp only procs no verdict",
+		"four compress inconclusive", "four decompress inconclusive", "four fp inconclusive", "four procs inconclusive",
+	}, got)
+	assert.Equal(t, "the run has no compress", c.Machines[0].Reason)
+	s := c.MachineSection()
+	assert.Equal(t, "WORKLOAD", s.Header[1])
+	assert.Contains(t, s.Notes, "fp only: compress: no verdict: the run has no compress")
 }
