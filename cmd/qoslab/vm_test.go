@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/qoslab/qoslab/internal/hv/qemu"
 	"github.com/qoslab/qoslab/internal/image"
 	"github.com/qoslab/qoslab/internal/testvm"
 )
@@ -253,14 +254,15 @@ func TestVMEndToEnd(t *testing.T) {
 		require.NoError(t, cmd.Start())
 		stopped := make(chan int, 1)
 		go func() {
-			for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-				// Stopped once QEMU is up (its QMP socket answers) and
-				// booting the guest, as a user's SIGSTOP would find it.
-				if pid, qmp := qemuOf(store); pid > 0 && qmp != "" {
-					if _, err := os.Stat(qmp); err != nil {
-						continue
-					}
-					time.Sleep(300 * time.Millisecond)
+			for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+				// Stopped once qoslab is done with QEMU's QMP (vm.json has
+				// the vCPU threads it read there) and only the guest's
+				// boot is left to wait for, as a user's SIGSTOP would find
+				// it. A stop timed from QEMU's start instead (300 ms after
+				// its QMP socket appeared) could land before the QMP
+				// handshake on a loaded machine, which then ended in QMP's
+				// own deadline, not the boot's.
+				if pid, qmp := qemuOf(store); pid > 0 && qmp != "" && qmpDone(filepath.Dir(qmp)) {
 					_ = syscall.Kill(pid, syscall.SIGSTOP)
 					stopped <- pid
 					return
@@ -383,6 +385,13 @@ func TestNamedVM(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "no vm named lab")
 	assert.NotContains(t, stderr, "no such file", "not a raw ENOENT")
+}
+
+// qmpDone says whether the VM in state directory dir has its vCPU
+// threads in vm.json: read over QMP, so QMP answered.
+func qmpDone(dir string) bool {
+	state, err := qemu.ReadState(dir)
+	return err == nil && len(state.Info.VCPUThreads) > 0
 }
 
 // qemuOf finds a QEMU process booting an image from store (its command
