@@ -118,6 +118,21 @@ func positive(v []Float) []float64 {
 	return out
 }
 
+// Brief says where the effect is in a few words: "in CPU share", "in
+// speed", "in share and speed", "alike" (the classes ran alike), "not
+// recorded".
+func (m Mechanism) Brief() string {
+	switch m.In {
+	case "":
+		return "alike"
+	case "not recorded":
+		return m.In
+	case "share":
+		return "in CPU share"
+	}
+	return "in " + m.In
+}
+
 // MechanismLine says what happened to the threads under the verdict: per
 // target, the low class's CPU share beside the high class's and its speed
 // relative to the high class's, and where the effect is:

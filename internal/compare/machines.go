@@ -59,6 +59,9 @@ type MachineVerdict struct {
 	// targets), which Reason then says.
 	Outcome string `json:"outcome"`
 	Reason  string `json:"reason,omitempty"`
+	// Mechanism is what happened to the threads on each target (their CPU
+	// share and speed per class), as under the run's own verdict.
+	Mechanism []analysis.Mechanism `json:"mechanism,omitempty"`
 	// SI is the subsumption index with its interval over both sides' 95%
 	// intervals (NaN unless the host shows an effect).
 	SI     analysis.Float `json:"si"`
@@ -149,6 +152,7 @@ func machineVerdict(i int, col Column, r runFindings, k workloadPhase) MachineVe
 		// The verdict's intervals: two one-sided tests at v.Level each.
 		m.HostRatio, m.VMRatio = ratioOf(v.Host.Shift, analysis.Float(1-2*v.Level)), ratioOf(v.VM.Shift, analysis.Float(1-2*v.Level))
 		m.Band, m.BandNo = v.Margin, v.MarginNo
+		m.Mechanism = v.Mechanism
 	}
 	if m.Outcome == "" {
 		m.Reason = noVerdictReason(r, k)
@@ -286,7 +290,24 @@ var verdictFields = []verdictField{
 		csv: []string{"host_ratio", "host_low", "host_high"}, value: func(m MachineVerdict) []string { return ratioValues(m.HostRatio) }, numeric: true},
 	{head: ratioHead("VM"), text: func(m MachineVerdict, classes string) string { return m.ratioText(m.VMRatio, classes) },
 		csv: []string{"vm_ratio", "vm_low", "vm_high"}, value: func(m MachineVerdict) []string { return ratioValues(m.VMRatio) }, numeric: true},
+	{head: fixed("MECHANISM"), text: func(m MachineVerdict, _ string) string { return orDash(m.MechanismText()) },
+		csv: []string{"mechanism"}, value: func(m MachineVerdict) []string { return []string{m.MechanismText()} }, hoist: true},
 	{csv: []string{"reason"}, value: func(m MachineVerdict) []string { return []string{m.Reason} }},
+}
+
+// MechanismText says in a few words where each target's effect was: "host
+// in CPU share, vm alike"; empty without a verdict.
+func (m MachineVerdict) MechanismText() string {
+	parts := make([]string, len(m.Mechanism))
+	recorded := false
+	for i, t := range m.Mechanism {
+		parts[i] = t.Target + " " + t.Brief()
+		recorded = recorded || t.Recorded()
+	}
+	if len(parts) > 0 && !recorded {
+		return "not recorded"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // ratioText is a side's ratio in a row: its classes first when the

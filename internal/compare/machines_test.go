@@ -80,7 +80,7 @@ func TestMachineSectionLeads(t *testing.T) {
 	c := build(t, nil)
 	s := c.MachineSection()
 	assert.Equal(t, []string{"RUN", "VERDICT", "SI", "HOST 33/9", "VM 33/9"}, s.Header)
-	assert.Equal(t, "Every run: CPU AMD EPYC; OS Debian GNU/Linux 12 (bookworm), Linux 6.18.44-fc-v595; VM qemu tcg.", s.Lead)
+	assert.Equal(t, "Every run: CPU AMD EPYC; OS Debian GNU/Linux 12 (bookworm), Linux 6.18.44-fc-v595; VM qemu tcg; MECHANISM not recorded.", s.Lead)
 	assert.Equal(t, []string{"11-24 22:53", "yes", "0.997 [0.951..1.031]", "267x [212..284]", "1.02x [0.869..1.24]"}, s.Rows[2])
 	assert.Equal(t, []string{"11-24 22:49, 11-24 22:50: inconclusive: the vm ratio's interval crosses the band's edge: more repeats would tell"}, s.Notes)
 	for format, head := range map[string]string{"table": "verdict per machine (", "markdown": "### verdict per machine\n"} {
@@ -93,7 +93,7 @@ func TestMachineSectionLeads(t *testing.T) {
 	c.Machines[1].CPU, c.Machines[1].VM = "Apple M2", "vz"
 	s = c.MachineSection()
 	assert.Equal(t, []string{"RUN", "CPU", "VM", "VERDICT", "SI", "HOST 33/9", "VM 33/9"}, s.Header)
-	assert.Equal(t, "Every run: OS Debian GNU/Linux 12 (bookworm), Linux 6.18.44-fc-v595.", s.Lead)
+	assert.Equal(t, "Every run: OS Debian GNU/Linux 12 (bookworm), Linux 6.18.44-fc-v595; MECHANISM not recorded.", s.Lead)
 	assert.Equal(t, []string{"Apple M2", "vz"}, s.Rows[1][1:3])
 }
 
@@ -116,8 +116,8 @@ func TestMachineWithoutVerdict(t *testing.T) {
 	assert.Regexp(t, `^\d+x \[[\d.]+\.\.[\d.]+\] \(95%\)$`, m.HostRatio.Text())
 
 	s := c.MachineSection()
-	assert.Equal(t, []string{"host only", "no verdict", "-", m.HostRatio.Text(), "-"}, s.Rows[1])
-	assert.Equal(t, []string{"gone", "did not come back", "-", "-", "-"}, s.Rows[2])
+	assert.Equal(t, []string{"host only", "no verdict", "-", m.HostRatio.Text(), "-", "-"}, s.Rows[1])
+	assert.Equal(t, []string{"gone", "did not come back", "-", "-", "-", "-"}, s.Rows[2])
 	assert.Contains(t, s.Notes, "host only: no verdict: no vm target")
 }
 
@@ -289,4 +289,24 @@ func TestMachineRowsPerWorkload(t *testing.T) {
 	s := c.MachineSection()
 	assert.Equal(t, "WORKLOAD", s.Header[1])
 	assert.Contains(t, s.Notes, "fp only: compress: no verdict: the run has no compress")
+}
+
+// Each machine's row says where its host's effect was and what the VM did
+// to it, from the CPU share and speed its records carry.
+func TestMachineMechanism(t *testing.T) {
+	var in []Input
+	for _, name := range []string{"starved-crumbs", "speed-mechanism"} {
+		l, err := results.Load(filepath.Join("..", "..", "testdata", "results", "constructed", name))
+		require.NoError(t, err)
+		in = append(in, Input{Label: name, Loaded: l})
+	}
+	c, err := Build(in)
+	require.NoError(t, err)
+	s := c.MachineSection()
+	col := slices.Index(s.Header, "MECHANISM")
+	require.GreaterOrEqual(t, col, 0, "the machines differ, so the column stays: %v", s.Header)
+	assert.Equal(t, "host in CPU share, vm alike", s.Rows[0][col])
+	assert.Equal(t, "host in speed, vm alike", s.Rows[1][col])
+	require.Len(t, c.Machines[0].Mechanism, 2)
+	assert.Equal(t, "share", c.Machines[0].Mechanism[0].In, "the JSON carries the numbers behind it")
 }
