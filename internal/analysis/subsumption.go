@@ -136,7 +136,7 @@ func qosSensitivityAt(cells []Cell, target, workload, phase string, high, low in
 		if len(hr) == 0 || len(lr) == 0 {
 			continue
 		}
-		s.ByThreads = append(s.ByThreads, ThreadRatio{Threads: t, Ratio: Summarize(hr).Median / Summarize(lr).Median,
+		s.ByThreads = append(s.ByThreads, ThreadRatio{Threads: t, Ratio: OrderStatsOf(hr).Median / OrderStatsOf(lr).Median,
 			Test: mannWhitney(hr, lr), Shift: logShift([][]float64{hr}, [][]float64{lr})})
 		xs = append(xs, hr)
 		ys = append(ys, lr)

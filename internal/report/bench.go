@@ -215,7 +215,7 @@ func rateSpread(c analysis.Cell, scale float64) string {
 	return s
 }
 
-func spread(s analysis.Summary, scale float64) string {
+func spread(s analysis.OrderStats, scale float64) string {
 	if s.N == 0 {
 		return "-"
 	}
@@ -388,9 +388,9 @@ func findings(runs []BenchRun) map[runKey]string {
 	for k, m := range metrics {
 		switch {
 		case len(m["pi_estimate"]) > 0:
-			out[k] = fmt.Sprintf("pi %.6f (error %.2g)", analysis.Summarize(m["pi_estimate"]).Median, analysis.Summarize(m["pi_error"]).Median)
+			out[k] = fmt.Sprintf("pi %.6f (error %.2g)", analysis.OrderStatsOf(m["pi_estimate"]).Median, analysis.OrderStatsOf(m["pi_error"]).Median)
 		case len(m["compression_ratio"]) > 0:
-			out[k] = fmt.Sprintf("ratio %.2f:1", analysis.Summarize(m["compression_ratio"]).Median)
+			out[k] = fmt.Sprintf("ratio %.2f:1", analysis.OrderStatsOf(m["compression_ratio"]).Median)
 		}
 	}
 	return out

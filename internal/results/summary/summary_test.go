@@ -49,7 +49,7 @@ func runSamples() []results.Sample {
 
 // withEmptyCell adds a cell without finished repeats, whose statistics are NaN.
 func withEmptyCell(a Analysis) Analysis {
-	nan := analysis.Summarize(nil)
+	nan := analysis.OrderStatsOf(nil)
 	a.Cells = append(a.Cells, analysis.Cell{CellKey: analysis.CellKey{Target: "vm", Workload: "mmul", QoS: 9, Threads: 4}, Unit: "mmul",
 		TotalRate: nan, ThreadRate: nan, Seconds: nan})
 	return a
