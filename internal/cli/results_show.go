@@ -61,7 +61,7 @@ func resultsShowRun(_ context.Context, o *resultsOptions) error {
 // showSummary prints the run's summary: as JSON, summary.json's document
 // computed now with the run's path and state; else summary.md as the run
 // wrote it, or computed when it wrote none.
-func showSummary(o *resultsOptions, l *results.Loaded, a summary.Analysis, state string) error {
+func showSummary(o *resultsOptions, l *results.Loaded, a summary.Summary, state string) error {
 	if o.JSON {
 		return printJSON(o.IO.Out, struct {
 			Path  string `json:"path"`

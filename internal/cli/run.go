@@ -202,5 +202,5 @@ func (o *runOptions) exitStatus(r *report.Report, err error) error {
 	if !r.Run.Complete() {
 		unfinished = "it did not finish every cell"
 	}
-	return verdictStatus(r.Analysis.Verdicts, unfinished)
+	return verdictStatus(r.Summary.Verdicts, unfinished)
 }

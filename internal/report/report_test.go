@@ -190,9 +190,9 @@ func TestReportWarnsBesideTheVerdict(t *testing.T) {
 	assert.Equal(t, strings.Count(md.String(), "**warning:**"), strings.Count(md.String(), " ! |"), "each warned cell is marked in its table")
 
 	// The same cell with its five repeats close together is not warned about.
-	for i, c := range r.Analysis.Cells {
+	for i, c := range r.Summary.Cells {
 		if c.Dispersion.Flag != "" {
-			r.Analysis.Cells[i].Dispersion = analysis.Disperse([]float64{1.1e6, 1.12e6, 1.13e6, 1.15e6, 1.14e6}, "loops/s")
+			r.Summary.Cells[i].Dispersion = analysis.Disperse([]float64{1.1e6, 1.12e6, 1.13e6, 1.15e6, 1.14e6}, "loops/s")
 		}
 	}
 	md.Reset()
