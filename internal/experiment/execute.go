@@ -54,8 +54,9 @@ type Env struct {
 	StartContention func(ctx context.Context, n int) (*contention.Contention, error)
 }
 
-// Outcome is what one session of a run measured, and on what.
-type Outcome struct {
+// Session is what one session of a run (one call of Execute: a whole run,
+// or the part a --resume finished) measured, and on what.
+type Session struct {
 	// Infos are the targets' agents' Info, by target name.
 	Infos map[string]*agentpb.InfoReply
 	// Machines are the VMs as the host sees them, by target name.
@@ -76,7 +77,7 @@ type Outcome struct {
 
 // TimeText says where a session's wall time went, and what telemetry cost
 // the agents sampling every telemetryMs: the lines a run ends with.
-func (o *Outcome) TimeText(wall time.Duration, telemetryMs int) []string {
+func (o *Session) TimeText(wall time.Duration, telemetryMs int) []string {
 	var out []string
 	if st := o.Stats; st.Runs > 0 {
 		measured := time.Duration(st.MeasuredNs + o.BootNs)
@@ -92,8 +93,8 @@ func (o *Outcome) TimeText(wall time.Duration, telemetryMs int) []string {
 	return out
 }
 
-// Samples are every sample of the outcome's runs, in order.
-func (o *Outcome) Samples() []results.Sample {
+// Samples are every sample of the session's runs, in order.
+func (o *Session) Samples() []results.Sample {
 	var out []results.Sample
 	for _, r := range o.Runs {
 		out = append(out, r.Samples...)
@@ -211,7 +212,7 @@ func (e *UnsupportedCodecError) Error() string {
 // holds already are not measured again; telemetry goes to its
 // telemetry.jsonl; and run.json records the targets, the notes and how the
 // run ended. Without one (nil), results are only returned.
-func Execute(ctx context.Context, s spec.Spec, dir *results.Dir, env Env) (out *Outcome, err error) {
+func Execute(ctx context.Context, s spec.Spec, dir *results.Dir, env Env) (out *Session, err error) {
 	x := newExecution(s, dir, env)
 	out = x.out
 	cells, seed := Plan(s)
@@ -272,20 +273,20 @@ func Execute(ctx context.Context, s spec.Spec, dir *results.Dir, env Env) (out *
 }
 
 // execution is one call of Execute: the spec, where its results go, what
-// it has started, and the outcome so far.
+// it has started, and the session so far.
 type execution struct {
 	s   spec.Spec
 	dir *results.Dir // nil: results are only returned
 	env Env
 	log io.Writer
-	out *Outcome
+	out *Session
 	// targets are the targets started so far, by name.
 	targets map[string]Target
 }
 
 func newExecution(s spec.Spec, dir *results.Dir, env Env) *execution {
 	x := &execution{s: s, dir: dir, env: env, log: env.Log, targets: map[string]Target{},
-		out: &Outcome{Infos: map[string]*agentpb.InfoReply{}, Machines: map[string]hv.MachineInfo{}}}
+		out: &Session{Infos: map[string]*agentpb.InfoReply{}, Machines: map[string]hv.MachineInfo{}}}
 	if x.log == nil {
 		x.log = io.Discard
 	}
@@ -302,7 +303,7 @@ func newExecution(s spec.Spec, dir *results.Dir, env Env) *execution {
 }
 
 // note tells the user n, after prefix ("note: ", "warning: "), and keeps
-// it in the outcome and in run.json.
+// it in the session and in run.json.
 func (x *execution) note(prefix, n string) {
 	fmt.Fprintf(x.log, "%s%s\n", prefix, n)
 	kept := strings.TrimPrefix(prefix, "note: ") + n
@@ -501,7 +502,7 @@ func (x *execution) startContention(ctx context.Context, n int) (*contention.Con
 
 // newRunner runs cells on the started targets, with spinners contention
 // spinners beside them, wired to the env's hooks: each timed cell run goes
-// to the outcome, and a short host cell gets a warning, once.
+// to the session, and a short host cell gets a warning, once.
 func (x *execution) newRunner(cells []Cell, spinners int) *runner {
 	warned := map[string]bool{}
 	onStall := x.env.OnStall

@@ -134,7 +134,7 @@ func NewBench(s spec.Spec, name, store, results string) *Bench {
 }
 
 // Add records what a session measured and on what.
-func (b *Bench) Add(res *experiment.Outcome) {
+func (b *Bench) Add(res *experiment.Session) {
 	for name, info := range res.Infos {
 		b.Targets[name] = agent.InfoJSON(info)
 	}
