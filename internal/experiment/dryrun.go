@@ -22,7 +22,7 @@ import (
 // DryRun is what a run of a spec would do, worked out without doing any of
 // it: no VM boots, no agent, spinner or QEMU starts, no image is built, no
 // kernel fetched and no file written. It only reads (the image store, the
-// KVM probe's remembered verdict, earlier results).
+// failed KVM probes remembered, earlier results).
 type DryRun struct {
 	Spec spec.Spec
 	// Seeded says whether the order is the one the run will use: an

@@ -101,7 +101,7 @@ type VMEnv struct {
 	// start NAME` instead of booting one for the run.
 	Name string
 	// Store is the image store; StateHome holds named VMs (vms/NAME);
-	// CacheDir is the backends' cache (the KVM probe's verdict).
+	// CacheDir is the backends' cache (failed KVM probes).
 	Store, StateHome, CacheDir string
 	// Backend, Accel and Model, when set, override the spec's.
 	Backend, Accel, Model string

@@ -29,7 +29,7 @@ const (
 
 // Options are what backends need from the machine they run on.
 type Options struct {
-	// CacheDir is qoslab's cache directory (the KVM probe verdict lives there).
+	// CacheDir is qoslab's cache directory (failed KVM probes are remembered there).
 	CacheDir string
 }
 
