@@ -146,7 +146,7 @@ func (o *runOptions) spec(ctx context.Context, now time.Time) (*results.Dir, spe
 		return nil, s, wrapUsage(err)
 	}
 	if o.Quick {
-		s = spec.Quick(s)
+		s = spec.Shrink(s)
 	}
 	if o.CellTimeout > 0 {
 		s.CellTimeout = o.CellTimeout // recorded in run.json as applied
