@@ -361,7 +361,7 @@ func (b *Backend) bootReady(ctx context.Context, r request, accel string, timeou
 	if timeout > 0 {
 		rctx, cancel = context.WithTimeout(ctx, timeout)
 	}
-	err = m.awaitReady(rctx, r.spec.Ready)
+	err = hv.AwaitReady(rctx, m, r.spec.Ready, "qemu")
 	timedOut := timeout > 0 && errors.Is(rctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	cancel()
 	if err != nil {
@@ -383,30 +383,6 @@ func (b *Backend) bootReady(ctx context.Context, r request, accel string, timeou
 		return nil, err
 	}
 	return m, nil
-}
-
-// awaitReady runs ready until it returns nil, ctx ends, or QEMU does.
-func (m *machine) awaitReady(ctx context.Context, ready func(context.Context, hv.Machine) error) error {
-	rctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() {
-		select {
-		case <-m.Done():
-			cancel()
-		case <-rctx.Done():
-		}
-	}()
-	err := ready(rctx, m)
-	if err == nil {
-		return nil
-	}
-	if m.Ended() {
-		if exit := m.Err(); exit != nil {
-			return fmt.Errorf("qemu ended before the agent answered: %w", exit)
-		}
-		return errors.New("qemu ended before the agent answered")
-	}
-	return err
 }
 
 // boot starts QEMU with accel, connects to QMP and reads the vCPU
