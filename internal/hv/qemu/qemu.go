@@ -365,7 +365,7 @@ func (b *Backend) bootReady(ctx context.Context, r request, accel string, timeou
 	timedOut := timeout > 0 && errors.Is(rctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	cancel()
 	if err != nil {
-		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), quitTimeout+termTimeout+killTimeout)
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), quitTimeout+termTimeout+hv.KillTimeout)
 		_ = m.Stop(stopCtx)
 		cancel()
 		if timedOut {
@@ -445,7 +445,7 @@ func (b *Backend) boot(ctx context.Context, r request, accel string) (*machine, 
 		go m.watchDaemon()
 	}
 	if err := m.readThreads(ctx, r.spec.Detach); err != nil {
-		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), quitTimeout+termTimeout+killTimeout)
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), quitTimeout+termTimeout+hv.KillTimeout)
 		defer cancel()
 		_ = m.Stop(stopCtx)
 		return nil, time.Time{}, err

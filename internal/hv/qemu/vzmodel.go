@@ -327,7 +327,7 @@ func (d *vsockDaemon) stop() {
 			_ = syscall.Kill(d.pid, syscall.SIGKILL)
 			select {
 			case <-d.done:
-			case <-time.After(killTimeout):
+			case <-time.After(hv.KillTimeout):
 			}
 		}
 	}
@@ -358,7 +358,7 @@ func (m *machine) watchDaemon() {
 	m.mu.Lock()
 	m.fault = fmt.Errorf("%s (pid %d), the VM's vsock device, ended while the VM ran (%s): the agent was out of reach, so the VM was stopped", VhostVsockName, d.pid, d.exitDetail())
 	m.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), quitTimeout+termTimeout+killTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), quitTimeout+termTimeout+hv.KillTimeout)
 	defer cancel()
 	_ = m.Stop(ctx)
 }

@@ -126,7 +126,7 @@ func (b *Backend) Start(ctx context.Context, spec hv.Spec) (hv.Machine, error) {
 	}
 	if spec.Ready != nil {
 		if err := hv.AwaitReady(ctx, m, spec.Ready, "the VM"); err != nil {
-			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopBound(p)+killTimeout)
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopBound(p)+hv.KillTimeout)
 			_ = m.Stop(sctx)
 			cancel()
 			return nil, fmt.Errorf("start VM %s: %w; see %s", p.Name, err, base.Info.ConsoleLog)
