@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/qoslab/qoslab/internal/hv"
+	"github.com/qoslab/qoslab/internal/atomicfile"
 )
 
 // probeFailuresFile is where failed KVM probes are remembered, in the
@@ -104,7 +104,7 @@ func writeProbeFailures(path string, v probeFailures) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil { //nolint:gosec // G301: qoslab's directory in the user cache directory, which holds nothing secret, made as mkdir -p makes it
 		return fmt.Errorf("save the KVM probe verdict: %w", err)
 	}
-	if err := hv.WriteJSONFile(path, v); err != nil {
+	if err := atomicfile.WriteJSON(path, v); err != nil {
 		return fmt.Errorf("save the KVM probe verdict %s: %w", path, err)
 	}
 	return nil
