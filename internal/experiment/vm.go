@@ -15,7 +15,6 @@ import (
 	"github.com/qoslab/qoslab/internal/agent"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/hv/registry"
-	"github.com/qoslab/qoslab/internal/hv/vz"
 	"github.com/qoslab/qoslab/internal/image"
 	"github.com/qoslab/qoslab/internal/namedvm"
 	"github.com/qoslab/qoslab/internal/spec"
@@ -220,13 +219,8 @@ func checkModel(v spec.VMSpec) error {
 // loadImage finds the image to boot by name in the store: a VM bundle
 // (macOS, for vz) or a built Linux image.
 func loadImage(store, name string) (hv.Image, error) {
-	dir := image.ImageDir(store, name)
-	if _, err := os.Stat(filepath.Join(dir, vz.BundleConfigFile)); err == nil {
-		b, err := vz.OpenBundle(dir)
-		if err != nil {
-			return hv.Image{}, err
-		}
-		return b.Image(), nil
+	if img, ok, err := registry.OpenBundle(image.ImageDir(store, name)); ok {
+		return img, err
 	}
 	img, _, err := image.Load(store, name)
 	if err != nil {
