@@ -11,10 +11,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qoslab/qoslab/internal/agent"
+	"github.com/qoslab/qoslab/internal/benchdoc"
 	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/qos"
-	"github.com/qoslab/qoslab/internal/report"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/telemetry"
@@ -111,7 +111,7 @@ Workloads: ` + strings.Join(catalog.Names(), ", ") + `.`,
 	fl.IntVar(&o.Repeat, "repeat", spec.DefaultRepeats, "repeats of every cell (6: fewer cannot show a significant difference)")
 	fl.IntVar(&o.Warmup, "warmup", spec.DefaultWarmup, "untimed runs of every cell on every target before its first timed run")
 	fl.StringVar(&o.flags.contention, "contention", "0", "spinner threads at default priority, each pinned to a CPU, run outside the agent for the whole run: N, or all (one per CPU)")
-	fl.StringVar(&o.Format, "format", "table", "output: "+strings.Join(report.BenchFormats, ", "))
+	fl.StringVar(&o.Format, "format", "table", "output: "+strings.Join(benchdoc.BenchFormats, ", "))
 	fl.StringVar(&o.Out, "out", "", "write the output to FILE (the table still goes to the terminal)")
 	fl.BoolVar(&o.Save, "save", false, "also keep the run in a results directory (RESULTS/bench-<UTC time>), with summaries and report")
 	fl.StringVar(&o.Results, "results", "qoslab-results", "where --save creates the results directory (and where --dry-run looks for earlier cell times)")
@@ -129,7 +129,7 @@ Workloads: ` + strings.Join(catalog.Names(), ", ") + `.`,
 	complete(cmd, "workload", catalog.Names)
 	complete(cmd, "qos", qos.Names)
 	complete(cmd, "target", fixed(spec.TargetHost, spec.TargetVM))
-	complete(cmd, "format", fixed(report.BenchFormats...))
+	complete(cmd, "format", fixed(benchdoc.BenchFormats...))
 	complete(cmd, "codec", catalog.AllCodecs)
 	complete(cmd, "sink", catalog.Sinks)
 	return command(f, cmd, "bench", o, &o.src, func([]string) error {
@@ -195,7 +195,7 @@ func (o *benchOptions) check() error {
 	if o.Contention, err = contention.ParseSpinnerCount(n("contention"), o.flags.contention); err != nil {
 		return wrapUsage(err)
 	}
-	if err := oneOf(n("format"), o.Format, report.BenchFormats); err != nil {
+	if err := oneOf(n("format"), o.Format, benchdoc.BenchFormats); err != nil {
 		return err
 	}
 	if err := oneOf(n("sink"), c.Sink, catalog.Sinks()); err != nil {
@@ -288,7 +288,7 @@ func benchRun(ctx context.Context, o *benchOptions) (err error) {
 		defer dir.Unlock()
 		saved = dir.Path
 	}
-	doc := report.NewBench(s, o.VMEnv.Name, o.VMEnv.Store, saved)
+	doc := benchdoc.NewBench(s, o.VMEnv.Name, o.VMEnv.Store, saved)
 	// Each warning is said once: a table's own warnings are under it, so
 	// neither the live log nor --save's summary repeats them.
 	table := o.Out != "" || o.Format == "table" || o.Format == "markdown"

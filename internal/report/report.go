@@ -236,17 +236,17 @@ func modelSentence(machines json.RawMessage) string {
 	sort.Strings(names)
 	var out []string
 	for _, t := range names {
-		if line := modelLine(t, byTarget[t]); line != "" {
+		if line := ModelLine(t, byTarget[t]); line != "" {
 			out = append(out, line)
 		}
 	}
 	return strings.Join(out, " ")
 }
 
-// modelLine says, for a VM in a device model other than its backend's own,
+// ModelLine says, for a VM in a device model other than its backend's own,
 // what ran it: "vm: qemu (tcg), device model vz: ...". "" for the
 // backend's own model.
-func modelLine(target string, mi hv.MachineInfo) string {
+func ModelLine(target string, mi hv.MachineInfo) string {
 	if mi.Model == "" {
 		return ""
 	}

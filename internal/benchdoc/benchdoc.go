@@ -1,4 +1,8 @@
-package report
+// Package benchdoc is bench's output document: what was asked and applied,
+// on what, every record, and the cells summarized from them; and its
+// formats (an aligned table, Markdown, JSON, the tidy CSV). A saved bench is
+// a results directory like a run's, whose report is package report's.
+package benchdoc
 
 import (
 	"bytes"
@@ -21,6 +25,7 @@ import (
 	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/report"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/results/summary"
 	"github.com/qoslab/qoslab/internal/spec"
@@ -490,7 +495,7 @@ func writeUnderTable(w io.Writer, r *Bench, cells []analysis.Cell, markdown bool
 	}
 	sort.Strings(targets)
 	for _, t := range targets {
-		if line := modelLine(t, r.Machines[t]); line != "" {
+		if line := report.ModelLine(t, r.Machines[t]); line != "" {
 			fmt.Fprintf(w, "%s%s\n", lead, line)
 		}
 	}
