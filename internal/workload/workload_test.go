@@ -5,6 +5,7 @@ import (
 	"github.com/qoslab/qoslab/internal/workload/catalog"
 	"math"
 	"os"
+	"runtime"
 	"path/filepath"
 	"testing"
 	"time"
@@ -391,4 +392,13 @@ func TestCodecRecordIsTheCellClockAroundRun(t *testing.T) {
 	assert.Positive(t, codecNs)
 	assert.Less(t, codecNs, elapsed.Nanoseconds(), "the codec phase lies within the call (both on Go's clock)")
 	assert.Equal(t, int64(1<<20), res.BytesIn)
+}
+
+// The memory the GC's limit is set from is the runtime's own account of
+// what it mapped, as ReadMemStats says it, read without stopping the world.
+func TestRuntimeSysIsMemStatsSys(t *testing.T) {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	got := runtimeSys()
+	assert.InEpsilon(t, float64(ms.Sys), float64(got), 0.05, "ReadMemStats %d, metrics %d", ms.Sys, got)
 }
