@@ -245,7 +245,7 @@ func TestRunnerTracesEveryCellRun(t *testing.T) {
 			assert.NotContains(t, s.Steps, runtrace.StepKeep)
 		} else {
 			assert.Equal(t, int64(1e9), s.MeasuredNs, "first thread start to last thread end")
-			for _, k := range []string{runtrace.StepKeep, runtrace.StepTelKeep, runtrace.StepReport} {
+			for _, k := range []string{runtrace.StepKeep, runtrace.StepReport} {
 				require.Contains(t, s.Steps, k)
 				sum += s.Steps[k]
 			}
