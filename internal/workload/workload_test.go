@@ -5,8 +5,8 @@ import (
 	"github.com/qoslab/qoslab/internal/workload/catalog"
 	"math"
 	"os"
-	"runtime"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
