@@ -13,7 +13,9 @@ CROSS    := darwin/arm64 linux/arm64 linux/amd64
 
 all: build
 
-# Installs what building and testing need on a Debian machine (idempotent).
+# Installs what make run needs (QEMU for this machine's architecture, the Go
+# modules, the guest's Debian kernel), and no more; idempotent. What only the
+# tests need is make test-deps's.
 setup:
 	./scripts/setup.sh
 
@@ -79,14 +81,14 @@ vet:
 	./scripts/darwin-typecheck
 	$(GO) run ./scripts/nilwrapcheck .
 
-# golangci-lint at the version scripts/install-golangci-lint.sh pins
-# (.golangci.yml says which linters, and why each exclusion), installed into
-# bin/tools by make setup or on first use. Linux sees every package; the darwin
-# pass sees what builds there without cgo (Virtualization.framework's bindings
-# are type-checked by make vet instead).
+# golangci-lint at the version scripts/test-deps.sh pins (.golangci.yml says
+# which linters, and why each exclusion), built once per machine by make
+# test-deps or on first use. Linux sees every package; the darwin pass sees
+# what builds there without cgo (Virtualization.framework's bindings are
+# type-checked by make vet instead).
 GOLANGCI_LINT := bin/tools/golangci-lint
 lint:
-	./scripts/install-golangci-lint.sh
+	./scripts/test-deps.sh golangci-lint
 	$(GOLANGCI_LINT) run ./...
 	CGO_ENABLED=0 GOOS=darwin GOARCH=arm64 $(GOLANGCI_LINT) run ./guest/... ./internal/qos/... ./internal/workload/... ./internal/transport/... ./internal/agent/... ./internal/telemetry/...
 
@@ -94,19 +96,21 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
-# What only the tests need, beyond make setup: rust-vmm's vhost-device-vsock,
-# the vsock device of the vz device model (bench --vm-model vz), in which the
-# VM tests boot the arm64 guest laid out as Virtualization.framework lays it
-# out. Built with cargo when missing (minutes); make setup and make run never
-# build it.
+# What only the tests need, beyond make setup, each pinned and installed once
+# per machine (scripts/test-deps.sh says what and where): golangci-lint and
+# actionlint; shellcheck, QEMU for the other architecture, sshd and ansible
+# for the fleet playbook's test; rust-vmm's vhost-device-vsock, the vsock
+# device of the vz device model (bench --vm-model vz), in which the VM tests
+# boot the arm64 guest laid out as Virtualization.framework lays it out; the
+# other architecture's kernel. make setup and make run never install them.
 test-deps:
-	./scripts/install-vhost-device-vsock.sh
+	./scripts/test-deps.sh
 
 # The GitHub Actions workflow (.github/workflows), its shell steps through
-# shellcheck: actionlint at a pinned version, built from the Go module proxy.
-ACTIONLINT := github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
+# shellcheck: actionlint at the version scripts/test-deps.sh pins.
 actionlint:
-	$(GO) run $(ACTIONLINT) .github/workflows/*.yml
+	./scripts/test-deps.sh actionlint
+	bin/tools/actionlint .github/workflows/*.yml
 
 # go test's limit for each package's tests. The slowest package by far is
 # cmd/qoslab (its VM and fleet tests): 219 to 311 s in four runs of it alone
@@ -114,7 +118,7 @@ actionlint:
 # run beside it, 70 to 135 s of them; the slowest, internal/hv/qemu, under a
 # minute). 15 minutes is about 3 times its slowest run: a busier machine still
 # passes, and a test that hangs fails within 15 minutes, not an hour.
-test: fmt-check vet lint actionlint build test-deps
+test: test-deps fmt-check vet lint actionlint build
 	$(GO) test -count=1 -timeout 15m ./...
 
 proto:
