@@ -33,12 +33,12 @@ endif
 bin/qoslab-agent: FORCE
 	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o $@ ./guest/agent
 
-cross:
-	@for t in $(CROSS); do \
-		os=$${t%/*}; arch=$${t#*/}; \
-		echo "agent $$os/$$arch -> bin/$$os-$$arch/qoslab-agent"; \
-		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -ldflags '-s -w $(LDFLAGS)' -o bin/$$os-$$arch/qoslab-agent ./guest/agent || exit 1; \
-	done
+cross: $(foreach t,$(CROSS),bin/$(subst /,-,$(t))/qoslab-agent)
+
+# bin/<os>-<arch>/qoslab-agent: the agent cross-built for that OS and arch.
+bin/%/qoslab-agent: FORCE
+	@echo "agent $(subst -,/,$*) -> $@"
+	@CGO_ENABLED=0 GOOS=$(word 1,$(subst -, ,$*)) GOARCH=$(word 2,$(subst -, ,$*)) $(GO) build -ldflags '-s -w $(LDFLAGS)' -o $@ ./guest/agent
 
 # Prebuilt binaries for the fleet playbook (deploy/ansible): qoslab for Linux
 # hosts (pure Go there) and every agent, named <binary>-<os>-<arch>. A Mac's
@@ -67,11 +67,13 @@ RUNSPEC := --default subsumption --quick
 else
 RUNSPEC := --default contention
 endif
-run: build image
+# It builds only what it runs: qoslab, this machine's agent and the guest's
+# (the cross-builds for other machines are make build's).
+run: bin/qoslab bin/qoslab-agent image
 	bin/qoslab run $(RUNSPEC)
 
 # The guest image (a Debian kernel, fetched in Go when the cache lacks it; the agent as /init).
-image: build
+image: bin/qoslab bin/linux-$(HOSTARCH)/qoslab-agent
 	bin/qoslab image build linux --arch $(HOSTARCH)
 
 vet:
