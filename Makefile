@@ -17,7 +17,7 @@ endif
 # guest; the version stays readable from the build info.
 CROSS    := darwin/arm64 linux/arm64 linux/amd64
 
-.PHONY: all setup build agents cross dist run image test test-deps vet lint fmt-check actionlint proto man clean
+.PHONY: all setup build agents cross dist run image test go-test test-deps vet lint fmt-check actionlint proto man clean
 
 all: build
 
@@ -122,13 +122,20 @@ actionlint:
 	./scripts/test-deps.sh actionlint
 	bin/tools/actionlint .github/workflows/*.yml
 
+# make test: what only the tests need (make test-deps), then go test beside
+# the static checks (fmt-check vet lint actionlint build, one after another
+# at nice 10 in the CPU the tests leave), then each step's time: see
+# scripts/test.sh.
+test:
+	@MAKE='$(MAKE)' ./scripts/test.sh
+
 # go test's limit for each package's tests. The slowest package by far is
 # cmd/qoslab (its VM and fleet tests): 219 to 311 s in four runs of it alone
 # on a 2-CPU machine shared with other builds (in CI the other packages' tests
 # run beside it, 70 to 135 s of them; the slowest, internal/hv/qemu, under a
 # minute). 15 minutes is about 3 times its slowest run: a busier machine still
 # passes, and a test that hangs fails within 15 minutes, not an hour.
-test: test-deps fmt-check vet lint actionlint build
+go-test:
 	$(GO) test -count=1 -timeout 15m ./...
 
 proto:
