@@ -122,9 +122,9 @@ actionlint:
 	./scripts/test-deps.sh actionlint
 	bin/tools/actionlint .github/workflows/*.yml
 
-# make test: what only the tests need (make test-deps), then go test beside
-# the static checks (fmt-check vet lint actionlint build, one after another
-# at nice 10 in the CPU the tests leave), then each step's time: see
+# make test: what only the tests need (make test-deps) and make build, then
+# go test beside the static checks (fmt-check vet lint actionlint, one after
+# another at nice 10 in the CPU the tests leave), then each step's time: see
 # scripts/test.sh.
 test:
 	@MAKE='$(MAKE)' ./scripts/test.sh
