@@ -17,7 +17,7 @@ endif
 # guest; the version stays readable from the build info.
 CROSS    := darwin/arm64 linux/arm64 linux/amd64
 
-.PHONY: all setup build agents cross dist run image test go-test test-deps vet lint fmt-check actionlint proto man clean
+.PHONY: all setup build agents cross dist run image test go-test test-bins test-deps vet lint fmt-check actionlint proto man clean
 
 all: build
 
@@ -122,12 +122,16 @@ actionlint:
 	./scripts/test-deps.sh actionlint
 	bin/tools/actionlint .github/workflows/*.yml
 
-# make test: what only the tests need (make test-deps) and make build, then
-# go test beside the static checks (fmt-check vet lint actionlint, one after
-# another at nice 10 in the CPU the tests leave), then each step's time: see
-# scripts/test.sh.
+# make test: what only the tests need (make test-deps) and the binaries tests
+# read from bin/, then go test beside the static checks (fmt-check vet lint
+# actionlint build, one after another at nice 10 in the CPU the tests leave),
+# then each step's time: see scripts/test.sh.
 test:
 	@MAKE='$(MAKE)' ./scripts/test.sh
+
+# The binaries tests read from bin/: the amd64 guest's agent (image's
+# real-kernel build) and the Mac's (image/macos's agent check).
+test-bins: bin/linux-amd64/qoslab-agent bin/darwin-arm64/qoslab-agent
 
 # go test's limit for each package's tests. The slowest package by far is
 # cmd/qoslab (its VM and fleet tests): 219 to 311 s in four runs of it alone

@@ -4,11 +4,11 @@
 #
 # go test is the long pole (its VM and fleet tests) and keeps the normal
 # priority; the static checks (gofmt, go vet for linux and darwin, the
-# darwin type-check and the %w-of-nil check, golangci-lint, actionlint) run
-# one after another beside it at nice 10, so they take the CPU the tests
-# leave rather than slowing them. What the tests need (the installs, and
-# make build's binaries, which some tests read) comes first, each beside
-# the others, so that downloads overlap builds.
+# darwin type-check and the %w-of-nil check, golangci-lint, actionlint, the
+# cross-builds) run one after another beside it at nice 10, so they take
+# the CPU the tests leave rather than slowing them. What the tests need (the
+# installs, and the agents some tests read from bin/) comes first, each
+# beside the others, so that downloads overlap builds.
 #
 # go test's output shows as it comes; a check's shows when it ends (all of
 # it when it failed). Every step runs whatever failed before it, so one run
@@ -39,27 +39,27 @@ step() {
 
 # The static checks, niced: their tools are built first where this machine
 # lacks them (beside the installs, which mostly download), the checks once
-# the installs and the build are done (so that they compile nothing the
-# build is compiling at the same time), beside go test.
+# the installs and test-bins are done (so that they compile nothing those
+# compile at the same time), beside go test.
 (
 	step tools nice -n 10 scripts/test-deps.sh golangci-lint actionlint
 	while [ ! -e "$logs/ready" ]; do sleep 1; done
-	for check in fmt-check vet lint actionlint; do
+	for check in fmt-check vet lint actionlint build; do
 		step "$check" nice -n 10 "$make" --no-print-directory "$check"
 	done
 ) &
 checks=$!
 
 # What the tests need: the packages first (the others use them), then the
-# other installs and the build (qoslab, the agents, the cross-builds, which
-# tests read from bin/) at once.
+# other installs and the agents tests read from bin/ (make test-bins) at
+# once.
 step test-deps:packages scripts/test-deps.sh packages
 ready=()
 for dep in ansible vhost-device-vsock kernels; do
 	step "test-deps:$dep" scripts/test-deps.sh "$dep" &
 	ready+=($!)
 done
-step build "$make" --no-print-directory build &
+step test-bins "$make" --no-print-directory test-bins &
 ready+=($!)
 for pid in "${ready[@]}"; do
 	wait "$pid"
