@@ -56,7 +56,7 @@ func tracedRun() []Span {
 	cell := func(target string, start, overhead, call, total float64) Span {
 		return Span{Name: SpanCell, Target: target, StartNs: ms(start), EndNs: ms(start + 2000 + overhead), MeasuredNs: ms(2000),
 			Steps: map[string]int64{StepCall: ms(call), StepKeep: ms(2000 + overhead - call)},
-			Agent: map[string]int64{AgentTotal: ms(total), AgentMeasured: ms(2001), "threads": ms(1)}}
+			Agent: map[string]int64{AgentTotal: ms(total), AgentMeasured: ms(2001), "threads": ms(1), AgentClock: 25}}
 	}
 	return []Span{
 		{Name: SpanSpec, EndNs: ms(100)},
@@ -97,5 +97,6 @@ func TestSummaryText(t *testing.T) {
 	// transport: the call less the agent's total (host 3 and 6 ms, vm 10).
 	assert.Regexp(t, `(?m)^transport\s+4\.50 /    4\.50\s+10\.00 /   10\.00  call less`, out)
 	assert.Regexp(t, `(?m)^agent threads\s+1\.00 /    1\.00\s+1\.00 /    1\.00$`, out)
+	assert.Regexp(t, `(?m)^agent clock read\s+0\.03 /    0\.03\s+0\.03 /    0\.03  one read of the cell's clock, in µs$`, out, "25 ns")
 	assert.NotContains(t, out, "agent validate", "a step no cell run has is left out")
 }

@@ -68,6 +68,9 @@ func Overhead(c Span) int64 { return c.Ns() - c.MeasuredNs }
 type row struct {
 	name, note string
 	of         func(Span) (int64, bool)
+	// perMs is how many of the row's units make a ms: 1 (ms), or 1000
+	// for a row in µs.
+	perMs float64
 }
 
 func step(name string) func(Span) (int64, bool) {
@@ -97,7 +100,7 @@ func rows() []row {
 	for _, n := range agentSteps {
 		out = append(out, row{name: "agent " + n, of: agentStep(n)})
 	}
-	return append(out, row{name: "agent clock read", note: "one read of the cell's clock", of: agentStep(AgentClock)})
+	return append(out, row{name: "agent clock read", note: "one read of the cell's clock, in µs", of: agentStep(AgentClock), perMs: 1000})
 }
 
 // Text writes the summary: the time line, where the orchestration went,
@@ -146,7 +149,8 @@ func (s Summary) Text(w io.Writer) {
 				continue
 			}
 			seen = true
-			cols = append(cols, fmt.Sprintf(" %8.2f / %7.2f", float64(median(vals))/1e6, float64(mean(vals))/1e6))
+			perMs := max(r.perMs, 1)
+			cols = append(cols, fmt.Sprintf(" %8.2f / %7.2f", perMs*float64(median(vals))/1e6, perMs*float64(mean(vals))/1e6))
 		}
 		if !seen {
 			continue
