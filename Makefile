@@ -96,11 +96,13 @@ vet:
 # test-deps or on first use. Linux sees every package; the darwin pass sees
 # what builds there without cgo (Virtualization.framework's bindings are
 # type-checked by make vet instead).
+# A second golangci-lint on the machine (another checkout's) waits for the
+# first instead of failing (--allow-serial-runners): they share a cache.
 GOLANGCI_LINT := bin/tools/golangci-lint
 lint:
 	./scripts/test-deps.sh golangci-lint
-	$(GOLANGCI_LINT) run ./...
-	CGO_ENABLED=0 GOOS=darwin GOARCH=arm64 $(GOLANGCI_LINT) run ./guest/... ./internal/qos/... ./internal/workload/... ./internal/transport/... ./internal/agent/... ./internal/telemetry/...
+	$(GOLANGCI_LINT) run --allow-serial-runners ./...
+	CGO_ENABLED=0 GOOS=darwin GOARCH=arm64 $(GOLANGCI_LINT) run --allow-serial-runners ./guest/... ./internal/qos/... ./internal/workload/... ./internal/transport/... ./internal/agent/... ./internal/telemetry/...
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
