@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/qoslab/qoslab/internal/hv/qemu"
 	"github.com/qoslab/qoslab/internal/image"
 	"github.com/qoslab/qoslab/internal/testvm"
 )
@@ -154,10 +155,15 @@ func TestVMEndToEnd(t *testing.T) {
 		assert.False(t, alive(pid), "the VM booted for the run is stopped at its end")
 	})
 
-	// run starts qoslab on a long VM run and returns it once the VM answers.
+	// run starts qoslab on a long VM run, saved into a results directory
+	// of its own, and returns it once the VM answers and a cell run has
+	// finished on each target: a count of finished cells, not a time, so
+	// that a loaded machine only makes it wait longer.
 	run := func(t *testing.T) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer, int) {
+		results := t.TempDir()
 		cmd := exec.Command(filepath.Join(dir, "qoslab"), "bench", "--target", "host,vm", "--workload", "fp", "--qos", "default",
-			"--threads", "1", "--loops", "3e6", "--repeat", "1000", "--accel", "tcg", "--image-store", store, "--format", "csv")
+			"--threads", "1", "--loops", "3e6", "--repeat", "1000", "--accel", "tcg", "--image-store", store, "--format", "csv",
+			"--save", "--results", results)
 		cmd.Dir = t.TempDir()
 		var out, errBuf bytes.Buffer
 		cmd.Stdout = &out
@@ -176,32 +182,51 @@ func TestVMEndToEnd(t *testing.T) {
 			}
 		}()
 		t.Cleanup(func() { pw.Close() })
+		var pid int
 		select {
-		case pid := <-pidc:
-			// Let a few cells finish on both targets.
-			time.Sleep(3 * time.Second)
-			return cmd, &out, &errBuf, pid
-		case <-time.After(90 * time.Second):
+		case pid = <-pidc:
+		case <-time.After(6 * time.Minute): // qoslab gives up on a TCG boot at 5 minutes
 			_ = cmd.Process.Kill()
 			t.Fatalf("the VM did not come up: %s", errBuf.String())
 		}
-		return nil, nil, nil, 0
+		finished := func(target string) bool {
+			m, _ := filepath.Glob(filepath.Join(results, "bench-*", "samples.jsonl"))
+			if len(m) != 1 {
+				return false
+			}
+			b, _ := os.ReadFile(m[0])
+			return bytes.Contains(b, []byte(`"target":"`+target+`"`))
+		}
+		answered := time.Now()
+		if !assert.Eventually(t, func() bool { return finished("host") && finished("vm") }, 5*time.Minute, 50*time.Millisecond,
+			"a cell run finished on each target: %s", errBuf.String()) {
+			_ = cmd.Process.Kill()
+			t.FailNow()
+		}
+		t.Logf("a cell run finished on each target %.1f s after the VM answered", time.Since(answered).Seconds())
+		return cmd, &out, &errBuf, pid
 	}
 
 	t.Run("qemu killed from outside", func(t *testing.T) {
 		cmd, out, errBuf, pid := run(t)
 		killed := time.Now()
 		require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+		// qoslab must notice and end, not wait on the dead VM's cell: a
+		// watchdog far beyond the noticing (2 s, hv/qemu's contract, timed
+		// there on a stub) tells an end from a hang; the time it took is
+		// logged, not asserted, as a loaded machine stretches it.
+		watchdog := time.AfterFunc(2*time.Minute, func() { _ = cmd.Process.Kill() })
 		err := cmd.Wait()
-		took := time.Since(killed)
+		hung := !watchdog.Stop()
+		t.Logf("qoslab ended %.1f s after its qemu was killed", time.Since(killed).Seconds())
+		require.False(t, hung, "qoslab was still running 2 minutes after its qemu was killed: %s", errBuf.String())
 		var exit *exec.ExitError
 		require.ErrorAs(t, err, &exit)
 		assert.Equal(t, 1, exit.ExitCode(), errBuf.String())
-		assert.Less(t, took, 5*time.Second, "noticed within 2 s (plus stopping the host agent)")
 		assert.Contains(t, errBuf.String(), "(vm: fp qos=default threads=1 repeat=", "the error names the cell")
 		assert.Contains(t, errBuf.String(), "ended")
 		lines := strings.Count(out.String(), "\n")
-		assert.Greater(t, lines, 2, "finished cells are still written: %s", out.String())
+		assert.Greater(t, lines, 2, "finished cells, one on each target at least, are still written: %s", out.String())
 	})
 
 	t.Run("interrupt stops the vm", func(t *testing.T) {
@@ -229,14 +254,15 @@ func TestVMEndToEnd(t *testing.T) {
 		require.NoError(t, cmd.Start())
 		stopped := make(chan int, 1)
 		go func() {
-			for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-				// Stopped once QEMU is up (its QMP socket answers) and
-				// booting the guest, as a user's SIGSTOP would find it.
-				if pid, qmp := qemuOf(store); pid > 0 && qmp != "" {
-					if _, err := os.Stat(qmp); err != nil {
-						continue
-					}
-					time.Sleep(300 * time.Millisecond)
+			for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+				// Stopped once qoslab is done with QEMU's QMP (vm.json has
+				// the vCPU threads it read there) and only the guest's
+				// boot is left to wait for, as a user's SIGSTOP would find
+				// it. A stop timed from QEMU's start instead (300 ms after
+				// its QMP socket appeared) could land before the QMP
+				// handshake on a loaded machine, which then ended in QMP's
+				// own deadline, not the boot's.
+				if pid, qmp := qemuOf(store); pid > 0 && qmp != "" && qmpDone(filepath.Dir(qmp)) {
 					_ = syscall.Kill(pid, syscall.SIGSTOP)
 					stopped <- pid
 					return
@@ -359,6 +385,13 @@ func TestNamedVM(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "no vm named lab")
 	assert.NotContains(t, stderr, "no such file", "not a raw ENOENT")
+}
+
+// qmpDone says whether the VM in state directory dir has its vCPU
+// threads in vm.json: read over QMP, so QMP answered.
+func qmpDone(dir string) bool {
+	state, err := qemu.ReadState(dir)
+	return err == nil && len(state.Info.VCPUThreads) > 0
 }
 
 // qemuOf finds a QEMU process booting an image from store (its command

@@ -41,14 +41,38 @@ func QoSFromProto(p *agentpb.QoSApplied) qos.Applied {
 func resultToProto(workloadName string, r workload.Result) *agentpb.Result {
 	out := &agentpb.Result{Metrics: r.Metrics, Notes: r.Notes, Unit: catalog.Lookup(workloadName).Unit}
 	for _, rec := range r.Records {
-		cpus := make([]uint32, len(rec.CPUs))
-		for i, c := range rec.CPUs {
-			cpus[i] = uint32(c)
-		}
-		out.Records = append(out.Records, &agentpb.ThreadRecord{
-			Index: uint32(rec.Index), Phase: rec.Phase, StartNs: rec.StartNs, EndNs: rec.EndNs,
-			Work: rec.Work, Rate: rec.Rate, Qos: qosToProto(rec.QoS), Cpus: cpus, Pid: int32(rec.PID),
-		})
+		out.Records = append(out.Records, recordToProto(rec))
 	}
 	return out
+}
+
+// recordToProto converts a thread's (or process's) record for the wire.
+func recordToProto(rec workload.Record) *agentpb.ThreadRecord {
+	cpus := make([]uint32, len(rec.CPUs))
+	for i, c := range rec.CPUs {
+		cpus[i] = uint32(c)
+	}
+	return &agentpb.ThreadRecord{
+		Index: uint32(rec.Index), Phase: rec.Phase, StartNs: rec.StartNs, EndNs: rec.EndNs,
+		Work: rec.Work, Rate: rec.Rate, Qos: qosToProto(rec.QoS), Cpus: cpus, Pid: int32(rec.PID),
+		CpuNs: rec.CPUNs,
+	}
+}
+
+// RecordFromProto converts a thread's (or process's) record from the wire.
+// An agent older than protocol 1.3 sends no CPU time: CPUNs is then 0,
+// not recorded.
+func RecordFromProto(r *agentpb.ThreadRecord) workload.Record {
+	var cpus []int
+	if len(r.GetCpus()) > 0 {
+		cpus = make([]int, len(r.GetCpus()))
+		for i, c := range r.GetCpus() {
+			cpus[i] = int(c)
+		}
+	}
+	return workload.Record{
+		Index: int(r.GetIndex()), Phase: r.GetPhase(), StartNs: r.GetStartNs(), EndNs: r.GetEndNs(),
+		Work: r.GetWork(), Rate: r.GetRate(), CPUNs: r.GetCpuNs(), QoS: QoSFromProto(r.GetQos()),
+		CPUs: cpus, PID: int(r.GetPid()),
+	}
 }

@@ -102,6 +102,8 @@ func TestRunFP(t *testing.T) {
 		assert.Equal(t, int32(qos.Utility), r.GetQos().GetAsked())
 		assert.Equal(t, int32(qos.Utility), r.GetQos().GetApplied(), r.GetQos().GetDetail())
 		assert.NotEmpty(t, r.GetCpus(), "Linux records the CPUs a thread ran on")
+		assert.Positive(t, r.GetCpuNs(), "the thread's CPU time crosses the wire")
+		assert.LessOrEqual(t, r.GetCpuNs(), r.GetEndNs()-r.GetStartNs()+1e6, "no more CPU time than wall time")
 	}
 	for _, f := range progress {
 		assert.True(t, f >= 0 && f <= 1, "progress fraction %v", f)

@@ -22,10 +22,22 @@ type CellKey struct {
 type Cell struct {
 	CellKey
 	Unit string `json:"unit"`
-	// TotalRate is per repeat: all threads' work over first start to last end.
+	// Repeats are the numbers of the cell's repeats, ascending: the order
+	// of every per-repeat slice below.
+	Repeats []int `json:"repeats"`
+	// Contention is how many host spinner threads ran while the cell was
+	// measured (the most any of its records says).
+	Contention int `json:"contention,omitempty"`
+	// TotalRate is per repeat: all threads' work over first start to last
+	// end. Like ThreadRate, Seconds, CPUShare and Speed it summarizes the
+	// repeats that did work only: an idle repeat (a total rate of 0, Idle)
+	// is left out of every column alike (n, median, interval, min, max), as
+	// the rank tests leave it out, so that n is the repeats the statistics
+	// rest on.
 	TotalRate Summary `json:"total_rate"`
-	// TotalRates are the per-repeat total rates TotalRate summarizes, in
-	// repeat order: the values the rank tests and regressions use.
+	// TotalRates are every repeat's total rate, in repeat order, idle ones
+	// (0) included: the values the rank tests and regressions use, which
+	// count and leave out the idle ones themselves.
 	TotalRates []float64 `json:"total_rates"`
 	// ThreadRate is per repeat: the mean of its threads' own rates. The
 	// threads of one repeat share its conditions, so they are not
@@ -35,15 +47,26 @@ type Cell struct {
 	// Dispersion says how far the repeats' total rates agree, and flags a
 	// cell whose repeats cannot be summarized by one number.
 	Dispersion Dispersion `json:"dispersion"`
-	// Seconds is per repeat: first start to last end.
+	// Seconds is per repeat that did work: first start to last end.
 	Seconds Summary `json:"seconds"`
-	// RepeatSeconds are the per-repeat times Seconds summarizes, in repeat
-	// order.
+	// RepeatSeconds are every repeat's time, in repeat order, idle ones
+	// included (as TotalRates).
 	RepeatSeconds []float64 `json:"repeat_seconds"`
 	// SecondsDispersion is how far the repeats' times agree, for a cell
 	// timed in phases (compression: a fixed amount of work, whose times are
 	// what a user reads); nil for every other cell.
 	SecondsDispersion *Dispersion `json:"seconds_dispersion,omitempty"`
+	// CPUShare is per repeat: the CPU time its threads consumed over their
+	// measured wall time (0.5: each thread got half a CPU); CPUShares are
+	// the values in repeat order, NaN (null) for a repeat whose records
+	// carry no CPU time. N is 0 when no repeat recorded it.
+	CPUShare  Summary `json:"cpu_share"`
+	CPUShares []Float `json:"cpu_shares"`
+	// Speed is per repeat: the threads' work per CPU-second they
+	// consumed (Unit per CPU-second); Speeds in repeat order, as
+	// CPUShares. A thread's rate is its share times its speed.
+	Speed  Summary `json:"speed"`
+	Speeds []Float `json:"speeds"`
 	// QoSApplied lists the classes the threads read back as, ascending.
 	QoSApplied []int `json:"qos_applied"`
 	// QoSPartial counts records whose class was applied only in part or not at all.
@@ -62,6 +85,12 @@ type Observation struct {
 	// Work is what it did in it, Rate its own Work per second.
 	StartNs, EndNs int64
 	Work, Rate     float64
+	// CPUNs is the CPU time the thread consumed in its interval; 0 when
+	// it was not recorded.
+	CPUNs int64
+	// Contention is how many host spinner threads ran while it was
+	// measured.
+	Contention int
 	// QoSApplied is the class the thread read back as; QoSFull is false
 	// when part of the class's OS mapping did not take effect, QoSReason
 	// says why.
@@ -90,9 +119,10 @@ func Cells(samples []Observation) []Cell {
 			byKey[k] = a
 			order = append(order, k)
 		}
-		a.repeats[s.Repeat] = append(a.repeats[s.Repeat], interval{StartNs: s.StartNs, EndNs: s.EndNs, Work: s.Work})
+		a.repeats[s.Repeat] = append(a.repeats[s.Repeat], interval{StartNs: s.StartNs, EndNs: s.EndNs, Work: s.Work, CPUNs: s.CPUNs})
 		a.rates[s.Repeat] = append(a.rates[s.Repeat], s.Rate)
 		a.applied[s.QoSApplied] = true
+		a.cell.Contention = max(a.cell.Contention, s.Contention)
 		if !s.QoSFull || s.QoSApplied != s.QoS {
 			a.cell.QoSPartial++
 			if s.QoSReason != "" {
@@ -103,26 +133,38 @@ func Cells(samples []Observation) []Cell {
 	out := make([]Cell, 0, len(order))
 	for _, k := range order {
 		a := byKey[k]
-		var totals, secs, threadRates []float64
+		// totals, secs, shares and speeds hold every repeat; working* only
+		// those that did work, which every summary is of.
+		var totals, secs, shares, speeds, workingTotals, workingSecs, workingShares, workingSpeeds, threadRates []float64
 		reps := make([]int, 0, len(a.repeats))
 		for r := range a.repeats {
 			reps = append(reps, r)
 		}
 		sort.Ints(reps)
+		a.cell.Repeats = reps
 		for _, r := range reps {
 			rate, el := totalRate(a.repeats[r])
-			totals = append(totals, rate)
-			secs = append(secs, float64(el)/1e9)
+			share, speed := cpuUse(a.repeats[r])
+			totals, secs = append(totals, rate), append(secs, float64(el)/1e9)
+			shares, speeds = append(shares, share), append(speeds, speed)
+			if idleRate(rate) {
+				continue
+			}
+			workingTotals = append(workingTotals, rate)
+			workingSecs = append(workingSecs, float64(el)/1e9)
+			workingShares, workingSpeeds = append(workingShares, share), append(workingSpeeds, speed)
 			threadRates = append(threadRates, mean(a.rates[r]))
 		}
-		a.cell.TotalRate = Summarize(totals)
+		a.cell.TotalRate = Summarize(workingTotals)
 		a.cell.TotalRates = totals
-		a.cell.Seconds = Summarize(secs)
+		a.cell.Seconds = Summarize(workingSecs)
 		a.cell.RepeatSeconds = secs
 		a.cell.ThreadRate = Summarize(threadRates)
+		a.cell.CPUShare, a.cell.CPUShares = Summarize(workingShares), floats(shares)
+		a.cell.Speed, a.cell.Speeds = Summarize(workingSpeeds), floats(speeds)
 		a.cell.Dispersion = Disperse(totals, a.cell.Unit+"/s")
 		if k.Phase != "" {
-			d := Disperse(secs, "s")
+			d := Disperse(workingSecs, "s")
 			a.cell.SecondsDispersion = &d
 		}
 		for c := range a.applied {
@@ -137,6 +179,15 @@ func Cells(samples []Observation) []Cell {
 	}
 	return out
 }
+
+// idleRate says whether a repeat's total rate is that of a repeat that did
+// no work: 0 (or below), as Disperse counts it in Zero.
+func idleRate(rate float64) bool { return rate <= 0 }
+
+// Idle is how many of the cell's repeats did no work (a total rate of 0):
+// left out of TotalRate, ThreadRate, Seconds, CPUShare and Speed, and
+// flagged (Dispersion.Zero).
+func (c Cell) Idle() int { return c.Dispersion.Zero }
 
 // TargetRank orders targets in tables: host, then vm, then any other by
 // name.

@@ -67,3 +67,41 @@ func TestSortCellsInTableOrder(t *testing.T) {
 	}, got, "workload, then host before vm before the others by name, then QoS, then threads")
 	assert.Equal(t, "vm", in[0].Target, "the input is left as it was")
 }
+
+// A repeat that did no work (rate 0) is left out of every summary of its
+// cell alike, as the rank tests leave it out: n, median, interval, min and
+// max of the total rate, the per-thread rate and the time; it is counted
+// (Idle) and kept, as 0, in the per-repeat rates the tests read.
+func TestCellsLeaveIdleRepeatsOutOfEverySummary(t *testing.T) {
+	key := CellKey{Target: "vm", Workload: "fp", QoS: 9, Threads: 2}
+	var obs []Observation
+	var totals, threads, secs []float64 // of the working repeats
+	for r, work := range []float64{100, 0, 110, 120, 0, 105} {
+		el := 1 + 0.1*float64(r)
+		for range 2 {
+			obs = append(obs, Observation{CellKey: key, Repeat: r + 1, EndNs: int64(el * 1e9), Work: work, Unit: "loops", Rate: work / el})
+		}
+		if work > 0 {
+			totals, threads, secs = append(totals, 2*work/el), append(threads, work/el), append(secs, el)
+		}
+	}
+	cells := Cells(obs)
+	require.Len(t, cells, 1)
+	c := cells[0]
+	assert.Equal(t, 2, c.Idle())
+	for name, want := range map[string][]float64{"total rate": totals, "per-thread rate": threads, "time": secs} {
+		got := map[string]Summary{"total rate": c.TotalRate, "per-thread rate": c.ThreadRate, "time": c.Seconds}[name]
+		assert.Equal(t, 4, got.N, "%s: the 4 repeats that did work", name)
+		assert.Equal(t, Summarize(want), got, "%s: n, median, interval, min and max of the working repeats only", name)
+	}
+	assert.InDelta(t, 140, float64(c.TotalRate.Min), 1e-9, "repeat 6: 210 loops in 1.5 s, not an idle repeat's 0")
+	assert.Len(t, c.TotalRates, 6, "the tests' values keep every repeat")
+	assert.Zero(t, c.TotalRates[1])
+	assert.Len(t, c.RepeatSeconds, 6)
+
+	idle := Cells([]Observation{{CellKey: key, Repeat: 1, EndNs: 1e9, Unit: "loops"}})[0]
+	assert.Equal(t, 1, idle.Idle())
+	assert.Zero(t, idle.TotalRate.N, "a cell that never did work has no repeats to summarize")
+	assert.True(t, idle.TotalRate.Median.IsNaN())
+	assert.Zero(t, idle.Seconds.N)
+}

@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/qoslab/qoslab/internal/qos"
 
 	"github.com/qoslab/qoslab/internal/units"
 )
@@ -119,17 +123,135 @@ func bimodalSplit(v []float64) (int, bool) {
 
 // DispersionWarnings are the warning lines for the flagged cells of one
 // workload (and phase), in table order, as a verdict line is followed by
-// them: "host fp qos=9 threads=1: repeats range 1.6M..527M loops/s; the
-// machine was busy or contention did not hold".
+// them: the cell, why its repeats disagree, and what happened to its
+// threads (flagCause): "host fp qos=9 threads=1: repeats range
+// 281.9k..1.694M loops/s (6.01x apart): a starved class: ...".
 func DispersionWarnings(cells []Cell, workload, phase string) []string {
 	var out []string
 	for _, c := range SortCells(cells) {
 		if c.Workload != workload || c.Phase != phase || c.DispersionFlag() == "" {
 			continue
 		}
-		out = append(out, fmt.Sprintf("%s: %s; the machine was busy or contention did not hold", cellText(c.CellKey), c.DispersionFlag()))
+		out = append(out, dispersionWarning(cells, c))
 	}
 	return out
+}
+
+// Warnings are the warning lines of the flagged cells of v's workload, as
+// DispersionWarnings has them, each followed by what it does to v: a cell
+// that blocks a yes says so, and one re-decided at its most adverse
+// repeats with the answer still yes says it cannot change it.
+func (v Verdict) Warnings(cells []Cell) []string {
+	var out []string
+	for _, c := range SortCells(cells) {
+		if c.Workload != v.Host.Workload || c.Phase != v.Host.Phase || c.DispersionFlag() == "" {
+			continue
+		}
+		w := dispersionWarning(cells, c)
+		named := cellText(c.CellKey) + " " + c.FlagText()
+		switch {
+		case slices.Contains(v.Blocking, named):
+			w += "; at its most adverse repeats the answer would not be yes, so it keeps this verdict inconclusive"
+		case v.FlagsChecked && slices.Contains(v.Flagged, named):
+			w += "; it cannot change this verdict: at its most adverse repeats the answer stays yes"
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+func dispersionWarning(cells []Cell, c Cell) string {
+	return fmt.Sprintf("%s: %s: %s", cellText(c.CellKey), c.DispersionFlag(), flagCause(c, highClassCell(cells, c)))
+}
+
+// highClassCell is the cell of the highest class run beside c (same
+// target, workload, phase and threads), or nil when c is that class.
+func highClassCell(cells []Cell, c Cell) *Cell {
+	var best *Cell
+	for i, o := range cells {
+		if o.Target == c.Target && o.Workload == c.Workload && o.Phase == c.Phase && o.Threads == c.Threads && o.QoS > c.QoS &&
+			(best == nil || o.QoS > best.QoS) {
+			best = &cells[i]
+		}
+	}
+	return best
+}
+
+// The thresholds of flagCause.
+const (
+	// starvedShare: a class is starved when its median CPU share is below
+	// this share of the high class's (of a whole CPU, for the high class
+	// itself): a thread kept off the CPU, which gets what others leave.
+	starvedShare = 0.5
+	// lostShare: a repeat lost share when it got less than this share of
+	// the cell's best repeat.
+	lostShare = 0.8
+	// steadySpeed: speeds within this ratio of each other are steady.
+	steadySpeed = 1.25
+)
+
+// flagCause says what happened to the threads of a cell whose repeats
+// disagree, from their CPU share and speed per repeat; hi is the highest
+// class's cell beside it (nil when c is that class):
+//
+//   - contention did not hold: a starved class that got as much share as
+//     a free thread in some repeats (naming them);
+//   - a starved class: its share varies more than its speed does; crumbs
+//     of a CPU vary by nature, so under contention this is expected, not a
+//     data problem;
+//   - a busy machine: a class not starved (the highest class never is)
+//     lost share in some repeats (something else took the CPU), or its
+//     speed per CPU-second varied;
+//   - otherwise no explanation in share or speed.
+func flagCause(c Cell, hi *Cell) string {
+	shares, speeds := c.CPUShares, c.Speeds
+	if !slices.ContainsFunc(shares, func(x Float) bool { return !x.IsNaN() }) {
+		return "the records carry no CPU time (a run written before results schema 1.2), so whether the threads lost CPU share or speed cannot be told"
+	}
+	cpu := "a CPU"
+	if c.Target != "host" {
+		cpu = "a vCPU"
+	}
+	ref, refName := 1.0, ""
+	if hi != nil && hi.CPUShare.N > 0 {
+		ref, refName = float64(hi.CPUShare.Median), fmt.Sprintf("%s's %s", qos.Class(hi.QoS), percent(float64(hi.CPUShare.Median)))
+	}
+	limit := starvedShare * ref
+	speedSpread := spread(speeds)
+	if hi != nil && float64(c.CPUShare.Median) < limit {
+		if free := repeatsWhere(shares, func(x float64) bool { return x >= limit }); len(free) > 0 {
+			what := "contention did not hold in those repeats"
+			if c.Contention == 0 {
+				what = "nothing kept it off the CPU in those repeats"
+			}
+			return fmt.Sprintf("%s got %s of %s in %s, near %s, where its other repeats got %s: %s", qos.Class(c.QoS), valuesText(shares, free, percent),
+				cpu, repeatsText(c, free), refName, rangeText(shares, free, percent), what)
+		}
+		if spread(shares) >= speedSpread {
+			speed := fmt.Sprintf("at a steady speed per CPU-second (%.3gx apart)", speedSpread)
+			if speedSpread > steadySpeed {
+				speed = fmt.Sprintf("while its speed per CPU-second varied only %.3gx", speedSpread)
+			}
+			return fmt.Sprintf("a starved class: %s got %s of %s across repeats, against %s, %s; "+
+				"what a thread kept off the CPU gets varies by nature, so under contention this is expected, not a data problem",
+				qos.Class(c.QoS), rangeText(shares, nil, percent), cpu, refName, speed)
+		}
+	}
+	starved := hi != nil && float64(c.CPUShare.Median) < limit
+	if lost := repeatsWhere(shares, func(x float64) bool { return x < lostShare*maxFinite(shares) }); len(lost) > 0 && !starved {
+		return fmt.Sprintf("the machine was busy: %s got only %s of %s in %s, where its other repeats got %s: something else took the CPU",
+			qos.Class(c.QoS), valuesText(shares, lost, percent), cpu, repeatsText(c, lost), rangeText(shares, lost, percent))
+	}
+	if speedSpread > steadySpeed {
+		slow := repeatsWhere(speeds, func(x float64) bool { return x < maxFinite(speeds)/steadySpeed })
+		who, why := "the machine was busy: its speed per CPU-second", "something shared its core or caches, or the clock slowed"
+		if c.Target != "host" {
+			who, why = "the host was busy: its speed per vCPU-second", "the host ran the vCPU less, or slower, than the guest saw"
+		}
+		return fmt.Sprintf("%s varied %.3gx across repeats, slowest in %s (%s %s/CPU-s): %s", who, speedSpread, repeatsText(c, slow),
+			valuesText(speeds, slow, units.SI), c.Unit, why)
+	}
+	return fmt.Sprintf("neither its CPU share (%s) nor its speed per CPU-second (%.3gx apart) explains it", rangeText(shares, nil, percent), speedSpread)
 }
 
 // DispersionFlag says why the cell's repeats cannot be summarized by one
@@ -173,4 +295,89 @@ func cellText(k CellKey) string {
 		s += " " + k.Phase
 	}
 	return fmt.Sprintf("%s qos=%d threads=%d", s, k.QoS, k.Threads)
+}
+
+// spread is the largest of the finite positive values over the smallest;
+// 1 with fewer than two.
+func spread(v []Float) float64 {
+	p := positive(v)
+	if len(p) < 2 {
+		return 1
+	}
+	return slices.Max(p) / slices.Min(p)
+}
+
+// maxFinite is the largest finite value of v (NaN for none).
+func maxFinite(v []Float) float64 {
+	m := math.NaN()
+	for _, x := range v {
+		if f := float64(x); !math.IsNaN(f) && !math.IsInf(f, 0) && (math.IsNaN(m) || f > m) {
+			m = f
+		}
+	}
+	return m
+}
+
+// repeatsWhere are the positions in v (in repeat order) whose value is a
+// number and satisfies keep.
+func repeatsWhere(v []Float, keep func(float64) bool) []int {
+	var out []int
+	for i, x := range v {
+		if !x.IsNaN() && keep(float64(x)) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// valuesText lists v at positions at: "97% and 98%".
+func valuesText(v []Float, at []int, format func(float64) string) string {
+	parts := make([]string, len(at))
+	for i, p := range at {
+		parts[i] = format(float64(v[p]))
+	}
+	return andList(parts)
+}
+
+// rangeText is the range of v's numbers outside positions except:
+// "0.05%..2.5%", or the one value.
+func rangeText(v []Float, except []int, format func(float64) string) string {
+	var rest []float64
+	for i, x := range v {
+		if !x.IsNaN() && !slices.Contains(except, i) {
+			rest = append(rest, float64(x))
+		}
+	}
+	if len(rest) == 0 {
+		return "none"
+	}
+	lo, hi := format(slices.Min(rest)), format(slices.Max(rest))
+	if lo == hi {
+		return lo
+	}
+	return lo + ".." + hi
+}
+
+// andList joins "a", "a and b", "a, b and c".
+func andList(parts []string) string {
+	if len(parts) < 2 {
+		return strings.Join(parts, "")
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}
+
+// repeatsText names the repeats of c at positions at: "repeat 3",
+// "repeats 3 and 5".
+func repeatsText(c Cell, at []int) string {
+	parts := make([]string, len(at))
+	for i, p := range at {
+		parts[i] = strconv.Itoa(p + 1)
+		if p < len(c.Repeats) {
+			parts[i] = strconv.Itoa(c.Repeats[p])
+		}
+	}
+	if len(parts) == 1 {
+		return "repeat " + parts[0]
+	}
+	return "repeats " + andList(parts)
 }

@@ -69,17 +69,86 @@ func TestDisperseDegenerate(t *testing.T) {
 }
 
 func TestDispersionWarnings(t *testing.T) {
-	obs := func(target string, q, rep int, rate float64) Observation {
+	// obs is one thread's 1 s record at a CPU share and a speed (loops per
+	// CPU-second): its rate is their product; share 0 records no CPU time.
+	obs := func(target string, q, rep int, share, speed float64) Observation {
+		rate := share * speed
+		cpu := int64(share * 1e9)
+		if share == 0 {
+			rate = speed
+		}
 		return Observation{CellKey: CellKey{Target: target, Workload: "fp", QoS: q, Threads: 1}, Repeat: rep, Unit: "loops",
-			StartNs: 0, EndNs: 1e9, Work: rate, Rate: rate}
+			StartNs: 0, EndNs: 1e9, Work: rate, Rate: rate, CPUNs: cpu, Contention: 2}
 	}
-	var samples []Observation
-	for i, r := range []float64{1.6e6, 527e6, 1.7e6} {
-		samples = append(samples, obs("host", 9, i+1, r), obs("host", 33, i+1, 300e6), obs("vm", 9, i+1, 12e6))
+	cells := func(target string, q int, shares, speeds []float64, more ...Observation) []Cell {
+		out := more
+		for i := range shares {
+			out = append(out, obs(target, q, i+1, shares[i], speeds[i]), obs(target, 33, i+1, 0.998, 1e9))
+		}
+		return Cells(out)
 	}
-	w := DispersionWarnings(Cells(samples), "fp", "")
-	assert.Equal(t, []string{"host fp qos=9 threads=1: repeats range 1.6M..527M loops/s (329x apart); the machine was busy or contention did not hold"}, w)
-	assert.Empty(t, DispersionWarnings(Cells(samples), "int", ""))
+	same := func(x float64, n int) []float64 {
+		out := make([]float64, n)
+		for i := range out {
+			out[i] = x
+		}
+		return out
+	}
+	cases := []struct {
+		name  string
+		cells []Cell
+		want  string
+	}{
+		{"not recorded", cells("host", 9, same(0, 3), []float64{1.6e6, 527e6, 1.7e6}),
+			"host fp qos=9 threads=1: repeats range 1.6M..527M loops/s (329x apart): the records carry no CPU time (a run written before results schema 1.2), " +
+				"so whether the threads lost CPU share or speed cannot be told"},
+		{"a starved class", cells("host", 9, []float64{0.0005, 0.025, 0.005, 0.002, 0.001, 0.003}, same(1e9, 6)),
+			"host fp qos=9 threads=1: repeats range 500k..25M loops/s (50x apart): a starved class: background got 0.05%..2.5% of a CPU across repeats, " +
+				"against user-interactive's 99.8%, at a steady speed per CPU-second (1x apart); what a thread kept off the CPU gets varies by nature, " +
+				"so under contention this is expected, not a data problem"},
+		{"contention did not hold", cells("host", 9, []float64{0.002, 0.98, 0.003, 0.002, 0.97, 0.0025}, same(1e9, 6)),
+			"host fp qos=9 threads=1: repeats fall in two groups: 4 near 2.25M and 2 near 975M loops/s: background got 98% and 97% of a CPU in repeats 2 and 5, " +
+				"near user-interactive's 99.8%, where its other repeats got 0.2%..0.3%: contention did not hold in those repeats"},
+		{"the high class lost share", Cells([]Observation{obs("host", 33, 1, 0.99, 1e9), obs("host", 33, 2, 0.2, 1e9), obs("host", 33, 3, 0.99, 1e9),
+			obs("host", 33, 4, 0.25, 1e9), obs("host", 33, 5, 0.98, 1e9)}),
+			"host fp qos=33 threads=1: repeats fall in two groups: 2 near 225M and 3 near 990M loops/s: the machine was busy: user-interactive got only 20% and 25% of a CPU in repeats 2 and 4, " +
+				"where its other repeats got 98%..99%: something else took the CPU"},
+		// A busy machine took most of the CPU from the high class: its
+		// median share is low, and it is still not a starved class.
+		{"the high class lost share on a busy machine", Cells([]Observation{obs("host", 33, 1, 0.73, 1e9), obs("host", 33, 2, 0.19, 1e9), obs("host", 33, 3, 0.26, 1e9),
+			obs("host", 33, 4, 0.7, 1e9), obs("host", 33, 5, 0.21, 1e9)}),
+			"host fp qos=33 threads=1: repeats range 190M..730M loops/s (3.84x apart): the machine was busy: user-interactive got only 19%, 26% and 21% of a CPU in repeats 2, 3 and 5, " +
+				"where its other repeats got 70%..73%: something else took the CPU"},
+		// Crumbs 28x apart at speeds 1.4x apart: the share explains it.
+		{"a starved class whose speed varied less", cells("host", 9, []float64{0.0005, 0.014, 0.002, 0.006, 0.001, 0.004}, []float64{1e9, 1.1e9, 0.72e9, 1e9, 1e9, 1.02e9}),
+			"host fp qos=9 threads=1: repeats range 500k..15.4M loops/s (30.8x apart): a starved class: background got 0.05%..1.4% of a CPU across repeats, " +
+				"against user-interactive's 99.8%, while its speed per CPU-second varied only 1.53x; what a thread kept off the CPU gets varies by nature, " +
+				"so under contention this is expected, not a data problem"},
+		{"a vCPU's speed varied", cells("vm", 9, same(0.99, 3), []float64{1e9, 0.25e9, 1e9}),
+			"vm fp qos=9 threads=1: repeats range 247.5M..990M loops/s (4x apart): the host was busy: its speed per vCPU-second varied 4x across repeats, " +
+				"slowest in repeat 2 (250M loops/CPU-s): the host ran the vCPU less, or slower, than the guest saw"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Equal(t, []string{c.want}, DispersionWarnings(c.cells, "fp", ""))
+			assert.Empty(t, DispersionWarnings(c.cells, "int", ""))
+		})
+	}
+
+	// Neither share nor speed: the same threads at the same share and
+	// speed, but in one repeat the second started a second late.
+	var late []Observation
+	for r := 1; r <= 3; r++ {
+		start := int64(0)
+		if r == 2 {
+			start = 3e9
+		}
+		late = append(late,
+			Observation{CellKey: CellKey{Target: "host", Workload: "fp", QoS: 33, Threads: 2}, Repeat: r, Unit: "loops", StartNs: 0, EndNs: 1e9, Work: 1e9, CPUNs: 1e9},
+			Observation{CellKey: CellKey{Target: "host", Workload: "fp", QoS: 33, Threads: 2}, Repeat: r, Unit: "loops", StartNs: start, EndNs: start + 1e9, Work: 1e9, CPUNs: 1e9})
+	}
+	assert.Equal(t, []string{"host fp qos=33 threads=2: repeats range 500M..2G loops/s (4x apart): neither its CPU share (100%) nor its speed per CPU-second (1x apart) explains it"},
+		DispersionWarnings(Cells(late), "fp", ""))
 }
 
 // The bimodality test holds from 4 to 20 repeats: two clusters are found
@@ -137,7 +206,8 @@ func TestCellsTimeDispersionForPhases(t *testing.T) {
 	assert.Equal(t, comp.SecondsDispersion.Flag, comp.DispersionFlag())
 	assert.Equal(t, fp.Dispersion.Flag, fp.DispersionFlag())
 	assert.Contains(t, fp.DispersionFlag(), "loops/s")
-	assert.Equal(t, []string{"host compress qos=9 threads=1: repeats range 1.29..5.2 s (4.03x apart); the machine was busy or contention did not hold"},
+	assert.Equal(t, []string{"host compress qos=9 threads=1: repeats range 1.29..5.2 s (4.03x apart): the records carry no CPU time (a run written before results schema 1.2), " +
+		"so whether the threads lost CPU share or speed cannot be told"},
 		DispersionWarnings(cells, "compress", "compress"))
 }
 

@@ -1,10 +1,12 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -103,76 +105,127 @@ func repeatNumbers[T any](reps map[int]T) []int {
 // them: a finding is stated only then.
 func most(n, total int) bool { return 2*n > total }
 
-// lateGroup finds the stragglers of one repeat: the threads that finished
-// past the threshold after the on-time group's median end, and only they.
-// Sorted ends are split before the first late thread at every place where
-// the threads after the split all finished more than threshold (share of
-// the on-time median), minStragglerDelay and the repeat's own start-up
-// spread (a process started last ends last without being late) after the
-// on-time median, and none before it did; of those splits the one leaving
-// the fewest late threads wins. It returns how many are late, and their
-// median delay after the on-time median and its share; 0 when none is.
-func lateGroup(ends []float64, startSpread, threshold float64) (late int, delay, share float64) {
+// lateSplit is how one repeat's threads split into an on-time group and a
+// late one (lateGroup).
+type lateSplit struct {
+	onTime, late int     // the groups' sizes
+	at           float64 // the on-time group's median end, s
+	delay        float64 // the late group's median end less at, s
+	share        float64 // delay over at
+}
+
+// twoGroups says whether the late group is half the threads or more: then
+// it is no straggler beside the others but one of two groups.
+func (l lateSplit) twoGroups() bool { return 2*l.late >= l.onTime+l.late }
+
+// lateGroup finds the late group of one repeat: sorted ends split in two
+// clusters, an on-time group and a late one, at a gap that stands out from
+// the spread within each: wider than gapToSpread times the wider group's
+// own range (the rule that tells two groups of repeats apart in Disperse).
+// A gap that does not stand out so splits one spread, not two groups: 2.00,
+// 2.00, 3.00, 3.01, 3.02, 3.02, 3.03 split anywhere but before 3.00 would
+// leave late threads in the on-time group, or call one cluster two. At most
+// one split can stand out (two would each need a gap over 4 times the
+// other). The late group must also have finished more than threshold (share
+// of the on-time group's median end), minStragglerDelay and the repeat's
+// own start-up spread (a process started last ends last without being
+// late) after the on-time median, and the on-time group's last thread not.
+// ok is false when no split qualifies.
+func lateGroup(ends []float64, startSpread, threshold float64) (split lateSplit, ok bool) {
 	s := slices.Sorted(slices.Values(ends))
 	past := func(v, on float64) bool {
 		return v-on > threshold*on && v-on >= minStragglerDelay && v-on > startSpread
 	}
-	for k := len(s) - 1; k >= 1; k-- {
+	n := len(s)
+	for k := 1; k < n; k++ {
+		gap := s[k] - s[k-1]
+		spread := max(s[k-1]-s[0], s[n-1]-s[k])
 		on := median(s[:k])
-		if on <= 0 || !past(s[k], on) || past(s[k-1], on) {
+		if gap <= gapToSpread*spread || on <= 0 || !past(s[k], on) || past(s[k-1], on) {
 			continue
 		}
 		d := median(s[k:]) - on
-		return len(s) - k, d, d / on
+		return lateSplit{onTime: k, late: n - k, at: on, delay: d, share: d / on}, true
 	}
-	return 0, 0, 0
+	return lateSplit{}, false
 }
 
 // Stragglers finds, in fixed-work cells of 2 or more threads or processes
 // (keep says which observations count), the late group of each repeat (see
 // lateGroup), as [allocation] saw: 2.03, 2.03, 3.42 s. A cell gets a
 // finding when most of its repeats have one, with the count of repeats, the
-// group's size (or the range of its sizes) and its median delay and share
-// over those repeats: "in 5 of 6 repeats two threads finished 1.10 s (55%)
-// after the other four".
+// groups' sizes (or the range of their sizes) and the late group's median
+// delay and share over those repeats. While the late group is under half
+// the threads in every such repeat, its threads are stragglers: "in 5 of 6
+// repeats two threads finished 1.10 s (55%) after the other four". Half or
+// more is no straggler beside the others but two groups, and said so, with
+// when the first finished: "in 6 of 6 repeats threads finished in two
+// groups: two at 2.00 s, five 1.02 s (51%) later".
 func Stragglers(obs []Observation, keep func(Observation) bool, threshold float64) []Finding {
 	times, order := timesByRepeat(obs, func(o Observation) bool { return o.Phase == "" && o.Threads >= 2 && keep(o) })
 	var out []Finding
 	for _, k := range order {
 		reps := times[k]
-		var delays, shares []float64
-		var sizes []int
+		var splits []lateSplit
 		for _, r := range repeatNumbers(reps) {
 			if len(reps[r].ends) < 2 {
 				continue
 			}
-			if n, d, sh := lateGroup(reps[r].ends, reps[r].startSpread, threshold); n > 0 {
-				sizes, delays, shares = append(sizes, n), append(delays, d), append(shares, sh)
+			if l, ok := lateGroup(reps[r].ends, reps[r].startSpread, threshold); ok {
+				splits = append(splits, l)
 			}
 		}
-		if !most(len(sizes), len(reps)) {
+		if !most(len(splits), len(reps)) {
 			continue
 		}
 		noun := "thread"
 		if k.Workload == "procs" {
 			noun = "process"
 		}
-		lo, hi := slices.Min(sizes), slices.Max(sizes)
-		who := fmt.Sprintf("%s %s finished", numberWord(lo), plural(lo, noun))
-		rest := "the others"
-		switch {
-		case lo != hi:
-			who = fmt.Sprintf("%s to %s %s finished", numberWord(lo), numberWord(hi), plural(hi, noun))
-		case k.Threads-lo == 1:
-			rest = "the other one"
-		default:
-			rest = "the other " + numberWord(k.Threads-lo)
-		}
 		out = append(out, Finding{Kind: "stragglers", Target: k.Target, Workload: k.Workload, QoS: k.QoS, Threads: k.Threads,
-			Text: fmt.Sprintf("in %d of %d repeats %s %.2f s (%.0f%%) after %s", len(sizes), len(reps), who,
-				median(slices.Sorted(slices.Values(delays))), 100*median(slices.Sorted(slices.Values(shares))), rest)})
+			Text: fmt.Sprintf("in %d of %d repeats %s", len(splits), len(reps), lateText(splits, k.Threads, noun))})
 	}
 	return out
+}
+
+// lateText says how the threads of the repeats with a late group finished
+// (see Stragglers), medians over those repeats.
+func lateText(splits []lateSplit, threads int, noun string) string {
+	var ats, delays, shares []float64
+	var onTime, late []int
+	groups := false
+	for _, l := range splits {
+		ats, delays, shares = append(ats, l.at), append(delays, l.delay), append(shares, l.share)
+		onTime, late = append(onTime, l.onTime), append(late, l.late)
+		groups = groups || l.twoGroups()
+	}
+	med := func(v []float64) float64 { return median(slices.Sorted(slices.Values(v))) }
+	lo, hi := slices.Min(late), slices.Max(late)
+	if groups {
+		return fmt.Sprintf("%s finished in two groups: %s at %.2f s, %s %.2f s (%.0f%%) later", plural(2, noun),
+			sizeRange(onTime), med(ats), sizeRange(late), med(delays), 100*med(shares))
+	}
+	who := fmt.Sprintf("%s %s finished", numberWord(lo), plural(lo, noun))
+	rest := "the others"
+	switch {
+	case lo != hi:
+		who = fmt.Sprintf("%s %s finished", sizeRange(late), plural(hi, noun))
+	case threads-lo == 1:
+		rest = "the other one"
+	default:
+		rest = "the other " + numberWord(threads-lo)
+	}
+	return fmt.Sprintf("%s %.2f s (%.0f%%) after %s", who, med(delays), 100*med(shares), rest)
+}
+
+// sizeRange is a group's size in words, or the range of its sizes over
+// the repeats: "two", "one to two".
+func sizeRange(sizes []int) string {
+	lo, hi := slices.Min(sizes), slices.Max(sizes)
+	if lo == hi {
+		return numberWord(lo)
+	}
+	return numberWord(lo) + " to " + numberWord(hi)
 }
 
 // plural is noun for one, else its plural ("threads", "processes").
@@ -197,17 +250,25 @@ func numberWord(n int) string {
 // Batches finds, in procs cells (keep says which observations count),
 // process completions that come in steps, as [processes] saw: 10
 // processes in batches of 4 ending at about 2.1, 4.1 and 6.2 s.
-// Completions are split where the gap between two successive ones is more
-// than a quarter of the first completion time, at least minStragglerDelay,
-// and more than the spread of the repeat's own start times (steps at the
-// scale of process start-up are not batches). A repeat fits when it has
-// two or more steps and every step but the last holds the same number of
-// processes, two or more; when it fits only without one completion (a
-// process that ended early or late by itself), it fits with that one
-// outlying, and the finding says so. A cell gets a finding when most of
-// its repeats fit with the same batch size: the steps of the first such
-// repeat and how many repeats fit. Completions that do not fall into such
-// steps are no finding.
+// Completions are split into steps where the gaps between them stand out
+// from the completions within them: every gap between two steps wider than
+// gapToSpread times the widest range of a step's own completions, as two
+// groups of repeats are told from one spread. A fixed threshold decided it
+// before, and made steps of any gaps that alternate across it (gaps of 0.20
+// and 0.26 s beside a quarter of a 1 s first completion were "batches of
+// 2"), and broke a step whose own gaps crossed it. A floor stays below
+// which no gap is a step, however it stands out: a quarter of the first
+// completion time (a batch is a round of the CPUs, so steps come about a
+// first completion apart), minStragglerDelay (scheduler noise), and the
+// spread of the repeat's own start times (steps at the scale of process
+// start-up are not batches). A
+// repeat fits when it has two or more steps and every step but the last
+// holds the same number of processes, two or more; when it fits only
+// without one completion (a process that ended early or late by itself),
+// it fits with that one outlying, and the finding says so. A cell gets a
+// finding when most of its repeats fit with the same batch size: the steps
+// of the first such repeat and how many repeats fit. Completions that do
+// not fall into such steps are no finding.
 func Batches(obs []Observation, keep func(Observation) bool) []Finding {
 	times, order := timesByRepeat(obs, func(o Observation) bool { return o.Workload == "procs" && keep(o) })
 	var out []Finding
@@ -275,16 +336,27 @@ func Batches(obs []Observation, keep func(Observation) bool) []Finding {
 // fit (returned as outlier; NaN when none was left out).
 func batchesOf(ends []float64, startSpread float64) (steps []batch, outlier float64, ok bool) {
 	s := slices.Sorted(slices.Values(ends))
-	if b := batches(s, startSpread); fits(b) {
+	if b, ok := fitting(s, startSpread); ok {
 		return b, math.NaN(), true
 	}
 	for i := range s {
 		rest := slices.Delete(slices.Clone(s), i, i+1)
-		if b := batches(rest, startSpread); fits(b) {
+		if b, ok := fitting(rest, startSpread); ok {
 			return b, s[i], true
 		}
 	}
 	return nil, math.NaN(), false
+}
+
+// fitting is the first of the ways sorted completions split into steps
+// (stepSplits) whose steps are batches (fits).
+func fitting(s []float64, startSpread float64) ([]batch, bool) {
+	for _, b := range stepSplits(s, startSpread) {
+		if fits(b) {
+			return b, true
+		}
+	}
+	return nil, false
 }
 
 // fits reports whether steps are batches: two or more, every one but the
@@ -307,36 +379,71 @@ type batch struct {
 	at   float64 // mean completion time, s
 }
 
-// batches splits sorted completion times into steps (see Batches).
-func batches(s []float64, startSpread float64) []batch {
-	if len(s) == 0 || s[0] <= 0 {
+// stepSplits are the ways sorted completion times split into steps (see
+// Batches), the one whose steps stand out most first (the highest ratio of
+// the narrowest gap between steps to the widest range within one): each
+// cut makes every gap wider than it a gap between steps and every other a
+// gap within one, and counts when the narrowest gap between steps is wider
+// than gapToSpread times the widest range within one, and than the floor
+// below which no gap is a step (Batches). Steps within steps (a hierarchy)
+// give more than one.
+func stepSplits(s []float64, startSpread float64) [][]batch {
+	if len(s) < 2 || s[0] <= 0 {
 		return nil
 	}
-	gap := max(s[0]/4, minStragglerDelay, startSpread)
-	var out []batch
-	start := 0
-	for i := 1; i <= len(s); i++ {
-		if i == len(s) || s[i]-s[i-1] > gap {
+	gaps := make([]float64, len(s)-1)
+	for i := range gaps {
+		gaps[i] = s[i+1] - s[i]
+	}
+	floor := max(s[0]/4, minStragglerDelay, startSpread)
+	type split struct {
+		steps []batch
+		ratio float64 // the narrowest gap between steps over the widest range within one
+	}
+	var out []split
+	for _, cut := range slices.Compact(slices.Sorted(slices.Values(gaps))) {
+		narrowest, widest := math.Inf(1), 0.0
+		var steps []batch
+		start := 0
+		for i := 1; i <= len(s); i++ {
+			if i < len(s) && gaps[i-1] <= cut {
+				continue
+			}
+			if i < len(s) {
+				narrowest = min(narrowest, gaps[i-1])
+			}
+			widest = max(widest, s[i-1]-s[start])
 			var sum float64
 			for _, v := range s[start:i] {
 				sum += v
 			}
-			out = append(out, batch{size: i - start, at: sum / float64(i-start)})
+			steps = append(steps, batch{size: i - start, at: sum / float64(i-start)})
 			start = i
 		}
+		if len(steps) < 2 || narrowest <= gapToSpread*widest || narrowest <= floor {
+			continue
+		}
+		out = append(out, split{steps, narrowest / widest})
 	}
-	return out
+	slices.SortStableFunc(out, func(a, b split) int { return cmp.Compare(b.ratio, a.ratio) })
+	steps := make([][]batch, len(out))
+	for i, x := range out {
+		steps[i] = x.steps
+	}
+	return steps
 }
 
 // Scaling says, per target, workload and class with 3 or more thread
 // counts, where adding threads stops paying: for a fixed total of work
 // (pi's iterations split over the threads, [m1-qos]) the thread count that
 // finished soonest, for work per thread the one with the highest total
-// rate; and whether more threads did worse. Where threads still paid, it
-// gives what each added thread brought over that part only (the Theil-Sen
-// slope of the repeats' total rates, with its interval), never a slope
-// over a plateau; past where they stopped paying, the change of the median
-// total rate at each step.
+// rate; and whether more threads did worse. "best at", "did worse" and
+// "gained nothing" are said only where the rank test shows them (see
+// scalingTests); a difference it cannot tell from noise is said as such,
+// with its p. Where threads still paid, it gives what each added thread
+// brought over that part only (the Theil-Sen slope of the repeats' total
+// rates, with its interval), never a slope over a plateau; past where they
+// stopped paying, the change of the median total rate at each step.
 func Scaling(cells []Cell, totalWork func(workload string) bool) []Finding {
 	type key struct {
 		target, workload string
@@ -360,59 +467,171 @@ func Scaling(cells []Cell, totalWork func(workload string) bool) []Finding {
 		if len(cs) < 3 {
 			continue
 		}
-		best := cs[0]
-		better := func(c Cell) bool { return float64(c.TotalRate.Median) > float64(best.TotalRate.Median) }
-		what := func(c Cell) string { return fmt.Sprintf("%.3g %s/s", float64(c.TotalRate.Median), c.Unit) }
-		if totalWork(k.workload) {
-			better = func(c Cell) bool { return float64(c.Seconds.Median) < float64(best.Seconds.Median) }
-			what = func(c Cell) string { return fmt.Sprintf("%.3g s", float64(c.Seconds.Median)) }
+		if text, ok := scalingText(cs, totalWork(k.workload)); ok {
+			out = append(out, Finding{Kind: "scaling", Target: k.target, Workload: k.workload, QoS: k.qos, Text: text})
 		}
-		for _, c := range cs[1:] {
-			if better(c) {
-				best = c
-			}
-		}
-		if math.IsNaN(float64(best.TotalRate.Median)) {
-			continue
-		}
-		// near: within scalingTolerance of the best.
-		near := func(c Cell) bool {
-			if totalWork(k.workload) {
-				return float64(c.Seconds.Median) <= float64(best.Seconds.Median)*(1+scalingTolerance)
-			}
-			return float64(c.TotalRate.Median) >= float64(best.TotalRate.Median)*(1-scalingTolerance)
-		}
-		plateau := best
-		for _, c := range cs {
-			if near(c) {
-				plateau = c
-				break
-			}
-		}
-		last := cs[len(cs)-1]
-		text := fmt.Sprintf("best at %d threads (%s)", best.Threads, what(best))
-		paying := best.Threads // where the part that still pays ends
-		switch {
-		case !near(last):
-			text += fmt.Sprintf("; more threads did worse (%d threads: %s)", last.Threads, what(last))
-		case plateau.Threads == best.Threads && best.Threads < last.Threads:
-			text += fmt.Sprintf("; more threads gained nothing (%d threads: %s)", last.Threads, what(last))
-		case plateau.Threads < last.Threads:
-			paying = plateau.Threads
-			text = fmt.Sprintf("adding threads stopped paying at %d threads (%s, within %.0f%% of the best, %s at %d)",
-				plateau.Threads, what(plateau), 100*scalingTolerance, what(best), best.Threads)
-		default:
-			text += "; every added thread still paid"
-		}
-		text += slopeText(cs, paying)
-		out = append(out, Finding{Kind: "scaling", Target: k.target, Workload: k.workload, QoS: k.qos, Text: text})
 	}
 	return out
 }
 
+// scalingText is the scaling finding of one series of cells, ascending in
+// threads (see Scaling); totalWork says its work is a fixed total, judged
+// by time.
+func scalingText(cs []Cell, totalWork bool) (string, bool) {
+	best := cs[0]
+	better := func(c Cell) bool { return float64(c.TotalRate.Median) > float64(best.TotalRate.Median) }
+	what := func(c Cell) string { return fmt.Sprintf("%.3g %s/s", float64(c.TotalRate.Median), c.Unit) }
+	if totalWork {
+		better = func(c Cell) bool { return float64(c.Seconds.Median) < float64(best.Seconds.Median) }
+		what = func(c Cell) string { return fmt.Sprintf("%.3g s", float64(c.Seconds.Median)) }
+	}
+	for _, c := range cs[1:] {
+		if better(c) {
+			best = c
+		}
+	}
+	if math.IsNaN(float64(best.TotalRate.Median)) {
+		return "", false
+	}
+	// near: within scalingTolerance of the best.
+	near := func(c Cell) bool {
+		if totalWork {
+			return float64(c.Seconds.Median) <= float64(best.Seconds.Median)*(1+scalingTolerance)
+		}
+		return float64(c.TotalRate.Median) >= float64(best.TotalRate.Median)*(1-scalingTolerance)
+	}
+	plateau := best
+	for _, c := range cs {
+		if near(c) {
+			plateau = c
+			break
+		}
+	}
+	tests := scalingTests(cs, best, totalWork)
+	last := cs[len(cs)-1]
+	shown := tests.beatsAll()
+	text := fmt.Sprintf("best at %d threads (%s)", best.Threads, what(best))
+	if !shown {
+		text = tests.unshownText(best, what, totalWork)
+	}
+	paying := best.Threads // where the part that still pays ends
+	switch {
+	case !near(last):
+		if tests.beats(last) {
+			text += fmt.Sprintf("; more threads did worse (%d threads: %s)", last.Threads, what(last))
+		}
+	case plateau.Threads == best.Threads && best.Threads < last.Threads:
+		if tests.beats(last) {
+			text += fmt.Sprintf("; more threads gained nothing (%d threads: %s)", last.Threads, what(last))
+		}
+	case plateau.Threads < last.Threads:
+		paying = plateau.Threads
+		text = fmt.Sprintf("adding threads stopped paying at %d threads (%s, within %.0f%% of the best, %s at %d)",
+			plateau.Threads, what(plateau), 100*scalingTolerance, what(best), best.Threads)
+	case shown:
+		text += "; every added thread still paid"
+	}
+	return text + slopeText(cs, paying), true
+}
+
+// scalingTest is the rank test of the best thread count's repeats against
+// another count's.
+type scalingTest struct {
+	cell Cell
+	test UTest
+}
+
+// scalingTestSet is the best count's tests against every other count.
+type scalingTestSet []scalingTest
+
+// scalingTests tests the best count's repeats against each other count's,
+// two-sided Mann-Whitney at Alpha: their total rates, or for a fixed total
+// of work their times (a count is better for a higher rate or a shorter
+// time; repeats that did no work left out, as everywhere).
+func scalingTests(cs []Cell, best Cell, totalWork bool) scalingTestSet {
+	values := func(c Cell) []float64 {
+		if !totalWork {
+			return workingRates(c.TotalRates)
+		}
+		var secs []float64
+		for i, r := range c.TotalRates {
+			if !idleRate(r) && i < len(c.RepeatSeconds) {
+				secs = append(secs, c.RepeatSeconds[i])
+			}
+		}
+		return secs
+	}
+	var out scalingTestSet
+	for _, c := range cs {
+		if c.Threads != best.Threads {
+			out = append(out, scalingTest{c, mannWhitney(values(best), values(c))})
+		}
+	}
+	return out
+}
+
+// beats says whether the best count is shown better than c's.
+func (ts scalingTestSet) beats(c Cell) bool {
+	for _, t := range ts {
+		if t.cell.Threads == c.Threads {
+			return t.test.Significant(Alpha)
+		}
+	}
+	return false
+}
+
+// beatsAll says whether the best count is shown better than every other:
+// "best at" needs each test to reject at Alpha (an intersection-union
+// test, which needs no correction for the number of tests).
+func (ts scalingTestSet) beatsAll() bool {
+	for _, t := range ts {
+		if !t.test.Significant(Alpha) {
+			return false
+		}
+	}
+	return true
+}
+
+// unshownText opens a finding whose best count the tests do not show best:
+// its median, then the counts it is within noise of, with each p, and
+// those whose repeats are too few for any test to tell at Alpha: "highest
+// median at 2 threads (2e+08 loops/s); within noise of it: 3 threads
+// (1.75e+08 loops/s, p=0.59)".
+func (ts scalingTestSet) unshownText(best Cell, what func(Cell) string, totalWork bool) string {
+	text := fmt.Sprintf("highest median at %d threads (%s)", best.Threads, what(best))
+	if totalWork {
+		text = fmt.Sprintf("shortest median at %d threads (%s)", best.Threads, what(best))
+	}
+	var noise, few []string
+	var sizes []string
+	smallest := math.Inf(1)
+	for _, t := range ts {
+		switch {
+		case t.test.Significant(Alpha):
+		case t.test.SmallestP >= Alpha:
+			few = append(few, fmt.Sprint(t.cell.Threads))
+			if sz := fmt.Sprintf("%d vs %d", t.test.N1, t.test.N2); !slices.Contains(sizes, sz) {
+				sizes = append(sizes, sz)
+			}
+			smallest = min(smallest, float64(t.test.SmallestP))
+		default:
+			noise = append(noise, fmt.Sprintf("%d threads (%s, %s)", t.cell.Threads, what(t.cell), FormatP(t.test.P)))
+		}
+	}
+	if len(noise) > 0 {
+		text += "; within noise of it: " + strings.Join(noise, ", ")
+	}
+	if len(few) > 0 {
+		text += fmt.Sprintf("; too few repeats to test it against %s threads (smallest reachable p %s with %s repeats)",
+			strings.Join(few, ", "), strconv.FormatFloat(smallest, 'g', 2, 64), strings.Join(sizes, ", "))
+	}
+	return text
+}
+
 // slopeText says what each added thread brought up to paying threads (the
-// Theil-Sen slope of the repeats' total rates there, with its interval),
-// and past it the change of the median total rate at each step.
+// Theil-Sen slope of the total rates of the repeats that did work there,
+// with its interval), and past it the change of the median total rate at
+// each step.
 func slopeText(cs []Cell, paying int) string {
 	var x, y []float64
 	var past []string
@@ -420,7 +639,7 @@ func slopeText(cs []Cell, paying int) string {
 	for i, c := range cs {
 		if c.Threads <= paying {
 			counts++
-			for _, r := range c.TotalRates {
+			for _, r := range workingRates(c.TotalRates) {
 				x, y = append(x, float64(c.Threads)), append(y, r)
 			}
 			continue

@@ -243,9 +243,10 @@ type Change struct {
 	Test     UTest
 }
 
-// Compare compares cell new with cell old.
+// Compare compares cell new with cell old, each over the repeats that did
+// work, as its medians are.
 func Compare(old, new Cell) Change {
-	return Change{Old: old, New: new, Ratio: new.TotalRate.Median / old.TotalRate.Median, Test: mannWhitney(new.TotalRates, old.TotalRates)}
+	return Change{Old: old, New: new, Ratio: new.TotalRate.Median / old.TotalRate.Median, Test: mannWhitney(workingRates(new.TotalRates), workingRates(old.TotalRates))}
 }
 
 // subsumptionIndex is SI = 1 - ln(sensVM)/ln(sensHost): the share of the
@@ -312,6 +313,16 @@ type Verdict struct {
 	// 90% intervals (equivalenceConfidence): what the verdict judges.
 	Host Sensitivity `json:"host"`
 	VM   Sensitivity `json:"vm"`
+	// Threads are the thread counts compared: those at which both classes
+	// ran on both targets, ascending.
+	Threads []int `json:"threads"`
+	// Dropped are the thread counts left out because only one side ran
+	// both classes there, with that side's ratio.
+	Dropped []DroppedThreads `json:"dropped,omitempty"`
+	// VMByThreads is each compared thread count's own VM ratio with its
+	// 90% interval: "yes" needs every one of them inside the band (an
+	// intersection-union test), not only the pooled ratio.
+	VMByThreads []ThreadShift `json:"vm_by_threads,omitempty"`
 	// Margins are the settings the band came from.
 	Margins Margins `json:"margins"`
 	// Level is each one-sided test's level, equivalenceLevel.
@@ -327,11 +338,41 @@ type Verdict struct {
 	MarginNo       Float `json:"margin_no"`
 	// Flagged names the cells the verdict rests on whose repeats cannot
 	// stand for one number, and why ("host fp qos=9 threads=1 repeats 77x
-	// apart"): a verdict resting on one is never "yes".
+	// apart").
 	Flagged []string `json:"flagged,omitempty"`
+	// Blocking names those flagged cells that could change a "yes": with
+	// them at the most adverse values they showed themselves the rule
+	// would not say yes, so the verdict is "inconclusive". A yes beside
+	// flagged cells none of which blocks it stands (FlagsChecked).
+	Blocking []string `json:"blocking,omitempty"`
+	// FlagsChecked says the answer was re-decided with every flagged cell
+	// at its most adverse repeats and stayed "yes".
+	FlagsChecked bool `json:"flags_checked,omitempty"`
 	// Heterogeneity says, per side, when the thread counts' own ratios
 	// disagree beyond their 95% intervals, listing them.
 	Heterogeneity []string `json:"heterogeneity,omitempty"`
+	// Mechanism says, per target, what happened to each class's threads:
+	// their CPU share and their speed per CPU-second (see Mechanism).
+	Mechanism []Mechanism `json:"mechanism"`
+	// Caveats are what the reader must weigh beside the answer that the
+	// numbers cannot show (the cells ran in sequence: time and class are
+	// confounded). The caller adds them; Subsumption sees only cells.
+	Caveats []string `json:"caveats,omitempty"`
+}
+
+// DroppedThreads is a thread count a verdict could not compare, because
+// only one side (Side) ran both classes there, with that side's ratio of
+// the high class's rate over the low one's (Hodges-Lehmann).
+type DroppedThreads struct {
+	Threads int    `json:"threads"`
+	Side    string `json:"side"`
+	Ratio   Float  `json:"ratio"`
+}
+
+// ThreadShift is one thread count's shift with its interval.
+type ThreadShift struct {
+	Threads int   `json:"threads"`
+	Shift   Shift `json:"shift"`
 }
 
 // Subsumption decides whether QoS is subsumed in the VM for one workload and
@@ -339,25 +380,36 @@ type Verdict struct {
 // at the thread counts where all four (target, class) cells exist, so host
 // and VM are judged on the same cells; each side's effect is the stratified
 // Hodges-Lehmann shift of ln(rate), with the stratified rank-sum test. The
-// rule, in order:
+// rule (judge), in order:
 //
 //   - inconclusive when there are not two classes and a thread count on
 //     both, or a side's class did no work in any repeat;
 //   - inconclusive when the host's effect is not shown: the two-sided test
-//     not significant at Alpha (saying so when the repeats are too few for
-//     any p under Alpha), or the low class the faster one: with no effect
-//     on the host the run cannot show one disappearing;
+//     not significant at Alpha (saying so when the repeats are too few, or
+//     their ties too many, for any p under Alpha), or the low class the
+//     faster one: with no effect on the host the run cannot show one
+//     disappearing;
 //   - inconclusive when the VM's repeats are too few for a 90% interval;
-//   - yes when the VM ratio's 90% interval lies inside the band [1/M, M],
-//     M the smaller of the absolute margin and the host's ratio at the low
-//     end of its 90% interval to the power of the relative margin (two
-//     one-sided tests at 5%), unless a cell it rests on is flagged (then
-//     inconclusive, naming the cell);
-//   - no when the interval lies wholly above the band, or wholly below it
-//     (QoS reversed in the VM), the band's edge then taken from the high
-//     end of the host's interval, so that neither answer leans on the
-//     host's noise;
-//   - inconclusive otherwise: the interval crosses the band's edge.
+//   - no when the VM ratio's 90% interval lies wholly above the band, or
+//     wholly below it (QoS reversed in the VM), the band's edge taken from
+//     the high end of the host's interval, so that neither answer leans on
+//     the host's noise; or when one thread count's own interval does, at
+//     the Bonferroni level for the thread counts compared (a union of
+//     tests pays for its multiplicity);
+//   - yes when the pooled VM ratio's 90% interval and every compared
+//     thread count's own 90% interval lie inside the band [1/M, M], M the
+//     smaller of the absolute margin and the host's ratio at the low end of
+//     its 90% interval to the power of the relative margin (two one-sided
+//     tests at 5% each; an intersection-union test needs no multiplicity
+//     penalty);
+//   - inconclusive otherwise, saying which edge and whose uncertainty.
+//
+// Then a yes beside flagged cells (repeats that disagree) is decided again
+// with every flagged cell at the most adverse values it showed itself (a
+// host low class at its highest repeat, a host high class at its lowest, a
+// VM cell at whichever end pushes the VM ratio out of the band): when the
+// answer stays yes it stands, else it is inconclusive naming the cells
+// that could change it.
 func Subsumption(cells []Cell, workload, phase, host, vm string, margins Margins) Verdict {
 	v := noVerdict(workload, phase, host, vm, margins)
 	high, low, threads, why := comparedCells(cells, workload, phase, host, vm)
@@ -365,51 +417,31 @@ func Subsumption(cells []Cell, workload, phase, host, vm string, margins Margins
 		v.Reason = why
 		return v
 	}
-	v.Host = qosSensitivityAt(cells, host, workload, phase, high, low, threads, equivalenceConfidence)
-	v.VM = qosSensitivityAt(cells, vm, workload, phase, high, low, threads, equivalenceConfidence)
-	v.Flagged = flaggedCells(cells, workload, phase, []string{host, vm}, []int{high, low}, threads)
+	k := verdictKey{workload: workload, phase: phase, host: host, vm: vm, high: high, low: low, threads: threads}
+	v.Threads = threads
+	v.Dropped = droppedThreads(cells, k)
+	j := judge(cells, k, margins)
+	v.Host, v.VM, v.VMByThreads = j.host, j.vm, j.vmByThreads
+	v.Outcome, v.Reason, v.Reversed = j.outcome, j.reason, j.reversed
+	flagged := flaggedCells(cells, k)
+	for _, c := range flagged {
+		v.Flagged = append(v.Flagged, cellText(c.CellKey)+" "+c.FlagText())
+	}
 	v.Heterogeneity = append(heterogeneity(v.Host), heterogeneity(v.VM)...)
-
-	if why := undefinedSide(v.Host); why != "" {
-		v.Reason = why
-		return v
+	v.Mechanism = mechanisms(cells, k)
+	if j.hostShown {
+		hs := v.Host.Shift
+		v.SI = Float(1 - float64(v.VM.Shift.Estimate)/float64(hs.Estimate))
+		v.SILow, v.SIHigh, v.SIConfidence = siInterval(cells, v, threads)
+		v.RelativeMargin = Float(math.Exp(margins.Relative * float64(hs.Low)))
+		v.Margin, v.MarginNo = Float(math.Exp(j.lnYes)), Float(math.Exp(j.lnNo))
 	}
-	if why := undefinedSide(v.VM); why != "" {
-		v.Reason = why
-		return v
-	}
-	if why := noHostEffect(v.Host); why != "" {
-		v.Reason = why
-		return v
-	}
-	hs := v.Host.Shift
-	v.SI = Float(1 - float64(v.VM.Shift.Estimate)/float64(hs.Estimate))
-	v.SILow, v.SIHigh, v.SIConfidence = siInterval(cells, v, threads)
-	lnAbs := math.Log(margins.Absolute)
-	lnYes := math.Min(margins.Relative*float64(hs.Low), lnAbs)
-	lnNo := math.Min(margins.Relative*float64(hs.High), lnAbs)
-	v.RelativeMargin = Float(math.Exp(margins.Relative * float64(hs.Low)))
-	v.Margin, v.MarginNo = Float(math.Exp(lnYes)), Float(math.Exp(lnNo))
-
-	vs := v.VM.Shift
-	if float64(vs.Confidence) < equivalenceConfidence-1e-9 {
-		v.Reason = fmt.Sprintf("too few %s repeats for a %.0f%% interval of its ratio (%s reach %.0f%%)", vm, 100*equivalenceConfidence, strataText(v.VM), 100*float64(vs.Confidence))
-		return v
-	}
-	vmRatio := fmt.Sprintf("%d/%d = %s", high, low, verdictRatio(v.VM.RatioEstimate()))
-	switch {
-	case float64(vs.Low) > -lnYes && float64(vs.High) < lnYes && len(v.Flagged) > 0:
-		v.Reason = strings.Join(v.Flagged, "; ")
-	case float64(vs.Low) > -lnYes && float64(vs.High) < lnYes:
-		v.Outcome = Subsumed
-	case float64(vs.Low) > lnNo:
-		v.Outcome = NotSubsumed
-		v.Reason = "the VM keeps a QoS effect, " + vmRatio
-	case float64(vs.High) < -lnNo:
-		v.Outcome, v.Reversed = NotSubsumed, true
-		v.Reason = "QoS reversed in the VM, " + vmRatio
-	default:
-		v.Reason = fmt.Sprintf("the %s ratio's interval crosses the band's edge: more repeats would tell", vm)
+	if v.Outcome == Subsumed && len(flagged) > 0 {
+		v.Blocking, v.Reason = blockingCells(cells, flagged, k, margins)
+		v.FlagsChecked = len(v.Blocking) == 0
+		if !v.FlagsChecked {
+			v.Outcome = Inconclusive
+		}
 	}
 	return v
 }
@@ -465,20 +497,6 @@ func comparedCells(cells []Cell, workload, phase, host, vm string) (high, low in
 	return high, low, threads, ""
 }
 
-// flaggedCells names the cells of workload and phase on targets at
-// classes and threads whose repeats cannot stand for one number, and why,
-// in cell order.
-func flaggedCells(cells []Cell, workload, phase string, targets []string, classes, threads []int) []string {
-	var out []string
-	for _, c := range SortCells(cells) {
-		if slices.Contains(targets, c.Target) && c.Workload == workload && c.Phase == phase &&
-			slices.Contains(classes, c.QoS) && slices.Contains(threads, c.Threads) && c.FlagText() != "" {
-			out = append(out, cellText(c.CellKey)+" "+c.FlagText())
-		}
-	}
-	return out
-}
-
 // noHostEffect says why the host shows no QoS effect to subsume: too few
 // repeats for its test to reach Alpha, a test not significant, the low
 // class the faster, or an interval of its ratio that reaches 1x; empty
@@ -486,6 +504,10 @@ func flaggedCells(cells []Cell, workload, phase string, targets []string, classe
 func noHostEffect(h Sensitivity) string {
 	host, high, low := h.Target, h.High, h.Low
 	switch {
+	case !h.Test.Significant(Alpha) && float64(h.SmallestP) >= Alpha && h.Test.Ties && untiedSmallestP(h) < Alpha:
+		return fmt.Sprintf("too many tied %s rates to tell: given their ties the smallest reachable p is %s with %s, where untied rates could reach %s; "+
+			"rates measured finer (longer cells, or more work per cell) would tell", host, strconv.FormatFloat(float64(h.SmallestP), 'g', 2, 64), strataText(h),
+			strconv.FormatFloat(untiedSmallestP(h), 'g', 2, 64))
 	case !h.Test.Significant(Alpha) && float64(h.SmallestP) >= Alpha:
 		return fmt.Sprintf("too few %s repeats to tell (smallest reachable p %s with %s)", host, strconv.FormatFloat(float64(h.SmallestP), 'g', 2, 64), strataText(h))
 	case !h.Test.Significant(Alpha):
@@ -498,6 +520,16 @@ func noHostEffect(h Sensitivity) string {
 	return ""
 }
 
+// untiedSmallestP is the smallest p a sensitivity's test could reach with
+// its sizes were none of its rates tied.
+func untiedSmallestP(s Sensitivity) float64 {
+	var sizes [][2]int
+	for _, r := range s.ByThreads {
+		sizes = append(sizes, [2]int{r.Test.N1, r.Test.N2})
+	}
+	return SmallestP(sizes)
+}
+
 // VerdictRule says in words what SI is and how the verdict is reached with
 // these margins: what the summaries and the report print beside the
 // verdicts.
@@ -506,9 +538,12 @@ func VerdictRule(m Margins) string {
 		"1 when the VM keeps none of it, 0 when it keeps it all, above 1 when the VM reverses the classes; its interval spans both sides' 95%% intervals. "+
 		"Each ratio is the high class's rate over the low one's (Hodges-Lehmann, within thread counts), with its %.0f%% interval. "+
 		"yes: the host's effect is significant (stratified rank-sum test, two-sided, %g) and the VM ratio's whole %.0f%% interval lies inside the band, "+
+		"pooled and at every thread count compared, "+
 		"whose edge is the smaller of %.0f%% of the host's effect at the low end of its interval (relative margin) and %s either way (absolute margin): "+
-		"two one-sided tests at %.0f%%. no: that interval lies wholly outside the band (above it, or below it: QoS reversed), the edge then taken at the high end of the host's interval. "+
-		"inconclusive: anything else, with the reason; a yes that rests on a cell whose repeats disagree is inconclusive, naming the cell. "+
+		"two one-sided tests at %.0f%%. no: that interval lies wholly outside the band (above it, or below it: QoS reversed), pooled or at one thread count "+
+		"(then at the Bonferroni level for the thread counts compared), the edge then taken at the high end of the host's interval. "+
+		"inconclusive: anything else, with the reason. A cell whose repeats disagree blocks a yes only when its most adverse repeats would turn it "+
+		"(a host low class at its highest, a host high class at its lowest, a VM cell at the end that pushes the VM ratio out of the band): then the verdict names it. "+
 		"Exact distributions (conditional on ties) below 50 repeats per side.",
 		100*equivalenceConfidence, Alpha, 100*equivalenceConfidence, 100*m.Relative, FormatRatio(Float(m.Absolute)), 100*equivalenceLevel)
 }
@@ -647,7 +682,7 @@ func (v Verdict) String() string {
 	}
 	host := fmt.Sprintf("%s %d/%d = %s%s, %s", v.Host.Target, v.Host.High, v.Host.Low, verdictRatio(v.Host.RatioEstimate()), intervalText(v.Host.Shift), FormatP(v.Host.Test.P))
 	vm := fmt.Sprintf("%s %d/%d = %s%s", v.VM.Target, v.VM.High, v.VM.Low, verdictRatio(v.VM.RatioEstimate()), intervalText(v.VM.Shift))
-	parts := []string{"SI " + si, host, vm}
+	parts := []string{"at " + threadsText(v.Threads), "SI " + si, host, vm}
 	if !v.Margin.IsNaN() {
 		band := fmt.Sprintf("band %s..%s: margins %s (%.0f%% of the host's effect at its interval's low end) and %s (absolute)",
 			verdictRatio(float64(1/v.Margin)), verdictRatio(float64(v.Margin)), verdictRatio(float64(v.RelativeMargin)), 100*v.Margins.Relative, verdictRatio(v.Margins.Absolute))
@@ -658,10 +693,36 @@ func (v Verdict) String() string {
 	}
 	parts = append(parts, fmt.Sprintf("%.0f%% intervals, two one-sided tests at %.0f%%", 100*equivalenceConfidence, 100*equivalenceLevel))
 	line := head + " (" + strings.Join(parts, "; ") + ")"
+	if v.FlagsChecked {
+		line += fmt.Sprintf("; %s cannot change it: at %s most adverse repeats the answer stays yes",
+			units.Plural(len(v.Flagged), "flagged cell"), map[bool]string{true: "its", false: "their"}[len(v.Flagged) == 1])
+	}
+	for _, d := range v.Dropped {
+		line += fmt.Sprintf("; left out %s, where only %s ran both classes (%s %d/%d = %s)", units.Plural(d.Threads, "thread"), d.Side, d.Side, v.Host.High, v.Host.Low, verdictRatio(float64(d.Ratio)))
+	}
 	for _, h := range v.Heterogeneity {
 		line += "; " + h
 	}
+	for _, c := range v.Caveats {
+		line += "; caveat: " + c
+	}
 	return line
+}
+
+// threadsText lists thread counts: "1 thread", "1 and 2 threads", "1, 2 and
+// 4 threads".
+func threadsText(threads []int) string {
+	parts := make([]string, len(threads))
+	for i, t := range threads {
+		parts[i] = strconv.Itoa(t)
+	}
+	switch len(parts) {
+	case 0:
+		return "no thread count"
+	case 1:
+		return units.Plural(threads[0], "thread")
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1] + " threads"
 }
 
 // intervalText is " [low..high]" of a shift's interval as ratios, with the

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -141,7 +142,7 @@ func TestSubsumption(t *testing.T) {
 			"subsumed",
 			join(at("host", 33, host33), at("host", 9, host9), at("vm", 33, vm33), at("vm", 9, vm9)),
 			Subsumed,
-			"QoS subsumed in VM: yes (SI 0.992 [0.958..1.025]; host 33/9 = 3.1x [3.04..3.16], p<0.001; vm 33/9 = 1.0096x [0.9902..1.03]; band 0.895x..1.12x: margins 1.12x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%)",
+			"QoS subsumed in VM: yes (at 1 and 2 threads; SI 0.992 [0.958..1.025]; host 33/9 = 3.1x [3.04..3.16], p<0.001; vm 33/9 = 1.0096x [0.9902..1.03]; band 0.895x..1.12x: margins 1.12x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%)",
 		},
 		{
 			// The VM keeps 2.5x of the host's 3.1x, its whole interval
@@ -149,7 +150,7 @@ func TestSubsumption(t *testing.T) {
 			"not subsumed",
 			join(at("host", 33, host33), at("host", 9, host9), at("vm", 33, scale(host9, 2.5)), at("vm", 9, host9)),
 			NotSubsumed,
-			"QoS subsumed in VM: no: the VM keeps a QoS effect, 33/9 = 2.5x (SI 0.190 [0.156..0.223]; host 33/9 = 3.1x [3.04..3.16], p<0.001; vm 33/9 = 2.5x [2.47..2.53]; band 0.895x..1.12x: margins 1.12x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%)",
+			"QoS subsumed in VM: no: the VM keeps a QoS effect, 33/9 = 2.5x (at 1 and 2 threads; SI 0.190 [0.156..0.223]; host 33/9 = 3.1x [3.04..3.16], p<0.001; vm 33/9 = 2.5x [2.47..2.53]; band 0.895x..1.12x: margins 1.12x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%)",
 		},
 		{
 			// The VM keeps 1.12x, right at the margin: its interval
@@ -157,7 +158,7 @@ func TestSubsumption(t *testing.T) {
 			"vm straddles the margin",
 			join(at("host", 33, host33), at("host", 9, host9), at("vm", 33, scale(vm9, 1.12)), at("vm", 9, vm9)),
 			Inconclusive,
-			"QoS subsumed in VM: inconclusive: the vm ratio's interval crosses the band's edge: more repeats would tell (SI 0.900 [0.864..0.934]; host 33/9 = 3.1x [3.04..3.16], p<0.001; vm 33/9 = 1.12x [1.1..1.14]; band 0.895x..1.12x: margins 1.12x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%)",
+			"QoS subsumed in VM: inconclusive: the vm ratio's interval crosses the band's edge: more repeats would tell (at 1 and 2 threads; SI 0.900 [0.864..0.934]; host 33/9 = 3.1x [3.04..3.16], p<0.001; vm 33/9 = 1.12x [1.1..1.14]; band 0.895x..1.12x: margins 1.12x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%)",
 		},
 		{
 			// No QoS effect on the host: nothing to subsume, and the verdict
@@ -165,7 +166,7 @@ func TestSubsumption(t *testing.T) {
 			"host flat",
 			join(at("host", 33, vm33), at("host", 9, vm9), at("vm", 33, vm33), at("vm", 9, vm9)),
 			Inconclusive,
-			"QoS subsumed in VM: inconclusive: host shows no significant QoS effect, so there is nothing to subsume; on a Linux host whose cores are alike QoS only decides who runs when cores are scarce: run with contention, as qoslab run --default contention does (SI n/a; host 33/9 = 1.0096x [0.9902..1.03], p=0.51; vm 33/9 = 1.0096x [0.9902..1.03]; 90% intervals, two one-sided tests at 5%)",
+			"QoS subsumed in VM: inconclusive: host shows no significant QoS effect, so there is nothing to subsume; on a Linux host whose cores are alike QoS only decides who runs when cores are scarce: run with contention, as qoslab run --default contention does (at 1 and 2 threads; SI n/a; host 33/9 = 1.0096x [0.9902..1.03], p=0.51; vm 33/9 = 1.0096x [0.9902..1.03]; 90% intervals, two one-sided tests at 5%)",
 		},
 		{
 			// 3 against 3 at one thread count: the smallest p the test
@@ -173,14 +174,14 @@ func TestSubsumption(t *testing.T) {
 			"too few repeats",
 			[]Cell{cell("host", 33, 1, host33[:3]...), cell("host", 9, 1, host9[:3]...), cell("vm", 33, 1, vm33[:3]...), cell("vm", 9, 1, vm9[:3]...)},
 			Inconclusive,
-			"QoS subsumed in VM: inconclusive: too few host repeats to tell (smallest reachable p 0.1 with 3 vs 3 repeats) (SI n/a; host 33/9 = 3.08x [3..3.16], p=0.1; vm 33/9 = 1.0098x [0.971..1.05]; 90% intervals, two one-sided tests at 5%)",
+			"QoS subsumed in VM: inconclusive: too few host repeats to tell (smallest reachable p 0.1 with 3 vs 3 repeats) (at 1 thread; SI n/a; host 33/9 = 3.08x [3..3.16], p=0.1; vm 33/9 = 1.0098x [0.971..1.05]; 90% intervals, two one-sided tests at 5%)",
 		},
 		{
 			// Significant, but the low class is the faster one on the host.
 			"host reversed",
 			join(at("host", 33, host9), at("host", 9, host33), at("vm", 33, vm33), at("vm", 9, vm9)),
 			Inconclusive,
-			"QoS subsumed in VM: inconclusive: on host QoS 9 is faster than QoS 33 (33/9 = 0.323x), so there is no effect to subsume (SI n/a; host 33/9 = 0.323x [0.316..0.329], p<0.001; vm 33/9 = 1.0096x [0.9902..1.03]; 90% intervals, two one-sided tests at 5%)",
+			"QoS subsumed in VM: inconclusive: on host QoS 9 is faster than QoS 33 (33/9 = 0.323x), so there is no effect to subsume (at 1 and 2 threads; SI n/a; host 33/9 = 0.323x [0.316..0.329], p<0.001; vm 33/9 = 1.0096x [0.9902..1.03]; 90% intervals, two one-sided tests at 5%)",
 		},
 		{
 			// One repeat per VM cell: 2x, but two strata of 1v1 give an
@@ -188,7 +189,7 @@ func TestSubsumption(t *testing.T) {
 			"vm too few repeats",
 			join(at("host", 33, host33), at("host", 9, host9), at("vm", 33, []float64{200}), at("vm", 9, []float64{100})),
 			Inconclusive,
-			"QoS subsumed in VM: inconclusive: too few vm repeats for a 90% interval of its ratio (1 vs 1 repeats at each of 2 thread counts reach 50%) (SI 0.387 [0.375..0.399] (48%); host 33/9 = 3.1x [3.04..3.16], p<0.001; vm 33/9 = 2x [2..2] (50%); band 0.895x..1.12x: margins 1.12x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%)",
+			"QoS subsumed in VM: inconclusive: too few vm repeats for a 90% interval of its ratio (1 vs 1 repeats at each of 2 thread counts reach 50%) (at 1 and 2 threads; SI 0.387 [0.375..0.399] (48%); host 33/9 = 3.1x [3.04..3.16], p<0.001; vm 33/9 = 2x [2..2] (50%); band 0.895x..1.12x: margins 1.12x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%)",
 		},
 		{
 			// 21 is run too, on the host only: the extremes common to
@@ -196,7 +197,7 @@ func TestSubsumption(t *testing.T) {
 			"middle class ignored",
 			join(at("host", 33, host33), at("host", 21, host33), at("host", 9, host9), at("vm", 33, vm33), at("vm", 9, vm9), at("vm", 25, vm33)),
 			Subsumed,
-			"QoS subsumed in VM: yes (SI 0.992 [0.958..1.025]; host 33/9 = 3.1x [3.04..3.16], p<0.001; vm 33/9 = 1.0096x [0.9902..1.03]; band 0.895x..1.12x: margins 1.12x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%)",
+			"QoS subsumed in VM: yes (at 1 and 2 threads; SI 0.992 [0.958..1.025]; host 33/9 = 3.1x [3.04..3.16], p<0.001; vm 33/9 = 1.0096x [0.9902..1.03]; band 0.895x..1.12x: margins 1.12x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%)",
 		},
 		{
 			"one class",
@@ -366,31 +367,196 @@ func TestSubsumptionSmallTiedSamples(t *testing.T) {
 	assert.Equal(t, "too few vm repeats for a 90% interval of its ratio (2 vs 2 repeats reach 67%)", v.Reason)
 }
 
-// A yes that rests on a flagged cell is not a yes; a side whose thread
-// counts disagree is said.
-func TestSubsumptionDataQuality(t *testing.T) {
-	hostLow := around(1e6, 6)
-	hostLow[3] *= 77 // one repeat 77x the others
-	cells := []Cell{
-		cell("host", 33, 1, around(3e8, 6)...), cell("host", 9, 1, hostLow...),
-		cell("vm", 33, 1, around(3e5, 6)...), cell("vm", 9, 1, around(3e5, 6)...),
-	}
+// withFlags gives cells the dispersion Cells would give them.
+func withFlags(cells []Cell) []Cell {
 	for i := range cells {
 		cells[i].Dispersion = Disperse(cells[i].TotalRates, "loops/s")
 	}
+	return cells
+}
+
+// A flagged cell blocks a yes only when its most adverse repeats would
+// turn it: the host's low class at its highest, its high class at its
+// lowest, a VM cell at the end that pushes the VM ratio out of the band.
+func TestSubsumptionFlaggedCells(t *testing.T) {
+	hostLow := around(1e6, 6)
+	hostLow[3] *= 77 // one repeat 77x the others, as a starved class's crumbs vary
+	vmHigh := around(3e5, 6)
+	vmHigh[2] *= 4
+	cases := []struct {
+		name     string
+		cells    []Cell
+		outcome  Outcome
+		reason   string
+		blocking []string
+	}{
+		// Host 300x; its background cell at its highest repeat (77M)
+		// still leaves 3.9x, whose band (1.14x) holds the VM's 1.00x.
+		{"host low class that cannot change it", []Cell{
+			cell("host", 33, 1, around(3e8, 6)...), cell("host", 9, 1, hostLow...),
+			cell("vm", 33, 1, around(3e5, 6)...), cell("vm", 9, 1, around(3e5, 6)...),
+		}, Subsumed, "", nil},
+		// Host 5x, VM 1.03x; at its highest repeat background leaves the host
+		// 1.25x, whose band (1.02x) the VM ratio leaves.
+		{"host low class that turns it", []Cell{
+			cell("host", 33, 1, around(5e6, 6)...), cell("host", 9, 1, 1e6, 1.01e6, 0.99e6, 4e6, 1.02e6, 0.98e6),
+			cell("vm", 33, 1, around(3.09e5, 6)...), cell("vm", 9, 1, around(3e5, 6)...),
+		}, Inconclusive, "host fp qos=9 threads=1 repeats 4.08x apart: at its highest repeat (4M loops/s) the answer would not be yes " +
+			"(inconclusive: the vm ratio's interval crosses the band's edge: more repeats would tell): repeats of it that agree would decide it",
+			[]string{"host fp qos=9 threads=1 repeats 4.08x apart"}},
+		// The VM's high class at its highest repeat keeps a 4x effect.
+		{"vm cell that turns it", []Cell{
+			cell("host", 33, 1, around(3e8, 6)...), cell("host", 9, 1, around(1e6, 6)...),
+			cell("vm", 33, 1, vmHigh...), cell("vm", 9, 1, around(3e5, 6)...),
+		}, Inconclusive, "vm fp qos=33 threads=1 repeats 4.16x apart: at its highest repeat (1.218M loops/s) the answer would not be yes " +
+			"(no: the VM keeps a QoS effect, 33/9 = 4.06x): repeats of it that agree would decide it",
+			[]string{"vm fp qos=33 threads=1 repeats 4.16x apart"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			v := Subsumption(withFlags(c.cells), "fp", "", "host", "vm", DefaultMargins())
+			assert.Equal(t, c.outcome, v.Outcome, v.String())
+			assert.Equal(t, c.reason, v.Reason)
+			assert.Equal(t, c.blocking, v.Blocking)
+			require.Len(t, v.Flagged, 1)
+			assert.Equal(t, c.outcome == Subsumed, v.FlagsChecked)
+			if c.outcome == Subsumed {
+				assert.Contains(t, v.String(), "; 1 flagged cell cannot change it: at its most adverse repeats the answer stays yes")
+				assert.Equal(t, []string{"host fp qos=9 threads=1: repeats range 975k..77.38M loops/s (79.4x apart): the records carry no CPU time " +
+					"(a run written before results schema 1.2), so whether the threads lost CPU share or speed cannot be told; " +
+					"it cannot change this verdict: at its most adverse repeats the answer stays yes"}, v.Warnings(c.cells))
+			} else {
+				assert.Contains(t, v.Warnings(c.cells)[0], "; at its most adverse repeats the answer would not be yes, so it keeps this verdict inconclusive")
+			}
+		})
+	}
+
+	// Two flagged host background cells, each of which alone leaves a
+	// yes, and both together do not: host 100x, each background cell with
+	// one repeat at a fifth of it, the VM 1.15x.
+	low1, low2 := around(1e6, 6), around(2e6, 6)
+	low1[0], low2[0] = 20e6, 40e6
+	cells := withFlags([]Cell{
+		cell("host", 33, 1, around(1e8, 6)...), cell("host", 9, 1, low1...),
+		cell("host", 33, 2, around(2e8, 6)...), cell("host", 9, 2, low2...),
+		cell("vm", 33, 1, around(3.45e5, 6)...), cell("vm", 9, 1, around(3e5, 6)...),
+		cell("vm", 33, 2, around(6.9e5, 6)...), cell("vm", 9, 2, around(6e5, 6)...),
+	})
+	for _, one := range []int{1, 3} {
+		alone := slices.Clone(cells)
+		alone[one].Dispersion = Disperse(around(1e6, 6), "loops/s")
+		require.Equal(t, Subsumed, Subsumption(alone, "fp", "", "host", "vm", DefaultMargins()).Outcome, "with only the other cell flagged")
+	}
+	v := Subsumption(cells, "fp", "", "host", "vm", DefaultMargins())
+	assert.Equal(t, Inconclusive, v.Outcome, v.String())
+	assert.Equal(t, []string{"host fp qos=9 threads=1 repeats 20.3x apart", "host fp qos=9 threads=2 repeats 20.3x apart"}, v.Blocking)
+	assert.Equal(t, "host fp qos=9 threads=1 repeats 20.3x apart; host fp qos=9 threads=2 repeats 20.3x apart: together, "+
+		"host fp qos=9 threads=1 at its highest repeat (20M loops/s) and host fp qos=9 threads=2 at its highest repeat (40M loops/s), they would turn the answer "+
+		"(inconclusive: the vm ratio at 1 thread, 33/9 = 1.15x [1.13..1.17], is not inside the band, and yes needs every thread count inside it: more repeats would tell): "+
+		"repeats of them that agree would decide it", v.Reason)
+}
+
+// Yes needs every thread count inside the band; one wholly outside it
+// (at the Bonferroni level) is a no; a thread count only one side ran is
+// named with its ratio.
+func TestSubsumptionEveryThreadCount(t *testing.T) {
+	var cells []Cell
+	for th := 1; th <= 4; th++ {
+		k := float64(th)
+		cells = append(cells, cell("host", 33, th, around(3e8*k, 6)...), cell("host", 9, th, around(1e6*k, 6)...), cell("vm", 9, th, around(3e5*k, 6)...))
+	}
+	vm := func(ratio4 float64, spread float64) []Cell {
+		out := []Cell{}
+		for th := 1; th <= 3; th++ {
+			out = append(out, cell("vm", 33, th, around(3e5*float64(th), 6)...))
+		}
+		r := around(3e5*4*ratio4, 6)
+		for i := range r {
+			r[i] *= 1 + spread*float64(i%3-1)
+		}
+		return append(out, cell("vm", 33, 4, r...))
+	}
+
+	v := Subsumption(append(slices.Clone(cells), vm(1.6, 0)...), "fp", "", "host", "vm", DefaultMargins())
+	assert.Equal(t, NotSubsumed, v.Outcome, v.String())
+	assert.Equal(t, "the VM keeps a QoS effect at 4 threads (33/9 = 1.6x [1.55..1.65], a 97.5% interval: 90% over the 4 thread counts)", v.Reason)
+	assert.Less(t, float64(v.VM.Shift.High), math.Log(1.25), "the pooled ratio alone lies inside the band")
+
+	v = Subsumption(append(slices.Clone(cells), vm(1.15, 0.2)...), "fp", "", "host", "vm", DefaultMargins())
+	assert.Equal(t, Inconclusive, v.Outcome, v.String())
+	assert.Regexp(t, `^the vm ratio at 4 threads, 33/9 = 1\.1\d*x \[[0-9.]+\.\.1\.[3-9]\d*\], is not inside the band, and yes needs every thread count inside it: more repeats would tell$`, v.Reason)
+	require.Len(t, v.VMByThreads, 4)
+
+	v = Subsumption(append(slices.Clone(cells), vm(1, 0)...), "fp", "", "host", "vm", DefaultMargins())
+	assert.Equal(t, Subsumed, v.Outcome, v.String())
+	assert.Equal(t, []int{1, 2, 3, 4}, v.Threads)
+	assert.Contains(t, v.String(), "(at 1, 2, 3 and 4 threads; SI ")
+
+	// The host ran 5 threads too, the VM did not.
+	more := append(slices.Clone(cells), vm(1, 0)...)
+	more = append(more, cell("host", 33, 5, around(1.5e9, 6)...), cell("host", 9, 5, around(5e6, 6)...))
+	v = Subsumption(more, "fp", "", "host", "vm", DefaultMargins())
+	assert.Equal(t, Subsumed, v.Outcome)
+	require.Len(t, v.Dropped, 1)
+	assert.Equal(t, DroppedThreads{Threads: 5, Side: "host", Ratio: v.Dropped[0].Ratio}, v.Dropped[0])
+	assert.InDelta(t, 300, float64(v.Dropped[0].Ratio), 1e-9)
+	assert.Contains(t, v.String(), "; left out 5 threads, where only host ran both classes (host 33/9 = 300x)")
+}
+
+// Between the band's yes edge and its no edge, which differ by the host's
+// uncertainty, the host's interval decides, not the VM's repeats.
+func TestSubsumptionGrayZone(t *testing.T) {
+	wide := []float64{2.6, 4.1, 6.7, 9.5, 14.9, 5.2}
+	lo, hi := make([]float64, 6), make([]float64, 6)
+	for i := range lo {
+		lo[i] = 1e6 * (1 + 0.001*float64(i))
+		hi[i] = lo[i] * wide[i]
+	}
+	cells := []Cell{cell("host", 33, 1, hi...), cell("host", 9, 1, lo...), cell("vm", 33, 1, around(3e5*1.21, 6)...), cell("vm", 9, 1, around(3e5, 6)...)}
+	v := Subsumption(cells, "fp", "", "host", "vm", DefaultMargins())
+	require.Less(t, float64(v.Margin), float64(v.MarginNo), "the host's interval sets two edges")
+	assert.Equal(t, Inconclusive, v.Outcome, v.String())
+	assert.Contains(t, v.Reason, "lies between the band's yes edge")
+	assert.Contains(t, v.Reason, "which differ by the host's uncertainty")
+	assert.Contains(t, v.Reason, "the host's interval decides, and more host repeats would narrow it")
+	assert.NotContains(t, v.Reason, "more repeats would tell")
+}
+
+// When the host's ties, not its sizes, keep its p from 0.05, the reason
+// says ties.
+func TestSubsumptionTiesSetTheFloor(t *testing.T) {
+	cells := []Cell{
+		cell("host", 33, 1, 300, 300, 300, 300, 100, 100), cell("host", 9, 1, 100, 100, 100, 100, 100, 100),
+		cell("vm", 33, 1, around(3e5, 6)...), cell("vm", 9, 1, around(3e5, 6)...),
+	}
 	v := Subsumption(cells, "fp", "", "host", "vm", DefaultMargins())
 	assert.Equal(t, Inconclusive, v.Outcome)
-	assert.Equal(t, "host fp qos=9 threads=1 repeats 79.4x apart", v.Reason)
+	assert.Equal(t, "too many tied host rates to tell: given their ties the smallest reachable p is 0.061 with 6 vs 6 repeats, where untied rates could reach 0.0022; "+
+		"rates measured finer (longer cells, or more work per cell) would tell", v.Reason)
+}
 
-	cells = []Cell{
+// A side whose thread counts disagree is said.
+func TestSubsumptionHeterogeneity(t *testing.T) {
+	cells := []Cell{
 		cell("host", 33, 1, around(206e6, 6)...), cell("host", 9, 1, around(1e6, 6)...),
 		cell("host", 33, 2, around(712e6, 6)...), cell("host", 9, 2, around(2e6, 6)...),
 		cell("vm", 33, 1, around(3e5, 6)...), cell("vm", 9, 1, around(3e5, 6)...),
 		cell("vm", 33, 2, around(6e5, 6)...), cell("vm", 9, 2, around(6e5, 6)...),
 	}
-	v = Subsumption(cells, "fp", "", "host", "vm", DefaultMargins())
+	v := Subsumption(cells, "fp", "", "host", "vm", DefaultMargins())
 	assert.Equal(t, Subsumed, v.Outcome)
 	require.Len(t, v.Heterogeneity, 1)
 	assert.Equal(t, "host 33/9 differs by thread count beyond the 95% intervals: 206x [200..212] at 1 thread, 356x [346..367] at 2 threads", v.Heterogeneity[0])
 	assert.Contains(t, v.String(), "; host 33/9 differs by thread count")
+}
+
+// A repeat that did no work is left out of a comparison's test, as it is
+// out of its medians.
+func TestCompareLeavesIdleRepeatsOut(t *testing.T) {
+	old := cell("host", 33, 1, 100, 101, 102, 103, 104, 105)
+	withIdle := cell("host", 33, 1, 0, 0, 100.5, 101.5, 102.5, 103.5)
+	ch := Compare(old, withIdle)
+	assert.Equal(t, 4, ch.Test.N1, "the two idle repeats are not ranked")
+	assert.Equal(t, 6, ch.Test.N2)
+	assert.False(t, ch.Test.Significant(Alpha), "interleaved working repeats: no difference")
 }

@@ -137,10 +137,12 @@ func binomialHalfCDF(n, j int) float64 {
 	return p
 }
 
-// interval is one thread's measured interval and work.
+// interval is one thread's measured interval, its work and the CPU time
+// it consumed in it (0: not recorded).
 type interval struct {
 	StartNs, EndNs int64
 	Work           float64
+	CPUNs          int64
 }
 
 // totalRate is a cell's throughput: all work done divided by the time from

@@ -111,7 +111,7 @@ func TestMedianCI(t *testing.T) {
 
 func TestTotalRate(t *testing.T) {
 	// Two threads: 100 loops over 0..1 s and 100 loops over 0.5..2 s: 200 loops in 2 s.
-	rate, el := totalRate([]interval{{0, 1e9, 100}, {5e8, 2e9, 100}})
+	rate, el := totalRate([]interval{{0, 1e9, 100, 0}, {5e8, 2e9, 100, 0}})
 	assert.Equal(t, int64(2e9), el)
 	assert.InDelta(t, 100.0, rate, 1e-9)
 
@@ -119,7 +119,7 @@ func TestTotalRate(t *testing.T) {
 	assert.Zero(t, rate)
 	assert.Zero(t, el)
 
-	rate, _ = totalRate([]interval{{5, 5, 10}})
+	rate, _ = totalRate([]interval{{5, 5, 10, 0}})
 	assert.Zero(t, rate, "a zero-length interval has no rate")
 }
 

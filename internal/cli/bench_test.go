@@ -14,12 +14,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
 	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/experiment"
+	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/report"
 	"github.com/qoslab/qoslab/internal/results"
@@ -587,4 +589,24 @@ func TestBenchCellTimeout(t *testing.T) {
 	recs, _, err := d.ReadSamples()
 	require.NoError(t, err)
 	assert.Len(t, results.FinishedRepeats(recs), 2, "the two cells that finished are kept")
+}
+
+// --boot-timeout's help says its defaults as hv decides them, on every
+// command that boots a VM: a user with a macOS guest reads there that its
+// first boot gets minutes.
+func TestBootTimeoutHelpStatesTheDefaults(t *testing.T) {
+	f := testFactory(t, nil)
+	for _, cmd := range []*cobra.Command{
+		newCmdBench(f, nil), newCmdRun(f, nil), newCmdVMStart(f, nil),
+	} {
+		fl := cmd.Flags().Lookup("boot-timeout")
+		require.NotNil(t, fl, cmd.Name())
+		for _, want := range []string{
+			hv.DefaultBootTimeout(hv.MachineInfo{Backend: "qemu", Accel: hv.AccelTCG}).String() + " under TCG",
+			hv.DefaultBootTimeout(hv.MachineInfo{Backend: "vz", Accel: "vz", Image: hv.Image{OS: hv.OSMacOS}}).String() + " for a macOS guest",
+			hv.DefaultBootTimeout(hv.MachineInfo{Backend: "vz", Accel: "vz"}).String() + " otherwise",
+		} {
+			assert.Contains(t, fl.Usage, want, cmd.Name())
+		}
+	}
 }

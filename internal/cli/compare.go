@@ -24,6 +24,9 @@ type compareOptions struct {
 	// back), named above the rows.
 	Missing []string
 	Format  string
+	// Layout is --layout: how the tables set the runs out (compare.Layouts;
+	// "" for columns up to compare.MaxColumns runs, rows beyond).
+	Layout string
 	// FailOn, when set (--fail-on), makes compare exit exitNo on a
 	// significant change beyond it.
 	FailOn *failOn
@@ -35,9 +38,17 @@ type compareOptions struct {
 func newCmdCompare(f *Factory, runF func(context.Context, *compareOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "compare DIR DIR [DIR...]",
-		Short: "Compare runs cell by cell, benchstat style: one column per run (machines, OS versions, hypervisors)",
-		Long: `compare sets two or more results directories side by side, one column per run,
-the first the baseline. Each cell (workload, target, QoS, threads) shows its median
+		Short: "Compare runs: the verdict per machine, then cell by cell, benchstat style (machines, OS versions, hypervisors)",
+		Long: `compare sets two or more results directories side by side, the first the
+baseline. It leads with the verdict per machine: a row per run (and judged
+workload) in the order given, with its label, CPU, OS version, VM backend and
+model, the verdict with its subsumption index (SI) and interval, and the host's
+and the VM's ratio of the highest class over the lowest; machine columns that
+every run shares are said once above the rows.
+
+Then the cells, one column per run up to 4 runs, one row per run and cell
+beyond (or as --layout rows|columns asks), so that the table's width does not
+grow with the fleet. Each cell (workload, target, QoS, threads) shows its median
 total rate with the half-width of its 95% interval, and each later run its change
 against the baseline, "~" where a Mann-Whitney U test of the repeats finds none.
 A geometric-mean row per target closes each workload; the findings follow (the
@@ -70,6 +81,7 @@ error, 3 a change beyond --fail-on.`,
 	cmd.Flags().StringArrayVar(&o.Labels, "label", nil, "NAME=DIR: head DIR's column with NAME (repeatable)")
 	cmd.Flags().StringArrayVar(&o.Missing, "missing", nil, "NAME=REASON: a run meant to be compared that is not there, named with why above the rows (repeatable)")
 	cmd.Flags().StringVar(&o.Format, "format", "table", "output format: "+strings.Join(compare.Formats, ", "))
+	layoutFlag(cmd, &o.Layout)
 	cmd.Flags().StringVar(&o.failOn, "fail-on", "", "exit 3 when a significant change against the baseline is larger than `PCT` percent either way (10, 10%, or a ratio: 2x)")
 	complete(cmd, "format", func() []string { return compare.Formats })
 	return resultsCommand(f, cmd, "compare", &o.resultsOptions, o, compareRun, runF, func() error {
@@ -80,8 +92,27 @@ error, 3 a change beyond --fail-on.`,
 			}
 			o.FailOn = &f
 		}
+		if err := checkLayout(o.Layout); err != nil {
+			return err
+		}
 		return oneOf("--format", o.Format, compare.Formats)
 	})
+}
+
+// layoutFlag adds --layout, how a comparison's tables set the runs out.
+func layoutFlag(cmd *cobra.Command, layout *string) {
+	cmd.Flags().StringVar(layout, "layout", "", fmt.Sprintf("the tables' `layout`: %s (a row per run and cell) or %s (a column per run); default %s up to %d runs, %s beyond",
+		compare.LayoutRows, compare.LayoutColumns, compare.LayoutColumns, compare.MaxColumns, compare.LayoutRows))
+	complete(cmd, "layout", func() []string { return compare.Layouts })
+}
+
+// checkLayout refuses a --layout that is not one of compare.Layouts ("" is
+// the default).
+func checkLayout(layout string) error {
+	if layout == "" {
+		return nil
+	}
+	return oneOf("--layout", layout, compare.Layouts)
 }
 
 // compareRun loads every directory, labels the columns and prints the
@@ -91,6 +122,7 @@ func compareRun(_ context.Context, o *compareOptions) error {
 	if err != nil {
 		return err
 	}
+	c.Layout = o.Layout
 	if o.Format == "csv" { // the other formats carry the notes themselves
 		for _, n := range c.Notes {
 			fmt.Fprintln(o.IO.ErrOut, "note: "+n)

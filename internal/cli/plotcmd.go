@@ -28,8 +28,9 @@ func newCmdPlot(f *Factory, runF func(context.Context, *plotOptions) error) *cob
 		Use:   "plot DIR|latest",
 		Short: "Draw a run's charts into DIR/plots",
 		Long: `plot draws the charts of a results directory into DIR/plots/<name>.<format>:
-throughput against threads with a regression line per target and QoS, per-thread
-and per-process completion times, compression times host vs VM, elapsed time
+throughput against threads with a regression line per target and QoS, CPU share
+against speed per CPU-second (when the records carry CPU time), per-thread and
+per-process completion times, compression times host vs VM, elapsed time
 against threads, and telemetry timelines when the run recorded telemetry. A chart
 the run has no data for is skipped with a note.`,
 		Args: dirArgs(1),

@@ -19,6 +19,9 @@ type reportOptions struct {
 	Labels  []string
 	// Missing are --missing NAME=REASON values (see compareOptions).
 	Missing []string
+	// Layout is --layout (see compareOptions); a single run's report has
+	// no use for it, and takes it from a config file without complaint.
+	Layout string
 }
 
 // newCmdReport builds `qoslab report DIR` and `qoslab report --compare DIR
@@ -33,10 +36,12 @@ external URL, so it can be opened offline or mailed; and report.md, the same tex
 linking the charts as PNGs in DIR/plots.
 
 With --compare it writes one report across two or more runs (the first the
-baseline) into --out: report.html with the subsumption index per machine with its
-interval, the host and VM rates per class per machine, and the table of qoslab
-compare; the charts as PNGs in plots/; and the table as compare.md, compare.csv
-and compare.json.`,
+baseline) into --out: report.html led by the verdict per machine (as qoslab
+compare prints it), the fleet chart (per machine its VM ratio with its interval
+against the band, and the host's ratio beside it), the subsumption index per
+machine with its interval, the host and VM rates per class per machine, and the
+tables of qoslab compare, in the layout --layout asks; the charts as PNGs in
+plots/; and the tables as compare.md, compare.csv and compare.json.`,
 		Example: `  qoslab report latest
   qoslab report --compare fleet-results/mini/* fleet-results/studio/* --out fleet-results/report`,
 		Args: dirArgs(0),
@@ -46,6 +51,7 @@ and compare.json.`,
 	cmd.Flags().StringVar(&o.Out, "out", "", "with --compare: the directory to write the report in")
 	cmd.Flags().StringArrayVar(&o.Labels, "label", nil, "with --compare: NAME=DIR heads DIR's column with NAME (repeatable)")
 	cmd.Flags().StringArrayVar(&o.Missing, "missing", nil, "with --compare: NAME=REASON, a run meant to be compared that is not there, named with why (repeatable)")
+	layoutFlag(cmd, &o.Layout)
 	_ = cmd.MarkFlagDirname("out")
 	return resultsCommand(f, cmd, "report", &o.resultsOptions, o, reportRun, runF, func() error {
 		switch {
@@ -58,7 +64,7 @@ and compare.json.`,
 		case !o.Compare && len(o.Dirs) != 1:
 			return wrapUsage(fmt.Errorf("report takes one results directory (%d given); to report across runs, add --compare and --out DIR", len(o.Dirs)))
 		}
-		return nil
+		return checkLayout(o.Layout)
 	})
 }
 
@@ -85,6 +91,7 @@ func compareReportRun(o *reportOptions) error {
 	if err != nil {
 		return err
 	}
+	c.Layout = o.Layout
 	r := report.NewComparison(c, loaded)
 	for _, s := range r.Skipped {
 		fmt.Fprintf(o.IO.ErrOut, "skipped %s: %s\n", s.Name, s.Reason)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -310,4 +311,36 @@ func TestResultsShowJSON(t *testing.T) {
 	require.Len(t, doc.Verdicts, 1)
 	assert.Equal(t, "yes", doc.Verdicts[0].Outcome)
 	assert.NotNil(t, doc.Warnings)
+}
+
+// --layout sets the tables out by rows or columns whatever the count, in
+// compare and in report --compare, from the flag or the environment; any
+// other value is a usage error naming what is allowed.
+func TestCompareLayout(t *testing.T) {
+	a := filepath.Join("..", "..", "testdata", "results", "compare-a")
+	b := filepath.Join("..", "..", "testdata", "results", "compare-b")
+	rowsHeader := regexp.MustCompile(`(?m)^TARGET +QOS +THREADS +RUN +VALUE +VS BASE$`)
+	out, stderr, code := runRoot(t, nil, "compare", a, b)
+	require.Equal(t, 0, code, stderr)
+	assert.NotRegexp(t, rowsHeader, out, "two runs: columns")
+	assert.Contains(t, out, "vs base")
+
+	out, stderr, code = runRoot(t, nil, "compare", "--layout", "rows", a, b)
+	require.Equal(t, 0, code, stderr)
+	assert.Regexp(t, rowsHeader, out)
+	out, stderr, code = runRoot(t, map[string]string{"QOSLAB_COMPARE_LAYOUT": "rows"}, "compare", a, b)
+	require.Equal(t, 0, code, stderr)
+	assert.Regexp(t, rowsHeader, out, "from the environment")
+
+	_, stderr, code = runRoot(t, nil, "compare", "--layout", "row", a, b)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, `--layout "row"`)
+	assert.Contains(t, stderr, "rows, columns")
+
+	dir := filepath.Join(t.TempDir(), "across")
+	_, stderr, code = runRoot(t, nil, "report", "--compare", "--layout", "rows", "--out", dir, a, b)
+	require.Equal(t, 0, code, stderr)
+	md, err := os.ReadFile(filepath.Join(dir, "compare.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "| TARGET | QOS | THREADS | RUN | VALUE | VS BASE |")
 }

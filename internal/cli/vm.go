@@ -32,9 +32,12 @@ type vmFlags struct {
 	bootTimeout                                             time.Duration
 }
 
-// bootTimeoutHelp is --boot-timeout's help, the same on every command.
-var bootTimeoutHelp = fmt.Sprintf("how long a VM may take to boot until its agent answers; past it the VM is stopped and the error names its console log (default: %s under TCG, %s otherwise)",
-	experiment.DefaultBootTimeout("tcg"), experiment.DefaultBootTimeout("kvm"))
+// bootTimeoutHelp is --boot-timeout's help, the same on every command: the
+// defaults as hv decides them.
+var bootTimeoutHelp = fmt.Sprintf("how long a VM may take to boot until its agent answers; past it the VM is stopped and the error names its console log (default: %s under TCG, %s for a macOS guest, whose first boot takes minutes, %s otherwise)",
+	hv.DefaultBootTimeout(hv.MachineInfo{Accel: hv.AccelTCG}),
+	hv.DefaultBootTimeout(hv.MachineInfo{Backend: registry.VZ, Accel: registry.VZ, Image: hv.Image{OS: hv.OSMacOS}}),
+	hv.DefaultBootTimeout(hv.MachineInfo{Accel: "kvm"}))
 
 // add adds the VM flags to cmd; named adds --vm NAME (measure in a named VM).
 func (v *vmFlags) add(cmd *cobra.Command, named bool) {

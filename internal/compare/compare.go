@@ -42,6 +42,11 @@ type Column struct {
 	OS   string `json:"os"`
 	// Machine is the host's OS/arch and CPU model.
 	Machine string `json:"machine"`
+	// CPU is the host's CPU model alone (the chip, on a Mac), and VM the
+	// VM's backend, acceleration and device model as run ("none" without
+	// one): the per-machine table's (Machines) columns.
+	CPU string `json:"-"`
+	VM  string `json:"-"`
 	// Started is when the run started (UTC, to the minute).
 	Started string `json:"started"`
 	// State is "complete", or what a partial run got through.
@@ -82,11 +87,14 @@ type Difference struct {
 // Value is one run's cell: its median total rate with the median's
 // interval, and, after the baseline, the change against the baseline.
 type Value struct {
-	Present bool           `json:"present"`
-	N       int            `json:"n,omitempty"`
-	Median  analysis.Float `json:"median"`
-	Low     analysis.Float `json:"ci_low"`
-	High    analysis.Float `json:"ci_high"`
+	Present bool `json:"present"`
+	// N is how many repeats the median and interval rest on; Idle how
+	// many more did no work (a total rate of 0), left out of them.
+	N      int            `json:"n,omitempty"`
+	Idle   int            `json:"idle,omitempty"`
+	Median analysis.Float `json:"median"`
+	Low    analysis.Float `json:"ci_low"`
+	High   analysis.Float `json:"ci_high"`
 	// Delta compares the cell with the baseline's (nil for the baseline
 	// itself, or when either run lacks the cell).
 	Delta *Delta `json:"delta,omitempty"`
@@ -161,7 +169,10 @@ type Missing struct {
 
 // Comparison is the whole N-way comparison.
 type Comparison struct {
-	Columns []Column `json:"columns"`
+	// Machines is the answer per machine, first in every format: a row per
+	// run (and judged workload), in the order given, the baseline first.
+	Machines []MachineVerdict `json:"machines"`
+	Columns  []Column         `json:"columns"`
 	// Missing are the runs that were meant to be compared and are not
 	// there: the table names them above its rows, so it does not look
 	// complete.
@@ -175,6 +186,10 @@ type Comparison struct {
 	// Notes are what a reader must know about the comparison itself: two
 	// arguments that are the same run.
 	Notes []string `json:"notes"`
+	// Layout is how the text tables set the runs out (one of Layouts);
+	// "" picks columns up to MaxColumns runs, rows beyond. The data (JSON,
+	// CSV) is the same in every layout.
+	Layout string `json:"-"`
 }
 
 // Build compares the runs, the first as the baseline. Labels must be unique
@@ -203,7 +218,9 @@ func Build(in []Input) (*Comparison, error) {
 	c.Notes = sameRuns(in)
 	c.Rows = rows(cells)
 	c.Geomeans = geomeans(c.Rows, len(in))
-	c.Findings = findings(cells, margins)
+	judged, common := judge(cells, margins)
+	c.Findings = findings(judged, common)
+	c.Machines = machineVerdicts(c.Columns, judged)
 	return c, nil
 }
 
@@ -335,6 +352,7 @@ func describe(l *results.Loaded) Column {
 		_ = json.Unmarshal(raw, &info)
 		col.Machine = strings.TrimPrefix(strings.Join([]string{info.OS + "/" + info.Arch, info.CPU}, ", "), "/, ")
 	}
+	col.CPU = info.CPU
 	if p := l.Partial(); p != "" {
 		col.State, col.Partial = p, true
 	} else if !l.Run.Complete() {
@@ -355,6 +373,10 @@ func describe(l *results.Loaded) Column {
 	if slices.Contains(spec.Targets, "vm") {
 		col.Shape["accel"] = appliedAccel(l.Run, spec)
 		col.Shape["vm cpus"] = strconv.Itoa(spec.VM.CPUs)
+	}
+	col.VM = "none"
+	if slices.Contains(spec.Targets, "vm") {
+		col.VM = col.Shape["accel"]
 	}
 	for _, m := range spec.Matrix {
 		key := m.Workload + " work"
@@ -393,6 +415,9 @@ func appliedAccel(r results.Run, spec spec.Spec) string {
 	if json.Unmarshal(r.Machines, &machines) == nil {
 		if m, ok := machines["vm"]; ok && m.Accel != "" {
 			s := strings.TrimPrefix(m.Backend+" "+m.Accel, " ")
+			if m.Accel == m.Backend { // vz's acceleration is vz
+				s = m.Backend
+			}
 			if m.Model != "" {
 				// Another guest layout: runs that differ in it differ in shape.
 				s += ", model " + m.Model
@@ -492,12 +517,12 @@ func rows(cells [][]analysis.Cell) []Row {
 		r := Row{CellKey: k, Unit: unit[k]}
 		base := byKey[k][0]
 		for _, c := range byKey[k] {
-			if c == nil || c.TotalRate.N == 0 {
+			if c == nil || c.TotalRate.N == 0 && c.Idle() == 0 {
 				r.Values = append(r.Values, Value{Median: nan(), Low: nan(), High: nan()})
 				continue
 			}
-			v := Value{Present: true, N: c.TotalRate.N, Median: c.TotalRate.Median, Low: c.TotalRate.CILow, High: c.TotalRate.CIHigh}
-			if c != base && base != nil && base.TotalRate.N > 0 {
+			v := Value{Present: true, N: c.TotalRate.N, Idle: c.Idle(), Median: c.TotalRate.Median, Low: c.TotalRate.CILow, High: c.TotalRate.CIHigh}
+			if c != base && base != nil && base.TotalRate.N > 0 && c.TotalRate.N > 0 {
 				ch := analysis.Compare(*base, *c)
 				v.Delta = &Delta{Ratio: ch.Ratio, P: ch.Test.P, Significant: ch.Test.Significant(analysis.Alpha) && base.TotalRate.Median != 0 && !ch.Ratio.IsNaN()}
 			}
@@ -558,30 +583,58 @@ func geomeans(rows []Row, n int) []Geomean {
 	return out
 }
 
-// findings are the subsumption indexes of the workloads any run can judge,
-// and each target's QoS sensitivity per workload (and phase) run at two or
-// more classes, in workload order; a run without the finding has it
-// missing. They are computed over the thread counts at which every run that
-// has the workload ran all of its targets and classes, so that the columns
-// compare the same cells; a run's own report may use more. Where the runs share no thread count, each
-// run's own counts are used. Each run's verdict takes the margins its spec
-// set.
-func findings(cells [][]analysis.Cell, margins []analysis.Margins) []FindingRow {
+// runFindings is what one run is judged on and what it says: its cells at
+// the thread counts every run that has the workload can use (threads, per
+// workload and phase; a run's own where the runs share none), and the
+// verdicts (with its spec's margins) and QoS sensitivities over them.
+type runFindings struct {
+	cells         []analysis.Cell
+	threads       map[workloadPhase][]int
+	margins       analysis.Margins
+	verdicts      []analysis.Verdict
+	sensitivities []analysis.Sensitivity
+}
+
+// judge restricts each run's cells to the thread counts at which every run
+// that has the workload ran all of its targets and classes, so that the
+// runs are judged on the same cells (a run's own report may use more;
+// where the runs share no thread count, each run's own are used), and
+// judges them: each run's verdict takes the margins its spec set.
+func judge(cells [][]analysis.Cell, margins []analysis.Margins) ([]runFindings, map[workloadPhase][]int) {
 	common := commonThreads(cells)
-	t := findingTable{n: len(cells), vals: map[findingKey][]FindingValue{}}
+	out := make([]runFindings, len(cells))
 	for i, cs := range cells {
 		kept := slices.DeleteFunc(slices.Clone(cs), func(c analysis.Cell) bool {
 			ts := common[workloadPhase{c.Workload, c.Phase}]
 			return len(ts) > 0 && !slices.Contains(ts, c.Threads)
 		})
-		for _, v := range summary.Verdicts(kept, "host", "vm", margins[i]) {
+		r := runFindings{cells: kept, threads: map[workloadPhase][]int{}, margins: margins[i]}
+		for k, ts := range usableThreads(kept) {
+			r.threads[k] = slices.Sorted(slices.Values(ts))
+		}
+		r.verdicts = summary.Verdicts(kept, spec.TargetHost, spec.TargetVM, margins[i])
+		r.sensitivities = sensitivities(kept)
+		out[i] = r
+	}
+	return out, common
+}
+
+// findings are the subsumption indexes of the workloads any run can judge,
+// and each target's QoS sensitivity per workload (and phase) run at two or
+// more classes, in workload order, from the runs judged alike (judge); a
+// run without the finding has it missing. common is the thread counts
+// they were judged at, per workload (and phase).
+func findings(runs []runFindings, common map[workloadPhase][]int) []FindingRow {
+	t := findingTable{n: len(runs), vals: map[findingKey][]FindingValue{}}
+	for i, r := range runs {
+		for _, v := range r.verdicts {
 			if v.SI.IsNaN() {
 				continue
 			}
 			t.put(findingKey{kind: KindSubsumption, workload: v.Host.Workload, phase: v.Host.Phase},
 				i, FindingValue{Value: Value{Present: true, Median: v.SI, Low: v.SILow, High: v.SIHigh}, Outcome: string(v.Outcome)})
 		}
-		for _, s := range sensitivities(kept) {
+		for _, s := range r.sensitivities {
 			if s.Shift.Estimate.IsNaN() {
 				continue
 			}

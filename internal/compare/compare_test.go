@@ -329,3 +329,27 @@ func TestAppliedAccelNamesTheModel(t *testing.T) {
 	assert.Equal(t, "qemu tcg", appliedAccel(run(`{"vm": {"backend": "qemu", "accel": "tcg"}}`), spec.Spec{}))
 	assert.Equal(t, "qemu tcg, model vz", appliedAccel(run(`{"vm": {"backend": "qemu", "accel": "tcg", "model": "vz"}}`), spec.Spec{}))
 }
+
+// A cell whose repeats did no work is there, idle, not missing; one with
+// some idle repeats says how many beside its n.
+func TestIdleRepeatsBesideN(t *testing.T) {
+	assert.Equal(t, "no work (6 idle)", rateText(Value{Present: true, Idle: 6, Median: nan(), Low: nan(), High: nan()}, 1, 6))
+	assert.Equal(t, "10 ±10% (n=4 +2 idle)", rateText(Value{Present: true, N: 4, Idle: 2, Median: 10, Low: 9, High: 11}, 1, 6))
+	key := analysis.CellKey{Target: "vm", Workload: "fp", QoS: 9, Threads: 1}
+	cell := func(rates ...float64) []analysis.Cell {
+		var obs []analysis.Observation
+		for r, x := range rates {
+			obs = append(obs, analysis.Observation{CellKey: key, Repeat: r + 1, EndNs: 1e9, Work: x, Rate: x, Unit: "loops"})
+		}
+		return analysis.Cells(obs)
+	}
+	rs := rows([][]analysis.Cell{cell(10, 11, 9, 10), cell(0, 0, 0), cell(10, 0, 11, 9)})
+	require.Len(t, rs, 1)
+	v := rs[0].Values
+	assert.True(t, v[1].Present, "a cell that did no work ran: it is not missing")
+	assert.Equal(t, 3, v[1].Idle)
+	assert.Nil(t, v[1].Delta, "no rate to compare")
+	assert.Equal(t, 3, v[2].N)
+	assert.Equal(t, 1, v[2].Idle)
+	assert.Equal(t, analysis.Float(10), v[2].Median, "the idle repeat is not in the median")
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -36,14 +37,50 @@ func Write(w io.Writer, format string, c *Comparison) error {
 	return fmt.Errorf("unknown format %q: allowed %s", format, strings.Join(Formats, ", "))
 }
 
-// Section is one block of the table: a workload's cells and geometric
-// means, or the findings.
+// Section is one block of the table: the verdict per machine, a
+// workload's cells and geometric means, or the findings.
 type Section struct {
-	Title  string
+	// Title is Name with About in parentheses, the whole heading; Markdown
+	// puts About in a paragraph of its own, under a short heading.
+	Title, Name, About string
+	// Lead, when set, is said under the heading, above the rows; Notes
+	// below them.
+	Lead   string
+	Notes  []string
 	Header []string
 	Rows   [][]string
 	// Numeric marks the columns to right-align.
 	Numeric []bool
+}
+
+// newSection starts a section headed name (about).
+func newSection(name, about string, header []string) *Section {
+	return &Section{Title: name + " (" + about + ")", Name: name, About: about, Header: header, Numeric: make([]bool, len(header))}
+}
+
+// The layouts of the text tables (Comparison.Layout): LayoutColumns sets
+// the runs side by side, a column per run and its change against the
+// baseline after it; LayoutRows gives each run a row per cell, with its
+// change and mark in the row, so that the width does not grow with the
+// number of runs. Without one, columns up to MaxColumns runs, rows beyond.
+const (
+	LayoutRows    = "rows"
+	LayoutColumns = "columns"
+	MaxColumns    = 4
+)
+
+// Layouts are the layouts --layout takes.
+var Layouts = []string{LayoutRows, LayoutColumns}
+
+// Rowwise reports whether the tables give each run its own rows.
+func (c *Comparison) Rowwise() bool {
+	switch c.Layout {
+	case LayoutRows:
+		return true
+	case LayoutColumns:
+		return false
+	}
+	return len(c.Columns) > MaxColumns
 }
 
 // Legend lines: one per run, the first the baseline.
@@ -88,8 +125,9 @@ func (c *Comparison) DifferenceText() string {
 	return "The runs differ in what shapes the numbers: a change below may come from these, not from the machines:"
 }
 
-// Sections renders the comparison as text blocks: one per workload (its
-// cells, then a geometric mean per target), then the findings.
+// Sections renders the comparison's tables as text blocks: one per
+// workload (its cells, then a geometric mean per target), then the
+// findings; in the layout Rowwise says.
 func (c *Comparison) Sections() []Section {
 	var out []Section
 	var sec *Section
@@ -99,7 +137,7 @@ func (c *Comparison) Sections() []Section {
 		}
 		for _, g := range c.Geomeans {
 			if g.Workload == workload {
-				sec.Rows = append(sec.Rows, c.geomeanRow(g, len(sec.Header)-len(c.valueHeader())))
+				sec.Rows = append(sec.Rows, c.spread(c.geomeanRow(g, len(sec.Header)-len(c.valueHeader())))...)
 			}
 		}
 		out = append(out, *sec)
@@ -112,25 +150,31 @@ func (c *Comparison) Sections() []Section {
 			current = r.Workload
 			sec = c.newSection(r.Workload, r.Unit)
 		}
-		sec.Rows = append(sec.Rows, c.cellRow(r, len(sec.Header)-len(c.valueHeader())))
+		sec.Rows = append(sec.Rows, c.spread(c.cellRow(r, len(sec.Header)-len(c.valueHeader())))...)
 	}
 	flush(current)
 	if len(c.Findings) > 0 {
-		f := Section{Title: "findings (subsumption index with its interval, over both sides' 95% intervals, and verdict; QoS sensitivity: rate at the highest class over the lowest, Hodges-Lehmann, with its interval)",
-			Header: append([]string{"FINDING", "WORKLOAD", "THREADS"}, c.valueHeader()...)}
-		f.Numeric = make([]bool, len(f.Header))
+		f := newSection("findings", "subsumption index with its interval, over both sides' 95% intervals, and verdict; QoS sensitivity: rate at the highest class over the lowest, Hodges-Lehmann, with its interval",
+			append([]string{"FINDING", "WORKLOAD", "THREADS"}, c.valueHeader()...))
 		for i := 3; i < len(f.Numeric); i++ {
 			f.Numeric[i] = true
 		}
+		c.spreadNumeric(f, 3)
 		for _, r := range c.Findings {
-			f.Rows = append(f.Rows, c.findingRow(r))
+			f.Rows = append(f.Rows, c.spread(c.findingRow(r))...)
 		}
-		out = append(out, f)
+		out = append(out, *f)
 	}
 	return out
 }
 
+// valueHeader heads the runs' columns: in columns, each run's label and
+// after each but the baseline "vs base"; in rows, the run, its value and
+// its change.
 func (c *Comparison) valueHeader() []string {
+	if c.Rowwise() {
+		return []string{"RUN", "VALUE", "VS BASE"}
+	}
 	var h []string
 	for i, col := range c.Columns {
 		h = append(h, col.Heading())
@@ -139,6 +183,36 @@ func (c *Comparison) valueHeader() []string {
 		}
 	}
 	return h
+}
+
+// spread lays a row built in columns (its keys, then the baseline's value,
+// then each later run's value and change) out in the layout: as it is, or
+// a row per run repeating the keys, with the run's label, value and change
+// ("baseline" for the baseline's own).
+func (c *Comparison) spread(row []string) [][]string {
+	if !c.Rowwise() {
+		return [][]string{row}
+	}
+	keys := len(row) - (2*len(c.Columns) - 1)
+	out := make([][]string, len(c.Columns))
+	for i, col := range c.Columns {
+		r := append(slices.Clone(row[:keys]), col.Heading())
+		if i == 0 {
+			r = append(r, row[keys], "baseline")
+		} else {
+			r = append(r, row[keys+2*i-1], row[keys+2*i])
+		}
+		out[i] = r
+	}
+	return out
+}
+
+// spreadNumeric marks a section's value columns, after its keys key
+// columns, in rows: the run's label reads as text.
+func (c *Comparison) spreadNumeric(s *Section, keys int) {
+	if c.Rowwise() {
+		s.Numeric[keys] = false
+	}
 }
 
 func (c *Comparison) newSection(workload, unit string) *Section {
@@ -151,11 +225,11 @@ func (c *Comparison) newSection(workload, unit string) *Section {
 	if phases {
 		head = append(head, "PHASE")
 	}
-	s := &Section{Title: fmt.Sprintf("%s (%s; median with its 95%% interval)", workload, label), Header: append(head, c.valueHeader()...)}
-	s.Numeric = make([]bool, len(s.Header))
+	s := newSection(workload, label+"; median with its 95% interval", append(head, c.valueHeader()...))
 	for i := 2; i < len(s.Numeric); i++ {
 		s.Numeric[i] = !phases || i != 3
 	}
+	c.spreadNumeric(s, len(head))
 	return s
 }
 
@@ -249,8 +323,11 @@ func (c *Comparison) findingRow(r FindingRow) []string {
 // interval itself, "1.15M [0.52M..1.98M]" (a "±" would hide which side is
 // long); with n when the run has fewer repeats of the cell than another run.
 func rateText(v Value, scale float64, maxN int) string {
-	if !v.Present {
+	switch {
+	case !v.Present:
 		return "missing"
+	case v.N == 0:
+		return fmt.Sprintf("no work (%d idle)", v.Idle)
 	}
 	s := units.SI(float64(v.Median) / scale)
 	m, lo, hi := float64(v.Median), float64(v.Low), float64(v.High)
@@ -261,7 +338,10 @@ func rateText(v Value, scale float64, maxN int) string {
 			s += " [" + units.SI(lo/scale) + ".." + units.SI(hi/scale) + "]"
 		}
 	}
-	if v.N < maxN {
+	switch {
+	case v.Idle > 0:
+		s += fmt.Sprintf(" (n=%d +%d idle)", v.N, v.Idle)
+	case v.N < maxN:
 		s += fmt.Sprintf(" (n=%d)", v.N)
 	}
 	return s
@@ -307,6 +387,11 @@ func threadsText(ts []int) string {
 	if len(ts) == 0 {
 		return "own"
 	}
+	return threadsList(ts)
+}
+
+// threadsList is thread counts as "1,2"; "" for none.
+func threadsList(ts []int) string {
 	parts := make([]string, len(ts))
 	for i, t := range ts {
 		parts[i] = strconv.Itoa(t)
@@ -370,42 +455,66 @@ func (c *Comparison) Footer() []string {
 	return out
 }
 
+// DifferenceTable is the table of Differences: in columns, a row per key
+// with a column per run; in rows, a row per run with a column per key.
+func (c *Comparison) DifferenceTable() (header []string, rows [][]string) {
+	if !c.Rowwise() {
+		header = []string{""}
+		for _, col := range c.Columns {
+			header = append(header, col.Heading())
+		}
+		for _, d := range c.Differences {
+			rows = append(rows, append([]string{d.Key}, d.Values...))
+		}
+		return header, rows
+	}
+	header = []string{"RUN"}
+	for _, d := range c.Differences {
+		header = append(header, d.Key)
+	}
+	for i, col := range c.Columns {
+		row := []string{col.Heading()}
+		for _, d := range c.Differences {
+			row = append(row, d.Values[i])
+		}
+		rows = append(rows, row)
+	}
+	return header, rows
+}
+
+// markdownWidth is where Markdown's prose lines wrap (a rendered page
+// joins them again); a table's rows cannot wrap.
+const markdownWidth = 100
+
 // writeText writes the table as aligned text, or as Markdown.
 func writeText(w io.Writer, c *Comparison, markdown bool) error {
 	var b strings.Builder
 	if markdown {
+		writeMarkdownSection(&b, c.MachineSection())
 		b.WriteString("Runs, the first the baseline:\n\n")
 		for _, l := range c.Legend() {
-			b.WriteString("- " + mdEscape(l) + "\n")
+			b.WriteString(wrapText("- "+mdEscape(l), markdownWidth, "  ") + "\n")
 		}
 		for _, n := range c.Notes {
-			b.WriteString("\n**Note:** " + mdEscape(n) + "\n")
+			b.WriteString("\n" + wrapText("**Note:** "+mdEscape(n), markdownWidth, "") + "\n")
 		}
-		b.WriteString("\n" + c.DifferenceText() + "\n\n")
+		b.WriteString("\n" + wrapText(c.DifferenceText(), markdownWidth, "") + "\n\n")
 		if len(c.Differences) > 0 {
-			head := []string{""}
-			for _, col := range c.Columns {
-				head = append(head, col.Heading())
-			}
-			var rows [][]string
-			for _, d := range c.Differences {
-				rows = append(rows, append([]string{d.Key}, d.Values...))
-			}
+			head, rows := c.DifferenceTable()
 			writeMarkdownTable(&b, head, rows)
 			b.WriteString("\n")
 		}
 		for _, s := range c.Sections() {
-			b.WriteString("### " + mdEscape(s.Title) + "\n\n")
-			writeMarkdownTable(&b, s.Header, s.Rows)
-			b.WriteString("\n")
+			writeMarkdownSection(&b, s)
 		}
 		for _, f := range c.Footer() {
-			b.WriteString("- " + mdEscape(f) + "\n")
+			b.WriteString(wrapText("- "+mdEscape(f), markdownWidth, "  ") + "\n")
 		}
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
-	b.WriteString("runs (the first is the baseline):\n")
+	writeTextSection(&b, c.MachineSection())
+	b.WriteString("\nruns (the first is the baseline):\n")
 	for _, l := range c.Legend() {
 		b.WriteString("  " + l + "\n")
 	}
@@ -415,19 +524,22 @@ func writeText(w io.Writer, c *Comparison, markdown bool) error {
 	b.WriteString(c.DifferenceText() + "\n")
 	if len(c.Differences) > 0 {
 		tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-		for _, d := range c.Differences {
-			fmt.Fprintf(tw, "  %s:\t%s\n", d.Key, strings.Join(d.Values, "\t"))
+		head, rows := c.DifferenceTable()
+		if c.Rowwise() {
+			fmt.Fprintf(tw, "  %s\n", strings.Join(head, "\t"))
+			for _, r := range rows {
+				fmt.Fprintf(tw, "  %s\n", strings.Join(r, "\t"))
+			}
+		} else {
+			for _, r := range rows {
+				fmt.Fprintf(tw, "  %s:\t%s\n", r[0], strings.Join(r[1:], "\t"))
+			}
 		}
 		tw.Flush()
 	}
 	for _, s := range c.Sections() {
-		b.WriteString("\n" + s.Title + "\n")
-		tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, strings.Join(s.Header, "\t"))
-		for _, r := range s.Rows {
-			fmt.Fprintln(tw, strings.Join(r, "\t"))
-		}
-		tw.Flush()
+		b.WriteString("\n")
+		writeTextSection(&b, s)
 	}
 	b.WriteString("\n")
 	for _, f := range c.Footer() {
@@ -439,6 +551,83 @@ func writeText(w io.Writer, c *Comparison, markdown bool) error {
 	}
 	_, err := io.WriteString(w, strings.Join(lines, "\n"))
 	return err
+}
+
+// writeTextSection writes a section as aligned text: its title, its lead,
+// the table, its notes.
+func writeTextSection(b *strings.Builder, s Section) {
+	b.WriteString(s.Title + "\n")
+	if s.Lead != "" {
+		b.WriteString(s.Lead + "\n")
+	}
+	tw := tabwriter.NewWriter(b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(s.Header, "\t"))
+	for _, r := range s.Rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	tw.Flush()
+	for _, n := range s.Notes {
+		b.WriteString(n + "\n")
+	}
+}
+
+// writeMarkdownSection writes a section as Markdown: its title as a
+// heading, or, when that would run past markdownWidth, its name as the
+// heading and what it shows in a paragraph; its lead, the table, and its
+// notes as a list.
+func writeMarkdownSection(b *strings.Builder, s Section) {
+	if head := "### " + mdEscape(s.Title); len(head) <= markdownWidth {
+		b.WriteString(head + "\n\n")
+	} else {
+		b.WriteString("### " + mdEscape(s.Name) + "\n\n" + wrapText(mdEscape(s.About)+".", markdownWidth, "") + "\n\n")
+	}
+	if s.Lead != "" {
+		b.WriteString(wrapText(mdEscape(s.Lead), markdownWidth, "") + "\n\n")
+	}
+	writeMarkdownTable(b, s.Header, s.Rows)
+	b.WriteString("\n")
+	for _, n := range s.Notes {
+		b.WriteString(wrapText("- "+mdEscape(n), markdownWidth, "  ") + "\n")
+	}
+	if len(s.Notes) > 0 {
+		b.WriteString("\n")
+	}
+}
+
+// wrapText breaks s at spaces into lines of at most width bytes (a word
+// longer than that stands alone on its line), the lines after the first
+// indented by indent: a Markdown paragraph or list item stays one. A word
+// that would start a new block at the start of a line (a list's "-" or
+// "1.", a quote's ">") stays on the line before.
+func wrapText(s string, width int, indent string) string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		switch {
+		case line == "":
+			line = word
+		case len(line)+1+len(word) > width && !blockMarker(word):
+			lines = append(lines, line)
+			line = indent + word
+		default:
+			line += " " + word
+		}
+	}
+	return strings.Join(append(lines, line), "\n")
+}
+
+// blockMarker reports whether word, first on a line, could open a Markdown
+// block: a list item, a quote, a heading, a rule or a table row.
+func blockMarker(word string) bool {
+	if strings.Trim(word, "-") == "" || strings.Trim(word, "=") == "" || strings.Trim(word, "#") == "" {
+		return true
+	}
+	switch word {
+	case "+", "*", ">", "|":
+		return true
+	}
+	digits := strings.TrimRight(word[:len(word)-1], "0123456789")
+	return digits == "" && len(word) > 1 && strings.ContainsAny(word[len(word)-1:], ".)")
 }
 
 func writeMarkdownTable(b *strings.Builder, head []string, rows [][]string) {
@@ -465,21 +654,51 @@ func mdEscape(s string) string {
 }
 
 // csvHeader is the header of WriteCSV: one line per run per cell or
-// finding.
+// finding, and first a line per run and judged workload, whose machine
+// and verdict take the columns after outcome (verdictFields).
 func csvHeader() []string {
-	return []string{"kind", "workload", "phase", "target", "qos", "threads", "run", "label", "dir", "present", "n", "value", "low", "high", "unit", "ratio", "p", "significant", "outcome"}
+	h := []string{"kind", "workload", "phase", "target", "qos", "threads", "run", "label", "dir", "present", "n", "value", "low", "high", "unit", "ratio", "p", "significant", "outcome"}
+	for _, f := range verdictFields {
+		h = append(h, f.csv...)
+	}
+	return h
 }
 
-// WriteCSV writes the comparison long-form: a line per run for every cell
-// (kind cell; value the median total rate, low and high its interval),
-// geometric mean (kind geomean; n the cells it is over), subsumption index
-// and QoS sensitivity (qos "high/low"); ratio and p compare with the
-// baseline (run 1), empty for it. A run that did not come back is a line of
-// kind missing: its label, and why in outcome.
+// KindVerdict is the CSV's kind of a machine's verdict line.
+const KindVerdict = "verdict"
+
+// WriteCSV writes the comparison long-form. First a line per run and
+// judged workload (kind verdict, in the per-machine table's order): the
+// classes compared in qos ("33/9"), the thread counts in threads ("1,2"),
+// the subsumption index in value, low and high, the verdict in outcome
+// (empty when the run has none), and the machine and both ratios in the
+// columns after it. Then a line per run for every cell (kind cell; value
+// the median total rate, low and high its interval), geometric mean (kind
+// geomean; n the cells it is over), subsumption index and QoS sensitivity
+// (qos "high/low"); ratio and p compare with the baseline (run 1), empty
+// for it. A run that did not come back is a line of kind missing: its
+// label, and why in outcome. The columns after outcome are empty but on
+// verdict lines.
 func WriteCSV(w io.Writer, c *Comparison) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(csvHeader()); err != nil {
+	header := csvHeader()
+	if err := cw.Write(header); err != nil {
 		return err
+	}
+	pad := func(rec []string) []string { return append(rec, make([]string, len(header)-len(rec))...) }
+	for _, m := range c.Machines {
+		col := c.Columns[m.Run]
+		present := m.Outcome != ""
+		rec := []string{KindVerdict, m.Workload, m.Phase, "", m.classesText(), threadsList(m.Threads), strconv.Itoa(m.Run + 1), col.Label, col.Dir,
+			strconv.FormatBool(present), "", num(m.SI), num(m.SILow), num(m.SIHigh), "index", "", "", "", m.Outcome}
+		for _, f := range verdictFields {
+			if f.value != nil {
+				rec = append(rec, f.value(m)...)
+			}
+		}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
 	}
 	line := func(kind, workload, phase, target, q, threads string, i int, v Value, unit, outcome string) error {
 		col := c.Columns[i]
@@ -491,7 +710,7 @@ func WriteCSV(w io.Writer, c *Comparison) error {
 		if v.Delta != nil {
 			rec[15], rec[16], rec[17] = num(v.Delta.Ratio), num(v.Delta.P), strconv.FormatBool(v.Delta.Significant)
 		}
-		return cw.Write(rec)
+		return cw.Write(pad(rec))
 	}
 	for _, r := range c.Rows {
 		unit := r.Unit + "/s"
@@ -512,7 +731,7 @@ func WriteCSV(w io.Writer, c *Comparison) error {
 	}
 	for _, m := range c.Missing {
 		// A run that is not there: its label, and why in outcome.
-		if err := cw.Write([]string{"missing", "", "", "", "", "", "", m.Label, "", "false", "", "", "", "", "", "", "", "", m.Reason}); err != nil {
+		if err := cw.Write(pad([]string{"missing", "", "", "", "", "", "", m.Label, "", "false", "", "", "", "", "", "", "", "", m.Reason})); err != nil {
 			return err
 		}
 	}

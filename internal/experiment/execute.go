@@ -431,7 +431,7 @@ func (x *execution) targetStarted(ctx context.Context, name string, t Target) er
 	if isVM {
 		// An attached VM that does not answer (stopped, hung) must not
 		// block the run forever.
-		ictx, cancel = context.WithTimeout(ctx, x.env.VM.bootTimeout(vm.Machine().Accel))
+		ictx, cancel = context.WithTimeout(ctx, x.env.VM.bootTimeout(vm.Machine()))
 	}
 	info, err := t.Info(ictx)
 	cancel()

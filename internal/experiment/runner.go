@@ -25,18 +25,14 @@ func (c Cell) Request() *agentpb.RunRequest {
 // samplesFrom turns a cell run's records into tidy samples.
 func samplesFrom(target, workloadName string, class, threads, repeat, contention int, res *agentpb.Result) []results.Sample {
 	out := make([]results.Sample, 0, len(res.GetRecords()))
-	for _, r := range res.GetRecords() {
-		q := agent.QoSFromProto(r.GetQos())
-		cpus := make([]int, len(r.GetCpus()))
-		for i, x := range r.GetCpus() {
-			cpus[i] = int(x)
-		}
+	for _, pr := range res.GetRecords() {
+		r := agent.RecordFromProto(pr)
 		out = append(out, results.Sample{
 			Target: target, Workload: workloadName, QoS: class, Threads: threads, Repeat: repeat,
-			Index: int(r.GetIndex()), Phase: r.GetPhase(), StartNs: r.GetStartNs(), EndNs: r.GetEndNs(),
-			Work: r.GetWork(), Unit: res.GetUnit(), Rate: r.GetRate(),
-			QoSApplied: int(q.Applied), QoSFull: q.Full, QoSReason: q.Reason, QoSDetail: q.Detail,
-			CPUs: cpus, PID: int(r.GetPid()), Contention: contention,
+			Index: r.Index, Phase: r.Phase, StartNs: r.StartNs, EndNs: r.EndNs,
+			Work: r.Work, Unit: res.GetUnit(), Rate: r.Rate, CPUNs: r.CPUNs,
+			QoSApplied: int(r.QoS.Applied), QoSFull: r.QoS.Full, QoSReason: r.QoS.Reason, QoSDetail: r.QoS.Detail,
+			CPUs: r.CPUs, PID: r.PID, Contention: contention,
 		})
 	}
 	return out

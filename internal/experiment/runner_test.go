@@ -19,6 +19,9 @@ import (
 	"github.com/qoslab/qoslab/internal/spec"
 )
 
+// fakeCPUNs is the CPU time of a fakeTarget's thread 0 (thread i: + i).
+const fakeCPUNs = 750_000_000
+
 // fakeTarget answers each cell with one record per thread: loops in 1 s.
 type fakeTarget struct {
 	calls  []*agentpb.RunRequest
@@ -39,7 +42,7 @@ func (f *fakeTarget) Run(_ context.Context, req *agentpb.RunRequest, _ func(*age
 	res := &agentpb.Result{Unit: "loops", Metrics: map[string]float64{"x": 1}}
 	for i := uint32(0); i < req.Threads; i++ {
 		res.Records = append(res.Records, &agentpb.ThreadRecord{Index: i, StartNs: int64(i), EndNs: 1e9, Work: float64(req.Loops), Rate: float64(req.Loops),
-			Qos: &agentpb.QoSApplied{Asked: req.Qos, Applied: req.Qos, Full: true}})
+			Qos: &agentpb.QoSApplied{Asked: req.Qos, Applied: req.Qos, Full: true}, CpuNs: fakeCPUNs + int64(i)})
 	}
 	return res, nil
 }
@@ -83,6 +86,7 @@ func TestRunnerLogsTimedRunsAndResumes(t *testing.T) {
 	for _, rec := range recs {
 		assert.Equal(t, 1, rec.Repeat)
 		assert.Equal(t, 2, rec.Contention)
+		assert.Equal(t, fakeCPUNs+int64(rec.Index), rec.CPUNs, "the record's CPU time reaches samples.jsonl")
 		assert.Equal(t, map[string]float64{"x": 1}, rec.Metrics)
 	}
 
@@ -273,4 +277,37 @@ func (f *tracingTarget) Run(ctx context.Context, req *agentpb.RunRequest, p func
 		res.TraceNs = map[string]int64{"total": 7}
 	}
 	return res, err
+}
+
+// A whole last line that is not a record (it ends in its newline) is
+// damage, not a crash's torn tail: a resume refuses the directory, naming
+// the line, and cuts nothing off its samples (it used to cut the line off
+// as torn, and measure that cell run again).
+func TestResumeRefusesAWholeLastLineThatIsNotARecord(t *testing.T) {
+	s, err := spec.ParseSpec([]byte("targets: [host]\nmatrix: [{workload: fp, loops: 10}]\nrepeats: 2\n"), "t")
+	require.NoError(t, err)
+	d, _, err := CreateRun(t.TempDir(), s, time.Now())
+	require.NoError(t, err)
+	log, _, err := d.OpenSamples()
+	require.NoError(t, err)
+	require.NoError(t, log.Append(results.Record{Cell: "host fp qos=9 threads=1 loops=10", Params: &results.CellParams{Loops: 10},
+		Sample: results.Sample{Target: spec.TargetHost, Workload: "fp", QoS: 9, Threads: 1, Repeat: 1, EndNs: 1e6, Work: 10, Unit: "loops", Rate: 1e4, CPUNs: 9e5}}))
+	require.NoError(t, log.Close())
+	require.NoError(t, d.Finish(time.Now(), errors.New("stopped")))
+	d.Unlock()
+	path := filepath.Join(d.Path, results.SamplesFile)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(`{"schema_version":"1.2","cell":` + "\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	before, err := os.ReadFile(path)
+	require.NoError(t, err)
+
+	_, _, err = ResumeRun(d.Path, time.Now())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), path+" line 2, its last, is not a sample record (unexpected end of JSON input) but is whole")
+	after, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, string(before), string(after), "nothing cut off a damaged file")
 }

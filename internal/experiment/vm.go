@@ -47,18 +47,18 @@ func agentOver(m hv.Machine, keep string) (*agent.Client, error) {
 
 // BootVM starts a VM and waits until its agent answers Info; the client it
 // returns is the one that got the answer (a channel may take one connection).
-// Each boot attempt gets timeout(accel) to answer: a guest that hangs (or a
-// hypervisor stopped with SIGSTOP) is stopped, and the error names the VM,
-// the deadline and its console log.
-func BootVM(ctx context.Context, backend hv.Backend, log io.Writer, hs hv.Spec, timeout func(accel string) time.Duration, keep string) (hv.Machine, *agent.Client, error) {
+// Each boot attempt gets timeout(the machine's Info) to answer: a guest
+// that hangs (or a hypervisor stopped with SIGSTOP) is stopped, and the
+// error names the VM, the deadline and its console log.
+func BootVM(ctx context.Context, backend hv.Backend, log io.Writer, hs hv.Spec, timeout func(hv.MachineInfo) time.Duration, keep string) (hv.Machine, *agent.Client, error) {
 	var client *agent.Client
 	hs.Ready = func(ctx context.Context, m hv.Machine) error {
 		c, err := agentOver(m, keep)
 		if err != nil {
 			return err
 		}
-		accel := m.Info().Accel
-		limit := timeout(accel)
+		info := m.Info()
+		accel, limit := info.Accel, timeout(info)
 		ictx, cancel := context.WithTimeout(ctx, limit)
 		_, err = c.Info(ictx)
 		late := errors.Is(ictx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
@@ -106,7 +106,7 @@ type VMEnv struct {
 	// Backend, Accel and Model, when set, override the spec's.
 	Backend, Accel, Model string
 	// BootTimeout bounds each boot, from starting the hypervisor to the
-	// agent's first answer (0: DefaultBootTimeout for the accelerator).
+	// agent's first answer (0: hv.DefaultBootTimeout for the machine).
 	BootTimeout time.Duration
 	// KeepConsole, when set, is where a VM booted for a run keeps its
 	// console log (appended when the VM stops): the results directory's,
@@ -114,23 +114,13 @@ type VMEnv struct {
 	KeepConsole string
 }
 
-// DefaultBootTimeout is how long a boot may take before qoslab gives up:
-// an emulated guest (TCG) boots in seconds to a minute here, an
-// accelerated one in seconds; a guest stopped or hung at boot would
-// otherwise be waited for forever.
-func DefaultBootTimeout(accel string) time.Duration {
-	if accel == "tcg" {
-		return 5 * time.Minute
-	}
-	return 90 * time.Second
-}
-
-// bootTimeout is the env's boot timeout for accel.
-func (e VMEnv) bootTimeout(accel string) time.Duration {
+// bootTimeout is the env's boot timeout for machine m: --boot-timeout,
+// else hv's default for it.
+func (e VMEnv) bootTimeout(m hv.MachineInfo) time.Duration {
 	if e.BootTimeout > 0 {
 		return e.BootTimeout
 	}
-	return DefaultBootTimeout(accel)
+	return hv.DefaultBootTimeout(m)
 }
 
 // DefaultVMEnv fills in e's empty places with the user's (XDG) directories

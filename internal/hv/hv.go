@@ -22,6 +22,9 @@ type Image struct {
 	Arch               string `json:"arch"` // amd64, arm64
 	KernelVersion      string `json:"kernel_version"`
 	AgentVersion       string `json:"agent_version"`
+	// OS is the guest's operating system, OSLinux or OSMacOS; "" is
+	// OSLinux (see GuestOS).
+	OS string `json:"os,omitempty"`
 }
 
 // The device models a VM may be laid out as.

@@ -20,13 +20,13 @@ import (
 // familyCompare is the family of the charts across runs (CompareCharts).
 const familyCompare = "compare"
 
-// CompareCharts draws the charts of an N-way comparison, one machine (run)
-// per position on the x axis: the subsumption index of every judged
-// workload with its interval, and per workload the host and VM rates at
-// each class.
+// CompareCharts draws the charts of an N-way comparison: first the fleet
+// chart per judged workload, a row per machine (fleetCharts); then, one
+// machine (run) per position on the x axis, the subsumption index of every
+// judged workload with its interval, and per workload the host and VM
+// rates at each class.
 func CompareCharts(c *compare.Comparison) ([]Chart, []Skipped) {
-	var out []Chart
-	var skipped []Skipped
+	out, skipped := fleetCharts(c)
 	labels := make([]string, len(c.Columns))
 	for i, col := range c.Columns {
 		labels[i] = col.Heading()
@@ -237,13 +237,17 @@ const maxTickLines = 3
 // which must never run into each other: each run's label wrapped at spaces
 // to the width of its position, when every one fits in maxTickLines lines;
 // otherwise short names ("#1", "#2") and a key, a note under the chart,
-// naming each run in full.
+// naming each run in full. When even the short names cannot all fit (50
+// runs), only every k-th run's is written (#5, #10, ..., and #1), k the
+// smallest of 2, 5, 10, ... that gives them room; the rest are unlabelled
+// ticks.
 func runTicks(labels []string) (ticks, key []string) {
 	sty := textStyle(tickSize)
 	// The data area is the figure's width less the margins and the y axis
 	// (about 90 points with its label and ticks); each run has an equal
 	// part of it, and a little space between neighbours.
-	slot := (chartWidth-vg.Points(2*margin+90))/vg.Length(max(1, len(labels))) - vg.Points(12)
+	per := (chartWidth - vg.Points(2*margin+90)) / vg.Length(max(1, len(labels)))
+	slot := per - vg.Points(12)
 	ticks = make([]string, len(labels))
 	fits := true
 	for i, l := range labels {
@@ -262,5 +266,24 @@ func runTicks(labels []string) (ticks, key []string) {
 		ticks[i] = "#" + strconv.Itoa(i+1)
 		parts[i] = ticks[i] + ": " + l
 	}
+	stride := tickStride(sty.Width(ticks[len(ticks)-1]), per)
+	for i := range ticks {
+		if stride > 1 && (i+1)%stride != 0 && (i != 0 || stride < 3) {
+			ticks[i] = ""
+		}
+	}
 	return ticks, []string{"Runs: " + strings.Join(parts, "; ") + "."}
+}
+
+// tickStride is how many runs apart short names must be for the widest,
+// widest, to fit between them with a little space, each run per wide: 1,
+// 2, 5, 10, 20, 50, ...
+func tickStride(widest, per vg.Length) int {
+	for k := 1; ; k *= 10 {
+		for _, m := range []int{1, 2, 5} {
+			if vg.Length(k*m)*per-vg.Points(6) >= widest {
+				return k * m
+			}
+		}
+	}
 }

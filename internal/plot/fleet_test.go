@@ -1,6 +1,7 @@
 package plot
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -23,22 +24,39 @@ func TestRunTicksNeverOverlap(t *testing.T) {
 			"vm, Debian 12 (bookworm) #1 (baseline)", "vm, Debian 12 (bookworm) #2", "vm, Debian 12 (bookworm) #3", "vm, Debian 12 (bookworm) #4"}, false},
 		{"twelve long", strings.Split(strings.Repeat("a-rather-long-host-name.example.org (quick, partial),", 12), ",")[:12], true},
 		{"one unbreakable", []string{"x", strings.Repeat("y", 200)}, true},
+		{"fifty", fleetLabels(50), true},
+		{"twelve fleet names", fleetLabels(12), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ticks, key := runTicks(tc.labels)
 			assert.Len(t, ticks, len(tc.labels))
 			assert.Equal(t, tc.keyed, len(key) > 0, "%q", ticks)
-			slot := (chartWidth-vg.Points(2*margin+90))/vg.Length(len(tc.labels)) - vg.Points(12)
-			for _, tick := range ticks {
-				lines := strings.Split(tick, "\n")
-				assert.LessOrEqual(t, len(lines), maxTickLines, tick)
-				for _, l := range lines {
-					assert.LessOrEqual(t, float64(sty.Width(l)), float64(slot), "%q is wider than its place", l)
+			per := (chartWidth - vg.Points(2*margin+90)) / vg.Length(len(tc.labels))
+			width := func(tick string) vg.Length {
+				var w vg.Length
+				for _, l := range strings.Split(tick, "\n") {
+					w = max(w, sty.Width(l))
 				}
+				return w
+			}
+			last := -1
+			for i, tick := range ticks {
+				assert.LessOrEqual(t, len(strings.Split(tick, "\n")), maxTickLines, tick)
+				if !tc.keyed {
+					assert.LessOrEqual(t, float64(width(tick)), float64(per-vg.Points(12)), "%q is wider than its place", tick)
+				}
+				if tick == "" {
+					continue
+				}
+				if last >= 0 { // centred labels: half of each between their centres, and a gap
+					room := vg.Length(i-last)*per - vg.Points(6)
+					assert.LessOrEqual(t, float64((width(ticks[last])+width(tick))/2), float64(room), "%q runs into %q", ticks[last], tick)
+				}
+				last = i
 			}
 			if tc.keyed {
 				for i, l := range tc.labels {
-					assert.Contains(t, key[0], ticks[i]+": "+l, "the key names every run in full")
+					assert.Contains(t, key[0], "#"+strconv.Itoa(i+1)+": "+l, "the key names every run in full")
 				}
 			} else {
 				for i, l := range tc.labels {
@@ -47,4 +65,13 @@ func TestRunTicksNeverOverlap(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fleetLabels are n runs' labels as a constructed fleet's: fleet-01, ...
+func fleetLabels(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = "fleet-" + strconv.Itoa(100 + i + 1)[1:]
+	}
+	return out
 }

@@ -30,6 +30,11 @@ type figure struct {
 type panel struct {
 	plot   *plot.Plot
 	height vg.Length
+	// beside, when set, is a second plot drawn to the right of plot,
+	// sharing its y axis (its own y axis hidden), in besideShare of the
+	// panel's width; their data areas are aligned top and bottom.
+	beside      *plot.Plot
+	besideShare float64
 }
 
 type legendEntry struct {
@@ -211,6 +216,11 @@ func (f *figure) drawPanels(c draw.Canvas, top, bottom vg.Length) {
 		heights[0] += f.headerHeight
 	}
 	canvases := alignPanels(plots, panelArea, top, bottom, heights)
+	for i, pn := range f.panels {
+		if pn.beside != nil {
+			canvases[i] = drawBeside(plots[i], pn.beside, canvases[i], pn.besideShare)
+		}
+	}
 	for i, p := range plots {
 		p.Draw(canvases[i])
 		if labels[i] == "" {
@@ -235,6 +245,24 @@ func (f *figure) drawPanels(c draw.Canvas, top, bottom vg.Length) {
 			return data.Min.X + vg.Length(first.X.Norm(x))*data.Size().X
 		})
 	}
+}
+
+// drawBeside draws right in share of c's width, right of where left is to
+// be drawn, cropping both so that their data areas share top and bottom,
+// and returns left's canvas.
+func drawBeside(left, right *plot.Plot, c draw.Canvas, share float64) draw.Canvas {
+	split := c.Max.X - vg.Length(share)*(c.Max.X-c.Min.X)
+	lc, rc := c, c
+	lc.Max.X = split - vg.Points(gap)
+	rc.Min.X = split + vg.Points(gap)
+	ld, rd := left.DataCanvas(lc), right.DataCanvas(rc)
+	// Crop the one whose data area reaches further, top and bottom.
+	lc.Max.Y -= max(0, ld.Max.Y-rd.Max.Y)
+	rc.Max.Y -= max(0, rd.Max.Y-ld.Max.Y)
+	lc.Min.Y += max(0, rd.Min.Y-ld.Min.Y)
+	rc.Min.Y += max(0, ld.Min.Y-rd.Min.Y)
+	right.Draw(rc)
+	return lc
 }
 
 func (f *figure) panelHeights() []vg.Length {

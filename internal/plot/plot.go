@@ -65,12 +65,13 @@ const (
 	familyCompression  = "compression"
 	familyElapsed      = "elapsed"
 	familyTelemetry    = "telemetry"
+	familyMechanism    = "mechanism"
 )
 
 // Families returns the chart families, the names --only takes besides exact
 // chart names.
 func Families() []string {
-	return []string{familyThroughput, familyThreadTimes, familyProcessTimes, familyCompression, familyElapsed, familyTelemetry}
+	return []string{familyThroughput, familyMechanism, familyThreadTimes, familyProcessTimes, familyCompression, familyElapsed, familyTelemetry}
 }
 
 // Formats returns the file formats Render writes.
@@ -86,7 +87,7 @@ func Charts(in Input) ([]Chart, []Skipped) {
 	var charts []Chart
 	var skipped []Skipped
 	for _, build := range []func(Input) ([]Chart, []Skipped){
-		throughputCharts, threadTimeCharts, processTimeCharts, compressionCharts, elapsedCharts, telemetryCharts,
+		throughputCharts, mechanismCharts, threadTimeCharts, processTimeCharts, compressionCharts, elapsedCharts, telemetryCharts,
 	} {
 		c, s := build(in)
 		charts = append(charts, c...)

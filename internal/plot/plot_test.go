@@ -67,7 +67,7 @@ func TestChartsFromLinuxFixture(t *testing.T) {
 		"compression",
 		"elapsed-fp", "elapsed-procs",
 	}, names(charts))
-	assert.Equal(t, []string{"telemetry"}, skippedNames(skipped), "the fixture has no telemetry.jsonl")
+	assert.Equal(t, []string{"mechanism-fp", "telemetry"}, skippedNames(skipped), "the fixture has no telemetry.jsonl, and its records no CPU time")
 	for _, c := range charts {
 		assert.Contains(t, Families(), c.Family, c.Name)
 		assert.True(t, strings.HasPrefix(c.Name, c.Family), "%s is named after its family %s", c.Name, c.Family)
@@ -90,25 +90,25 @@ func TestChartsSkipMissingData(t *testing.T) {
 			name:        "host-only fp run",
 			in:          filter(full, func(s results.Sample) bool { return s.Target == "host" && s.Workload == "fp" }),
 			wantCharts:  []string{"throughput-fp", "thread-times-fp-host", "elapsed-fp"},
-			wantSkipped: []string{"process-times", "compression", "telemetry"},
+			wantSkipped: []string{"mechanism-fp", "process-times", "compression", "telemetry"},
 		},
 		{
 			name:        "compression only",
 			in:          filter(full, func(s results.Sample) bool { return isCompression(s.Workload) }),
 			wantCharts:  []string{"compression"},
-			wantSkipped: []string{"throughput", "thread-times", "process-times", "elapsed", "telemetry"},
+			wantSkipped: []string{"throughput", "mechanism", "thread-times", "process-times", "elapsed", "telemetry"},
 		},
 		{
 			name:        "procs only",
 			in:          filter(full, func(s results.Sample) bool { return s.Workload == "procs" }),
 			wantCharts:  []string{"process-times", "elapsed-procs"},
-			wantSkipped: []string{"throughput", "thread-times", "compression", "telemetry"},
+			wantSkipped: []string{"throughput", "mechanism", "thread-times", "compression", "telemetry"},
 		},
 		{
 			name:        "telemetry only",
 			in:          Input{Telemetry: tel},
 			wantCharts:  []string{"telemetry-host-host", "telemetry-vm-guest", "telemetry-vm-host"},
-			wantSkipped: []string{"throughput", "thread-times", "process-times", "compression", "elapsed"},
+			wantSkipped: []string{"throughput", "mechanism", "thread-times", "process-times", "compression", "elapsed"},
 		},
 		{
 			name:        "nothing",
@@ -315,11 +315,11 @@ func TestTelemetryWithoutReadings(t *testing.T) {
 	}
 	charts, skipped := Charts(Input{Telemetry: samples})
 	assert.Empty(t, charts)
-	require.Len(t, skipped, 7, "five families without samples, and two telemetry views without readings")
-	assert.Equal(t, "telemetry-host-host", skipped[5].Name)
-	assert.Contains(t, skipped[5].Reason, "no samples taken during a cell run")
-	assert.Equal(t, "telemetry-vm-guest", skipped[6].Name)
-	assert.Contains(t, skipped[6].Reason, "read no CPU busy share, frequency or thread time")
+	require.Len(t, skipped, 8, "six families without samples, and two telemetry views without readings")
+	assert.Equal(t, "telemetry-host-host", skipped[6].Name)
+	assert.Contains(t, skipped[6].Reason, "no samples taken during a cell run")
+	assert.Equal(t, "telemetry-vm-guest", skipped[7].Name)
+	assert.Contains(t, skipped[7].Reason, "read no CPU busy share, frequency or thread time")
 }
 
 func TestCellLabel(t *testing.T) {
@@ -409,7 +409,7 @@ func TestSelect(t *testing.T) {
 		{name: "family", charts: charts, only: "thread-times", want: []string{"thread-times-fp-host", "thread-times-fp-vm"}},
 		{name: "exact name", charts: charts, only: "thread-times-fp-vm", want: []string{"thread-times-fp-vm"}},
 		{name: "list keeps chart order", charts: charts, only: "elapsed-procs, throughput", want: []string{"throughput-fp", "elapsed-procs"}},
-		{name: "typo", charts: charts, only: "thruput", wantErr: []string{`unknown chart "thruput"`, `did you mean "throughput"?`, "throughput, thread-times, process-times, compression, elapsed, telemetry", "elapsed-procs"}},
+		{name: "typo", charts: charts, only: "thruput", wantErr: []string{`unknown chart "thruput"`, `did you mean "throughput"?`, "throughput, mechanism, thread-times, process-times, compression, elapsed, telemetry", "elapsed-procs"}},
 		{name: "unknown without suggestion", charts: charts, only: "histogram", wantErr: []string{`unknown chart "histogram"`, "--only takes a family"}},
 		{name: "family without data selects nothing", charts: hostOnly, only: "compression", want: nil},
 		{name: "family without data beside one with", charts: hostOnly, only: "compression,elapsed", want: []string{"elapsed-fp"}},

@@ -259,7 +259,7 @@ func oneTargetRows(cells []analysis.Cell, found map[runKey]string) (header []str
 		unit, scale := units.RateUnit(c.Unit)
 		row := []string{
 			c.Target, c.Workload, fmt.Sprintf("%d %s", c.QoS, qos.Class(c.QoS)), fmt.Sprint(c.Threads), phaseText(c.Phase),
-			fmt.Sprint(c.TotalRate.N),
+			summary.RepeatsText(c),
 			fmt.Sprintf("%.3f [%.3f..%.3f]", c.Seconds.Median, c.Seconds.Min, c.Seconds.Max),
 			rateSpread(c, scale), spread(c.ThreadRate, scale), unit, summary.AppliedText(c),
 		}
@@ -329,7 +329,7 @@ func sideBySideRow(k rowKey, byTarget map[string]analysis.Cell, targets []string
 		if !ok {
 			continue
 		}
-		ns = append(ns, fmt.Sprint(c.TotalRate.N))
+		ns = append(ns, summary.RepeatsText(c))
 		applied = append(applied, t+" "+summary.AppliedText(c))
 	}
 	row = append(row, strings.Join(ns, "/"))
@@ -438,8 +438,8 @@ func writeTable(w io.Writer, header []string, rows [][]string, markdown bool) er
 	return nil
 }
 
-// writeUnderTable writes the lines under bench's table: the legend of
-// "!", the classes not applied, the runs' notes, the contention, the
+// writeUnderTable writes the lines under bench's table: the legends of
+// "!" and of idle repeats, the classes not applied, the runs' notes, the contention, the
 // device models, the warnings, and whether the run stopped early.
 func writeUnderTable(w io.Writer, r *Bench, cells []analysis.Cell, markdown bool) {
 	lines := summary.QoSNotes(cells)
@@ -452,6 +452,12 @@ func writeUnderTable(w io.Writer, r *Bench, cells []analysis.Cell, markdown bool
 	for _, c := range cells {
 		if c.DispersionFlag() != "" {
 			fmt.Fprintln(w, lead+summary.DispersionMark)
+			break
+		}
+	}
+	for _, c := range cells {
+		if c.Idle() > 0 {
+			fmt.Fprintln(w, lead+summary.IdleNote)
 			break
 		}
 	}

@@ -60,7 +60,8 @@ func TestBenchFlagsDisagreeingRepeats(t *testing.T) {
 			results.Sample{Target: "host", Workload: "fp", QoS: 9, Threads: 1, Repeat: rep + 1, EndNs: 1e9, Work: bg, Unit: "loops", Rate: bg, QoSApplied: 9, QoSFull: true},
 			results.Sample{Target: "host", Workload: "fp", QoS: 33, Threads: 1, Repeat: rep + 1, EndNs: 1e9, Work: 300e6, Unit: "loops", Rate: 300e6, QoSApplied: 33, QoSFull: true})
 	}
-	want := "warning: host fp qos=9 threads=1: repeats range 1.6M..527M loops/s (329x apart); the machine was busy or contention did not hold"
+	want := "warning: host fp qos=9 threads=1: repeats range 1.6M..527M loops/s (329x apart): the records carry no CPU time (a run written before results schema 1.2), " +
+		"so whether the threads lost CPU share or speed cannot be told"
 	for _, format := range []string{"table", "markdown"} {
 		var out strings.Builder
 		require.NoError(t, WriteBench(&out, format, b))
@@ -165,4 +166,24 @@ func TestVZModelIsSaidToBeQEMUs(t *testing.T) {
 	out.Reset()
 	require.NoError(t, WriteBench(&out, "table", b))
 	assert.NotContains(t, out.String(), "device model", "the backend's own model needs no word")
+}
+
+// A repeat that did no work (rate 0) is left out of bench's n and rates
+// alike, and counted beside n, with its legend under the table.
+func TestBenchLeavesIdleRepeatsOut(t *testing.T) {
+	for _, targets := range [][]string{{"host"}, {"host", "vm"}} {
+		b := &Bench{}
+		for _, target := range targets {
+			for rep, rate := range []float64{2e6, 0, 2.2e6, 0, 2.1e6, 1.9e6} {
+				b.Samples = append(b.Samples, results.Sample{Target: target, Workload: "fp", QoS: 9, Threads: 1, Repeat: rep + 1, EndNs: 1e9, Work: rate, Unit: "loops", Rate: rate, QoSApplied: 9, QoSFull: true})
+			}
+		}
+		for _, format := range []string{"table", "markdown"} {
+			var out strings.Builder
+			require.NoError(t, WriteBench(&out, format, b))
+			assert.Contains(t, out.String(), "4 (+2 idle)", "%v %s: the idle repeats beside n", targets, format)
+			assert.Contains(t, out.String(), "2.05M [1.9M..2.2M]", "%v %s: median, min and max of the 4 that did work", targets, format)
+			assert.Contains(t, out.String(), "n (+k idle): k repeats did no work", "%v %s", targets, format)
+		}
+	}
 }

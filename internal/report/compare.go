@@ -83,11 +83,15 @@ func (r *Comparison) WriteHTML(w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	diffHead, diffRows := r.DifferenceTable()
 	data := struct {
 		*Comparison
 		HTMLCharts []htmlChart
+		Machines   compare.Section
 		Sections   []compare.Section
-	}{r, charts, r.Sections()}
+		DiffHead   []string
+		DiffRows   [][]string
+	}{r, charts, r.MachineSection(), r.Sections(), diffHead, diffRows}
 	var buf bytes.Buffer
 	if err := compareTemplate.Execute(&buf, data); err != nil {
 		return err
@@ -107,28 +111,33 @@ var compareTemplate = page("compare", `<!DOCTYPE html>
 <body>
 <h1>qoslab comparison: {{len .Columns}} runs</h1>
 {{with .Missing}}<p class="platform">Not every run meant to be compared is here: {{range $i, $m := .}}{{if $i}}; {{end}}{{$m.Label}} did not come back ({{$m.Reason}}){{end}}.</p>{{end}}
+{{with .Machines}}<h2>Verdict per machine</h2>
+<p>{{.About}}.</p>
+{{with .Lead}}<p>{{.}}</p>{{end}}
+{{template "compare-section" .}}{{end}}
 <h2>Runs</h2>
 <p>The first run is the baseline every change is measured against.</p>
 <ul>{{range .Legend}}<li>{{.}}</li>{{end}}</ul>
 <ul class="platform">{{range .Platforms}}<li>{{.}}</li>{{end}}</ul>
 <p{{if .Differences}} class="platform"{{end}}>{{.DifferenceText}}</p>
-{{with .Differences}}<table>
-<tr><th></th>{{range $.Columns}}<th>{{.Heading}}</th>{{end}}</tr>
-{{range .}}<tr><th>{{.Key}}</th>{{range .Values}}<td>{{.}}</td>{{end}}</tr>
+{{if .Differences}}<table>
+<tr>{{range .DiffHead}}<th>{{.}}</th>{{end}}</tr>
+{{range .DiffRows}}<tr>{{range $i, $c := .}}{{if $i}}<td>{{$c}}</td>{{else}}<th>{{$c}}</th>{{end}}{{end}}</tr>
 {{end}}</table>{{end}}
 
 <h2>Charts</h2>
 {{template "charts" .}}
 
 <h2>Table</h2>
-{{range $s := .Sections}}<h3>{{.Title}}</h3>
-<table>
-<tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr>
-{{range .Rows}}<tr>{{range $i, $c := .}}<td{{if index $s.Numeric $i}} class="num"{{end}}>{{$c}}</td>{{end}}</tr>
-{{end}}</table>
+{{range .Sections}}<h3>{{.Title}}</h3>
+{{template "compare-section" .}}
 {{else}}<p>No cell to compare.</p>
 {{end}}
 <ul class="notes">{{range .Footer}}<li>{{.}}</li>{{end}}</ul>
 </body>
 </html>
-`)
+{{define "compare-section"}}<table>
+<tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range $i, $c := .}}<td{{if index $.Numeric $i}} class="num"{{end}}>{{$c}}</td>{{end}}</tr>
+{{end}}</table>{{with .Notes}}
+<ul class="notes">{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}{{end}}`)

@@ -34,12 +34,12 @@ func TestComparisonReport(t *testing.T) {
 	for _, ch := range r.Charts {
 		names = append(names, ch.Name)
 	}
-	assert.Equal(t, []string{"compare-subsumption", "compare-rates-fp"}, names)
+	assert.Equal(t, []string{"compare-fleet-fp", "compare-subsumption", "compare-rates-fp"}, names)
 
 	out := filepath.Join(t.TempDir(), "report")
 	paths, err := r.Write(out)
 	require.NoError(t, err)
-	for _, f := range []string{"plots/compare-subsumption.png", "plots/compare-rates-fp.png", results.ReportFile, compareMarkdownFile, compareCSVFile, compareJSONFile} {
+	for _, f := range []string{"plots/compare-fleet-fp.png", "plots/compare-subsumption.png", "plots/compare-rates-fp.png", results.ReportFile, compareMarkdownFile, compareCSVFile, compareJSONFile} {
 		assert.Contains(t, paths, filepath.Join(out, f))
 		st, err := os.Stat(filepath.Join(out, f))
 		require.NoError(t, err)
@@ -48,11 +48,35 @@ func TestComparisonReport(t *testing.T) {
 	html, err := os.ReadFile(filepath.Join(out, results.ReportFile))
 	require.NoError(t, err)
 	s := string(html)
-	assert.Equal(t, 2, strings.Count(s, "<svg"), "both charts inline")
+	assert.Equal(t, 3, strings.Count(s, "<svg"), "every chart inline")
+	verdicts, runs := strings.Index(s, "<h2>Verdict per machine</h2>"), strings.Index(s, "<h2>Runs</h2>")
+	require.Positive(t, verdicts, "the verdict per machine")
+	assert.Less(t, verdicts, runs, "first")
+	assert.Contains(t, s, `<tr><td>short</td><td>yes</td><td class="num">0.997 [0.951..1.031]</td>`, "a row per machine")
 	assert.Contains(t, s, "<th>short</th>")
 	assert.Contains(t, s, "missing")
 	assert.Contains(t, s, "not Apple silicon results", "a Linux run is said to be one")
 	assert.Contains(t, s, "The runs differ in what shapes the numbers")
 	assert.Regexp(t, `subsumption index</td><td>fp</td><td>1</td><td class="num">\d\.\d{3} \[`, s)
 	assert.NotRegexp(t, regexp.MustCompile(`(src|href)="https?:`), s, "self-contained")
+}
+
+// --layout rows gives the report's tables a row per run and cell, as
+// compare prints them, and turns the differences' table with them.
+func TestComparisonReportRows(t *testing.T) {
+	var in []compare.Input
+	for i, f := range []string{"compare-a", "compare-c"} {
+		l, err := results.Load(filepath.Join("..", "..", "testdata", "results", f))
+		require.NoError(t, err)
+		in = append(in, compare.Input{Label: []string{"first", "short"}[i], Loaded: l})
+	}
+	c, err := compare.Build(in)
+	require.NoError(t, err)
+	c.Layout = compare.LayoutRows
+	var buf strings.Builder
+	require.NoError(t, NewComparison(c, nil).WriteHTML(&buf))
+	s := buf.String()
+	assert.Contains(t, s, "<tr><th>RUN</th><th>spec</th><th>fp work</th></tr>", "a row per run in the differences")
+	assert.Contains(t, s, "<tr><th>TARGET</th><th>QOS</th><th>THREADS</th><th>RUN</th><th>VALUE</th><th>VS BASE</th></tr>")
+	assert.Regexp(t, `<tr><td>host</td><td>9 background</td><td class="num">1</td><td>short</td><td class="num">[^<]+</td><td class="num">~ \(p=[\d.]+\)</td></tr>`, s)
 }

@@ -53,6 +53,9 @@ func (r *Report) markdownVerdict(b *strings.Builder) {
 	}
 	for _, v := range r.VerdictLines() {
 		fmt.Fprintf(b, "- %s\n", md(v.Text))
+		if v.Mechanism != "" {
+			fmt.Fprintf(b, "  - **mechanism:** %s\n", md(v.Mechanism))
+		}
 		for _, w := range v.Warnings {
 			fmt.Fprintf(b, "  - **warning:** %s\n", md(w))
 		}

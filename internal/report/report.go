@@ -259,20 +259,21 @@ func modelLine(target string, mi hv.MachineInfo) string {
 	return line
 }
 
-// VerdictLine is one workload's verdict, named, with the warnings of its
-// cells whose repeats disagree.
+// VerdictLine is one workload's verdict, named, with what happened to
+// its threads (the mechanism line) and the warnings of its workload.
 type VerdictLine struct {
-	Text     string
-	Warnings []string
+	Text      string
+	Mechanism string
+	Warnings  []string
 }
 
 // VerdictLines are the verdicts as the report shows them: "fp: QoS
-// subsumed in VM: ...", each followed by its workload's warnings.
+// subsumed in VM: yes (...)", each with its mechanism and warnings.
 func (r *Report) VerdictLines() []VerdictLine {
 	per, _ := summary.Warnings(r.Analysis)
 	out := make([]VerdictLine, len(r.Analysis.Verdicts))
 	for i, v := range r.Analysis.Verdicts {
-		out[i] = VerdictLine{Text: analysis.WorkloadText(v.Host.Workload, v.Host.Phase) + ": " + v.String(), Warnings: per[i]}
+		out[i] = VerdictLine{Text: analysis.WorkloadText(v.Host.Workload, v.Host.Phase) + ": " + v.String(), Mechanism: v.MechanismLine(), Warnings: per[i]}
 	}
 	return out
 }

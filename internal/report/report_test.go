@@ -179,9 +179,13 @@ func TestReportWarnsBesideTheVerdict(t *testing.T) {
 	var html, md strings.Builder
 	require.NoError(t, r.WriteHTML(&html))
 	require.NoError(t, r.WriteMarkdown(&md))
-	warn := "host fp qos=9 threads=1: repeats range 1.105M..348.8M loops/s (316x apart); the machine was busy or contention did not hold"
-	assert.Regexp(t, `\n- fp: QoS subsumed in VM: [^\n]*\n  - \*\*warning:\*\* `+regexp.QuoteMeta(warn)+"\n", md.String(), "under the fp verdict")
-	assert.Regexp(t, `<li>fp: QoS subsumed in VM: [^<]*<ul class="warnings"><li><strong>warning:</strong> `+regexp.QuoteMeta(warn)+`</li></ul></li>`, html.String())
+	warn := "host fp qos=9 threads=1: repeats range 1.105M..348.8M loops/s (316x apart): the records carry no CPU time (a run written before results schema 1.2), " +
+		"so whether the threads lost CPU share or speed cannot be told"
+	mech := "not recorded: the records carry no CPU time (a run written before results schema 1.2), so share and speed cannot be told apart"
+	assert.Regexp(t, `\n- fp: QoS subsumed in VM: [^\n]*\n  - \*\*mechanism:\*\* `+regexp.QuoteMeta(mech)+`\n  - \*\*warning:\*\* `+regexp.QuoteMeta(warn)+"\n",
+		md.String(), "under the fp verdict, after its mechanism")
+	assert.Regexp(t, `<li>fp: QoS subsumed in VM: [^<]*<ul class="warnings"><li><strong>mechanism:</strong> `+regexp.QuoteMeta(mech)+
+		`</li><li><strong>warning:</strong> `+regexp.QuoteMeta(warn)+`</li></ul></li>`, html.String())
 	assert.Equal(t, strings.Count(md.String(), "**warning:**"), strings.Count(html.String(), "<strong>warning:</strong>"))
 	assert.Equal(t, strings.Count(md.String(), "**warning:**"), strings.Count(md.String(), " ! |"), "each warned cell is marked in its table")
 

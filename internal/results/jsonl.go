@@ -120,6 +120,12 @@ func (l *SampleLog) Append(records ...Record) error {
 		if err != nil { // a NaN or Inf, which JSON cannot hold
 			return fmt.Errorf("append cell %q repeat %d to %s: record %d (thread %d): %w", first.Cell, first.Repeat, l.path, i, r.Index, err)
 		}
+		// What a reader would refuse as damage is never written: the
+		// whole file would be refused with it.
+		if why := r.damage(); why != "" {
+			return fmt.Errorf("append cell %q repeat %d to %s: record %d (thread %d) cannot be a measurement: %s; nothing of the cell run was written",
+				first.Cell, first.Repeat, l.path, i, r.Index, why)
+		}
 		buf = append(append(buf, line...), '\n')
 	}
 
@@ -180,10 +186,12 @@ func (l *SampleLog) Close() error {
 }
 
 // TornTail is the unfinished end of a samples.jsonl that a crash in the
-// middle of an append left (kill -9, power cut): a last line that is
-// incomplete or does not parse, and before it the whole records, if any, of
-// the cell run that line belonged to. Readers leave it out; OpenSampleLog
-// cuts it off.
+// middle of an append left (kill -9, power cut): a last line without its
+// newline, and before it the whole records, if any, of the cell run that
+// line belonged to; or whole records of a cell run that has fewer than it
+// says. Readers leave it out; OpenSampleLog cuts it off. A whole last line
+// that is not a record is not a torn tail but damage, refused as damage
+// anywhere else is.
 type TornTail struct {
 	Path string
 	// Line is the 1-based line the torn end starts on.
@@ -245,27 +253,32 @@ func parseSamples(path string, b []byte) ([]Record, *TornTail, error) {
 		if end >= 0 {
 			text = rest[:end]
 		}
-		last := end < 0 || off+int64(end)+1 == int64(len(b))
 		if len(bytes.TrimSpace(text)) == 0 && end >= 0 {
 			off += int64(end) + 1
 			continue
 		}
-		var r Record
-		err := json.Unmarshal(text, &r)
-		if end < 0 || (err != nil && last) {
-			// Append writes the newline last, so a line without one, or a
-			// bad last line, is an append a crash cut short.
+		if end < 0 {
+			// Append writes a cell run in one write that ends with a
+			// newline, so a last line without one, and only that, is an
+			// append a crash cut short. A whole line, even the last, that
+			// is not a record is damage.
 			t := &TornTail{Path: path, Line: line, Offset: off, Bytes: int64(len(b)) - off}
 			if runStart < len(recs) { // its cell run's earlier records
 				t.Line, t.Offset, t.Bytes, t.Records = runLine, runOffset, int64(len(b))-runOffset, len(recs)-runStart
 			}
 			return recs[:runStart], t, nil
 		}
-		if err != nil {
-			return nil, nil, badLine(path, line, text, err)
+		var r Record
+		if err := json.Unmarshal(text, &r); err != nil {
+			last := len(bytes.TrimSpace(rest[end+1:])) == 0
+			return nil, nil, badLine(path, line, last, text, err)
 		}
 		if err := checkSchema(r.SchemaVersion); err != nil {
 			return nil, nil, fmt.Errorf("%s line %d: %w", path, line, err)
+		}
+		if why := r.damage(); why != "" {
+			return nil, nil, fmt.Errorf("%s line %d: cell run %s thread %d%s is damaged: %s, which no measurement gives: "+
+				"the line was changed after it was written; remove or repair it by hand", path, line, r.RunKey(), r.Index, phaseText(r.Phase), why)
 		}
 		if runStart < len(recs) {
 			p := recs[runStart]
@@ -295,10 +308,10 @@ func parseSamples(path string, b []byte) ([]Record, *TornTail, error) {
 	return recs, nil, nil
 }
 
-// badLine is the error of a line before the last that is not a record:
+// badLine is the error of a whole line (last or not) that is not a record:
 // the schema's when the line names a newer major (which may have changed a
 // field's type), else that the file is damaged.
-func badLine(path string, line int, text []byte, err error) error {
+func badLine(path string, line int, last bool, text []byte, err error) error {
 	var head struct {
 		SchemaVersion string `json:"schema_version"`
 	}
@@ -306,6 +319,10 @@ func badLine(path string, line int, text []byte, err error) error {
 		if serr := checkSchema(head.SchemaVersion); serr != nil {
 			return fmt.Errorf("%s line %d: %w", path, line, serr)
 		}
+	}
+	if last {
+		return fmt.Errorf("%s line %d, its last, is not a sample record (%w) but is whole, ending in its newline: a crash while appending leaves a last line without one, "+
+			"so the file is damaged, not torn; remove or repair that line by hand", path, line, err)
 	}
 	return fmt.Errorf("%s line %d is not a sample record (%w): the file is damaged before its end, which a crash while appending cannot do; "+
 		"remove or repair that line by hand", path, line, err)

@@ -29,7 +29,7 @@ func cellRun(cell, target string, repeat, n int) []Record {
 			Params: &CellParams{Loops: uint64(crc32.ChecksumIEEE([]byte(cell)))},
 			Sample: Sample{Target: target, Workload: "fp", QoS: 33, Threads: n, Repeat: repeat, Index: i,
 				StartNs: int64(10 * i), EndNs: 2e9 + int64(i), Work: 2e8, Unit: "loops", Rate: 1e8 + float64(i),
-				QoSApplied: 33, QoSFull: true, CPUs: []int{i}, Contention: 2},
+				QoSApplied: 33, QoSFull: true, CPUs: []int{i}, Contention: 2, CPUNs: 1_900_000_000 + int64(i)},
 			Metrics:    map[string]float64{"verified": 1},
 			RecordedAt: time.Date(2026, 11, 21, 2, 0, repeat, 0, time.UTC),
 		}
@@ -64,9 +64,10 @@ func TestAppendAndRead(t *testing.T) {
 	require.Len(t, lines, 5, "one line per record")
 	var line map[string]any
 	require.NoError(t, json.Unmarshal([]byte(lines[0]), &line))
-	for _, k := range []string{"schema_version", "cell", "run_records", "target", "repeat", "workload", "rate", "metrics", "recorded_at"} {
+	for _, k := range []string{"schema_version", "cell", "run_records", "target", "repeat", "workload", "rate", "metrics", "recorded_at", "cpu_ns"} {
 		assert.Contains(t, line, k)
 	}
+	assert.EqualValues(t, 1_900_000_000, line["cpu_ns"])
 	assert.Equal(t, "host/fp/33/2", line["cell"])
 	assert.EqualValues(t, 2, line["run_records"])
 
@@ -155,7 +156,6 @@ func TestReadSamplesTornTail(t *testing.T) {
 		{"torn line", whole + tornLine, 2, &TornTail{Line: 3, Offset: int64(len(whole)), Bytes: int64(len(tornLine))}},
 		{"complete json without its newline", whole + strings.TrimSuffix(lines(cellRun("c", "host", 1, 1)), "\n"), 2,
 			&TornTail{Line: 3, Offset: int64(len(whole)), Bytes: int64(len(lines(cellRun("c", "host", 1, 1))) - 1)}},
-		{"bad last line with its newline", whole + "\x00\x00\x00}\n", 2, &TornTail{Line: 3, Offset: int64(len(whole)), Bytes: 5}},
 		{"run without its last record", whole + partial, 2, &TornTail{Line: 3, Offset: int64(len(whole)), Bytes: int64(len(partial)), Records: 2}},
 		{"run torn in its last record", whole + partial + tornLine, 2,
 			&TornTail{Line: 3, Offset: int64(len(whole)), Bytes: int64(len(partial) + len(tornLine)), Records: 2}},
@@ -173,6 +173,50 @@ func TestReadSamplesTornTail(t *testing.T) {
 			assert.Equal(t, tc.torn, torn)
 			assert.Contains(t, torn.String(), "line 3")
 		})
+	}
+}
+
+// Every minor of schema 1 reads: a 1.0 record (parameters in its label),
+// a 1.1 record (params, no CPU time) and a 1.2 record (cpu_ns). A record
+// without cpu_ns, and one written with none, has its CPU time not
+// recorded (0).
+func TestReadSamplesOfEverySchemaMinor(t *testing.T) {
+	const (
+		v10 = `{"schema_version":"1.0","cell":"host fp qos=33 threads=1 loops=5000000","run_records":1,"target":"host","workload":"fp","qos":33,"threads":1,"repeat":1,"index":0,` +
+			`"start_ns":4451,"end_ns":16338446,"work":5000000,"unit":"loops","rate":306110048.3990598,"qos_applied":33,"qos_full":true,"cpus":[1],"contention":2,"recorded_at":"2026-11-21T02:21:32.856797286Z"}`
+		v11 = `{"schema_version":"1.1","cell":"host fp qos=33 threads=1 duration=1s","run_records":1,"params":{"duration_ns":1000000000},"target":"host","workload":"fp","qos":33,"threads":1,"repeat":1,"index":0,` +
+			`"start_ns":5000,"end_ns":1000100000,"work":300000000,"unit":"loops","rate":299970003,"qos_applied":33,"qos_full":true,"cpus":[0],"contention":2,"duration_ns":1000000000,"recorded_at":"2026-11-25T10:00:00Z"}`
+		v12 = `{"schema_version":"1.2","cell":"host fp qos=9 threads=1 duration=1s","run_records":1,"params":{"duration_ns":1000000000},"target":"host","workload":"fp","qos":9,"threads":1,"repeat":1,"index":0,` +
+			`"start_ns":5000,"end_ns":1000100000,"work":1500000,"unit":"loops","rate":1499850,"qos_applied":9,"qos_full":true,"cpus":[0],"contention":2,"duration_ns":1000000000,"cpu_ns":4821337,"recorded_at":"2026-11-28T10:00:00Z"}`
+	)
+	recs, torn, err := ReadSamples(sampleFile(t, v10+"\n"+v11+"\n"+v12+"\n"))
+	require.NoError(t, err)
+	require.Nil(t, torn)
+	require.Len(t, recs, 3)
+	assert.Equal(t, []string{"1.0", "1.1", "1.2"}, []string{recs[0].SchemaVersion, recs[1].SchemaVersion, recs[2].SchemaVersion})
+	assert.Equal(t, []int64{0, 0, 4821337}, []int64{recs[0].CPUNs, recs[1].CPUNs, recs[2].CPUNs})
+	assert.Equal(t, uint64(5000000), recs[0].RunKey().Params.Loops, "1.0: the parameters from the label")
+	assert.Equal(t, int64(1e9), recs[1].RunKey().Params.DurationNs)
+
+	// Written again by this build (1.2), the CPU time round-trips, and a
+	// record without one is written without cpu_ns.
+	path := filepath.Join(t.TempDir(), SamplesFile)
+	log, _, err := OpenSampleLog(path)
+	require.NoError(t, err)
+	for _, r := range recs {
+		require.NoError(t, log.Append(r))
+	}
+	require.NoError(t, log.Close())
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(string(b), `"cpu_ns"`), "only the record with a CPU time has cpu_ns")
+	assert.Equal(t, 3, strings.Count(string(b), `"schema_version":"1.2"`), "records that may carry cpu_ns are schema 1.2")
+	again, _, err := ReadSamples(path)
+	require.NoError(t, err)
+	require.Len(t, again, 3)
+	for i := range recs {
+		assert.Equal(t, SchemaVersion, again[i].SchemaVersion)
+		assert.Equal(t, recs[i].Sample, again[i].Sample)
 	}
 }
 
@@ -217,6 +261,78 @@ func TestReadSamplesRefusesDamageInTheMiddle(t *testing.T) {
 			assert.Error(t, err, "nothing is appended to a damaged file")
 		})
 	}
+}
+
+// damagedRun is one record of a cell run "d" (host fp qos=33 threads=1
+// loops=1000 repeat=2) as the test makes it.
+func damagedRun(change func(*Record)) string {
+	r := cellRun("d", "host", 2, 1)
+	r[0].Params.Loops = 1000
+	change(&r[0])
+	return lines(r)
+}
+
+// The cases the audit built: a record no measurement gives (today's reader
+// took it for a thread that did no work) and a whole last line that is not
+// JSON (today's reader took it for a crash's torn tail). Each is refused
+// as damage with exactly this line, by a reader and by a resume alike,
+// and the refused file is left as it was.
+func TestReadSamplesRefusesDamage(t *testing.T) {
+	whole := lines(cellRun("a", "host", 1, 2))
+	const run = "cell run host fp qos=33 threads=1 loops=1000 repeat=2 thread 0"
+	const byHand = ", which no measurement gives: the line was changed after it was written; remove or repair it by hand"
+	const notTorn = " but is whole, ending in its newline: a crash while appending leaves a last line without one, " +
+		"so the file is damaged, not torn; remove or repair that line by hand"
+	for _, tc := range []struct {
+		name, content, want string
+	}{
+		{"end before start", whole + damagedRun(func(r *Record) { r.StartNs, r.EndNs = 2_000_000_000, 1_500_000_000 }) + whole,
+			" line 3: " + run + " is damaged: it ends before it starts (start_ns 2000000000, end_ns 1500000000)" + byHand},
+		{"negative work, last line", whole + damagedRun(func(r *Record) { r.Work, r.Rate = -2e8, -1e8 }),
+			" line 3: " + run + " is damaged: its work is negative (-2e+08); its rate is negative (-1e+08)" + byHand},
+		{"negative CPU time", damagedRun(func(r *Record) { r.CPUNs = -5 }),
+			" line 1: " + run + " is damaged: its CPU time is negative (cpu_ns -5)" + byHand},
+		{"NaN rate", whole + strings.Replace(damagedRun(func(*Record) {}), `"rate":100000000`, `"rate":NaN`, 1),
+			" line 3, its last, is not a sample record (invalid character 'N' looking for beginning of value)" + notTorn},
+		{"infinite rate", whole + strings.Replace(damagedRun(func(*Record) {}), `"rate":100000000`, `"rate":1e999`, 1),
+			" line 3, its last, is not a sample record (json: cannot unmarshal number 1e999 into Go struct field Record.Sample.rate of type float64)" + notTorn},
+		{"whole last line not JSON", whole + "not json\n",
+			" line 3, its last, is not a sample record (invalid character 'o' in literal null (expecting 'u'))" + notTorn},
+		{"whole last line of zeros", whole + "\x00\x00\x00}\n",
+			" line 3, its last, is not a sample record (invalid character '\\x00' looking for beginning of value)" + notTorn},
+		{"whole last line, blank lines after it", whole + "{\"schema_vers\n\n \n",
+			" line 3, its last, is not a sample record (unexpected end of JSON input)" + notTorn},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := sampleFile(t, tc.content)
+			_, _, err := ReadSamples(path)
+			require.Error(t, err)
+			assert.Equal(t, path+tc.want, err.Error())
+
+			_, _, err = OpenSampleLog(path)
+			require.Error(t, err, "nothing is appended to a damaged file")
+			assert.Equal(t, path+tc.want, err.Error())
+			b, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.Equal(t, tc.content, string(b), "the refused file is left as it was: nothing cut off")
+		})
+	}
+}
+
+// Append never writes what a reader would refuse as damage (the whole file
+// would be refused with it), and writes nothing of that cell run.
+func TestAppendRefusesImpossibleRecords(t *testing.T) {
+	path := filepath.Join(t.TempDir(), SamplesFile)
+	log, _, err := OpenSampleLog(path)
+	require.NoError(t, err)
+	defer log.Close()
+	bad := cellRun("host/fp/33/2", "host", 1, 2)
+	bad[1].StartNs, bad[1].EndNs = 10, 5
+	assert.EqualError(t, log.Append(bad...), `append cell "host/fp/33/2" repeat 1 to `+path+
+		`: record 1 (thread 1) cannot be a measurement: it ends before it starts (start_ns 10, end_ns 5); nothing of the cell run was written`)
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Zero(t, fi.Size())
 }
 
 func TestOpenSampleLogCutsTornTail(t *testing.T) {

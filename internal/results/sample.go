@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -39,6 +41,37 @@ type Sample struct {
 	// work): every thread ran until the cell's clock reached it, so its
 	// Work is what it got done and its end time says nothing.
 	DurationNs int64 `json:"duration_ns,omitempty"`
+	// CPUNs is the CPU time the thread (for procs, the process) consumed
+	// inside its measured interval, read by the worker itself just outside
+	// it (schema 1.2); 0 where it was not recorded (older runs).
+	CPUNs int64 `json:"cpu_ns,omitempty"`
+}
+
+// damage says why s cannot be what a thread measured, "" when it can be:
+// an interval that ends before it starts, or work, rate or CPU time below
+// zero or not a finite number. A thread that did no work records 0, never
+// less, so a record like that was changed after it was written; read as it
+// is, it would pass for a thread that did no work.
+func (s Sample) damage() string {
+	var why []string
+	if s.EndNs < s.StartNs {
+		why = append(why, fmt.Sprintf("it ends before it starts (start_ns %d, end_ns %d)", s.StartNs, s.EndNs))
+	}
+	for _, v := range []struct {
+		name string
+		x    float64
+	}{{"work", s.Work}, {"rate", s.Rate}} {
+		switch {
+		case math.IsNaN(v.x) || math.IsInf(v.x, 0):
+			why = append(why, fmt.Sprintf("its %s is %v", v.name, v.x))
+		case v.x < 0:
+			why = append(why, fmt.Sprintf("its %s is negative (%v)", v.name, v.x))
+		}
+	}
+	if s.CPUNs < 0 {
+		why = append(why, fmt.Sprintf("its CPU time is negative (cpu_ns %d)", s.CPUNs))
+	}
+	return strings.Join(why, "; ")
 }
 
 // Observation is the sample as the statistics see it.
@@ -46,7 +79,7 @@ func (s Sample) Observation() analysis.Observation {
 	return analysis.Observation{
 		CellKey: analysis.CellKey{Target: s.Target, Workload: s.Workload, QoS: s.QoS, Threads: s.Threads, Phase: s.Phase},
 		Repeat:  s.Repeat, Unit: s.Unit, StartNs: s.StartNs, EndNs: s.EndNs, Work: s.Work, Rate: s.Rate,
-		QoSApplied: s.QoSApplied, QoSFull: s.QoSFull, QoSReason: s.QoSReason,
+		QoSApplied: s.QoSApplied, QoSFull: s.QoSFull, QoSReason: s.QoSReason, CPUNs: s.CPUNs, Contention: s.Contention,
 	}
 }
 
@@ -62,8 +95,14 @@ func Observations(samples []Sample) []analysis.Observation {
 // Cells summarizes samples into cells (see analysis.Cells).
 func Cells(samples []Sample) []analysis.Cell { return analysis.Cells(Observations(samples)) }
 
-// csvHeader is the tidy CSV's columns, in order. Scripts depend on these names.
-var csvHeader = []string{
+// csvHeader is the tidy CSV's columns, in order. Scripts depend on these
+// names; a new column goes at the end. cpu_ns (schema 1.2) is the record's
+// CPU time in its interval, empty where it was not recorded.
+var csvHeader = append(slices.Clone(csvHeader11), "cpu_ns")
+
+// csvHeader11 is the tidy CSV's columns up to schema 1.1, which ReadCSV
+// still reads (every CPU time not recorded).
+var csvHeader11 = []string{
 	"target", "workload", "qos", "threads", "repeat", "index", "phase",
 	"start_ns", "end_ns", "work", "unit", "rate",
 	"qos_applied", "qos_full", "qos_reason", "qos_detail", "cpus", "pid", "contention",
@@ -81,7 +120,17 @@ func (s Sample) csvRow() []string {
 		decimal(s.Work), s.Unit, decimal(s.Rate),
 		strconv.Itoa(s.QoSApplied), strconv.FormatBool(s.QoSFull), s.QoSReason, s.QoSDetail,
 		strings.Join(cpus, " "), strconv.Itoa(s.PID), strconv.Itoa(s.Contention),
+		cpuNsText(s.CPUNs),
 	}
+}
+
+// cpuNsText is a CSV's cpu_ns: empty when the CPU time was not recorded (0),
+// so a script reads it as missing, not as a thread that got no CPU.
+func cpuNsText(ns int64) string {
+	if ns == 0 {
+		return ""
+	}
+	return strconv.FormatInt(ns, 10)
 }
 
 // decimal writes x in the shortest form that reads back as exactly x
@@ -112,15 +161,17 @@ func WriteCSV(w io.Writer, samples []Sample) error {
 	return nil
 }
 
-// ReadCSV reads samples written by WriteCSV, refusing a header it does not know.
+// ReadCSV reads samples written by WriteCSV, or by a qoslab of schema 1.1
+// (no cpu_ns column: CPU time not recorded), refusing a header it does not
+// know and a row no measurement gives (see Sample.damage).
 func ReadCSV(r io.Reader) ([]Sample, error) {
 	cr := csv.NewReader(r)
 	head, err := cr.Read()
 	if err != nil {
 		return nil, fmt.Errorf("read csv header: %w", err)
 	}
-	if strings.Join(head, ",") != strings.Join(csvHeader, ",") {
-		return nil, fmt.Errorf("csv header %q is not qoslab's sample header %q", strings.Join(head, ","), strings.Join(csvHeader, ","))
+	if !slices.Equal(head, csvHeader) && !slices.Equal(head, csvHeader11) {
+		return nil, fmt.Errorf("csv header %q is not qoslab's sample header %q (nor that of schema 1.1, without cpu_ns)", strings.Join(head, ","), strings.Join(csvHeader, ","))
 	}
 	var out []Sample
 	for line := 2; ; line++ {
@@ -134,6 +185,10 @@ func ReadCSV(r io.Reader) ([]Sample, error) {
 		s, err := parseRow(rec)
 		if err != nil {
 			return nil, fmt.Errorf("csv line %d: %w", line, err)
+		}
+		if why := s.damage(); why != "" {
+			return nil, fmt.Errorf("csv line %d: %s %s qos=%d threads=%d repeat %d thread %d%s is damaged: %s, which no measurement gives",
+				line, s.Target, s.Workload, s.QoS, s.Threads, s.Repeat, s.Index, phaseText(s.Phase), why)
 		}
 		out = append(out, s)
 	}
@@ -180,6 +235,9 @@ func parseRow(r []string) (Sample, error) {
 		s.CPUs = append(s.CPUs, c)
 	}
 	s.PID, s.Contention = atoi(17), atoi(18)
+	if len(r) > 19 && r[19] != "" { // cpu_ns; empty, or a 1.1 row: not recorded
+		s.CPUNs = i64(19)
+	}
 	if len(errs) > 0 {
 		return s, fmt.Errorf("bad values %s", strings.Join(errs, ", "))
 	}

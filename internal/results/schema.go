@@ -7,8 +7,10 @@ import (
 )
 
 // SchemaVersion is the version of the result files this build writes. Readers
-// accept any minor of a major they know and refuse other majors.
-const SchemaVersion = "1.1"
+// accept any minor of a major they know and refuse other majors. 1.1:
+// records carry params, run.json scheduling; 1.2: records carry cpu_ns,
+// the thread's CPU time in its interval (absent, 0: not recorded).
+const SchemaVersion = "1.2"
 
 // checkSchema refuses a file written with a schema major this build cannot read.
 func checkSchema(v string) error {

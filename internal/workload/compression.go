@@ -112,18 +112,20 @@ func codecNote(p Params) string {
 
 // measureCodec runs j's timed call on t and records its span: the cell's
 // clock read just before Run and just after it returns, so the record is
-// what that one clock saw. It returns Run's result and the codec phase's
-// length, from began (Go's clock, read between the start and Run) to the
-// codec's own CodecDone instant on that same clock.
+// what that one clock saw, and the thread's CPU clock just outside those
+// (the codecs run on the calling thread: zstd and lz4 at concurrency 1).
+// It returns Run's result and the codec phase's length, from began (Go's
+// clock, read between the start and Run) to the codec's own CodecDone
+// instant on that same clock.
 func measureCodec(t *thread, j *codec.Job, phase string) (codec.RunResult, int64, error) {
 	_, size := j.Part()
-	start := t.now()
+	m := t.begin()
 	began := time.Now()
 	res, err := j.Run(t.ctx)
 	end := t.now()
 	if err != nil {
 		return res, 0, err
 	}
-	t.record(phase, start, end, float64(size))
+	t.record(phase, m, end, float64(size))
 	return res, res.CodecDone.Sub(began).Nanoseconds(), nil
 }

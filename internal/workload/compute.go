@@ -34,17 +34,17 @@ func measure(t *thread, total, chunk uint64, kernelFn func(n uint64)) error {
 // t.deadline, recording one span with the work done. The clock is read
 // between chunks only, never inside one.
 func untilDeadline(t *thread, chunk uint64, kernelFn func(n uint64)) error {
-	start := t.now()
+	m := t.begin()
 	var done uint64
 	for {
 		kernelFn(chunk)
 		done += chunk
 		if !t.between(chunk) {
-			t.record("", start, t.now(), float64(done))
+			t.record("", m, t.now(), float64(done))
 			return context.Canceled
 		}
 		if now := t.now(); now >= t.deadline {
-			t.record("", start, now, float64(done))
+			t.record("", m, now, float64(done))
 			return nil
 		}
 	}
@@ -52,18 +52,18 @@ func untilDeadline(t *thread, chunk uint64, kernelFn func(n uint64)) error {
 
 // chunked runs total units of kernel in chunks on t, recording one span.
 func chunked(t *thread, total, chunk uint64, kernelFn func(n uint64)) error {
-	start := t.now()
+	m := t.begin()
 	var done uint64
 	for done < total {
 		n := min(chunk, total-done)
 		kernelFn(n)
 		done += n
 		if !t.between(n) {
-			t.record("", start, t.now(), float64(done))
+			t.record("", m, t.now(), float64(done))
 			return context.Canceled
 		}
 	}
-	t.record("", start, t.now(), float64(done))
+	t.record("", m, t.now(), float64(done))
 	return nil
 }
 

@@ -29,6 +29,7 @@ type workerReport struct {
 	StartNs int64       `json:"start_mono_ns,omitempty"`
 	EndNs   int64       `json:"end_mono_ns,omitempty"`
 	Work    float64     `json:"work,omitempty"`
+	CPUNs   int64       `json:"cpu_ns,omitempty"`
 	QoS     qos.Applied `json:"qos"`
 	CPUs    []int       `json:"cpus,omitempty"`
 	Err     string      `json:"error,omitempty"`
@@ -60,6 +61,10 @@ func WorkerMain(args []string, stdout io.Writer) int {
 
 	cpus := newCPUSet(runtime.NumCPU())
 	var sum float64
+	// The thread's CPU clock just outside the interval, as a measuring
+	// thread of the other workloads reads it: the process's work is this
+	// locked thread's (the runtime's own threads are not the workload).
+	cpuStart := threadCPUNow()
 	start := monoNow()
 	for done := uint64(0); done < *loops; {
 		n := min(uint64(loopChunk), *loops-done)
@@ -68,8 +73,9 @@ func WorkerMain(args []string, stdout io.Writer) int {
 		cpus.sample()
 	}
 	end := monoNow()
+	cpuEnd := threadCPUNow()
 	_ = sum
-	rep = workerReport{StartNs: start, EndNs: end, Work: float64(*loops), QoS: rep.QoS, CPUs: cpus.list()}
+	rep = workerReport{StartNs: start, EndNs: end, Work: float64(*loops), CPUNs: cpuSpent(cpuStart, cpuEnd), QoS: rep.QoS, CPUs: cpus.list()}
 	if err := enc.Encode(rep); err != nil {
 		return 1
 	}
@@ -195,7 +201,7 @@ func procRecords(workers []*procWorker, errs []error, cellStart int64) []Record 
 		if errs[i] != nil {
 			continue
 		}
-		s := span{start: w.rep.StartNs - cellStart, end: w.rep.EndNs - cellStart, work: w.rep.Work}
+		s := span{start: w.rep.StartNs - cellStart, end: w.rep.EndNs - cellStart, work: w.rep.Work, cpuNs: w.rep.CPUNs}
 		r := newRecord(i, s, w.rep.QoS, w.rep.CPUs)
 		r.PID = w.cmd.Process.Pid
 		recs = append(recs, r)

@@ -11,11 +11,13 @@ import (
 	"github.com/qoslab/qoslab/internal/qos"
 )
 
-// span is one timed interval of a thread, in ns since the cell began.
+// span is one timed interval of a thread, in ns since the cell began, and
+// the CPU time the thread consumed in it (0: not recorded).
 type span struct {
 	phase      string
 	start, end int64
 	work       float64
+	cpuNs      int64
 }
 
 // thread is what a measured body sees: its index, the cell's clock, and the
@@ -27,7 +29,10 @@ type thread struct {
 	// same for every thread; 0 for a fixed amount of work.
 	deadline int64
 	// mono is the clock (monoNow; tests give their own).
-	mono     func() int64
+	mono func() int64
+	// cpuClock is the thread's own CPU clock (threadCPUNow; tests give
+	// their own), read just outside each measured interval.
+	cpuClock func() int64
 	ctx      context.Context
 	done     <-chan struct{}
 	progress *Progress
@@ -55,8 +60,26 @@ func (t *thread) between(n uint64) bool {
 	}
 }
 
-func (t *thread) record(phase string, start, end int64, work float64) {
-	t.spans = append(t.spans, span{phase: phase, start: start, end: end, work: work})
+// mark is where a measured interval began: the thread's CPU clock and the
+// cell's clock, read in that order.
+type mark struct{ cpu, start int64 }
+
+// begin opens a measured interval: the thread's CPU clock first, then the
+// cell's clock, so the CPU clock's read (a system call on Linux) lies
+// before the interval, not in it.
+func (t *thread) begin() mark {
+	cpu := t.cpuClock()
+	return mark{cpu: cpu, start: t.now()}
+}
+
+// record keeps the interval begun at m and ended at end, the cell's clock
+// as the caller read it last, with the work done in it. Its first act is
+// to read the thread's CPU clock, so the interval ends where it did and
+// its CPU time spans it whole; only the two clock reads outside it are
+// counted beyond it (about a microsecond).
+func (t *thread) record(phase string, m mark, end int64, work float64) {
+	cpu := t.cpuClock()
+	t.spans = append(t.spans, span{phase: phase, start: m.start, end: end, work: work, cpuNs: cpuSpent(m.cpu, cpu)})
 }
 
 // threadJob is one workload's per-thread code. setup runs on the thread
@@ -103,7 +126,7 @@ func runThreadsFor(ctx context.Context, n int, c qos.Class, d time.Duration, pro
 	finished.Add(n)
 	ncpu := runtime.NumCPU()
 	for i := range threads {
-		threads[i] = &thread{index: i, deadline: int64(d), mono: monoNow, ctx: ctx, done: ctx.Done(), progress: prog, cpus: newCPUSet(ncpu), spans: make([]span, 0, 4)}
+		threads[i] = &thread{index: i, deadline: int64(d), mono: monoNow, cpuClock: threadCPUNow, ctx: ctx, done: ctx.Done(), progress: prog, cpus: newCPUSet(ncpu), spans: make([]span, 0, 4)}
 	}
 	spawned := monoNow()
 	for _, t := range threads {
@@ -209,7 +232,7 @@ func threadRecords(ctx context.Context, threads []*thread, applied []qos.Applied
 }
 
 func newRecord(index int, s span, applied qos.Applied, cpus []int) Record {
-	r := Record{Index: index, Phase: s.phase, StartNs: s.start, EndNs: s.end, Work: s.work, QoS: applied, CPUs: cpus}
+	r := Record{Index: index, Phase: s.phase, StartNs: s.start, EndNs: s.end, Work: s.work, CPUNs: s.cpuNs, QoS: applied, CPUs: cpus}
 	if d := s.end - s.start; d > 0 {
 		r.Rate = s.work / (float64(d) / 1e9)
 	}

@@ -40,15 +40,19 @@ type Params struct {
 
 // Record is one thread's (or process's) measured interval.
 type Record struct {
-	Index   int         `json:"index"`
-	Phase   string      `json:"phase,omitempty"` // compress/decompress: which timed phase
-	StartNs int64       `json:"start_ns"`        // since the cell began, target's monotonic clock
-	EndNs   int64       `json:"end_ns"`
-	Work    float64     `json:"work"`
-	Rate    float64     `json:"rate"` // Work per second of this record's interval
-	QoS     qos.Applied `json:"qos"`
-	CPUs    []int       `json:"cpus,omitempty"` // Linux: CPUs the thread was seen on
-	PID     int         `json:"pid,omitempty"`  // procs: the worker process
+	Index   int     `json:"index"`
+	Phase   string  `json:"phase,omitempty"` // compress/decompress: which timed phase
+	StartNs int64   `json:"start_ns"`        // since the cell began, target's monotonic clock
+	EndNs   int64   `json:"end_ns"`
+	Work    float64 `json:"work"`
+	Rate    float64 `json:"rate"` // Work per second of this record's interval
+	// CPUNs is the CPU time the thread (for procs, the worker process's
+	// measuring thread) consumed in its interval, read by the thread itself
+	// just outside it; 0 when its CPU clock could not be read.
+	CPUNs int64       `json:"cpu_ns,omitempty"`
+	QoS   qos.Applied `json:"qos"`
+	CPUs  []int       `json:"cpus,omitempty"` // Linux: CPUs the thread was seen on
+	PID   int         `json:"pid,omitempty"`  // procs: the worker process
 }
 
 // Result is a finished cell.

@@ -46,6 +46,7 @@ func TestRunFPRecords(t *testing.T) {
 		assert.Equal(t, qos.Utility, r.QoS.Asked)
 		assert.Equal(t, qos.Utility, r.QoS.Applied, r.QoS.Detail)
 		assert.NotEmpty(t, r.CPUs)
+		assertCPUTime(t, r)
 	}
 	assert.Equal(t, 1.0, prog.Fraction())
 }
@@ -92,8 +93,7 @@ func TestClockStartsAfterEveryThreadIsReady(t *testing.T) {
 			return nil
 		},
 		measure: func(th *thread) error {
-			s := th.now()
-			th.record("", s, th.now(), 1)
+			th.record("", th.begin(), th.now(), 1)
 			return nil
 		},
 	})
@@ -119,7 +119,7 @@ func TestPhasesFrameTheMeasuredInterval(t *testing.T) {
 			return nil
 		},
 		measure: func(th *thread) error {
-			s := th.now()
+			s := th.begin()
 			time.Sleep(time.Millisecond)
 			th.record("", s, th.now(), 1)
 			return nil
@@ -176,6 +176,7 @@ func TestPi(t *testing.T) {
 	var total float64
 	for _, r := range res.Records {
 		total += r.Work
+		assertCPUTime(t, r)
 	}
 	assert.Equal(t, 3e7+1, total, "iterations are split over the threads, none lost")
 	assert.Less(t, res.Metrics["pi_error"], 2e-3)
@@ -188,6 +189,7 @@ func TestIntAndMMul(t *testing.T) {
 		require.NoError(t, err, w)
 		require.Len(t, res.Records, 1, w)
 		assert.Equal(t, 5000.0, res.Records[0].Work, w)
+		assertCPUTime(t, res.Records[0])
 	}
 }
 
@@ -206,6 +208,7 @@ func TestProcs(t *testing.T) {
 		assert.Equal(t, float64(2<<20), r.Work)
 		assert.Equal(t, qos.Utility, r.QoS.Applied, r.QoS.Detail)
 		assert.NotEmpty(t, r.CPUs)
+		assertCPUTime(t, r)
 	}
 	assert.Len(t, pids, 3)
 }
@@ -242,6 +245,7 @@ func TestCompressAndDecompress(t *testing.T) {
 				for _, r := range res.Records {
 					assert.Equal(t, w, r.Phase)
 					assert.Greater(t, r.EndNs, r.StartNs)
+					assertCPUTime(t, r)
 					total += r.Work
 				}
 				assert.Equal(t, float64(8<<20), total)
@@ -272,13 +276,14 @@ func TestCompressUnwritableSink(t *testing.T) {
 // clock is a fake one that each chunk moves on by 3 ms, so the test says
 // exactly where it must stop, whatever the machine's load.
 func TestUntilDeadlineStopsWithinOneChunk(t *testing.T) {
-	var clock int64
-	th := &thread{deadline: 100e6, mono: func() int64 { return clock }, done: make(chan struct{}), cpus: newCPUSet(1)}
+	var clock, cpu int64
+	th := &thread{deadline: 100e6, mono: func() int64 { return clock }, cpuClock: func() int64 { return cpu }, done: make(chan struct{}), cpus: newCPUSet(1)}
 	chunks := 0
 	require.NoError(t, untilDeadline(th, 1000, func(n uint64) {
 		assert.Equal(t, uint64(1000), n)
 		chunks++
 		clock += 3e6
+		cpu += 2e6
 	}))
 	require.Len(t, th.spans, 1)
 	s := th.spans[0]
@@ -286,6 +291,7 @@ func TestUntilDeadlineStopsWithinOneChunk(t *testing.T) {
 	assert.Equal(t, int64(102e6), s.end)
 	assert.Less(t, s.end-th.deadline, int64(3e6), "stopped within one chunk of the deadline")
 	assert.Equal(t, float64(34*1000), s.work)
+	assert.Equal(t, int64(34*2e6), s.cpuNs, "the CPU time of every chunk, and none of anything else")
 }
 
 // A real fixed-duration fp cell: every thread runs to the deadline (not a
@@ -303,6 +309,7 @@ func TestRunFPForADuration(t *testing.T) {
 		assert.Positive(t, r.Work)
 		assert.Zero(t, math.Mod(r.Work, chunk), "work is whole chunks")
 		assert.InEpsilon(t, r.Work/(float64(r.EndNs-r.StartNs)/1e9), r.Rate, 1e-12)
+		assertCPUTime(t, r)
 	}
 	assert.Equal(t, 1.0, prog.Fraction(), "a finished duration cell is all done")
 }
@@ -367,15 +374,27 @@ func TestCodecRecordIsTheCellClockAroundRun(t *testing.T) {
 	t.Cleanup(func() { _ = j.Close() })
 	require.NoError(t, j.Prepare(context.Background()))
 
+	// The thread's CPU clock is the calling OS thread's: stay on one, as
+	// a measuring thread does.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	const late = 200 * time.Millisecond
 	cellStart := monoNow()
 	reads := 0
+	// Each clock read is logged: the thread's CPU clock must be read just
+	// outside the cell's clock, never between its two reads.
+	var order []string
 	th := &thread{cellStart: cellStart, ctx: context.Background(), done: make(chan struct{}), cpus: newCPUSet(1)}
 	th.mono = func() int64 {
+		order = append(order, "cell")
 		if reads++; reads == 1 {
 			time.Sleep(late)
 		}
 		return monoNow()
+	}
+	th.cpuClock = func() int64 {
+		order = append(order, "cpu")
+		return threadCPUNow()
 	}
 	before := time.Now()
 	res, codecNs, err := measureCodec(th, j, p.Workload)
@@ -385,6 +404,8 @@ func TestCodecRecordIsTheCellClockAroundRun(t *testing.T) {
 	require.Len(t, th.spans, 1)
 	s := th.spans[0]
 	assert.Equal(t, 2, reads, "one clock reading before Run, one after")
+	assert.Equal(t, []string{"cpu", "cell", "cell", "cpu"}, order, "the CPU clock is read just outside the interval")
+	assert.Positive(t, s.cpuNs, "the codec's CPU time is the thread's")
 	assert.Equal(t, p.Workload, s.phase)
 	assert.Equal(t, float64(1<<20), s.work)
 	assert.GreaterOrEqual(t, s.start, int64(late), "the start is the late reading")

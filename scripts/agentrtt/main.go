@@ -73,7 +73,7 @@ func main() {
 	defer os.RemoveAll(dir)
 	cache, _ := os.UserCacheDir()
 	backend := qemu.New(qemu.Options{CacheDir: cache + "/qoslab"})
-	m, c, err := experiment.BootVM(ctx, backend, os.Stderr, hv.Spec{Name: "rtt", Image: img, CPUs: 2, MemoryMiB: 1024, Accel: *accel, StateDir: dir}, experiment.DefaultBootTimeout, "")
+	m, c, err := experiment.BootVM(ctx, backend, os.Stderr, hv.Spec{Name: "rtt", Image: img, CPUs: 2, MemoryMiB: 1024, Accel: *accel, StateDir: dir}, hv.DefaultBootTimeout, "")
 	if err != nil {
 		fail(err)
 	}

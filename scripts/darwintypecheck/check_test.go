@@ -204,8 +204,39 @@ func TestRunExitStatus(t *testing.T) {
 	}
 }
 
+// A module that go.mod's replace points at a folder is checked from that
+// folder (its declarations: function bodies of dependencies are skipped),
+// and a wrong call into it is reported (the want in broken/socket_darwin.go).
+func TestCheckReadsReplacedModules(t *testing.T) {
+	dir := fixture(t)
+	pkgs, err := listPackages(context.Background(), Options{Dir: dir}, "darwin", "arm64")
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(dir, "vzfork"), listedDir(t, pkgs, "example.com/vzfork"))
+	res, err := Check(context.Background(), Options{Dir: dir})
+	require.NoError(t, err)
+	assert.Empty(t, res.DepErrors)
+	found := false
+	for _, d := range res.Errors {
+		found = found || strings.Contains(d.Msg, "not enough arguments in call to d.Connect")
+	}
+	assert.True(t, found, "the wrong call into the replaced module:\n%s", formatAll(res.Errors))
+}
+
+// listedDir is the folder go list read package path from.
+func listedDir(t *testing.T, pkgs []*listedPackage, path string) string {
+	t.Helper()
+	for _, p := range pkgs {
+		if p.ImportPath == path {
+			return p.Dir
+		}
+	}
+	t.Fatalf("%s is not among the listed packages", path)
+	return ""
+}
+
 // TestCheckRepo checks this repository's own packages, tests included, as
-// scripts/darwin-typecheck does.
+// scripts/darwin-typecheck does: vz among their dependencies is the patched
+// copy go.mod's replace names, and it checks without an error.
 func TestCheckRepo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("checks the whole repository and its dependencies from source")
@@ -216,6 +247,12 @@ func TestCheckRepo(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, res.Errors, "darwin/arm64 type errors:\n%s", formatAll(res.Errors))
 	assert.NotZero(t, res.ModulePackages)
+	pkgs, err := listPackages(context.Background(), Options{Dir: root, Patterns: []string{"./internal/hv/vz"}}, "darwin", "arm64")
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(root, "internal", "hv", "vz", "vzpatched"), listedDir(t, pkgs, "github.com/Code-Hex/vz/v3"))
+	for _, d := range res.DepErrors {
+		assert.NotContains(t, d.Package, "github.com/Code-Hex/vz", "the patched vz must check cleanly")
+	}
 	t.Logf("%d packages (%d in the module) in %s", res.Packages, res.ModulePackages, res.Duration)
 }
 

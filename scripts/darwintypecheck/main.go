@@ -20,7 +20,9 @@
 // declarations, and their errors are counted, not printed. The count matters:
 // a declaration that fails to check has an invalid type, which silences errors
 // in the code using it; with Go 1.26 the standard library and vz v3.7.1 check
-// with none. A package that fails to load or parse still hands its importers
+// with none. A module that go.mod replaces with a folder is checked from
+// that folder, as go list resolves it: vz is the patched copy in
+// internal/hv/vz/vzpatched. A package that fails to load or parse still hands its importers
 // what could be checked. Errors in the main module's packages are printed as
 // file:line:col: message and make the exit status 1; so do go list's errors
 // for them (a bad import, or a package named explicitly that has no darwin

@@ -622,16 +622,20 @@ func (x *QoSApplied) GetDetail() string {
 }
 
 type ThreadRecord struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Index         uint32                 `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
-	Phase         string                 `protobuf:"bytes,2,opt,name=phase,proto3" json:"phase,omitempty"`
-	StartNs       int64                  `protobuf:"varint,3,opt,name=start_ns,json=startNs,proto3" json:"start_ns,omitempty"` // since the cell began, the agent's monotonic clock
-	EndNs         int64                  `protobuf:"varint,4,opt,name=end_ns,json=endNs,proto3" json:"end_ns,omitempty"`
-	Work          float64                `protobuf:"fixed64,5,opt,name=work,proto3" json:"work,omitempty"`
-	Rate          float64                `protobuf:"fixed64,6,opt,name=rate,proto3" json:"rate,omitempty"`
-	Qos           *QoSApplied            `protobuf:"bytes,7,opt,name=qos,proto3" json:"qos,omitempty"`
-	Cpus          []uint32               `protobuf:"varint,8,rep,packed,name=cpus,proto3" json:"cpus,omitempty"`
-	Pid           int32                  `protobuf:"varint,9,opt,name=pid,proto3" json:"pid,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Index   uint32                 `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
+	Phase   string                 `protobuf:"bytes,2,opt,name=phase,proto3" json:"phase,omitempty"`
+	StartNs int64                  `protobuf:"varint,3,opt,name=start_ns,json=startNs,proto3" json:"start_ns,omitempty"` // since the cell began, the agent's monotonic clock
+	EndNs   int64                  `protobuf:"varint,4,opt,name=end_ns,json=endNs,proto3" json:"end_ns,omitempty"`
+	Work    float64                `protobuf:"fixed64,5,opt,name=work,proto3" json:"work,omitempty"`
+	Rate    float64                `protobuf:"fixed64,6,opt,name=rate,proto3" json:"rate,omitempty"`
+	Qos     *QoSApplied            `protobuf:"bytes,7,opt,name=qos,proto3" json:"qos,omitempty"`
+	Cpus    []uint32               `protobuf:"varint,8,rep,packed,name=cpus,proto3" json:"cpus,omitempty"`
+	Pid     int32                  `protobuf:"varint,9,opt,name=pid,proto3" json:"pid,omitempty"`
+	// The CPU time the thread (procs: the worker process's measuring thread)
+	// consumed in its interval, read by itself just outside it (protocol
+	// 1.3); 0 when not recorded, as from an agent of protocol 1.2 or older.
+	CpuNs         int64 `protobuf:"varint,10,opt,name=cpu_ns,json=cpuNs,proto3" json:"cpu_ns,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -725,6 +729,13 @@ func (x *ThreadRecord) GetCpus() []uint32 {
 func (x *ThreadRecord) GetPid() int32 {
 	if x != nil {
 		return x.Pid
+	}
+	return 0
+}
+
+func (x *ThreadRecord) GetCpuNs() int64 {
+	if x != nil {
+		return x.CpuNs
 	}
 	return 0
 }
@@ -1191,7 +1202,7 @@ const file_agent_proto_rawDesc = "" +
 	"\aapplied\x18\x02 \x01(\x05R\aapplied\x12\x12\n" +
 	"\x04full\x18\x03 \x01(\bR\x04full\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x16\n" +
-	"\x06detail\x18\x05 \x01(\tR\x06detail\"\xe9\x01\n" +
+	"\x06detail\x18\x05 \x01(\tR\x06detail\"\x80\x02\n" +
 	"\fThreadRecord\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\rR\x05index\x12\x14\n" +
 	"\x05phase\x18\x02 \x01(\tR\x05phase\x12\x19\n" +
@@ -1201,7 +1212,9 @@ const file_agent_proto_rawDesc = "" +
 	"\x04rate\x18\x06 \x01(\x01R\x04rate\x12-\n" +
 	"\x03qos\x18\a \x01(\v2\x1b.qoslab.agent.v1.QoSAppliedR\x03qos\x12\x12\n" +
 	"\x04cpus\x18\b \x03(\rR\x04cpus\x12\x10\n" +
-	"\x03pid\x18\t \x01(\x05R\x03pid\"E\n" +
+	"\x03pid\x18\t \x01(\x05R\x03pid\x12\x15\n" +
+	"\x06cpu_ns\x18\n" +
+	" \x01(\x03R\x05cpuNs\"E\n" +
 	"\bProgress\x12\x1a\n" +
 	"\bfraction\x18\x01 \x01(\x01R\bfraction\x12\x1d\n" +
 	"\n" +

@@ -13,7 +13,7 @@ import (
 // The accelerators QEMU can run a guest with.
 const (
 	accelKVM = "kvm"
-	AccelTCG = "tcg"
+	AccelTCG = hv.AccelTCG
 	accelHVF = "hvf"
 )
 

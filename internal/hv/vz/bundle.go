@@ -57,8 +57,8 @@ type GuestKind string
 // linux bundle; the kind is in the schema so that one can come without a
 // new major.
 const (
-	GuestMacOS GuestKind = "macos"
-	guestLinux GuestKind = "linux"
+	GuestMacOS = GuestKind(hv.OSMacOS)
+	guestLinux = GuestKind(hv.OSLinux)
 )
 
 // InstallSource is the restore image (IPSW) a bundle's macOS was installed
@@ -113,7 +113,7 @@ func (b Bundle) Path(file string) string { return filepath.Join(b.Dir, file) }
 // Image is the hv.Image that boots the bundle: a Spec whose Image has a
 // Dir and no Kernel is a bundle.
 func (b Bundle) Image() hv.Image {
-	img := hv.Image{Name: filepath.Base(b.Dir), Dir: b.Dir, Arch: "arm64"}
+	img := hv.Image{Name: filepath.Base(b.Dir), Dir: b.Dir, Arch: "arm64", OS: hv.OSMacOS}
 	if src := b.Config.InstalledFrom; src != nil {
 		img.KernelVersion = strings.TrimSpace("macOS " + src.OSVersion + " " + src.Build)
 	}

@@ -10,86 +10,214 @@ import (
 	"time"
 )
 
-// connector turns a dial that cannot be cancelled into Connect(ctx, port),
-// with at most one attempt in flight.
+// connector turns a dial that cannot be cancelled into Connect(ctx, port):
+// each attempt gets a deadline, and an attempt that passes it is abandoned
+// (left to finish on its own) and a new one is made.
 //
 // vz's VirtioSocketDevice.Connect cannot be cancelled: it parks its caller
-// and a cgo handle until the framework answers, which it does once the
-// guest's vsock device answers (at once with a reset when nothing listens
-// there; not at all while the guest's driver is not up yet). Retrying every
-// connectAttempt with a new attempt each time parked a goroutine, a second
-// one waiting to close a late connection, and a cgo handle per attempt:
-// about 85 over the 3 minutes a macOS guest may take to boot. Here a Connect
-// made while an attempt is in flight waits for that attempt instead of
-// starting another; when its ctx ends first it leaves the attempt running
-// for the next Connect to wait on. An attempt that ends with nobody
-// waiting closes the connection it got.
+// and a cgo handle until the framework answers. The framework answers at
+// once once the guest's vsock driver is up (a connection, or a reset when
+// nothing listens on the port), but an attempt made before that may get no
+// answer at all: Apple documents that connect(toPort:) "does nothing" while
+// the guest does not listen, vz's own test waits 5 s after the VM runs
+// before it connects because the call "does not seem to have a connection
+// timeout", and the host connects the moment the VM reports it runs, long
+// before the guest's driver exists. Waiting on that first attempt for good
+// (this connector's old rule: one attempt in flight, every Connect waiting
+// on it) could wait for the whole boot deadline on an attempt that will
+// never be answered, however soon the agent listens.
+//
+// So, per port: Connect calls share the attempt in flight, which has its
+// deadline (short at first, doubling after every attempt that passes its
+// own, up to a longest; an answer, even a refusal, starts again from the
+// shortest); once it passes, the attempt is abandoned and the next Connect
+// (those waiting on it included) makes a new one. A guest whose agent
+// starts listening while an attempt is parked is reached within one
+// deadline of it, whether or not the parked attempt is ever answered. An
+// abandoned attempt that is answered late with a connection has it closed:
+// nobody waits for it. And at most sched.parked attempts are in flight at
+// once (each is a goroutine and a cgo handle for as long as the framework
+// keeps it): past that a Connect waits for one of them to end.
 type connector struct {
-	dial func(port uint32) (net.Conn, error)
+	dial      func(port uint32) (net.Conn, error)
+	sched     attemptSchedule
+	afterFunc afterFunc
 
-	mu  sync.Mutex
-	cur *attempt // in flight, or nil
+	mu sync.Mutex
+	// current is each port's attempt within its deadline.
+	current map[uint32]*attempt
+	// inFlight holds every attempt whose dial has not returned, the
+	// abandoned ones included.
+	inFlight map[*attempt]struct{}
+	// unanswered counts, per port, the attempts in a row that passed their
+	// deadline: the next one's deadline grows with it.
+	unanswered map[uint32]int
+	// ended is closed, and replaced, whenever an attempt in flight returns.
+	ended chan struct{}
+	// lateClosed counts the connections of abandoned attempts, closed.
+	lateClosed int
 }
+
+// attemptSchedule paces a connector's attempts.
+type attemptSchedule struct {
+	// first is the deadline of an attempt after an answer (or of the first
+	// one); each attempt after one that passed its deadline gets twice the
+	// one before, up to most.
+	first, most time.Duration
+	// parked is the most attempts in flight at once.
+	parked int
+}
+
+// The schedule of vz's connections.
+const (
+	// firstAttempt: a guest whose driver is up answers in milliseconds,
+	// so an attempt unanswered after this is likely parked.
+	firstAttempt = 500 * time.Millisecond
+	// longestAttempt bounds the time between the agent starting to
+	// listen and a new attempt reaching it, when the parked ones are never
+	// answered.
+	longestAttempt = 8 * time.Second
+	// mostParked: the attempts of hv's longest default boot deadline (5
+	// minutes, a first macOS boot) made every longestAttempt are about 40;
+	// room beyond that, and a bound for a host that runs for days beside a
+	// hung guest.
+	mostParked = 48
+)
+
+// vzSchedule is the schedule of vz's connections.
+func vzSchedule() attemptSchedule {
+	return attemptSchedule{first: firstAttempt, most: longestAttempt, parked: mostParked}
+}
+
+// deadline is the deadline of an attempt made after n attempts in a row
+// passed theirs.
+func (s attemptSchedule) deadline(n int) time.Duration {
+	d := s.first
+	for i := 0; i < n && d < s.most; i++ {
+		d *= 2
+	}
+	return min(d, s.most)
+}
+
+// afterFunc runs f once d has passed, unless the stop it returns is called
+// first: time.AfterFunc's, or a test's clock.
+type afterFunc func(d time.Duration, f func()) (stop func() bool)
+
+func realAfterFunc(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
 
 // attempt is one call of dial.
 type attempt struct {
-	port uint32
-	done chan struct{}
-	// Set before done closes.
-	conn net.Conn
-	err  error
+	port     uint32
+	deadline time.Duration
+	// done is closed once dial has returned, conn and err then set;
+	// expired once the deadline passed before that.
+	done, expired chan struct{}
+	stopTimer     func() bool
+	conn          net.Conn
+	err           error
 	// waiting counts the Connect calls waiting on this attempt; taken is
-	// set once one of them has its connection (or it was closed unused).
-	waiting int
-	taken   bool
+	// set once one of them has its connection (or it was closed unused);
+	// abandoned once its deadline passed unanswered.
+	waiting          int
+	taken, abandoned bool
 }
 
 func newConnector(dial func(port uint32) (net.Conn, error)) *connector {
-	return &connector{dial: dial}
+	return newConnectorWith(dial, vzSchedule(), realAfterFunc)
+}
+
+// newConnectorWith is newConnector with its schedule and clock given.
+func newConnectorWith(dial func(port uint32) (net.Conn, error), sched attemptSchedule, after afterFunc) *connector {
+	return &connector{
+		dial: dial, sched: sched, afterFunc: after,
+		current: map[uint32]*attempt{}, inFlight: map[*attempt]struct{}{},
+		unanswered: map[uint32]int{}, ended: make(chan struct{}),
+	}
 }
 
 // Connect returns a connection to port from an attempt made (or already in
-// flight) for it, or the error that attempt ended with, or ctx's error.
+// flight) for it, or the error the attempt was answered with, or ctx's
+// error once ctx ends first.
 func (c *connector) Connect(ctx context.Context, port uint32) (net.Conn, error) {
 	for {
-		c.mu.Lock()
-		a := c.cur
+		a, full := c.join(port)
 		if a == nil {
-			a = &attempt{port: port, done: make(chan struct{})}
-			c.cur = a
-			go c.run(a)
+			select {
+			case <-full:
+				continue
+			case <-ctx.Done():
+				return nil, c.gaveUp(ctx, port)
+			}
 		}
-		a.waiting++
-		c.mu.Unlock()
-
 		select {
 		case <-a.done:
+		case <-a.expired:
 		case <-ctx.Done():
 			c.leave(a)
-			return nil, ctx.Err()
+			return nil, c.gaveUp(ctx, port)
 		}
-
-		c.mu.Lock()
-		a.waiting--
-		switch {
-		case a.port != port:
-			// The attempt in flight was for another port; it has ended,
-			// so ours may start.
-			c.closeUnclaimed(a)
-		case a.err != nil:
-			c.mu.Unlock()
-			return nil, a.err
-		case !a.taken:
-			a.taken = true
-			c.mu.Unlock()
-			return a.conn, nil
+		if conn, err, again := c.collect(a); !again {
+			return conn, err
 		}
-		// Another Connect has this attempt's connection: make another.
-		c.mu.Unlock()
-		if err := ctx.Err(); err != nil {
-			return nil, err
+		if ctx.Err() != nil {
+			return nil, c.gaveUp(ctx, port)
 		}
 	}
+}
+
+// join returns port's attempt within its deadline, made now when there is
+// none, counting the caller as waiting on it; or, when sched.parked
+// attempts are in flight, nil and a channel closed once one of them ends.
+func (c *connector) join(port uint32) (*attempt, <-chan struct{}) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	a := c.current[port]
+	if a == nil {
+		if len(c.inFlight) >= c.sched.parked {
+			return nil, c.ended
+		}
+		a = &attempt{port: port, deadline: c.sched.deadline(c.unanswered[port]), done: make(chan struct{}), expired: make(chan struct{})}
+		c.current[port] = a
+		c.inFlight[a] = struct{}{}
+		a.stopTimer = c.afterFunc(a.deadline, func() { c.expire(a) })
+		go c.run(a)
+	}
+	a.waiting++
+	return a, nil
+}
+
+// collect is a waiter's share of a once a has ended or expired: its
+// connection (when no other waiter has it) or its error, or again when
+// the caller must make or join another attempt.
+func (c *connector) collect(a *attempt) (conn net.Conn, err error, again bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	a.waiting--
+	switch {
+	case a.abandoned:
+		return nil, nil, true
+	case a.err != nil:
+		return nil, a.err, false
+	case !a.taken:
+		a.taken = true
+		return a.conn, nil, false
+	}
+	// Another Connect has this attempt's connection.
+	return nil, nil, true
+}
+
+// gaveUp is the error of a Connect whose ctx ended first.
+func (c *connector) gaveUp(ctx context.Context, port uint32) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, parked := c.unanswered[port], len(c.inFlight)
+	switch {
+	case parked >= c.sched.parked:
+		return fmt.Errorf("%w: %d connection attempts are unanswered, the most a VM keeps in flight: the guest's vsock device does not answer", ctx.Err(), parked)
+	case n > 0:
+		return fmt.Errorf("%w: %d connection attempts in a row to vsock port %d were unanswered", ctx.Err(), n, port)
+	}
+	return ctx.Err()
 }
 
 // connectWhile is Connect that also gives up once stopped is closed (the
@@ -119,7 +247,8 @@ func (c *connector) connectWhile(ctx context.Context, stopped <-chan struct{}, p
 	return nil, fmt.Errorf("vsock port %d: %w", port, err)
 }
 
-// run makes attempt a and hands its result to whoever waits.
+// run makes attempt a and hands its result to whoever waits; the
+// connection of an attempt abandoned meanwhile is closed.
 func (c *connector) run(a *attempt) {
 	conn, err := c.dial(a.port)
 	if err == nil && conn == nil {
@@ -127,10 +256,40 @@ func (c *connector) run(a *attempt) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.cur = nil
+	a.stopTimer()
+	delete(c.inFlight, a)
+	if c.current[a.port] == a {
+		delete(c.current, a.port)
+	}
+	// An answer, even late or a refusal: the guest's device answers now.
+	delete(c.unanswered, a.port)
 	a.conn, a.err = conn, err
 	close(a.done)
+	if a.abandoned && conn != nil {
+		a.taken = true
+		c.lateClosed++
+		_ = conn.Close()
+	}
 	c.closeUnclaimed(a)
+	close(c.ended)
+	c.ended = make(chan struct{})
+}
+
+// expire abandons a when its deadline passes before its answer.
+func (c *connector) expire(a *attempt) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	select {
+	case <-a.done:
+		return
+	default:
+	}
+	a.abandoned = true
+	if c.current[a.port] == a {
+		delete(c.current, a.port)
+	}
+	c.unanswered[a.port]++
+	close(a.expired)
 }
 
 // leave is a waiter giving up on a before it ended, or after.
@@ -138,36 +297,42 @@ func (c *connector) leave(a *attempt) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	a.waiting--
-	select {
-	case <-a.done:
-		c.closeUnclaimed(a)
-	default:
-	}
+	c.closeUnclaimed(a)
 }
 
 // closeUnclaimed closes an ended attempt's connection that nobody waits
 // for any more; c.mu is held.
 func (c *connector) closeUnclaimed(a *attempt) {
+	select {
+	case <-a.done:
+	default:
+		return
+	}
 	if a.waiting == 0 && !a.taken && a.conn != nil {
 		a.taken = true
 		_ = a.conn.Close()
 	}
 }
 
-// connectRetry dials until it succeeds or ctx ends, giving each attempt
-// connectAttempt and pausing agentRetry between attempts.
+// connectRetry dials until it succeeds or ctx ends, pausing agentRetry
+// after each failed attempt (a refusal: nothing listens on the port yet).
+// dial bounds nothing itself: the connector gives each attempt its deadline.
 func connectRetry(ctx context.Context, dial func(context.Context) (net.Conn, error)) (net.Conn, error) {
-	return connectRetryEvery(ctx, connectAttempt, agentRetry, dial)
+	return connectRetryEvery(ctx, agentRetry, dial)
 }
 
-// connectRetryEvery is connectRetry with its timings given.
-func connectRetryEvery(ctx context.Context, perAttempt, pause time.Duration, dial func(context.Context) (net.Conn, error)) (net.Conn, error) {
+// connectRetryEvery is connectRetry with its pause given.
+func connectRetryEvery(ctx context.Context, pause time.Duration, dial func(context.Context) (net.Conn, error)) (net.Conn, error) {
 	for {
-		actx, cancel := context.WithTimeout(ctx, perAttempt)
-		c, err := dial(actx)
-		cancel()
+		c, err := dial(ctx)
 		if err == nil {
 			return c, nil
+		}
+		if ctx.Err() != nil {
+			if errors.Is(err, ctx.Err()) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%w (last attempt: %w)", ctx.Err(), err)
 		}
 		t := time.NewTimer(pause)
 		select {

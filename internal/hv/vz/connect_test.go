@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -13,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -21,6 +23,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/qoslab/qoslab/internal/hv"
 )
 
 // blockingDial is vz's Connect as the connector sees it: a call that
@@ -74,14 +78,22 @@ func eventually(t *testing.T, cond func() bool, what string) {
 	}
 }
 
-// waitingOn is how many Connect calls wait on the attempt in flight.
-func (c *connector) waitingOn() int {
+// waitingOn is how many Connect calls wait on port's attempt within its
+// deadline.
+func (c *connector) waitingOn(port uint32) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.cur == nil {
-		return 0
+	if a := c.current[port]; a != nil {
+		return a.waiting
 	}
-	return c.cur.waiting
+	return 0
+}
+
+// parked is how many attempts are in flight, abandoned ones included.
+func (c *connector) parked() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.inFlight)
 }
 
 func cancelled() context.Context {
@@ -90,64 +102,461 @@ func cancelled() context.Context {
 	return ctx
 }
 
-// A guest that does not answer costs one attempt in flight however long it
-// is waited for, where it cost one per retry.
-func TestConnectorKeepsOneAttemptInFlight(t *testing.T) {
-	d := newBlockingDial()
-	c := newConnector(d.dial)
+// fakeClock is the connector's clock in tests: time moves only when the
+// test fires the next timer.
+type fakeClock struct {
+	mu     sync.Mutex
+	now    time.Duration
+	timers []*fakeTimer
+	// set gets every deadline as it is set.
+	set chan time.Duration
+}
 
-	for range 100 {
-		_, err := c.Connect(cancelled(), 1024)
-		require.ErrorIs(t, err, context.Canceled)
+type fakeTimer struct {
+	at, d time.Duration
+	f     func()
+	done  bool // fired or stopped
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{set: make(chan time.Duration, 1024)} }
+
+func (c *fakeClock) afterFunc(d time.Duration, f func()) func() bool {
+	c.mu.Lock()
+	t := &fakeTimer{at: c.now + d, d: d, f: f}
+	c.timers = append(c.timers, t)
+	c.mu.Unlock()
+	c.set <- d
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		was := !t.done
+		t.done = true
+		return was
 	}
-	// The retry loop as the host runs it, with every attempt given up.
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	_, err := connectRetryEvery(ctx, time.Millisecond, 0, func(ctx context.Context) (net.Conn, error) { return c.Connect(ctx, 1024) })
-	cancel()
-	require.ErrorIs(t, err, context.DeadlineExceeded)
-	started, inFlight, most := d.counts()
-	assert.Equal(t, 1, started, "one attempt made")
-	assert.Equal(t, 1, inFlight)
-	assert.Equal(t, 1, most, "never two in flight")
+}
 
-	// The guest answers at last, with nobody waiting: the connection is
-	// closed, not leaked.
+// fireNext moves the clock to the earliest pending timer and runs it, as
+// time.AfterFunc does, in a goroutine of its own.
+func (c *fakeClock) fireNext(t *testing.T) {
+	t.Helper()
+	c.mu.Lock()
+	var next *fakeTimer
+	for _, tm := range c.timers {
+		if !tm.done && (next == nil || tm.at < next.at) {
+			next = tm
+		}
+	}
+	require.NotNil(t, next, "no timer to fire")
+	next.done = true
+	c.now = max(c.now, next.at)
+	c.mu.Unlock()
+	go next.f()
+}
+
+func (c *fakeClock) elapsed() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// inForce is the deadline of the attempt whose deadline spans at.
+func (c *fakeClock) inForce(at time.Duration) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, tm := range c.timers {
+		if tm.at-tm.d <= at && at < tm.at {
+			return tm.d
+		}
+	}
+	return 0
+}
+
+// nextSet waits (bounded) for the next deadline the connector sets.
+func (c *fakeClock) nextSet(t *testing.T) time.Duration {
+	t.Helper()
+	select {
+	case d := <-c.set:
+		return d
+	case <-time.After(waitBound):
+		t.Fatal("the connector set no deadline")
+		return 0
+	}
+}
+
+// framework is Virtualization.framework's socket device as the connector
+// sees it: every call of dial is an attempt that answer answers at once
+// (ok) or leaves parked until the test releases it. Connections are
+// counted, opened and closed. Whatever is still parked when the test ends
+// is answered with an error, as a VM that stopped answers it.
+type framework struct {
+	t      *testing.T
+	answer func(n int, port uint32) (dialResult, bool)
+
+	mu          sync.Mutex
+	calls       []chan dialResult
+	inFlight    int
+	maxInFlight int
+	opened      []*trackedConn
+}
+
+func newFramework(t *testing.T, answer func(n int, port uint32) (dialResult, bool)) *framework {
+	f := &framework{t: t, answer: answer}
+	t.Cleanup(func() {
+		f.mu.Lock()
+		calls := f.calls
+		f.mu.Unlock()
+		for _, ch := range calls {
+			select {
+			case ch <- dialResult{err: errors.New("the VM has stopped")}:
+			default:
+			}
+		}
+	})
+	return f
+}
+
+func (f *framework) dial(port uint32) (net.Conn, error) {
+	f.mu.Lock()
+	n := len(f.calls)
+	ch := make(chan dialResult, 1)
+	f.calls = append(f.calls, ch)
+	f.inFlight++
+	f.maxInFlight = max(f.maxInFlight, f.inFlight)
+	f.mu.Unlock()
+	r, ok := f.answer(n, port)
+	if !ok {
+		r = <-ch
+	}
+	f.mu.Lock()
+	f.inFlight--
+	f.mu.Unlock()
+	return r.conn, r.err
+}
+
+// release answers the n-th attempt, which must be parked.
+func (f *framework) release(n int, r dialResult) {
+	f.mu.Lock()
+	ch := f.calls[n]
+	f.mu.Unlock()
+	select {
+	case ch <- r:
+	default:
+		f.t.Fatalf("attempt %d was answered already", n)
+	}
+}
+
+// awaitCalls waits (bounded) until dial has been called n times: an
+// attempt's goroutine reaches the framework a moment after it is made.
+func (f *framework) awaitCalls(n int) {
+	f.t.Helper()
+	eventually(f.t, func() bool { a, _, _ := f.counts(); return a >= n }, fmt.Sprintf("%d attempts in the framework", n))
+}
+
+func (f *framework) counts() (attempts, inFlight, maxInFlight int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.calls), f.inFlight, f.maxInFlight
+}
+
+// conn is a new connection from the guest, whose far end the test keeps.
+func (f *framework) conn() (*trackedConn, net.Conn) {
 	mine, theirs := net.Pipe()
-	d.release <- dialResult{conn: mine}
-	require.NoError(t, theirs.SetReadDeadline(time.Now().Add(waitBound)))
-	_, err = theirs.Read(make([]byte, 1))
-	assert.ErrorIs(t, err, io.EOF, "the late connection is closed")
+	c := &trackedConn{Conn: mine}
+	f.mu.Lock()
+	f.opened = append(f.opened, c)
+	f.mu.Unlock()
+	return c, theirs
+}
 
-	// The next Connect makes a new attempt and gets its connection.
-	got := make(chan net.Conn, 1)
+// closedConns counts the connections handed out that were closed.
+func (f *framework) closedConns() (opened, closed int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, c := range f.opened {
+		if c.closed.Load() {
+			closed++
+		}
+	}
+	return len(f.opened), closed
+}
+
+// trackedConn is a connection that knows whether it was closed.
+type trackedConn struct {
+	net.Conn
+	closed atomic.Bool
+}
+
+func (c *trackedConn) Close() error {
+	c.closed.Store(true)
+	return c.Conn.Close()
+}
+
+// connectResult is what a Connect in a goroutine returned.
+type connectResult struct {
+	conn net.Conn
+	err  error
+}
+
+func connectAsync(ctx context.Context, c *connector, port uint32) <-chan connectResult {
+	got := make(chan connectResult, 1)
 	go func() {
-		conn, _ := c.Connect(context.Background(), 1024)
-		got <- conn
+		conn, err := c.Connect(ctx, port)
+		got <- connectResult{conn, err}
 	}()
-	eventually(t, func() bool { s, _, _ := d.counts(); return s == 2 }, "a second attempt")
-	second, _ := net.Pipe()
-	d.release <- dialResult{conn: second}
-	assert.Same(t, second, <-got)
-	_, inFlight, most = d.counts()
-	assert.Equal(t, 0, inFlight)
-	assert.Equal(t, 1, most)
+	return got
+}
+
+func await(t *testing.T, got <-chan connectResult) connectResult {
+	t.Helper()
+	select {
+	case r := <-got:
+		return r
+	case <-time.After(waitBound):
+		t.Fatal("Connect did not return")
+		return connectResult{}
+	}
+}
+
+// testSchedule is a small schedule for the fake clock.
+var testSchedule = attemptSchedule{first: time.Second, most: 4 * time.Second, parked: 8}
+
+// patient is a connector whose attempts never pass their deadline.
+func patient(dial func(uint32) (net.Conn, error)) *connector {
+	return newConnectorWith(dial, testSchedule, newFakeClock().afterFunc)
+}
+
+func TestAttemptScheduleDeadlines(t *testing.T) {
+	s := attemptSchedule{first: 500 * time.Millisecond, most: 8 * time.Second}
+	var got []time.Duration
+	for n := range 8 {
+		got = append(got, s.deadline(n))
+	}
+	assert.Equal(t, []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second,
+		8 * time.Second, 8 * time.Second, 8 * time.Second, 8 * time.Second}, got)
+	assert.Equal(t, 8*time.Second, s.deadline(1<<20), "no overflow")
+	v := vzSchedule()
+	assert.Less(t, v.first, time.Second, "short at first")
+	// Enough attempts for the longest default boot (a first macOS boot)
+	// with every parked attempt unanswered.
+	var spanned time.Duration
+	for n := range v.parked {
+		spanned += v.deadline(n)
+	}
+	macOS := hv.DefaultBootTimeout(hv.MachineInfo{Backend: backendName, Accel: backendName, Image: hv.Image{OS: hv.OSMacOS}})
+	assert.Greater(t, spanned, macOS, "the cap outlasts a macOS guest's boot deadline")
+}
+
+// The first attempt, made before the guest's driver exists, is never
+// answered (connect(toPort:) "does nothing"); once its deadline passes a
+// second attempt is made, and it reaches the agent.
+func TestConnectorAbandonsAnUnansweredAttempt(t *testing.T) {
+	fw := newFramework(t, nil)
+	second, _ := fw.conn()
+	fw.answer = func(n int, _ uint32) (dialResult, bool) {
+		if n == 0 {
+			return dialResult{}, false // parked for good
+		}
+		return dialResult{conn: second}, true
+	}
+	clock := newFakeClock()
+	c := newConnectorWith(fw.dial, testSchedule, clock.afterFunc)
+
+	got := connectAsync(context.Background(), c, 1024)
+	assert.Equal(t, testSchedule.first, clock.nextSet(t), "the first attempt's deadline")
+	fw.awaitCalls(1)
+	clock.fireNext(t)
+	assert.Equal(t, 2*testSchedule.first, clock.nextSet(t), "the second's, twice as long")
+	r := await(t, got)
+	require.NoError(t, r.err)
+	assert.Same(t, second, r.conn)
+	attempts, inFlight, _ := fw.counts()
+	assert.Equal(t, 2, attempts)
+	assert.Equal(t, 1, inFlight, "the first is still parked in the framework")
+	assert.Equal(t, 1, c.parked())
+
+}
+
+// Deadlines grow while attempts go unanswered; an answer, even a refusal,
+// starts again from the shortest.
+func TestConnectorScheduleStartsAgainAfterAnAnswer(t *testing.T) {
+	fw := newFramework(t, nil)
+	fw.answer = func(n int, _ uint32) (dialResult, bool) {
+		switch n {
+		case 0, 1:
+			return dialResult{}, false
+		case 2:
+			return dialResult{err: errors.New("connection reset by peer")}, true
+		}
+		conn, _ := fw.conn()
+		return dialResult{conn: conn}, true
+	}
+	clock := newFakeClock()
+	c := newConnectorWith(fw.dial, testSchedule, clock.afterFunc)
+	got := connectAsync(context.Background(), c, 1024)
+	var deadlines []time.Duration
+	for i := range 3 {
+		deadlines = append(deadlines, clock.nextSet(t))
+		fw.awaitCalls(i + 1)
+		if i < 2 {
+			clock.fireNext(t)
+		}
+	}
+	r := await(t, got)
+	assert.EqualError(t, r.err, "connection reset by peer")
+	r = await(t, connectAsync(context.Background(), c, 1024))
+	require.NoError(t, r.err)
+	deadlines = append(deadlines, clock.nextSet(t))
+	assert.Equal(t, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, time.Second}, deadlines)
+}
+
+// An abandoned attempt answered late has its connection closed, and
+// nothing of it is left: no attempt in flight, no goroutine.
+func TestConnectorClosesALateConnection(t *testing.T) {
+	goroutines := runtime.NumGoroutine()
+	fw := newFramework(t, nil)
+	second, _ := fw.conn()
+	fw.answer = func(n int, _ uint32) (dialResult, bool) {
+		if n == 0 {
+			return dialResult{}, false
+		}
+		return dialResult{conn: second}, true
+	}
+	clock := newFakeClock()
+	c := newConnectorWith(fw.dial, testSchedule, clock.afterFunc)
+	got := connectAsync(context.Background(), c, 1024)
+	clock.nextSet(t)
+	fw.awaitCalls(1)
+	clock.fireNext(t)
+	r := await(t, got)
+	require.NoError(t, r.err)
+	require.Same(t, second, r.conn)
+
+	// The guest answers the first attempt at last.
+	late, theirs := fw.conn()
+	require.NoError(t, theirs.SetReadDeadline(time.Now().Add(waitBound)))
+	fw.release(0, dialResult{conn: late})
+	_, err := theirs.Read(make([]byte, 1))
+	assert.ErrorIs(t, err, io.EOF, "the late connection is closed")
+	eventually(t, func() bool { return c.parked() == 0 }, "no attempt in flight")
+	opened, closed := fw.closedConns()
+	assert.Equal(t, 2, opened)
+	assert.Equal(t, 1, closed, "the late one only: the caller's is its own")
+	assert.False(t, second.closed.Load())
+	c.mu.Lock()
+	assert.Equal(t, 1, c.lateClosed)
+	c.mu.Unlock()
+
+	require.NoError(t, second.Close())
+	eventually(t, func() bool { return runtime.NumGoroutine() <= goroutines }, "no goroutine left behind")
+}
+
+// A guest whose agent listens only 20 s after the VM runs, with every
+// attempt made before never answered (the worst case Apple's documentation
+// allows), is reached within one deadline of it: the deadline in force
+// when it started listening.
+func TestConnectorFindsAGuestThatListensLate(t *testing.T) {
+	const listens = 20 * time.Second
+	clock := newFakeClock()
+	fw := newFramework(t, nil)
+	fw.answer = func(int, uint32) (dialResult, bool) {
+		if clock.elapsed() < listens {
+			return dialResult{}, false // never answered
+		}
+		conn, _ := fw.conn()
+		return dialResult{conn: conn}, true
+	}
+	sched := vzSchedule()
+	c := newConnectorWith(fw.dial, sched, clock.afterFunc)
+	got := connectAsync(context.Background(), c, 1024)
+
+	var deadlines []time.Duration
+	for {
+		select {
+		case r := <-got:
+			require.NoError(t, r.err)
+			found := clock.elapsed()
+			inForce := clock.inForce(listens)
+			t.Logf("deadlines %v; the agent listened at %s and was reached at %s (the deadline in force then: %s)", deadlines, listens, found, inForce)
+			assert.GreaterOrEqual(t, found, listens)
+			assert.LessOrEqual(t, found-listens, inForce, "reached within one deadline of listening")
+			assert.LessOrEqual(t, inForce, sched.most)
+			for i := 1; i < len(deadlines); i++ {
+				assert.GreaterOrEqual(t, deadlines[i], deadlines[i-1], "deadlines grow")
+			}
+			assert.Equal(t, sched.first, deadlines[0], "short at first")
+			_, _, most := fw.counts()
+			assert.LessOrEqual(t, most, sched.parked)
+			return
+		case d := <-clock.set:
+			deadlines = append(deadlines, d)
+			// The attempt reaches the framework before time moves on.
+			fw.awaitCalls(len(deadlines))
+			if clock.elapsed() >= listens {
+				continue // this attempt is answered: wait for Connect
+			}
+			clock.fireNext(t)
+		case <-time.After(waitBound):
+			t.Fatalf("stuck at %s after deadlines %v", clock.elapsed(), deadlines)
+		}
+	}
+}
+
+// At most sched.parked attempts are in flight at once; past that a
+// Connect waits for one to end, and says why when its time runs out.
+func TestConnectorCapsParkedAttempts(t *testing.T) {
+	sched := attemptSchedule{first: time.Second, most: time.Second, parked: 3}
+	fw := newFramework(t, func(int, uint32) (dialResult, bool) { return dialResult{}, false })
+	clock := newFakeClock()
+	c := newConnectorWith(fw.dial, sched, clock.afterFunc)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	got := connectAsync(ctx, c, 1024)
+	for i := range sched.parked {
+		clock.nextSet(t)
+		fw.awaitCalls(i + 1)
+		clock.fireNext(t)
+	}
+	eventually(t, func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.current[1024] == nil && len(c.inFlight) == 3
+	}, "all three abandoned and still parked")
+	select {
+	case d := <-clock.set:
+		t.Fatalf("a fourth attempt (deadline %s) beside three parked", d)
+	case r := <-got:
+		t.Fatalf("Connect returned %v, %v", r.conn, r.err)
+	case <-time.After(50 * time.Millisecond):
+	}
+
+	// One parked attempt ends (the framework refuses it at last): a new
+	// one takes its place.
+	fw.release(1, dialResult{err: errors.New("connection reset by peer")})
+	clock.nextSet(t)
+	fw.awaitCalls(4)
+	attempts, _, most := fw.counts()
+	assert.Equal(t, 4, attempts)
+	assert.Equal(t, 3, most, "never more than three in flight")
+
+	clock.fireNext(t)
+	eventually(t, func() bool { return c.parked() == 3 }, "three parked again")
+	cancel()
+	r := await(t, got)
+	require.ErrorIs(t, r.err, context.Canceled)
+	assert.ErrorContains(t, r.err, "3 connection attempts are unanswered, the most a VM keeps in flight")
 }
 
 func TestConnectorSharesAnAttempt(t *testing.T) {
 	d := newBlockingDial()
-	c := newConnector(d.dial)
-	type result struct {
-		conn net.Conn
-		err  error
-	}
-	results := make(chan result, 2)
+	c := patient(d.dial)
+	results := make(chan connectResult, 2)
 	for range 2 {
 		go func() {
 			conn, err := c.Connect(context.Background(), 1024)
-			results <- result{conn, err}
+			results <- connectResult{conn, err}
 		}()
 	}
-	eventually(t, func() bool { return c.waitingOn() == 2 }, "two Connects waiting on one attempt")
+	eventually(t, func() bool { return c.waitingOn(1024) == 2 }, "two Connects waiting on one attempt")
 
 	// One connection serves one caller; the other makes the next attempt.
 	first, _ := net.Pipe()
@@ -168,10 +577,10 @@ func TestConnectorSharesAnAttempt(t *testing.T) {
 	for range 2 {
 		go func() {
 			conn, err := c.Connect(context.Background(), 1024)
-			results <- result{conn, err}
+			results <- connectResult{conn, err}
 		}()
 	}
-	eventually(t, func() bool { return c.waitingOn() == 2 }, "two Connects waiting")
+	eventually(t, func() bool { return c.waitingOn(1024) == 2 }, "two Connects waiting")
 	d.release <- dialResult{err: errors.New("connection reset by peer")}
 	for range 2 {
 		r := <-results
@@ -182,39 +591,56 @@ func TestConnectorSharesAnAttempt(t *testing.T) {
 	assert.Equal(t, 3, started)
 }
 
-func TestConnectorWaitsForAnotherPortsAttempt(t *testing.T) {
+// A Connect that gives up leaves its attempt in flight for the next, and
+// an attempt that ends with nobody waiting has its connection closed.
+func TestConnectorLeftAttempt(t *testing.T) {
 	d := newBlockingDial()
-	c := newConnector(d.dial)
+	c := patient(d.dial)
+	for range 100 {
+		_, err := c.Connect(cancelled(), 1024)
+		require.ErrorIs(t, err, context.Canceled)
+	}
+	eventually(t, func() bool { s, _, _ := d.counts(); return s == 1 }, "the attempt made")
+	started, inFlight, _ := d.counts()
+	assert.Equal(t, 1, started, "one attempt, joined by every Connect")
+	assert.Equal(t, 1, inFlight)
+
+	mine, theirs := net.Pipe()
+	require.NoError(t, theirs.SetReadDeadline(time.Now().Add(waitBound)))
+	d.release <- dialResult{conn: mine}
+	_, err := theirs.Read(make([]byte, 1))
+	assert.ErrorIs(t, err, io.EOF, "nobody wanted it: closed")
+}
+
+// Each port has its own attempt: one parked for a port nothing answers
+// does not hold up another's.
+func TestConnectorPortsHaveTheirOwnAttempts(t *testing.T) {
+	fw := newFramework(t, nil)
+	agent, _ := fw.conn()
+	fw.answer = func(_ int, port uint32) (dialResult, bool) {
+		if port == 1 {
+			return dialResult{}, false
+		}
+		return dialResult{conn: agent}, true
+	}
+	c := patient(fw.dial)
 	_, err := c.Connect(cancelled(), 1)
 	require.ErrorIs(t, err, context.Canceled) // port 1's attempt stays in flight
-	got := make(chan net.Conn, 1)
-	go func() {
-		conn, _ := c.Connect(context.Background(), 2)
-		got <- conn
-	}()
-	eventually(t, func() bool { return c.waitingOn() == 1 }, "port 2 waiting for port 1's attempt")
-	stale, theirs := net.Pipe()
-	d.release <- dialResult{conn: stale}
-	_, err = theirs.Read(make([]byte, 1))
-	assert.ErrorIs(t, err, io.EOF, "nobody wanted port 1's connection")
-	fresh, _ := net.Pipe()
-	d.release <- dialResult{conn: fresh}
-	assert.Same(t, fresh, <-got)
-	d.mu.Lock()
-	assert.Equal(t, []uint32{1, 2}, d.ports)
-	d.mu.Unlock()
+	conn, err := c.Connect(context.Background(), 1024)
+	require.NoError(t, err)
+	assert.Same(t, agent, conn)
 }
 
 func TestConnectWhile(t *testing.T) {
 	d := newBlockingDial()
-	c := newConnector(d.dial)
+	c := patient(d.dial)
 	stopped := make(chan struct{})
 	errs := make(chan error, 1)
 	go func() {
 		_, err := c.connectWhile(context.Background(), stopped, 1024)
 		errs <- err
 	}()
-	eventually(t, func() bool { return c.waitingOn() == 1 }, "a Connect waiting")
+	eventually(t, func() bool { return c.waitingOn(1024) == 1 }, "a Connect waiting")
 	close(stopped)
 	assert.EqualError(t, <-errs, "the VM has stopped")
 
@@ -222,7 +648,7 @@ func TestConnectWhile(t *testing.T) {
 		_, err := c.connectWhile(context.Background(), make(chan struct{}), 1024)
 		errs <- err
 	}()
-	eventually(t, func() bool { return c.waitingOn() == 1 }, "a Connect waiting")
+	eventually(t, func() bool { return c.waitingOn(1024) == 1 }, "a Connect waiting")
 	d.release <- dialResult{err: errors.New("connection reset by peer")}
 	assert.EqualError(t, <-errs, "vsock port 1024: connection reset by peer")
 
@@ -232,7 +658,7 @@ func TestConnectWhile(t *testing.T) {
 
 func TestConnectRetry(t *testing.T) {
 	var attempts atomic.Int32
-	c, err := connectRetryEvery(context.Background(), waitBound, 0, func(ctx context.Context) (net.Conn, error) {
+	c, err := connectRetryEvery(context.Background(), 0, func(ctx context.Context) (net.Conn, error) {
 		if attempts.Add(1) <= 3 {
 			return nil, errors.New("connection reset by peer")
 		}
@@ -243,26 +669,18 @@ func TestConnectRetry(t *testing.T) {
 	assert.NotNil(t, c)
 	assert.Equal(t, int32(4), attempts.Load())
 
-	// An attempt that gets no answer is given up and made again.
-	attempts.Store(0)
-	c, err = connectRetryEvery(context.Background(), time.Millisecond, 0, func(ctx context.Context) (net.Conn, error) {
-		if attempts.Add(1) == 1 {
-			<-ctx.Done()
-			return nil, ctx.Err()
-		}
-		a, _ := net.Pipe()
-		return a, nil
-	})
-	require.NoError(t, err)
-	assert.NotNil(t, c)
-	assert.Equal(t, int32(2), attempts.Load())
-
 	_, err = connectRetry(cancelled(), func(ctx context.Context) (net.Conn, error) {
 		return nil, errors.New("connection reset by peer")
 	})
 	require.Error(t, err)
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.Contains(t, err.Error(), "last attempt: connection reset by peer")
+
+	// An attempt cut short by ctx says so once, not twice.
+	_, err = connectRetry(cancelled(), func(ctx context.Context) (net.Conn, error) {
+		return nil, fmt.Errorf("%w: 3 connection attempts in a row to vsock port 1024 were unanswered", ctx.Err())
+	})
+	assert.EqualError(t, err, "context canceled: 3 connection attempts in a row to vsock port 1024 were unanswered")
 }
 
 // vzSocketConn has exactly the methods of vz v3.7.1's

@@ -4,10 +4,18 @@ package vz
 
 // The only file that touches Virtualization.framework: it turns a plan
 // into vz objects and a running vz.VirtualMachine into an instance, and
-// decides nothing the plan has not. vz runs every call on the VM's own
-// dispatch queue (VirtualMachine.Start, Stop, RequestStop and
-// VirtioSocketDevice.Connect pass it to the framework), as the framework
-// requires, so no call here needs the main thread.
+// decides nothing the plan has not. vz runs the calls made here on the VM's
+// own dispatch queue (VirtualMachine.Start, Stop, RequestStop, CanStop,
+// CanRequestStop and VirtioSocketDevice.Connect pass it to the framework),
+// as the framework requires, so no call here needs the main thread; all
+// but one: vz v3.7.1's VirtualMachine.SocketDevices reads the VM's
+// socketDevices property from the calling goroutine, off the queue. It is
+// called once, right after the VM has started, for an array the
+// configuration fixed when the VM was made (one socket device); vz gives
+// no way to make the call on the queue, and other vz clients make it the
+// same way. Running it on the queue would take a change to vz's
+// Objective-C (VZVirtualMachine_socketDevices with dispatch_sync), which
+// nothing here could compile or test: so it is said, not changed.
 
 import (
 	"context"
@@ -329,8 +337,9 @@ func blockDevice(path, caching string) (*vz.VirtioBlockDeviceConfiguration, erro
 // vzInstance is a started vz.VirtualMachine.
 type vzInstance struct {
 	vm *vz.VirtualMachine
-	// conns makes vsock connections through the VM's socket device, one
-	// attempt at a time (vz's Connect cannot be cancelled).
+	// conns makes vsock connections through the VM's socket device, each
+	// attempt with its deadline (vz's Connect cannot be cancelled, and may
+	// never be answered; see connector).
 	conns *connector
 
 	mu   sync.Mutex
@@ -358,8 +367,9 @@ func (i *vzInstance) watch(states <-chan vz.VirtualMachineState, logger *log.Log
 }
 
 // Connect dials a vsock port in the guest. The framework may not answer
-// until the guest's vsock device does, and its call cannot be cancelled:
-// when ctx ends first, the attempt stays in flight for the next Connect.
+// until the guest's vsock device does, or at all, and its call cannot be
+// cancelled: an attempt unanswered past its deadline is left in flight and
+// a new one made (see connector), until ctx ends or the VM stops.
 func (i *vzInstance) Connect(ctx context.Context, port uint32) (net.Conn, error) {
 	return i.conns.connectWhile(ctx, i.done, port)
 }

@@ -32,17 +32,10 @@ const HostCommand = "__vzhost"
 
 // Timing of the host's work.
 const (
-	// agentConnectWait bounds how long a connection on agent.sock waits for
-	// the agent to listen in a booting guest: a macOS guest reaches its
-	// LaunchDaemons in well under a minute, a first boot in a few.
-	agentConnectWait = 3 * time.Minute
 	// agentRetry is the pause between connection attempts to a guest port
-	// nothing listens on yet.
+	// nothing listens on yet (the guest refused the last one); an attempt
+	// that gets no answer at all is the connector's (see connector).
 	agentRetry = 100 * time.Millisecond
-	// connectAttempt bounds one connection attempt: Apple documents that
-	// connecting to a guest port nobody listens on "does nothing", so an
-	// attempt that gets no answer is given up and made again.
-	connectAttempt = 2 * time.Second
 	// forceStopTimeout bounds a forced stop, which the framework does at once.
 	forceStopTimeout = 10 * time.Second
 )
@@ -51,7 +44,9 @@ const (
 // VirtualMachine on a Mac, a fake in tests.
 type instance interface {
 	// Connect opens a connection to a vsock port in the guest. It fails,
-	// rather than waits, when nothing listens there yet.
+	// rather than waits, when the guest refuses it (nothing listens there
+	// yet); an attempt the guest does not answer is made again (the
+	// connector) until ctx ends.
 	Connect(ctx context.Context, port uint32) (net.Conn, error)
 	// Done is closed once the VM has stopped; Err then says why: nil when
 	// the guest powered off or was stopped.
@@ -237,10 +232,11 @@ func (h *host) serve() {
 }
 
 // forward connects c to the agent's vsock port, waiting for the agent to
-// listen, and copies between them. Until then c is left unread: what the
-// client sends waits in the socket.
+// listen (as long as the guest's boot may take: its boot deadline, the one
+// a controller booting it gives it too), and copies between them. Until
+// then c is left unread: what the client sends waits in the socket.
 func (h *host) forward(c net.Conn) {
-	ctx, cancel := context.WithTimeout(h.ctx, agentConnectWait)
+	ctx, cancel := context.WithTimeout(h.ctx, h.plan.bootTimeout())
 	g, err := connectRetry(ctx, func(ctx context.Context) (net.Conn, error) {
 		return h.inst.Connect(ctx, h.plan.AgentPort)
 	})

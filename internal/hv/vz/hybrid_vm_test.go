@@ -151,9 +151,7 @@ func (vm *hybridVM) ForceStop(ctx context.Context) error {
 
 // inFlight says whether the connector has an attempt in flight.
 func (vm *hybridVM) inFlight() bool {
-	vm.conns.mu.Lock()
-	defer vm.conns.mu.Unlock()
-	return vm.conns.cur != nil
+	return vm.conns.parked() > 0
 }
 
 // handedOut returns the connections dial made.
@@ -213,6 +211,10 @@ func openHybridHost(t *testing.T, img hv.Image, agentStop AgentStop) hybridHost 
 	r, err := agentInfo(ctx, p.AgentSocket)
 	require.NoError(t, err, "the agent through the host's agent socket; console:\n%s", readText(vm.console))
 	t.Logf("the agent answered through agent.sock and the hybrid vsock %.1f s after QEMU ran", time.Since(started).Seconds())
+	vm.conns.mu.Lock()
+	t.Logf("%d connections made, %d of them late for attempts abandoned at their deadline, and closed; %d attempts in flight",
+		len(vm.handedOut()), vm.conns.lateClosed, len(vm.conns.inFlight))
+	vm.conns.mu.Unlock()
 	assert.Equal(t, "linux", r.GetOs())
 	assert.Equal(t, "arm64", r.GetArch())
 	assert.EqualValues(t, version.ProtocolMajor, r.GetProtocol().GetMajor())

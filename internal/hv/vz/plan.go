@@ -109,6 +109,12 @@ type plan struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
+// bootTimeout is how long p's guest may take to boot until its agent
+// answers, as hv decides it for every backend.
+func (p plan) bootTimeout() time.Duration {
+	return hv.DefaultBootTimeout(hv.MachineInfo{Backend: backendName, Accel: backendName, Image: hv.Image{OS: string(p.Kind)}})
+}
+
 // MemoryBytes is the plan's memory as the framework takes it.
 func (p plan) MemoryBytes() uint64 { return uint64(p.MemoryMiB) * mib }
 

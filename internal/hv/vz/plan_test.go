@@ -35,6 +35,7 @@ func TestPlanLinux(t *testing.T) {
 	p, err := planVM(hv.Spec{Image: img, CPUs: 2, MemoryMiB: 512, DiskBytes: 1, StateDir: dir}, testLimits)
 	require.NoError(t, err)
 	assert.Equal(t, guestLinux, p.Kind)
+	assert.Equal(t, hv.DefaultBootTimeout(hv.MachineInfo{Backend: backendName, Accel: backendName, Image: img}), p.bootTimeout())
 	assert.Equal(t, filepath.Base(dir), p.Name)
 	assert.Equal(t, 2, p.CPUs)
 	assert.Equal(t, 512, p.MemoryMiB)
@@ -134,6 +135,13 @@ func TestPlanMacOS(t *testing.T) {
 	require.Len(t, p.Notes, 1)
 	assert.Contains(t, p.Notes[0], "no scratch disk")
 	assert.Equal(t, macOSStopTimeout, p.StopTimeout)
+	// The host waits for the agent as long as a controller gives the boot:
+	// both read hv's deadline for a macOS guest, which the bundle's image
+	// names.
+	assert.Equal(t, hv.OSMacOS, b.Image().OS)
+	macOS := hv.DefaultBootTimeout(hv.MachineInfo{Backend: backendName, Accel: backendName, Image: b.Image()})
+	assert.Equal(t, macOS, p.bootTimeout())
+	assert.Greater(t, macOS, hv.DefaultBootTimeout(hv.MachineInfo{Backend: backendName, Accel: backendName}), "longer than a Linux guest's")
 
 	cases := []struct {
 		name      string

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 
@@ -159,13 +160,10 @@ func (p *provisioner) provisionOffline(ctx context.Context, bundle, agent string
 	cleanupCtx := context.WithoutCancel(ctx)
 	disk := b.Path(vz.DiskFile)
 	p.logf("attaching %s", disk)
-	out, err := p.run(ctx, "hdiutil", "attach", "-imagekey", "diskimage-class=CRawDiskImage", "-nomount", "-plist", disk)
+	out, err := p.run(ctx, "hdiutil", attachArgs(disk)...)
 	attached, perr := parseAttach(out)
-	if err == nil {
-		err = perr
-	}
-	if err != nil {
-		err = fmt.Errorf("attach the guest disk %s: %w", disk, err)
+	if err != nil || perr != nil {
+		err = attachFailed(disk, filepath.Base(b.Dir), out, err, perr)
 		if derr := p.detachLeftovers(cleanupCtx, disk, attached.Detach); derr != nil {
 			err = fmt.Errorf("%w; %w", err, derr)
 		}
@@ -207,6 +205,54 @@ func (p *provisioner) provisionOffline(ctx context.Context, bundle, agent string
 		return nil, fmt.Errorf("enable ownership on the guest's Data volume: %w", err)
 	}
 	return writeGuestFiles(mp, guestLayout(agent, daemon), p.chown, p.logf)
+}
+
+// attachArgs is `hdiutil attach` of the guest's raw disk, with nothing
+// that could make hdiutil ask a question: it runs with stdin at /dev/null,
+// where a question is answered "no" and the attach refused. hdiutil(1):
+// -noverify skips verifying the image's checksums, -noautofsck the file
+// system check before mounting (which can ask about a disk it finds
+// damaged), -nobrowse and -noautoopen keep its volumes out of the Finder,
+// -owners on honours ownership on any volume it mounts (launchd trusts
+// only a root-owned daemon plist), -nomount leaves the mounting to
+// provisioning (the Data volume only, where it chooses); the image key
+// takes the file as a raw disk whatever its first bytes look like.
+func attachArgs(disk string) []string {
+	return []string{"attach", "-imagekey", "diskimage-class=CRawDiskImage", "-nomount",
+		"-noverify", "-noautofsck", "-nobrowse", "-noautoopen", "-owners", "on", "-plist", disk}
+}
+
+// hdiutilQuestion matches a question hdiutil asks on its terminal: "Attach?
+// (Y/N)", a licence to agree to.
+var hdiutilQuestion = regexp.MustCompile(`(?i)\b(y/n|yes/no)\b|\bagree\b`)
+
+// attachFailed is the error of an attach of disk (the guest NAME's) that
+// failed (err: the program's error, with its stderr) or answered with no
+// plist it could read (perr): what hdiutil said, quoted, and the way that
+// needs no attach at all, provisioning the running guest over ssh.
+func attachFailed(disk, name string, out []byte, err, perr error) error {
+	printed := strings.TrimSpace(string(out))
+	if strings.HasPrefix(printed, "<?xml") {
+		printed = "" // a plist, which perr is about
+	}
+	var stderr string
+	var ce *commandError
+	if errors.As(err, &ce) {
+		stderr = ce.Stderr
+	}
+	viaSSH := fmt.Sprintf("provision the running guest instead, which attaches nothing: `qoslab image provision %s --via ssh USER@ADDR` (Remote Login on, key login, passwordless sudo)", name)
+	if said := strings.TrimSpace(printed + "\n" + stderr); hdiutilQuestion.MatchString(said) {
+		return fmt.Errorf("attach the guest disk %s: hdiutil asked a question qoslab cannot answer (it attaches with no terminal, and hdiutil takes no answer as no): %q; %s",
+			disk, said, viaSSH)
+	}
+	cause := err
+	if cause == nil {
+		cause = perr
+	}
+	if printed != "" && !strings.Contains(cause.Error(), printed) {
+		return fmt.Errorf("attach the guest disk %s: %w; hdiutil printed %q; %s", disk, cause, printed, viaSSH)
+	}
+	return fmt.Errorf("attach the guest disk %s: %w; %s", disk, cause, viaSSH)
 }
 
 // detachLeftovers detaches what a failed attach of image left attached:

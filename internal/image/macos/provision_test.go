@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -258,7 +259,7 @@ func TestProvisionOffline(t *testing.T) {
 		got = append(got, c.String())
 	}
 	assert.Equal(t, []string{
-		"hdiutil attach -imagekey diskimage-class=CRawDiskImage -nomount -plist " + filepath.Join(bundle, "disk.img"),
+		"hdiutil attach -imagekey diskimage-class=CRawDiskImage -nomount -noverify -noautofsck -nobrowse -noautoopen -owners on -plist " + filepath.Join(bundle, "disk.img"),
 		"diskutil apfs list -plist",
 		"diskutil mount -mountPoint " + mp + " disk6s5",
 		"diskutil enableOwnership " + mp,
@@ -577,4 +578,90 @@ func TestProvisionSSHNeedsTheClients(t *testing.T) {
 	_, err := p.provision(context.Background(), ProvisionOptions{SSH: "admin@10.0.0.2", Agent: "/a"})
 	require.ErrorContains(t, err, "needs the scp client")
 	assert.Empty(t, fs.ran)
+}
+
+// fakeHdiutil puts an hdiutil on PATH (and a diskutil, which provisioning
+// looks for first) that answers attach as hdiutil does on a disk it has
+// doubts about: it asks, reads the answer from stdin, and refuses without
+// a yes. Every call's arguments, and what stdin gave, go to the returned
+// log.
+func fakeHdiutil(t *testing.T, attach string) (calls string) {
+	t.Helper()
+	dir := t.TempDir()
+	calls = filepath.Join(dir, "calls")
+	script := `#!/bin/sh
+log="$(dirname "$0")/calls"
+echo "$(basename "$0") $*" >>"$log"
+case "$1" in
+attach)
+` + attach + `
+	;;
+info)
+	printf '<?xml version="1.0" encoding="UTF-8"?>\n<plist version="1.0"><dict><key>images</key><array/></dict></plist>\n'
+	;;
+esac
+exit 0
+`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "hdiutil"), []byte(script), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "diskutil"), []byte("#!/bin/sh\nexit 0\n"), 0o755))
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return calls
+}
+
+// hdiutil's question on a raw disk it doubts ("There may be a problem with
+// this disk image", as UTM users have seen it): the attach flags leave it
+// nothing to verify or check, and when it asks anyway, nobody answers (its
+// stdin is /dev/null) and the error quotes what it said and names the way
+// that needs no attach.
+func TestProvisionOfflineAttachCannotBePrompted(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		attach string
+		want   []string
+	}{
+		{name: "hdiutil asks", attach: `	printf 'There may be a problem with this disk image. Attach? (Y/N) '
+	if read -r answer; then echo "stdin: $answer" >>"$log"; else echo "stdin: end of file" >>"$log"; fi
+	[ "$answer" = Y ] && exit 0
+	echo "hdiutil: attach canceled" >&2
+	exit 1`, want: []string{
+			`hdiutil asked a question qoslab cannot answer`,
+			`"There may be a problem with this disk image. Attach? (Y/N)\nhdiutil: attach canceled"`,
+		}},
+		{name: "hdiutil refuses", attach: `	echo "hdiutil: attach failed - Resource busy" >&2
+	exit 1`, want: []string{
+			`exit status 1: hdiutil: attach failed - Resource busy`,
+		}},
+		{name: "hdiutil answers no plist", attach: `	echo "/dev/disk4  GUID_partition_scheme"`, want: []string{
+			`read hdiutil's answer`,
+			`hdiutil printed "/dev/disk4  GUID_partition_scheme"`,
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := fakeHdiutil(t, tc.attach)
+			bundle := testBundle(t)
+			fs := &fakeSystem{t: t}
+			p := fs.provisioner(t, "darwin", 0)
+			p.run, p.lookPath = runCommand, exec.LookPath
+			_, err := p.provision(context.Background(), ProvisionOptions{Bundle: bundle, Agent: testAgent(t)})
+			require.Error(t, err)
+			for _, w := range append(tc.want,
+				"attach the guest disk "+filepath.Join(bundle, vz.DiskFile),
+				"`qoslab image provision guest --via ssh USER@ADDR`") {
+				assert.Contains(t, err.Error(), w)
+			}
+
+			log, rerr := os.ReadFile(calls)
+			require.NoError(t, rerr)
+			lines := strings.Split(strings.TrimSpace(string(log)), "\n")
+			require.NotEmpty(t, lines)
+			assert.Equal(t, "hdiutil "+strings.Join(attachArgs(filepath.Join(bundle, vz.DiskFile)), " "), lines[0])
+			for _, flag := range []string{"-noverify", "-noautofsck", "-nobrowse", "-owners on", "-nomount", "-plist"} {
+				assert.Contains(t, lines[0], " "+flag+" ")
+			}
+			if tc.name == "hdiutil asks" {
+				assert.Contains(t, lines, "stdin: end of file", "nobody answered: hdiutil read an empty stdin")
+			}
+			assert.Equal(t, "hdiutil info -plist", lines[len(lines)-1], "what the failed attach left is looked for")
+		})
+	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/qoslab/qoslab/internal/atomicfile"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/telemetry"
 	"github.com/qoslab/qoslab/internal/units"
 	"github.com/qoslab/qoslab/internal/workload/catalog"
@@ -50,6 +51,7 @@ type Analysis struct {
 // telemetry.
 func Of(l *results.Loaded) Analysis {
 	a := analyze(l.Samples, "host", "vm", MarginsOf(l.Run))
+	WithCaveats(a.Verdicts, l.Run)
 	a.Name = l.Run.Name
 	a.Partial = l.Partial()
 	a.Telemetry = telemetry.Summarize(l.Telemetry)
@@ -92,6 +94,26 @@ func MarginsOf(r results.Run) analysis.Margins {
 		m.Absolute = v
 	}
 	return m
+}
+
+// sequentialCaveat is what a verdict of a run whose cells ran in sequence
+// must say: a change in the machine over the run reads as a QoS effect.
+const sequentialCaveat = "the cells ran in sequence (order: sequential), so time and class are confounded: " +
+	"a change in the machine over the run (heat, other work) would read as a QoS effect; order: interleaved shuffles them"
+
+// WithCaveats gives each verdict the caveats of the run it judges: a run
+// whose spec laid its cells out in sequence (order: sequential, as bench
+// does) confounds time with class.
+func WithCaveats(verdicts []analysis.Verdict, r results.Run) {
+	var applied struct {
+		Order string `json:"order"`
+	}
+	if json.Unmarshal(r.Spec, &applied) != nil || applied.Order != spec.OrderSequential {
+		return
+	}
+	for i := range verdicts {
+		verdicts[i].Caveats = append(verdicts[i].Caveats, sequentialCaveat)
+	}
 }
 
 // Verdicts judges subsumption for every workload (and phase) that ran at
@@ -233,6 +255,8 @@ func csvHeader() []string {
 		"seconds_median", "seconds_min", "seconds_max",
 		"qos_applied", "qos_partial",
 		"cv", "max_min", "flag",
+		"idle",
+		"cpu_share_median", "cpu_share_ci_low", "cpu_share_ci_high", "speed_median", "speed_ci_low", "speed_ci_high", "speed_unit",
 	}
 }
 
@@ -240,7 +264,13 @@ func csvHeader() []string {
 // and ci_high are the cell's total rate over its repeats (all threads' work
 // from first start to last end) and unit is the rate's, such as "loops/s";
 // the thread_ columns pool every thread's own rate, the seconds_ columns the
-// repeats' durations. A value that is not a number is left empty.
+// repeats' durations; the cpu_share_ columns are the repeats' CPU share (the
+// CPU time their threads consumed over their wall time: 1 is a whole CPU
+// per thread) and the speed_ columns their work per CPU-second, in
+// speed_unit, medians with their 95% intervals. Every one of them is of the
+// repeats that did work (n); idle counts those that did none (a total rate
+// of 0), left out of all. A value that is not a number (a run whose records
+// carry no CPU time has no share or speed) is left empty.
 func writeCSV(w io.Writer, cells []analysis.Cell) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(csvHeader()); err != nil {
@@ -260,6 +290,9 @@ func writeCSV(w io.Writer, cells []analysis.Cell) error {
 			csvFloat(s.Median), csvFloat(s.Min), csvFloat(s.Max),
 			strings.Join(applied, " "), strconv.Itoa(c.QoSPartial),
 			csvFloat(c.Dispersion.CV), csvFloat(c.Dispersion.MaxMin), c.DispersionFlag(),
+			strconv.Itoa(c.Idle()),
+			csvFloat(c.CPUShare.Median), csvFloat(c.CPUShare.CILow), csvFloat(c.CPUShare.CIHigh),
+			csvFloat(c.Speed.Median), csvFloat(c.Speed.CILow), csvFloat(c.Speed.CIHigh), speedUnit(c.Unit),
 		}
 		if err := cw.Write(row); err != nil {
 			return fmt.Errorf("write summary csv: %w", err)
@@ -289,6 +322,9 @@ func csvFloat(f analysis.Float) string {
 
 func rateUnit(unit string) string { return unit + "/s" }
 
+// speedUnit is the unit of a cell's speed: work per CPU-second.
+func speedUnit(unit string) string { return unit + "/CPU-s" }
+
 // WriteMarkdown writes summary.md: the verdicts, then per workload (and
 // phase) a table of its cells with the units in the headers, its regressions
 // as [game] (docs/references.md) prints them, and notes on classes that did not
@@ -313,6 +349,9 @@ func WriteMarkdown(w io.Writer, a Analysis) error {
 		b.WriteString("\n## Verdict\n\n")
 		for i, v := range a.Verdicts {
 			fmt.Fprintf(&b, "- %s: %s\n", mdText(analysis.WorkloadText(v.Host.Workload, v.Host.Phase)), mdText(v.String()))
+			if m := v.MechanismLine(); m != "" {
+				fmt.Fprintf(&b, "  - **mechanism:** %s\n", mdText(m))
+			}
 			for _, wl := range per[i] {
 				fmt.Fprintf(&b, "  - **warning:** %s\n", mdText(wl))
 			}
@@ -381,7 +420,8 @@ type Table struct {
 	// class)" of the "QoS applied" column.
 	QoSNotes []string
 	// Marks explain the symbols the rows use, one line per symbol used
-	// (DispersionMark): the legend beside the table.
+	// (DispersionMark), and the idle repeats beside n (IdleNote): the
+	// legend beside the table.
 	Marks []string
 	// RateUnit is the regressions' unit (loops/s); Regressions are printed
 	// as [game] (docs/references.md) prints them.
@@ -395,6 +435,21 @@ const QoSNotesIntro = "QoS applied: the class the threads read back as; (partial
 // DispersionMark is the one symbol of the tables, "!", and its legend:
 // the repeats of the cell disagree, so no single number stands for it.
 const DispersionMark = "!: the repeats disagree (more than 3x apart, or in two groups): one number cannot stand for the cell; see its warning"
+
+// IdleNote is the legend of the idle repeats beside a cell's n,
+// "4 (+2 idle)" (RepeatsText).
+const IdleNote = "n (+k idle): k repeats did no work (a total rate of 0); every column leaves them out alike, as the tests do, and the cell's warning names them"
+
+// RepeatsText is a cell's n as the tables print it: how many repeats its
+// statistics rest on, and beside it how many did no work and are left out
+// of every column ("4 (+2 idle)"; "0 (+6 idle)" when none did work).
+func RepeatsText(c analysis.Cell) string {
+	n := strconv.Itoa(c.TotalRate.N)
+	if k := c.Idle(); k > 0 {
+		n += fmt.Sprintf(" (+%d idle)", k)
+	}
+	return n
+}
 
 // Tables returns one table per workload (and phase), in the order the cells
 // first show them.
@@ -414,28 +469,39 @@ func sectionTable(sec *section, regressions []analysis.ClassRegression) Table {
 		}
 	}
 	unit, scale := units.ScaleRate(sec.unit, largest)
+	speedLabel, speedScale := speedScale(sec)
 	t := Table{
 		Title: analysis.WorkloadText(sec.workload, sec.phase),
 		Header: []string{"target", "QoS", "threads", "n",
 			"total rate median (" + unit + ")", fmt.Sprintf("%g%% CI (%s)", analysis.Confidence*100, unit), "min (" + unit + ")", "max (" + unit + ")", "max/min", "CV",
-			"per-thread rate median (" + unit + ")", "time median (s)", "QoS applied"},
-		RightAlign: []bool{false, false, true, true, true, true, true, true, true, true, true, true, false},
+			"per-thread rate median (" + unit + ")", "CPU share median", "speed median (" + speedLabel + ")", "time median (s)", "QoS applied"},
+		RightAlign: []bool{false, false, true, true, true, true, true, true, true, true, true, true, true, true, false},
 		RateUnit:   rateUnit(sec.unit),
 	}
 	for _, c := range sec.cells {
 		tr := c.TotalRate
-		ci := sig(float64(tr.CILow)/scale) + " – " + sig(float64(tr.CIHigh)/scale)
+		ci := "-"
+		if tr.N > 0 {
+			ci = sig(float64(tr.CILow)/scale) + " – " + sig(float64(tr.CIHigh)/scale)
+		}
 		if tr.N > 0 && tr.CIConfidence < analysis.Confidence {
 			ci += fmt.Sprintf(" (%.1f%%)", tr.CIConfidence*100)
 		}
-		t.Rows = append(t.Rows, []string{c.Target, fmt.Sprintf("%d %s", c.QoS, qos.Class(c.QoS)), strconv.Itoa(c.Threads), strconv.Itoa(tr.N),
+		t.Rows = append(t.Rows, []string{c.Target, fmt.Sprintf("%d %s", c.QoS, qos.Class(c.QoS)), strconv.Itoa(c.Threads), RepeatsText(c),
 			sig(float64(tr.Median) / scale), ci, sig(float64(tr.Min) / scale), sig(float64(tr.Max) / scale), spreadText(c), cvText(c.Dispersion),
-			sig(float64(c.ThreadRate.Median) / scale), sig(float64(c.Seconds.Median)), AppliedText(c)})
+			sig(float64(c.ThreadRate.Median) / scale), shareText(c), speedText(c, speedScale),
+			sig(float64(c.Seconds.Median)), AppliedText(c)})
 	}
 	t.QoSNotes = QoSNotes(sec.cells)
 	for _, c := range sec.cells {
 		if c.DispersionFlag() != "" {
 			t.Marks = []string{DispersionMark}
+			break
+		}
+	}
+	for _, c := range sec.cells {
+		if c.Idle() > 0 {
+			t.Marks = append(t.Marks, IdleNote)
 			break
 		}
 	}
@@ -450,6 +516,37 @@ func sectionTable(sec *section, regressions []analysis.ClassRegression) Table {
 		t.Regressions = append(t.Regressions, line)
 	}
 	return t
+}
+
+// shareText is a cell's median CPU share ("99.8%"), "-" where its records
+// carry no CPU time.
+func shareText(c analysis.Cell) string {
+	if c.CPUShare.N == 0 {
+		return "-"
+	}
+	return analysis.FormatShare(c.CPUShare.Median)
+}
+
+// speedText is a cell's median speed in the section's scale, "-" where its
+// records carry no CPU time.
+func speedText(c analysis.Cell, scale float64) string {
+	if c.Speed.N == 0 {
+		return "-"
+	}
+	return sig(float64(c.Speed.Median) / scale)
+}
+
+// speedScale is the unit and scale of a section's speeds (work per
+// CPU-second), from its largest median speed: "M loops/CPU-s".
+func speedScale(sec *section) (string, float64) {
+	var largest float64
+	for _, c := range sec.cells {
+		if m := math.Abs(float64(c.Speed.Median)); !math.IsNaN(m) && !math.IsInf(m, 0) {
+			largest = max(largest, m)
+		}
+	}
+	label, scale := units.ScaleRate(sec.unit, largest)
+	return strings.TrimSuffix(label, "/s") + "/CPU-s", scale
 }
 
 // spreadText is a cell's max/min, marked "!" when its repeats are flagged.
@@ -578,7 +675,7 @@ func Warnings(a Analysis) (perVerdict [][]string, rest []string) {
 	judged := map[wp]bool{}
 	for _, v := range a.Verdicts {
 		judged[wp{v.Host.Workload, v.Host.Phase}] = true
-		perVerdict = append(perVerdict, analysis.DispersionWarnings(a.Cells, v.Host.Workload, v.Host.Phase))
+		perVerdict = append(perVerdict, v.Warnings(a.Cells))
 	}
 	seen := map[wp]bool{}
 	for _, c := range a.Cells {
@@ -633,13 +730,16 @@ func WriteTerminal(w io.Writer, a Analysis) {
 	}
 	for _, c := range a.Cells {
 		if catalog.IsCompression(c.Workload) {
-			fmt.Fprintf(w, "%s %s qos %d threads %d: %.2f s median [%.2f..%.2f], n=%d%s\n", c.Target, c.Workload, c.QoS, c.Threads,
-				c.Seconds.Median, c.Seconds.Min, c.Seconds.Max, c.Seconds.N, timeSpreadText(c))
+			fmt.Fprintf(w, "%s %s qos %d threads %d: %.2f s median [%.2f..%.2f], n=%s%s\n", c.Target, c.Workload, c.QoS, c.Threads,
+				c.Seconds.Median, c.Seconds.Min, c.Seconds.Max, RepeatsText(c), timeSpreadText(c))
 		}
 	}
 	per, rest := Warnings(a)
 	for i, v := range a.Verdicts {
 		fmt.Fprintf(w, "%s: %s\n", analysis.WorkloadText(v.Host.Workload, v.Host.Phase), v.String())
+		if m := v.MechanismLine(); m != "" {
+			fmt.Fprintf(w, "  mechanism: %s\n", m)
+		}
 		for _, wl := range per[i] {
 			fmt.Fprintf(w, "  warning: %s\n", wl)
 		}

@@ -124,6 +124,7 @@ func TestWriteCSV(t *testing.T) {
 	assert.Equal(t, "21", compress[col["qos_applied"]])
 	assert.Equal(t, "1", compress[col["qos_partial"]])
 
+	assert.Equal(t, "0", host33[col["idle"]])
 	empty := rows[len(rows)-1]
 	assert.Equal(t, "0", empty[col["n"]])
 	for _, name := range []string{"median", "min", "max", "ci_low", "ci_high", "thread_median", "seconds_median"} {
@@ -205,15 +206,15 @@ func TestWriteMarkdown(t *testing.T) {
 	assert.Contains(t, md, "Total rate R (loops/s) on threads T")
 
 	assert.Contains(t, md, "\n## fp\n")
-	assert.Contains(t, md, "| target | QoS | threads | n | total rate median (M loops/s) | 95% CI (M loops/s) | min (M loops/s) | max (M loops/s) | max/min | CV | per-thread rate median (M loops/s) | time median (s) | QoS applied |")
-	assert.Contains(t, md, "| host | 33 user-interactive | 1 | 6 | 144.9 | 141.4 – 148.4 | 141.4 | 148.4 | 1.05 | 1.8% | 144.9 | 2.000 | user-interactive |")
+	assert.Contains(t, md, "| target | QoS | threads | n | total rate median (M loops/s) | 95% CI (M loops/s) | min (M loops/s) | max (M loops/s) | max/min | CV | per-thread rate median (M loops/s) | CPU share median | speed median (loops/CPU-s) | time median (s) | QoS applied |")
+	assert.Contains(t, md, "| host | 33 user-interactive | 1 | 6 | 144.9 | 141.4 – 148.4 | 141.4 | 148.4 | 1.05 | 1.8% | 144.9 | - | - | 2.000 | user-interactive |")
 	assert.Contains(t, md, "\n## compress\n", "a phase named as its workload is not repeated")
 	assert.Contains(t, md, "(MB/s)")
 	assert.Contains(t, md, "| host | 33 user-interactive | 1 | 1 | 500.0 | 500.0 – 500.0 (0.0%) |", "coverage below 95% is shown")
 	assert.Contains(t, md, "default (other class)", "threads that ran at another class are marked")
 	assert.Contains(t, md, `uclamp unavailable \| partial`, "a | in text does not split the table")
 	assert.Contains(t, md, "- Host QoS 33: no regression")
-	assert.Contains(t, md, "| vm | 9 background | 4 | 0 | - | - – - | - | - | - | - | - | - | - |\n", "a cell without repeats shows dashes")
+	assert.Contains(t, md, "| vm | 9 background | 4 | 0 | - | - | - | - | - | - | - | - | - | - | - |\n", "a cell without repeats shows dashes")
 
 	for _, table := range strings.Split(md, "\n## ")[1:] {
 		var widths []int
@@ -277,15 +278,16 @@ func TestDisagreeingRepeatsAreFlaggedEverywhere(t *testing.T) {
 		add("vm", 33, i+1, 12e6-float64(i))
 	}
 	a := Analyze(samples, "host", "vm")
-	want := "host fp qos=9 threads=1: repeats range 1.5M..527M loops/s (351x apart); the machine was busy or contention did not hold"
+	want := "host fp qos=9 threads=1: repeats range 1.5M..527M loops/s (351x apart): the records carry no CPU time (a run written before results schema 1.2), so whether the threads lost CPU share or speed cannot be told"
 
 	var term bytes.Buffer
 	WriteTerminal(&term, a)
 	lines := strings.Split(strings.TrimSpace(term.String()), "\n")
 	verdictAt := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "fp: QoS subsumed in VM") })
 	require.GreaterOrEqual(t, verdictAt, 0, term.String())
-	require.Greater(t, len(lines), verdictAt+1)
-	assert.Equal(t, "  warning: "+want, lines[verdictAt+1], "the warning follows its verdict")
+	require.Greater(t, len(lines), verdictAt+2)
+	assert.True(t, strings.HasPrefix(lines[verdictAt+1], "  mechanism: "), "the mechanism line is under the verdict")
+	assert.Equal(t, "  warning: "+want, lines[verdictAt+2], "the warning follows its verdict")
 	assert.Equal(t, 1, strings.Count(term.String(), "warning:"), "only the disagreeing cell")
 
 	var md strings.Builder
@@ -379,7 +381,7 @@ func TestTerminalCompressionTimesDispersion(t *testing.T) {
 	assert.Contains(t, lines, "host compress qos 9 threads 1: 2.00 s median [1.90..2.10], n=6, cv 3.5%, max/min 1.11")
 	// mean 19.1/6 = 3.183, sum of squares 40.61, sd sqrt(40.61/5) = 2.850: 89.5%.
 	assert.Contains(t, lines, "host compress qos 33 threads 1: 2.02 s median [1.95..9.00], n=6, cv 89.5%, max/min 4.62 !")
-	assert.Equal(t, "warning: host compress qos=33 threads=1: repeats range 1.95..9 s (4.62x apart); the machine was busy or contention did not hold", lines[len(lines)-1])
+	assert.Equal(t, "warning: host compress qos=33 threads=1: repeats range 1.95..9 s (4.62x apart): the records carry no CPU time (a run written before results schema 1.2), so whether the threads lost CPU share or speed cannot be told", lines[len(lines)-1])
 	assert.Equal(t, 1, strings.Count(term.String(), "warning:"))
 }
 
@@ -437,7 +439,8 @@ func TestNoVerdictForOneClass(t *testing.T) {
 }
 
 // The scaling finding carries the rate each added thread brings, where a
-// regression line fits (3+ thread counts).
+// regression line fits (3+ thread counts), and calls no count best that 3
+// repeats a count cannot show best.
 func TestScalingFindingCarriesTheSlope(t *testing.T) {
 	var samples []results.Sample
 	for _, n := range []int{1, 2, 4} {
@@ -457,7 +460,7 @@ func TestScalingFindingCarriesTheSlope(t *testing.T) {
 		}
 	}
 	require.Len(t, scaling, 1)
-	assert.Contains(t, scaling[0], "best at 4 threads")
+	assert.Contains(t, scaling[0], "highest median at 4 threads (4.08e+08 loops/s); too few repeats to test it against 1, 2 threads", "3 repeats a count cannot show it best")
 	assert.Contains(t, scaling[0], "each added thread brought 1.02e+08 loops/s [1e+08..1.04e+08] (Theil-Sen)")
 }
 
@@ -497,4 +500,34 @@ func TestQoSNotesLeaveNoMarkWithoutItsLegend(t *testing.T) {
 		"host user-interactive: the agent gave no reason",
 		"vm background: uclamp unavailable",
 	}, notes)
+}
+
+// A run whose cells ran in sequence confounds time and class: every
+// verdict of it says so, and one of an interleaved run does not.
+func TestSequentialRunCaveat(t *testing.T) {
+	var samples []results.Sample
+	for rep := 1; rep <= 6; rep++ {
+		for _, c := range []struct {
+			target string
+			q      int
+			rate   float64
+		}{{"host", 9, 1e6}, {"host", 33, 3e8}, {"vm", 9, 1e7}, {"vm", 33, 1e7}} {
+			r := c.rate * (1 + 0.01*float64(rep))
+			samples = append(samples, results.Sample{Target: c.target, Workload: "fp", QoS: c.q, Threads: 1, Repeat: rep, Unit: "loops",
+				EndNs: 1e9, Work: r, Rate: r, QoSApplied: c.q, QoSFull: true})
+		}
+	}
+	for order, want := range map[string]bool{"sequential": true, "interleaved": false} {
+		l := &results.Loaded{Dir: &results.Dir{Run: results.Run{Spec: json.RawMessage(`{"order":"` + order + `"}`)}}, Samples: samples}
+		a := Of(l)
+		require.Len(t, a.Verdicts, 1)
+		v := a.Verdicts[0]
+		if want {
+			assert.Equal(t, []string{sequentialCaveat}, v.Caveats)
+			assert.Contains(t, v.String(), "; caveat: the cells ran in sequence (order: sequential), so time and class are confounded")
+		} else {
+			assert.Empty(t, v.Caveats, order)
+			assert.NotContains(t, v.String(), "caveat")
+		}
+	}
 }

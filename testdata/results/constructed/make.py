@@ -43,8 +43,10 @@ class Run:
         self.records, self.telemetry, self.want = [], [], []
         self.planned = 0
 
-    def cell(self, target, workload, qos, threads, repeat, ends, work, unit="loops", starts=None, duration_ns=0, loops=0):
-        """One cell run: a record per thread (or process) ending at ends[i] s."""
+    def cell(self, target, workload, qos, threads, repeat, ends, work, unit="loops", starts=None, duration_ns=0, loops=0, share=None):
+        """One cell run: a record per thread (or process) ending at ends[i] s;
+        share, when given, is each thread's CPU share (schema 1.2's cpu_ns:
+        the CPU time it consumed over its interval)."""
         key = f"{target} {workload} qos={qos} threads={threads} " + (f"duration={duration_ns / 1e9:g}s" if duration_ns else f"loops={loops}")
         for i, e in enumerate(ends):
             start = int((starts[i] if starts else 0) * 1e9)
@@ -56,20 +58,26 @@ class Run:
                    "qos_applied": qos, "qos_full": True, "contention": self.spec["contention"] if isinstance(self.spec["contention"], int) else self.cpus}
             if duration_ns:
                 rec["duration_ns"] = duration_ns
+            if share is not None:
+                rec["schema_version"] = "1.2"
+                rec["cpu_ns"] = max(1, int(round((share[i] if isinstance(share, list) else share) * (end - start))))
             rec["recorded_at"] = STARTED
             self.records.append(rec)
 
-    def rates(self, target, qos, threads, rates, duration_ns=1_000_000_000, workload="fp"):
-        """Fixed-duration cells whose repeats' total rates are rates (per second)."""
+    def rates(self, target, qos, threads, rates, duration_ns=1_000_000_000, workload="fp", shares=None):
+        """Fixed-duration cells whose repeats' total rates are rates (per
+        second); shares, when given, are the repeats' CPU shares."""
         for r, rate in enumerate(rates, 1):
             per = rate * duration_ns / 1e9 / threads
-            self.cell(target, workload, qos, threads, r, [duration_ns / 1e9] * threads, [round(per)] * threads, duration_ns=duration_ns)
+            self.cell(target, workload, qos, threads, r, [duration_ns / 1e9] * threads, [round(per)] * threads, duration_ns=duration_ns,
+                      share=None if shares is None else shares[r - 1])
 
     def write(self):
         d = os.path.join(HERE, self.name)
         shutil.rmtree(d, ignore_errors=True)
         os.makedirs(d)
-        run = {"schema_version": "1.0", "tool_version": "constructed", "name": self.name, "spec": self.spec, "seed": 1,
+        schema = "1.2" if any("cpu_ns" in r for r in self.records) else "1.0"
+        run = {"schema_version": schema, "tool_version": "constructed", "name": self.name, "spec": self.spec, "seed": 1,
                "planned": self.planned or len({(r["cell"], r["repeat"]) for r in self.records}), "started": STARTED,
                "finished": FINISHED if self.finished else None,
                "targets": {t: info(t, self.cpus) for t in self.targets}, "notes": [NOTE]}
@@ -117,12 +125,12 @@ runs = []
 
 r = verdict_run("reversal", "host 33/9 = 240x; VM 33/9 = 0.194x: QoS 33 five times slower in the VM, a reversal, which the old rule called yes (SI 1.299)",
                 [wobble(240e6)], [wobble(1e6, start=2)], [wobble(0.194 * 10e6, start=1)], [wobble(10e6, start=3)])
-r.want = ["+ - fp: QoS subsumed in VM: no: QoS reversed in the VM, 33/9 = 0.194x (SI 1.299 [1.295..1.302]; host 33/9 = 240x [237..243], p=0.0022; vm 33/9 = 0.194x [0.192..0.197]; band 0.8x..1.25x: margins 1.73x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%)", "- QoS subsumed in VM: yes"]
+r.want = ["+ - fp: QoS subsumed in VM: no: QoS reversed in the VM, 33/9 = 0.194x (at 1 thread; SI 1.299 [1.295..1.302]; host 33/9 = 240x [237..243], p=0.0022; vm 33/9 = 0.194x [0.192..0.197]; band 0.8x..1.25x: margins 1.73x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%)", "+   - **mechanism:** not recorded: the records carry no CPU time (a run written before results schema 1.2), so share and speed cannot be told apart", "- QoS subsumed in VM: yes"]
 runs.append(r)
 
 r = verdict_run("large-vm-effect", "host 33/9 = 1010x; VM 33/9 = 1.87x: inside host^0.1 = 2x, which the old rule called yes, but far outside 1.25x",
                 [wobble(1010e6)], [wobble(1e6, start=2)], [wobble(18.7e6, start=1)], [wobble(10e6, start=3)])
-r.want = ["+ - fp: QoS subsumed in VM: no: the VM keeps a QoS effect, 33/9 = 1.87x (SI 0.909 [0.907..0.912]; host 33/9 = 1010x [998..1022], p=0.0022; vm 33/9 = 1.87x [1.85..1.89]; band 0.8x..1.25x: margins 1.99x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%)", "- QoS subsumed in VM: yes"]
+r.want = ["+ - fp: QoS subsumed in VM: no: the VM keeps a QoS effect, 33/9 = 1.87x (at 1 thread; SI 0.909 [0.907..0.912]; host 33/9 = 1010x [998..1022], p=0.0022; vm 33/9 = 1.87x [1.85..1.89]; band 0.8x..1.25x: margins 1.99x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%)", "+   - **mechanism:** not recorded: the records carry no CPU time (a run written before results schema 1.2), so share and speed cannot be told apart", "- QoS subsumed in VM: yes"]
 runs.append(r)
 
 # The host's repeats spread wide (6.7x at the median, 2.6x..15x between
@@ -131,27 +139,37 @@ runs.append(r)
 r = verdict_run("host-uncertainty", "host 33/9 about 6.7x with a wide interval: the margin comes from the interval's low end, and SI's interval carries the host's spread",
                 [[6.7e6 * m for m in (0.62, 0.8, 1.0, 1.25, 1.6, 0.9)]], [[1e6 * m for m in (1.6, 1.25, 1.0, 0.8, 0.62, 1.1)]],
                 [wobble(10.3e6, start=1)], [wobble(10e6, start=3)])
-r.want = ["+ - fp: QoS subsumed in VM: yes (SI 0.984 [0.967..0.993]; host 33/9 = 6.7x [4.29..9.73], p=0.0022; vm 33/9 = 1.03x [1.02..1.04]; band 0.865x..1.16x: margins 1.16x (10% of the host's effect at its interval's low end) and 1.25x (absolute), no only outside 0.8x..1.25x (at its high end); 90% intervals, two one-sided tests at 5%)"]
+r.want = ["+ - fp: QoS subsumed in VM: yes (at 1 thread; SI 0.984 [0.967..0.993]; host 33/9 = 6.7x [4.29..9.73], p=0.0022; vm 33/9 = 1.03x [1.02..1.04]; band 0.865x..1.16x: margins 1.16x (10% of the host's effect at its interval's low end) and 1.25x (absolute), no only outside 0.8x..1.25x (at its high end); 90% intervals, two one-sided tests at 5%)", "+   - **mechanism:** not recorded: the records carry no CPU time (a run written before results schema 1.2), so share and speed cannot be told apart"]
 runs.append(r)
 
 # 3 against 3 with equal rates within each side: the normal approximation
 # said p = 0.047 (below the 0.1 these sizes allow) and the old rule yes.
 r = verdict_run("ties-three-repeats", "3 repeats, one thread count, equal rates within each side: the exact test cannot go below p = 0.1",
                 [[310e6, 310e6, 310e6]], [[1e6, 1e6, 1e6]], [[10e6, 10e6, 10.1e6]], [[10e6, 10.1e6, 10e6]], repeats=3)
-r.want = ["+ - fp: QoS subsumed in VM: inconclusive: too few host repeats to tell (smallest reachable p 0.1 with 3 vs 3 repeats) (SI n/a; host 33/9 = 310x [310..310], p=0.1; vm 33/9 = 1x [0.9901..1.01]; 90% intervals, two one-sided tests at 5%)", "- QoS subsumed in VM: yes"]
+r.want = ["+ - fp: QoS subsumed in VM: inconclusive: too few host repeats to tell (smallest reachable p 0.1 with 3 vs 3 repeats) (at 1 thread; SI n/a; host 33/9 = 310x [310..310], p=0.1; vm 33/9 = 1x [0.9901..1.01]; 90% intervals, two one-sided tests at 5%)", "+   - **mechanism:** not recorded: the records carry no CPU time (a run written before results schema 1.2), so share and speed cannot be told apart", "- QoS subsumed in VM: yes"]
 runs.append(r)
 
 # An interrupted run: the host has 6 repeats, the VM 2, one of them tied.
 r = verdict_run("ties-two-vm-repeats", "interrupted after 2 VM repeats, one tied: a 2 against 2 interval covers 66.7%, not 90%",
                 [wobble(300e6)], [wobble(1e6, start=2)], [[10e6, 10.1e6]], [[10e6, 9.9e6]], finished=False)
 r.planned = 24
-r.want = ["+ - fp: QoS subsumed in VM: inconclusive: too few vm repeats for a 90% interval of its ratio (2 vs 2 repeats reach 67%) (SI 0.998 [0.996..1.000] (64%); host 33/9 = 300x [296..304], p=0.0022; vm 33/9 = 1.01x [1..1.02] (67%); band 0.8x..1.25x: margins 1.77x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%)", "- QoS subsumed in VM: yes"]
+r.want = ["+ - fp: QoS subsumed in VM: inconclusive: too few vm repeats for a 90% interval of its ratio (2 vs 2 repeats reach 67%) (at 1 thread; SI 0.998 [0.996..1.000] (64%); host 33/9 = 300x [296..304], p=0.0022; vm 33/9 = 1.01x [1..1.02] (67%); band 0.8x..1.25x: margins 1.77x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%)", "+   - **mechanism:** not recorded: the records carry no CPU time (a run written before results schema 1.2), so share and speed cannot be told apart", "- QoS subsumed in VM: yes"]
 runs.append(r)
 
 r = verdict_run("vm-no-work", "the VM did no work at QoS 9 (a starved guest): the old reason said the host was not faster",
                 [wobble(240e6)], [wobble(1e6, start=2)], [wobble(10e6, start=1)], [[0] * 6])
-r.want = ["+ - fp: QoS subsumed in VM: inconclusive: on vm QoS 9 did no work in any repeat (rate 0), so its 33/9 ratio is undefined",
-          "+   - **warning:** vm fp qos=9 threads=1: 6 of 6 repeats did no work (rate 0); the machine was busy or contention did not hold"]
+r.want = ["+ - fp: QoS subsumed in VM: inconclusive: on vm QoS 9 did no work in any repeat (rate 0), so its 33/9 ratio is undefined", "+   - **mechanism:** not recorded: the records carry no CPU time (a run written before results schema 1.2), so share and speed cannot be told apart", "+   - **warning:** vm fp qos=9 threads=1: 6 of 6 repeats did no work (rate 0): the records carry no CPU time (a run written before results schema 1.2), so whether the threads lost CPU share or speed cannot be told", "+ | vm | 9 background | 1 | 0 (+6 idle) | - | - | - | - | - | - | - | - | - | - | background |", "- QoS subsumed in VM: yes", "- the machine was busy or contention did not hold"]
+runs.append(r)
+
+
+# Two of six VM background repeats did no work: the table counted them in
+# n and showed their 0 as the cell's min, its median and its interval's low
+# end, where the tests leave them out.
+r = verdict_run("idle-repeats", "2 of 6 VM background repeats did no work (rate 0): the table's n, median, interval and min counted them, the tests did not",
+                [wobble(240e6)], [wobble(1e6, start=2)], [wobble(10e6, start=1)], [[10e6, 0, 10.1e6, 9.9e6, 0, 10.05e6]])
+r.want = ["+ | vm | 9 background | 1 | 4 (+2 idle) | 10.03 | 9.900 – 10.10 (87.5%) | 9.900 | 10.10 | 1.02 ! | 0.9% | 10.03 | - | - | 1.000 | background |",
+          "+ n (+k idle): k repeats did no work (a total rate of 0); every column leaves them out alike, as the tests do, and the cell's warning names them",
+          "- | vm | 9 background | 1 | 6 |"]
 runs.append(r)
 
 
@@ -161,12 +179,12 @@ def tight(x, n=6, start=0):
 
 r = verdict_run("host-half-percent", "host 33/9 = 1.005x, significant: the old rule called anything under 1.01x not faster; the VM keeps the same 1.005x",
                 [tight(1.005e8)], [tight(1e8)], [tight(1.005e7)], [tight(1e7)])
-r.want = ["+ - fp: QoS subsumed in VM: no: the VM keeps a QoS effect, 33/9 = 1.005x (SI 0.000 [-0.128..0.113]; host 33/9 = 1.005x [1.0048..1.0052], p=0.0022; vm 33/9 = 1.005x [1.0048..1.0052]; band 0.99952x..1.00048x: margins 1.00048x (10% of the host's effect at its interval's low end) and 1.25x (absolute), no only outside 0.99948x..1.00052x (at its high end); 90% intervals, two one-sided tests at 5%)"]
+r.want = ["+ - fp: QoS subsumed in VM: no: the VM keeps a QoS effect, 33/9 = 1.005x (at 1 thread; SI 0.000 [-0.128..0.113]; host 33/9 = 1.005x [1.0048..1.0052], p=0.0022; vm 33/9 = 1.005x [1.0048..1.0052]; band 0.99952x..1.00048x: margins 1.00048x (10% of the host's effect at its interval's low end) and 1.25x (absolute), no only outside 0.99948x..1.00052x (at its high end); 90% intervals, two one-sided tests at 5%)", "+   - **mechanism:** not recorded: the records carry no CPU time (a run written before results schema 1.2), so share and speed cannot be told apart"]
 runs.append(r)
 
 r = verdict_run("host-not-significant", "host 33/9 = 1.012x, not significant; VM 1.05x: the old rule printed SI -3.2",
                 [wobble(1.012e8, start=1)], [wobble(1e8)], [wobble(1.05e7, start=1)], [wobble(1e7)])
-r.want = ["+ - fp: QoS subsumed in VM: inconclusive: host shows no significant QoS effect, so there is nothing to subsume; on a Linux host whose cores are alike QoS only decides who runs when cores are scarce: run with contention, as qoslab run --default contention does (SI n/a; host 33/9 = 1.01x [1.0018..1.03], p=0.093; vm 33/9 = 1.05x [1.04..1.07]; 90% intervals, two one-sided tests at 5%)"]
+r.want = ["+ - fp: QoS subsumed in VM: inconclusive: host shows no significant QoS effect, so there is nothing to subsume; on a Linux host whose cores are alike QoS only decides who runs when cores are scarce: run with contention, as qoslab run --default contention does (at 1 thread; SI n/a; host 33/9 = 1.01x [1.0018..1.03], p=0.093; vm 33/9 = 1.05x [1.04..1.07]; 90% intervals, two one-sided tests at 5%)", "+   - **mechanism:** not recorded: the records carry no CPU time (a run written before results schema 1.2), so share and speed cannot be told apart"]
 runs.append(r)
 
 # A --quick contention run on a busy machine: host background repeats 77x
@@ -176,14 +194,131 @@ host9_2 = [2e6, 80e6, 2.2e6, 2.4e6, 2.1e6, 2.3e6]
 r = verdict_run("flagged-quick", "a --quick contention run: host background cells whose repeats are 77x and 40x apart; without them the verdict would be yes",
                 [wobble(520e6), wobble(1040e6, start=1)], [host9_1, host9_2], [wobble(10e6, start=1), wobble(20e6, start=2)],
                 [wobble(10e6, start=3), wobble(20e6, start=4)], threads=(1, 2), duration="250ms", quick=True, contention="all")
-r.want = ["+ - fp: QoS subsumed in VM: inconclusive: host fp qos=9 threads=1 repeats 77x apart; host fp qos=9 threads=2 repeats 40x apart (SI 1.000 [0.998..1.001]; host 33/9 = 473x [438..500], p<0.001; vm 33/9 = 1x [0.993..1.01]; band 0.8x..1.25x: margins 1.84x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%)",
-          "+   - **warning:** host fp qos=9 threads=1: repeats range 1M..77M loops/s (77x apart); the machine was busy or contention did not hold", "- QoS subsumed in VM: yes"]
+r.want = ["+ - fp: QoS subsumed in VM: yes (at 1 and 2 threads; SI 1.000 [0.998..1.001]; host 33/9 = 473x [438..500], p<0.001; vm 33/9 = 1x [0.993..1.01]; band 0.8x..1.25x: margins 1.84x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%); 2 flagged cells cannot change it: at their most adverse repeats the answer stays yes", "+   - **mechanism:** not recorded: the records carry no CPU time (a run written before results schema 1.2), so share and speed cannot be told apart", "+   - **warning:** host fp qos=9 threads=1: repeats range 1M..77M loops/s (77x apart): the records carry no CPU time (a run written before results schema 1.2), so whether the threads lost CPU share or speed cannot be told; it cannot change this verdict: at its most adverse repeats the answer stays yes", "+   - **warning:** host fp qos=9 threads=2: repeats range 2M..80M loops/s (40x apart): the records carry no CPU time (a run written before results schema 1.2), so whether the threads lost CPU share or speed cannot be told; it cannot change this verdict: at its most adverse repeats the answer stays yes", "- QoS subsumed in VM: inconclusive"]
 runs.append(r)
 
 r = verdict_run("heterogeneous-host", "host 33/9 = 206x at 1 thread and 356x at 2: pooled as one ratio with no word",
                 [wobble(206e6), wobble(712e6, start=1)], [wobble(1e6, start=2), wobble(2e6, start=3)],
                 [wobble(10e6, start=1), wobble(20e6, start=2)], [wobble(10e6, start=3), wobble(20e6, start=4)], threads=(1, 2))
-r.want = ["+ - fp: QoS subsumed in VM: yes (SI 1.000 [0.998..1.001]; host 33/9 = 271x [207..356], p<0.001; vm 33/9 = 1x [0.993..1.01]; band 0.8x..1.25x: margins 1.7x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%); host 33/9 differs by thread count beyond the 95% intervals: 206x [203..209] at 1 thread, 357x [351..362] at 2 threads"]
+r.want = ["+ - fp: QoS subsumed in VM: yes (at 1 and 2 threads; SI 1.000 [0.998..1.001]; host 33/9 = 271x [207..356], p<0.001; vm 33/9 = 1x [0.993..1.01]; band 0.8x..1.25x: margins 1.7x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%); host 33/9 differs by thread count beyond the 95% intervals: 206x [203..209] at 1 thread, 357x [351..362] at 2 threads", "+   - **mechanism:** not recorded: the records carry no CPU time (a run written before results schema 1.2), so share and speed cannot be told apart"]
+runs.append(r)
+
+# --- What happened to the threads: CPU share and speed (schema 1.2) ------
+
+def use_run(name, about, cells, threads=(1, 2), duration="1s", **kw):
+    """A fp run whose records carry CPU time: cells maps (target, qos,
+    threads) to (shares, speed): per repeat the CPU share of each thread,
+    and the speed in loops per CPU-second (a number, or one per repeat)."""
+    run = Run(name, about, matrix=fp_matrix(list(threads), duration), **kw)
+    ns = int(float(duration[:-1]) * 1e9)
+    for (target, qos, t), (shares, speed) in cells.items():
+        speeds = speed if isinstance(speed, list) else wobble(speed, len(shares), start=qos + t)
+        run.rates(target, qos, t, [t * sh * sp for sh, sp in zip(shares, speeds)], ns, shares=shares)
+    return run
+
+
+def full(n=6, start=0, level=0.995):
+    """A thread that got (nearly) a whole CPU in every repeat."""
+    return [min(1.0, level * (1 + 0.003 * (((start + 5 * i) % n) - 2.5))) for i in range(n)]
+
+
+HOST_SPEED, VM_SPEED = 1.7e9, 6e7  # loops per CPU-second: a host core, an emulated vCPU
+
+# The main job's case: a SCHED_IDLE thread beside a pinned spinner gets
+# crumbs of a CPU that vary 6x and more between repeats; the high class gets
+# the CPU; in the VM both classes get their vCPU. The crumbs cannot move the
+# verdict.
+crumbs1 = [0.0005, 0.025, 0.002, 0.006, 0.001, 0.004]
+crumbs2 = [0.001, 0.003, 0.0015, 0.008, 0.002, 0.0012]
+r = use_run("starved-crumbs", "contention on 2 CPUs: host background threads get 0.05%..2.5% of a CPU (50x apart between repeats) at full speed per CPU-second; "
+            "user-interactive and both guest classes get their CPU: the old rule withheld the yes for the crumbs",
+            {("host", 33, 1): (full(), HOST_SPEED), ("host", 9, 1): (crumbs1, HOST_SPEED),
+             ("host", 33, 2): (full(start=1), HOST_SPEED), ("host", 9, 2): (crumbs2, HOST_SPEED),
+             ("vm", 33, 1): (full(start=2, level=0.99), VM_SPEED), ("vm", 9, 1): (full(start=3, level=0.99), VM_SPEED),
+             ("vm", 33, 2): (full(start=4, level=0.99), VM_SPEED), ("vm", 9, 2): (full(start=5, level=0.99), VM_SPEED)},
+            contention="all")
+r.want = ["+ - fp: QoS subsumed in VM: yes (at 1 and 2 threads; SI 1.000 [0.998..1.002]; host 33/9 = 499x [247..840], p<0.001; vm 33/9 = 0.997x [0.9931..1.01]; band 0.8x..1.25x: margins 1.74x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%); 2 flagged cells cannot change it: at their most adverse repeats the answer stays yes", "+   - **mechanism:** host: background got 0.2% of a CPU to user-interactive's 99.5%, at 1.00x its speed per CPU-second (the effect is in CPU share); vm: background got 99% of a vCPU to user-interactive's 99%, at 1.00x its speed (the classes ran alike)", "+   - **warning:** host fp qos=9 threads=1: repeats range 845.8k..42.71M loops/s (50.5x apart): a starved class: background got 0.05%..2.5% of a CPU across repeats, against user-interactive's 99.5%, at a steady speed per CPU-second (1.03x apart); what a thread kept off the CPU gets varies by nature, so under contention this is expected, not a data problem; it cannot change this verdict: at its most adverse repeats the answer stays yes", "+   - **warning:** host fp qos=9 threads=2: repeats range 3.417M..27.15M loops/s (7.94x apart): a starved class: background got 0.1%..0.8% of a CPU across repeats, against user-interactive's 99.5%, at a steady speed per CPU-second (1.03x apart); what a thread kept off the CPU gets varies by nature, so under contention this is expected, not a data problem; it cannot change this verdict: at its most adverse repeats the answer stays yes", "- the machine was busy", "- QoS subsumed in VM: inconclusive"]
+runs.append(r)
+
+# Contention that did not hold in two repeats: the spinners were stopped, and
+# background got the CPU.
+failed = [0.002, 0.98, 0.003, 0.002, 0.97, 0.0025]
+r = use_run("contention-failed", "contention that did not hold in repeats 2 and 5 (the spinners stopped): host background got 97-98% of a CPU there, 0.2-0.3% in the others",
+            {("host", 33, 1): (full(), HOST_SPEED), ("host", 9, 1): (failed, HOST_SPEED),
+             ("vm", 33, 1): (full(start=2, level=0.99), VM_SPEED), ("vm", 9, 1): (full(start=3, level=0.99), VM_SPEED)},
+            threads=(1,), contention="all")
+r.want = ["+ - fp: QoS subsumed in VM: inconclusive: the vm ratio's interval crosses the band's edge 1.0024x, which the low end of the host's interval sets (host 33/9 = 366x [1.02..494]): more repeats would tell, the host's most: its interval is what narrows the band (at 1 thread; SI 1.001 [-0.122..1.825]; host 33/9 = 366x [1.02..494], p=0.0087; vm 33/9 = 0.997x [0.988..1.02]; band 0.9976x..1.0024x: margins 1.0024x (10% of the host's effect at its interval's low end) and 1.25x (absolute), no only outside 0.8x..1.25x (at its high end); 90% intervals, two one-sided tests at 5%)", "+   - **mechanism:** host: background got 0.27% of a CPU to user-interactive's 99.5%, at 1.00x its speed per CPU-second (the classes ran alike); vm: background got 99% of a vCPU to user-interactive's 99%, at 1.00x its speed (the classes ran alike)", "+   - **warning:** host fp qos=9 threads=1: repeats fall in two groups: 4 near 3.855M and 2 near 1.66G loops/s: background got 98% and 97% of a CPU in repeats 2 and 5, near user-interactive's 99.5%, where its other repeats got 0.2%..0.3%: contention did not hold in those repeats", "- QoS subsumed in VM: yes"]
+runs.append(r)
+
+# A busy machine: something else took the CPU from the host's high class in
+# two repeats; the verdict cannot be moved by it.
+busy = [0.99, 0.45, 0.99, 0.985, 0.5, 0.99]
+r = use_run("busy-machine", "a busy machine: host user-interactive got 45% and 50% of a CPU in repeats 2 and 5, 98-99% in the others; background starved throughout",
+            {("host", 33, 1): (busy, HOST_SPEED), ("host", 9, 1): ([0.002, 0.0021, 0.0019, 0.0022, 0.002, 0.0018], HOST_SPEED),
+             ("vm", 33, 1): (full(start=2, level=0.99), VM_SPEED), ("vm", 9, 1): (full(start=3, level=0.99), VM_SPEED)},
+            threads=(1,), contention="all")
+r.want = ["+ - fp: QoS subsumed in VM: yes (at 1 thread; SI 1.000 [0.997..1.003]; host 33/9 = 468x [250..521], p=0.0022; vm 33/9 = 0.997x [0.988..1.02]; band 0.8x..1.25x: margins 1.74x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%); 1 flagged cell cannot change it: at its most adverse repeats the answer stays yes", "+   - **mechanism:** host: background got 0.2% of a CPU to user-interactive's 98.8%, at 1.00x its speed per CPU-second (the effect is in CPU share); vm: background got 99% of a vCPU to user-interactive's 99%, at 1.00x its speed (the classes ran alike)", "+   - **warning:** host fp qos=33 threads=1: repeats fall in two groups: 2 near 808.6M and 4 near 1.68G loops/s: the machine was busy: user-interactive got only 45% and 50% of a CPU in repeats 2 and 5, where its other repeats got 98.5%..99%: something else took the CPU; it cannot change this verdict: at its most adverse repeats the answer stays yes"]
+runs.append(r)
+
+# The host took the vCPU away: the guest saw its thread on the vCPU all the
+# time, running at a third of its speed in two repeats.
+r = use_run("vm-speed-varied", "the guest's background thread ran at a third of its speed per vCPU-second in repeats 3 and 5 (the host ran the vCPU less): a VM cell that could turn the yes",
+            {("host", 33, 1): (full(), HOST_SPEED), ("host", 9, 1): ([0.002, 0.0021, 0.0019, 0.0022, 0.002, 0.0018], HOST_SPEED),
+             ("vm", 33, 1): (full(start=2, level=0.99), VM_SPEED),
+             ("vm", 9, 1): (full(start=3, level=0.99), [VM_SPEED, VM_SPEED * 1.01, VM_SPEED / 3, VM_SPEED * 0.99, VM_SPEED / 3.1, VM_SPEED])},
+            threads=(1,), contention="all")
+r.want = ["+ - fp: QoS subsumed in VM: inconclusive: the vm ratio's interval crosses the band's edge: more repeats would tell (at 1 thread; SI 0.997 [0.817..1.001]; host 33/9 = 498x [466..537], p=0.0022; vm 33/9 = 1.02x [0.9941..3.02]; band 0.8x..1.25x: margins 1.85x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%)", "+   - **mechanism:** host: background got 0.2% of a CPU to user-interactive's 99.5%, at 1.00x its speed per CPU-second (the effect is in CPU share); vm: background got 99% of a vCPU to user-interactive's 99%, at 0.99x its speed (the classes ran alike)", "+   - **warning:** vm fp qos=9 threads=1: repeats fall in two groups: 2 near 19.51M and 4 near 59.58M loops/s: the host was busy: its speed per vCPU-second varied 3.13x across repeats, slowest in repeats 3 and 5 (20M and 19.35M loops/CPU-s): the host ran the vCPU less, or slower, than the guest saw", "- QoS subsumed in VM: yes"]
+runs.append(r)
+
+# Efficiency cores, as a constructed case (nothing here was measured on a
+# Mac): the low class keeps its CPU share and loses speed per CPU-second.
+r = use_run("speed-mechanism", "constructed (not measured on any Mac): a host whose background threads keep 97% of a CPU but run at 0.35x user-interactive's speed per CPU-second, as threads on slower cores would",
+            {("host", 33, 1): (full(), 3e9), ("host", 9, 1): (full(start=1, level=0.97), 1.05e9),
+             ("vm", 33, 1): (full(start=2, level=0.99), 3e9), ("vm", 9, 1): (full(start=3, level=0.99), 3e9)},
+            threads=(1,))
+r.want = ["+ - fp: QoS subsumed in VM: yes (at 1 thread; SI 1.003 [0.982..1.013]; host 33/9 = 2.92x [2.9..2.97], p=0.0022; vm 33/9 = 0.997x [0.988..1.02]; band 0.899x..1.11x: margins 1.11x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%)", "+   - **mechanism:** host: background got 97% of a CPU to user-interactive's 99.5%, at 0.35x its speed per CPU-second (the effect is in speed); vm: background got 99% of a vCPU to user-interactive's 99%, at 1.00x its speed (the classes ran alike)"]
+runs.append(r)
+
+# --- Every thread count inside the band ------------------------------------
+
+four = dict(host_hi=[wobble(300e6 * t, start=t) for t in (1, 2, 3, 4)], host_lo=[wobble(1e6 * t, start=t + 2) for t in (1, 2, 3, 4)],
+            vm_lo=[wobble(1e7 * t, start=t + 3) for t in (1, 2, 3, 4)], threads=(1, 2, 3, 4))
+r = verdict_run("one-thread-count-outside", "VM 1.00x at 1-3 threads and 1.6x at 4: the pooled interval lies inside the band, the 4-thread one wholly outside it",
+                vm_hi=[wobble(1e7 * t, start=t + 1) for t in (1, 2, 3)] + [wobble(1.6e7 * 4, start=5)], **four)
+r.want = ["+ - fp: QoS subsumed in VM: no: the VM keeps a QoS effect at 4 threads (33/9 = 1.61x [1.58..1.63], a 97.5% interval: 90% over the 4 thread counts) (at 1, 2, 3 and 4 threads; SI 0.999 [0.997..1.001]; host 33/9 = 300x [298..302], p<0.001; vm 33/9 = 1.005x [1..1.02]; band 0.8x..1.25x: margins 1.77x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%); vm 33/9 differs by thread count beyond the 95% intervals: 1x [0.985..1.02] at 1 thread, 0.998x [0.983..1.01] at 2 threads, 1x [0.987..1.01] at 3 threads, 1.61x [1.58..1.63] at 4 threads", "+   - **mechanism:** not recorded: the records carry no CPU time (a run written before results schema 1.2), so share and speed cannot be told apart", "- QoS subsumed in VM: yes"]
+runs.append(r)
+
+r = verdict_run("thread-count-crossing", "VM 1.00x at 1-3 threads; at 4 threads 1.1x with repeats 1.3x apart, its interval crossing the band's edge",
+                vm_hi=[wobble(1e7 * t, start=t + 1) for t in (1, 2, 3)] + [[4e7 * m for m in (1.0, 1.3, 1.05, 1.25, 0.98, 1.18)]], **four)
+r.want = ["+ - fp: QoS subsumed in VM: inconclusive: the vm ratio at 4 threads, 33/9 = 1.12x [0.995..1.26], is not inside the band, and yes needs every thread count inside it: more repeats would tell (at 1, 2, 3 and 4 threads; SI 0.999 [0.998..1.001]; host 33/9 = 300x [298..302], p<0.001; vm 33/9 = 1.003x [0.995..1.01]; band 0.8x..1.25x: margins 1.77x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%)", "+   - **mechanism:** not recorded: the records carry no CPU time (a run written before results schema 1.2), so share and speed cannot be told apart", "- QoS subsumed in VM: yes"]
+runs.append(r)
+
+r = verdict_run("dropped-threads", "the host ran 1, 2 and 4 threads, the VM 1 and 2: 4 threads cannot be compared and is named with the host's ratio",
+                [wobble(300e6), wobble(600e6, start=1)], [wobble(1e6, start=2), wobble(2e6, start=3)],
+                [wobble(1e7, start=1), wobble(2e7, start=2)], [wobble(1e7, start=3), wobble(2e7, start=4)], threads=(1, 2))
+r.rates("host", 33, 4, wobble(1.2e9, start=5))
+r.rates("host", 9, 4, wobble(4e6, start=6))
+r.spec["matrix"][0]["threads"] = [1, 2, 4]
+r.want = ["+ - fp: QoS subsumed in VM: yes (at 1 and 2 threads; SI 1.000 [0.998..1.001]; host 33/9 = 300x [298..303], p<0.001; vm 33/9 = 1x [0.993..1.01]; band 0.8x..1.25x: margins 1.77x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%); left out 4 threads, where only host ran both classes (host 33/9 = 300x)", "+   - **mechanism:** not recorded: the records carry no CPU time (a run written before results schema 1.2), so share and speed cannot be told apart"]
+runs.append(r)
+
+# --- Reasons that say whose uncertainty decides ---------------------------
+
+r = verdict_run("gray-zone", "host about 6.7x with a wide interval, VM 1.21x: beyond the band's yes edge (from the low end of the host's interval), inside its no edge (from the high end)",
+                [[6.7e6 * m for m in (0.62, 0.8, 1.0, 1.25, 1.6, 0.9)]], [[1e6 * m for m in (1.6, 1.25, 1.0, 0.8, 0.62, 1.1)]],
+                [wobble(12.1e6, start=1)], [wobble(10e6, start=3)])
+r.want = ["+ - fp: QoS subsumed in VM: inconclusive: the vm ratio, 33/9 = 1.21x [1.2..1.23], lies between the band's yes edge 1.16x and its no edge 1.25x, which differ by the host's uncertainty (host 33/9 = 6.7x [4.29..9.73]): the host's interval decides, and more host repeats would narrow it (at 1 thread; SI 0.899 [0.854..0.924]; host 33/9 = 6.7x [4.29..9.73], p=0.0022; vm 33/9 = 1.21x [1.2..1.23]; band 0.865x..1.16x: margins 1.16x (10% of the host's effect at its interval's low end) and 1.25x (absolute), no only outside 0.8x..1.25x (at its high end); 90% intervals, two one-sided tests at 5%)", "+   - **mechanism:** not recorded: the records carry no CPU time (a run written before results schema 1.2), so share and speed cannot be told apart", "- more repeats would tell"]
+runs.append(r)
+
+r = verdict_run("ties-floor", "6 repeats a side, the host's rates tied across the classes (four of QoS 33's at 300M, two at QoS 9's 100M): given the ties p cannot go below 0.061",
+                [[300e6, 300e6, 300e6, 300e6, 100e6, 100e6]], [[100e6] * 6], [wobble(10e6, start=1)], [wobble(10e6, start=3)])
+r.want = ["+ - fp: QoS subsumed in VM: inconclusive: too many tied host rates to tell: given their ties the smallest reachable p is 0.061 with 6 vs 6 repeats, where untied rates could reach 0.0022; rates measured finer (longer cells, or more work per cell) would tell (at 1 thread; SI n/a; host 33/9 = 3x [1..3], p=0.061; vm 33/9 = 1.0015x [0.9901..1.01]; 90% intervals, two one-sided tests at 5%)", "+   - **mechanism:** not recorded: the records carry no CPU time (a run written before results schema 1.2), so share and speed cannot be told apart", "+   - **warning:** host fp qos=33 threads=1: repeats fall in two groups: 2 near 100M and 4 near 300M loops/s: the records carry no CPU time (a run written before results schema 1.2), so whether the threads lost CPU share or speed cannot be told", "- too few host repeats"]
+runs.append(r)
+
+r = verdict_run("sequential", "a run whose cells ran in sequence (order: sequential, as bench's): the verdict carries the caveat that time and class are confounded",
+                [wobble(300e6)], [wobble(1e6, start=2)], [wobble(10e6, start=1)], [wobble(10e6, start=3)])
+r.spec["order"] = "sequential"
+r.want = ["+ - fp: QoS subsumed in VM: yes (at 1 thread; SI 1.000 [0.997..1.002]; host 33/9 = 300x [296..304], p=0.0022; vm 33/9 = 1.0015x [0.9901..1.01]; band 0.8x..1.25x: margins 1.77x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%); caveat: the cells ran in sequence (order: sequential), so time and class are confounded: a change in the machine over the run (heat, other work) would read as a QoS effect; order: interleaved shuffles them", "+   - **mechanism:** not recorded: the records carry no CPU time (a run written before results schema 1.2), so share and speed cannot be told apart"]
 runs.append(r)
 
 # --- Findings --------------------------------------------------------------
@@ -194,9 +329,22 @@ for rep in range(1, 7):
     j = 0.005 * (rep % 3)
     r.cell("host", "mmul", 33, 6, rep, [2.0 + j, 2.0, 2.01, 2.0 + j, 3.1 + j, 3.1], 200000, unit="mmul", loops=200000)
     r.cell("host", "mmul", 33, 5, rep, [2.5, 2.5 + j, 3.06, 3.06 + j, 3.06], 200000, unit="mmul", loops=200000)
-r.want = ["+ - host mmul qos=33 threads=5: in 6 of 6 repeats three threads finished 0.56 s (22%) after the other two",
+r.want = ["+ - host mmul qos=33 threads=5: in 6 of 6 repeats threads finished in two groups: two at 2.50 s, three 0.56 s (22%) later",
           "+ - host mmul qos=33 threads=6: in 6 of 6 repeats two threads finished 1.10 s (55%) after the other four",
-          "- one thread finished"]
+          "- one thread finished", "- three threads finished"]
+runs.append(r)
+
+# The audit's case: 7 threads, 2 ending at 2.00 s and 5 at 3.00-3.03 s. The
+# old split put the first late ones in the on-time group (median 2.5 s) in
+# four repeats, and said "three to five threads finished 0.52 s (21%) after
+# the others".
+r = Run("two-groups", "mmul: seven threads, two ending at 2.00 s and five at 3.00-3.03 s: the old finding put late threads in the on-time group and called five of seven stragglers",
+        targets=("host",), matrix=[{"workload": "mmul", "qos": [33], "threads": [7], "loops": 200000}])
+for rep in range(1, 7):
+    late = [3.0, 3.0, 3.01, 3.02, 3.03] if rep <= 4 else [3.0, 3.01, 3.02, 3.02, 3.03]
+    r.cell("host", "mmul", 33, 7, rep, [2.0, 2.0] + late, 200000, unit="mmul", loops=200000)
+r.want = ["+ - host mmul qos=33 threads=7: in 6 of 6 repeats threads finished in two groups: two at 2.00 s, five 1.01 s (50%) later",
+          "- after the others", "- stragglers"]
 runs.append(r)
 
 r = Run("procs-batches", "30 processes in batches of 10 (the old findings also called the last batch one straggler thread), and 10 in batches of 4 with one process ending early by itself (which hid the batches behind a 149% straggler)",
@@ -228,6 +376,25 @@ r.want = ["+ - host procs qos=33 threads=20: completions come in batches of 12: 
           "- threads=20: in "]
 runs.append(r)
 
+# Gaps between completions that alternate 0.20 and 0.26 s: a quarter of the
+# first completion (0.25 s) fell between them, and the old rule called the
+# spread "batches of 2"; and batches of 4 whose completions come 0.12 s
+# apart within each step, past a quarter of the first (0.1 s), which the old
+# rule cut into single completions.
+r = Run("batch-gaps", "procs: 10 processes whose completion gaps alternate 0.20 and 0.26 s (the old rule: batches of 2), and 10 in batches of 4 with 0.12 s between completions within a step (the old rule: no batches)",
+        targets=("host",), matrix=[{"workload": "procs", "qos": [9, 33], "threads": [10], "loops": 100000000}])
+for rep in range(1, 7):
+    j = 0.002 * (rep % 3)
+    ends = [1.0]
+    for i in range(1, 10):
+        ends.append(ends[-1] + (0.2 if i % 2 else 0.26))
+    r.cell("host", "procs", 9, 10, rep, [e + j for e in ends], 100000000, starts=[0.001 * i for i in range(10)], loops=100000000)
+    ends = [0.4, 0.52, 0.64, 0.76, 2.76, 2.88, 3.0, 3.12, 5.12, 5.24]
+    r.cell("host", "procs", 33, 10, rep, [e + j for e in ends], 100000000, starts=[0.001 * i for i in range(10)], loops=100000000)
+r.want = ["+ - host procs qos=33 threads=10: completions come in batches of 4: steps at 0.6, 2.9, 5.2 s (every step but the last has 4; 6 of 6 repeats in batches of 4)",
+          "- host procs qos=9 threads=10: completions", "- finished"]
+runs.append(r)
+
 # A --quick batches run on a 2-CPU machine: 10 processes of little work,
 # one repeat of six ending in two steps 0.1 s apart, within the 0.15 s
 # the processes took to start.
@@ -236,6 +403,10 @@ r = Run("startup-noise", "a --quick batches run on 2 CPUs: one repeat of six in 
 for rep in range(1, 7):
     starts = [0.016 * i for i in range(10)]
     if rep == 3:
+        # Nine ending close together started by then (a process never ends
+        # before it starts: a record that does is damage); the tenth starts
+        # last, so start-up still spreads over 0.144 s, more than the step.
+        starts = [0.004 * i for i in range(9)] + [0.144]
         ends = [0.04 + 0.004 * i for i in range(9)] + [0.16]
     else:
         ends = [0.04 + 0.013 * i for i in range(10)]
@@ -252,6 +423,20 @@ for t, total in ((1, 1.0e8), (2, 2.0e8), (3, 2.12e8), (4, 2.18e8)):
         r.cell("host", "fp", 33, t, rep, [secs] * t, 100000000, loops=100000000)
 r.want = ["+ - host fp qos=33: adding threads stopped paying at 2 threads (2e+08 loops/s, within 10% of the best, 2.18e+08 loops/s at 4); up to 2 threads each added thread brought 1e+08 loops/s [9.75e+07..1.03e+08] (Theil-Sen); past 2, the steps to 3, 4 threads changed it by +1.2e+07, +6e+06 loops/s",
           "- each added thread brought 2.8"]
+runs.append(r)
+
+# Scaling within noise: 3 threads' repeats spread from 1.3e8 to 2.3e8
+# loops/s, their median 12% below 2 threads' 2e8 (rank test p 0.59): the old
+# finding said more threads did worse.
+r = Run("scaling-noise", "fp at 1-3 threads whose 3-thread repeats spread over 1.3e8..2.3e8 loops/s around a median 12% below 2 threads' (p 0.59): the old finding said more threads did worse",
+        targets=("host",), matrix=[{"workload": "fp", "qos": [33], "threads": [1, 2, 3], "loops": 100000000}])
+totals = {1: [0.99e8, 1.01e8, 0.995e8, 1.005e8, 0.985e8, 1.015e8], 2: [2.0e8, 2.02e8, 1.98e8, 2.01e8, 1.99e8, 2.03e8],
+          3: [1.3e8, 2.3e8, 1.5e8, 2.005e8, 1.4e8, 2.025e8]}
+for t, rates in totals.items():
+    for rep, total in enumerate(rates, 1):
+        r.cell("host", "fp", 33, t, rep, [1e8 * t / total] * t, 100000000, loops=100000000)
+r.want = ["+ - host fp qos=33: highest median at 2 threads (2e+08 loops/s); within noise of it: 3 threads (1.75e+08 loops/s, p=0.59); up to 2 threads each added thread brought 1e+08 loops/s [9.8e+07..1.03e+08] (Theil-Sen); past 2, the steps to 3 threads changed it by -2.5e+07 loops/s",
+          "- did worse", "- best at"]
 runs.append(r)
 
 # Core-type share: a 2E+2P host whose QoS 9 workers ran on the E cores and

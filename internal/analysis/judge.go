@@ -1,0 +1,314 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/qoslab/qoslab/internal/units"
+)
+
+// verdictKey is what one verdict compares: a workload (and phase), the two
+// targets, the high and low class, and the thread counts where all four
+// cells exist.
+type verdictKey struct {
+	workload, phase string
+	host, vm        string
+	high, low       int
+	threads         []int
+}
+
+// judged is what the rule decides from one set of cells.
+type judged struct {
+	host, vm    Sensitivity
+	vmByThreads []ThreadShift
+	// hostShown says the host's effect is shown, so the band exists:
+	// lnYes and lnNo are its edges on the log scale (NaN otherwise).
+	hostShown   bool
+	lnYes, lnNo float64
+	outcome     Outcome
+	reversed    bool
+	reason      string
+}
+
+// judge applies the rule Subsumption states to cells, without regard to
+// flagged cells: what their most adverse values would do is decided by
+// deciding again.
+func judge(cells []Cell, k verdictKey, margins Margins) judged {
+	j := judged{outcome: Inconclusive, lnYes: math.NaN(), lnNo: math.NaN()}
+	j.host = qosSensitivityAt(cells, k.host, k.workload, k.phase, k.high, k.low, k.threads, equivalenceConfidence)
+	j.vm = qosSensitivityAt(cells, k.vm, k.workload, k.phase, k.high, k.low, k.threads, equivalenceConfidence)
+	for _, why := range []string{undefinedSide(j.host), undefinedSide(j.vm), noHostEffect(j.host)} {
+		if why != "" {
+			j.reason = why
+			return j
+		}
+	}
+	hs := j.host.Shift
+	lnAbs := math.Log(margins.Absolute)
+	j.hostShown = true
+	j.lnYes = math.Min(margins.Relative*float64(hs.Low), lnAbs)
+	j.lnNo = math.Min(margins.Relative*float64(hs.High), lnAbs)
+	vs := j.vm.Shift
+	if float64(vs.Confidence) < equivalenceConfidence-1e-9 {
+		j.reason = fmt.Sprintf("too few %s repeats for a %.0f%% interval of its ratio (%s reach %.0f%%)", k.vm, 100*equivalenceConfidence, strataText(j.vm), 100*float64(vs.Confidence))
+		return j
+	}
+	j.vmByThreads = threadShifts(cells, k, k.vm, equivalenceConfidence)
+	if j.decideNo(cells, k) {
+		return j
+	}
+	j.decideYes(k)
+	return j
+}
+
+// decideNo says "no" when the pooled VM ratio's interval lies wholly
+// beyond the band's no edge, or one thread count's own interval does at
+// the Bonferroni level for the thread counts compared (the union of k
+// tests, each at Level/k).
+func (j *judged) decideNo(cells []Cell, k verdictKey) bool {
+	vs := j.vm.Shift
+	ratio := func(sh Shift) string {
+		return fmt.Sprintf("%d/%d = %s", k.high, k.low, verdictRatio(math.Exp(float64(sh.Estimate))))
+	}
+	switch {
+	case float64(vs.Low) > j.lnNo:
+		j.outcome, j.reason = NotSubsumed, "the VM keeps a QoS effect, "+ratio(vs)
+		return true
+	case float64(vs.High) < -j.lnNo:
+		j.outcome, j.reversed, j.reason = NotSubsumed, true, "QoS reversed in the VM, "+ratio(vs)
+		return true
+	}
+	if len(k.threads) < 2 {
+		return false
+	}
+	level := 1 - 2*equivalenceLevel/float64(len(k.threads))
+	for _, ts := range threadShifts(cells, k, k.vm, level) {
+		sh := ts.Shift
+		if float64(sh.Confidence) < level-1e-9 {
+			continue
+		}
+		at := fmt.Sprintf(" at %s (%s%s, a %.1f%% interval: %.0f%% over the %d thread counts)", units.Plural(ts.Threads, "thread"),
+			ratio(sh), intervalText(Shift{Low: sh.Low, High: sh.High, Confidence: Float(equivalenceConfidence)}), 100*level, 100*equivalenceConfidence, len(k.threads))
+		switch {
+		case float64(sh.Low) > j.lnNo:
+			j.outcome, j.reason = NotSubsumed, "the VM keeps a QoS effect"+at
+			return true
+		case float64(sh.High) < -j.lnNo:
+			j.outcome, j.reversed, j.reason = NotSubsumed, true, "QoS reversed in the VM"+at
+			return true
+		}
+	}
+	return false
+}
+
+// decideYes says "yes" when the pooled VM ratio's 90% interval and every
+// thread count's own lie inside the band, and otherwise why not.
+func (j *judged) decideYes(k verdictKey) {
+	inside := func(sh Shift) bool { return float64(sh.Low) > -j.lnYes && float64(sh.High) < j.lnYes }
+	vs := j.vm.Shift
+	if !inside(vs) {
+		j.reason = j.edgeReason(k, vs, "")
+		return
+	}
+	for _, ts := range j.vmByThreads {
+		sh := ts.Shift
+		at := " at " + units.Plural(ts.Threads, "thread")
+		if float64(sh.Confidence) < equivalenceConfidence-1e-9 {
+			t := j.vm.ByThreads[slices.IndexFunc(j.vm.ByThreads, func(r ThreadRatio) bool { return r.Threads == ts.Threads })].Test
+			j.reason = fmt.Sprintf("too few %s repeats%s for a %.0f%% interval of its ratio (%d vs %d repeats reach %.0f%%), and yes needs every thread count inside the band",
+				k.vm, at, 100*equivalenceConfidence, t.N1, t.N2, 100*float64(sh.Confidence))
+			return
+		}
+		if !inside(sh) {
+			j.reason = j.edgeReason(k, sh, at)
+			return
+		}
+	}
+	j.outcome = Subsumed
+}
+
+// edgeReason says why the interval sh (the pooled one, or one thread
+// count's: at) is not inside the band: it crosses an edge (more repeats
+// would tell), or it lies wholly between the band's yes edge and its no
+// edge, a zone as wide as the host's uncertainty makes it: then the host's
+// interval decides, not the VM's repeats.
+func (j *judged) edgeReason(k verdictKey, sh Shift, at string) string {
+	what := fmt.Sprintf("the %s ratio%s, %d/%d = %s%s,", k.vm, at, k.high, k.low, verdictRatio(math.Exp(float64(sh.Estimate))), intervalText(sh))
+	beyondYes := float64(sh.Low) >= j.lnYes || float64(sh.High) <= -j.lnYes
+	withinNo := float64(sh.High) <= j.lnNo && float64(sh.Low) >= -j.lnNo
+	if beyondYes && withinNo && j.lnNo > j.lnYes {
+		hs := j.host.Shift
+		return fmt.Sprintf("%s lies between the band's yes edge %s and its no edge %s, which differ by the host's uncertainty (%s %d/%d = %s%s): "+
+			"the host's interval decides, and more host repeats would narrow it", what,
+			verdictRatio(math.Exp(j.lnYes)), verdictRatio(math.Exp(j.lnNo)), k.host, k.high, k.low, verdictRatio(math.Exp(float64(hs.Estimate))), intervalText(hs))
+	}
+	if at != "" {
+		return what + " is not inside the band, and yes needs every thread count inside it: more repeats would tell"
+	}
+	if withinNo && j.lnNo > j.lnYes {
+		hs := j.host.Shift
+		return fmt.Sprintf("the %s ratio's interval crosses the band's edge %s, which the low end of the host's interval sets (%s %d/%d = %s%s): "+
+			"more repeats would tell, the host's most: its interval is what narrows the band", k.vm, verdictRatio(math.Exp(j.lnYes)),
+			k.host, k.high, k.low, verdictRatio(math.Exp(float64(hs.Estimate))), intervalText(hs))
+	}
+	return fmt.Sprintf("the %s ratio's interval crosses the band's edge: more repeats would tell", k.vm)
+}
+
+// threadShifts is each compared thread count's own shift on target with
+// an interval of the coverage asked.
+func threadShifts(cells []Cell, k verdictKey, target string, confidence float64) []ThreadShift {
+	var out []ThreadShift
+	for _, t := range k.threads {
+		s := qosSensitivityAt(cells, target, k.workload, k.phase, k.high, k.low, []int{t}, confidence)
+		if len(s.ByThreads) == 1 {
+			out = append(out, ThreadShift{Threads: t, Shift: s.Shift})
+		}
+	}
+	return out
+}
+
+// droppedThreads are the thread counts at which one side ran both classes
+// and the other did not, with that side's ratio.
+func droppedThreads(cells []Cell, k verdictKey) []DroppedThreads {
+	both := func(target string) map[int]bool {
+		hi := cellsByThreads(cells, target, k.workload, k.phase, k.high)
+		lo := cellsByThreads(cells, target, k.workload, k.phase, k.low)
+		out := map[int]bool{}
+		for t, c := range hi {
+			if l, ok := lo[t]; ok && len(c.TotalRates) > 0 && len(l.TotalRates) > 0 {
+				out[t] = true
+			}
+		}
+		return out
+	}
+	onHost, onVM := both(k.host), both(k.vm)
+	var out []DroppedThreads
+	for _, side := range []struct {
+		name      string
+		has, lack map[int]bool
+	}{{k.host, onHost, onVM}, {k.vm, onVM, onHost}} {
+		for t := range side.has {
+			if side.lack[t] {
+				continue
+			}
+			s := qosSensitivityAt(cells, side.name, k.workload, k.phase, k.high, k.low, []int{t}, equivalenceConfidence)
+			out = append(out, DroppedThreads{Threads: t, Side: side.name, Ratio: Float(s.RatioEstimate())})
+		}
+	}
+	slices.SortFunc(out, func(a, b DroppedThreads) int { return a.Threads - b.Threads })
+	return out
+}
+
+// flaggedCells are the cells a verdict rests on whose repeats cannot stand
+// for one number, in table order.
+func flaggedCells(cells []Cell, k verdictKey) []Cell {
+	var out []Cell
+	for _, c := range SortCells(cells) {
+		if (c.Target == k.host || c.Target == k.vm) && c.Workload == k.workload && c.Phase == k.phase &&
+			(c.QoS == k.high || c.QoS == k.low) && slices.Contains(k.threads, c.Threads) && c.FlagText() != "" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// adverseEnd is the value a flagged cell is set to when its repeats are
+// taken at their most adverse: which repeat ("highest" or "lowest") and
+// its rate.
+type adverseEnd struct {
+	which string
+	rate  float64
+}
+
+// adverse is the most adverse value c showed for a yes: the host's low
+// class at its highest repeat and its high class at its lowest (both
+// shrink the host's effect, and with it the band), the VM's classes at
+// the end that pushes the VM ratio up (up) or down.
+func adverse(c Cell, k verdictKey, up bool) adverseEnd {
+	highest := (c.Target == k.host) == (c.QoS == k.low)
+	if c.Target == k.vm {
+		highest = up == (c.QoS == k.high)
+	}
+	if highest {
+		return adverseEnd{"highest", slices.Max(c.TotalRates)}
+	}
+	return adverseEnd{"lowest", slices.Min(c.TotalRates)}
+}
+
+// withAdverse returns cells with each of the flagged ones' repeats all at
+// its most adverse value (the number of repeats kept).
+func withAdverse(cells []Cell, flagged []Cell, k verdictKey, up bool) []Cell {
+	out := slices.Clone(cells)
+	for i, c := range out {
+		if !slices.ContainsFunc(flagged, func(f Cell) bool { return f.CellKey == c.CellKey }) {
+			continue
+		}
+		rates := make([]float64, len(c.TotalRates))
+		for r := range rates {
+			rates[r] = adverse(c, k, up).rate
+		}
+		out[i].TotalRates, out[i].TotalRate = rates, Summarize(rates)
+	}
+	return out
+}
+
+// blockingCells decides again with the flagged cells at their most adverse
+// values, the VM's pushed up and then down: when the answer stays yes
+// both ways, none blocks it. Otherwise it names the cells that alone turn
+// it (or, when none does alone, all of them together), each with the
+// value that does and what the rule would say, as the verdict's reason.
+func blockingCells(cells []Cell, flagged []Cell, k verdictKey, margins Margins) (blocking []string, reason string) {
+	turns := func(fs []Cell) (judged, bool, bool) {
+		for _, up := range []bool{true, false} {
+			if j := judge(withAdverse(cells, fs, k, up), k, margins); j.outcome != Subsumed {
+				return j, up, true
+			}
+		}
+		return judged{}, false, false
+	}
+	if _, _, ok := turns(flagged); !ok {
+		return nil, ""
+	}
+	var parts []string
+	for _, f := range flagged {
+		if j, up, ok := turns([]Cell{f}); ok {
+			blocking = append(blocking, cellText(f.CellKey)+" "+f.FlagText())
+			parts = append(parts, blockingText(f, k, up, j))
+		}
+	}
+	if len(parts) == 0 {
+		j, up, _ := turns(flagged)
+		var at []string
+		for _, f := range flagged {
+			blocking = append(blocking, cellText(f.CellKey)+" "+f.FlagText())
+			at = append(at, cellText(f.CellKey)+" "+adverseText(f, k, up))
+		}
+		return blocking, fmt.Sprintf("%s: together, %s, they would turn the answer (%s): repeats of them that agree would decide it",
+			strings.Join(blocking, "; "), strings.Join(at, " and "), outcomeText(j))
+	}
+	return blocking, strings.Join(parts, "; ")
+}
+
+// blockingText says of one flagged cell that turns a yes what it showed
+// and what the rule would say then.
+func blockingText(f Cell, k verdictKey, up bool, j judged) string {
+	return fmt.Sprintf("%s %s: %s the answer would not be yes (%s): repeats of it that agree would decide it",
+		cellText(f.CellKey), f.FlagText(), adverseText(f, k, up), outcomeText(j))
+}
+
+// adverseText is "at its highest repeat (1.69M loops/s)".
+func adverseText(f Cell, k verdictKey, up bool) string {
+	a := adverse(f, k, up)
+	return fmt.Sprintf("at its %s repeat (%s %s/s)", a.which, units.SI(a.rate), f.Unit)
+}
+
+// outcomeText is a judgement's answer and reason in a few words: "no: the
+// VM keeps a QoS effect, 33/9 = 1.3x", "inconclusive: ...".
+func outcomeText(j judged) string {
+	if j.reason == "" {
+		return string(j.outcome)
+	}
+	return string(j.outcome) + ": " + j.reason
+}

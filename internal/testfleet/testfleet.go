@@ -1,0 +1,167 @@
+// Package testfleet writes constructed fleets for tests and chart reviews:
+// results directories of as many machines as asked, each a host and a VM
+// running fp at QoS 9 and 33, whose rates are chosen, not measured, so that
+// a comparison across them holds every kind of verdict (yes, no with the
+// VM keeping an effect, no with it reversed, inconclusive at the band's
+// edge, inconclusive with no host effect). They are written through
+// internal/results, as a run writes its own, and every run.json says
+// "constructed" in its tool version, machine descriptions and notes.
+package testfleet
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"time"
+
+	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/spec"
+)
+
+// Note is the note every constructed run.json carries.
+const Note = "constructed fleet, not measured: written by internal/testfleet"
+
+// notMeasured stands where a measured run has its machine's OS and CPU.
+const notMeasured = "constructed (not measured)"
+
+// specYAML is each machine's spec: fp at QoS 9 and 33 on host and VM, one
+// thread, cells of 200 ms, 6 repeats (as testdata/fleet/vm.yaml).
+const specYAML = `name: fleet-vm
+description: constructed fleet machine (not measured)
+targets: [host, vm]
+vm: {cpus: 1}
+matrix:
+  - workload: fp
+    qos: [background, user-interactive]
+    threads: [1]
+    duration: 200ms
+repeats: 6
+`
+
+// cellDuration is specYAML's cell length.
+const cellDuration = 200 * time.Millisecond
+
+// machine is one constructed machine: its name, the host's and the VM's
+// ratio of QoS 33's rate over QoS 9's, and how far its repeats wander (a
+// fraction either way).
+type machine struct {
+	name            string
+	hostRatio       float64
+	vmRatio, wobble float64
+}
+
+// cases are the kinds of machine a fleet cycles through, the VM's ratio
+// and its repeats' wander, so that every verdict the rule allows is there.
+var cases = []struct{ vmRatio, wobble float64 }{
+	{1.00, 0.02}, // yes: the VM keeps none of the host's effect
+	{1.05, 0.03}, // yes
+	{2.50, 0.03}, // no: the VM keeps an effect
+	{1.22, 0.06}, // inconclusive: the interval crosses the band's edge
+	{0.50, 0.03}, // no: QoS reversed in the VM
+	{0.98, 0.02}, // yes
+	{1.02, 0.30}, // inconclusive: repeats too scattered
+	{1.60, 0.02}, // no
+}
+
+// machines lays out n machines: named fleet-01, fleet-02, ...; host
+// ratios spread from 20x to 500x (every seventh machine's host shows no
+// effect at all); the VM's as cases give, each a little varied.
+func machines(n int, rng *rand.Rand) []machine {
+	out := make([]machine, n)
+	for i := range out {
+		c := cases[i%len(cases)]
+		host := math.Exp(math.Log(20) + (math.Log(500)-math.Log(20))*rng.Float64())
+		if i%7 == 6 {
+			host = 1
+		}
+		out[i] = machine{name: fmt.Sprintf("fleet-%02d", i+1), hostRatio: host,
+			vmRatio: c.vmRatio * (1 + 0.02*(rng.Float64()-0.5)), wobble: c.wobble}
+	}
+	return out
+}
+
+// Write writes a fleet of n machines under parent, one directory per
+// machine (parent/fleet-01/fleet-vm-<start>), and returns the results
+// directories in order. It is deterministic: the same n gives the same
+// rates, names and start times.
+func Write(parent string, n int) ([]string, error) {
+	s, err := spec.ParseSpec([]byte(specYAML), "fleet-vm")
+	if err != nil {
+		return nil, fmt.Errorf("the constructed fleet's spec: %w", err)
+	}
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(1, uint64(n))) //nolint:gosec // G404: constructed rates, not secrets
+	start := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	var dirs []string
+	for i, m := range machines(n, rng) {
+		d, err := writeMachine(filepath.Join(parent, m.name), m, raw, start.Add(time.Duration(i)*time.Minute), rng)
+		if err != nil {
+			return dirs, fmt.Errorf("constructed machine %s: %w", m.name, err)
+		}
+		dirs = append(dirs, d)
+	}
+	return dirs, nil
+}
+
+// writeMachine writes machine m's results directory under parent, started
+// at start, and returns its path.
+func writeMachine(parent string, m machine, specJSON []byte, start time.Time, rng *rand.Rand) (string, error) {
+	d, err := results.Create(parent, "fleet-vm", start)
+	if err != nil {
+		return "", err
+	}
+	info := func(target string) json.RawMessage {
+		b, _ := json.Marshal(map[string]any{
+			"agent_version": "constructed", "os": "linux", "arch": "amd64", "os_version": notMeasured, "cpu_model": notMeasured,
+			"logical_cpus": 2, "hostname": map[string]string{spec.TargetHost: m.name, spec.TargetVM: "(none)"}[target],
+			"virtualized": target == spec.TargetVM,
+		})
+		return b
+	}
+	d.Run.ToolVersion = "constructed"
+	d.Run.Spec = specJSON
+	d.Run.Seed = 1
+	d.Run.Planned = 2 * 2 * 6
+	d.Run.Targets = map[string]json.RawMessage{spec.TargetHost: info(spec.TargetHost), spec.TargetVM: info(spec.TargetVM)}
+	d.Run.Machines = json.RawMessage(`{"vm": {"backend": "qemu", "accel": "tcg", "cpus": 1}}`)
+	d.Run.Notes = []string{Note}
+	log, _, err := results.OpenSampleLog(filepath.Join(d.Path, results.SamplesFile))
+	if err != nil {
+		return "", err
+	}
+	// Rates per second at QoS 33; QoS 9's is it over the target's ratio.
+	high := map[string]float64{spec.TargetHost: 5e8, spec.TargetVM: 1e7}
+	ratio := map[string]float64{spec.TargetHost: m.hostRatio, spec.TargetVM: m.vmRatio}
+	at := start
+	for repeat := 1; repeat <= 6; repeat++ {
+		for _, target := range []string{spec.TargetHost, spec.TargetVM} {
+			for _, q := range []int{9, 33} {
+				rate := high[target]
+				if q == 9 {
+					rate /= ratio[target]
+				}
+				work := math.Round(rate * (1 + m.wobble*(2*rng.Float64()-1)) * cellDuration.Seconds())
+				at = at.Add(time.Second)
+				rec := results.Record{SchemaVersion: results.SchemaVersion, RunRecords: 1, RecordedAt: at,
+					Cell:   fmt.Sprintf("%s fp qos=%d threads=1 duration=%s", target, q, cellDuration),
+					Params: &results.CellParams{DurationNs: cellDuration.Nanoseconds()},
+					Sample: results.Sample{Target: target, Workload: "fp", QoS: q, Threads: 1, Repeat: repeat,
+						EndNs: cellDuration.Nanoseconds(), Work: work, Unit: "loops",
+						Rate: work / cellDuration.Seconds(), QoSApplied: q, QoSFull: true, DurationNs: cellDuration.Nanoseconds()}}
+				if err := log.Append(rec); err != nil {
+					log.Close()
+					return "", err
+				}
+			}
+		}
+	}
+	if err := log.Close(); err != nil {
+		return "", err
+	}
+	return d.Path, d.Finish(at.Add(time.Second), nil)
+}

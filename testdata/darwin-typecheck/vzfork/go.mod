@@ -1,0 +1,3 @@
+module example.com/vzfork
+
+go 1.24
