@@ -4,16 +4,26 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -X github.com/qoslab/qoslab/internal/version.Version=$(VERSION)
 HOSTOS   := $(shell $(GO) env GOOS)
 HOSTARCH := $(shell $(GO) env GOARCH)
+# On Linux qoslab needs no C: everything (build, vet, lint, go test) builds
+# with cgo off, as the fleet's binaries (make dist) and a machine without a
+# C compiler build, so the standard library and each package compile once,
+# in one configuration, not once with cgo and again without for the agents.
+# A Mac keeps cgo: Virtualization.framework is reached through it.
+ifeq ($(HOSTOS),linux)
+export CGO_ENABLED ?= 0
+endif
 # The agent is pure Go on every OS, so every target cross-builds from anywhere.
 # Guest agents are stripped (-s -w): a smaller initramfs unpacks faster in the
 # guest; the version stays readable from the build info.
 CROSS    := darwin/arm64 linux/arm64 linux/amd64
 
-.PHONY: all setup build agents cross dist run image test test-deps vet lint fmt-check actionlint proto man clean
+.PHONY: all setup build agents cross dist run image test go-test test-bins test-deps vet lint fmt-check actionlint proto man clean
 
 all: build
 
-# Installs what building and testing need on a Debian machine (idempotent).
+# Installs what make run needs (QEMU for this machine's architecture, the Go
+# modules, the guest's Debian kernel), and no more; idempotent. What only the
+# tests need is make test-deps's.
 setup:
 	./scripts/setup.sh
 
@@ -31,12 +41,12 @@ endif
 bin/qoslab-agent: FORCE
 	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o $@ ./guest/agent
 
-cross:
-	@for t in $(CROSS); do \
-		os=$${t%/*}; arch=$${t#*/}; \
-		echo "agent $$os/$$arch -> bin/$$os-$$arch/qoslab-agent"; \
-		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -ldflags '-s -w $(LDFLAGS)' -o bin/$$os-$$arch/qoslab-agent ./guest/agent || exit 1; \
-	done
+cross: $(foreach t,$(CROSS),bin/$(subst /,-,$(t))/qoslab-agent)
+
+# bin/<os>-<arch>/qoslab-agent: the agent cross-built for that OS and arch.
+bin/%/qoslab-agent: FORCE
+	@echo "agent $(subst -,/,$*) -> $@"
+	@CGO_ENABLED=0 GOOS=$(word 1,$(subst -, ,$*)) GOARCH=$(word 2,$(subst -, ,$*)) $(GO) build -ldflags '-s -w $(LDFLAGS)' -o $@ ./guest/agent
 
 # Prebuilt binaries for the fleet playbook (deploy/ansible): qoslab for Linux
 # hosts (pure Go there) and every agent, named <binary>-<os>-<arch>. A Mac's
@@ -65,11 +75,13 @@ RUNSPEC := --default subsumption --quick
 else
 RUNSPEC := --default contention
 endif
-run: build image
+# It builds only what it runs: qoslab, this machine's agent and the guest's
+# (the cross-builds for other machines are make build's).
+run: bin/qoslab bin/qoslab-agent image
 	bin/qoslab run $(RUNSPEC)
 
 # The guest image (a Debian kernel, fetched in Go when the cache lacks it; the agent as /init).
-image: build
+image: bin/qoslab bin/linux-$(HOSTARCH)/qoslab-agent
 	bin/qoslab image build linux --arch $(HOSTARCH)
 
 # The darwin lines check what a Mac builds without one: vet, and the
@@ -83,34 +95,49 @@ vet:
 	./scripts/darwin-typecheck
 	$(GO) run ./scripts/nilwrapcheck .
 
-# golangci-lint at the version scripts/install-golangci-lint.sh pins
-# (.golangci.yml says which linters, and why each exclusion), installed into
-# bin/tools by make setup or on first use. Linux sees every package; the darwin
-# pass sees what builds there without cgo (Virtualization.framework's bindings
-# are type-checked by make vet instead).
+# golangci-lint at the version scripts/test-deps.sh pins (.golangci.yml says
+# which linters, and why each exclusion), built once per machine by make
+# test-deps or on first use. Linux sees every package; the darwin pass sees
+# what builds there without cgo (Virtualization.framework's bindings are
+# type-checked by make vet instead).
+# A second golangci-lint on the machine (another checkout's) waits for the
+# first instead of failing (--allow-serial-runners): they share a cache.
 GOLANGCI_LINT := bin/tools/golangci-lint
 lint:
-	./scripts/install-golangci-lint.sh
-	$(GOLANGCI_LINT) run ./...
-	CGO_ENABLED=0 GOOS=darwin GOARCH=arm64 $(GOLANGCI_LINT) run ./guest/... ./internal/qos/... ./internal/workload/... ./internal/transport/... ./internal/agent/... ./internal/telemetry/...
+	./scripts/test-deps.sh golangci-lint
+	$(GOLANGCI_LINT) run --allow-serial-runners ./...
+	CGO_ENABLED=0 GOOS=darwin GOARCH=arm64 $(GOLANGCI_LINT) run --allow-serial-runners ./guest/... ./internal/qos/... ./internal/workload/... ./internal/transport/... ./internal/agent/... ./internal/telemetry/...
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
-# What only the tests need, beyond make setup: rust-vmm's vhost-device-vsock,
-# the vsock device of the vz device model (bench --vm-model vz), in which the
-# VM tests boot the arm64 guest laid out as Virtualization.framework lays it
-# out. Built with cargo when missing (minutes); make setup and make run never
-# build it.
+# What only the tests need, beyond make setup, each pinned and installed once
+# per machine (scripts/test-deps.sh says what and where): golangci-lint and
+# actionlint; shellcheck, QEMU for the other architecture, sshd and ansible
+# for the fleet playbook's test; rust-vmm's vhost-device-vsock, the vsock
+# device of the vz device model (bench --vm-model vz), in which the VM tests
+# boot the arm64 guest laid out as Virtualization.framework lays it out; the
+# other architecture's kernel. make setup and make run never install them.
 test-deps:
-	./scripts/install-vhost-device-vsock.sh
+	./scripts/test-deps.sh
 
 # The GitHub Actions workflow (.github/workflows), its shell steps through
-# shellcheck: actionlint at a pinned version, built from the Go module proxy.
-ACTIONLINT := github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
+# shellcheck: actionlint at the version scripts/test-deps.sh pins.
 actionlint:
-	$(GO) run $(ACTIONLINT) .github/workflows/*.yml
+	./scripts/test-deps.sh actionlint
+	bin/tools/actionlint .github/workflows/*.yml
+
+# make test: what only the tests need (make test-deps) and the binaries tests
+# read from bin/, then go test beside the static checks (fmt-check vet lint
+# actionlint build, one after another at nice 10 in the CPU the tests leave),
+# then each step's time: see scripts/test.sh.
+test:
+	@MAKE='$(MAKE)' ./scripts/test.sh
+
+# The binaries tests read from bin/: the amd64 guest's agent (image's
+# real-kernel build) and the Mac's (image/macos's agent check).
+test-bins: bin/linux-amd64/qoslab-agent bin/darwin-arm64/qoslab-agent
 
 # go test's limit for each package's tests. The slowest package by far is
 # cmd/qoslab (its VM and fleet tests): 219 to 311 s in four runs of it alone
@@ -118,7 +145,7 @@ actionlint:
 # run beside it, 70 to 135 s of them; the slowest, internal/hv/qemu, under a
 # minute). 15 minutes is about 3 times its slowest run: a busier machine still
 # passes, and a test that hangs fails within 15 minutes, not an hour.
-test: fmt-check vet lint actionlint build test-deps
+go-test:
 	$(GO) test -count=1 -timeout 15m ./...
 
 proto:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs what qoslab's build, tests and benchmark scripts need on a Debian
-# machine, downloads the Go modules and fetches the Debian kernel the guest
-# image is built from. Safe to run again.
+# Installs what `make run` needs on a Debian machine (QEMU for this
+# machine's architecture), downloads the Go modules and fetches the Debian
+# kernel the guest image is built from; no more: what only the tests need
+# is scripts/test-deps.sh's (make test runs it). Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,27 +36,25 @@ if [ "$(uname -s)" = Darwin ]; then
 	fi
 	[ "$missing" -eq 0 ] || exit 1
 	go mod download
-	scripts/install-golangci-lint.sh
 	scripts/fetch-kernel.sh --arch arm64 >/dev/null
 	echo "setup: ready ($(go version), $(xcode-select -p))"
 	echo "setup: QEMU is not needed on a Mac: VMs run on Virtualization.framework (vz)."
 	exit 0
 fi
 command -v go >/dev/null || { echo "setup: Go is not installed; install Go 1.24 or later from https://go.dev/dl/" >&2; exit 1; }
+arch=$(go env GOARCH)
 need=()
-command -v gcc >/dev/null || need+=(gcc)
-command -v zstd >/dev/null || need+=(zstd)
 command -v git >/dev/null || need+=(git)
-command -v shellcheck >/dev/null || need+=(shellcheck)
-command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
-command -v qemu-img >/dev/null || need+=(qemu-utils)
-# The arm64 guest a Mac boots on Virtualization.framework, emulated here.
-command -v qemu-system-aarch64 >/dev/null || need+=(qemu-system-arm)
-# The fleet playbook's test: an sshd of its own, and a venv for ansible-core.
-[ -x /usr/sbin/sshd ] || need+=(openssh-server)
-command -v ssh >/dev/null || need+=(openssh-client)
-command -v python3 >/dev/null || need+=(python3)
-python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
+# The guest runs in QEMU for this machine's architecture.
+case "$arch" in
+amd64) qemu=qemu-system-x86_64 package=qemu-system-x86 ;;
+arm64) qemu=qemu-system-aarch64 package=qemu-system-arm ;;
+*)
+	echo "setup: no guest image for $arch: qoslab's guests are amd64 and arm64" >&2
+	exit 1
+	;;
+esac
+command -v "$qemu" >/dev/null || need+=("$package")
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
 if [ ${#need[@]} -gt 0 ]; then
@@ -64,17 +63,6 @@ if [ ${#need[@]} -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 go mod download
-scripts/install-golangci-lint.sh
-# ansible-core for deploy/ansible (the fleet playbook), and ansible-lint for
-# its test, in a venv of their own: nothing is installed into the system's
-# Python.
-if [ ! -x .venv-ansible/bin/ansible-playbook ] || [ ! -x .venv-ansible/bin/ansible-lint ]; then
-	echo "setup: installing ansible-core and ansible-lint into .venv-ansible"
-	python3 -m venv .venv-ansible
-	.venv-ansible/bin/pip install -q -r deploy/ansible/requirements.txt -r deploy/ansible/requirements-lint.txt
-fi
-# The guest kernels: Debian's current linux-image for this machine's arch,
-# and arm64's (the guest a Mac boots; here it runs emulated).
-scripts/fetch-kernel.sh --arch "$(go env GOARCH)" >/dev/null
-[ "$(go env GOARCH)" = arm64 ] || scripts/fetch-kernel.sh --arch arm64 >/dev/null
-echo "setup: ready ($(go version), $(qemu-system-x86_64 --version | head -n1))"
+# The guest's kernel: Debian's current linux-image for this machine's arch.
+scripts/fetch-kernel.sh --arch "$arch" >/dev/null
+echo "setup: ready ($(go version), $("$qemu" --version | head -n1)); make test installs what only the tests need (make test-deps)"

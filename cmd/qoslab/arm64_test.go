@@ -28,7 +28,7 @@ var bootTime = regexp.MustCompile(`agent answered ([0-9.]+) s after start \(acce
 // The arm64 guest a Mac boots on Virtualization.framework (the same kernel,
 // fetched in Go, and initramfs), emulated here by qemu-system-aarch64 on
 // the virt machine: it boots, its agent answers and measures one fp cell.
-// Two kernels: the one make setup fetched from this machine's apt sources
+// Two kernels: the one make test-deps fetched from this machine's apt sources
 // (Debian 12, bookworm, on CI), and the mirror's current stable (Debian 13,
 // trixie, today: .ko.xz modules under usr/lib/modules), which the image
 // build fetches itself with no apt or dpkg on PATH, as on a Mac.
@@ -41,7 +41,7 @@ func TestARM64GuestUnderEmulation(t *testing.T) {
 	}
 	missing := func(t *testing.T, why string) {
 		t.Helper()
-		testvm.Missing(t, why, "run scripts/setup.sh")
+		testvm.Missing(t, why, "run make test-deps")
 	}
 	if _, err := exec.LookPath("qemu-system-aarch64"); err != nil {
 		missing(t, "no qemu-system-aarch64 (Debian: qemu-system-arm)")

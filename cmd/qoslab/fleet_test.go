@@ -20,14 +20,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// fleetTools finds ansible-playbook (on PATH, or in the venv make setup
-// makes) and sshd; it skips without them, or fails when CI asks for the
+// fleetTools finds ansible-playbook (on PATH, or in the venv make
+// test-deps links) and sshd; it skips without them, or fails when CI asks for the
 // fleet test (QOSLAB_REQUIRE_FLEET=1).
 func fleetTools(t *testing.T, repo string) (playbook, sshd string) {
 	t.Helper()
 	missing := func(why string) {
 		if os.Getenv("QOSLAB_REQUIRE_FLEET") == "1" {
-			t.Fatalf("QOSLAB_REQUIRE_FLEET=1 but %s (run make setup)", why)
+			t.Fatalf("QOSLAB_REQUIRE_FLEET=1 but %s (run make test-deps)", why)
 		}
 		t.Skip(why)
 	}
@@ -55,7 +55,7 @@ func fleetTools(t *testing.T, repo string) (playbook, sshd string) {
 }
 
 // The playbook parses, and passes ansible-lint (its production profile)
-// where ansible-lint is installed (make setup puts it in .venv-ansible).
+// where ansible-lint is installed (make test-deps puts it in .venv-ansible).
 func TestFleetPlaybookLints(t *testing.T) {
 	t.Parallel()
 	repo, err := filepath.Abs(filepath.Join("..", ".."))
@@ -67,7 +67,7 @@ func TestFleetPlaybookLints(t *testing.T) {
 	lint := filepath.Join(filepath.Dir(playbook), "ansible-lint")
 	if _, err := os.Stat(lint); err != nil {
 		if os.Getenv("QOSLAB_REQUIRE_FLEET") == "1" {
-			t.Fatalf("QOSLAB_REQUIRE_FLEET=1 but no ansible-lint beside %s (run make setup)", playbook)
+			t.Fatalf("QOSLAB_REQUIRE_FLEET=1 but no ansible-lint beside %s (run make test-deps)", playbook)
 		}
 		t.Skip("no ansible-lint beside " + playbook)
 	}

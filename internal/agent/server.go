@@ -111,6 +111,7 @@ func (s *Server) Info(ctx context.Context, req *agentpb.InfoRequest) (*agentpb.I
 // Run measures one cell, streaming progress when asked and then the result.
 // A failed cell still sends what finished before the error.
 func (s *Server) Run(req *agentpb.RunRequest, stream agentpb.Agent_RunServer) error {
+	trace := newCallTrace(req.GetTrace(), workload.MonoNow())
 	if err := checkProtocol(req.GetProtocol()); err != nil {
 		return err
 	}
@@ -142,13 +143,17 @@ func (s *Server) Run(req *agentpb.RunRequest, stream agentpb.Agent_RunServer) er
 	type outcome struct {
 		res workload.Result
 		err error
+		// returned is when workload.Run returned (the trace's clock).
+		returned int64
 	}
 	done := make(chan outcome, 1)
+	trace.step(traceValidate)
 	tel := s.startTelemetry(ctx, req, prog)
+	trace.step(traceTelStart)
 	began := time.Now()
 	go func() {
 		res, err := workload.Run(ctx, p, prog)
-		done <- outcome{res, err}
+		done <- outcome{res, err, workload.MonoNow()}
 	}()
 
 	var tick <-chan time.Time
@@ -167,12 +172,17 @@ func (s *Server) Run(req *agentpb.RunRequest, stream agentpb.Agent_RunServer) er
 				return err
 			}
 		case o := <-done:
-			for _, ev := range tel.finish(prog) {
+			trace.workload(prog.Phases(), o.returned)
+			events := tel.finish(prog)
+			trace.step(traceTelStop)
+			for _, ev := range events {
 				if err := stream.Send(&agentpb.RunEvent{Event: &agentpb.RunEvent_Telemetry{Telemetry: ev}}); err != nil {
 					return err
 				}
 			}
+			trace.step(traceTelSend)
 			res := resultToProto(p.Workload, o.res)
+			res.TraceNs = trace.result()
 			if err := stream.Send(&agentpb.RunEvent{Event: &agentpb.RunEvent_Result{Result: res}}); err != nil {
 				return err
 			}

@@ -220,9 +220,13 @@ func flagCause(c Cell, hi *Cell) string {
 	speedSpread := spread(speeds)
 	if hi != nil && float64(c.CPUShare.Median) < limit {
 		if free := repeatsWhere(shares, func(x float64) bool { return x >= limit }); len(free) > 0 {
-			what := "contention did not hold in those repeats"
+			those := "those repeats"
+			if len(free) == 1 {
+				those = "that repeat"
+			}
+			what := "contention did not hold in " + those
 			if c.Contention == 0 {
-				what = "nothing kept it off the CPU in those repeats"
+				what = "nothing kept it off the CPU in " + those
 			}
 			return fmt.Sprintf("%s got %s of %s in %s, near %s, where its other repeats got %s: %s", qos.Class(c.QoS), valuesText(shares, free, percent),
 				cpu, repeatsText(c, free), refName, rangeText(shares, free, percent), what)

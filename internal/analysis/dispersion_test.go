@@ -109,6 +109,10 @@ func TestDispersionWarnings(t *testing.T) {
 		{"contention did not hold", cells("host", 9, []float64{0.002, 0.98, 0.003, 0.002, 0.97, 0.0025}, same(1e9, 6)),
 			"host fp qos=9 threads=1: repeats fall in two groups: 4 near 2.25M and 2 near 975M loops/s: background got 98% and 97% of a CPU in repeats 2 and 5, " +
 				"near user-interactive's 99.8%, where its other repeats got 0.2%..0.3%: contention did not hold in those repeats"},
+		// The run that had its spinners stopped for one repeat.
+		{"contention did not hold in one repeat", cells("host", 9, []float64{0.003, 0.005, 0.774, 0.002, 0.006, 0.004}, same(1e9, 6)),
+			"host fp qos=9 threads=1: repeats range 2M..774M loops/s (387x apart): background got 77.4% of a CPU in repeat 3, " +
+				"near user-interactive's 99.8%, where its other repeats got 0.2%..0.6%: contention did not hold in that repeat"},
 		{"the high class lost share", Cells([]Observation{obs("host", 33, 1, 0.99, 1e9), obs("host", 33, 2, 0.2, 1e9), obs("host", 33, 3, 0.99, 1e9),
 			obs("host", 33, 4, 0.25, 1e9), obs("host", 33, 5, 0.98, 1e9)}),
 			"host fp qos=33 threads=1: repeats fall in two groups: 2 near 225M and 3 near 990M loops/s: the machine was busy: user-interactive got only 20% and 25% of a CPU in repeats 2 and 4, " +

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/qoslab/qoslab/internal/hv/registry"
 	"github.com/qoslab/qoslab/internal/report"
 	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/runtrace"
 	"github.com/qoslab/qoslab/internal/spec"
 )
 
@@ -33,6 +35,8 @@ type runOptions struct {
 	DryRun     bool
 	// CellTimeout, when not 0, replaces the spec's cell_timeout.
 	CellTimeout time.Duration
+	// Trace writes the run's trace (results.TraceFile) beside its results.
+	Trace bool
 
 	src sources
 }
@@ -76,6 +80,7 @@ it would write) and measures, starts and writes nothing.
 	fl.BoolVar(&o.ExitStatus, "exit-status", false, exitStatusHelp)
 	fl.BoolVar(&o.DryRun, "dry-run", false, "print the plan (cells, VM, accelerator, contention, estimated duration, files) and measure, start and write nothing")
 	fl.DurationVar(&o.CellTimeout, "cell-timeout", 0, cellTimeoutHelp)
+	fl.BoolVar(&o.Trace, "trace", false, "also write "+results.TraceFile+" in the results directory: where the run's time went, step by step, on the controller and in each agent (scripts/bench-orchestration.sh sums it)")
 	_ = cmd.MarkFlagFilename("spec", "yaml", "yml")
 	_ = cmd.MarkFlagDirname("resume")
 	complete(cmd, "default", spec.DefaultSpecNames)
@@ -181,15 +186,39 @@ func runRun(ctx context.Context, o *runOptions) (err error) {
 	defer d.Unlock()
 	prog := &progress{io: o.IO}
 	env := experiment.Env{AgentPath: o.AgentPath, VM: o.VMEnv, Log: o.IO.ErrOut}
+	if o.Trace {
+		if env.Trace, err = runtrace.Create(filepath.Join(d.Path, results.TraceFile), began); err != nil {
+			return err
+		}
+		env.Trace.Span(runtrace.SpanSpec, "", began, nil)
+	}
 	prog.hooks(&env)
 	res, err := experiment.Execute(ctx, s, d, env)
 	prog.clear()
 	// Whatever happened, the summaries and the report cover what finished.
-	r, perr := publish(o.IO, d.Path, res, time.Since(began), s.TelemetryMs)
+	wall := time.Since(began)
+	traceRun(env.Trace, res, wall)
+	t0 := time.Now()
+	r, perr := publish(o.IO, d.Path, res, wall, s.TelemetryMs)
+	env.Trace.Span(runtrace.SpanPublish, "", t0, nil)
+	if terr := env.Trace.Close(); terr != nil {
+		fmt.Fprintf(o.IO.ErrOut, "warning: %v\n", terr)
+	}
 	if err != nil {
 		return err
 	}
 	return o.exitStatus(r, perr)
+}
+
+// traceRun adds the run as its time line counts it: its wall time to the
+// end of the measuring (the summaries and report are written after), what
+// was measured and how long booting took.
+func traceRun(t *runtrace.Recorder, res *experiment.Outcome, wall time.Duration) {
+	if t == nil || res == nil {
+		return
+	}
+	t.Add(runtrace.Span{Name: runtrace.SpanRun, EndNs: wall.Nanoseconds(), MeasuredNs: res.Stats.MeasuredNs,
+		Steps: map[string]int64{runtrace.StepBoot: res.BootNs}})
 }
 
 // exitStatus is how a run that ended fine exits: with --exit-status, by

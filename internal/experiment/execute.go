@@ -21,6 +21,7 @@ import (
 	"github.com/qoslab/qoslab/internal/interrupt"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/runtrace"
 	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/units"
 	"github.com/qoslab/qoslab/internal/version"
@@ -52,6 +53,10 @@ type Env struct {
 	// StartContention starts the spinners; nil starts the real spinner
 	// process.
 	StartContention func(ctx context.Context, n int) (*contention.Contention, error)
+	// Trace, when set, gets a span for each step of the run: the targets'
+	// starts, the set-up, every cell run (with its agent's own steps) and
+	// the stop (qoslab run --trace).
+	Trace *runtrace.Recorder
 }
 
 // Session is what one session of a run (one call of Execute: a whole run,
@@ -221,21 +226,32 @@ func Execute(ctx context.Context, s spec.Spec, dir *results.Dir, env Env) (out *
 	var finishedLabels map[string][]int
 	if dir != nil {
 		fmt.Fprintf(x.log, "run %s: %d cell runs (seed %d) into %s\n", s.Name, len(cells), seed, dir.Path)
+		t0 := time.Now()
 		if sampleLog, finished, finishedLabels, err = x.openSamples(); err != nil {
 			return out, err
 		}
+		env.Trace.Span(runtrace.SpanSamples, "", t0, nil)
 		defer sampleLog.Close()
 		// Whatever happens from here, run.json says how the run ended.
-		defer func() { err = x.recordEnd(ctx, err) }()
+		defer func() {
+			t0 := time.Now()
+			err = x.recordEnd(ctx, err)
+			env.Trace.Span(runtrace.SpanRecorded, "", t0, nil)
+		}()
 	}
 	if s.Quick {
 		fmt.Fprintln(x.log, "quick: loops and sizes shrunk for a smoke run; not comparable with a full run")
 	}
 
-	defer func() { err = x.stopTargets(err) }()
+	defer func() {
+		t0 := time.Now()
+		err = x.stopTargets(err)
+		env.Trace.Span(runtrace.SpanStop, "", t0, nil)
+	}()
 	if err := x.startTargets(ctx); err != nil {
 		return out, err
 	}
+	t0 := time.Now()
 	spinners, err := s.Contention.Resolve()
 	if err != nil {
 		return out, err
@@ -266,8 +282,9 @@ func Execute(ctx context.Context, s spec.Spec, dir *results.Dir, env Env) (out *
 	if s.CellTimeout > 0 {
 		fmt.Fprintf(x.log, "cell timeout: %s (a cell run still going then ends the run, what finished kept)\n", s.CellTimeout)
 	}
+	env.Trace.Span(runtrace.SpanSetUp, "", t0, nil)
 	r := x.newRunner(cells, spinners)
-	r.Log, r.Finished, r.Telemetry, r.Conditions = sampleLog, finished, tel, conditions
+	r.Log, r.Finished, r.Telemetry, r.Conditions, r.Trace = sampleLog, finished, tel, conditions, env.Trace
 	out.Stats, err = r.Run(ctx)
 	return out, err
 }
@@ -372,6 +389,7 @@ func (x *execution) startTargets(ctx context.Context) error {
 		start = x.env.startTarget
 	}
 	for _, name := range x.s.Targets {
+		t0 := time.Now()
 		t, notes, err := start(ctx, name, x.s, x.log)
 		for _, n := range notes {
 			x.note("note: ", n)
@@ -383,6 +401,11 @@ func (x *execution) startTargets(ctx context.Context) error {
 		if err := x.targetStarted(ctx, name, t); err != nil {
 			return err
 		}
+		var steps map[string]int64
+		if mi, ok := x.out.Machines[name]; ok {
+			steps = map[string]int64{runtrace.StepBoot: mi.BootNs}
+		}
+		x.env.Trace.Span(runtrace.SpanStart, name, t0, steps)
 	}
 	if x.dir == nil {
 		return nil

@@ -9,6 +9,7 @@ import (
 	"github.com/qoslab/qoslab/internal/agent"
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
 	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/runtrace"
 	"github.com/qoslab/qoslab/internal/telemetry"
 )
 
@@ -105,6 +106,9 @@ type runner struct {
 	// StallAfter, when set, replaces the rule for when a cell run expected
 	// to take expected is stalled (stallAfter); tests shorten it.
 	StallAfter func(expected time.Duration) time.Duration
+	// Trace, when set, gets a span for every cell run with its steps on
+	// the controller and the agent (which is then asked for its own).
+	Trace *runtrace.Recorder
 }
 
 // Run measures every cell in order. It stops at the first failure with an
@@ -128,8 +132,10 @@ func (r *runner) Run(ctx context.Context) (Stats, error) {
 		if ran > 0 {
 			eta = time.Duration(int64(time.Since(began)) / int64(ran) * int64(len(r.Cells)-i-st.Skipped))
 		}
+		clk := r.stepClock()
 		r.step(Step{Index: i, Total: len(r.Cells), Cell: c, Elapsed: time.Since(began), ETA: eta})
-		res, hostSamples, wall, err := r.measure(ctx, i, c, target, walls[c.SeriesKey()])
+		clk.step(runtrace.StepProgress)
+		res, hostSamples, wall, err := r.measure(ctx, i, c, target, walls[c.SeriesKey()], clk)
 		st.CallNs += wall.Nanoseconds()
 		if err != nil {
 			return st, err
@@ -142,11 +148,13 @@ func (r *runner) Run(ctx context.Context) (Stats, error) {
 				return st, fmt.Errorf("cell %d/%d (%s) not saved: %w", i+1, len(r.Cells), c.label(), err)
 			}
 		}
+		clk.step(runtrace.StepCheck)
 		if !c.Timed() {
 			st.Warmups++
+			r.traceCell(i, c, clk, res, 0)
 			continue
 		}
-		samples, err := r.keep(i, c, res, hostSamples, &st)
+		samples, measured, err := r.keep(i, c, res, hostSamples, &st, clk)
 		if err != nil {
 			return st, err
 		}
@@ -154,8 +162,47 @@ func (r *runner) Run(ctx context.Context) (Stats, error) {
 			r.OnRun(Step{Index: i, Total: len(r.Cells), Cell: c, Elapsed: time.Since(began)},
 				CellRun{Cell: c, Metrics: res.GetMetrics(), Notes: res.GetNotes(), Samples: samples})
 		}
+		clk.step(runtrace.StepReport)
+		r.traceCell(i, c, clk, res, measured)
 	}
 	return st, nil
+}
+
+// stepClock times a cell run's steps when the run is traced; nil (which
+// times nothing) when it is not.
+func (r *runner) stepClock() *stepClock {
+	if r.Trace == nil {
+		return nil
+	}
+	now := time.Now()
+	return &stepClock{began: now, last: now, steps: map[string]int64{}}
+}
+
+// traceCell records cell run i, c, timed by clk, with the agent's own steps
+// from res and its measured interval.
+func (r *runner) traceCell(i int, c Cell, clk *stepClock, res *agentpb.Result, measured int64) {
+	if clk == nil {
+		return
+	}
+	r.Trace.Add(runtrace.Span{Name: runtrace.SpanCell, StartNs: r.Trace.Since(clk.began), EndNs: r.Trace.Since(clk.last),
+		Target: c.Target, Index: i + 1, Cell: c.SeriesKey(), Repeat: c.Repeat, MeasuredNs: measured,
+		Steps: clk.steps, Agent: res.GetTraceNs()})
+}
+
+// stepClock times the steps of one cell run on the controller.
+type stepClock struct {
+	began, last time.Time
+	steps       map[string]int64
+}
+
+// step records the time since the previous step as name's.
+func (k *stepClock) step(name string) {
+	if k == nil {
+		return
+	}
+	now := time.Now()
+	k.steps[name] += now.Sub(k.last).Nanoseconds()
+	k.last = now
 }
 
 // measure runs cell i, c, on target, watched (earlier are the wall times of
@@ -163,11 +210,12 @@ func (r *runner) Run(ctx context.Context) (Stats, error) {
 // it recorded when telemetry asks for one. It returns the agent's result,
 // the host's samples and the call's wall time, or the error that ends the
 // run: ctx's, a *cellTimeoutError or a *cellError.
-func (r *runner) measure(ctx context.Context, i int, c Cell, target Target, earlier []time.Duration) (*agentpb.Result, []telemetry.Sample, time.Duration, error) {
+func (r *runner) measure(ctx context.Context, i int, c Cell, target Target, earlier []time.Duration, clk *stepClock) (*agentpb.Result, []telemetry.Sample, time.Duration, error) {
 	req := c.Request()
 	if r.OnProgress != nil {
 		req.ProgressIntervalMs = 500
 	}
+	req.Trace = clk != nil
 	var hostRec *telemetry.Recorder
 	if r.Telemetry != nil && c.Timed() {
 		req.TelemetryIntervalMs = uint32(max(r.Telemetry.Interval.Milliseconds(), 1))
@@ -180,7 +228,9 @@ func (r *runner) measure(ctx context.Context, i int, c Cell, target Target, earl
 	}
 	expected, basis := expectation(c, earlier)
 	wd := r.watch(cctx, c, t0, expected, basis)
+	clk.step(runtrace.StepPrepare)
 	res, err := target.Run(cctx, req, r.OnProgress)
+	clk.step(runtrace.StepCall)
 	cause := wd.stop()
 	timedOut := errors.Is(context.Cause(cctx), errCellTimeout) && ctx.Err() == nil
 	cancel()
@@ -189,6 +239,7 @@ func (r *runner) measure(ctx context.Context, i int, c Cell, target Target, earl
 	if hostRec != nil {
 		hostSamples, _ = hostRec.Stop()
 	}
+	clk.step(runtrace.StepCollect)
 	switch {
 	case err == nil:
 		return res, hostSamples, wall, nil
@@ -203,9 +254,16 @@ func (r *runner) measure(ctx context.Context, i int, c Cell, target Target, earl
 	return nil, nil, wall, &cellError{Index: i, Total: len(r.Cells), Cell: c, Err: err}
 }
 
-// keep appends timed cell run i, c, to the log, synced, its telemetry
-// after it, and counts it in st; it returns the run's samples.
-func (r *runner) keep(i int, c Cell, res *agentpb.Result, hostSamples []telemetry.Sample, st *Stats) ([]results.Sample, error) {
+// keep appends timed cell run i, c, to the log and its telemetry to the
+// telemetry log, each synced before it returns, and counts it in st; it
+// returns the run's samples and its measured interval (ns).
+//
+// The two appends run at once: each ends in an fsync, and two fsyncs
+// issued together share a journal commit where one after the other they
+// wait for two (a few ms each on a virtual disk, twice per cell run). A
+// crash between them leaves telemetry of a cell run that is not in the
+// samples, which a resume drops (telemetry.OpenLogKeeping).
+func (r *runner) keep(i int, c Cell, res *agentpb.Result, hostSamples []telemetry.Sample, st *Stats, clk *stepClock) ([]results.Sample, int64, error) {
 	samples := samplesFrom(c.Target, c.Workload, int(c.QoS), c.Threads, c.Repeat, r.Contention, res)
 	for i := range samples {
 		samples[i].DurationNs = int64(c.Duration)
@@ -221,17 +279,25 @@ func (r *runner) keep(i int, c Cell, res *agentpb.Result, hostSamples []telemetr
 		}
 		last = max(last, s.EndNs)
 	}
+	tel := st.Telemetry
+	telErr := make(chan error, 1)
+	go func() { telErr <- r.Telemetry.keep(c, res.GetTelemetry(), hostSamples, &tel) }()
+	var err error
 	if r.Log != nil {
-		if err := r.Log.Append(recs...); err != nil {
-			return nil, fmt.Errorf("cell %d/%d (%s) measured but not saved: %w", i+1, len(r.Cells), c.label(), err)
-		}
+		err = r.Log.Append(recs...)
+	}
+	terr := <-telErr
+	clk.step(runtrace.StepKeep)
+	if err != nil {
+		return nil, 0, fmt.Errorf("cell %d/%d (%s) measured but not saved: %w", i+1, len(r.Cells), c.label(), err)
 	}
 	st.Runs++
 	st.MeasuredNs += last - first
-	if err := r.Telemetry.keep(c, res.GetTelemetry(), hostSamples, &st.Telemetry); err != nil {
-		return nil, fmt.Errorf("cell %d/%d (%s) measured and saved, its telemetry not: %w", i+1, len(r.Cells), c.label(), err)
+	st.Telemetry = tel
+	if terr != nil {
+		return nil, 0, fmt.Errorf("cell %d/%d (%s) measured and saved, its telemetry not: %w", i+1, len(r.Cells), c.label(), terr)
 	}
-	return samples, nil
+	return samples, last - first, nil
 }
 
 // cellError is a cell run that failed: the run stops there, and what

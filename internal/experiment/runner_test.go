@@ -15,6 +15,7 @@ import (
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/runtrace"
 	"github.com/qoslab/qoslab/internal/spec"
 )
 
@@ -212,6 +213,70 @@ func TestResumeRunLocksAndRefusesBeforeTouching(t *testing.T) {
 	assert.Contains(t, string(after), "stopped again")
 	_, running := results.Running(d.Path)
 	assert.False(t, running, "a refused resume lets the lock go")
+}
+
+// A traced run has a span for every cell run (warm-ups too): its steps on
+// the controller add up to the span, the agent is asked for its own and
+// they are kept, and a timed run's measured interval is its records'.
+func TestRunnerTracesEveryCellRun(t *testing.T) {
+	dir := t.TempDir()
+	trace, err := runtrace.Create(filepath.Join(dir, results.TraceFile), time.Now())
+	require.NoError(t, err)
+	target := &tracingTarget{}
+	r := &runner{Cells: testCells(), Targets: map[string]Target{spec.TargetHost: target}, Log: openLog(t, filepath.Join(dir, results.SamplesFile)), Trace: trace}
+	_, err = r.Run(context.Background())
+	require.NoError(t, err)
+	require.NoError(t, trace.Close())
+	for _, req := range target.calls {
+		assert.True(t, req.Trace, "a traced run asks the agent for its steps")
+	}
+
+	spans, err := runtrace.Read(filepath.Join(dir, results.TraceFile))
+	require.NoError(t, err)
+	require.Len(t, spans, len(testCells()))
+	for i, s := range spans {
+		assert.Equal(t, runtrace.SpanCell, s.Name)
+		assert.Equal(t, i+1, s.Index)
+		assert.Equal(t, testCells()[i].SeriesKey(), s.Cell)
+		var sum int64
+		for _, k := range []string{runtrace.StepProgress, runtrace.StepPrepare, runtrace.StepCall, runtrace.StepCollect, runtrace.StepCheck} {
+			require.Contains(t, s.Steps, k)
+			sum += s.Steps[k]
+		}
+		assert.Equal(t, map[string]int64{"total": 7}, s.Agent)
+		if i == 0 {
+			assert.Zero(t, s.MeasuredNs, "a warm-up measures nothing")
+			assert.NotContains(t, s.Steps, runtrace.StepKeep)
+		} else {
+			assert.Equal(t, int64(1e9), s.MeasuredNs, "first thread start to last thread end")
+			for _, k := range []string{runtrace.StepKeep, runtrace.StepReport} {
+				require.Contains(t, s.Steps, k)
+				sum += s.Steps[k]
+			}
+		}
+		assert.Equal(t, s.EndNs-s.StartNs, sum, "the steps make up the span")
+		assert.GreaterOrEqual(t, s.Steps[runtrace.StepCall], int64(time.Millisecond), "the call's time is the call's")
+	}
+
+	// Untraced: the agent is asked for nothing.
+	plain := &tracingTarget{}
+	r = &runner{Cells: testCells()[:1], Targets: map[string]Target{spec.TargetHost: plain}}
+	_, err = r.Run(context.Background())
+	require.NoError(t, err)
+	assert.False(t, plain.calls[0].Trace)
+}
+
+// tracingTarget is a fakeTarget whose calls take a millisecond and whose
+// agent reports its steps when asked.
+type tracingTarget struct{ fakeTarget }
+
+func (f *tracingTarget) Run(ctx context.Context, req *agentpb.RunRequest, p func(*agentpb.Progress)) (*agentpb.Result, error) {
+	time.Sleep(time.Millisecond)
+	res, err := f.fakeTarget.Run(ctx, req, p)
+	if req.Trace {
+		res.TraceNs = map[string]int64{"total": 7}
+	}
+	return res, err
 }
 
 // A whole last line that is not a record (it ends in its newline) is

@@ -64,7 +64,7 @@ var qemuTestModules = []string{
 func debianKernel(t *testing.T) (kernel, modDir string) {
 	t.Helper()
 	if runtime.GOARCH != "amd64" {
-		// make setup fetches this machine's arch's kernel and arm64's.
+		// make setup fetches this machine's arch's kernel, make test-deps the other's.
 		t.Skip("boots the amd64 kernel, which make setup fetches on amd64 machines")
 	}
 	const fix = "run scripts/setup.sh, which fetches it"

@@ -23,7 +23,7 @@ import (
 func realKernel(t *testing.T) KernelSource {
 	t.Helper()
 	if runtime.GOARCH != "amd64" {
-		// make setup fetches this machine's arch's kernel and arm64's.
+		// make setup fetches this machine's arch's kernel, make test-deps the other's.
 		t.Skip("the real-kernel tests read the amd64 kernel, which make setup fetches on amd64 machines")
 	}
 	const fix = "run scripts/setup.sh, which fetches it"

@@ -28,6 +28,9 @@ const (
 	ReportFile      = "report.html"
 	// VMConsoleFile keeps the console log of every VM a run booted.
 	VMConsoleFile = "vm-console.log"
+	// TraceFile is where the run's wall time went, step by step (run
+	// --trace; internal/runtrace).
+	TraceFile = "trace.jsonl"
 )
 
 // timestampLayout is the UTC timestamp in a results directory's name: basic

@@ -1,8 +1,9 @@
 // Package testvm decides what a test does when something that booting a VM
 // needs (QEMU, a guest kernel, a device's daemon) is missing here: the test
 // is skipped, saying why, except where the VM tests are asked for with
-// QOSLAB_REQUIRE_VM=1 (CI sets it, and make setup installs what they need):
-// there the test fails, so that CI cannot pass by skipping them.
+// QOSLAB_REQUIRE_VM=1 (CI sets it, and make setup and make test-deps
+// install what they need): there the test fails, so that CI cannot pass by
+// skipping them.
 package testvm
 
 import (

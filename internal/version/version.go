@@ -11,7 +11,7 @@ var Version = ""
 // is refused; minors only add fields.
 const (
 	ProtocolMajor = 1
-	ProtocolMinor = 3 // 1: telemetry_interval_ms and Telemetry events; 2: duration_ns; 3: ThreadRecord.cpu_ns
+	ProtocolMinor = 3 // 1: telemetry_interval_ms and Telemetry events; 2: duration_ns; 3: ThreadRecord.cpu_ns, RunRequest.trace and Result.trace_ns
 )
 
 // String returns the build's version, "devel" when nothing better is known.

@@ -3,6 +3,7 @@ package workload
 import (
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 )
 
 // gcHeadroom is how far the heap may grow during a cell before the garbage
@@ -19,16 +20,33 @@ const gcHeadroom = 512 << 20
 // little while measured, so the collector is only a backstop: a memory
 // limit the heap's growth reaches first.
 func quietGC() (restore func()) {
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
 	headroom := uint64(gcHeadroom)
 	if total := totalMemory(); total > 0 {
 		headroom = min(headroom, total/4)
 	}
-	limit := debug.SetMemoryLimit(int64(min(ms.Sys+headroom, 1<<62)))
+	limit := debug.SetMemoryLimit(int64(min(runtimeSys()+headroom, 1<<62)))
 	percent := debug.SetGCPercent(-1)
 	return func() {
 		debug.SetGCPercent(percent)
 		debug.SetMemoryLimit(limit)
 	}
+}
+
+// runtimeMemory is the runtime's metric for all the memory it has mapped:
+// MemStats.Sys.
+const runtimeMemory = "/memory/classes/total:bytes"
+
+// runtimeSys is the memory the Go runtime has mapped (MemStats.Sys), read
+// without runtime.ReadMemStats, which stops the world: that waits for every
+// thread to reach a safe point, about 5 ms per cell in an emulated guest,
+// between the threads being ready and the cell's clock starting.
+func runtimeSys() uint64 {
+	s := []metrics.Sample{{Name: runtimeMemory}}
+	metrics.Read(s)
+	if s[0].Value.Kind() == metrics.KindUint64 {
+		return s[0].Value.Uint64()
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.Sys
 }

@@ -38,6 +38,10 @@ type thread struct {
 	progress *Progress
 	cpus     cpuSet
 	spans    []span
+	// began, setUp and classed are when the thread's goroutine started,
+	// finished its set-up and had its class applied (CLOCK_MONOTONIC):
+	// the cell's Phases, outside its measured interval.
+	began, setUp, classed int64
 }
 
 // now is ns since the cell began.
@@ -124,6 +128,7 @@ func runThreadsFor(ctx context.Context, n int, c qos.Class, d time.Duration, pro
 	for i := range threads {
 		threads[i] = &thread{index: i, deadline: int64(d), mono: monoNow, cpuClock: threadCPUNow, ctx: ctx, done: ctx.Done(), progress: prog, cpus: newCPUSet(ncpu), spans: make([]span, 0, 4)}
 	}
+	spawned := monoNow()
 	for _, t := range threads {
 		go func() {
 			defer finished.Done()
@@ -132,6 +137,7 @@ func runThreadsFor(ctx context.Context, n int, c qos.Class, d time.Duration, pro
 	}
 
 	ready.Wait()
+	readyAt := monoNow()
 	restoreGC := quietGC()
 	cellStart := monoNow()
 	prog.setCellStart(cellStart)
@@ -140,7 +146,9 @@ func runThreadsFor(ctx context.Context, n int, c qos.Class, d time.Duration, pro
 	}
 	close(start)
 	finished.Wait()
+	finishedAt := monoNow()
 	restoreGC()
+	prog.setPhases(threadPhases(threads, spawned, readyAt, cellStart, finishedAt))
 
 	checkAndCleanUp(ctx, threads, errs, job)
 	return threadRecords(ctx, threads, applied, errs)
@@ -152,13 +160,16 @@ func runThreadsFor(ctx context.Context, n int, c qos.Class, d time.Duration, pro
 // (or its end) and measure. It returns the class as applied and the first
 // error.
 func (t *thread) run(c qos.Class, job threadJob, ready *sync.WaitGroup, start <-chan struct{}, cancel context.CancelFunc) (qos.Applied, error) {
+	t.began = monoNow()
 	runtime.LockOSThread()
 	t.progress.addWorker(Worker{PID: os.Getpid(), TID: currentTID(), Role: fmt.Sprintf("worker %d", t.index)})
 	var err error
 	if job.setup != nil {
 		err = job.setup(t)
 	}
+	t.setUp = monoNow()
 	applied := qos.ApplySelf(c)
+	t.classed = monoNow()
 	ready.Done()
 	if err != nil {
 		cancel()
@@ -170,6 +181,17 @@ func (t *thread) run(c qos.Class, job threadJob, ready *sync.WaitGroup, start <-
 		return applied, nil
 	}
 	return applied, job.measure(t)
+}
+
+// threadPhases are a cell's Phases from its threads' marks and the
+// instants runThreadsFor took.
+func threadPhases(threads []*thread, spawned, ready, cellStart, finished int64) Phases {
+	ph := Phases{Spawned: spawned, Ready: ready, CellStart: cellStart, Finished: finished}
+	for _, t := range threads {
+		ph.SetUpNs = max(ph.SetUpNs, t.setUp-t.began)
+		ph.ClassNs = max(ph.ClassNs, t.classed-t.setUp)
+	}
+	return ph
 }
 
 // checkAndCleanUp runs job's check on every thread that measured without

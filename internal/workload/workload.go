@@ -78,6 +78,42 @@ type Progress struct {
 	cellStart atomic.Int64
 	mu        sync.Mutex
 	workers   []Worker
+	phases    Phases
+}
+
+// Phases are when a cell's steps outside its measured interval happened on
+// the agent, on the clock CellStart uses (CLOCK_MONOTONIC ns): what a run's
+// trace shows of the time between cells. Zero where a workload does not
+// say (procs).
+type Phases struct {
+	// Spawned is when the measuring threads were started; Ready when every
+	// one was created, locked to its OS thread, set up and classed;
+	// CellStart when the cell's clock started (the garbage collector
+	// quietened first); Finished when the last thread ended.
+	Spawned, Ready, CellStart, Finished int64
+	// SetUpNs and ClassNs are the slowest thread's set-up (its input, for
+	// compression) and the slowest thread's class application
+	// (qos.ApplySelf, with its read-back).
+	SetUpNs, ClassNs int64
+}
+
+// Phases returns the phases of the cell once it has finished (zero
+// before).
+func (p *Progress) Phases() Phases {
+	if p == nil {
+		return Phases{}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.phases
+}
+
+func (p *Progress) setPhases(ph Phases) {
+	if p != nil {
+		p.mu.Lock()
+		p.phases = ph
+		p.mu.Unlock()
+	}
 }
 
 // Worker is a measured thread (or, for procs, process) as the OS knows it,

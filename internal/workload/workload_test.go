@@ -104,6 +104,43 @@ func TestClockStartsAfterEveryThreadIsReady(t *testing.T) {
 	}
 }
 
+// A cell's phases are in order around its measured interval: the slowest
+// set-up falls between the threads' start and every thread being ready,
+// the cell's clock starts at CellStart, and every record lies between it
+// and Finished.
+func TestPhasesFrameTheMeasuredInterval(t *testing.T) {
+	prog := &Progress{}
+	const slow = 30 * time.Millisecond
+	recs, err := runThreads(context.Background(), 2, qos.Default, prog, threadJob{
+		setup: func(th *thread) error {
+			if th.index == 1 {
+				time.Sleep(slow)
+			}
+			return nil
+		},
+		measure: func(th *thread) error {
+			s := th.begin()
+			time.Sleep(time.Millisecond)
+			th.record("", s, th.now(), 1)
+			return nil
+		},
+	})
+	require.NoError(t, err)
+	ph := prog.Phases()
+	start, ok := prog.CellStart()
+	require.True(t, ok)
+	assert.Equal(t, start, ph.CellStart)
+	assert.True(t, ph.Spawned > 0 && ph.Spawned <= ph.Ready && ph.Ready <= ph.CellStart && ph.CellStart <= ph.Finished, "%+v", ph)
+	assert.GreaterOrEqual(t, ph.SetUpNs, int64(slow), "the slowest thread's set-up")
+	assert.GreaterOrEqual(t, ph.Ready-ph.Spawned, ph.SetUpNs, "the slowest set-up is part of the threads' start")
+	assert.GreaterOrEqual(t, ph.Ready-ph.Spawned, ph.ClassNs, "and so is the slowest class")
+	assert.Positive(t, ph.ClassNs, "applying a class takes system calls")
+	for _, r := range recs {
+		assert.LessOrEqual(t, r.EndNs, ph.Finished-ph.CellStart, "thread %d ended after Finished", r.Index)
+	}
+	assert.Equal(t, Phases{}, (&Progress{}).Phases(), "none before a cell")
+}
+
 func TestCancelStopsThreads(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
@@ -377,4 +414,13 @@ func TestCodecRecordIsTheCellClockAroundRun(t *testing.T) {
 	assert.Positive(t, codecNs)
 	assert.Less(t, codecNs, elapsed.Nanoseconds(), "the codec phase lies within the call (both on Go's clock)")
 	assert.Equal(t, int64(1<<20), res.BytesIn)
+}
+
+// The memory the GC's limit is set from is the runtime's own account of
+// what it mapped, as ReadMemStats says it, read without stopping the world.
+func TestRuntimeSysIsMemStatsSys(t *testing.T) {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	got := runtimeSys()
+	assert.InEpsilon(t, float64(ms.Sys), float64(got), 0.05, "ReadMemStats %d, metrics %d", ms.Sys, got)
 }

@@ -91,12 +91,12 @@ func TestGNUOnlyPatterns(t *testing.T) {
 	}
 }
 
-// shellcheck (Debian's package; make setup installs it) finds what bash 3.2
+// shellcheck (Debian's package; make test-deps installs it) finds what bash 3.2
 // and sh would trip on. CI must have it; elsewhere its absence skips.
 func TestScriptsPassShellcheck(t *testing.T) {
 	if _, err := exec.LookPath("shellcheck"); err != nil {
 		if os.Getenv("CI") != "" {
-			t.Fatal("CI runs shellcheck on the scripts: install it (make setup does)")
+			t.Fatal("CI runs shellcheck on the scripts: install it (make test-deps does)")
 		}
 		t.Skip("no shellcheck")
 	}

@@ -395,7 +395,10 @@ type RunRequest struct {
 	// Not 0 (fp, int, mmul; protocol 1.2): every thread runs until the cell's
 	// clock reaches this many ns, instead of running loops; loops is then 0.
 	// An agent of protocol 1.1 or older ignores it, sees 0 loops and refuses.
-	DurationNs    int64 `protobuf:"varint,15,opt,name=duration_ns,json=durationNs,proto3" json:"duration_ns,omitempty"`
+	DurationNs int64 `protobuf:"varint,15,opt,name=duration_ns,json=durationNs,proto3" json:"duration_ns,omitempty"`
+	// true (protocol 1.3): the result carries trace_ns, where the agent's time
+	// for this call went outside the measured interval (qoslab run --trace).
+	Trace         bool `protobuf:"varint,16,opt,name=trace,proto3" json:"trace,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -533,6 +536,13 @@ func (x *RunRequest) GetDurationNs() int64 {
 		return x.DurationNs
 	}
 	return 0
+}
+
+func (x *RunRequest) GetTrace() bool {
+	if x != nil {
+		return x.Trace
+	}
+	return false
 }
 
 type QoSApplied struct {
@@ -790,7 +800,13 @@ type Result struct {
 	Unit    string                 `protobuf:"bytes,4,opt,name=unit,proto3" json:"unit,omitempty"`
 	// Telemetry is the cell's samples gathered by the client from the
 	// stream's Telemetry events (the server sends them there, not here).
-	Telemetry     *Telemetry `protobuf:"bytes,5,opt,name=telemetry,proto3" json:"telemetry,omitempty"`
+	Telemetry *Telemetry `protobuf:"bytes,5,opt,name=telemetry,proto3" json:"telemetry,omitempty"`
+	// When the request asked for a trace (protocol 1.3): the agent's steps of
+	// this call in ns, by name (validate, telemetry_start, launch, threads,
+	// thread_setup, thread_class, start, measured, finish, telemetry_stop,
+	// telemetry_send, total, clock_read); a step the workload does not take
+	// is absent.
+	TraceNs       map[string]int64 `protobuf:"bytes,6,rep,name=trace_ns,json=traceNs,proto3" json:"trace_ns,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -856,6 +872,13 @@ func (x *Result) GetUnit() string {
 func (x *Result) GetTelemetry() *Telemetry {
 	if x != nil {
 		return x.Telemetry
+	}
+	return nil
+}
+
+func (x *Result) GetTraceNs() map[string]int64 {
+	if x != nil {
+		return x.TraceNs
 	}
 	return nil
 }
@@ -1151,7 +1174,7 @@ const file_agent_proto_rawDesc = "" +
 	"\bhostname\x18\x10 \x01(\tR\bhostname\x12\x10\n" +
 	"\x03pid\x18\x11 \x01(\x05R\x03pid\x12\x1f\n" +
 	"\vmax_threads\x18\x12 \x01(\rR\n" +
-	"maxThreads\"\xd5\x03\n" +
+	"maxThreads\"\xeb\x03\n" +
 	"\n" +
 	"RunRequest\x12<\n" +
 	"\bprotocol\x18\x01 \x01(\v2 .qoslab.agent.v1.ProtocolVersionR\bprotocol\x12\x1a\n" +
@@ -1171,7 +1194,8 @@ const file_agent_proto_rawDesc = "" +
 	"\x14progress_interval_ms\x18\r \x01(\rR\x12progressIntervalMs\x122\n" +
 	"\x15telemetry_interval_ms\x18\x0e \x01(\rR\x13telemetryIntervalMs\x12\x1f\n" +
 	"\vduration_ns\x18\x0f \x01(\x03R\n" +
-	"durationNs\"\x80\x01\n" +
+	"durationNs\x12\x14\n" +
+	"\x05trace\x18\x10 \x01(\bR\x05trace\"\x80\x01\n" +
 	"\n" +
 	"QoSApplied\x12\x14\n" +
 	"\x05asked\x18\x01 \x01(\x05R\x05asked\x12\x18\n" +
@@ -1194,16 +1218,20 @@ const file_agent_proto_rawDesc = "" +
 	"\bProgress\x12\x1a\n" +
 	"\bfraction\x18\x01 \x01(\x01R\bfraction\x12\x1d\n" +
 	"\n" +
-	"elapsed_ns\x18\x02 \x01(\x03R\telapsedNs\"\xa1\x02\n" +
+	"elapsed_ns\x18\x02 \x01(\x03R\telapsedNs\"\x9e\x03\n" +
 	"\x06Result\x127\n" +
 	"\arecords\x18\x01 \x03(\v2\x1d.qoslab.agent.v1.ThreadRecordR\arecords\x12>\n" +
 	"\ametrics\x18\x02 \x03(\v2$.qoslab.agent.v1.Result.MetricsEntryR\ametrics\x12\x14\n" +
 	"\x05notes\x18\x03 \x03(\tR\x05notes\x12\x12\n" +
 	"\x04unit\x18\x04 \x01(\tR\x04unit\x128\n" +
-	"\ttelemetry\x18\x05 \x01(\v2\x1a.qoslab.agent.v1.TelemetryR\ttelemetry\x1a:\n" +
+	"\ttelemetry\x18\x05 \x01(\v2\x1a.qoslab.agent.v1.TelemetryR\ttelemetry\x12?\n" +
+	"\btrace_ns\x18\x06 \x03(\v2$.qoslab.agent.v1.Result.TraceNsEntryR\atraceNs\x1a:\n" +
 	"\fMetricsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xb1\x01\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\x1a:\n" +
+	"\fTraceNsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xb1\x01\n" +
 	"\tTelemetry\x12!\n" +
 	"\fsamples_json\x18\x01 \x03(\tR\vsamplesJson\x12 \n" +
 	"\vunavailable\x18\x02 \x01(\tR\vunavailable\x12\x18\n" +
@@ -1235,7 +1263,7 @@ func file_agent_proto_rawDescGZIP() []byte {
 	return file_agent_proto_rawDescData
 }
 
-var file_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_agent_proto_goTypes = []any{
 	(*ProtocolVersion)(nil), // 0: qoslab.agent.v1.ProtocolVersion
 	(*InfoRequest)(nil),     // 1: qoslab.agent.v1.InfoRequest
@@ -1251,6 +1279,7 @@ var file_agent_proto_goTypes = []any{
 	(*ShutdownRequest)(nil), // 11: qoslab.agent.v1.ShutdownRequest
 	(*ShutdownReply)(nil),   // 12: qoslab.agent.v1.ShutdownReply
 	nil,                     // 13: qoslab.agent.v1.Result.MetricsEntry
+	nil,                     // 14: qoslab.agent.v1.Result.TraceNsEntry
 }
 var file_agent_proto_depIdxs = []int32{
 	0,  // 0: qoslab.agent.v1.InfoRequest.protocol:type_name -> qoslab.agent.v1.ProtocolVersion
@@ -1261,20 +1290,21 @@ var file_agent_proto_depIdxs = []int32{
 	6,  // 5: qoslab.agent.v1.Result.records:type_name -> qoslab.agent.v1.ThreadRecord
 	13, // 6: qoslab.agent.v1.Result.metrics:type_name -> qoslab.agent.v1.Result.MetricsEntry
 	9,  // 7: qoslab.agent.v1.Result.telemetry:type_name -> qoslab.agent.v1.Telemetry
-	7,  // 8: qoslab.agent.v1.RunEvent.progress:type_name -> qoslab.agent.v1.Progress
-	8,  // 9: qoslab.agent.v1.RunEvent.result:type_name -> qoslab.agent.v1.Result
-	9,  // 10: qoslab.agent.v1.RunEvent.telemetry:type_name -> qoslab.agent.v1.Telemetry
-	1,  // 11: qoslab.agent.v1.Agent.Info:input_type -> qoslab.agent.v1.InfoRequest
-	4,  // 12: qoslab.agent.v1.Agent.Run:input_type -> qoslab.agent.v1.RunRequest
-	11, // 13: qoslab.agent.v1.Agent.Shutdown:input_type -> qoslab.agent.v1.ShutdownRequest
-	3,  // 14: qoslab.agent.v1.Agent.Info:output_type -> qoslab.agent.v1.InfoReply
-	10, // 15: qoslab.agent.v1.Agent.Run:output_type -> qoslab.agent.v1.RunEvent
-	12, // 16: qoslab.agent.v1.Agent.Shutdown:output_type -> qoslab.agent.v1.ShutdownReply
-	14, // [14:17] is the sub-list for method output_type
-	11, // [11:14] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	14, // 8: qoslab.agent.v1.Result.trace_ns:type_name -> qoslab.agent.v1.Result.TraceNsEntry
+	7,  // 9: qoslab.agent.v1.RunEvent.progress:type_name -> qoslab.agent.v1.Progress
+	8,  // 10: qoslab.agent.v1.RunEvent.result:type_name -> qoslab.agent.v1.Result
+	9,  // 11: qoslab.agent.v1.RunEvent.telemetry:type_name -> qoslab.agent.v1.Telemetry
+	1,  // 12: qoslab.agent.v1.Agent.Info:input_type -> qoslab.agent.v1.InfoRequest
+	4,  // 13: qoslab.agent.v1.Agent.Run:input_type -> qoslab.agent.v1.RunRequest
+	11, // 14: qoslab.agent.v1.Agent.Shutdown:input_type -> qoslab.agent.v1.ShutdownRequest
+	3,  // 15: qoslab.agent.v1.Agent.Info:output_type -> qoslab.agent.v1.InfoReply
+	10, // 16: qoslab.agent.v1.Agent.Run:output_type -> qoslab.agent.v1.RunEvent
+	12, // 17: qoslab.agent.v1.Agent.Shutdown:output_type -> qoslab.agent.v1.ShutdownReply
+	15, // [15:18] is the sub-list for method output_type
+	12, // [12:15] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_agent_proto_init() }
@@ -1293,7 +1323,7 @@ func file_agent_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agent_proto_rawDesc), len(file_agent_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   14,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
