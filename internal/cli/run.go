@@ -213,7 +213,7 @@ func runRun(ctx context.Context, o *runOptions) (err error) {
 // traceRun adds the run as its time line counts it: its wall time to the
 // end of the measuring (the summaries and report are written after), what
 // was measured and how long booting took.
-func traceRun(t *runtrace.Recorder, res *experiment.Outcome, wall time.Duration) {
+func traceRun(t *runtrace.Recorder, res *experiment.Session, wall time.Duration) {
 	if t == nil || res == nil {
 		return
 	}
