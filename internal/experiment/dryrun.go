@@ -234,7 +234,7 @@ func planVM(s spec.Spec, env VMEnv) *VMPlan {
 		p.AccelProblem = err.Error()
 		return p
 	}
-	backend, err := registry.New(v.Backend, env.registry())
+	backend, err := registry.New(v.Backend, env.Registry())
 	if err != nil {
 		p.AccelProblem = err.Error()
 		return p

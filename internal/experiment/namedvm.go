@@ -41,7 +41,7 @@ func StartNamedVM(ctx context.Context, n NamedVM, log io.Writer) (hv.Machine, *a
 	for _, note := range notes {
 		fmt.Fprintf(log, "vm %s: note: %s\n", n.Name, note)
 	}
-	backend, err := registry.New(v.Backend, n.Env.registry())
+	backend, err := registry.New(v.Backend, n.Env.Registry())
 	if err != nil {
 		return nil, nil, err
 	}

@@ -146,11 +146,12 @@ func DefaultVMEnv(env func(string) string, e VMEnv) VMEnv {
 	return e
 }
 
-func (e VMEnv) registry() registry.Options { return registry.Options{CacheDir: e.CacheDir} }
+// Registry is what the env gives the backends: their cache directory.
+func (e VMEnv) Registry() registry.Options { return registry.Options{CacheDir: e.CacheDir} }
 
 // NamedVMs is where the env keeps named VMs (`qoslab vm`).
 func (e VMEnv) NamedVMs() namedvm.Store {
-	return namedvm.Store{Home: e.StateHome, Registry: e.registry()}
+	return namedvm.Store{Home: e.StateHome, Registry: e.Registry()}
 }
 
 // fitVM applies the env's overrides and this host's limits to the spec's VM,
@@ -247,7 +248,7 @@ func startVM(ctx context.Context, s spec.Spec, env VMEnv, log io.Writer) (t *vmT
 	if err := checkModel(v); err != nil {
 		return nil, notes, err
 	}
-	backend, err := registry.New(v.Backend, env.registry())
+	backend, err := registry.New(v.Backend, env.Registry())
 	if err != nil {
 		return nil, notes, err
 	}
