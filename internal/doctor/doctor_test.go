@@ -31,7 +31,7 @@ func TestChecksSayWhatIsMissingAndTheFix(t *testing.T) {
 		}
 	}
 	want := map[string]string{
-		"host agent": "make build",
+		"host agent":                         "make build",
 		"image " + experiment.DefaultImage(): "qoslab image build linux",
 	}
 	for name, fix := range want {
