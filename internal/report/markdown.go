@@ -51,8 +51,8 @@ func (r *Report) markdownVerdict(b *strings.Builder) {
 	if len(r.Summary.Verdicts) == 0 {
 		b.WriteString("No verdict: no workload ran on both the host and the VM.\n\n")
 	}
-	for _, v := range r.VerdictLines() {
-		fmt.Fprintf(b, "- %s\n", md(v.Text))
+	for i, v := range r.VerdictLines() {
+		fmt.Fprintln(b, summary.Plain.MarkdownVerdict(r.Summary.Verdicts[i]))
 		if v.Mechanism != "" {
 			fmt.Fprintf(b, "  - **mechanism:** %s\n", md(v.Mechanism))
 		}

@@ -65,11 +65,11 @@ func newReport(l *results.Loaded) *Report {
 
 // Publish reads the results directory at path once and writes everything
 // made from it: summary.{json,csv,md}, the charts and report.{html,md}. It
-// prints to w the directory, the terminal summary (summary.WriteTerminal)
-// and where the report is, and to notes what a reader should know about the
-// data (a torn end). Failing to draw the report loses no measurement:
+// prints to w the directory, the terminal summary (summary.WriteTerminal,
+// the verdicts' answers in style) and where the report is, and to notes
+// what a reader should know about the data (a torn end). Failing to draw the report loses no measurement:
 // `qoslab report DIR` draws it again.
-func Publish(path string, w, notes io.Writer) (*Report, error) {
+func Publish(path string, w, notes io.Writer, style summary.Style) (*Report, error) {
 	r, err := Load(path)
 	if err != nil {
 		return nil, err
@@ -81,7 +81,7 @@ func Publish(path string, w, notes io.Writer) (*Report, error) {
 		return r, fmt.Errorf("write summaries: %w", err)
 	}
 	fmt.Fprintf(w, "results: %s (%s)\n", r.Path, units.Plural(r.Samples, "sample"))
-	summary.WriteTerminal(w, r.Summary)
+	style.WriteTerminal(w, r.Summary)
 	if _, err := r.Write(); err != nil {
 		return r, fmt.Errorf("write report: %w (the results are kept; draw it again with qoslab report %s)", err, r.Path)
 	}
@@ -273,7 +273,7 @@ func (r *Report) VerdictLines() []VerdictLine {
 	per, _ := summary.Warnings(r.Summary)
 	out := make([]VerdictLine, len(r.Summary.Verdicts))
 	for i, v := range r.Summary.Verdicts {
-		out[i] = VerdictLine{Text: analysis.WorkloadText(v.Host.Workload, v.Host.Phase) + ": " + v.String(), Mechanism: v.MechanismLine(), Warnings: per[i]}
+		out[i] = VerdictLine{Text: summary.VerdictText(v), Mechanism: v.MechanismLine(), Warnings: per[i]}
 	}
 	return out
 }

@@ -331,7 +331,11 @@ func speedUnit(unit string) string { return unit + "/CPU-s" }
 // phase) a table of its cells with the units in the headers, its regressions
 // as [game] (docs/references.md) prints them, and notes on classes that did not
 // fully apply.
-func WriteMarkdown(w io.Writer, a Summary) error {
+func WriteMarkdown(w io.Writer, a Summary) error { return Plain.WriteMarkdown(w, a) }
+
+// WriteMarkdown writes summary.md (the package's WriteMarkdown) with each
+// verdict's answer in style s: Colored on a terminal.
+func (s Style) WriteMarkdown(w io.Writer, a Summary) error {
 	var b strings.Builder
 	title := "qoslab results"
 	if a.Name != "" {
@@ -350,7 +354,7 @@ func WriteMarkdown(w io.Writer, a Summary) error {
 	if len(a.Verdicts) > 0 {
 		b.WriteString("\n## Verdict\n\n")
 		for i, v := range a.Verdicts {
-			fmt.Fprintf(&b, "- %s: %s\n", mdText(analysis.WorkloadText(v.Host.Workload, v.Host.Phase)), mdText(v.String()))
+			b.WriteString(s.MarkdownVerdict(v) + "\n")
 			if m := v.MechanismLine(); m != "" {
 				fmt.Fprintf(&b, "  - **mechanism:** %s\n", mdText(m))
 			}
@@ -708,7 +712,11 @@ func timeSpreadText(c analysis.Cell) string {
 // WriteTerminal prints what a finished run says at a glance: the
 // throughput regressions of fp and int in the articles' form, the
 // compression times, and one verdict line per workload.
-func WriteTerminal(w io.Writer, a Summary) {
+func WriteTerminal(w io.Writer, a Summary) { Plain.WriteTerminal(w, a) }
+
+// WriteTerminal prints the run at a glance (the package's WriteTerminal)
+// with each verdict's answer in style s: Colored on a terminal.
+func (s Style) WriteTerminal(w io.Writer, a Summary) {
 	// Regressions with a line, in the articles' form; for a workload whose
 	// series have too few thread counts, one line saying so, not one per
 	// series.
@@ -738,7 +746,7 @@ func WriteTerminal(w io.Writer, a Summary) {
 	}
 	per, rest := Warnings(a)
 	for i, v := range a.Verdicts {
-		fmt.Fprintf(w, "%s: %s\n", analysis.WorkloadText(v.Host.Workload, v.Host.Phase), v.String())
+		fmt.Fprintln(w, s.TerminalVerdict(v))
 		if m := v.MechanismLine(); m != "" {
 			fmt.Fprintf(w, "  mechanism: %s\n", m)
 		}
