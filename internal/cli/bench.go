@@ -125,7 +125,7 @@ Workloads: ` + strings.Join(catalog.Names(), ", ") + `.`,
 	fl.StringVar(&c.Sink, "sink", catalog.DefaultSink, "where compressed output goes: file (fsync'd), block (a raw device), null")
 	fl.StringVar(&c.SinkPath, "sink-path", "", "file sink: directory (default: a temporary one); block sink: the device")
 	fl.StringVar(&o.flags.target, "target", spec.TargetHost, "where to measure, comma-separated: host, vm (interleaved per repeat, shown side by side)")
-	o.vm.add(cmd, true)
+	o.vm.add(f, cmd, true)
 	complete(cmd, "workload", catalog.Names)
 	complete(cmd, "qos", qos.Names)
 	complete(cmd, "target", fixed(spec.TargetHost, spec.TargetVM))

@@ -4,6 +4,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/qoslab/qoslab/internal/config"
 	"github.com/qoslab/qoslab/internal/results/summary"
 	"github.com/qoslab/qoslab/internal/termcolor"
 )
@@ -12,7 +13,7 @@ import (
 // not when NO_COLOR is set to anything (no-color.org) or the terminal is
 // dumb.
 func useColor(tty bool, env func(string) string) bool {
-	return tty && env("NO_COLOR") == "" && env("TERM") != "dumb"
+	return tty && env(config.NoColorEnv) == "" && env(config.TermEnv) != "dumb"
 }
 
 // colorStreams colours the streams that are terminals, unless the

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -39,13 +38,14 @@ var bootTimeoutHelp = fmt.Sprintf("how long a VM may take to boot until its agen
 	hv.DefaultBootTimeout(hv.MachineInfo{Backend: registry.VZ, Accel: registry.VZ, Image: hv.Image{OS: hv.OSMacOS}}),
 	hv.DefaultBootTimeout(hv.MachineInfo{Accel: "kvm"}))
 
-// add adds the VM flags to cmd; named adds --vm NAME (measure in a named VM).
-func (v *vmFlags) add(cmd *cobra.Command, named bool) {
+// add adds the VM flags to cmd; named adds --vm NAME (measure in a named VM,
+// completed from f's named VMs).
+func (v *vmFlags) add(f *Factory, cmd *cobra.Command, named bool) {
 	fl := cmd.Flags()
 	memory, disk := "1 GiB, more when compression needs it", "what compression needs"
 	if named {
 		fl.StringVar(&v.name, "vm", "", "measure in the named VM `NAME` (started with qoslab vm start NAME) instead of booting one for the run")
-		completeVMs(cmd, "vm")
+		completeVMs(f, cmd, "vm")
 		fl.StringVar(&v.model, "vm-model", "", vmModelHelp)
 		complete(cmd, "vm-model", hv.Models)
 	} else if s, err := spec.DefaultSpec(experiment.NamedVMSpec); err == nil {
@@ -200,9 +200,9 @@ func vmCommand(f *Factory, cmd *cobra.Command, o *vmOptions, src *sources, prepa
 }
 
 // completeVMs completes a flag with the named VMs.
-func completeVMs(cmd *cobra.Command, flag string) {
+func completeVMs(f *Factory, cmd *cobra.Command, flag string) {
 	complete(cmd, flag, func() []string {
-		return experiment.DefaultVMEnv(os.Getenv, experiment.VMEnv{}).NamedVMs().Names()
+		return vmEnv(f, experiment.VMEnv{}).NamedVMs().Names()
 	})
 }
 

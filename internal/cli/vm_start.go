@@ -15,7 +15,7 @@ func newCmdVMStart(f *Factory, runF func(context.Context, *vmOptions) error) *co
 	var v vmFlags
 	var src sources
 	cmd := &cobra.Command{Use: "start NAME", Short: "Boot a named VM from an image and leave it running"}
-	v.add(cmd, false)
+	v.add(f, cmd, false)
 	return vmCommand(f, cmd, o, &src, func() (err error) {
 		o.VM, o.Env, err = v.parse(src)
 		return err

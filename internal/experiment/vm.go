@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/qoslab/qoslab/internal/agent"
+	"github.com/qoslab/qoslab/internal/config"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/hv/registry"
 	"github.com/qoslab/qoslab/internal/image"
@@ -130,15 +131,15 @@ func DefaultVMEnv(env func(string) string, e VMEnv) VMEnv {
 	home := func(xdg, fallback string) string {
 		dir := env(xdg)
 		if dir == "" || !filepath.IsAbs(dir) {
-			dir = filepath.Join(env("HOME"), fallback)
+			dir = filepath.Join(env(config.HomeEnv), fallback)
 		}
 		return filepath.Join(dir, "qoslab")
 	}
 	if e.StateHome == "" {
-		e.StateHome = home("XDG_STATE_HOME", filepath.Join(".local", "state"))
+		e.StateHome = home(config.StateHomeEnv, filepath.Join(".local", "state"))
 	}
 	if e.CacheDir == "" {
-		e.CacheDir = home("XDG_CACHE_HOME", ".cache")
+		e.CacheDir = home(config.CacheHomeEnv, ".cache")
 	}
 	if e.Store == "" {
 		e.Store, _ = image.DefaultStoreDir(env)
