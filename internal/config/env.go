@@ -1,5 +1,7 @@
 package config
 
+import "path/filepath"
+
 // The environment variables qoslab reads besides its settings' own (QOSLAB_
 // and the flag's key: Settings.Apply reads those). Each is read here,
 // through Settings.Env (which tests set), and handed down as a value: no
@@ -29,6 +31,19 @@ const (
 // message can name where a value came from, as Sources does for flags.
 type Value struct {
 	Value, Source string
+}
+
+// CargoBin is cargo's bin directory, where `cargo install` puts programs,
+// as env says: $CARGO_HOME/bin, else ~/.cargo/bin; "" when neither
+// CARGO_HOME nor HOME is set.
+func CargoBin(env func(string) string) string {
+	if h := env(CargoHomeEnv); h != "" {
+		return filepath.Join(h, "bin")
+	}
+	if h := env(HomeEnv); h != "" {
+		return filepath.Join(h, ".cargo", "bin")
+	}
+	return ""
 }
 
 // Variable reads the environment variable name, one of this file's.

@@ -75,3 +75,10 @@ func TestEnvironmentTableListsEveryVariable(t *testing.T) {
 	sort.Strings(missing)
 	assert.Empty(t, missing, "docs/environment.md does not list them")
 }
+
+func TestCargoBin(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	assert.Equal(t, "/opt/cargo/bin", CargoBin(env(map[string]string{"CARGO_HOME": "/opt/cargo", "HOME": "/root"})))
+	assert.Equal(t, "/home/me/.cargo/bin", CargoBin(env(map[string]string{"HOME": "/home/me"})))
+	assert.Empty(t, CargoBin(env(nil)))
+}

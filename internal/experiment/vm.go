@@ -108,6 +108,9 @@ type VMEnv struct {
 	// BootTimeout bounds each boot, from starting the hypervisor to the
 	// agent's first answer (0: hv.DefaultBootTimeout for the machine).
 	BootTimeout time.Duration
+	// CargoBin is cargo's bin directory (config.CargoBin), where the vz
+	// model's vsock device is looked for when PATH lacks it.
+	CargoBin string
 	// KeepConsole, when set, is where a VM booted for a run keeps its
 	// console log (appended when the VM stops): the results directory's,
 	// so the log an error names outlives the run.
@@ -125,8 +128,8 @@ func (e VMEnv) bootTimeout(m hv.MachineInfo) time.Duration {
 
 // DefaultVMEnv fills in e's empty places with the user's (XDG) directories
 // read through env: $XDG_STATE_HOME/qoslab for named VMs,
-// $XDG_CACHE_HOME/qoslab for the backends' cache, and the image store
-// under it.
+// $XDG_CACHE_HOME/qoslab for the backends' cache, the image store under
+// it, and cargo's bin directory.
 func DefaultVMEnv(env func(string) string, e VMEnv) VMEnv {
 	home := func(xdg, fallback string) string {
 		dir := env(xdg)
@@ -144,11 +147,20 @@ func DefaultVMEnv(env func(string) string, e VMEnv) VMEnv {
 	if e.Store == "" {
 		e.Store, _ = image.DefaultStoreDir(env)
 	}
+	if e.CargoBin == "" {
+		e.CargoBin = config.CargoBin(env)
+	}
 	return e
 }
 
 // Registry is what the env gives the backends: their cache directory.
-func (e VMEnv) Registry() registry.Options { return registry.Options{CacheDir: e.CacheDir} }
+func (e VMEnv) Registry() registry.Options {
+	o := registry.Options{CacheDir: e.CacheDir}
+	if e.CargoBin != "" {
+		o.VhostVsockDirs = []string{e.CargoBin}
+	}
+	return o
+}
 
 // NamedVMs is where the env keeps named VMs (`qoslab vm`).
 func (e VMEnv) NamedVMs() namedvm.Store {

@@ -96,6 +96,11 @@ func TestDefaultVMEnvFollowsXDG(t *testing.T) {
 	assert.Equal(t, "/s/qoslab", e.StateHome)
 	assert.Equal(t, "/home/u/.cache/qoslab", e.CacheDir, "a relative XDG directory is ignored, as the XDG spec says")
 	assert.Equal(t, "/mine", e.Store, "a store given stays")
+	assert.Equal(t, []string{"/home/u/.cargo/bin"}, e.Registry().VhostVsockDirs, "the backends look for the vz model's device in cargo's bin")
+
+	e = DefaultVMEnv(env(map[string]string{"HOME": "/home/u", "CARGO_HOME": "/opt/cargo"}), VMEnv{})
+	assert.Equal(t, []string{"/opt/cargo/bin"}, e.Registry().VhostVsockDirs)
+	assert.Empty(t, DefaultVMEnv(env(nil), VMEnv{}).Registry().VhostVsockDirs, "neither CARGO_HOME nor HOME: PATH only")
 }
 
 // A boot error names the console where it is kept, never the state

@@ -12,6 +12,8 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+
+	"github.com/qoslab/qoslab/internal/config"
 )
 
 // The variables that, set to 1, make a missing prerequisite of a VM test
@@ -61,4 +63,14 @@ func LookPath(t testing.TB, name, fix string) string {
 		Missing(t, "no "+name, fix)
 	}
 	return p
+}
+
+// VhostVsockDirs are where a VM test looks for vhost-device-vsock when
+// PATH lacks it: cargo's bin directory, found as qoslab's configuration
+// finds it (config.CargoBin; qemu.Options.VhostVsockDirs).
+func VhostVsockDirs() []string {
+	if d := config.CargoBin(os.Getenv); d != "" {
+		return []string{d}
+	}
+	return nil
 }

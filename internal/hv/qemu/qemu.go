@@ -42,9 +42,13 @@ type Options struct {
 	// ProbeTimeout bounds a KVM probe boot; 0 means defaultProbeTimeout.
 	ProbeTimeout time.Duration
 	// VhostVsock is rust-vmm's vhost-device-vsock, the vz model's vsock
-	// device: a path, or a name looked up in PATH and then in cargo's bin
-	// directory. Empty means VhostVsockName.
+	// device: a path, or a name looked up in PATH and then in
+	// VhostVsockDirs. Empty means VhostVsockName.
 	VhostVsock string
+	// VhostVsockDirs are searched for VhostVsock after PATH: cargo's bin
+	// directory (config.CargoBin), where `cargo install` puts it and which
+	// a non-login shell's PATH may lack.
+	VhostVsockDirs []string
 }
 
 // Backend boots VMs with QEMU.

@@ -34,6 +34,9 @@ const (
 type Options struct {
 	// CacheDir is qoslab's cache directory (failed KVM probes are remembered there).
 	CacheDir string
+	// VhostVsockDirs are where the qemu backend looks for the vz model's
+	// vsock device when PATH lacks it (qemu.Options.VhostVsockDirs).
+	VhostVsockDirs []string
 }
 
 // entry is one registered backend.
@@ -67,7 +70,7 @@ func backends() []entry {
 	return []entry{
 		// QEMU: Linux guests; KVM or TCG on Linux, hvf on macOS.
 		{name: QEMU, make: func(o Options) hv.Backend {
-			return qemu.New(qemu.Options{CacheDir: o.CacheDir})
+			return qemu.New(qemu.Options{CacheDir: o.CacheDir, VhostVsockDirs: o.VhostVsockDirs})
 		}},
 		// Virtualization.framework: macOS and Linux guests, macOS 13+ on
 		// Apple silicon.
