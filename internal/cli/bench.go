@@ -14,6 +14,7 @@ import (
 	"github.com/qoslab/qoslab/internal/benchdoc"
 	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/experiment"
+	"github.com/qoslab/qoslab/internal/guestvm"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/spec"
@@ -56,7 +57,7 @@ type benchOptions struct {
 	// in a VM), interleaved per repeat.
 	Targets []string
 	VM      spec.VMSpec
-	VMEnv   experiment.VMEnv
+	VMEnv   guestvm.Env
 
 	// StartTarget and StartContention replace the real agents and spinners
 	// in tests; nil uses the real ones.
@@ -250,7 +251,7 @@ func (o *benchOptions) spec() spec.Spec {
 // checkVMTarget refuses a vm target this machine cannot have
 // (experiment.CheckVMTarget); a backend for another platform is a usage
 // error naming setting, where it was chosen.
-func checkVMTarget(ctx context.Context, s spec.Spec, env experiment.VMEnv, setting string) error {
+func checkVMTarget(ctx context.Context, s spec.Spec, env guestvm.Env, setting string) error {
 	err := experiment.CheckVMTarget(ctx, s, env)
 	var notHere *experiment.BackendNotHereError
 	if errors.As(err, &notHere) {

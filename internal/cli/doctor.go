@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qoslab/qoslab/internal/doctor"
-	"github.com/qoslab/qoslab/internal/experiment"
+	"github.com/qoslab/qoslab/internal/guestvm"
 	"github.com/qoslab/qoslab/internal/image"
 )
 
@@ -17,7 +17,7 @@ type doctorOptions struct {
 	IO        *IOStreams
 	AgentPath string
 	JSON      bool
-	VMEnv     experiment.VMEnv
+	VMEnv     guestvm.Env
 	// KernelCache is where guest kernels are cached.
 	KernelCache string
 }

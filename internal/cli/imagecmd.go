@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qoslab/qoslab/internal/config"
-	"github.com/qoslab/qoslab/internal/experiment"
+	"github.com/qoslab/qoslab/internal/guestvm"
 	"github.com/qoslab/qoslab/internal/image"
 )
 
@@ -40,7 +40,7 @@ func imageCommand[O any](f *Factory, cmd *cobra.Command, base *imageOptions, opt
 	return command(f, cmd, "image", opts, &base.src, func([]string) error {
 		base.Mirror = f.Settings.Variable(config.DebianMirrorEnv)
 		if base.Store == "" {
-			if base.Store = vmEnv(f, experiment.VMEnv{}).Store; base.Store == "" {
+			if base.Store = vmEnv(f, guestvm.Env{}).Store; base.Store == "" {
 				return usageErrorf("no image store: neither XDG_CACHE_HOME nor HOME is set; give --image-store DIR")
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qoslab/qoslab/internal/experiment"
+	"github.com/qoslab/qoslab/internal/guestvm"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/hv/registry"
 	"github.com/qoslab/qoslab/internal/report"
@@ -28,7 +29,7 @@ type runOptions struct {
 	Quick     bool
 	Resume    string
 	Results   string // parent of results directories
-	VMEnv     experiment.VMEnv
+	VMEnv     guestvm.Env
 	// ExitStatus makes a run that ended fine exit by its verdicts
 	// (verdictStatus); DryRun prints the plan and does nothing.
 	ExitStatus bool

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qoslab/qoslab/internal/agent"
-	"github.com/qoslab/qoslab/internal/experiment"
+	"github.com/qoslab/qoslab/internal/namedvm"
 )
 
 func newCmdVMStart(f *Factory, runF func(context.Context, *vmOptions) error) *cobra.Command {
@@ -23,7 +23,7 @@ func newCmdVMStart(f *Factory, runF func(context.Context, *vmOptions) error) *co
 }
 
 func vmStartRun(ctx context.Context, o *vmOptions) error {
-	m, info, err := experiment.StartNamedVM(ctx, experiment.NamedVM{Name: o.Name, VM: o.VM, Env: o.Env}, o.IO.ErrOut)
+	m, info, err := namedvm.Start(ctx, namedvm.VM{Name: o.Name, VM: o.VM, Env: o.Env}, o.IO.ErrOut)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/qoslab/qoslab/internal/agent"
-	"github.com/qoslab/qoslab/internal/experiment"
+	"github.com/qoslab/qoslab/internal/guestvm"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/hv/registry"
 	"github.com/qoslab/qoslab/internal/image"
@@ -27,7 +27,7 @@ type Check struct {
 // Checks says what a run on this machine has and lacks: the agents, every
 // registered backend (its own Check), the guest kernel and the default
 // image. kernels is the kernel cache.
-func Checks(ctx context.Context, agentPath string, env experiment.VMEnv, kernels string) []Check {
+func Checks(ctx context.Context, agentPath string, env guestvm.Env, kernels string) []Check {
 	found := func(name, fix, detail string, err error) Check {
 		if err != nil {
 			line, _, _ := strings.Cut(err.Error(), "\n")
@@ -53,7 +53,7 @@ func Checks(ctx context.Context, agentPath string, env experiment.VMEnv, kernels
 	r := image.DefaultRecipe()
 	ks, err := image.LocateKernel(r, image.LocateOptions{Arch: arch, KernelCacheDir: kernels, DefaultKernelCacheDir: kernels})
 	out = append(out, found("guest kernel ("+r.Kernel.Source+")", "qoslab image fetch-kernel --arch "+arch, fmt.Sprintf("%s from %s", ks.Version, ks.Origin), err))
-	name := experiment.DefaultImage()
+	name := guestvm.DefaultImage()
 	img, _, err := image.Load(env.Store, name)
 	return append(out, found("image "+name, "qoslab image build linux", fmt.Sprintf("kernel %s, agent %s, in %s", img.KernelVersion, img.AgentVersion, img.Dir), err))
 }

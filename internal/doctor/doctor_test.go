@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/qoslab/qoslab/internal/experiment"
+	"github.com/qoslab/qoslab/internal/guestvm"
 )
 
 // TestChecksSayWhatIsMissingAndTheFix holds doctor to its rule on a
@@ -18,7 +18,7 @@ import (
 // not for this platform.
 func TestChecksSayWhatIsMissingAndTheFix(t *testing.T) {
 	empty := t.TempDir()
-	env := experiment.VMEnv{Store: filepath.Join(empty, "images"), StateHome: empty, CacheDir: empty}
+	env := guestvm.Env{Store: filepath.Join(empty, "images"), StateHome: empty, CacheDir: empty}
 	checks := Checks(context.Background(), filepath.Join(empty, "no-agent"), env, filepath.Join(empty, "kernels"))
 	byName := map[string]Check{}
 	for _, c := range checks {
@@ -31,8 +31,8 @@ func TestChecksSayWhatIsMissingAndTheFix(t *testing.T) {
 		}
 	}
 	want := map[string]string{
-		"host agent":                         "make build",
-		"image " + experiment.DefaultImage(): "qoslab image build linux",
+		"host agent":                      "make build",
+		"image " + guestvm.DefaultImage(): "qoslab image build linux",
 	}
 	for name, fix := range want {
 		c, ok := byName[name]

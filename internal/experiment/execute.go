@@ -17,6 +17,7 @@ import (
 	"github.com/qoslab/qoslab/internal/agent"
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
 	"github.com/qoslab/qoslab/internal/contention"
+	"github.com/qoslab/qoslab/internal/guestvm"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/interrupt"
 	"github.com/qoslab/qoslab/internal/qos"
@@ -33,7 +34,7 @@ import (
 type Env struct {
 	// AgentPath is the host's agent binary; empty for the one next to qoslab.
 	AgentPath string
-	VM        VMEnv
+	VM        guestvm.Env
 	// Log gets the lines a user reads as a run starts and ends (targets,
 	// boot, contention, notes); nil discards them.
 	Log io.Writer
@@ -432,7 +433,7 @@ func (x *execution) targetStarted(ctx context.Context, name string, t Target) er
 	if isVM {
 		// An attached VM that does not answer (stopped, hung) must not
 		// block the run forever.
-		ictx, cancel = context.WithTimeout(ctx, x.env.VM.bootTimeout(vm.Machine()))
+		ictx, cancel = context.WithTimeout(ctx, x.env.VM.BootTimeoutFor(vm.Machine()))
 	}
 	info, err := t.Info(ictx)
 	cancel()

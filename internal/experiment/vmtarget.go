@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/qoslab/qoslab/internal/guestvm"
 	"github.com/qoslab/qoslab/internal/hv/registry"
+	"github.com/qoslab/qoslab/internal/namedvm"
 	"github.com/qoslab/qoslab/internal/spec"
 )
 
@@ -23,21 +25,21 @@ func (e *BackendNotHereError) Error() string {
 // target cannot be had on this machine as env sets it up: a backend for
 // another platform (a *BackendNotHereError), an image the store lacks, a
 // named VM that is not running. A spec without a vm target passes.
-func CheckVMTarget(ctx context.Context, s spec.Spec, env VMEnv) error {
+func CheckVMTarget(ctx context.Context, s spec.Spec, env guestvm.Env) error {
 	if !slices.Contains(s.Targets, spec.TargetVM) {
 		return nil
 	}
 	if env.Name != "" {
-		_, err := env.NamedVMs().Attach(ctx, env.Name)
+		_, err := namedvm.For(env).Attach(ctx, env.Name)
 		return err
 	}
-	v, _ := fitVM(s.VM, env)
+	v, _ := guestvm.Fit(s.VM, env)
 	if err := registry.Check(v.Backend); err != nil {
 		return err
 	}
 	if why := registry.NotApplicable(v.Backend); why != "" {
 		return &BackendNotHereError{Backend: v.Backend, Why: why}
 	}
-	_, err := loadImage(env.Store, v.Image)
+	_, err := guestvm.LoadImage(env.Store, v.Image)
 	return err
 }
