@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/qoslab/qoslab/internal/config"
 	"github.com/qoslab/qoslab/internal/guestinit"
 	"github.com/qoslab/qoslab/internal/image"
 	"github.com/qoslab/qoslab/internal/image/debkernel"
@@ -62,11 +63,11 @@ func TestARM64GuestUnderEmulation(t *testing.T) {
 		bootARM64(t, dir, agent, kernels, nil)
 	})
 	t.Run("stable", func(t *testing.T) {
-		mirror := os.Getenv(image.MirrorEnv)
+		mirror := os.Getenv(config.DebianMirrorEnv)
 		if mirror == "" {
 			srcs, _ := debkernel.AptSources("/etc/apt")
 			if len(srcs) == 0 {
-				missing(t, "no Debian mirror: set "+image.MirrorEnv+" or give this machine apt sources")
+				missing(t, "no Debian mirror: set "+config.DebianMirrorEnv+" or give this machine apt sources")
 			}
 			mirror = srcs[0].URI
 		}
@@ -75,7 +76,7 @@ func TestARM64GuestUnderEmulation(t *testing.T) {
 		// run fetches about 90 MB.
 		stable := filepath.Join(filepath.Dir(kernels), "kernels-stable")
 		// No apt, no dpkg, nothing at all on PATH: the build needs none.
-		env := []string{image.MirrorEnv + "=" + mirror, "PATH=" + t.TempDir()}
+		env := []string{config.DebianMirrorEnv + "=" + mirror, "PATH=" + t.TempDir()}
 		ks := bootARM64(t, dir, agent, stable, env)
 		require.NotNil(t, ks.Fetch, "fetched by this qoslab, which records it")
 		require.True(t, ks.Fetch.Verified(), "%+v", ks.Fetch.Index)

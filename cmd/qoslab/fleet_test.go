@@ -18,6 +18,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/qoslab/qoslab/internal/testvm"
 )
 
 // fleetTools finds ansible-playbook (on PATH, or in the venv make
@@ -25,12 +27,7 @@ import (
 // fleet test (QOSLAB_REQUIRE_FLEET=1).
 func fleetTools(t *testing.T, repo string) (playbook, sshd string) {
 	t.Helper()
-	missing := func(why string) {
-		if os.Getenv("QOSLAB_REQUIRE_FLEET") == "1" {
-			t.Fatalf("QOSLAB_REQUIRE_FLEET=1 but %s (run make test-deps)", why)
-		}
-		t.Skip(why)
-	}
+	missing := func(why string) { t.Helper(); testvm.MissingFleetTool(t, why, "run make test-deps") }
 	playbook, err := exec.LookPath("ansible-playbook")
 	if err != nil {
 		playbook = filepath.Join(repo, ".venv-ansible", "bin", "ansible-playbook")
@@ -66,10 +63,7 @@ func TestFleetPlaybookLints(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 	lint := filepath.Join(filepath.Dir(playbook), "ansible-lint")
 	if _, err := os.Stat(lint); err != nil {
-		if os.Getenv("QOSLAB_REQUIRE_FLEET") == "1" {
-			t.Fatalf("QOSLAB_REQUIRE_FLEET=1 but no ansible-lint beside %s (run make test-deps)", playbook)
-		}
-		t.Skip("no ansible-lint beside " + playbook)
+		testvm.MissingFleetTool(t, "no ansible-lint beside "+playbook, "run make test-deps")
 	}
 	cmd := exec.Command(lint, "--offline", "--nocolor", "--profile", "production")
 	cmd.Dir = dir

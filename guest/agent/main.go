@@ -132,7 +132,7 @@ func scratchDir(logger *log.Logger, dir string) (_ string, temporary bool, _ err
 func useToken(logger *log.Logger, policy *agent.Policy, path string) error {
 	if path == "" {
 		var err error
-		if path, err = agent.DefaultTokenFile(); err != nil {
+		if path, err = agent.DefaultTokenFile(os.Getenv(agent.RuntimeDirEnv)); err != nil {
 			return err
 		}
 	}

@@ -25,12 +25,16 @@ import (
 // are the controller's alone and need none.
 const tokenHeader = "x-qoslab-token"
 
+// RuntimeDirEnv is the user's runtime directory (XDG), where an agent
+// keeps its token; the agent's main reads it with its flags.
+const RuntimeDirEnv = "XDG_RUNTIME_DIR"
+
 // DefaultTokenFile is where an agent listening on TCP keeps its token when
-// none is named: in $XDG_RUNTIME_DIR (private to the user) or else the
-// user's config directory.
-func DefaultTokenFile() (string, error) {
-	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
-		return filepath.Join(d, "qoslab-agent.token"), nil
+// none is named: in runtimeDir, the user's $XDG_RUNTIME_DIR (private to the
+// user), or, when that is "", the user's config directory.
+func DefaultTokenFile(runtimeDir string) (string, error) {
+	if runtimeDir != "" {
+		return filepath.Join(runtimeDir, "qoslab-agent.token"), nil
 	}
 	d, err := os.UserConfigDir()
 	if err != nil {

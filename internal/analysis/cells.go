@@ -34,7 +34,7 @@ type Cell struct {
 	// is left out of every column alike (n, median, interval, min, max), as
 	// the rank tests leave it out, so that n is the repeats the statistics
 	// rest on.
-	TotalRate Summary `json:"total_rate"`
+	TotalRate OrderStats `json:"total_rate"`
 	// TotalRates are every repeat's total rate, in repeat order, idle ones
 	// (0) included: the values the rank tests and regressions use, which
 	// count and leave out the idle ones themselves.
@@ -43,12 +43,12 @@ type Cell struct {
 	// threads of one repeat share its conditions, so they are not
 	// independent measurements: pooling them would narrow the interval
 	// without measuring anything more.
-	ThreadRate Summary `json:"thread_rate"`
+	ThreadRate OrderStats `json:"thread_rate"`
 	// Dispersion says how far the repeats' total rates agree, and flags a
 	// cell whose repeats cannot be summarized by one number.
 	Dispersion Dispersion `json:"dispersion"`
 	// Seconds is per repeat that did work: first start to last end.
-	Seconds Summary `json:"seconds"`
+	Seconds OrderStats `json:"seconds"`
 	// RepeatSeconds are every repeat's time, in repeat order, idle ones
 	// included (as TotalRates).
 	RepeatSeconds []float64 `json:"repeat_seconds"`
@@ -60,13 +60,13 @@ type Cell struct {
 	// measured wall time (0.5: each thread got half a CPU); CPUShares are
 	// the values in repeat order, NaN (null) for a repeat whose records
 	// carry no CPU time. N is 0 when no repeat recorded it.
-	CPUShare  Summary `json:"cpu_share"`
-	CPUShares []Float `json:"cpu_shares"`
+	CPUShare  OrderStats `json:"cpu_share"`
+	CPUShares []Float    `json:"cpu_shares"`
 	// Speed is per repeat: the threads' work per CPU-second they
 	// consumed (Unit per CPU-second); Speeds in repeat order, as
 	// CPUShares. A thread's rate is its share times its speed.
-	Speed  Summary `json:"speed"`
-	Speeds []Float `json:"speeds"`
+	Speed  OrderStats `json:"speed"`
+	Speeds []Float    `json:"speeds"`
 	// QoSApplied lists the classes the threads read back as, ascending.
 	QoSApplied []int `json:"qos_applied"`
 	// QoSPartial counts records whose class was applied only in part or not at all.
@@ -155,13 +155,13 @@ func Cells(samples []Observation) []Cell {
 			workingShares, workingSpeeds = append(workingShares, share), append(workingSpeeds, speed)
 			threadRates = append(threadRates, mean(a.rates[r]))
 		}
-		a.cell.TotalRate = Summarize(workingTotals)
+		a.cell.TotalRate = OrderStatsOf(workingTotals)
 		a.cell.TotalRates = totals
-		a.cell.Seconds = Summarize(workingSecs)
+		a.cell.Seconds = OrderStatsOf(workingSecs)
 		a.cell.RepeatSeconds = secs
-		a.cell.ThreadRate = Summarize(threadRates)
-		a.cell.CPUShare, a.cell.CPUShares = Summarize(workingShares), floats(shares)
-		a.cell.Speed, a.cell.Speeds = Summarize(workingSpeeds), floats(speeds)
+		a.cell.ThreadRate = OrderStatsOf(threadRates)
+		a.cell.CPUShare, a.cell.CPUShares = OrderStatsOf(workingShares), floats(shares)
+		a.cell.Speed, a.cell.Speeds = OrderStatsOf(workingSpeeds), floats(speeds)
 		a.cell.Dispersion = Disperse(totals, a.cell.Unit+"/s")
 		if k.Phase != "" {
 			d := Disperse(workingSecs, "s")

@@ -90,9 +90,9 @@ func TestCellsLeaveIdleRepeatsOutOfEverySummary(t *testing.T) {
 	c := cells[0]
 	assert.Equal(t, 2, c.Idle())
 	for name, want := range map[string][]float64{"total rate": totals, "per-thread rate": threads, "time": secs} {
-		got := map[string]Summary{"total rate": c.TotalRate, "per-thread rate": c.ThreadRate, "time": c.Seconds}[name]
+		got := map[string]OrderStats{"total rate": c.TotalRate, "per-thread rate": c.ThreadRate, "time": c.Seconds}[name]
 		assert.Equal(t, 4, got.N, "%s: the 4 repeats that did work", name)
-		assert.Equal(t, Summarize(want), got, "%s: n, median, interval, min and max of the working repeats only", name)
+		assert.Equal(t, OrderStatsOf(want), got, "%s: n, median, interval, min and max of the working repeats only", name)
 	}
 	assert.InDelta(t, 140, float64(c.TotalRate.Min), 1e-9, "repeat 6: 210 loops in 1.5 s, not an idle repeat's 0")
 	assert.Len(t, c.TotalRates, 6, "the tests' values keep every repeat")

@@ -11,11 +11,11 @@ import (
 
 func TestFloatMarshalsUndefinedAsNull(t *testing.T) {
 	type doc struct {
-		S  Summary `json:"s"`
-		X  Float   `json:"x"`
-		Xs []Float `json:"xs"`
+		S  OrderStats `json:"s"`
+		X  Float      `json:"x"`
+		Xs []Float    `json:"xs"`
 	}
-	in := doc{S: Summarize(nil), X: 1.5, Xs: []Float{Float(math.Inf(1)), 2, Float(math.NaN())}}
+	in := doc{S: OrderStatsOf(nil), X: 1.5, Xs: []Float{Float(math.Inf(1)), 2, Float(math.NaN())}}
 	b, err := json.Marshal(in)
 	require.NoError(t, err, "encoding/json alone fails on NaN")
 	assert.JSONEq(t, `{"s":{"n":0,"median":null,"min":null,"max":null,"ci_low":null,"ci_high":null,"ci_confidence":null},"x":1.5,"xs":[null,2,null]}`, string(b))

@@ -249,7 +249,7 @@ func withAdverse(cells []Cell, flagged []Cell, k verdictKey, up bool) []Cell {
 		for r := range rates {
 			rates[r] = adverse(c, k, up).rate
 		}
-		out[i].TotalRates, out[i].TotalRate = rates, Summarize(rates)
+		out[i].TotalRates, out[i].TotalRate = rates, OrderStatsOf(rates)
 	}
 	return out
 }

@@ -18,9 +18,9 @@ const mechanismRatio = 1.1
 // repeats of the thread counts a verdict compared: their CPU share (CPU
 // time over wall time) and their speed (work per CPU-second).
 type ClassUse struct {
-	QoS      int     `json:"qos"`
-	CPUShare Summary `json:"cpu_share"`
-	Speed    Summary `json:"speed"`
+	QoS      int        `json:"qos"`
+	CPUShare OrderStats `json:"cpu_share"`
+	Speed    OrderStats `json:"speed"`
 }
 
 // Mechanism is how a target's QoS effect came about. A thread's rate is
@@ -68,7 +68,7 @@ func mechanismOf(cells []Cell, k verdictKey, target string) Mechanism {
 			shares[i], speeds[i] = append(shares[i], sh), append(speeds[i], sp)
 			allShares, allSpeeds = append(allShares, sh...), append(allSpeeds, sp...)
 		}
-		m.Classes = append(m.Classes, ClassUse{QoS: q, CPUShare: Summarize(allShares), Speed: Summarize(allSpeeds)})
+		m.Classes = append(m.Classes, ClassUse{QoS: q, CPUShare: OrderStatsOf(allShares), Speed: OrderStatsOf(allSpeeds)})
 	}
 	m.ShareShift = logShiftAt(shares[1], shares[0], equivalenceConfidence)
 	m.SpeedShift = logShiftAt(speeds[1], speeds[0], equivalenceConfidence)

@@ -136,7 +136,7 @@ func qosSensitivityAt(cells []Cell, target, workload, phase string, high, low in
 		if len(hr) == 0 || len(lr) == 0 {
 			continue
 		}
-		s.ByThreads = append(s.ByThreads, ThreadRatio{Threads: t, Ratio: Summarize(hr).Median / Summarize(lr).Median,
+		s.ByThreads = append(s.ByThreads, ThreadRatio{Threads: t, Ratio: OrderStatsOf(hr).Median / OrderStatsOf(lr).Median,
 			Test: mannWhitney(hr, lr), Shift: logShift([][]float64{hr}, [][]float64{lr})})
 		xs = append(xs, hr)
 		ys = append(ys, lr)
@@ -663,7 +663,31 @@ func WorkloadText(workload, phase string) string {
 // rank-sum test's. A side whose thread counts disagree is said after the
 // parenthesis, with each thread count's ratio.
 func (v Verdict) String() string {
-	head := "QoS subsumed in " + TargetLabel(v.VM.Target) + ": " + string(v.Outcome)
+	l := v.Line()
+	return l.Head + string(l.Answer) + l.Rest
+}
+
+// VerdictLine is a verdict's line (Verdict.String) in its three parts, so
+// that each output format writes the answer its own way (a terminal in
+// colour) from the outcome, never by finding it in the text.
+type VerdictLine struct {
+	// Head opens the line: "QoS subsumed in VM: ".
+	Head string
+	// Answer is the outcome, whose word comes next.
+	Answer Outcome
+	// Rest is what follows the answer: the reason and what the verdict
+	// rests on.
+	Rest string
+}
+
+// Line is the verdict's line in its parts.
+func (v Verdict) Line() VerdictLine {
+	return VerdictLine{Head: "QoS subsumed in " + TargetLabel(v.VM.Target) + ": ", Answer: v.Outcome, Rest: v.rest()}
+}
+
+// rest is the verdict's line after its answer.
+func (v Verdict) rest() string {
+	head := ""
 	if v.Reason != "" {
 		head += ": " + v.Reason
 	}

@@ -12,7 +12,7 @@ import (
 // cell builds a cell of fp from per-repeat total rates.
 func cell(target string, qos, threads int, rates ...float64) Cell {
 	return Cell{CellKey: CellKey{Target: target, Workload: "fp", QoS: qos, Threads: threads}, Unit: "loops",
-		TotalRate: Summarize(rates), TotalRates: rates}
+		TotalRate: OrderStatsOf(rates), TotalRates: rates}
 }
 
 var (

@@ -3,6 +3,7 @@
 package atomicfile
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +14,16 @@ import (
 // file beside it, syncs it, renames it over path and syncs the directory.
 func Write(path string, data []byte) error {
 	return writer{}.write(path, data)
+}
+
+// WriteJSON is Write of v as indented JSON and a newline: the form every
+// JSON file qoslab keeps for itself has (vm.json, a bundle's config.json).
+func WriteJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return Write(path, append(b, '\n'))
 }
 
 // writer is Write with its one seam: what happens between writing the

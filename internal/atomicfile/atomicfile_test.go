@@ -136,3 +136,19 @@ func notWhole(b []byte, err error, size int) string {
 	}
 	return ""
 }
+
+// WriteJSON writes indented JSON and a newline, whole, and refuses what
+// JSON cannot hold, naming the file and leaving the old one.
+func TestWriteJSON(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "vm.json")
+	require.NoError(t, WriteJSON(path, map[string]any{"name": "lab", "pid": 12}))
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "{\n  \"name\": \"lab\",\n  \"pid\": 12\n}\n", string(b))
+
+	err = WriteJSON(path, map[string]any{"bad": make(chan int)})
+	require.ErrorContains(t, err, "write "+path+": json: unsupported type")
+	after, rerr := os.ReadFile(path)
+	require.NoError(t, rerr)
+	assert.Equal(t, b, after, "the old file stays whole")
+}

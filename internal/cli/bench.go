@@ -11,10 +11,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qoslab/qoslab/internal/agent"
+	"github.com/qoslab/qoslab/internal/benchdoc"
 	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/experiment"
+	"github.com/qoslab/qoslab/internal/guestvm"
 	"github.com/qoslab/qoslab/internal/qos"
-	"github.com/qoslab/qoslab/internal/report"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/telemetry"
@@ -56,7 +57,7 @@ type benchOptions struct {
 	// in a VM), interleaved per repeat.
 	Targets []string
 	VM      spec.VMSpec
-	VMEnv   experiment.VMEnv
+	VMEnv   guestvm.Env
 
 	// StartTarget and StartContention replace the real agents and spinners
 	// in tests; nil uses the real ones.
@@ -111,7 +112,7 @@ Workloads: ` + strings.Join(catalog.Names(), ", ") + `.`,
 	fl.IntVar(&o.Repeat, "repeat", spec.DefaultRepeats, "repeats of every cell (6: fewer cannot show a significant difference)")
 	fl.IntVar(&o.Warmup, "warmup", spec.DefaultWarmup, "untimed runs of every cell on every target before its first timed run")
 	fl.StringVar(&o.flags.contention, "contention", "0", "spinner threads at default priority, each pinned to a CPU, run outside the agent for the whole run: N, or all (one per CPU)")
-	fl.StringVar(&o.Format, "format", "table", "output: "+strings.Join(report.BenchFormats, ", "))
+	fl.StringVar(&o.Format, "format", "table", "output: "+strings.Join(benchdoc.BenchFormats, ", "))
 	fl.StringVar(&o.Out, "out", "", "write the output to FILE (the table still goes to the terminal)")
 	fl.BoolVar(&o.Save, "save", false, "also keep the run in a results directory (RESULTS/bench-<UTC time>), with summaries and report")
 	fl.StringVar(&o.Results, "results", "qoslab-results", "where --save creates the results directory (and where --dry-run looks for earlier cell times)")
@@ -125,11 +126,11 @@ Workloads: ` + strings.Join(catalog.Names(), ", ") + `.`,
 	fl.StringVar(&c.Sink, "sink", catalog.DefaultSink, "where compressed output goes: file (fsync'd), block (a raw device), null")
 	fl.StringVar(&c.SinkPath, "sink-path", "", "file sink: directory (default: a temporary one); block sink: the device")
 	fl.StringVar(&o.flags.target, "target", spec.TargetHost, "where to measure, comma-separated: host, vm (interleaved per repeat, shown side by side)")
-	o.vm.add(cmd, true)
+	o.vm.add(f, cmd, true)
 	complete(cmd, "workload", catalog.Names)
 	complete(cmd, "qos", qos.Names)
 	complete(cmd, "target", fixed(spec.TargetHost, spec.TargetVM))
-	complete(cmd, "format", fixed(report.BenchFormats...))
+	complete(cmd, "format", fixed(benchdoc.BenchFormats...))
 	complete(cmd, "codec", catalog.AllCodecs)
 	complete(cmd, "sink", catalog.Sinks)
 	return command(f, cmd, "bench", o, &o.src, func([]string) error {
@@ -195,7 +196,7 @@ func (o *benchOptions) check() error {
 	if o.Contention, err = contention.ParseSpinnerCount(n("contention"), o.flags.contention); err != nil {
 		return wrapUsage(err)
 	}
-	if err := oneOf(n("format"), o.Format, report.BenchFormats); err != nil {
+	if err := oneOf(n("format"), o.Format, benchdoc.BenchFormats); err != nil {
 		return err
 	}
 	if err := oneOf(n("sink"), c.Sink, catalog.Sinks()); err != nil {
@@ -250,7 +251,7 @@ func (o *benchOptions) spec() spec.Spec {
 // checkVMTarget refuses a vm target this machine cannot have
 // (experiment.CheckVMTarget); a backend for another platform is a usage
 // error naming setting, where it was chosen.
-func checkVMTarget(ctx context.Context, s spec.Spec, env experiment.VMEnv, setting string) error {
+func checkVMTarget(ctx context.Context, s spec.Spec, env guestvm.Env, setting string) error {
 	err := experiment.CheckVMTarget(ctx, s, env)
 	var notHere *experiment.BackendNotHereError
 	if errors.As(err, &notHere) {
@@ -288,7 +289,7 @@ func benchRun(ctx context.Context, o *benchOptions) (err error) {
 		defer dir.Unlock()
 		saved = dir.Path
 	}
-	doc := report.NewBench(s, o.VMEnv.Name, o.VMEnv.Store, saved)
+	doc := benchdoc.NewBench(s, o.VMEnv.Name, o.VMEnv.Store, saved)
 	// Each warning is said once: a table's own warnings are under it, so
 	// neither the live log nor --save's summary repeats them.
 	table := o.Out != "" || o.Format == "table" || o.Format == "markdown"

@@ -19,11 +19,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
+	"github.com/qoslab/qoslab/internal/benchdoc"
 	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/qos"
-	"github.com/qoslab/qoslab/internal/report"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/results/summary"
 	"github.com/qoslab/qoslab/internal/spec"
@@ -380,7 +380,7 @@ func TestBenchKeepsFinishedCellsOnFailure(t *testing.T) {
 	a := newFake()
 	_, out, _, err := benchWithFake(t, a, "--qos", "9,33", "--threads", "1", "--loops", "10", "--repeat", "2", "--format", "json")
 	require.NoError(t, err)
-	var full report.Bench
+	var full benchdoc.Bench
 	require.NoError(t, json.Unmarshal([]byte(out), &full))
 	assert.Len(t, full.Samples, 4)
 
@@ -391,7 +391,7 @@ func TestBenchKeepsFinishedCellsOnFailure(t *testing.T) {
 	assert.ErrorContains(t, err, "cell 3/4 (host: fp qos=background threads=1 repeat=2)")
 	assert.ErrorContains(t, err, "agent channel closed")
 	assert.False(t, isUsageError(err), "a failure is exit status 1")
-	var partial report.Bench
+	var partial benchdoc.Bench
 	require.NoError(t, json.Unmarshal([]byte(out), &partial), "the output is still complete JSON")
 	assert.Len(t, partial.Samples, 2, "the two finished cells are written")
 	assert.Contains(t, partial.Error, "agent channel closed")

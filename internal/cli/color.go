@@ -2,24 +2,18 @@ package cli
 
 import (
 	"io"
-	"regexp"
 	"strings"
-)
 
-// ANSI colours for what a reader must not miss on a terminal: verdicts and
-// warnings.
-const (
-	colorRed    = "\033[31m"
-	colorGreen  = "\033[32m"
-	colorYellow = "\033[33m"
-	colorReset  = "\033[0m"
+	"github.com/qoslab/qoslab/internal/config"
+	"github.com/qoslab/qoslab/internal/results/summary"
+	"github.com/qoslab/qoslab/internal/termcolor"
 )
 
 // useColor says whether a stream that is a terminal (tty) gets colour:
 // not when NO_COLOR is set to anything (no-color.org) or the terminal is
 // dumb.
 func useColor(tty bool, env func(string) string) bool {
-	return tty && env("NO_COLOR") == "" && env("TERM") != "dumb"
+	return tty && env(config.NoColorEnv) == "" && env(config.TermEnv) != "dumb"
 }
 
 // colorStreams colours the streams that are terminals, unless the
@@ -27,23 +21,18 @@ func useColor(tty bool, env func(string) string) bool {
 func (f *Factory) colorStreams() {
 	if useColor(f.IO.OutTTY, f.Env) {
 		f.IO.Out = &colorWriter{w: f.IO.Out}
+		f.IO.Verdicts = summary.Colored
 	}
 	if useColor(f.IO.ErrTTY, f.Env) {
 		f.IO.ErrOut = &colorWriter{w: f.IO.ErrOut}
 	}
 }
 
-// colorWriter colours, line by line as they are written, warnings yellow
-// and a verdict's answer (yes green, no red, inconclusive yellow). It
-// keeps no state between writes, so a progress line written in pieces
-// passes through as it comes.
+// colorWriter colours warnings yellow, line by line as they are written.
+// It keeps no state between writes, so a progress line written in pieces
+// passes through as it comes. A verdict's answer is coloured where it is
+// written, from its outcome (summary.Colored), not here.
 type colorWriter struct{ w io.Writer }
-
-// verdictAnswer finds a verdict's answer in a line: "QoS subsumed in the
-// VM: no (...".
-var verdictAnswer = regexp.MustCompile(`(QoS subsumed in [^:]*: )(yes|no|inconclusive)\b`)
-
-var answerColor = map[string]string{"yes": colorGreen, "no": colorRed, "inconclusive": colorYellow}
 
 func (c *colorWriter) Write(p []byte) (int, error) {
 	lines := strings.SplitAfter(string(p), "\n")
@@ -57,17 +46,13 @@ func (c *colorWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// colorLine colours one line (with its newline, if any).
+// colorLine colours one line (with its newline, if any): a warning.
 func colorLine(l string) string {
 	body := strings.TrimRight(l, "\n")
 	end := l[len(body):]
 	bare := strings.TrimLeft(strings.TrimPrefix(body, "\r\033[K"), " -*")
 	if strings.HasPrefix(bare, "warning:") {
-		return colorYellow + body + colorReset + end
-	}
-	if m := verdictAnswer.FindStringSubmatchIndex(body); m != nil {
-		answer := body[m[4]:m[5]]
-		return body[:m[4]] + answerColor[answer] + answer + colorReset + body[m[5]:] + end
+		return termcolor.Paint(termcolor.Yellow, body) + end
 	}
 	return l
 }

@@ -7,7 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/qoslab/qoslab/internal/experiment"
+	"github.com/qoslab/qoslab/internal/doctor"
+	"github.com/qoslab/qoslab/internal/guestvm"
 	"github.com/qoslab/qoslab/internal/image"
 )
 
@@ -16,7 +17,7 @@ type doctorOptions struct {
 	IO        *IOStreams
 	AgentPath string
 	JSON      bool
-	VMEnv     experiment.VMEnv
+	VMEnv     guestvm.Env
 	// KernelCache is where guest kernels are cached.
 	KernelCache string
 }
@@ -35,7 +36,7 @@ func newCmdDoctor(f *Factory, runF func(context.Context, *doctorOptions) error) 
 }
 
 func doctorRun(ctx context.Context, o *doctorOptions) error {
-	checks := experiment.Checks(ctx, o.AgentPath, o.VMEnv, o.KernelCache)
+	checks := doctor.Checks(ctx, o.AgentPath, o.VMEnv, o.KernelCache)
 	if o.JSON {
 		return printJSON(o.IO.Out, checks)
 	}

@@ -36,7 +36,7 @@ func runDryRun(o *runOptions) error {
 		return err
 	}
 	if o.Quick && o.Resume == "" {
-		s = spec.Quick(s)
+		s = spec.Shrink(s)
 	}
 	d, err := experiment.PlanDryRun(s, o.VMEnv, o.Resume, results.Paths(o.Results))
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/experiment"
+	"github.com/qoslab/qoslab/internal/guestvm"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/spec"
@@ -91,7 +92,7 @@ func TestDryRunEstimatesFromEarlierRuns(t *testing.T) {
 		Matrix: []spec.MatrixEntry{{Workload: "fp", QoS: []qos.Class{qos.Background}, Threads: []int{1, 2}, Loops: 1e6}}}
 	require.NoError(t, s.Validate())
 
-	d, err := experiment.PlanDryRun(s, experiment.VMEnv{}, "", nil)
+	d, err := experiment.PlanDryRun(s, guestvm.Env{}, "", nil)
 	require.NoError(t, err)
 	assert.Equal(t, 6, d.Estimate.Unknown)
 	assert.Zero(t, d.Estimate.Known)
@@ -110,7 +111,7 @@ func TestDryRunEstimatesFromEarlierRuns(t *testing.T) {
 	require.NoError(t, log.Close())
 	dir.Unlock()
 
-	d, err = experiment.PlanDryRun(s, experiment.VMEnv{}, "", []string{dir.Path})
+	d, err = experiment.PlanDryRun(s, guestvm.Env{}, "", []string{dir.Path})
 	require.NoError(t, err)
 	assert.Equal(t, 3, d.Estimate.Unknown, "threads=2 was never measured")
 	assert.Equal(t, 6*time.Second, d.Estimate.Known, "3 runs of the median 2 s")

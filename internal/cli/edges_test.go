@@ -9,6 +9,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/qoslab/qoslab/internal/results/summary"
+	"github.com/qoslab/qoslab/internal/termcolor"
 )
 
 // A mistyped flag is a usage error that names the flag meant, and every
@@ -72,26 +75,34 @@ func TestArgumentErrorsSayWhatIsWanted(t *testing.T) {
 	}
 }
 
-// Verdicts and warnings are coloured on a terminal, and not when NO_COLOR
-// is set or the output is not a terminal.
+// Warnings are coloured on a terminal, and verdicts' answers set to be
+// (from their outcome, where they are written), and neither when NO_COLOR
+// is set or the output is not a terminal. Text that reads like a verdict
+// is not coloured: the answer is never found in the text.
 func TestColorFollowsTheTerminalAndNoColor(t *testing.T) {
 	lines := "fp: QoS subsumed in VM: no (SI 0.1)\n  warning: host fp qos=9 threads=1: repeats range 1..9\nplain\n"
-	print := func(tty bool, env map[string]string) string {
+	print := func(tty bool, env map[string]string) (string, summary.Style) {
 		f := testFactory(t, env)
 		var out bytes.Buffer
 		f.IO.Out, f.IO.OutTTY = &out, tty
 		f.colorStreams()
 		_, err := f.IO.Out.Write([]byte(lines))
 		require.NoError(t, err)
-		return out.String()
+		return out.String(), f.IO.Verdicts
 	}
-	colored := print(true, nil)
-	assert.Contains(t, colored, "QoS subsumed in VM: "+colorRed+"no"+colorReset+" (SI 0.1)")
-	assert.Contains(t, colored, colorYellow+"  warning: host fp")
+	colored, style := print(true, nil)
+	assert.Equal(t, summary.Colored, style)
+	assert.Contains(t, colored, "fp: QoS subsumed in VM: no (SI 0.1)\n", "a verdict's answer is coloured where it is written, not found in text")
+	assert.Contains(t, colored, termcolor.Yellow+"  warning: host fp")
 	assert.Contains(t, colored, "\nplain\n")
-	assert.Equal(t, lines, print(true, map[string]string{"NO_COLOR": "1"}), "NO_COLOR turns colour off")
-	assert.Equal(t, lines, print(false, nil), "not a terminal: no colour")
-	assert.Equal(t, lines, print(true, map[string]string{"TERM": "dumb"}))
+	for _, c := range []struct {
+		tty bool
+		env map[string]string
+	}{{true, map[string]string{"NO_COLOR": "1"}}, {false, nil}, {true, map[string]string{"TERM": "dumb"}}} {
+		out, style := print(c.tty, c.env)
+		assert.Equal(t, lines, out, "tty %v, %v: no colour", c.tty, c.env)
+		assert.Equal(t, summary.Plain, style, "tty %v, %v: no colour", c.tty, c.env)
+	}
 }
 
 // Through the command: a verdict's answer is coloured on a terminal, not
@@ -108,7 +119,7 @@ func TestNoColorThroughACommand(t *testing.T) {
 		code := Execute(context.Background(), f, []string{"results", "show", dir})
 		require.Equal(t, 0, code, errOut.String())
 		require.Contains(t, out.String(), "QoS subsumed in VM: ")
-		assert.Equal(t, c.colored, strings.Contains(out.String(), colorGreen+"yes"+colorReset), "NO_COLOR=%q:\n%s", c.noColor, out.String())
+		assert.Equal(t, c.colored, strings.Contains(out.String(), termcolor.Paint(termcolor.Green, "yes")), "NO_COLOR=%q:\n%s", c.noColor, out.String())
 		assert.Equal(t, c.colored, strings.Contains(out.String(), "\033["), "NO_COLOR=%q", c.noColor)
 	}
 }

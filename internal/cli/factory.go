@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/qoslab/qoslab/internal/config"
+	"github.com/qoslab/qoslab/internal/results/summary"
 )
 
 // IOStreams are where a command reads and writes.
@@ -26,6 +27,9 @@ type IOStreams struct {
 	// OutTTY and ErrTTY say whether Out and ErrOut are terminals: verdicts
 	// and warnings are coloured there unless NO_COLOR is set.
 	OutTTY, ErrTTY bool
+	// Verdicts is how Out writes a verdict's answer: summary.Colored once
+	// Out is a terminal that gets colour (colorStreams).
+	Verdicts summary.Style
 }
 
 // SystemIO returns the process's streams.

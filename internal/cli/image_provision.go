@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qoslab/qoslab/internal/agent"
-	"github.com/qoslab/qoslab/internal/experiment"
+	"github.com/qoslab/qoslab/internal/guestvm"
 	"github.com/qoslab/qoslab/internal/image"
 	"github.com/qoslab/qoslab/internal/image/macos"
 )
@@ -33,7 +33,7 @@ key login and passwordless sudo.`,
 	}
 	cmd.Flags().StringVar(&o.Via, "via", "offline", "offline (attach the stopped guest's disk; needs sudo) or ssh (then give USER@ADDR)")
 	cmd.Flags().StringVar(&o.GuestAgent, "guest-agent", "", "the darwin/arm64 agent (default: bin/darwin-arm64/qoslab-agent beside qoslab)")
-	completeArgs(cmd, func() []string { return image.Names(vmEnv(f, experiment.VMEnv{}).Store) })
+	completeArgs(cmd, func() []string { return image.Names(vmEnv(f, guestvm.Env{}).Store) })
 	return imageCommand(f, cmd, &o.imageOptions, o, imageProvisionRun, runF)
 }
 

@@ -7,7 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/qoslab/qoslab/internal/experiment"
+	"github.com/qoslab/qoslab/internal/config"
+	"github.com/qoslab/qoslab/internal/guestvm"
 	"github.com/qoslab/qoslab/internal/image"
 )
 
@@ -24,7 +25,9 @@ type imageOptions struct {
 	Store string
 	// Env reads the environment (the user's cache directories).
 	Env func(string) string
-	src sources
+	// Mirror is the Debian mirror the environment names.
+	Mirror config.Value
+	src    sources
 }
 
 // imageCommand finishes an image command: --image-store (alias --store)
@@ -35,8 +38,9 @@ func imageCommand[O any](f *Factory, cmd *cobra.Command, base *imageOptions, opt
 	aliasStore(cmd)
 	_ = cmd.MarkFlagDirname("image-store")
 	return command(f, cmd, "image", opts, &base.src, func([]string) error {
+		base.Mirror = f.Settings.Variable(config.DebianMirrorEnv)
 		if base.Store == "" {
-			if base.Store = vmEnv(f, experiment.VMEnv{}).Store; base.Store == "" {
+			if base.Store = vmEnv(f, guestvm.Env{}).Store; base.Store == "" {
 				return usageErrorf("no image store: neither XDG_CACHE_HOME nor HOME is set; give --image-store DIR")
 			}
 		}
@@ -67,7 +71,7 @@ func kernelFlags(cmd *cobra.Command, bs *image.BuildSettings, archDefault, archH
 // buildOptions resolves an image command's settings (resolve: the full
 // build's, or the kernel's only); a bad recipe or arch is a usage error.
 func buildOptions(o *imageOptions, bs image.BuildSettings, resolve func(image.BuildSettings, func(string) string) (image.BuildOptions, error)) (image.BuildOptions, error) {
-	bs.Store = o.Store
+	bs.Store, bs.Mirror = o.Store, o.Mirror
 	bo, err := resolve(bs, o.Env)
 	var bad *image.SettingError
 	if errors.As(err, &bad) {

@@ -8,6 +8,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/qoslab/qoslab/internal/config"
+	"github.com/qoslab/qoslab/internal/image"
 )
 
 // --insecure-unsigned-index is off unless the flag, QOSLAB_IMAGE_INSECURE_UNSIGNED_INDEX
@@ -44,4 +47,25 @@ func TestInsecureUnsignedIndexSetting(t *testing.T) {
 	require.NoError(t, os.WriteFile("qoslab.yaml", []byte("image:\n  insecure-unsigned-index: true\n"), 0o644))
 	assert.True(t, build(nil), "the config file")
 	assert.True(t, fetch(nil), "the config file")
+}
+
+// The Debian mirror is read from the factory's environment where the
+// command's settings are assembled, with the variable it came from, and
+// reaches the fetch's options; the process's environment is not read.
+func TestDebianMirrorComesFromTheFactoryEnv(t *testing.T) {
+	t.Setenv("QOSLAB_DEBIAN_MIRROR", "http://process.example/debian")
+	mirror := func(env map[string]string) config.Value {
+		t.Helper()
+		var got *imageFetchKernelOptions
+		cmd := newCmdImageFetchKernel(testFactory(t, env), func(_ context.Context, o *imageFetchKernelOptions) error { got = o; return nil })
+		cmd.SetArgs(nil)
+		cmd.SetOut(io.Discard)
+		cmd.SetErr(io.Discard)
+		require.NoError(t, cmd.Execute())
+		bo, err := buildOptions(&got.imageOptions, got.BuildSettings, image.BuildSettings.KernelOptions)
+		require.NoError(t, err)
+		return bo.Mirror
+	}
+	assert.Equal(t, config.Value{Value: "http://m.example/debian", Source: "QOSLAB_DEBIAN_MIRROR"}, mirror(map[string]string{"QOSLAB_DEBIAN_MIRROR": "http://m.example/debian"}))
+	assert.Equal(t, config.Value{Source: "QOSLAB_DEBIAN_MIRROR"}, mirror(nil), "unset in the factory's environment")
 }

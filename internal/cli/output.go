@@ -1,6 +1,6 @@
 package cli
 
-import "github.com/qoslab/qoslab/internal/report"
+import "github.com/qoslab/qoslab/internal/benchdoc"
 
 // checkOut fails, before anything is measured, when --out (named name)
 // cannot be written.
@@ -8,7 +8,7 @@ func checkOut(name, path string) error {
 	if path == "" {
 		return nil
 	}
-	if err := report.CheckWritable(path); err != nil {
+	if err := benchdoc.CheckWritable(path); err != nil {
 		return usageErrorf("%s %s: cannot write there: %w", name, path, err)
 	}
 	return nil
@@ -16,9 +16,9 @@ func checkOut(name, path string) error {
 
 // writeBench writes the chosen format to --out, then the table to the
 // terminal, or the format to stdout.
-func writeBench(o *benchOptions, doc *report.Bench) error {
+func writeBench(o *benchOptions, doc *benchdoc.Bench) error {
 	if o.Out == "" {
-		return report.WriteBench(o.IO.Out, o.Format, doc)
+		return benchdoc.WriteBench(o.IO.Out, o.Format, doc)
 	}
-	return report.WriteBenchFile(o.IO.Out, o.IO.ErrOut, o.Out, o.Format, doc)
+	return benchdoc.WriteBenchFile(o.IO.Out, o.IO.ErrOut, o.Out, o.Format, doc)
 }

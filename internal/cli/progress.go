@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
+	"github.com/qoslab/qoslab/internal/benchdoc"
 	"github.com/qoslab/qoslab/internal/experiment"
-	"github.com/qoslab/qoslab/internal/report"
 )
 
 // progress shows a run's cells: on a terminal, one line that changes as
@@ -55,7 +55,7 @@ func (p *progress) done(s experiment.Step, r experiment.CellRun) {
 	if p.io.Progress {
 		return
 	}
-	fmt.Fprintf(p.io.ErrOut, "[%d/%d] %s: %s\n", s.Index+1, s.Total, s.Cell, report.RunText(r.Samples))
+	fmt.Fprintf(p.io.ErrOut, "[%d/%d] %s: %s\n", s.Index+1, s.Total, s.Cell, benchdoc.RunText(r.Samples))
 }
 
 // stall prints the watchdog's line on a line of its own, and on a terminal

@@ -61,7 +61,7 @@ func resultsShowRun(_ context.Context, o *resultsOptions) error {
 // showSummary prints the run's summary: as JSON, summary.json's document
 // computed now with the run's path and state; else summary.md as the run
 // wrote it, or computed when it wrote none.
-func showSummary(o *resultsOptions, l *results.Loaded, a summary.Analysis, state string) error {
+func showSummary(o *resultsOptions, l *results.Loaded, a summary.Summary, state string) error {
 	if o.JSON {
 		return printJSON(o.IO.Out, struct {
 			Path  string `json:"path"`
@@ -75,19 +75,18 @@ func showSummary(o *resultsOptions, l *results.Loaded, a summary.Analysis, state
 	// summary is computed again from what the samples hold now.
 	if stale := staleSummary(l); stale != "" {
 		fmt.Fprintf(o.IO.ErrOut, "%s: %s is older than what its samples hold (%s): computed from its %s\n", l.Path, results.SummaryMDFile, stale, units.Plural(len(l.Samples), "sample"))
-		return summary.WriteMarkdown(o.IO.Out, a)
+		return o.IO.Verdicts.WriteMarkdown(o.IO.Out, a)
 	}
 	if l.HasSummary() {
-		file, err := os.Open(filepath.Join(l.Path, results.SummaryMDFile))
+		md, err := os.ReadFile(filepath.Join(l.Path, results.SummaryMDFile))
 		if err != nil {
 			return err
 		}
-		defer file.Close()
-		_, err = io.Copy(o.IO.Out, file)
+		_, err = io.WriteString(o.IO.Out, o.IO.Verdicts.Written(string(md), a.Verdicts))
 		return err
 	}
 	fmt.Fprintf(o.IO.ErrOut, "%s has no %s yet: computed from its %s\n", l.Path, results.SummaryMDFile, units.Plural(len(l.Samples), "sample"))
-	return summary.WriteMarkdown(o.IO.Out, a)
+	return o.IO.Verdicts.WriteMarkdown(o.IO.Out, a)
 }
 
 // staleSummary says why the run's summary.md no longer matches its samples

@@ -9,10 +9,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/qoslab/qoslab/internal/agent"
 	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/experiment"
-	"github.com/qoslab/qoslab/internal/hv/vz"
+	"github.com/qoslab/qoslab/internal/hv/registry"
 	"github.com/qoslab/qoslab/internal/interrupt"
 	"github.com/qoslab/qoslab/internal/suggest"
 	"github.com/qoslab/qoslab/internal/version"
@@ -56,10 +55,12 @@ are top level, shared by every command (QOSLAB_RESULTS).`,
 		hidden(contention.SpinnerCommand+" N", func(cmd *cobra.Command, args []string) error {
 			return contention.SpinnerMain(cmd.Context(), args, f.IO.In, f.IO.Out)
 		}),
-		hidden(vz.HostCommand+" STATE_DIR", func(cmd *cobra.Command, args []string) error {
-			return vz.HostMain(cmd.Context(), args[0], agent.ShutdownOver)
-		}),
 	)
+	for _, h := range registry.Helpers() {
+		root.AddCommand(hidden(h.Name+" "+h.Arg, func(cmd *cobra.Command, args []string) error {
+			return h.Main(cmd.Context(), args[0])
+		}))
+	}
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
 	// cobra adds its completion command only when it executes: added now,

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qoslab/qoslab/internal/experiment"
+	"github.com/qoslab/qoslab/internal/guestvm"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/hv/registry"
 	"github.com/qoslab/qoslab/internal/report"
@@ -28,7 +29,7 @@ type runOptions struct {
 	Quick     bool
 	Resume    string
 	Results   string // parent of results directories
-	VMEnv     experiment.VMEnv
+	VMEnv     guestvm.Env
 	// ExitStatus makes a run that ended fine exit by its verdicts
 	// (verdictStatus); DryRun prints the plan and does nothing.
 	ExitStatus bool
@@ -151,7 +152,7 @@ func (o *runOptions) spec(ctx context.Context, now time.Time) (*results.Dir, spe
 		return nil, s, wrapUsage(err)
 	}
 	if o.Quick {
-		s = spec.Quick(s)
+		s = spec.Shrink(s)
 	}
 	if o.CellTimeout > 0 {
 		s.CellTimeout = o.CellTimeout // recorded in run.json as applied
@@ -213,7 +214,7 @@ func runRun(ctx context.Context, o *runOptions) (err error) {
 // traceRun adds the run as its time line counts it: its wall time to the
 // end of the measuring (the summaries and report are written after), what
 // was measured and how long booting took.
-func traceRun(t *runtrace.Recorder, res *experiment.Outcome, wall time.Duration) {
+func traceRun(t *runtrace.Recorder, res *experiment.Session, wall time.Duration) {
 	if t == nil || res == nil {
 		return
 	}
@@ -231,5 +232,5 @@ func (o *runOptions) exitStatus(r *report.Report, err error) error {
 	if !r.Run.Complete() {
 		unfinished = "it did not finish every cell"
 	}
-	return verdictStatus(r.Analysis.Verdicts, unfinished)
+	return verdictStatus(r.Summary.Verdicts, unfinished)
 }

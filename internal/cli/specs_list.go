@@ -32,7 +32,7 @@ func specsListRun(_ context.Context, o *specsOptions) error {
 			if err != nil {
 				return err
 			}
-			out = append(out, listedSpec{Spec: s, Quick: spec.Quick(s)})
+			out = append(out, listedSpec{Spec: s, Quick: spec.Shrink(s)})
 		}
 		return printJSON(o.IO.Out, out)
 	}

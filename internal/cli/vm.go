@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -14,7 +13,7 @@ import (
 
 	"github.com/qoslab/qoslab/internal/agent"
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
-	"github.com/qoslab/qoslab/internal/experiment"
+	"github.com/qoslab/qoslab/internal/guestvm"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/hv/registry"
 	"github.com/qoslab/qoslab/internal/namedvm"
@@ -23,7 +22,7 @@ import (
 )
 
 // vmEnv fills in where this machine keeps VMs and images.
-func vmEnv(f *Factory, e experiment.VMEnv) experiment.VMEnv { return experiment.DefaultVMEnv(f.Env, e) }
+func vmEnv(f *Factory, e guestvm.Env) guestvm.Env { return guestvm.DefaultEnv(f.Env, e) }
 
 // vmFlags are the flags that describe a VM, as typed.
 type vmFlags struct {
@@ -39,21 +38,22 @@ var bootTimeoutHelp = fmt.Sprintf("how long a VM may take to boot until its agen
 	hv.DefaultBootTimeout(hv.MachineInfo{Backend: registry.VZ, Accel: registry.VZ, Image: hv.Image{OS: hv.OSMacOS}}),
 	hv.DefaultBootTimeout(hv.MachineInfo{Accel: "kvm"}))
 
-// add adds the VM flags to cmd; named adds --vm NAME (measure in a named VM).
-func (v *vmFlags) add(cmd *cobra.Command, named bool) {
+// add adds the VM flags to cmd; named adds --vm NAME (measure in a named VM,
+// completed from f's named VMs).
+func (v *vmFlags) add(f *Factory, cmd *cobra.Command, named bool) {
 	fl := cmd.Flags()
 	memory, disk := "1 GiB, more when compression needs it", "what compression needs"
 	if named {
 		fl.StringVar(&v.name, "vm", "", "measure in the named VM `NAME` (started with qoslab vm start NAME) instead of booting one for the run")
-		completeVMs(cmd, "vm")
+		completeVMs(f, cmd, "vm")
 		fl.StringVar(&v.model, "vm-model", "", vmModelHelp)
 		complete(cmd, "vm-model", hv.Models)
-	} else if s, err := spec.DefaultSpec(experiment.NamedVMSpec); err == nil {
+	} else if s, err := spec.DefaultSpec(namedvm.SizedFor); err == nil {
 		mem, d := spec.VMSize(s)
-		memory = fmt.Sprintf("%d MiB, what the built-in %s spec needs", mem, experiment.NamedVMSpec)
-		disk = fmt.Sprintf("%d MiB, what the built-in %s spec needs", d>>20, experiment.NamedVMSpec)
+		memory = fmt.Sprintf("%d MiB, what the built-in %s spec needs", mem, namedvm.SizedFor)
+		disk = fmt.Sprintf("%d MiB, what the built-in %s spec needs", d>>20, namedvm.SizedFor)
 	}
-	fl.StringVar(&v.image, "image", "", "image to boot, from the image store (default: the built-in recipe's for this arch, "+experiment.DefaultImage()+"; "+experiment.DefaultImageFor(hv.ModelVZ)+" with --vm-model vz)")
+	fl.StringVar(&v.image, "image", "", "image to boot, from the image store (default: the built-in recipe's for this arch, "+guestvm.DefaultImage()+"; "+guestvm.DefaultImageFor(hv.ModelVZ)+" with --vm-model vz)")
 	fl.StringVar(&v.store, "image-store", "", "image store (default $XDG_CACHE_HOME/qoslab/images)")
 	fl.IntVar(&v.cpus, "cpus", 2, "vCPUs of the VM")
 	fl.StringVar(&v.memory, "memory", "", "memory of the VM, e.g. 2GiB (default: "+memory+")")
@@ -97,10 +97,10 @@ func aliasStore(cmd *cobra.Command) {
 	})
 }
 
-func (v *vmFlags) parse(src sources) (spec.VMSpec, experiment.VMEnv, error) {
+func (v *vmFlags) parse(src sources) (spec.VMSpec, guestvm.Env, error) {
 	n := src.Name
 	s := spec.VMSpec{Image: v.image, CPUs: v.cpus, Accel: v.accel, Backend: v.backend, Model: v.model}
-	e := experiment.VMEnv{Name: v.name, Store: v.store, BootTimeout: v.bootTimeout}
+	e := guestvm.Env{Name: v.name, Store: v.store, BootTimeout: v.bootTimeout}
 	if v.bootTimeout < 0 {
 		return s, e, usageErrorf("%s %s: allowed a positive duration such as 5m, or 0 for the default", n("boot-timeout"), v.bootTimeout)
 	}
@@ -114,7 +114,7 @@ func (v *vmFlags) parse(src sources) (spec.VMSpec, experiment.VMEnv, error) {
 		s.Model = ""
 	}
 	if s.Image == "" {
-		s.Image = experiment.DefaultImageFor(s.Model)
+		s.Image = guestvm.DefaultImageFor(s.Model)
 	}
 	if s.CPUs < 1 || s.CPUs > 256 {
 		return s, e, usageErrorf("%s %d: allowed 1..256", n("cpus"), s.CPUs)
@@ -168,7 +168,7 @@ type vmOptions struct {
 	IO   *IOStreams
 	Name string
 	// Env is where this machine keeps VMs and images.
-	Env experiment.VMEnv
+	Env guestvm.Env
 	// VM is what `vm start` boots.
 	VM           spec.VMSpec
 	JSON, Follow bool
@@ -180,7 +180,7 @@ func vmCommand(f *Factory, cmd *cobra.Command, o *vmOptions, src *sources, prepa
 	o.IO = f.IO
 	named := strings.HasSuffix(cmd.Use, " NAME")
 	if named {
-		completeArgs(cmd, func() []string { return vmEnv(f, experiment.VMEnv{}).NamedVMs().Names() })
+		completeArgs(cmd, func() []string { return namedvm.For(vmEnv(f, guestvm.Env{})).Names() })
 	}
 	return command(f, cmd, "vm", o, src, func(args []string) error {
 		if named {
@@ -200,9 +200,9 @@ func vmCommand(f *Factory, cmd *cobra.Command, o *vmOptions, src *sources, prepa
 }
 
 // completeVMs completes a flag with the named VMs.
-func completeVMs(cmd *cobra.Command, flag string) {
+func completeVMs(f *Factory, cmd *cobra.Command, flag string) {
 	complete(cmd, flag, func() []string {
-		return experiment.DefaultVMEnv(os.Getenv, experiment.VMEnv{}).NamedVMs().Names()
+		return namedvm.For(vmEnv(f, guestvm.Env{})).Names()
 	})
 }
 

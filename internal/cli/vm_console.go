@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/qoslab/qoslab/internal/namedvm"
 )
 
 func newCmdVMConsole(f *Factory, runF func(context.Context, *vmOptions) error) *cobra.Command {
@@ -16,7 +18,7 @@ func newCmdVMConsole(f *Factory, runF func(context.Context, *vmOptions) error) *
 }
 
 func vmConsoleRun(ctx context.Context, o *vmOptions) error {
-	file, err := o.Env.NamedVMs().OpenConsole(o.Name)
+	file, err := namedvm.For(o.Env).OpenConsole(o.Name)
 	if err != nil {
 		return err
 	}

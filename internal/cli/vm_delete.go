@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/qoslab/qoslab/internal/namedvm"
 )
 
 func newCmdVMDelete(f *Factory, runF func(context.Context, *vmOptions) error) *cobra.Command {
@@ -13,7 +15,7 @@ func newCmdVMDelete(f *Factory, runF func(context.Context, *vmOptions) error) *c
 }
 
 func vmDeleteRun(ctx context.Context, o *vmOptions) error {
-	if err := o.Env.NamedVMs().Delete(ctx, o.Name); err != nil {
+	if err := namedvm.For(o.Env).Delete(ctx, o.Name); err != nil {
 		return err
 	}
 	fmt.Fprintf(o.IO.Out, "vm %s deleted\n", o.Name)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/qoslab/qoslab/internal/namedvm"
 )
 
 func newCmdVMList(f *Factory, runF func(context.Context, *vmOptions) error) *cobra.Command {
@@ -15,7 +17,7 @@ func newCmdVMList(f *Factory, runF func(context.Context, *vmOptions) error) *cob
 }
 
 func vmListRun(ctx context.Context, o *vmOptions) error {
-	vms := o.Env.NamedVMs().List(ctx)
+	vms := namedvm.For(o.Env).List(ctx)
 	if o.JSON {
 		return printJSON(o.IO.Out, vms)
 	}

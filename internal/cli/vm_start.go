@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qoslab/qoslab/internal/agent"
-	"github.com/qoslab/qoslab/internal/experiment"
+	"github.com/qoslab/qoslab/internal/namedvm"
 )
 
 func newCmdVMStart(f *Factory, runF func(context.Context, *vmOptions) error) *cobra.Command {
@@ -15,7 +15,7 @@ func newCmdVMStart(f *Factory, runF func(context.Context, *vmOptions) error) *co
 	var v vmFlags
 	var src sources
 	cmd := &cobra.Command{Use: "start NAME", Short: "Boot a named VM from an image and leave it running"}
-	v.add(cmd, false)
+	v.add(f, cmd, false)
 	return vmCommand(f, cmd, o, &src, func() (err error) {
 		o.VM, o.Env, err = v.parse(src)
 		return err
@@ -23,7 +23,7 @@ func newCmdVMStart(f *Factory, runF func(context.Context, *vmOptions) error) *co
 }
 
 func vmStartRun(ctx context.Context, o *vmOptions) error {
-	m, info, err := experiment.StartNamedVM(ctx, experiment.NamedVM{Name: o.Name, VM: o.VM, Env: o.Env}, o.IO.ErrOut)
+	m, info, err := namedvm.Start(ctx, namedvm.VM{Name: o.Name, VM: o.VM, Env: o.Env}, o.IO.ErrOut)
 	if err != nil {
 		return err
 	}

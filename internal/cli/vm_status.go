@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qoslab/qoslab/internal/agent"
-	"github.com/qoslab/qoslab/internal/experiment"
+	"github.com/qoslab/qoslab/internal/namedvm"
 )
 
 func newCmdVMStatus(f *Factory, runF func(context.Context, *vmOptions) error) *cobra.Command {
@@ -18,7 +18,7 @@ func newCmdVMStatus(f *Factory, runF func(context.Context, *vmOptions) error) *c
 }
 
 func vmStatusRun(ctx context.Context, o *vmOptions) error {
-	mi, info, ierr, err := experiment.VMStatus(ctx, o.Env, o.Name)
+	mi, info, ierr, err := namedvm.For(o.Env).Status(ctx, o.Name)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/namedvm"
 )
 
@@ -18,12 +17,12 @@ func newCmdVMStop(f *Factory, runF func(context.Context, *vmOptions) error) *cob
 }
 
 func vmStopRun(ctx context.Context, o *vmOptions) error {
-	m, err := o.Env.NamedVMs().Attach(ctx, o.Name)
+	m, err := namedvm.For(o.Env).Attach(ctx, o.Name)
 	var gone *namedvm.NotRunningError
 	if errors.As(err, &gone) {
 		// Stopping what is already stopped is done: say so, and clear
 		// what its hypervisor left behind.
-		removed, cerr := o.Env.NamedVMs().CleanStopped(o.Name)
+		removed, cerr := namedvm.For(o.Env).CleanStopped(o.Name)
 		if cerr != nil {
 			return fmt.Errorf("vm %s had already stopped (%w), but cleaning up after it failed: %w", o.Name, gone.Err, cerr)
 		}
@@ -37,7 +36,7 @@ func vmStopRun(ctx context.Context, o *vmOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := experiment.StopVM(m); err != nil {
+	if err := namedvm.Stop(m); err != nil {
 		return fmt.Errorf("stop vm %s: %w", o.Name, err)
 	}
 	fmt.Fprintf(o.IO.Out, "vm %s stopped\n", o.Name)

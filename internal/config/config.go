@@ -223,9 +223,9 @@ func (s *Settings) find() (string, error) {
 	if _, err := os.Stat("qoslab.yaml"); err == nil {
 		return "qoslab.yaml", nil
 	}
-	dir := s.Env("XDG_CONFIG_HOME")
+	dir := s.Env(ConfigHomeEnv)
 	if dir == "" {
-		if home := s.Env("HOME"); home != "" {
+		if home := s.Env(HomeEnv); home != "" {
 			dir = filepath.Join(home, ".config")
 		}
 	}

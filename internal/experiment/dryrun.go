@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/qoslab/qoslab/internal/guestvm"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/hv/registry"
 	"github.com/qoslab/qoslab/internal/results"
@@ -22,7 +23,7 @@ import (
 // DryRun is what a run of a spec would do, worked out without doing any of
 // it: no VM boots, no agent, spinner or QEMU starts, no image is built, no
 // kernel fetched and no file written. It only reads (the image store, the
-// KVM probe's remembered verdict, earlier results).
+// failed KVM probes remembered, earlier results).
 type DryRun struct {
 	Spec spec.Spec
 	// Seeded says whether the order is the one the run will use: an
@@ -108,7 +109,7 @@ func (e Estimate) Total(runs int) (total time.Duration, exact bool) {
 // as Execute would get it; resume is the results directory a --resume
 // would finish ("" for a new run), and calibrate the results directories
 // to take earlier cell times from.
-func PlanDryRun(s spec.Spec, env VMEnv, resume string, calibrate []string) (*DryRun, error) {
+func PlanDryRun(s spec.Spec, env guestvm.Env, resume string, calibrate []string) (*DryRun, error) {
 	d := &DryRun{Spec: s, Seeded: s.Seed != nil || s.Order == spec.OrderSequential}
 	cells, _ := Plan(s)
 	if resume != "" {
@@ -218,23 +219,23 @@ func seriesPlans(s spec.Spec, cells []Cell, times calibrationTimes) []SeriesPlan
 
 // planVM works out the VM a run of s would use, as startVM would, without
 // booting it.
-func planVM(s spec.Spec, env VMEnv) *VMPlan {
+func planVM(s spec.Spec, env guestvm.Env) *VMPlan {
 	if env.Name != "" {
 		return &VMPlan{Named: env.Name}
 	}
-	v, notes := fitVM(s.VM, env)
+	v, notes := guestvm.Fit(s.VM, env)
 	p := &VMPlan{Backend: v.Backend, Model: v.Model, Image: v.Image, CPUs: v.CPUs, Notes: notes}
 	p.MemoryMiB, p.DiskBytes = spec.VMSize(s)
-	img, err := loadImage(env.Store, v.Image)
+	img, err := guestvm.LoadImage(env.Store, v.Image)
 	if err != nil {
 		p.ImageProblem = strings.ReplaceAll(err.Error(), "\n", "; ")
 	}
 	p.Kernel = img.KernelVersion
-	if err := checkModel(v); err != nil {
+	if err := guestvm.CheckModel(v); err != nil {
 		p.AccelProblem = err.Error()
 		return p
 	}
-	backend, err := registry.New(v.Backend, env.registry())
+	backend, err := registry.New(v.Backend, env.Registry())
 	if err != nil {
 		p.AccelProblem = err.Error()
 		return p

@@ -17,6 +17,7 @@ import (
 	"github.com/qoslab/qoslab/internal/agent"
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
 	"github.com/qoslab/qoslab/internal/contention"
+	"github.com/qoslab/qoslab/internal/guestvm"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/interrupt"
 	"github.com/qoslab/qoslab/internal/qos"
@@ -33,7 +34,7 @@ import (
 type Env struct {
 	// AgentPath is the host's agent binary; empty for the one next to qoslab.
 	AgentPath string
-	VM        VMEnv
+	VM        guestvm.Env
 	// Log gets the lines a user reads as a run starts and ends (targets,
 	// boot, contention, notes); nil discards them.
 	Log io.Writer
@@ -59,8 +60,9 @@ type Env struct {
 	Trace *runtrace.Recorder
 }
 
-// Outcome is what one session of a run measured, and on what.
-type Outcome struct {
+// Session is what one session of a run (one call of Execute: a whole run,
+// or the part a --resume finished) measured, and on what.
+type Session struct {
 	// Infos are the targets' agents' Info, by target name.
 	Infos map[string]*agentpb.InfoReply
 	// Machines are the VMs as the host sees them, by target name.
@@ -81,7 +83,7 @@ type Outcome struct {
 
 // TimeText says where a session's wall time went, and what telemetry cost
 // the agents sampling every telemetryMs: the lines a run ends with.
-func (o *Outcome) TimeText(wall time.Duration, telemetryMs int) []string {
+func (o *Session) TimeText(wall time.Duration, telemetryMs int) []string {
 	var out []string
 	if st := o.Stats; st.Runs > 0 {
 		measured := time.Duration(st.MeasuredNs + o.BootNs)
@@ -97,8 +99,8 @@ func (o *Outcome) TimeText(wall time.Duration, telemetryMs int) []string {
 	return out
 }
 
-// Samples are every sample of the outcome's runs, in order.
-func (o *Outcome) Samples() []results.Sample {
+// Samples are every sample of the session's runs, in order.
+func (o *Session) Samples() []results.Sample {
 	var out []results.Sample
 	for _, r := range o.Runs {
 		out = append(out, r.Samples...)
@@ -216,7 +218,7 @@ func (e *UnsupportedCodecError) Error() string {
 // holds already are not measured again; telemetry goes to its
 // telemetry.jsonl; and run.json records the targets, the notes and how the
 // run ended. Without one (nil), results are only returned.
-func Execute(ctx context.Context, s spec.Spec, dir *results.Dir, env Env) (out *Outcome, err error) {
+func Execute(ctx context.Context, s spec.Spec, dir *results.Dir, env Env) (out *Session, err error) {
 	x := newExecution(s, dir, env)
 	out = x.out
 	cells, seed := Plan(s)
@@ -289,20 +291,20 @@ func Execute(ctx context.Context, s spec.Spec, dir *results.Dir, env Env) (out *
 }
 
 // execution is one call of Execute: the spec, where its results go, what
-// it has started, and the outcome so far.
+// it has started, and the session so far.
 type execution struct {
 	s   spec.Spec
 	dir *results.Dir // nil: results are only returned
 	env Env
 	log io.Writer
-	out *Outcome
+	out *Session
 	// targets are the targets started so far, by name.
 	targets map[string]Target
 }
 
 func newExecution(s spec.Spec, dir *results.Dir, env Env) *execution {
 	x := &execution{s: s, dir: dir, env: env, log: env.Log, targets: map[string]Target{},
-		out: &Outcome{Infos: map[string]*agentpb.InfoReply{}, Machines: map[string]hv.MachineInfo{}}}
+		out: &Session{Infos: map[string]*agentpb.InfoReply{}, Machines: map[string]hv.MachineInfo{}}}
 	if x.log == nil {
 		x.log = io.Discard
 	}
@@ -319,7 +321,7 @@ func newExecution(s spec.Spec, dir *results.Dir, env Env) *execution {
 }
 
 // note tells the user n, after prefix ("note: ", "warning: "), and keeps
-// it in the outcome and in run.json.
+// it in the session and in run.json.
 func (x *execution) note(prefix, n string) {
 	fmt.Fprintf(x.log, "%s%s\n", prefix, n)
 	kept := strings.TrimPrefix(prefix, "note: ") + n
@@ -431,7 +433,7 @@ func (x *execution) targetStarted(ctx context.Context, name string, t Target) er
 	if isVM {
 		// An attached VM that does not answer (stopped, hung) must not
 		// block the run forever.
-		ictx, cancel = context.WithTimeout(ctx, x.env.VM.bootTimeout(vm.Machine()))
+		ictx, cancel = context.WithTimeout(ctx, x.env.VM.BootTimeoutFor(vm.Machine()))
 	}
 	info, err := t.Info(ictx)
 	cancel()
@@ -524,7 +526,7 @@ func (x *execution) startContention(ctx context.Context, n int) (*contention.Con
 
 // newRunner runs cells on the started targets, with spinners contention
 // spinners beside them, wired to the env's hooks: each timed cell run goes
-// to the outcome, and a short host cell gets a warning, once.
+// to the session, and a short host cell gets a warning, once.
 func (x *execution) newRunner(cells []Cell, spinners int) *runner {
 	warned := map[string]bool{}
 	onStall := x.env.OnStall

@@ -271,7 +271,7 @@ func TestQuickBudgetOfEveryBuiltInSpec(t *testing.T) {
 		require.NoError(t, err)
 		s.Seed = seedOf(1)
 		s.VM.CPUs = min(s.VM.CPUs, 2) // the qemu backend gives at most the host's CPUs
-		q := spec.Quick(s)
+		q := spec.Shrink(s)
 		cells, _ := Plan(q)
 		est := tcgSeconds(cells)
 		t.Logf("%s --quick: %d cell runs, estimated %.0f s under TCG", name, len(cells), est)

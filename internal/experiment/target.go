@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/qoslab/qoslab/internal/agent"
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
+	"github.com/qoslab/qoslab/internal/guestvm"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/workload/catalog"
@@ -98,7 +98,7 @@ func (a *vmTarget) Close() error {
 	if !a.owned {
 		return a.Client.Close()
 	}
-	err := stopMachine(a.Client, a.machine)
+	err := guestvm.Stop(a.Client, a.machine)
 	if a.dir != "" {
 		if rerr := releaseStateDir(a.dir, a.keepConsole, a.machine.Info().Name); rerr != nil {
 			err = errors.Join(err, rerr)
@@ -106,24 +106,3 @@ func (a *vmTarget) Close() error {
 	}
 	return err
 }
-
-// stopMachine asks the guest's agent to power it off, gives it a moment,
-// then stops the VM (by force if it has not gone). The stop is given the
-// backend's own bounds, not one of ours: a macOS guest on vz has 30 s to
-// shut down once asked, and cutting that short forces the power off of a
-// guest that is writing its disk.
-func stopMachine(c *agent.Client, m hv.Machine) error {
-	ctx, cancel := context.WithTimeout(context.Background(), shutdownRPCTimeout)
-	_ = c.Shutdown(ctx)
-	cancel()
-	select {
-	case <-m.Done():
-	case <-time.After(3 * time.Second):
-	}
-	err := m.Stop(context.Background())
-	_ = c.Close()
-	return err
-}
-
-// shutdownRPCTimeout bounds the agent's answer to Shutdown.
-const shutdownRPCTimeout = 15 * time.Second

@@ -5,259 +5,42 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
-	"github.com/qoslab/qoslab/internal/agent"
+	"github.com/qoslab/qoslab/internal/guestvm"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/hv/registry"
-	"github.com/qoslab/qoslab/internal/hv/vz"
-	"github.com/qoslab/qoslab/internal/image"
 	"github.com/qoslab/qoslab/internal/namedvm"
 	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/tmpdir"
 )
 
-// agentOver connects an agent client to a machine's channel, tied to the
-// machine's life: once the VM ends, calls fail at once saying so, naming
-// its console log (keep, when the log is kept elsewhere after the VM stops).
-func agentOver(m hv.Machine, keep string) (*agent.Client, error) {
-	c, err := agent.NewClient(func(ctx context.Context) (net.Conn, error) { return m.DialAgent(ctx) })
-	if err != nil {
-		return nil, err
-	}
-	c.EndsWith(m.Done(), func() error {
-		info := m.Info()
-		why := "it stopped"
-		if err := m.Err(); err != nil {
-			why = err.Error()
-		}
-		console := info.ConsoleLog
-		if keep != "" {
-			console = keep + " (kept there once the VM stopped)"
-		}
-		return fmt.Errorf("vm %s ended (%s); its console is in %s", info.Name, why, console)
-	})
-	return c, nil
-}
-
-// BootVM starts a VM and waits until its agent answers Info; the client it
-// returns is the one that got the answer (a channel may take one connection).
-// Each boot attempt gets timeout(the machine's Info) to answer: a guest
-// that hangs (or a hypervisor stopped with SIGSTOP) is stopped, and the
-// error names the VM, the deadline and its console log.
-func BootVM(ctx context.Context, backend hv.Backend, log io.Writer, hs hv.Spec, timeout func(hv.MachineInfo) time.Duration, keep string) (hv.Machine, *agent.Client, error) {
-	var client *agent.Client
-	hs.Ready = func(ctx context.Context, m hv.Machine) error {
-		c, err := agentOver(m, keep)
-		if err != nil {
-			return err
-		}
-		info := m.Info()
-		accel, limit := info.Accel, timeout(info)
-		ictx, cancel := context.WithTimeout(ctx, limit)
-		_, err = c.Info(ictx)
-		late := errors.Is(ictx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
-		cancel()
-		if err != nil {
-			c.Close()
-			if late {
-				return fmt.Errorf("vm %s: its agent did not answer within %s (accel %s; --boot-timeout sets the limit): the guest hung or its hypervisor was stopped", hs.Name, limit, accel)
-			}
-			return err
-		}
-		if client != nil {
-			client.Close()
-		}
-		client = c
-		return nil
-	}
-	hs.Log = log
-	m, err := backend.Start(ctx, hs)
-	if err != nil {
-		if client != nil {
-			client.Close()
-		}
-		return nil, nil, err
-	}
-	if client == nil {
-		// A backend that did not call Ready: connect now.
-		if client, err = agentOver(m, keep); err != nil {
-			_ = m.Stop(context.Background())
-			return nil, nil, err
-		}
-	}
-	return m, client, nil
-}
-
-// VMEnv is where this machine keeps VMs and images, and what the user
-// overrides of a spec's VM; it never changes what a spec measures.
-type VMEnv struct {
-	// Name attaches the vm target to a VM started earlier with `qoslab vm
-	// start NAME` instead of booting one for the run.
-	Name string
-	// Store is the image store; StateHome holds named VMs (vms/NAME);
-	// CacheDir is the backends' cache (the KVM probe's verdict).
-	Store, StateHome, CacheDir string
-	// Backend, Accel and Model, when set, override the spec's.
-	Backend, Accel, Model string
-	// BootTimeout bounds each boot, from starting the hypervisor to the
-	// agent's first answer (0: hv.DefaultBootTimeout for the machine).
-	BootTimeout time.Duration
-	// KeepConsole, when set, is where a VM booted for a run keeps its
-	// console log (appended when the VM stops): the results directory's,
-	// so the log an error names outlives the run.
-	KeepConsole string
-}
-
-// bootTimeout is the env's boot timeout for machine m: --boot-timeout,
-// else hv's default for it.
-func (e VMEnv) bootTimeout(m hv.MachineInfo) time.Duration {
-	if e.BootTimeout > 0 {
-		return e.BootTimeout
-	}
-	return hv.DefaultBootTimeout(m)
-}
-
-// DefaultVMEnv fills in e's empty places with the user's (XDG) directories
-// read through env: $XDG_STATE_HOME/qoslab for named VMs,
-// $XDG_CACHE_HOME/qoslab for the backends' cache, and the image store
-// under it.
-func DefaultVMEnv(env func(string) string, e VMEnv) VMEnv {
-	home := func(xdg, fallback string) string {
-		dir := env(xdg)
-		if dir == "" || !filepath.IsAbs(dir) {
-			dir = filepath.Join(env("HOME"), fallback)
-		}
-		return filepath.Join(dir, "qoslab")
-	}
-	if e.StateHome == "" {
-		e.StateHome = home("XDG_STATE_HOME", filepath.Join(".local", "state"))
-	}
-	if e.CacheDir == "" {
-		e.CacheDir = home("XDG_CACHE_HOME", ".cache")
-	}
-	if e.Store == "" {
-		e.Store, _ = image.DefaultStoreDir(env)
-	}
-	return e
-}
-
-func (e VMEnv) registry() registry.Options { return registry.Options{CacheDir: e.CacheDir} }
-
-// NamedVMs is where the env keeps named VMs (`qoslab vm`).
-func (e VMEnv) NamedVMs() namedvm.Store {
-	return namedvm.Store{Home: e.StateHome, Registry: e.registry()}
-}
-
-// fitVM applies the env's overrides and this host's limits to the spec's VM,
-// with a note for each value changed to fit.
-func fitVM(v spec.VMSpec, env VMEnv) (spec.VMSpec, []string) {
-	if env.Backend != "" {
-		v.Backend = env.Backend
-	}
-	if v.Backend == "" {
-		v.Backend = registry.Default()
-	}
-	if env.Accel != "" {
-		v.Accel = env.Accel
-	}
-	var notes []string
-	if env.Model != "" {
-		asked := modelName(v.Model)
-		v.Model = env.Model
-		if applied := modelName(v.Model); applied != asked {
-			notes = append(notes, fmt.Sprintf("vm.model %s applied (--vm-model); the spec asked for %s", applied, asked))
-		}
-	}
-	if v.Model == hv.ModelDefault {
-		v.Model = ""
-	}
-	if v.Image == "" {
-		v.Image = DefaultImageFor(v.Model)
-	}
-	if n := runtime.NumCPU(); v.Backend == registry.QEMU && v.CPUs > n {
-		notes = append(notes, fmt.Sprintf("vm.cpus %d asked, %d applied: this host has %d CPUs and the qemu backend gives a VM at most that many", v.CPUs, n, n))
-		v.CPUs = n
-	}
-	return v, notes
-}
-
-// DefaultImage is the image a VM boots unless told otherwise: the built-in
-// recipe's, for this machine's arch.
-func DefaultImage() string { return image.DefaultRecipe().ImageName(runtime.GOARCH) }
-
-// modelName is a device model as a note names it.
-func modelName(model string) string {
-	if model == "" {
-		return hv.ModelDefault
-	}
-	return model
-}
-
-// DefaultImageFor is DefaultImage for a device model: the vz model boots
-// arm64 guests, as Virtualization.framework on Apple silicon does.
-func DefaultImageFor(model string) string {
-	if model == hv.ModelVZ {
-		return image.DefaultRecipe().ImageName("arm64")
-	}
-	return DefaultImage()
-}
-
-// checkModel refuses a device model the backend does not have: the vz
-// model is the qemu backend's.
-func checkModel(v spec.VMSpec) error {
-	if v.Model == hv.ModelVZ && v.Backend != registry.QEMU {
-		return fmt.Errorf("vm.model vz (Virtualization.framework's device model, emulated) runs on the qemu backend, not %s: use --vm-backend qemu (vm.backend: qemu), or leave the model out", v.Backend)
-	}
-	return nil
-}
-
-// loadImage finds the image to boot by name in the store: a VM bundle
-// (macOS, for vz) or a built Linux image.
-func loadImage(store, name string) (hv.Image, error) {
-	dir := image.ImageDir(store, name)
-	if _, err := os.Stat(filepath.Join(dir, vz.BundleConfigFile)); err == nil {
-		b, err := vz.OpenBundle(dir)
-		if err != nil {
-			return hv.Image{}, err
-		}
-		return b.Image(), nil
-	}
-	img, _, err := image.Load(store, name)
-	if err != nil {
-		return hv.Image{}, err // it says how to build it
-	}
-	return img, nil
-}
-
 // startVM attaches to the named VM of env, or boots one for the run of s,
 // sized for it. notes say what was changed to fit this host.
-func startVM(ctx context.Context, s spec.Spec, env VMEnv, log io.Writer) (t *vmTarget, notes []string, err error) {
+func startVM(ctx context.Context, s spec.Spec, env guestvm.Env, log io.Writer) (t *vmTarget, notes []string, err error) {
 	if env.Name != "" {
-		m, err := env.NamedVMs().Attach(ctx, env.Name)
+		m, err := namedvm.For(env).Attach(ctx, env.Name)
 		if err != nil {
 			return nil, nil, err
 		}
-		c, err := agentOver(m, "")
+		c, err := guestvm.AgentOver(m, "")
 		if err != nil {
 			return nil, nil, err
 		}
 		return &vmTarget{Client: c, machine: m}, nil, nil
 	}
-	v, notes := fitVM(s.VM, env)
-	if err := checkModel(v); err != nil {
+	v, notes := guestvm.Fit(s.VM, env)
+	if err := guestvm.CheckModel(v); err != nil {
 		return nil, notes, err
 	}
-	backend, err := registry.New(v.Backend, env.registry())
+	backend, err := registry.New(v.Backend, env.Registry())
 	if err != nil {
 		return nil, notes, err
 	}
-	img, err := loadImage(env.Store, v.Image)
+	img, err := guestvm.LoadImage(env.Store, v.Image)
 	if err != nil {
 		return nil, notes, err
 	}
@@ -277,7 +60,7 @@ func startVM(ctx context.Context, s spec.Spec, env VMEnv, log io.Writer) (t *vmT
 		model = ", Virtualization.framework's device model under " + v.Backend + " (vm.model " + v.Model + "): a test of the guest, not a Mac"
 	}
 	fmt.Fprintf(log, "vm: booting %s (%s, kernel %s) with %d vCPUs, %d MiB%s\n", name, v.Image, img.KernelVersion, v.CPUs, mem, model)
-	m, c, err := BootVM(ctx, backend, log, hv.Spec{Name: name, Image: img, CPUs: v.CPUs, MemoryMiB: mem, DiskBytes: disk, Accel: v.Accel, Model: v.Model, StateDir: dir}, env.bootTimeout, env.KeepConsole)
+	m, c, err := guestvm.Boot(ctx, backend, log, hv.Spec{Name: name, Image: img, CPUs: v.CPUs, MemoryMiB: mem, DiskBytes: disk, Accel: v.Accel, Model: v.Model, StateDir: dir}, env.BootTimeoutFor, env.KeepConsole)
 	if err != nil {
 		if kerr := releaseStateDir(dir, env.KeepConsole, name); kerr != nil {
 			err = errors.Join(err, kerr)

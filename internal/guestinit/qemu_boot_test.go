@@ -68,7 +68,7 @@ func debianKernel(t *testing.T) (kernel, modDir string) {
 		t.Skip("boots the amd64 kernel, which make setup fetches on amd64 machines")
 	}
 	const fix = "run scripts/setup.sh, which fetches it"
-	cache := os.Getenv("QOSLAB_KERNEL_CACHE")
+	cache := testvm.KernelCache()
 	if cache == "" {
 		var err error
 		if cache, err = image.DefaultKernelCacheDir(os.Getenv); err != nil {

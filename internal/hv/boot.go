@@ -1,6 +1,11 @@
 package hv
 
-import "time"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
 
 // The guest operating systems a backend boots (Image.OS).
 const (
@@ -50,4 +55,34 @@ func DefaultBootTimeout(m MachineInfo) time.Duration {
 		return bootTimeoutMacOS
 	}
 	return bootTimeoutOther
+}
+
+// AwaitReady is how every backend's Start waits for its guest: it runs
+// ready (Spec.Ready) until it returns nil, ctx ends, or m ends, whose end
+// cancels ready's context. When m ended, the error says so, what naming
+// what ended as the user knows it ("qemu", "the VM"), wrapping why it
+// ended; else it is ready's.
+func AwaitReady(ctx context.Context, m Machine, ready func(context.Context, Machine) error, what string) error {
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-m.Done():
+			cancel()
+		case <-rctx.Done():
+		}
+	}()
+	err := ready(rctx, m)
+	if err == nil {
+		return nil
+	}
+	select {
+	case <-m.Done():
+		if end := m.Err(); end != nil {
+			return fmt.Errorf("%s ended before the agent answered: %w", what, end)
+		}
+		return errors.New(what + " ended before the agent answered")
+	default:
+	}
+	return err
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"syscall"
+	"time"
 )
 
 // Lifecycle is the end of a running VM as a backend's Machine reports it:
@@ -104,4 +106,34 @@ func (l *Lifecycle) Wait(ctx context.Context) bool {
 	case <-ctx.Done():
 		return l.Ended()
 	}
+}
+
+// KillTimeout bounds waiting for a SIGKILLed hypervisor process to be gone.
+const KillTimeout = 5 * time.Second
+
+// Terminate is how every backend's Stop ends the process that runs a VM
+// once gentler ways have had their time: SIGTERM, then, when the VM has not
+// ended within grace (or once ctx ends), SIGKILL, after which it waits up
+// to KillTimeout whatever ctx says (a SIGKILLed process ends promptly, and
+// Stop must not return while it lives). signal sends a signal to the
+// process, and must send none once the pid may no longer be the VM's. The
+// error, when the process outlives SIGKILL, names vm and proc ("qemu (pid
+// 12)").
+func (l *Lifecycle) Terminate(ctx context.Context, grace time.Duration, signal func(syscall.Signal), vm, proc string) error {
+	if !l.Ended() {
+		signal(syscall.SIGTERM)
+		gctx, cancel := context.WithTimeout(ctx, grace)
+		l.Wait(gctx)
+		cancel()
+	}
+	if !l.Ended() {
+		signal(syscall.SIGKILL)
+		kctx, cancel := context.WithTimeout(context.Background(), KillTimeout)
+		l.Wait(kctx)
+		cancel()
+	}
+	if !l.Ended() {
+		return fmt.Errorf("stop VM %s: %s is still there %s after SIGKILL", vm, proc, KillTimeout)
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -141,4 +142,53 @@ func TestLifecycleWait(t *testing.T) {
 		l.Finish(nil)
 	}()
 	assert.True(t, l.Wait(context.Background()))
+}
+
+// Terminate sends SIGTERM, then SIGKILL only when the VM outlives its
+// grace (at once when ctx has ended), and says when the process outlives
+// SIGKILL too.
+func TestTerminate(t *testing.T) {
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		// diesOn is the signal the process ends on (0: it never ends).
+		diesOn syscall.Signal
+		ended  bool // the VM ended before Terminate
+		grace  time.Duration
+		sent   []syscall.Signal
+		err    string
+	}{
+		{"ends on SIGTERM", context.Background(), syscall.SIGTERM, false, time.Minute, []syscall.Signal{syscall.SIGTERM}, ""},
+		{"SIGKILL after the grace", context.Background(), syscall.SIGKILL, false, 20 * time.Millisecond, []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL}, ""},
+		{"SIGKILL at once when ctx has ended", cancelled, syscall.SIGKILL, false, time.Hour, []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL}, ""},
+		{"nothing for a VM that has ended", context.Background(), syscall.SIGTERM, true, time.Minute, nil, ""},
+		{"outlives SIGKILL", context.Background(), 0, false, 20 * time.Millisecond, []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL},
+			"stop VM lab: qemu (pid 12) is still there 5s after SIGKILL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.diesOn == 0 && testing.Short() {
+				t.Skip("waits KillTimeout (5 s)")
+			}
+			var l Lifecycle
+			if tc.ended {
+				l.Finish(nil)
+			}
+			var sent []syscall.Signal
+			signal := func(sig syscall.Signal) {
+				sent = append(sent, sig)
+				if sig == tc.diesOn {
+					go l.Finish(nil)
+				}
+			}
+			err := l.Terminate(tc.ctx, tc.grace, signal, "lab", "qemu (pid 12)")
+			if tc.err != "" {
+				require.EqualError(t, err, tc.err)
+			} else {
+				require.NoError(t, err)
+			}
+			assert.Equal(t, tc.sent, sent)
+		})
+	}
 }

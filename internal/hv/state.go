@@ -34,30 +34,6 @@ func ReadState[T any](stateDir string, want int, version func(*T) int) (T, error
 	return s, nil
 }
 
-// WriteJSONFile replaces a file whole with v in JSON, so a concurrent reader
-// never sees half of it.
-func WriteJSONFile(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(append(b, '\n'))
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp.Name())
-	}
-	return err
-}
-
 // AttachState is how a backend's Attach begins: it reads the state of the
 // VM in stateDir (made absolute) with read, and has running say whether the
 // VM still runs there; gone names what has ended when it does not ("qemu

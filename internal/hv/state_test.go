@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/qoslab/qoslab/internal/atomicfile"
 )
 
 type testState struct {
@@ -22,7 +24,7 @@ func TestStateRoundTrip(t *testing.T) {
 	_, err := ReadState(dir, 1, version)
 	assert.ErrorContains(t, err, "no VM was started there")
 
-	require.NoError(t, WriteJSONFile(filepath.Join(dir, StateFile), testState{Version: 1, Name: "a"}))
+	require.NoError(t, atomicfile.WriteJSON(filepath.Join(dir, StateFile), testState{Version: 1, Name: "a"}))
 	s, err := ReadState(dir, 1, version)
 	require.NoError(t, err)
 	assert.Equal(t, "a", s.Name)
@@ -63,7 +65,7 @@ func TestAttachState(t *testing.T) {
 	assert.ErrorContains(t, err, "attach to the VM in "+dir+": ")
 	assert.ErrorContains(t, err, "no VM was started there")
 
-	require.NoError(t, WriteJSONFile(filepath.Join(dir, StateFile), attachState{Version: 1, Info: MachineInfo{Name: "lab", PID: 12, BootNs: 5e9}}))
+	require.NoError(t, atomicfile.WriteJSON(filepath.Join(dir, StateFile), attachState{Version: 1, Info: MachineInfo{Name: "lab", PID: 12, BootNs: 5e9}}))
 	t.Chdir(filepath.Dir(dir))
 	s, err := AttachState(filepath.Base(dir), read, info, running)
 	require.NoError(t, err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/qoslab/qoslab/internal/agent"
 	"github.com/qoslab/qoslab/internal/atomicfile"
+	"github.com/qoslab/qoslab/internal/config"
 	"github.com/qoslab/qoslab/internal/guestchan"
 	"github.com/qoslab/qoslab/internal/guestinit"
 	"github.com/qoslab/qoslab/internal/version"
@@ -48,15 +49,19 @@ type BuildOptions struct {
 	// AgentVersion is the agent's version for the manifest and hv.Image;
 	// "" reads what the binary's Go build information says (AgentVersion).
 	AgentVersion string
-	// StoreDir is the image store; "" for DefaultStoreDir(os.Getenv).
+	// StoreDir is the image store (BuildSettings.Options: the user's,
+	// DefaultStoreDir).
 	StoreDir string
 	// KernelCacheDir is where the kernel fetch extracts Debian
-	// kernels; "" for DefaultKernelCacheDir(os.Getenv).
+	// kernels; "" for DefaultKernelCacheDir.
 	KernelCacheDir string
-	// DefaultKernelCacheDir is the fetch script's default, so that the hint
-	// to fetch a kernel names --dir only when KernelCacheDir is another; ""
-	// for DefaultKernelCacheDir(os.Getenv).
+	// DefaultKernelCacheDir is the user's kernel cache (DefaultKernelCacheDir),
+	// so that the hint to fetch a kernel names --dir only when
+	// KernelCacheDir is another; "" when the user has none.
 	DefaultKernelCacheDir string
+	// Mirror is the Debian mirror the environment names
+	// (config.DebianMirrorEnv), for a recipe that names none.
+	Mirror config.Value
 	// Progress gets one line per step; nil discards them.
 	Progress io.Writer
 	// InsecureUnsignedIndex lets a kernel fetch take a Debian index whose
@@ -127,15 +132,7 @@ func (o BuildOptions) resolve() (BuildOptions, string, error) {
 		arch = o.Arch
 	}
 	if o.StoreDir == "" {
-		d, err := DefaultStoreDir(os.Getenv)
-		if err != nil {
-			return o, "", err
-		}
-		o.StoreDir = d
-	}
-	if o.DefaultKernelCacheDir == "" {
-		// "" when there is no cache directory: the hint then names --dir.
-		o.DefaultKernelCacheDir, _ = DefaultKernelCacheDir(os.Getenv)
+		return o, "", errors.New("image build: no image store given (BuildOptions.StoreDir; BuildSettings.Options gives the user's)")
 	}
 	if o.KernelCacheDir == "" {
 		o.KernelCacheDir = o.DefaultKernelCacheDir
@@ -509,8 +506,9 @@ func (c *countWriter) Write(p []byte) (int, error) {
 // `make build` puts beside qoslab.
 type BuildSettings struct {
 	RecipeFile, Arch, KernelCache, GuestAgent, Store string
-	// InsecureUnsignedIndex: see BuildOptions.
+	// InsecureUnsignedIndex and Mirror: see BuildOptions.
 	InsecureUnsignedIndex bool
+	Mirror                config.Value
 }
 
 // SettingError is a recipe or arch the user gave that cannot be built.
@@ -533,7 +531,7 @@ func (s BuildSettings) Options(env func(string) string) (BuildOptions, error) {
 // KernelOptions resolves what fetching the kernel needs (the recipe, the
 // arch, the kernel cache): Options without the guest agent.
 func (s BuildSettings) KernelOptions(env func(string) string) (BuildOptions, error) {
-	o := BuildOptions{Recipe: DefaultRecipe(), Arch: s.Arch, StoreDir: s.Store, AgentVersion: version.String(), InsecureUnsignedIndex: s.InsecureUnsignedIndex}
+	o := BuildOptions{Recipe: DefaultRecipe(), Arch: s.Arch, StoreDir: s.Store, AgentVersion: version.String(), InsecureUnsignedIndex: s.InsecureUnsignedIndex, Mirror: s.Mirror}
 	var err error
 	if s.RecipeFile != "" {
 		if o.Recipe, err = loadRecipe(s.RecipeFile); err != nil {

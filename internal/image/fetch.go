@@ -11,30 +11,29 @@ import (
 	"golang.org/x/crypto/openpgp" //nolint:staticcheck // the keyring type debkernel verifies with
 	"golang.org/x/term"
 
+	"github.com/qoslab/qoslab/internal/config"
 	"github.com/qoslab/qoslab/internal/image/debkernel"
 )
 
-// MirrorEnv names a Debian mirror when the recipe gives none.
-const MirrorEnv = "QOSLAB_DEBIAN_MIRROR"
-
-// defaultSuite is the suite a mirror from the recipe or MirrorEnv is read
+// defaultSuite is the suite a mirror from the recipe or the environment's
+// (config.DebianMirrorEnv) is read
 // in when the recipe names none: Debian's current release, whichever it is
 // when the kernel is fetched (Debian 13, trixie, since August 2025). A Mac
-// always gets it: it has no apt sources, so MirrorEnv is how it finds a
+// always gets it: it has no apt sources, so the environment's mirror is how it finds a
 // mirror, and a suite that follows Debian's releases gives its guest a
 // kernel Debian still supports without a change to qoslab (a codename
 // would age), verified by the archive keys that ship with qoslab
 // (debkernel/keys/README.md says why they still verify after the next
-// release). A Linux machine without MirrorEnv reads its own apt suites
+// release). A Linux machine without it reads its own apt suites
 // instead, so its guest runs its own release's kernel. The kernel's version
 // is in the image's manifest and in every run's guest Info, so results from
 // before and after a release are told apart.
 const defaultSuite = "stable"
 
 // kernelSources are the suites a Debian kernel is fetched from: the recipe's
-// kernel.mirror, else $QOSLAB_DEBIAN_MIRROR (in kernel.suite, default
+// kernel.mirror, else the environment's mirror (in kernel.suite, default
 // stable), else every suite of this machine's apt sources.
-func kernelSources(r Recipe, getenv func(string) string, aptDir string) ([]debkernel.Source, string, error) {
+func kernelSources(r Recipe, mirror config.Value, aptDir string) ([]debkernel.Source, string, error) {
 	suite := r.Kernel.Suite
 	if suite == "" {
 		suite = defaultSuite
@@ -42,15 +41,15 @@ func kernelSources(r Recipe, getenv func(string) string, aptDir string) ([]debke
 	if r.Kernel.Mirror != "" {
 		return []debkernel.Source{{URI: r.Kernel.Mirror, Suite: suite}}, "kernel.mirror", nil
 	}
-	if m := getenv(MirrorEnv); m != "" {
-		return []debkernel.Source{{URI: m, Suite: suite}}, MirrorEnv, nil
+	if mirror.Value != "" {
+		return []debkernel.Source{{URI: mirror.Value, Suite: suite}}, mirror.Source, nil
 	}
 	s, err := debkernel.AptSources(aptDir)
 	if err != nil {
 		return nil, "", err
 	}
 	if len(s) == 0 {
-		return nil, "", fmt.Errorf("no Debian mirror to fetch the kernel from (%s has no deb sources with main): set kernel.mirror in the recipe, or %s to a Debian archive's root URL", aptDir, MirrorEnv)
+		return nil, "", fmt.Errorf("no Debian mirror to fetch the kernel from (%s has no deb sources with main): set kernel.mirror in the recipe, or %s to a Debian archive's root URL", aptDir, config.DebianMirrorEnv)
 	}
 	return s, "the apt sources in " + aptDir, nil
 }
@@ -63,11 +62,7 @@ func FetchKernel(ctx context.Context, o BuildOptions) (string, error) {
 		return "", fmt.Errorf("kernel.source %s: only a debian kernel is fetched", r.Kernel.Source)
 	}
 	if o.KernelCacheDir == "" {
-		d, err := DefaultKernelCacheDir(os.Getenv)
-		if err != nil {
-			return "", err
-		}
-		o.KernelCacheDir = d
+		return "", errors.New("fetch kernel: no kernel cache given (BuildOptions.KernelCacheDir; BuildSettings.KernelOptions gives the user's)")
 	}
 	p := o.Progress
 	if p == nil {
@@ -120,7 +115,7 @@ func debianKeys(keyringPath string) (openpgp.EntityList, error) {
 // fetchDebianKernel puts the recipe's Debian kernel for arch into the
 // kernel cache, saying on p what it does.
 func fetchDebianKernel(ctx context.Context, r Recipe, arch string, o BuildOptions, p io.Writer) error {
-	sources, from, err := kernelSources(r, os.Getenv, "/etc/apt")
+	sources, from, err := kernelSources(r, o.Mirror, "/etc/apt")
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/qoslab/qoslab/internal/config"
 	"github.com/qoslab/qoslab/internal/image/debkernel"
 	"github.com/qoslab/qoslab/internal/image/debkernel/debtest"
 )
@@ -22,26 +23,27 @@ import (
 func TestKernelSourcesPrecedence(t *testing.T) {
 	apt := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(apt, "sources.list"), []byte("deb http://apt.example/debian bookworm main\n"), 0o644))
-	env := func(vars map[string]string) func(string) string { return func(k string) string { return vars[k] } }
+	none := config.Value{Source: config.DebianMirrorEnv}
+	set := config.Value{Value: "http://var.example/debian", Source: config.DebianMirrorEnv}
 
 	r := DefaultRecipe()
-	got, from, err := kernelSources(r, env(nil), apt)
+	got, from, err := kernelSources(r, none, apt)
 	require.NoError(t, err)
 	assert.Equal(t, []debkernel.Source{{URI: "http://apt.example/debian", Suite: "bookworm"}}, got)
 	assert.Contains(t, from, "apt sources")
 
-	got, from, err = kernelSources(r, env(map[string]string{MirrorEnv: "http://var.example/debian"}), apt)
+	got, from, err = kernelSources(r, set, apt)
 	require.NoError(t, err)
 	assert.Equal(t, []debkernel.Source{{URI: "http://var.example/debian", Suite: "stable"}}, got)
-	assert.Equal(t, MirrorEnv, from)
+	assert.Equal(t, "QOSLAB_DEBIAN_MIRROR", from)
 
 	r.Kernel.Mirror, r.Kernel.Suite = "http://recipe.example/debian", "trixie"
-	got, from, err = kernelSources(r, env(map[string]string{MirrorEnv: "http://var.example/debian"}), apt)
+	got, from, err = kernelSources(r, set, apt)
 	require.NoError(t, err)
 	assert.Equal(t, []debkernel.Source{{URI: "http://recipe.example/debian", Suite: "trixie"}}, got)
 	assert.Equal(t, "kernel.mirror", from)
 
-	_, _, err = kernelSources(DefaultRecipe(), env(nil), t.TempDir())
+	_, _, err = kernelSources(DefaultRecipe(), none, t.TempDir())
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "set kernel.mirror in the recipe, or QOSLAB_DEBIAN_MIRROR")
 }
@@ -117,10 +119,9 @@ func debianArchive(t *testing.T, signed bool) (*debtest.Archive, string) {
 // the warning.
 func TestFetchKernelInsecureUnsignedIndex(t *testing.T) {
 	_, mirror := debianArchive(t, false)
-	t.Setenv(MirrorEnv, mirror)
 	cache := t.TempDir()
 	var out strings.Builder
-	o := BuildOptions{Recipe: DefaultRecipe(), Arch: "arm64", KernelCacheDir: cache, Progress: &out}
+	o := BuildOptions{Recipe: DefaultRecipe(), Arch: "arm64", KernelCacheDir: cache, Progress: &out, Mirror: config.Value{Value: mirror, Source: config.DebianMirrorEnv}}
 	_, err := FetchKernel(context.Background(), o)
 	require.Error(t, err)
 	assert.ErrorIs(t, err, debkernel.ErrUnverifiedIndex)

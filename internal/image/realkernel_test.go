@@ -27,7 +27,7 @@ func realKernel(t *testing.T) KernelSource {
 		t.Skip("the real-kernel tests read the amd64 kernel, which make setup fetches on amd64 machines")
 	}
 	const fix = "run scripts/setup.sh, which fetches it"
-	cache := os.Getenv("QOSLAB_KERNEL_CACHE")
+	cache := testvm.KernelCache()
 	if cache == "" {
 		var err error
 		if cache, err = DefaultKernelCacheDir(os.Getenv); err != nil {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/qoslab/qoslab/internal/config"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/shquote"
 )
@@ -296,14 +297,11 @@ func DefaultKernelCacheDir(env func(string) string) (string, error) {
 }
 
 func cacheDir(env func(string) string, sub string) (string, error) {
-	if env == nil {
-		env = os.Getenv
-	}
 	// The XDG spec says to ignore a relative XDG_CACHE_HOME.
-	if x := env("XDG_CACHE_HOME"); x != "" && filepath.IsAbs(x) {
+	if x := env(config.CacheHomeEnv); x != "" && filepath.IsAbs(x) {
 		return filepath.Join(x, "qoslab", sub), nil
 	}
-	if h := env("HOME"); h != "" {
+	if h := env(config.HomeEnv); h != "" {
 		return filepath.Join(h, ".cache", "qoslab", sub), nil
 	}
 	return "", fmt.Errorf("no cache directory for %s: neither XDG_CACHE_HOME nor HOME is set", sub)

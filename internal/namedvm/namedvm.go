@@ -2,7 +2,8 @@
 // the command that starts them, each a state directory (vm.json, the
 // hypervisor's sockets and pid file, the scratch disk, the console log)
 // under the user's state home, found, attached, listed, cleaned up and
-// deleted by name. Booting one is the engine's (experiment.StartNamedVM).
+// deleted by name; booted (Start), asked how it is (Store.Status) and
+// stopped (Stop) through the agent in it (guestvm).
 package namedvm
 
 import (

@@ -20,7 +20,7 @@ import (
 // 001 reports them: a VM whose times do not move with QoS while the host's
 // do is capped by something other than the CPU (its virtual disk).
 func compressionCharts(in Input) ([]Chart, []Skipped) {
-	cells := cellsOf(in.Analysis.Cells, func(c analysis.Cell) bool {
+	cells := cellsOf(in.Summary.Cells, func(c analysis.Cell) bool {
 		return isCompression(c.Workload) && c.Seconds.N > 0 && !math.IsNaN(float64(c.Seconds.Median))
 	})
 	if len(cells) == 0 {

@@ -17,7 +17,7 @@ import (
 // table of reference 003 and the first chart of reference 004 as lines, one
 // per (target, QoS).
 func elapsedCharts(in Input) ([]Chart, []Skipped) {
-	workloads := workloadsOf(in.Analysis.Cells, func(w string) bool { return isCompute(w) || w == catalog.Procs })
+	workloads := workloadsOf(in.Summary.Cells, func(w string) bool { return isCompute(w) || w == catalog.Procs })
 	if len(workloads) == 0 {
 		return nil, []Skipped{{familyElapsed, "no thread-scaling workload (fp, int, mmul, pi) or procs in this run"}}
 	}
@@ -29,7 +29,7 @@ func elapsedCharts(in Input) ([]Chart, []Skipped) {
 			skipped = append(skipped, Skipped{stem(familyElapsed, w), durationReason(w, d)})
 			continue
 		}
-		cells := cellsOf(in.Analysis.Cells, func(c analysis.Cell) bool {
+		cells := cellsOf(in.Summary.Cells, func(c analysis.Cell) bool {
 			return c.Workload == w && c.Phase == "" && c.Seconds.N > 0 && !math.IsNaN(float64(c.Seconds.Median))
 		})
 		name := stem(familyElapsed, w)

@@ -26,7 +26,7 @@ func loadRun(t *testing.T, name string) Input {
 	require.Nil(t, torn, "fixture %s has a torn tail", name)
 	require.NotEmpty(t, recs, "fixture %s has no samples", name)
 	samples := results.Samples(recs)
-	return Input{Name: d.Run.Name, Samples: samples, Analysis: summary.Analyze(samples, "host", "vm")}
+	return Input{Name: d.Run.Name, Samples: samples, Summary: summary.Analyze(samples, "host", "vm")}
 }
 
 func loadTelemetry(t *testing.T) []telemetry.Sample {

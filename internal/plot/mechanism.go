@@ -18,14 +18,14 @@ import (
 // contended Linux host's background class); a class sent to slower cores
 // moves down (Apple silicon's); in a VM the classes sit together.
 func mechanismCharts(in Input) ([]Chart, []Skipped) {
-	workloads := workloadsOf(in.Analysis.Cells, isCompute)
+	workloads := workloadsOf(in.Summary.Cells, isCompute)
 	if len(workloads) == 0 {
 		return nil, []Skipped{{familyMechanism, "no thread-scaling workload (fp, int, mmul, pi) in this run"}}
 	}
 	var out []Chart
 	var skipped []Skipped
 	for _, w := range workloads {
-		cells := cellsOf(in.Analysis.Cells, func(c analysis.Cell) bool { return c.Workload == w && c.Phase == "" && c.CPUShare.N > 0 })
+		cells := cellsOf(in.Summary.Cells, func(c analysis.Cell) bool { return c.Workload == w && c.Phase == "" && c.CPUShare.N > 0 })
 		name := stem(familyMechanism, w)
 		if len(cells) == 0 {
 			skipped = append(skipped, Skipped{name, "the records of " + w + " carry no CPU time (a run written before results schema 1.2)"})

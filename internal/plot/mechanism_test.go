@@ -31,7 +31,7 @@ func TestMechanismChart(t *testing.T) {
 	assert.Equal(t, []string{"Host QoS 9 background", "Host QoS 33 user-interactive", "VM QoS 9 background", "VM QoS 33 user-interactive"}, legend)
 	// Host background's 12 repeats sit far left of user-interactive's, at
 	// the same speed.
-	pts := shareSpeedPoints(in.Analysis.Cells, series{target: "host", qos: 9})
+	pts := shareSpeedPoints(in.Summary.Cells, series{target: "host", qos: 9})
 	require.Len(t, pts, 12)
 	for _, p := range pts {
 		assert.Less(t, p.X, 0.03)

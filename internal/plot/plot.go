@@ -31,9 +31,9 @@ type Input struct {
 	// Name is the run's name, shown in subtitles; may be empty.
 	Name    string
 	Samples []results.Sample
-	// Analysis is summary.Analyze(Samples, "host", "vm"); when it has no
+	// Summary is summary.Analyze(Samples, "host", "vm"); when it has no
 	// cells but Samples has records, Charts computes it.
-	Analysis  summary.Analysis
+	Summary   summary.Summary
 	Telemetry []telemetry.Sample
 }
 
@@ -81,8 +81,8 @@ func Formats() []string { return []string{"png", "svg", "pdf"} }
 // Families order, and says which charts it skipped and why. It draws
 // nothing yet: Render does.
 func Charts(in Input) ([]Chart, []Skipped) {
-	if len(in.Analysis.Cells) == 0 && len(in.Samples) > 0 {
-		in.Analysis = summary.Analyze(in.Samples, "host", "vm")
+	if len(in.Summary.Cells) == 0 && len(in.Samples) > 0 {
+		in.Summary = summary.Analyze(in.Samples, "host", "vm")
 	}
 	var charts []Chart
 	var skipped []Skipped

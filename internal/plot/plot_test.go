@@ -53,7 +53,7 @@ func filter(in Input, keep func(results.Sample) bool) Input {
 			out.Samples = append(out.Samples, s)
 		}
 	}
-	out.Analysis = summary.Analyze(out.Samples, "host", "vm")
+	out.Summary = summary.Analyze(out.Samples, "host", "vm")
 	return out
 }
 
@@ -154,16 +154,16 @@ func TestChartsSkipCompletionTimesOfDurationCells(t *testing.T) {
 		strings.SplitN(reasons[0], ":", 2)[0], strings.SplitN(reasons[1], ":", 2)[0], strings.SplitN(reasons[2], ":", 2)[0]})
 }
 
-// TestChartsComputeAnalysis: a caller that passes samples alone gets the
+// TestChartsComputeSummary: a caller that passes samples alone gets the
 // same charts as one that analysed them.
-func TestChartsComputeAnalysis(t *testing.T) {
+func TestChartsComputeSummary(t *testing.T) {
 	in := loadRun(t, "linux-fixture")
-	withAnalysis, _ := Charts(in)
-	in.Analysis = summary.Analysis{}
+	withSummary, _ := Charts(in)
+	in.Summary = summary.Summary{}
 	without, _ := Charts(in)
-	require.Equal(t, names(withAnalysis), names(without))
+	require.Equal(t, names(withSummary), names(without))
 	var a, b bytes.Buffer
-	require.NoError(t, withAnalysis[0].Render(&a, "svg"))
+	require.NoError(t, withSummary[0].Render(&a, "svg"))
 	require.NoError(t, without[0].Render(&b, "svg"))
 	assert.Equal(t, a.String(), b.String())
 }
@@ -250,7 +250,7 @@ func TestThroughputLegendCarriesRegressions(t *testing.T) {
 	require.Len(t, sel, 1)
 	all := texts(renderSVG(t, sel[0]))
 	n := 0
-	for _, r := range in.Analysis.Regressions {
+	for _, r := range in.Summary.Regressions {
 		if r.Workload != "fp" {
 			continue
 		}

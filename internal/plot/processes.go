@@ -96,7 +96,7 @@ func processTimeFigure(in Input, n int, samples []results.Sample) *figure {
 		}
 		var line plotter.XYs
 		for _, i := range sortedKeys(byIndex) {
-			line = append(line, plotter.XY{X: float64(i), Y: float64(analysis.Summarize(byIndex[i]).Median)})
+			line = append(line, plotter.XY{X: float64(i), Y: float64(analysis.OrderStatsOf(byIndex[i]).Median)})
 		}
 		ls := lineStyle(se.target, others, se.qos)
 		if len(line) >= 2 {

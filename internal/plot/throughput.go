@@ -17,14 +17,14 @@ import (
 // QoS), as reference 001's chart does: host and VM lines that coincide are
 // the subsumption the tool looks for.
 func throughputCharts(in Input) ([]Chart, []Skipped) {
-	workloads := workloadsOf(in.Analysis.Cells, isCompute)
+	workloads := workloadsOf(in.Summary.Cells, isCompute)
 	if len(workloads) == 0 {
 		return nil, []Skipped{{familyThroughput, "no thread-scaling workload (fp, int, mmul, pi) in this run"}}
 	}
 	var out []Chart
 	var skipped []Skipped
 	for _, w := range workloads {
-		cells := cellsOf(in.Analysis.Cells, func(c analysis.Cell) bool { return c.Workload == w && c.Phase == "" })
+		cells := cellsOf(in.Summary.Cells, func(c analysis.Cell) bool { return c.Workload == w && c.Phase == "" })
 		f, ok := throughputFigure(in, w, cells)
 		if !ok {
 			skipped = append(skipped, Skipped{stem(familyThroughput, w), "no repeat of " + w + " has a rate"})
@@ -73,7 +73,7 @@ func throughputFigure(in Input, workload string, cells []analysis.Cell) (*figure
 		}
 		pts := &plotter.Scatter{XYs: xys, GlyphStyle: glyphStyle(s.target, others, s.qos)}
 		entry := legendEntry{thumbs: []plot.Thumbnailer{glyphThumb{pts.GlyphStyle}}}
-		reg, ok := regressionFor(in.Analysis.Regressions, s.target, workload, s.qos)
+		reg, ok := regressionFor(in.Summary.Regressions, s.target, workload, s.qos)
 		entry.text = seriesText(s.target, s.qos) + ": no fit (one thread count)"
 		if ok && reg.ThreadCounts > 1 {
 			entry.text = fmt.Sprintf("%s: no fit (%d thread counts; a line needs %d)", seriesText(s.target, s.qos), reg.ThreadCounts, analysis.MinThreadCounts)

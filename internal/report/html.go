@@ -24,7 +24,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		HTMLCharts    []htmlChart
 		QoSIntro      string
 		TelemetryRows []summary.TelemetryRow
-	}{r, charts, summary.QoSNotesIntro, summary.TelemetryRows(r.Analysis.Telemetry)}
+	}{r, charts, summary.QoSNotesIntro, summary.TelemetryRows(r.Summary.Telemetry)}
 	var buf bytes.Buffer
 	if err := htmlTemplate.Execute(&buf, data); err != nil {
 		return err
@@ -123,16 +123,16 @@ var htmlTemplate = page("report", `<!DOCTYPE html>
 <body>
 <h1>qoslab report: {{.Run.Name}}</h1>
 <p class="meta">{{.Status}} · qoslab {{.Run.ToolVersion}} · results schema {{.Run.SchemaVersion}} · seed {{.Run.Seed}}</p>
-{{with .Analysis.Partial}}<p class="meta"><strong>{{.}}.</strong></p>{{end}}
+{{with .Summary.Partial}}<p class="meta"><strong>{{.}}.</strong></p>{{end}}
 <p class="platform">{{.Platform}}</p>
 {{with .Contention}}<p class="platform">{{.}}</p>{{end}}
 
 <h2>Verdict</h2>
-{{if .Analysis.Verdicts}}<ul class="verdict">{{range .VerdictLines}}<li>{{.Text}}{{if or .Mechanism .Warnings}}<ul class="warnings">{{with .Mechanism}}<li><strong>mechanism:</strong> {{.}}</li>{{end}}{{range .Warnings}}<li><strong>warning:</strong> {{.}}</li>{{end}}</ul>{{end}}</li>{{end}}</ul>
+{{if .Summary.Verdicts}}<ul class="verdict">{{range .VerdictLines}}<li>{{.Text}}{{if or .Mechanism .Warnings}}<ul class="warnings">{{with .Mechanism}}<li><strong>mechanism:</strong> {{.}}</li>{{end}}{{range .Warnings}}<li><strong>warning:</strong> {{.}}</li>{{end}}</ul>{{end}}</li>{{end}}</ul>
 <p class="meta">{{.VerdictRule}}</p>
 {{else}}<p>No verdict: no workload ran on both the host and the VM.</p>{{end}}
 {{with .OtherWarnings}}<ul class="verdict">{{range .}}<li><strong>warning:</strong> {{.}}</li>{{end}}</ul>{{end}}
-{{with .Analysis.Findings}}<h2>Findings</h2>
+{{with .Summary.Findings}}<h2>Findings</h2>
 <ul class="verdict">{{range .}}<li>{{.String}}</li>{{end}}</ul>{{end}}
 
 <h2>Charts</h2>

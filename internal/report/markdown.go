@@ -35,7 +35,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 func (r *Report) markdownHead(b *strings.Builder) {
 	fmt.Fprintf(b, "# qoslab report: %s\n\n", md(r.Run.Name))
 	fmt.Fprintf(b, "%s · qoslab %s · results schema %s · seed %d\n\n", md(r.Status()), md(r.Run.ToolVersion), r.Run.SchemaVersion, r.Run.Seed)
-	if p := r.Analysis.Partial; p != "" {
+	if p := r.Summary.Partial; p != "" {
 		fmt.Fprintf(b, "**%s.**\n\n", md(p))
 	}
 	fmt.Fprintf(b, "> %s\n\n", md(r.Platform()))
@@ -48,11 +48,11 @@ func (r *Report) markdownHead(b *strings.Builder) {
 // findings.
 func (r *Report) markdownVerdict(b *strings.Builder) {
 	b.WriteString("## Verdict\n\n")
-	if len(r.Analysis.Verdicts) == 0 {
+	if len(r.Summary.Verdicts) == 0 {
 		b.WriteString("No verdict: no workload ran on both the host and the VM.\n\n")
 	}
-	for _, v := range r.VerdictLines() {
-		fmt.Fprintf(b, "- %s\n", md(v.Text))
+	for i, v := range r.VerdictLines() {
+		fmt.Fprintln(b, summary.Plain.MarkdownVerdict(r.Summary.Verdicts[i]))
 		if v.Mechanism != "" {
 			fmt.Fprintf(b, "  - **mechanism:** %s\n", md(v.Mechanism))
 		}
@@ -63,13 +63,13 @@ func (r *Report) markdownVerdict(b *strings.Builder) {
 	for _, w := range r.OtherWarnings() {
 		fmt.Fprintf(b, "- **warning:** %s\n", md(w))
 	}
-	if len(r.Analysis.Verdicts) > 0 {
+	if len(r.Summary.Verdicts) > 0 {
 		fmt.Fprintf(b, "\n%s\n\n", md(r.VerdictRule()))
 	}
 
-	if len(r.Analysis.Findings) > 0 {
+	if len(r.Summary.Findings) > 0 {
 		b.WriteString("## Findings\n\n")
-		for _, f := range r.Analysis.Findings {
+		for _, f := range r.Summary.Findings {
 			fmt.Fprintf(b, "- %s\n", md(f.String()))
 		}
 		b.WriteString("\n")
@@ -103,10 +103,10 @@ func (r *Report) markdownTelemetry(b *strings.Builder) {
 	if len(r.TelemetryNotes) > 0 {
 		b.WriteString("\n")
 	}
-	if len(r.Analysis.Telemetry) == 0 {
+	if len(r.Summary.Telemetry) == 0 {
 		b.WriteString("Telemetry was not recorded for this run.\n")
 	} else {
-		summary.WriteTelemetryMarkdown(b, r.Analysis.Telemetry)
+		summary.WriteTelemetryMarkdown(b, r.Summary.Telemetry)
 	}
 }
 

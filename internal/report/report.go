@@ -28,12 +28,12 @@ const markdownFile = "report.md"
 // directory.
 type Report struct {
 	// Path is the results directory.
-	Path     string
-	Run      results.Run
-	Analysis summary.Analysis
-	Tables   []summary.Table
-	Charts   []plot.Chart
-	Skipped  []plot.Skipped
+	Path    string
+	Run     results.Run
+	Summary summary.Summary
+	Tables  []summary.Table
+	Charts  []plot.Chart
+	Skipped []plot.Skipped
 	// Notes are what the reader should know about the data itself: a torn
 	// end, skipped telemetry lines.
 	Notes []string
@@ -57,19 +57,19 @@ func Load(path string) (*Report, error) {
 // newReport analyzes a loaded results directory and draws its charts.
 func newReport(l *results.Loaded) *Report {
 	r := &Report{Path: l.Path, Run: l.Run, Notes: l.Notes, TelemetryNotes: l.TelemetryNotes(), Samples: len(l.Samples)}
-	r.Analysis = summary.Of(l)
-	r.Tables = summary.Tables(r.Analysis)
-	r.Charts, r.Skipped = plot.Charts(plot.Input{Name: l.Run.Name, Samples: l.Samples, Analysis: r.Analysis, Telemetry: l.Telemetry})
+	r.Summary = summary.Of(l)
+	r.Tables = summary.Tables(r.Summary)
+	r.Charts, r.Skipped = plot.Charts(plot.Input{Name: l.Run.Name, Samples: l.Samples, Summary: r.Summary, Telemetry: l.Telemetry})
 	return r
 }
 
 // Publish reads the results directory at path once and writes everything
 // made from it: summary.{json,csv,md}, the charts and report.{html,md}. It
-// prints to w the directory, the terminal summary (summary.WriteTerminal)
-// and where the report is, and to notes what a reader should know about the
-// data (a torn end). Failing to draw the report loses no measurement:
+// prints to w the directory, the terminal summary (summary.WriteTerminal,
+// the verdicts' answers in style) and where the report is, and to notes
+// what a reader should know about the data (a torn end). Failing to draw the report loses no measurement:
 // `qoslab report DIR` draws it again.
-func Publish(path string, w, notes io.Writer) (*Report, error) {
+func Publish(path string, w, notes io.Writer, style summary.Style) (*Report, error) {
 	r, err := Load(path)
 	if err != nil {
 		return nil, err
@@ -77,11 +77,11 @@ func Publish(path string, w, notes io.Writer) (*Report, error) {
 	for _, n := range r.Notes {
 		fmt.Fprintln(notes, "note: "+n)
 	}
-	if err := summary.Write(r.Path, r.Analysis); err != nil {
+	if err := summary.Write(r.Path, r.Summary); err != nil {
 		return r, fmt.Errorf("write summaries: %w", err)
 	}
 	fmt.Fprintf(w, "results: %s (%s)\n", r.Path, units.Plural(r.Samples, "sample"))
-	summary.WriteTerminal(w, r.Analysis)
+	style.WriteTerminal(w, r.Summary)
 	if _, err := r.Write(); err != nil {
 		return r, fmt.Errorf("write report: %w (the results are kept; draw it again with qoslab report %s)", err, r.Path)
 	}
@@ -236,17 +236,17 @@ func modelSentence(machines json.RawMessage) string {
 	sort.Strings(names)
 	var out []string
 	for _, t := range names {
-		if line := modelLine(t, byTarget[t]); line != "" {
+		if line := ModelLine(t, byTarget[t]); line != "" {
 			out = append(out, line)
 		}
 	}
 	return strings.Join(out, " ")
 }
 
-// modelLine says, for a VM in a device model other than its backend's own,
+// ModelLine says, for a VM in a device model other than its backend's own,
 // what ran it: "vm: qemu (tcg), device model vz: ...". "" for the
 // backend's own model.
-func modelLine(target string, mi hv.MachineInfo) string {
+func ModelLine(target string, mi hv.MachineInfo) string {
 	if mi.Model == "" {
 		return ""
 	}
@@ -270,21 +270,21 @@ type VerdictLine struct {
 // VerdictLines are the verdicts as the report shows them: "fp: QoS
 // subsumed in VM: yes (...)", each with its mechanism and warnings.
 func (r *Report) VerdictLines() []VerdictLine {
-	per, _ := summary.Warnings(r.Analysis)
-	out := make([]VerdictLine, len(r.Analysis.Verdicts))
-	for i, v := range r.Analysis.Verdicts {
-		out[i] = VerdictLine{Text: analysis.WorkloadText(v.Host.Workload, v.Host.Phase) + ": " + v.String(), Mechanism: v.MechanismLine(), Warnings: per[i]}
+	per, _ := summary.Warnings(r.Summary)
+	out := make([]VerdictLine, len(r.Summary.Verdicts))
+	for i, v := range r.Summary.Verdicts {
+		out[i] = VerdictLine{Text: summary.VerdictText(v), Mechanism: v.MechanismLine(), Warnings: per[i]}
 	}
 	return out
 }
 
 // VerdictRule says what SI is, the margins the verdicts used and the
 // test's level (analysis.VerdictRule).
-func (r *Report) VerdictRule() string { return analysis.VerdictRule(r.Analysis.Margins) }
+func (r *Report) VerdictRule() string { return analysis.VerdictRule(r.Summary.Margins) }
 
 // OtherWarnings are the warnings of workloads that have no verdict.
 func (r *Report) OtherWarnings() []string {
-	_, rest := summary.Warnings(r.Analysis)
+	_, rest := summary.Warnings(r.Summary)
 	return rest
 }
 

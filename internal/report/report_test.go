@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/results"
 )
 
@@ -190,12 +192,22 @@ func TestReportWarnsBesideTheVerdict(t *testing.T) {
 	assert.Equal(t, strings.Count(md.String(), "**warning:**"), strings.Count(md.String(), " ! |"), "each warned cell is marked in its table")
 
 	// The same cell with its five repeats close together is not warned about.
-	for i, c := range r.Analysis.Cells {
+	for i, c := range r.Summary.Cells {
 		if c.Dispersion.Flag != "" {
-			r.Analysis.Cells[i].Dispersion = analysis.Disperse([]float64{1.1e6, 1.12e6, 1.13e6, 1.15e6, 1.14e6}, "loops/s")
+			r.Summary.Cells[i].Dispersion = analysis.Disperse([]float64{1.1e6, 1.12e6, 1.13e6, 1.15e6, 1.14e6}, "loops/s")
 		}
 	}
 	md.Reset()
 	require.NoError(t, r.WriteMarkdown(&md))
 	assert.NotContains(t, md.String(), warn)
+}
+
+// A VM in the vz model is said to be QEMU's in the report's platform line
+// (as under bench's table): never taken for a Mac.
+func TestVZModelIsSaidToBeQEMUs(t *testing.T) {
+	machines, err := json.Marshal(map[string]hv.MachineInfo{"vm": {Backend: "qemu", Accel: "tcg", Model: hv.ModelVZ}})
+	require.NoError(t, err)
+	r := &Report{Run: results.Run{Machines: machines, Targets: map[string]json.RawMessage{"vm": json.RawMessage(`{"os": "linux", "arch": "arm64", "virtualized": true}`)}}}
+	assert.Contains(t, r.Platform(), "Measured on vm: linux/arm64, virtualized. vm: qemu (tcg), device model vz: the guest laid out as Virtualization.framework lays it out")
+	assert.Contains(t, r.Platform(), "not Apple silicon results")
 }

@@ -2,7 +2,7 @@
 // (ParseSpec, LoadSpec) or picks among the built-in specs (DefaultSpec),
 // read strictly with every problem reported at once, its defaults filled
 // in and its values checked (Validate); the VM size it implies (VMSize),
-// its smoke-run form (Quick), and the reference of its keys that
+// its smoke-run form (Shrink), and the reference of its keys that
 // docs/spec.md is written from.
 package spec
 
@@ -106,7 +106,7 @@ type Spec struct {
 	// host, outside any VM, for the whole run, each pinned to a CPU; or
 	// contention.All, one on every CPU qoslab may use.
 	Contention contention.SpinnerCount `json:"contention"`
-	// Quick is set by Quick: loops and sizes were shrunk for a smoke run.
+	// Quick is set by Shrink: loops and sizes were shrunk for a smoke run.
 	Quick bool `json:"quick,omitempty"`
 	// TelemetryMs is the telemetry sampling interval while each timed cell
 	// runs, on the host and in the guest; 0 turns telemetry off.
@@ -583,7 +583,7 @@ func (e MatrixEntry) problems(at string) []string {
 	return p
 }
 
-// Quick returns s shrunk for a smoke run, marked Quick: every compute
+// Shrink returns s shrunk for a smoke run (--quick), marked Quick: every compute
 // workload's loops capped at its catalog.Workload.QuickLoops, every
 // fixed-duration cell at quickDuration, every compression size at
 // catalog.QuickSize, an entry's thread counts cut to quickThreadCounts (the
@@ -599,7 +599,7 @@ func (e MatrixEntry) problems(at string) []string {
 // under emulation), which is why procs keeps one count; and about 0.4 s
 // of orchestration per cell run (request, telemetry, the host's sampling),
 // which is why thread counts are cut: it is most of subsumption's time.
-func Quick(s Spec) Spec {
+func Shrink(s Spec) Spec {
 	out := s
 	out.Matrix = make([]MatrixEntry, len(s.Matrix))
 	for i, e := range s.Matrix {

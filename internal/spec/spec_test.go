@@ -389,9 +389,9 @@ func TestParseCounts(t *testing.T) {
 func TestQuick(t *testing.T) {
 	full, err := DefaultSpec("subsumption")
 	require.NoError(t, err)
-	q := Quick(full)
+	q := Shrink(full)
 	assert.True(t, q.Quick)
-	assert.False(t, full.Quick, "Quick returns a copy")
+	assert.False(t, full.Quick, "Shrink returns a copy")
 	assert.Equal(t, uint64(2e8), full.Matrix[0].Loops, "the original keeps its loops")
 	assert.Equal(t, catalog.Lookup("fp").QuickLoops, q.Matrix[0].Loops)
 	for _, e := range q.Matrix[1:] {
@@ -401,14 +401,14 @@ func TestQuick(t *testing.T) {
 	assert.Equal(t, full.Matrix[0].QoS, q.Matrix[0].QoS)
 	assert.Equal(t, []int{1, 2, 4}, q.Matrix[0].Threads, "1-4 threads: the smallest, the one halfway and the largest, enough for a regression line")
 	require.NoError(t, q.Validate())
-	assert.Equal(t, q, Quick(q), "shrinking twice changes nothing more")
+	assert.Equal(t, q, Shrink(q), "shrinking twice changes nothing more")
 
 	q.Matrix[0].Threads[0] = 99
 	assert.Equal(t, 1, full.Matrix[0].Threads[0], "the copy shares no slices with the original")
 
 	small, err := ParseSpec([]byte("matrix: [{workload: fp, loops: 1000}, {workload: compress, size: 1MiB}, {workload: pi, loops: 1e9, threads: 1-4}, {workload: mmul}]"), "t")
 	require.NoError(t, err)
-	qs := Quick(small)
+	qs := Shrink(small)
 	assert.Equal(t, uint64(1000), qs.Matrix[0].Loops, "what is already small stays")
 	assert.Equal(t, int64(1<<20), qs.Matrix[1].SizeBytes)
 	assert.Equal(t, uint64(1e6), qs.Matrix[2].Loops)
@@ -418,7 +418,7 @@ func TestQuick(t *testing.T) {
 
 	procs, err := ParseSpec([]byte("matrix: [{workload: procs, threads: 10-70/10}]"), "t")
 	require.NoError(t, err)
-	assert.Equal(t, []int{10}, Quick(procs).Matrix[0].Threads, "procs keeps its smallest count: every process costs its start")
+	assert.Equal(t, []int{10}, Shrink(procs).Matrix[0].Threads, "procs keeps its smallest count: every process costs its start")
 }
 
 // Every embedded spec parses and is named as its file is.
@@ -441,7 +441,7 @@ func TestDefaultRepeatsCanBeSignificant(t *testing.T) {
 		s, err := DefaultSpec(name)
 		require.NoError(t, err, name)
 		assert.Equal(t, DefaultRepeats, s.Repeats, name)
-		assert.Equal(t, s.Repeats, Quick(s).Repeats, name+": --quick keeps the repeats")
+		assert.Equal(t, s.Repeats, Shrink(s).Repeats, name+": --quick keeps the repeats")
 	}
 	s, err := ParseSpec([]byte("matrix: [{workload: fp}]\n"), "t")
 	require.NoError(t, err)
@@ -503,7 +503,7 @@ func TestSpecContention(t *testing.T) {
 }
 
 // duration replaces loops: no default loops are filled in, the series
-// key says duration, and Quick caps it.
+// key says duration, and Shrink caps it.
 func TestSpecDuration(t *testing.T) {
 	s, err := ParseSpec([]byte("matrix: [{workload: fp, qos: 9, duration: 1500ms}, {workload: int, qos: 9}]\n"), "t")
 	require.NoError(t, err)
@@ -511,7 +511,7 @@ func TestSpecDuration(t *testing.T) {
 	assert.Zero(t, s.Matrix[0].Loops, "no default loops beside a duration")
 	assert.NotZero(t, s.Matrix[1].Loops, "an entry without duration keeps its default loops")
 	assert.Equal(t, "host fp qos=9 threads=1 duration=1.5s", s.Matrix[0].SeriesKey(TargetHost, 9, 1))
-	assert.Equal(t, quickDuration, Quick(s).Matrix[0].Duration)
+	assert.Equal(t, quickDuration, Shrink(s).Matrix[0].Duration)
 
 	b, err := json.Marshal(s)
 	require.NoError(t, err)
@@ -562,7 +562,7 @@ func TestDefaultSpecsOfTheSeedExperiments(t *testing.T) {
 			src, err := DefaultSpecSource(c.name)
 			require.NoError(t, err)
 			assert.Contains(t, string(src), "docs/references.md", "cites its article")
-			q := Quick(s)
+			q := Shrink(s)
 			assert.Less(t, q.Matrix[0].Loops, e.Loops, "--quick shrinks it")
 		})
 	}

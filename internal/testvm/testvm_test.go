@@ -49,3 +49,21 @@ func TestLookPath(t *testing.T) {
 	LookPath(r, "qemu-nonesuch", "install it")
 	assert.Equal(t, "fail: QOSLAB_REQUIRE_VM=1 but no qemu-nonesuch (install it)", r.ended)
 }
+
+// QOSLAB_REQUIRE_FLEET asks for the fleet test's tools, and only for
+// those: each variable makes its own tests fail, not the other's.
+func TestMissingFleetToolSkipsUnlessTheFleetIsRequired(t *testing.T) {
+	for _, tc := range []struct{ vm, fleet, want, wantVM string }{
+		{"", "", "skip: no sshd", "skip: no qemu"},
+		{"1", "", "skip: no sshd", "fail: QOSLAB_REQUIRE_VM=1 but no qemu (run make setup)"},
+		{"", "1", "fail: QOSLAB_REQUIRE_FLEET=1 but no sshd (run make test-deps)", "skip: no qemu"},
+	} {
+		t.Setenv(requireEnv, tc.vm)
+		t.Setenv(requireFleetEnv, tc.fleet)
+		r := &recorder{TB: t}
+		MissingFleetTool(r, "no sshd", "run make test-deps")
+		assert.Equal(t, tc.want, r.ended, "VM %q, fleet %q", tc.vm, tc.fleet)
+		Missing(r, "no qemu", "run make setup")
+		assert.Equal(t, tc.wantVM, r.ended, "VM %q, fleet %q", tc.vm, tc.fleet)
+	}
+}

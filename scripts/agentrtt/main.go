@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/qoslab/qoslab/internal/agent"
-	"github.com/qoslab/qoslab/internal/experiment"
+	"github.com/qoslab/qoslab/internal/guestvm"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/hv/qemu"
 	"github.com/qoslab/qoslab/internal/image"
@@ -73,7 +73,7 @@ func main() {
 	defer os.RemoveAll(dir)
 	cache, _ := os.UserCacheDir()
 	backend := qemu.New(qemu.Options{CacheDir: cache + "/qoslab"})
-	m, c, err := experiment.BootVM(ctx, backend, os.Stderr, hv.Spec{Name: "rtt", Image: img, CPUs: 2, MemoryMiB: 1024, Accel: *accel, StateDir: dir}, hv.DefaultBootTimeout, "")
+	m, c, err := guestvm.Boot(ctx, backend, os.Stderr, hv.Spec{Name: "rtt", Image: img, CPUs: 2, MemoryMiB: 1024, Accel: *accel, StateDir: dir}, hv.DefaultBootTimeout, "")
 	if err != nil {
 		fail(err)
 	}

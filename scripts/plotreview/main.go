@@ -85,5 +85,5 @@ func load(name string) (plot.Input, error) {
 		return plot.Input{}, fmt.Errorf("fixture %s has a torn tail", name)
 	}
 	samples := results.Samples(recs)
-	return plot.Input{Name: d.Run.Name, Samples: samples, Analysis: summary.Analyze(samples, "host", "vm")}, nil
+	return plot.Input{Name: d.Run.Name, Samples: samples, Summary: summary.Analyze(samples, "host", "vm")}, nil
 }

@@ -13,8 +13,8 @@ type accelHost struct {
 	KVMFix       string // what to do about KVMProblem
 	HVFProblem   string // "" when Hypervisor.framework is there
 	// KVMFailure is a remembered failed probe for this QEMU and kernel.
-	KVMFailure  *probeFailure
-	VerdictFile string
+	KVMFailure   *probeFailure
+	FailuresFile string
 	// CanProbe: the spec has a Ready function to tell a boot that reached
 	// the agent from one that hangs.
 	CanProbe bool
@@ -79,7 +79,7 @@ func planAccel(requested, imageArch string, h accelHost) (accelPlan, error) {
 			f := h.KVMFailure
 			return accelPlan{Accel: AccelTCG, Note: fmt.Sprintf(
 				"KVM probe failed at %s (%s); %s The verdict is kept in %s until %s; delete that file to probe again.",
-				f.At.Local().Format(time.DateTime), f.Reason, slowTCG, h.VerdictFile, f.At.Add(probeVerdictTTL).Local().Format(time.DateTime))}, nil
+				f.At.Local().Format(time.DateTime), f.Reason, slowTCG, h.FailuresFile, f.At.Add(probeFailureTTL).Local().Format(time.DateTime))}, nil
 		case !h.CanProbe:
 			// Nothing can tell a hung KVM boot from a slow one: trust KVM.
 			return accelPlan{Accel: accelKVM}, nil

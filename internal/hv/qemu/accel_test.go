@@ -9,7 +9,7 @@ import (
 )
 
 func TestPlanAccel(t *testing.T) {
-	linux := accelHost{GOOS: "linux", GOARCH: "amd64", CanProbe: true, VerdictFile: "/cache/kvm-probe.json"}
+	linux := accelHost{GOOS: "linux", GOARCH: "amd64", CanProbe: true, FailuresFile: "/cache/kvm-probe.json"}
 	mac := accelHost{GOOS: "darwin", GOARCH: "arm64", CanProbe: true}
 	failure := &probeFailure{At: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC), Reason: "no agent within 15s (nested KVM?)"}
 	with := func(h accelHost, f func(*accelHost)) accelHost { f(&h); return h }
@@ -30,7 +30,7 @@ func TestPlanAccel(t *testing.T) {
 		{"linux remembers a failed probe", "", "amd64", with(linux, func(h *accelHost) { h.KVMFailure = failure }),
 			accelPlan{Accel: AccelTCG}, "delete that file to probe again"},
 		{"cross-architecture image", "", "arm64", linux, accelPlan{Accel: AccelTCG}, "The image is arm64 and this host amd64"},
-		{"forced KVM skips the probe and the verdict", "kvm", "amd64", with(linux, func(h *accelHost) { h.KVMFailure = failure }), accelPlan{Accel: accelKVM}, ""},
+		{"forced KVM skips the probe and the remembered failure", "kvm", "amd64", with(linux, func(h *accelHost) { h.KVMFailure = failure }), accelPlan{Accel: accelKVM}, ""},
 		{"forced TCG", "tcg", "amd64", linux, accelPlan{Accel: AccelTCG}, ""},
 		{"mac uses hvf", "", "arm64", mac, accelPlan{Accel: accelHVF}, ""},
 		{"mac without hvf", "", "arm64", with(mac, func(h *accelHost) { h.HVFProblem = "no kern.hv_support" }), accelPlan{Accel: AccelTCG}, "No Hypervisor.framework"},

@@ -73,19 +73,19 @@ func (b *Backend) kvmChecks(now time.Time) []hv.Check {
 	dev.OK, dev.Detail = true, "present and accessible"
 
 	probe := hv.Check{Name: "KVM probe", OK: true, Detail: "no failed probe remembered; the next start probes KVM"}
-	file := b.verdictFile()
+	file := b.failuresFile()
 	if file == "" {
 		probe.Detail = "no cache directory: every start probes KVM"
 		return []hv.Check{dev, probe}
 	}
-	verdicts, err := readProbeVerdicts(file)
+	failures, err := readProbeFailures(file)
 	if err != nil {
 		probe.Detail = err.Error()
 	}
-	if f, ok := verdicts.latest(now); ok {
+	if f, ok := failures.latest(now); ok {
 		probe.OK = false
 		probe.Detail = fmt.Sprintf("KVM present but a probe boot failed at %s: %s (nested KVM hangs?); TCG will be used until %s",
-			f.At.Local().Format(time.DateTime), f.Reason, f.At.Add(probeVerdictTTL).Local().Format(time.DateTime))
+			f.At.Local().Format(time.DateTime), f.Reason, f.At.Add(probeFailureTTL).Local().Format(time.DateTime))
 		probe.Fix = "rm " + file + "  (to probe again), or --accel kvm to force KVM"
 	}
 	return []hv.Check{dev, probe}

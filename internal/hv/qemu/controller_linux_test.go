@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/qoslab/qoslab/internal/hv"
+	"github.com/qoslab/qoslab/internal/testvm"
 )
 
 // controllerEnv makes the test binary act as a controller: it starts a VM
@@ -48,7 +49,7 @@ func runController(image, stateDir, model string) int {
 		img = hv.Image{Arch: "arm64", Kernel: parts[0], UncompressedKernel: parts[1], Initramfs: parts[2]}
 	}
 	spec := hv.Spec{Name: "controller", Image: img, CPUs: 1, MemoryMiB: 128, Accel: AccelTCG, Model: model, StateDir: stateDir}
-	m, err := New(Options{CacheDir: stateDir}).Start(context.Background(), spec)
+	m, err := New(Options{CacheDir: stateDir, VhostVsockDirs: testvm.VhostVsockDirs()}).Start(context.Background(), spec)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

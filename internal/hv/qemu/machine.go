@@ -20,11 +20,11 @@ import (
 	"github.com/qoslab/qoslab/internal/transport"
 )
 
-// How long Stop gives each way of ending QEMU before the next, harder one.
+// How long Stop gives each way of ending QEMU before the next, harder one
+// (then SIGKILL, for hv.KillTimeout).
 const (
 	quitTimeout = 3 * time.Second
 	termTimeout = 2 * time.Second
-	killTimeout = 5 * time.Second
 )
 
 // attachedPoll is how often an attached VM's process is looked at: well
@@ -240,22 +240,8 @@ func (m *machine) stop(ctx context.Context) error {
 		m.Wait(qctx)
 	}
 	cancel()
-	if !m.Ended() {
-		m.signal(syscall.SIGTERM)
-		tctx, cancel := context.WithTimeout(ctx, termTimeout)
-		m.Wait(tctx)
-		cancel()
-	}
-	if !m.Ended() {
-		m.signal(syscall.SIGKILL)
-		// Not ctx: a SIGKILLed process ends promptly, and Stop must not
-		// return while it lives.
-		kctx, cancel := context.WithTimeout(context.Background(), killTimeout)
-		m.Wait(kctx)
-		cancel()
-	}
-	if !m.Ended() {
-		return fmt.Errorf("stop VM %s: qemu (pid %d) is still there %s after SIGKILL", m.info.Name, m.pid, killTimeout)
+	if err := m.Terminate(ctx, termTimeout, m.signal, m.info.Name, fmt.Sprintf("qemu (pid %d)", m.pid)); err != nil {
+		return err
 	}
 	// QEMU removes its sockets and pid file when it exits cleanly, not when
 	// it is killed.

@@ -39,7 +39,7 @@ func TestPlanAccelRunsNothing(t *testing.T) {
 	name, size := kernelKey(img)
 	failure := probeFailure{probeKey: probeKey{QEMU: "/usr/bin/qemu-system-x86_64", QEMUVersion: "QEMU emulator version 7.2", Kernel: name, KernelSize: size, HostKernel: hostKernelRelease()},
 		At: time.Now().Add(-time.Hour), Reason: "no agent within 15s (nested KVM?)"}
-	require.NoError(t, writeProbeVerdicts(filepath.Join(cache, probeVerdictFile), probeVerdicts{Version: probeVerdictsVersion, Failures: []probeFailure{failure}}))
+	require.NoError(t, writeProbeFailures(filepath.Join(cache, probeFailuresFile), probeFailures{Version: probeFailuresVersion, Failures: []probeFailure{failure}}))
 	accel, why, err = b.PlanAccel(hv.Spec{Image: img})
 	require.NoError(t, err)
 	assert.Equal(t, AccelTCG, accel, "a KVM probe that failed for this kernel is remembered")

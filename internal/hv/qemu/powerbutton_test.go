@@ -19,6 +19,7 @@ import (
 	"github.com/qoslab/qoslab/internal/agent"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/image"
+	"github.com/qoslab/qoslab/internal/testvm"
 )
 
 // The power button powers the Linux guest off: QMP's system_powerdown is
@@ -49,7 +50,7 @@ func TestPowerButtonPowersTheGuestOff(t *testing.T) {
 				StateDir: shortTempDir(t), Ready: agentAnswers}
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
-			m, err := New(Options{CacheDir: t.TempDir()}).Start(ctx, spec)
+			m, err := New(Options{CacheDir: t.TempDir(), VhostVsockDirs: testvm.VhostVsockDirs()}).Start(ctx, spec)
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = m.Stop(context.Background()) })
 			pressed := time.Now()

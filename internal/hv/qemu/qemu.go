@@ -35,16 +35,20 @@ type Options struct {
 	// qemu-system-x86_64 and qemu-system-aarch64.
 	QEMUAMD64 string
 	QEMUARM64 string
-	// CacheDir keeps the KVM probe verdict (probeVerdictFile). Empty means
+	// CacheDir remembers failed KVM probes (probeFailuresFile). Empty means
 	// qoslab's directory in the user cache directory; if there is none,
-	// verdicts are not kept and every start with KVM probes.
+	// failures are not remembered and every start with KVM probes.
 	CacheDir string
 	// ProbeTimeout bounds a KVM probe boot; 0 means defaultProbeTimeout.
 	ProbeTimeout time.Duration
 	// VhostVsock is rust-vmm's vhost-device-vsock, the vz model's vsock
-	// device: a path, or a name looked up in PATH and then in cargo's bin
-	// directory. Empty means VhostVsockName.
+	// device: a path, or a name looked up in PATH and then in
+	// VhostVsockDirs. Empty means VhostVsockName.
 	VhostVsock string
+	// VhostVsockDirs are searched for VhostVsock after PATH: cargo's bin
+	// directory (config.CargoBin), where `cargo install` puts it and which
+	// a non-login shell's PATH may lack.
+	VhostVsockDirs []string
 }
 
 // Backend boots VMs with QEMU.
@@ -79,12 +83,12 @@ func New(o Options) *Backend {
 // Name is the backend's name in flags and results.
 func (b *Backend) Name() string { return "qemu" }
 
-// verdictFile is where failed KVM probes are remembered, "" for nowhere.
-func (b *Backend) verdictFile() string {
+// failuresFile is where failed KVM probes are remembered, "" for nowhere.
+func (b *Backend) failuresFile() string {
 	if b.opts.CacheDir == "" {
 		return ""
 	}
-	return filepath.Join(b.opts.CacheDir, probeVerdictFile)
+	return filepath.Join(b.opts.CacheDir, probeFailuresFile)
 }
 
 // binaryName is the emulator configured for images of arch.
@@ -207,14 +211,14 @@ func (b *Backend) check(ctx context.Context, spec hv.Spec) (request, error) {
 	return r, err
 }
 
-// probeKey identifies the boots a KVM probe verdict is about.
+// probeKey identifies the boots a failed KVM probe is about.
 func (r request) probeKey() probeKey {
 	k := probeKey{QEMU: r.qemu, QEMUVersion: r.qemuVersion, HostKernel: hostKernelRelease()}
 	k.Kernel, k.KernelSize = kernelKey(r.spec.Image)
 	return k
 }
 
-// kernelKey is the guest kernel as a probe verdict names it: its file name
+// kernelKey is the guest kernel as a failed probe names it: its file name
 // and version, and its size.
 func kernelKey(img hv.Image) (string, int64) {
 	name := filepath.Base(img.Kernel)
@@ -238,13 +242,13 @@ func (b *Backend) PlanAccel(spec hv.Spec) (accel, why string, err error) {
 		arch = runtime.GOARCH
 	}
 	host := accelHost{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, KVMProblem: kvmProblem(), HVFProblem: hvfProblem(),
-		VerdictFile: b.verdictFile(), CanProbe: true}
+		FailuresFile: b.failuresFile(), CanProbe: true}
 	host.KVMFix = kvmFix(host.KVMProblem)
-	if host.VerdictFile != "" && runtime.GOOS == "linux" {
-		verdicts, _ := readProbeVerdicts(host.VerdictFile)
+	if host.FailuresFile != "" && runtime.GOOS == "linux" {
+		failures, _ := readProbeFailures(host.FailuresFile)
 		kernel, size := kernelKey(spec.Image)
-		for _, f := range verdicts.Failures {
-			if f.Kernel == kernel && f.KernelSize == size && f.HostKernel == hostKernelRelease() && time.Since(f.At) < probeVerdictTTL {
+		for _, f := range failures.Failures {
+			if f.Kernel == kernel && f.KernelSize == size && f.HostKernel == hostKernelRelease() && time.Since(f.At) < probeFailureTTL {
 				host.KVMFailure = &f
 			}
 		}
@@ -266,7 +270,7 @@ func (b *Backend) PlanAccel(spec hv.Spec) (accel, why string, err error) {
 // Start boots spec's VM. With no accelerator asked for on Linux, a KVM
 // boot must reach Ready within the probe timeout, or the VM is stopped and
 // booted again with TCG; a KVM failure that TCG then boots past is
-// remembered for a week (probeVerdictFile in the cache directory), so
+// remembered for a week (probeFailuresFile in the cache directory), so
 // later starts go to TCG at once. Without Ready nothing can tell a hung
 // boot from a slow one, so KVM is used unprobed.
 //
@@ -281,16 +285,16 @@ func (b *Backend) Start(ctx context.Context, spec hv.Spec) (hv.Machine, error) {
 	host := accelHost{
 		GOOS: runtime.GOOS, GOARCH: runtime.GOARCH,
 		KVMProblem: kvmProblem(), HVFProblem: hvfProblem(),
-		VerdictFile: b.verdictFile(), CanProbe: spec.Ready != nil,
+		FailuresFile: b.failuresFile(), CanProbe: spec.Ready != nil,
 	}
 	host.KVMFix = kvmFix(host.KVMProblem)
-	verdicts := probeVerdicts{}
-	if host.VerdictFile != "" && runtime.GOOS == "linux" {
-		verdicts, err = readProbeVerdicts(host.VerdictFile)
+	failures := probeFailures{}
+	if host.FailuresFile != "" && runtime.GOOS == "linux" {
+		failures, err = readProbeFailures(host.FailuresFile)
 		if err != nil {
 			fmt.Fprintln(r.log, err)
 		}
-		if f, ok := verdicts.failed(r.probeKey(), time.Now()); ok {
+		if f, ok := failures.failed(r.probeKey(), time.Now()); ok {
 			host.KVMFailure = &f
 		}
 	}
@@ -333,12 +337,12 @@ func (b *Backend) Start(ctx context.Context, spec hv.Spec) (hv.Machine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start VM %s: the KVM probe failed (%s), then TCG failed too: %w", r.name, reason, err)
 	}
-	if host.VerdictFile != "" {
+	if host.FailuresFile != "" {
 		failure := probeFailure{probeKey: r.probeKey(), At: time.Now(), Reason: reason}
-		if err := writeProbeVerdicts(host.VerdictFile, verdicts.record(failure, time.Now())); err != nil {
+		if err := writeProbeFailures(host.FailuresFile, failures.record(failure, time.Now())); err != nil {
 			fmt.Fprintln(r.log, err)
 		} else {
-			fmt.Fprintf(r.log, "Remembered in %s for %d days: later starts use TCG at once; delete that file to probe again.\n", host.VerdictFile, probeVerdictTTL/(24*time.Hour))
+			fmt.Fprintf(r.log, "Remembered in %s for %d days: later starts use TCG at once; delete that file to probe again.\n", host.FailuresFile, probeFailureTTL/(24*time.Hour))
 		}
 	}
 	return m, nil
@@ -361,11 +365,11 @@ func (b *Backend) bootReady(ctx context.Context, r request, accel string, timeou
 	if timeout > 0 {
 		rctx, cancel = context.WithTimeout(ctx, timeout)
 	}
-	err = m.awaitReady(rctx, r.spec.Ready)
+	err = hv.AwaitReady(rctx, m, r.spec.Ready, "qemu")
 	timedOut := timeout > 0 && errors.Is(rctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	cancel()
 	if err != nil {
-		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), quitTimeout+termTimeout+killTimeout)
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), quitTimeout+termTimeout+hv.KillTimeout)
 		_ = m.Stop(stopCtx)
 		cancel()
 		if timedOut {
@@ -383,30 +387,6 @@ func (b *Backend) bootReady(ctx context.Context, r request, accel string, timeou
 		return nil, err
 	}
 	return m, nil
-}
-
-// awaitReady runs ready until it returns nil, ctx ends, or QEMU does.
-func (m *machine) awaitReady(ctx context.Context, ready func(context.Context, hv.Machine) error) error {
-	rctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() {
-		select {
-		case <-m.Done():
-			cancel()
-		case <-rctx.Done():
-		}
-	}()
-	err := ready(rctx, m)
-	if err == nil {
-		return nil
-	}
-	if m.Ended() {
-		if exit := m.Err(); exit != nil {
-			return fmt.Errorf("qemu ended before the agent answered: %w", exit)
-		}
-		return errors.New("qemu ended before the agent answered")
-	}
-	return err
 }
 
 // boot starts QEMU with accel, connects to QMP and reads the vCPU
@@ -469,7 +449,7 @@ func (b *Backend) boot(ctx context.Context, r request, accel string) (*machine, 
 		go m.watchDaemon()
 	}
 	if err := m.readThreads(ctx, r.spec.Detach); err != nil {
-		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), quitTimeout+termTimeout+killTimeout)
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), quitTimeout+termTimeout+hv.KillTimeout)
 		defer cancel()
 		_ = m.Stop(stopCtx)
 		return nil, time.Time{}, err

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/qoslab/qoslab/internal/atomicfile"
 	"github.com/qoslab/qoslab/internal/hv"
 )
 
@@ -63,7 +64,7 @@ func ReadState(stateDir string) (State, error) {
 // writeState replaces vm.json.
 func writeState(stateDir string, s State) error {
 	s.Version = stateVersion
-	if err := hv.WriteJSONFile(filepath.Join(stateDir, hv.StateFile), s); err != nil {
+	if err := atomicfile.WriteJSON(filepath.Join(stateDir, hv.StateFile), s); err != nil {
 		return fmt.Errorf("write VM state: %w", err)
 	}
 	return nil

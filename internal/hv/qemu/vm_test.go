@@ -333,22 +333,22 @@ func TestKVMProbe(t *testing.T) {
 	spec := stubSpec(t, stubImage(t, printMarker, haltForever))
 	spec.Accel, spec.Log = "", &log
 	m := startVM(t, b, spec)
-	verdicts := filepath.Join(cache, probeVerdictFile)
+	remembered := filepath.Join(cache, probeFailuresFile)
 	t.Logf("KVM probe with a %s timeout: %s; log:\n%s", b.opts.ProbeTimeout, m.Info().Accel, log.String())
 
 	switch m.Info().Accel {
 	case accelKVM:
 		assert.Empty(t, log.String())
-		assert.NoFileExists(t, verdicts)
+		assert.NoFileExists(t, remembered)
 	case AccelTCG:
 		// Nested KVM either hangs in the guest kernel (no agent within the
 		// timeout) or aborts QEMU at start (kvm_pvm does both, by kernel).
 		assert.Regexp(t, `KVM probe: (no agent within 1\.5s \(nested KVM\?\)|the boot failed: .+); using TCG, which is slower\. Force with --accel kvm\|tcg\.`, log.String())
-		assert.FileExists(t, verdicts)
+		assert.FileExists(t, remembered)
 		assert.FileExists(t, filepath.Join(spec.StateDir, probeConsoleLog), "the probe's console is kept")
 		require.NoError(t, m.Stop(context.Background()))
 
-		// The next start believes the verdict and does not probe.
+		// The next start believes the failure and does not probe.
 		log.Reset()
 		m = startVM(t, b, spec)
 		assert.Equal(t, AccelTCG, m.Info().Accel)
@@ -365,7 +365,7 @@ func TestKVMProbe(t *testing.T) {
 		require.NotNil(t, probe)
 		assert.False(t, probe.OK)
 		assert.Contains(t, probe.Detail, "KVM present but a probe boot failed at")
-		assert.Contains(t, probe.Fix, "rm "+verdicts)
+		assert.Contains(t, probe.Fix, "rm "+remembered)
 	default:
 		t.Fatalf("accelerator %q: want kvm or tcg", m.Info().Accel)
 	}

@@ -77,14 +77,15 @@ func vsockDaemonInstallHint() string {
 }
 
 // FindVhostVsock returns the daemon's path and version: the configured
-// name looked up in PATH and then in cargo's bin directory, where `cargo
-// install` puts it and which a non-login shell's PATH may lack. The error
+// name looked up in PATH and then in Options.VhostVsockDirs (cargo's bin
+// directory, where `cargo install` puts it and which a non-login shell's
+// PATH may lack). The error
 // says how to install it (tests outside this package skip on it).
 func (b *Backend) FindVhostVsock(ctx context.Context) (path, version string, err error) {
 	name := b.opts.VhostVsock
 	path, err = exec.LookPath(name)
 	if err != nil && !strings.Contains(name, "/") {
-		for _, dir := range cargoBinDirs(os.Getenv) {
+		for _, dir := range b.opts.VhostVsockDirs {
 			if p, lerr := exec.LookPath(filepath.Join(dir, name)); lerr == nil {
 				path, err = p, nil
 				break
@@ -105,18 +106,6 @@ func (b *Backend) FindVhostVsock(ctx context.Context) (path, version string, err
 		return "", "", fmt.Errorf("%s: %w: reinstall it with %s", path, err, vhostVsockInstall)
 	}
 	return path, version, nil
-}
-
-// cargoBinDirs is where `cargo install` puts binaries: $CARGO_HOME/bin,
-// else ~/.cargo/bin.
-func cargoBinDirs(env func(string) string) []string {
-	if h := env("CARGO_HOME"); h != "" {
-		return []string{filepath.Join(h, "bin")}
-	}
-	if h := env("HOME"); h != "" {
-		return []string{filepath.Join(h, ".cargo", "bin")}
-	}
-	return nil
 }
 
 // parseVhostVsockVersion reads `vhost-device-vsock --version`
@@ -327,7 +316,7 @@ func (d *vsockDaemon) stop() {
 			_ = syscall.Kill(d.pid, syscall.SIGKILL)
 			select {
 			case <-d.done:
-			case <-time.After(killTimeout):
+			case <-time.After(hv.KillTimeout):
 			}
 		}
 	}
@@ -358,7 +347,7 @@ func (m *machine) watchDaemon() {
 	m.mu.Lock()
 	m.fault = fmt.Errorf("%s (pid %d), the VM's vsock device, ended while the VM ran (%s): the agent was out of reach, so the VM was stopped", VhostVsockName, d.pid, d.exitDetail())
 	m.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), quitTimeout+termTimeout+killTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), quitTimeout+termTimeout+hv.KillTimeout)
 	defer cancel()
 	_ = m.Stop(ctx)
 }

@@ -132,15 +132,9 @@ func TestParseVhostVsockVersion(t *testing.T) {
 	assert.Equal(t, "vhost-device-vsock 0.4.1: qoslab is tested with 0.3.0 (cargo install --locked vhost-device-vsock@0.3.0)", versionNote("0.4.1"))
 }
 
-func TestCargoBinDirs(t *testing.T) {
-	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-	assert.Equal(t, []string{"/opt/cargo/bin"}, cargoBinDirs(env(map[string]string{"CARGO_HOME": "/opt/cargo", "HOME": "/root"})))
-	assert.Equal(t, []string{"/home/me/.cargo/bin"}, cargoBinDirs(env(map[string]string{"HOME": "/home/me"})))
-	assert.Empty(t, cargoBinDirs(env(nil)))
-}
-
-// The daemon is found in cargo's bin directory when PATH lacks it, as
-// after `cargo install` in a shell whose PATH was set before.
+// The daemon is found in the directories given (cargo's bin directory)
+// when PATH lacks it, as after `cargo install` in a shell whose PATH was
+// set before; the process's CARGO_HOME is not read.
 func TestFindVhostVsockInCargoHome(t *testing.T) {
 	home := t.TempDir()
 	bin := filepath.Join(home, "bin")
@@ -149,13 +143,14 @@ func TestFindVhostVsockInCargoHome(t *testing.T) {
 	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\necho vhost-device-vsock 0.3.0\n"), 0o755))
 	t.Setenv("CARGO_HOME", home)
 	t.Setenv("PATH", t.TempDir())
-	path, version, err := New(Options{}).FindVhostVsock(context.Background())
+	_, _, err := New(Options{}).FindVhostVsock(context.Background())
+	assert.ErrorContains(t, err, "is not installed: "+vhostVsockInstall, "the environment is the configuration's to read")
+	path, version, err := New(Options{VhostVsockDirs: []string{t.TempDir(), bin}}).FindVhostVsock(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, fake, path)
 	assert.Equal(t, "0.3.0", version)
 
-	t.Setenv("CARGO_HOME", t.TempDir())
-	_, _, err = New(Options{}).FindVhostVsock(context.Background())
+	_, _, err = New(Options{VhostVsockDirs: []string{t.TempDir()}}).FindVhostVsock(context.Background())
 	assert.ErrorContains(t, err, "is not installed: "+vhostVsockInstall)
 }
 

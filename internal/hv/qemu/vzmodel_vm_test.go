@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/qoslab/qoslab/internal/hv"
+	"github.com/qoslab/qoslab/internal/testvm"
 	"github.com/qoslab/qoslab/internal/transport"
 )
 
@@ -33,7 +34,7 @@ func requireVZModel(t *testing.T) {
 	if _, err := exec.LookPath("qemu-system-aarch64"); err != nil {
 		vmMissing(t, "no qemu-system-aarch64 (sudo apt-get install qemu-system-arm)")
 	}
-	if _, _, err := New(Options{}).FindVhostVsock(context.Background()); err != nil {
+	if _, _, err := New(Options{VhostVsockDirs: testvm.VhostVsockDirs()}).FindVhostVsock(context.Background()); err != nil {
 		vmMissing(t, err.Error())
 	}
 }
@@ -51,7 +52,7 @@ func alive(pid int) bool {
 func TestVZModelStartStop(t *testing.T) {
 	requireVZModel(t)
 	spec := vzStubSpec(t)
-	m := startVM(t, New(Options{CacheDir: t.TempDir()}), spec)
+	m := startVM(t, New(Options{CacheDir: t.TempDir(), VhostVsockDirs: testvm.VhostVsockDirs()}), spec)
 	info := m.Info()
 	assert.Equal(t, "qemu", info.Backend, "the vz model is QEMU's")
 	assert.Equal(t, hv.ModelVZ, info.Model)
@@ -92,7 +93,7 @@ func TestVZModelStartStop(t *testing.T) {
 func TestVZModelRefusesUntilTheGuestListens(t *testing.T) {
 	requireVZModel(t)
 	spec := vzStubSpec(t)
-	m := startVM(t, New(Options{CacheDir: t.TempDir()}), spec)
+	m := startVM(t, New(Options{CacheDir: t.TempDir(), VhostVsockDirs: testvm.VhostVsockDirs()}), spec)
 	state, err := ReadState(spec.StateDir)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -112,7 +113,7 @@ func TestVZModelRefusesUntilTheGuestListens(t *testing.T) {
 func TestVZModelDaemonDeathFailsTheVM(t *testing.T) {
 	requireVZModel(t)
 	spec := vzStubSpec(t)
-	m := startVM(t, New(Options{CacheDir: t.TempDir()}), spec)
+	m := startVM(t, New(Options{CacheDir: t.TempDir(), VhostVsockDirs: testvm.VhostVsockDirs()}), spec)
 	state, err := ReadState(spec.StateDir)
 	require.NoError(t, err)
 	require.NoError(t, syscall.Kill(state.VsockDaemonPID, syscall.SIGKILL))
@@ -128,7 +129,7 @@ func TestVZModelDaemonDeathFailsTheVM(t *testing.T) {
 func TestVZModelQEMUKilledStopsTheDaemon(t *testing.T) {
 	requireVZModel(t)
 	spec := vzStubSpec(t)
-	m := startVM(t, New(Options{CacheDir: t.TempDir()}), spec)
+	m := startVM(t, New(Options{CacheDir: t.TempDir(), VhostVsockDirs: testvm.VhostVsockDirs()}), spec)
 	state, err := ReadState(spec.StateDir)
 	require.NoError(t, err)
 	require.NoError(t, syscall.Kill(m.Info().PID, syscall.SIGKILL))
@@ -153,7 +154,7 @@ func TestVZModelCancelledDuringBoot(t *testing.T) {
 		<-ctx.Done()
 		return ctx.Err()
 	}
-	m, err := New(Options{CacheDir: t.TempDir()}).Start(ctx, spec)
+	m, err := New(Options{CacheDir: t.TempDir(), VhostVsockDirs: testvm.VhostVsockDirs()}).Start(ctx, spec)
 	assert.Nil(t, m)
 	require.ErrorIs(t, err, context.Canceled)
 	require.Positive(t, qemuPID)

@@ -1,6 +1,9 @@
 // Package registry is the one place qoslab's hypervisor backends are
-// registered: their names, how each is made, and which one a machine uses by
-// default.
+// registered: their names, how each is made, the images a backend keeps
+// itself (vz's VM bundles), the helper commands a backend runs qoslab as
+// (vz's host process), and which backend a machine uses by default. Above
+// hv, nothing but this package names a backend's package (the image tools
+// that make vz bundles aside).
 package registry
 
 import (
@@ -29,8 +32,11 @@ const (
 
 // Options are what backends need from the machine they run on.
 type Options struct {
-	// CacheDir is qoslab's cache directory (the KVM probe verdict lives there).
+	// CacheDir is qoslab's cache directory (failed KVM probes are remembered there).
 	CacheDir string
+	// VhostVsockDirs are where the qemu backend looks for the vz model's
+	// vsock device when PATH lacks it (qemu.Options.VhostVsockDirs).
+	VhostVsockDirs []string
 }
 
 // entry is one registered backend.
@@ -40,23 +46,80 @@ type entry struct {
 	// anywhere): elsewhere it is not applicable, rather than missing.
 	platform string
 	make     func(Options) hv.Backend
+	// openBundle opens the image the backend keeps itself in dir (a VM
+	// bundle); ok is false when dir holds none of its. Nil for a backend
+	// whose images are all qoslab's built Linux images.
+	openBundle func(dir string) (img hv.Image, ok bool, err error)
+	// helpers are the commands qoslab runs of itself for the backend.
+	helpers []Helper
+}
+
+// Helper is a hidden command a backend runs qoslab as, a process of its
+// own: vz's host, which keeps a detached VM running after the command
+// that started it has ended.
+type Helper struct {
+	// Name is the command's name; Arg names its one argument, for its
+	// usage line.
+	Name, Arg string
+	// Main is the process's work, with the command's argument.
+	Main func(ctx context.Context, arg string) error
 }
 
 // backends lists every backend, in the order doctor shows them.
 func backends() []entry {
 	return []entry{
 		// QEMU: Linux guests; KVM or TCG on Linux, hvf on macOS.
-		{QEMU, "", func(o Options) hv.Backend {
-			return qemu.New(qemu.Options{CacheDir: o.CacheDir})
+		{name: QEMU, make: func(o Options) hv.Backend {
+			return qemu.New(qemu.Options{CacheDir: o.CacheDir, VhostVsockDirs: o.VhostVsockDirs})
 		}},
 		// Virtualization.framework: macOS and Linux guests, macOS 13+ on
 		// Apple silicon.
-		{VZ, "darwin/arm64", func(Options) hv.Backend {
+		{name: VZ, platform: "darwin/arm64", make: func(Options) hv.Backend {
 			// A guest is stopped through its agent first (a macOS guest's
 			// power button opens a dialog).
 			return vz.New(vz.Options{AgentStop: agent.ShutdownOver})
-		}},
+		}, openBundle: openVZBundle, helpers: []Helper{{Name: vz.HostCommand, Arg: "STATE_DIR", Main: func(ctx context.Context, stateDir string) error {
+			return vz.HostMain(ctx, stateDir, agent.ShutdownOver)
+		}}}},
 	}
+}
+
+// openVZBundle opens the macOS (or Linux) VM bundle in dir, when dir is
+// one (it has vz's config file).
+func openVZBundle(dir string) (hv.Image, bool, error) {
+	if _, err := os.Stat(filepath.Join(dir, vz.BundleConfigFile)); err != nil {
+		return hv.Image{}, false, nil
+	}
+	b, err := vz.OpenBundle(dir)
+	if err != nil {
+		return hv.Image{}, true, err
+	}
+	return b.Image(), true, nil
+}
+
+// OpenBundle opens the image in dir that a backend keeps itself (a vz VM
+// bundle), through the backend whose it is; ok is false when dir is no
+// backend's bundle (a built Linux image, or nothing).
+func OpenBundle(dir string) (img hv.Image, ok bool, err error) {
+	for _, e := range backends() {
+		if e.openBundle == nil {
+			continue
+		}
+		if img, ok, err := e.openBundle(dir); ok {
+			return img, true, err
+		}
+	}
+	return hv.Image{}, false, nil
+}
+
+// Helpers lists the helper commands of every backend, for the command
+// tree (hidden: qoslab runs them of itself, users do not).
+func Helpers() []Helper {
+	var out []Helper
+	for _, e := range backends() {
+		out = append(out, e.helpers...)
+	}
+	return out
 }
 
 // Names lists the registered backends.

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/qoslab/qoslab/internal/atomicfile"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/version"
 )
@@ -537,7 +538,7 @@ func checkEmptyDir(dir string) error {
 
 // writeBundleConfig replaces config.json whole.
 func writeBundleConfig(dir string, c BundleConfig) error {
-	if err := hv.WriteJSONFile(filepath.Join(dir, BundleConfigFile), c); err != nil {
+	if err := atomicfile.WriteJSON(filepath.Join(dir, BundleConfigFile), c); err != nil {
 		return fmt.Errorf("write %s: %w", BundleConfigFile, err)
 	}
 	return nil

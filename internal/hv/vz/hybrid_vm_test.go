@@ -227,7 +227,7 @@ func bootVZModel(t *testing.T, ctx context.Context, p plan) (*hybridVM, error) {
 	dir := shortDir(t)
 	spec := hv.Spec{Name: p.Name, Image: p.Image, Model: hv.ModelVZ, CPUs: p.CPUs, MemoryMiB: p.MemoryMiB,
 		Accel: qemu.AccelTCG, StateDir: dir}
-	m, err := qemu.New(qemu.Options{CacheDir: t.TempDir()}).Start(ctx, spec)
+	m, err := qemu.New(qemu.Options{CacheDir: t.TempDir(), VhostVsockDirs: testvm.VhostVsockDirs()}).Start(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -505,7 +505,7 @@ func hybridImage(t *testing.T) hv.Image {
 	if _, err := exec.LookPath("qemu-system-aarch64"); err != nil {
 		missing("no qemu-system-aarch64")
 	}
-	if _, _, err := qemu.New(qemu.Options{}).FindVhostVsock(context.Background()); err != nil {
+	if _, _, err := qemu.New(qemu.Options{VhostVsockDirs: testvm.VhostVsockDirs()}).FindVhostVsock(context.Background()); err != nil {
 		missing(err.Error())
 	}
 	kernels, err := image.DefaultKernelCacheDir(os.Getenv)

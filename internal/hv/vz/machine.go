@@ -17,9 +17,6 @@ import (
 // the 2 s in which a VM killed from outside must be noticed.
 const attachedPoll = 250 * time.Millisecond
 
-// killTimeout bounds waiting for a SIGKILLed vz host to be gone.
-const killTimeout = 5 * time.Second
-
 // machine is an hv.Machine whose boot time Start records.
 type machine interface {
 	hv.Machine
@@ -185,20 +182,8 @@ func (m *hostedMachine) Stop(ctx context.Context) error {
 
 // stop is Stop's sequence, for a host that runs.
 func (m *hostedMachine) stop(ctx context.Context) error {
-	m.signal(syscall.SIGTERM)
-	gctx, cancel := context.WithTimeout(ctx, m.grace)
-	m.Wait(gctx)
-	cancel()
-	if !m.Ended() {
-		m.signal(syscall.SIGKILL)
-		// Not ctx: a SIGKILLed process ends promptly, and Stop must not
-		// return while it lives.
-		kctx, cancel := context.WithTimeout(context.Background(), killTimeout)
-		m.Wait(kctx)
-		cancel()
-	}
-	if !m.Ended() {
-		return fmt.Errorf("stop VM %s: its vz host (pid %d) is still there %s after SIGKILL", m.info.Name, m.pid, killTimeout)
+	if err := m.Terminate(ctx, m.grace, m.signal, m.info.Name, fmt.Sprintf("its vz host (pid %d)", m.pid)); err != nil {
+		return err
 	}
 	// A killed host leaves its socket behind.
 	_ = os.Remove(m.agentSocket)

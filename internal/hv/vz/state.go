@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/qoslab/qoslab/internal/atomicfile"
 	"github.com/qoslab/qoslab/internal/hv"
 )
 
@@ -52,7 +53,7 @@ func readState(stateDir string) (state, error) {
 // writeState replaces vm.json.
 func writeState(stateDir string, s state) error {
 	s.Version = stateVersion
-	if err := hv.WriteJSONFile(filepath.Join(stateDir, hv.StateFile), s); err != nil {
+	if err := atomicfile.WriteJSON(filepath.Join(stateDir, hv.StateFile), s); err != nil {
 		return fmt.Errorf("write VM state: %w", err)
 	}
 	return nil

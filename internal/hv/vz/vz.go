@@ -125,8 +125,8 @@ func (b *Backend) Start(ctx context.Context, spec hv.Spec) (hv.Machine, error) {
 		return nil, fmt.Errorf("start VM %s: %w", p.Name, err)
 	}
 	if spec.Ready != nil {
-		if err := awaitReady(ctx, m, spec.Ready); err != nil {
-			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopBound(p)+killTimeout)
+		if err := hv.AwaitReady(ctx, m, spec.Ready, "the VM"); err != nil {
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopBound(p)+hv.KillTimeout)
 			_ = m.Stop(sctx)
 			cancel()
 			return nil, fmt.Errorf("start VM %s: %w; see %s", p.Name, err, base.Info.ConsoleLog)
@@ -245,32 +245,6 @@ func awaitHost(ctx context.Context, dir string, pid int, exited <-chan struct{},
 			return s, nil
 		}
 	}
-}
-
-// awaitReady runs ready until it returns nil, ctx ends, or the VM does.
-func awaitReady(ctx context.Context, m hv.Machine, ready func(context.Context, hv.Machine) error) error {
-	rctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() {
-		select {
-		case <-m.Done():
-			cancel()
-		case <-rctx.Done():
-		}
-	}()
-	err := ready(rctx, m)
-	if err == nil {
-		return nil
-	}
-	select {
-	case <-m.Done():
-		if end := m.Err(); end != nil {
-			return fmt.Errorf("the VM ended before the agent answered: %w", end)
-		}
-		return errors.New("the VM ended before the agent answered")
-	default:
-	}
-	return err
 }
 
 // Attach finds a VM started earlier from its state directory: one whose

@@ -25,8 +25,10 @@ import (
 	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
-// Analysis is what a run's summary files say.
-type Analysis struct {
+// Summary is a run's summary: what its summary files say, and what its
+// report and charts show. (One cell's order statistics are
+// analysis.OrderStats.)
+type Summary struct {
 	// Name is the run's name.
 	Name string
 	// Partial says how far a run that did not finish got (Loaded.Partial);
@@ -49,7 +51,7 @@ type Analysis struct {
 // Of analyzes a loaded results directory: its samples (Analyze, between
 // host and vm, with the verdict margins its spec set), its name and its
 // telemetry.
-func Of(l *results.Loaded) Analysis {
+func Of(l *results.Loaded) Summary {
 	a := analyze(l.Samples, "host", "vm", MarginsOf(l.Run))
 	WithCaveats(a.Verdicts, l.Run)
 	a.Name = l.Run.Name
@@ -64,13 +66,13 @@ func Of(l *results.Loaded) Analysis {
 // margins, for every workload (and phase) that ran at two or more classes
 // on both targets host and vm, in that order.
 // It leaves Name empty.
-func Analyze(samples []results.Sample, host, vm string) Analysis {
+func Analyze(samples []results.Sample, host, vm string) Summary {
 	return analyze(samples, host, vm, analysis.DefaultMargins())
 }
 
-func analyze(samples []results.Sample, host, vm string, margins analysis.Margins) Analysis {
+func analyze(samples []results.Sample, host, vm string, margins analysis.Margins) Summary {
 	cells := analysis.SortCells(results.Cells(samples))
-	a := Analysis{Cells: cells, Regressions: analysis.Regressions(cells), Margins: margins}
+	a := Summary{Cells: cells, Regressions: analysis.Regressions(cells), Margins: margins}
 	a.Verdicts = Verdicts(cells, host, vm, margins)
 	a.Findings = findings(samples, cells)
 	return a
@@ -170,7 +172,7 @@ func findings(samples []results.Sample, cells []analysis.Cell) []analysis.Findin
 
 // Write writes summary.json, summary.csv and summary.md into the results
 // directory dir, each replaced atomically.
-func Write(dir string, a Analysis) error {
+func Write(dir string, a Summary) error {
 	files := []struct {
 		name   string
 		render func(io.Writer) error
@@ -212,7 +214,7 @@ type Document struct {
 // writeJSON writes summary.json: the cells, regressions and verdicts with
 // analysis's field names, rates in unit per second. A statistic that is not
 // a number (a cell without repeats, a regression without a line) is null.
-func writeJSON(w io.Writer, a Analysis) error {
+func writeJSON(w io.Writer, a Summary) error {
 	b, err := json.MarshalIndent(NewDocument(a), "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode summary: %w", err)
@@ -223,7 +225,7 @@ func writeJSON(w io.Writer, a Analysis) error {
 
 // NewDocument is summary.json's content for a, for those who print it
 // (results show --json).
-func NewDocument(a Analysis) Document {
+func NewDocument(a Summary) Document {
 	doc := Document{
 		SchemaVersion: results.SchemaVersion, Name: a.Name, Confidence: analysis.Confidence, Alpha: analysis.Alpha,
 		Cells: orEmpty(a.Cells), Regressions: orEmpty(a.Regressions), Verdicts: orEmpty(a.Verdicts), Findings: orEmpty(a.Findings),
@@ -329,7 +331,11 @@ func speedUnit(unit string) string { return unit + "/CPU-s" }
 // phase) a table of its cells with the units in the headers, its regressions
 // as [game] (docs/references.md) prints them, and notes on classes that did not
 // fully apply.
-func WriteMarkdown(w io.Writer, a Analysis) error {
+func WriteMarkdown(w io.Writer, a Summary) error { return Plain.WriteMarkdown(w, a) }
+
+// WriteMarkdown writes summary.md (the package's WriteMarkdown) with each
+// verdict's answer in style s: Colored on a terminal.
+func (s Style) WriteMarkdown(w io.Writer, a Summary) error {
 	var b strings.Builder
 	title := "qoslab results"
 	if a.Name != "" {
@@ -348,7 +354,7 @@ func WriteMarkdown(w io.Writer, a Analysis) error {
 	if len(a.Verdicts) > 0 {
 		b.WriteString("\n## Verdict\n\n")
 		for i, v := range a.Verdicts {
-			fmt.Fprintf(&b, "- %s: %s\n", mdText(analysis.WorkloadText(v.Host.Workload, v.Host.Phase)), mdText(v.String()))
+			b.WriteString(s.MarkdownVerdict(v) + "\n")
 			if m := v.MechanismLine(); m != "" {
 				fmt.Fprintf(&b, "  - **mechanism:** %s\n", mdText(m))
 			}
@@ -453,7 +459,7 @@ func RepeatsText(c analysis.Cell) string {
 
 // Tables returns one table per workload (and phase), in the order the cells
 // first show them.
-func Tables(a Analysis) []Table {
+func Tables(a Summary) []Table {
 	var out []Table
 	for _, sec := range sections(a.Cells) {
 		out = append(out, sectionTable(sec, a.Regressions))
@@ -670,7 +676,7 @@ func mdText(s string) string {
 // Warnings are the dispersion warnings of the cells (analysis.Dispersion):
 // per verdict, those of its workload (and phase), then those of workloads
 // that have no verdict, each group in table order.
-func Warnings(a Analysis) (perVerdict [][]string, rest []string) {
+func Warnings(a Summary) (perVerdict [][]string, rest []string) {
 	type wp struct{ workload, phase string }
 	judged := map[wp]bool{}
 	for _, v := range a.Verdicts {
@@ -706,7 +712,11 @@ func timeSpreadText(c analysis.Cell) string {
 // WriteTerminal prints what a finished run says at a glance: the
 // throughput regressions of fp and int in the articles' form, the
 // compression times, and one verdict line per workload.
-func WriteTerminal(w io.Writer, a Analysis) {
+func WriteTerminal(w io.Writer, a Summary) { Plain.WriteTerminal(w, a) }
+
+// WriteTerminal prints the run at a glance (the package's WriteTerminal)
+// with each verdict's answer in style s: Colored on a terminal.
+func (s Style) WriteTerminal(w io.Writer, a Summary) {
 	// Regressions with a line, in the articles' form; for a workload whose
 	// series have too few thread counts, one line saying so, not one per
 	// series.
@@ -736,7 +746,7 @@ func WriteTerminal(w io.Writer, a Analysis) {
 	}
 	per, rest := Warnings(a)
 	for i, v := range a.Verdicts {
-		fmt.Fprintf(w, "%s: %s\n", analysis.WorkloadText(v.Host.Workload, v.Host.Phase), v.String())
+		fmt.Fprintln(w, s.TerminalVerdict(v))
 		if m := v.MechanismLine(); m != "" {
 			fmt.Fprintf(w, "  mechanism: %s\n", m)
 		}

@@ -48,8 +48,8 @@ func runSamples() []results.Sample {
 }
 
 // withEmptyCell adds a cell without finished repeats, whose statistics are NaN.
-func withEmptyCell(a Analysis) Analysis {
-	nan := analysis.Summarize(nil)
+func withEmptyCell(a Summary) Summary {
+	nan := analysis.OrderStatsOf(nil)
 	a.Cells = append(a.Cells, analysis.Cell{CellKey: analysis.CellKey{Target: "vm", Workload: "mmul", QoS: 9, Threads: 4}, Unit: "mmul",
 		TotalRate: nan, ThreadRate: nan, Seconds: nan})
 	return a
@@ -183,7 +183,7 @@ func TestWriteJSON(t *testing.T) {
 	assert.Contains(t, buf.String(), "\n  \"cells\": [", "indented for people")
 
 	buf.Reset()
-	require.NoError(t, writeJSON(&buf, Analysis{}))
+	require.NoError(t, writeJSON(&buf, Summary{}))
 	assert.Contains(t, buf.String(), `"cells": []`, "no cells is an empty list, not null")
 }
 
@@ -229,7 +229,7 @@ func TestWriteMarkdown(t *testing.T) {
 	}
 
 	buf.Reset()
-	require.NoError(t, WriteMarkdown(&buf, Analysis{}))
+	require.NoError(t, WriteMarkdown(&buf, Summary{}))
 	assert.Contains(t, buf.String(), "No cell finished.")
 }
 
@@ -247,7 +247,7 @@ func TestWrite(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, json.Valid(b))
 
-	err = Write(filepath.Join(dir, "missing"), Analysis{})
+	err = Write(filepath.Join(dir, "missing"), Summary{})
 	assert.ErrorContains(t, err, filepath.Join(dir, "missing", results.SummaryJSONFile))
 }
 

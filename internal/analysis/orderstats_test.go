@@ -8,35 +8,35 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestSummarize(t *testing.T) {
+func TestOrderStatsOf(t *testing.T) {
 	// Too few values for 95%: the CI is [min, max] with its own coverage,
 	// 1 - 2·(1/2)^n.
 	cases := []struct {
 		name string
 		in   []float64
-		want Summary
+		want OrderStats
 	}{
-		{"odd", []float64{3, 1, 2}, Summary{N: 3, Median: 2, Min: 1, Max: 3, CILow: 1, CIHigh: 3, CIConfidence: 0.75}},
-		{"even", []float64{4, 1, 3, 2}, Summary{N: 4, Median: 2.5, Min: 1, Max: 4, CILow: 1, CIHigh: 4, CIConfidence: 0.875}},
-		{"one", []float64{7}, Summary{N: 1, Median: 7, Min: 7, Max: 7, CILow: 7, CIHigh: 7, CIConfidence: 0}},
-		{"nan ignored", []float64{math.NaN(), 5, 1}, Summary{N: 2, Median: 3, Min: 1, Max: 5, CILow: 1, CIHigh: 5, CIConfidence: 0.5}},
+		{"odd", []float64{3, 1, 2}, OrderStats{N: 3, Median: 2, Min: 1, Max: 3, CILow: 1, CIHigh: 3, CIConfidence: 0.75}},
+		{"even", []float64{4, 1, 3, 2}, OrderStats{N: 4, Median: 2.5, Min: 1, Max: 4, CILow: 1, CIHigh: 4, CIConfidence: 0.875}},
+		{"one", []float64{7}, OrderStats{N: 1, Median: 7, Min: 7, Max: 7, CILow: 7, CIHigh: 7, CIConfidence: 0}},
+		{"nan ignored", []float64{math.NaN(), 5, 1}, OrderStats{N: 2, Median: 3, Min: 1, Max: 5, CILow: 1, CIHigh: 5, CIConfidence: 0.5}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := Summarize(c.in)
+			got := OrderStatsOf(c.in)
 			assert.InDelta(t, float64(c.want.CIConfidence), float64(got.CIConfidence), 1e-12)
 			got.CIConfidence = c.want.CIConfidence
 			assert.Equal(t, c.want, got)
 		})
 	}
-	empty := Summarize(nil)
+	empty := OrderStatsOf(nil)
 	assert.Equal(t, 0, empty.N)
 	assert.True(t, math.IsNaN(float64(empty.Median)))
 	assert.True(t, math.IsNaN(float64(empty.CILow)))
 	assert.True(t, math.IsNaN(float64(empty.CIConfidence)))
 
 	// n=9 reaches 95% with the 2nd and 8th order statistics.
-	s := Summarize([]float64{9, 1, 8, 2, 7, 3, 6, 4, 5})
+	s := OrderStatsOf([]float64{9, 1, 8, 2, 7, 3, 6, 4, 5})
 	assert.Equal(t, 5.0, float64(s.Median))
 	assert.Equal(t, 2.0, float64(s.CILow))
 	assert.Equal(t, 8.0, float64(s.CIHigh))

@@ -1,4 +1,4 @@
-package experiment
+package guestvm
 
 import (
 	"context"
@@ -36,13 +36,13 @@ func (m *stopRecorder) Stop(ctx context.Context) error {
 
 // The VM's stop keeps the backend's own bounds: a deadline of ours would
 // cut a macOS guest's 30 s shutdown short and force it off mid-write.
-func TestStopMachineLeavesTheStopItsOwnBounds(t *testing.T) {
+func TestStopLeavesTheStopItsOwnBounds(t *testing.T) {
 	client, err := agent.NewClient(func(context.Context) (net.Conn, error) {
 		return nil, errors.New("the agent is gone")
 	})
 	require.NoError(t, err)
 	m := &stopRecorder{done: make(chan struct{})}
-	require.NoError(t, stopMachine(client, m))
+	require.NoError(t, Stop(client, m))
 	assert.Equal(t, 1, m.stops)
 	assert.False(t, m.hadDeadline, "Stop was given a deadline shorter than the backend's own")
 }

@@ -10,8 +10,10 @@ import (
 // Confidence is the coverage asked of every confidence interval here.
 const Confidence = 0.95
 
-// Summary is the order statistics of a set of measurements.
-type Summary struct {
+// OrderStats is a set of measurements' order statistics: how many, the
+// median with its confidence interval, min and max. (A run's summary, what
+// its summary files say, is summary.Summary.)
+type OrderStats struct {
 	N      int   `json:"n"`
 	Median Float `json:"median"`
 	Min    Float `json:"min"`
@@ -24,18 +26,18 @@ type Summary struct {
 	CIConfidence Float `json:"ci_confidence"`
 }
 
-// Summarize returns n, median (mean of the middle two for even n), min, max
+// OrderStatsOf returns n, median (mean of the middle two for even n), min, max
 // and the median's confidence interval (medianCI at Confidence); NaN values
 // are ignored. An empty input gives N=0 and NaN statistics.
-func Summarize(xs []float64) Summary {
+func OrderStatsOf(xs []float64) OrderStats {
 	v := sortedFinite(xs)
 	if len(v) == 0 {
 		nan := Float(math.NaN())
-		return Summary{Median: nan, Min: nan, Max: nan, CILow: nan, CIHigh: nan, CIConfidence: nan}
+		return OrderStats{Median: nan, Min: nan, Max: nan, CILow: nan, CIHigh: nan, CIConfidence: nan}
 	}
 	n := len(v)
 	ci := medianCISorted(v, Confidence)
-	return Summary{N: n, Median: Float(median(v)), Min: Float(v[0]), Max: Float(v[n-1]), CILow: ci.Low, CIHigh: ci.High, CIConfidence: ci.Confidence}
+	return OrderStats{N: n, Median: Float(median(v)), Min: Float(v[0]), Max: Float(v[n-1]), CILow: ci.Low, CIHigh: ci.High, CIConfidence: ci.Confidence}
 }
 
 // sortedFinite returns a sorted copy of xs without its NaNs.

@@ -9,18 +9,18 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/qoslab/qoslab/internal/hv"
+	"github.com/qoslab/qoslab/internal/atomicfile"
 )
 
-// probeVerdictFile is where failed KVM probes are remembered, in the
+// probeFailuresFile is where failed KVM probes are remembered, in the
 // backend's cache directory; deleting it makes the next start probe again.
-const probeVerdictFile = "kvm-probe.json"
+const probeFailuresFile = "kvm-probe.json"
 
-// probeVerdictTTL is how long a failed probe is believed: long enough not
+// probeFailureTTL is how long a failed probe is believed: long enough not
 // to pay a probe timeout on every run, short enough that a host fixed
 // since (a new outer hypervisor, nested virtualization turned on) is found
 // out without anyone remembering to delete the file.
-const probeVerdictTTL = 7 * 24 * time.Hour
+const probeFailureTTL = 7 * 24 * time.Hour
 
 // probeKey is what decides whether a KVM boot works: the QEMU, the guest
 // kernel, and the host kernel (with the outer hypervisor, which cannot be
@@ -40,35 +40,35 @@ type probeFailure struct {
 	Reason string    `json:"reason"`
 }
 
-// probeVerdicts is the verdict file's content.
-type probeVerdicts struct {
+// probeFailures is the failures file's content.
+type probeFailures struct {
 	Version  int            `json:"version"`
 	Failures []probeFailure `json:"failures"`
 }
 
-const probeVerdictsVersion = 1
+const probeFailuresVersion = 1
 
-// readProbeVerdicts reads the verdict file; a missing or unreadable one is
-// no verdict, which only costs a probe.
-func readProbeVerdicts(path string) (probeVerdicts, error) {
-	b, err := os.ReadFile(path) //nolint:gosec // G304: the verdict file in qoslab's cache directory
+// readProbeFailures reads the failures file; a missing or unreadable one
+// remembers no failure, which only costs a probe.
+func readProbeFailures(path string) (probeFailures, error) {
+	b, err := os.ReadFile(path) //nolint:gosec // G304: the failures file in qoslab's cache directory
 	if errors.Is(err, fs.ErrNotExist) {
-		return probeVerdicts{Version: probeVerdictsVersion}, nil
+		return probeFailures{Version: probeFailuresVersion}, nil
 	}
 	if err != nil {
-		return probeVerdicts{Version: probeVerdictsVersion}, fmt.Errorf("KVM probe verdicts: %w", err)
+		return probeFailures{Version: probeFailuresVersion}, fmt.Errorf("KVM probe verdicts: %w", err)
 	}
-	var v probeVerdicts
-	if err := json.Unmarshal(b, &v); err != nil || v.Version != probeVerdictsVersion {
-		return probeVerdicts{Version: probeVerdictsVersion}, fmt.Errorf("KVM probe verdicts %s: not a version %d verdict file; ignoring it", path, probeVerdictsVersion)
+	var v probeFailures
+	if err := json.Unmarshal(b, &v); err != nil || v.Version != probeFailuresVersion {
+		return probeFailures{Version: probeFailuresVersion}, fmt.Errorf("KVM probe verdicts %s: not a version %d verdict file; ignoring it", path, probeFailuresVersion)
 	}
 	return v, nil
 }
 
 // failed returns the unexpired failure recorded for key.
-func (v probeVerdicts) failed(key probeKey, now time.Time) (probeFailure, bool) {
+func (v probeFailures) failed(key probeKey, now time.Time) (probeFailure, bool) {
 	for _, f := range v.Failures {
-		if f.probeKey == key && now.Sub(f.At) < probeVerdictTTL {
+		if f.probeKey == key && now.Sub(f.At) < probeFailureTTL {
 			return f, true
 		}
 	}
@@ -76,11 +76,11 @@ func (v probeVerdicts) failed(key probeKey, now time.Time) (probeFailure, bool) 
 }
 
 // latest returns the newest unexpired failure for any key.
-func (v probeVerdicts) latest(now time.Time) (probeFailure, bool) {
+func (v probeFailures) latest(now time.Time) (probeFailure, bool) {
 	var newest probeFailure
 	found := false
 	for _, f := range v.Failures {
-		if now.Sub(f.At) < probeVerdictTTL && (!found || f.At.After(newest.At)) {
+		if now.Sub(f.At) < probeFailureTTL && (!found || f.At.After(newest.At)) {
 			newest, found = f, true
 		}
 	}
@@ -89,22 +89,22 @@ func (v probeVerdicts) latest(now time.Time) (probeFailure, bool) {
 
 // record adds f, replacing any failure with the same key and dropping
 // expired ones.
-func (v probeVerdicts) record(f probeFailure, now time.Time) probeVerdicts {
+func (v probeFailures) record(f probeFailure, now time.Time) probeFailures {
 	kept := []probeFailure{}
 	for _, old := range v.Failures {
-		if old.probeKey != f.probeKey && now.Sub(old.At) < probeVerdictTTL {
+		if old.probeKey != f.probeKey && now.Sub(old.At) < probeFailureTTL {
 			kept = append(kept, old)
 		}
 	}
-	return probeVerdicts{Version: probeVerdictsVersion, Failures: append(kept, f)}
+	return probeFailures{Version: probeFailuresVersion, Failures: append(kept, f)}
 }
 
-// writeProbeVerdicts replaces the verdict file.
-func writeProbeVerdicts(path string, v probeVerdicts) error {
+// writeProbeFailures replaces the failures file.
+func writeProbeFailures(path string, v probeFailures) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil { //nolint:gosec // G301: qoslab's directory in the user cache directory, which holds nothing secret, made as mkdir -p makes it
 		return fmt.Errorf("save the KVM probe verdict: %w", err)
 	}
-	if err := hv.WriteJSONFile(path, v); err != nil {
+	if err := atomicfile.WriteJSON(path, v); err != nil {
 		return fmt.Errorf("save the KVM probe verdict %s: %w", path, err)
 	}
 	return nil

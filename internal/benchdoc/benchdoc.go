@@ -1,4 +1,8 @@
-package report
+// Package benchdoc is bench's output document: what was asked and applied,
+// on what, every record, and the cells summarized from them; and its
+// formats (an aligned table, Markdown, JSON, the tidy CSV). A saved bench is
+// a results directory like a run's, whose report is package report's.
+package benchdoc
 
 import (
 	"bytes"
@@ -21,6 +25,7 @@ import (
 	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/report"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/results/summary"
 	"github.com/qoslab/qoslab/internal/spec"
@@ -134,7 +139,7 @@ func NewBench(s spec.Spec, name, store, results string) *Bench {
 }
 
 // Add records what a session measured and on what.
-func (b *Bench) Add(res *experiment.Outcome) {
+func (b *Bench) Add(res *experiment.Session) {
 	for name, info := range res.Infos {
 		b.Targets[name] = agent.InfoJSON(info)
 	}
@@ -215,7 +220,7 @@ func rateSpread(c analysis.Cell, scale float64) string {
 	return s
 }
 
-func spread(s analysis.Summary, scale float64) string {
+func spread(s analysis.OrderStats, scale float64) string {
 	if s.N == 0 {
 		return "-"
 	}
@@ -388,9 +393,9 @@ func findings(runs []BenchRun) map[runKey]string {
 	for k, m := range metrics {
 		switch {
 		case len(m["pi_estimate"]) > 0:
-			out[k] = fmt.Sprintf("pi %.6f (error %.2g)", analysis.Summarize(m["pi_estimate"]).Median, analysis.Summarize(m["pi_error"]).Median)
+			out[k] = fmt.Sprintf("pi %.6f (error %.2g)", analysis.OrderStatsOf(m["pi_estimate"]).Median, analysis.OrderStatsOf(m["pi_error"]).Median)
 		case len(m["compression_ratio"]) > 0:
-			out[k] = fmt.Sprintf("ratio %.2f:1", analysis.Summarize(m["compression_ratio"]).Median)
+			out[k] = fmt.Sprintf("ratio %.2f:1", analysis.OrderStatsOf(m["compression_ratio"]).Median)
 		}
 	}
 	return out
@@ -490,7 +495,7 @@ func writeUnderTable(w io.Writer, r *Bench, cells []analysis.Cell, markdown bool
 	}
 	sort.Strings(targets)
 	for _, t := range targets {
-		if line := modelLine(t, r.Machines[t]); line != "" {
+		if line := report.ModelLine(t, r.Machines[t]); line != "" {
 			fmt.Fprintf(w, "%s%s\n", lead, line)
 		}
 	}

@@ -1,0 +1,59 @@
+package summary
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/termcolor"
+)
+
+// verdictOf is a verdict on compress's verify phase with the outcome and
+// reason given; its reason may read like another verdict's answer.
+func verdictOf(o analysis.Outcome, reason string) analysis.Verdict {
+	return analysis.Verdict{Outcome: o, Reason: reason,
+		Host: analysis.Sensitivity{Target: "host", Workload: "compress", Phase: "verify", High: 33, Low: 9},
+		VM:   analysis.Sensitivity{Target: "vm", Workload: "compress", Phase: "verify", High: 33, Low: 9}}
+}
+
+// Every format writes the verdict's line; only the terminal's Colored
+// style colours the answer, by the outcome, whatever the text around it
+// says (a reason that reads "QoS subsumed in VM: yes" stays uncoloured).
+func TestVerdictFormatsColourTheOutcomeNotTheText(t *testing.T) {
+	for _, c := range []struct {
+		outcome analysis.Outcome
+		color   string
+	}{{analysis.Subsumed, termcolor.Green}, {analysis.NotSubsumed, termcolor.Red}, {analysis.Inconclusive, termcolor.Yellow}} {
+		v := verdictOf(c.outcome, "a | b, not QoS subsumed in VM: yes")
+		line := "compress (verify): " + v.String()
+		assert.Equal(t, line, VerdictText(v))
+		assert.Equal(t, line, Plain.TerminalVerdict(v))
+		assert.Equal(t, "- "+mdText("compress (verify)")+": "+mdText(v.String()), Plain.MarkdownVerdict(v))
+		painted := "QoS subsumed in VM: " + termcolor.Paint(c.color, string(c.outcome)) + ": a "
+		assert.Equal(t, "compress (verify): "+painted+"| b, not QoS subsumed in VM: yes", Colored.TerminalVerdict(v))
+		assert.Equal(t, "- compress (verify): "+painted+`\| b, not QoS subsumed in VM: yes`, Colored.MarkdownVerdict(v))
+	}
+}
+
+// A summary.md as written is shown as it is, but for its verdict items'
+// answers on a terminal: those of the run's verdicts, whole words only.
+func TestWrittenColoursItsVerdictItems(t *testing.T) {
+	v := verdictOf(analysis.NotSubsumed, "the VM keeps a QoS effect")
+	md := "# qoslab results\n\n## Verdict\n\n" + Plain.MarkdownVerdict(v) + "\n" +
+		"- fp: QoS subsumed in VM: yes (no verdict of this run)\n" +
+		"- compress (verify): QoS subsumed in VM: nothing\n" +
+		"  - **warning:** x\n"
+	assert.Equal(t, md, Plain.Written(md, []analysis.Verdict{v}), "plain: as written")
+	assert.Equal(t, md, Colored.Written(md, nil), "no verdicts: as written")
+	want := "# qoslab results\n\n## Verdict\n\n" + Colored.MarkdownVerdict(v) + "\n" +
+		"- fp: QoS subsumed in VM: yes (no verdict of this run)\n" +
+		"- compress (verify): QoS subsumed in VM: nothing\n" +
+		"  - **warning:** x\n"
+	assert.Equal(t, want, Colored.Written(md, []analysis.Verdict{v}))
+	// The file's answer, not the run's, is coloured (a file written before
+	// its samples last changed).
+	yes := verdictOf(analysis.Subsumed, "")
+	assert.Equal(t, "- compress (verify): QoS subsumed in VM: "+termcolor.Paint(termcolor.Red, "no")+": x\n",
+		Colored.Written("- compress (verify): QoS subsumed in VM: no: x\n", []analysis.Verdict{yes}))
+}
