@@ -86,7 +86,7 @@ func parseBenchRoot(t *testing.T, env map[string]string, args ...string) (*bench
 }
 
 // plan is the plan of the experiment bench's flags describe.
-func (o *benchOptions) plan() []experiment.Cell {
+func (o *benchOptions) plan() []experiment.PlannedRun {
 	cells, _ := experiment.Plan(o.spec())
 	return cells
 }

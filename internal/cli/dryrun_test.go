@@ -126,7 +126,7 @@ func TestDryRunEstimatesFromEarlierRuns(t *testing.T) {
 }
 
 // recordOf is the one record of a one-thread run of c that lasted secs.
-func recordOf(c experiment.Cell, secs int64) results.Record {
+func recordOf(c experiment.PlannedRun, secs int64) results.Record {
 	s := results.Sample{Target: c.Target, Workload: c.Workload, QoS: int(c.QoS), Threads: c.Threads, Repeat: c.Repeat,
 		StartNs: 0, EndNs: secs * 1e9, Work: 1e6, Unit: "loops", Rate: 1e6 / float64(secs), QoSApplied: int(c.QoS), QoSFull: true}
 	return results.Record{Cell: c.SeriesKey(), RunRecords: 1, Sample: s, RecordedAt: time.Now()}

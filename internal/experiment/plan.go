@@ -12,9 +12,11 @@ import (
 	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
-// Cell is one run of the plan: one workload at one QoS class with one thread
-// count on one target, in one repeat (or a warm-up before the first).
-type Cell struct {
+// PlannedRun is one run of the plan: one workload at one QoS class with one
+// thread count on one target, in one repeat (or a warm-up before the first).
+// A cell is what it measures, whichever repeat (SeriesKey); analysis.Cell is
+// a cell's statistics.
+type PlannedRun struct {
 	Target   string    `json:"target"`
 	Workload string    `json:"workload"`
 	QoS      qos.Class `json:"qos"`
@@ -41,14 +43,14 @@ type Cell struct {
 }
 
 // Timed reports whether the cell's records are samples (not a warm-up).
-func (c Cell) Timed() bool { return c.Warmup == 0 }
+func (c PlannedRun) Timed() bool { return c.Warmup == 0 }
 
 // SeriesKey names what the cell measures, whichever repeat it is: target,
 // workload, class, threads and the parameters that change the measurement,
 // e.g. "host fp qos=9 threads=4 loops=200000000". The matrix entry's index
 // is left out, so reordering a spec's entries keeps its keys. The text is
 // spec.MatrixEntry.SeriesKey's.
-func (c Cell) SeriesKey() string {
+func (c PlannedRun) SeriesKey() string {
 	e := spec.MatrixEntry{Workload: c.Workload, Loops: c.Loops, Duration: c.Duration, SizeBytes: c.SizeBytes, Ratio: c.Ratio,
 		Codec: c.Codec, Level: c.Level, Sink: c.Sink, SinkPath: c.SinkPath}
 	return e.SeriesKey(c.Target, c.QoS, c.Threads)
@@ -57,7 +59,7 @@ func (c Cell) SeriesKey() string {
 // Key names one run of the plan uniquely and stably (a finished run's key
 // lets --resume skip it): SeriesKey followed by "repeat=N", or "warmup=N"
 // on a warm-up. Its format is part of the results files; do not change it.
-func (c Cell) Key() string {
+func (c PlannedRun) Key() string {
 	if !c.Timed() {
 		return fmt.Sprintf("%s warmup=%d", c.SeriesKey(), c.Warmup)
 	}
@@ -65,14 +67,14 @@ func (c Cell) Key() string {
 }
 
 // Params are the cell's parameters as its records carry them.
-func (c Cell) Params() results.CellParams {
+func (c PlannedRun) Params() results.CellParams {
 	return results.CellParams{Loops: c.Loops, DurationNs: int64(c.Duration), SizeBytes: c.SizeBytes, Ratio: c.Ratio,
 		Codec: c.Codec, Level: c.Level, Sink: c.Sink, SinkPath: c.SinkPath}
 }
 
 // RunKey names a timed run of c by its structured fields, as
 // results.Record.RunKey names the run a record belongs to.
-func (c Cell) RunKey() results.CellRunKey {
+func (c PlannedRun) RunKey() results.CellRunKey {
 	return results.CellRunKey{Target: c.Target, Workload: c.Workload, QoS: int(c.QoS), Threads: c.Threads, Params: c.Params(), Repeat: c.Repeat}
 }
 
@@ -99,7 +101,7 @@ func PlannedOf(d *results.Dir) []results.CellRunKey {
 	return plannedRuns(s)
 }
 
-func (c Cell) String() string {
+func (c PlannedRun) String() string {
 	if !c.Timed() {
 		return fmt.Sprintf("%s: %s qos=%s threads=%d warm-up %d", c.Target, c.Workload, c.QoS, c.Threads, c.Warmup)
 	}
@@ -108,11 +110,11 @@ func (c Cell) String() string {
 
 // entrySeries expands the matrix entry at index entry into its cells,
 // classes outermost then thread counts, with no target or repeat yet.
-func entrySeries(e spec.MatrixEntry, entry int) []Cell {
-	var out []Cell
+func entrySeries(e spec.MatrixEntry, entry int) []PlannedRun {
+	var out []PlannedRun
 	for _, c := range e.QoS {
 		for _, t := range e.Threads {
-			cell := Cell{Workload: e.Workload, QoS: c, Threads: t, Entry: entry}
+			cell := PlannedRun{Workload: e.Workload, QoS: c, Threads: t, Entry: entry}
 			if catalog.IsCompression(e.Workload) {
 				cell.SizeBytes, cell.Ratio, cell.Codec, cell.Level, cell.Sink, cell.SinkPath =
 					e.SizeBytes, e.Ratio, e.Codec, e.Level, e.Sink, e.SinkPath
@@ -151,7 +153,7 @@ const pcgStream = 0x716f736c6162 // "qoslab"
 // Warm-ups (Spec.Warmup of them) run just before a cell's first timed run
 // on the same target, so first-run effects on that target (page faults, a
 // VM's sparse scratch disk allocating blocks on the host) land on them.
-func Plan(s spec.Spec) ([]Cell, uint64) {
+func Plan(s spec.Spec) ([]PlannedRun, uint64) {
 	var seed uint64
 	interleaved := s.Order != spec.OrderSequential
 	switch {
@@ -160,7 +162,7 @@ func Plan(s spec.Spec) ([]Cell, uint64) {
 	case interleaved:
 		seed = rand.Uint64()
 	}
-	var series []Cell
+	var series []PlannedRun
 	for i, e := range s.Matrix {
 		series = append(series, entrySeries(e, i)...)
 	}
@@ -171,7 +173,7 @@ func Plan(s spec.Spec) ([]Cell, uint64) {
 	slices.Reverse(reversed)
 	rng := rand.NewPCG(seed, pcgStream)
 
-	out := make([]Cell, 0, len(series)*len(s.Targets)*(s.Repeats+s.Warmup))
+	out := make([]PlannedRun, 0, len(series)*len(s.Targets)*(s.Repeats+s.Warmup))
 	order := make([]int, len(series))
 	for r := 1; r <= s.Repeats; r++ {
 		for i := range order {
