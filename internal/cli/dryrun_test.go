@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 	"io"
 	"os"
 	"path/filepath"
@@ -88,7 +89,7 @@ func TestRunDryRunHasNoSideEffects(t *testing.T) {
 func TestDryRunEstimatesFromEarlierRuns(t *testing.T) {
 	parent := t.TempDir()
 	s := spec.Spec{Name: "cal", Targets: []string{"host"}, VM: spec.VMSpec{CPUs: 1}, Repeats: 3, Order: spec.OrderSequential,
-		Matrix: []spec.MatrixEntry{{Workload: "fp", QoS: []qos.Class{qos.Background}, Threads: []int{1, 2}, Loops: 1e6}}}
+		Matrix: []spec.MatrixEntry{{Workload: "fp", QoS: []qos.Class{qos.Background}, Threads: []int{1, 2}, Params: catalog.Params{Loops: 1e6}}}}
 	require.NoError(t, s.Validate())
 
 	d, err := experiment.PlanDryRun(s, experiment.VMEnv{}, "", nil)

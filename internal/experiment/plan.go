@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"time"
 
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
@@ -28,33 +27,24 @@ type PlannedRun struct {
 	Warmup int `json:"warmup,omitempty"`
 	// Entry is the index of the matrix entry the cell comes from.
 	Entry int `json:"entry"`
-
-	Loops uint64 `json:"loops,omitempty"`
-	// Duration replaces Loops in a fixed-duration cell.
-	Duration  time.Duration `json:"duration_ns,omitempty"`
-	SizeBytes int64         `json:"size_bytes,omitempty"`
-	Ratio     float64       `json:"ratio,omitempty"`
-	Codec     string        `json:"codec,omitempty"`
-	Level     int           `json:"level,omitempty"`
-	Sink      string        `json:"sink,omitempty"`
-	SinkPath  string        `json:"sink_path,omitempty"`
+	// Params are the workload's, from its matrix entry.
+	catalog.Params
 	// DataSeed seeds generated input and pi's random numbers (Spec.DataSeed).
 	DataSeed uint64 `json:"data_seed,omitempty"`
 }
 
-// Timed reports whether the cell's records are samples (not a warm-up).
+// Timed reports whether the run's records are samples (not a warm-up).
 func (c PlannedRun) Timed() bool { return c.Warmup == 0 }
 
-// SeriesKey names what the cell measures, whichever repeat it is: target,
-// workload, class, threads and the parameters that change the measurement,
-// e.g. "host fp qos=9 threads=4 loops=200000000". The matrix entry's index
-// is left out, so reordering a spec's entries keeps its keys. The text is
-// spec.MatrixEntry.SeriesKey's.
-func (c PlannedRun) SeriesKey() string {
-	e := spec.MatrixEntry{Workload: c.Workload, Loops: c.Loops, Duration: c.Duration, SizeBytes: c.SizeBytes, Ratio: c.Ratio,
-		Codec: c.Codec, Level: c.Level, Sink: c.Sink, SinkPath: c.SinkPath}
-	return e.SeriesKey(c.Target, c.QoS, c.Threads)
+// Series names what the run measures, whichever repeat it is. The matrix
+// entry's index is left out, so reordering a spec's entries keeps its keys.
+func (c PlannedRun) Series() catalog.SeriesKey {
+	return catalog.SeriesKey{Target: c.Target, Workload: c.Workload, QoS: int(c.QoS), Threads: c.Threads, Params: c.Params}
 }
+
+// SeriesKey is Series's text, e.g. "host fp qos=9 threads=4
+// loops=200000000": the label of the run's records.
+func (c PlannedRun) SeriesKey() string { return c.Series().String() }
 
 // Key names one run of the plan uniquely and stably (a finished run's key
 // lets --resume skip it): SeriesKey followed by "repeat=N", or "warmup=N"
@@ -63,19 +53,13 @@ func (c PlannedRun) Key() string {
 	if !c.Timed() {
 		return fmt.Sprintf("%s warmup=%d", c.SeriesKey(), c.Warmup)
 	}
-	return fmt.Sprintf("%s repeat=%d", c.SeriesKey(), c.Repeat)
-}
-
-// Params are the cell's parameters as its records carry them.
-func (c PlannedRun) Params() results.CellParams {
-	return results.CellParams{Loops: c.Loops, DurationNs: int64(c.Duration), SizeBytes: c.SizeBytes, Ratio: c.Ratio,
-		Codec: c.Codec, Level: c.Level, Sink: c.Sink, SinkPath: c.SinkPath}
+	return c.RunKey().String()
 }
 
 // RunKey names a timed run of c by its structured fields, as
 // results.Record.RunKey names the run a record belongs to.
 func (c PlannedRun) RunKey() results.CellRunKey {
-	return results.CellRunKey{Target: c.Target, Workload: c.Workload, QoS: int(c.QoS), Threads: c.Threads, Params: c.Params(), Repeat: c.Repeat}
+	return results.CellRunKey{SeriesKey: c.Series(), Repeat: c.Repeat}
 }
 
 // plannedRuns are the keys of every timed cell run in the plan of s.
@@ -114,14 +98,7 @@ func entrySeries(e spec.MatrixEntry, entry int) []PlannedRun {
 	var out []PlannedRun
 	for _, c := range e.QoS {
 		for _, t := range e.Threads {
-			cell := PlannedRun{Workload: e.Workload, QoS: c, Threads: t, Entry: entry}
-			if catalog.IsCompression(e.Workload) {
-				cell.SizeBytes, cell.Ratio, cell.Codec, cell.Level, cell.Sink, cell.SinkPath =
-					e.SizeBytes, e.Ratio, e.Codec, e.Level, e.Sink, e.SinkPath
-			} else {
-				cell.Loops, cell.Duration = e.Loops, e.Duration
-			}
-			out = append(out, cell)
+			out = append(out, PlannedRun{Workload: e.Workload, QoS: c, Threads: t, Entry: entry, Params: e.Params.Of(e.Workload)})
 		}
 	}
 	return out

@@ -11,15 +11,12 @@ import (
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/runtrace"
 	"github.com/qoslab/qoslab/internal/telemetry"
+	"github.com/qoslab/qoslab/internal/workload"
 )
 
 // Request is the agent request that measures c.
 func (c PlannedRun) Request() *agentpb.RunRequest {
-	return &agentpb.RunRequest{
-		Workload: c.Workload, Qos: int32(c.QoS), Threads: uint32(c.Threads), Loops: c.Loops,
-		SizeBytes: uint64(c.SizeBytes), Ratio: c.Ratio, Seed: c.DataSeed, Codec: c.Codec, Level: int32(c.Level),
-		Sink: c.Sink, SinkPath: c.SinkPath, DurationNs: int64(c.Duration),
-	}
+	return agent.RequestOf(workload.Params{Workload: c.Workload, QoS: c.QoS, Threads: c.Threads, Params: c.Params, Seed: c.DataSeed})
 }
 
 // samplesFrom turns a cell run's records into tidy samples.
@@ -269,7 +266,7 @@ func (r *runner) keep(i int, c PlannedRun, res *agentpb.Result, hostSamples []te
 		samples[i].DurationNs = int64(c.Duration)
 	}
 	recs := make([]results.Record, len(samples))
-	params := c.Params()
+	params := c.Params
 	now := time.Now().UTC()
 	var first, last int64
 	for j, s := range samples {

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 	"path/filepath"
 	"testing"
 
@@ -19,7 +20,7 @@ func TestTelemetryKeepStampsViewsAndNotesBadSamples(t *testing.T) {
 	require.NoError(t, err)
 	var notes []string
 	tel := &runTelemetry{Log: log, OnNote: func(n string) { notes = append(notes, n) }}
-	c := PlannedRun{Target: spec.TargetVM, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 2, Loops: 100}
+	c := PlannedRun{Target: spec.TargetVM, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 2, Params: catalog.Params{Loops: 100}}
 	agentTel := &agentpb.Telemetry{
 		SamplesJson: []string{
 			`{"schema_version":"1.0","t_ns":100000000,"interval_ns":100000000,"cpus":[{"id":0,"busy":0.5}]}`,

@@ -3,6 +3,7 @@ package results
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 	"hash/crc32"
 	"math"
 	"os"
@@ -26,7 +27,7 @@ func cellRun(cell, target string, repeat, n int) []Record {
 	for i := range out {
 		out[i] = Record{
 			Cell:   cell,
-			Params: &CellParams{Loops: uint64(crc32.ChecksumIEEE([]byte(cell)))},
+			Params: &catalog.Params{Loops: uint64(crc32.ChecksumIEEE([]byte(cell)))},
 			Sample: Sample{Target: target, Workload: "fp", QoS: 33, Threads: n, Repeat: repeat, Index: i,
 				StartNs: int64(10 * i), EndNs: 2e9 + int64(i), Work: 2e8, Unit: "loops", Rate: 1e8 + float64(i),
 				QoSApplied: 33, QoSFull: true, CPUs: []int{i}, Contention: 2, CPUNs: 1_900_000_000 + int64(i)},
@@ -196,7 +197,7 @@ func TestReadSamplesOfEverySchemaMinor(t *testing.T) {
 	assert.Equal(t, []string{"1.0", "1.1", "1.2"}, []string{recs[0].SchemaVersion, recs[1].SchemaVersion, recs[2].SchemaVersion})
 	assert.Equal(t, []int64{0, 0, 4821337}, []int64{recs[0].CPUNs, recs[1].CPUNs, recs[2].CPUNs})
 	assert.Equal(t, uint64(5000000), recs[0].RunKey().Params.Loops, "1.0: the parameters from the label")
-	assert.Equal(t, int64(1e9), recs[1].RunKey().Params.DurationNs)
+	assert.Equal(t, time.Second, recs[1].RunKey().Params.Duration)
 
 	// Written again by this build (1.2), the CPU time round-trips, and a
 	// record without one is written without cpu_ns.
