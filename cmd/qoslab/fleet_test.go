@@ -18,6 +18,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/qoslab/qoslab/internal/testvm"
 )
 
 // fleetTools finds ansible-playbook (on PATH, or in the venv make
@@ -261,9 +263,7 @@ type fleetOptions struct {
 // that compares); nothing is passed with -e.
 func newFleet(t *testing.T, o fleetOptions) *fleet {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("runs ansible-playbook: not in -short")
-	}
+	testvm.Slow(t, "runs ansible-playbook")
 	repo, err := filepath.Abs(filepath.Join("..", ".."))
 	require.NoError(t, err)
 	f := &fleet{repo: repo, tmp: t.TempDir(), fleetID: "grouped"}
@@ -457,9 +457,7 @@ func TestFleetPlaybook(t *testing.T) {
 // which is said, not failed.
 func TestFleetPlaybookLocalhost(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("runs ansible-playbook: not in -short")
-	}
+	testvm.Slow(t, "runs ansible-playbook")
 	repo, err := filepath.Abs(filepath.Join("..", ".."))
 	require.NoError(t, err)
 	playbook, _ := fleetTools(t, repo)

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"github.com/qoslab/qoslab/internal/workload/catalog"
 	"io"
 	"os"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/spec"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 // snapshot lists every file under dir with its size, to show that a

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"github.com/qoslab/qoslab/internal/workload/catalog"
 	"testing"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/spec"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 // The watchdog's line stands on a line of its own: in a log as it is, on

@@ -2,13 +2,14 @@ package cli
 
 import (
 	"context"
-	"github.com/qoslab/qoslab/internal/results"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/qoslab/qoslab/internal/results"
 )
 
 func TestReportRunWritesBothFiles(t *testing.T) {

@@ -1,7 +1,6 @@
 package experiment
 
 import (
-	"github.com/qoslab/qoslab/internal/workload/catalog"
 	"path/filepath"
 	"testing"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/telemetry"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 func TestTelemetryKeepStampsViewsAndNotesBadSamples(t *testing.T) {

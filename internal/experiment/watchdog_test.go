@@ -3,7 +3,6 @@ package experiment
 import (
 	"context"
 	"errors"
-	"github.com/qoslab/qoslab/internal/workload/catalog"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/spec"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 func TestExpectationAndStallThreshold(t *testing.T) {

@@ -2,12 +2,13 @@ package results
 
 import (
 	"errors"
-	"github.com/qoslab/qoslab/internal/workload/catalog"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 func TestRunKeyOfALegacyRecordComesFromItsLabel(t *testing.T) {

@@ -3,7 +3,6 @@ package results
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/qoslab/qoslab/internal/workload/catalog"
 	"hash/crc32"
 	"math"
 	"os"
@@ -17,6 +16,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/qoslab/qoslab/internal/testvm"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 // cellRun makes the n records (threads) of one cell run.
@@ -387,9 +389,7 @@ func TestKilledMidAppend(t *testing.T) {
 		appendForever(path)
 		return
 	}
-	if testing.Short() {
-		t.Skip("starts a child process")
-	}
+	testvm.Slow(t, "starts a child process")
 	for round := range 3 {
 		path := filepath.Join(t.TempDir(), SamplesFile)
 		cmd := exec.Command(os.Args[0], "-test.run=^TestKilledMidAppend$")

@@ -3,7 +3,9 @@
 // is skipped, saying why, except where the VM tests are asked for with
 // QOSLAB_REQUIRE_VM=1 (CI sets it, and make setup and make test-deps
 // install what they need): there the test fails, so that CI cannot pass by
-// skipping them.
+// skipping them. It also marks the slow tests (VM boots, the fleet, builds
+// of the binaries, anything over a few seconds), which go test -short
+// skips (Slow).
 package testvm
 
 import (

@@ -49,3 +49,16 @@ func TestLookPath(t *testing.T) {
 	LookPath(r, "qemu-nonesuch", "install it")
 	assert.Equal(t, "fail: QOSLAB_REQUIRE_VM=1 but no qemu-nonesuch (install it)", r.ended)
 }
+
+func TestSlowIsSkippedByShortAlone(t *testing.T) {
+	for _, required := range []string{"", "1"} {
+		t.Setenv(requireEnv, required)
+		r := &recorder{TB: t}
+		slow(r, true, "boots a VM")
+		assert.Equal(t, "skip: boots a VM: not in -short", r.ended, "-short skips it, %s=%q too", requireEnv, required)
+
+		r = &recorder{TB: t}
+		slow(r, false, "boots a VM")
+		assert.Empty(t, r.ended, "without -short it runs")
+	}
+}

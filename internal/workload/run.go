@@ -3,9 +3,9 @@ package workload
 import (
 	"context"
 	"fmt"
-	"github.com/qoslab/qoslab/internal/workload/catalog"
 
 	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 // WithDefaults fills what a request may leave empty.

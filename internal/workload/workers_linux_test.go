@@ -2,7 +2,6 @@ package workload
 
 import (
 	"context"
-	"github.com/qoslab/qoslab/internal/workload/catalog"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -13,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 // Telemetry follows the measured threads by their kernel ids and places its

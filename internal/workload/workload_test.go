@@ -2,7 +2,6 @@ package workload
 
 import (
 	"context"
-	"github.com/qoslab/qoslab/internal/workload/catalog"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 // TestMain lets the test binary act as the procs worker, as the agent does.
