@@ -98,7 +98,7 @@ func entrySeries(e spec.MatrixEntry, entry int) []PlannedRun {
 	var out []PlannedRun
 	for _, c := range e.QoS {
 		for _, t := range e.Threads {
-			out = append(out, PlannedRun{Workload: e.Workload, QoS: c, Threads: t, Entry: entry, Params: e.Params.Of(e.Workload)})
+			out = append(out, PlannedRun{Workload: e.Workload, QoS: c, Threads: t, Entry: entry, Params: catalog.ParamsTaken(e.Workload, e.Params)})
 		}
 	}
 	return out

@@ -29,7 +29,7 @@ func TestRunKeyOfALegacyRecordComesFromItsLabel(t *testing.T) {
 	}
 	// A record with its parameters goes by them alone, whatever its label.
 	r := Record{Cell: "anything loops=5", Params: &catalog.Params{Loops: 7}, Sample: Sample{Target: "host", Repeat: 1}}
-	assert.Equal(t, uint64(7), r.RunKey().Params.Loops)
+	assert.Equal(t, uint64(7), r.RunKey().Loops)
 }
 
 func TestAssess(t *testing.T) {

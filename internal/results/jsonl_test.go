@@ -198,8 +198,8 @@ func TestReadSamplesOfEverySchemaMinor(t *testing.T) {
 	require.Len(t, recs, 3)
 	assert.Equal(t, []string{"1.0", "1.1", "1.2"}, []string{recs[0].SchemaVersion, recs[1].SchemaVersion, recs[2].SchemaVersion})
 	assert.Equal(t, []int64{0, 0, 4821337}, []int64{recs[0].CPUNs, recs[1].CPUNs, recs[2].CPUNs})
-	assert.Equal(t, uint64(5000000), recs[0].RunKey().Params.Loops, "1.0: the parameters from the label")
-	assert.Equal(t, time.Second, recs[1].RunKey().Params.Duration)
+	assert.Equal(t, uint64(5000000), recs[0].RunKey().Loops, "1.0: the parameters from the label")
+	assert.Equal(t, time.Second, recs[1].RunKey().Duration)
 
 	// Written again by this build (1.2), the CPU time round-trips, and a
 	// record without one is written without cpu_ns.

@@ -185,7 +185,7 @@ type MatrixEntry struct {
 // SeriesKey names what a cell of e measures at class with threads on
 // target, whichever repeat (see catalog.SeriesKey).
 func (e MatrixEntry) SeriesKey(target string, class qos.Class, threads int) catalog.SeriesKey {
-	return catalog.SeriesKey{Target: target, Workload: e.Workload, QoS: int(class), Threads: threads, Params: e.Params.Of(e.Workload)}
+	return catalog.SeriesKey{Target: target, Workload: e.Workload, QoS: int(class), Threads: threads, Params: catalog.ParamsTaken(e.Workload, e.Params)}
 }
 
 // seriesKeys are the series keys of e's cells without a target, classes

@@ -33,9 +33,11 @@ type Params struct {
 	SinkPath  string  `json:"sink_path,omitempty"`  // directory for file, device for block
 }
 
-// Of keeps the parameters the workload called name takes: the compression
-// ones for compress and decompress, loops or a duration for the others.
-func (p Params) Of(name string) Params {
+// ParamsTaken are the parameters of p the workload called name takes: the
+// compression ones for compress and decompress, loops or a duration for
+// the others. (A function, not a method: a method of Params would be one
+// of every type that embeds it.)
+func ParamsTaken(name string, p Params) Params {
 	if IsCompression(name) {
 		return Params{SizeBytes: p.SizeBytes, Ratio: p.Ratio, Codec: p.Codec, Level: p.Level, Sink: p.Sink, SinkPath: p.SinkPath}
 	}

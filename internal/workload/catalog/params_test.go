@@ -81,8 +81,8 @@ func TestParseSeriesKeyNamesWhatItCannotRead(t *testing.T) {
 	assert.Equal(t, SeriesKey{Target: "host", Workload: FP, QoS: 9, Params: Params{Loops: 7}}, k)
 }
 
-func TestParamsOfKeepsWhatTheWorkloadTakes(t *testing.T) {
+func TestParamsTakenKeepsWhatTheWorkloadTakes(t *testing.T) {
 	all := Params{Loops: 5, Duration: time.Second, SizeBytes: 9, Ratio: 2, Codec: "lz4", Level: 1, Sink: SinkNull, SinkPath: "/x"}
-	assert.Equal(t, Params{Loops: 5, Duration: time.Second}, all.Of(FP))
-	assert.Equal(t, Params{SizeBytes: 9, Ratio: 2, Codec: "lz4", Level: 1, Sink: SinkNull, SinkPath: "/x"}, all.Of(Compress))
+	assert.Equal(t, Params{Loops: 5, Duration: time.Second}, ParamsTaken(FP, all))
+	assert.Equal(t, Params{SizeBytes: 9, Ratio: 2, Codec: "lz4", Level: 1, Sink: SinkNull, SinkPath: "/x"}, ParamsTaken(Compress, all))
 }
