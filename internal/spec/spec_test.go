@@ -595,3 +595,19 @@ func TestVMSize(t *testing.T) {
 	assert.Equal(t, minVMMemoryMiB, mem, "no compression: the smallest VM")
 	assert.Equal(t, minVMDiskBytes, disk)
 }
+
+// Every parameter the catalog lists is a key of a matrix entry, decoded
+// into its field.
+func TestEveryParamKeyDecodes(t *testing.T) {
+	for _, pk := range catalog.ParamKeys() {
+		t.Run(pk.Name, func(t *testing.T) {
+			var p catalog.Params
+			d := &specDecoder{}
+			assert.NotPanics(t, func() { d.param(pk.Name, pk.Field(&p)) })
+		})
+	}
+	s, err := ParseSpec([]byte("matrix:\n  - {workload: compress, size: 2MiB, ratio: 2, codec: gzip, level: 4, sink: \"null\", sink_path: /x}\n  - {workload: fp, duration: 2s}\n"), "keys")
+	require.NoError(t, err)
+	assert.Equal(t, catalog.Params{SizeBytes: 2 << 20, Ratio: 2, Codec: "gzip", Level: 4, Sink: "null", SinkPath: "/x"}, s.Matrix[0].Params)
+	assert.Equal(t, catalog.Params{Duration: 2 * time.Second}, s.Matrix[1].Params)
+}

@@ -33,6 +33,35 @@ type Params struct {
 	SinkPath  string  `json:"sink_path,omitempty"`  // directory for file, device for block
 }
 
+// ParamKey is one parameter by the name a spec's matrix entry gives it
+// ("loops", "size"), the name its value has in a series key's text.
+type ParamKey struct {
+	Name string
+	// Compression is true for the parameters compress and decompress take;
+	// the others are the compute workloads' (and duration only theirs
+	// that TakesDuration).
+	Compression bool
+	// Field is the field of p the parameter sets: a *uint64 (a count), a
+	// *time.Duration, an *int64 (a size in bytes), a *float64, an *int or
+	// a *string.
+	Field func(p *Params) any
+}
+
+// ParamKeys lists the parameters as a spec's matrix entry takes them, in
+// the order its reference shows them.
+func ParamKeys() []ParamKey {
+	return []ParamKey{
+		{"loops", false, func(p *Params) any { return &p.Loops }},
+		{"duration", false, func(p *Params) any { return &p.Duration }},
+		{"size", true, func(p *Params) any { return &p.SizeBytes }},
+		{"ratio", true, func(p *Params) any { return &p.Ratio }},
+		{"codec", true, func(p *Params) any { return &p.Codec }},
+		{"level", true, func(p *Params) any { return &p.Level }},
+		{"sink", true, func(p *Params) any { return &p.Sink }},
+		{"sink_path", true, func(p *Params) any { return &p.SinkPath }},
+	}
+}
+
 // ParamsTaken are the parameters of p the workload called name takes: the
 // compression ones for compress and decompress, loops or a duration for
 // the others. (A function, not a method: a method of Params would be one

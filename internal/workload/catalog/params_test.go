@@ -86,3 +86,36 @@ func TestParamsTakenKeepsWhatTheWorkloadTakes(t *testing.T) {
 	assert.Equal(t, Params{Loops: 5, Duration: time.Second}, ParamsTaken(FP, all))
 	assert.Equal(t, Params{SizeBytes: 9, Ratio: 2, Codec: "lz4", Level: 1, Sink: SinkNull, SinkPath: "/x"}, ParamsTaken(Compress, all))
 }
+
+// Each parameter a spec names is set through its field and named in the
+// key's text by the same name, and read back from it.
+func TestEveryParamKeyIsInTheKeyText(t *testing.T) {
+	for _, pk := range ParamKeys() {
+		t.Run(pk.Name, func(t *testing.T) {
+			k := SeriesKey{Target: "host", Workload: FP, QoS: 9, Threads: 1}
+			if pk.Compression {
+				k.Workload, k.Codec = Compress, DefaultCodec
+			}
+			switch f := pk.Field(&k.Params).(type) {
+			case *uint64:
+				*f = 7
+			case *time.Duration:
+				*f = 7 * time.Second
+			case *int64:
+				*f = 7
+			case *float64:
+				*f = 7
+			case *int:
+				*f = 7
+			case *string:
+				*f = "seven"
+			default:
+				t.Fatalf("field of type %T", f)
+			}
+			assert.Contains(t, k.String(), " "+pk.Name+"=")
+			got, _, err := ParseSeriesKey(k.String())
+			require.NoError(t, err)
+			assert.Equal(t, k, got)
+		})
+	}
+}
