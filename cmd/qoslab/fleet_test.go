@@ -255,9 +255,7 @@ type fleetOptions struct {
 // that compares); nothing is passed with -e.
 func newFleet(t *testing.T, o fleetOptions) *fleet {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("runs ansible-playbook: not in -short")
-	}
+	testvm.Slow(t, "runs ansible-playbook")
 	repo, err := filepath.Abs(filepath.Join("..", ".."))
 	require.NoError(t, err)
 	f := &fleet{repo: repo, tmp: t.TempDir(), fleetID: "grouped"}
@@ -451,9 +449,7 @@ func TestFleetPlaybook(t *testing.T) {
 // which is said, not failed.
 func TestFleetPlaybookLocalhost(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("runs ansible-playbook: not in -short")
-	}
+	testvm.Slow(t, "runs ansible-playbook")
 	repo, err := filepath.Abs(filepath.Join("..", ".."))
 	require.NoError(t, err)
 	playbook, _ := fleetTools(t, repo)

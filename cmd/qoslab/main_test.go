@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/testvm"
 )
 
 // built is the one build of qoslab and qoslab-agent that the package's
@@ -77,9 +78,7 @@ func buildBinaries() (string, error) {
 // tests run in parallel.
 func binaries(t *testing.T) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds binaries: not in -short")
-	}
+	testvm.Slow(t, "builds binaries")
 	built.once.Do(func() { built.dir, built.err = buildBinaries() })
 	require.NoError(t, built.err)
 	dir := t.TempDir()

@@ -9,6 +9,17 @@ import (
 	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
+// RequestOf is the request that runs the cell p on an agent, and
+// paramsFromRequest reads it back: the one place a cell's workload, class,
+// threads, parameters and seed meet the wire.
+func RequestOf(p workload.Params) *agentpb.RunRequest {
+	return &agentpb.RunRequest{
+		Workload: p.Workload, Qos: int32(p.QoS), Threads: uint32(p.Threads), Loops: p.Loops,
+		SizeBytes: uint64(p.SizeBytes), Ratio: p.Ratio, Seed: p.Seed, Codec: p.Codec, Level: int32(p.Level),
+		Sink: p.Sink, SinkPath: p.SinkPath, DurationNs: int64(p.Duration),
+	}
+}
+
 // paramsFromRequest turns a request into workload parameters; validation is
 // the workload package's.
 func paramsFromRequest(r *agentpb.RunRequest) workload.Params {
@@ -16,15 +27,17 @@ func paramsFromRequest(r *agentpb.RunRequest) workload.Params {
 		Workload: r.GetWorkload(),
 		QoS:      qos.Class(r.GetQos()),
 		Threads:  int(r.GetThreads()),
-		Loops:    r.GetLoops(),
-		Duration: time.Duration(r.GetDurationNs()),
-		Size:     int64(min(r.GetSizeBytes(), 1<<62)),
-		Ratio:    r.GetRatio(),
-		Seed:     r.GetSeed(),
-		Codec:    r.GetCodec(),
-		Level:    int(r.GetLevel()),
-		Sink:     r.GetSink(),
-		SinkPath: r.GetSinkPath(),
+		Params: catalog.Params{
+			Loops:     r.GetLoops(),
+			Duration:  time.Duration(r.GetDurationNs()),
+			SizeBytes: int64(min(r.GetSizeBytes(), 1<<62)),
+			Ratio:     r.GetRatio(),
+			Codec:     r.GetCodec(),
+			Level:     int(r.GetLevel()),
+			Sink:      r.GetSink(),
+			SinkPath:  r.GetSinkPath(),
+		},
+		Seed: r.GetSeed(),
 	}
 }
 

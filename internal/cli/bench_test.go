@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -22,7 +21,6 @@ import (
 	"github.com/qoslab/qoslab/internal/benchdoc"
 	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/experiment"
-	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/results/summary"
@@ -86,7 +84,7 @@ func parseBenchRoot(t *testing.T, env map[string]string, args ...string) (*bench
 }
 
 // plan is the plan of the experiment bench's flags describe.
-func (o *benchOptions) plan() []experiment.Cell {
+func (o *benchOptions) plan() []experiment.PlannedRun {
 	cells, _ := experiment.Plan(o.spec())
 	return cells
 }
@@ -204,16 +202,6 @@ func TestBenchVMModel(t *testing.T) {
 	o, err = parseBench(t, map[string]string{"QOSLAB_BENCH_VM_MODEL": "vz"}, "--target", "vm", "--vm-backend", "qemu")
 	require.NoError(t, err)
 	assert.Equal(t, "vz", o.VM.Model, "a setting like any other flag")
-
-	var run *runOptions
-	cmd := newCmdRun(testFactory(t, nil), func(_ context.Context, o *runOptions) error { run = o; return nil })
-	cmd.SetArgs([]string{"--vm-model", "vz"})
-	require.NoError(t, cmd.Execute())
-	assert.Equal(t, "vz", run.VMEnv.Model, "run's --vm-model overrides the spec's vm.model")
-	cmd = newCmdRun(testFactory(t, nil), func(context.Context, *runOptions) error { return nil })
-	cmd.SetArgs([]string{"--vm-model", "hyperv"})
-	err = cmd.Execute()
-	assert.ErrorContains(t, err, `--vm-model "hyperv": allowed default, vz`)
 }
 
 func TestBenchConfigPrecedence(t *testing.T) {
@@ -522,35 +510,6 @@ func TestVMNeedsFollowCompressionSize(t *testing.T) {
 	assert.Equal(t, 4096, mem, "--memory wins over the sizing rule")
 }
 
-func TestImageProvisionArguments(t *testing.T) {
-	streams, _, errOut := testIO()
-	f := NewFactory(streams)
-	home := t.TempDir()
-	f.Env = func(k string) string {
-		if k == "HOME" {
-			return home
-		}
-		return ""
-	}
-	run := func(args ...string) error {
-		root := NewCmdRoot(f)
-		root.SetArgs(args)
-		return root.Execute()
-	}
-	err := run("image", "provision", "mac", "--via", "ftp")
-	assert.ErrorContains(t, err, `--via "ftp"`)
-	assert.True(t, isUsageError(err))
-	err = run("image", "provision", "mac", "--via", "ssh")
-	assert.ErrorContains(t, err, "--via ssh needs one USER@ADDR")
-	err = run("image", "provision", "../etc")
-	assert.ErrorContains(t, err, "use letters, digits")
-	// A well-formed call gets as far as finding the bundle or the agent, and says which is missing.
-	err = run("image", "provision", "mac", "--via", "ssh", "admin@192.0.2.1", "--guest-agent", filepath.Join(home, "none"))
-	require.Error(t, err)
-	assert.False(t, isUsageError(err), "%v", err)
-	_ = errOut
-}
-
 // A host cell whose measured interval is under 250 ms is named, with what
 // to do, under the table where the numbers are read; a long one is not.
 func TestBenchWarnsOfCellsTooShort(t *testing.T) {
@@ -589,24 +548,4 @@ func TestBenchCellTimeout(t *testing.T) {
 	recs, _, err := d.ReadSamples()
 	require.NoError(t, err)
 	assert.Len(t, results.FinishedRepeats(recs), 2, "the two cells that finished are kept")
-}
-
-// --boot-timeout's help says its defaults as hv decides them, on every
-// command that boots a VM: a user with a macOS guest reads there that its
-// first boot gets minutes.
-func TestBootTimeoutHelpStatesTheDefaults(t *testing.T) {
-	f := testFactory(t, nil)
-	for _, cmd := range []*cobra.Command{
-		newCmdBench(f, nil), newCmdRun(f, nil), newCmdVMStart(f, nil),
-	} {
-		fl := cmd.Flags().Lookup("boot-timeout")
-		require.NotNil(t, fl, cmd.Name())
-		for _, want := range []string{
-			hv.DefaultBootTimeout(hv.MachineInfo{Backend: "qemu", Accel: hv.AccelTCG}).String() + " under TCG",
-			hv.DefaultBootTimeout(hv.MachineInfo{Backend: "vz", Accel: "vz", Image: hv.Image{OS: hv.OSMacOS}}).String() + " for a macOS guest",
-			hv.DefaultBootTimeout(hv.MachineInfo{Backend: "vz", Accel: "vz"}).String() + " otherwise",
-		} {
-			assert.Contains(t, fl.Usage, want, cmd.Name())
-		}
-	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/spec"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 // snapshot lists every file under dir with its size, to show that a
@@ -89,7 +90,7 @@ func TestRunDryRunHasNoSideEffects(t *testing.T) {
 func TestDryRunEstimatesFromEarlierRuns(t *testing.T) {
 	parent := t.TempDir()
 	s := spec.Spec{Name: "cal", Targets: []string{"host"}, VM: spec.VMSpec{CPUs: 1}, Repeats: 3, Order: spec.OrderSequential,
-		Matrix: []spec.MatrixEntry{{Workload: "fp", QoS: []qos.Class{qos.Background}, Threads: []int{1, 2}, Loops: 1e6}}}
+		Matrix: []spec.MatrixEntry{{Workload: "fp", QoS: []qos.Class{qos.Background}, Threads: []int{1, 2}, Params: catalog.Params{Loops: 1e6}}}}
 	require.NoError(t, s.Validate())
 
 	d, err := experiment.PlanDryRun(s, guestvm.Env{}, "", nil)
@@ -127,7 +128,7 @@ func TestDryRunEstimatesFromEarlierRuns(t *testing.T) {
 }
 
 // recordOf is the one record of a one-thread run of c that lasted secs.
-func recordOf(c experiment.Cell, secs int64) results.Record {
+func recordOf(c experiment.PlannedRun, secs int64) results.Record {
 	s := results.Sample{Target: c.Target, Workload: c.Workload, QoS: int(c.QoS), Threads: c.Threads, Repeat: c.Repeat,
 		StartNs: 0, EndNs: secs * 1e9, Work: 1e6, Unit: "loops", Rate: 1e6 / float64(secs), QoSApplied: int(c.QoS), QoSFull: true}
 	return results.Record{Cell: c.SeriesKey(), RunRecords: 1, Sample: s, RecordedAt: time.Now()}

@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -68,4 +70,52 @@ func TestDebianMirrorComesFromTheFactoryEnv(t *testing.T) {
 	}
 	assert.Equal(t, config.Value{Value: "http://m.example/debian", Source: "QOSLAB_DEBIAN_MIRROR"}, mirror(map[string]string{"QOSLAB_DEBIAN_MIRROR": "http://m.example/debian"}))
 	assert.Equal(t, config.Value{Source: "QOSLAB_DEBIAN_MIRROR"}, mirror(nil), "unset in the factory's environment")
+}
+
+func TestImageListJSON(t *testing.T) {
+	store := t.TempDir()
+	streams, out, _ := testIO()
+	f := NewFactory(streams)
+	cmd := newCmdImageList(f, nil)
+	cmd.SetArgs([]string{"--image-store", store, "--json"})
+	require.NoError(t, cmd.Execute())
+	assert.JSONEq(t, "[]", out.String(), "an empty store is an empty list, for scripts")
+
+	require.NoError(t, os.MkdirAll(filepath.Join(store, "broken"), 0o755))
+	out.Reset()
+	cmd = newCmdImageList(f, nil)
+	cmd.SetArgs([]string{"--image-store", store, "--json"})
+	require.NoError(t, cmd.Execute())
+	var entries []map[string]any
+	require.NoError(t, json.Unmarshal(out.Bytes(), &entries))
+	require.Len(t, entries, 1)
+}
+
+func TestImageProvisionArguments(t *testing.T) {
+	streams, _, errOut := testIO()
+	f := NewFactory(streams)
+	home := t.TempDir()
+	f.Env = func(k string) string {
+		if k == "HOME" {
+			return home
+		}
+		return ""
+	}
+	run := func(args ...string) error {
+		root := NewCmdRoot(f)
+		root.SetArgs(args)
+		return root.Execute()
+	}
+	err := run("image", "provision", "mac", "--via", "ftp")
+	assert.ErrorContains(t, err, `--via "ftp"`)
+	assert.True(t, isUsageError(err))
+	err = run("image", "provision", "mac", "--via", "ssh")
+	assert.ErrorContains(t, err, "--via ssh needs one USER@ADDR")
+	err = run("image", "provision", "../etc")
+	assert.ErrorContains(t, err, "use letters, digits")
+	// A well-formed call gets as far as finding the bundle or the agent, and says which is missing.
+	err = run("image", "provision", "mac", "--via", "ssh", "admin@192.0.2.1", "--guest-agent", filepath.Join(home, "none"))
+	require.Error(t, err)
+	assert.False(t, isUsageError(err), "%v", err)
+	_ = errOut
 }

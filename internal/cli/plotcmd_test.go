@@ -84,15 +84,3 @@ func TestPlotRunWritesChosenCharts(t *testing.T) {
 	require.Error(t, err, "nothing drawn is a failure, not a silent success")
 	assert.Contains(t, err.Error(), "no chart drawn")
 }
-
-func TestReportRunWritesBothFiles(t *testing.T) {
-	dir := copyFixture(t, "linux-contention")
-	streams, out, _ := testIO()
-	require.NoError(t, reportRun(context.Background(), &reportOptions{resultsOptions: resultsOptions{IO: streams, Dirs: []string{dir}}}))
-	assert.Equal(t, []string{filepath.Join(dir, results.ReportFile), filepath.Join(dir, "report.md")}, strings.Fields(out.String()))
-	assert.FileExists(t, filepath.Join(dir, results.PlotsDir, "throughput-fp.png"), "report.md links PNGs, so they are drawn")
-
-	err := reportRun(context.Background(), &reportOptions{resultsOptions: resultsOptions{IO: streams, Dirs: []string{t.TempDir()}}})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "not a qoslab results directory")
-}

@@ -9,12 +9,13 @@ import (
 	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/spec"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 // The watchdog's line stands on a line of its own: in a log as it is, on
 // a terminal above the progress line, which is drawn again under it.
 func TestProgressPrintsAStall(t *testing.T) {
-	c := experiment.Cell{Target: spec.TargetVM, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 1, Duration: time.Second}
+	c := experiment.PlannedRun{Target: spec.TargetVM, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 1, Params: catalog.Params{Duration: time.Second}}
 	s := experiment.Stall{Cell: c, Elapsed: time.Minute, Expected: time.Second, Basis: "its duration"}
 
 	streams, _, errOut := testIO()

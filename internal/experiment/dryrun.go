@@ -32,7 +32,7 @@ type DryRun struct {
 	Seeded bool
 	// Cells are the cell runs to make, in order (for a resume, those not
 	// measured yet); Done counts the timed ones a resume skips.
-	Cells []Cell
+	Cells []PlannedRun
 	Done  int
 	// Series are the cells of the plan, each once, in the order they first
 	// run, with how many runs each gets and what one is estimated to take.
@@ -50,7 +50,7 @@ type DryRun struct {
 
 // SeriesPlan is one cell of the plan and its runs.
 type SeriesPlan struct {
-	Cell Cell
+	Cell PlannedRun
 	// Runs are its timed runs, Warmups its untimed ones.
 	Runs, Warmups int
 	// Each is what one run is expected to last (measured interval), 0 when
@@ -158,7 +158,7 @@ func PlanDryRun(s spec.Spec, env guestvm.Env, resume string, calibrate []string)
 // unfinished are the cells a --resume of the run in the results directory
 // resume would still make (the runner skips the timed runs it finished),
 // and how many timed runs it skips.
-func unfinished(cells []Cell, resume string) ([]Cell, int, error) {
+func unfinished(cells []PlannedRun, resume string) ([]PlannedRun, int, error) {
 	dir, err := results.Open(resume)
 	if err != nil {
 		return nil, 0, err
@@ -169,7 +169,7 @@ func unfinished(cells []Cell, resume string) ([]Cell, int, error) {
 	}
 	finished := results.FinishedRuns(recs)
 	skipped := 0
-	cells = slices.DeleteFunc(cells, func(c Cell) bool {
+	cells = slices.DeleteFunc(cells, func(c PlannedRun) bool {
 		if c.Timed() && finished[c.RunKey()] {
 			skipped++
 			return true
@@ -182,7 +182,7 @@ func unfinished(cells []Cell, resume string) ([]Cell, int, error) {
 // seriesPlans lays out the cells of s as the series they run, each once,
 // in the spec's order (entry, class, threads, target), with its runs and
 // what one is expected to take: its duration, or what times measured.
-func seriesPlans(s spec.Spec, cells []Cell, times calibrationTimes) []SeriesPlan {
+func seriesPlans(s spec.Spec, cells []PlannedRun, times calibrationTimes) []SeriesPlan {
 	var out []SeriesPlan
 	index := map[string]int{}
 	for _, c := range cells {
@@ -209,7 +209,7 @@ func seriesPlans(s spec.Spec, cells []Cell, times calibrationTimes) []SeriesPlan
 			out[i].Warmups++
 		}
 	}
-	rank := func(c Cell) []int {
+	rank := func(c PlannedRun) []int {
 		e := s.Matrix[c.Entry]
 		return []int{c.Entry, slices.Index(e.QoS, c.QoS), slices.Index(e.Threads, c.Threads), slices.Index(s.Targets, c.Target)}
 	}
@@ -376,7 +376,7 @@ func (d *DryRun) Writes(parent, resume string) []string {
 
 // WorkText is what one run of the cell does: "5e6 loops", "250ms",
 // "8MiB zstd".
-func WorkText(c Cell) string {
+func WorkText(c PlannedRun) string {
 	switch {
 	case c.Duration > 0:
 		return c.Duration.String()

@@ -527,7 +527,7 @@ func (x *execution) startContention(ctx context.Context, n int) (*contention.Con
 // newRunner runs cells on the started targets, with spinners contention
 // spinners beside them, wired to the env's hooks: each timed cell run goes
 // to the session, and a short host cell gets a warning, once.
-func (x *execution) newRunner(cells []Cell, spinners int) *runner {
+func (x *execution) newRunner(cells []PlannedRun, spinners int) *runner {
 	warned := map[string]bool{}
 	onStall := x.env.OnStall
 	if onStall == nil {
@@ -535,7 +535,7 @@ func (x *execution) newRunner(cells []Cell, spinners int) *runner {
 	}
 	return &runner{Cells: cells, Targets: x.targets, Contention: spinners,
 		OnStep: x.env.OnStep, OnProgress: x.env.OnProgress, CellTimeout: x.s.CellTimeout, OnStall: onStall,
-		Diagnose: func(ctx context.Context, c Cell) string {
+		Diagnose: func(ctx context.Context, c PlannedRun) string {
 			return diagnoseStall(ctx, c, x.s, spinners, x.targets[c.Target])
 		},
 		OnRun: func(st Step, cr CellRun) {

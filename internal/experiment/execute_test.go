@@ -17,7 +17,7 @@ func TestDurationCells(t *testing.T) {
 	s, err := spec.ParseSpec([]byte("matrix: [{workload: fp, qos: 9, duration: 1500ms}, {workload: int, qos: 9}]\n"), "t")
 	require.NoError(t, err)
 	cells, _ := Plan(s)
-	var fp Cell
+	var fp PlannedRun
 	for _, c := range cells {
 		if c.Workload == "fp" {
 			fp = c

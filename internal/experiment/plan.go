@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"time"
 
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
@@ -12,9 +11,11 @@ import (
 	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
-// Cell is one run of the plan: one workload at one QoS class with one thread
-// count on one target, in one repeat (or a warm-up before the first).
-type Cell struct {
+// PlannedRun is one run of the plan: one workload at one QoS class with one
+// thread count on one target, in one repeat (or a warm-up before the first).
+// A cell is what it measures, whichever repeat (SeriesKey); analysis.Cell is
+// a cell's statistics.
+type PlannedRun struct {
 	Target   string    `json:"target"`
 	Workload string    `json:"workload"`
 	QoS      qos.Class `json:"qos"`
@@ -26,54 +27,39 @@ type Cell struct {
 	Warmup int `json:"warmup,omitempty"`
 	// Entry is the index of the matrix entry the cell comes from.
 	Entry int `json:"entry"`
-
-	Loops uint64 `json:"loops,omitempty"`
-	// Duration replaces Loops in a fixed-duration cell.
-	Duration  time.Duration `json:"duration_ns,omitempty"`
-	SizeBytes int64         `json:"size_bytes,omitempty"`
-	Ratio     float64       `json:"ratio,omitempty"`
-	Codec     string        `json:"codec,omitempty"`
-	Level     int           `json:"level,omitempty"`
-	Sink      string        `json:"sink,omitempty"`
-	SinkPath  string        `json:"sink_path,omitempty"`
+	// Params are the workload's, from its matrix entry.
+	catalog.Params
 	// DataSeed seeds generated input and pi's random numbers (Spec.DataSeed).
 	DataSeed uint64 `json:"data_seed,omitempty"`
 }
 
-// Timed reports whether the cell's records are samples (not a warm-up).
-func (c Cell) Timed() bool { return c.Warmup == 0 }
+// Timed reports whether the run's records are samples (not a warm-up).
+func (c PlannedRun) Timed() bool { return c.Warmup == 0 }
 
-// SeriesKey names what the cell measures, whichever repeat it is: target,
-// workload, class, threads and the parameters that change the measurement,
-// e.g. "host fp qos=9 threads=4 loops=200000000". The matrix entry's index
-// is left out, so reordering a spec's entries keeps its keys. The text is
-// spec.MatrixEntry.SeriesKey's.
-func (c Cell) SeriesKey() string {
-	e := spec.MatrixEntry{Workload: c.Workload, Loops: c.Loops, Duration: c.Duration, SizeBytes: c.SizeBytes, Ratio: c.Ratio,
-		Codec: c.Codec, Level: c.Level, Sink: c.Sink, SinkPath: c.SinkPath}
-	return e.SeriesKey(c.Target, c.QoS, c.Threads)
+// Series names what the run measures, whichever repeat it is. The matrix
+// entry's index is left out, so reordering a spec's entries keeps its keys.
+func (c PlannedRun) Series() catalog.SeriesKey {
+	return catalog.SeriesKey{Target: c.Target, Workload: c.Workload, QoS: int(c.QoS), Threads: c.Threads, Params: c.Params}
 }
+
+// SeriesKey is Series's text, e.g. "host fp qos=9 threads=4
+// loops=200000000": the label of the run's records.
+func (c PlannedRun) SeriesKey() string { return c.Series().String() }
 
 // Key names one run of the plan uniquely and stably (a finished run's key
 // lets --resume skip it): SeriesKey followed by "repeat=N", or "warmup=N"
 // on a warm-up. Its format is part of the results files; do not change it.
-func (c Cell) Key() string {
+func (c PlannedRun) Key() string {
 	if !c.Timed() {
 		return fmt.Sprintf("%s warmup=%d", c.SeriesKey(), c.Warmup)
 	}
-	return fmt.Sprintf("%s repeat=%d", c.SeriesKey(), c.Repeat)
-}
-
-// Params are the cell's parameters as its records carry them.
-func (c Cell) Params() results.CellParams {
-	return results.CellParams{Loops: c.Loops, DurationNs: int64(c.Duration), SizeBytes: c.SizeBytes, Ratio: c.Ratio,
-		Codec: c.Codec, Level: c.Level, Sink: c.Sink, SinkPath: c.SinkPath}
+	return c.RunKey().String()
 }
 
 // RunKey names a timed run of c by its structured fields, as
 // results.Record.RunKey names the run a record belongs to.
-func (c Cell) RunKey() results.CellRunKey {
-	return results.CellRunKey{Target: c.Target, Workload: c.Workload, QoS: int(c.QoS), Threads: c.Threads, Params: c.Params(), Repeat: c.Repeat}
+func (c PlannedRun) RunKey() results.CellRunKey {
+	return results.CellRunKey{SeriesKey: c.Series(), Repeat: c.Repeat}
 }
 
 // plannedRuns are the keys of every timed cell run in the plan of s.
@@ -99,7 +85,7 @@ func PlannedOf(d *results.Dir) []results.CellRunKey {
 	return plannedRuns(s)
 }
 
-func (c Cell) String() string {
+func (c PlannedRun) String() string {
 	if !c.Timed() {
 		return fmt.Sprintf("%s: %s qos=%s threads=%d warm-up %d", c.Target, c.Workload, c.QoS, c.Threads, c.Warmup)
 	}
@@ -108,18 +94,11 @@ func (c Cell) String() string {
 
 // entrySeries expands the matrix entry at index entry into its cells,
 // classes outermost then thread counts, with no target or repeat yet.
-func entrySeries(e spec.MatrixEntry, entry int) []Cell {
-	var out []Cell
+func entrySeries(e spec.MatrixEntry, entry int) []PlannedRun {
+	var out []PlannedRun
 	for _, c := range e.QoS {
 		for _, t := range e.Threads {
-			cell := Cell{Workload: e.Workload, QoS: c, Threads: t, Entry: entry}
-			if catalog.IsCompression(e.Workload) {
-				cell.SizeBytes, cell.Ratio, cell.Codec, cell.Level, cell.Sink, cell.SinkPath =
-					e.SizeBytes, e.Ratio, e.Codec, e.Level, e.Sink, e.SinkPath
-			} else {
-				cell.Loops, cell.Duration = e.Loops, e.Duration
-			}
-			out = append(out, cell)
+			out = append(out, PlannedRun{Workload: e.Workload, QoS: c, Threads: t, Entry: entry, Params: catalog.ParamsTaken(e.Workload, e.Params)})
 		}
 	}
 	return out
@@ -151,7 +130,7 @@ const pcgStream = 0x716f736c6162 // "qoslab"
 // Warm-ups (Spec.Warmup of them) run just before a cell's first timed run
 // on the same target, so first-run effects on that target (page faults, a
 // VM's sparse scratch disk allocating blocks on the host) land on them.
-func Plan(s spec.Spec) ([]Cell, uint64) {
+func Plan(s spec.Spec) ([]PlannedRun, uint64) {
 	var seed uint64
 	interleaved := s.Order != spec.OrderSequential
 	switch {
@@ -160,7 +139,7 @@ func Plan(s spec.Spec) ([]Cell, uint64) {
 	case interleaved:
 		seed = rand.Uint64()
 	}
-	var series []Cell
+	var series []PlannedRun
 	for i, e := range s.Matrix {
 		series = append(series, entrySeries(e, i)...)
 	}
@@ -171,7 +150,7 @@ func Plan(s spec.Spec) ([]Cell, uint64) {
 	slices.Reverse(reversed)
 	rng := rand.NewPCG(seed, pcgStream)
 
-	out := make([]Cell, 0, len(series)*len(s.Targets)*(s.Repeats+s.Warmup))
+	out := make([]PlannedRun, 0, len(series)*len(s.Targets)*(s.Repeats+s.Warmup))
 	order := make([]int, len(series))
 	for r := 1; r <= s.Repeats; r++ {
 		for i := range order {

@@ -24,7 +24,7 @@ func defaultSpec(t *testing.T, seed *uint64) spec.Spec {
 
 func seedOf(v uint64) *uint64 { return &v }
 
-func keys(cells []Cell) []string {
+func keys(cells []PlannedRun) []string {
 	out := make([]string, len(cells))
 	for i, c := range cells {
 		out[i] = c.Key()
@@ -60,7 +60,7 @@ func TestPlanSeedsShuffleDifferently(t *testing.T) {
 
 	// Each repeat is shuffled on its own.
 	n := len(a) / 3
-	series := func(cells []Cell) []string {
+	series := func(cells []PlannedRun) []string {
 		var out []string
 		for _, c := range cells {
 			out = append(out, c.SeriesKey())
@@ -128,7 +128,7 @@ func TestPlanInterleavedTargetsAlternate(t *testing.T) {
 
 func TestPlanSequential(t *testing.T) {
 	s := spec.Spec{Name: "seq", Targets: []string{spec.TargetVM, spec.TargetHost}, VM: spec.VMSpec{CPUs: 1}, Repeats: 2, Order: spec.OrderSequential,
-		Matrix: []spec.MatrixEntry{{Workload: "int", QoS: []qos.Class{qos.Utility, qos.Background}, Threads: []int{2, 1}, Loops: 5}}}
+		Matrix: []spec.MatrixEntry{{Workload: "int", QoS: []qos.Class{qos.Utility, qos.Background}, Threads: []int{2, 1}, Params: catalog.Params{Loops: 5}}}}
 	require.NoError(t, s.Validate())
 	cells, seed := Plan(s)
 	assert.Zero(t, seed, "a sequential plan draws nothing")
@@ -192,13 +192,12 @@ func TestPlanSingleTarget(t *testing.T) {
 
 // Keys are part of the results files: their format must not drift.
 func TestCellKey(t *testing.T) {
-	fp := Cell{Target: "host", Workload: "fp", QoS: qos.Background, Threads: 4, Repeat: 2, Entry: 3, Loops: 2e8}
+	fp := PlannedRun{Target: "host", Workload: "fp", QoS: qos.Background, Threads: 4, Repeat: 2, Entry: 3, Params: catalog.Params{Loops: 2e8}}
 	assert.Equal(t, "host fp qos=9 threads=4 loops=200000000", fp.SeriesKey())
 	assert.Equal(t, "host fp qos=9 threads=4 loops=200000000 repeat=2", fp.Key())
 	assert.Equal(t, "host: fp qos=background threads=4 repeat 2", fp.String())
 
-	z := Cell{Target: "vm", Workload: "compress", QoS: qos.UserInteractive, Threads: 1, Warmup: 1,
-		SizeBytes: 1 << 30, Ratio: 2.5, Codec: "zstd", Level: 3, Sink: "block", SinkPath: "/dev/vd b"}
+	z := PlannedRun{Target: "vm", Workload: "compress", QoS: qos.UserInteractive, Threads: 1, Warmup: 1, Params: catalog.Params{SizeBytes: 1 << 30, Ratio: 2.5, Codec: "zstd", Level: 3, Sink: "block", SinkPath: "/dev/vd b"}}
 	assert.False(t, z.Timed())
 	assert.Equal(t, `vm compress qos=33 threads=1 size=1073741824 ratio=2.5 codec=zstd level=3 sink=block sink_path="/dev/vd b" warmup=1`, z.Key())
 	assert.Equal(t, "vm: compress qos=user-interactive threads=1 warm-up 1", z.String())
@@ -216,7 +215,7 @@ func TestCellKey(t *testing.T) {
 // work plus input generation and verification) of 0.22 compressing and
 // 0.12 decompressing in the guest, 0.02 either way on the host; 0.4 s of
 // orchestration per cell run (request, telemetry); 5 s to boot.
-func tcgSeconds(cells []Cell) float64 {
+func tcgSeconds(cells []PlannedRun) float64 {
 	total := 5.0
 	for _, c := range cells {
 		total += 0.4

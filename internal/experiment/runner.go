@@ -11,15 +11,12 @@ import (
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/runtrace"
 	"github.com/qoslab/qoslab/internal/telemetry"
+	"github.com/qoslab/qoslab/internal/workload"
 )
 
 // Request is the agent request that measures c.
-func (c Cell) Request() *agentpb.RunRequest {
-	return &agentpb.RunRequest{
-		Workload: c.Workload, Qos: int32(c.QoS), Threads: uint32(c.Threads), Loops: c.Loops,
-		SizeBytes: uint64(c.SizeBytes), Ratio: c.Ratio, Seed: c.DataSeed, Codec: c.Codec, Level: int32(c.Level),
-		Sink: c.Sink, SinkPath: c.SinkPath, DurationNs: int64(c.Duration),
-	}
+func (c PlannedRun) Request() *agentpb.RunRequest {
+	return agent.RequestOf(workload.Params{Workload: c.Workload, QoS: c.QoS, Threads: c.Threads, Params: c.Params, Seed: c.DataSeed})
 }
 
 // samplesFrom turns a cell run's records into tidy samples.
@@ -41,7 +38,7 @@ func samplesFrom(target, workloadName string, class, threads, repeat, contention
 // Step is what the runner reports before each cell run.
 type Step struct {
 	Index, Total int
-	Cell         Cell
+	Cell         PlannedRun
 	// Skipped is true for a run finished before a resume.
 	Skipped bool
 	Elapsed time.Duration
@@ -63,7 +60,7 @@ type Stats struct {
 
 // CellRun is one timed run of a cell as the runner kept it.
 type CellRun struct {
-	Cell    Cell
+	Cell    PlannedRun
 	Metrics map[string]float64
 	Notes   []string
 	Samples []results.Sample
@@ -72,7 +69,7 @@ type CellRun struct {
 // runner runs a plan's cells on their targets and keeps every finished cell
 // run in a sample log, synced, before the next starts.
 type runner struct {
-	Cells   []Cell
+	Cells   []PlannedRun
 	Targets map[string]Target
 	// Log keeps every timed cell run; nil keeps them only in memory (OnRun).
 	Log *results.SampleLog
@@ -102,7 +99,7 @@ type runner struct {
 	// expected to take (see Stall); Diagnose, when set, says what likely
 	// keeps it. Both run on the controller while it waits for the cell.
 	OnStall  func(Stall)
-	Diagnose func(ctx context.Context, c Cell) string
+	Diagnose func(ctx context.Context, c PlannedRun) string
 	// StallAfter, when set, replaces the rule for when a cell run expected
 	// to take expected is stalled (stallAfter); tests shorten it.
 	StallAfter func(expected time.Duration) time.Duration
@@ -180,7 +177,7 @@ func (r *runner) stepClock() *stepClock {
 
 // traceCell records cell run i, c, timed by clk, with the agent's own steps
 // from res and its measured interval.
-func (r *runner) traceCell(i int, c Cell, clk *stepClock, res *agentpb.Result, measured int64) {
+func (r *runner) traceCell(i int, c PlannedRun, clk *stepClock, res *agentpb.Result, measured int64) {
 	if clk == nil {
 		return
 	}
@@ -210,7 +207,7 @@ func (k *stepClock) step(name string) {
 // it recorded when telemetry asks for one. It returns the agent's result,
 // the host's samples and the call's wall time, or the error that ends the
 // run: ctx's, a *cellTimeoutError or a *cellError.
-func (r *runner) measure(ctx context.Context, i int, c Cell, target Target, earlier []time.Duration, clk *stepClock) (*agentpb.Result, []telemetry.Sample, time.Duration, error) {
+func (r *runner) measure(ctx context.Context, i int, c PlannedRun, target Target, earlier []time.Duration, clk *stepClock) (*agentpb.Result, []telemetry.Sample, time.Duration, error) {
 	req := c.Request()
 	if r.OnProgress != nil {
 		req.ProgressIntervalMs = 500
@@ -263,13 +260,13 @@ func (r *runner) measure(ctx context.Context, i int, c Cell, target Target, earl
 // wait for two (a few ms each on a virtual disk, twice per cell run). A
 // crash between them leaves telemetry of a cell run that is not in the
 // samples, which a resume drops (telemetry.OpenLogKeeping).
-func (r *runner) keep(i int, c Cell, res *agentpb.Result, hostSamples []telemetry.Sample, st *Stats, clk *stepClock) ([]results.Sample, int64, error) {
+func (r *runner) keep(i int, c PlannedRun, res *agentpb.Result, hostSamples []telemetry.Sample, st *Stats, clk *stepClock) ([]results.Sample, int64, error) {
 	samples := samplesFrom(c.Target, c.Workload, int(c.QoS), c.Threads, c.Repeat, r.Contention, res)
 	for i := range samples {
 		samples[i].DurationNs = int64(c.Duration)
 	}
 	recs := make([]results.Record, len(samples))
-	params := c.Params()
+	params := c.Params
 	now := time.Now().UTC()
 	var first, last int64
 	for j, s := range samples {
@@ -304,7 +301,7 @@ func (r *runner) keep(i int, c Cell, res *agentpb.Result, hostSamples []telemetr
 // finished before it is kept.
 type cellError struct {
 	Index, Total int
-	Cell         Cell
+	Cell         PlannedRun
 	Err          error
 }
 
@@ -316,7 +313,7 @@ func (e *cellError) Unwrap() error { return e.Err }
 
 // label names a cell run in errors: the target, what it measures, and
 // repeat=N (or warm-up N).
-func (c Cell) label() string {
+func (c PlannedRun) label() string {
 	if !c.Timed() {
 		return c.String()
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/runtrace"
 	"github.com/qoslab/qoslab/internal/spec"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 // fakeCPUNs is the CPU time of a fakeTarget's thread 0 (thread i: + i).
@@ -47,12 +48,12 @@ func (f *fakeTarget) Run(_ context.Context, req *agentpb.RunRequest, _ func(*age
 	return res, nil
 }
 
-func testCells() []Cell {
-	return []Cell{
-		{Target: spec.TargetHost, Workload: "fp", QoS: qos.Background, Threads: 1, Warmup: 1, Loops: 10},
-		{Target: spec.TargetHost, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 1, Loops: 10},
-		{Target: spec.TargetHost, Workload: "fp", QoS: qos.Background, Threads: 2, Repeat: 1, Loops: 10},
-		{Target: spec.TargetHost, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 2, Loops: 10},
+func testCells() []PlannedRun {
+	return []PlannedRun{
+		{Target: spec.TargetHost, Workload: "fp", QoS: qos.Background, Threads: 1, Warmup: 1, Params: catalog.Params{Loops: 10}},
+		{Target: spec.TargetHost, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 1, Params: catalog.Params{Loops: 10}},
+		{Target: spec.TargetHost, Workload: "fp", QoS: qos.Background, Threads: 2, Repeat: 1, Params: catalog.Params{Loops: 10}},
+		{Target: spec.TargetHost, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 2, Params: catalog.Params{Loops: 10}},
 	}
 }
 
@@ -106,14 +107,14 @@ func TestRunnerLogsTimedRunsAndResumes(t *testing.T) {
 }
 
 func TestRunnerNeedsItsTargets(t *testing.T) {
-	cells := []Cell{{Target: spec.TargetVM, Workload: "fp", QoS: qos.Default, Threads: 1, Repeat: 1, Loops: 1}}
+	cells := []PlannedRun{{Target: spec.TargetVM, Workload: "fp", QoS: qos.Default, Threads: 1, Repeat: 1, Params: catalog.Params{Loops: 1}}}
 	r := &runner{Cells: cells, Targets: map[string]Target{}, Log: openLog(t, filepath.Join(t.TempDir(), "s.jsonl"))}
 	_, err := r.Run(context.Background())
 	assert.ErrorContains(t, err, "no vm target was started")
 }
 
 func TestCellRequest(t *testing.T) {
-	c := Cell{Target: spec.TargetVM, Workload: "compress", QoS: qos.UserInteractive, Threads: 2, Repeat: 1, SizeBytes: 1 << 20, Ratio: 3, Codec: "zstd", Level: 3, Sink: "file", DataSeed: 7}
+	c := PlannedRun{Target: spec.TargetVM, Workload: "compress", QoS: qos.UserInteractive, Threads: 2, Repeat: 1, DataSeed: 7, Params: catalog.Params{SizeBytes: 1 << 20, Ratio: 3, Codec: "zstd", Level: 3, Sink: "file"}}
 	req := c.Request()
 	assert.Equal(t, "compress", req.Workload)
 	assert.Equal(t, int32(33), req.Qos)
@@ -147,8 +148,8 @@ func TestRunnerDiscardsACellRunWhoseConditionsFailed(t *testing.T) {
 // A fixed-work host cell run shorter than minCellInterval is named once,
 // with what to do; longer runs, duration cells and VM cells are not.
 func TestShortCellWarning(t *testing.T) {
-	cell := Cell{Target: spec.TargetHost, Workload: "fp", QoS: 33, Threads: 2, Repeat: 1, Loops: 1e7}
-	run := func(c Cell, spans ...[2]int64) CellRun {
+	cell := PlannedRun{Target: spec.TargetHost, Workload: "fp", QoS: 33, Threads: 2, Repeat: 1, Params: catalog.Params{Loops: 1e7}}
+	run := func(c PlannedRun, spans ...[2]int64) CellRun {
 		cr := CellRun{Cell: c}
 		for _, s := range spans {
 			cr.Samples = append(cr.Samples, results.Sample{StartNs: s[0], EndNs: s[1]})
@@ -290,7 +291,7 @@ func TestResumeRefusesAWholeLastLineThatIsNotARecord(t *testing.T) {
 	require.NoError(t, err)
 	log, _, err := d.OpenSamples()
 	require.NoError(t, err)
-	require.NoError(t, log.Append(results.Record{Cell: "host fp qos=9 threads=1 loops=10", Params: &results.CellParams{Loops: 10},
+	require.NoError(t, log.Append(results.Record{Cell: "host fp qos=9 threads=1 loops=10", Params: &catalog.Params{Loops: 10},
 		Sample: results.Sample{Target: spec.TargetHost, Workload: "fp", QoS: 9, Threads: 1, Repeat: 1, EndNs: 1e6, Work: 10, Unit: "loops", Rate: 1e4, CPUNs: 9e5}}))
 	require.NoError(t, log.Close())
 	require.NoError(t, d.Finish(time.Now(), errors.New("stopped")))

@@ -69,7 +69,7 @@ func (t *runTelemetry) note(n string) {
 
 // keep stamps a cell run's samples, the agent's (as JSON lines) and the
 // host's, with the cell and view, and writes them to the log.
-func (t *runTelemetry) keep(c Cell, agentTel *agentpb.Telemetry, host []telemetry.Sample, st *TelemetryStats) error {
+func (t *runTelemetry) keep(c PlannedRun, agentTel *agentpb.Telemetry, host []telemetry.Sample, st *TelemetryStats) error {
 	if t == nil {
 		return nil
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/telemetry"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 func TestTelemetryKeepStampsViewsAndNotesBadSamples(t *testing.T) {
@@ -19,7 +20,7 @@ func TestTelemetryKeepStampsViewsAndNotesBadSamples(t *testing.T) {
 	require.NoError(t, err)
 	var notes []string
 	tel := &runTelemetry{Log: log, OnNote: func(n string) { notes = append(notes, n) }}
-	c := Cell{Target: spec.TargetVM, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 2, Loops: 100}
+	c := PlannedRun{Target: spec.TargetVM, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 2, Params: catalog.Params{Loops: 100}}
 	agentTel := &agentpb.Telemetry{
 		SamplesJson: []string{
 			`{"schema_version":"1.0","t_ns":100000000,"interval_ns":100000000,"cpus":[{"id":0,"busy":0.5}]}`,
@@ -58,7 +59,7 @@ func TestTelemetryKeepHostCellIsHostView(t *testing.T) {
 	defer log.Close()
 	var notes []string
 	tel := &runTelemetry{Log: log, OnNote: func(n string) { notes = append(notes, n) }}
-	c := Cell{Target: spec.TargetHost, Workload: "fp", QoS: qos.Default, Threads: 1, Repeat: 1}
+	c := PlannedRun{Target: spec.TargetHost, Workload: "fp", QoS: qos.Default, Threads: 1, Repeat: 1}
 	require.NoError(t, tel.keep(c, &agentpb.Telemetry{Unavailable: "powermetrics telemetry unavailable: needs root"}, nil, nil))
 	require.NoError(t, tel.keep(c, nil, nil, nil))
 	require.Len(t, notes, 2)

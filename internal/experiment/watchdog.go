@@ -34,7 +34,7 @@ const stallDiagnosis = time.Second
 // Stall is a cell run going far past what it was expected to take: the
 // watchdog's line on the terminal.
 type Stall struct {
-	Cell    Cell
+	Cell    PlannedRun
 	Elapsed time.Duration
 	// Expected is what the cell was expected to take and Basis why: its
 	// duration, or the median of its earlier repeats; 0 when nothing said.
@@ -61,7 +61,7 @@ func (s Stall) String() string {
 // there, and what finished before it is kept.
 type cellTimeoutError struct {
 	Index, Total int
-	Cell         Cell
+	Cell         PlannedRun
 	Limit        time.Duration
 	Cause        string
 }
@@ -80,7 +80,7 @@ var errCellTimeout = errors.New("cell timeout")
 // expectation is what a cell run should take: a fixed-duration cell its
 // duration, else the median wall time of the cell's earlier repeats in
 // this session; 0 when there is neither.
-func expectation(c Cell, earlier []time.Duration) (time.Duration, string) {
+func expectation(c PlannedRun, earlier []time.Duration) (time.Duration, string) {
 	if c.Duration > 0 {
 		return c.Duration, "its duration"
 	}
@@ -115,7 +115,7 @@ type watchdog struct {
 	cause   string             // the last diagnosis, read after stop
 }
 
-func (r *runner) watch(ctx context.Context, c Cell, began time.Time, expected time.Duration, basis string) *watchdog {
+func (r *runner) watch(ctx context.Context, c PlannedRun, began time.Time, expected time.Duration, basis string) *watchdog {
 	ctx, cancel := context.WithCancel(ctx)
 	w := &watchdog{done: make(chan struct{}), stopped: make(chan struct{}), cancel: cancel}
 	if r.OnStall == nil && r.Diagnose == nil {
@@ -192,7 +192,7 @@ func agentThreads(pid int) []int {
 // contention spinners) and from the host's own telemetry of the cell's
 // threads over a second (the VM's vCPU threads, or the host agent's
 // threads): whether they get any CPU. Empty when nothing is known.
-func diagnoseStall(ctx context.Context, c Cell, s spec.Spec, spinners int, target Target) string {
+func diagnoseStall(ctx context.Context, c PlannedRun, s spec.Spec, spinners int, target Target) string {
 	var causes []string
 	if c.Target == spec.TargetVM && s.VM.HostQoS == qos.Background && spinners > 0 {
 		causes = append(causes, fmt.Sprintf("the VM's vCPU threads run at host_qos background beside %s on every CPU they may use, which leaves them next to no CPU (drop vm.host_qos, or contention)",

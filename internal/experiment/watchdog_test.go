@@ -15,21 +15,22 @@ import (
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/spec"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 func TestExpectationAndStallThreshold(t *testing.T) {
 	cases := []struct {
 		name     string
-		cell     Cell
+		cell     PlannedRun
 		earlier  []time.Duration
 		expected time.Duration
 		basis    string
 		after    time.Duration
 	}{
-		{"duration cell", Cell{Duration: time.Second}, nil, time.Second, "its duration", 31 * time.Second},
-		{"earlier repeats", Cell{Loops: 10}, []time.Duration{20 * time.Second, 12 * time.Second, 30 * time.Second}, 20 * time.Second, "the median of its 3 earlier repeats", 100 * time.Second},
-		{"even count", Cell{Loops: 10}, []time.Duration{2 * time.Second, 4 * time.Second}, 3 * time.Second, "the median of its 2 earlier repeats", 33 * time.Second},
-		{"first repeat", Cell{Loops: 10}, nil, 0, "no earlier repeat to compare with", stallUnknown},
+		{"duration cell", PlannedRun{Params: catalog.Params{Duration: time.Second}}, nil, time.Second, "its duration", 31 * time.Second},
+		{"earlier repeats", PlannedRun{Params: catalog.Params{Loops: 10}}, []time.Duration{20 * time.Second, 12 * time.Second, 30 * time.Second}, 20 * time.Second, "the median of its 3 earlier repeats", 100 * time.Second},
+		{"even count", PlannedRun{Params: catalog.Params{Loops: 10}}, []time.Duration{2 * time.Second, 4 * time.Second}, 3 * time.Second, "the median of its 2 earlier repeats", 33 * time.Second},
+		{"first repeat", PlannedRun{Params: catalog.Params{Loops: 10}}, nil, 0, "no earlier repeat to compare with", stallUnknown},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -42,7 +43,7 @@ func TestExpectationAndStallThreshold(t *testing.T) {
 }
 
 func TestStallLine(t *testing.T) {
-	c := Cell{Target: spec.TargetVM, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 2, Duration: time.Second}
+	c := PlannedRun{Target: spec.TargetVM, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 2, Params: catalog.Params{Duration: time.Second}}
 	s := Stall{Cell: c, Elapsed: 2 * time.Minute, Expected: time.Second, Basis: "its duration", Cause: "the VM's vCPU threads starve"}
 	assert.Equal(t, "stall: vm: fp qos=background threads=1 repeat=2 has run 2m0s, 120x the 1s expected (its duration); likely cause: the VM's vCPU threads starve", s.String())
 	s = Stall{Cell: c, Elapsed: 10 * time.Minute, Basis: "no earlier repeat to compare with"}
@@ -79,17 +80,17 @@ func (h *hangingTarget) Run(ctx context.Context, req *agentpb.RunRequest, p func
 func TestRunnerNamesAStallAndEndsItAtTheTimeout(t *testing.T) {
 	path := filepath.Join(t.TempDir(), results.SamplesFile)
 	target := &hangingTarget{hang: 3}
-	cells := []Cell{
-		{Target: spec.TargetVM, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 1, Duration: 10 * time.Millisecond},
-		{Target: spec.TargetVM, Workload: "fp", QoS: qos.UserInteractive, Threads: 1, Repeat: 1, Duration: 10 * time.Millisecond},
-		{Target: spec.TargetVM, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 2, Duration: 10 * time.Millisecond},
+	cells := []PlannedRun{
+		{Target: spec.TargetVM, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 1, Params: catalog.Params{Duration: 10 * time.Millisecond}},
+		{Target: spec.TargetVM, Workload: "fp", QoS: qos.UserInteractive, Threads: 1, Repeat: 1, Params: catalog.Params{Duration: 10 * time.Millisecond}},
+		{Target: spec.TargetVM, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 2, Params: catalog.Params{Duration: 10 * time.Millisecond}},
 	}
 	var mu sync.Mutex
 	var stalled []Stall
 	r := &runner{Cells: cells, Targets: map[string]Target{spec.TargetVM: target}, Log: openLog(t, path),
 		CellTimeout: 2 * time.Second,
 		StallAfter:  func(time.Duration) time.Duration { return time.Millisecond },
-		Diagnose:    func(context.Context, Cell) string { return "the VM's vCPU threads got no CPU" },
+		Diagnose:    func(context.Context, PlannedRun) string { return "the VM's vCPU threads got no CPU" },
 		OnStall: func(s Stall) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -116,7 +117,7 @@ func TestRunnerNamesAStallAndEndsItAtTheTimeout(t *testing.T) {
 func TestRunnerQuietWhenCellsFinish(t *testing.T) {
 	var stalls int
 	r := &runner{Cells: testCells(), Targets: map[string]Target{spec.TargetHost: &fakeTarget{}},
-		OnStall: func(Stall) { stalls++ }, Diagnose: func(context.Context, Cell) string { return "x" }}
+		OnStall: func(Stall) { stalls++ }, Diagnose: func(context.Context, PlannedRun) string { return "x" }}
 	_, err := r.Run(context.Background())
 	require.NoError(t, err)
 	assert.Zero(t, stalls)
@@ -125,7 +126,7 @@ func TestRunnerQuietWhenCellsFinish(t *testing.T) {
 // A VM whose vCPU threads run at background beside contention spinners is
 // the known cause of a starved guest.
 func TestDiagnoseStallFromTheSpec(t *testing.T) {
-	c := Cell{Target: spec.TargetVM, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 1, Duration: time.Second}
+	c := PlannedRun{Target: spec.TargetVM, Workload: "fp", QoS: qos.Background, Threads: 1, Repeat: 1, Params: catalog.Params{Duration: time.Second}}
 	s := spec.Spec{VM: spec.VMSpec{HostQoS: qos.Background}}
 	got := diagnoseStall(context.Background(), c, s, 16, nil)
 	assert.Equal(t, "the VM's vCPU threads run at host_qos background beside 16 contention spinners on every CPU they may use, which leaves them next to no CPU (drop vm.host_qos, or contention)", got)

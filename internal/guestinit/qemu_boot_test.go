@@ -83,6 +83,7 @@ func debianKernel(t *testing.T) (kernel, modDir string) {
 }
 
 func TestBootInQEMU(t *testing.T) {
+	testvm.Slow(t, "boots a VM")
 	qemu := testvm.LookPath(t, "qemu-system-x86_64", "run scripts/setup.sh")
 	kernel, modDir := debianKernel(t)
 	dir := os.Getenv("QOSLAB_TEST_WORKDIR") // kept for a look afterwards

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/qoslab/qoslab/internal/testvm"
 )
 
 func closed(c <-chan struct{}) bool {
@@ -168,8 +170,8 @@ func TestTerminate(t *testing.T) {
 			"stop VM lab: qemu (pid 12) is still there 5s after SIGKILL"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.diesOn == 0 && testing.Short() {
-				t.Skip("waits KillTimeout (5 s)")
+			if tc.diesOn == 0 {
+				testvm.Slow(t, "waits KillTimeout (5 s)")
 			}
 			var l Lifecycle
 			if tc.ended {

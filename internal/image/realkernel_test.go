@@ -107,9 +107,7 @@ func TestRealKernelBuild(t *testing.T) {
 	if _, err := os.Stat(agent); err != nil {
 		testvm.Missing(t, "no agent to install: "+err.Error(), "make cross builds "+agent)
 	}
-	if testing.Short() {
-		t.Skip("-short: building a real image compresses ~20 MiB")
-	}
+	testvm.Slow(t, "building a real image compresses ~20 MiB")
 	store := t.TempDir()
 	m, err := Build(context.Background(), BuildOptions{
 		Recipe: DefaultRecipe(), AgentPath: agent, AgentVersion: "test", StoreDir: store,
@@ -139,6 +137,7 @@ func (w testWriter) Write(p []byte) (int, error) {
 // The real kernel's payload unpacks to a PVH-bootable vmlinux; where the xz
 // tool is installed, to the same bytes it gives.
 func TestRealKernelVmlinux(t *testing.T) {
+	testvm.Slow(t, "unpacks the real kernel's payload")
 	ks := realKernel(t)
 	bz, err := os.ReadFile(ks.Image)
 	require.NoError(t, err)

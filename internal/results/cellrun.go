@@ -3,24 +3,11 @@ package results
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
-)
 
-// CellParams are the parameters that change what a cell measures, as the
-// plan gave them: loops or a duration for the compute workloads; size,
-// ratio, codec, level and sink for compression.
-type CellParams struct {
-	Loops      uint64  `json:"loops,omitempty"`
-	DurationNs int64   `json:"duration_ns,omitempty"`
-	SizeBytes  int64   `json:"size_bytes,omitempty"`
-	Ratio      float64 `json:"ratio,omitempty"`
-	Codec      string  `json:"codec,omitempty"`
-	Level      int     `json:"level,omitempty"`
-	Sink       string  `json:"sink,omitempty"`
-	SinkPath   string  `json:"sink_path,omitempty"`
-}
+	"github.com/qoslab/qoslab/internal/workload/catalog"
+)
 
 // CellRunKey names one timed run of one cell by the cell's structured
 // fields: target, workload, class, threads, parameters and repeat. It, not
@@ -28,29 +15,13 @@ type CellParams struct {
 // which are there twice and which --resume skips: a label is text a hand
 // edit can change without changing what was measured.
 type CellRunKey struct {
-	Target   string     `json:"target"`
-	Workload string     `json:"workload"`
-	QoS      int        `json:"qos"`
-	Threads  int        `json:"threads"`
-	Params   CellParams `json:"params"`
-	Repeat   int        `json:"repeat"`
+	catalog.SeriesKey
+	Repeat int
 }
 
+// String is the key's text: the series key's, then "repeat=N".
 func (k CellRunKey) String() string {
-	s := fmt.Sprintf("%s %s qos=%d threads=%d", k.Target, k.Workload, k.QoS, k.Threads)
-	p := k.Params
-	switch {
-	case p.Codec != "" || p.SizeBytes > 0:
-		s += fmt.Sprintf(" size=%d ratio=%s codec=%s level=%d sink=%s", p.SizeBytes, strconv.FormatFloat(p.Ratio, 'g', -1, 64), p.Codec, p.Level, p.Sink)
-		if p.SinkPath != "" {
-			s += fmt.Sprintf(" sink_path=%q", p.SinkPath)
-		}
-	case p.DurationNs > 0:
-		s += " duration=" + time.Duration(p.DurationNs).String()
-	default:
-		s += fmt.Sprintf(" loops=%d", p.Loops)
-	}
-	return fmt.Sprintf("%s repeat=%d", s, k.Repeat)
+	return fmt.Sprintf("%s repeat=%d", k.SeriesKey, k.Repeat)
 }
 
 // RunKey is the cell run r belongs to. A record written before records
@@ -58,53 +29,17 @@ func (k CellRunKey) String() string {
 // as the runner wrote it; they are read from there, for such records
 // alone.
 func (r Record) RunKey() CellRunKey {
-	p := legacyParams(r.Cell)
+	var p catalog.Params
 	if r.Params != nil {
 		p = *r.Params
+	} else {
+		label, _, _ := catalog.ParseSeriesKey(r.Cell)
+		p = label.Params
 	}
-	if p.DurationNs == 0 {
-		p.DurationNs = r.DurationNs
+	if p.Duration == 0 {
+		p.Duration = time.Duration(r.DurationNs)
 	}
-	return CellRunKey{Target: r.Target, Workload: r.Workload, QoS: r.QoS, Threads: r.Threads, Params: p, Repeat: r.Repeat}
-}
-
-// legacyParams reads the parameters from a schema 1.0 record's Cell label:
-// "host fp qos=9 threads=1 loops=200000000", "... duration=1s", "... size=8
-// ratio=3 codec=zstd level=0 sink=null sink_path=\"/x\"". What it cannot
-// read stays zero.
-func legacyParams(label string) CellParams {
-	var p CellParams
-	if rest, path, ok := strings.Cut(label, " sink_path="); ok {
-		if s, err := strconv.Unquote(path); err == nil {
-			p.SinkPath = s
-		}
-		label = rest
-	}
-	for _, f := range strings.Fields(label) {
-		k, v, ok := strings.Cut(f, "=")
-		if !ok {
-			continue
-		}
-		switch k {
-		case "loops":
-			p.Loops, _ = strconv.ParseUint(v, 10, 64)
-		case "duration":
-			if d, err := time.ParseDuration(v); err == nil {
-				p.DurationNs = int64(d)
-			}
-		case "size":
-			p.SizeBytes, _ = strconv.ParseInt(v, 10, 64)
-		case "ratio":
-			p.Ratio, _ = strconv.ParseFloat(v, 64)
-		case "codec":
-			p.Codec = v
-		case "level":
-			p.Level, _ = strconv.Atoi(v)
-		case "sink":
-			p.Sink = v
-		}
-	}
-	return p
+	return CellRunKey{SeriesKey: catalog.SeriesKey{Target: r.Target, Workload: r.Workload, QoS: r.QoS, Threads: r.Threads, Params: p}, Repeat: r.Repeat}
 }
 
 // FinishedRuns returns the cell runs whose every record is present: what

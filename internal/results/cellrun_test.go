@@ -7,17 +7,19 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 func TestRunKeyOfALegacyRecordComesFromItsLabel(t *testing.T) {
 	cases := []struct {
 		label string
-		want  CellParams
+		want  catalog.Params
 	}{
-		{"host fp qos=9 threads=1 loops=200000000", CellParams{Loops: 2e8}},
-		{"vm fp qos=33 threads=2 duration=1s", CellParams{DurationNs: int64(time.Second)}},
+		{"host fp qos=9 threads=1 loops=200000000", catalog.Params{Loops: 2e8}},
+		{"vm fp qos=33 threads=2 duration=1s", catalog.Params{Duration: time.Second}},
 		{`host compress qos=9 threads=2 size=8388608 ratio=3 codec=zstd level=0 sink=file sink_path="/a b/c"`,
-			CellParams{SizeBytes: 8 << 20, Ratio: 3, Codec: "zstd", Sink: "file", SinkPath: "/a b/c"}},
+			catalog.Params{SizeBytes: 8 << 20, Ratio: 3, Codec: "zstd", Sink: "file", SinkPath: "/a b/c"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.label, func(t *testing.T) {
@@ -26,13 +28,13 @@ func TestRunKeyOfALegacyRecordComesFromItsLabel(t *testing.T) {
 		})
 	}
 	// A record with its parameters goes by them alone, whatever its label.
-	r := Record{Cell: "anything loops=5", Params: &CellParams{Loops: 7}, Sample: Sample{Target: "host", Repeat: 1}}
-	assert.Equal(t, uint64(7), r.RunKey().Params.Loops)
+	r := Record{Cell: "anything loops=5", Params: &catalog.Params{Loops: 7}, Sample: Sample{Target: "host", Repeat: 1}}
+	assert.Equal(t, uint64(7), r.RunKey().Loops)
 }
 
 func TestAssess(t *testing.T) {
 	key := func(qos, repeat int) CellRunKey {
-		return CellRunKey{Target: "host", Workload: "fp", QoS: qos, Threads: 1, Params: CellParams{Loops: 10}, Repeat: repeat}
+		return CellRunKey{SeriesKey: catalog.SeriesKey{Target: "host", Workload: "fp", QoS: qos, Threads: 1, Params: catalog.Params{Loops: 10}}, Repeat: repeat}
 	}
 	rec := func(k CellRunKey) Record {
 		p := k.Params
@@ -78,7 +80,7 @@ func TestAssess(t *testing.T) {
 
 // A cell run counts only once all its records are there.
 func TestFinishedRunsNeedEveryRecord(t *testing.T) {
-	p := CellParams{Loops: 10}
+	p := catalog.Params{Loops: 10}
 	r := func(index int) Record {
 		return Record{Cell: "x", RunRecords: 2, Params: &p, Sample: Sample{Target: "host", Workload: "fp", QoS: 9, Threads: 2, Repeat: 1, Index: index}}
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/qoslab/qoslab/internal/atomicfile"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 // Record is one line of samples.jsonl: a sample and the cell run it came
@@ -29,7 +30,7 @@ type Record struct {
 	RunRecords int `json:"run_records"`
 	// Params are the cell's parameters (nil in records written before
 	// schema 1.1, whose label holds them; see RunKey).
-	Params *CellParams `json:"params,omitempty"`
+	Params *catalog.Params `json:"params,omitempty"`
 	Sample
 	// Metrics are the cell run's own measurements (bytes in and out,
 	// compression ratio), the same on each of its records.

@@ -16,6 +16,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/qoslab/qoslab/internal/testvm"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 // cellRun makes the n records (threads) of one cell run.
@@ -26,7 +29,7 @@ func cellRun(cell, target string, repeat, n int) []Record {
 	for i := range out {
 		out[i] = Record{
 			Cell:   cell,
-			Params: &CellParams{Loops: uint64(crc32.ChecksumIEEE([]byte(cell)))},
+			Params: &catalog.Params{Loops: uint64(crc32.ChecksumIEEE([]byte(cell)))},
 			Sample: Sample{Target: target, Workload: "fp", QoS: 33, Threads: n, Repeat: repeat, Index: i,
 				StartNs: int64(10 * i), EndNs: 2e9 + int64(i), Work: 2e8, Unit: "loops", Rate: 1e8 + float64(i),
 				QoSApplied: 33, QoSFull: true, CPUs: []int{i}, Contention: 2, CPUNs: 1_900_000_000 + int64(i)},
@@ -195,8 +198,8 @@ func TestReadSamplesOfEverySchemaMinor(t *testing.T) {
 	require.Len(t, recs, 3)
 	assert.Equal(t, []string{"1.0", "1.1", "1.2"}, []string{recs[0].SchemaVersion, recs[1].SchemaVersion, recs[2].SchemaVersion})
 	assert.Equal(t, []int64{0, 0, 4821337}, []int64{recs[0].CPUNs, recs[1].CPUNs, recs[2].CPUNs})
-	assert.Equal(t, uint64(5000000), recs[0].RunKey().Params.Loops, "1.0: the parameters from the label")
-	assert.Equal(t, int64(1e9), recs[1].RunKey().Params.DurationNs)
+	assert.Equal(t, uint64(5000000), recs[0].RunKey().Loops, "1.0: the parameters from the label")
+	assert.Equal(t, time.Second, recs[1].RunKey().Duration)
 
 	// Written again by this build (1.2), the CPU time round-trips, and a
 	// record without one is written without cpu_ns.
@@ -386,9 +389,7 @@ func TestKilledMidAppend(t *testing.T) {
 		appendForever(path)
 		return
 	}
-	if testing.Short() {
-		t.Skip("starts a child process")
-	}
+	testvm.Slow(t, "starts a child process")
 	for round := range 3 {
 		path := filepath.Join(t.TempDir(), SamplesFile)
 		cmd := exec.Command(os.Args[0], "-test.run=^TestKilledMidAppend$")

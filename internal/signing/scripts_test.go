@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/qoslab/qoslab/internal/testvm"
 )
 
 // repoFile is a file of the repository, from this package's directory
@@ -103,6 +105,7 @@ func TestCodesignScriptOffMacOS(t *testing.T) {
 }
 
 func TestCodesignScriptChecksEntitlementsOffMacOS(t *testing.T) {
+	testvm.Slow(t, "runs the signing script once for each entitlements file")
 	if runtime.GOOS == "darwin" {
 		t.Skip("on macOS the script checks with plutil; see TestCodesignScriptOnFakeMac")
 	}

@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -410,14 +411,21 @@ func (d *specDecoder) vm(path string, n *yaml.Node) VMSpec {
 // entryKeys are the keys of a matrix entry that workload w takes, and those
 // only the other kind of workload takes.
 func entryKeys(w string) (takes, other []string) {
-	common, compute := []string{"workload", "qos", "threads"}, []string{"loops", "duration"}
-	compression := []string{"size", "ratio", "codec", "level", "sink", "sink_path"}
+	common := []string{"workload", "qos", "threads"}
+	var compute, compression []string
+	for _, k := range catalog.ParamKeys() {
+		if k.Compression {
+			compression = append(compression, k.Name)
+		} else {
+			compute = append(compute, k.Name)
+		}
+	}
 	if catalog.IsCompression(w) {
 		return append(common, compression...), compute
 	}
 	if !catalog.Lookup(w).TakesDuration() {
 		// pi splits a total, procs runs processes: both need fixed work.
-		return append(common, "loops"), append(compression, "duration")
+		return append(common, slices.DeleteFunc(compute, func(k string) bool { return k == "duration" })...), append(compression, "duration")
 	}
 	return append(common, compute...), compression
 }
@@ -427,19 +435,15 @@ func (d *specDecoder) entry(path string, n *yaml.Node) MatrixEntry {
 	var threads []int
 	known := false // the workload is given and valid
 	before := len(d.problems)
-	given := d.mapping(path, n, []field{
+	fields := []field{
 		{"workload", d.workload(&e.Workload, &known)},
 		{"qos", d.classes(&e.QoS)},
 		{"threads", d.counts(&threads)},
-		{"loops", d.loops(&e.Loops)},
-		{"duration", d.duration(&e.Duration)},
-		{"size", d.size(&e.SizeBytes, catalog.MaxDataBytes, "a size such as 1GiB")},
-		{"ratio", d.ratio(&e.Ratio)},
-		{"codec", d.str(&e.Codec)},
-		{"level", d.integer(&e.Level)},
-		{"sink", d.str(&e.Sink)},
-		{"sink_path", d.str(&e.SinkPath)},
-	})
+	}
+	for _, k := range catalog.ParamKeys() {
+		fields = append(fields, field{k.Name, d.param(k.Name, k.Field(&e.Params))})
+	}
+	given := d.mapping(path, n, fields)
 	if given["workload"] == nil {
 		d.bad(path, n, "no workload: allowed %s", strings.Join(catalog.Names(), ", "))
 		return e
@@ -544,6 +548,28 @@ func (d *specDecoder) counts(dst *[]int) func(string, *yaml.Node) {
 		}
 		*dst = counts
 	}
+}
+
+// param decodes the parameter name into dst, its field of a matrix entry's
+// catalog.Params, by the field's type.
+func (d *specDecoder) param(name string, dst any) func(string, *yaml.Node) {
+	switch dst := dst.(type) {
+	case *uint64:
+		return d.loops(dst)
+	case *time.Duration:
+		return d.duration(dst)
+	case *int64:
+		return d.size(dst, catalog.MaxDataBytes, "a size such as 1GiB")
+	case *float64:
+		return d.ratio(dst)
+	case *int:
+		return d.integer(dst)
+	case *string:
+		return d.str(dst)
+	}
+	// catalog.ParamKeys gave a field of a type no spec can hold: a bug
+	// TestEveryParamKeyDecodes finds.
+	panic(fmt.Sprintf("spec: parameter %s is a %T, which a spec cannot hold", name, dst))
 }
 
 // loops decodes a count of loops ("2e8", "200_000_000").

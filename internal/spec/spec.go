@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -175,50 +174,18 @@ func VMSize(s Spec) (memoryMiB int, diskBytes int64) {
 }
 
 // MatrixEntry is one workload measured at each of its QoS classes with each
-// of its thread counts.
+// of its thread counts, with its parameters.
 type MatrixEntry struct {
 	Workload string      `json:"workload"`
 	QoS      []qos.Class `json:"qos"`
 	Threads  []int       `json:"threads"` // processes for procs
-	// Loops is per thread (per process for procs; in total for pi); only
-	// the compute workloads take it.
-	Loops uint64 `json:"loops,omitempty"`
-	// Duration, instead of Loops (fp, int, mmul): every thread runs its
-	// kernel until the cell's clock reaches it, and the work done is the
-	// result, so a starved thread cannot make a cell last minutes and a
-	// fast one cannot end it before the scheduler has placed anything.
-	Duration time.Duration `json:"duration_ns,omitempty"`
-
-	// Only compress and decompress take these.
-	SizeBytes int64   `json:"size_bytes,omitempty"` // generated input, split over the threads
-	Ratio     float64 `json:"ratio,omitempty"`      // compressibility under zstd
-	Codec     string  `json:"codec,omitempty"`
-	Level     int     `json:"level,omitempty"` // 0: the codec's default
-	Sink      string  `json:"sink,omitempty"`  // file, block, null
-	SinkPath  string  `json:"sink_path,omitempty"`
+	catalog.Params
 }
 
 // SeriesKey names what a cell of e measures at class with threads on
-// target, whichever repeat: target, workload, class, threads and the
-// parameters that change the measurement, e.g. "host fp qos=9 threads=4
-// loops=200000000". Its format is part of the results files; do not change
-// it.
-func (e MatrixEntry) SeriesKey(target string, class qos.Class, threads int) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s qos=%d threads=%d", target, e.Workload, int(class), threads)
-	switch {
-	case catalog.IsCompression(e.Workload):
-		fmt.Fprintf(&b, " size=%d ratio=%s codec=%s level=%d sink=%s", e.SizeBytes,
-			strconv.FormatFloat(e.Ratio, 'g', -1, 64), e.Codec, e.Level, e.Sink)
-		if e.SinkPath != "" {
-			fmt.Fprintf(&b, " sink_path=%q", e.SinkPath)
-		}
-	case e.Duration > 0:
-		fmt.Fprintf(&b, " duration=%s", e.Duration)
-	default:
-		fmt.Fprintf(&b, " loops=%d", e.Loops)
-	}
-	return b.String()
+// target, whichever repeat (see catalog.SeriesKey).
+func (e MatrixEntry) SeriesKey(target string, class qos.Class, threads int) catalog.SeriesKey {
+	return catalog.SeriesKey{Target: target, Workload: e.Workload, QoS: int(class), Threads: threads, Params: catalog.ParamsTaken(e.Workload, e.Params)}
 }
 
 // seriesKeys are the series keys of e's cells without a target, classes
@@ -227,7 +194,7 @@ func (e MatrixEntry) seriesKeys() []string {
 	var out []string
 	for _, c := range e.QoS {
 		for _, t := range e.Threads {
-			out = append(out, strings.TrimSpace(e.SeriesKey("", c, t)))
+			out = append(out, strings.TrimSpace(e.SeriesKey("", c, t).String()))
 		}
 	}
 	return out

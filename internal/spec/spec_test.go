@@ -33,9 +33,9 @@ func TestDefaultSpecSubsumption(t *testing.T) {
 		Targets: []string{TargetHost, TargetVM},
 		VM:      VMSpec{CPUs: 4},
 		Matrix: []MatrixEntry{
-			{Workload: "fp", QoS: bothClasses, Threads: []int{1, 2, 3, 4}, Loops: 2e8},
-			{Workload: "compress", QoS: bothClasses, Threads: []int{1}, SizeBytes: 1 << 30, Ratio: 3, Codec: "zstd", Sink: "file"},
-			{Workload: "decompress", QoS: bothClasses, Threads: []int{1}, SizeBytes: 1 << 30, Ratio: 3, Codec: "zstd", Sink: "file"},
+			{Workload: "fp", QoS: bothClasses, Threads: []int{1, 2, 3, 4}, Params: catalog.Params{Loops: 2e8}},
+			{Workload: "compress", QoS: bothClasses, Threads: []int{1}, Params: catalog.Params{SizeBytes: 1 << 30, Ratio: 3, Codec: "zstd", Sink: "file"}},
+			{Workload: "decompress", QoS: bothClasses, Threads: []int{1}, Params: catalog.Params{SizeBytes: 1 << 30, Ratio: 3, Codec: "zstd", Sink: "file"}},
 		},
 		Repeats: 6,
 		Order:   OrderInterleaved, TelemetryMs: 100, DataSeed: 1, Verdict: analysis.DefaultMargins(),
@@ -65,9 +65,9 @@ func TestParseSpecDefaults(t *testing.T) {
 		Targets: []string{TargetHost, TargetVM},
 		VM:      VMSpec{CPUs: defaultVMCPUs},
 		Matrix: []MatrixEntry{
-			{Workload: "fp", QoS: bothClasses, Threads: []int{1}, Loops: 2e8},
-			{Workload: "pi", QoS: bothClasses, Threads: []int{1}, Loops: 1e8},
-			{Workload: "decompress", QoS: bothClasses, Threads: []int{1}, SizeBytes: catalog.DefaultSize, Ratio: 3, Codec: "zstd", Sink: "file"},
+			{Workload: "fp", QoS: bothClasses, Threads: []int{1}, Params: catalog.Params{Loops: 2e8}},
+			{Workload: "pi", QoS: bothClasses, Threads: []int{1}, Params: catalog.Params{Loops: 1e8}},
+			{Workload: "decompress", QoS: bothClasses, Threads: []int{1}, Params: catalog.Params{SizeBytes: catalog.DefaultSize, Ratio: 3, Codec: "zstd", Sink: "file"}},
 		},
 		Repeats: DefaultRepeats,
 		Warmup:  DefaultWarmup,
@@ -126,8 +126,8 @@ cell_timeout: 10m
 		Targets: []string{TargetVM},
 		VM:      VMSpec{Backend: "qemu", Image: "linux", CPUs: 2, MemoryBytes: 3 << 30, DiskBytes: 2 << 30, Accel: "tcg", Model: "vz", HostQoS: qos.Utility},
 		Matrix: []MatrixEntry{
-			{Workload: "procs", QoS: []qos.Class{qos.Default}, Threads: []int{10, 30, 50, 70}, Loops: 1500000},
-			{Workload: "compress", QoS: bothClasses, Threads: []int{1, 3, 4}, SizeBytes: 64 << 20, Ratio: 2.5, Codec: "gzip", Level: 9, Sink: "block", SinkPath: "/dev/vdb"},
+			{Workload: "procs", QoS: []qos.Class{qos.Default}, Threads: []int{10, 30, 50, 70}, Params: catalog.Params{Loops: 1500000}},
+			{Workload: "compress", QoS: bothClasses, Threads: []int{1, 3, 4}, Params: catalog.Params{SizeBytes: 64 << 20, Ratio: 2.5, Codec: "gzip", Level: 9, Sink: "block", SinkPath: "/dev/vdb"}},
 		},
 		Repeats: 5, Warmup: 2, Order: OrderSequential, Contention: 2, TelemetryMs: 250, DataSeed: 42,
 		Verdict: analysis.Margins{Relative: 0.2, Absolute: 1.5}, CellTimeout: 10 * time.Minute,
@@ -510,7 +510,7 @@ func TestSpecDuration(t *testing.T) {
 	assert.Equal(t, 1500*time.Millisecond, s.Matrix[0].Duration)
 	assert.Zero(t, s.Matrix[0].Loops, "no default loops beside a duration")
 	assert.NotZero(t, s.Matrix[1].Loops, "an entry without duration keeps its default loops")
-	assert.Equal(t, "host fp qos=9 threads=1 duration=1.5s", s.Matrix[0].SeriesKey(TargetHost, 9, 1))
+	assert.Equal(t, "host fp qos=9 threads=1 duration=1.5s", s.Matrix[0].SeriesKey(TargetHost, 9, 1).String())
 	assert.Equal(t, quickDuration, Shrink(s).Matrix[0].Duration)
 
 	b, err := json.Marshal(s)
@@ -594,4 +594,20 @@ func TestVMSize(t *testing.T) {
 	mem, disk = VMSize(fp)
 	assert.Equal(t, minVMMemoryMiB, mem, "no compression: the smallest VM")
 	assert.Equal(t, minVMDiskBytes, disk)
+}
+
+// Every parameter the catalog lists is a key of a matrix entry, decoded
+// into its field.
+func TestEveryParamKeyDecodes(t *testing.T) {
+	for _, pk := range catalog.ParamKeys() {
+		t.Run(pk.Name, func(t *testing.T) {
+			var p catalog.Params
+			d := &specDecoder{}
+			assert.NotPanics(t, func() { d.param(pk.Name, pk.Field(&p)) })
+		})
+	}
+	s, err := ParseSpec([]byte("matrix:\n  - {workload: compress, size: 2MiB, ratio: 2, codec: gzip, level: 4, sink: \"null\", sink_path: /x}\n  - {workload: fp, duration: 2s}\n"), "keys")
+	require.NoError(t, err)
+	assert.Equal(t, catalog.Params{SizeBytes: 2 << 20, Ratio: 2, Codec: "gzip", Level: 4, Sink: "null", SinkPath: "/x"}, s.Matrix[0].Params)
+	assert.Equal(t, catalog.Params{Duration: 2 * time.Second}, s.Matrix[1].Params)
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/spec"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 // Note is the note every constructed run.json carries.
@@ -147,9 +148,9 @@ func writeMachine(parent string, m machine, specJSON []byte, start time.Time, rn
 				}
 				work := math.Round(rate * (1 + m.wobble*(2*rng.Float64()-1)) * cellDuration.Seconds())
 				at = at.Add(time.Second)
+				series := catalog.SeriesKey{Target: target, Workload: catalog.FP, QoS: q, Threads: 1, Params: catalog.Params{Duration: cellDuration}}
 				rec := results.Record{SchemaVersion: results.SchemaVersion, RunRecords: 1, RecordedAt: at,
-					Cell:   fmt.Sprintf("%s fp qos=%d threads=1 duration=%s", target, q, cellDuration),
-					Params: &results.CellParams{DurationNs: cellDuration.Nanoseconds()},
+					Cell: series.String(), Params: &series.Params,
 					Sample: results.Sample{Target: target, Workload: "fp", QoS: q, Threads: 1, Repeat: repeat,
 						EndNs: cellDuration.Nanoseconds(), Work: work, Unit: "loops",
 						Rate: work / cellDuration.Seconds(), QoSApplied: q, QoSFull: true, DurationNs: cellDuration.Nanoseconds()}}

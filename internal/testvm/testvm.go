@@ -6,6 +6,8 @@
 // skipping them. The fleet test's tools are asked for the same way with
 // QOSLAB_REQUIRE_FLEET=1. These variables, and QOSLAB_KERNEL_CACHE, are
 // read here only (docs/environment.md lists them as the tests').
+// It also marks the slow tests (VM boots, the fleet, builds of the
+// binaries, anything over a few seconds), which go test -short skips (Slow).
 package testvm
 
 import (

@@ -67,3 +67,16 @@ func TestMissingFleetToolSkipsUnlessTheFleetIsRequired(t *testing.T) {
 		assert.Equal(t, tc.wantVM, r.ended, "VM %q, fleet %q", tc.vm, tc.fleet)
 	}
 }
+
+func TestSlowIsSkippedByShortAlone(t *testing.T) {
+	for _, required := range []string{"", "1"} {
+		t.Setenv(requireEnv, required)
+		r := &recorder{TB: t}
+		slow(r, true, "boots a VM")
+		assert.Equal(t, "skip: boots a VM: not in -short", r.ended, "-short skips it, %s=%q too", requireEnv, required)
+
+		r = &recorder{TB: t}
+		slow(r, false, "boots a VM")
+		assert.Empty(t, r.ended, "without -short it runs")
+	}
+}

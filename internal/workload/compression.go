@@ -15,7 +15,7 @@ func codecPlan(p Params) codec.Plan {
 		op = codec.Decompress
 	}
 	return codec.Plan{
-		Operation: op, Codec: p.Codec, Level: p.Level, Size: p.Size, Seed: p.Seed, Ratio: p.Ratio,
+		Operation: op, Codec: p.Codec, Level: p.Level, Size: p.SizeBytes, Seed: p.Seed, Ratio: p.Ratio,
 		Threads: p.Threads, Sink: codec.SinkSpec{Kind: p.Sink, Path: p.SinkPath, Root: p.SinkRoot},
 	}
 }
@@ -29,13 +29,13 @@ func validateCodecParams(p Params) error { return codecPlan(p).Validate() }
 // the fsync; verification happens after every thread has finished.
 func runCodec(ctx context.Context, p Params, prog *Progress) (Result, error) {
 	plan := codecPlan(p)
-	if err := checkMemory(p.Size, p.Workload); err != nil {
+	if err := checkMemory(p.SizeBytes, p.Workload); err != nil {
 		return Result{}, err
 	}
 	if err := plan.CheckSink(); err != nil {
 		return Result{}, err
 	}
-	prog.setTotal(uint64(p.Size))
+	prog.setTotal(uint64(p.SizeBytes))
 	jobs := make([]*codec.Job, p.Threads)
 	runs := make([]codec.RunResult, p.Threads)
 	codecNs := make([]int64, p.Threads)

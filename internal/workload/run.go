@@ -3,9 +3,9 @@ package workload
 import (
 	"context"
 	"fmt"
-	"github.com/qoslab/qoslab/internal/workload/catalog"
 
 	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 // WithDefaults fills what a request may leave empty.
@@ -46,8 +46,8 @@ func (p Params) Validate() error {
 	}
 	switch p.Workload {
 	case catalog.Compress, catalog.Decompress:
-		if p.Size < int64(p.Threads) || p.Size > catalog.MaxDataBytes {
-			return fmt.Errorf("size %d bytes: allowed %d (one per thread) .. %d", p.Size, p.Threads, int64(catalog.MaxDataBytes))
+		if p.SizeBytes < int64(p.Threads) || p.SizeBytes > catalog.MaxDataBytes {
+			return fmt.Errorf("size %d bytes: allowed %d (one per thread) .. %d", p.SizeBytes, p.Threads, int64(catalog.MaxDataBytes))
 		}
 		return validateCodecParams(p)
 	case catalog.Pi:

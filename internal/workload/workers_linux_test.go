@@ -2,7 +2,6 @@ package workload
 
 import (
 	"context"
-	"github.com/qoslab/qoslab/internal/workload/catalog"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -13,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 // Telemetry follows the measured threads by their kernel ids and places its
@@ -22,7 +22,7 @@ func TestProgressNamesWorkersAndCellStart(t *testing.T) {
 	_, ok := prog.CellStart()
 	require.False(t, ok, "no cell start before the cell")
 	before := MonoNow()
-	res, err := Run(context.Background(), Params{Workload: catalog.FP, QoS: qos.Default, Threads: 2, Loops: 1 << 20}, prog)
+	res, err := Run(context.Background(), Params{Workload: catalog.FP, QoS: qos.Default, Threads: 2, Params: catalog.Params{Loops: 1 << 20}}, prog)
 	require.NoError(t, err)
 	require.Len(t, res.Records, 2)
 	start, ok := prog.CellStart()
@@ -44,7 +44,7 @@ func TestProgressNamesWorkersAndCellStart(t *testing.T) {
 
 func TestProgressNamesProcsWorkers(t *testing.T) {
 	prog := &Progress{}
-	res, err := Run(context.Background(), Params{Workload: catalog.Procs, QoS: qos.Default, Threads: 2, Loops: 1 << 20}, prog)
+	res, err := Run(context.Background(), Params{Workload: catalog.Procs, QoS: qos.Default, Threads: 2, Params: catalog.Params{Loops: 1 << 20}}, prog)
 	require.NoError(t, err)
 	ws := prog.Workers()
 	require.Len(t, ws, 2)
@@ -68,7 +68,7 @@ func TestCellGivesEveryWorkerAP(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_, err := Run(context.Background(), Params{Workload: catalog.FP, QoS: qos.Default, Threads: 3, Loops: 1 << 26}, prog)
+		_, err := Run(context.Background(), Params{Workload: catalog.FP, QoS: qos.Default, Threads: 3, Params: catalog.Params{Loops: 1 << 26}}, prog)
 		assert.NoError(t, err)
 	}()
 	for {
@@ -92,7 +92,7 @@ func TestCellQuietsTheCollector(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_, err := Run(context.Background(), Params{Workload: catalog.FP, QoS: qos.Default, Threads: 1, Loops: 1 << 27}, prog)
+		_, err := Run(context.Background(), Params{Workload: catalog.FP, QoS: qos.Default, Threads: 1, Params: catalog.Params{Loops: 1 << 27}}, prog)
 		assert.NoError(t, err)
 	}()
 	for {

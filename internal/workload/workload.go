@@ -9,30 +9,21 @@ import (
 	"time"
 
 	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 // Params describe one cell: one workload at one QoS class on Threads threads
-// (processes for procs).
+// (processes for procs), with the workload's parameters (for pi, Loops is
+// the total number of iterations, split over the threads; with Duration
+// not zero every thread runs its kernel in chunks until the cell's clock
+// reaches it, and its record holds the work done).
 type Params struct {
 	Workload string
 	QoS      qos.Class
 	Threads  int
-	// Loops is per thread for fp, int, mmul and procs; for pi it is the total
-	// number of iterations, split over the threads.
-	Loops uint64
-	// Duration, when not zero, replaces Loops (fp, int, mmul): every thread
-	// runs its kernel in chunks until the cell's clock reaches Duration, and
-	// its record holds the work done.
-	Duration time.Duration
-
-	// compress and decompress
-	Size     int64   // bytes of generated input, split over the threads
-	Ratio    float64 // target compressibility under zstd (about 3 by default)
-	Seed     uint64
-	Codec    string // zstd, gzip, lz4, lzfse (darwin)
-	Level    int    // codec level; 0 means the codec's default
-	Sink     string // file, block, null
-	SinkPath string // directory for file, device for block
+	catalog.Params
+	// Seed seeds the generated input and pi's random numbers.
+	Seed uint64
 	// SinkRoot, when set, confines a file sink to this directory (the
 	// agent's scratch directory): files are created through an os.Root.
 	SinkRoot string

@@ -2,7 +2,6 @@ package workload
 
 import (
 	"context"
-	"github.com/qoslab/qoslab/internal/workload/catalog"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 // TestMain lets the test binary act as the procs worker, as the agent does.
@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 
 func TestRunFPRecords(t *testing.T) {
 	prog := &Progress{}
-	res, err := Run(context.Background(), Params{Workload: catalog.FP, QoS: qos.Utility, Threads: 2, Loops: 3 << 20}, prog)
+	res, err := Run(context.Background(), Params{Workload: catalog.FP, QoS: qos.Utility, Threads: 2, Params: catalog.Params{Loops: 3 << 20}}, prog)
 	require.NoError(t, err)
 	require.Len(t, res.Records, 2)
 	for i, r := range res.Records {
@@ -148,7 +148,7 @@ func TestCancelStopsThreads(t *testing.T) {
 		cancel()
 	}()
 	began := time.Now()
-	res, err := Run(ctx, Params{Workload: catalog.FP, QoS: qos.Default, Threads: 2, Loops: 1 << 45}, nil)
+	res, err := Run(ctx, Params{Workload: catalog.FP, QoS: qos.Default, Threads: 2, Params: catalog.Params{Loops: 1 << 45}}, nil)
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Less(t, time.Since(began), 5*time.Second)
 	for _, r := range res.Records {
@@ -170,7 +170,7 @@ func TestSetupErrorFailsCell(t *testing.T) {
 }
 
 func TestPi(t *testing.T) {
-	res, err := Run(context.Background(), Params{Workload: catalog.Pi, QoS: qos.Default, Threads: 3, Loops: 3e7 + 1, Seed: 7}, nil)
+	res, err := Run(context.Background(), Params{Workload: catalog.Pi, QoS: qos.Default, Threads: 3, Seed: 7, Params: catalog.Params{Loops: 3e7 + 1}}, nil)
 	require.NoError(t, err)
 	require.Len(t, res.Records, 3)
 	var total float64
@@ -185,7 +185,7 @@ func TestPi(t *testing.T) {
 
 func TestIntAndMMul(t *testing.T) {
 	for _, w := range []string{catalog.Int, catalog.MMul} {
-		res, err := Run(context.Background(), Params{Workload: w, QoS: qos.Default, Threads: 1, Loops: 5000}, nil)
+		res, err := Run(context.Background(), Params{Workload: w, QoS: qos.Default, Threads: 1, Params: catalog.Params{Loops: 5000}}, nil)
 		require.NoError(t, err, w)
 		require.Len(t, res.Records, 1, w)
 		assert.Equal(t, 5000.0, res.Records[0].Work, w)
@@ -194,7 +194,7 @@ func TestIntAndMMul(t *testing.T) {
 }
 
 func TestProcs(t *testing.T) {
-	res, err := Run(context.Background(), Params{Workload: catalog.Procs, QoS: qos.Utility, Threads: 3, Loops: 2 << 20}, nil)
+	res, err := Run(context.Background(), Params{Workload: catalog.Procs, QoS: qos.Utility, Threads: 3, Params: catalog.Params{Loops: 2 << 20}}, nil)
 	require.NoError(t, err)
 	require.Len(t, res.Records, 3)
 	pids := map[int]bool{}
@@ -222,7 +222,7 @@ func TestProcsWorkerDyingBeforeReadyEndsTheCell(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		// Enough loops that released workers would run for minutes.
-		_, err := Run(context.Background(), Params{Workload: catalog.Procs, QoS: qos.Default, Threads: 4, Loops: 1 << 40}, nil)
+		_, err := Run(context.Background(), Params{Workload: catalog.Procs, QoS: qos.Default, Threads: 4, Params: catalog.Params{Loops: 1 << 40}}, nil)
 		done <- err
 	}()
 	select {
@@ -238,7 +238,7 @@ func TestCompressAndDecompress(t *testing.T) {
 		for _, sink := range []string{"file", "null"} {
 			t.Run(w+"/"+sink, func(t *testing.T) {
 				dir := t.TempDir()
-				res, err := Run(context.Background(), Params{Workload: w, QoS: qos.Default, Threads: 2, Size: 8 << 20, Seed: 1, Sink: sink, SinkPath: dir}, nil)
+				res, err := Run(context.Background(), Params{Workload: w, QoS: qos.Default, Threads: 2, Seed: 1, Params: catalog.Params{SizeBytes: 8 << 20, Sink: sink, SinkPath: dir}}, nil)
 				require.NoError(t, err)
 				require.Len(t, res.Records, 2)
 				var total float64
@@ -266,7 +266,7 @@ func TestCompressAndDecompress(t *testing.T) {
 }
 
 func TestCompressUnwritableSink(t *testing.T) {
-	_, err := Run(context.Background(), Params{Workload: catalog.Compress, QoS: qos.Default, Threads: 1, Size: 1 << 20, Sink: "file", SinkPath: "/no/such/dir"}, nil)
+	_, err := Run(context.Background(), Params{Workload: catalog.Compress, QoS: qos.Default, Threads: 1, Params: catalog.Params{SizeBytes: 1 << 20, Sink: "file", SinkPath: "/no/such/dir"}}, nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "/no/such/dir")
 }
@@ -300,7 +300,7 @@ func TestUntilDeadlineStopsWithinOneChunk(t *testing.T) {
 func TestRunFPForADuration(t *testing.T) {
 	prog := &Progress{}
 	const d = 60 * time.Millisecond
-	res, err := Run(context.Background(), Params{Workload: catalog.FP, QoS: qos.Default, Threads: 2, Duration: d}, prog)
+	res, err := Run(context.Background(), Params{Workload: catalog.FP, QoS: qos.Default, Threads: 2, Params: catalog.Params{Duration: d}}, prog)
 	require.NoError(t, err)
 	require.Len(t, res.Records, 2)
 	chunk := float64(loopChunk / durationChunkDiv)
@@ -319,28 +319,28 @@ func TestValidate(t *testing.T) {
 		p   Params
 		msg string
 	}{
-		{Params{Workload: "nope", QoS: qos.Default, Threads: 1, Loops: 1}, `unknown workload "nope"`},
-		{Params{Workload: catalog.FP, QoS: 3, Threads: 1, Loops: 1}, "unknown QoS class 3"},
-		{Params{Workload: catalog.FP, QoS: qos.Default, Threads: 0, Loops: 1}, "0 threads: allowed 1..1024"},
-		{Params{Workload: catalog.Procs, QoS: qos.Default, Threads: 300, Loops: 1}, "300 processes: allowed 1..256"},
-		{Params{Workload: catalog.FP, QoS: qos.Default, Threads: 1, Loops: catalog.MaxLoops + 1}, "loops: allowed 1.."},
-		{Params{Workload: catalog.Pi, QoS: qos.Default, Threads: 4, Loops: 3}, "3 pi iterations for 4 threads"},
-		{Params{Workload: catalog.Compress, QoS: qos.Default, Threads: 1, Size: 0}, "size 0 bytes"},
-		{Params{Workload: catalog.Compress, QoS: qos.Default, Threads: 1, Size: 10, Codec: "rar"}, `"rar"`},
-		{Params{Workload: catalog.Compress, QoS: qos.Default, Threads: 1, Size: 10, Sink: "tape"}, `"tape"`},
-		{Params{Workload: catalog.Compress, QoS: qos.Default, Threads: 1, Size: 10, Level: 99}, "99"},
-		{Params{Workload: catalog.FP, QoS: qos.Default, Threads: 1, Loops: 5, Duration: time.Second}, "5 loops and a duration of 1s: give one, not both"},
-		{Params{Workload: catalog.FP, QoS: qos.Default, Threads: 1, Duration: time.Millisecond}, "duration 1ms: allowed 10ms..1h0m0s"},
-		{Params{Workload: catalog.FP, QoS: qos.Default, Threads: 1, Duration: 2 * time.Hour}, "duration 2h0m0s: allowed 10ms..1h0m0s"},
-		{Params{Workload: catalog.Pi, QoS: qos.Default, Threads: 1, Duration: time.Second}, "pi does not take a duration: allowed for fp, int, mmul"},
-		{Params{Workload: catalog.Compress, QoS: qos.Default, Threads: 1, Size: 10, Duration: time.Second}, "compress does not take a duration"},
+		{Params{Workload: "nope", QoS: qos.Default, Threads: 1, Params: catalog.Params{Loops: 1}}, `unknown workload "nope"`},
+		{Params{Workload: catalog.FP, QoS: 3, Threads: 1, Params: catalog.Params{Loops: 1}}, "unknown QoS class 3"},
+		{Params{Workload: catalog.FP, QoS: qos.Default, Threads: 0, Params: catalog.Params{Loops: 1}}, "0 threads: allowed 1..1024"},
+		{Params{Workload: catalog.Procs, QoS: qos.Default, Threads: 300, Params: catalog.Params{Loops: 1}}, "300 processes: allowed 1..256"},
+		{Params{Workload: catalog.FP, QoS: qos.Default, Threads: 1, Params: catalog.Params{Loops: catalog.MaxLoops + 1}}, "loops: allowed 1.."},
+		{Params{Workload: catalog.Pi, QoS: qos.Default, Threads: 4, Params: catalog.Params{Loops: 3}}, "3 pi iterations for 4 threads"},
+		{Params{Workload: catalog.Compress, QoS: qos.Default, Threads: 1, Params: catalog.Params{SizeBytes: 0}}, "size 0 bytes"},
+		{Params{Workload: catalog.Compress, QoS: qos.Default, Threads: 1, Params: catalog.Params{SizeBytes: 10, Codec: "rar"}}, `"rar"`},
+		{Params{Workload: catalog.Compress, QoS: qos.Default, Threads: 1, Params: catalog.Params{SizeBytes: 10, Sink: "tape"}}, `"tape"`},
+		{Params{Workload: catalog.Compress, QoS: qos.Default, Threads: 1, Params: catalog.Params{SizeBytes: 10, Level: 99}}, "99"},
+		{Params{Workload: catalog.FP, QoS: qos.Default, Threads: 1, Params: catalog.Params{Loops: 5, Duration: time.Second}}, "5 loops and a duration of 1s: give one, not both"},
+		{Params{Workload: catalog.FP, QoS: qos.Default, Threads: 1, Params: catalog.Params{Duration: time.Millisecond}}, "duration 1ms: allowed 10ms..1h0m0s"},
+		{Params{Workload: catalog.FP, QoS: qos.Default, Threads: 1, Params: catalog.Params{Duration: 2 * time.Hour}}, "duration 2h0m0s: allowed 10ms..1h0m0s"},
+		{Params{Workload: catalog.Pi, QoS: qos.Default, Threads: 1, Params: catalog.Params{Duration: time.Second}}, "pi does not take a duration: allowed for fp, int, mmul"},
+		{Params{Workload: catalog.Compress, QoS: qos.Default, Threads: 1, Params: catalog.Params{SizeBytes: 10, Duration: time.Second}}, "compress does not take a duration"},
 	}
 	for _, c := range cases {
 		err := c.p.WithDefaults().Validate()
 		require.Error(t, err, c.msg)
 		assert.Contains(t, err.Error(), c.msg)
 	}
-	assert.NoError(t, Params{Workload: catalog.FP, QoS: qos.Default, Threads: 1, Loops: 1}.Validate())
+	assert.NoError(t, Params{Workload: catalog.FP, QoS: qos.Default, Threads: 1, Params: catalog.Params{Loops: 1}}.Validate())
 }
 
 func TestCheckMemory(t *testing.T) {
@@ -368,7 +368,7 @@ func TestCPUSet(t *testing.T) {
 // background thread under contention): the record's end must still be no
 // later than the instant the test reads after the call returns.
 func TestCodecRecordIsTheCellClockAroundRun(t *testing.T) {
-	p := Params{Workload: catalog.Compress, QoS: qos.Default, Threads: 1, Size: 1 << 20, Seed: 1, Sink: "null"}.WithDefaults()
+	p := Params{Workload: catalog.Compress, QoS: qos.Default, Threads: 1, Seed: 1, Params: catalog.Params{SizeBytes: 1 << 20, Sink: "null"}}.WithDefaults()
 	j, err := codecPlan(p).NewJob(0)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = j.Close() })

@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/qoslab/qoslab/internal/agent"
-	"github.com/qoslab/qoslab/internal/agent/agentpb"
+	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/workload"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 func rss(pid int) (rssKB, hwmKB int, err error) {
@@ -59,7 +61,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	if _, err := a.Run(ctx, &agentpb.RunRequest{Workload: "fp", Qos: 21, Threads: 2, Loops: 1e7}, nil); err != nil {
+	if _, err := a.Run(ctx, agent.RequestOf(workload.Params{Workload: catalog.FP, QoS: qos.Default, Threads: 2, Params: catalog.Params{Loops: 1e7}}), nil); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

@@ -17,6 +17,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/qoslab/qoslab/internal/testvm"
 )
 
 // fixture is the module of testdata/darwin-typecheck: vzshape mimics vz's
@@ -238,9 +240,7 @@ func listedDir(t *testing.T, pkgs []*listedPackage, path string) string {
 // scripts/darwin-typecheck does: vz among their dependencies is the patched
 // copy go.mod's replace names, and it checks without an error.
 func TestCheckRepo(t *testing.T) {
-	if testing.Short() {
-		t.Skip("checks the whole repository and its dependencies from source")
-	}
+	testvm.Slow(t, "checks the whole repository and its dependencies from source")
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	require.NoError(t, err)
 	res, err := Check(context.Background(), Options{Dir: root, Tests: true})

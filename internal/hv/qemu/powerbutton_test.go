@@ -92,9 +92,7 @@ func readFile(path string) string {
 // with QOSLAB_REQUIRE_VM=1 as CI sets, fails) without QEMU or the kernel.
 func guestImage(t *testing.T, arch string) hv.Image {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("boots a real guest: not in -short")
-	}
+	testvm.Slow(t, "boots a real guest")
 	emulator := map[string]string{"amd64": "qemu-system-x86_64", "arm64": "qemu-system-aarch64"}[arch]
 	if _, err := exec.LookPath(emulator); err != nil {
 		vmMissing(t, "no "+emulator)

@@ -498,9 +498,7 @@ func readInfoAnswer(r io.Reader) (*agentpb.InfoReply, string, error) {
 // with QOSLAB_REQUIRE_VM=1, as CI sets.
 func hybridImage(t *testing.T) hv.Image {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("boots a real guest: not in -short")
-	}
+	testvm.Slow(t, "boots a real guest")
 	missing := func(why string) { testvm.Missing(t, why, "run scripts/setup.sh and make test-deps") }
 	if _, err := exec.LookPath("qemu-system-aarch64"); err != nil {
 		missing("no qemu-system-aarch64")
