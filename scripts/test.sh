@@ -97,7 +97,7 @@ echo "go-test $(($(date +%s) - start)) $status" >>"$logs/times"
 # The tests are done: what is left of the checks takes its normal share
 # (raising an autogroup's nice back to 0 needs no privilege), so that on a
 # busy machine it is not the last thing to finish by waiting its turn.
-echo 0 >"/proc/$checks/autogroup" 2>/dev/null || true
+{ echo 0 >"/proc/$checks/autogroup"; } 2>/dev/null || true
 wait "$checks" || true
 
 echo "test: times (s), $(($(date +%s) - began)) in all:"
