@@ -61,7 +61,7 @@ fi
 logs=$(mktemp -d "${TMPDIR:-/tmp}/qoslab-test.XXXXXX")
 began=$(date +%s)
 if [ "$(uname -s)" = Linux ] && command -v setsid >/dev/null; then
-	setsid sh -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 "$@"' sh scripts/test.sh --checks "$logs" &
+	setsid sh -c '{ echo 19 >/proc/self/autogroup; } 2>/dev/null; exec nice -n 19 "$@"' sh scripts/test.sh --checks "$logs" &
 else
 	nice -n 19 scripts/test.sh --checks "$logs" &
 fi
