@@ -267,10 +267,10 @@ func (r *runner) keep(i int, c PlannedRun, res *agentpb.Result, hostSamples []te
 	}
 	recs := make([]results.Record, len(samples))
 	params := c.Params
-	now := time.Now().UTC()
+	now, key := time.Now().UTC(), c.SeriesKey()
 	var first, last int64
 	for j, s := range samples {
-		recs[j] = results.Record{Cell: c.SeriesKey(), RunRecords: len(samples), Params: &params, Sample: s, Metrics: res.GetMetrics(), RecordedAt: now}
+		recs[j] = results.Record{Cell: key, RunRecords: len(samples), Params: &params, Sample: s, Metrics: res.GetMetrics(), RecordedAt: now}
 		if j == 0 || s.StartNs < first {
 			first = s.StartNs
 		}
