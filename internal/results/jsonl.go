@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/qoslab/qoslab/internal/atomicfile"
+	"github.com/qoslab/qoslab/internal/hostview"
 	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
@@ -34,8 +35,11 @@ type Record struct {
 	Sample
 	// Metrics are the cell run's own measurements (bytes in and out,
 	// compression ratio), the same on each of its records.
-	Metrics    map[string]float64 `json:"metrics,omitempty"`
-	RecordedAt time.Time          `json:"recorded_at"`
+	Metrics map[string]float64 `json:"metrics,omitempty"`
+	// HostView is what the host saw of the cell run (schema 1.3), the same
+	// on each of its records; nil where it was not recorded.
+	HostView   *hostview.Use `json:"host_view,omitempty"`
+	RecordedAt time.Time     `json:"recorded_at"`
 }
 
 // SampleLog appends records to a samples.jsonl, each cell run synced to disk

@@ -201,7 +201,7 @@ func TestReadSamplesOfEverySchemaMinor(t *testing.T) {
 	assert.Equal(t, uint64(5000000), recs[0].RunKey().Loops, "1.0: the parameters from the label")
 	assert.Equal(t, time.Second, recs[1].RunKey().Duration)
 
-	// Written again by this build (1.2), the CPU time round-trips, and a
+	// Written again by this build (1.3), the CPU time round-trips, and a
 	// record without one is written without cpu_ns.
 	path := filepath.Join(t.TempDir(), SamplesFile)
 	log, _, err := OpenSampleLog(path)
@@ -213,7 +213,7 @@ func TestReadSamplesOfEverySchemaMinor(t *testing.T) {
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, 1, strings.Count(string(b), `"cpu_ns"`), "only the record with a CPU time has cpu_ns")
-	assert.Equal(t, 3, strings.Count(string(b), `"schema_version":"1.2"`), "records that may carry cpu_ns are schema 1.2")
+	assert.Equal(t, 3, strings.Count(string(b), `"schema_version":"`+SchemaVersion+`"`), "records are written in this build's schema")
 	again, _, err := ReadSamples(path)
 	require.NoError(t, err)
 	require.Len(t, again, 3)

@@ -9,8 +9,10 @@ import (
 // SchemaVersion is the version of the result files this build writes. Readers
 // accept any minor of a major they know and refuse other majors. 1.1:
 // records carry params, run.json scheduling; 1.2: records carry cpu_ns,
-// the thread's CPU time in its interval (absent, 0: not recorded).
-const SchemaVersion = "1.2"
+// the thread's CPU time in its interval (absent, 0: not recorded); 1.3:
+// records carry host_view, what the host saw of the cell run (absent: not
+// recorded).
+const SchemaVersion = "1.3"
 
 // checkSchema refuses a file written with a schema major this build cannot read.
 func checkSchema(v string) error {
