@@ -5,8 +5,10 @@
 # once said the wrong thing. None is measured; run.json's notes and
 # tool_version say so. Each directory's want.txt holds the lines `qoslab
 # results show DIR` must print ("+ " lines) or must not ("- " lines,
-# matched as substrings); internal/cli's TestConstructedFixtures checks
-# them through the command.
+# matched as substrings), or, for a damaged run, the error it must end
+# with ("! " lines, matched as a substring: the directory's path comes
+# first); internal/cli's TestConstructedFixtures checks them through the
+# command.
 #
 # Run from the repository root (deterministic; rewrites every directory):
 #   python3 testdata/results/constructed/make.py
@@ -92,7 +94,10 @@ class Run:
                 for s in self.telemetry:
                     f.write(json.dumps(s, separators=(",", ":")) + "\n")
         with open(os.path.join(d, "want.txt"), "w") as f:
-            f.write(f"# {self.about}\n# constructed, not measured: qoslab results show {self.name} must print every + line and no - line\n")
+            if any(w.startswith("! ") for w in self.want):
+                f.write(f"# {self.about}\n# constructed, not measured: qoslab results show {self.name} must fail with the ! line's error\n")
+            else:
+                f.write(f"# {self.about}\n# constructed, not measured: qoslab results show {self.name} must print every + line and no - line\n")
             for w in self.want:
                 f.write(w + "\n")
 
@@ -268,6 +273,20 @@ r = use_run("vm-speed-varied", "the guest's background thread ran at a third of 
              ("vm", 9, 1): (full(start=3, level=0.99), [VM_SPEED, VM_SPEED * 1.01, VM_SPEED / 3, VM_SPEED * 0.99, VM_SPEED / 3.1, VM_SPEED])},
             threads=(1,), contention="all")
 r.want = ["+ - fp: QoS subsumed in VM: inconclusive: the vm ratio's interval crosses the band's edge: more repeats would tell (at 1 thread; SI 0.997 [0.817..1.001]; host 33/9 = 498x [466..537], p=0.0022; vm 33/9 = 1.02x [0.9941..3.02]; band 0.8x..1.25x: margins 1.85x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%)", "+   - **mechanism:** host: background got 0.2% of a CPU to user-interactive's 99.5%, at 1.00x its speed per CPU-second (the effect is in CPU share); vm: background got 99% of a vCPU to user-interactive's 99%, at 0.99x its speed (the classes ran alike)", "+   - **warning:** vm fp qos=9 threads=1: repeats fall in two groups: 2 near 19.51M and 4 near 59.58M loops/s: the host was busy: its speed per vCPU-second varied 3.13x across repeats, slowest in repeats 3 and 5 (20M and 19.35M loops/CPU-s): the host ran the vCPU less, or slower, than the guest saw", "- QoS subsumed in VM: yes"]
+runs.append(r)
+
+# --- CPU time that cannot lie ----------------------------------------------
+
+# A record whose CPU time passes its own interval: one thread got 180% of a
+# vCPU, which no measurement gives (the old reader printed "background got
+# 180% of a vCPU" beside a yes). The reader refuses it, naming file and line.
+r = use_run("cpu-past-interval", "a VM background record of 1.8 s of CPU time in a 1 s interval (line 21): damage, not 180% of a vCPU",
+            {("host", 33, 1): (full(), HOST_SPEED), ("host", 9, 1): ([0.002, 0.0021, 0.0019, 0.0022, 0.002, 0.0018], HOST_SPEED),
+             ("vm", 33, 1): (full(start=2, level=0.99), VM_SPEED), ("vm", 9, 1): ([0.99, 0.985, 1.8, 0.99, 0.995, 0.99], VM_SPEED)},
+            threads=(1,), contention="all")
+r.want = ["! samples.jsonl line 21: cell run vm fp qos=9 threads=1 duration=1s repeat=3 thread 0 is damaged: its CPU time is more than its own interval "
+          "(cpu_ns 1800000000, end_ns - start_ns 1000000000; one thread gets at most 1020000000 there), which no measurement gives: "
+          "the line was changed after it was written; remove or repair it by hand"]
 runs.append(r)
 
 # Efficiency cores, as a constructed case (nothing here was measured on a
