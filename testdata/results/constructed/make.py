@@ -130,7 +130,9 @@ runs = []
 
 r = verdict_run("reversal", "host 33/9 = 240x; VM 33/9 = 0.194x: QoS 33 five times slower in the VM, a reversal, which the old rule called yes (SI 1.299)",
                 [wobble(240e6)], [wobble(1e6, start=2)], [wobble(0.194 * 10e6, start=1)], [wobble(10e6, start=3)])
-r.want = ["+ - fp: QoS subsumed in VM: no: QoS reversed in the VM, 33/9 = 0.194x (at 1 thread; SI 1.299 [1.295..1.302]; host 33/9 = 240x [237..243], p=0.0022; vm 33/9 = 0.194x [0.192..0.197]; band 0.8x..1.25x: margins 1.73x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%)", "+   - **mechanism:** not recorded: the records carry no CPU time (a run written before results schema 1.2), so share and speed cannot be told apart", "- QoS subsumed in VM: yes"]
+r.want = ["+ - fp: QoS subsumed in VM: no: QoS reversed in the VM, 33/9 = 0.194x (at 1 thread; SI 1.299 [1.295..1.302]; host 33/9 = 240x [237..243], p=0.0022; vm 33/9 = 0.194x [0.192..0.197]; band 0.8x..1.25x: margins 1.73x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%)", "+   - **mechanism:** not recorded: the records carry no CPU time (a run written before results schema 1.2), so share and speed cannot be told apart", "- QoS subsumed in VM: yes",
+          # The run's schema (1.0: no CPU time), not the reading binary's.
+          "+ Per cell, the total rate is all threads' work from the first start to the last end, one value per repeat: median, its distribution-free 95% confidence interval (lower coverage, in parentheses, when there are too few repeats), min and max. The per-thread rate is the mean of each repeat's threads' own rates, one value per repeat. max/min and CV (the standard deviation over the mean) say how far the repeats' total rates agree; a cell whose repeats are more than 3x apart, or fall in two groups, is flagged (!): one number cannot stand for it. Result schema 1.0.", "- Result schema 1.3"]
 runs.append(r)
 
 r = verdict_run("large-vm-effect", "host 33/9 = 1010x; VM 33/9 = 1.87x: inside host^0.1 = 2x, which the old rule called yes, but far outside 1.25x",
