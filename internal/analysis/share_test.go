@@ -18,15 +18,25 @@ func TestCPUUse(t *testing.T) {
 		{"a starved thread beside a full one", []interval{{0, 1e9, 100, 1e9}, {0, 2e9, 1, 1e7}}, 1.01 / 3, 101 / 1.01},
 		{"a record without CPU time", []interval{{0, 1e9, 100, 1e9}, {0, 1e9, 100, 0}}, math.NaN(), math.NaN()},
 		{"no interval", []interval{{5, 5, 10, 3}}, math.NaN(), math.NaN()},
+		// Work on near-zero CPU time: the share stands, no speed is read.
+		{"work on 20 us of CPU", []interval{{0, 1e9, 2.4e6, 20_000}}, 2e-5, math.NaN()},
+		{"two threads on 150 us of CPU", []interval{{0, 1e9, 1e5, 75_000}, {0, 1e9, 1e5, 75_000}}, 7.5e-5, math.NaN()},
+		{"a crumb of a CPU, read", []interval{{0, 1e9, 8.5e5, 500_000}}, 5e-4, 1.7e9},
+		{"no work on near-zero CPU", []interval{{0, 1e9, 0, 2_000}}, 2e-6, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			share, speed := cpuUse(tt.iv)
+			share, speed, low := cpuUse(tt.iv)
 			if math.IsNaN(tt.share) {
 				assert.True(t, math.IsNaN(share) && math.IsNaN(speed), "share %v speed %v", share, speed)
 				return
 			}
 			assert.InDelta(t, tt.share, share, 1e-12)
+			if math.IsNaN(tt.speed) {
+				assert.True(t, math.IsNaN(speed) && low, "no speed read from so little CPU time: %v", speed)
+				return
+			}
+			assert.False(t, low)
 			assert.InDelta(t, tt.speed, speed, 1e-9)
 		})
 	}
@@ -36,7 +46,7 @@ func TestCPUUse(t *testing.T) {
 // share times its speed: the two factors say where a rate came from.
 func TestCPUUseFactorsTheRate(t *testing.T) {
 	iv := []interval{{0, 1e9, 300, 9e8}, {1e8, 2e9, 50, 2e7}, {0, 5e8, 10, 4e8}}
-	share, speed := cpuUse(iv)
+	share, speed, _ := cpuUse(iv)
 	var work, wall float64
 	for _, x := range iv {
 		work += x.Work
