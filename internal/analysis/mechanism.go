@@ -297,7 +297,8 @@ type use struct {
 
 // readable is what c's repeats give the mechanism (use). The repeats with
 // CPU time stand for the class only when their rates are like those of the
-// repeats without: 2 repeats of 6 at a full CPU's rate, the rest at crumbs
+// repeats without (those left out for too little CPU time are named
+// instead): 2 repeats of 6 at a full CPU's rate, the rest at crumbs
 // (a host effect of 240x), would describe a class that ran alike.
 func readable(c Cell) use {
 	var u use
@@ -308,8 +309,7 @@ func readable(c Cell) use {
 		}
 		u.working++
 		if slices.Contains(c.LowCPU, i) {
-			u.lowCPU = append(u.lowCPU, i)
-			rest = append(rest, rate)
+			u.lowCPU = append(u.lowCPU, i) // named apart, not weighed as unrecorded
 			continue
 		}
 		sh, sp := at(c.CPUShares, i), at(c.Speeds, i)
