@@ -217,6 +217,12 @@ func flagCause(c Cell, hi *Cell) string {
 	if !slices.ContainsFunc(shares, func(x Float) bool { return !x.IsNaN() }) {
 		return "the records carry no CPU time (a run written before results schema 1.2), so whether the threads lost CPU share or speed cannot be told"
 	}
+	// Shares from some repeats only cannot say what happened in the others,
+	// which are as likely the ones that disagree.
+	if rec, n := recordedRepeats(c); len(rec) < n {
+		return fmt.Sprintf("CPU time is in only %d of its %d repeats that did work (%s), so whether the threads lost CPU share or speed cannot be told",
+			len(rec), n, repeatsText(c, rec))
+	}
 	cpu := "a CPU"
 	if c.Target != "host" {
 		cpu = "a vCPU"
@@ -278,6 +284,21 @@ func flagCause(c Cell, hi *Cell) string {
 			valuesText(speeds, slow, units.SI), c.Unit, why)
 	}
 	return fmt.Sprintf("neither its CPU share (%s) nor its speed per CPU-second (%.3gx apart) explains it", rangeText(shares, nil, percent), speedSpread)
+}
+
+// recordedRepeats are the positions of c's repeats that did work and carry
+// CPU time, and how many did work.
+func recordedRepeats(c Cell) (rec []int, working int) {
+	for i, rate := range c.TotalRates {
+		if idleRate(rate) {
+			continue
+		}
+		working++
+		if i < len(c.CPUShares) && !c.CPUShares[i].IsNaN() {
+			rec = append(rec, i)
+		}
+	}
+	return rec, working
 }
 
 // DispersionFlag says why the cell's repeats cannot be summarized by one
