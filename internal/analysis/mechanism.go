@@ -254,10 +254,6 @@ func readingOf(sh Shift) Reading {
 	return ReadCannotTell
 }
 
-// differs says two classes' shares (or speeds) differ: their ratio's
-// interval lies beyond mechanismRatio either way.
-func differs(sh Shift) bool { return readingOf(sh) == ReadDiffers }
-
 // hostVCPUShares are the host CPUs the VM's vCPUs got in each repeat of c
 // that did work, from the host's view of its cell runs; none where the
 // run recorded no host view. The hook for the host view: once Cell
