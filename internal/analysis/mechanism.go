@@ -257,8 +257,8 @@ func readingOf(sh Shift) Reading {
 // hostVCPUShares are the host CPUs the VM's vCPUs got in each repeat of c
 // that did work, from the host's view of its cell runs; none where the
 // run recorded no host view. The hook for the host view: once Cell
-// carries it per repeat (VCPUShares), this is working(c, c.VCPUShares).
-func hostVCPUShares(c Cell) []Float { return nil }
+// carries it per repeat (VCPUShares), its nil here is c.VCPUShares.
+func hostVCPUShares(c Cell) []Float { return working(c, nil) }
 
 // ReadSpeedGap reads a speed gap between the classes in the VM beside the
 // host's view: vcpuShares are, per class (high, then low), the host CPUs
