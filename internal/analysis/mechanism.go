@@ -183,6 +183,9 @@ func threadCountsDiffer(per []Mechanism) bool {
 	return false
 }
 
+// mechanismOf is a target's mechanism over the thread counts given: each
+// class's use from its readable repeats (readable), the two ratios' shifts
+// stratified by thread count, and what is read from them.
 func mechanismOf(cells []Cell, k verdictKey, target string, threads []int) Mechanism {
 	m := Mechanism{Target: target}
 	var shares, speeds [2][][]float64 // [high, low] by thread count
