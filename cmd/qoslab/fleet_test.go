@@ -519,8 +519,10 @@ const ratioCell = `[\d.]+x \[[\d.]+\.\.[\d.]+\]( \(\d+%\))?`
 
 // mechanismCell is the verdict per machine's MECHANISM column, there only
 // when the machines' mechanisms differ (else it is said once, above the
-// table): where each target's effect was, or - without a verdict.
-const mechanismCell = `( (-|not recorded|host [A-Za-z ]+, vm [A-Za-z ]+) \|)?`
+// table): where each target's effect was ("in CPU share", "alike",
+// "cannot tell", "not enough"), each thread count's where they differ ("in
+// CPU share at 1 thread, alike at 2 threads"), or - without a verdict.
+const mechanismCell = `( (-|not recorded|host [A-Za-z ]+( at \d+ threads?)?(, [A-Za-z ]+ at \d+ threads?)*, vm [A-Za-z ]+( at \d+ threads?)?(, [A-Za-z ]+ at \d+ threads?)*) \|)?`
 
 // makeDist lays out in dir what make dist makes, for this machine's OS and
 // arch, from the binaries in bins.

@@ -67,6 +67,11 @@ type Cell struct {
 	// CPUShares. A thread's rate is its share times its speed.
 	Speed  OrderStats `json:"speed"`
 	Speeds []Float    `json:"speeds"`
+	// LowCPU are the positions (in repeat order) of the repeats that did
+	// work on too little CPU time to read a speed from (under
+	// minReadableCPUNs a thread): their Speeds are NaN, and the mechanism
+	// leaves them out and says so.
+	LowCPU []int `json:"low_cpu,omitempty"`
 	// QoSApplied lists the classes the threads read back as, ascending.
 	QoSApplied []int `json:"qos_applied"`
 	// QoSPartial counts records whose class was applied only in part or not at all.
@@ -142,9 +147,12 @@ func Cells(samples []Observation) []Cell {
 		}
 		sort.Ints(reps)
 		a.cell.Repeats = reps
-		for _, r := range reps {
+		for i, r := range reps {
 			rate, el := totalRate(a.repeats[r])
-			share, speed := cpuUse(a.repeats[r])
+			share, speed, low := cpuUse(a.repeats[r])
+			if low {
+				a.cell.LowCPU = append(a.cell.LowCPU, i)
+			}
 			totals, secs = append(totals, rate), append(secs, float64(el)/1e9)
 			shares, speeds = append(shares, share), append(speeds, speed)
 			if idleRate(rate) {

@@ -188,6 +188,13 @@ const (
 	lostShare = 0.8
 	// steadySpeed: speeds within this ratio of each other are steady.
 	steadySpeed = 1.25
+	// farAbove: a starved class's repeat that got more than this many
+	// times the median share of its repeats, and over half the starved
+	// limit (a quarter of the high class's share), is no crumb: crumbs
+	// vary by nature (0.05%..2.5%, 8x the median at most in the cases
+	// seen), but a share that far above the rest is a thread the
+	// contention stopped holding (at 2 threads 42.3% beside 0.33%).
+	farAbove = 10
 )
 
 // flagCause says what happened to the threads of a cell whose repeats
@@ -195,7 +202,9 @@ const (
 // class's cell beside it (nil when c is that class):
 //
 //   - contention did not hold: a starved class that got as much share as
-//     a free thread in some repeats (naming them);
+//     a free thread in some repeats, or far above its other repeats
+//     (farAbove), naming them;
+//   - in a VM, a class starved inside the guest: the finding, not noise;
 //   - a starved class: its share varies more than its speed does; crumbs
 //     of a CPU vary by nature, so under contention this is expected, not a
 //     data problem;
@@ -208,6 +217,12 @@ func flagCause(c Cell, hi *Cell) string {
 	if !slices.ContainsFunc(shares, func(x Float) bool { return !x.IsNaN() }) {
 		return "the records carry no CPU time (a run written before results schema 1.2), so whether the threads lost CPU share or speed cannot be told"
 	}
+	// Shares from some repeats only cannot say what happened in the others,
+	// which are as likely the ones that disagree.
+	if rec, n := recordedRepeats(c); len(rec) < n {
+		return fmt.Sprintf("CPU time is in only %d of its %d repeats that did work (%s), so whether the threads lost CPU share or speed cannot be told",
+			len(rec), n, repeatsText(c, rec))
+	}
 	cpu := "a CPU"
 	if c.Target != "host" {
 		cpu = "a vCPU"
@@ -219,7 +234,8 @@ func flagCause(c Cell, hi *Cell) string {
 	limit := starvedShare * ref
 	speedSpread := spread(speeds)
 	if hi != nil && float64(c.CPUShare.Median) < limit {
-		if free := repeatsWhere(shares, func(x float64) bool { return x >= limit }); len(free) > 0 {
+		med := float64(c.CPUShare.Median)
+		if free := repeatsWhere(shares, func(x float64) bool { return x >= limit || x >= limit/2 && x > farAbove*med }); len(free) > 0 {
 			those := "those repeats"
 			if len(free) == 1 {
 				those = "that repeat"
@@ -228,8 +244,20 @@ func flagCause(c Cell, hi *Cell) string {
 			if c.Contention == 0 {
 				what = "nothing kept it off the CPU in " + those
 			}
-			return fmt.Sprintf("%s got %s of %s in %s, near %s, where its other repeats got %s: %s", qos.Class(c.QoS), valuesText(shares, free, percent),
-				cpu, repeatsText(c, free), refName, rangeText(shares, free, percent), what)
+			near := "near " + refName
+			if slices.ContainsFunc(free, func(i int) bool { return float64(shares[i]) < limit }) {
+				near = fmt.Sprintf("over %.0fx its median %s", float64(farAbove), percent(med))
+			}
+			return fmt.Sprintf("%s got %s of %s in %s, %s, where its other repeats got %s: %s", qos.Class(c.QoS), valuesText(shares, free, percent),
+				cpu, repeatsText(c, free), near, rangeText(shares, free, percent), what)
+		}
+		if c.Target != "host" && spread(shares) >= speedSpread {
+			// Inside the guest no host spinner decides who runs: both
+			// classes ride the same vCPUs, so a class the guest kept off
+			// them is the QoS effect the verdict asks about.
+			return fmt.Sprintf("a class starved inside the guest: %s got %s of %s across repeats, against %s: "+
+				"the guest's scheduler kept it off its vCPUs, which is a finding about the VM, not noise of the host's contention",
+				qos.Class(c.QoS), rangeText(shares, nil, percent), cpu, refName)
 		}
 		if spread(shares) >= speedSpread {
 			speed := fmt.Sprintf("at a steady speed per CPU-second (%.3gx apart)", speedSpread)
@@ -256,6 +284,21 @@ func flagCause(c Cell, hi *Cell) string {
 			valuesText(speeds, slow, units.SI), c.Unit, why)
 	}
 	return fmt.Sprintf("neither its CPU share (%s) nor its speed per CPU-second (%.3gx apart) explains it", rangeText(shares, nil, percent), speedSpread)
+}
+
+// recordedRepeats are the positions of c's repeats that did work and carry
+// CPU time, and how many did work.
+func recordedRepeats(c Cell) (rec []int, working int) {
+	for i, rate := range c.TotalRates {
+		if idleRate(rate) {
+			continue
+		}
+		working++
+		if i < len(c.CPUShares) && !c.CPUShares[i].IsNaN() {
+			rec = append(rec, i)
+		}
+	}
+	return rec, working
 }
 
 // DispersionFlag says why the cell's repeats cannot be summarized by one

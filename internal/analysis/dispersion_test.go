@@ -113,6 +113,22 @@ func TestDispersionWarnings(t *testing.T) {
 		{"contention did not hold in one repeat", cells("host", 9, []float64{0.003, 0.005, 0.774, 0.002, 0.006, 0.004}, same(1e9, 6)),
 			"host fp qos=9 threads=1: repeats range 2M..774M loops/s (387x apart): background got 77.4% of a CPU in repeat 3, " +
 				"near user-interactive's 99.8%, where its other repeats got 0.2%..0.6%: contention did not hold in that repeat"},
+		// At 2 threads a stopped spinner frees a thread's worth of CPU for
+		// two: the share that far above the crumbs is under the starved
+		// limit, and still contention failing, not a crumb.
+		{"contention did not hold far above the crumbs", cells("host", 9, []float64{0.0033, 0.423, 0.004, 0.005, 0.0035, 0.006}, same(1e9, 6)),
+			"host fp qos=9 threads=1: repeats range 3.3M..423M loops/s (128x apart): background got 42.3% of a CPU in repeat 2, " +
+				"over 10x its median 0.45%, where its other repeats got 0.33%..0.6%: contention did not hold in that repeat"},
+		// Inside a guest no spinner decides: a class the guest starved is
+		// the finding.
+		{"a class starved inside the guest", cells("vm", 9, []float64{0.0005, 0.025, 0.005, 0.002, 0.001, 0.003}, same(1e9, 6)),
+			"vm fp qos=9 threads=1: repeats range 500k..25M loops/s (50x apart): a class starved inside the guest: background got 0.05%..2.5% of a vCPU across repeats, " +
+				"against user-interactive's 99.8%: the guest's scheduler kept it off its vCPUs, which is a finding about the VM, not noise of the host's contention"},
+		// CPU time in 2 of 6 repeats: their shares cannot say what happened
+		// in the other 4.
+		{"CPU time in some repeats only", cells("host", 9, []float64{0.972, 0.97, 0, 0, 0, 0}, []float64{1e9, 1e9, 2e6, 2.1e6, 1.9e6, 2e6}),
+			"host fp qos=9 threads=1: repeats fall in two groups: 4 near 2M and 2 near 971M loops/s: CPU time is in only 2 of its 6 repeats that did work (repeats 1 and 2), " +
+				"so whether the threads lost CPU share or speed cannot be told"},
 		{"the high class lost share", Cells([]Observation{obs("host", 33, 1, 0.99, 1e9), obs("host", 33, 2, 0.2, 1e9), obs("host", 33, 3, 0.99, 1e9),
 			obs("host", 33, 4, 0.25, 1e9), obs("host", 33, 5, 0.98, 1e9)}),
 			"host fp qos=33 threads=1: repeats fall in two groups: 2 near 225M and 3 near 990M loops/s: the machine was busy: user-interactive got only 20% and 25% of a CPU in repeats 2 and 4, " +

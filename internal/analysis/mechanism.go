@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -11,8 +12,57 @@ import (
 
 // mechanismRatio is how far apart two classes' shares (or speeds) must be,
 // beyond their interval, for the mechanism line to say a QoS effect is in
-// them: a tenth either way, under which the classes ran alike.
+// them: a tenth either way. The classes ran alike only where the ratio's
+// whole interval lies within it; an interval that reaches across it cannot
+// tell (a share ratio of 0.004x..0.95x is no evidence of "alike").
 const mechanismRatio = 1.1
+
+// Reading is what the mechanism makes of one ratio of the two classes'
+// use, their CPU shares or their speeds: a value, worded where the line is
+// written (Mechanism.text, Brief).
+type Reading string
+
+// The readings of a ratio.
+const (
+	// ReadNotRecorded: the records carry no CPU time.
+	ReadNotRecorded Reading = "not recorded"
+	// ReadNotEnough: too few repeats carry CPU time for an interval at the
+	// coverage asked, or those that do are not like the rest
+	// (ClassUse.Unlike), so the ratio is not read.
+	ReadNotEnough Reading = "not enough"
+	// ReadAlike: the ratio's interval lies inside
+	// 1/mechanismRatio..mechanismRatio.
+	ReadAlike Reading = "alike"
+	// ReadDiffers: the ratio's interval lies wholly beyond mechanismRatio,
+	// either way.
+	ReadDiffers Reading = "differs"
+	// ReadCannotTell: the interval reaches across the bound.
+	ReadCannotTell Reading = "cannot tell"
+)
+
+// SpeedGap is how a speed gap between the classes in the VM reads beside
+// the host's view of the cell runs: inside the guest a vCPU the host did
+// not run looks like a slow CPU, so the guest's own CPU time cannot say
+// whether the guest's scheduler or the host made the gap.
+type SpeedGap string
+
+// The readings of a speed gap in the VM.
+const (
+	// GapNoHostView: the run recorded no host view of the vCPUs.
+	GapNoHostView SpeedGap = "no host view"
+	// GapHostTookVCPU: the slower class's vCPUs got less of the host's
+	// CPUs (beyond mechanismRatio): the host took the vCPU.
+	GapHostTookVCPU SpeedGap = "host took the vCPU"
+	// GapInGuest: the vCPUs got alike from the host: the gap is the
+	// guest's.
+	GapInGuest SpeedGap = "in the guest"
+)
+
+// RepeatRef names one repeat of a class's cell.
+type RepeatRef struct {
+	Threads int `json:"threads"`
+	Repeat  int `json:"repeat"`
+}
 
 // ClassUse is what one class's threads got on one target, over the
 // repeats of the thread counts a verdict compared: their CPU share (CPU
@@ -21,6 +71,18 @@ type ClassUse struct {
 	QoS      int        `json:"qos"`
 	CPUShare OrderStats `json:"cpu_share"`
 	Speed    OrderStats `json:"speed"`
+	// Repeats counts the repeats that did work; Recorded those of them
+	// the figures come from: with CPU time, and enough of it (LowCPU).
+	Repeats  int `json:"repeats"`
+	Recorded int `json:"recorded"`
+	// LowCPU are the repeats left out for doing work on too little CPU
+	// time to read a speed from (Cell.LowCPU).
+	LowCPU []RepeatRef `json:"low_cpu,omitempty"`
+	// Unlike says the repeats the figures come from ran at rates unlike
+	// the class's other repeats (medians more than mechanismRatio apart):
+	// a subset like that does not describe the class, so the mechanism
+	// reads nothing from it.
+	Unlike bool `json:"unlike,omitempty"`
 }
 
 // Mechanism is how a target's QoS effect came about. A thread's rate is
@@ -32,6 +94,9 @@ type ClassUse struct {
 // threads, so both ratios go to 1.
 type Mechanism struct {
 	Target string `json:"target"`
+	// Threads is the one thread count a mechanism of ByThreads is of; 0
+	// for one over all the verdict's thread counts.
+	Threads int `json:"threads,omitempty"`
 	// Classes are the high class's use, then the low class's.
 	Classes []ClassUse `json:"classes"`
 	// ShareShift and SpeedShift are ln(low class's) - ln(high class's)
@@ -39,10 +104,23 @@ type Mechanism struct {
 	// intervals); NaN where the records carry no CPU time.
 	ShareShift Shift `json:"share_shift"`
 	SpeedShift Shift `json:"speed_shift"`
-	// In says where the effect is: "share", "speed", "share and speed",
-	// or "" when the classes ran alike in both; "not recorded" without
+	// Share and Speed are what the mechanism reads from each ratio.
+	Share Reading `json:"share_reading"`
+	Speed Reading `json:"speed_reading"`
+	// In says where the effect is: "share", "speed", "share and speed"
+	// (the ratios that differ), or "" when neither does (Share and Speed
+	// say whether they ran alike or cannot tell); "not recorded" without
 	// CPU times.
 	In string `json:"in"`
+	// Cancel says share and speed both differ, in opposite directions.
+	Cancel bool `json:"cancel,omitempty"`
+	// SpeedGap reads a speed gap in the VM (Speed differs on a target
+	// other than the host) beside the host's view; empty elsewhere.
+	SpeedGap SpeedGap `json:"speed_gap,omitempty"`
+	// ByThreads are the mechanism at each of the verdict's thread counts,
+	// where they differ (in a reading, or a class's share or speed by more
+	// than mechanismRatio): pooled figures would describe none of them.
+	ByThreads []Mechanism `json:"by_threads,omitempty"`
 }
 
 // Recorded says whether the records carried CPU times for both classes.
@@ -53,45 +131,215 @@ func (m Mechanism) Recorded() bool {
 // mechanisms is the mechanism of each target a verdict compares, host
 // first.
 func mechanisms(cells []Cell, k verdictKey) []Mechanism {
-	return []Mechanism{mechanismOf(cells, k, k.host), mechanismOf(cells, k, k.vm)}
+	return []Mechanism{mechanismAt(cells, k, k.host), mechanismAt(cells, k, k.vm)}
 }
 
-func mechanismOf(cells []Cell, k verdictKey, target string) Mechanism {
+// mechanismAt is a target's mechanism over the verdict's thread counts,
+// with each count's own where they differ (Mechanism.ByThreads).
+func mechanismAt(cells []Cell, k verdictKey, target string) Mechanism {
+	m := mechanismOf(cells, k, target, k.threads)
+	if len(k.threads) < 2 || !m.Recorded() {
+		return m
+	}
+	var per []Mechanism
+	for _, t := range k.threads {
+		per = append(per, mechanismOf(cells, k, target, []int{t}))
+	}
+	if threadCountsDiffer(per) {
+		for i := range per {
+			per[i].Threads = k.threads[i]
+		}
+		m.ByThreads = per
+	}
+	return m
+}
+
+// threadCountsDiffer says the thread counts' mechanisms differ: in a
+// reading, or in a class's median share or speed, by more than
+// mechanismRatio and beyond both medians' intervals (user-interactive's
+// 87.8% of a CPU at 1 thread and 53.6% at 2 are not one 86.4%; a starved
+// class's crumbs, 0.3% at one count and 0.18% at another, vary by nature
+// and their intervals overlap).
+func threadCountsDiffer(per []Mechanism) bool {
+	apart := func(a, b OrderStats) bool {
+		x, y := float64(a.Median), float64(b.Median)
+		return x > 0 && y > 0 && math.Abs(math.Log(x/y)) > math.Log(mechanismRatio) &&
+			(a.CILow > b.CIHigh || b.CILow > a.CIHigh)
+	}
+	first := per[0]
+	for _, m := range per[1:] {
+		if m.Share != first.Share || m.Speed != first.Speed || m.Recorded() != first.Recorded() {
+			return true
+		}
+		if !m.Recorded() {
+			continue
+		}
+		for i := range m.Classes {
+			if apart(m.Classes[i].CPUShare, first.Classes[i].CPUShare) || apart(m.Classes[i].Speed, first.Classes[i].Speed) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// mechanismOf is a target's mechanism over the thread counts given: each
+// class's use from its readable repeats (readable), the two ratios' shifts
+// stratified by thread count, and what is read from them.
+func mechanismOf(cells []Cell, k verdictKey, target string, threads []int) Mechanism {
 	m := Mechanism{Target: target}
 	var shares, speeds [2][][]float64 // [high, low] by thread count
+	var hostShares [2][]Float
 	for i, q := range []int{k.high, k.low} {
 		byThreads := cellsByThreads(cells, target, k.workload, k.phase, q)
 		var allShares, allSpeeds []float64
-		for _, t := range k.threads {
+		u := ClassUse{QoS: q}
+		for _, t := range threads {
 			c := byThreads[t]
-			sh, sp := positive(working(c, c.CPUShares)), positive(working(c, c.Speeds))
-			shares[i], speeds[i] = append(shares[i], sh), append(speeds[i], sp)
-			allShares, allSpeeds = append(allShares, sh...), append(allSpeeds, sp...)
+			r := readable(c)
+			shares[i], speeds[i] = append(shares[i], r.shares), append(speeds[i], r.speeds)
+			allShares, allSpeeds = append(allShares, r.shares...), append(allSpeeds, r.speeds...)
+			u.Repeats += r.working
+			u.Recorded += len(r.shares)
+			u.Unlike = u.Unlike || r.unlike
+			for _, p := range r.lowCPU {
+				u.LowCPU = append(u.LowCPU, RepeatRef{Threads: t, Repeat: repeatNumber(c, p)})
+			}
+			hostShares[i] = append(hostShares[i], hostVCPUShares(c)...)
 		}
-		m.Classes = append(m.Classes, ClassUse{QoS: q, CPUShare: OrderStatsOf(allShares), Speed: OrderStatsOf(allSpeeds)})
+		u.CPUShare, u.Speed = OrderStatsOf(allShares), OrderStatsOf(allSpeeds)
+		m.Classes = append(m.Classes, u)
 	}
 	m.ShareShift = logShiftAt(shares[1], shares[0], equivalenceConfidence)
 	m.SpeedShift = logShiftAt(speeds[1], speeds[0], equivalenceConfidence)
 	if !m.Recorded() {
-		m.In = "not recorded"
+		m.In, m.Share, m.Speed = "not recorded", ReadNotRecorded, ReadNotRecorded
 		return m
 	}
+	m.Share, m.Speed = readingOf(m.ShareShift), readingOf(m.SpeedShift)
+	if m.Classes[0].Unlike || m.Classes[1].Unlike {
+		m.Share, m.Speed = ReadNotEnough, ReadNotEnough
+	}
 	var in []string
-	if differs(m.ShareShift) {
+	if m.Share == ReadDiffers {
 		in = append(in, "share")
 	}
-	if differs(m.SpeedShift) {
+	if m.Speed == ReadDiffers {
 		in = append(in, "speed")
 	}
 	m.In = strings.Join(in, " and ")
+	m.Cancel = len(in) == 2 && (m.ShareShift.Estimate > 0) != (m.SpeedShift.Estimate > 0)
+	if m.Speed == ReadDiffers && target != k.host {
+		slower := 0
+		if m.SpeedShift.Estimate < 0 {
+			slower = 1
+		}
+		m.SpeedGap = ReadSpeedGap(slower, hostShares)
+	}
 	return m
 }
 
-// differs says two classes' shares (or speeds) differ: their ratio's
-// interval lies beyond mechanismRatio either way.
-func differs(sh Shift) bool {
+// readingOf reads one ratio's shift (see Reading): not enough without an
+// interval at the coverage asked, differs or alike where the interval lies
+// wholly beyond or within mechanismRatio, else cannot tell.
+func readingOf(sh Shift) Reading {
+	if sh.Estimate.IsNaN() || float64(sh.Confidence) < equivalenceConfidence-1e-9 {
+		return ReadNotEnough
+	}
 	lim := math.Log(mechanismRatio)
-	return float64(sh.Low) > lim || float64(sh.High) < -lim
+	lo, hi := float64(sh.Low), float64(sh.High)
+	switch {
+	case lo > lim || hi < -lim:
+		return ReadDiffers
+	case lo >= -lim && hi <= lim:
+		return ReadAlike
+	}
+	return ReadCannotTell
+}
+
+// hostVCPUShares are the host CPUs the VM's vCPUs got in each repeat of c
+// that did work, from the host's view of its cell runs; none where the
+// run recorded no host view. The hook for the host view: once Cell
+// carries it per repeat (VCPUShares), its nil here is c.VCPUShares.
+func hostVCPUShares(c Cell) []Float { return working(c, nil) }
+
+// ReadSpeedGap reads a speed gap between the classes in the VM beside the
+// host's view: vcpuShares are, per class (high, then low), the host CPUs
+// the VM's vCPUs got in its repeats (hostVCPUShares), slower the class
+// (0 high, 1 low) whose speed per vCPU-second was lower. Without a host
+// view the gap cannot be told from a vCPU the host did not run
+// (GapNoHostView); where the slower class's vCPUs got less than the
+// other's beyond mechanismRatio the host took the vCPU
+// (GapHostTookVCPU); else the gap is the guest's (GapInGuest).
+func ReadSpeedGap(slower int, vcpuShares [2][]Float) SpeedGap {
+	a, b := positive(vcpuShares[slower]), positive(vcpuShares[1-slower])
+	if len(a) == 0 || len(b) == 0 {
+		return GapNoHostView
+	}
+	ma, mb := median(slices.Sorted(slices.Values(a))), median(slices.Sorted(slices.Values(b)))
+	if ma*mechanismRatio < mb {
+		return GapHostTookVCPU
+	}
+	return GapInGuest
+}
+
+// use is what a cell's repeats give the mechanism: the shares and speeds
+// of the repeats it reads (working, with readable CPU time), how many did
+// work, those left out for too little CPU time (positions in repeat
+// order), and whether the read ones ran unlike the rest.
+type use struct {
+	shares, speeds []float64
+	working        int
+	lowCPU         []int
+	unlike         bool
+}
+
+// readable is what c's repeats give the mechanism (use). The repeats with
+// CPU time stand for the class only when their rates are like those of the
+// repeats without (those left out for too little CPU time are named
+// instead): 2 repeats of 6 at a full CPU's rate, the rest at crumbs
+// (a host effect of 240x), would describe a class that ran alike.
+func readable(c Cell) use {
+	var u use
+	var read, rest []float64
+	for i, rate := range c.TotalRates {
+		if idleRate(rate) {
+			continue
+		}
+		u.working++
+		if slices.Contains(c.LowCPU, i) {
+			u.lowCPU = append(u.lowCPU, i) // named apart, not weighed as unrecorded
+			continue
+		}
+		sh, sp := at(c.CPUShares, i), at(c.Speeds, i)
+		if !(sh > 0) || !(sp > 0) || math.IsInf(sh, 0) || math.IsInf(sp, 0) {
+			rest = append(rest, rate)
+			continue
+		}
+		u.shares, u.speeds = append(u.shares, sh), append(u.speeds, sp)
+		read = append(read, rate)
+	}
+	if len(read) > 0 && len(rest) > 0 {
+		a, b := median(slices.Sorted(slices.Values(read))), median(slices.Sorted(slices.Values(rest)))
+		u.unlike = math.Abs(math.Log(a/b)) > math.Log(mechanismRatio)
+	}
+	return u
+}
+
+// at is v[i], NaN past its end.
+func at(v []Float, i int) float64 {
+	if i < len(v) {
+		return float64(v[i])
+	}
+	return math.NaN()
+}
+
+// repeatNumber is the number of c's repeat at position i.
+func repeatNumber(c Cell, i int) int {
+	if i < len(c.Repeats) {
+		return c.Repeats[i]
+	}
+	return i + 1
 }
 
 // working are the values of per-repeat v for the repeats of c that did
@@ -119,18 +367,34 @@ func positive(v []Float) []float64 {
 }
 
 // Brief says where the effect is in a few words: "in CPU share", "in
-// speed", "in share and speed", "alike" (the classes ran alike), "not
-// recorded".
+// speed", "in share and speed", "alike" (the classes ran alike: both
+// ratios' intervals within the bound), "cannot tell", "not enough" (too
+// few repeats with CPU time, or those unlike the rest), "not recorded";
+// each thread count's, where they differ: "alike at 1 thread, cannot tell
+// at 2".
 func (m Mechanism) Brief() string {
-	switch m.In {
-	case "":
-		return "alike"
-	case "not recorded":
-		return m.In
-	case "share":
-		return "in CPU share"
+	if len(m.ByThreads) > 0 {
+		parts := make([]string, len(m.ByThreads))
+		for i, t := range m.ByThreads {
+			parts[i] = t.Brief() + " at " + threadsText([]int{t.Threads})
+		}
+		return strings.Join(parts, ", ")
 	}
-	return "in " + m.In
+	switch {
+	case m.Share == ReadNotRecorded || !m.Recorded():
+		return "not recorded"
+	case m.Share == ReadDiffers && m.Speed == ReadDiffers:
+		return "in share and speed"
+	case m.Share == ReadDiffers:
+		return "in CPU share"
+	case m.Speed == ReadDiffers:
+		return "in speed"
+	case m.Share == ReadAlike && m.Speed == ReadAlike:
+		return "alike"
+	case m.Share == ReadNotEnough || m.Speed == ReadNotEnough:
+		return "not enough"
+	}
+	return "cannot tell"
 }
 
 // MechanismLine says what happened to the threads under the verdict: per
@@ -139,16 +403,28 @@ func (m Mechanism) Brief() string {
 //
 //	host: background got 0.24% of a CPU to user-interactive's 99.8%, at 0.99x its speed per CPU-second (the effect is in CPU share); vm: background got 99% of a vCPU to user-interactive's 99%, at 1.00x its speed (the classes ran alike)
 //
-// Empty when nothing was compared.
+// per thread count where the counts differ ("host at 1 thread: ...; host
+// at 2 threads: ..."), from how many repeats where some carry no CPU time
+// ("from 10 of 12 repeats"), naming the repeats left out for too little
+// CPU time. Empty when nothing was compared.
 func (v Verdict) MechanismLine() string {
 	if len(v.Mechanism) == 0 {
 		return ""
 	}
 	var parts []string
 	recorded := false
-	for i, m := range v.Mechanism {
+	first := true
+	for _, m := range v.Mechanism {
 		recorded = recorded || m.Recorded()
-		parts = append(parts, m.text(i == 0))
+		if len(m.ByThreads) == 0 {
+			parts = append(parts, m.Target+": "+m.text(first))
+			first = false
+			continue
+		}
+		for _, t := range m.ByThreads {
+			parts = append(parts, fmt.Sprintf("%s at %s: %s", m.Target, threadsText([]int{t.Threads}), t.text(first)))
+			first = false
+		}
 	}
 	if !recorded {
 		return "not recorded: the records carry no CPU time (a run written before results schema 1.2), so share and speed cannot be told apart"
@@ -156,13 +432,23 @@ func (v Verdict) MechanismLine() string {
 	return strings.Join(parts, "; ")
 }
 
-// text is one target's part of the mechanism line; first says it is the
-// line's first part, which spells its units out.
+// text is one target's (or thread count's) part of the mechanism line
+// after its name; first says it is the line's first part, which spells its
+// units out.
 func (m Mechanism) text(first bool) string {
 	if !m.Recorded() {
-		return m.Target + ": CPU time not recorded"
+		return "CPU time not recorded"
 	}
 	hi, lo := m.Classes[0], m.Classes[1]
+	if hi.Unlike || lo.Unlike {
+		var who []string
+		for _, c := range []ClassUse{lo, hi} {
+			if c.Unlike {
+				who = append(who, fmt.Sprintf("%s's CPU time is in %d of its %d repeats, whose rates differ from the others'", qos.Class(c.QoS), c.Recorded, c.Repeats))
+			}
+		}
+		return strings.Join(who, ", and ") + ": not described from them"
+	}
 	cpu := "a CPU"
 	if m.Target != "host" {
 		cpu = "a vCPU"
@@ -171,17 +457,102 @@ func (m Mechanism) text(first bool) string {
 	if first {
 		speed += " per CPU-second"
 	}
-	in := "the classes ran alike"
-	switch m.In {
-	case "share":
-		in = "the effect is in CPU share"
-	case "speed":
-		in = "the effect is in speed"
-	case "share and speed":
-		in = "the effect is in both share and speed"
+	notes := []string{m.readingText()}
+	if k, n := hi.Recorded+lo.Recorded, hi.Repeats+lo.Repeats; k < n {
+		notes = append(notes, fmt.Sprintf("from %d of %d repeats", k, n))
 	}
-	return fmt.Sprintf("%s: %s got %s of %s to %s's %s, at %s %s (%s)", m.Target, qos.Class(lo.QoS), percent(float64(lo.CPUShare.Median)), cpu,
-		qos.Class(hi.QoS), percent(float64(hi.CPUShare.Median)), factorText(math.Exp(float64(m.SpeedShift.Estimate))), speed, in)
+	for _, c := range []ClassUse{lo, hi} {
+		if len(c.LowCPU) > 0 {
+			notes = append(notes, fmt.Sprintf("left out %s's %s: work on under %.1f ms of CPU time a thread, too little to read a speed from",
+				qos.Class(c.QoS), repeatRefsText(c.LowCPU, m.Threads == 0 && len(threadCounts(c.LowCPU)) > 1), float64(minReadableCPUNs)/1e6))
+		}
+	}
+	return fmt.Sprintf("%s got %s of %s to %s's %s, at %s %s (%s)", qos.Class(lo.QoS), percent(float64(lo.CPUShare.Median)), cpu,
+		qos.Class(hi.QoS), percent(float64(hi.CPUShare.Median)), factorText(math.Exp(float64(m.SpeedShift.Estimate))), speed, strings.Join(notes, "; "))
+}
+
+// readingText words the share and speed readings: where the effect is, or
+// that the classes ran alike, or that it cannot be told and why.
+func (m Mechanism) readingText() string {
+	ratio := func(sh Shift) string {
+		return factorText(math.Exp(float64(sh.Low))) + ".." + factorText(math.Exp(float64(sh.High)))
+	}
+	bound := factorText(1/mechanismRatio) + ".." + factorText(mechanismRatio)
+	other := func(r Reading, name string, sh Shift) string {
+		if r == ReadCannotTell {
+			return fmt.Sprintf(", whether in %s too cannot be told (its ratio %s reaches past %s)", name, ratio(sh), bound)
+		}
+		return ""
+	}
+	var text string
+	switch {
+	case m.Share == ReadDiffers && m.Speed == ReadDiffers:
+		text = "the effect is in both share and speed"
+		if m.Cancel {
+			text += fmt.Sprintf(", which cancel: share %s, speed %s", factorText(math.Exp(float64(m.ShareShift.Estimate))), factorText(math.Exp(float64(m.SpeedShift.Estimate))))
+		}
+	case m.Share == ReadDiffers:
+		text = "the effect is in CPU share" + other(m.Speed, "speed", m.SpeedShift)
+	case m.Speed == ReadDiffers:
+		text = "the effect is in speed" + other(m.Share, "CPU share", m.ShareShift)
+	case m.Share == ReadAlike && m.Speed == ReadAlike:
+		return "the classes ran alike"
+	case m.Share == ReadNotEnough || m.Speed == ReadNotEnough:
+		return "too few repeats with CPU time to tell whether the classes ran alike"
+	default:
+		var wide []string
+		if m.Share == ReadCannotTell {
+			wide = append(wide, "the share ratio's interval "+ratio(m.ShareShift))
+		}
+		if m.Speed == ReadCannotTell {
+			wide = append(wide, "the speed ratio's interval "+ratio(m.SpeedShift))
+		}
+		return fmt.Sprintf("cannot tell whether the classes ran alike: %s reaches past %s", strings.Join(wide, " and "), bound)
+	}
+	switch m.SpeedGap {
+	case GapNoHostView:
+		text += "; a speed gap in the VM without the host's view: the host may have taken the vCPU"
+	case GapHostTookVCPU:
+		text += "; the host took the vCPU: the slower class's vCPUs got less of the host's CPUs"
+	case GapInGuest:
+		text += "; the vCPUs got alike from the host, so the gap is the guest's"
+	}
+	return text
+}
+
+// threadCounts are the distinct thread counts of refs.
+func threadCounts(refs []RepeatRef) []int {
+	var out []int
+	for _, r := range refs {
+		if !slices.Contains(out, r.Threads) {
+			out = append(out, r.Threads)
+		}
+	}
+	return out
+}
+
+// repeatRefsText names repeats: "repeat 3", "repeats 2 and 5", with their
+// thread counts when withThreads ("repeat 3 at 1 thread and repeat 2 at 2
+// threads").
+func repeatRefsText(refs []RepeatRef, withThreads bool) string {
+	var parts []string
+	for _, t := range threadCounts(refs) {
+		var nums []string
+		for _, r := range refs {
+			if r.Threads == t {
+				nums = append(nums, strconv.Itoa(r.Repeat))
+			}
+		}
+		p := "repeat " + nums[0]
+		if len(nums) > 1 {
+			p = "repeats " + andList(nums)
+		}
+		if withThreads {
+			p += " at " + threadsText([]int{t})
+		}
+		parts = append(parts, p)
+	}
+	return andList(parts)
 }
 
 // factorText writes a ratio of speeds (or shares) as the mechanism line

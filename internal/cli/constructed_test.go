@@ -15,7 +15,8 @@ import (
 // Every constructed results directory (testdata/results/constructed, a
 // run written by hand for a case the verdict or the findings once got
 // wrong) gives, through `qoslab results show DIR`, each line its want.txt
-// lists with "+ " and none of the text it lists with "- ".
+// lists with "+ " and none of the text it lists with "- "; a damaged one
+// fails with the error its "! " line gives.
 func TestConstructedFixtures(t *testing.T) {
 	root := filepath.Join("..", "..", "testdata", "results", "constructed")
 	entries, err := os.ReadDir(root)
@@ -34,14 +35,19 @@ func TestConstructedFixtures(t *testing.T) {
 			streams, out, _ := testIO()
 			cmd := NewCmdRoot(NewFactory(streams))
 			cmd.SetArgs([]string{"results", "show", dir})
-			require.NoError(t, cmd.Execute())
+			runErr := cmd.Execute()
 			lines := strings.Split(out.String(), "\n")
-			checks := 0
+			checks, refused := 0, false
 			sc := bufio.NewScanner(want)
 			sc.Buffer(nil, 1<<20)
 			for sc.Scan() {
 				l := sc.Text()
 				switch {
+				case strings.HasPrefix(l, "! "):
+					// A damaged run: the command refuses it with this error.
+					require.Error(t, runErr, "results show %s refuses the damaged run", e.Name())
+					assert.Contains(t, runErr.Error(), l[2:])
+					refused = true
 				case strings.HasPrefix(l, "+ "):
 					assert.True(t, slices.Contains(lines, l[2:]), "results show %s prints the line\n%s\ngot:\n%s", e.Name(), l[2:], out.String())
 				case strings.HasPrefix(l, "- "):
@@ -52,6 +58,9 @@ func TestConstructedFixtures(t *testing.T) {
 				checks++
 			}
 			require.NoError(t, sc.Err())
+			if !refused {
+				require.NoError(t, runErr)
+			}
 			assert.Positive(t, checks, "want.txt checks something")
 		})
 	}

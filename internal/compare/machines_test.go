@@ -295,7 +295,7 @@ func TestMachineRowsPerWorkload(t *testing.T) {
 // to it, from the CPU share and speed its records carry.
 func TestMachineMechanism(t *testing.T) {
 	var in []Input
-	for _, name := range []string{"starved-crumbs", "speed-mechanism"} {
+	for _, name := range []string{"starved-crumbs", "speed-mechanism", "vm-speed-varied"} {
 		l, err := results.Load(filepath.Join("..", "..", "testdata", "results", "constructed", name))
 		require.NoError(t, err)
 		in = append(in, Input{Label: name, Loaded: l})
@@ -307,6 +307,9 @@ func TestMachineMechanism(t *testing.T) {
 	require.GreaterOrEqual(t, col, 0, "the machines differ, so the column stays: %v", s.Header)
 	assert.Equal(t, "host in CPU share, vm alike", s.Rows[0][col])
 	assert.Equal(t, "host in speed, vm alike", s.Rows[1][col])
+	// An inconclusive machine whose VM speed ratio's interval (0.33x..1.01x)
+	// reaches past the bound: not "vm alike".
+	assert.Equal(t, "host in CPU share, vm cannot tell", s.Rows[2][col])
 	require.Len(t, c.Machines[0].Mechanism, 2)
 	assert.Equal(t, "share", c.Machines[0].Mechanism[0].In, "the JSON carries the numbers behind it")
 }

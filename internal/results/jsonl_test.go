@@ -295,6 +295,8 @@ func TestReadSamplesRefusesDamage(t *testing.T) {
 			" line 3: " + run + " is damaged: its work is negative (-2e+08); its rate is negative (-1e+08)" + byHand},
 		{"negative CPU time", damagedRun(func(r *Record) { r.CPUNs = -5 }),
 			" line 1: " + run + " is damaged: its CPU time is negative (cpu_ns -5)" + byHand},
+		{"CPU time past its interval", whole + damagedRun(func(r *Record) { r.StartNs, r.EndNs, r.CPUNs = 0, 1e9, 1.6e9 }),
+			" line 3: " + run + " is damaged: its CPU time is more than its own interval (cpu_ns 1600000000, end_ns - start_ns 1000000000; one thread gets at most 1020000000 there)" + byHand},
 		{"NaN rate", whole + strings.Replace(damagedRun(func(*Record) {}), `"rate":100000000`, `"rate":NaN`, 1),
 			" line 3, its last, is not a sample record (invalid character 'N' looking for beginning of value)" + notTorn},
 		{"infinite rate", whole + strings.Replace(damagedRun(func(*Record) {}), `"rate":100000000`, `"rate":1e999`, 1),

@@ -48,8 +48,9 @@ type Sample struct {
 }
 
 // damage says why s cannot be what a thread measured, "" when it can be:
-// an interval that ends before it starts, or work, rate or CPU time below
-// zero or not a finite number. A thread that did no work records 0, never
+// an interval that ends before it starts, work, rate or CPU time below
+// zero or not a finite number, or more CPU time than one thread gets in
+// the interval (MaxCPUNs). A thread that did no work records 0, never
 // less, so a record like that was changed after it was written; read as it
 // is, it would pass for a thread that did no work.
 func (s Sample) damage() string {
@@ -71,7 +72,38 @@ func (s Sample) damage() string {
 	if s.CPUNs < 0 {
 		why = append(why, fmt.Sprintf("its CPU time is negative (cpu_ns %d)", s.CPUNs))
 	}
+	if wall := s.EndNs - s.StartNs; wall >= 0 && s.CPUNs > MaxCPUNs(wall) {
+		why = append(why, fmt.Sprintf("its CPU time is more than its own interval (cpu_ns %d, end_ns - start_ns %d; one thread gets at most %d there)",
+			s.CPUNs, wall, MaxCPUNs(wall)))
+	}
 	return strings.Join(why, "; ")
+}
+
+// How far a thread's CPU time may pass its own interval before the record
+// is damage. The worker reads the thread's CPU clock
+// (CLOCK_THREAD_CPUTIME_ID) just before it reads the cell's clock
+// (CLOCK_MONOTONIC) at the interval's start, and again just after its last
+// read of the cell's clock at its end (internal/workload's begin and
+// record), so the CPU time spans the interval plus those few clock reads;
+// and the two clocks come from different sources. One thread can never
+// run more than the wall time it spans, so beyond these a record's
+// cpu_ns was changed after it was written.
+const (
+	// CPUTimeSlack covers the clock reads outside the interval (about a
+	// microsecond on a host, more under emulation) and the CPU clock's
+	// resolution: where a kernel has no usable TSC its sched_clock, which
+	// the CPU clock counts in, falls back to jiffies, 10 ms at HZ=100.
+	CPUTimeSlack int64 = 10_000_000 // ns
+	// CPUTimeTolerance covers the two clocks' rates: the CPU clock runs at
+	// sched_clock's (the raw TSC), the cell's clock at CLOCK_MONOTONIC's,
+	// which NTP slews by at most 500 ppm; 1% is twenty times that.
+	CPUTimeTolerance = 0.01
+)
+
+// MaxCPUNs is the most CPU time one thread's record may carry over an
+// interval of wall ns: wall*(1+CPUTimeTolerance)+CPUTimeSlack.
+func MaxCPUNs(wall int64) int64 {
+	return int64(float64(wall)*(1+CPUTimeTolerance)) + CPUTimeSlack
 }
 
 // Observation is the sample as the statistics see it.

@@ -56,6 +56,7 @@ func TestReadCSVRefusesDamagedRows(t *testing.T) {
 		{"NaN rate", ",5e+08,", ",NaN,", "csv line 2: host fp qos=9 threads=1 repeat 1 thread 0 is damaged: its rate is NaN, which no measurement gives"},
 		{"infinite work", ",5,loops", ",+Inf,loops", "csv line 2: host fp qos=9 threads=1 repeat 1 thread 0 is damaged: its work is +Inf, which no measurement gives"},
 		{"negative CPU time", ",8\n", ",-8\n", "csv line 2: host fp qos=9 threads=1 repeat 1 thread 0 is damaged: its CPU time is negative (cpu_ns -8), which no measurement gives"},
+		{"more CPU time than its interval", ",8\n", ",10000011\n", "csv line 2: host fp qos=9 threads=1 repeat 1 thread 0 is damaged: its CPU time is more than its own interval (cpu_ns 10000011, end_ns - start_ns 10; one thread gets at most 10000010 there), which no measurement gives"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ReadCSV(strings.NewReader(strings.Replace(buf.String(), tc.from, tc.to, 1)))
@@ -101,5 +102,33 @@ func TestCSVNumbersRoundTrip(t *testing.T) {
 	for i := range in {
 		assert.Equal(t, in[i].Work, back[i].Work)
 		assert.Equal(t, in[i].Rate, back[i].Rate)
+	}
+}
+
+// A thread's CPU time may pass its interval by the clock reads outside it
+// and the clocks' rates (CPUTimeSlack, CPUTimeTolerance), never more: the
+// audit's thread at 160% of a CPU is damage, one at the limit is not.
+func TestCPUTimeBeyondItsInterval(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		wall    int64
+		cpu     int64
+		damaged bool
+	}{
+		{"a whole CPU", 1e9, 1e9, false},
+		{"at the limit", 1e9, 1e9 + 1e7 + 1e7, false},
+		{"one ns past it", 1e9, 1e9 + 1e7 + 1e7 + 1, true},
+		{"160% of a CPU", 1e9, 1.6e9, true},
+		{"a short interval and its clock reads", 1000, 5e6, false},
+		{"not recorded", 1e9, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := Sample{Target: "host", Workload: "fp", StartNs: 5, EndNs: 5 + tc.wall, Work: 1, Rate: 1, CPUNs: tc.cpu}
+			if tc.damaged {
+				assert.Contains(t, s.damage(), "its CPU time is more than its own interval")
+			} else {
+				assert.Empty(t, s.damage())
+			}
+		})
 	}
 }

@@ -31,6 +31,11 @@ import (
 type Summary struct {
 	// Name is the run's name.
 	Name string
+	// Schema is the result schema the run's files were written in (its
+	// run.json's schema_version), which says what its records can carry
+	// (CPU time from 1.2, the host's view from 1.3); empty when the
+	// samples came without their run.
+	Schema string
 	// Partial says how far a run that did not finish got (Loaded.Partial);
 	// empty for a complete one.
 	Partial     string
@@ -55,6 +60,7 @@ func Of(l *results.Loaded) Summary {
 	a := analyze(l.Samples, "host", "vm", MarginsOf(l.Run))
 	WithCaveats(a.Verdicts, l.Run)
 	a.Name = l.Run.Name
+	a.Schema = l.Run.SchemaVersion
 	a.Partial = l.Partial()
 	a.Telemetry = telemetry.Summarize(l.Telemetry)
 	a.Findings = append(a.Findings, coreShares(l.Telemetry)...)
@@ -349,7 +355,13 @@ func (s Style) WriteMarkdown(w io.Writer, a Summary) error {
 		"median, its distribution-free %g%% confidence interval (lower coverage, in parentheses, when there are too few repeats), min and max. "+
 		"The per-thread rate is the mean of each repeat's threads' own rates, one value per repeat. "+
 		"max/min and CV (the standard deviation over the mean) say how far the repeats' total rates agree; "+
-		"a cell whose repeats are more than %gx apart, or fall in two groups, is flagged (!): one number cannot stand for it. Result schema %s.\n", analysis.Confidence*100, analysis.DisagreeRatio, results.SchemaVersion)
+		"a cell whose repeats are more than %gx apart, or fall in two groups, is flagged (!): one number cannot stand for it.", analysis.Confidence*100, analysis.DisagreeRatio)
+	// The run's schema, not this binary's: a run written before 1.2 carries
+	// no CPU time however new the qoslab that reads it.
+	if a.Schema != "" {
+		fmt.Fprintf(&b, " Result schema %s.", mdText(a.Schema))
+	}
+	b.WriteString("\n")
 	per, rest := Warnings(a)
 	if len(a.Verdicts) > 0 {
 		b.WriteString("\n## Verdict\n\n")

@@ -189,13 +189,16 @@ func TestWriteJSON(t *testing.T) {
 
 func TestWriteMarkdown(t *testing.T) {
 	a := withEmptyCell(Analyze(runSamples(), "host", "vm"))
-	a.Name = "subsumption"
+	a.Name, a.Schema = "subsumption", "1.2"
 	var buf bytes.Buffer
 	require.NoError(t, WriteMarkdown(&buf, a))
 	md := buf.String()
 
 	assert.True(t, strings.HasPrefix(md, "# qoslab results: subsumption\n"), md)
-	assert.Contains(t, md, "Result schema "+results.SchemaVersion)
+	assert.Contains(t, md, "Result schema 1.2.", "the run's schema, not this binary's")
+	if results.SchemaVersion != "1.2" {
+		assert.NotContains(t, md, "Result schema "+results.SchemaVersion)
+	}
 	assert.Contains(t, md, "- fp: "+a.Verdicts[0].String()+"\n", "the verdict line, naming its workload")
 	for _, r := range a.Regressions {
 		if r.Workload == "fp" {
