@@ -252,9 +252,8 @@ func shouldAcceptNewConnectionHandler(cgoHandleUintptr C.uintptr_t, connPtr, dev
 // You will notice that this is not vsock in using this library. However, all data this connection goes through to the vsock
 // connection to which the Guest OS is connected.
 //
-// This struct does not have any pointers for objects of the Objective-C. Because the various values
-// of the VZVirtioSocketConnection object handled by Objective-C are no longer needed after the conversion
-// to the Go struct.
+// Its connection holds a retain of the VZVirtioSocketConnection object, released by Close: the
+// framework closes the object's descriptor, and ends the vsock connection, when the object is freed.
 //
 // see: https://developer.apple.com/documentation/virtualization/vzvirtiosocketconnection?language=objc
 type VirtioSocketConnection struct {
@@ -269,8 +268,14 @@ func newVirtioSocketConnection(ptr unsafe.Pointer) (*VirtioSocketConnection, err
 	vzVirtioSocketConnection := C.convertVZVirtioSocketConnection2Flat(ptr)
 	// The VZVirtioSocketConnection owns its fileDescriptor and closes it
 	// when it is destroyed: the connection gets a duplicate, and the
-	// original is left open for the framework to close, once.
-	rawConn, err := fdconn.FromBorrowed(int(vzVirtioSocketConnection.fileDescriptor))
+	// original is left open for the framework to close, once. The object
+	// is handed over without a retain, and the framework frees it once
+	// the handler returns: it is retained here and released once, when
+	// the connection is closed, so that it outlives every use of the
+	// duplicate.
+	obj := objc.NewPointer(ptr)
+	objc.Retain(obj)
+	rawConn, err := fdconn.FromHeld(int(vzVirtioSocketConnection.fileDescriptor), func() { objc.Release(obj) })
 	if err != nil {
 		return nil, err
 	}
@@ -289,6 +294,8 @@ func (v *VirtioSocketConnection) Read(b []byte) (n int, err error) { return v.ra
 func (v *VirtioSocketConnection) Write(b []byte) (n int, err error) { return v.rawConn.Write(b) }
 
 // Close will be called when caused something error in socket.
+// It closes the duplicate and then releases the VZVirtioSocketConnection
+// (once, however often it is called).
 func (v *VirtioSocketConnection) Close() error {
 	return v.rawConn.Close()
 }
