@@ -6,6 +6,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"time"
 )
 
 // Image is a bootable guest: a kernel and an initramfs whose /init is the agent.
@@ -60,6 +61,13 @@ type Spec struct {
 	// its own session, no parent-death signal. Otherwise the VM dies with the
 	// controller.
 	Detach bool
+	// BootTimeout is --boot-timeout when the user gave one (0: the
+	// machine's DefaultBootTimeout). The controller bounds the boot with
+	// it (guestvm.Boot); a backend whose own host process waits for the
+	// agent (vz's, for every connection it proxies while the guest boots)
+	// waits as long, or it would drop a connection the controller still
+	// waits on.
+	BootTimeout time.Duration
 	// Ready tells whether a boot succeeded: it returns nil once the agent in
 	// m answers. With Accel "" the backend uses it to probe KVM within
 	// ProbeTimeout before falling back to TCG. Start returns only after Ready

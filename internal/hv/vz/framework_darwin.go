@@ -121,8 +121,8 @@ func bootVZ(ctx context.Context, p plan, logger *log.Logger) (instance, error) {
 	}
 	socket := sockets[0]
 	inst := &vzInstance{vm: vm, done: make(chan struct{})}
-	inst.conns = newConnector(func(port uint32) (net.Conn, error) {
-		c, err := socket.Connect(port)
+	inst.conns = newConnector(func(port uint32, stop <-chan struct{}) (net.Conn, error) {
+		c, err := socket.ConnectCancel(port, stop)
 		if err != nil {
 			return nil, err
 		}
@@ -363,6 +363,10 @@ func (i *vzInstance) watch(states <-chan vz.VirtualMachineState, logger *log.Log
 	i.mu.Lock()
 	i.err = err
 	i.mu.Unlock()
+	// The framework may never answer the attempts parked on the stopped
+	// VM: give them up, so that a controller that outlives the VM keeps
+	// none of their goroutines.
+	i.conns.close()
 	close(i.done)
 }
 

@@ -159,6 +159,50 @@ func (v *VirtioSocketDevice) Connect(port uint32) (*VirtioSocketConnection, erro
 	return result.conn, result.err
 }
 
+// ConnectCancel is Connect that returns once cancel is closed, answered or
+// not: the framework may never answer a connection to a guest that does
+// not listen, or to a VM that has stopped, and Connect would keep its
+// goroutine for good. The completion handler stays registered until the
+// framework calls it, if ever; a connection it brings after cancel is
+// closed there, which releases its VZVirtioSocketConnection.
+func (v *VirtioSocketDevice) ConnectCancel(port uint32, cancel <-chan struct{}) (*VirtioSocketConnection, error) {
+	ch := make(chan connResults, 1)
+	var mu sync.Mutex
+	abandoned := false
+	cgoHandle := cgo.NewHandle(func(conn *VirtioSocketConnection, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if abandoned {
+			if conn != nil {
+				_ = conn.Close()
+			}
+			return
+		}
+		ch <- connResults{conn, err}
+	})
+	C.VZVirtioSocketDevice_connectToPort(
+		objc.Ptr(v),
+		v.dispatchQueue,
+		C.uint32_t(port),
+		C.uintptr_t(cgoHandle),
+	)
+	defer runtime.KeepAlive(v)
+	select {
+	case result := <-ch:
+		return result.conn, result.err
+	case <-cancel:
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	abandoned = true
+	select {
+	case result := <-ch: // answered meanwhile
+		return result.conn, result.err
+	default:
+	}
+	return nil, fmt.Errorf("connect to vsock port %d: given up unanswered", port)
+}
+
 type connResults struct {
 	conn *VirtioSocketConnection
 	err  error
