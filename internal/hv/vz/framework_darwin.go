@@ -23,7 +23,6 @@ import (
 	"fmt"
 	"log"
 	"net"
-	"strings"
 	"sync"
 
 	"github.com/Code-Hex/vz/v3"
@@ -95,7 +94,7 @@ func bootVZ(ctx context.Context, p plan, logger *log.Logger) (instance, error) {
 	}
 	vm, err := vz.NewVirtualMachine(config)
 	if err != nil {
-		return nil, fmt.Errorf("create the VM: %w", err)
+		return nil, refused("create the VM", err, signing.CheckHost(ctx))
 	}
 	// Taken before Start so that no change is missed.
 	states := vm.StateChangedNotify()
@@ -104,7 +103,7 @@ func bootVZ(ctx context.Context, p plan, logger *log.Logger) (instance, error) {
 	select {
 	case err := <-started:
 		if err != nil {
-			return nil, fmt.Errorf("start the VM: %w", err)
+			return nil, refused("start the VM", err, signing.CheckHost(ctx))
 		}
 	case <-ctx.Done():
 		go func() {
@@ -139,24 +138,7 @@ func bootVZ(ctx context.Context, p plan, logger *log.Logger) (instance, error) {
 // the host checks find wrong: a binary without the virtualization
 // entitlement is refused here, whatever the configuration.
 func invalidConfig(ctx context.Context, err error) error {
-	msg := "Virtualization.framework refuses the VM's configuration"
-	if err != nil {
-		msg += ": " + err.Error()
-	}
-	var problems []string
-	for _, c := range signing.CheckHost(ctx) {
-		if !c.OK {
-			p := c.Name + ": " + c.Detail
-			if c.Fix != "" {
-				p += " (fix: " + c.Fix + ")"
-			}
-			problems = append(problems, p)
-		}
-	}
-	if len(problems) > 0 {
-		msg += "; " + strings.Join(problems, "; ")
-	}
-	return errors.New(msg)
+	return refused("Virtualization.framework refuses the VM's configuration", err, signing.CheckHost(ctx))
 }
 
 // configure builds the framework's configuration from p, device by device
