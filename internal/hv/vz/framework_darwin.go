@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"log"
 	"net"
+	"os"
 	"sync"
 
 	"github.com/Code-Hex/vz/v3"
@@ -92,6 +93,9 @@ func bootVZ(ctx context.Context, p plan, logger *log.Logger) (instance, error) {
 	if ok, err := config.Validate(); err != nil || !ok {
 		return nil, invalidConfig(ctx, err)
 	}
+	// The service processes before the VM is made, to tell its own (the
+	// framework launches it for the new VM) from other VMs'.
+	before, listErr := serviceProcesses()
 	vm, err := vz.NewVirtualMachine(config)
 	if err != nil {
 		return nil, refused("create the VM", err, signing.CheckHost(ctx))
@@ -120,6 +124,14 @@ func bootVZ(ctx context.Context, p plan, logger *log.Logger) (instance, error) {
 	}
 	socket := sockets[0]
 	inst := &vzInstance{vm: vm, done: make(chan struct{})}
+	// Looked for once the VM runs, and kept with why when not found: only
+	// vm.host_qos needs it, and fails the run then with that error.
+	inst.servicePID, inst.serviceErr = findServiceAfter(before, listErr)
+	if inst.serviceErr == nil {
+		logger.Printf("service process %s: pid %d", serviceName, inst.servicePID)
+	} else {
+		logger.Printf("service process %s not found: %v", serviceName, inst.serviceErr)
+	}
 	inst.conns = newConnector(func(port uint32, stop <-chan struct{}) (net.Conn, error) {
 		c, err := socket.ConnectCancel(port, stop)
 		if err != nil {
@@ -324,9 +336,30 @@ type vzInstance struct {
 	// never be answered; see connector).
 	conns *connector
 
+	// servicePID is the framework's service process running this VM, or
+	// serviceErr why it was not found.
+	servicePID int
+	serviceErr error
+
 	mu   sync.Mutex
 	err  error
 	done chan struct{}
+}
+
+// Service is the framework's service process running the VM.
+func (i *vzInstance) Service() (int, error) { return i.servicePID, i.serviceErr }
+
+// findServiceAfter is findService on the process table now, beside the
+// one listed before the VM was made (or the error listing it).
+func findServiceAfter(before []process, listErr error) (int, error) {
+	if listErr != nil {
+		return 0, listErr
+	}
+	after, err := serviceProcesses()
+	if err != nil {
+		return 0, err
+	}
+	return findService(before, after, os.Getuid())
 }
 
 // watch follows the VM's state until it has stopped.
