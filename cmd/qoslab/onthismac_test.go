@@ -68,7 +68,7 @@ func TestHostBenchOnThisMac(t *testing.T) {
 				sampleNotes = append(sampleNotes, s.Notes...)
 			}
 			t.Logf("powermetrics reported no CPU clusters (a Mac that is a VM may not): per-cluster residency and frequency are unknown here; the samples' notes: %q", sampleNotes)
-			assert.Contains(t, strings.Join(sampleNotes, "\n"), "no processor.clusters", "the missing clusters are noted in the samples, not silent")
+			assert.Regexp(t, `no processor|processor\.clusters is empty`, strings.Join(sampleNotes, "\n"), "the missing clusters are noted in the samples, not silent")
 		}
 	default:
 		assert.Contains(t, notes, "telemetry unavailable on host", "sudo worked, so the note says what powermetrics did instead")
