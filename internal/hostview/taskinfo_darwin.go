@@ -5,6 +5,7 @@ package hostview
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"unsafe"
 
@@ -62,15 +63,15 @@ var loadLibproc = sync.OnceValues(func() (*libproc, error) {
 // service process runs as the user who started the VM), converted from
 // Mach absolute time units with mach_timebase_info.
 func ProcessCPUTime(pid int) (int64, error) {
-	if pid <= 0 {
-		return 0, fmt.Errorf("pid %d: want a process id above 0", pid)
+	if pid <= 0 || pid > math.MaxInt32 {
+		return 0, fmt.Errorf("pid %d: want a process id from 1 to %d", pid, math.MaxInt32)
 	}
 	l, err := loadLibproc()
 	if err != nil {
 		return 0, err
 	}
 	var buf [procTaskInfoSize]byte
-	n := l.pidinfo(int32(pid), procPIDTaskInfo, 0, unsafe.Pointer(&buf[0]), int32(len(buf)))
+	n := l.pidinfo(int32(pid), procPIDTaskInfo, 0, unsafe.Pointer(&buf[0]), int32(len(buf))) //nolint:gosec // G103, G115: proc_pidinfo fills buf through this pointer during the call; pid is within int32 (checked above)
 	if n <= 0 {
 		// proc_pidinfo returns 0 with errno set, which purego does not
 		// hand back: ask the process table why instead.
