@@ -60,5 +60,5 @@ func (tb Timebase) nanoseconds(ticks uint64) (int64, error) {
 	if ns > 1<<63-1 {
 		return 0, fmt.Errorf("%d Mach time units at %d/%d overflow nanoseconds", ticks, tb.Numer, tb.Denom)
 	}
-	return int64(ns), nil
+	return int64(ns), nil //nolint:gosec // G115: ns is at most MaxInt64 (checked above)
 }

@@ -88,7 +88,7 @@ func execPath(procargs2 []byte) (string, error) {
 	rest := procargs2[4:]
 	end := bytes.IndexByte(rest, 0)
 	if end <= 0 {
-		return "", fmt.Errorf("kern.procargs2: no NUL-terminated executable path after argc %d", int32(binary.LittleEndian.Uint32(procargs2)))
+		return "", fmt.Errorf("kern.procargs2: no NUL-terminated executable path after argc %d", binary.LittleEndian.Uint32(procargs2))
 	}
 	return string(rest[:end]), nil
 }
