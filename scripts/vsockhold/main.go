@@ -62,7 +62,7 @@ func run(name string, idle time.Duration, calls int) error {
 	start := time.Now()
 	for i := 0; i < calls; i++ {
 		if _, err := c.Info(ctx); err != nil {
-			return fmt.Errorf("Info %d of %d after %v idle: %w", i+1, calls, idle, err)
+			return fmt.Errorf("call %d of %d (Info) after %v idle: %w", i+1, calls, idle, err)
 		}
 	}
 	if n := dials.Load(); n != 1 {
