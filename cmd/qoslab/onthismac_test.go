@@ -18,8 +18,8 @@ import (
 // threads ran at the class asked (pthread QoS applies in full on macOS),
 // and the telemetry is powermetrics' when sudo -n may run it, else a note
 // saying how to enable it. powermetrics may still give nothing on a Mac
-// that is itself a VM (CI's hosted runners): then the note says so, which
-// the test accepts, and logs.
+// that is itself a VM (CI's hosted runners), or samples without the CPU
+// clusters: then the note says so, which the test accepts, and logs.
 func TestHostBenchOnThisMac(t *testing.T) {
 	if runtime.GOOS != "darwin" {
 		t.Skip("macOS's QoS classes and powermetrics: CI's hosted macOS job runs this (a Linux host bench is TestEndToEnd's)")
@@ -60,7 +60,16 @@ func TestHostBenchOnThisMac(t *testing.T) {
 			assert.Equal(t, telemetry.ViewHost, s.View)
 			clustered = clustered || len(s.Clusters) > 0
 		}
-		assert.True(t, clustered, "powermetrics reports the CPU clusters")
+		// A runner that is itself a VM may report no processor.clusters:
+		// the parser then notes it, and the samples are still the host's.
+		if !clustered {
+			var sampleNotes []string
+			for _, s := range pm {
+				sampleNotes = append(sampleNotes, s.Notes...)
+			}
+			t.Logf("powermetrics reported no CPU clusters (a Mac that is a VM may not): per-cluster residency and frequency are unknown here; the samples' notes: %q", sampleNotes)
+			assert.Regexp(t, `no processor|processor\.clusters is empty`, strings.Join(sampleNotes, "\n"), "the missing clusters are noted in the samples, not silent")
+		}
 	default:
 		assert.Contains(t, notes, "telemetry unavailable on host", "sudo worked, so the note says what powermetrics did instead")
 		assert.NotContains(t, notes, "needs root")

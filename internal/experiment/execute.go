@@ -443,7 +443,9 @@ func (x *execution) targetStarted(ctx context.Context, name string, t Target) er
 	x.out.Infos[name] = info
 	fmt.Fprintf(x.log, "%s: %s\n", name, agent.Describe(info))
 	if isVM {
-		x.vmStarted(name, vm.Machine(), info)
+		if err := x.vmStarted(name, vm.Machine(), info); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
 	}
 	if err := checkCodecs(name, x.s, info); err != nil {
 		return err
@@ -452,8 +454,9 @@ func (x *execution) targetStarted(ctx context.Context, name string, t Target) er
 }
 
 // vmStarted keeps the VM as the host sees it, notes an agent from
-// another build, and gives its vCPU threads the spec's host_qos.
-func (x *execution) vmStarted(name string, mi hv.MachineInfo, info *agentpb.InfoReply) {
+// another build, and gives its vCPU threads the spec's host_qos; a
+// host_qos the backend cannot apply is the error.
+func (x *execution) vmStarted(name string, mi hv.MachineInfo, info *agentpb.InfoReply) error {
 	x.out.Machines[name] = mi
 	if mi.StartClass != nil {
 		x.childStarted(startedVM, *mi.StartClass)
@@ -462,11 +465,17 @@ func (x *execution) vmStarted(name string, mi hv.MachineInfo, info *agentpb.Info
 	if v := info.GetAgentVersion(); v != version.String() {
 		x.note("note: ", fmt.Sprintf("the VM's agent is %s, not this build's %s: what it measures may lack this build's fixes (telemetry needs protocol 1.1); rebuild the image with `qoslab image build linux`", v, version.String()))
 	}
-	if x.s.VM.HostQoS != qos.Unspecified {
-		for _, n := range applyHostQoS(mi, x.s.VM.HostQoS) {
-			x.note("host_qos: ", n)
-		}
+	if x.s.VM.HostQoS == qos.Unspecified {
+		return nil
 	}
+	notes, err := applyHostQoS(mi, x.s.VM.HostQoS, qos.BackgroundProcess)
+	if err != nil {
+		return err
+	}
+	for _, n := range notes {
+		x.note("host_qos: ", n)
+	}
+	return nil
 }
 
 // stopTargets stops the targets started, the last first, and returns err

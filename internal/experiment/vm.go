@@ -60,7 +60,7 @@ func startVM(ctx context.Context, s spec.Spec, env guestvm.Env, log io.Writer) (
 		model = ", Virtualization.framework's device model under " + v.Backend + " (vm.model " + v.Model + "): a test of the guest, not a Mac"
 	}
 	fmt.Fprintf(log, "vm: booting %s (%s, kernel %s) with %d vCPUs, %d MiB%s\n", name, v.Image, img.KernelVersion, v.CPUs, mem, model)
-	m, c, err := guestvm.Boot(ctx, backend, log, hv.Spec{Name: name, Image: img, CPUs: v.CPUs, MemoryMiB: mem, DiskBytes: disk, Accel: v.Accel, Model: v.Model, StateDir: dir}, env.BootTimeoutFor, env.KeepConsole)
+	m, c, err := guestvm.Boot(ctx, backend, log, hv.Spec{Name: name, Image: img, CPUs: v.CPUs, MemoryMiB: mem, DiskBytes: disk, Accel: v.Accel, Model: v.Model, StateDir: dir, BootTimeout: env.BootTimeout}, env.BootTimeoutFor, env.KeepConsole)
 	if err != nil {
 		if kerr := releaseStateDir(dir, env.KeepConsole, name); kerr != nil {
 			err = errors.Join(err, kerr)

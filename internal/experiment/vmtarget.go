@@ -8,6 +8,7 @@ import (
 	"github.com/qoslab/qoslab/internal/guestvm"
 	"github.com/qoslab/qoslab/internal/hv/registry"
 	"github.com/qoslab/qoslab/internal/namedvm"
+	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/spec"
 )
 
@@ -36,6 +37,13 @@ func CheckVMTarget(ctx context.Context, s spec.Spec, env guestvm.Env) error {
 	v, _ := guestvm.Fit(s.VM, env)
 	if err := registry.Check(v.Backend); err != nil {
 		return err
+	}
+	// Before booting anything: vz can give its VM only the background
+	// band (its apply after the boot checks again, for a named VM too).
+	if v.Backend == registry.VZ && s.VM.HostQoS != qos.Unspecified {
+		if err := checkHostQoSVZ(s.VM.HostQoS); err != nil {
+			return err
+		}
 	}
 	if why := registry.NotApplicable(v.Backend); why != "" {
 		return &BackendNotHereError{Backend: v.Backend, Why: why}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"time"
 )
 
 // Image is a bootable guest: a kernel and an initramfs whose /init is the agent.
@@ -60,6 +61,13 @@ type Spec struct {
 	// its own session, no parent-death signal. Otherwise the VM dies with the
 	// controller.
 	Detach bool
+	// BootTimeout is --boot-timeout when the user gave one (0: the
+	// machine's DefaultBootTimeout). The controller bounds the boot with
+	// it (guestvm.Boot); a backend whose own host process waits for the
+	// agent (vz's, for every connection it proxies while the guest boots)
+	// waits as long, or it would drop a connection the controller still
+	// waits on.
+	BootTimeout time.Duration
 	// Ready tells whether a boot succeeded: it returns nil once the agent in
 	// m answers. With Accel "" the backend uses it to probe KVM within
 	// ProbeTimeout before falling back to TCG. Start returns only after Ready
@@ -87,9 +95,16 @@ type MachineInfo struct {
 	MemoryMiB   int    `json:"memory_mib"`
 	VCPUThreads []int  `json:"vcpu_threads,omitempty"` // host thread id of each vCPU, by index
 	StateDir    string `json:"state_dir"`
-	ConsoleLog  string `json:"console_log,omitempty"`
-	Disk        string `json:"disk,omitempty"`       // the scratch disk on the host
-	GuestDisk   string `json:"guest_disk,omitempty"` // the scratch disk in the guest, e.g. /dev/vda
+	// ServicePID is the process that runs the guest's vCPUs when PID does
+	// not: on a Mac, Virtualization.framework's XPC service
+	// (com.apple.Virtualization.VirtualMachine), found when the VM
+	// started. 0 for the other backends, or when it was not found, which
+	// ServiceError then says why.
+	ServicePID   int    `json:"service_pid,omitempty"`
+	ServiceError string `json:"service_error,omitempty"`
+	ConsoleLog   string `json:"console_log,omitempty"`
+	Disk         string `json:"disk,omitempty"`       // the scratch disk on the host
+	GuestDisk    string `json:"guest_disk,omitempty"` // the scratch disk in the guest, e.g. /dev/vda
 	// StartClass is the class the hypervisor process was started at on the
 	// host: its threads, the vCPU threads among them, inherit it unless
 	// given another. Nil when the backend starts no process of its own.

@@ -64,7 +64,7 @@ func Start(ctx context.Context, n VM, log io.Writer) (hv.Machine, *agentpb.InfoR
 	sized.VM = v
 	mem, disk := spec.VMSize(sized)
 	fmt.Fprintf(log, "vm %s: booting %s (kernel %s), %d vCPUs, %d MiB, %s scratch disk\n", n.Name, v.Image, img.KernelVersion, v.CPUs, mem, formatMiB(disk))
-	m, c, err := guestvm.Boot(ctx, backend, log, hv.Spec{Name: n.Name, Image: img, CPUs: v.CPUs, MemoryMiB: mem, DiskBytes: disk, Accel: v.Accel, StateDir: dir, Detach: true}, n.Env.BootTimeoutFor, "")
+	m, c, err := guestvm.Boot(ctx, backend, log, hv.Spec{Name: n.Name, Image: img, CPUs: v.CPUs, MemoryMiB: mem, DiskBytes: disk, Accel: v.Accel, StateDir: dir, Detach: true, BootTimeout: n.Env.BootTimeout}, n.Env.BootTimeoutFor, "")
 	if err != nil {
 		return nil, nil, fmt.Errorf("vm %s: %w", n.Name, err)
 	}

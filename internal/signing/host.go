@@ -131,15 +131,18 @@ func appleSiliconCheck(cpu CPUFacts, readErr error) Check {
 	return c
 }
 
-// entitlementCheck turns what `codesign -d --entitlements - --xml EXE`
+// EntitlementCheck turns what `codesign -d --entitlements - --xml EXE`
 // printed on stdout, and its error (with its stderr), into the doctor's
-// check of the running binary exe.
-func entitlementCheck(exe string, codesignOut []byte, runErr error) Check {
+// check of the running binary exe: signed with the entitlement, signed
+// without it (go build's and go install's binaries: the linker's ad-hoc
+// signature carries none), or not signed. Exported for the vz backend's
+// tests, which feed it codesign's outputs.
+func EntitlementCheck(exe string, codesignOut []byte, runErr error) Check {
 	c := Check{Name: CheckNameEntitlement, Fix: signFix(exe)}
 	if runErr != nil {
 		c.Detail = fmt.Sprintf("cannot read the signature of %s: %v", exe, runErr)
 		if strings.Contains(runErr.Error(), "not signed at all") {
-			c.Detail = exe + " is not signed; Virtualization.framework refuses to create VMs in it"
+			c.Detail = exe + " is not signed; Virtualization.framework refuses to create VMs in it (make signs bin/qoslab; go build and go install do not)"
 		}
 		return c
 	}
@@ -149,7 +152,7 @@ func entitlementCheck(exe string, codesignOut []byte, runErr error) Check {
 		return c
 	}
 	if err := e.Require(virtualizationEntitlement); err != nil {
-		c.Detail = fmt.Sprintf("%s: %v; Virtualization.framework refuses to create VMs without it", exe, err)
+		c.Detail = fmt.Sprintf("%s: %v; Virtualization.framework refuses to create VMs without it (make signs bin/qoslab; go build and go install do not)", exe, err)
 		return c
 	}
 	c.OK, c.Detail, c.Fix = true, exe+" is signed with it", ""

@@ -64,7 +64,7 @@ func sysctlFlag(name string) (bool, error) {
 func runningBinaryEntitlementCheck(ctx context.Context) Check {
 	exe, err := os.Executable()
 	if err != nil {
-		return entitlementCheck("qoslab", nil, fmt.Errorf("find the running binary: %w", err))
+		return EntitlementCheck("qoslab", nil, fmt.Errorf("find the running binary: %w", err))
 	}
 	if resolved, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = resolved
@@ -78,7 +78,7 @@ func runningBinaryEntitlementCheck(ctx context.Context) Check {
 		if msg := strings.TrimSpace(stderr.String()); msg != "" {
 			err = fmt.Errorf("%w: %s", err, msg)
 		}
-		return entitlementCheck(exe, nil, fmt.Errorf("codesign -d: %w", err))
+		return EntitlementCheck(exe, nil, fmt.Errorf("codesign -d: %w", err))
 	}
-	return entitlementCheck(exe, stdout.Bytes(), nil)
+	return EntitlementCheck(exe, stdout.Bytes(), nil)
 }

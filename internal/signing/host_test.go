@@ -145,7 +145,7 @@ func TestEntitlementCheck(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := entitlementCheck(exe, []byte(tt.out), tt.err)
+			c := EntitlementCheck(exe, []byte(tt.out), tt.err)
 			assert.Equal(t, CheckNameEntitlement, c.Name)
 			assert.Equal(t, tt.ok, c.OK)
 			assert.Contains(t, c.Detail, tt.detail)

@@ -43,7 +43,7 @@ func keyDocs() []keyDoc {
 		{"vm.accel", "string", "KVM (qemu on Linux) or hvf (qemu on macOS) when a probe boot works, else TCG", "kvm, tcg, hvf; qemu only", "how qemu runs the guest"},
 		{"vm.model", "string", "the backend's own (" + hv.ModelDefault + ")", strings.Join(hv.Models(), ", ") + "; " + hv.ModelVZ + ": qemu backend, arm64 images, Linux hosts with vhost-device-vsock",
 			"the VM's device model: " + hv.ModelVZ + " lays the guest out as Virtualization.framework does (the virtio console as the only console, no UART, no virtio-serial port, the agent over vsock through rust-vmm's vhost-device-vsock), to test the guest a Mac boots; results say qemu, model vz, never that Virtualization.framework ran"},
-		{"vm.host_qos", "QoS class", "none: what the hypervisor gives the vCPU threads", qos.Allowed, "the class the VM's vCPU threads get on the host (qemu on Linux applies it; run.json notes what was applied)"},
+		{"vm.host_qos", "QoS class", "none: what the hypervisor gives the vCPU threads", qos.Allowed, "the class the VM's vCPU threads get on the host (qemu on Linux applies it per vCPU thread; vz applies only background, to the framework's service process as a whole, and refuses the others; run.json notes what was applied)"},
 		{"matrix", "list of entries", "", "at least one entry", "the cells: each entry is one workload at each of its classes with each of its thread counts"},
 		{"matrix[].workload", "string", "", strings.Join(catalog.Names(), ", "), "the workload; one per entry"},
 		{"matrix[].qos", "list", "[background, user-interactive]", classes, "the classes to measure at"},

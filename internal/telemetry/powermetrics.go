@@ -304,6 +304,11 @@ func parsePowermetricsPlist(doc []byte, levels []perfLevel) (s Sample, err error
 		p.note("powermetrics: no processor.clusters; per-CPU residency and frequency unknown")
 		return p.s, nil
 	}
+	if len(clusters) == 0 {
+		// A Mac that is itself a VM may list none: said, not silent.
+		p.note("powermetrics: processor.clusters is empty; per-CPU residency and frequency unknown")
+		return p.s, nil
+	}
 	for ci, c := range clusters {
 		p.cluster(ci, c)
 	}

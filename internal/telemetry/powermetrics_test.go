@@ -405,6 +405,16 @@ func TestParsePowermetricsPlistMissingKeys(t *testing.T) {
 			notes: []string{"no processor.clusters"},
 		},
 		{
+			// A runner that is a VM may list no clusters at all.
+			name: "empty clusters",
+			doc:  pmDoc(pmTestElapsed, pmTestPower+`<key>clusters</key><array></array>`),
+			check: func(t *testing.T, s Sample) {
+				assert.Empty(t, s.Clusters)
+				assert.Empty(t, s.CPUs)
+			},
+			notes: []string{"processor.clusters is empty"},
+		},
+		{
 			name: "clusters of the wrong type",
 			doc:  pmDoc(pmTestElapsed, pmTestPower+`<key>clusters</key><string>oops</string>`),
 			check: func(t *testing.T, s Sample) {

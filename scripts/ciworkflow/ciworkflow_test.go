@@ -4,9 +4,11 @@
 package ciworkflow
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -98,9 +100,8 @@ func TestMacOSJob(t *testing.T) {
 	w, _ := load(t)
 	j, ok := w.Jobs["macos"]
 	require.True(t, ok, "a macos job")
-	// macos-14 and later run on Apple silicon; macos-13 is Intel.
 	require.Len(t, j.RunsOn, 1)
-	assert.Regexp(t, `^macos-(1[4-9]|[2-9][0-9])(-xlarge)?$`, j.RunsOn[0])
+	assert.NoError(t, hostedMacLabel(j.RunsOn[0]))
 	assert.Equal(t, "${{ vars.QOSLAB_DEBIAN_MIRROR }}", j.Env["QOSLAB_DEBIAN_MIRROR"], "the mirror is the fork's variable")
 
 	setup, ok := runs(j, `^make setup$`)
@@ -124,6 +125,69 @@ func TestMacOSJob(t *testing.T) {
 	assert.False(t, vm, "no VM on a hosted runner: nested virtualization is not supported there")
 	_, vm = runs(j, `^make image$`)
 	assert.False(t, vm)
+}
+
+// retiredMacLabels are hosted macOS labels GitHub no longer serves: a job
+// asking for one is queued and never starts, which no check of the YAML
+// sees. macos-12 and macos-13 went first (macos-13 was Intel too); the macOS 14
+// images on 2026-11-02, after brownouts in October (actions/runner-images
+// issue 13518).
+var retiredMacLabels = map[string]bool{"macos-12": true, "macos-13": true, "macos-14": true}
+
+// hostedMacLabel says whether label names a hosted Apple silicon runner
+// GitHub serves: macos-15 or newer (macos-26 follows 15), with the
+// optional -xlarge or -arm64 suffix, never a retired image.
+func hostedMacLabel(label string) error {
+	m := regexp.MustCompile(`^(macos-[0-9]+)(-xlarge|-arm64)?$`).FindStringSubmatch(label)
+	if m == nil {
+		return fmt.Errorf("runs-on %q is not a hosted macOS label (macos-15 or newer, optionally -xlarge or -arm64)", label)
+	}
+	if retiredMacLabels[m[1]] {
+		return fmt.Errorf("runs-on %q: GitHub has retired the %s images; use macos-15 or newer", label, m[1])
+	}
+	if n, _ := strconv.Atoi(strings.TrimPrefix(m[1], "macos-")); n < 15 {
+		return fmt.Errorf("runs-on %q: not served (macos-15 or newer is)", label)
+	}
+	return nil
+}
+
+func TestHostedMacLabel(t *testing.T) {
+	for _, tc := range []struct {
+		label string
+		ok    bool
+	}{
+		{"macos-15", true},
+		{"macos-15-xlarge", true},
+		{"macos-15-arm64", true},
+		{"macos-26", true},
+		{"macos-14", false},
+		{"macos-14-xlarge", false},
+		{"macos-13", false},
+		{"macos-12", false},
+		{"macos-latest", false},
+		{"ubuntu-24.04", false},
+	} {
+		t.Run(tc.label, func(t *testing.T) {
+			err := hostedMacLabel(tc.label)
+			if tc.ok {
+				assert.NoError(t, err)
+			} else {
+				assert.Error(t, err)
+			}
+		})
+	}
+}
+
+// The README names the label the job runs on, and no retired one.
+func TestREADMENamesTheMacOSJobsLabel(t *testing.T) {
+	w, _ := load(t)
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	require.NoError(t, err)
+	label := w.Jobs["macos"].RunsOn[0]
+	assert.Contains(t, string(readme), "**macos** (`"+label+"`", "the README's CI section names the hosted job's label")
+	for l := range retiredMacLabels {
+		assert.NotContains(t, string(readme), "`"+l+"`", "the README names a retired runner label")
+	}
 }
 
 // The step that runs the Mac's own tests names packages that hold them, and

@@ -37,9 +37,12 @@ import (
 // abandoned attempt that is answered late with a connection has it closed:
 // nobody waits for it. And at most sched.parked attempts are in flight at
 // once (each is a goroutine and a cgo handle for as long as the framework
-// keeps it): past that a Connect waits for one of them to end.
+// keeps it): past that a Connect waits for one of them to end. Once the
+// VM has stopped (close), the attempts still parked are given up: dial
+// gets a channel closed then, and returns, so that a controller that lives
+// on after its VM keeps none of their goroutines.
 type connector struct {
-	dial      func(port uint32) (net.Conn, error)
+	dial      dialFunc
 	sched     attemptSchedule
 	afterFunc afterFunc
 
@@ -56,7 +59,17 @@ type connector struct {
 	ended chan struct{}
 	// lateClosed counts the connections of abandoned attempts, closed.
 	lateClosed int
+	// stop is closed by close, once.
+	stop     chan struct{}
+	stopOnce sync.Once
 }
+
+// dialFunc is one connection attempt to port; it returns soon after stop
+// is closed (the VM has stopped), answered or not.
+type dialFunc func(port uint32, stop <-chan struct{}) (net.Conn, error)
+
+// errStopped is a Connect's error once the connector is closed.
+var errStopped = errors.New("the VM has stopped")
 
 // attemptSchedule paces a connector's attempts.
 type attemptSchedule struct {
@@ -122,17 +135,34 @@ type attempt struct {
 	taken, abandoned bool
 }
 
-func newConnector(dial func(port uint32) (net.Conn, error)) *connector {
+func newConnector(dial dialFunc) *connector {
 	return newConnectorWith(dial, vzSchedule(), realAfterFunc)
 }
 
 // newConnectorWith is newConnector with its schedule and clock given.
-func newConnectorWith(dial func(port uint32) (net.Conn, error), sched attemptSchedule, after afterFunc) *connector {
+func newConnectorWith(dial dialFunc, sched attemptSchedule, after afterFunc) *connector {
 	return &connector{
 		dial: dial, sched: sched, afterFunc: after,
 		current: map[uint32]*attempt{}, inFlight: map[*attempt]struct{}{},
 		unanswered: map[uint32]int{}, ended: make(chan struct{}),
+		stop: make(chan struct{}),
 	}
+}
+
+// stopped says whether close was called.
+func (c *connector) stopped() bool {
+	select {
+	case <-c.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// close gives up every attempt in flight and makes no more: the VM has
+// stopped, and the framework may never answer what is parked.
+func (c *connector) close() {
+	c.stopOnce.Do(func() { close(c.stop) })
 }
 
 // Connect returns a connection to port from an attempt made (or already in
@@ -140,11 +170,16 @@ func newConnectorWith(dial func(port uint32) (net.Conn, error), sched attemptSch
 // error once ctx ends first.
 func (c *connector) Connect(ctx context.Context, port uint32) (net.Conn, error) {
 	for {
+		if c.stopped() {
+			return nil, errStopped
+		}
 		a, full := c.join(port)
 		if a == nil {
 			select {
 			case <-full:
 				continue
+			case <-c.stop:
+				return nil, errStopped
 			case <-ctx.Done():
 				return nil, c.gaveUp(ctx, port)
 			}
@@ -156,7 +191,12 @@ func (c *connector) Connect(ctx context.Context, port uint32) (net.Conn, error) 
 			c.leave(a)
 			return nil, c.gaveUp(ctx, port)
 		}
-		if conn, err, again := c.collect(a); !again {
+		conn, err, again := c.collect(a)
+		if err != nil && c.stopped() {
+			// The attempt was given up because the VM stopped.
+			return nil, errStopped
+		}
+		if !again {
 			return conn, err
 		}
 		if ctx.Err() != nil {
@@ -250,7 +290,7 @@ func (c *connector) connectWhile(ctx context.Context, stopped <-chan struct{}, p
 // run makes attempt a and hands its result to whoever waits; the
 // connection of an attempt abandoned meanwhile is closed.
 func (c *connector) run(a *attempt) {
-	conn, err := c.dial(a.port)
+	conn, err := c.dial(a.port, c.stop)
 	if err == nil && conn == nil {
 		err = errors.New("no connection and no error")
 	}

@@ -322,7 +322,74 @@ var testSchedule = attemptSchedule{first: time.Second, most: 4 * time.Second, pa
 
 // patient is a connector whose attempts never pass their deadline.
 func patient(dial func(uint32) (net.Conn, error)) *connector {
-	return newConnectorWith(dial, testSchedule, newFakeClock().afterFunc)
+	return newConnectorWith(ignoresStop(dial), testSchedule, newFakeClock().afterFunc)
+}
+
+// ignoresStop is a dial that does not hear the connector's close: vz's
+// Connect as it was, waiting for the framework's answer whatever happens.
+func ignoresStop(dial func(uint32) (net.Conn, error)) dialFunc {
+	return func(port uint32, _ <-chan struct{}) (net.Conn, error) { return dial(port) }
+}
+
+// stoppableDial is vz's Connect as the patched copy makes it
+// (ConnectCancel): parked until the framework answers, which it never
+// does here, or until the connector's stop is closed.
+type stoppableDial struct {
+	mu              sync.Mutex
+	started, parked int
+	returnedOnStop  int
+}
+
+func (d *stoppableDial) dial(port uint32, stop <-chan struct{}) (net.Conn, error) {
+	d.mu.Lock()
+	d.started++
+	d.parked++
+	d.mu.Unlock()
+	<-stop
+	d.mu.Lock()
+	d.parked--
+	d.returnedOnStop++
+	d.mu.Unlock()
+	return nil, errors.New("given up: the VM has stopped")
+}
+
+func (d *stoppableDial) counts() (started, parked, returned int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.started, d.parked, d.returnedOnStop
+}
+
+// Attempts the framework never answers are parked until the VM stops;
+// then close gives every one of them up (their goroutines return and the
+// connector holds none), and a Connect after it fails at once, dialing
+// nothing.
+func TestConnectorCloseReclaimsParkedAttempts(t *testing.T) {
+	clock := newFakeClock()
+	d := &stoppableDial{}
+	c := newConnectorWith(d.dial, testSchedule, clock.afterFunc)
+	got := connectAsync(context.Background(), c, 1024)
+	// Each deadline passed makes a new attempt, the old one left parked.
+	for i := 1; i <= testSchedule.parked; i++ {
+		eventually(t, func() bool { s, _, _ := d.counts(); return s >= i }, fmt.Sprintf("%d attempts made", i))
+		if i < testSchedule.parked {
+			clock.fireNext(t)
+		}
+	}
+	eventually(t, func() bool { return c.parked() == testSchedule.parked }, "every attempt parked")
+
+	c.close()
+	r := await(t, got)
+	require.ErrorIs(t, r.err, errStopped)
+	eventually(t, func() bool { return c.parked() == 0 }, "no attempt in flight once the VM stopped")
+	started, parked, returned := d.counts()
+	assert.Equal(t, 0, parked, "every parked dial returned")
+	assert.Equal(t, started, returned)
+
+	_, err := c.Connect(context.Background(), 1024)
+	require.ErrorIs(t, err, errStopped)
+	s, _, _ := d.counts()
+	assert.Equal(t, started, s, "no attempt made after close")
+	c.close() // twice is once
 }
 
 func TestAttemptScheduleDeadlines(t *testing.T) {
@@ -359,7 +426,7 @@ func TestConnectorAbandonsAnUnansweredAttempt(t *testing.T) {
 		return dialResult{conn: second}, true
 	}
 	clock := newFakeClock()
-	c := newConnectorWith(fw.dial, testSchedule, clock.afterFunc)
+	c := newConnectorWith(ignoresStop(fw.dial), testSchedule, clock.afterFunc)
 
 	got := connectAsync(context.Background(), c, 1024)
 	assert.Equal(t, testSchedule.first, clock.nextSet(t), "the first attempt's deadline")
@@ -391,7 +458,7 @@ func TestConnectorScheduleStartsAgainAfterAnAnswer(t *testing.T) {
 		return dialResult{conn: conn}, true
 	}
 	clock := newFakeClock()
-	c := newConnectorWith(fw.dial, testSchedule, clock.afterFunc)
+	c := newConnectorWith(ignoresStop(fw.dial), testSchedule, clock.afterFunc)
 	got := connectAsync(context.Background(), c, 1024)
 	var deadlines []time.Duration
 	for i := range 3 {
@@ -422,7 +489,7 @@ func TestConnectorClosesALateConnection(t *testing.T) {
 		return dialResult{conn: second}, true
 	}
 	clock := newFakeClock()
-	c := newConnectorWith(fw.dial, testSchedule, clock.afterFunc)
+	c := newConnectorWith(ignoresStop(fw.dial), testSchedule, clock.afterFunc)
 	got := connectAsync(context.Background(), c, 1024)
 	clock.nextSet(t)
 	fw.awaitCalls(1)
@@ -466,7 +533,7 @@ func TestConnectorFindsAGuestThatListensLate(t *testing.T) {
 		return dialResult{conn: conn}, true
 	}
 	sched := vzSchedule()
-	c := newConnectorWith(fw.dial, sched, clock.afterFunc)
+	c := newConnectorWith(ignoresStop(fw.dial), sched, clock.afterFunc)
 	got := connectAsync(context.Background(), c, 1024)
 
 	var deadlines []time.Duration
@@ -507,7 +574,7 @@ func TestConnectorCapsParkedAttempts(t *testing.T) {
 	sched := attemptSchedule{first: time.Second, most: time.Second, parked: 3}
 	fw := newFramework(t, func(int, uint32) (dialResult, bool) { return dialResult{}, false })
 	clock := newFakeClock()
-	c := newConnectorWith(fw.dial, sched, clock.afterFunc)
+	c := newConnectorWith(ignoresStop(fw.dial), sched, clock.afterFunc)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	got := connectAsync(ctx, c, 1024)

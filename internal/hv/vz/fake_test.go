@@ -71,6 +71,9 @@ type fakeVM struct {
 	agentStays bool
 	requests   atomic.Int32
 	forced     atomic.Int32
+	// servicePID and serviceErr are what Service reports.
+	servicePID int
+	serviceErr error
 
 	mu    sync.Mutex
 	conns []net.Conn
@@ -187,6 +190,8 @@ func (f *fakeVM) end(why error) {
 
 func (f *fakeVM) Done() <-chan struct{} { return f.done }
 
+func (f *fakeVM) Service() (int, error) { return f.servicePID, f.serviceErr }
+
 func (f *fakeVM) Err() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -217,9 +222,12 @@ type fakePlatform struct {
 	lim     Limits
 	refuse  int
 	bootErr error
-	mu      sync.Mutex
-	booted  []*fakeVM
-	plans   []plan
+	// servicePID and serviceErr are the booted VMs' service process.
+	servicePID int
+	serviceErr error
+	mu         sync.Mutex
+	booted     []*fakeVM
+	plans      []plan
 }
 
 func (fp *fakePlatform) platform() platform {
@@ -230,6 +238,7 @@ func (fp *fakePlatform) platform() platform {
 				return nil, fp.bootErr
 			}
 			vm := newFakeVM(p.AgentPort, fp.refuse)
+			vm.servicePID, vm.serviceErr = fp.servicePID, fp.serviceErr
 			fp.mu.Lock()
 			fp.booted = append(fp.booted, vm)
 			fp.plans = append(fp.plans, p)

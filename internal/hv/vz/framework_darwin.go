@@ -23,7 +23,7 @@ import (
 	"fmt"
 	"log"
 	"net"
-	"strings"
+	"os"
 	"sync"
 
 	"github.com/Code-Hex/vz/v3"
@@ -93,9 +93,12 @@ func bootVZ(ctx context.Context, p plan, logger *log.Logger) (instance, error) {
 	if ok, err := config.Validate(); err != nil || !ok {
 		return nil, invalidConfig(ctx, err)
 	}
+	// The service processes before the VM is made, to tell its own (the
+	// framework launches it for the new VM) from other VMs'.
+	before, listErr := serviceProcesses()
 	vm, err := vz.NewVirtualMachine(config)
 	if err != nil {
-		return nil, fmt.Errorf("create the VM: %w", err)
+		return nil, refused("create the VM", err, signing.CheckHost(ctx))
 	}
 	// Taken before Start so that no change is missed.
 	states := vm.StateChangedNotify()
@@ -104,7 +107,7 @@ func bootVZ(ctx context.Context, p plan, logger *log.Logger) (instance, error) {
 	select {
 	case err := <-started:
 		if err != nil {
-			return nil, fmt.Errorf("start the VM: %w", err)
+			return nil, refused("start the VM", err, signing.CheckHost(ctx))
 		}
 	case <-ctx.Done():
 		go func() {
@@ -121,8 +124,16 @@ func bootVZ(ctx context.Context, p plan, logger *log.Logger) (instance, error) {
 	}
 	socket := sockets[0]
 	inst := &vzInstance{vm: vm, done: make(chan struct{})}
-	inst.conns = newConnector(func(port uint32) (net.Conn, error) {
-		c, err := socket.Connect(port)
+	// Looked for once the VM runs, and kept with why when not found: only
+	// vm.host_qos needs it, and fails the run then with that error.
+	inst.servicePID, inst.serviceErr = findServiceAfter(before, listErr)
+	if inst.serviceErr == nil {
+		logger.Printf("service process %s: pid %d", serviceName, inst.servicePID)
+	} else {
+		logger.Printf("service process %s not found: %v", serviceName, inst.serviceErr)
+	}
+	inst.conns = newConnector(func(port uint32, stop <-chan struct{}) (net.Conn, error) {
+		c, err := socket.ConnectCancel(port, stop)
 		if err != nil {
 			return nil, err
 		}
@@ -139,24 +150,7 @@ func bootVZ(ctx context.Context, p plan, logger *log.Logger) (instance, error) {
 // the host checks find wrong: a binary without the virtualization
 // entitlement is refused here, whatever the configuration.
 func invalidConfig(ctx context.Context, err error) error {
-	msg := "Virtualization.framework refuses the VM's configuration"
-	if err != nil {
-		msg += ": " + err.Error()
-	}
-	var problems []string
-	for _, c := range signing.CheckHost(ctx) {
-		if !c.OK {
-			p := c.Name + ": " + c.Detail
-			if c.Fix != "" {
-				p += " (fix: " + c.Fix + ")"
-			}
-			problems = append(problems, p)
-		}
-	}
-	if len(problems) > 0 {
-		msg += "; " + strings.Join(problems, "; ")
-	}
-	return errors.New(msg)
+	return refused("Virtualization.framework refuses the VM's configuration", err, signing.CheckHost(ctx))
 }
 
 // configure builds the framework's configuration from p, device by device
@@ -342,9 +336,30 @@ type vzInstance struct {
 	// never be answered; see connector).
 	conns *connector
 
+	// servicePID is the framework's service process running this VM, or
+	// serviceErr why it was not found.
+	servicePID int
+	serviceErr error
+
 	mu   sync.Mutex
 	err  error
 	done chan struct{}
+}
+
+// Service is the framework's service process running the VM.
+func (i *vzInstance) Service() (int, error) { return i.servicePID, i.serviceErr }
+
+// findServiceAfter is findService on the process table now, beside the
+// one listed before the VM was made (or the error listing it).
+func findServiceAfter(before []process, listErr error) (int, error) {
+	if listErr != nil {
+		return 0, listErr
+	}
+	after, err := serviceProcesses()
+	if err != nil {
+		return 0, err
+	}
+	return findService(before, after, os.Getuid())
 }
 
 // watch follows the VM's state until it has stopped.
@@ -363,6 +378,10 @@ func (i *vzInstance) watch(states <-chan vz.VirtualMachineState, logger *log.Log
 	i.mu.Lock()
 	i.err = err
 	i.mu.Unlock()
+	// The framework may never answer the attempts parked on the stopped
+	// VM: give them up, so that a controller that outlives the VM keeps
+	// none of their goroutines.
+	i.conns.close()
 	close(i.done)
 }
 

@@ -58,6 +58,26 @@ type instance interface {
 	ForceStop(ctx context.Context) error
 }
 
+// servicer is an instance that knows the process running its vCPUs (vz's
+// on a Mac: the framework's service process, looked for when it started).
+type servicer interface {
+	Service() (pid int, err error)
+}
+
+// serviceOf is inst's service process for MachineInfo: its pid, or why it
+// was not found; 0 and "" when inst does not look for one.
+func serviceOf(inst instance) (pid int, why string) {
+	s, ok := inst.(servicer)
+	if !ok {
+		return 0, ""
+	}
+	pid, err := s.Service()
+	if err != nil {
+		return 0, err.Error()
+	}
+	return pid, ""
+}
+
 // bootFunc boots a plan, logging the VM's state changes to log.
 type bootFunc func(ctx context.Context, p plan, log *log.Logger) (instance, error)
 
@@ -130,6 +150,7 @@ func openHost(ctx context.Context, p plan, base state, boot bootFunc, agentStop 
 	s.Plan = p
 	s.Phase = phaseRunning
 	s.Info.PID = os.Getpid()
+	s.Info.ServicePID, s.Info.ServiceError = serviceOf(inst)
 	s.StartedAt = time.Now()
 	if err := writeState(h.dir, s); err != nil {
 		_ = h.ln.Close()

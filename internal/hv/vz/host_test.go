@@ -506,3 +506,36 @@ func TestBootUsesTheBundlesMAC(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, mac, kept.Config.MACAddress)
 }
+
+// The service process found at boot is in the machine's Info, for the
+// controller that started the VM and for one that attaches; when it was
+// not found, why.
+func TestServiceProcessInMachineInfo(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		pid  int
+		err  error
+	}{
+		{"found", 4242, nil},
+		{"not found", 0, errors.New("no new com.apple.Virtualization.VirtualMachine process of uid 501 appeared when the VM started")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fp := &fakePlatform{lim: testLimits, servicePID: tc.pid, serviceErr: tc.err}
+			dir := t.TempDir()
+			m, err := newTestBackend(fp).Start(ctx, hv.Spec{Name: "svc", Image: linuxImage(t), StateDir: dir, Ready: echoReady(t)})
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = m.Stop(ctx) })
+			attached, err := newTestBackend(fp).Attach(ctx, dir)
+			require.NoError(t, err)
+			for _, info := range []hv.MachineInfo{m.Info(), attached.Info()} {
+				assert.Equal(t, tc.pid, info.ServicePID)
+				if tc.err != nil {
+					assert.Equal(t, tc.err.Error(), info.ServiceError)
+				} else {
+					assert.Empty(t, info.ServiceError)
+				}
+			}
+		})
+	}
+}

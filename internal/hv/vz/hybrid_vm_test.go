@@ -248,7 +248,7 @@ func bootVZModel(t *testing.T, ctx context.Context, p plan) (*hybridVM, error) {
 		return nil, err
 	}
 	vm := &hybridVM{m: m, state: st, console: m.Info().ConsoleLog}
-	vm.conns = newConnector(vm.dial)
+	vm.conns = newConnector(ignoresStop(vm.dial))
 	return vm, nil
 }
 

@@ -102,6 +102,10 @@ type plan struct {
 	// AgentSocket is the unix socket in the state directory that carries
 	// connections to the agent.
 	AgentSocket string `json:"agent_socket"`
+	// BootTimeout is the user's --boot-timeout (hv.Spec.BootTimeout), 0
+	// for hv's default for the guest: how long the host waits for the
+	// agent to listen before it drops a connection it proxies.
+	BootTimeout time.Duration `json:"boot_timeout,omitempty"`
 	// StopTimeout is how long the guest has to power off when asked.
 	StopTimeout time.Duration `json:"stop_timeout"`
 	// Notes say what was changed from the spec (clamped defaults, an
@@ -110,8 +114,11 @@ type plan struct {
 }
 
 // bootTimeout is how long p's guest may take to boot until its agent
-// answers, as hv decides it for every backend.
+// answers: the user's --boot-timeout, else hv's default for every backend.
 func (p plan) bootTimeout() time.Duration {
+	if p.BootTimeout > 0 {
+		return p.BootTimeout
+	}
 	return hv.DefaultBootTimeout(hv.MachineInfo{Backend: backendName, Accel: backendName, Image: hv.Image{OS: string(p.Kind)}})
 }
 
@@ -137,7 +144,7 @@ const (
 // bundle's own, or defaultCPUs and defaultLinuxMemoryMiB) is clamped into
 // the range with a note, since the user did not choose it.
 func planVM(spec hv.Spec, lim Limits) (plan, error) {
-	p := plan{Name: spec.Name, Image: spec.Image, AgentPort: guestchan.VsockPort}
+	p := plan{Name: spec.Name, Image: spec.Image, AgentPort: guestchan.VsockPort, BootTimeout: spec.BootTimeout}
 	if spec.StateDir == "" {
 		return p, errors.New("no state directory for the VM's socket, logs and disk")
 	}
@@ -158,6 +165,9 @@ func planVM(spec hv.Spec, lim Limits) (plan, error) {
 	}
 	if spec.Accel != "" && spec.Accel != "vz" {
 		return p, fmt.Errorf("accelerator %q: the vz backend has only vz (Virtualization.framework); use the qemu backend for %s", spec.Accel, spec.Accel)
+	}
+	if spec.BootTimeout < 0 {
+		return p, fmt.Errorf("boot timeout %v: want 0 (the default) or more", spec.BootTimeout)
 	}
 	if spec.DiskBytes < 0 {
 		return p, fmt.Errorf("scratch disk of %d bytes: want 0 (none) or more", spec.DiskBytes)

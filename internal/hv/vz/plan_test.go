@@ -1,11 +1,13 @@
 package vz
 
 import (
+	"encoding/json"
 	"github.com/qoslab/qoslab/internal/guestchan"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -142,6 +144,20 @@ func TestPlanMacOS(t *testing.T) {
 	macOS := hv.DefaultBootTimeout(hv.MachineInfo{Backend: backendName, Accel: backendName, Image: b.Image()})
 	assert.Equal(t, macOS, p.bootTimeout())
 	assert.Greater(t, macOS, hv.DefaultBootTimeout(hv.MachineInfo{Backend: backendName, Accel: backendName}), "longer than a Linux guest's")
+
+	// --boot-timeout is the host's wait too: a macOS guest given 10
+	// minutes keeps a proxied connection waiting for its agent that long,
+	// not the default's 5 minutes, and vm.json carries it to the host.
+	long, err := planVM(hv.Spec{Image: b.Image(), StateDir: t.TempDir(), BootTimeout: 10 * time.Minute}, testLimits)
+	require.NoError(t, err)
+	assert.Equal(t, 10*time.Minute, long.bootTimeout())
+	data, err := json.Marshal(long)
+	require.NoError(t, err)
+	var read plan
+	require.NoError(t, json.Unmarshal(data, &read))
+	assert.Equal(t, 10*time.Minute, read.bootTimeout(), "the detached host reads its plan from vm.json")
+	_, err = planVM(hv.Spec{Image: b.Image(), StateDir: t.TempDir(), BootTimeout: -time.Second}, testLimits)
+	assert.ErrorContains(t, err, "boot timeout -1s: want 0 (the default) or more")
 
 	cases := []struct {
 		name      string

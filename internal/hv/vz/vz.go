@@ -158,6 +158,7 @@ func (b *Backend) startLocal(ctx context.Context, base state) (machine, error) {
 	}
 	info := base.Info
 	info.PID = os.Getpid()
+	info.ServicePID, info.ServiceError = serviceOf(h.inst)
 	return &localMachine{h: h, info: info}, nil
 }
 

@@ -16,9 +16,10 @@ import (
 
 // qoslab builds vz from the copy in vzpatched (go.mod's replace), whose
 // newVirtioSocketConnection leaves the framework's descriptor to the
-// framework: it hands it to fdconn.FromBorrowed, which duplicates it, and
+// framework: it hands it to fdconn.FromHeld, which duplicates it, and
 // neither wraps the original in an *os.File (whose Close, or finalizer,
-// would close it) nor closes it. fdconn's own tests, run here, show on
+// would close it) nor closes it; and it retains the VZVirtioSocketConnection
+// until the connection's Close releases it, once. fdconn's own tests, run here, show on
 // this machine's sockets that the original stays open and that the
 // framework's later close of it hits nothing else. See vzpatched/README.md.
 func TestVZIsThePatchedCopy(t *testing.T) {
@@ -56,7 +57,9 @@ func TestVZIsThePatchedCopy(t *testing.T) {
 		})
 	}
 	require.True(t, found, "no newVirtioSocketConnection in vzpatched/socket.go")
-	assert.Contains(t, calls, "fdconn.FromBorrowed", "the framework's descriptor goes through a duplicate")
+	assert.Contains(t, calls, "fdconn.FromHeld", "the framework's descriptor goes through a duplicate that holds its object")
+	assert.Contains(t, calls, "objc.Retain", "the VZVirtioSocketConnection is retained: the framework frees it when the handler returns")
+	assert.Contains(t, calls, "objc.Release", "the hold's release is the object's")
 	assert.NotContains(t, calls, "os.NewFile", "an *os.File of the framework's descriptor closes it")
 	for _, c := range calls {
 		assert.False(t, strings.HasSuffix(c, ".Close"), "newVirtioSocketConnection closes nothing: %s", c)

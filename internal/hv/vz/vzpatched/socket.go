@@ -159,6 +159,50 @@ func (v *VirtioSocketDevice) Connect(port uint32) (*VirtioSocketConnection, erro
 	return result.conn, result.err
 }
 
+// ConnectCancel is Connect that returns once cancel is closed, answered or
+// not: the framework may never answer a connection to a guest that does
+// not listen, or to a VM that has stopped, and Connect would keep its
+// goroutine for good. The completion handler stays registered until the
+// framework calls it, if ever; a connection it brings after cancel is
+// closed there, which releases its VZVirtioSocketConnection.
+func (v *VirtioSocketDevice) ConnectCancel(port uint32, cancel <-chan struct{}) (*VirtioSocketConnection, error) {
+	ch := make(chan connResults, 1)
+	var mu sync.Mutex
+	abandoned := false
+	cgoHandle := cgo.NewHandle(func(conn *VirtioSocketConnection, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if abandoned {
+			if conn != nil {
+				_ = conn.Close()
+			}
+			return
+		}
+		ch <- connResults{conn, err}
+	})
+	C.VZVirtioSocketDevice_connectToPort(
+		objc.Ptr(v),
+		v.dispatchQueue,
+		C.uint32_t(port),
+		C.uintptr_t(cgoHandle),
+	)
+	defer runtime.KeepAlive(v)
+	select {
+	case result := <-ch:
+		return result.conn, result.err
+	case <-cancel:
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	abandoned = true
+	select {
+	case result := <-ch: // answered meanwhile
+		return result.conn, result.err
+	default:
+	}
+	return nil, fmt.Errorf("connect to vsock port %d: given up unanswered", port)
+}
+
 type connResults struct {
 	conn *VirtioSocketConnection
 	err  error
@@ -252,9 +296,8 @@ func shouldAcceptNewConnectionHandler(cgoHandleUintptr C.uintptr_t, connPtr, dev
 // You will notice that this is not vsock in using this library. However, all data this connection goes through to the vsock
 // connection to which the Guest OS is connected.
 //
-// This struct does not have any pointers for objects of the Objective-C. Because the various values
-// of the VZVirtioSocketConnection object handled by Objective-C are no longer needed after the conversion
-// to the Go struct.
+// Its connection holds a retain of the VZVirtioSocketConnection object, released by Close: the
+// framework closes the object's descriptor, and ends the vsock connection, when the object is freed.
 //
 // see: https://developer.apple.com/documentation/virtualization/vzvirtiosocketconnection?language=objc
 type VirtioSocketConnection struct {
@@ -269,8 +312,14 @@ func newVirtioSocketConnection(ptr unsafe.Pointer) (*VirtioSocketConnection, err
 	vzVirtioSocketConnection := C.convertVZVirtioSocketConnection2Flat(ptr)
 	// The VZVirtioSocketConnection owns its fileDescriptor and closes it
 	// when it is destroyed: the connection gets a duplicate, and the
-	// original is left open for the framework to close, once.
-	rawConn, err := fdconn.FromBorrowed(int(vzVirtioSocketConnection.fileDescriptor))
+	// original is left open for the framework to close, once. The object
+	// is handed over without a retain, and the framework frees it once
+	// the handler returns: it is retained here and released once, when
+	// the connection is closed, so that it outlives every use of the
+	// duplicate.
+	obj := objc.NewPointer(ptr)
+	objc.Retain(obj)
+	rawConn, err := fdconn.FromHeld(int(vzVirtioSocketConnection.fileDescriptor), func() { objc.Release(obj) })
 	if err != nil {
 		return nil, err
 	}
@@ -289,6 +338,8 @@ func (v *VirtioSocketConnection) Read(b []byte) (n int, err error) { return v.ra
 func (v *VirtioSocketConnection) Write(b []byte) (n int, err error) { return v.rawConn.Write(b) }
 
 // Close will be called when caused something error in socket.
+// It closes the duplicate and then releases the VZVirtioSocketConnection
+// (once, however often it is called).
 func (v *VirtioSocketConnection) Close() error {
 	return v.rawConn.Close()
 }

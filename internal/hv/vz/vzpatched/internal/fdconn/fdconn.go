@@ -8,6 +8,7 @@ package fdconn
 import (
 	"net"
 	"os"
+	"sync"
 	"syscall"
 )
 
@@ -30,4 +31,43 @@ func FromBorrowed(fd int) (net.Conn, error) {
 	// ours is closed here, and only ours.
 	defer f.Close()
 	return net.FileConn(f)
+}
+
+// FromHeld is FromBorrowed for a descriptor whose owner must also stay
+// alive while the duplicate is used: the caller has taken a hold on the
+// owner (a retain of the VZVirtioSocketConnection), and release gives it
+// back. The returned connection's Close closes the duplicate and then
+// calls release, once, however often Close is called; nothing else calls
+// it, so the owner outlives every use of the connection. When no
+// connection can be made, release is called before FromHeld returns.
+//
+// The framework's completion handler hands the VZVirtioSocketConnection
+// over without a retain of vz's: left alone, the framework frees it once
+// the handler returns, and freeing it closes its descriptor and ends the
+// vsock connection behind the duplicate too. apple/containerization keeps
+// the connection object for as long as its duplicate is used, and tart
+// holds the object and closes through it.
+func FromHeld(fd int, release func()) (net.Conn, error) {
+	conn, err := FromBorrowed(fd)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	return &heldConn{Conn: conn, release: release}, nil
+}
+
+// heldConn is a connection whose Close also gives back the hold on its
+// descriptor's owner.
+type heldConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+// Close closes the duplicate first, so that nothing reads or writes the
+// socket once its owner may close it, then releases the owner once.
+func (c *heldConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
 }
