@@ -21,6 +21,7 @@ import (
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/interrupt"
 	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/hostview"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/runtrace"
 	"github.com/qoslab/qoslab/internal/spec"
@@ -533,7 +534,7 @@ func (x *execution) newRunner(cells []PlannedRun, spinners int) *runner {
 	if onStall == nil {
 		onStall = func(st Stall) { fmt.Fprintln(x.log, st) }
 	}
-	return &runner{Cells: cells, Targets: x.targets, Contention: spinners,
+	return &runner{Cells: cells, Targets: x.targets, Contention: spinners, HostView: hostview.NewReader(),
 		OnStep: x.env.OnStep, OnProgress: x.env.OnProgress, CellTimeout: x.s.CellTimeout, OnStall: onStall,
 		Diagnose: func(ctx context.Context, c PlannedRun) string {
 			return diagnoseStall(ctx, c, x.s, spinners, x.targets[c.Target])

@@ -2,6 +2,7 @@ package hostview
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -59,7 +60,7 @@ func (u Use) Damage() string {
 		neg(fmt.Sprintf("other process %d cpu_ns", p.PID), p.CPUNs)
 		others += p.CPUNs
 	}
-	if others > u.OtherCPUNs {
+	if len(u.Others) > 0 && others > u.OtherCPUNs {
 		why = append(why, fmt.Sprintf("the named other processes took %d ns, more than all other work's other_cpu_ns %d", others, u.OtherCPUNs))
 	}
 	if u.VM != nil {
@@ -69,4 +70,16 @@ func (u Use) Damage() string {
 		}
 	}
 	return strings.Join(why, "; ")
+}
+
+// Recordable is u, or where u is damaged a Use that records only the
+// interval, the host's CPUs and, in a note, why the rest is not recorded:
+// a damaged view must never cost the cell run it came with.
+func (u Use) Recordable() Use {
+	why := u.Damage()
+	if why == "" {
+		return u
+	}
+	return Use{WallNs: max(u.WallNs, 0), HostCPUs: max(u.HostCPUs, 0),
+		Notes: append(slices.Clone(u.Notes), "the host's view was not recorded: "+why)}
 }

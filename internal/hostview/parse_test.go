@@ -148,3 +148,13 @@ func TestDamage(t *testing.T) {
 		})
 	}
 }
+
+func TestRecordable(t *testing.T) {
+	good := Use{WallNs: 1e9, HostCPUs: 2, OtherCPUNs: 5e8, Processes: 3, Notes: []string{"n"}}
+	assert.Equal(t, good, good.Recordable())
+	bad := good
+	bad.OtherCPUNs = -1
+	assert.Equal(t, Use{WallNs: 1e9, HostCPUs: 2, Notes: []string{"n", "the host's view was not recorded: other_cpu_ns is negative (-1)"}}, bad.Recordable())
+	assert.Empty(t, bad.Recordable().Damage())
+	assert.Equal(t, []string{"n"}, bad.Notes, "the damaged view's notes are left alone")
+}
