@@ -106,19 +106,6 @@ func countCPUList(s string) (int, error) {
 	return n, nil
 }
 
-// isPID says whether a /proc entry names a process.
-func isPID(name string) bool {
-	if name == "" {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		if name[i] < '0' || name[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
 // nextField returns the first space-separated field of b and what follows
 // it; field is nil when b holds no more fields.
 func nextField(b []byte) (field, rest []byte) {
@@ -167,5 +154,3 @@ func clip(b []byte) string {
 	}
 	return string(b)
 }
-
-func byPID(a, b ProcTimes) int { return a.PID - b.PID }

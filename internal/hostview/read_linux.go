@@ -63,7 +63,7 @@ func (sr *sysReader) read(r *Reader, t Target, s *Snapshot) {
 // readProcs reads every process's stat. A process that ends while /proc is
 // listed is simply not seen; a stat that does not parse is a note.
 func (sr *sysReader) readProcs(root string, s *Snapshot) {
-	d, err := os.Open(filepath.Join(root, "proc"))
+	d, err := os.Open(filepath.Join(root, "proc")) //nolint:gosec // G304: /proc under the reader's root
 	if err != nil {
 		s.Notes = append(s.Notes, fmt.Sprintf("processes not read: %v", err))
 		return
@@ -174,3 +174,18 @@ func (sr *sysReader) readFile(root, dir string, pid int, sub string, tid int, fi
 		n += m
 	}
 }
+
+// isPID says whether a /proc entry names a process.
+func isPID(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if name[i] < '0' || name[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func byPID(a, b ProcTimes) int { return a.PID - b.PID }
