@@ -265,6 +265,9 @@ func (r *runner) measure(ctx context.Context, i int, c PlannedRun, target Target
 	wd := r.watch(cctx, c, t0, expected, basis)
 	clk.step(runtrace.StepPrepare)
 	res, err := target.Run(cctx, req, r.OnProgress)
+	// The call's wall time ends here: the host's read after it is not
+	// the call's.
+	wall := time.Since(t0)
 	clk.step(runtrace.StepCall)
 	var view *hostview.Use
 	if reader != nil {
@@ -275,7 +278,6 @@ func (r *runner) measure(ctx context.Context, i int, c PlannedRun, target Target
 	cause := wd.stop()
 	timedOut := errors.Is(context.Cause(cctx), errCellTimeout) && ctx.Err() == nil
 	cancel()
-	wall := time.Since(t0)
 	var hostSamples []telemetry.Sample
 	if hostRec != nil {
 		hostSamples, _ = hostRec.Stop()
