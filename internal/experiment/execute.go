@@ -287,6 +287,7 @@ func Execute(ctx context.Context, s spec.Spec, dir *results.Dir, env Env) (out *
 	env.Trace.Span(runtrace.SpanSetUp, "", t0, nil)
 	r := x.newRunner(cells, spinners)
 	r.Log, r.Finished, r.Telemetry, r.Conditions, r.Trace = sampleLog, finished, tel, conditions, env.Trace
+	defer r.HostView.Close()
 	out.Stats, err = r.Run(ctx)
 	return out, err
 }

@@ -13,14 +13,40 @@ import (
 )
 
 // sysReader reads /proc. One pass over /proc/<pid>/stat per snapshot, one
-// schedstat per vCPU thread; the read buffer, the path buffer and the
-// process names are reused from one snapshot to the next.
+// schedstat per vCPU thread; the read buffer, the path buffer, each
+// process's open stat file and its name are kept from one snapshot to the
+// next. Re-reading an open /proc file from offset 0 costs a third of
+// opening, reading and closing it (0.5 against 1.5 ms for 90 processes),
+// and an open /proc/<pid>/stat keeps naming its process: once that process
+// has ended it reads as an error, never as a newcomer given its pid.
 type sysReader struct {
 	hz    int64 // USER_HZ: /proc's clock ticks per second
 	buf   []byte
 	path  []byte
-	names map[int]string // last name seen by pid, so a name is made once
-	procs int            // processes in the last snapshot, to size the next
+	procs map[int]*procFile
+	gen   uint64 // snapshot count, to close the files of processes gone
+	n     int    // processes in the last snapshot, to size the next
+}
+
+// procFile is a process's stat file, open, and the name last read in it.
+type procFile struct {
+	fd   int // -1: not kept open (over maxOpen)
+	name string
+	gen  uint64
+}
+
+// maxOpen bounds the stat files kept open, well under any limit on open
+// files; a host with more processes opens the rest each time.
+const maxOpen = 1024
+
+// Close closes the files the reader keeps open.
+func (sr *sysReader) Close() {
+	for pid, f := range sr.procs {
+		if f.fd >= 0 {
+			syscall.Close(f.fd)
+		}
+		delete(sr.procs, pid)
+	}
 }
 
 func (sr *sysReader) read(r *Reader, t Target, s *Snapshot) {
@@ -29,7 +55,7 @@ func (sr *sysReader) read(r *Reader, t Target, s *Snapshot) {
 	}
 	if sr.buf == nil {
 		sr.buf = make([]byte, 4096)
-		sr.names = map[int]string{}
+		sr.procs = map[int]*procFile{}
 	}
 	s.At = r.now()
 	for _, tid := range t.VCPUTIDs {
@@ -74,8 +100,15 @@ func (sr *sysReader) readProcs(root string, s *Snapshot) {
 		s.Notes = append(s.Notes, fmt.Sprintf("processes not read: %v", err))
 		return
 	}
-	s.Procs = make([]ProcTimes, 0, max(sr.procs, len(names)))
+	s.Procs = make([]ProcTimes, 0, max(sr.n, len(names)))
 	tick := int64(1e9) / sr.hz
+	sr.gen++
+	open := 0
+	for _, f := range sr.procs {
+		if f.fd >= 0 {
+			open++
+		}
+	}
 	var garbled int
 	for _, name := range names {
 		if !isPID(name) {
@@ -85,10 +118,43 @@ func (sr *sysReader) readProcs(root string, s *Snapshot) {
 		if err != nil {
 			continue
 		}
-		b, err := sr.readFile(root, "proc", pid, "", 0, "stat")
-		if err != nil {
-			continue // ended since the listing
+		f := sr.procs[pid]
+		var b []byte
+		if f != nil && f.fd >= 0 {
+			if b, err = sr.pread(f.fd); err != nil {
+				// Ended: its pid may be another process's now.
+				syscall.Close(f.fd)
+				open--
+				f = nil
+			}
 		}
+		if f == nil || f.fd < 0 {
+			fd := -1
+			if open < maxOpen {
+				fd, err = sr.open(root, "proc", pid, "", 0, "stat")
+				if err == nil {
+					b, err = sr.pread(fd)
+					if err != nil {
+						syscall.Close(fd)
+					}
+				}
+			} else {
+				b, err = sr.readFile(root, "proc", pid, "", 0, "stat")
+			}
+			if err != nil {
+				delete(sr.procs, pid)
+				continue // ended since the listing
+			}
+			if fd >= 0 {
+				open++
+			}
+			if f == nil {
+				f = &procFile{}
+				sr.procs[pid] = f
+			}
+			f.fd = fd
+		}
+		f.gen = sr.gen
 		st, err := parseProcStat(b)
 		if err != nil {
 			garbled++
@@ -97,41 +163,47 @@ func (sr *sysReader) readProcs(root string, s *Snapshot) {
 			}
 			continue
 		}
-		n, ok := sr.names[pid]
-		if !ok || n != string(st.Comm) {
-			n = string(st.Comm)
-			sr.names[pid] = n
+		if f.name != string(st.Comm) {
+			f.name = string(st.Comm)
 		}
-		s.Procs = append(s.Procs, ProcTimes{PID: pid, PPID: st.PPID, Start: st.Start, Name: n,
+		s.Procs = append(s.Procs, ProcTimes{PID: pid, PPID: st.PPID, Start: st.Start, Name: f.name,
 			SelfNs: int64(st.Ticks) * tick, ChildNs: int64(st.ChildTicks) * tick})
 	}
 	if garbled > 1 {
 		s.Notes = append(s.Notes, fmt.Sprintf("%d processes' stat did not parse: their CPU time is not counted", garbled))
 	}
-	// Forget the names of processes gone, so the map does not grow with
-	// every pid the host ever used.
-	if len(sr.names) > 2*len(s.Procs)+64 {
-		seen := make(map[int]bool, len(s.Procs))
-		for _, p := range s.Procs {
-			seen[p.PID] = true
-		}
-		for pid := range sr.names {
-			if !seen[pid] {
-				delete(sr.names, pid)
+	// Let the processes gone go.
+	for pid, f := range sr.procs {
+		if f.gen != sr.gen {
+			if f.fd >= 0 {
+				syscall.Close(f.fd)
 			}
+			delete(sr.procs, pid)
 		}
 	}
 	// /proc lists processes in pid order; a tree elsewhere may not.
 	if !slices.IsSortedFunc(s.Procs, byPID) {
 		slices.SortFunc(s.Procs, byPID)
 	}
-	sr.procs = len(s.Procs)
+	sr.n = len(s.Procs)
 	s.ProcsRead = true
 }
 
 // readFile reads root/dir/pid[/sub/tid]/file into the reader's buffer; the
 // bytes are valid until the next read.
 func (sr *sysReader) readFile(root, dir string, pid int, sub string, tid int, file string) ([]byte, error) {
+	fd, err := sr.open(root, dir, pid, sub, tid, file)
+	if err != nil {
+		return nil, err
+	}
+	defer syscall.Close(fd)
+	return sr.pread(fd)
+}
+
+// open opens root/dir/pid[/sub/tid]/file, close-on-exec (the agent and
+// the hypervisor are started beside the reader). The system call itself:
+// an *os.File would cost an allocation and a poller registration.
+func (sr *sysReader) open(root, dir string, pid int, sub string, tid int, file string) (int, error) {
 	p := append(sr.path[:0], root...)
 	if len(p) == 0 || p[len(p)-1] != '/' {
 		p = append(p, '/')
@@ -148,20 +220,24 @@ func (sr *sysReader) readFile(root, dir string, pid int, sub string, tid int, fi
 	p = append(p, '/')
 	p = append(p, file...)
 	sr.path = p
-	// The system calls themselves: an *os.File would cost an allocation
-	// and a poller registration per process.
-	fd, err := syscall.Open(string(p), syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
+	for {
+		fd, err := syscall.Open(string(p), syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err != syscall.EINTR {
+			return fd, err
+		}
 	}
-	defer syscall.Close(fd)
+}
+
+// pread reads an open file from its start into the reader's buffer: /proc
+// makes a file's text afresh on each read from offset 0.
+func (sr *sysReader) pread(fd int) ([]byte, error) {
 	n := 0
 	for {
 		if n == len(sr.buf) {
 			sr.buf = append(sr.buf, make([]byte, len(sr.buf))...)
 			sr.buf = sr.buf[:cap(sr.buf)]
 		}
-		m, err := syscall.Read(fd, sr.buf[n:])
+		m, err := syscall.Pread(fd, sr.buf[n:], int64(n))
 		if err == syscall.EINTR {
 			continue
 		}

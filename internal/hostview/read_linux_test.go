@@ -31,19 +31,91 @@ func fixtureReader() (*Reader, *time.Time) {
 // and collected by their parent (counted under its name) and one whose
 // time nobody collected (a note).
 func TestBetweenFixtureSnapshots(t *testing.T) {
+	// Two readers: a reader keeps each process's stat open, and two trees
+	// are two hosts to it.
 	r, now := fixtureReader()
 	target := Target{PID: 101, VCPUTIDs: []int{102, 103}}
 	r.root = filepath.Join(fixtures, "before")
 	before := r.Snapshot(target)
+	r.Close()
 	*now = now.Add(time.Second)
 	r.root = filepath.Join(fixtures, "after")
 	after := r.Snapshot(target)
+	r.Close()
 	require.Empty(t, before.Notes)
 	require.Empty(t, after.Notes)
+	assert.Equal(t, wantFixtureUse, Between(before, after))
+	assert.Empty(t, wantFixtureUse.Damage())
+}
 
-	u := Between(before, after)
+// overlay copies a fixture tree onto root, writing files in place so that
+// a reader's open files see the new content, as they would in /proc, and
+// removes the process directories the tree does not have.
+func overlay(t *testing.T, tree, root string) {
+	t.Helper()
+	src := filepath.Join(fixtures, tree)
+	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o644)
+	})
+	require.NoError(t, err)
+	ents, err := os.ReadDir(filepath.Join(root, "proc"))
+	require.NoError(t, err)
+	for _, e := range ents {
+		if _, err := os.Stat(filepath.Join(src, "proc", e.Name())); os.IsNotExist(err) {
+			require.NoError(t, os.RemoveAll(filepath.Join(root, "proc", e.Name())))
+		}
+	}
+}
+
+// One reader over one tree that changes between its snapshots, as /proc
+// does: the stat files it kept open read the new times, the new processes
+// are opened, and the files of the processes gone are closed.
+func TestSnapshotsReuseOpenFiles(t *testing.T) {
+	r, now := fixtureReader()
+	r.root = t.TempDir()
+	target := Target{PID: 101, VCPUTIDs: []int{102, 103}}
+	overlay(t, "before", r.root)
+	before := r.Snapshot(target)
+	require.Len(t, r.sys.procs, 11)
+	kept := map[int]int{}
+	for pid, f := range r.sys.procs {
+		require.GreaterOrEqual(t, f.fd, 0, "pid %d", pid)
+		kept[pid] = f.fd
+	}
+	overlay(t, "after", r.root)
+	*now = now.Add(time.Second)
+	after := r.Snapshot(target)
+	assert.Equal(t, wantFixtureUse, Between(before, after))
+
+	require.Len(t, r.sys.procs, 11)
+	for _, pid := range []int{1, 50, 100, 101, 200, 800} {
+		assert.Equal(t, kept[pid], r.sys.procs[pid].fd, "pid %d's file is read again, not opened again", pid)
+	}
+	for _, gone := range []int{300, 600} {
+		assert.NotContains(t, r.sys.procs, gone)
+	}
+	r.Close()
+	assert.Empty(t, r.sys.procs)
+}
+
+var wantFixtureUse = func() Use {
 	const ms = int64(time.Millisecond)
-	assert.Equal(t, Use{
+	return Use{
 		WallNs: 1000 * ms, HostCPUs: 2,
 		VCPUs: []VCPU{
 			{Index: 0, TID: 102, RunNs: 600 * ms, WaitNs: 300 * ms},
@@ -60,9 +132,8 @@ func TestBetweenFixtureSnapshots(t *testing.T) {
 			{PID: 800, Name: "cron", CPUNs: 20 * ms},
 		},
 		Notes: []string{"processes that ended between the reads without their parent collecting their CPU time: 1; what they used in the interval is not counted"},
-	}, u)
-	assert.Empty(t, u.Damage())
-}
+	}
+}()
 
 func TestSnapshotOfAHostCellRunReadsNoVCPUs(t *testing.T) {
 	r, _ := fixtureReader()

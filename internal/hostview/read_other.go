@@ -12,3 +12,5 @@ func (sysReader) read(r *Reader, t Target, s *Snapshot) {
 	s.HostCPUs = runtime.NumCPU()
 	s.Notes = append(s.Notes, "the host view is read on Linux only: not recorded on "+runtime.GOOS)
 }
+
+func (sysReader) Close() {}
