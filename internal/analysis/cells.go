@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/qoslab/qoslab/internal/hostview"
 )
 
 // CellKey names a cell: one workload at one QoS with one thread count on one
@@ -72,6 +74,17 @@ type Cell struct {
 	// minReadableCPUNs a thread): their Speeds are NaN, and the mechanism
 	// leaves them out and says so.
 	LowCPU []int `json:"low_cpu,omitempty"`
+	// VCPUShares, VCPUWaits and OtherCPU are the host's view of each
+	// repeat (hostview.Use, schema 1.3), in repeat order, NaN (null)
+	// where it was not recorded: how many host CPUs the VM's vCPU threads
+	// got (their run time summed over the repeat's wall time), how many
+	// they waited for, and how many the host's other work took. HostViews
+	// are the views themselves, nil where not recorded, for what names
+	// the processes (see hostuse.go).
+	VCPUShares []Float         `json:"vcpu_host_shares"`
+	VCPUWaits  []Float         `json:"vcpu_waits"`
+	OtherCPU   []Float         `json:"other_cpu"`
+	HostViews  []*hostview.Use `json:"-"`
 	// QoSApplied lists the classes the threads read back as, ascending.
 	QoSApplied []int `json:"qos_applied"`
 	// QoSPartial counts records whose class was applied only in part or not at all.
@@ -102,6 +115,9 @@ type Observation struct {
 	QoSApplied int
 	QoSFull    bool
 	QoSReason  string
+	// HostView is what the host saw of the observation's cell run, the
+	// same for each of its records; nil where it was not recorded.
+	HostView *hostview.Use
 }
 
 // Cells groups observations into cells, in the order each cell first
@@ -113,6 +129,7 @@ func Cells(samples []Observation) []Cell {
 		rates   map[int][]float64
 		applied map[int]bool
 		reasons map[string]bool
+		views   map[int]*hostview.Use
 	}
 	var order []CellKey
 	byKey := map[CellKey]*acc{}
@@ -120,12 +137,15 @@ func Cells(samples []Observation) []Cell {
 		k := s.CellKey
 		a := byKey[k]
 		if a == nil {
-			a = &acc{cell: Cell{CellKey: k, Unit: s.Unit}, repeats: map[int][]interval{}, rates: map[int][]float64{}, applied: map[int]bool{}, reasons: map[string]bool{}}
+			a = &acc{cell: Cell{CellKey: k, Unit: s.Unit}, repeats: map[int][]interval{}, rates: map[int][]float64{}, applied: map[int]bool{}, reasons: map[string]bool{}, views: map[int]*hostview.Use{}}
 			byKey[k] = a
 			order = append(order, k)
 		}
 		a.repeats[s.Repeat] = append(a.repeats[s.Repeat], interval{StartNs: s.StartNs, EndNs: s.EndNs, Work: s.Work, CPUNs: s.CPUNs})
 		a.rates[s.Repeat] = append(a.rates[s.Repeat], s.Rate)
+		if s.HostView != nil && a.views[s.Repeat] == nil {
+			a.views[s.Repeat] = s.HostView
+		}
 		a.applied[s.QoSApplied] = true
 		a.cell.Contention = max(a.cell.Contention, s.Contention)
 		if !s.QoSFull || s.QoSApplied != s.QoS {
@@ -170,6 +190,11 @@ func Cells(samples []Observation) []Cell {
 		a.cell.ThreadRate = OrderStatsOf(threadRates)
 		a.cell.CPUShare, a.cell.CPUShares = OrderStatsOf(workingShares), floats(shares)
 		a.cell.Speed, a.cell.Speeds = OrderStatsOf(workingSpeeds), floats(speeds)
+		a.cell.HostViews = make([]*hostview.Use, len(reps))
+		for i, r := range reps {
+			a.cell.HostViews[i] = a.views[r]
+		}
+		a.cell.VCPUShares, a.cell.VCPUWaits, a.cell.OtherCPU = HostUse(a.cell.HostViews)
 		a.cell.Dispersion = Disperse(totals, a.cell.Unit+"/s")
 		if k.Phase != "" {
 			d := Disperse(workingSecs, "s")

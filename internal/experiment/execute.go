@@ -18,6 +18,7 @@ import (
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
 	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/guestvm"
+	"github.com/qoslab/qoslab/internal/hostview"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/interrupt"
 	"github.com/qoslab/qoslab/internal/qos"
@@ -286,6 +287,7 @@ func Execute(ctx context.Context, s spec.Spec, dir *results.Dir, env Env) (out *
 	env.Trace.Span(runtrace.SpanSetUp, "", t0, nil)
 	r := x.newRunner(cells, spinners)
 	r.Log, r.Finished, r.Telemetry, r.Conditions, r.Trace = sampleLog, finished, tel, conditions, env.Trace
+	defer r.HostView.Close()
 	out.Stats, err = r.Run(ctx)
 	return out, err
 }
@@ -542,7 +544,7 @@ func (x *execution) newRunner(cells []PlannedRun, spinners int) *runner {
 	if onStall == nil {
 		onStall = func(st Stall) { fmt.Fprintln(x.log, st) }
 	}
-	return &runner{Cells: cells, Targets: x.targets, Contention: spinners,
+	return &runner{Cells: cells, Targets: x.targets, Contention: spinners, HostView: hostview.NewReader(),
 		OnStep: x.env.OnStep, OnProgress: x.env.OnProgress, CellTimeout: x.s.CellTimeout, OnStall: onStall,
 		Diagnose: func(ctx context.Context, c PlannedRun) string {
 			return diagnoseStall(ctx, c, x.s, spinners, x.targets[c.Target])

@@ -8,6 +8,7 @@ import (
 
 	"github.com/qoslab/qoslab/internal/agent"
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
+	"github.com/qoslab/qoslab/internal/hostview"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/runtrace"
 	"github.com/qoslab/qoslab/internal/telemetry"
@@ -106,6 +107,30 @@ type runner struct {
 	// Trace, when set, gets a span for every cell run with its steps on
 	// the controller and the agent (which is then asked for its own).
 	Trace *runtrace.Recorder
+	// HostView, when set, reads the host just before and just after the
+	// agent call of every timed cell run (never a warm-up), outside its
+	// measured interval: the cell run's records carry what it saw.
+	HostView *hostview.Reader
+	// hostTargets caches what HostView reads of each target's machine.
+	hostTargets map[string]hostview.Target
+}
+
+// hostTarget is what the host view reads of target's machine: a VM's
+// hypervisor process and vCPU threads; nothing more for the host.
+func (r *runner) hostTarget(name string, target Target) hostview.Target {
+	if t, ok := r.hostTargets[name]; ok {
+		return t
+	}
+	var t hostview.Target
+	if vm, ok := target.(inVM); ok {
+		mi := vm.Machine()
+		t = hostview.Target{PID: mi.PID, VCPUTIDs: mi.VCPUThreads}
+	}
+	if r.hostTargets == nil {
+		r.hostTargets = map[string]hostview.Target{}
+	}
+	r.hostTargets[name] = t
+	return t
 }
 
 // Run measures every cell in order. It stops at the first failure with an
@@ -132,7 +157,7 @@ func (r *runner) Run(ctx context.Context) (Stats, error) {
 		clk := r.stepClock()
 		r.step(Step{Index: i, Total: len(r.Cells), Cell: c, Elapsed: time.Since(began), ETA: eta})
 		clk.step(runtrace.StepProgress)
-		res, hostSamples, wall, err := r.measure(ctx, i, c, target, walls[c.SeriesKey()], clk)
+		res, hostSamples, view, wall, err := r.measure(ctx, i, c, target, walls[c.SeriesKey()], clk)
 		st.CallNs += wall.Nanoseconds()
 		if err != nil {
 			return st, err
@@ -151,7 +176,7 @@ func (r *runner) Run(ctx context.Context) (Stats, error) {
 			r.traceCell(i, c, clk, res, 0)
 			continue
 		}
-		samples, measured, err := r.keep(i, c, res, hostSamples, &st, clk)
+		samples, measured, err := r.keep(i, c, res, hostSamples, view, &st, clk)
 		if err != nil {
 			return st, err
 		}
@@ -204,10 +229,11 @@ func (k *stepClock) step(name string) {
 
 // measure runs cell i, c, on target, watched (earlier are the wall times of
 // its earlier repeats) and bounded by CellTimeout, with the host's view of
-// it recorded when telemetry asks for one. It returns the agent's result,
-// the host's samples and the call's wall time, or the error that ends the
-// run: ctx's, a *cellTimeoutError or a *cellError.
-func (r *runner) measure(ctx context.Context, i int, c PlannedRun, target Target, earlier []time.Duration, clk *stepClock) (*agentpb.Result, []telemetry.Sample, time.Duration, error) {
+// it recorded when telemetry asks for one and, for a timed run, read by
+// HostView just before and just after the call. It returns the agent's
+// result, the host's samples, the host's view and the call's wall time, or
+// the error that ends the run: ctx's, a *cellTimeoutError or a *cellError.
+func (r *runner) measure(ctx context.Context, i int, c PlannedRun, target Target, earlier []time.Duration, clk *stepClock) (*agentpb.Result, []telemetry.Sample, *hostview.Use, time.Duration, error) {
 	req := c.Request()
 	if r.OnProgress != nil {
 		req.ProgressIntervalMs = 500
@@ -218,6 +244,18 @@ func (r *runner) measure(ctx context.Context, i int, c PlannedRun, target Target
 		req.TelemetryIntervalMs = uint32(max(r.Telemetry.Interval.Milliseconds(), 1))
 		hostRec = r.Telemetry.hostRecorder(ctx, c.Target)
 	}
+	reader := r.HostView
+	if !c.Timed() {
+		reader = nil
+	}
+	var hostTarget hostview.Target
+	var before hostview.Snapshot
+	if reader != nil {
+		hostTarget = r.hostTarget(c.Target, target)
+		clk.step(runtrace.StepPrepare)
+		before = reader.Snapshot(hostTarget)
+		clk.step(runtrace.StepHostView)
+	}
 	t0 := time.Now()
 	cctx, cancel := ctx, context.CancelFunc(func() {})
 	if r.CellTimeout > 0 {
@@ -227,11 +265,19 @@ func (r *runner) measure(ctx context.Context, i int, c PlannedRun, target Target
 	wd := r.watch(cctx, c, t0, expected, basis)
 	clk.step(runtrace.StepPrepare)
 	res, err := target.Run(cctx, req, r.OnProgress)
+	// The call's wall time ends here: the host's read after it is not
+	// the call's.
+	wall := time.Since(t0)
 	clk.step(runtrace.StepCall)
+	var view *hostview.Use
+	if reader != nil {
+		u := hostview.Between(before, reader.Snapshot(hostTarget))
+		view = &u
+		clk.step(runtrace.StepHostView)
+	}
 	cause := wd.stop()
 	timedOut := errors.Is(context.Cause(cctx), errCellTimeout) && ctx.Err() == nil
 	cancel()
-	wall := time.Since(t0)
 	var hostSamples []telemetry.Sample
 	if hostRec != nil {
 		hostSamples, _ = hostRec.Stop()
@@ -239,16 +285,16 @@ func (r *runner) measure(ctx context.Context, i int, c PlannedRun, target Target
 	clk.step(runtrace.StepCollect)
 	switch {
 	case err == nil:
-		return res, hostSamples, wall, nil
+		return res, hostSamples, view, wall, nil
 	case ctx.Err() != nil:
-		return nil, nil, wall, ctx.Err()
+		return nil, nil, nil, wall, ctx.Err()
 	case timedOut:
 		if cause == "" && r.Diagnose != nil {
 			cause = r.Diagnose(ctx, c)
 		}
-		return nil, nil, wall, &cellTimeoutError{Index: i, Total: len(r.Cells), Cell: c, Limit: r.CellTimeout, Cause: cause}
+		return nil, nil, nil, wall, &cellTimeoutError{Index: i, Total: len(r.Cells), Cell: c, Limit: r.CellTimeout, Cause: cause}
 	}
-	return nil, nil, wall, &cellError{Index: i, Total: len(r.Cells), Cell: c, Err: err}
+	return nil, nil, nil, wall, &cellError{Index: i, Total: len(r.Cells), Cell: c, Err: err}
 }
 
 // keep appends timed cell run i, c, to the log and its telemetry to the
@@ -260,17 +306,23 @@ func (r *runner) measure(ctx context.Context, i int, c PlannedRun, target Target
 // wait for two (a few ms each on a virtual disk, twice per cell run). A
 // crash between them leaves telemetry of a cell run that is not in the
 // samples, which a resume drops (telemetry.OpenLogKeeping).
-func (r *runner) keep(i int, c PlannedRun, res *agentpb.Result, hostSamples []telemetry.Sample, st *Stats, clk *stepClock) ([]results.Sample, int64, error) {
+func (r *runner) keep(i int, c PlannedRun, res *agentpb.Result, hostSamples []telemetry.Sample, view *hostview.Use, st *Stats, clk *stepClock) ([]results.Sample, int64, error) {
 	samples := samplesFrom(c.Target, c.Workload, int(c.QoS), c.Threads, c.Repeat, r.Contention, res)
 	for i := range samples {
 		samples[i].DurationNs = int64(c.Duration)
+	}
+	if view != nil {
+		// A view no read gives would have the cell run refused with it:
+		// the measurement is kept, the view only as why it is not.
+		kept := view.Recordable()
+		view = &kept
 	}
 	recs := make([]results.Record, len(samples))
 	params := c.Params
 	now, key := time.Now().UTC(), c.SeriesKey()
 	var first, last int64
 	for j, s := range samples {
-		recs[j] = results.Record{Cell: key, RunRecords: len(samples), Params: &params, Sample: s, Metrics: res.GetMetrics(), RecordedAt: now}
+		recs[j] = results.Record{Cell: key, RunRecords: len(samples), Params: &params, Sample: s, Metrics: res.GetMetrics(), HostView: view, RecordedAt: now}
 		if j == 0 || s.StartNs < first {
 			first = s.StartNs
 		}

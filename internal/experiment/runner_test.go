@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
+	"github.com/qoslab/qoslab/internal/hostview"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/runtrace"
@@ -311,4 +312,38 @@ func TestResumeRefusesAWholeLastLineThatIsNotARecord(t *testing.T) {
 	after, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, string(before), string(after), "nothing cut off a damaged file")
+}
+
+// Every timed cell run's records carry the host's view of it, read around
+// the agent call (a step of the trace of its own); a warm-up's call is not
+// read.
+func TestRunnerRecordsTheHostView(t *testing.T) {
+	dir := t.TempDir()
+	trace, err := runtrace.Create(filepath.Join(dir, results.TraceFile), time.Now())
+	require.NoError(t, err)
+	path := filepath.Join(dir, results.SamplesFile)
+	r := &runner{Cells: testCells(), Targets: map[string]Target{spec.TargetHost: &tracingTarget{}}, Log: openLog(t, path),
+		Trace: trace, HostView: hostview.NewReader()}
+	_, err = r.Run(context.Background())
+	require.NoError(t, err)
+	require.NoError(t, trace.Close())
+
+	recs, _, err := results.ReadSamples(path)
+	require.NoError(t, err)
+	require.Len(t, recs, 4)
+	for _, rec := range recs {
+		require.NotNil(t, rec.HostView, "record %s repeat %d thread %d", rec.Cell, rec.Repeat, rec.Index)
+		assert.GreaterOrEqual(t, rec.HostView.WallNs, int64(time.Millisecond), "the reads bound the call")
+		assert.Positive(t, rec.HostView.HostCPUs)
+		assert.Empty(t, rec.HostView.VCPUs, "a host cell run has no vCPUs")
+	}
+	assert.Equal(t, recs[1].HostView, recs[2].HostView, "a cell run's records carry the same view")
+
+	spans, err := runtrace.Read(filepath.Join(dir, results.TraceFile))
+	require.NoError(t, err)
+	require.Len(t, spans, len(testCells()))
+	assert.NotContains(t, spans[0].Steps, runtrace.StepHostView, "a warm-up is not read")
+	for _, s := range spans[1:] {
+		assert.Contains(t, s.Steps, runtrace.StepHostView)
+	}
 }

@@ -25,6 +25,10 @@ type Use struct {
 	OwnCPUNs int64 `json:"own_cpu_ns"`
 	// OtherCPUNs is the CPU time of every other process on the host.
 	OtherCPUNs int64 `json:"other_cpu_ns"`
+	// Processes is how many processes the second read saw; 0 when the
+	// processes were not read (OwnCPUNs and OtherCPUNs are then not
+	// recorded, not zero).
+	Processes int `json:"processes,omitempty"`
 	// Others are the largest of those other processes, most CPU first.
 	Others []Process `json:"others,omitempty"`
 	// Notes say what could not be read and why.

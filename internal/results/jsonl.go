@@ -42,6 +42,23 @@ type Record struct {
 	RecordedAt time.Time     `json:"recorded_at"`
 }
 
+// damage says why r cannot be what was measured, "" when it can be: its
+// sample's damage (Sample.damage), and a host view no read of the host
+// gives (hostview.Use.Damage: times below zero, a vCPU that ran or waited
+// longer than the cell run, more CPU time than the host had).
+func (r Record) damage() string {
+	why := r.Sample.damage()
+	if r.HostView != nil {
+		if hv := r.HostView.Damage(); hv != "" {
+			if why != "" {
+				why += "; "
+			}
+			why += "its host_view: " + hv
+		}
+	}
+	return why
+}
+
 // SampleLog appends records to a samples.jsonl, each cell run synced to disk
 // before Append returns. It is safe for concurrent use, but only one
 // SampleLog (one process) may write a file at a time.

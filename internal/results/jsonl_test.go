@@ -17,6 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/qoslab/qoslab/internal/hostview"
+
 	"github.com/qoslab/qoslab/internal/testvm"
 	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
@@ -275,6 +277,46 @@ func damagedRun(change func(*Record)) string {
 	return lines(r)
 }
 
+// A 1.2 record has no host view (not recorded); a 1.3 record's reads back
+// whole, and is written again as it was.
+func TestReadSamplesWithAndWithoutHostView(t *testing.T) {
+	const (
+		v12 = `{"schema_version":"1.2","cell":"vm fp qos=9 threads=1 duration=1s","run_records":1,"params":{"duration_ns":1000000000},"target":"vm","workload":"fp","qos":9,"threads":1,"repeat":1,"index":0,` +
+			`"start_ns":5000,"end_ns":1000100000,"work":1500000,"unit":"loops","rate":1499850,"qos_applied":9,"qos_full":true,"cpus":[0],"contention":2,"duration_ns":1000000000,"cpu_ns":4821337,"recorded_at":"2026-11-28T10:00:00Z"}`
+		v13 = `{"schema_version":"1.3","cell":"vm fp qos=9 threads=1 duration=1s","run_records":1,"params":{"duration_ns":1000000000},"target":"vm","workload":"fp","qos":9,"threads":1,"repeat":2,"index":0,` +
+			`"start_ns":5000,"end_ns":1000100000,"work":1500000,"unit":"loops","rate":1499850,"qos_applied":9,"qos_full":true,"cpus":[0],"contention":2,"duration_ns":1000000000,"cpu_ns":4821337,` +
+			`"host_view":{"wall_ns":1010000000,"host_cpus":2,"vcpus":[{"index":0,"tid":4250,"run_ns":370000000,"wait_ns":600000000},{"index":1,"tid":4251,"run_ns":380000000,"wait_ns":590000000}],` +
+			`"vm_process":{"pid":4242,"name":"qemu-system-x86","cpu_ns":800000000},"own_cpu_ns":1300000000,"other_cpu_ns":650000000,"processes":141,` +
+			`"others":[{"pid":777,"name":"cc1","cpu_ns":400000000}],"notes":["a note"]},"recorded_at":"2026-11-29T10:00:00Z"}`
+	)
+	path := sampleFile(t, v12+"\n"+v13+"\n")
+	recs, torn, err := ReadSamples(path)
+	require.NoError(t, err)
+	require.Nil(t, torn)
+	require.Len(t, recs, 2)
+	assert.Nil(t, recs[0].HostView, "1.2: not recorded")
+	assert.Equal(t, &hostview.Use{WallNs: 1010000000, HostCPUs: 2,
+		VCPUs:    []hostview.VCPU{{Index: 0, TID: 4250, RunNs: 370000000, WaitNs: 600000000}, {Index: 1, TID: 4251, RunNs: 380000000, WaitNs: 590000000}},
+		VM:       &hostview.Process{PID: 4242, Name: "qemu-system-x86", CPUNs: 800000000},
+		OwnCPUNs: 1300000000, OtherCPUNs: 650000000, Processes: 141,
+		Others: []hostview.Process{{PID: 777, Name: "cc1", CPUNs: 400000000}},
+		Notes:  []string{"a note"}}, recs[1].HostView)
+
+	again := filepath.Join(t.TempDir(), SamplesFile)
+	log, _, err := OpenSampleLog(again)
+	require.NoError(t, err)
+	for _, r := range recs {
+		require.NoError(t, log.Append(r))
+	}
+	require.NoError(t, log.Close())
+	b, err := os.ReadFile(again)
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(string(b), `"host_view"`), "a record without a view is written without host_view")
+	back, _, err := ReadSamples(again)
+	require.NoError(t, err)
+	assert.Equal(t, recs[1].HostView, back[1].HostView)
+}
+
 // The cases the audit built: a record no measurement gives (today's reader
 // took it for a thread that did no work) and a whole last line that is not
 // JSON (today's reader took it for a crash's torn tail). Each is refused
@@ -297,6 +339,12 @@ func TestReadSamplesRefusesDamage(t *testing.T) {
 			" line 1: " + run + " is damaged: its CPU time is negative (cpu_ns -5)" + byHand},
 		{"CPU time past its interval", whole + damagedRun(func(r *Record) { r.StartNs, r.EndNs, r.CPUNs = 0, 1e9, 1.6e9 }),
 			" line 3: " + run + " is damaged: its CPU time is more than its own interval (cpu_ns 1600000000, end_ns - start_ns 1000000000; one thread gets at most 1020000000 there)" + byHand},
+		{"a vCPU that ran longer than the cell run", damagedRun(func(r *Record) {
+			r.HostView = &hostview.Use{WallNs: 1e9, HostCPUs: 2, VCPUs: []hostview.VCPU{{Index: 1, TID: 9, RunNs: 2e9}}}
+		}),
+			" line 1: " + run + " is damaged: its host_view: vCPU 1 ran 2000000000 ns and waited 0 ns in 1000000000 ns (at most 1020000000 with the tolerance)" + byHand},
+		{"negative other CPU time", damagedRun(func(r *Record) { r.HostView = &hostview.Use{WallNs: 1e9, HostCPUs: 2, OtherCPUNs: -3, Processes: 5} }),
+			" line 1: " + run + " is damaged: its host_view: other_cpu_ns is negative (-3)" + byHand},
 		{"NaN rate", whole + strings.Replace(damagedRun(func(*Record) {}), `"rate":100000000`, `"rate":NaN`, 1),
 			" line 3, its last, is not a sample record (invalid character 'N' looking for beginning of value)" + notTorn},
 		{"infinite rate", whole + strings.Replace(damagedRun(func(*Record) {}), `"rate":100000000`, `"rate":1e999`, 1),

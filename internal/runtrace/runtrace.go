@@ -18,23 +18,24 @@ import (
 
 // The spans of a run, in the order they happen.
 const (
-	SpanSpec     = "spec"     // the results directory made (or reopened), the spec recorded
-	SpanStart    = "start"    // a target started (Target), its agent's Info asked; a VM's boot in Steps[StepBoot]
-	SpanSetUp    = "set-up"   // contention spinners and telemetry started
-	SpanCell     = "cell"     // one cell run, its steps in Steps and the agent's in Agent
-	SpanStop     = "stop"     // every target stopped (a VM powered off)
-	SpanPublish  = "publish"  // summaries, charts and report written
-	SpanRun      = "run"      // the whole run as its time line counts it: Measured and Steps[StepBoot]
-	SpanSamples  = "samples"  // the samples an earlier session finished read, the log opened
-	SpanRecorded = "run.json" // run.json written at the end
-	StepBoot     = "boot"     // a VM's boot to its agent answering (the time line's "booting")
-	StepProgress = "progress" // the progress line before the cell run (Env.OnStep)
-	StepPrepare  = "prepare"  // the request, the host's telemetry of a VM cell and the watchdog started
-	StepCall     = "call"     // the agent's Run call, sent to result received
-	StepCollect  = "collect"  // the watchdog and the host's telemetry stopped
-	StepCheck    = "check"    // the run's conditions checked (the spinners still spin)
-	StepKeep     = "save"     // the records made; they and the cell's telemetry appended to samples.jsonl and telemetry.jsonl, synced
-	StepReport   = "report"   // the result line printed (Env.OnRun)
+	SpanSpec     = "spec"      // the results directory made (or reopened), the spec recorded
+	SpanStart    = "start"     // a target started (Target), its agent's Info asked; a VM's boot in Steps[StepBoot]
+	SpanSetUp    = "set-up"    // contention spinners and telemetry started
+	SpanCell     = "cell"      // one cell run, its steps in Steps and the agent's in Agent
+	SpanStop     = "stop"      // every target stopped (a VM powered off)
+	SpanPublish  = "publish"   // summaries, charts and report written
+	SpanRun      = "run"       // the whole run as its time line counts it: Measured and Steps[StepBoot]
+	SpanSamples  = "samples"   // the samples an earlier session finished read, the log opened
+	SpanRecorded = "run.json"  // run.json written at the end
+	StepBoot     = "boot"      // a VM's boot to its agent answering (the time line's "booting")
+	StepProgress = "progress"  // the progress line before the cell run (Env.OnStep)
+	StepPrepare  = "prepare"   // the request, the host's telemetry of a VM cell and the watchdog started
+	StepHostView = "host_view" // the host read just before the call and just after it (hostview), for the cell run's host_view
+	StepCall     = "call"      // the agent's Run call, sent to result received
+	StepCollect  = "collect"   // the watchdog and the host's telemetry stopped
+	StepCheck    = "check"     // the run's conditions checked (the spinners still spin)
+	StepKeep     = "save"      // the records made; they and the cell's telemetry appended to samples.jsonl and telemetry.jsonl, synced
+	StepReport   = "report"    // the result line printed (Env.OnRun)
 )
 
 // Span is one line of trace.jsonl: a step of the run on the controller's

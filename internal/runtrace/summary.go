@@ -23,7 +23,7 @@ const (
 var agentSteps = []string{"validate", "telemetry_start", "launch", "threads", "thread_setup", "thread_class", "start", "finish", "workload", "telemetry_stop", "telemetry_send"}
 
 // controllerSteps are a cell run's steps on the controller in order.
-var controllerSteps = []string{StepProgress, StepPrepare, StepCollect, StepCheck, StepKeep, StepReport}
+var controllerSteps = []string{StepProgress, StepPrepare, StepHostView, StepCollect, StepCheck, StepKeep, StepReport}
 
 // Summary is a trace summed: where the run's wall time went, and what a
 // cell run costs beyond its measured interval, step by step.

@@ -152,8 +152,14 @@ func (p *procProbe) path(rel string) string { return filepath.Join(p.root, rel) 
 
 // clockTicks reads USER_HZ from the auxiliary vector, which is where libc's
 // sysconf(_SC_CLK_TCK) finds it.
-func (p *procProbe) clockTicks() int {
-	b, err := os.ReadFile(p.path("proc/self/auxv"))
+func (p *procProbe) clockTicks() int { return clockTicksUnder(p.root) }
+
+// ClockTicks is USER_HZ, the unit of every tick count in /proc (utime and
+// stime in /proc/<pid>/stat), for other readers of /proc.
+func ClockTicks() int { return clockTicksUnder("/") }
+
+func clockTicksUnder(root string) int {
+	b, err := os.ReadFile(filepath.Join(root, "proc/self/auxv")) //nolint:gosec // G304: /proc under the probe's root
 	if err == nil {
 		if hz, ok := parseAuxvClockTicks(b, strconv.IntSize/8, binary.NativeEndian); ok {
 			return hz

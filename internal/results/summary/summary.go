@@ -17,6 +17,7 @@ import (
 
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/atomicfile"
+	"github.com/qoslab/qoslab/internal/hostview"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/spec"
@@ -57,7 +58,7 @@ type Summary struct {
 // host and vm, with the verdict margins its spec set), its name and its
 // telemetry.
 func Of(l *results.Loaded) Summary {
-	a := analyze(l.Samples, "host", "vm", MarginsOf(l.Run))
+	a := analyze(cellsOf(l), l.Samples, "host", "vm", MarginsOf(l.Run))
 	WithCaveats(a.Verdicts, l.Run)
 	a.Name = l.Run.Name
 	a.Schema = l.Run.SchemaVersion
@@ -67,17 +68,29 @@ func Of(l *results.Loaded) Summary {
 	return a
 }
 
+// cellsOf are a loaded run's cells, from its records (which carry the
+// host's view of each cell run) when it has them for its samples, else
+// from its samples.
+func cellsOf(l *results.Loaded) []analysis.Cell {
+	if len(l.Records) == len(l.Samples) {
+		return results.CellsOf(l.Records)
+	}
+	return results.Cells(l.Samples)
+}
+
 // Analyze summarizes samples into cells (in table order, analysis.SortCells),
 // fits the throughput regressions, and judges subsumption, with the default
 // margins, for every workload (and phase) that ran at two or more classes
 // on both targets host and vm, in that order.
 // It leaves Name empty.
 func Analyze(samples []results.Sample, host, vm string) Summary {
-	return analyze(samples, host, vm, analysis.DefaultMargins())
+	return analyze(results.Cells(samples), samples, host, vm, analysis.DefaultMargins())
 }
 
-func analyze(samples []results.Sample, host, vm string, margins analysis.Margins) Summary {
-	cells := analysis.SortCells(results.Cells(samples))
+// analyze is Analyze of the cells of samples (from their records, with the
+// host's view, where there are records).
+func analyze(cells []analysis.Cell, samples []results.Sample, host, vm string, margins analysis.Margins) Summary {
+	cells = analysis.SortCells(cells)
 	a := Summary{Cells: cells, Regressions: analysis.Regressions(cells), Margins: margins}
 	a.Verdicts = Verdicts(cells, host, vm, margins)
 	a.Findings = findings(samples, cells)
@@ -265,6 +278,7 @@ func csvHeader() []string {
 		"cv", "max_min", "flag",
 		"idle",
 		"cpu_share_median", "cpu_share_ci_low", "cpu_share_ci_high", "speed_median", "speed_ci_low", "speed_ci_high", "speed_unit",
+		"vcpu_host_share_median", "vcpu_wait_median", "other_cpu_median",
 	}
 }
 
@@ -277,8 +291,15 @@ func csvHeader() []string {
 // per thread) and the speed_ columns their work per CPU-second, in
 // speed_unit, medians with their 95% intervals. Every one of them is of the
 // repeats that did work (n); idle counts those that did none (a total rate
-// of 0), left out of all. A value that is not a number (a run whose records
-// carry no CPU time has no share or speed) is left empty.
+// of 0), left out of all. The last three are the host's view of the
+// cell's repeats (schema 1.3), medians over every repeat that recorded one:
+// vcpu_host_share_median the host CPUs the VM's vCPU threads got (their
+// run time over the wall time, summed over vCPUs), vcpu_wait_median the
+// host CPUs' worth of time they waited for one, other_cpu_median the host
+// CPUs the host's other work took (not the run's own: controller, agent,
+// spinners, hypervisor). A value that is not a number (a run whose records
+// carry no CPU time has no share or speed; a host cell has no vCPUs; a run
+// before 1.3 has no host view) is left empty.
 func writeCSV(w io.Writer, cells []analysis.Cell) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(csvHeader()); err != nil {
@@ -301,6 +322,7 @@ func writeCSV(w io.Writer, cells []analysis.Cell) error {
 			strconv.Itoa(c.Idle()),
 			csvFloat(c.CPUShare.Median), csvFloat(c.CPUShare.CILow), csvFloat(c.CPUShare.CIHigh),
 			csvFloat(c.Speed.Median), csvFloat(c.Speed.CILow), csvFloat(c.Speed.CIHigh), speedUnit(c.Unit),
+			csvFloat(analysis.MedianOf(c.VCPUShares)), csvFloat(analysis.MedianOf(c.VCPUWaits)), csvFloat(analysis.MedianOf(c.OtherCPU)),
 		}
 		if err := cw.Write(row); err != nil {
 			return fmt.Errorf("write summary csv: %w", err)
@@ -488,12 +510,27 @@ func sectionTable(sec *section, regressions []analysis.ClassRegression) Table {
 	}
 	unit, scale := units.ScaleRate(sec.unit, largest)
 	speedLabel, speedScale := speedScale(sec)
+	// The host's view (schema 1.3) gets its columns, beside the share the
+	// threads saw, only where some cell recorded one: an older run's table
+	// is as it was.
+	hostView := slices.ContainsFunc(sec.cells, func(c analysis.Cell) bool {
+		return slices.ContainsFunc(c.HostViews, func(u *hostview.Use) bool { return u != nil })
+	})
+	header := []string{"target", "QoS", "threads", "n",
+		"total rate median (" + unit + ")", fmt.Sprintf("%g%% CI (%s)", analysis.Confidence*100, unit), "min (" + unit + ")", "max (" + unit + ")", "max/min", "CV",
+		"per-thread rate median (" + unit + ")", "CPU share median"}
+	if hostView {
+		header = append(header, HostVCPUsHeader, HostOtherHeader)
+	}
+	header = append(header, "speed median ("+speedLabel+")", "time median (s)", "QoS applied")
+	right := make([]bool, len(header))
+	for i := 2; i < len(header)-1; i++ {
+		right[i] = true
+	}
 	t := Table{
-		Title: analysis.WorkloadText(sec.workload, sec.phase),
-		Header: []string{"target", "QoS", "threads", "n",
-			"total rate median (" + unit + ")", fmt.Sprintf("%g%% CI (%s)", analysis.Confidence*100, unit), "min (" + unit + ")", "max (" + unit + ")", "max/min", "CV",
-			"per-thread rate median (" + unit + ")", "CPU share median", "speed median (" + speedLabel + ")", "time median (s)", "QoS applied"},
-		RightAlign: []bool{false, false, true, true, true, true, true, true, true, true, true, true, true, true, false},
+		Title:      analysis.WorkloadText(sec.workload, sec.phase),
+		Header:     header,
+		RightAlign: right,
 		RateUnit:   rateUnit(sec.unit),
 	}
 	for _, c := range sec.cells {
@@ -505,10 +542,13 @@ func sectionTable(sec *section, regressions []analysis.ClassRegression) Table {
 		if tr.N > 0 && tr.CIConfidence < analysis.Confidence {
 			ci += fmt.Sprintf(" (%.1f%%)", tr.CIConfidence*100)
 		}
-		t.Rows = append(t.Rows, []string{c.Target, fmt.Sprintf("%d %s", c.QoS, qos.Class(c.QoS)), strconv.Itoa(c.Threads), RepeatsText(c),
+		row := []string{c.Target, fmt.Sprintf("%d %s", c.QoS, qos.Class(c.QoS)), strconv.Itoa(c.Threads), RepeatsText(c),
 			sig(float64(tr.Median) / scale), ci, sig(float64(tr.Min) / scale), sig(float64(tr.Max) / scale), spreadText(c), cvText(c.Dispersion),
-			sig(float64(c.ThreadRate.Median) / scale), shareText(c), speedText(c, speedScale),
-			sig(float64(c.Seconds.Median)), AppliedText(c)})
+			sig(float64(c.ThreadRate.Median) / scale), shareText(c)}
+		if hostView {
+			row = append(row, hostCPUsText(analysis.MedianOf(c.VCPUShares)), hostCPUsText(analysis.MedianOf(c.OtherCPU)))
+		}
+		t.Rows = append(t.Rows, append(row, speedText(c, speedScale), sig(float64(c.Seconds.Median)), AppliedText(c)))
 	}
 	t.QoSNotes = QoSNotes(sec.cells)
 	for _, c := range sec.cells {
@@ -534,6 +574,23 @@ func sectionTable(sec *section, regressions []analysis.ClassRegression) Table {
 		t.Regressions = append(t.Regressions, line)
 	}
 	return t
+}
+
+// The host view's columns in a workload's table: the host CPUs the VM's
+// vCPU threads got and those the host's other work took, medians over the
+// cell's repeats.
+const (
+	HostVCPUsHeader = "vCPUs on host median (CPUs)"
+	HostOtherHeader = "other work on host median (CPUs)"
+)
+
+// hostCPUsText is a number of host CPUs ("0.74"), "-" where it was not
+// recorded (a host cell has no vCPUs).
+func hostCPUsText(x analysis.Float) string {
+	if math.IsNaN(float64(x)) {
+		return "-"
+	}
+	return strconv.FormatFloat(float64(x), 'f', 2, 64)
 }
 
 // shareText is a cell's median CPU share ("99.8%"), "-" where its records

@@ -1,0 +1,226 @@
+package hostview
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Target says what of a cell run's machine the host reads besides its
+// processes: the hypervisor's process and its vCPU threads, in vCPU order.
+// The zero Target is a host cell run's.
+type Target struct {
+	PID      int
+	VCPUTIDs []int
+}
+
+// Snapshot is one read of the host. Between turns two into a Use.
+type Snapshot struct {
+	// At is when the vCPU threads were read (monotonic).
+	At       time.Time
+	HostCPUs int
+	// VMPID is the hypervisor's pid (Target.PID); 0 for none.
+	VMPID int
+	// VCPUs are the vCPU threads asked for, in vCPU order; a thread that
+	// could not be read is there with OK false.
+	VCPUs []ThreadTimes
+	// Procs are every process seen, in pid order; ProcsRead is false
+	// when the process table could not be read at all.
+	Procs     []ProcTimes
+	ProcsRead bool
+	Notes     []string
+}
+
+// ThreadTimes is one vCPU thread's scheduler times since it started.
+type ThreadTimes struct {
+	TID           int
+	RunNs, WaitNs int64
+	OK            bool
+}
+
+// ProcTimes is one process's CPU time since it started.
+type ProcTimes struct {
+	PID, PPID int
+	// Start is the process's start time in ticks since boot: a pid seen
+	// in both reads with another start is another process.
+	Start uint64
+	Name  string
+	// SelfNs is the CPU time of the process's threads, live and ended;
+	// ChildNs that of its children it has waited for (the kernel adds a
+	// child's CPU time, its own children's included, to its parent's when
+	// the parent collects it).
+	SelfNs, ChildNs int64
+	// Own is set when the process is the controller or one of its
+	// descendants (the run's own: agent, spinners, hypervisor).
+	Own bool
+}
+
+// OthersMax is how many other processes a Use names, and OthersMinShare the
+// share of one CPU over the interval a process must have taken to be named.
+const (
+	OthersMax      = 5
+	OthersMinShare = 0.01
+)
+
+// markOwn sets Own on self and every process whose parent chain leads to
+// it, as the chain stood when the processes were read.
+func markOwn(procs []ProcTimes, self int) {
+	parent := make(map[int]int, len(procs))
+	for _, p := range procs {
+		parent[p.PID] = p.PPID
+	}
+	own := map[int]bool{}
+	for i := range procs {
+		// Walk up at most len(procs) steps: a garbled table can hold a
+		// cycle.
+		pid, mine := procs[i].PID, false
+		for n := 0; pid > 0 && n <= len(procs); n++ {
+			if pid == self {
+				mine = true
+				break
+			}
+			if known, ok := own[pid]; ok {
+				mine = known
+				break
+			}
+			next, ok := parent[pid]
+			if !ok {
+				break
+			}
+			pid = next
+		}
+		own[procs[i].PID] = mine
+		procs[i].Own = mine
+	}
+}
+
+// Between is the host's view of the interval between two snapshots of the
+// same Target, before and after. Each process counts its CPU time between
+// the reads; one that started between them counts all of its own. One that
+// ended between them was collected by its parent, whose children's time
+// then holds all of it: its share before the first read is taken off the
+// parent's, so that it counts what it used in the interval, under its
+// parent's name. Where that does not add up (a parent that let the kernel
+// reap its children), what is lost is said in a note.
+func Between(before, after Snapshot) Use {
+	u := Use{WallNs: after.At.Sub(before.At).Nanoseconds(), HostCPUs: after.HostCPUs}
+	u.Notes = appendNew(u.Notes, before.Notes...)
+	u.Notes = appendNew(u.Notes, after.Notes...)
+	u.VCPUs, u.Notes = vcpusBetween(before.VCPUs, after.VCPUs, u.Notes)
+	if !before.ProcsRead || !after.ProcsRead {
+		return u
+	}
+
+	prev := make(map[int]*ProcTimes, len(before.Procs))
+	for i := range before.Procs {
+		prev[before.Procs[i].PID] = &before.Procs[i]
+	}
+	type use struct {
+		p *ProcTimes
+		// ns is the process's CPU time in the interval; collected what
+		// its children's time grew by and no ended child has claimed.
+		ns, collected int64
+	}
+	uses := make([]use, len(after.Procs))
+	cur := make(map[int]int, len(after.Procs)) // pid -> index in uses
+	for i := range after.Procs {
+		p := &after.Procs[i]
+		x := use{p: p, ns: p.SelfNs + p.ChildNs, collected: p.ChildNs}
+		if q := prev[p.PID]; q != nil && q.Start == p.Start {
+			x.ns -= q.SelfNs + q.ChildNs
+			x.collected -= q.ChildNs
+		}
+		uses[i] = x
+		cur[p.PID] = i
+	}
+	// Ended processes are taken in pid order (the snapshots' order), so
+	// that which of a parent's children it is found to have collected does
+	// not depend on how /proc was listed.
+	lost := 0
+	for i := range before.Procs {
+		q := &before.Procs[i]
+		if j, ok := cur[q.PID]; ok && uses[j].p.Start == q.Start {
+			continue
+		}
+		// q ended: its time before the first read is in its parent's
+		// children's time if the parent collected it.
+		had := q.SelfNs + q.ChildNs
+		if j, ok := cur[q.PPID]; ok && uses[j].collected >= had {
+			uses[j].ns -= had
+			uses[j].collected -= had
+			continue
+		}
+		lost++
+	}
+	u.Processes = len(after.Procs)
+	for _, x := range uses {
+		ns := max(x.ns, 0)
+		if x.p.Own {
+			u.OwnCPUNs += ns
+		} else {
+			u.OtherCPUNs += ns
+		}
+		if x.p.PID == after.VMPID && after.VMPID > 0 {
+			u.VM = &Process{PID: x.p.PID, Name: x.p.Name, CPUNs: ns}
+		}
+	}
+	// What an ended process nobody collected used after the first read
+	// is in no process's time.
+	if lost > 0 {
+		u.Notes = append(u.Notes, fmt.Sprintf("processes that ended between the reads without their parent collecting their CPU time: %d; what they used in the interval is not counted", lost))
+	}
+	minNs := int64(OthersMinShare * float64(u.WallNs))
+	for _, x := range uses {
+		if !x.p.Own && x.ns > 0 && x.ns >= minNs {
+			u.Others = append(u.Others, Process{PID: x.p.PID, Name: x.p.Name, CPUNs: x.ns})
+		}
+	}
+	slices.SortFunc(u.Others, func(a, b Process) int {
+		return cmp.Or(cmp.Compare(b.CPUNs, a.CPUNs), cmp.Compare(a.PID, b.PID))
+	})
+	if len(u.Others) > OthersMax {
+		u.Others = u.Others[:OthersMax]
+	}
+	return u
+}
+
+// vcpusBetween is each vCPU's run and wait time between two reads. A
+// vCPU missing from either read leaves them all out, with a note: the VM's
+// share summed over fewer vCPUs than it has would read as a VM held back.
+func vcpusBetween(before, after []ThreadTimes, notes []string) ([]VCPU, []string) {
+	if len(after) == 0 {
+		return nil, notes
+	}
+	if len(before) != len(after) {
+		return nil, append(notes, fmt.Sprintf("vCPU threads: %d read before the cell run, %d after: their times are not recorded", len(before), len(after)))
+	}
+	var bad []string
+	out := make([]VCPU, len(after))
+	for i, a := range after {
+		b := before[i]
+		switch {
+		case !a.OK || !b.OK:
+			bad = append(bad, fmt.Sprintf("vCPU %d (thread %d) not read", i, a.TID))
+		case a.TID != b.TID:
+			bad = append(bad, fmt.Sprintf("vCPU %d was thread %d, then %d", i, b.TID, a.TID))
+		case a.RunNs < b.RunNs || a.WaitNs < b.WaitNs:
+			bad = append(bad, fmt.Sprintf("vCPU %d (thread %d): its times went backwards", i, a.TID))
+		}
+		out[i] = VCPU{Index: i, TID: a.TID, RunNs: a.RunNs - b.RunNs, WaitNs: a.WaitNs - b.WaitNs}
+	}
+	if len(bad) > 0 {
+		return nil, append(notes, strings.Join(bad, "; ")+": the vCPU threads' times are not recorded")
+	}
+	return out, notes
+}
+
+func appendNew(dst []string, notes ...string) []string {
+	for _, n := range notes {
+		if !slices.Contains(dst, n) {
+			dst = append(dst, n)
+		}
+	}
+	return dst
+}
