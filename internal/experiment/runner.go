@@ -125,6 +125,9 @@ func (r *runner) hostTarget(name string, target Target) hostview.Target {
 	if vm, ok := target.(inVM); ok {
 		mi := vm.Machine()
 		t = hostview.Target{PID: mi.PID, VCPUTIDs: mi.VCPUThreads}
+		if mi.ServicePID > 0 { // vz: the framework's service process runs the vCPUs
+			t.PID = mi.ServicePID
+		}
 	}
 	if r.hostTargets == nil {
 		r.hostTargets = map[string]hostview.Target{}

@@ -158,3 +158,19 @@ func TestRecordable(t *testing.T) {
 	assert.Empty(t, bad.Recordable().Damage())
 	assert.Equal(t, []string{"n"}, bad.Notes, "the damaged view's notes are left alone")
 }
+
+// A VM process read alone (macOS: the service process, no process table)
+// gives the VM's CPU time in the interval and nothing of own or other work.
+func TestBetweenVMProcessAlone(t *testing.T) {
+	t0 := time.Unix(100, 0)
+	before := Snapshot{At: t0, HostCPUs: 8, VMPID: 42, VMNs: 5e9, VMRead: true}
+	after := Snapshot{At: t0.Add(time.Second), HostCPUs: 8, VMPID: 42, VMNs: 6.5e9, VMRead: true}
+	u := Between(before, after)
+	require.NotNil(t, u.VM)
+	assert.Equal(t, Process{PID: 42, Name: "VM service", CPUNs: 1.5e9}, *u.VM)
+	assert.Zero(t, u.Processes, "no process table was read: own and other work are not recorded")
+	assert.Empty(t, u.Damage())
+
+	after.VMRead = false
+	assert.Nil(t, Between(before, after).VM, "a VM process read once has no interval")
+}

@@ -30,7 +30,11 @@ type Snapshot struct {
 	// when the process table could not be read at all.
 	Procs     []ProcTimes
 	ProcsRead bool
-	Notes     []string
+	// VMNs is the hypervisor's process's CPU time, where it was read alone
+	// (VMRead: on macOS, where the process table is not walked).
+	VMNs   int64
+	VMRead bool
+	Notes  []string
 }
 
 // ThreadTimes is one vCPU thread's scheduler times since it started.
@@ -109,6 +113,9 @@ func Between(before, after Snapshot) Use {
 	u.Notes = appendNew(u.Notes, before.Notes...)
 	u.Notes = appendNew(u.Notes, after.Notes...)
 	u.VCPUs, u.Notes = vcpusBetween(before.VCPUs, after.VCPUs, u.Notes)
+	if before.VMRead && after.VMRead && before.VMPID == after.VMPID && after.VMNs >= before.VMNs {
+		u.VM = &Process{PID: after.VMPID, Name: "VM service", CPUNs: after.VMNs - before.VMNs}
+	}
 	if !before.ProcsRead || !after.ProcsRead {
 		return u
 	}
