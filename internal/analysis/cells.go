@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/qoslab/qoslab/internal/hostview"
 )
 
 // CellKey names a cell: one workload at one QoS with one thread count on one
@@ -73,6 +75,20 @@ type Cell struct {
 	QoSPartial int `json:"qos_partial"`
 	// QoSReasons are the distinct reasons given for those.
 	QoSReasons []string `json:"qos_reasons,omitempty"`
+
+	// host view (schema 1.3)
+
+	// VCPUShares are per repeat, in repeat order, the host CPU the VM's
+	// vCPU threads got over the cell run (the sum of their run time over
+	// its wall time: 1.9 is nearly two host CPUs), VCPUWaits the time they
+	// waited for one likewise, OtherCPU the CPU the host's other work took
+	// (OtherCPUNs over WallNs); NaN (null) where the host view was not
+	// recorded or has no vCPU threads (a host cell). HostViews are the
+	// views themselves, nil where not recorded.
+	VCPUShares []Float         `json:"vcpu_shares,omitempty"`
+	VCPUWaits  []Float         `json:"vcpu_waits,omitempty"`
+	OtherCPU   []Float         `json:"other_cpu,omitempty"`
+	HostViews  []*hostview.Use `json:"-"`
 }
 
 // Observation is one thread's (or process's) record in one repeat of a
@@ -97,6 +113,9 @@ type Observation struct {
 	QoSApplied int
 	QoSFull    bool
 	QoSReason  string
+	// HostView is what the host saw of the record's cell run (the same on
+	// each of its records); nil where it was not recorded.
+	HostView *hostview.Use
 }
 
 // Cells groups observations into cells, in the order each cell first
@@ -108,6 +127,7 @@ func Cells(samples []Observation) []Cell {
 		rates   map[int][]float64
 		applied map[int]bool
 		reasons map[string]bool
+		views   map[int]*hostview.Use
 	}
 	var order []CellKey
 	byKey := map[CellKey]*acc{}
@@ -115,13 +135,16 @@ func Cells(samples []Observation) []Cell {
 		k := s.CellKey
 		a := byKey[k]
 		if a == nil {
-			a = &acc{cell: Cell{CellKey: k, Unit: s.Unit}, repeats: map[int][]interval{}, rates: map[int][]float64{}, applied: map[int]bool{}, reasons: map[string]bool{}}
+			a = &acc{cell: Cell{CellKey: k, Unit: s.Unit}, repeats: map[int][]interval{}, rates: map[int][]float64{}, applied: map[int]bool{}, reasons: map[string]bool{}, views: map[int]*hostview.Use{}}
 			byKey[k] = a
 			order = append(order, k)
 		}
 		a.repeats[s.Repeat] = append(a.repeats[s.Repeat], interval{StartNs: s.StartNs, EndNs: s.EndNs, Work: s.Work, CPUNs: s.CPUNs})
 		a.rates[s.Repeat] = append(a.rates[s.Repeat], s.Rate)
 		a.applied[s.QoSApplied] = true
+		if s.HostView != nil && a.views[s.Repeat] == nil {
+			a.views[s.Repeat] = s.HostView
+		}
 		a.cell.Contention = max(a.cell.Contention, s.Contention)
 		if !s.QoSFull || s.QoSApplied != s.QoS {
 			a.cell.QoSPartial++
@@ -175,6 +198,7 @@ func Cells(samples []Observation) []Cell {
 			a.cell.QoSReasons = append(a.cell.QoSReasons, r)
 		}
 		sort.Strings(a.cell.QoSReasons)
+		a.cell.fillHostView(a.views)
 		out = append(out, a.cell)
 	}
 	return out
