@@ -75,6 +75,10 @@ type Cell struct {
 	QoSPartial int `json:"qos_partial"`
 	// QoSReasons are the distinct reasons given for those.
 	QoSReasons []string `json:"qos_reasons,omitempty"`
+	// threadRates are ThreadRate's values per repeat, in repeat order, so
+	// that a cell can be summarized again without some of its repeats
+	// (WithoutRepeats).
+	threadRates []float64
 
 	// host view (schema 1.3)
 
@@ -156,40 +160,21 @@ func Cells(samples []Observation) []Cell {
 	out := make([]Cell, 0, len(order))
 	for _, k := range order {
 		a := byKey[k]
-		// totals, secs, shares and speeds hold every repeat; working* only
-		// those that did work, which every summary is of.
-		var totals, secs, shares, speeds, workingTotals, workingSecs, workingShares, workingSpeeds, threadRates []float64
 		reps := make([]int, 0, len(a.repeats))
 		for r := range a.repeats {
 			reps = append(reps, r)
 		}
 		sort.Ints(reps)
 		a.cell.Repeats = reps
+		var totals, secs, shares, speeds, threadRates []float64
 		for _, r := range reps {
 			rate, el := totalRate(a.repeats[r])
 			share, speed := cpuUse(a.repeats[r])
 			totals, secs = append(totals, rate), append(secs, float64(el)/1e9)
 			shares, speeds = append(shares, share), append(speeds, speed)
-			if idleRate(rate) {
-				continue
-			}
-			workingTotals = append(workingTotals, rate)
-			workingSecs = append(workingSecs, float64(el)/1e9)
-			workingShares, workingSpeeds = append(workingShares, share), append(workingSpeeds, speed)
 			threadRates = append(threadRates, mean(a.rates[r]))
 		}
-		a.cell.TotalRate = OrderStatsOf(workingTotals)
-		a.cell.TotalRates = totals
-		a.cell.Seconds = OrderStatsOf(workingSecs)
-		a.cell.RepeatSeconds = secs
-		a.cell.ThreadRate = OrderStatsOf(threadRates)
-		a.cell.CPUShare, a.cell.CPUShares = OrderStatsOf(workingShares), floats(shares)
-		a.cell.Speed, a.cell.Speeds = OrderStatsOf(workingSpeeds), floats(speeds)
-		a.cell.Dispersion = Disperse(totals, a.cell.Unit+"/s")
-		if k.Phase != "" {
-			d := Disperse(workingSecs, "s")
-			a.cell.SecondsDispersion = &d
-		}
+		a.cell.summarize(totals, secs, shares, speeds, threadRates)
 		for c := range a.applied {
 			a.cell.QoSApplied = append(a.cell.QoSApplied, c)
 		}
@@ -202,6 +187,36 @@ func Cells(samples []Observation) []Cell {
 		out = append(out, a.cell)
 	}
 	return out
+}
+
+// summarize sets the cell's statistics from its per-repeat values, in
+// Repeats order, every repeat included: totals, secs, shares and speeds
+// hold every repeat; each summary is of those that did work.
+func (c *Cell) summarize(totals, secs, shares, speeds, threadRates []float64) {
+	var workingTotals, workingSecs, workingShares, workingSpeeds, workingThreadRates []float64
+	for i, rate := range totals {
+		if idleRate(rate) {
+			continue
+		}
+		workingTotals = append(workingTotals, rate)
+		workingSecs = append(workingSecs, secs[i])
+		workingShares, workingSpeeds = append(workingShares, shares[i]), append(workingSpeeds, speeds[i])
+		workingThreadRates = append(workingThreadRates, threadRates[i])
+	}
+	c.TotalRate = OrderStatsOf(workingTotals)
+	c.TotalRates = totals
+	c.Seconds = OrderStatsOf(workingSecs)
+	c.RepeatSeconds = secs
+	c.ThreadRate = OrderStatsOf(workingThreadRates)
+	c.threadRates = threadRates
+	c.CPUShare, c.CPUShares = OrderStatsOf(workingShares), floats(shares)
+	c.Speed, c.Speeds = OrderStatsOf(workingSpeeds), floats(speeds)
+	c.Dispersion = Disperse(totals, c.Unit+"/s")
+	c.SecondsDispersion = nil
+	if c.Phase != "" {
+		d := Disperse(workingSecs, "s")
+		c.SecondsDispersion = &d
+	}
 }
 
 // idleRate says whether a repeat's total rate is that of a repeat that did
