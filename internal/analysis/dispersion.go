@@ -137,12 +137,18 @@ func DispersionWarnings(cells []Cell, workload, phase string) []string {
 	return out
 }
 
-// Warnings are the warning lines of the flagged cells of v's workload, as
-// DispersionWarnings has them, each followed by what it does to v: a cell
+// Warnings are the interference warning of v's VM cell runs, when the rule
+// found any (InterferenceReport.Warning), then the warning lines of the
+// flagged cells of v's workload, as DispersionWarnings has them, each followed by what it does to v: a cell
 // that blocks a yes says so, and one re-decided at its most adverse
 // repeats with the answer still yes says it cannot change it.
 func (v Verdict) Warnings(cells []Cell) []string {
 	var out []string
+	if v.Interference != nil {
+		if w := v.Interference.Warning(v.Interference.Kind == InterferenceSome); w != "" {
+			out = append(out, w)
+		}
+	}
 	for _, c := range SortCells(cells) {
 		if c.Workload != v.Host.Workload || c.Phase != v.Host.Phase || c.DispersionFlag() == "" {
 			continue

@@ -71,9 +71,9 @@ func interferedObs(hit map[int][]int, slow float64) []Observation {
 	var out []Observation
 	for _, q := range []int{9, 33} {
 		for rep := 1; rep <= 6; rep++ {
-			share, other, rate := 1.9, 0.02, 37e6
+			share, other, rate := 1.9, 0.02, 37e6*(1+0.001*float64(rep)+0.0005*float64(q%2))
 			if slices.Contains(hit[q], rep) {
-				share, other, rate = 1.1, 0.5, slow
+				share, other, rate = 1.1, 0.5, slow*(1+0.001*float64(rep))
 			}
 			u := &hostview.Use{WallNs: 1e9, HostCPUs: 2, VCPUs: []hostview.VCPU{{Index: 0, RunNs: int64(share / 2 * 1e9)}, {Index: 1, RunNs: int64(share / 2 * 1e9)}},
 				OtherCPUNs: int64(other * 1e9), Others: []hostview.Process{{PID: 30353, Name: "python3", CPUNs: int64(other * 0.9e9)}, {PID: 1, Name: "systemd", CPUNs: 1e6}}}
@@ -157,4 +157,45 @@ func floatsOf(v []Float) []float64 {
 		out[i] = float64(x)
 	}
 	return out
+}
+
+// The verdict judges the cell runs without the interfered ones, and says
+// so in its line and its warning; the same cells with the interfered runs
+// in would not say yes.
+func TestSubsumptionWithoutInterferedRuns(t *testing.T) {
+	obs := interferedObs(map[int][]int{9: {1, 3, 5}}, 22e6)
+	for _, q := range []int{9, 33} {
+		for rep := 1; rep <= 6; rep++ {
+			rate := 37e6 * (1 + 0.001*float64(rep))
+			if q == 9 {
+				rate = 1e5 * (1 + 0.002*float64(rep))
+			}
+			obs = append(obs, Observation{CellKey: CellKey{Target: "host", Workload: "fp", QoS: q, Threads: 2}, Repeat: rep, Unit: "loops",
+				StartNs: 0, EndNs: 1e9, Work: rate, Rate: rate, CPUNs: 9e8, QoSApplied: q, QoSFull: true})
+		}
+	}
+	cells := SortCells(Cells(obs))
+	v := Subsumption(cells, "fp", "", "host", "vm", DefaultMargins())
+	require.NotNil(t, v.Interference)
+	assert.Equal(t, InterferenceSome, v.Interference.Kind)
+	assert.Len(t, v.Interference.Runs, 3)
+	assert.Equal(t, Subsumed, v.Outcome, v.String())
+	assert.Equal(t, 3, v.VM.ByThreads[0].Test.N2, "the low class judged on its 3 runs left")
+	assert.Contains(t, v.String(), "; judged without 3 of 12 vm cell runs, in which other work on the host took their vCPUs' CPU (see its warning)")
+	ws := v.Warnings(cells)
+	require.NotEmpty(t, ws)
+	assert.Equal(t, "other work on the host took 0.5 CPU during 3 of 12 vm cell runs (python3, pid 30353): their vCPUs got 1.1 host CPUs against the run's 1.9 at 2 threads "+
+		"(vm fp qos=9 threads=2 repeats 1, 3 and 5); a VM cell run counts as interfered when its vCPUs got more than 0.15 host CPU (or 3 robust spreads of the run's cell runs) "+
+		"below the run's median at its thread count while other work took 0.1 CPU or more; the verdict judges the cell runs without them; "+
+		"measured again with the host otherwise idle, they would count", ws[0])
+	assert.Contains(t, v.MechanismLine(), "its vCPUs got 1.9 host CPUs of 2")
+
+	var bare []Observation
+	for _, o := range obs {
+		o.HostView = nil
+		bare = append(bare, o)
+	}
+	old := Subsumption(SortCells(Cells(bare)), "fp", "", "host", "vm", DefaultMargins())
+	assert.Nil(t, old.Interference, "no host view: nothing to say")
+	assert.NotEqual(t, Subsumed, old.Outcome, "with the interfered runs in, the slow low class is not subsumed: %s", old)
 }

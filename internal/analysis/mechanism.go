@@ -43,6 +43,13 @@ type Mechanism struct {
 	// or "" when the classes ran alike in both; "not recorded" without
 	// CPU times.
 	In string `json:"in"`
+	// HostCPUs are, on a VM whose records carry the host view, the host
+	// CPU its vCPU threads got per cell run (the median over the class's
+	// cell runs), the high class's then the low's: beside the guest's own
+	// view, what the host gave the VM; VCPUs is how many vCPU threads it
+	// had. Empty without host views.
+	HostCPUs []Float `json:"host_cpus,omitempty"`
+	VCPUs    int     `json:"vcpus,omitempty"`
 }
 
 // Recorded says whether the records carried CPU times for both classes.
@@ -69,6 +76,10 @@ func mechanismOf(cells []Cell, k verdictKey, target string) Mechanism {
 			allShares, allSpeeds = append(allShares, sh...), append(allSpeeds, sp...)
 		}
 		m.Classes = append(m.Classes, ClassUse{QoS: q, CPUShare: OrderStatsOf(allShares), Speed: OrderStatsOf(allSpeeds)})
+		m.hostView(byThreads, k.threads)
+	}
+	if len(m.HostCPUs) != 2 || m.VCPUs == 0 {
+		m.HostCPUs, m.VCPUs = nil, 0
 	}
 	m.ShareShift = logShiftAt(shares[1], shares[0], equivalenceConfidence)
 	m.SpeedShift = logShiftAt(speeds[1], speeds[0], equivalenceConfidence)
@@ -85,6 +96,23 @@ func mechanismOf(cells []Cell, k verdictKey, target string) Mechanism {
 	}
 	m.In = strings.Join(in, " and ")
 	return m
+}
+
+// hostView adds a class's host CPU per cell run (the median of its cells'
+// vCPU shares at the thread counts compared, over the runs that did work)
+// to HostCPUs, and counts the vCPU threads.
+func (m *Mechanism) hostView(byThreads map[int]Cell, threads []int) {
+	var shares []float64
+	for _, t := range threads {
+		c := byThreads[t]
+		shares = append(shares, positive(working(c, c.VCPUShares))...)
+		for _, u := range c.HostViews {
+			if u != nil {
+				m.VCPUs = max(m.VCPUs, len(u.VCPUs))
+			}
+		}
+	}
+	m.HostCPUs = append(m.HostCPUs, OrderStatsOf(shares).Median)
 }
 
 // differs says two classes' shares (or speeds) differ: their ratio's
@@ -139,6 +167,11 @@ func (m Mechanism) Brief() string {
 //
 //	host: background got 0.24% of a CPU to user-interactive's 99.8%, at 0.99x its speed per CPU-second (the effect is in CPU share); vm: background got 99% of a vCPU to user-interactive's 99%, at 1.00x its speed (the classes ran alike)
 //
+// Where the records carry the host's view, a VM's part says beside the
+// guest's view the host CPU its vCPUs got per cell run: "vm: background
+// got 97% of a vCPU (its vCPUs got 1.9 host CPUs of 2) to
+// user-interactive's 97% (1.9), ...".
+//
 // Empty when nothing was compared.
 func (v Verdict) MechanismLine() string {
 	if len(v.Mechanism) == 0 {
@@ -180,8 +213,13 @@ func (m Mechanism) text(first bool) string {
 	case "share and speed":
 		in = "the effect is in both share and speed"
 	}
-	return fmt.Sprintf("%s: %s got %s of %s to %s's %s, at %s %s (%s)", m.Target, qos.Class(lo.QoS), percent(float64(lo.CPUShare.Median)), cpu,
-		qos.Class(hi.QoS), percent(float64(hi.CPUShare.Median)), factorText(math.Exp(float64(m.SpeedShift.Estimate))), speed, in)
+	loHost, hiHost := "", ""
+	if len(m.HostCPUs) == 2 && !m.HostCPUs[0].IsNaN() && !m.HostCPUs[1].IsNaN() {
+		loHost = fmt.Sprintf(" (its vCPUs got %s host CPUs of %d)", strconv.FormatFloat(float64(m.HostCPUs[1]), 'f', 1, 64), m.VCPUs)
+		hiHost = fmt.Sprintf(" (%s)", strconv.FormatFloat(float64(m.HostCPUs[0]), 'f', 1, 64))
+	}
+	return fmt.Sprintf("%s: %s got %s of %s%s to %s's %s%s, at %s %s (%s)", m.Target, qos.Class(lo.QoS), percent(float64(lo.CPUShare.Median)), cpu, loHost,
+		qos.Class(hi.QoS), percent(float64(hi.CPUShare.Median)), hiHost, factorText(math.Exp(float64(m.SpeedShift.Estimate))), speed, in)
 }
 
 // factorText writes a ratio of speeds (or shares) as the mechanism line

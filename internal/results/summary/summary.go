@@ -673,7 +673,8 @@ func mdText(s string) string {
 	return strings.NewReplacer("|", `\|`, "\r\n", " ", "\n", " ").Replace(s)
 }
 
-// Warnings are the dispersion warnings of the cells (analysis.Dispersion):
+// Warnings are the interference warnings and the dispersion warnings of
+// the cells (analysis.InterferenceReport, analysis.Dispersion):
 // per verdict, those of its workload (and phase), then those of workloads
 // that have no verdict, each group in table order.
 func Warnings(a Summary) (perVerdict [][]string, rest []string) {
@@ -690,6 +691,7 @@ func Warnings(a Summary) (perVerdict [][]string, rest []string) {
 			continue
 		}
 		seen[k] = true
+		rest = append(rest, analysis.InterferenceWarnings(a.Cells, k.workload, k.phase)...)
 		rest = append(rest, analysis.DispersionWarnings(a.Cells, k.workload, k.phase)...)
 	}
 	return perVerdict, rest
