@@ -155,6 +155,10 @@ func (v Verdict) Warnings(cells []Cell) []string {
 		}
 		w := dispersionWarning(cells, c)
 		named := cellText(c.CellKey) + " " + c.FlagText()
+		if left := v.leftOut(c.CellKey); len(left) > 0 {
+			out = append(out, w+"; the verdict leaves out its interfered cell runs ("+repeatNumbersText(left)+")")
+			continue
+		}
 		switch {
 		case slices.Contains(v.Blocking, named):
 			w += "; at its most adverse repeats the answer would not be yes, so it keeps this verdict inconclusive"
@@ -162,6 +166,20 @@ func (v Verdict) Warnings(cells []Cell) []string {
 			w += "; it cannot change this verdict: at its most adverse repeats the answer stays yes"
 		}
 		out = append(out, w)
+	}
+	return out
+}
+
+// leftOut are the repeats of cell k the verdict left out as interfered.
+func (v Verdict) leftOut(k CellKey) []int {
+	var out []int
+	if v.Interference == nil || v.Interference.Kind != InterferenceSome {
+		return nil
+	}
+	for _, r := range v.Interference.Runs {
+		if r.CellKey == k {
+			out = append(out, r.Repeat)
+		}
 	}
 	return out
 }

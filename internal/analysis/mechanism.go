@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/units"
 )
 
 // mechanismRatio is how far apart two classes' shares (or speeds) must be,
@@ -43,13 +44,21 @@ type Mechanism struct {
 	// or "" when the classes ran alike in both; "not recorded" without
 	// CPU times.
 	In string `json:"in"`
-	// HostCPUs are, on a VM whose records carry the host view, the host
-	// CPU its vCPU threads got per cell run (the median over the class's
-	// cell runs), the high class's then the low's: beside the guest's own
-	// view, what the host gave the VM; VCPUs is how many vCPU threads it
-	// had. Empty without host views.
-	HostCPUs []Float `json:"host_cpus,omitempty"`
-	VCPUs    int     `json:"vcpus,omitempty"`
+	// HostCPUs are, on a VM whose records carry the host view, per thread
+	// count compared, the host CPU its vCPU threads got per cell run (the
+	// median over each class's cell runs): beside the guest's own view,
+	// what the host gave the VM. VCPUs is how many vCPU threads it had.
+	// Empty without host views.
+	HostCPUs []ThreadHostCPUs `json:"host_cpus,omitempty"`
+	VCPUs    int              `json:"vcpus,omitempty"`
+}
+
+// ThreadHostCPUs is the host CPU a VM's vCPU threads got per cell run at
+// one thread count, at the high class and the low one.
+type ThreadHostCPUs struct {
+	Threads int   `json:"threads"`
+	High    Float `json:"high"`
+	Low     Float `json:"low"`
 }
 
 // Recorded says whether the records carried CPU times for both classes.
@@ -76,11 +85,8 @@ func mechanismOf(cells []Cell, k verdictKey, target string) Mechanism {
 			allShares, allSpeeds = append(allShares, sh...), append(allSpeeds, sp...)
 		}
 		m.Classes = append(m.Classes, ClassUse{QoS: q, CPUShare: OrderStatsOf(allShares), Speed: OrderStatsOf(allSpeeds)})
-		m.hostView(byThreads, k.threads)
 	}
-	if len(m.HostCPUs) != 2 || m.VCPUs == 0 {
-		m.HostCPUs, m.VCPUs = nil, 0
-	}
+	m.hostView(cells, k, target)
 	m.ShareShift = logShiftAt(shares[1], shares[0], equivalenceConfidence)
 	m.SpeedShift = logShiftAt(speeds[1], speeds[0], equivalenceConfidence)
 	if !m.Recorded() {
@@ -98,21 +104,30 @@ func mechanismOf(cells []Cell, k verdictKey, target string) Mechanism {
 	return m
 }
 
-// hostView adds a class's host CPU per cell run (the median of its cells'
-// vCPU shares at the thread counts compared, over the runs that did work)
-// to HostCPUs, and counts the vCPU threads.
-func (m *Mechanism) hostView(byThreads map[int]Cell, threads []int) {
-	var shares []float64
-	for _, t := range threads {
-		c := byThreads[t]
-		shares = append(shares, positive(working(c, c.VCPUShares))...)
+// hostView sets HostCPUs: per thread count, each class's median vCPU
+// share over its cell runs that did work; none unless every one has some.
+func (m *Mechanism) hostView(cells []Cell, k verdictKey, target string) {
+	hi := cellsByThreads(cells, target, k.workload, k.phase, k.high)
+	lo := cellsByThreads(cells, target, k.workload, k.phase, k.low)
+	median := func(c Cell) Float {
 		for _, u := range c.HostViews {
 			if u != nil {
 				m.VCPUs = max(m.VCPUs, len(u.VCPUs))
 			}
 		}
+		return OrderStatsOf(positive(working(c, c.VCPUShares))).Median
 	}
-	m.HostCPUs = append(m.HostCPUs, OrderStatsOf(shares).Median)
+	for _, t := range k.threads {
+		h := ThreadHostCPUs{Threads: t, High: median(hi[t]), Low: median(lo[t])}
+		if h.High.IsNaN() || h.Low.IsNaN() {
+			m.HostCPUs, m.VCPUs = nil, 0
+			return
+		}
+		m.HostCPUs = append(m.HostCPUs, h)
+	}
+	if m.VCPUs == 0 {
+		m.HostCPUs = nil
+	}
 }
 
 // differs says two classes' shares (or speeds) differ: their ratio's
@@ -213,13 +228,36 @@ func (m Mechanism) text(first bool) string {
 	case "share and speed":
 		in = "the effect is in both share and speed"
 	}
-	loHost, hiHost := "", ""
-	if len(m.HostCPUs) == 2 && !m.HostCPUs[0].IsNaN() && !m.HostCPUs[1].IsNaN() {
-		loHost = fmt.Sprintf(" (its vCPUs got %s host CPUs of %d)", strconv.FormatFloat(float64(m.HostCPUs[1]), 'f', 1, 64), m.VCPUs)
-		hiHost = fmt.Sprintf(" (%s)", strconv.FormatFloat(float64(m.HostCPUs[0]), 'f', 1, 64))
-	}
+	loHost, hiHost := m.hostText()
 	return fmt.Sprintf("%s: %s got %s of %s%s to %s's %s%s, at %s %s (%s)", m.Target, qos.Class(lo.QoS), percent(float64(lo.CPUShare.Median)), cpu, loHost,
 		qos.Class(hi.QoS), percent(float64(hi.CPUShare.Median)), hiHost, factorText(math.Exp(float64(m.SpeedShift.Estimate))), speed, in)
+}
+
+// hostText is the clauses of the host CPU a VM's vCPUs got, for the low
+// class and the high one: " (its vCPUs got 1.9 host CPUs of 2)" and "
+// (1.9)"; per thread count when more than one, " (its vCPUs got 1.0 host
+// CPUs of 2 at 1 thread, 1.9 at 2)" and " (1.0, 1.9)". Empty without host
+// views.
+func (m Mechanism) hostText() (low, high string) {
+	if len(m.HostCPUs) == 0 {
+		return "", ""
+	}
+	one := func(x Float) string { return strconv.FormatFloat(float64(x), 'f', 1, 64) }
+	var los, his []string
+	for i, h := range m.HostCPUs {
+		l := one(h.Low)
+		if len(m.HostCPUs) > 1 {
+			l += fmt.Sprintf(" at %d", h.Threads)
+			if i == 0 {
+				l = fmt.Sprintf("%s at %s", one(h.Low), units.Plural(h.Threads, "thread"))
+			}
+		}
+		if i == 0 {
+			l = strings.Replace(l, one(h.Low), fmt.Sprintf("%s host CPUs of %d", one(h.Low), m.VCPUs), 1)
+		}
+		los, his = append(los, l), append(his, one(h.High))
+	}
+	return " (its vCPUs got " + strings.Join(los, ", ") + ")", " (" + strings.Join(his, ", ") + ")"
 }
 
 // factorText writes a ratio of speeds (or shares) as the mechanism line
