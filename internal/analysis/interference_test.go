@@ -199,3 +199,31 @@ func TestSubsumptionWithoutInterferedRuns(t *testing.T) {
 	assert.Nil(t, old.Interference, "no host view: nothing to say")
 	assert.NotEqual(t, Subsumed, old.Outcome, "with the interfered runs in, the slow low class is not subsumed: %s", old)
 }
+
+// A cell every run of which was interfered leaves nothing to judge: the
+// verdict says so, with the cell, not a reason about missing repeats.
+func TestSubsumptionWithEveryRunOfACellInterfered(t *testing.T) {
+	obs := interferedObs(map[int][]int{9: {1, 2, 3, 4, 5, 6}}, 22e6)
+	// more quiet runs at this thread count, so that the norm stays theirs
+	for _, o := range interferedObs(nil, 0) {
+		if o.QoS == 33 {
+			o.QoS, o.QoSApplied = 20, 20
+			obs = append(obs, o)
+		}
+	}
+	for _, q := range []int{9, 33} {
+		for rep := 1; rep <= 6; rep++ {
+			rate := 37e6 * (1 + 0.001*float64(rep))
+			if q == 9 {
+				rate = 1e5 * (1 + 0.002*float64(rep))
+			}
+			obs = append(obs, Observation{CellKey: CellKey{Target: "host", Workload: "fp", QoS: q, Threads: 2}, Repeat: rep, Unit: "loops",
+				StartNs: 0, EndNs: 1e9, Work: rate, Rate: rate, CPUNs: 9e8, QoSApplied: q, QoSFull: true})
+		}
+	}
+	v := Subsumption(SortCells(Cells(obs)), "fp", "", "host", "vm", DefaultMargins())
+	assert.Equal(t, Inconclusive, v.Outcome)
+	assert.Equal(t, "every cell run of vm fp qos=9 threads=2 was interfered with (other work on the host took 0.5 CPU during them), so none is left to judge; run again on a quieter host", v.Reason)
+	require.NotNil(t, v.Interference)
+	assert.Len(t, v.Interference.Runs, 6)
+}

@@ -432,6 +432,11 @@ func Subsumption(cells []Cell, workload, phase, host, vm string, margins Margins
 			return v
 		case InterferenceSome:
 			cells = WithoutRepeats(cells, rep.Runs)
+			if gone := emptied(cells, rep.Runs); len(gone) > 0 {
+				v.Reason = fmt.Sprintf("every cell run of %s was interfered with (other work on the host took %s during them), so none is left to judge; run again on a quieter host",
+					andList(gone), cpuText(float64(rep.OtherCPU)))
+				return v
+			}
 		}
 	}
 	high, low, threads, why := comparedCells(cells, workload, phase, host, vm)
@@ -466,6 +471,21 @@ func Subsumption(cells []Cell, workload, phase, host, vm string, margins Margins
 		}
 	}
 	return v
+}
+
+// emptied names the cells of runs that have no repeat left in cells.
+func emptied(cells []Cell, runs []InterferedRun) []string {
+	hit := map[CellKey]bool{}
+	for _, r := range runs {
+		hit[r.CellKey] = true
+	}
+	var out []string
+	for _, c := range SortCells(cells) {
+		if hit[c.CellKey] && len(c.Repeats) == 0 {
+			out = append(out, cellText(c.CellKey))
+		}
+	}
+	return out
 }
 
 // noVerdict is an inconclusive verdict with nothing measured: every
