@@ -68,7 +68,8 @@ type InterferenceNorm struct {
 	Spread Float `json:"spread"`
 	// Margin is how far below Share a cell run must fall to count:
 	// max(MinDeficit, Spreads·Spread). A norm with only a Share set (as an
-	// online check has it before it has runs to spread) gets MinDeficit.
+	// online check has it before it has runs to spread: Interfered) gets
+	// MinDeficit.
 	Margin Float `json:"margin"`
 	// Runs is how many cell runs it is over.
 	Runs int `json:"runs"`
@@ -93,11 +94,18 @@ func (r InterferenceRule) NormOf(shares []float64) InterferenceNorm {
 	return n
 }
 
-// Interfered is the rule for one cell run: its vCPUs got host CPU
+// Interfered is the rule for one cell run beside a norm given as a share
+// alone (host CPUs), with the minimum margin, MinDeficit: what a check
+// online has before the run's cell runs have a spread (InterferedBeside).
+func (r InterferenceRule) Interfered(vcpuShare, otherCPU, norm float64) bool {
+	return r.InterferedBeside(vcpuShare, otherCPU, InterferenceNorm{Share: Float(norm)})
+}
+
+// InterferedBeside is the rule for one cell run: its vCPUs got host CPU
 // vcpuShare while other work took otherCPU, beside the norm. False when
 // either is not a number (not recorded): nothing unrecorded is called
 // interfered.
-func (r InterferenceRule) Interfered(vcpuShare, otherCPU float64, norm InterferenceNorm) bool {
+func (r InterferenceRule) InterferedBeside(vcpuShare, otherCPU float64, norm InterferenceNorm) bool {
 	margin := math.Max(r.MinDeficit, float64(norm.Margin))
 	if math.IsNaN(vcpuShare) || math.IsNaN(otherCPU) || norm.Share.IsNaN() {
 		return false
@@ -204,7 +212,7 @@ func (r InterferenceRule) Report(cells []Cell) InterferenceReport {
 		}
 		for i, s := range c.VCPUShares {
 			o := at(c.OtherCPU, i)
-			if !r.Interfered(float64(s), o, n) {
+			if !r.InterferedBeside(float64(s), o, n) {
 				continue
 			}
 			run := InterferedRun{CellKey: c.CellKey, Repeat: c.Repeats[i], VCPUShare: s, Norm: n.Share, Deficit: n.Share - s, OtherCPU: Float(o)}

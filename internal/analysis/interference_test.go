@@ -36,7 +36,10 @@ func TestInterferenceRuleOneRun(t *testing.T) {
 		{"other work not recorded", 1.1, nan, norm, false},
 		{"no norm", 1.1, 1.0, InterferenceNorm{Share: Float(nan)}, false},
 	} {
-		assert.Equal(t, tc.want, r.Interfered(tc.share, tc.others, tc.norm), tc.name)
+		assert.Equal(t, tc.want, r.InterferedBeside(tc.share, tc.others, tc.norm), tc.name)
+		if tc.norm.Margin == 0 {
+			assert.Equal(t, tc.want, r.Interfered(tc.share, tc.others, float64(tc.norm.Share)), "%s: with the norm as a share alone", tc.name)
+		}
 	}
 }
 

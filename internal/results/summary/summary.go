@@ -205,8 +205,10 @@ type Document struct {
 	Regressions []analysis.ClassRegression `json:"regressions"`
 	Verdicts    []analysis.Verdict         `json:"verdicts"`
 	Findings    []analysis.Finding         `json:"findings"`
-	// Warnings are the cells whose repeats disagree (each cell's
-	// dispersion.flag, with the cell named), in table order.
+	// Warnings are, per workload, the VM cell runs other work on the host
+	// interfered with (analysis.InterferenceReport.Warning), then the
+	// cells whose repeats disagree (each cell's dispersion.flag, with the
+	// cell named), in table order.
 	Warnings  []string                `json:"warnings"`
 	Telemetry []telemetry.CellSummary `json:"telemetry"`
 }
