@@ -81,9 +81,9 @@ type Cell struct {
 	// they waited for, and how many the host's other work took. HostViews
 	// are the views themselves, nil where not recorded, for what names
 	// the processes (see hostuse.go).
-	VCPUShares []Float         `json:"vcpu_host_shares"`
-	VCPUWaits  []Float         `json:"vcpu_waits"`
-	OtherCPU   []Float         `json:"other_cpu"`
+	VCPUShares []Float         `json:"vcpu_host_shares,omitempty"`
+	VCPUWaits  []Float         `json:"vcpu_waits,omitempty"`
+	OtherCPU   []Float         `json:"other_cpu,omitempty"`
 	HostViews  []*hostview.Use `json:"-"`
 	// QoSApplied lists the classes the threads read back as, ascending.
 	QoSApplied []int `json:"qos_applied"`
@@ -91,6 +91,10 @@ type Cell struct {
 	QoSPartial int `json:"qos_partial"`
 	// QoSReasons are the distinct reasons given for those.
 	QoSReasons []string `json:"qos_reasons,omitempty"`
+	// threadRates are ThreadRate's values per repeat, in repeat order, so
+	// that a cell can be summarized again without some of its repeats
+	// (WithoutRepeats).
+	threadRates []float64
 }
 
 // Observation is one thread's (or process's) record in one repeat of a
@@ -158,15 +162,13 @@ func Cells(samples []Observation) []Cell {
 	out := make([]Cell, 0, len(order))
 	for _, k := range order {
 		a := byKey[k]
-		// totals, secs, shares and speeds hold every repeat; working* only
-		// those that did work, which every summary is of.
-		var totals, secs, shares, speeds, workingTotals, workingSecs, workingShares, workingSpeeds, threadRates []float64
 		reps := make([]int, 0, len(a.repeats))
 		for r := range a.repeats {
 			reps = append(reps, r)
 		}
 		sort.Ints(reps)
 		a.cell.Repeats = reps
+		var totals, secs, shares, speeds, threadRates []float64
 		for i, r := range reps {
 			rate, el := totalRate(a.repeats[r])
 			share, speed, low := cpuUse(a.repeats[r])
@@ -175,30 +177,15 @@ func Cells(samples []Observation) []Cell {
 			}
 			totals, secs = append(totals, rate), append(secs, float64(el)/1e9)
 			shares, speeds = append(shares, share), append(speeds, speed)
-			if idleRate(rate) {
-				continue
-			}
-			workingTotals = append(workingTotals, rate)
-			workingSecs = append(workingSecs, float64(el)/1e9)
-			workingShares, workingSpeeds = append(workingShares, share), append(workingSpeeds, speed)
 			threadRates = append(threadRates, mean(a.rates[r]))
 		}
-		a.cell.TotalRate = OrderStatsOf(workingTotals)
-		a.cell.TotalRates = totals
-		a.cell.Seconds = OrderStatsOf(workingSecs)
-		a.cell.RepeatSeconds = secs
-		a.cell.ThreadRate = OrderStatsOf(threadRates)
-		a.cell.CPUShare, a.cell.CPUShares = OrderStatsOf(workingShares), floats(shares)
-		a.cell.Speed, a.cell.Speeds = OrderStatsOf(workingSpeeds), floats(speeds)
-		a.cell.HostViews = make([]*hostview.Use, len(reps))
-		for i, r := range reps {
-			a.cell.HostViews[i] = a.views[r]
-		}
-		a.cell.VCPUShares, a.cell.VCPUWaits, a.cell.OtherCPU = HostUse(a.cell.HostViews)
-		a.cell.Dispersion = Disperse(totals, a.cell.Unit+"/s")
-		if k.Phase != "" {
-			d := Disperse(workingSecs, "s")
-			a.cell.SecondsDispersion = &d
+		a.cell.summarize(totals, secs, shares, speeds, threadRates)
+		if len(a.views) > 0 { // a cell none of whose records carry a view (before schema 1.3) keeps these empty
+			a.cell.HostViews = make([]*hostview.Use, len(reps))
+			for i, r := range reps {
+				a.cell.HostViews[i] = a.views[r]
+			}
+			a.cell.VCPUShares, a.cell.VCPUWaits, a.cell.OtherCPU = HostUse(a.cell.HostViews)
 		}
 		for c := range a.applied {
 			a.cell.QoSApplied = append(a.cell.QoSApplied, c)
@@ -211,6 +198,36 @@ func Cells(samples []Observation) []Cell {
 		out = append(out, a.cell)
 	}
 	return out
+}
+
+// summarize sets the cell's statistics from its per-repeat values, in
+// Repeats order, every repeat included: totals, secs, shares and speeds
+// hold every repeat; each summary is of those that did work.
+func (c *Cell) summarize(totals, secs, shares, speeds, threadRates []float64) {
+	var workingTotals, workingSecs, workingShares, workingSpeeds, workingThreadRates []float64
+	for i, rate := range totals {
+		if idleRate(rate) {
+			continue
+		}
+		workingTotals = append(workingTotals, rate)
+		workingSecs = append(workingSecs, secs[i])
+		workingShares, workingSpeeds = append(workingShares, shares[i]), append(workingSpeeds, speeds[i])
+		workingThreadRates = append(workingThreadRates, threadRates[i])
+	}
+	c.TotalRate = OrderStatsOf(workingTotals)
+	c.TotalRates = totals
+	c.Seconds = OrderStatsOf(workingSecs)
+	c.RepeatSeconds = secs
+	c.ThreadRate = OrderStatsOf(workingThreadRates)
+	c.threadRates = threadRates
+	c.CPUShare, c.CPUShares = OrderStatsOf(workingShares), floats(shares)
+	c.Speed, c.Speeds = OrderStatsOf(workingSpeeds), floats(speeds)
+	c.Dispersion = Disperse(totals, c.Unit+"/s")
+	c.SecondsDispersion = nil
+	if c.Phase != "" {
+		d := Disperse(workingSecs, "s")
+		c.SecondsDispersion = &d
+	}
 }
 
 // idleRate says whether a repeat's total rate is that of a repeat that did

@@ -137,18 +137,28 @@ func DispersionWarnings(cells []Cell, workload, phase string) []string {
 	return out
 }
 
-// Warnings are the warning lines of the flagged cells of v's workload, as
-// DispersionWarnings has them, each followed by what it does to v: a cell
+// Warnings are the interference warning of v's VM cell runs, when the rule
+// found any (InterferenceReport.Warning), then the warning lines of the
+// flagged cells of v's workload, as DispersionWarnings has them, each followed by what it does to v: a cell
 // that blocks a yes says so, and one re-decided at its most adverse
 // repeats with the answer still yes says it cannot change it.
 func (v Verdict) Warnings(cells []Cell) []string {
 	var out []string
+	if v.Interference != nil {
+		if w := v.Interference.Warning(v.Interference.Kind == InterferenceSome); w != "" {
+			out = append(out, w)
+		}
+	}
 	for _, c := range SortCells(cells) {
 		if c.Workload != v.Host.Workload || c.Phase != v.Host.Phase || c.DispersionFlag() == "" {
 			continue
 		}
 		w := dispersionWarning(cells, c)
 		named := cellText(c.CellKey) + " " + c.FlagText()
+		if left := v.leftOut(c.CellKey); len(left) > 0 {
+			out = append(out, w+"; the verdict leaves out its interfered cell runs ("+repeatNumbersText(left)+")")
+			continue
+		}
 		switch {
 		case slices.Contains(v.Blocking, named):
 			w += "; at its most adverse repeats the answer would not be yes, so it keeps this verdict inconclusive"
@@ -156,6 +166,20 @@ func (v Verdict) Warnings(cells []Cell) []string {
 			w += "; it cannot change this verdict: at its most adverse repeats the answer stays yes"
 		}
 		out = append(out, w)
+	}
+	return out
+}
+
+// leftOut are the repeats of cell k the verdict left out as interfered.
+func (v Verdict) leftOut(k CellKey) []int {
+	var out []int
+	if v.Interference == nil || v.Interference.Kind != InterferenceSome {
+		return nil
+	}
+	for _, r := range v.Interference.Runs {
+		if r.CellKey == k {
+			out = append(out, r.Repeat)
+		}
 	}
 	return out
 }

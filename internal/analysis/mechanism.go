@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/units"
 )
 
 // mechanismRatio is how far apart two classes' shares (or speeds) must be,
@@ -121,6 +122,21 @@ type Mechanism struct {
 	// where they differ (in a reading, or a class's share or speed by more
 	// than mechanismRatio): pooled figures would describe none of them.
 	ByThreads []Mechanism `json:"by_threads,omitempty"`
+	// HostCPUs are, on a VM whose records carry the host view, per thread
+	// count compared, the host CPU its vCPU threads got per cell run (the
+	// median over each class's cell runs): beside the guest's own view,
+	// what the host gave the VM. VCPUs is how many vCPU threads it had.
+	// Empty without host views.
+	HostCPUs []ThreadHostCPUs `json:"host_cpus,omitempty"`
+	VCPUs    int              `json:"vcpus,omitempty"`
+}
+
+// ThreadHostCPUs is the host CPU a VM's vCPU threads got per cell run at
+// one thread count, at the high class and the low one.
+type ThreadHostCPUs struct {
+	Threads int   `json:"threads"`
+	High    Float `json:"high"`
+	Low     Float `json:"low"`
 }
 
 // Recorded says whether the records carried CPU times for both classes.
@@ -210,6 +226,7 @@ func mechanismOf(cells []Cell, k verdictKey, target string, threads []int) Mecha
 		u.CPUShare, u.Speed = OrderStatsOf(allShares), OrderStatsOf(allSpeeds)
 		m.Classes = append(m.Classes, u)
 	}
+	m.hostView(cells, k, target)
 	m.ShareShift = logShiftAt(shares[1], shares[0], equivalenceConfidence)
 	m.SpeedShift = logShiftAt(speeds[1], speeds[0], equivalenceConfidence)
 	if !m.Recorded() {
@@ -239,6 +256,32 @@ func mechanismOf(cells []Cell, k verdictKey, target string, threads []int) Mecha
 	return m
 }
 
+// hostView sets HostCPUs: per thread count, each class's median vCPU
+// share over its cell runs that did work; none unless every one has some.
+func (m *Mechanism) hostView(cells []Cell, k verdictKey, target string) {
+	hi := cellsByThreads(cells, target, k.workload, k.phase, k.high)
+	lo := cellsByThreads(cells, target, k.workload, k.phase, k.low)
+	median := func(c Cell) Float {
+		for _, u := range c.HostViews {
+			if u != nil {
+				m.VCPUs = max(m.VCPUs, len(u.VCPUs))
+			}
+		}
+		return OrderStatsOf(positive(working(c, c.VCPUShares))).Median
+	}
+	for _, t := range k.threads {
+		h := ThreadHostCPUs{Threads: t, High: median(hi[t]), Low: median(lo[t])}
+		if h.High.IsNaN() || h.Low.IsNaN() {
+			m.HostCPUs, m.VCPUs = nil, 0
+			return
+		}
+		m.HostCPUs = append(m.HostCPUs, h)
+	}
+	if m.VCPUs == 0 {
+		m.HostCPUs = nil
+	}
+}
+
 // readingOf reads one ratio's shift (see Reading): not enough without an
 // interval at the coverage asked, differs or alike where the interval lies
 // wholly beyond or within mechanismRatio, else cannot tell.
@@ -261,7 +304,7 @@ func readingOf(sh Shift) Reading {
 // that did work, from the host's view of its cell runs; none where the
 // run recorded no host view. The hook for the host view: once Cell
 // carries it per repeat (VCPUShares), its nil here is c.VCPUShares.
-func hostVCPUShares(c Cell) []Float { return working(c, nil) }
+func hostVCPUShares(c Cell) []Float { return working(c, c.VCPUShares) }
 
 // ReadSpeedGap reads a speed gap between the classes in the VM beside the
 // host's view: vcpuShares are, per class (high, then low), the host CPUs
@@ -324,14 +367,6 @@ func readable(c Cell) use {
 		u.unlike = math.Abs(math.Log(a/b)) > math.Log(mechanismRatio)
 	}
 	return u
-}
-
-// at is v[i], NaN past its end.
-func at(v []Float, i int) float64 {
-	if i < len(v) {
-		return float64(v[i])
-	}
-	return math.NaN()
 }
 
 // repeatNumber is the number of c's repeat at position i.
@@ -407,6 +442,11 @@ func (m Mechanism) Brief() string {
 // at 2 threads: ..."), from how many repeats where some carry no CPU time
 // ("from 10 of 12 repeats"), naming the repeats left out for too little
 // CPU time. Empty when nothing was compared.
+//
+// Where the records carry the host's view, a VM's part says beside the
+// guest's view the host CPU its vCPUs got per cell run: "vm: background
+// got 97% of a vCPU (its vCPUs got 1.9 host CPUs of 2) to
+// user-interactive's 97% (1.9), ...".
 func (v Verdict) MechanismLine() string {
 	if len(v.Mechanism) == 0 {
 		return ""
@@ -467,8 +507,9 @@ func (m Mechanism) text(first bool) string {
 				qos.Class(c.QoS), repeatRefsText(c.LowCPU, m.Threads == 0 && len(threadCounts(c.LowCPU)) > 1), float64(minReadableCPUNs)/1e6))
 		}
 	}
-	return fmt.Sprintf("%s got %s of %s to %s's %s, at %s %s (%s)", qos.Class(lo.QoS), percent(float64(lo.CPUShare.Median)), cpu,
-		qos.Class(hi.QoS), percent(float64(hi.CPUShare.Median)), factorText(math.Exp(float64(m.SpeedShift.Estimate))), speed, strings.Join(notes, "; "))
+	loHost, hiHost := m.hostText()
+	return fmt.Sprintf("%s got %s of %s%s to %s's %s%s, at %s %s (%s)", qos.Class(lo.QoS), percent(float64(lo.CPUShare.Median)), cpu, loHost,
+		qos.Class(hi.QoS), percent(float64(hi.CPUShare.Median)), hiHost, factorText(math.Exp(float64(m.SpeedShift.Estimate))), speed, strings.Join(notes, "; "))
 }
 
 // readingText words the share and speed readings: where the effect is, or
@@ -553,6 +594,33 @@ func repeatRefsText(refs []RepeatRef, withThreads bool) string {
 		parts = append(parts, p)
 	}
 	return andList(parts)
+}
+
+// hostText is the clauses of the host CPU a VM's vCPUs got, for the low
+// class and the high one: " (its vCPUs got 1.9 host CPUs of 2)" and "
+// (1.9)"; per thread count when more than one, " (its vCPUs got 1.0 host
+// CPUs of 2 at 1 thread, 1.9 at 2)" and " (1.0, 1.9)". Empty without host
+// views.
+func (m Mechanism) hostText() (low, high string) {
+	if len(m.HostCPUs) == 0 {
+		return "", ""
+	}
+	one := func(x Float) string { return strconv.FormatFloat(float64(x), 'f', 1, 64) }
+	var los, his []string
+	for i, h := range m.HostCPUs {
+		l := one(h.Low)
+		if len(m.HostCPUs) > 1 {
+			l += fmt.Sprintf(" at %d", h.Threads)
+			if i == 0 {
+				l = fmt.Sprintf("%s at %s", one(h.Low), units.Plural(h.Threads, "thread"))
+			}
+		}
+		if i == 0 {
+			l = strings.Replace(l, one(h.Low), fmt.Sprintf("%s host CPUs of %d", one(h.Low), m.VCPUs), 1)
+		}
+		los, his = append(los, l), append(his, one(h.High))
+	}
+	return " (its vCPUs got " + strings.Join(los, ", ") + ")", " (" + strings.Join(his, ", ") + ")"
 }
 
 // factorText writes a ratio of speeds (or shares) as the mechanism line

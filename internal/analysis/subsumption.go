@@ -358,6 +358,11 @@ type Verdict struct {
 	// numbers cannot show (the cells ran in sequence: time and class are
 	// confounded). The caller adds them; Subsumption sees only cells.
 	Caveats []string `json:"caveats,omitempty"`
+	// Interference is the interference rule applied to the VM's cell runs
+	// of the workload (InterferenceRule.Report); nil where the records
+	// carry no host view. Those it finds (Kind "some") are left out of
+	// everything above: the verdict judges the cell runs without them.
+	Interference *InterferenceReport `json:"interference,omitempty"`
 }
 
 // DroppedThreads is a thread count a verdict could not compare, because
@@ -412,6 +417,28 @@ type ThreadShift struct {
 // that could change it.
 func Subsumption(cells []Cell, workload, phase, host, vm string, margins Margins) Verdict {
 	v := noVerdict(workload, phase, host, vm, margins)
+	var vmCells []Cell
+	for _, c := range cells {
+		if c.Target == vm && c.Workload == workload && c.Phase == phase {
+			vmCells = append(vmCells, c)
+		}
+	}
+	if rep := Interfered(vmCells); rep.Kind != InterferenceNotRecorded {
+		v.Interference = &rep
+		switch rep.Kind {
+		case InterferenceAll:
+			v.Reason = fmt.Sprintf("other work on the host took %s during every one of the %d %s cell runs, so none is left to judge; run again on a quieter host",
+				cpuText(float64(rep.OtherCPU)), rep.Judged, vm)
+			return v
+		case InterferenceSome:
+			cells = WithoutRepeats(cells, rep.Runs)
+			if gone := emptied(cells, rep.Runs); len(gone) > 0 {
+				v.Reason = fmt.Sprintf("every cell run of %s was interfered with (other work on the host took %s during them), so none is left to judge; run again on a quieter host",
+					andList(gone), cpuText(float64(rep.OtherCPU)))
+				return v
+			}
+		}
+	}
 	high, low, threads, why := comparedCells(cells, workload, phase, host, vm)
 	if why != "" {
 		v.Reason = why
@@ -444,6 +471,21 @@ func Subsumption(cells []Cell, workload, phase, host, vm string, margins Margins
 		}
 	}
 	return v
+}
+
+// emptied names the cells of runs that have no repeat left in cells.
+func emptied(cells []Cell, runs []InterferedRun) []string {
+	hit := map[CellKey]bool{}
+	for _, r := range runs {
+		hit[r.CellKey] = true
+	}
+	var out []string
+	for _, c := range SortCells(cells) {
+		if hit[c.CellKey] && len(c.Repeats) == 0 {
+			out = append(out, cellText(c.CellKey))
+		}
+	}
+	return out
 }
 
 // noVerdict is an inconclusive verdict with nothing measured: every
@@ -720,6 +762,9 @@ func (v Verdict) rest() string {
 	if v.FlagsChecked {
 		line += fmt.Sprintf("; %s cannot change it: at %s most adverse repeats the answer stays yes",
 			units.Plural(len(v.Flagged), "flagged cell"), map[bool]string{true: "its", false: "their"}[len(v.Flagged) == 1])
+	}
+	if i := v.Interference; i != nil && i.Kind == InterferenceSome {
+		line += fmt.Sprintf("; judged without %d of %d %s cell runs, in which other work on the host took their vCPUs' CPU (see its warning)", len(i.Runs), i.Judged, v.VM.Target)
 	}
 	for _, d := range v.Dropped {
 		line += fmt.Sprintf("; left out %s, where only %s ran both classes (%s %d/%d = %s)", units.Plural(d.Threads, "thread"), d.Side, d.Side, v.Host.High, v.Host.Low, verdictRatio(float64(d.Ratio)))

@@ -97,16 +97,26 @@ func (f failOn) exceeds(r float64) bool {
 // check returns an *exitError (exitNo) naming the significant changes
 // against the baseline beyond the bound: every cell's, and every QoS
 // sensitivity's (a subsumption index's change is a difference, with no
-// ratio, and a geometric mean's has no test).
+// ratio, and a geometric mean's has no test). A cell's change behind which
+// stand cell runs other work on the host took CPU from (compare's
+// DeltaInterference) counts only when it is still significant and beyond
+// the bound without them: other work explains the rest.
 func (f failOn) check(c *compare.Comparison) error {
 	var hits []string
 	for _, r := range c.Rows {
 		for i, v := range r.Values {
-			if i == 0 || v.Delta == nil || !v.Delta.Significant || !f.exceeds(float64(v.Delta.Ratio)) {
+			if i == 0 {
+				continue
+			}
+			if _, ok := v.Delta.Counts(f.exceeds); !ok {
 				continue
 			}
 			cell := fmt.Sprintf("%s %s qos=%s threads=%d", r.Target, analysis.WorkloadText(r.Workload, r.Phase), qos.Class(r.QoS), r.Threads)
-			hits = append(hits, fmt.Sprintf("%s in %s: %s (%s)", cell, c.Columns[i].Label, compare.ChangeText(v.Delta.Ratio), analysis.FormatP(v.Delta.P)))
+			hit := fmt.Sprintf("%s in %s: %s (%s)", cell, c.Columns[i].Label, compare.ChangeText(v.Delta.Ratio), analysis.FormatP(v.Delta.P))
+			if d := v.Delta.Interference; d != nil {
+				hit += fmt.Sprintf(", and %s (%s) without the %d of %d cell runs other work took CPU from", compare.ChangeText(d.Without.Ratio), analysis.FormatP(d.Without.P), d.Runs, d.Of)
+			}
+			hits = append(hits, hit)
 		}
 	}
 	for _, r := range c.Findings {

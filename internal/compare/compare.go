@@ -110,6 +110,41 @@ type Delta struct {
 	// Significant says whether the change is one: p below Alpha for a
 	// cell; for a finding, whether the two intervals do not overlap.
 	Significant bool `json:"significant"`
+	// Interference, for a cell, says that some of the cell runs behind
+	// the change (in either run) were interfered with by other work on
+	// the host (analysis.Interfered), and what the change is without
+	// them; nil when none was, or the runs carry no host view.
+	Interference *DeltaInterference `json:"interference,omitempty"`
+}
+
+// DeltaInterference is the interfered cell runs behind a cell's change.
+type DeltaInterference struct {
+	// Runs is how many of the Of cell runs of the two cells were
+	// interfered; OtherCPU the median CPU other work took during them.
+	Runs     int            `json:"runs"`
+	Of       int            `json:"of"`
+	OtherCPU analysis.Float `json:"other_cpu"`
+	// Without is the change with those cell runs left out of both cells;
+	// nil when a cell has no repeat left.
+	Without *Delta `json:"without,omitempty"`
+}
+
+// Counts says whether a change counts against a limit: it is significant,
+// and, where interfered cell runs are behind it, still is without them
+// with a ratio beyond (exceeds says which ratios are); the ratio it counts
+// with is returned.
+func (d *Delta) Counts(exceeds func(float64) bool) (analysis.Float, bool) {
+	if d == nil || !d.Significant || !exceeds(float64(d.Ratio)) {
+		return 0, false
+	}
+	if d.Interference == nil {
+		return d.Ratio, true
+	}
+	w := d.Interference.Without
+	if w == nil || !w.Significant || !exceeds(float64(w.Ratio)) {
+		return 0, false
+	}
+	return w.Ratio, true
 }
 
 // Row is one cell across the runs.
@@ -497,6 +532,13 @@ func differences(cols []Column) []Difference {
 
 // rows is every cell any run has, in table order, with each run's value.
 func rows(cells [][]analysis.Cell) []Row {
+	interfered := make([]map[analysis.CellKey][]analysis.InterferedRun, len(cells))
+	for i, cs := range cells {
+		interfered[i] = map[analysis.CellKey][]analysis.InterferedRun{}
+		for _, r := range analysis.Interfered(cs).Runs {
+			interfered[i][r.CellKey] = append(interfered[i][r.CellKey], r)
+		}
+	}
 	byKey := map[analysis.CellKey][]*analysis.Cell{}
 	var keys []analysis.CellKey
 	unit := map[analysis.CellKey]string{}
@@ -516,7 +558,7 @@ func rows(cells [][]analysis.Cell) []Row {
 	for _, k := range keys {
 		r := Row{CellKey: k, Unit: unit[k]}
 		base := byKey[k][0]
-		for _, c := range byKey[k] {
+		for i, c := range byKey[k] {
 			if c == nil || c.TotalRate.N == 0 && c.Idle() == 0 {
 				r.Values = append(r.Values, Value{Median: nan(), Low: nan(), High: nan()})
 				continue
@@ -525,12 +567,35 @@ func rows(cells [][]analysis.Cell) []Row {
 			if c != base && base != nil && base.TotalRate.N > 0 && c.TotalRate.N > 0 {
 				ch := analysis.Compare(*base, *c)
 				v.Delta = &Delta{Ratio: ch.Ratio, P: ch.Test.P, Significant: ch.Test.Significant(analysis.Alpha) && base.TotalRate.Median != 0 && !ch.Ratio.IsNaN()}
+				v.Delta.Interference = deltaInterference(*base, *c, interfered[0][k], interfered[i][k])
 			}
 			r.Values = append(r.Values, v)
 		}
 		out = append(out, r)
 	}
 	return out
+}
+
+// deltaInterference is what the interfered cell runs of the baseline's
+// cell (baseRuns) and the other run's (runs) do to their change: nil when
+// there are none.
+func deltaInterference(base, c analysis.Cell, baseRuns, runs []analysis.InterferedRun) *DeltaInterference {
+	if len(baseRuns)+len(runs) == 0 {
+		return nil
+	}
+	var other []float64
+	for _, r := range append(slices.Clone(baseRuns), runs...) {
+		other = append(other, float64(r.OtherCPU))
+	}
+	slices.Sort(other)
+	d := &DeltaInterference{Runs: len(other), Of: len(base.Repeats) + len(c.Repeats), OtherCPU: analysis.OrderStatsOf(other).Median}
+	b := analysis.WithoutRepeats([]analysis.Cell{base}, baseRuns)[0]
+	n := analysis.WithoutRepeats([]analysis.Cell{c}, runs)[0]
+	if b.TotalRate.N > 0 && n.TotalRate.N > 0 {
+		ch := analysis.Compare(b, n)
+		d.Without = &Delta{Ratio: ch.Ratio, P: ch.Test.P, Significant: ch.Test.Significant(analysis.Alpha) && b.TotalRate.Median != 0 && !ch.Ratio.IsNaN()}
+	}
+	return d
 }
 
 func nan() analysis.Float { return analysis.Float(math.NaN()) }
@@ -791,6 +856,9 @@ func disjoint(a, b Value) bool {
 // run at two or more classes there: the highest class against the lowest,
 // at every thread count with both.
 func sensitivities(cells []analysis.Cell) []analysis.Sensitivity {
+	// Judged without the VM's interfered cell runs, as the verdict is
+	// (the rule is blind to class, so leaving them out favours neither).
+	cells = analysis.WithoutRepeats(cells, analysis.Interfered(cells).Runs)
 	type key struct{ target, workload, phase string }
 	var order []key
 	classes := map[key][]int{}

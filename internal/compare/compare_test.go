@@ -353,3 +353,32 @@ func TestIdleRepeatsBesideN(t *testing.T) {
 	assert.Equal(t, 1, v[2].Idle)
 	assert.Equal(t, analysis.Float(10), v[2].Median, "the idle repeat is not in the median")
 }
+
+// A change counts against a limit when significant and beyond it, and,
+// where interfered cell runs stand behind it, only when it still is
+// without them.
+func TestDeltaCounts(t *testing.T) {
+	beyond10 := func(r float64) bool { return math.Max(r, 1/r) > 1.1 }
+	without := func(ratio float64, sig bool) *DeltaInterference {
+		return &DeltaInterference{Runs: 3, Of: 12, OtherCPU: 0.5, Without: &Delta{Ratio: analysis.Float(ratio), P: 0.024, Significant: sig}}
+	}
+	for _, tc := range []struct {
+		name  string
+		d     *Delta
+		count bool
+		ratio float64
+	}{
+		{"no change", nil, false, 0},
+		{"significant and beyond", &Delta{Ratio: 0.79, Significant: true}, true, 0.79},
+		{"significant, within", &Delta{Ratio: 0.95, Significant: true}, false, 0},
+		{"beyond, not significant", &Delta{Ratio: 0.5}, false, 0},
+		{"other work explains it: within the limit without the interfered runs", &Delta{Ratio: 0.79, Significant: true, Interference: without(0.973, true)}, false, 0},
+		{"without them, not significant", &Delta{Ratio: 0.79, Significant: true, Interference: without(0.8, false)}, false, 0},
+		{"it stands without them", &Delta{Ratio: 0.65, Significant: true, Interference: without(0.81, true)}, true, 0.81},
+		{"no repeat left without them", &Delta{Ratio: 0.65, Significant: true, Interference: &DeltaInterference{Runs: 6, Of: 12}}, false, 0},
+	} {
+		r, ok := tc.d.Counts(beyond10)
+		assert.Equal(t, tc.count, ok, tc.name)
+		assert.InDelta(t, tc.ratio, float64(r), 1e-12, tc.name)
+	}
+}

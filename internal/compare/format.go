@@ -151,6 +151,7 @@ func (c *Comparison) Sections() []Section {
 			sec = c.newSection(r.Workload, r.Unit)
 		}
 		sec.Rows = append(sec.Rows, c.spread(c.cellRow(r, len(sec.Header)-len(c.valueHeader())))...)
+		sec.Notes = append(sec.Notes, c.interferenceNotes(r)...)
 	}
 	flush(current)
 	if len(c.Findings) > 0 {
@@ -378,7 +379,43 @@ func (c *Comparison) deltaText(base, v Value) string {
 	if analysis.SmallestP([][2]int{{base.N, v.N}}) >= c.Alpha {
 		s += " *"
 	}
+	if v.Delta.Interference != nil {
+		s += " " + InterferenceMark
+	}
 	return s
+}
+
+// InterferenceMark marks a change behind which stand cell runs that other
+// work on the host took CPU from; the note under the table says how many
+// and what the change is without them.
+const InterferenceMark = "†"
+
+// interferenceNotes say, for each change of r behind which interfered cell
+// runs stand, how much CPU other work took during how many of its cell
+// runs, and the change without them: "† vm fp qos=9 threads=2 in b: other
+// work on the host took 0.6 CPU during 3 of 12 of its cell runs; without
+// them ~ (p=0.31), so --fail-on does not count it".
+func (c *Comparison) interferenceNotes(r Row) []string {
+	var out []string
+	for i, v := range r.Values {
+		if i == 0 || v.Delta == nil || v.Delta.Interference == nil {
+			continue
+		}
+		d := v.Delta.Interference
+		cell := fmt.Sprintf("%s %s qos=%d threads=%d", r.Target, analysis.WorkloadText(r.Workload, r.Phase), r.QoS, r.Threads)
+		n := fmt.Sprintf("%s %s in %s: other work on the host took %s CPU during %d of %d of its cell runs (the baseline's and this run's)",
+			InterferenceMark, cell, c.Columns[i].Heading(), strconv.FormatFloat(float64(d.OtherCPU), 'g', 2, 64), d.Runs, d.Of)
+		switch w := d.Without; {
+		case w == nil:
+			n += "; without them a cell has no repeat left, so --fail-on does not count it"
+		case w.Significant:
+			n += fmt.Sprintf("; without them %s (%s): a change --fail-on counts when beyond its limit", ChangeText(w.Ratio), analysis.FormatP(w.P))
+		default:
+			n += fmt.Sprintf("; without them ~ (%s): other work explains it, and --fail-on does not count it", analysis.FormatP(w.P))
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 // threadsText lists the thread counts a finding is over: "1,2", or "own"

@@ -410,6 +410,7 @@ func Samples(records []Record) []Sample {
 	out := make([]Sample, len(records))
 	for i, r := range records {
 		out[i] = r.Sample
+		out[i].HostView = r.HostView
 	}
 	return out
 }

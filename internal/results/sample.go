@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/hostview"
 )
 
 // Sample is one thread's (or process's) record in one repeat of one cell on
@@ -45,6 +46,9 @@ type Sample struct {
 	// inside its measured interval, read by the worker itself just outside
 	// it (schema 1.2); 0 where it was not recorded (older runs).
 	CPUNs int64 `json:"cpu_ns,omitempty"`
+	// HostView is its record's Record.HostView, carried to the statistics
+	// (Observation); samples.jsonl holds it on the record, not here.
+	HostView *hostview.Use `json:"-"`
 }
 
 // damage says why s cannot be what a thread measured, "" when it can be:
@@ -112,6 +116,7 @@ func (s Sample) Observation() analysis.Observation {
 		CellKey: analysis.CellKey{Target: s.Target, Workload: s.Workload, QoS: s.QoS, Threads: s.Threads, Phase: s.Phase},
 		Repeat:  s.Repeat, Unit: s.Unit, StartNs: s.StartNs, EndNs: s.EndNs, Work: s.Work, Rate: s.Rate,
 		QoSApplied: s.QoSApplied, QoSFull: s.QoSFull, QoSReason: s.QoSReason, CPUNs: s.CPUNs, Contention: s.Contention,
+		HostView: s.HostView,
 	}
 }
 

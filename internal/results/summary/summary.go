@@ -224,8 +224,10 @@ type Document struct {
 	Regressions []analysis.ClassRegression `json:"regressions"`
 	Verdicts    []analysis.Verdict         `json:"verdicts"`
 	Findings    []analysis.Finding         `json:"findings"`
-	// Warnings are the cells whose repeats disagree (each cell's
-	// dispersion.flag, with the cell named), in table order.
+	// Warnings are, per workload, the VM cell runs other work on the host
+	// interfered with (analysis.InterferenceReport.Warning), then the
+	// cells whose repeats disagree (each cell's dispersion.flag, with the
+	// cell named), in table order.
 	Warnings  []string                `json:"warnings"`
 	Telemetry []telemetry.CellSummary `json:"telemetry"`
 }
@@ -742,7 +744,8 @@ func mdText(s string) string {
 	return strings.NewReplacer("|", `\|`, "\r\n", " ", "\n", " ").Replace(s)
 }
 
-// Warnings are the dispersion warnings of the cells (analysis.Dispersion):
+// Warnings are the interference warnings and the dispersion warnings of
+// the cells (analysis.InterferenceReport, analysis.Dispersion):
 // per verdict, those of its workload (and phase), then those of workloads
 // that have no verdict, each group in table order.
 func Warnings(a Summary) (perVerdict [][]string, rest []string) {
@@ -759,6 +762,7 @@ func Warnings(a Summary) (perVerdict [][]string, rest []string) {
 			continue
 		}
 		seen[k] = true
+		rest = append(rest, analysis.InterferenceWarnings(a.Cells, k.workload, k.phase)...)
 		rest = append(rest, analysis.DispersionWarnings(a.Cells, k.workload, k.phase)...)
 	}
 	return perVerdict, rest

@@ -1,0 +1,481 @@
+package analysis
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/qoslab/qoslab/internal/hostview"
+	"github.com/qoslab/qoslab/internal/units"
+)
+
+// The interference rule's settings, fixed before any data: a VM cell run
+// is interfered when its vCPU threads got clearly less host CPU than the
+// run's norm at its thread count AND other work on the host took CPU
+// during it. Both, because either alone says nothing of other work: the
+// run's own contention spinners take the vCPUs' CPU in every cell run alike
+// (which is why the norm is the run's own), and other work that took an
+// idle CPU took nothing from the VM.
+const (
+	// InterferenceMinDeficit is the least shortfall, in host CPUs, below
+	// the norm that counts: 0.15 of a host CPU, well above what the vCPU
+	// threads' own run time varies by beside the run's spinners (a few
+	// hundredths) and well below what one busy process takes (0.5 or 1).
+	InterferenceMinDeficit = 0.15
+	// InterferenceSpreads is how many robust spreads of the norm's own
+	// cell runs (1.4826 times their median absolute deviation, which
+	// estimates a standard deviation however many runs stray) the
+	// shortfall must also exceed, where that is more than the minimum: a
+	// thread count whose runs vary widely by themselves counts only a run
+	// far below them.
+	InterferenceSpreads = 3.0
+	// InterferenceOtherFloor is the least CPU, in host CPUs, the host's
+	// other work must have taken during the cell run: a tenth of a CPU,
+	// above what an idle desktop's daemons take (a few hundredths), below
+	// what a process that takes a vCPU's place takes.
+	InterferenceOtherFloor = 0.10
+)
+
+// InterferenceRule is the rule's settings (the constants above, by
+// default).
+type InterferenceRule struct {
+	MinDeficit float64 `json:"min_deficit"`
+	Spreads    float64 `json:"spreads"`
+	OtherFloor float64 `json:"other_floor"`
+}
+
+// DefaultInterferenceRule is the rule with the constants above.
+func DefaultInterferenceRule() InterferenceRule {
+	return InterferenceRule{MinDeficit: InterferenceMinDeficit, Spreads: InterferenceSpreads, OtherFloor: InterferenceOtherFloor}
+}
+
+// InterferenceNorm is the host CPU a run's VM cell runs got at one thread
+// count: the median over its cell runs of both classes (blind to class,
+// so that leaving runs out cannot favour one), and the margin below it
+// that counts as clearly less.
+type InterferenceNorm struct {
+	Target   string `json:"target"`
+	Workload string `json:"workload"`
+	Phase    string `json:"phase,omitempty"`
+	Threads  int    `json:"threads"`
+	// Share is the median of the cell runs' vCPU shares, in host CPUs.
+	Share Float `json:"share"`
+	// Spread is 1.4826 times their median absolute deviation.
+	Spread Float `json:"spread"`
+	// Margin is how far below Share a cell run must fall to count:
+	// max(MinDeficit, Spreads·Spread). A norm with only a Share set (as an
+	// online check has it before it has runs to spread: Interfered) gets
+	// MinDeficit.
+	Margin Float `json:"margin"`
+	// Runs is how many cell runs it is over.
+	Runs int `json:"runs"`
+}
+
+// NormOf is the norm of the vCPU shares of a thread count's cell runs
+// (NaN ones left out); its Share is NaN without any.
+func (r InterferenceRule) NormOf(shares []float64) InterferenceNorm {
+	v := sortedFinite(shares)
+	n := InterferenceNorm{Share: Float(math.NaN()), Spread: Float(math.NaN()), Margin: Float(r.MinDeficit), Runs: len(v)}
+	if len(v) == 0 {
+		return n
+	}
+	m := median(v)
+	dev := make([]float64, len(v))
+	for i, x := range v {
+		dev[i] = math.Abs(x - m)
+	}
+	sort.Float64s(dev)
+	n.Share, n.Spread = Float(m), Float(1.4826*median(dev))
+	n.Margin = Float(math.Max(r.MinDeficit, r.Spreads*float64(n.Spread)))
+	return n
+}
+
+// Interfered is the rule for one cell run beside a norm given as a share
+// alone (host CPUs), with the minimum margin, MinDeficit: what a check
+// online has before the run's cell runs have a spread (InterferedBeside).
+func (r InterferenceRule) Interfered(vcpuShare, otherCPU, norm float64) bool {
+	return r.InterferedBeside(vcpuShare, otherCPU, InterferenceNorm{Share: Float(norm)})
+}
+
+// InterferedBeside is the rule for one cell run: its vCPUs got host CPU
+// vcpuShare while other work took otherCPU, beside the norm. False when
+// either is not a number (not recorded): nothing unrecorded is called
+// interfered.
+func (r InterferenceRule) InterferedBeside(vcpuShare, otherCPU float64, norm InterferenceNorm) bool {
+	margin := math.Max(r.MinDeficit, float64(norm.Margin))
+	if math.IsNaN(vcpuShare) || math.IsNaN(otherCPU) || norm.Share.IsNaN() {
+		return false
+	}
+	return float64(norm.Share)-vcpuShare > margin && otherCPU >= r.OtherFloor
+}
+
+// InterferenceKind is what the rule found in a run.
+type InterferenceKind string
+
+const (
+	// InterferenceNotRecorded: no VM cell run carries a host view with
+	// vCPU threads (a run before schema 1.3, or a backend without them).
+	InterferenceNotRecorded InterferenceKind = "not recorded"
+	// InterferenceNone: the host view was recorded and no cell run was
+	// interfered.
+	InterferenceNone InterferenceKind = "none"
+	// InterferenceSome: some cell runs were, and the rest can be judged
+	// without them.
+	InterferenceSome InterferenceKind = "some"
+	// InterferenceAll: every cell run judged was, so nothing is left to
+	// judge without them. (Against the runs' own median norm this cannot
+	// happen; a norm from elsewhere could make it.)
+	InterferenceAll InterferenceKind = "all"
+)
+
+// InterferedRun is one interfered cell run.
+type InterferedRun struct {
+	CellKey
+	Repeat int `json:"repeat"`
+	// VCPUShare is the host CPU its vCPUs got, Norm the run's norm at its
+	// thread count, Deficit how much less it got (Norm - VCPUShare).
+	VCPUShare Float `json:"vcpu_share"`
+	Norm      Float `json:"norm"`
+	Deficit   Float `json:"deficit"`
+	// OtherCPU is the CPU the host's other work took during it.
+	OtherCPU Float `json:"other_cpu"`
+	// Others are the largest other processes during it.
+	Others []hostview.Process `json:"others,omitempty"`
+}
+
+// InterferenceReport is the rule applied to a run's VM cell runs.
+type InterferenceReport struct {
+	Kind  InterferenceKind   `json:"kind"`
+	Rule  InterferenceRule   `json:"rule"`
+	Norms []InterferenceNorm `json:"norms,omitempty"`
+	// Runs are the interfered cell runs, in table order then repeat.
+	Runs []InterferedRun `json:"runs,omitempty"`
+	// Judged is how many cell runs the rule could judge (a vCPU share
+	// recorded).
+	Judged int `json:"judged"`
+	// OtherCPU is the median of the interfered runs' other work's CPU;
+	// Others their largest other processes over all of them (CPU time
+	// summed per process), most first, at most three.
+	OtherCPU Float              `json:"other_cpu"`
+	Others   []hostview.Process `json:"others,omitempty"`
+}
+
+// Interfered applies the default rule to cells (see InterferenceRule.Report).
+func Interfered(cells []Cell) InterferenceReport { return DefaultInterferenceRule().Report(cells) }
+
+// Report applies the rule to every cell run of cells whose host view has a
+// vCPU share (the VM's), each beside the norm of its target, workload,
+// phase and thread count.
+func (r InterferenceRule) Report(cells []Cell) InterferenceReport {
+	rep := InterferenceReport{Kind: InterferenceNotRecorded, Rule: r, OtherCPU: Float(math.NaN())}
+	type normKey struct {
+		target, workload, phase string
+		threads                 int
+	}
+	shares := map[normKey][]float64{}
+	var keys []normKey
+	sorted := SortCells(cells)
+	for _, c := range sorted {
+		k := normKey{c.Target, c.Workload, c.Phase, c.Threads}
+		for _, s := range c.VCPUShares {
+			if s.IsNaN() {
+				continue
+			}
+			if _, ok := shares[k]; !ok {
+				keys = append(keys, k)
+			}
+			shares[k] = append(shares[k], float64(s))
+		}
+	}
+	if len(keys) == 0 {
+		return rep
+	}
+	norms := map[normKey]InterferenceNorm{}
+	for _, k := range keys {
+		n := r.NormOf(shares[k])
+		n.Target, n.Workload, n.Phase, n.Threads = k.target, k.workload, k.phase, k.threads
+		norms[k] = n
+		rep.Norms = append(rep.Norms, n)
+		rep.Judged += n.Runs
+	}
+	rep.Kind = InterferenceNone
+	var others []float64
+	procs := map[int]*hostview.Process{}
+	for _, c := range sorted {
+		n, ok := norms[normKey{c.Target, c.Workload, c.Phase, c.Threads}]
+		if !ok {
+			continue
+		}
+		for i, s := range c.VCPUShares {
+			o := at(c.OtherCPU, i)
+			if !r.InterferedBeside(float64(s), o, n) {
+				continue
+			}
+			run := InterferedRun{CellKey: c.CellKey, Repeat: c.Repeats[i], VCPUShare: s, Norm: n.Share, Deficit: n.Share - s, OtherCPU: Float(o)}
+			if i < len(c.HostViews) && c.HostViews[i] != nil {
+				run.Others = c.HostViews[i].Others
+				for _, p := range run.Others {
+					if procs[p.PID] == nil {
+						procs[p.PID] = &hostview.Process{PID: p.PID, Name: p.Name}
+					}
+					procs[p.PID].CPUNs += p.CPUNs
+				}
+			}
+			rep.Runs = append(rep.Runs, run)
+			others = append(others, o)
+		}
+	}
+	switch {
+	case len(rep.Runs) == rep.Judged:
+		rep.Kind = InterferenceAll
+	case len(rep.Runs) > 0:
+		rep.Kind = InterferenceSome
+	}
+	if len(others) > 0 {
+		rep.OtherCPU = Float(median(sortedFinite(others)))
+	}
+	for _, p := range procs {
+		rep.Others = append(rep.Others, *p)
+	}
+	slices.SortFunc(rep.Others, func(a, b hostview.Process) int {
+		return cmp.Or(cmp.Compare(b.CPUNs, a.CPUNs), cmp.Compare(a.PID, b.PID))
+	})
+	if len(rep.Others) > 3 {
+		rep.Others = rep.Others[:3]
+	}
+	return rep
+}
+
+// at is v[i] as a float64, NaN past its end.
+func at(v []Float, i int) float64 {
+	if i < len(v) {
+		return float64(v[i])
+	}
+	return math.NaN()
+}
+
+// WithoutRepeats is cells with the given cell runs left out, each cell
+// summarized again over the repeats left (as Cells would have it had they
+// never run); cells none of whose runs are listed are as they were. A cell
+// left with no repeat stays, with none (n 0), so that what is missing is
+// seen missing.
+func WithoutRepeats(cells []Cell, runs []InterferedRun) []Cell {
+	drop := map[CellKey]map[int]bool{}
+	for _, r := range runs {
+		if drop[r.CellKey] == nil {
+			drop[r.CellKey] = map[int]bool{}
+		}
+		drop[r.CellKey][r.Repeat] = true
+	}
+	out := make([]Cell, len(cells))
+	for i, c := range cells {
+		d := drop[c.CellKey]
+		if len(d) == 0 {
+			out[i] = c
+			continue
+		}
+		var keep []int
+		for j, r := range c.Repeats {
+			if !d[r] {
+				keep = append(keep, j)
+			}
+		}
+		out[i] = c.only(keep)
+	}
+	return out
+}
+
+// only is the cell summarized again over the repeats at positions keep of
+// its per-repeat slices.
+func (c Cell) only(keep []int) Cell {
+	pick := func(v []float64) []float64 {
+		out := []float64{}
+		for _, j := range keep {
+			out = append(out, atF(v, j))
+		}
+		return out
+	}
+	pickF := func(v []Float) []Float {
+		out := []Float{}
+		for _, j := range keep {
+			out = append(out, Float(at(v, j)))
+		}
+		return out
+	}
+	unF := func(v []Float) []float64 {
+		out := make([]float64, len(v))
+		for i, x := range v {
+			out[i] = float64(x)
+		}
+		return out
+	}
+	n := c
+	n.Repeats = nil
+	for _, j := range keep {
+		n.Repeats = append(n.Repeats, c.Repeats[j])
+	}
+	threadRates := c.threadRates
+	if threadRates == nil { // a cell not from Cells: its threads' rates are not known
+		threadRates = make([]float64, len(c.TotalRates))
+		for i := range threadRates {
+			threadRates[i] = math.NaN()
+		}
+	}
+	n.summarize(pick(c.TotalRates), pick(c.RepeatSeconds), unF(pickF(c.CPUShares)), unF(pickF(c.Speeds)), pick(threadRates))
+	if c.CPUShares == nil {
+		n.CPUShares, n.Speeds = nil, nil
+	}
+	if c.VCPUShares != nil {
+		n.VCPUShares, n.VCPUWaits, n.OtherCPU = pickF(c.VCPUShares), pickF(c.VCPUWaits), pickF(c.OtherCPU)
+	}
+	if c.HostViews != nil {
+		n.HostViews = []*hostview.Use{}
+		for _, j := range keep {
+			if j < len(c.HostViews) {
+				n.HostViews = append(n.HostViews, c.HostViews[j])
+			}
+		}
+	}
+	return n
+}
+
+// atF is v[i], NaN past its end.
+func atF(v []float64, i int) float64 {
+	if i < len(v) {
+		return v[i]
+	}
+	return math.NaN()
+}
+
+// Warning says what the rule found, with numbers, for the warnings beside
+// a verdict (judged says the verdict leaves the runs out): how much CPU
+// other work took during how many of the VM's cell runs and who, what
+// their vCPUs got against the run's norm, which cell runs, and what would
+// change it:
+//
+//	other work on the host took 0.5 CPU during 9 of 24 vm cell runs (python3, pid 30353): their vCPUs got 1.1 host CPUs against the run's 1.9 at 2 threads; ...
+//
+// Empty when no cell run was interfered.
+func (rep InterferenceReport) Warning(judged bool) string {
+	if len(rep.Runs) == 0 {
+		return ""
+	}
+	target := rep.Runs[0].Target
+	w := fmt.Sprintf("other work on the host took %s during %d of %d %s cell runs", cpuText(float64(rep.OtherCPU)), len(rep.Runs), rep.Judged, target)
+	if who := othersText(rep.Others); who != "" {
+		w += " (" + who + ")"
+	}
+	var got []string
+	for _, n := range rep.Norms {
+		var shares []float64
+		for _, r := range rep.Runs {
+			if r.Target == n.Target && r.Workload == n.Workload && r.Phase == n.Phase && r.Threads == n.Threads {
+				shares = append(shares, float64(r.VCPUShare))
+			}
+		}
+		if len(shares) == 0 {
+			continue
+		}
+		what := "against the run's"
+		if len(got) > 0 {
+			what = "against"
+		}
+		got = append(got, fmt.Sprintf("%s %s %s at %s", hostCPUsText(median(sortedFinite(shares)), len(got) == 0), what,
+			strconv.FormatFloat(float64(n.Share), 'f', 1, 64), units.Plural(n.Threads, "thread")))
+	}
+	w += ": their vCPUs got " + strings.Join(got, ", ")
+	w += " (" + runsText(rep.Runs) + ")"
+	w += fmt.Sprintf("; a VM cell run counts as interfered when its vCPUs got more than %s host CPU (or %g robust spreads of the run's cell runs) below the run's median at its thread count while other work took %s or more",
+		strconv.FormatFloat(rep.Rule.MinDeficit, 'f', -1, 64), rep.Rule.Spreads, cpuText(rep.Rule.OtherFloor))
+	if judged {
+		w += "; the verdict judges the cell runs without them"
+	}
+	return w + "; measured again with the host otherwise idle, they would count"
+}
+
+// InterferenceWarnings is the interference warning of the cells of a
+// workload (and phase) no verdict judges: what the rule finds among them.
+func InterferenceWarnings(cells []Cell, workload, phase string) []string {
+	var of []Cell
+	for _, c := range cells {
+		if c.Workload == workload && c.Phase == phase {
+			of = append(of, c)
+		}
+	}
+	if w := Interfered(of).Warning(false); w != "" {
+		return []string{w}
+	}
+	return nil
+}
+
+// cpuText is an amount of host CPU: "0.5 CPU", "1.2 CPUs"; two significant
+// digits below 1.
+func cpuText(x float64) string {
+	if math.IsNaN(x) {
+		return "an unknown amount of CPU"
+	}
+	s := strconv.FormatFloat(x, 'g', 2, 64)
+	if x >= 1 {
+		s = strconv.FormatFloat(x, 'f', 1, 64)
+	}
+	if s == "1" || s == "1.0" || x < 1 {
+		return s + " CPU"
+	}
+	return s + " CPUs"
+}
+
+// hostCPUsText is "1.1 host CPUs" (with the words when words), else "1.1".
+func hostCPUsText(x float64, words bool) string {
+	s := strconv.FormatFloat(x, 'f', 1, 64)
+	if words {
+		s += " host CPUs"
+	}
+	return s
+}
+
+// othersText names the other processes that took most: each with at
+// least a quarter of the largest's CPU time, "python3, pid 30353".
+func othersText(ps []hostview.Process) string {
+	var parts []string
+	for _, p := range ps {
+		if len(parts) > 0 && 4*p.CPUNs < ps[0].CPUNs {
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s, pid %d", p.Name, p.PID))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// runsText names cell runs compactly, by cell and repeats: "vm fp qos=9
+// threads=2 repeats 1, 3 and 5; vm fp qos=33 threads=2 repeat 2".
+func runsText(runs []InterferedRun) string {
+	var order []CellKey
+	reps := map[CellKey][]int{}
+	for _, r := range runs {
+		if reps[r.CellKey] == nil {
+			order = append(order, r.CellKey)
+		}
+		reps[r.CellKey] = append(reps[r.CellKey], r.Repeat)
+	}
+	parts := make([]string, len(order))
+	for i, k := range order {
+		parts[i] = cellText(k) + " " + repeatNumbersText(reps[k])
+	}
+	return strings.Join(parts, "; ")
+}
+
+// repeatNumbersText is "repeat 2", "repeats 1, 3 and 5".
+func repeatNumbersText(reps []int) string {
+	s := make([]string, len(reps))
+	for i, r := range reps {
+		s[i] = strconv.Itoa(r)
+	}
+	if len(s) == 1 {
+		return "repeat " + s[0]
+	}
+	return "repeats " + andList(s)
+}
