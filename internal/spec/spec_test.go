@@ -38,7 +38,7 @@ func TestDefaultSpecSubsumption(t *testing.T) {
 			{Workload: "decompress", QoS: bothClasses, Threads: []int{1}, Params: catalog.Params{SizeBytes: 1 << 30, Ratio: 3, Codec: "zstd", Sink: "file"}},
 		},
 		Repeats: 6, MaxRepeats: 18,
-		Order:   OrderInterleaved, TelemetryMs: 100, DataSeed: 1, Verdict: analysis.DefaultMargins(),
+		Order: OrderInterleaved, TelemetryMs: 100, DataSeed: 1, Verdict: analysis.DefaultMargins(),
 	}
 	assert.Equal(t, want, s)
 
@@ -70,8 +70,8 @@ func TestParseSpecDefaults(t *testing.T) {
 			{Workload: "decompress", QoS: bothClasses, Threads: []int{1}, Params: catalog.Params{SizeBytes: catalog.DefaultSize, Ratio: 3, Codec: "zstd", Sink: "file"}},
 		},
 		Repeats: DefaultRepeats, MaxRepeats: DefaultMaxRepeatsFactor * DefaultRepeats,
-		Warmup:  DefaultWarmup,
-		Order:   OrderInterleaved, TelemetryMs: 100, DataSeed: 1, Verdict: analysis.DefaultMargins(),
+		Warmup: DefaultWarmup,
+		Order:  OrderInterleaved, TelemetryMs: 100, DataSeed: 1, Verdict: analysis.DefaultMargins(),
 	}, s)
 	assert.Nil(t, s.Seed, "no seed given: the plan picks one")
 }
