@@ -64,16 +64,6 @@ func subsumptionAt(cells []analysis.Cell, workload, phase, host, vm string, marg
 	if v.Outcome != analysis.Inconclusive || v.Reversed || math.IsNaN(float64(v.Margin)) {
 		return v
 	}
-	have := math.MaxInt
-	for _, c := range cells {
-		if c.Target == vm && c.Workload == workload && c.Phase == phase && slices.Contains(v.Threads, c.Threads) {
-			have = min(have, len(c.Repeats))
-		}
-	}
-	i := slices.IndexFunc(schedule, func(n int) bool { return n > have })
-	if i < 0 {
-		return v
-	}
 	edge := math.Log(float64(v.Margin))
 	var threads []int
 	for _, t := range v.VMByThreads {
@@ -83,6 +73,16 @@ func subsumptionAt(cells []analysis.Cell, workload, phase, host, vm string, marg
 	}
 	if len(threads) == 0 {
 		threads = v.Threads
+	}
+	have := math.MaxInt
+	for _, c := range cells {
+		if c.Target == vm && c.Workload == workload && c.Phase == phase && slices.Contains(threads, c.Threads) {
+			have = min(have, len(c.Repeats))
+		}
+	}
+	i := slices.IndexFunc(schedule, func(n int) bool { return n > have })
+	if i < 0 {
+		return v
 	}
 	v.MoreRepeats = &moreRepeats{Threads: threads, Next: schedule[i]}
 	return v
