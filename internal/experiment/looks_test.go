@@ -119,7 +119,6 @@ func looksEnv(host, vm *rateTarget, log io.Writer) Env {
 	}}
 }
 
-
 // blockRuns are the VM's requests after the planned cells (24 on each
 // target), as (class, threads).
 func blockRuns(vm *rateTarget) [][2]int {
