@@ -265,6 +265,16 @@ func blockHolds(b results.LookBlock, c PlannedRun) bool {
 		slices.Contains(b.Targets, c.Target) && c.Repeat >= b.From && c.Repeat <= b.To
 }
 
+// looksOf are the repeats per cell at each look a run of s may take: its
+// schedule when it measures both host and vm (a verdict needs both), else
+// one look, its repeats.
+func looksOf(s spec.Spec) []int {
+	if !slices.Contains(s.Targets, spec.TargetHost) || !slices.Contains(s.Targets, spec.TargetVM) {
+		return []int{s.Repeats}
+	}
+	return schedule(s.Repeats, s.MaxRepeats)
+}
+
 // runLooks takes the looks after the planned cells have run (r ran them):
 // first it finishes the blocks an earlier session of the run recorded (a
 // resume), then, while a verdict asks for more repeats and the cap allows
@@ -273,8 +283,8 @@ func blockHolds(b results.LookBlock, c PlannedRun) bool {
 // check and progress) and decides again. Deciding happens between cell
 // runs, never inside one. seed is the plan's; st gets the blocks' stats.
 func (x *execution) runLooks(ctx context.Context, r *runner, seed uint64, st *Stats) error {
-	sched := schedule(x.s.Repeats, x.s.MaxRepeats)
-	if len(sched) < 2 || !slices.Contains(x.s.Targets, spec.TargetHost) || !slices.Contains(x.s.Targets, spec.TargetVM) {
+	sched := looksOf(x.s)
+	if len(sched) < 2 {
 		return nil
 	}
 	var looks []results.Look

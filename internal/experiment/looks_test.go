@@ -119,16 +119,6 @@ func looksEnv(host, vm *rateTarget, log io.Writer) Env {
 	}}
 }
 
-// blockRuns are the VM's requests after the planned cells (24 on each
-// target), as (class, threads).
-func blockRuns(vm *rateTarget) [][2]int {
-	var out [][2]int
-	for _, r := range vm.runs[24:] {
-		out = append(out, [2]int{int(r.Qos), int(r.Threads)})
-	}
-	return out
-}
-
 // A run whose verdict is undecided at 2 threads (the VM's repeats there
 // are wide) adds repeats 7-12 of the VM's cells at 2 threads, both
 // classes, interleaved, records the look before it runs it, and stops when
