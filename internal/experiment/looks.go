@@ -331,6 +331,7 @@ func (x *execution) runBlock(ctx context.Context, r *runner, lk results.Look, st
 	for _, cr := range x.out.Runs {
 		r.Finished[cr.Cell.RunKey()] = true
 	}
+	r.Before += len(r.Cells)
 	r.Cells = lookCells(x.s, lk)
 	bst, err := r.Run(ctx)
 	st.add(bst)

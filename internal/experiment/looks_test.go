@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -130,8 +131,15 @@ func TestLooksAddRepeatsUntilDecided(t *testing.T) {
 	assert.Equal(t, 18, s.MaxRepeats, "3 times repeats when the spec leaves it out")
 	var log bytes.Buffer
 	host, vm := &rateTarget{rate: hostRate}, &rateTarget{rate: vmRate}
-	out, err := Execute(context.Background(), s, dir, looksEnv(host, vm, &log))
+	env := looksEnv(host, vm, &log)
+	var steps []Step
+	env.OnStep = func(st Step) { steps = append(steps, st) }
+	out, err := Execute(context.Background(), s, dir, env)
 	require.NoError(t, err)
+	require.Len(t, steps, 60)
+	assert.Equal(t, 48, steps[47].Total)
+	assert.Equal(t, 48, steps[48].Index, "the block's steps count on through the plan as it grew")
+	assert.Equal(t, 60, steps[48].Total)
 
 	assert.Len(t, host.runs, 24, "the host's cells are not repeated: only the VM's interval is too wide")
 	require.Len(t, vm.runs, 36)
@@ -161,6 +169,9 @@ func TestLooksAddRepeatsUntilDecided(t *testing.T) {
 
 	d, err := results.Open(dir.Path)
 	require.NoError(t, err)
+	recorded, err := recordedSpec(d.Run.Spec)
+	require.NoError(t, err)
+	assert.Equal(t, 18, recorded.MaxRepeats, "run.json's spec carries the cap applied")
 	require.Len(t, d.Run.Looks, 1)
 	lk := d.Run.Looks[0]
 	assert.Equal(t, 2, lk.Index)
@@ -294,4 +305,24 @@ func TestLookCellsOnBothTargets(t *testing.T) {
 	}
 	assert.Equal(t, 4, strings.Count(strings.Join(targets, " "), "host"))
 	assert.NotEqual(t, targets[0], targets[2], "the target that goes first alternates")
+}
+
+// The constructed results (recorded before looks: their specs have no
+// max_repeats) load with one look, their plan the spec's alone.
+func TestConstructedResultsHaveOneLook(t *testing.T) {
+	dirs, err := filepath.Glob(filepath.Join("..", "..", "testdata", "results", "constructed", "*", results.RunFile))
+	require.NoError(t, err)
+	require.NotEmpty(t, dirs)
+	for _, runFile := range dirs {
+		d, err := results.Open(filepath.Dir(runFile))
+		require.NoError(t, err, runFile)
+		s, err := recordedSpec(d.Run.Spec)
+		require.NoError(t, err, runFile)
+		assert.Zero(t, s.MaxRepeats, runFile)
+		assert.Len(t, looksOf(s), 1, runFile)
+		assert.Empty(t, d.Run.Looks, runFile)
+		assert.Equal(t, plannedRuns(s), PlannedOf(d), runFile)
+		_, err = results.Load(d.Path)
+		require.NoError(t, err, runFile)
+	}
 }
