@@ -326,3 +326,35 @@ func TestConstructedResultsHaveOneLook(t *testing.T) {
 		require.NoError(t, err, runFile)
 	}
 }
+
+// A run stopped after its planned cells, before it decided, is not
+// complete: a resume measures nothing again, decides, and takes the look.
+func TestLooksResumeDecidesAfterThePlannedCells(t *testing.T) {
+	dir, s, err := CreateRun(t.TempDir(), looksSpec(t, ""), time.Now())
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	env := looksEnv(&rateTarget{rate: hostRate}, &rateTarget{rate: vmRate}, io.Discard)
+	runs := 0
+	env.OnRun = func(Step, CellRun) {
+		if runs++; runs == 48 {
+			cancel()
+		}
+	}
+	_, err = Execute(ctx, s, dir, env)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Empty(t, dir.Run.Looks, "stopped before the first look was planned")
+	dir.Unlock()
+
+	d, s2, err := ResumeRun(dir.Path, time.Now())
+	require.NoError(t, err)
+	defer d.Unlock()
+	host, vm := &rateTarget{rate: hostRate}, &rateTarget{rate: vmRateTight}
+	out, err := Execute(context.Background(), s2, d, looksEnv(host, vm, io.Discard))
+	require.NoError(t, err)
+	assert.Empty(t, host.runs)
+	assert.Len(t, vm.runs, 12, "the look's block alone")
+	assert.Equal(t, 48, out.Stats.Skipped)
+	require.Len(t, d.Run.Looks, 1)
+	assert.Equal(t, 60, d.Run.Planned)
+}
