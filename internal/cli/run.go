@@ -56,11 +56,15 @@ the default, "subsumption", follows "Can you game core allocation on Apple
 silicon?": fp with 1-4 threads and compression of 1 GiB at QoS 9 and 33, on the
 host and in a VM, 6 repeats, interleaved), keeps every finished cell in
 qoslab-results/<name>-<time>/samples.jsonl, and ends with summaries, a report
-and a verdict. An interrupted run is finished with --resume DIR.
+and a verdict. A verdict undecided because an interval is too wide gets more
+repeats of its cells in blocks, deciding again after each, up to the spec's
+max_repeats (--max-repeats; 0 adds none). An interrupted run is finished
+with --resume DIR.
 
 --dry-run prints the plan instead (targets, cells in order with their counts,
-the VM and accelerator it would boot, contention, an estimated duration and what
-it would write) and measures, starts and writes nothing.
+the VM and accelerator it would boot, contention, an estimated duration, the
+looks and the longest the run could take, and what it would write) and
+measures, starts and writes nothing.
 
 ` + exitStatusDoc,
 		Example: `  qoslab run --default contention
