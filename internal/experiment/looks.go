@@ -113,7 +113,8 @@ func lookSeed(seed uint64, index int) uint64 {
 // the verdicts that ask for more (nil when none does): for each, its
 // workload's cells at its two classes and the thread counts it names, on
 // the VM and on the host when it asks, from the fewest repeats any of
-// them has plus one to what it asks for. samples say what each has.
+// them has plus one to what it asks for, never past the spec's cap.
+// samples say what each has.
 func nextLook(s spec.Spec, seed uint64, index, of int, verdicts []verdict, samples []results.Sample, looks []results.Look, now time.Time) *results.Look {
 	repeats := map[analysis.CellKey]int{} // the highest repeat measured
 	for _, smp := range samples {
@@ -127,11 +128,11 @@ func nextLook(s spec.Spec, seed uint64, index, of int, verdicts []verdict, sampl
 			continue
 		}
 		b := results.LookBlock{Workload: v.VM.Workload, Phase: v.VM.Phase, QoS: []int{v.VM.High, v.VM.Low},
-			Threads: slices.Sorted(slices.Values(m.Threads)), Targets: []string{spec.TargetVM}, To: m.Next, Reason: v.Reason}
+			Threads: slices.Sorted(slices.Values(m.Threads)), Targets: []string{spec.TargetVM}, To: min(m.Next, s.MaxRepeats), Reason: v.Reason}
 		if m.Host {
 			b.Targets = []string{spec.TargetHost, spec.TargetVM}
 		}
-		b.From = m.Next + 1
+		b.From = b.To + 1
 		for _, c := range planRepeats(blockSpec(s, []results.LookBlock{b}), 0, 1, 1) {
 			b.From = min(b.From, repeats[analysis.CellKey{Target: c.Target, Workload: c.Workload, QoS: int(c.QoS), Threads: c.Threads}]+1)
 		}

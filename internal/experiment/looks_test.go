@@ -358,3 +358,36 @@ func TestLooksResumeDecidesAfterThePlannedCells(t *testing.T) {
 	require.Len(t, d.Run.Looks, 1)
 	assert.Equal(t, 60, d.Run.Planned)
 }
+
+// A block goes from the fewest repeats its cells have to what the verdict
+// asks, never past the spec's cap; a verdict that asks for nothing more,
+// or for repeats its cells have, adds no block.
+func TestNextLook(t *testing.T) {
+	s := looksSpec(t, "max_repeats: 15\n")
+	var samples []results.Sample
+	for _, target := range s.Targets {
+		for _, class := range []int{9, 33} {
+			for _, threads := range []int{1, 2} {
+				for r := 1; r <= 6; r++ {
+					samples = append(samples, results.Sample{Target: target, Workload: "fp", QoS: class, Threads: threads, Repeat: r})
+				}
+			}
+		}
+	}
+	undecided := func(m *moreRepeats) verdict {
+		v := verdict{MoreRepeats: m}
+		v.VM = analysis.Sensitivity{Target: spec.TargetVM, Workload: "fp", High: 33, Low: 9}
+		v.Reason = "wide"
+		return v
+	}
+	now := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
+	lk := nextLook(s, 1, 2, 3, []verdict{undecided(&moreRepeats{Threads: []int{2, 1}, Host: true, Next: 30})}, samples, nil, now)
+	require.NotNil(t, lk)
+	assert.Equal(t, []results.LookBlock{{Workload: "fp", QoS: []int{33, 9}, Threads: []int{1, 2}, Targets: []string{spec.TargetHost, spec.TargetVM}, From: 7, To: 15, Reason: "wide"}}, lk.Blocks)
+	assert.Equal(t, 9*8, lk.Added, "repeats 7-15 of 8 cells")
+	assert.Equal(t, 48+72, lk.Planned)
+	assert.Equal(t, now, lk.At)
+
+	assert.Nil(t, nextLook(s, 1, 2, 3, []verdict{undecided(nil)}, samples, nil, now), "decided: no block")
+	assert.Nil(t, nextLook(s, 1, 2, 3, []verdict{undecided(&moreRepeats{Threads: []int{2}, Next: 6})}, samples, nil, now), "the cells have what it asks")
+}
