@@ -298,13 +298,20 @@ func (x *execution) runLooks(ctx context.Context, r *runner, seed uint64, st *St
 			return err
 		}
 	}
-	for index := len(looks) + 2; index <= len(sched); index++ {
+	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		samples := append(slices.Clone(x.prior), x.out.Samples()...)
-		lk := nextLook(x.s, seed, index, len(sched), decide(x.s, samples, sched), samples, looks, time.Now())
+		verdicts := decide(x.s, samples, sched)
+		var lk *results.Look
+		if index := len(looks) + 2; index <= len(sched) {
+			lk = nextLook(x.s, seed, index, len(sched), verdicts, samples, looks, time.Now())
+		}
 		if lk == nil {
+			for _, line := range lookEndText(verdicts, looks) {
+				fmt.Fprintln(x.log, line)
+			}
 			return nil
 		}
 		looks = append(looks, *lk)
@@ -319,7 +326,49 @@ func (x *execution) runLooks(ctx context.Context, r *runner, seed uint64, st *St
 			return err
 		}
 	}
-	return nil
+}
+
+// lookEndText says, for each verdict a block of looks was added for, what
+// it took: "looks: fp yes after 12 repeats at 2 threads, 2 looks of 3"
+// (with the reason when it is not yes), from the verdicts' values and the
+// looks' blocks. None without looks.
+func lookEndText(verdicts []verdict, looks []results.Look) []string {
+	if len(looks) == 0 {
+		return nil
+	}
+	last := looks[len(looks)-1]
+	var out []string
+	for _, v := range verdicts {
+		repeats, took := 0, 0
+		var threads []int
+		for _, lk := range looks {
+			for _, b := range lk.Blocks {
+				if b.Workload != v.VM.Workload || b.Phase != v.VM.Phase {
+					continue
+				}
+				repeats, took = max(repeats, b.To), lk.Index
+				for _, t := range b.Threads {
+					if !slices.Contains(threads, t) {
+						threads = append(threads, t)
+					}
+				}
+			}
+		}
+		if repeats == 0 {
+			continue
+		}
+		what := v.VM.Workload
+		if v.VM.Phase != "" {
+			what += " " + v.VM.Phase
+		}
+		slices.Sort(threads)
+		line := fmt.Sprintf("looks: %s %s after %d repeats at %s, %d looks of %d", what, v.Outcome, repeats, threadsText(threads), took, last.Of)
+		if v.Outcome != analysis.Subsumed && v.Reason != "" {
+			line += ": " + v.Reason
+		}
+		out = append(out, line)
+	}
+	return out
 }
 
 // runBlock runs look lk's cell runs through r, skipping those finished

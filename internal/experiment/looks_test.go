@@ -165,6 +165,7 @@ func TestLooksAddRepeatsUntilDecided(t *testing.T) {
 	assert.Contains(t, log.String(), "look 2 of 3: 6 more repeats of vm fp at 2 threads (repeats 7-12) (fp undecided: the vm ratio at 2 threads")
 	assert.Contains(t, log.String(), "; 12 cell runs\n")
 	assert.NotContains(t, log.String(), "look 3", "the second look decided")
+	assert.Contains(t, log.String(), "\nlooks: fp yes after 12 repeats at 2 threads, 2 looks of 3\n", "what it took")
 	assert.Equal(t, analysis.Subsumed, decide(s, out.Samples(), schedule(6, 18))[0].Outcome)
 
 	d, err := results.Open(dir.Path)
@@ -209,8 +210,14 @@ func TestLooksStopAtTheCap(t *testing.T) {
 			require.NoError(t, err)
 			defer dir.Unlock()
 			host, vm := &rateTarget{rate: hostRate}, &rateTarget{rate: vmRateAlwaysWide}
-			out, err := Execute(context.Background(), s, dir, looksEnv(host, vm, io.Discard))
+			var log bytes.Buffer
+			out, err := Execute(context.Background(), s, dir, looksEnv(host, vm, &log))
 			require.NoError(t, err)
+			if len(c.looks) > 0 {
+				assert.Contains(t, log.String(), fmt.Sprintf("\nlooks: fp inconclusive after %d repeats at 2 threads, %d looks of %d: ", s.MaxRepeats, len(c.looks)+1, len(c.looks)+1))
+			} else {
+				assert.NotContains(t, log.String(), "\nlook", "no look, and nothing said of looks")
+			}
 			assert.Len(t, vm.runs, c.runs)
 			var looks []int
 			for _, lk := range dir.Run.Looks {
