@@ -226,9 +226,10 @@ func plannedRunsOf(s spec.Spec, looks []results.Look) []results.CellRunKey {
 	return out
 }
 
-// lookText is the line a look's block gets on the log: "look 2 of 3: 6
-// more repeats of vm fp at 2 threads, 12 cell runs (fp: the vm ratio's
-// ... )", one clause per block.
+// lookText is the line a look's block gets on the log: "look 2 of 3, 12
+// cell runs: 6 more repeats of vm fp at 2 threads, repeats 7-12 (fp
+// undecided: the verdict's reason)", one clause per block, from the
+// block's values.
 func lookText(lk results.Look) string {
 	var parts []string
 	for _, b := range lk.Blocks {
@@ -238,14 +239,14 @@ func lookText(lk results.Look) string {
 		}
 		targets := slices.Clone(b.Targets)
 		slices.Reverse(targets) // vm first: the VM's ratio is what is undecided
-		t := fmt.Sprintf("%d more repeats of %s %s at %s (repeats %d-%d)", b.To-b.From+1,
+		t := fmt.Sprintf("%d more repeats of %s %s at %s, repeats %d-%d", b.To-b.From+1,
 			strings.Join(targets, " and "), what, threadsText(b.Threads), b.From, b.To)
 		if b.Reason != "" {
 			t += " (" + what + " undecided: " + b.Reason + ")"
 		}
 		parts = append(parts, t)
 	}
-	return fmt.Sprintf("look %d of %d: %s; %s", lk.Index, lk.Of, strings.Join(parts, "; "), units.Plural(lk.Added, "cell run"))
+	return fmt.Sprintf("look %d of %d, %s: %s", lk.Index, lk.Of, units.Plural(lk.Added, "cell run"), strings.Join(parts, "; "))
 }
 
 // threadsText says thread counts: "2 threads", "1 and 2 threads".
