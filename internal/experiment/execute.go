@@ -47,6 +47,9 @@ type Env struct {
 	// OnStall gets each cell run that goes far past what it was expected
 	// to take (the watchdog's Stall); nil writes it to Log.
 	OnStall func(Stall)
+	// OnLook gets each line about the run's looks (a block planned, what
+	// the looks took), between cell runs; nil writes it to Log.
+	OnLook func(line string)
 	// StartTarget starts the agent of a target; nil starts the real ones
 	// (the host's agent, or the VM's). It returns notes on what it changed
 	// to fit this machine. Tests pass fakes.

@@ -294,7 +294,7 @@ func (x *execution) runLooks(ctx context.Context, r *runner, seed uint64, st *St
 		looks = x.dir.Run.Looks
 	}
 	for _, lk := range looks {
-		fmt.Fprintf(x.log, "resume: %s\n", lookText(lk))
+		x.sayLook("resume: " + lookText(lk))
 		if err := x.runBlock(ctx, r, lk, st); err != nil {
 			return err
 		}
@@ -311,7 +311,7 @@ func (x *execution) runLooks(ctx context.Context, r *runner, seed uint64, st *St
 		}
 		if lk == nil {
 			for _, line := range lookEndText(verdicts, looks) {
-				fmt.Fprintln(x.log, line)
+				x.sayLook(line)
 			}
 			return nil
 		}
@@ -322,7 +322,7 @@ func (x *execution) runLooks(ctx context.Context, r *runner, seed uint64, st *St
 				return err
 			}
 		}
-		fmt.Fprintln(x.log, lookText(*lk))
+		x.sayLook(lookText(*lk))
 		if err := x.runBlock(ctx, r, *lk, st); err != nil {
 			return err
 		}
@@ -370,6 +370,16 @@ func lookEndText(verdicts []verdict, looks []results.Look) []string {
 		out = append(out, line)
 	}
 	return out
+}
+
+// sayLook tells the user line, about the looks: to Env.OnLook, else the
+// log.
+func (x *execution) sayLook(line string) {
+	if x.env.OnLook != nil {
+		x.env.OnLook(line)
+		return
+	}
+	fmt.Fprintln(x.log, line)
 }
 
 // runBlock runs look lk's cell runs through r, skipping those finished
