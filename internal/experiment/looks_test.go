@@ -16,6 +16,7 @@ import (
 
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
 	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/guestvm"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/spec"
@@ -396,4 +397,25 @@ func TestNextLook(t *testing.T) {
 
 	assert.Nil(t, nextLook(s, 1, 2, 3, []verdict{undecided(nil)}, samples, nil, now), "decided: no block")
 	assert.Nil(t, nextLook(s, 1, 2, 3, []verdict{undecided(&moreRepeats{Threads: []int{2}, Next: 6})}, samples, nil, now), "the cells have what it asks")
+}
+
+// A dry run of a resume knows the blocks the run's looks added: a run
+// stopped in its block has the block's missing cell runs left to make.
+func TestDryRunOfAResumeHoldsTheLooks(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	dir, s, err := CreateRun(t.TempDir(), looksSpec(t, ""), time.Now())
+	require.NoError(t, err)
+	_, err = Execute(context.Background(), s, dir, looksEnv(&rateTarget{rate: hostRate}, &rateTarget{rate: vmRate, failAt: 24 + 5}, io.Discard))
+	require.Error(t, err)
+	dir.Unlock()
+	d, err := PlanDryRun(s, guestvm.Env{Accel: "tcg"}, dir.Path, nil)
+	require.NoError(t, err)
+	assert.Equal(t, 48+4, d.Done, "the planned cell runs and the block's first four")
+	require.Len(t, d.Cells, 8)
+	for _, c := range d.Cells {
+		assert.Equal(t, spec.TargetVM, c.Target)
+		assert.Equal(t, 2, c.Threads)
+		assert.GreaterOrEqual(t, c.Repeat, 7)
+	}
 }
