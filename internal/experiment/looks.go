@@ -311,7 +311,13 @@ func (x *execution) runLooks(ctx context.Context, r *runner, seed uint64, st *St
 		}
 		if lk == nil {
 			for _, line := range lookEndText(verdicts, looks) {
+				// Kept as a note too: run.json and the report's run
+				// notes say what the looks took.
 				x.sayLook(line)
+				x.out.Notes = append(x.out.Notes, line)
+				if x.dir != nil {
+					x.dir.Run.Notes = append(x.dir.Run.Notes, line)
+				}
 			}
 			return nil
 		}

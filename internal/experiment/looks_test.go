@@ -180,6 +180,7 @@ func TestLooksAddRepeatsUntilDecided(t *testing.T) {
 	assert.Equal(t, 12, lk.Added)
 	assert.Equal(t, 60, lk.Planned)
 	assert.Equal(t, 60, d.Run.Planned)
+	assert.Contains(t, d.Run.Notes, "looks: fp yes after 12 repeats at 2 threads, 2 looks of 3", "run.json's notes, which the report shows, say what it took")
 	assert.False(t, lk.At.IsZero())
 	assert.Equal(t, []results.LookBlock{{Workload: "fp", QoS: []int{33, 9}, Threads: []int{2}, Targets: []string{spec.TargetVM}, From: 7, To: 12, Reason: lk.Blocks[0].Reason}}, lk.Blocks)
 	recs, torn, err := d.ReadSamples()
