@@ -17,10 +17,10 @@ import (
 	"github.com/qoslab/qoslab/internal/units"
 )
 
-// ---- Stand-ins for analysis's group-sequential looks (branch i37c). ----
+// ---- Stand-ins for analysis's group-sequential looks. ----
 //
 // analysis.Schedule, analysis.SubsumptionAt and Verdict.MoreRepeats are
-// built on another branch; these stand-ins have their signatures so the
+// built beside this change; these stand-ins have their signatures so the
 // engine compiles and is tested, and the merge replaces this block with
 // them (schedule -> analysis.Schedule, subsumptionAt ->
 // analysis.SubsumptionAt, verdict -> analysis.Verdict, moreRepeats ->
