@@ -38,6 +38,9 @@ func runDryRun(o *runOptions) error {
 	if o.Quick && o.Resume == "" {
 		s = spec.Shrink(s)
 	}
+	if err := o.applyMaxRepeats(&s); err != nil {
+		return err
+	}
 	d, err := experiment.PlanDryRun(s, o.VMEnv, o.Resume, results.Paths(o.Results))
 	if err != nil {
 		return err
@@ -155,6 +158,17 @@ func printDryRunPlan(w io.Writer, d *experiment.DryRun) {
 	if d.Done > 0 {
 		fmt.Fprintf(w, "resume:     %s measured already are skipped\n", units.Plural(d.Done, "cell run"))
 	}
+	switch {
+	case len(d.Looks) > 1:
+	case s.MaxRepeats <= s.Repeats:
+		fmt.Fprintf(w, "looks:      one: the planned repeats decide (max_repeats %d)\n", s.MaxRepeats)
+		return
+	default:
+		fmt.Fprintln(w, "looks:      one: no verdict to decide, the run does not measure both host and vm")
+		return
+	}
+	fmt.Fprintf(w, "looks:      up to %s per cell when a verdict is undecided: %d looks (at %s repeats)\n",
+		units.Plural(d.Looks[len(d.Looks)-1], "repeat"), len(d.Looks), intList(d.Looks))
 }
 
 // printDryRunSeries prints the table of cells: each one's runs, how long
@@ -207,6 +221,26 @@ func printDryRunEstimate(w io.Writer, d *experiment.DryRun) {
 		fmt.Fprintf(w, "            including the VM's boot (%s there)\n", roundDuration(e.Boot))
 	default:
 		fmt.Fprintln(w, "            plus the VM's boot")
+	}
+	printDryRunLongest(w, d)
+}
+
+// printDryRunLongest prints the longest the run could take: every cell at
+// the cap's repeats, when the run may add repeats.
+func printDryRunLongest(w io.Writer, d *experiment.DryRun) {
+	if len(d.Looks) < 2 {
+		return
+	}
+	l := d.Longest
+	at := fmt.Sprintf("every cell at %s (%s)", units.Plural(d.Looks[len(d.Looks)-1], "repeat"), units.Plural(d.LongestRuns, "cell run"))
+	total, exact := l.Total(d.LongestRuns)
+	switch {
+	case l.Known == 0 && l.Unknown > 0:
+		fmt.Fprintf(w, "longest:    %s, of unknown length\n", at)
+	case l.Unknown > 0 || l.PerRunOverhead == 0:
+		fmt.Fprintf(w, "longest:    %s: %s measured, and what is unknown on top\n", at, roundDuration(l.Known))
+	case exact:
+		fmt.Fprintf(w, "longest:    %s: about %s in all\n", at, roundDuration(total))
 	}
 }
 

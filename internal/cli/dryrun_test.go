@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"os"
@@ -78,6 +79,8 @@ func TestRunDryRunHasNoSideEffects(t *testing.T) {
 		"8 cells (6 repeats), 48 timed runs",
 		"250ms  6     250ms  its duration", // quick's fixed-duration cells, exactly
 		"estimate:   12s measured",
+		"looks:      up to 18 repeats per cell when a verdict is undecided: 3 looks",
+		"longest:    every cell at 18 repeats (144 cell runs)",
 		filepath.Join("qoslab-results", "contention-<UTC time>", "samples.jsonl"),
 		"order of repeat 1 (each repeat is shuffled anew):",
 	} {
@@ -155,4 +158,39 @@ func TestBenchDryRunStartsNothing(t *testing.T) {
 	assert.Contains(t, out.String(), "estimate:   24s measured", "2 cells x 2 classes x 6 repeats of 1 s")
 	assert.Contains(t, out.String(), "1 spinner thread at the default class on the host")
 	assert.True(t, strings.Contains(out.String(), "bench-<UTC time>"), "what --save would write")
+}
+
+// A dry run shows the cap of repeats a run may add while a verdict is
+// undecided, and the longest the run could take: every cell at the cap.
+func TestDryRunShowsTheLooks(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	s, err := spec.DefaultSpec("contention")
+	require.NoError(t, err)
+	s = spec.Shrink(s)
+	d, err := experiment.PlanDryRun(s, guestvm.Env{Accel: "tcg"}, "", nil)
+	require.NoError(t, err)
+	assert.Equal(t, []int{6, 12, 18}, d.Looks)
+	assert.Equal(t, 144, d.LongestRuns)
+	var out bytes.Buffer
+	printDryRun(&out, d, "contention", nil)
+	assert.Contains(t, out.String(), "looks:      up to 18 repeats per cell when a verdict is undecided: 3 looks (at 6, 12, 18 repeats)\n")
+	assert.Contains(t, out.String(), "estimate:   12s measured\n", "the planned estimate stays")
+	assert.Contains(t, out.String(), "longest:    every cell at 18 repeats (144 cell runs): 36s measured, and what is unknown on top\n",
+		"8 cells of 250ms at 18 repeats")
+
+	s.MaxRepeats = 0
+	d, err = experiment.PlanDryRun(s, guestvm.Env{Accel: "tcg"}, "", nil)
+	require.NoError(t, err)
+	out.Reset()
+	printDryRun(&out, d, "contention", nil)
+	assert.Contains(t, out.String(), "looks:      one: the planned repeats decide (max_repeats 0)\n")
+	assert.NotContains(t, out.String(), "longest:")
+
+	s.MaxRepeats, s.Targets = 18, []string{spec.TargetHost}
+	d, err = experiment.PlanDryRun(s, guestvm.Env{}, "", nil)
+	require.NoError(t, err)
+	out.Reset()
+	printDryRun(&out, d, "contention", nil)
+	assert.Contains(t, out.String(), "looks:      one: no verdict to decide, the run does not measure both host and vm\n")
 }

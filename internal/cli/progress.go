@@ -26,6 +26,7 @@ func (p *progress) hooks(env *experiment.Env) {
 	env.OnStep = p.step
 	env.OnRun = p.done
 	env.OnStall = p.stall
+	env.OnLook = p.look
 	if p.io.Progress {
 		env.OnProgress = p.update
 	}
@@ -68,6 +69,18 @@ func (p *progress) stall(s experiment.Stall) {
 		return
 	}
 	fmt.Fprintln(p.io.ErrOut, s)
+}
+
+// look prints a line about the run's looks on a line of its own; on a
+// terminal the next cell's step draws the progress line again.
+func (p *progress) look(line string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.io.Progress {
+		fmt.Fprintf(p.io.ErrOut, "\r\033[K%s\n", line)
+		return
+	}
+	fmt.Fprintln(p.io.ErrOut, line)
 }
 
 func (p *progress) clear() {

@@ -29,3 +29,17 @@ func TestProgressPrintsAStall(t *testing.T) {
 	p.stall(s)
 	assert.Equal(t, "\r\033[Kstall: vm: fp qos=background threads=1 repeat=1 has run 1m0s, 60x the 1s expected (its duration)\n[3/48] vm fp", errOut.String())
 }
+
+// A line about the looks stands on a line of its own too: on a terminal
+// it replaces the finished cell's progress line.
+func TestProgressPrintsALook(t *testing.T) {
+	line := "look 2 of 3, 12 cell runs: 6 more repeats of vm fp at 2 threads, repeats 7-12"
+	streams, _, errOut := testIO()
+	(&progress{io: streams}).look(line)
+	assert.Equal(t, line+"\n", errOut.String())
+
+	streams, _, errOut = testIO()
+	streams.Progress = true
+	(&progress{io: streams, head: "[48/48] vm fp"}).look(line)
+	assert.Equal(t, "\r\033[K"+line+"\n", errOut.String())
+}

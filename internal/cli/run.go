@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,6 +37,8 @@ type runOptions struct {
 	DryRun     bool
 	// CellTimeout, when not 0, replaces the spec's cell_timeout.
 	CellTimeout time.Duration
+	// MaxRepeats, when set, replaces the spec's max_repeats.
+	MaxRepeats optionalInt
 	// Trace writes the run's trace (results.TraceFile) beside its results.
 	Trace bool
 
@@ -53,11 +56,15 @@ the default, "subsumption", follows "Can you game core allocation on Apple
 silicon?": fp with 1-4 threads and compression of 1 GiB at QoS 9 and 33, on the
 host and in a VM, 6 repeats, interleaved), keeps every finished cell in
 qoslab-results/<name>-<time>/samples.jsonl, and ends with summaries, a report
-and a verdict. An interrupted run is finished with --resume DIR.
+and a verdict. A verdict undecided because an interval is too wide gets more
+repeats of its cells in blocks, deciding again after each, up to the spec's
+max_repeats (--max-repeats; 0 adds none). An interrupted run is finished
+with --resume DIR.
 
 --dry-run prints the plan instead (targets, cells in order with their counts,
-the VM and accelerator it would boot, contention, an estimated duration and what
-it would write) and measures, starts and writes nothing.
+the VM and accelerator it would boot, contention, an estimated duration, the
+looks and the longest the run could take, and what it would write) and
+measures, starts and writes nothing.
 
 ` + exitStatusDoc,
 		Example: `  qoslab run --default contention
@@ -81,6 +88,7 @@ it would write) and measures, starts and writes nothing.
 	fl.BoolVar(&o.ExitStatus, "exit-status", false, exitStatusHelp)
 	fl.BoolVar(&o.DryRun, "dry-run", false, "print the plan (cells, VM, accelerator, contention, estimated duration, files) and measure, start and write nothing")
 	fl.DurationVar(&o.CellTimeout, "cell-timeout", 0, cellTimeoutHelp)
+	fl.Var(&o.MaxRepeats, "max-repeats", "the most repeats per cell while a verdict is undecided because an interval is too wide: the run adds repeats of the undecided thread counts' cells in blocks up to N and decides again after each (default: the spec's max_repeats, else 3 times its repeats; 0 adds none)")
 	fl.BoolVar(&o.Trace, "trace", false, "also write "+results.TraceFile+" in the results directory: where the run's time went, step by step, on the controller and in each agent (scripts/bench-orchestration.sh sums it)")
 	_ = cmd.MarkFlagFilename("spec", "yaml", "yml")
 	_ = cmd.MarkFlagDirname("resume")
@@ -107,6 +115,9 @@ func (o *runOptions) check() error {
 	if o.SpecFile != "" && o.Resume != "" {
 		return usageErrorf("--spec and --resume exclude each other: a resumed run keeps the spec it started with")
 	}
+	if o.MaxRepeats.Given && o.Resume != "" {
+		return usageErrorf("%s and --resume exclude each other: a resumed run keeps the max_repeats it started with", o.src.Name("max-repeats"))
+	}
 	if err := spec.CheckCellTimeout(o.src.Name("cell-timeout"), o.CellTimeout); err != nil {
 		return wrapUsage(err)
 	}
@@ -131,6 +142,44 @@ func (o *runOptions) check() error {
 	return nil
 }
 
+// applyMaxRepeats gives s --max-repeats, when it is set (recorded in
+// run.json as applied), refusing a cap below the spec's repeats.
+func (o *runOptions) applyMaxRepeats(s *spec.Spec) error {
+	if !o.MaxRepeats.Given {
+		return nil
+	}
+	if err := spec.CheckMaxRepeats(o.src.Name("max-repeats"), o.MaxRepeats.N, s.Repeats); err != nil {
+		return wrapUsage(err)
+	}
+	s.MaxRepeats = o.MaxRepeats.N
+	return nil
+}
+
+// optionalInt is an int flag that knows whether it was set: unset, the
+// spec's value stands.
+type optionalInt struct {
+	N     int
+	Given bool
+}
+
+func (v *optionalInt) String() string {
+	if !v.Given {
+		return ""
+	}
+	return strconv.Itoa(v.N)
+}
+
+func (v *optionalInt) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a whole number", s)
+	}
+	v.N, v.Given = n, true
+	return nil
+}
+
+func (v *optionalInt) Type() string { return "int" }
+
 // spec loads the spec to run into a new results directory, or reopens the
 // directory of the run to resume.
 func (o *runOptions) spec(ctx context.Context, now time.Time) (*results.Dir, spec.Spec, error) {
@@ -153,6 +202,9 @@ func (o *runOptions) spec(ctx context.Context, now time.Time) (*results.Dir, spe
 	}
 	if o.Quick {
 		s = spec.Shrink(s)
+	}
+	if err := o.applyMaxRepeats(&s); err != nil {
+		return nil, s, err
 	}
 	if o.CellTimeout > 0 {
 		s.CellTimeout = o.CellTimeout // recorded in run.json as applied

@@ -402,7 +402,7 @@ func describe(l *results.Loaded) Column {
 	}
 	col.Shape["quick"] = strconv.FormatBool(spec.Quick)
 	col.Quick = spec.Quick
-	col.Shape["repeats"] = strconv.Itoa(spec.Repeats)
+	col.Shape["repeats"] = repeatsText(spec.Repeats, l.Run.Looks)
 	col.Shape["contention"] = contentionText(l.Run, spec)
 	col.Shape["accel"], col.Shape["vm cpus"] = "no vm", "no vm"
 	if slices.Contains(spec.Targets, "vm") {
@@ -905,4 +905,20 @@ func (c *Comparison) Shared() bool {
 		}
 	}
 	return false
+}
+
+// repeatsText is a run's repeats per cell: its spec's, and the most its
+// looks took any cell to, when they added some ("6, up to 12 after 2
+// looks"), so runs that stopped at different looks differ in shape.
+func repeatsText(repeats int, looks []results.Look) string {
+	most := repeats
+	for _, lk := range looks {
+		for _, b := range lk.Blocks {
+			most = max(most, b.To)
+		}
+	}
+	if most == repeats {
+		return strconv.Itoa(repeats)
+	}
+	return fmt.Sprintf("%d, up to %d after %d looks", repeats, most, looks[len(looks)-1].Index)
 }

@@ -382,3 +382,14 @@ func TestDeltaCounts(t *testing.T) {
 		assert.InDelta(t, tc.ratio, float64(r), 1e-12, tc.name)
 	}
 }
+
+// A run whose looks added repeats says so in its shape: another run of the
+// same spec that stopped at its planned repeats differs from it there.
+func TestRepeatsTextSaysTheLooks(t *testing.T) {
+	assert.Equal(t, "6", repeatsText(6, nil))
+	looks := []results.Look{
+		{Index: 2, Blocks: []results.LookBlock{{Workload: "fp", From: 7, To: 12}}},
+		{Index: 3, Blocks: []results.LookBlock{{Workload: "fp", From: 13, To: 18}}},
+	}
+	assert.Equal(t, "6, up to 18 after 3 looks", repeatsText(6, looks))
+}

@@ -46,6 +46,15 @@ type DryRun struct {
 	SpinnerCPUs []int
 	// Estimate is the measured time the plan is expected to take.
 	Estimate Estimate
+	// Looks are the repeats per cell at each look the spec's max_repeats
+	// allows: one entry when the run adds none (max_repeats 0, or not both
+	// host and vm to judge a verdict on).
+	Looks []int
+	// Longest is the estimate of the longest the run could take, every
+	// cell at the cap's repeats, and LongestRuns its cell runs (timed and
+	// warm-ups); zero when the run adds no repeats.
+	Longest     Estimate
+	LongestRuns int
 }
 
 // SeriesPlan is one cell of the plan and its runs.
@@ -114,7 +123,7 @@ func PlanDryRun(s spec.Spec, env guestvm.Env, resume string, calibrate []string)
 	cells, _ := Plan(s)
 	if resume != "" {
 		var err error
-		if cells, d.Done, err = unfinished(cells, resume); err != nil {
+		if cells, d.Done, err = unfinished(s, cells, resume); err != nil {
 			return nil, err
 		}
 		d.Seeded = true
@@ -138,30 +147,51 @@ func PlanDryRun(s spec.Spec, env guestvm.Env, resume string, calibrate []string)
 	}
 	times := calibration(calibrate, accel)
 	d.Series = seriesPlans(s, cells, times)
-	for _, sp := range d.Series {
-		n := sp.Runs + sp.Warmups
-		if sp.Each > 0 {
-			d.Estimate.Known += time.Duration(n) * sp.Each
-		} else {
-			d.Estimate.Unknown += n
-		}
-	}
-	if r, ok := times.latest(s.Name); ok {
-		d.Estimate.PerRunOverhead, d.Estimate.OverheadFrom = (r.wall-r.measured-r.boot)/time.Duration(r.cellRuns), r.dir
-		if d.VM != nil && d.VM.Named == "" {
-			d.Estimate.Boot = r.boot
-		}
+	d.Estimate = estimate(d.Series, s.Name, times, d.VM)
+	d.Looks = looksOf(s)
+	if last := d.Looks[len(d.Looks)-1]; len(d.Looks) > 1 {
+		// The longest run: every cell at the cap's repeats, as if every
+		// look found every verdict undecided at every thread count.
+		capped := s
+		capped.Repeats = last
+		all, _ := Plan(capped)
+		d.Longest, d.LongestRuns = estimate(seriesPlans(capped, all, times), s.Name, times, d.VM), len(all)
 	}
 	return d, nil
 }
 
+// estimate is what series take in measured time, and the overhead per
+// cell run and boot of the newest earlier run of the spec named name.
+func estimate(series []SeriesPlan, name string, times calibrationTimes, vm *VMPlan) Estimate {
+	var e Estimate
+	for _, sp := range series {
+		n := sp.Runs + sp.Warmups
+		if sp.Each > 0 {
+			e.Known += time.Duration(n) * sp.Each
+		} else {
+			e.Unknown += n
+		}
+	}
+	if r, ok := times.latest(name); ok {
+		e.PerRunOverhead, e.OverheadFrom = (r.wall-r.measured-r.boot)/time.Duration(r.cellRuns), r.dir
+		if vm != nil && vm.Named == "" {
+			e.Boot = r.boot
+		}
+	}
+	return e
+}
+
 // unfinished are the cells a --resume of the run in the results directory
 // resume would still make (the runner skips the timed runs it finished),
-// and how many timed runs it skips.
-func unfinished(cells []PlannedRun, resume string) ([]PlannedRun, int, error) {
+// with the blocks of its looks after them, and how many timed runs it
+// skips.
+func unfinished(s spec.Spec, cells []PlannedRun, resume string) ([]PlannedRun, int, error) {
 	dir, err := results.Open(resume)
 	if err != nil {
 		return nil, 0, err
+	}
+	for _, lk := range dir.Run.Looks {
+		cells = append(cells, lookCells(s, lk)...)
 	}
 	recs, _, err := dir.ReadSamples()
 	if err != nil {

@@ -48,6 +48,9 @@ type Env struct {
 	// OnStall gets each cell run that goes far past what it was expected
 	// to take (the watchdog's Stall); nil writes it to Log.
 	OnStall func(Stall)
+	// OnLook gets each line about the run's looks (a block planned, what
+	// the looks took), between cell runs; nil writes it to Log.
+	OnLook func(line string)
 	// StartTarget starts the agent of a target; nil starts the real ones
 	// (the host's agent, or the VM's). It returns notes on what it changed
 	// to fit this machine. Tests pass fakes.
@@ -173,7 +176,7 @@ func ResumeRun(path string, now time.Time) (d *results.Dir, s spec.Spec, err err
 	if err != nil {
 		return nil, s, fmt.Errorf("resume %s: %w", path, err)
 	}
-	if err := d.Resume(now, results.Assess(plannedRuns(s), d.Run.Planned, recs, torn, nil)); err != nil {
+	if err := d.Resume(now, results.Assess(plannedRunsOf(s, d.Run.Looks), d.Run.Planned, recs, torn, nil)); err != nil {
 		if errors.Is(err, results.ErrComplete) {
 			return d, s, err
 		}
@@ -288,8 +291,10 @@ func Execute(ctx context.Context, s spec.Spec, dir *results.Dir, env Env) (out *
 	r := x.newRunner(cells, spinners)
 	r.Log, r.Finished, r.Telemetry, r.Conditions, r.Trace = sampleLog, finished, tel, conditions, env.Trace
 	defer r.HostView.Close()
-	out.Stats, err = r.Run(ctx)
-	return out, err
+	if out.Stats, err = r.Run(ctx); err != nil {
+		return out, err
+	}
+	return out, x.runLooks(ctx, r, seed, &out.Stats)
 }
 
 // execution is one call of Execute: the spec, where its results go, what
@@ -302,6 +307,9 @@ type execution struct {
 	out *Session
 	// targets are the targets started so far, by name.
 	targets map[string]Target
+	// prior are the samples earlier sessions of the run measured (a
+	// resume's): the looks decide on them with this session's.
+	prior []results.Sample
 }
 
 func newExecution(s spec.Spec, dir *results.Dir, env Env) *execution {
@@ -355,6 +363,9 @@ func (x *execution) openSamples() (*results.SampleLog, map[results.CellRunKey]bo
 	log, _, err := x.dir.OpenSamples()
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	for _, r := range recs {
+		x.prior = append(x.prior, r.Sample)
 	}
 	return log, results.FinishedRuns(recs), results.FinishedRepeats(recs), nil
 }

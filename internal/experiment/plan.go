@@ -75,14 +75,15 @@ func plannedRuns(s spec.Spec) []results.CellRunKey {
 }
 
 // PlannedOf are the keys of every timed cell run planned for the results
-// directory d, from the spec its run.json records; nil when that spec
-// cannot be read (results.Assess then goes by run.json's count).
+// directory d, from the spec its run.json records and the blocks its looks
+// added; nil when that spec cannot be read (results.Assess then goes by
+// run.json's count).
 func PlannedOf(d *results.Dir) []results.CellRunKey {
 	s, err := recordedSpec(d.Run.Spec)
 	if err != nil || len(s.Matrix) == 0 {
 		return nil
 	}
-	return plannedRuns(s)
+	return plannedRunsOf(s, d.Run.Looks)
 }
 
 func (c PlannedRun) String() string {
@@ -139,6 +140,16 @@ func Plan(s spec.Spec) ([]PlannedRun, uint64) {
 	case interleaved:
 		seed = rand.Uint64()
 	}
+	return planRepeats(s, seed, 1, s.Repeats), seed
+}
+
+// planRepeats lays out repeats from..to of s's cells as Plan does, the
+// shuffle seeded with seed, the warm-ups with repeat 1 (so none when from
+// is above it). Plan lays out 1..Repeats; a look's block (lookCells) lays
+// out its repeats of a spec cut down to the block's cells, so a block is
+// interleaved exactly as a plan is.
+func planRepeats(s spec.Spec, seed uint64, from, to int) []PlannedRun {
+	interleaved := s.Order != spec.OrderSequential
 	var series []PlannedRun
 	for i, e := range s.Matrix {
 		series = append(series, entrySeries(e, i)...)
@@ -150,9 +161,9 @@ func Plan(s spec.Spec) ([]PlannedRun, uint64) {
 	slices.Reverse(reversed)
 	rng := rand.NewPCG(seed, pcgStream)
 
-	out := make([]PlannedRun, 0, len(series)*len(s.Targets)*(s.Repeats+s.Warmup))
+	out := make([]PlannedRun, 0, len(series)*len(s.Targets)*(max(to-from+1, 0)+s.Warmup))
 	order := make([]int, len(series))
-	for r := 1; r <= s.Repeats; r++ {
+	for r := from; r <= to; r++ {
 		for i := range order {
 			order[i] = i
 		}
@@ -179,7 +190,7 @@ func Plan(s spec.Spec) ([]PlannedRun, uint64) {
 			}
 		}
 	}
-	return out, seed
+	return out
 }
 
 // shuffle is Fisher-Yates over PCG's raw output rather than rand.Shuffle:

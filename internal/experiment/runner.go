@@ -70,7 +70,11 @@ type CellRun struct {
 // runner runs a plan's cells on their targets and keeps every finished cell
 // run in a sample log, synced, before the next starts.
 type runner struct {
-	Cells   []PlannedRun
+	Cells []PlannedRun
+	// Before counts the cell runs of the plan before Cells (the planned
+	// cells and earlier blocks, when Cells is a look's block), so steps
+	// count through the whole plan as it grew.
+	Before  int
 	Targets map[string]Target
 	// Log keeps every timed cell run; nil keeps them only in memory (OnRun).
 	Log *results.SampleLog
@@ -107,6 +111,9 @@ type runner struct {
 	// Trace, when set, gets a span for every cell run with its steps on
 	// the controller and the agent (which is then asked for its own).
 	Trace *runtrace.Recorder
+	// walls are each cell's timed runs' wall times, for the watchdog,
+	// kept from one Run to the next (a look's block after the plan).
+	walls map[string][]time.Duration
 	// HostView, when set, reads the host just before and just after the
 	// agent call of every timed cell run (never a warm-up), outside its
 	// measured interval: the cell run's records carry what it saw.
@@ -141,24 +148,29 @@ func (r *runner) hostTarget(name string, target Target) hostview.Target {
 func (r *runner) Run(ctx context.Context) (Stats, error) {
 	var st Stats
 	began := time.Now()
-	walls := map[string][]time.Duration{} // each cell's timed runs, for the watchdog
-	for i, c := range r.Cells {
+	if r.walls == nil {
+		r.walls = map[string][]time.Duration{}
+	}
+	walls := r.walls
+	total := r.Before + len(r.Cells)
+	for j, c := range r.Cells {
+		i := r.Before + j // the run's index in the whole plan
 		if c.Timed() && r.Finished[c.RunKey()] {
 			st.Skipped++
-			r.step(Step{Index: i, Total: len(r.Cells), Cell: c, Skipped: true, Elapsed: time.Since(began)})
+			r.step(Step{Index: i, Total: total, Cell: c, Skipped: true, Elapsed: time.Since(began)})
 			continue
 		}
 		target, ok := r.Targets[c.Target]
 		if !ok {
-			return st, fmt.Errorf("cell %d/%d (%s): no %s target was started", i+1, len(r.Cells), c, c.Target)
+			return st, fmt.Errorf("cell %d/%d (%s): no %s target was started", i+1, total, c, c.Target)
 		}
 		ran := st.Runs + st.Warmups
 		var eta time.Duration
 		if ran > 0 {
-			eta = time.Duration(int64(time.Since(began)) / int64(ran) * int64(len(r.Cells)-i-st.Skipped))
+			eta = time.Duration(int64(time.Since(began)) / int64(ran) * int64(len(r.Cells)-j-st.Skipped))
 		}
 		clk := r.stepClock()
-		r.step(Step{Index: i, Total: len(r.Cells), Cell: c, Elapsed: time.Since(began), ETA: eta})
+		r.step(Step{Index: i, Total: total, Cell: c, Elapsed: time.Since(began), ETA: eta})
 		clk.step(runtrace.StepProgress)
 		res, hostSamples, view, wall, err := r.measure(ctx, i, c, target, walls[c.SeriesKey()], clk)
 		st.CallNs += wall.Nanoseconds()
@@ -170,7 +182,7 @@ func (r *runner) Run(ctx context.Context) (Stats, error) {
 		}
 		if r.Conditions != nil {
 			if err := r.Conditions(); err != nil {
-				return st, fmt.Errorf("cell %d/%d (%s) not saved: %w", i+1, len(r.Cells), c.label(), err)
+				return st, fmt.Errorf("cell %d/%d (%s) not saved: %w", i+1, total, c.label(), err)
 			}
 		}
 		clk.step(runtrace.StepCheck)
@@ -184,7 +196,7 @@ func (r *runner) Run(ctx context.Context) (Stats, error) {
 			return st, err
 		}
 		if r.OnRun != nil {
-			r.OnRun(Step{Index: i, Total: len(r.Cells), Cell: c, Elapsed: time.Since(began)},
+			r.OnRun(Step{Index: i, Total: total, Cell: c, Elapsed: time.Since(began)},
 				CellRun{Cell: c, Metrics: res.GetMetrics(), Notes: res.GetNotes(), Samples: samples})
 		}
 		clk.step(runtrace.StepReport)
@@ -295,9 +307,9 @@ func (r *runner) measure(ctx context.Context, i int, c PlannedRun, target Target
 		if cause == "" && r.Diagnose != nil {
 			cause = r.Diagnose(ctx, c)
 		}
-		return nil, nil, nil, wall, &cellTimeoutError{Index: i, Total: len(r.Cells), Cell: c, Limit: r.CellTimeout, Cause: cause}
+		return nil, nil, nil, wall, &cellTimeoutError{Index: i, Total: r.Before + len(r.Cells), Cell: c, Limit: r.CellTimeout, Cause: cause}
 	}
-	return nil, nil, nil, wall, &cellError{Index: i, Total: len(r.Cells), Cell: c, Err: err}
+	return nil, nil, nil, wall, &cellError{Index: i, Total: r.Before + len(r.Cells), Cell: c, Err: err}
 }
 
 // keep appends timed cell run i, c, to the log and its telemetry to the
@@ -341,13 +353,13 @@ func (r *runner) keep(i int, c PlannedRun, res *agentpb.Result, hostSamples []te
 	terr := <-telErr
 	clk.step(runtrace.StepKeep)
 	if err != nil {
-		return nil, 0, fmt.Errorf("cell %d/%d (%s) measured but not saved: %w", i+1, len(r.Cells), c.label(), err)
+		return nil, 0, fmt.Errorf("cell %d/%d (%s) measured but not saved: %w", i+1, r.Before+len(r.Cells), c.label(), err)
 	}
 	st.Runs++
 	st.MeasuredNs += last - first
 	st.Telemetry = tel
 	if terr != nil {
-		return nil, 0, fmt.Errorf("cell %d/%d (%s) measured and saved, its telemetry not: %w", i+1, len(r.Cells), c.label(), terr)
+		return nil, 0, fmt.Errorf("cell %d/%d (%s) measured and saved, its telemetry not: %w", i+1, r.Before+len(r.Cells), c.label(), terr)
 	}
 	return samples, last - first, nil
 }

@@ -74,6 +74,46 @@ type Run struct {
 	Interrupted *time.Time `json:"interrupted,omitempty"`
 	// Resumed lists when the run was taken up again with --resume.
 	Resumed []time.Time `json:"resumed,omitempty"`
+	// Looks are the blocks of repeats the run added to its plan while a
+	// verdict was undecided (spec max_repeats), in order; each is recorded
+	// before its first cell run, so a resume finishes it. Empty when the
+	// planned cells decided every verdict, or looks were off.
+	Looks []Look `json:"looks,omitempty"`
+}
+
+// Look is one block of repeats a run added, and the look (the verdicts
+// decided again) after it. The planned cells are look 1; the first block
+// leads to look 2.
+type Look struct {
+	// Index is the look the block leads to; Of the most looks the run's
+	// cap allows.
+	Index int `json:"index"`
+	Of    int `json:"of"`
+	// Seed seeds the block's interleaved order, as Run.Seed the plan's.
+	Seed uint64 `json:"seed"`
+	// Blocks are the cells each undecided verdict asked for.
+	Blocks []LookBlock `json:"blocks"`
+	// Added counts the block's timed cell runs; Planned the plan's with
+	// this block and every one before it.
+	Added   int `json:"added"`
+	Planned int `json:"planned"`
+	// At is when the block was planned.
+	At time.Time `json:"at"`
+}
+
+// LookBlock is the cells one undecided verdict asked more repeats of:
+// repeats From..To of its workload at its classes and thread counts, on
+// its targets.
+type LookBlock struct {
+	Workload string   `json:"workload"`
+	Phase    string   `json:"phase,omitempty"`
+	QoS      []int    `json:"qos"`
+	Threads  []int    `json:"threads"`
+	Targets  []string `json:"targets"`
+	From     int      `json:"from"`
+	To       int      `json:"to"`
+	// Reason is why the verdict was undecided when the block was planned.
+	Reason string `json:"reason,omitempty"`
 }
 
 // Complete reports whether the run ended having finished every cell.

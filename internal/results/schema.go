@@ -11,8 +11,9 @@ import (
 // records carry params, run.json scheduling; 1.2: records carry cpu_ns,
 // the thread's CPU time in its interval (absent, 0: not recorded); 1.3:
 // records carry host_view, what the host saw of the cell run (absent: not
-// recorded).
-const SchemaVersion = "1.3"
+// recorded); 1.4: run.json carries looks, the blocks of repeats a run added
+// (absent: none), which an older build resuming the run would drop.
+const SchemaVersion = "1.4"
 
 // checkSchema refuses a file written with a schema major this build cannot read.
 func checkSchema(v string) error {

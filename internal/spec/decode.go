@@ -259,6 +259,7 @@ func (d *specDecoder) spec(n *yaml.Node) Spec {
 		DataSeed:    DefaultDataSeed,
 		Verdict:     analysis.DefaultMargins(),
 	}
+	maxGiven := false
 	d.mapping("", n, []field{
 		{"name", d.str(&s.Name)},
 		{"description", d.str(&s.Description)},
@@ -270,6 +271,10 @@ func (d *specDecoder) spec(n *yaml.Node) Spec {
 		{"vm", func(path string, v *yaml.Node) { s.VM = d.vm(path, v) }},
 		{"matrix", d.matrix(&s.Matrix)},
 		{"repeats", d.integer(&s.Repeats)},
+		{"max_repeats", func(path string, v *yaml.Node) {
+			d.integer(&s.MaxRepeats)(path, v)
+			maxGiven = true
+		}},
 		{"warmup", d.integer(&s.Warmup)},
 		{"order", d.str(&s.Order)},
 		{"seed", d.seed(func(seed uint64) { s.Seed = &seed }, ", or leave it out to pick one")},
@@ -284,6 +289,9 @@ func (d *specDecoder) spec(n *yaml.Node) Spec {
 		}},
 		{"cell_timeout", d.cellTimeout(&s.CellTimeout)},
 	})
+	if !maxGiven {
+		s.MaxRepeats = DefaultMaxRepeatsFactor * s.Repeats
+	}
 	return s
 }
 

@@ -47,6 +47,9 @@ const (
 	// DefaultRepeats is 6: with 3 against 3 the two-sided rank test's
 	// smallest p is 0.1, so no difference could ever be significant.
 	DefaultRepeats = 6
+	// DefaultMaxRepeatsFactor times repeats is the cap of a spec that sets
+	// no max_repeats: up to three looks, each adding repeats as many again.
+	DefaultMaxRepeatsFactor = 3
 	// DefaultWarmup is 0 because no workload carries state from one run to
 	// the next that a warm-up would settle: fp and int touch registers only,
 	// and the compression workloads generate their input before the clock
@@ -94,6 +97,12 @@ type Spec struct {
 	// classes times its thread counts.
 	Matrix  []MatrixEntry `json:"matrix"`
 	Repeats int           `json:"repeats"`
+	// MaxRepeats caps the repeats per cell a run may add, in blocks, while
+	// a verdict is undecided because an interval is too wide (the run's
+	// looks; docs/design.md): 0 adds none, else at least Repeats. A spec
+	// that leaves it out gets DefaultMaxRepeatsFactor times Repeats; a
+	// recorded spec without it (runs from before looks) had none.
+	MaxRepeats int `json:"max_repeats"`
 	// Warmup is the number of untimed runs of each cell on each target,
 	// placed just before that cell's first timed run there.
 	Warmup int    `json:"warmup"`
@@ -316,6 +325,9 @@ func (s Spec) Validate() error {
 	p = append(p, mp...)
 	if s.Repeats < 1 || s.Repeats > maxRepeats {
 		bad("repeats %d: allowed 1..%d", s.Repeats, maxRepeats)
+	}
+	if err := CheckMaxRepeats("max_repeats", s.MaxRepeats, s.Repeats); err != nil {
+		bad("%v", err)
 	}
 	if s.Warmup < 0 || s.Warmup > maxWarmup {
 		bad("warmup %d: allowed 0..%d untimed runs per cell and target", s.Warmup, maxWarmup)
@@ -597,6 +609,16 @@ func Shrink(s Spec) Spec {
 	out.Targets = append([]string(nil), s.Targets...)
 	out.Quick = true
 	return out
+}
+
+// CheckMaxRepeats checks a cap of repeats per cell (the spec's
+// max_repeats, or the flag named name) against the spec's repeats: 0 (no
+// repeats added) or repeats..1000.
+func CheckMaxRepeats(name string, n, repeats int) error {
+	if n == 0 || (n >= repeats && n <= maxRepeats) {
+		return nil
+	}
+	return fmt.Errorf("%s %d: allowed 0 (add no repeats) or %d..%d (at least the spec's repeats, %d)", name, n, max(repeats, 1), maxRepeats, repeats)
 }
 
 // quickDuration caps fixed-duration cells in a Quick run.

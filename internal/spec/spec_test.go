@@ -37,8 +37,8 @@ func TestDefaultSpecSubsumption(t *testing.T) {
 			{Workload: "compress", QoS: bothClasses, Threads: []int{1}, Params: catalog.Params{SizeBytes: 1 << 30, Ratio: 3, Codec: "zstd", Sink: "file"}},
 			{Workload: "decompress", QoS: bothClasses, Threads: []int{1}, Params: catalog.Params{SizeBytes: 1 << 30, Ratio: 3, Codec: "zstd", Sink: "file"}},
 		},
-		Repeats: 6,
-		Order:   OrderInterleaved, TelemetryMs: 100, DataSeed: 1, Verdict: analysis.DefaultMargins(),
+		Repeats: 6, MaxRepeats: 18,
+		Order: OrderInterleaved, TelemetryMs: 100, DataSeed: 1, Verdict: analysis.DefaultMargins(),
 	}
 	assert.Equal(t, want, s)
 
@@ -69,9 +69,9 @@ func TestParseSpecDefaults(t *testing.T) {
 			{Workload: "pi", QoS: bothClasses, Threads: []int{1}, Params: catalog.Params{Loops: 1e8}},
 			{Workload: "decompress", QoS: bothClasses, Threads: []int{1}, Params: catalog.Params{SizeBytes: catalog.DefaultSize, Ratio: 3, Codec: "zstd", Sink: "file"}},
 		},
-		Repeats: DefaultRepeats,
-		Warmup:  DefaultWarmup,
-		Order:   OrderInterleaved, TelemetryMs: 100, DataSeed: 1, Verdict: analysis.DefaultMargins(),
+		Repeats: DefaultRepeats, MaxRepeats: DefaultMaxRepeatsFactor * DefaultRepeats,
+		Warmup: DefaultWarmup,
+		Order:  OrderInterleaved, TelemetryMs: 100, DataSeed: 1, Verdict: analysis.DefaultMargins(),
 	}, s)
 	assert.Nil(t, s.Seed, "no seed given: the plan picks one")
 }
@@ -105,6 +105,7 @@ matrix:
     sink: block
     sink_path: /dev/vdb
 repeats: 5
+max_repeats: 20
 warmup: 2
 order: sequential
 seed: 18446744073709551615
@@ -129,7 +130,7 @@ cell_timeout: 10m
 			{Workload: "procs", QoS: []qos.Class{qos.Default}, Threads: []int{10, 30, 50, 70}, Params: catalog.Params{Loops: 1500000}},
 			{Workload: "compress", QoS: bothClasses, Threads: []int{1, 3, 4}, Params: catalog.Params{SizeBytes: 64 << 20, Ratio: 2.5, Codec: "gzip", Level: 9, Sink: "block", SinkPath: "/dev/vdb"}},
 		},
-		Repeats: 5, Warmup: 2, Order: OrderSequential, Contention: 2, TelemetryMs: 250, DataSeed: 42,
+		Repeats: 5, MaxRepeats: 20, Warmup: 2, Order: OrderSequential, Contention: 2, TelemetryMs: 250, DataSeed: 42,
 		Verdict: analysis.Margins{Relative: 0.2, Absolute: 1.5}, CellTimeout: 10 * time.Minute,
 	}, s)
 }
@@ -214,7 +215,7 @@ matrix:
 	_, err := ParseSpec([]byte(yml), "typos")
 	p := problemsOf(t, err)
 	require.Len(t, p, 4, "%q", p)
-	assert.Equal(t, "Repeats (line 3): unknown key: allowed name, description, targets, vm, matrix, repeats, warmup, order, seed, contention, telemetry_ms, data_seed, verdict, cell_timeout; did you mean repeats?", p[0])
+	assert.Equal(t, "Repeats (line 3): unknown key: allowed name, description, targets, vm, matrix, repeats, max_repeats, warmup, order, seed, contention, telemetry_ms, data_seed, verdict, cell_timeout; did you mean repeats?", p[0])
 	assert.Equal(t, "vm.cpu (line 5): unknown key: allowed backend, image, cpus, memory, disk, accel, model, host_qos; did you mean cpus?", p[1])
 	assert.Equal(t, "matrix[1].treads (line 9): unknown key: allowed workload, qos, threads, loops, duration, size, ratio, codec, level, sink, sink_path; did you mean threads?", p[2])
 	assert.True(t, strings.HasPrefix(p[3], "matrix[1].colour (line 11): unknown key: allowed workload,"), p[3])
@@ -241,6 +242,9 @@ func TestParseSpecErrors(t *testing.T) {
 		{"repeats 0", fp + "repeats: 0\n", "repeats 0: allowed 1..1000"},
 		{"repeats not a number", fp + "repeats: three\n", `repeats (line 2): "three" is not a whole number`},
 		{"repeats a list", fp + "repeats: [3]\n", "repeats (line 2): want a whole number, got a list"},
+		{"max_repeats below repeats", fp + "repeats: 6\nmax_repeats: 4\n", "max_repeats 4: allowed 0 (add no repeats) or 6..1000 (at least the spec's repeats, 6)"},
+		{"max_repeats negative", fp + "max_repeats: -1\n", "max_repeats -1: allowed 0 (add no repeats) or 6..1000"},
+		{"max_repeats too many", fp + "max_repeats: 1001\n", "max_repeats 1001: allowed 0 (add no repeats) or 6..1000"},
 		{"warmup negative", fp + "warmup: -1\n", "warmup -1: allowed 0..100"},
 		{"unknown target", fp + "targets: [host, cloud]\n", `targets[1] "cloud": allowed host, vm`},
 		{"empty targets", fp + "targets: []\n", "targets is empty: allowed host, vm"},
@@ -398,6 +402,7 @@ func TestQuick(t *testing.T) {
 		assert.Equal(t, catalog.QuickSize, e.SizeBytes, e.Workload)
 	}
 	assert.Equal(t, full.Repeats, q.Repeats, "the run keeps its repeats and classes")
+	assert.Equal(t, full.MaxRepeats, q.MaxRepeats, "and its cap of repeats, as it keeps its repeats")
 	assert.Equal(t, full.Matrix[0].QoS, q.Matrix[0].QoS)
 	assert.Equal(t, []int{1, 2, 4}, q.Matrix[0].Threads, "1-4 threads: the smallest, the one halfway and the largest, enough for a regression line")
 	require.NoError(t, q.Validate())

@@ -142,12 +142,25 @@ func WithCaveats(verdicts []analysis.Verdict, r results.Run) {
 // margins given. A workload run at one class asks nothing about QoS
 // (allocation, pi): no verdict, rather than an inconclusive one.
 func Verdicts(cells []analysis.Cell, host, vm string, margins analysis.Margins) []analysis.Verdict {
-	type workloadPhase struct{ workload, phase string }
-	var order []workloadPhase
-	on := map[workloadPhase]map[string]bool{}
-	classes := map[workloadPhase]map[int]bool{}
+	var out []analysis.Verdict
+	for _, k := range Judged(cells, host, vm) {
+		out = append(out, analysis.Subsumption(cells, k.Workload, k.Phase, host, vm, margins))
+	}
+	return out
+}
+
+// WorkloadPhase is a workload (and phase) a verdict judges.
+type WorkloadPhase struct{ Workload, Phase string }
+
+// Judged are the workloads (and phases) Verdicts judges, in cell order:
+// those run at two or more classes on both host and vm. The run's looks
+// decide the same verdicts between blocks of repeats.
+func Judged(cells []analysis.Cell, host, vm string) []WorkloadPhase {
+	var order []WorkloadPhase
+	on := map[WorkloadPhase]map[string]bool{}
+	classes := map[WorkloadPhase]map[int]bool{}
 	for _, c := range cells {
-		k := workloadPhase{c.Workload, c.Phase}
+		k := WorkloadPhase{c.Workload, c.Phase}
 		if on[k] == nil {
 			on[k] = map[string]bool{}
 			classes[k] = map[int]bool{}
@@ -156,10 +169,10 @@ func Verdicts(cells []analysis.Cell, host, vm string, margins analysis.Margins) 
 		on[k][c.Target] = true
 		classes[k][c.QoS] = true
 	}
-	var out []analysis.Verdict
+	var out []WorkloadPhase
 	for _, k := range order {
 		if on[k][host] && on[k][vm] && len(classes[k]) >= 2 {
-			out = append(out, analysis.Subsumption(cells, k.workload, k.phase, host, vm, margins))
+			out = append(out, k)
 		}
 	}
 	return out
