@@ -119,31 +119,31 @@ func TestSubsumptionAtLooks(t *testing.T) {
 		text     []string
 	}{
 		{
-			name: "inside at 90% but not at the first look's 95.5%: undecided, a block more at that thread count",
+			name:  "inside at 90% but not at the first look's 95.5%: undecided, a block more at that thread count",
 			cells: wide, schedule: []int{6, 12, 18}, outcome: Inconclusive, looks: []int{1, 1},
 			more: &MoreRepeats{Threads: []RepeatsTo{{2, 12}}},
 			text: []string{"inconclusive: the vm ratio at 2 threads", "more repeats would tell",
 				"; 95.5% intervals at look 1 of 3 (two one-sided tests at 2.26%; 5% over the 3 looks))"},
 		},
 		{
-			name: "a tight VM decides at the first look",
+			name:  "a tight VM decides at the first look",
 			cells: seqCells(scale(seqVMTight, 2), scale(seqVMTight9, 2)), schedule: []int{6, 12, 18}, outcome: Subsumed, looks: []int{1, 1},
 			text: []string{"yes (at 1 and 2 threads;", "; 95.5% intervals at look 1 of 3 (two one-sided tests at 2.26%; 5% over the 3 looks))"},
 		},
 		{
-			name: "12 repeats at 2 threads are its second look, and decide",
+			name:  "12 repeats at 2 threads are its second look, and decide",
 			cells: twelve, schedule: []int{6, 12, 18}, outcome: Subsumed, looks: []int{1, 2},
 			text: []string{"yes after 12 repeats at 2 threads, 2 looks (at 1 and 2 threads;",
 				"intervals at each thread count's look: 95.5% at 1 thread (look 1 of 3), 96.9% at 2 threads (look 2 of 3), pooled 96.9%"},
 		},
 		{
-			name: "the pooled interval undecided with 2 threads at the cap: a block more at 1 thread",
+			name:  "the pooled interval undecided with 2 threads at the cap: a block more at 1 thread",
 			cells: capped, schedule: []int{6, 12}, outcome: Inconclusive, looks: []int{1, 2},
 			more: &MoreRepeats{Threads: []RepeatsTo{{1, 12}}},
 			text: []string{"inconclusive: the vm ratio's interval crosses the band's edge: more repeats would tell ("},
 		},
 		{
-			name: "undecided at the cap: no block more, and the reason says so",
+			name:  "undecided at the cap: no block more, and the reason says so",
 			cells: allCapped, schedule: []int{6, 12}, outcome: Inconclusive, looks: []int{2, 2},
 			text: []string{"more repeats would tell; the cap of 12 repeats (max_repeats) was reached at 2 looks: a larger --max-repeats, or a quieter machine, would tell ("},
 		},
