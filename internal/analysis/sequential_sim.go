@@ -143,7 +143,7 @@ func (s *simRun) decide() Verdict {
 	schedule := Schedule(s.c.Repeats, s.c.MaxRepeats)
 	s.block(simThreads, true, s.c.Repeats)
 	for {
-		v := SubsumptionAt(s.cells(), "fp", "", "host", "vm", DefaultMargins(), schedule)
+		v := subsumptionAt(s.cells(), "fp", "", "host", "vm", DefaultMargins(), schedule, false)
 		if v.MoreRepeats == nil {
 			return v
 		}

@@ -437,6 +437,15 @@ func Subsumption(cells []Cell, workload, phase, host, vm string, margins Margins
 // MoreRepeats while the schedule has a look left, and at the cap says so.
 // A nil or one-entry schedule is one look: Subsumption's verdict.
 func SubsumptionAt(cells []Cell, workload, phase, host, vm string, margins Margins, schedule []int) Verdict {
+	return subsumptionAt(cells, workload, phase, host, vm, margins, schedule, true)
+}
+
+// subsumptionAt is SubsumptionAt; without describe it decides only (the
+// answer, its reason, the looks and MoreRepeats, flagged and blocking
+// cells), leaving out what only describes the answer (dropped thread
+// counts, SI, heterogeneity, mechanism): the simulation decides many
+// thousands of runs the same way, at a third of the cost.
+func subsumptionAt(cells []Cell, workload, phase, host, vm string, margins Margins, schedule []int, describe bool) Verdict {
 	v := noVerdict(workload, phase, host, vm, margins)
 	high, low, threads, why := comparedCells(cells, workload, phase, host, vm)
 	if why != "" {
@@ -447,7 +456,9 @@ func SubsumptionAt(cells []Cell, workload, phase, host, vm string, margins Margi
 	k.looks = planLooks(cells, k, schedule)
 	v.Looks = k.looks.looks
 	v.Threads = threads
-	v.Dropped = droppedThreads(cells, k)
+	if describe {
+		v.Dropped = droppedThreads(cells, k)
+	}
 	j := judge(cells, k, margins)
 	v.Host, v.VM, v.VMByThreads = j.host, j.vm, j.vmByThreads
 	v.Outcome, v.Reason, v.Reversed = j.outcome, j.reason, j.reversed
@@ -461,12 +472,16 @@ func SubsumptionAt(cells []Cell, workload, phase, host, vm string, margins Margi
 	for _, c := range flagged {
 		v.Flagged = append(v.Flagged, cellText(c.CellKey)+" "+c.FlagText())
 	}
-	v.Heterogeneity = append(heterogeneity(v.Host), heterogeneity(v.VM)...)
-	v.Mechanism = mechanisms(cells, k)
+	if describe {
+		v.Heterogeneity = append(heterogeneity(v.Host), heterogeneity(v.VM)...)
+		v.Mechanism = mechanisms(cells, k)
+	}
 	if j.hostShown {
 		hs := v.Host.Shift
 		v.SI = Float(1 - float64(v.VM.Shift.Estimate)/float64(hs.Estimate))
-		v.SILow, v.SIHigh, v.SIConfidence = siInterval(cells, v, threads)
+		if describe {
+			v.SILow, v.SIHigh, v.SIConfidence = siInterval(cells, v, threads)
+		}
 		v.RelativeMargin = Float(math.Exp(margins.Relative * float64(hs.Low)))
 		v.Margin, v.MarginNo = Float(math.Exp(j.lnYes)), Float(math.Exp(j.lnNo))
 	}

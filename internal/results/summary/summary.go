@@ -52,7 +52,7 @@ type Summary struct {
 // host and vm, with the verdict margins its spec set), its name and its
 // telemetry.
 func Of(l *results.Loaded) Summary {
-	a := analyze(l.Samples, "host", "vm", MarginsOf(l.Run))
+	a := analyze(l.Samples, "host", "vm", MarginsOf(l.Run), ScheduleOf(l.Run))
 	WithCaveats(a.Verdicts, l.Run)
 	a.Name = l.Run.Name
 	a.Partial = l.Partial()
@@ -67,13 +67,13 @@ func Of(l *results.Loaded) Summary {
 // on both targets host and vm, in that order.
 // It leaves Name empty.
 func Analyze(samples []results.Sample, host, vm string) Summary {
-	return analyze(samples, host, vm, analysis.DefaultMargins())
+	return analyze(samples, host, vm, analysis.DefaultMargins(), nil)
 }
 
-func analyze(samples []results.Sample, host, vm string, margins analysis.Margins) Summary {
+func analyze(samples []results.Sample, host, vm string, margins analysis.Margins, schedule []int) Summary {
 	cells := analysis.SortCells(results.Cells(samples))
 	a := Summary{Cells: cells, Regressions: analysis.Regressions(cells), Margins: margins}
-	a.Verdicts = Verdicts(cells, host, vm, margins)
+	a.Verdicts = Verdicts(cells, host, vm, margins, schedule)
 	a.Findings = findings(samples, cells)
 	return a
 }
@@ -96,6 +96,22 @@ func MarginsOf(r results.Run) analysis.Margins {
 		m.Absolute = v
 	}
 	return m
+}
+
+// ScheduleOf is the schedule of looks a run's spec set (its repeats and
+// max_repeats, as recorded in run.json: analysis.Schedule), so that a run
+// that added repeats until its answer was decided is judged at the level
+// of each thread count's look; nil (one look, at 5%) for a run whose spec
+// set no max_repeats (or 0) and for runs recorded before specs had it.
+func ScheduleOf(r results.Run) []int {
+	var spec struct {
+		Repeats    int `json:"repeats"`
+		MaxRepeats int `json:"max_repeats"`
+	}
+	if json.Unmarshal(r.Spec, &spec) != nil || spec.MaxRepeats <= spec.Repeats {
+		return nil
+	}
+	return analysis.Schedule(spec.Repeats, spec.MaxRepeats)
 }
 
 // sequentialCaveat is what a verdict of a run whose cells ran in sequence
@@ -121,8 +137,9 @@ func WithCaveats(verdicts []analysis.Verdict, r results.Run) {
 // Verdicts judges subsumption for every workload (and phase) that ran at
 // two or more classes on both targets host and vm, in cell order, with the
 // margins given. A workload run at one class asks nothing about QoS
-// (allocation, pi): no verdict, rather than an inconclusive one.
-func Verdicts(cells []analysis.Cell, host, vm string, margins analysis.Margins) []analysis.Verdict {
+// (allocation, pi): no verdict, rather than an inconclusive one. schedule
+// is the run's looks (ScheduleOf; nil for one).
+func Verdicts(cells []analysis.Cell, host, vm string, margins analysis.Margins, schedule []int) []analysis.Verdict {
 	type workloadPhase struct{ workload, phase string }
 	var order []workloadPhase
 	on := map[workloadPhase]map[string]bool{}
@@ -140,7 +157,7 @@ func Verdicts(cells []analysis.Cell, host, vm string, margins analysis.Margins) 
 	var out []analysis.Verdict
 	for _, k := range order {
 		if on[k][host] && on[k][vm] && len(classes[k]) >= 2 {
-			out = append(out, analysis.Subsumption(cells, k.workload, k.phase, host, vm, margins))
+			out = append(out, analysis.SubsumptionAt(cells, k.workload, k.phase, host, vm, margins, schedule))
 		}
 	}
 	return out
