@@ -147,6 +147,19 @@ func TestSubsumptionAtLooks(t *testing.T) {
 			cells: allCapped, schedule: []int{6, 12}, outcome: Inconclusive, looks: []int{2, 2},
 			text: []string{"more repeats would tell; the cap of 12 repeats (max_repeats) was reached at 2 looks: a larger --max-repeats, or a quieter machine, would tell ("},
 		},
+		{
+			name:  "a no asks for no more repeats",
+			cells: seqCells(scale(seqVMTight, 4), scale(seqVMTight9, 2)), schedule: []int{6, 12, 18}, outcome: NotSubsumed, looks: []int{1, 1},
+		},
+		{
+			name: "a band the host's interval sets (a 5x host): the host's cells too",
+			cells: append(seqCells(scale(seqVMWide, 1.08), seqVMWide9)[4:],
+				cell("host", 33, 1, scale(seqVMWide9, 5)...), cell("host", 9, 1, seqVMWide...),
+				cell("host", 33, 2, scale(seqVMWide9, 10)...), cell("host", 9, 2, scale(seqVMWide, 2)...)),
+			schedule: []int{6, 12, 18}, outcome: Inconclusive, looks: []int{1, 1},
+			more: &MoreRepeats{Threads: []RepeatsTo{{2, 12}}, Host: true},
+			text: []string{"the vm ratio at 2 threads", "band 0.858x..1.16x: margins 1.16x (10% of the host's effect"},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := SubsumptionAt(tc.cells, "fp", "", "host", "vm", DefaultMargins(), tc.schedule)
