@@ -177,3 +177,24 @@ func TestSubsumptionAtLooks(t *testing.T) {
 		})
 	}
 }
+
+func TestTookText(t *testing.T) {
+	look := func(threads, repeats, index int) ThreadLook {
+		return ThreadLook{Threads: threads, Repeats: repeats, Look: Look{Index: index, Of: 3, Level: LookLevels([]int{6, 12, 18})[index-1]}}
+	}
+	for _, tc := range []struct {
+		name  string
+		looks []ThreadLook
+		want  string
+	}{
+		{"one look: nothing to say", nil, ""},
+		{"the first look", []ThreadLook{look(1, 6, 1), look(2, 6, 1)}, ""},
+		{"one thread count's second look", []ThreadLook{look(1, 6, 1), look(2, 12, 2)}, "after 12 repeats at 2 threads, 2 looks"},
+		{"both at the second", []ThreadLook{look(1, 12, 2), look(2, 12, 2)}, "after 12 repeats at 1 and 2 threads, 2 looks"},
+		{"each its own", []ThreadLook{look(1, 12, 2), look(2, 18, 3)}, "after 12 repeats at 1 thread and 18 at 2 threads, 3 looks"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, lookPlan{looks: tc.looks}.tookText())
+		})
+	}
+}
