@@ -310,7 +310,9 @@ type Verdict struct {
 	SIHigh       Float `json:"si_high"`
 	SIConfidence Float `json:"si_confidence"`
 	// Host and VM are the two sides' QoS sensitivities, their shifts with
-	// 90% intervals (equivalenceConfidence): what the verdict judges.
+	// 90% intervals (equivalenceConfidence): what the verdict judges. With
+	// more than one look, the VM's interval is the pooled one's at its
+	// look's level (Looks).
 	Host Sensitivity `json:"host"`
 	VM   Sensitivity `json:"vm"`
 	// Threads are the thread counts compared: those at which both classes
@@ -320,8 +322,9 @@ type Verdict struct {
 	// both classes there, with that side's ratio.
 	Dropped []DroppedThreads `json:"dropped,omitempty"`
 	// VMByThreads is each compared thread count's own VM ratio with its
-	// 90% interval: "yes" needs every one of them inside the band (an
-	// intersection-union test), not only the pooled ratio.
+	// 90% interval (at its look's level with more than one look): "yes"
+	// needs every one of them inside the band (an intersection-union
+	// test), not only the pooled ratio.
 	VMByThreads []ThreadShift `json:"vm_by_threads,omitempty"`
 	// Margins are the settings the band came from.
 	Margins Margins `json:"margins"`
