@@ -12,8 +12,10 @@
 #   RUNS=10000   simulated runs per case
 #   WORKERS=1    cases simulated at once
 #   SEED=1       the simulation's seed
+# Arguments are passed on: -model mixture simulates one noise model,
+# -ignore-flags decides without the flagged cells' check.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-exec nice go run ./scripts/simsequential -runs "${RUNS:-10000}" -workers "${WORKERS:-1}" -seed "${SEED:-1}"
+exec nice go run ./scripts/simsequential -runs "${RUNS:-10000}" -workers "${WORKERS:-1}" -seed "${SEED:-1}" "$@"
