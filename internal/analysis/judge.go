@@ -17,6 +17,9 @@ type verdictKey struct {
 	host, vm        string
 	high, low       int
 	threads         []int
+	// looks are the levels each thread count's interval and the pooled
+	// one are judged at (one look at equivalenceLevel without a schedule).
+	looks lookPlan
 }
 
 // judged is what the rule decides from one set of cells.
@@ -30,6 +33,14 @@ type judged struct {
 	outcome     Outcome
 	reversed    bool
 	reason      string
+	// undecided are the thread counts whose more repeats could decide an
+	// inconclusive answer (an interval too wide, or too few repeats for
+	// one), and host says the host's cells too; nil for any other answer.
+	undecided []int
+	moreHost  bool
+	// relativeBinds says the band's yes edge is the relative margin's,
+	// from the low end of the host's interval.
+	relativeBinds bool
 }
 
 // judge applies the rule Subsumption states to cells, without regard to
@@ -50,13 +61,22 @@ func judge(cells []Cell, k verdictKey, margins Margins) judged {
 	j.hostShown = true
 	j.lnYes = math.Min(margins.Relative*float64(hs.Low), lnAbs)
 	j.lnNo = math.Min(margins.Relative*float64(hs.High), lnAbs)
+	j.relativeBinds = margins.Relative*float64(hs.Low) < lnAbs
+	// The rule for no is the one-look rule at every look: the levels
+	// of the looks guard yes, and a no needs no more repeats.
+	vs90 := j.vm.Shift
+	if pc := k.looks.pooledConfidence(); pc != equivalenceConfidence {
+		j.vm = qosSensitivityAt(cells, k.vm, k.workload, k.phase, k.high, k.low, k.threads, pc)
+	}
 	vs := j.vm.Shift
-	if float64(vs.Confidence) < equivalenceConfidence-1e-9 {
-		j.reason = fmt.Sprintf("too few %s repeats for a %.0f%% interval of its ratio (%s reach %.0f%%)", k.vm, 100*equivalenceConfidence, strataText(j.vm), 100*float64(vs.Confidence))
+	if c := k.looks.pooledConfidence(); float64(vs.Confidence) < c-1e-9 {
+		j.reason = fmt.Sprintf("too few %s repeats for a %s interval of its ratio (%s reach %s)", k.vm, confidenceText(c, k.looks.sequential()), strataText(j.vm),
+			confidenceText(float64(vs.Confidence), k.looks.sequential()))
+		j.undecided = k.threads
 		return j
 	}
-	j.vmByThreads = threadShifts(cells, k, k.vm, equivalenceConfidence)
-	if j.decideNo(cells, k) {
+	j.vmByThreads = threadShiftsAt(cells, k, k.vm, k.looks.confidence)
+	if j.decideNo(cells, k, vs90) {
 		return j
 	}
 	j.decideYes(k)
@@ -67,8 +87,7 @@ func judge(cells []Cell, k verdictKey, margins Margins) judged {
 // beyond the band's no edge, or one thread count's own interval does at
 // the Bonferroni level for the thread counts compared (the union of k
 // tests, each at Level/k).
-func (j *judged) decideNo(cells []Cell, k verdictKey) bool {
-	vs := j.vm.Shift
+func (j *judged) decideNo(cells []Cell, k verdictKey, vs Shift) bool {
 	ratio := func(sh Shift) string {
 		return fmt.Sprintf("%d/%d = %s", k.high, k.low, verdictRatio(math.Exp(float64(sh.Estimate))))
 	}
@@ -103,38 +122,54 @@ func (j *judged) decideNo(cells []Cell, k verdictKey) bool {
 	return false
 }
 
-// decideYes says "yes" when the pooled VM ratio's 90% interval and every
-// thread count's own lie inside the band, and otherwise why not.
+// decideYes says "yes" when the pooled VM ratio's interval and every
+// thread count's own lie inside the band (90% each with one look, else at
+// their looks' levels), and otherwise why not: the first interval that is
+// not inside says it, and every thread count whose more repeats could
+// decide is kept in undecided (all of them when it is the pooled
+// interval).
 func (j *judged) decideYes(k verdictKey) {
 	inside := func(sh Shift) bool { return float64(sh.Low) > -j.lnYes && float64(sh.High) < j.lnYes }
 	vs := j.vm.Shift
 	if !inside(vs) {
-		j.reason = j.edgeReason(k, vs, "")
+		j.reason, j.moreHost = j.edgeReason(k, vs, "")
+		j.undecided = k.threads
 		return
 	}
+	seq := k.looks.sequential()
 	for _, ts := range j.vmByThreads {
 		sh := ts.Shift
 		at := " at " + units.Plural(ts.Threads, "thread")
-		if float64(sh.Confidence) < equivalenceConfidence-1e-9 {
+		reason, host := "", false
+		if c := k.looks.confidence(ts.Threads); float64(sh.Confidence) < c-1e-9 {
 			t := j.vm.ByThreads[slices.IndexFunc(j.vm.ByThreads, func(r ThreadRatio) bool { return r.Threads == ts.Threads })].Test
-			j.reason = fmt.Sprintf("too few %s repeats%s for a %.0f%% interval of its ratio (%d vs %d repeats reach %.0f%%), and yes needs every thread count inside the band",
-				k.vm, at, 100*equivalenceConfidence, t.N1, t.N2, 100*float64(sh.Confidence))
-			return
+			reason = fmt.Sprintf("too few %s repeats%s for a %s interval of its ratio (%d vs %d repeats reach %s), and yes needs every thread count inside the band",
+				k.vm, at, confidenceText(c, seq), t.N1, t.N2, confidenceText(float64(sh.Confidence), seq))
+		} else if !inside(sh) {
+			reason, host = j.edgeReason(k, sh, at)
 		}
-		if !inside(sh) {
-			j.reason = j.edgeReason(k, sh, at)
-			return
+		if reason == "" {
+			continue
 		}
+		if j.reason == "" {
+			j.reason = reason
+		}
+		j.undecided = append(j.undecided, ts.Threads)
+		j.moreHost = j.moreHost || host
 	}
-	j.outcome = Subsumed
+	if j.reason == "" {
+		j.outcome = Subsumed
+	}
 }
 
 // edgeReason says why the interval sh (the pooled one, or one thread
 // count's: at) is not inside the band: it crosses an edge (more repeats
 // would tell), or it lies wholly between the band's yes edge and its no
 // edge, a zone as wide as the host's uncertainty makes it: then the host's
-// interval decides, not the VM's repeats.
-func (j *judged) edgeReason(k verdictKey, sh Shift, at string) string {
+// interval decides, not the VM's repeats. host says the host's repeats
+// could decide too: its interval sets the band's yes edge (the relative
+// margin binds, or the zone between the edges is the host's).
+func (j *judged) edgeReason(k verdictKey, sh Shift, at string) (reason string, host bool) {
 	what := fmt.Sprintf("the %s ratio%s, %d/%d = %s%s,", k.vm, at, k.high, k.low, verdictRatio(math.Exp(float64(sh.Estimate))), intervalText(sh))
 	beyondYes := float64(sh.Low) >= j.lnYes || float64(sh.High) <= -j.lnYes
 	withinNo := float64(sh.High) <= j.lnNo && float64(sh.Low) >= -j.lnNo
@@ -142,26 +177,31 @@ func (j *judged) edgeReason(k verdictKey, sh Shift, at string) string {
 		hs := j.host.Shift
 		return fmt.Sprintf("%s lies between the band's yes edge %s and its no edge %s, which differ by the host's uncertainty (%s %d/%d = %s%s): "+
 			"the host's interval decides, and more host repeats would narrow it", what,
-			verdictRatio(math.Exp(j.lnYes)), verdictRatio(math.Exp(j.lnNo)), k.host, k.high, k.low, verdictRatio(math.Exp(float64(hs.Estimate))), intervalText(hs))
+			verdictRatio(math.Exp(j.lnYes)), verdictRatio(math.Exp(j.lnNo)), k.host, k.high, k.low, verdictRatio(math.Exp(float64(hs.Estimate))), intervalText(hs)), true
 	}
 	if at != "" {
-		return what + " is not inside the band, and yes needs every thread count inside it: more repeats would tell"
+		return what + " is not inside the band, and yes needs every thread count inside it: more repeats would tell", j.relativeBinds
 	}
 	if withinNo && j.lnNo > j.lnYes {
 		hs := j.host.Shift
 		return fmt.Sprintf("the %s ratio's interval crosses the band's edge %s, which the low end of the host's interval sets (%s %d/%d = %s%s): "+
 			"more repeats would tell, the host's most: its interval is what narrows the band", k.vm, verdictRatio(math.Exp(j.lnYes)),
-			k.host, k.high, k.low, verdictRatio(math.Exp(float64(hs.Estimate))), intervalText(hs))
+			k.host, k.high, k.low, verdictRatio(math.Exp(float64(hs.Estimate))), intervalText(hs)), true
 	}
-	return fmt.Sprintf("the %s ratio's interval crosses the band's edge: more repeats would tell", k.vm)
+	return fmt.Sprintf("the %s ratio's interval crosses the band's edge: more repeats would tell", k.vm), j.relativeBinds
 }
 
 // threadShifts is each compared thread count's own shift on target with
 // an interval of the coverage asked.
 func threadShifts(cells []Cell, k verdictKey, target string, confidence float64) []ThreadShift {
+	return threadShiftsAt(cells, k, target, func(int) float64 { return confidence })
+}
+
+// threadShiftsAt is threadShifts with each thread count's own coverage.
+func threadShiftsAt(cells []Cell, k verdictKey, target string, confidence func(threads int) float64) []ThreadShift {
 	var out []ThreadShift
 	for _, t := range k.threads {
-		s := qosSensitivityAt(cells, target, k.workload, k.phase, k.high, k.low, []int{t}, confidence)
+		s := qosSensitivityAt(cells, target, k.workload, k.phase, k.high, k.low, []int{t}, confidence(t))
 		if len(s.ByThreads) == 1 {
 			out = append(out, ThreadShift{Threads: t, Shift: s.Shift})
 		}

@@ -1,6 +1,9 @@
 package analysis
 
-import "math"
+import (
+	"math"
+	"sync"
+)
 
 // The null distributions here are of 2U, twice the Mann-Whitney statistic
 // (pairs x > y, ties counting one half), so that a tied pair is a whole
@@ -123,15 +126,23 @@ func tiedNullDist(groups []int, m, n int) []float64 {
 }
 
 // untiedNullDist is the null distribution of 2U without ties (Mann and
-// Whitney's, on the doubled scale).
+// Whitney's, on the doubled scale), kept as uNullDist's are: callers must
+// not modify the slice.
 func untiedNullDist(m, n int) []float64 {
+	if d, ok := untiedNullDists.Load([2]int{m, n}); ok {
+		return d.([]float64)
+	}
 	d := uNullDist(m, n)
 	out := make([]float64, 2*len(d)-1)
 	for u, p := range d {
 		out[2*u] = p
 	}
+	untiedNullDists.Store([2]int{m, n}, out)
 	return out
 }
+
+// untiedNullDists keeps untiedNullDist's distributions by (m, n).
+var untiedNullDists sync.Map
 
 // twoSidedP is min(1, 2·min(P(T <= t), P(T >= t))) under dist, the exact
 // two-sided p value as R's wilcox.test takes it.

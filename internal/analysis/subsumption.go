@@ -310,7 +310,9 @@ type Verdict struct {
 	SIHigh       Float `json:"si_high"`
 	SIConfidence Float `json:"si_confidence"`
 	// Host and VM are the two sides' QoS sensitivities, their shifts with
-	// 90% intervals (equivalenceConfidence): what the verdict judges.
+	// 90% intervals (equivalenceConfidence): what the verdict judges. With
+	// more than one look, the VM's interval is the pooled one's at its
+	// look's level (Looks).
 	Host Sensitivity `json:"host"`
 	VM   Sensitivity `json:"vm"`
 	// Threads are the thread counts compared: those at which both classes
@@ -320,13 +322,24 @@ type Verdict struct {
 	// both classes there, with that side's ratio.
 	Dropped []DroppedThreads `json:"dropped,omitempty"`
 	// VMByThreads is each compared thread count's own VM ratio with its
-	// 90% interval: "yes" needs every one of them inside the band (an
-	// intersection-union test), not only the pooled ratio.
+	// 90% interval (at its look's level with more than one look): "yes"
+	// needs every one of them inside the band (an intersection-union
+	// test), not only the pooled ratio.
 	VMByThreads []ThreadShift `json:"vm_by_threads,omitempty"`
 	// Margins are the settings the band came from.
 	Margins Margins `json:"margins"`
-	// Level is each one-sided test's level, equivalenceLevel.
+	// Level is each one-sided test's level, equivalenceLevel: with more
+	// than one look, what the levels of all the looks add up to.
 	Level float64 `json:"level"`
+	// Looks are, per compared thread count, its repeats and the look of
+	// the schedule they are, with that look's level (SubsumptionAt); nil
+	// without a schedule.
+	Looks []ThreadLook `json:"looks,omitempty"`
+	// MoreRepeats says which cells a block more of repeats could decide,
+	// when the answer is inconclusive because an interval is too wide (or
+	// the repeats too few for one) and the schedule has a look left; nil
+	// otherwise.
+	MoreRepeats *MoreRepeats `json:"more_repeats,omitempty"`
 	// RelativeMargin is the host's ratio at the low end of its interval to
 	// the power Margins.Relative; Margin, the band's upper edge for "yes",
 	// is the smaller of it and Margins.Absolute, and the band is
@@ -415,7 +428,32 @@ type ThreadShift struct {
 // VM cell at whichever end pushes the VM ratio out of the band): when the
 // answer stays yes it stands, else it is inconclusive naming the cells
 // that could change it.
+//
+// Subsumption is SubsumptionAt with one look.
 func Subsumption(cells []Cell, workload, phase, host, vm string, margins Margins) Verdict {
+	return SubsumptionAt(cells, workload, phase, host, vm, margins, nil)
+}
+
+// SubsumptionAt is the verdict at a look of a run that adds repeats until
+// the answer is decided, schedule its repeats per cell at each look
+// (Schedule): each thread count's interval is judged at the level of its
+// own look (LookLevels; its look is the first whose entry reaches its VM
+// cells' repeats), the pooled one at the strictest of them, so that the
+// chance of a false yes over all looks stays within equivalenceLevel.
+// The rules for no, the host's effect and the band are those of one look.
+// An inconclusive answer that more repeats could decide says which in
+// MoreRepeats while the schedule has a look left, and at the cap says so.
+// A nil or one-entry schedule is one look: Subsumption's verdict.
+func SubsumptionAt(cells []Cell, workload, phase, host, vm string, margins Margins, schedule []int) Verdict {
+	return subsumptionAt(cells, workload, phase, host, vm, margins, schedule, true)
+}
+
+// subsumptionAt is SubsumptionAt; without describe it decides only (the
+// answer, its reason, the looks and MoreRepeats, flagged and blocking
+// cells), leaving out what only describes the answer (dropped thread
+// counts, SI, heterogeneity, mechanism): the simulation decides many
+// thousands of runs the same way, at a third of the cost.
+func subsumptionAt(cells []Cell, workload, phase, host, vm string, margins Margins, schedule []int, describe bool) Verdict {
 	v := noVerdict(workload, phase, host, vm, margins)
 	var vmCells []Cell
 	for _, c := range cells {
@@ -445,21 +483,35 @@ func Subsumption(cells []Cell, workload, phase, host, vm string, margins Margins
 		return v
 	}
 	k := verdictKey{workload: workload, phase: phase, host: host, vm: vm, high: high, low: low, threads: threads}
+	k.looks = planLooks(cells, k, schedule)
+	v.Looks = k.looks.looks
 	v.Threads = threads
-	v.Dropped = droppedThreads(cells, k)
+	if describe {
+		v.Dropped = droppedThreads(cells, k)
+	}
 	j := judge(cells, k, margins)
 	v.Host, v.VM, v.VMByThreads = j.host, j.vm, j.vmByThreads
 	v.Outcome, v.Reason, v.Reversed = j.outcome, j.reason, j.reversed
+	if j.undecided != nil {
+		v.MoreRepeats = k.looks.more(j.undecided, j.moreHost)
+		if v.MoreRepeats == nil && k.looks.sequential() {
+			v.Reason += "; " + k.looks.capText()
+		}
+	}
 	flagged := flaggedCells(cells, k)
 	for _, c := range flagged {
 		v.Flagged = append(v.Flagged, cellText(c.CellKey)+" "+c.FlagText())
 	}
-	v.Heterogeneity = append(heterogeneity(v.Host), heterogeneity(v.VM)...)
-	v.Mechanism = mechanisms(cells, k)
+	if describe {
+		v.Heterogeneity = append(heterogeneity(v.Host), heterogeneity(v.VM)...)
+		v.Mechanism = mechanisms(cells, k)
+	}
 	if j.hostShown {
 		hs := v.Host.Shift
 		v.SI = Float(1 - float64(v.VM.Shift.Estimate)/float64(hs.Estimate))
-		v.SILow, v.SIHigh, v.SIConfidence = siInterval(cells, v, threads)
+		if describe {
+			v.SILow, v.SIHigh, v.SIConfidence = siInterval(cells, v, threads)
+		}
 		v.RelativeMargin = Float(math.Exp(margins.Relative * float64(hs.Low)))
 		v.Margin, v.MarginNo = Float(math.Exp(j.lnYes)), Float(math.Exp(j.lnNo))
 	}
@@ -730,6 +782,11 @@ func (v Verdict) Line() VerdictLine {
 // rest is the verdict's line after its answer.
 func (v Verdict) rest() string {
 	head := ""
+	if v.Outcome == Subsumed {
+		if took := (lookPlan{looks: v.Looks}).tookText(); took != "" {
+			head += " " + took
+		}
+	}
 	if v.Reason != "" {
 		head += ": " + v.Reason
 	}
@@ -757,7 +814,7 @@ func (v Verdict) rest() string {
 		}
 		parts = append(parts, band)
 	}
-	parts = append(parts, fmt.Sprintf("%.0f%% intervals, two one-sided tests at %.0f%%", 100*equivalenceConfidence, 100*equivalenceLevel))
+	parts = append(parts, lookPlan{looks: v.Looks}.intervalsText())
 	line := head + " (" + strings.Join(parts, "; ") + ")"
 	if v.FlagsChecked {
 		line += fmt.Sprintf("; %s cannot change it: at %s most adverse repeats the answer stays yes",

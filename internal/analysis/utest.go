@@ -3,6 +3,7 @@ package analysis
 import (
 	"math"
 	"strconv"
+	"sync"
 )
 
 // Alpha is the significance level every comparison here is judged at.
@@ -162,8 +163,23 @@ func compareFloats(a, b float64) int {
 // uNullDist returns P(U = u), u = 0..m·n, for samples of m and n without ties
 // under the null hypothesis, by Mann and Whitney's recurrence: the largest of
 // the m+n values is an x with probability m/(m+n), and then beats all n y's,
-// or else is a y and beats nothing.
+// or else is a y and beats nothing. Each (m, n) is computed once and kept
+// (a verdict asks for the same few sizes many times: per thread count, per
+// interval, per flagged cell's check); callers must not modify the slice.
 func uNullDist(m, n int) []float64 {
+	if d, ok := uNullDists.Load([2]int{m, n}); ok {
+		return d.([]float64)
+	}
+	d := computeUNullDist(m, n)
+	uNullDists.Store([2]int{m, n}, d)
+	return d
+}
+
+// uNullDists keeps uNullDist's distributions by (m, n).
+var uNullDists sync.Map
+
+// computeUNullDist is uNullDist's recurrence.
+func computeUNullDist(m, n int) []float64 {
 	prev := make([][]float64, n+1) // distributions for (i-1, j)
 	for j := range prev {
 		prev[j] = []float64{1}

@@ -237,6 +237,7 @@ func Build(in []Input) (*Comparison, error) {
 	seen := map[string]string{}
 	var cells [][]analysis.Cell
 	var margins []analysis.Margins
+	var schedules [][]int
 	for _, r := range in {
 		l := r.Loaded
 		if prev, ok := seen[r.Label]; ok {
@@ -248,12 +249,13 @@ func Build(in []Input) (*Comparison, error) {
 		c.Columns = append(c.Columns, col)
 		cells = append(cells, l.Cells())
 		margins = append(margins, summary.MarginsOf(l.Run))
+		schedules = append(schedules, summary.ScheduleOf(l.Run))
 	}
 	c.Differences = differences(c.Columns)
 	c.Notes = sameRuns(in)
 	c.Rows = rows(cells)
 	c.Geomeans = geomeans(c.Rows, len(in))
-	judged, common := judge(cells, margins)
+	judged, common := judge(cells, margins, schedules)
 	c.Findings = findings(judged, common)
 	c.Machines = machineVerdicts(c.Columns, judged)
 	return c, nil
@@ -656,6 +658,7 @@ type runFindings struct {
 	cells         []analysis.Cell
 	threads       map[workloadPhase][]int
 	margins       analysis.Margins
+	schedule      []int
 	verdicts      []analysis.Verdict
 	sensitivities []analysis.Sensitivity
 }
@@ -664,8 +667,9 @@ type runFindings struct {
 // that has the workload ran all of its targets and classes, so that the
 // runs are judged on the same cells (a run's own report may use more;
 // where the runs share no thread count, each run's own are used), and
-// judges them: each run's verdict takes the margins its spec set.
-func judge(cells [][]analysis.Cell, margins []analysis.Margins) ([]runFindings, map[workloadPhase][]int) {
+// judges them: each run's verdict takes the margins and the schedule of
+// looks its spec set.
+func judge(cells [][]analysis.Cell, margins []analysis.Margins, schedules [][]int) ([]runFindings, map[workloadPhase][]int) {
 	common := commonThreads(cells)
 	out := make([]runFindings, len(cells))
 	for i, cs := range cells {
@@ -673,11 +677,11 @@ func judge(cells [][]analysis.Cell, margins []analysis.Margins) ([]runFindings, 
 			ts := common[workloadPhase{c.Workload, c.Phase}]
 			return len(ts) > 0 && !slices.Contains(ts, c.Threads)
 		})
-		r := runFindings{cells: kept, threads: map[workloadPhase][]int{}, margins: margins[i]}
+		r := runFindings{cells: kept, threads: map[workloadPhase][]int{}, margins: margins[i], schedule: schedules[i]}
 		for k, ts := range usableThreads(kept) {
 			r.threads[k] = slices.Sorted(slices.Values(ts))
 		}
-		r.verdicts = summary.Verdicts(kept, spec.TargetHost, spec.TargetVM, margins[i])
+		r.verdicts = summary.Verdicts(kept, spec.TargetHost, spec.TargetVM, margins[i], schedules[i])
 		r.sensitivities = sensitivities(kept)
 		out[i] = r
 	}

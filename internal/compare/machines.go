@@ -190,7 +190,7 @@ func noVerdictReason(r runFindings, k workloadPhase) string {
 	case !ran:
 		return "the run has no " + analysis.WorkloadText(k.workload, k.phase)
 	}
-	return analysis.Subsumption(r.cells, k.workload, k.phase, spec.TargetHost, spec.TargetVM, r.margins).Reason
+	return analysis.SubsumptionAt(r.cells, k.workload, k.phase, spec.TargetHost, spec.TargetVM, r.margins, r.schedule).Reason
 }
 
 // ratioOf is a shift, its interval asked at level, as a ratio: exp of

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -17,90 +17,12 @@ import (
 	"github.com/qoslab/qoslab/internal/units"
 )
 
-// ---- Stand-ins for analysis's group-sequential looks. ----
-//
-// analysis.Schedule, analysis.SubsumptionAt and Verdict.MoreRepeats are
-// built beside this change; these stand-ins have their signatures so the
-// engine compiles and is tested, and the merge replaces this block with
-// them (schedule -> analysis.Schedule, subsumptionAt ->
-// analysis.SubsumptionAt, verdict -> analysis.Verdict, moreRepeats ->
-// analysis.MoreRepeats). They apply no group-sequential correction: that
-// is the statistics' job, not the engine's.
-
-// moreRepeats is what an undecided verdict asks for: repeats of its cells
-// at Threads, on the VM and, when Host, on the host too, until each has
-// Next repeats.
-type moreRepeats struct {
-	Threads []int
-	Host    bool
-	Next    int
-}
-
-// verdict is analysis.Verdict with the repeats that could decide it.
-type verdict struct {
-	analysis.Verdict
-	MoreRepeats *moreRepeats
-}
-
-// schedule is the repeats per cell at each look: repeats, 2*repeats, ...,
-// capped at maxRepeats; one entry when maxRepeats <= repeats or 0.
-func schedule(repeats, maxRepeats int) []int {
-	out := []int{repeats}
-	for n := 2 * repeats; maxRepeats > repeats; n += repeats {
-		out = append(out, min(n, maxRepeats))
-		if n >= maxRepeats {
-			break
-		}
-	}
-	return out
-}
-
-// subsumptionAt is analysis.Subsumption, asking for more repeats when the
-// answer is inconclusive with the host's effect shown and not reversed,
-// at the thread counts whose own VM interval is not inside the band, up
-// to the next entry of schedule.
-func subsumptionAt(cells []analysis.Cell, workload, phase, host, vm string, margins analysis.Margins, schedule []int) verdict {
-	v := verdict{Verdict: analysis.Subsumption(cells, workload, phase, host, vm, margins)}
-	if v.Outcome != analysis.Inconclusive || v.Reversed || math.IsNaN(float64(v.Margin)) {
-		return v
-	}
-	edge := math.Log(float64(v.Margin))
-	var threads []int
-	for _, t := range v.VMByThreads {
-		if !(float64(t.Shift.Low) > -edge && float64(t.Shift.High) < edge) {
-			threads = append(threads, t.Threads)
-		}
-	}
-	if len(threads) == 0 {
-		threads = v.Threads
-	}
-	have := math.MaxInt
-	for _, c := range cells {
-		if c.Target == vm && c.Workload == workload && c.Phase == phase && slices.Contains(threads, c.Threads) {
-			have = min(have, len(c.Repeats))
-		}
-	}
-	i := slices.IndexFunc(schedule, func(n int) bool { return n > have })
-	if i < 0 {
-		return v
-	}
-	v.MoreRepeats = &moreRepeats{Threads: threads, Next: schedule[i]}
-	return v
-}
-
-// ---- End of the stand-ins. ----
-
 // decide judges every verdict a run's samples so far give, as the summary
 // does (summary.Judged, the spec's margins), at the looks of sched.
-func decide(s spec.Spec, samples []results.Sample, sched []int) []verdict {
+func decide(s spec.Spec, samples []results.Sample, sched []int) []analysis.Verdict {
 	cells := analysis.SortCells(results.Cells(samples))
 	raw, _ := json.Marshal(s)
-	margins := summary.MarginsOf(results.Run{Spec: raw})
-	var out []verdict
-	for _, k := range summary.Judged(cells, spec.TargetHost, spec.TargetVM) {
-		out = append(out, subsumptionAt(cells, k.Workload, k.Phase, spec.TargetHost, spec.TargetVM, margins, sched))
-	}
-	return out
+	return summary.Verdicts(cells, spec.TargetHost, spec.TargetVM, summary.MarginsOf(results.Run{Spec: raw}), sched)
 }
 
 // lookSeed seeds the order of a run's look index from the plan's seed,
@@ -115,7 +37,7 @@ func lookSeed(seed uint64, index int) uint64 {
 // the VM and on the host when it asks, from the fewest repeats any of
 // them has plus one to what it asks for, never past the spec's cap.
 // samples say what each has.
-func nextLook(s spec.Spec, seed uint64, index, of int, verdicts []verdict, samples []results.Sample, looks []results.Look, now time.Time) *results.Look {
+func nextLook(s spec.Spec, seed uint64, index, of int, verdicts []analysis.Verdict, samples []results.Sample, looks []results.Look, now time.Time) *results.Look {
 	repeats := map[analysis.CellKey]int{} // the highest repeat measured
 	for _, smp := range samples {
 		k := analysis.CellKey{Target: smp.Target, Workload: smp.Workload, QoS: smp.QoS, Threads: smp.Threads}
@@ -127,17 +49,25 @@ func nextLook(s spec.Spec, seed uint64, index, of int, verdicts []verdict, sampl
 		if m == nil {
 			continue
 		}
-		b := results.LookBlock{Workload: v.VM.Workload, Phase: v.VM.Phase, QoS: []int{v.VM.High, v.VM.Low},
-			Threads: slices.Sorted(slices.Values(m.Threads)), Targets: []string{spec.TargetVM}, To: min(m.Next, s.MaxRepeats), Reason: v.Reason}
-		if m.Host {
-			b.Targets = []string{spec.TargetHost, spec.TargetVM}
+		// One block per repeats to reach: thread counts at different looks
+		// go to different schedule entries.
+		to := map[int][]int{}
+		for _, rt := range m.Threads {
+			to[rt.Repeats] = append(to[rt.Repeats], rt.Threads)
 		}
-		b.From = b.To + 1
-		for _, c := range planRepeats(blockSpec(s, []results.LookBlock{b}), 0, 1, 1) {
-			b.From = min(b.From, repeats[analysis.CellKey{Target: c.Target, Workload: c.Workload, QoS: int(c.QoS), Threads: c.Threads}]+1)
-		}
-		if b.From <= b.To {
-			lk.Blocks = append(lk.Blocks, b)
+		for _, n := range slices.Sorted(maps.Keys(to)) {
+			b := results.LookBlock{Workload: v.VM.Workload, Phase: v.VM.Phase, QoS: []int{v.VM.High, v.VM.Low},
+				Threads: slices.Sorted(slices.Values(to[n])), Targets: []string{spec.TargetVM}, To: min(n, s.MaxRepeats), Reason: v.Reason}
+			if m.Host {
+				b.Targets = []string{spec.TargetHost, spec.TargetVM}
+			}
+			b.From = b.To + 1
+			for _, c := range planRepeats(blockSpec(s, []results.LookBlock{b}), 0, 1, 1) {
+				b.From = min(b.From, repeats[analysis.CellKey{Target: c.Target, Workload: c.Workload, QoS: int(c.QoS), Threads: c.Threads}]+1)
+			}
+			if b.From <= b.To {
+				lk.Blocks = append(lk.Blocks, b)
+			}
 		}
 	}
 	if len(lk.Blocks) == 0 {
@@ -274,7 +204,7 @@ func looksOf(s spec.Spec) []int {
 	if !slices.Contains(s.Targets, spec.TargetHost) || !slices.Contains(s.Targets, spec.TargetVM) {
 		return []int{s.Repeats}
 	}
-	return schedule(s.Repeats, s.MaxRepeats)
+	return analysis.Schedule(s.Repeats, s.MaxRepeats)
 }
 
 // runLooks takes the looks after the planned cells have run (r ran them):
@@ -339,7 +269,7 @@ func (x *execution) runLooks(ctx context.Context, r *runner, seed uint64, st *St
 // it took: "looks: fp yes after 12 repeats at 2 threads, 2 looks of 3"
 // (with the reason when it is not yes), from the verdicts' values and the
 // looks' blocks. None without looks.
-func lookEndText(verdicts []verdict, looks []results.Look) []string {
+func lookEndText(verdicts []analysis.Verdict, looks []results.Look) []string {
 	if len(looks) == 0 {
 		return nil
 	}

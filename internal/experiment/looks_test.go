@@ -166,7 +166,7 @@ func TestLooksAddRepeatsUntilDecided(t *testing.T) {
 	assert.Contains(t, log.String(), "\nlook 2 of 3, 12 cell runs: 6 more repeats of vm fp at 2 threads, repeats 7-12 (fp undecided: the vm ratio at 2 threads")
 	assert.NotContains(t, log.String(), "look 3", "the second look decided")
 	assert.Contains(t, log.String(), "\nlooks: fp yes after 12 repeats at 2 threads, 2 looks of 3\n", "what it took")
-	assert.Equal(t, analysis.Subsumed, decide(s, out.Samples(), schedule(6, 18))[0].Outcome)
+	assert.Equal(t, analysis.Subsumed, decide(s, out.Samples(), analysis.Schedule(6, 18))[0].Outcome)
 
 	d, err := results.Open(dir.Path)
 	require.NoError(t, err)
@@ -233,7 +233,7 @@ func TestLooksStopAtTheCap(t *testing.T) {
 			for _, cr := range out.Runs {
 				assert.LessOrEqual(t, cr.Cell.Repeat, max(s.MaxRepeats, s.Repeats))
 			}
-			v := decide(s, out.Samples(), schedule(s.Repeats, s.MaxRepeats))[0]
+			v := decide(s, out.Samples(), analysis.Schedule(s.Repeats, s.MaxRepeats))[0]
 			assert.Equal(t, analysis.Inconclusive, v.Outcome, v.Reason)
 		})
 	}
@@ -278,7 +278,7 @@ func TestRecordedSpecWithoutMaxRepeatsHasOneLook(t *testing.T) {
 		"matrix": [{"workload": "fp", "qos": [9, 33], "threads": [1], "loops": 10}]}`))
 	require.NoError(t, err)
 	assert.Zero(t, s.MaxRepeats)
-	assert.Equal(t, []int{6}, schedule(s.Repeats, s.MaxRepeats))
+	assert.Equal(t, []int{6}, analysis.Schedule(s.Repeats, s.MaxRepeats))
 	assert.Len(t, plannedRunsOf(s, nil), 24)
 }
 
@@ -293,7 +293,7 @@ func TestSchedule(t *testing.T) {
 		{6, 6, []int{6}},
 		{6, 0, []int{6}},
 	} {
-		assert.Equal(t, c.want, schedule(c.repeats, c.max), "%d..%d", c.repeats, c.max)
+		assert.Equal(t, c.want, analysis.Schedule(c.repeats, c.max), "%d..%d", c.repeats, c.max)
 	}
 }
 
@@ -385,22 +385,28 @@ func TestNextLook(t *testing.T) {
 			}
 		}
 	}
-	undecided := func(m *moreRepeats) verdict {
-		v := verdict{MoreRepeats: m}
+	undecided := func(m *analysis.MoreRepeats) analysis.Verdict {
+		v := analysis.Verdict{MoreRepeats: m}
 		v.VM = analysis.Sensitivity{Target: spec.TargetVM, Workload: "fp", High: 33, Low: 9}
 		v.Reason = "wide"
 		return v
 	}
 	now := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
-	lk := nextLook(s, 1, 2, 3, []verdict{undecided(&moreRepeats{Threads: []int{2, 1}, Host: true, Next: 30})}, samples, nil, now)
+	lk := nextLook(s, 1, 2, 3, []analysis.Verdict{undecided(&analysis.MoreRepeats{Threads: []analysis.RepeatsTo{{Threads: 2, Repeats: 30}, {Threads: 1, Repeats: 30}}, Host: true})}, samples, nil, now)
 	require.NotNil(t, lk)
 	assert.Equal(t, []results.LookBlock{{Workload: "fp", QoS: []int{33, 9}, Threads: []int{1, 2}, Targets: []string{spec.TargetHost, spec.TargetVM}, From: 7, To: 15, Reason: "wide"}}, lk.Blocks)
 	assert.Equal(t, 9*8, lk.Added, "repeats 7-15 of 8 cells")
 	assert.Equal(t, 48+72, lk.Planned)
 	assert.Equal(t, now, lk.At)
 
-	assert.Nil(t, nextLook(s, 1, 2, 3, []verdict{undecided(nil)}, samples, nil, now), "decided: no block")
-	assert.Nil(t, nextLook(s, 1, 2, 3, []verdict{undecided(&moreRepeats{Threads: []int{2}, Next: 6})}, samples, nil, now), "the cells have what it asks")
+	assert.Nil(t, nextLook(s, 1, 2, 3, []analysis.Verdict{undecided(nil)}, samples, nil, now), "decided: no block")
+	apart := nextLook(s, 1, 2, 3, []analysis.Verdict{undecided(&analysis.MoreRepeats{Threads: []analysis.RepeatsTo{{Threads: 2, Repeats: 12}, {Threads: 1, Repeats: 15}}})}, samples, nil, now)
+	require.NotNil(t, apart)
+	assert.Equal(t, []results.LookBlock{
+		{Workload: "fp", QoS: []int{33, 9}, Threads: []int{2}, Targets: []string{spec.TargetVM}, From: 7, To: 12, Reason: "wide"},
+		{Workload: "fp", QoS: []int{33, 9}, Threads: []int{1}, Targets: []string{spec.TargetVM}, From: 7, To: 15, Reason: "wide"},
+	}, apart.Blocks, "thread counts at different looks: a block for each")
+	assert.Nil(t, nextLook(s, 1, 2, 3, []analysis.Verdict{undecided(&analysis.MoreRepeats{Threads: []analysis.RepeatsTo{{Threads: 2, Repeats: 6}}})}, samples, nil, now), "the cells have what it asks")
 }
 
 // A dry run of a resume knows the blocks the run's looks added: a run

@@ -332,6 +332,9 @@ func (r *runner) keep(i int, c PlannedRun, res *agentpb.Result, hostSamples []te
 		kept := view.Recordable()
 		view = &kept
 	}
+	for i := range samples {
+		samples[i].HostView = view // the looks decide from these, as the summary from the records
+	}
 	recs := make([]results.Record, len(samples))
 	params := c.Params
 	now, key := time.Now().UTC(), c.SeriesKey()

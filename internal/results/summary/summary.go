@@ -58,7 +58,7 @@ type Summary struct {
 // host and vm, with the verdict margins its spec set), its name and its
 // telemetry.
 func Of(l *results.Loaded) Summary {
-	a := analyze(cellsOf(l), l.Samples, "host", "vm", MarginsOf(l.Run))
+	a := analyze(cellsOf(l), l.Samples, "host", "vm", MarginsOf(l.Run), ScheduleOf(l.Run))
 	WithCaveats(a.Verdicts, l.Run)
 	a.Name = l.Run.Name
 	a.Schema = l.Run.SchemaVersion
@@ -84,15 +84,16 @@ func cellsOf(l *results.Loaded) []analysis.Cell {
 // on both targets host and vm, in that order.
 // It leaves Name empty.
 func Analyze(samples []results.Sample, host, vm string) Summary {
-	return analyze(results.Cells(samples), samples, host, vm, analysis.DefaultMargins())
+	return analyze(results.Cells(samples), samples, host, vm, analysis.DefaultMargins(), nil)
 }
 
 // analyze is Analyze of the cells of samples (from their records, with the
-// host's view, where there are records).
-func analyze(cells []analysis.Cell, samples []results.Sample, host, vm string, margins analysis.Margins) Summary {
+// host's view, where there are records), judged at schedule (ScheduleOf;
+// nil for one look).
+func analyze(cells []analysis.Cell, samples []results.Sample, host, vm string, margins analysis.Margins, schedule []int) Summary {
 	cells = analysis.SortCells(cells)
 	a := Summary{Cells: cells, Regressions: analysis.Regressions(cells), Margins: margins}
-	a.Verdicts = Verdicts(cells, host, vm, margins)
+	a.Verdicts = Verdicts(cells, host, vm, margins, schedule)
 	a.Findings = findings(samples, cells)
 	return a
 }
@@ -115,6 +116,22 @@ func MarginsOf(r results.Run) analysis.Margins {
 		m.Absolute = v
 	}
 	return m
+}
+
+// ScheduleOf is the schedule of looks a run's spec set (its repeats and
+// max_repeats, as recorded in run.json: analysis.Schedule), so that a run
+// that added repeats until its answer was decided is judged at the level
+// of each thread count's look; nil (one look, at 5%) for a run whose spec
+// set no max_repeats (or 0) and for runs recorded before specs had it.
+func ScheduleOf(r results.Run) []int {
+	var spec struct {
+		Repeats    int `json:"repeats"`
+		MaxRepeats int `json:"max_repeats"`
+	}
+	if json.Unmarshal(r.Spec, &spec) != nil || spec.MaxRepeats <= spec.Repeats {
+		return nil
+	}
+	return analysis.Schedule(spec.Repeats, spec.MaxRepeats)
 }
 
 // sequentialCaveat is what a verdict of a run whose cells ran in sequence
@@ -140,11 +157,12 @@ func WithCaveats(verdicts []analysis.Verdict, r results.Run) {
 // Verdicts judges subsumption for every workload (and phase) that ran at
 // two or more classes on both targets host and vm, in cell order, with the
 // margins given. A workload run at one class asks nothing about QoS
-// (allocation, pi): no verdict, rather than an inconclusive one.
-func Verdicts(cells []analysis.Cell, host, vm string, margins analysis.Margins) []analysis.Verdict {
+// (allocation, pi): no verdict, rather than an inconclusive one. schedule
+// is the run's looks (ScheduleOf; nil for one).
+func Verdicts(cells []analysis.Cell, host, vm string, margins analysis.Margins, schedule []int) []analysis.Verdict {
 	var out []analysis.Verdict
 	for _, k := range Judged(cells, host, vm) {
-		out = append(out, analysis.Subsumption(cells, k.Workload, k.Phase, host, vm, margins))
+		out = append(out, analysis.SubsumptionAt(cells, k.Workload, k.Phase, host, vm, margins, schedule))
 	}
 	return out
 }

@@ -488,6 +488,24 @@ func TestMarginsOf(t *testing.T) {
 	}
 }
 
+func TestScheduleOf(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		spec string
+		want []int
+	}{
+		{"three times the repeats", `{"repeats": 6, "max_repeats": 18}`, []int{6, 12, 18}},
+		{"a cap between blocks", `{"repeats": 6, "max_repeats": 15}`, []int{6, 12, 15}},
+		{"turned off", `{"repeats": 6, "max_repeats": 0}`, nil},
+		{"older run: one look", `{"repeats": 6}`, nil},
+		{"no spec", ``, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Equal(t, c.want, ScheduleOf(results.Run{Spec: json.RawMessage(c.spec)}))
+		})
+	}
+}
+
 func TestQoSNotesLeaveNoMarkWithoutItsLegend(t *testing.T) {
 	cell := func(target string, asked int, applied []int, partial int, reasons ...string) analysis.Cell {
 		c := analysis.Cell{CellKey: analysis.CellKey{Target: target, Workload: "fp", QoS: asked, Threads: 1}}
