@@ -230,3 +230,23 @@ func TestSubsumptionWithEveryRunOfACellInterfered(t *testing.T) {
 	require.NotNil(t, v.Interference)
 	assert.Len(t, v.Interference.Runs, 6)
 }
+
+// What other work took is said beside the verdict whether or not it took a
+// VM cell run below the run's norm: a steady load takes from all alike.
+func TestOtherWorkLine(t *testing.T) {
+	steady := Cells(interferedObs(nil, 37e6)) // other work 0.02 CPU throughout: under the floor
+	v := Subsumption(steady, "fp", "", "host", "vm", DefaultMargins())
+	require.NotNil(t, v.OtherWork)
+	assert.Equal(t, 12, v.OtherWork.Runs, "the VM cell runs (these cells have no host ones)")
+	assert.Zero(t, v.OtherWork.Busy)
+	assert.Empty(t, v.OtherWorkLine(), "an idle host: nothing to say")
+
+	hit := Cells(interferedObs(map[int][]int{9: {1, 4}, 33: {2}}, 22e6))
+	v = Subsumption(hit, "fp", "", "host", "vm", DefaultMargins())
+	assert.Equal(t, "other work on the host took 0.02 CPU in the median cell run (0.5 CPU at most), 0.1 CPU or more in 3 of 12 (python3, pid 30353); "+
+		"3 of 12 VM cell runs got clearly less of the host than the run's norm (see the warning)", v.OtherWorkLine())
+
+	noViews := v
+	noViews.OtherWork = nil
+	assert.Empty(t, noViews.OtherWorkLine(), "not recorded: nothing said")
+}

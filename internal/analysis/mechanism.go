@@ -226,7 +226,7 @@ func mechanismOf(cells []Cell, k verdictKey, target string, threads []int) Mecha
 		u.CPUShare, u.Speed = OrderStatsOf(allShares), OrderStatsOf(allSpeeds)
 		m.Classes = append(m.Classes, u)
 	}
-	m.hostView(cells, k, target)
+	m.hostView(cells, k, target, threads)
 	m.ShareShift = logShiftAt(shares[1], shares[0], equivalenceConfidence)
 	m.SpeedShift = logShiftAt(speeds[1], speeds[0], equivalenceConfidence)
 	if !m.Recorded() {
@@ -258,7 +258,7 @@ func mechanismOf(cells []Cell, k verdictKey, target string, threads []int) Mecha
 
 // hostView sets HostCPUs: per thread count, each class's median vCPU
 // share over its cell runs that did work; none unless every one has some.
-func (m *Mechanism) hostView(cells []Cell, k verdictKey, target string) {
+func (m *Mechanism) hostView(cells []Cell, k verdictKey, target string, threads []int) {
 	hi := cellsByThreads(cells, target, k.workload, k.phase, k.high)
 	lo := cellsByThreads(cells, target, k.workload, k.phase, k.low)
 	median := func(c Cell) Float {
@@ -269,7 +269,7 @@ func (m *Mechanism) hostView(cells []Cell, k verdictKey, target string) {
 		}
 		return OrderStatsOf(positive(working(c, c.VCPUShares))).Median
 	}
-	for _, t := range k.threads {
+	for _, t := range threads {
 		h := ThreadHostCPUs{Threads: t, High: median(hi[t]), Low: median(lo[t])}
 		if h.High.IsNaN() || h.Low.IsNaN() {
 			m.HostCPUs, m.VCPUs = nil, 0

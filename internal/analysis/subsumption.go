@@ -371,6 +371,9 @@ type Verdict struct {
 	// numbers cannot show (the cells ran in sequence: time and class are
 	// confounded). The caller adds them; Subsumption sees only cells.
 	Caveats []string `json:"caveats,omitempty"`
+	// OtherWork is what the host's other work took during the verdict's
+	// cell runs, host and VM; nil where the host view read no processes.
+	OtherWork *OtherWork `json:"other_work,omitempty"`
 	// Interference is the interference rule applied to the VM's cell runs
 	// of the workload (InterferenceRule.Report); nil where the records
 	// carry no host view. Those it finds (Kind "some") are left out of
@@ -455,12 +458,16 @@ func SubsumptionAt(cells []Cell, workload, phase, host, vm string, margins Margi
 // thousands of runs the same way, at a third of the cost.
 func subsumptionAt(cells []Cell, workload, phase, host, vm string, margins Margins, schedule []int, describe bool) Verdict {
 	v := noVerdict(workload, phase, host, vm, margins)
-	var vmCells []Cell
+	var vmCells, both []Cell
 	for _, c := range cells {
-		if c.Target == vm && c.Workload == workload && c.Phase == phase {
-			vmCells = append(vmCells, c)
+		if c.Workload == workload && c.Phase == phase && (c.Target == vm || c.Target == host) {
+			both = append(both, c)
+			if c.Target == vm {
+				vmCells = append(vmCells, c)
+			}
 		}
 	}
+	v.OtherWork = otherWorkOf(both)
 	if rep := Interfered(vmCells); rep.Kind != InterferenceNotRecorded {
 		v.Interference = &rep
 		switch rep.Kind {
@@ -638,7 +645,10 @@ func VerdictRule(m Margins) string {
 		"(then at the Bonferroni level for the thread counts compared), the edge then taken at the high end of the host's interval. "+
 		"inconclusive: anything else, with the reason. A cell whose repeats disagree blocks a yes only when its most adverse repeats would turn it "+
 		"(a host low class at its highest, a host high class at its lowest, a VM cell at the end that pushes the VM ratio out of the band): then the verdict names it. "+
-		"Exact distributions (conditional on ties) below 50 repeats per side.",
+		"Exact distributions (conditional on ties) below 50 repeats per side. "+
+		"A run whose spec allows more repeats than it plans (max_repeats) decides at looks, adding repeats of the undecided thread counts' cells between them: "+
+		"the 5%% of each one-sided test is spent over the looks (Pocock-type alpha spending, 5%%·ln(1+(e-1)·n/max_repeats) by n repeats), "+
+		"so each look's intervals are wider than 90%% and a false yes over all looks stays within 5%%; the verdict says each interval's coverage and look.",
 		100*equivalenceConfidence, Alpha, 100*equivalenceConfidence, 100*m.Relative, FormatRatio(Float(m.Absolute)), 100*equivalenceLevel)
 }
 

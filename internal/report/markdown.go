@@ -56,6 +56,9 @@ func (r *Report) markdownVerdict(b *strings.Builder) {
 		if v.Mechanism != "" {
 			fmt.Fprintf(b, "  - **mechanism:** %s\n", md(v.Mechanism))
 		}
+		if v.OtherWork != "" {
+			fmt.Fprintf(b, "  - **host:** %s\n", md(v.OtherWork))
+		}
 		for _, w := range v.Warnings {
 			fmt.Fprintf(b, "  - **warning:** %s\n", md(w))
 		}

@@ -264,6 +264,9 @@ func ModelLine(target string, mi hv.MachineInfo) string {
 type VerdictLine struct {
 	Text      string
 	Mechanism string
+	// OtherWork is what the host's other work took (empty on an idle host
+	// or without the host's view).
+	OtherWork string
 	Warnings  []string
 }
 
@@ -273,7 +276,7 @@ func (r *Report) VerdictLines() []VerdictLine {
 	per, _ := summary.Warnings(r.Summary)
 	out := make([]VerdictLine, len(r.Summary.Verdicts))
 	for i, v := range r.Summary.Verdicts {
-		out[i] = VerdictLine{Text: summary.VerdictText(v), Mechanism: v.MechanismLine(), Warnings: per[i]}
+		out[i] = VerdictLine{Text: summary.VerdictText(v), Mechanism: v.MechanismLine(), OtherWork: v.OtherWorkLine(), Warnings: per[i]}
 	}
 	return out
 }

@@ -425,6 +425,9 @@ func (s Style) WriteMarkdown(w io.Writer, a Summary) error {
 			if m := v.MechanismLine(); m != "" {
 				fmt.Fprintf(&b, "  - **mechanism:** %s\n", mdText(m))
 			}
+			if o := v.OtherWorkLine(); o != "" {
+				fmt.Fprintf(&b, "  - **host:** %s\n", mdText(o))
+			}
 			for _, wl := range per[i] {
 				fmt.Fprintf(&b, "  - **warning:** %s\n", mdText(wl))
 			}
@@ -853,6 +856,9 @@ func (s Style) WriteTerminal(w io.Writer, a Summary) {
 		fmt.Fprintln(w, s.TerminalVerdict(v))
 		if m := v.MechanismLine(); m != "" {
 			fmt.Fprintf(w, "  mechanism: %s\n", m)
+		}
+		if o := v.OtherWorkLine(); o != "" {
+			fmt.Fprintf(w, "  host: %s\n", o)
 		}
 		for _, wl := range per[i] {
 			fmt.Fprintf(w, "  warning: %s\n", wl)

@@ -1,0 +1,102 @@
+package analysis
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/qoslab/qoslab/internal/hostview"
+)
+
+// OtherWork is what the host's other work (processes not the run's own)
+// took during the cell runs a verdict rests on, host and VM, from their
+// host views (schema 1.3). A steady load takes from every cell run alike,
+// so the interference rule, which compares each VM cell run with the
+// run's own norm, finds none; this says it all the same.
+type OtherWork struct {
+	// Runs are the cell runs whose host view read the host's processes;
+	// Busy those of them in which other work took the interference rule's
+	// floor (InterferenceOtherFloor) or more.
+	Runs int `json:"runs"`
+	Busy int `json:"busy"`
+	// Median and Max are the CPUs other work took, over Runs.
+	Median Float `json:"median_cpu"`
+	Max    Float `json:"max_cpu"`
+	// Others are the processes that took the most over all of them (their
+	// CPU time summed), most first, at most three.
+	Others []hostview.Process `json:"others,omitempty"`
+}
+
+// otherWorkOf is OtherWork over every repeat of cells; nil when none of
+// them read the host's processes (a run before schema 1.3, or a host view
+// without the process table).
+func otherWorkOf(cells []Cell) *OtherWork {
+	var cpus []float64
+	sum := map[int]*hostview.Process{}
+	for _, c := range cells {
+		for i, x := range c.OtherCPU {
+			if x.IsNaN() {
+				continue
+			}
+			cpus = append(cpus, float64(x))
+			if i >= len(c.HostViews) || c.HostViews[i] == nil {
+				continue
+			}
+			for _, p := range c.HostViews[i].Others {
+				if q := sum[p.PID]; q != nil && q.Name == p.Name {
+					q.CPUNs += p.CPUNs
+				} else if q == nil {
+					p := p
+					sum[p.PID] = &p
+				}
+			}
+		}
+	}
+	if len(cpus) == 0 {
+		return nil
+	}
+	w := &OtherWork{Runs: len(cpus), Median: Float(median(slices.Sorted(slices.Values(cpus)))), Max: Float(slices.Max(cpus))}
+	for _, x := range cpus {
+		if x >= InterferenceOtherFloor {
+			w.Busy++
+		}
+	}
+	for _, p := range sum {
+		w.Others = append(w.Others, *p)
+	}
+	slices.SortFunc(w.Others, func(a, b hostview.Process) int {
+		return cmp.Or(cmp.Compare(b.CPUNs, a.CPUNs), cmp.Compare(a.PID, b.PID))
+	})
+	if len(w.Others) > 3 {
+		w.Others = w.Others[:3]
+	}
+	return w
+}
+
+// OtherWorkLine says what other work took beside the verdict and what it
+// did to the VM's cell runs:
+//
+//	other work on the host took 0.2 CPU in the median cell run (0.28 CPU at most), 0.1 CPU or more in 54 of 60 (python3, pid 26333); none of the 36 VM cell runs got clearly less of the host than the run's norm, so none was left out
+//
+// Empty where the host's processes were not read, or other work took
+// less than the floor in every cell run (an idle host: nothing to say).
+func (v Verdict) OtherWorkLine() string {
+	w := v.OtherWork
+	if w == nil || w.Busy == 0 {
+		return ""
+	}
+	line := fmt.Sprintf("other work on the host took %s in the median cell run (%s at most), %s or more in %d of %d",
+		cpuText(float64(w.Median)), cpuText(float64(w.Max)), cpuText(InterferenceOtherFloor), w.Busy, w.Runs)
+	if who := othersText(w.Others); who != "" {
+		line += " (" + who + ")"
+	}
+	switch i := v.Interference; {
+	case i == nil || i.Kind == InterferenceNotRecorded:
+		line += "; the VM's vCPU threads were not read, so what it took from them is not known"
+	case i.Kind == InterferenceNone:
+		line += fmt.Sprintf("; none of the %d VM cell runs got clearly less of the host than the run's norm, so none was left out", i.Judged)
+	default:
+		line += fmt.Sprintf("; %d of %d VM cell runs got clearly less of the host than the run's norm (see the warning)", len(i.Runs), i.Judged)
+	}
+	return line
+}
