@@ -72,13 +72,21 @@ func (u Use) Damage() string {
 	return strings.Join(why, "; ")
 }
 
-// Recordable is u, or where u is damaged a Use that records only the
-// interval, the host's CPUs and, in a note, why the rest is not recorded:
-// a damaged view must never cost the cell run it came with.
+// Recordable is u, or where u is damaged as much of it as is not: the
+// vCPU threads' times (exact, from the scheduler) where only the process
+// table does not add up (its clock-tick times, a process whose collected
+// children could not be told apart), else only the interval and the host's
+// CPUs; a note says what is not recorded and why. A damaged view must
+// never cost the cell run it came with.
 func (u Use) Recordable() Use {
 	why := u.Damage()
 	if why == "" {
 		return u
+	}
+	vcpusOnly := Use{WallNs: u.WallNs, HostCPUs: u.HostCPUs, VCPUs: u.VCPUs, Notes: slices.Clone(u.Notes)}
+	if u.Processes > 0 && vcpusOnly.Damage() == "" {
+		vcpusOnly.Notes = append(vcpusOnly.Notes, "the host's processes were not recorded: "+why)
+		return vcpusOnly
 	}
 	return Use{WallNs: max(u.WallNs, 0), HostCPUs: max(u.HostCPUs, 0),
 		Notes: append(slices.Clone(u.Notes), "the host's view was not recorded: "+why)}

@@ -154,9 +154,48 @@ func TestRecordable(t *testing.T) {
 	assert.Equal(t, good, good.Recordable())
 	bad := good
 	bad.OtherCPUNs = -1
-	assert.Equal(t, Use{WallNs: 1e9, HostCPUs: 2, Notes: []string{"n", "the host's view was not recorded: other_cpu_ns is negative (-1)"}}, bad.Recordable())
+	assert.Equal(t, Use{WallNs: 1e9, HostCPUs: 2, Notes: []string{"n", "the host's processes were not recorded: other_cpu_ns is negative (-1)"}}, bad.Recordable())
 	assert.Empty(t, bad.Recordable().Damage())
 	assert.Equal(t, []string{"n"}, bad.Notes, "the damaged view's notes are left alone")
+
+	// A process table that does not add up costs the processes, never the
+	// vCPU threads' exact times beside it.
+	vcpus := []VCPU{{Index: 0, TID: 7, RunNs: 4e8, WaitNs: 1e8}}
+	overfull := Use{WallNs: 1e9, HostCPUs: 2, VCPUs: vcpus, OwnCPUNs: 6e9, OtherCPUNs: 3e9, Processes: 80, VM: &Process{PID: 9, CPUNs: 5e8}}
+	kept := overfull.Recordable()
+	assert.Equal(t, vcpus, kept.VCPUs)
+	assert.Zero(t, kept.Processes, "processes not recorded")
+	assert.Nil(t, kept.VM)
+	assert.Contains(t, kept.Notes[0], "the host's processes were not recorded: own and other CPU time 9000000000 ns is more than 2 CPUs had")
+	assert.Empty(t, kept.Damage())
+
+	// A vCPU that ran longer than the interval: nothing but the interval.
+	badVCPU := overfull
+	badVCPU.VCPUs = []VCPU{{Index: 0, TID: 7, RunNs: 3e9}}
+	assert.Equal(t, Use{WallNs: 1e9, HostCPUs: 2, Notes: []string{"the host's view was not recorded: " + badVCPU.Damage()}}, badVCPU.Recordable())
+}
+
+// A process that ended between the reads after its parent did was handed
+// to init, which collected it: its time before the first read comes off
+// init's collected children's time, not counted as other work in the
+// interval.
+func TestBetweenEndedProcessCollectedByInit(t *testing.T) {
+	t0 := time.Unix(100, 0)
+	before := Snapshot{At: t0, HostCPUs: 2, ProcsRead: true, Procs: []ProcTimes{
+		{PID: 1, Start: 1, Name: "init", SelfNs: 1e9, ChildNs: 50e9},
+		{PID: 200, PPID: 1, Start: 10, Name: "sh", SelfNs: 1e8},
+		{PID: 300, PPID: 200, Start: 20, Name: "compile", SelfNs: 20e9},
+	}}
+	after := Snapshot{At: t0.Add(time.Second), HostCPUs: 2, ProcsRead: true, Procs: []ProcTimes{
+		// sh ended (collected by init), then compile (handed to init,
+		// collected by it): init's children's time grew by both, with
+		// compile's 0.5 s in the interval.
+		{PID: 1, Start: 1, Name: "init", SelfNs: 1e9, ChildNs: 50e9 + 1e8 + 20.5e9},
+	}}
+	u := Between(before, after)
+	assert.Equal(t, int64(5e8), u.OtherCPUNs, "compile's half second in the interval, under init's name")
+	assert.Empty(t, u.Notes)
+	assert.Empty(t, u.Damage())
 }
 
 // A VM process read alone (macOS: the service process, no process table)

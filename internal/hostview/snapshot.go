@@ -121,8 +121,10 @@ func Between(before, after Snapshot) Use {
 	}
 
 	prev := make(map[int]*ProcTimes, len(before.Procs))
+	prevAt := make(map[int]int, len(before.Procs)) // pid -> index in before.Procs
 	for i := range before.Procs {
 		prev[before.Procs[i].PID] = &before.Procs[i]
+		prevAt[before.Procs[i].PID] = i
 	}
 	type use struct {
 		p *ProcTimes
@@ -142,6 +144,33 @@ func Between(before, after Snapshot) Use {
 		uses[i] = x
 		cur[p.PID] = i
 	}
+	// reaper finds who collected the ended process q, whose CPU time before
+	// the first read was had: the nearest of its ancestors at the first
+	// read (its parent first), then init, that is still the same process
+	// and whose collected children's time grew by at least had.
+	reaper := func(q *ProcTimes, had int64) (int, bool) {
+		seen := map[int]bool{}
+		for pid := q.PPID; ; {
+			if pid <= 0 || seen[pid] {
+				pid = 1
+			}
+			seen[pid] = true
+			if j, ok := cur[pid]; ok && uses[j].collected >= had {
+				if p := prev[pid]; p == nil || p.Start == uses[j].p.Start {
+					return j, true
+				}
+			}
+			if pid == 1 {
+				return 0, false
+			}
+			i, ok := prevAt[pid]
+			if !ok {
+				pid = 1
+				continue
+			}
+			pid = before.Procs[i].PPID
+		}
+	}
 	// Ended processes are taken in pid order (the snapshots' order), so
 	// that which of a parent's children it is found to have collected does
 	// not depend on how /proc was listed.
@@ -151,10 +180,12 @@ func Between(before, after Snapshot) Use {
 		if j, ok := cur[q.PID]; ok && uses[j].p.Start == q.Start {
 			continue
 		}
-		// q ended: its time before the first read is in its parent's
-		// children's time if the parent collected it.
+		// q ended: its time before the first read is in the children's
+		// time of whoever collected it: its parent, or, where the parent
+		// ended first, the ancestor it was handed to (a subreaper, or init):
+		// its ancestors as they stood at the first read, nearest first.
 		had := q.SelfNs + q.ChildNs
-		if j, ok := cur[q.PPID]; ok && uses[j].collected >= had {
+		if j, ok := reaper(q, had); ok {
 			uses[j].ns -= had
 			uses[j].collected -= had
 			continue
