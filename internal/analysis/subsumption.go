@@ -467,7 +467,7 @@ func subsumptionAt(cells []Cell, workload, phase, host, vm string, margins Margi
 			}
 		}
 	}
-	v.OtherWork = otherWorkOf(both)
+	v.OtherWork = OtherWorkOf(both)
 	if rep := Interfered(vmCells); rep.Kind != InterferenceNotRecorded {
 		v.Interference = &rep
 		switch rep.Kind {

@@ -58,6 +58,9 @@ type Column struct {
 	// the label wherever the column appears (Heading).
 	Quick   bool `json:"quick"`
 	Partial bool `json:"partial"`
+	// OtherWork is what the host's other work took during the run's cell
+	// runs (results schema 1.3); nil where it was not recorded.
+	OtherWork *analysis.OtherWork `json:"other_work,omitempty"`
 }
 
 // Heading is the column's label as tables and charts show it: with
@@ -246,13 +249,15 @@ func Build(in []Input) (*Comparison, error) {
 		seen[r.Label] = l.Path
 		col := describe(l)
 		col.Label = r.Label
+		runCells := l.Cells()
+		col.OtherWork = analysis.OtherWorkOf(runCells)
 		c.Columns = append(c.Columns, col)
-		cells = append(cells, l.Cells())
+		cells = append(cells, runCells)
 		margins = append(margins, summary.MarginsOf(l.Run))
 		schedules = append(schedules, summary.ScheduleOf(l.Run))
 	}
 	c.Differences = differences(c.Columns)
-	c.Notes = sameRuns(in)
+	c.Notes = append(sameRuns(in), otherWorkNote(c.Columns)...)
 	c.Rows = rows(cells)
 	c.Geomeans = geomeans(c.Rows, len(in))
 	judged, common := judge(cells, margins, schedules)
@@ -925,4 +930,30 @@ func repeatsText(repeats int, looks []results.Look) string {
 		return strconv.Itoa(repeats)
 	}
 	return fmt.Sprintf("%d, up to %d after %d looks", repeats, most, looks[len(looks)-1].Index)
+}
+
+// otherWorkNote says when the host's other work differs between the runs
+// (the median cell run of one took a tenth of a CPU more than another's):
+// a change beside it may be the other work's, not the machine's. None
+// when the runs recorded no host view or took alike.
+func otherWorkNote(cols []Column) []string {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	var each []string
+	for _, col := range cols {
+		w := col.OtherWork
+		if w == nil {
+			continue
+		}
+		lo, hi = math.Min(lo, float64(w.Median)), math.Max(hi, float64(w.Median))
+		t := col.Label + " " + strconv.FormatFloat(float64(w.Median), 'g', 2, 64) + " CPU"
+		if who := w.Text(); who != "" && len(w.Others) > 0 {
+			t += " (" + w.Others[0].Name + ", pid " + strconv.Itoa(w.Others[0].PID) + ")"
+		}
+		each = append(each, t)
+	}
+	if len(each) < 2 || hi-lo < analysis.InterferenceOtherFloor {
+		return nil
+	}
+	return []string{"other work on the host differs between the runs (CPU it took in the median cell run): " + strings.Join(each, ", ") +
+		": a change beside it may be the other work's, not the machine's"}
 }

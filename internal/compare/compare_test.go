@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/hostview"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/spec"
 )
@@ -392,4 +393,17 @@ func TestRepeatsTextSaysTheLooks(t *testing.T) {
 		{Index: 3, Blocks: []results.LookBlock{{Workload: "fp", From: 13, To: 18}}},
 	}
 	assert.Equal(t, "6, up to 18 after 3 looks", repeatsText(6, looks))
+}
+
+// Runs whose host's other work differs say so once, with each run's median
+// and who took most; alike runs, or runs without a host view, say nothing.
+func TestOtherWorkNote(t *testing.T) {
+	quiet := &analysis.OtherWork{Runs: 48, Median: 0.01, Max: 0.05}
+	busy := &analysis.OtherWork{Runs: 48, Busy: 42, Median: 0.22, Max: 0.28, Others: []hostview.Process{{PID: 29938, Name: "python3", CPUNs: 9e9}}}
+	assert.Equal(t, []string{"other work on the host differs between the runs (CPU it took in the median cell run): a 0.01 CPU, b 0.22 CPU (python3, pid 29938): " +
+		"a change beside it may be the other work's, not the machine's"}, otherWorkNote([]Column{{Label: "a", OtherWork: quiet}, {Label: "b", OtherWork: busy}}))
+	assert.Nil(t, otherWorkNote([]Column{{Label: "a", OtherWork: busy}, {Label: "b", OtherWork: busy}}), "alike")
+	assert.Nil(t, otherWorkNote([]Column{{Label: "a"}, {Label: "b", OtherWork: busy}}), "one run without a view: nothing to compare")
+	assert.Equal(t, "0.22 CPU in the median cell run (0.28 CPU at most), 0.1 CPU or more in 42 of 48 (python3, pid 29938)", busy.Text())
+	assert.Empty(t, quiet.Text())
 }

@@ -102,6 +102,9 @@ func (c *Comparison) Legend() []string {
 			parts = append(parts, col.OS)
 		}
 		parts = append(parts, col.State)
+		if t := col.OtherWork.Text(); t != "" {
+			parts = append(parts, "other work on the host took "+t)
+		}
 		out = append(out, fmt.Sprintf("%s%s: %s", col.Label, role, strings.Join(parts, "; ")))
 	}
 	for _, m := range c.Missing {
