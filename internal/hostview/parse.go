@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/qoslab/qoslab/internal/procfs"
 )
 
 // procStat is what a snapshot takes from /proc/<pid>/stat.
@@ -32,37 +34,37 @@ func parseProcStat(b []byte) (procStat, error) {
 	var st procStat
 	open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
 	if open < 0 || end < open {
-		return st, fmt.Errorf("stat %q: no name in parentheses", clip(b))
+		return st, fmt.Errorf("stat %q: no name in parentheses", procfs.Clip(b))
 	}
 	st.Comm = b[open+1 : end]
 	rest := b[end+1:]
 	var utime, stime, cutime, cstime uint64
 	for field := 3; field <= procStatLastField; field++ {
 		var f []byte
-		f, rest = nextField(rest)
+		f, rest = procfs.NextField(rest)
 		if f == nil {
-			return st, fmt.Errorf("stat %q: %d fields, want at least %d", clip(b), field-1, procStatLastField)
+			return st, fmt.Errorf("stat %q: %d fields, want at least %d", procfs.Clip(b), field-1, procStatLastField)
 		}
 		ok := true
 		switch field {
 		case 4:
 			var v uint64
-			v, ok = parseDecimal(f)
+			v, ok = procfs.ParseDecimal(f)
 			ok = ok && v < 1<<31
 			st.PPID = int(v)
 		case 14:
-			utime, ok = parseDecimal(f)
+			utime, ok = procfs.ParseDecimal(f)
 		case 15:
-			stime, ok = parseDecimal(f)
+			stime, ok = procfs.ParseDecimal(f)
 		case 16:
-			cutime, ok = parseDecimal(f)
+			cutime, ok = procfs.ParseDecimal(f)
 		case 17:
-			cstime, ok = parseDecimal(f)
+			cstime, ok = procfs.ParseDecimal(f)
 		case 22:
-			st.Start, ok = parseDecimal(f)
+			st.Start, ok = procfs.ParseDecimal(f)
 		}
 		if !ok {
-			return st, fmt.Errorf("stat %q: field %d is %q", clip(b), field, f)
+			return st, fmt.Errorf("stat %q: field %d is %q", procfs.Clip(b), field, f)
 		}
 	}
 	st.Ticks, st.ChildTicks = utime+stime, cutime+cstime
@@ -72,12 +74,12 @@ func parseProcStat(b []byte) (procStat, error) {
 // parseSchedstat parses /proc/<pid>/task/<tid>/schedstat: the nanoseconds
 // the thread has run on a CPU, then those it has waited on a run queue.
 func parseSchedstat(b []byte) (runNs, waitNs int64, err error) {
-	f1, rest := nextField(b)
-	f2, _ := nextField(rest)
-	run, ok1 := parseDecimal(f1)
-	wait, ok2 := parseDecimal(f2)
+	f1, rest := procfs.NextField(b)
+	f2, _ := procfs.NextField(rest)
+	run, ok1 := procfs.ParseDecimal(f1)
+	wait, ok2 := procfs.ParseDecimal(f2)
 	if !ok1 || !ok2 || run > 1<<62 || wait > 1<<62 {
-		return 0, 0, fmt.Errorf("schedstat %q: want the run and wait times in ns first", clip(b))
+		return 0, 0, fmt.Errorf("schedstat %q: want the run and wait times in ns first", procfs.Clip(b))
 	}
 	return int64(run), int64(wait), nil
 }
@@ -104,53 +106,4 @@ func countCPUList(s string) (int, error) {
 		n += b - a + 1
 	}
 	return n, nil
-}
-
-// nextField returns the first space-separated field of b and what follows
-// it; field is nil when b holds no more fields.
-func nextField(b []byte) (field, rest []byte) {
-	i := 0
-	for i < len(b) && isSpace(b[i]) {
-		i++
-	}
-	if i == len(b) {
-		return nil, nil
-	}
-	j := i
-	for j < len(b) && !isSpace(b[j]) {
-		j++
-	}
-	return b[i:j], b[j:]
-}
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-
-// parseDecimal parses an unsigned decimal without the string conversion
-// strconv would need.
-func parseDecimal(b []byte) (uint64, bool) {
-	if len(b) == 0 || len(b) > 20 {
-		return 0, false
-	}
-	var v uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if v > (1<<64-1-d)/10 {
-			return 0, false
-		}
-		v = v*10 + d
-	}
-	return v, true
-}
-
-// clip shortens a line quoted in a note or error.
-func clip(b []byte) string {
-	const max = 80
-	b = bytes.TrimRight(b, "\n")
-	if len(b) > max {
-		return string(b[:max]) + "..."
-	}
-	return string(b)
 }

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/qoslab/qoslab/internal/procfs"
 	"github.com/qoslab/qoslab/internal/procsched"
 )
 
@@ -62,24 +63,24 @@ func parseProcStat(b []byte, dst []procCPUTicks) ([]procCPUTicks, []string) {
 			continue
 		}
 		seenCPU = true
-		name, rest := nextField(line)
+		name, rest := procfs.NextField(line)
 		if len(name) == 3 { // "cpu", the sum over all CPUs
 			continue
 		}
-		id, ok := parseDecimal(name[3:])
+		id, ok := procfs.ParseDecimal(name[3:])
 		if !ok || id > 1<<20 {
-			notes = append(notes, fmt.Sprintf("/proc/stat: garbled line %q skipped", clip(line)))
+			notes = append(notes, fmt.Sprintf("/proc/stat: garbled line %q skipped", procfs.Clip(line)))
 			continue
 		}
 		c := procCPUTicks{ID: int(id)}
 		n := 0
 		for n < procStatFields {
 			var f []byte
-			f, rest = nextField(rest)
+			f, rest = procfs.NextField(rest)
 			if f == nil {
 				break
 			}
-			v, ok := parseDecimal(f)
+			v, ok := procfs.ParseDecimal(f)
 			if !ok {
 				n = -1
 				break
@@ -92,7 +93,7 @@ func parseProcStat(b []byte, dst []procCPUTicks) ([]procCPUTicks, []string) {
 		}
 		if n < procStatMinFields {
 			c = procCPUTicks{ID: c.ID, Garbled: true}
-			notes = append(notes, fmt.Sprintf("/proc/stat: garbled line %q: cpu %d has no busy share", clip(line), c.ID))
+			notes = append(notes, fmt.Sprintf("/proc/stat: garbled line %q: cpu %d has no busy share", procfs.Clip(line), c.ID))
 		}
 		dst = append(dst, c)
 	}
@@ -145,38 +146,38 @@ func parseTaskStat(b []byte) (procTaskStat, error) {
 	var st procTaskStat
 	end := bytes.LastIndexByte(b, ')')
 	if end < 0 {
-		return st, fmt.Errorf("task stat %q: no ')' after the thread name", clip(b))
+		return st, fmt.Errorf("task stat %q: no ')' after the thread name", procfs.Clip(b))
 	}
 	rest := b[end+1:]
 	var utime, stime uint64
 	field := 3
 	for ; field <= taskStatLastField; field++ {
 		var f []byte
-		f, rest = nextField(rest)
+		f, rest = procfs.NextField(rest)
 		if f == nil {
-			return st, fmt.Errorf("task stat %q: %d fields, want at least %d", clip(b), field-1, taskStatLastField)
+			return st, fmt.Errorf("task stat %q: %d fields, want at least %d", procfs.Clip(b), field-1, taskStatLastField)
 		}
 		var ok bool
 		switch field {
 		case 3:
 			st.State, ok = f[0], len(f) == 1
 		case 14:
-			utime, ok = parseDecimal(f)
+			utime, ok = procfs.ParseDecimal(f)
 		case 15:
-			stime, ok = parseDecimal(f)
+			stime, ok = procfs.ParseDecimal(f)
 		case 19:
-			st.Nice, ok = parseSigned(f)
+			st.Nice, ok = procfs.ParseSigned(f)
 		case 39:
-			st.Processor, ok = parseSigned(f)
+			st.Processor, ok = procfs.ParseSigned(f)
 		case 40:
-			st.RTPrio, ok = parseSigned(f)
+			st.RTPrio, ok = procfs.ParseSigned(f)
 		case 41:
-			st.Policy, ok = parseSigned(f)
+			st.Policy, ok = procfs.ParseSigned(f)
 		default:
 			ok = true
 		}
 		if !ok {
-			return st, fmt.Errorf("task stat %q: field %d is %q", clip(b), field, f)
+			return st, fmt.Errorf("task stat %q: field %d is %q", procfs.Clip(b), field, f)
 		}
 	}
 	st.Ticks = utime + stime
@@ -187,10 +188,10 @@ func parseTaskStat(b []byte) (procTaskStat, error) {
 // the nanoseconds the thread has run. It is exact where the tick counts of
 // stat are 10 ms steps, a tenth of a 100 ms interval.
 func parseSchedstat(b []byte) (uint64, error) {
-	f, _ := nextField(b)
-	v, ok := parseDecimal(f)
+	f, _ := procfs.NextField(b)
+	v, ok := procfs.ParseDecimal(f)
 	if !ok {
-		return 0, fmt.Errorf("schedstat %q: want the run time in ns first", clip(b))
+		return 0, fmt.Errorf("schedstat %q: want the run time in ns first", procfs.Clip(b))
 	}
 	return v, nil
 }
@@ -221,10 +222,10 @@ func schedPolicyString(policy, nice, rtprio int) string {
 
 // parseKHzAsMHz reads a cpufreq scaling_cur_freq (kHz) as MHz.
 func parseKHzAsMHz(b []byte) (float64, error) {
-	f, _ := nextField(b)
-	v, ok := parseDecimal(f)
+	f, _ := procfs.NextField(b)
+	v, ok := procfs.ParseDecimal(f)
 	if !ok {
-		return 0, fmt.Errorf("cpufreq %q: want kHz", clip(b))
+		return 0, fmt.Errorf("cpufreq %q: want kHz", procfs.Clip(b))
 	}
 	return float64(v) / 1000, nil
 }
@@ -232,10 +233,10 @@ func parseKHzAsMHz(b []byte) (float64, error) {
 // parseUintFile reads a sysfs file holding one unsigned number (RAPL
 // energy_uj, max_energy_range_uj, cpu_capacity).
 func parseUintFile(b []byte) (uint64, error) {
-	f, rest := nextField(b)
-	v, ok := parseDecimal(f)
-	if extra, _ := nextField(rest); !ok || extra != nil {
-		return 0, fmt.Errorf("%q: want one number", clip(b))
+	f, rest := procfs.NextField(b)
+	v, ok := procfs.ParseDecimal(f)
+	if extra, _ := procfs.NextField(rest); !ok || extra != nil {
+		return 0, fmt.Errorf("%q: want one number", procfs.Clip(b))
 	}
 	return v, nil
 }
@@ -371,69 +372,4 @@ func VCPURefs(pid int, tids []int) []ThreadRef {
 		out[i] = ThreadRef{PID: pid, TID: tid, Role: "vcpu " + strconv.Itoa(i)}
 	}
 	return out
-}
-
-// nextField returns the first space-separated field of b and what follows
-// it; field is nil when b holds no more fields.
-func nextField(b []byte) (field, rest []byte) {
-	i := 0
-	for i < len(b) && isSpace(b[i]) {
-		i++
-	}
-	if i == len(b) {
-		return nil, nil
-	}
-	j := i
-	for j < len(b) && !isSpace(b[j]) {
-		j++
-	}
-	return b[i:j], b[j:]
-}
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-
-// parseDecimal parses an unsigned decimal without the string conversion
-// strconv would need.
-func parseDecimal(b []byte) (uint64, bool) {
-	if len(b) == 0 || len(b) > 20 {
-		return 0, false
-	}
-	var v uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if v > (1<<64-1-d)/10 {
-			return 0, false
-		}
-		v = v*10 + d
-	}
-	return v, true
-}
-
-// parseSigned parses a small signed decimal (nice, CPU number, policy).
-func parseSigned(b []byte) (int, bool) {
-	neg := len(b) > 0 && b[0] == '-'
-	if neg {
-		b = b[1:]
-	}
-	v, ok := parseDecimal(b)
-	if !ok || v > 1<<31 {
-		return 0, false
-	}
-	if neg {
-		return -int(v), true
-	}
-	return int(v), true
-}
-
-// clip shortens a line quoted in a note or error.
-func clip(b []byte) string {
-	const max = 80
-	b = bytes.TrimRight(b, "\n")
-	if len(b) > max {
-		return string(b[:max]) + "..."
-	}
-	return string(b)
 }
