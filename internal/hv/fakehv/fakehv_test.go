@@ -105,3 +105,42 @@ func TestFlagsCompleteAndTakeItsNames(t *testing.T) {
 		assert.Equal(t, []string{hv.ModelDefault, hv.ModelVZ, fakehv.Model}, complete(t, append(cmd, "--vm-model", "")...), cmd)
 	}
 }
+
+// execute runs the command tree on args, with a HOME and caches of the
+// test's own.
+func execute(t *testing.T, args ...string) error {
+	t.Helper()
+	f := cli.NewFactory(&cli.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}})
+	home := t.TempDir()
+	f.Env = func(k string) string {
+		if k == "HOME" || k == "XDG_CACHE_HOME" || k == "XDG_STATE_HOME" {
+			return home
+		}
+		return ""
+	}
+	root := cli.NewCmdRoot(f)
+	root.SetArgs(args)
+	return root.Execute()
+}
+
+func TestFlagsTakeItsNames(t *testing.T) {
+	// Past the flags' checks: what stops it is the image it would boot.
+	err := execute(t, "vm", "start", "x", "--vm-backend", fakehv.Name, "--accel", fakehv.Accel, "--image-store", t.TempDir())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "is not built")
+
+	err = execute(t, "vm", "start", "x", "--vm-backend", fakehv.Name, "--accel", "kvmx")
+	assert.ErrorContains(t, err, `--accel "kvmx": allowed kvm, tcg, hvf, fakeaccel`)
+	err = execute(t, "run", "--vm-backend", registry.QEMU, "--vm-model", fakehv.Model)
+	assert.ErrorContains(t, err, "--vm-model fakemodel: the fakemodel model is the fake backend's layout; with --vm-backend qemu leave it out, or use --vm-backend fake")
+}
+
+func TestHelpNamesIt(t *testing.T) {
+	root := cli.NewCmdRoot(cli.NewFactory(&cli.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}))
+	run, _, err := root.Find([]string{"run"})
+	require.NoError(t, err)
+	assert.Contains(t, run.Flags().Lookup("vm-backend").Usage, "qemu, vz, fake")
+	assert.Contains(t, run.Flags().Lookup("accel").Usage, "kvm, tcg, hvf, fakeaccel")
+	assert.Contains(t, run.Flags().Lookup("vm-model").Usage, "default, vz, fakemodel")
+	assert.Contains(t, run.Flags().Lookup("vm-model").Usage, "; fakemodel lays nothing out: the fake backend's, for tests")
+}
