@@ -13,7 +13,6 @@ import (
 
 	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/guestvm"
-	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/hv/registry"
 	"github.com/qoslab/qoslab/internal/report"
 	"github.com/qoslab/qoslab/internal/results"
@@ -80,9 +79,9 @@ measures, starts and writes nothing.
 	fl.BoolVar(&o.Quick, "quick", false, "shrink loops and sizes so the run takes minutes (a smoke run, marked as such)")
 	fl.StringVar(&o.Resume, "resume", "", "finish the interrupted run in this results directory")
 	fl.StringVar(&o.Results, "results", "qoslab-results", "where results directories are created")
-	fl.StringVar(&o.VMEnv.Accel, "accel", "", "VM acceleration: kvm, tcg, hvf (default: the spec's, else probed)")
+	fl.StringVar(&o.VMEnv.Accel, "accel", "", "VM acceleration: "+strings.Join(registry.Accels(), ", ")+" (default: the spec's, else probed)")
 	fl.StringVar(&o.VMEnv.Backend, "vm-backend", "", "hypervisor: "+strings.Join(registry.Names(), ", ")+" (default: the spec's, else "+registry.Default()+" on this machine)")
-	fl.StringVar(&o.VMEnv.Model, "vm-model", "", vmModelHelp)
+	fl.StringVar(&o.VMEnv.Model, "vm-model", "", vmModelHelp())
 	fl.StringVar(&o.VMEnv.Store, "image-store", "", "image store (default $XDG_CACHE_HOME/qoslab/images)")
 	fl.DurationVar(&o.VMEnv.BootTimeout, "boot-timeout", 0, bootTimeoutHelp)
 	fl.BoolVar(&o.ExitStatus, "exit-status", false, exitStatusHelp)
@@ -93,9 +92,9 @@ measures, starts and writes nothing.
 	_ = cmd.MarkFlagFilename("spec", "yaml", "yml")
 	_ = cmd.MarkFlagDirname("resume")
 	complete(cmd, "default", spec.DefaultSpecNames)
-	complete(cmd, "accel", fixed(accels...))
+	complete(cmd, "accel", registry.Accels)
 	complete(cmd, "vm-backend", registry.Names)
-	complete(cmd, "vm-model", hv.Models)
+	complete(cmd, "vm-model", registry.Models)
 	return command(f, cmd, "run", o, &o.src, func([]string) error {
 		if err := o.check(); err != nil {
 			return err
@@ -108,9 +107,6 @@ measures, starts and writes nothing.
 // cellTimeoutHelp is --cell-timeout's help, run's and bench's alike.
 const cellTimeoutHelp = "end a cell run still going after this long (90s, 10m): the run stops with what finished kept, to finish with --resume (default: the spec's cell_timeout, else none; a cell far past its expected time is named on the terminal either way)"
 
-// accels are the VM accelerations a user may force.
-var accels = []string{"kvm", "tcg", "hvf"}
-
 func (o *runOptions) check() error {
 	if o.SpecFile != "" && o.Resume != "" {
 		return usageErrorf("--spec and --resume exclude each other: a resumed run keeps the spec it started with")
@@ -122,7 +118,7 @@ func (o *runOptions) check() error {
 		return wrapUsage(err)
 	}
 	if o.VMEnv.Accel != "" {
-		if err := oneOf(o.src.Name("accel"), o.VMEnv.Accel, accels); err != nil {
+		if err := oneOf(o.src.Name("accel"), o.VMEnv.Accel, registry.Accels()); err != nil {
 			return err
 		}
 	}

@@ -46,8 +46,8 @@ func (v *vmFlags) add(f *Factory, cmd *cobra.Command, named bool) {
 	if named {
 		fl.StringVar(&v.name, "vm", "", "measure in the named VM `NAME` (started with qoslab vm start NAME) instead of booting one for the run")
 		completeVMs(f, cmd, "vm")
-		fl.StringVar(&v.model, "vm-model", "", vmModelHelp)
-		complete(cmd, "vm-model", hv.Models)
+		fl.StringVar(&v.model, "vm-model", "", vmModelHelp())
+		complete(cmd, "vm-model", registry.Models)
 	} else if s, err := spec.DefaultSpec(namedvm.SizedFor); err == nil {
 		mem, d := spec.VMSize(s)
 		memory = fmt.Sprintf("%d MiB, what the built-in %s spec needs", mem, namedvm.SizedFor)
@@ -58,18 +58,26 @@ func (v *vmFlags) add(f *Factory, cmd *cobra.Command, named bool) {
 	fl.IntVar(&v.cpus, "cpus", 2, "vCPUs of the VM")
 	fl.StringVar(&v.memory, "memory", "", "memory of the VM, e.g. 2GiB (default: "+memory+")")
 	fl.StringVar(&v.disk, "disk", "", "raw scratch disk of the VM, the compression sink (default: "+disk+")")
-	fl.StringVar(&v.accel, "accel", "", "VM acceleration: kvm, tcg, hvf (default: KVM when a probe boot works, else TCG)")
+	fl.StringVar(&v.accel, "accel", "", "VM acceleration: "+strings.Join(registry.Accels(), ", ")+" (default: KVM when a probe boot works, else TCG)")
 	fl.StringVar(&v.backend, "vm-backend", registry.Default(), "hypervisor: "+strings.Join(registry.Names(), ", "))
 	fl.DurationVar(&v.bootTimeout, "boot-timeout", 0, bootTimeoutHelp)
 	aliasStore(cmd)
-	complete(cmd, "accel", fixed(accels...))
+	complete(cmd, "accel", registry.Accels)
 	complete(cmd, "vm-backend", registry.Names)
 	_ = cmd.MarkFlagDirname("image-store")
 }
 
-// vmModelHelp is --vm-model's help, the same on every command.
-var vmModelHelp = "the VM's device model: " + strings.Join(hv.Models(), ", ") + " (default: the spec's, else the backend's own); " +
-	hv.ModelVZ + " boots an arm64 image on qemu laid out as Virtualization.framework lays it out (virtio console, no UART, no virtio-serial, the agent over vsock through vhost-device-vsock): a test of the guest a Mac boots, not a Mac"
+// vmModelHelp is --vm-model's help, the same on every command: each
+// registered model with its backend's word on it.
+func vmModelHelp() string {
+	h := "the VM's device model: " + strings.Join(registry.Models(), ", ") + " (default: the spec's, else the backend's own)"
+	for _, name := range registry.Models() {
+		if m, _, ok := registry.Model(name); ok {
+			h += "; " + m.Name + " " + m.Help
+		}
+	}
+	return h
+}
 
 // checkVMModel refuses a device model that is not one, or that the
 // backend named does not have (backend "" is decided later).
@@ -77,11 +85,11 @@ func checkVMModel(flag, model, backend string) error {
 	if model == "" {
 		return nil
 	}
-	if err := oneOf(flag, model, hv.Models()); err != nil {
+	if err := oneOf(flag, model, registry.Models()); err != nil {
 		return err
 	}
-	if model == hv.ModelVZ && backend != "" && backend != registry.QEMU {
-		return usageErrorf("%s %s: the vz model is the qemu backend's emulation of Virtualization.framework's devices; with --vm-backend %s leave it out, or use --vm-backend qemu", flag, model, backend)
+	if m, owner, ok := registry.Model(model); ok && backend != "" && backend != owner {
+		return usageErrorf("%s %s: the %s model is %s; with --vm-backend %s leave it out, or use --vm-backend %s", flag, model, model, m.Is, backend, owner)
 	}
 	return nil
 }
@@ -120,7 +128,7 @@ func (v *vmFlags) parse(src sources) (spec.VMSpec, guestvm.Env, error) {
 		return s, e, usageErrorf("%s %d: allowed 1..256", n("cpus"), s.CPUs)
 	}
 	if s.Accel != "" {
-		if err := oneOf(n("accel"), s.Accel, accels); err != nil {
+		if err := oneOf(n("accel"), s.Accel, registry.Accels()); err != nil {
 			return s, e, err
 		}
 	}

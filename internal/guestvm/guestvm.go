@@ -217,11 +217,11 @@ func DefaultImageFor(model string) string {
 	return DefaultImage()
 }
 
-// CheckModel refuses a device model the backend does not have: the vz
-// model is the qemu backend's.
+// CheckModel refuses a device model the backend does not have (the vz
+// model is the qemu backend's).
 func CheckModel(v spec.VMSpec) error {
-	if v.Model == hv.ModelVZ && v.Backend != registry.QEMU {
-		return fmt.Errorf("vm.model vz (Virtualization.framework's device model, emulated) runs on the qemu backend, not %s: use --vm-backend qemu (vm.backend: qemu), or leave the model out", v.Backend)
+	if m, owner, ok := registry.Model(v.Model); ok && v.Backend != owner {
+		return fmt.Errorf("vm.model %s runs on the %s backend, not %s: use --vm-backend %s (vm.backend: %s), or leave the model out; the %s model is %s", m.Name, owner, v.Backend, owner, owner, m.Name, m.Is)
 	}
 	return nil
 }

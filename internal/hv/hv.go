@@ -43,9 +43,6 @@ const (
 	ModelVZ = "vz"
 )
 
-// Models lists the device models, for flags and errors.
-func Models() []string { return []string{ModelDefault, ModelVZ} }
-
 // Spec is what to boot.
 type Spec struct {
 	Name  string // the VM's name; its state lives in StateDir
@@ -55,7 +52,7 @@ type Spec struct {
 	CPUs      int
 	MemoryMiB int
 	DiskBytes int64  // raw scratch disk (the guest's compression sink); 0 for none
-	Accel     string // "" to probe the best, or "kvm", "tcg", "hvf" to force one
+	Accel     string // "" to probe the best, or one of the backend's Driver's Accels to force it
 	StateDir  string // sockets, console log, disk, pid; created if missing
 	// Detach lets the VM outlive the controller (named VMs: `qoslab vm start`):
 	// its own session, no parent-death signal. Otherwise the VM dies with the

@@ -15,6 +15,14 @@ import (
 	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
+// familyCompression is the family of compression times, host against VM.
+const familyCompression = "compression"
+
+func init() {
+	register(family{name: familyCompression, rank: 50, build: compressionCharts,
+		lacks: "no compress or decompress workload in this run"})
+}
+
 // compressionCharts draws compression and decompression times as grouped
 // bars, host beside VM at each QoS, with min–max whiskers, as reference
 // 001 reports them: a VM whose times do not move with QoS while the host's
@@ -24,7 +32,7 @@ func compressionCharts(in Input) ([]Chart, []Skipped) {
 		return isCompression(c.Workload) && c.Seconds.N > 0 && !math.IsNaN(float64(c.Seconds.Median))
 	})
 	if len(cells) == 0 {
-		return nil, []Skipped{{familyCompression, "no compress or decompress workload in this run"}}
+		return nil, nil // the family's lacks says why
 	}
 	return []Chart{chart(familyCompression, familyCompression, compressionFigure(in, cells))}, nil
 }

@@ -11,6 +11,14 @@ import (
 	"github.com/qoslab/qoslab/internal/analysis"
 )
 
+// familyMechanism is the family of CPU share against speed per CPU-second per compute workload.
+const familyMechanism = "mechanism"
+
+func init() {
+	register(family{name: familyMechanism, rank: 20, build: mechanismCharts,
+		lacks: "no thread-scaling workload (fp, int, mmul, pi) in this run"})
+}
+
 // mechanismCharts draws, per compute workload whose records carry CPU time
 // (results schema 1.2), each repeat's CPU share against its speed per
 // CPU-second, a panel per target, host above VM: what happened to the
@@ -20,7 +28,7 @@ import (
 func mechanismCharts(in Input) ([]Chart, []Skipped) {
 	workloads := workloadsOf(in.Summary.Cells, isCompute)
 	if len(workloads) == 0 {
-		return nil, []Skipped{{familyMechanism, "no thread-scaling workload (fp, int, mmul, pi) in this run"}}
+		return nil, nil // the family's lacks says why
 	}
 	var out []Chart
 	var skipped []Skipped

@@ -57,21 +57,55 @@ type Chart struct {
 // Skipped is a chart that was not drawn because the run has no data for it.
 type Skipped struct{ Name, Reason string }
 
-// The chart families, in the order Charts returns them.
-const (
-	familyThroughput   = "throughput"
-	familyThreadTimes  = "thread-times"
-	familyProcessTimes = "process-times"
-	familyCompression  = "compression"
-	familyElapsed      = "elapsed"
-	familyTelemetry    = "telemetry"
-	familyMechanism    = "mechanism"
-)
+// family is one family of a run's charts, as the file that draws it
+// registers it (register, from its init): a new chart is its file, and
+// nothing else here lists it.
+type family struct {
+	// name is the family's name: its charts' file stems start with it
+	// (stem), and --only takes it.
+	name string
+	// rank places the family in Families and Charts: ascending, with room
+	// between (10, 20, ...) for a family to go between two others.
+	rank int
+	// lacks says what the family needs that the run does not have, the
+	// reason Charts gives when build returns no chart and no skip.
+	lacks string
+	// build draws the family's charts from the input, and skips with a
+	// reason those it cannot draw; nothing at all when the run has none of
+	// what the family needs (lacks).
+	build func(Input) ([]Chart, []Skipped)
+}
+
+// families are the registered families, in rank order.
+var families []family
+
+// register adds a chart family. A name or rank registered twice, or a
+// family without a build or lacks, is a programming error: it panics at
+// start-up, before any chart is drawn.
+func register(f family) {
+	if f.name == "" || f.build == nil || f.lacks == "" {
+		panic(fmt.Sprintf("plot: chart family %q registered without a name, build or lacks", f.name))
+	}
+	for _, g := range families {
+		if g.name == f.name {
+			panic(fmt.Sprintf("plot: chart family %q registered twice", f.name))
+		}
+		if g.rank == f.rank {
+			panic(fmt.Sprintf("plot: chart families %q and %q both have rank %d: give each its own", g.name, f.name, f.rank))
+		}
+	}
+	families = append(families, f)
+	slices.SortStableFunc(families, func(a, b family) int { return a.rank - b.rank })
+}
 
 // Families returns the chart families, the names --only takes besides exact
-// chart names.
+// chart names, in the order Charts returns their charts.
 func Families() []string {
-	return []string{familyThroughput, familyMechanism, familyThreadTimes, familyProcessTimes, familyCompression, familyElapsed, familyTelemetry}
+	out := make([]string, len(families))
+	for i, f := range families {
+		out[i] = f.name
+	}
+	return out
 }
 
 // Formats returns the file formats Render writes.
@@ -86,10 +120,11 @@ func Charts(in Input) ([]Chart, []Skipped) {
 	}
 	var charts []Chart
 	var skipped []Skipped
-	for _, build := range []func(Input) ([]Chart, []Skipped){
-		throughputCharts, mechanismCharts, threadTimeCharts, processTimeCharts, compressionCharts, elapsedCharts, telemetryCharts,
-	} {
-		c, s := build(in)
+	for _, f := range families {
+		c, s := f.build(in)
+		if len(c) == 0 && len(s) == 0 {
+			s = []Skipped{{f.name, f.lacks}}
+		}
 		charts = append(charts, c...)
 		skipped = append(skipped, s...)
 	}

@@ -15,6 +15,14 @@ import (
 	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
+// familyProcessTimes is the family of each process's completion time per procs count.
+const familyProcessTimes = "process-times"
+
+func init() {
+	register(family{name: familyProcessTimes, rank: 40, build: processTimeCharts,
+		lacks: "no procs workload in this run"})
+}
+
 // processTimeCharts draws each process's completion time against its index
 // in launch order, as reference 004 does: when the OS runs processes in
 // batches, their ends climb in steps, one step per batch. One chart per
@@ -23,7 +31,7 @@ import (
 func processTimeCharts(in Input) ([]Chart, []Skipped) {
 	samples := samplesOf(in.Samples, func(s results.Sample) bool { return s.Workload == catalog.Procs })
 	if len(samples) == 0 {
-		return nil, []Skipped{{familyProcessTimes, "no procs workload in this run"}}
+		return nil, nil // the family's lacks says why
 	}
 	var counts []int
 	for _, s := range samples {

@@ -18,6 +18,14 @@ import (
 	"github.com/qoslab/qoslab/internal/telemetry"
 )
 
+// familyTelemetry is the family of telemetry timelines per target and view.
+const familyTelemetry = "telemetry"
+
+func init() {
+	register(family{name: familyTelemetry, rank: 70, build: telemetryCharts,
+		lacks: "no telemetry in this run (no telemetry.jsonl, or it is empty)"})
+}
+
 // telemetryCharts draws, per (target, view), a timeline of per-CPU busy
 // share and frequency, and of the threads of interest (a VM's vCPU threads
 // in the host's view), when the run recorded telemetry.
@@ -35,7 +43,7 @@ import (
 // dark so that they read in grayscale too.
 func telemetryCharts(in Input) ([]Chart, []Skipped) {
 	if len(in.Telemetry) == 0 {
-		return nil, []Skipped{{familyTelemetry, "no telemetry in this run (no telemetry.jsonl, or it is empty)"}}
+		return nil, nil // the family's lacks says why
 	}
 	type key struct{ target, view string }
 	var keys []key

@@ -13,6 +13,14 @@ import (
 	"github.com/qoslab/qoslab/internal/results"
 )
 
+// familyThreadTimes is the family of each thread's completion time per compute workload and target.
+const familyThreadTimes = "thread-times"
+
+func init() {
+	register(family{name: familyThreadTimes, rank: 30, build: threadTimeCharts,
+		lacks: "no thread-scaling workload (fp, int, mmul, pi) in this run"})
+}
+
 // threadTimeCharts draws, per compute workload and target, when each thread
 // of each repeat finished, to show stragglers as reference 000 found them
 // (2.03, 2.03, 3.42 s: one thread far behind its peers).
@@ -27,7 +35,7 @@ import (
 func threadTimeCharts(in Input) ([]Chart, []Skipped) {
 	samples := samplesOf(in.Samples, func(s results.Sample) bool { return isCompute(s.Workload) && s.Phase == "" })
 	if len(samples) == 0 {
-		return nil, []Skipped{{familyThreadTimes, "no thread-scaling workload (fp, int, mmul, pi) in this run"}}
+		return nil, nil // the family's lacks says why
 	}
 	var skipped []Skipped
 	timed := durationWorkloads(samples)

@@ -12,6 +12,14 @@ import (
 	"github.com/qoslab/qoslab/internal/units"
 )
 
+// familyThroughput is the family of throughput against threads per compute workload.
+const familyThroughput = "throughput"
+
+func init() {
+	register(family{name: familyThroughput, rank: 10, build: throughputCharts,
+		lacks: "no thread-scaling workload (fp, int, mmul, pi) in this run"})
+}
+
 // throughputCharts draws, per compute workload, each repeat's total rate
 // against its thread count with the fitted line R = a + b·T per (target,
 // QoS), as reference 001's chart does: host and VM lines that coincide are
@@ -19,7 +27,7 @@ import (
 func throughputCharts(in Input) ([]Chart, []Skipped) {
 	workloads := workloadsOf(in.Summary.Cells, isCompute)
 	if len(workloads) == 0 {
-		return nil, []Skipped{{familyThroughput, "no thread-scaling workload (fp, int, mmul, pi) in this run"}}
+		return nil, nil // the family's lacks says why
 	}
 	var out []Chart
 	var skipped []Skipped

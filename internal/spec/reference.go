@@ -7,6 +7,7 @@ import (
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/hv"
+	"github.com/qoslab/qoslab/internal/hv/registry"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/telemetry"
 	"github.com/qoslab/qoslab/internal/units"
@@ -34,14 +35,14 @@ func keyDocs() []keyDoc {
 		{"description", "string", "none", "any text", "one line about the experiment, shown in reports"},
 		{"targets", "list", "[host, vm]", TargetHost + ", " + TargetVM, "where to measure, in this order; each cell runs on every target"},
 		{"vm", "mapping", "", "the vm.* keys", "the VM of the vm target"},
-		{"vm.backend", "string", "this machine's: vz on Apple silicon, else qemu", "qemu, vz", "the hypervisor"},
+		{"vm.backend", "string", "this machine's: vz on Apple silicon, else qemu", strings.Join(registry.Names(), ", "), "the hypervisor"},
 		{"vm.image", "string", "the built-in recipe's image for this machine's arch", "an image name in the image store", "what the VM boots"},
 		{"vm.cpus", "whole number", fmt.Sprint(defaultVMCPUs), fmt.Sprintf("1..%d (the qemu backend gives at most the host's CPUs, and says so)", maxVMCPUs), "the VM's vCPUs"},
 		{"vm.memory", "size", fmt.Sprintf("%d MiB, more when compression needs it (twice the largest input + 512 MiB)", minVMMemoryMiB),
 			fmt.Sprintf("%s..%s", units.FormatBytes(minVMMemory), units.FormatBytes(maxVMMemory)), "the VM's memory; the guest holds a compression cell's input in it"},
 		{"vm.disk", "size", "what the compression cells write, and 64 MiB at least", "up to " + units.FormatBytes(maxVMDisk), "the VM's raw scratch disk, the guest's file sink"},
-		{"vm.accel", "string", "KVM (qemu on Linux) or hvf (qemu on macOS) when a probe boot works, else TCG", "kvm, tcg, hvf; qemu only", "how qemu runs the guest"},
-		{"vm.model", "string", "the backend's own (" + hv.ModelDefault + ")", strings.Join(hv.Models(), ", ") + "; " + hv.ModelVZ + ": qemu backend, arm64 images, Linux hosts with vhost-device-vsock",
+		{"vm.accel", "string", "KVM (qemu on Linux) or hvf (qemu on macOS) when a probe boot works, else TCG", strings.Join(registry.Accels(), ", ") + "; " + strings.Join(registry.AccelBackends(), ", ") + " only", "how qemu runs the guest"},
+		{"vm.model", "string", "the backend's own (" + hv.ModelDefault + ")", strings.Join(registry.Models(), ", ") + "; " + hv.ModelVZ + ": qemu backend, arm64 images, Linux hosts with vhost-device-vsock",
 			"the VM's device model: " + hv.ModelVZ + " lays the guest out as Virtualization.framework does (the virtio console as the only console, no UART, no virtio-serial port, the agent over vsock through rust-vmm's vhost-device-vsock), to test the guest a Mac boots; results say qemu, model vz, never that Virtualization.framework ran"},
 		{"vm.host_qos", "QoS class", "none: what the hypervisor gives the vCPU threads", qos.Allowed, "the class the VM's vCPU threads get on the host (qemu on Linux applies it per vCPU thread; vz applies only background, to the framework's service process as a whole, and refuses the others; run.json notes what was applied)"},
 		{"matrix", "list of entries", "", "at least one entry", "the cells: each entry is one workload at each of its classes with each of its thread counts"},

@@ -23,6 +23,7 @@ import (
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/hv"
+	"github.com/qoslab/qoslab/internal/hv/registry"
 	"github.com/qoslab/qoslab/internal/inputfile"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/suggest"
@@ -453,8 +454,8 @@ func checkName(name string) error {
 func (v VMSpec) problems() []string {
 	var p []string
 	bad := func(format string, a ...any) { p = append(p, fmt.Sprintf(format, a...)) }
-	if v.Backend != "" && v.Backend != "qemu" && v.Backend != "vz" {
-		bad("vm.backend %q: allowed qemu, vz, or leave it out for this machine's default", v.Backend)
+	if v.Backend != "" && registry.Check(v.Backend) != nil {
+		bad("vm.backend %q: allowed %s, or leave it out for this machine's default", v.Backend, strings.Join(registry.Names(), ", "))
 	}
 	if v.CPUs < 1 || v.CPUs > maxVMCPUs {
 		bad("vm.cpus %d: allowed 1..%d", v.CPUs, maxVMCPUs)
@@ -465,23 +466,7 @@ func (v VMSpec) problems() []string {
 	if v.DiskBytes < 0 || v.DiskBytes > maxVMDisk {
 		bad("vm.disk %d bytes: allowed up to %s", v.DiskBytes, units.FormatBytes(maxVMDisk))
 	}
-	switch v.Accel {
-	case "", "kvm", "tcg", "hvf":
-		if v.Accel != "" && v.Backend == "vz" {
-			bad("vm.accel %q: only the qemu backend takes an accelerator", v.Accel)
-		}
-	default:
-		bad("vm.accel %q: allowed kvm, tcg, hvf, or leave it out to use KVM/hvf when they work", v.Accel)
-	}
-	switch v.Model {
-	case "", hv.ModelDefault:
-	case hv.ModelVZ:
-		if v.Backend == "vz" {
-			bad("vm.model %q with vm.backend vz: the vz model is the qemu backend's emulation of Virtualization.framework's devices; with vm.backend vz the framework itself boots the guest, so leave vm.model out (or use vm.backend qemu)", v.Model)
-		}
-	default:
-		bad("vm.model %q: allowed %s, or leave it out for the backend's own", v.Model, strings.Join(hv.Models(), ", "))
-	}
+	p = append(p, registry.CheckVM(v.Backend, hv.VMConfig{Accel: v.Accel, Model: v.Model, CPUs: v.CPUs, MemoryBytes: v.MemoryBytes, DiskBytes: v.DiskBytes})...)
 	if v.HostQoS != qos.Unspecified && !v.HostQoS.Valid() {
 		bad("vm.host_qos %d: allowed %s", int(v.HostQoS), qos.Allowed)
 	}

@@ -141,7 +141,7 @@ func (l launch) check() error {
 			return errors.New("the vz model's vsock is vhost-user, not the kernel's vhost-vsock")
 		}
 	default:
-		return fmt.Errorf("device model %q: want %s", l.Model, strings.Join(hv.Models(), " or "))
+		return fmt.Errorf("device model %q: want %s", l.Model, strings.Join(models, " or "))
 	}
 	return nil
 }

@@ -81,7 +81,7 @@ func New(o Options) *Backend {
 }
 
 // Name is the backend's name in flags and results.
-func (b *Backend) Name() string { return "qemu" }
+func (b *Backend) Name() string { return Name }
 
 // failuresFile is where failed KVM probes are remembered, "" for nowhere.
 func (b *Backend) failuresFile() string {
@@ -183,7 +183,7 @@ func (b *Backend) check(ctx context.Context, spec hv.Spec) (request, error) {
 	case hv.ModelVZ:
 		r.model = hv.ModelVZ
 	default:
-		return r, fmt.Errorf("device model %q: allowed %s", spec.Model, strings.Join(hv.Models(), ", "))
+		return r, fmt.Errorf("device model %q: allowed %s", spec.Model, strings.Join(models, ", "))
 	}
 	for _, f := range []struct{ what, path string }{{"kernel", spec.Image.Kernel}, {"initramfs", spec.Image.Initramfs}} {
 		if f.path == "" {

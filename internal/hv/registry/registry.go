@@ -1,9 +1,14 @@
 // Package registry is the one place qoslab's hypervisor backends are
-// registered: their names, how each is made, the images a backend keeps
-// itself (vz's VM bundles), the helper commands a backend runs qoslab as
-// (vz's host process), and which backend a machine uses by default. Above
-// hv, nothing but this package names a backend's package (the image tools
-// that make vz bundles aside).
+// registered, each with what the rest of qoslab knows of it (hv.Driver):
+// its name, where it runs and is the default, the accelerators and device
+// models it takes, its own validation of a VM asked of it, how it is made,
+// the images it keeps itself (vz's VM bundles) and the helper commands it
+// runs qoslab as (vz's host process). Above hv, nothing but this package
+// names a backend's package (the image tools that make vz bundles aside),
+// and nothing lists backends, accelerators or models: they read them here.
+//
+// A new backend is its package, whose Driver describes it, and one
+// Register call in this file's init.
 package registry
 
 import (
@@ -15,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/qoslab/qoslab/internal/agent"
@@ -26,86 +32,132 @@ import (
 
 // Names of the registered backends.
 const (
-	QEMU = "qemu"
-	VZ   = "vz"
+	QEMU = qemu.Name
+	VZ   = vz.Name
 )
 
+// The backends, in the order doctor shows them.
+func init() {
+	Register(qemu.Driver())
+	Register(vz.Driver(agent.ShutdownOver))
+}
+
 // Options are what backends need from the machine they run on.
-type Options struct {
-	// CacheDir is qoslab's cache directory (failed KVM probes are remembered there).
-	CacheDir string
-	// VhostVsockDirs are where the qemu backend looks for the vz model's
-	// vsock device when PATH lacks it (qemu.Options.VhostVsockDirs).
-	VhostVsockDirs []string
-}
+type Options = hv.DriverOptions
 
-// entry is one registered backend.
-type entry struct {
-	name string
-	// platform is where the backend runs at all (GOOS/GOARCH, "" for
-	// anywhere): elsewhere it is not applicable, rather than missing.
-	platform string
-	make     func(Options) hv.Backend
-	// openBundle opens the image the backend keeps itself in dir (a VM
-	// bundle); ok is false when dir holds none of its. Nil for a backend
-	// whose images are all qoslab's built Linux images.
-	openBundle func(dir string) (img hv.Image, ok bool, err error)
-	// helpers are the commands qoslab runs of itself for the backend.
-	helpers []Helper
-}
+// Helper is a hidden command a backend runs qoslab as (hv.Helper).
+type Helper = hv.Helper
 
-// Helper is a hidden command a backend runs qoslab as, a process of its
-// own: vz's host, which keeps a detached VM running after the command
-// that started it has ended.
-type Helper struct {
-	// Name is the command's name; Arg names its one argument, for its
-	// usage line.
-	Name, Arg string
-	// Main is the process's work, with the command's argument.
-	Main func(ctx context.Context, arg string) error
-}
+// drivers are the registered backends, in the order they registered.
+var drivers []hv.Driver
 
-// backends lists every backend, in the order doctor shows them.
-func backends() []entry {
-	return []entry{
-		// QEMU: Linux guests; KVM or TCG on Linux, hvf on macOS.
-		{name: QEMU, make: func(o Options) hv.Backend {
-			return qemu.New(qemu.Options{CacheDir: o.CacheDir, VhostVsockDirs: o.VhostVsockDirs})
-		}},
-		// Virtualization.framework: macOS and Linux guests, macOS 13+ on
-		// Apple silicon.
-		{name: VZ, platform: "darwin/arm64", make: func(Options) hv.Backend {
-			// A guest is stopped through its agent first (a macOS guest's
-			// power button opens a dialog).
-			return vz.New(vz.Options{AgentStop: agent.ShutdownOver})
-		}, openBundle: openVZBundle, helpers: []Helper{{Name: vz.HostCommand, Arg: "STATE_DIR", Main: func(ctx context.Context, stateDir string) error {
-			return vz.HostMain(ctx, stateDir, agent.ShutdownOver)
-		}}}},
+// Register adds a backend. A driver without a name or New, a name
+// registered twice, or a device model another backend (or every backend,
+// as ModelDefault) already has is a programming error: it panics at
+// start-up, before any VM is asked for.
+func Register(d hv.Driver) {
+	if d.Name == "" || d.New == nil {
+		panic(fmt.Sprintf("hv registry: backend %q registered without a name or New", d.Name))
 	}
+	for _, e := range drivers {
+		if e.Name == d.Name {
+			panic(fmt.Sprintf("hv registry: backend %q registered twice", d.Name))
+		}
+	}
+	for _, m := range d.Models {
+		if owner := ModelBackend(m.Name); owner != "" || m.Name == hv.ModelDefault || m.Name == "" {
+			panic(fmt.Sprintf("hv registry: backend %q registers device model %q, which is %s", d.Name, m.Name, orOwn(owner)))
+		}
+	}
+	drivers = append(drivers, d)
 }
 
-// openVZBundle opens the macOS (or Linux) VM bundle in dir, when dir is
-// one (it has vz's config file).
-func openVZBundle(dir string) (hv.Image, bool, error) {
-	if _, err := os.Stat(filepath.Join(dir, vz.BundleConfigFile)); err != nil {
-		return hv.Image{}, false, nil
+func orOwn(owner string) string {
+	if owner == "" {
+		return "every backend's own"
 	}
-	b, err := vz.OpenBundle(dir)
-	if err != nil {
-		return hv.Image{}, true, err
+	return "backend " + owner + "'s"
+}
+
+// Driver returns the backend called name as it registered, ok false when
+// none is.
+func Driver(name string) (hv.Driver, bool) {
+	for _, d := range drivers {
+		if d.Name == name {
+			return d, true
+		}
 	}
-	return b.Image(), true, nil
+	return hv.Driver{}, false
+}
+
+// Accels lists the accelerators any backend takes, each once, in the
+// order the backends registered them: --accel's and vm.accel's values.
+func Accels() []string {
+	var out []string
+	for _, d := range drivers {
+		for _, a := range d.Accels {
+			if !slices.Contains(out, a) {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
+}
+
+// AccelBackends lists the backends that take an accelerator at all.
+func AccelBackends() []string {
+	var out []string
+	for _, d := range drivers {
+		if len(d.Accels) > 0 {
+			out = append(out, d.Name)
+		}
+	}
+	return out
+}
+
+// Models lists the device models: every backend's own (hv.ModelDefault),
+// then each backend's, in the order they registered: --vm-model's and
+// vm.model's values.
+func Models() []string {
+	out := []string{hv.ModelDefault}
+	for _, d := range drivers {
+		for _, m := range d.Models {
+			out = append(out, m.Name)
+		}
+	}
+	return out
+}
+
+// Model returns the device model called name and the backend that has
+// it; ok is false for the backend's own (hv.ModelDefault, "") and for a
+// name no backend has.
+func Model(name string) (m hv.Model, backend string, ok bool) {
+	for _, d := range drivers {
+		for _, m := range d.Models {
+			if m.Name == name {
+				return m, d.Name, true
+			}
+		}
+	}
+	return hv.Model{}, "", false
+}
+
+// ModelBackend is the backend that has the device model called name, ""
+// for the backend's own and for a name no backend has.
+func ModelBackend(name string) string {
+	_, b, _ := Model(name)
+	return b
 }
 
 // OpenBundle opens the image in dir that a backend keeps itself (a vz VM
 // bundle), through the backend whose it is; ok is false when dir is no
 // backend's bundle (a built Linux image, or nothing).
 func OpenBundle(dir string) (img hv.Image, ok bool, err error) {
-	for _, e := range backends() {
-		if e.openBundle == nil {
+	for _, e := range drivers {
+		if e.OpenBundle == nil {
 			continue
 		}
-		if img, ok, err := e.openBundle(dir); ok {
+		if img, ok, err := e.OpenBundle(dir); ok {
 			return img, true, err
 		}
 	}
@@ -116,8 +168,8 @@ func OpenBundle(dir string) (img hv.Image, ok bool, err error) {
 // tree (hidden: qoslab runs them of itself, users do not).
 func Helpers() []Helper {
 	var out []Helper
-	for _, e := range backends() {
-		out = append(out, e.helpers...)
+	for _, e := range drivers {
+		out = append(out, e.Helpers...)
 	}
 	return out
 }
@@ -125,19 +177,27 @@ func Helpers() []Helper {
 // Names lists the registered backends.
 func Names() []string {
 	var out []string
-	for _, e := range backends() {
-		out = append(out, e.name)
+	for _, e := range drivers {
+		out = append(out, e.Name)
 	}
 	return out
 }
 
-// Default is the backend a machine uses unless told otherwise:
-// Virtualization.framework on Apple silicon Macs, QEMU elsewhere.
+// Default is the backend a machine uses unless told otherwise: the one
+// whose DefaultOn is this platform (vz on Apple silicon Macs), else the
+// first with none (qemu).
 func Default() string {
-	if runtime.GOOS == "darwin" && runtime.GOARCH == "arm64" {
-		return VZ
+	here := runtime.GOOS + "/" + runtime.GOARCH
+	fallback := ""
+	for _, d := range drivers {
+		if d.DefaultOn == here {
+			return d.Name
+		}
+		if d.DefaultOn == "" && fallback == "" {
+			fallback = d.Name
+		}
 	}
-	return QEMU
+	return fallback
 }
 
 // NotApplicable says why the backend called name cannot run on this
@@ -145,9 +205,9 @@ func Default() string {
 // business).
 func NotApplicable(name string) string {
 	here := runtime.GOOS + "/" + runtime.GOARCH
-	for _, e := range backends() {
-		if e.name == name && e.platform != "" && e.platform != here {
-			return fmt.Sprintf("runs on %s only; this is %s", e.platform, here)
+	for _, e := range drivers {
+		if e.Name == name && e.Platform != "" && e.Platform != here {
+			return fmt.Sprintf("runs on %s only; this is %s", e.Platform, here)
 		}
 	}
 	return ""
@@ -166,8 +226,8 @@ func (e *UnknownError) Error() string {
 
 // Check returns an *UnknownError when name is not a registered backend.
 func Check(name string) error {
-	for _, e := range backends() {
-		if e.name == name {
+	for _, e := range drivers {
+		if e.Name == name {
 			return nil
 		}
 	}
@@ -180,9 +240,9 @@ func New(name string, o Options) (hv.Backend, error) {
 	if name == "" {
 		name = Default()
 	}
-	for _, e := range backends() {
-		if e.name == name {
-			return e.make(o), nil
+	for _, e := range drivers {
+		if e.Name == name {
+			return e.New(o), nil
 		}
 	}
 	return nil, &UnknownError{Name: name}
@@ -191,8 +251,8 @@ func New(name string, o Options) (hv.Backend, error) {
 // All makes every registered backend, for doctor.
 func All(o Options) []hv.Backend {
 	var out []hv.Backend
-	for _, e := range backends() {
-		out = append(out, e.make(o))
+	for _, e := range drivers {
+		out = append(out, e.New(o))
 	}
 	return out
 }
@@ -220,4 +280,44 @@ func Attach(ctx context.Context, o Options, stateDir string) (hv.Machine, error)
 		return nil, fmt.Errorf("VM state %s: %w", filepath.Join(stateDir, hv.StateFile), err)
 	}
 	return backend.Attach(ctx, stateDir)
+}
+
+// CheckVM returns the problems of a VM asked of the backend called
+// backend ("" when it is decided later, from this machine), as spec
+// validation words them (vm.accel, vm.model): an accelerator or device
+// model no backend has, or that this backend does not take, then what the
+// backend's own Validate says. An unknown backend is Check's to refuse;
+// here it has no problems of its own.
+func CheckVM(backend string, c hv.VMConfig) []string {
+	var p []string
+	bad := func(format string, a ...any) { p = append(p, fmt.Sprintf(format, a...)) }
+	d, named := Driver(backend)
+	switch {
+	case c.Accel == "":
+	case !slices.Contains(Accels(), c.Accel):
+		bad("vm.accel %q: allowed %s, or leave it out to use KVM/hvf when they work", c.Accel, strings.Join(Accels(), ", "))
+	case named && len(d.Accels) == 0:
+		bad("vm.accel %q: only the %s an accelerator", c.Accel, backendsTake(AccelBackends()))
+	case named && !slices.Contains(d.Accels, c.Accel):
+		bad("vm.accel %q: the %s backend takes %s", c.Accel, d.Name, strings.Join(d.Accels, ", "))
+	}
+	switch m, owner, ok := Model(c.Model); {
+	case c.Model == "" || c.Model == hv.ModelDefault:
+	case !ok:
+		bad("vm.model %q: allowed %s, or leave it out for the backend's own", c.Model, strings.Join(Models(), ", "))
+	case named && owner != backend:
+		bad("vm.model %q with vm.backend %s: the %s model is %s; with vm.backend %s leave vm.model out (or use vm.backend %s)", c.Model, backend, c.Model, m.Is, backend, owner)
+	}
+	if named && d.Validate != nil {
+		p = append(p, d.Validate(c)...)
+	}
+	return p
+}
+
+// backendsTake is "qemu backend takes", or "qemu and fake backends take".
+func backendsTake(names []string) string {
+	if len(names) == 1 {
+		return names[0] + " backend takes"
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1] + " backends take"
 }

@@ -96,3 +96,57 @@ func TestHelpers(t *testing.T) {
 	}
 	assert.Equal(t, []string{vz.HostCommand + " STATE_DIR"}, names)
 }
+
+func TestCheckVMReadsWhatBackendsRegistered(t *testing.T) {
+	assert.Equal(t, []string{"kvm", "tcg", "hvf"}, Accels())
+	assert.Equal(t, []string{QEMU}, AccelBackends())
+	assert.Equal(t, []string{hv.ModelDefault, hv.ModelVZ}, Models())
+	assert.Equal(t, QEMU, ModelBackend(hv.ModelVZ))
+	assert.Empty(t, ModelBackend(hv.ModelDefault), "every backend's own")
+
+	for _, tc := range []struct {
+		name, backend string
+		c             hv.VMConfig
+		want          []string
+	}{
+		{"nothing asked", "", hv.VMConfig{CPUs: 2}, nil},
+		{"qemu's own", QEMU, hv.VMConfig{Accel: "tcg", Model: hv.ModelVZ}, nil},
+		{"backend decided later", "", hv.VMConfig{Accel: "kvm", Model: hv.ModelVZ}, nil},
+		{"unknown backend: Check's", "xen", hv.VMConfig{Accel: "kvm"}, nil},
+		{"unknown accel", "", hv.VMConfig{Accel: "whpx"}, []string{`vm.accel "whpx": allowed kvm, tcg, hvf, or leave it out to use KVM/hvf when they work`}},
+		{"vz takes none", VZ, hv.VMConfig{Accel: "kvm"}, []string{`vm.accel "kvm": only the qemu backend takes an accelerator`}},
+		{"unknown model", QEMU, hv.VMConfig{Model: "vmware"}, []string{`vm.model "vmware": allowed default, vz, or leave it out for the backend's own`}},
+		{"qemu's model on vz", VZ, hv.VMConfig{Model: hv.ModelVZ}, []string{`vm.model "vz" with vm.backend vz: the vz model is the qemu backend's emulation of Virtualization.framework's devices; with vm.backend vz leave vm.model out (or use vm.backend qemu)`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, CheckVM(tc.backend, tc.c))
+		})
+	}
+}
+
+func TestRegisterRefusesWhatWouldBeAmbiguous(t *testing.T) {
+	newB := func(hv.DriverOptions) hv.Backend { return nil }
+	for _, tc := range []struct {
+		name string
+		d    hv.Driver
+		want string
+	}{
+		{"no name", hv.Driver{New: newB}, "without a name or New"},
+		{"no New", hv.Driver{Name: "x"}, "without a name or New"},
+		{"a name twice", hv.Driver{Name: QEMU, New: newB}, `backend "qemu" registered twice`},
+		{"another's model", hv.Driver{Name: "x", New: newB, Models: []hv.Model{{Name: hv.ModelVZ}}}, `device model "vz", which is backend qemu's`},
+		{"every backend's own model", hv.Driver{Name: "x", New: newB, Models: []hv.Model{{Name: hv.ModelDefault}}}, "which is every backend's own"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := Names()
+			var got any
+			func() {
+				defer func() { got = recover() }()
+				Register(tc.d)
+			}()
+			require.NotNil(t, got, "registered")
+			assert.Contains(t, got, tc.want)
+			assert.Equal(t, before, Names())
+		})
+	}
+}
