@@ -117,16 +117,16 @@ func (r InterferenceRule) InterferedBeside(vcpuShare, otherCPU float64, norm Int
 type InterferenceKind string
 
 const (
-	// InterferenceNotRecorded: no VM cell run carries a host view with
+	// InterferenceNotRecorded means no VM cell run carries a host view with
 	// vCPU threads (a run before schema 1.3, or a backend without them).
 	InterferenceNotRecorded InterferenceKind = "not recorded"
-	// InterferenceNone: the host view was recorded and no cell run was
+	// InterferenceNone means the host view was recorded and no cell run was
 	// interfered.
 	InterferenceNone InterferenceKind = "none"
-	// InterferenceSome: some cell runs were, and the rest can be judged
+	// InterferenceSome means some cell runs were interfered, and the rest can be judged
 	// without them.
 	InterferenceSome InterferenceKind = "some"
-	// InterferenceAll: every cell run judged was, so nothing is left to
+	// InterferenceAll means every cell run judged was interfered, so nothing is left to
 	// judge without them. (Against the runs' own median norm this cannot
 	// happen; a norm from elsewhere could make it.)
 	InterferenceAll InterferenceKind = "all"

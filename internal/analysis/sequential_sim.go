@@ -19,14 +19,14 @@ import (
 type NoiseModel string
 
 const (
-	// NoiseLognormal: every repeat's rate lognormal about its cell's,
+	// NoiseLognormal means every repeat's rate lognormal about its cell's,
 	// sigma 3% on the host (as measured) and 15% in the VM.
 	NoiseLognormal NoiseModel = "lognormal"
-	// NoiseMixture: a busy 2-CPU machine's two groups: each repeat of
+	// NoiseMixture means a busy 2-CPU machine's two groups: each repeat of
 	// either class at 2 threads in the VM drops to 0.6x with probability
 	// 0.35 (other work took one of the two vCPUs), sigma 3% otherwise.
 	NoiseMixture NoiseModel = "mixture"
-	// NoiseDrift: rates decline 1% a repeat over the run (cell run by cell
+	// NoiseDrift means rates decline 1% a repeat over the run (cell run by cell
 	// run, in the run's interleaved order), sigma 3% on the host and 5% in
 	// the VM.
 	NoiseDrift NoiseModel = "drift"
