@@ -4,7 +4,6 @@ package report
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/atomicfile"
-	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/plot"
 	"github.com/qoslab/qoslab/internal/results"
@@ -138,47 +136,16 @@ func (r *Report) Machines() []Machine {
 	var out []Machine
 	for _, t := range names {
 		m := Machine{Target: t}
-		var fields map[string]json.RawMessage
-		if err := json.Unmarshal(r.Run.Targets[t], &fields); err != nil {
-			m.Fields = []Field{{"error", fmt.Sprintf("run.json's Info for %s does not parse: %v", t, err)}}
-			out = append(out, m)
-			continue
-		}
-		keys := make([]string, 0, len(fields))
-		for k := range fields {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			m.Fields = append(m.Fields, Field{k, jsonText(fields[k])})
+		for _, f := range r.Run.Targets[t].Fields() {
+			m.Fields = append(m.Fields, Field{f.Key, f.Text()})
 		}
 		out = append(out, m)
 	}
 	return out
 }
 
-// jsonText is a JSON value as a reader wants it: strings unquoted, anything
-// else compact.
-func jsonText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var buf bytes.Buffer
-	if json.Compact(&buf, raw) != nil {
-		return string(raw)
-	}
-	return buf.String()
-}
-
 // SpecText is the spec as run, indented.
-func (r *Report) SpecText() string {
-	var buf bytes.Buffer
-	if len(r.Run.Spec) == 0 || json.Indent(&buf, r.Run.Spec, "", "  ") != nil {
-		return string(r.Run.Spec)
-	}
-	return buf.String()
-}
+func (r *Report) SpecText() string { return r.Run.Spec.Text() }
 
 // Platform says, in one sentence, what machines the numbers come from, so a
 // Linux run is never read as an Apple silicon one.
@@ -212,7 +179,7 @@ func (r *Report) Platform() string {
 		return "No machine information was recorded."
 	}
 	s := "Measured on " + strings.Join(parts, "; ") + "."
-	if m := modelSentence(r.Run.Machines); m != "" {
+	if m := modelSentence(r.Run.Machines.Value()); m != "" {
 		s += " " + m
 	}
 	if !apple {
@@ -224,11 +191,7 @@ func (r *Report) Platform() string {
 // modelSentence says which VM ran in another device model than its
 // backend's own (run.json's machines), "" when none did: results from the
 // vz model are QEMU's, never Virtualization.framework's.
-func modelSentence(machines json.RawMessage) string {
-	var byTarget map[string]hv.MachineInfo
-	if len(machines) == 0 || json.Unmarshal(machines, &byTarget) != nil {
-		return ""
-	}
+func modelSentence(byTarget map[string]hv.MachineInfo) string {
 	var names []string
 	for t := range byTarget {
 		names = append(names, t)
@@ -294,13 +257,10 @@ func (r *Report) OtherWarnings() []string {
 // Contention says how the host was loaded while the cells ran: how many
 // spinners, the CPU each was pinned to and their class; empty when none ran.
 func (r *Report) Contention() string {
-	if len(r.Run.Contention) == 0 {
+	if r.Run.Contention.IsZero() {
 		return ""
 	}
-	var c contention.Contention
-	if err := json.Unmarshal(r.Run.Contention, &c); err != nil {
-		return fmt.Sprintf("Contention: run.json's record of it is unreadable (%v).", err)
-	}
+	c := r.Run.Contention.Value()
 	return "Contention: " + c.Text() + " ran on the host, outside the agents, throughout."
 }
 
