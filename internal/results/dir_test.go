@@ -105,7 +105,7 @@ func TestFinishAndResume(t *testing.T) {
 	require.NotNil(t, d.Run.Finished)
 	assert.Equal(t, "interrupted", d.Run.Error)
 	assert.False(t, d.Run.Complete())
-	assert.JSONEq(t, `{"name":"subsumption","repeat":5}`, string(d.Run.Spec.JSON()), "the spec as recorded, not as this build's type has it")
+	assert.JSONEq(t, `{"name":"subsumption","repeat":5}`, string(d.Run.Spec.raw), "the spec as recorded, not as this build's type has it")
 	assert.Equal(t, "subsumption", d.Run.Spec.Value().Name)
 	assert.Equal(t, "linux", d.Run.Targets["host"].Value().OS)
 

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sort"
+	"strconv"
 
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/procsched"
@@ -86,9 +88,6 @@ func DecodeSpec(raw json.RawMessage) (RunSpec, error) {
 	return r, err
 }
 
-// JSON is the spec as recorded, for a reader to see it as it was written.
-func (r RunSpec) JSON() json.RawMessage { return r.raw }
-
 // Text is the spec as recorded, indented.
 func (r RunSpec) Text() string {
 	var buf bytes.Buffer
@@ -133,9 +132,7 @@ type Info struct {
 		CPUs        []uint32 `json:"cpus"`
 		Capacity    uint32   `json:"capacity"`
 	} `json:"perf_levels"`
-	// MemoryBytes is a string in the protocol's JSON, as every 64-bit
-	// number is.
-	MemoryBytes    uint64   `json:"memory_bytes,string"`
+	MemoryBytes    Uint64   `json:"memory_bytes"`
 	Virtualized    bool     `json:"virtualized"`
 	Virtualization string   `json:"virtualization"`
 	QoSSupport     string   `json:"qos_support"`
@@ -145,6 +142,29 @@ type Info struct {
 	Hostname       string   `json:"hostname"`
 	PID            int32    `json:"pid"`
 	MaxThreads     uint32   `json:"max_threads"`
+}
+
+// Uint64 is a 64-bit number of the agent protocol's JSON, which writes it
+// as a string ("8589934592") and reads it either way, as this does.
+type Uint64 uint64
+
+// MarshalJSON writes the number as a string, as the protocol does.
+func (u Uint64) MarshalJSON() ([]byte, error) {
+	return []byte(strconv.Quote(strconv.FormatUint(uint64(u), 10))), nil
+}
+
+// UnmarshalJSON reads a number or a string that holds one.
+func (u *Uint64) UnmarshalJSON(b []byte) error {
+	text := string(bytes.TrimSpace(b))
+	if s, err := strconv.Unquote(text); err == nil {
+		text = s
+	}
+	x, err := strconv.ParseUint(text, 10, 64)
+	if err != nil {
+		return &json.UnmarshalTypeError{Value: "value " + string(b), Type: reflect.TypeFor[uint64]()}
+	}
+	*u = Uint64(x)
+	return nil
 }
 
 // TargetInfo is one target's Info with the JSON it was recorded as.
