@@ -124,17 +124,10 @@ type Machine struct {
 }
 
 // Machines lists each target's Info in target order (host first), every
-// top-level field as text.
+// top-level field it recorded as text.
 func (r *Report) Machines() []Machine {
-	var names []string
-	for t := range r.Run.Targets {
-		names = append(names, t)
-	}
-	sort.Slice(names, func(i, j int) bool {
-		return analysis.TargetRank(names[i]) < analysis.TargetRank(names[j]) || analysis.TargetRank(names[i]) == analysis.TargetRank(names[j]) && names[i] < names[j]
-	})
 	var out []Machine
-	for _, t := range names {
+	for _, t := range r.targets() {
 		m := Machine{Target: t}
 		for _, f := range r.Run.Targets[t].Fields() {
 			m.Fields = append(m.Fields, Field{f.Key, f.Text()})
@@ -142,6 +135,18 @@ func (r *Report) Machines() []Machine {
 		out = append(out, m)
 	}
 	return out
+}
+
+// targets are the run's targets in target order (host first).
+func (r *Report) targets() []string {
+	var names []string
+	for t := range r.Run.Targets {
+		names = append(names, t)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		return analysis.TargetRank(names[i]) < analysis.TargetRank(names[j]) || analysis.TargetRank(names[i]) == analysis.TargetRank(names[j]) && names[i] < names[j]
+	})
+	return names
 }
 
 // SpecText is the spec as run, indented.
@@ -152,26 +157,23 @@ func (r *Report) SpecText() string { return r.Run.Spec.Text() }
 func (r *Report) Platform() string {
 	var parts []string
 	apple := false
-	for _, m := range r.Machines() {
-		f := map[string]string{}
-		for _, kv := range m.Fields {
-			f[kv.Key] = kv.Value
+	for _, t := range r.targets() {
+		info := r.Run.Targets[t].Value()
+		desc := strings.TrimSpace(info.OS + "/" + info.Arch)
+		if info.CPUModel != "" {
+			desc += ", " + info.CPUModel
 		}
-		desc := strings.TrimSpace(f["os"] + "/" + f["arch"])
-		if f["cpu_model"] != "" {
-			desc += ", " + f["cpu_model"]
+		if info.LogicalCPUs > 0 { // 0: not recorded
+			desc += fmt.Sprintf(", %d logical CPUs", info.LogicalCPUs)
 		}
-		if f["logical_cpus"] != "" {
-			desc += ", " + f["logical_cpus"] + " logical CPUs"
-		}
-		if f["virtualized"] == "true" {
+		if info.Virtualized {
 			desc += ", virtualized"
-			if f["virtualization"] != "" {
-				desc += " (" + f["virtualization"] + ")"
+			if info.Virtualization != "" {
+				desc += " (" + info.Virtualization + ")"
 			}
 		}
-		parts = append(parts, m.Target+": "+desc)
-		if f["os"] == "darwin" && f["arch"] == "arm64" && m.Target == "host" {
+		parts = append(parts, t+": "+desc)
+		if info.OS == "darwin" && info.Arch == "arm64" && t == "host" {
 			apple = true
 		}
 	}
