@@ -62,13 +62,11 @@ func describeRun(e results.Entry) listedRun {
 	case e.Err != nil:
 		r.State = "damaged"
 		return r
-	}
-	d, err := results.Open(e.Path)
-	if err != nil {
-		r.State, r.Error = "unreadable", err.Error()
+	case e.Dir == nil:
+		r.State = "unreadable" // not from results.List
 		return r
 	}
-	recs, _, err := d.ReadSamples()
+	recs, _, err := e.Dir.ReadSamples()
 	if err != nil {
 		r.State, r.Error = "damaged", err.Error()
 		return r

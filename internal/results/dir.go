@@ -342,6 +342,8 @@ type Entry struct {
 	Path string
 	// Run is its run.json; zero when that could not be read (see Err).
 	Run Run
+	// Dir is the directory as Open read it; nil when it could not.
+	Dir *Dir
 	// SpecName is the name inside the spec, when it has one.
 	SpecName string
 	// Samples counts the records of finished cell runs in samples.jsonl.
@@ -448,7 +450,7 @@ func ListPlanned(parent string, planned func(*Dir) []CellRunKey) ([]Entry, error
 			out = append(out, e)
 			continue
 		}
-		e.Run = d.Run
+		e.Run, e.Dir = d.Run, d
 		e.SpecName = d.Run.Spec.Value().Name
 		recs, torn, err := d.ReadSamples()
 		e.Samples, e.Torn = len(recs), torn
