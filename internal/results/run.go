@@ -116,32 +116,39 @@ func (r *RunSpec) UnmarshalJSON(b []byte) error {
 // InfoReply in its protocol field names (agent.InfoJSON). Fields a run
 // recorded before they existed are zero; Fields lists what was recorded.
 type Info struct {
-	AgentVersion string `json:"agent_version"`
-	Protocol     struct {
-		Major uint32 `json:"major"`
-		Minor uint32 `json:"minor"`
-	} `json:"protocol"`
-	OS          string `json:"os"`
-	Arch        string `json:"arch"`
-	OSVersion   string `json:"os_version"`
-	CPUModel    string `json:"cpu_model"`
-	LogicalCPUs uint32 `json:"logical_cpus"`
-	PerfLevels  []struct {
-		Name        string   `json:"name"`
-		LogicalCPUs uint32   `json:"logical_cpus"`
-		CPUs        []uint32 `json:"cpus"`
-		Capacity    uint32   `json:"capacity"`
-	} `json:"perf_levels"`
-	MemoryBytes    Uint64   `json:"memory_bytes"`
-	Virtualized    bool     `json:"virtualized"`
-	Virtualization string   `json:"virtualization"`
-	QoSSupport     string   `json:"qos_support"`
-	Workloads      []string `json:"workloads"`
-	Codecs         []string `json:"codecs"`
-	MmulImpl       string   `json:"mmul_impl"`
-	Hostname       string   `json:"hostname"`
-	PID            int32    `json:"pid"`
-	MaxThreads     uint32   `json:"max_threads"`
+	AgentVersion   string       `json:"agent_version"`
+	Protocol       InfoProtocol `json:"protocol"`
+	OS             string       `json:"os"`
+	Arch           string       `json:"arch"`
+	OSVersion      string       `json:"os_version"`
+	CPUModel       string       `json:"cpu_model"`
+	LogicalCPUs    uint32       `json:"logical_cpus"`
+	PerfLevels     []PerfLevel  `json:"perf_levels"`
+	MemoryBytes    Uint64       `json:"memory_bytes"`
+	Virtualized    bool         `json:"virtualized"`
+	Virtualization string       `json:"virtualization"`
+	QoSSupport     string       `json:"qos_support"`
+	Workloads      []string     `json:"workloads"`
+	Codecs         []string     `json:"codecs"`
+	MmulImpl       string       `json:"mmul_impl"`
+	Hostname       string       `json:"hostname"`
+	PID            int32        `json:"pid"`
+	MaxThreads     uint32       `json:"max_threads"`
+}
+
+// InfoProtocol is the agent protocol's version an agent speaks.
+type InfoProtocol struct {
+	Major uint32 `json:"major"`
+	Minor uint32 `json:"minor"`
+}
+
+// PerfLevel is one kind of CPU an agent's machine has (Apple silicon's
+// performance and efficiency cores; Linux's by cpu_capacity).
+type PerfLevel struct {
+	Name        string   `json:"name"`
+	LogicalCPUs uint32   `json:"logical_cpus"`
+	CPUs        []uint32 `json:"cpus"` // Linux: which CPUs are of this kind
+	Capacity    uint32   `json:"capacity"`
 }
 
 // Uint64 is a 64-bit number of the agent protocol's JSON, which writes it

@@ -5,13 +5,16 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/qoslab/qoslab/internal/agent/agentpb"
 	"github.com/qoslab/qoslab/internal/hv"
 )
 
@@ -175,4 +178,34 @@ func TestRawRunReadPattern(t *testing.T) {
 		assert.Regexp(t, rawRunRead, s)
 	}
 	assert.NotRegexp(t, rawRunRead, "os.Stat(filepath.Join(path, results.RunFile))")
+}
+
+// Info has every field of the agent's InfoReply, by the protocol's names
+// (those run.json holds), nested messages too: a field added to the
+// protocol is a field a reader can take, not one only the report's list
+// of recorded fields shows.
+func TestInfoHasEveryInfoReplyField(t *testing.T) {
+	var check func(msg protoreflect.MessageDescriptor, typ reflect.Type)
+	check = func(msg protoreflect.MessageDescriptor, typ reflect.Type) {
+		tags := map[string]reflect.Type{}
+		for i := range typ.NumField() {
+			name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+			tags[name] = typ.Field(i).Type
+		}
+		fields := msg.Fields()
+		for i := range fields.Len() {
+			f := fields.Get(i)
+			ft, ok := tags[string(f.Name())]
+			if !assert.True(t, ok, "%s.%s has no field in %s", msg.Name(), f.Name(), typ) {
+				continue
+			}
+			if f.Message() != nil {
+				if ft.Kind() == reflect.Slice {
+					ft = ft.Elem()
+				}
+				check(f.Message(), ft)
+			}
+		}
+	}
+	check((&agentpb.InfoReply{}).ProtoReflect().Descriptor(), reflect.TypeFor[Info]())
 }
