@@ -133,7 +133,7 @@ func TestOpenNamesTheDamagedPart(t *testing.T) {
 
 // rawRunRead is code that reads run.json's parts itself: decoding or
 // indenting a Run's field, or reading the file.
-var rawRunRead = regexp.MustCompile(`json\.(Unmarshal|Indent|Compact|NewDecoder)\([^)]*\b(Run|run|r|l|e|d)\.(Run\.)?(Spec|Targets|Machines|Contention|Scheduling)\b|ReadFile\([^)]*\bRunFile\b`)
+var rawRunRead = regexp.MustCompile(`json\.(Unmarshal|Indent|Compact|NewDecoder)\([^)]*\b(Run|run|r|l|e|d)\.(Run\.)?(Spec|Targets|Machines|Contention|Scheduling)\b|ReadFile\([^)]*(\bRunFile\b|"run\.json")`)
 
 // Only this package reads run.json: every other takes the typed Run that
 // Open decoded once (a renamed field fails Open, not a report in silence).
@@ -174,6 +174,7 @@ func TestRawRunReadPattern(t *testing.T) {
 		"json.Indent(&buf, r.Run.Spec, \"\", \"  \")",
 		"json.Unmarshal(d.Run.Machines, &machines)",
 		"os.ReadFile(filepath.Join(path, results.RunFile))",
+		`os.ReadFile(filepath.Join(dir, "run.json"))`,
 	} {
 		assert.Regexp(t, rawRunRead, s)
 	}
