@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -55,11 +54,7 @@ func describeRun(e results.Entry) listedRun {
 	if r.Spec == "" {
 		r.Spec = e.Run.Name // run.json's spec is unreadable or empty
 	}
-	var spec struct {
-		Quick bool `json:"quick"`
-	}
-	_ = json.Unmarshal(e.Run.Spec, &spec)
-	r.Quick = spec.Quick
+	r.Quick = e.Run.Spec.Value().Quick
 	switch {
 	case e.Err != nil && e.Run.Started.IsZero():
 		r.State = "unreadable"
@@ -67,13 +62,11 @@ func describeRun(e results.Entry) listedRun {
 	case e.Err != nil:
 		r.State = "damaged"
 		return r
-	}
-	d, err := results.Open(e.Path)
-	if err != nil {
-		r.State, r.Error = "unreadable", err.Error()
+	case e.Dir == nil:
+		r.State = "unreadable" // not from results.List
 		return r
 	}
-	recs, _, err := d.ReadSamples()
+	recs, _, err := e.Dir.ReadSamples()
 	if err != nil {
 		r.State, r.Error = "damaged", err.Error()
 		return r

@@ -7,7 +7,6 @@
 package compare
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -18,7 +17,6 @@ import (
 	"time"
 
 	"github.com/qoslab/qoslab/internal/analysis"
-	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/results/summary"
 	"github.com/qoslab/qoslab/internal/spec"
@@ -369,13 +367,7 @@ func sameRuns(in []Input) []string {
 
 // hostInfo is the host target's host name and OS version from run.json.
 func hostInfo(r results.Run) (host, osVersion string) {
-	var info struct {
-		Hostname  string `json:"hostname"`
-		OSVersion string `json:"os_version"`
-	}
-	if raw, ok := r.Targets["host"]; ok {
-		_ = json.Unmarshal(raw, &info)
-	}
+	info := r.Targets["host"].Value()
 	return info.Hostname, info.OSVersion
 }
 
@@ -386,25 +378,21 @@ var shapeKeys = []string{"spec", "quick", "contention", "accel", "vm cpus", "rep
 func describe(l *results.Loaded) Column {
 	col := Column{Dir: l.Path, Started: started(l.Run.Started), State: "complete", Shape: map[string]string{}}
 	col.Host, col.OS = hostInfo(l.Run)
-	var info struct {
-		OS, Arch string
-		CPU      string `json:"cpu_model"`
+	host, ok := l.Run.Targets["host"]
+	info := host.Value()
+	if ok {
+		col.Machine = strings.TrimPrefix(strings.Join([]string{info.OS + "/" + info.Arch, info.CPUModel}, ", "), "/, ")
 	}
-	if raw, ok := l.Run.Targets["host"]; ok {
-		_ = json.Unmarshal(raw, &info)
-		col.Machine = strings.TrimPrefix(strings.Join([]string{info.OS + "/" + info.Arch, info.CPU}, ", "), "/, ")
-	}
-	col.CPU = info.CPU
+	col.CPU = info.CPUModel
 	if p := l.Partial(); p != "" {
 		col.State, col.Partial = p, true
 	} else if !l.Run.Complete() {
 		col.State, col.Partial = "incomplete", true
 	}
-	var spec spec.Spec
-	specErr := json.Unmarshal(l.Run.Spec, &spec)
+	spec := l.Run.Spec.Value()
 	col.Shape["spec"] = l.Run.Name
-	if specErr != nil {
-		col.Shape["spec"] += " (run.json's spec is unreadable)"
+	if l.Run.Spec.IsZero() {
+		col.Shape["spec"] += " (run.json records no spec)"
 		return col
 	}
 	col.Shape["quick"] = strconv.FormatBool(spec.Quick)
@@ -436,8 +424,7 @@ func describe(l *results.Loaded) Column {
 // contentionText is the host's contention as asked and as run: "all (2
 // spinners)", "none".
 func contentionText(r results.Run, spec spec.Spec) string {
-	var c contention.Contention
-	if len(r.Contention) > 0 && json.Unmarshal(r.Contention, &c) == nil && c.Threads > 0 {
+	if c := r.Contention.Value(); c.Threads > 0 {
 		return fmt.Sprintf("%v (%s)", c.Asked, units.Plural(c.Threads, "spinner"))
 	}
 	if s := spec.Contention.String(); s != "0" && s != "" {
@@ -449,23 +436,16 @@ func contentionText(r results.Run, spec spec.Spec) string {
 // appliedAccel is the VM's acceleration as run (run.json's machines), else
 // as the spec asked.
 func appliedAccel(r results.Run, spec spec.Spec) string {
-	var machines map[string]struct {
-		Backend string `json:"backend"`
-		Accel   string `json:"accel"`
-		Model   string `json:"model"`
-	}
-	if json.Unmarshal(r.Machines, &machines) == nil {
-		if m, ok := machines["vm"]; ok && m.Accel != "" {
-			s := strings.TrimPrefix(m.Backend+" "+m.Accel, " ")
-			if m.Accel == m.Backend { // vz's acceleration is vz
-				s = m.Backend
-			}
-			if m.Model != "" {
-				// Another guest layout: runs that differ in it differ in shape.
-				s += ", model " + m.Model
-			}
-			return s
+	if m, ok := r.Machines.Value()["vm"]; ok && m.Accel != "" {
+		s := strings.TrimPrefix(m.Backend+" "+m.Accel, " ")
+		if m.Accel == m.Backend { // vz's acceleration is vz
+			s = m.Backend
 		}
+		if m.Model != "" {
+			// Another guest layout: runs that differ in it differ in shape.
+			s += ", model " + m.Model
+		}
+		return s
 	}
 	if spec.VM.Accel != "" {
 		return spec.VM.Accel + " (asked)"

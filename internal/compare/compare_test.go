@@ -18,6 +18,7 @@ import (
 
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/hostview"
+	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/spec"
 )
@@ -128,9 +129,11 @@ func TestLabels(t *testing.T) {
 func TestDefaultLabels(t *testing.T) {
 	run := func(host, started string) *results.Loaded {
 		l := &results.Loaded{Dir: &results.Dir{Path: "/r/contention-" + started}}
-		l.Run.Targets = map[string]json.RawMessage{}
+		l.Run.Targets = results.Targets{}
 		if host != "" {
-			l.Run.Targets["host"] = json.RawMessage(`{"hostname":"` + host + `","os_version":"macOS 15.1"}`)
+			info, err := results.RecordInfo(json.RawMessage(`{"hostname":"` + host + `","os_version":"macOS 15.1"}`))
+			require.NoError(t, err)
+			l.Run.Targets["host"] = info
 		}
 		if started != "" {
 			at, err := time.Parse("20060102T150405Z", started)
@@ -326,7 +329,11 @@ func TestCSVRoundTrip(t *testing.T) {
 
 // A run in the vz device model differs in shape from one in QEMU's own.
 func TestAppliedAccelNamesTheModel(t *testing.T) {
-	run := func(machines string) results.Run { return results.Run{Machines: json.RawMessage(machines)} }
+	run := func(machines string) results.Run {
+		m, err := results.DecodeRecorded[map[string]hv.MachineInfo](json.RawMessage(machines))
+		require.NoError(t, err)
+		return results.Run{Machines: m}
+	}
 	assert.Equal(t, "qemu tcg", appliedAccel(run(`{"vm": {"backend": "qemu", "accel": "tcg"}}`), spec.Spec{}))
 	assert.Equal(t, "qemu tcg, model vz", appliedAccel(run(`{"vm": {"backend": "qemu", "accel": "tcg", "model": "vz"}}`), spec.Spec{}))
 }

@@ -1,7 +1,6 @@
 package experiment
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -346,8 +345,7 @@ func calibration(dirs []string, accel string) calibrationTimes {
 		if err != nil || len(recs) == 0 {
 			continue
 		}
-		var machines map[string]hv.MachineInfo
-		_ = json.Unmarshal(d.Run.Machines, &machines)
+		machines := d.Run.Machines.Value()
 		vmAccel, boot := machines[spec.TargetVM].Accel, time.Duration(machines[spec.TargetVM].BootNs)
 		type run struct {
 			cell   string
@@ -424,9 +422,8 @@ func RecordedSpec(path string) (spec.Spec, error) {
 	if err != nil {
 		return spec.Spec{}, err
 	}
-	s, err := recordedSpec(d.Run.Spec)
-	if err != nil {
-		return s, fmt.Errorf("%s: its spec: %w", path, err)
+	if d.Run.Spec.IsZero() {
+		return spec.Spec{}, fmt.Errorf("%s: %w", path, errNoSpec)
 	}
-	return s, nil
+	return d.Run.Spec.Value(), nil
 }

@@ -5,7 +5,6 @@ package experiment
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -119,7 +118,7 @@ func (o *Session) Samples() []results.Sample {
 func CreateRun(parent string, s spec.Spec, now time.Time) (*results.Dir, spec.Spec, error) {
 	cells, seed := Plan(s)
 	s.Seed = &seed
-	raw, err := json.Marshal(s)
+	recorded, err := results.RecordSpec(s)
 	if err != nil {
 		return nil, s, err
 	}
@@ -130,7 +129,7 @@ func CreateRun(parent string, s spec.Spec, now time.Time) (*results.Dir, spec.Sp
 	if _, err := d.Lock(); err != nil {
 		return nil, s, err
 	}
-	d.Run.Spec, d.Run.Seed, d.Run.ToolVersion = raw, seed, version.String()
+	d.Run.Spec, d.Run.Seed, d.Run.ToolVersion = recorded, seed, version.String()
 	for _, c := range cells {
 		if c.Timed() {
 			d.Run.Planned++
@@ -166,9 +165,10 @@ func ResumeRun(path string, now time.Time) (d *results.Dir, s spec.Spec, err err
 			unlock()
 		}
 	}()
-	if s, err = recordedSpec(d.Run.Spec); err != nil {
-		return nil, s, fmt.Errorf("resume %s: its spec: %w", path, err)
+	if d.Run.Spec.IsZero() {
+		return nil, s, fmt.Errorf("resume %s: %w", path, errNoSpec)
 	}
+	s = d.Run.Spec.Value()
 	// Damage is refused here, before run.json is touched. Whether the
 	// run is complete is read from its samples, not from run.json: a
 	// finished run whose samples lost a cell run measures it again.
@@ -185,21 +185,10 @@ func ResumeRun(path string, now time.Time) (d *results.Dir, s spec.Spec, err err
 	return d, s, nil
 }
 
-// recordedSpec reads a spec from run.json. A run recorded before specs had
-// a data seed measured with the default one.
-func recordedSpec(raw json.RawMessage) (spec.Spec, error) {
-	var s spec.Spec
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return s, err
-	}
-	var seeded struct {
-		DataSeed *uint64 `json:"data_seed"`
-	}
-	if err := json.Unmarshal(raw, &seeded); err == nil && seeded.DataSeed == nil {
-		s.DataSeed = spec.DefaultDataSeed
-	}
-	return s, nil
-}
+// errNoSpec is a run.json without a spec field at all, which qoslab never
+// writes (a run that stopped before it recorded its spec has null there,
+// and resumes with the empty spec, as it always has).
+var errNoSpec = errors.New("its run.json has no spec field: it was not written by qoslab run")
 
 // UnsupportedCodecError is a codec a target's OS lacks, found before
 // anything is measured.
@@ -425,12 +414,22 @@ func (x *execution) startTargets(ctx context.Context) error {
 		return nil
 	}
 	for name, info := range x.out.Infos {
-		x.dir.Run.Targets[name] = agent.InfoJSON(info)
+		t, err := results.RecordInfo(agent.InfoJSON(info))
+		if err != nil {
+			return fmt.Errorf("record %s's Info: %w", name, err)
+		}
+		x.dir.Run.Targets[name] = t
 	}
 	if len(x.out.Machines) > 0 {
-		x.dir.Run.Machines, _ = json.Marshal(x.out.Machines)
+		m, err := results.NewRecorded(x.out.Machines)
+		if err != nil {
+			return fmt.Errorf("record the VMs: %w", err)
+		}
+		x.dir.Run.Machines = m
 	}
-	x.dir.Run.Scheduling, _ = json.Marshal(x.out.Scheduling)
+	if err := x.recordScheduling(); err != nil {
+		return err
+	}
 	return x.dir.SaveRun()
 }
 
@@ -537,9 +536,15 @@ func (x *execution) startContention(ctx context.Context, n int) (*contention.Con
 	if x.dir == nil {
 		return cont, nil
 	}
-	x.dir.Run.Contention, _ = json.Marshal(cont)
-	x.dir.Run.Scheduling, _ = json.Marshal(x.out.Scheduling)
-	if err := x.dir.SaveRun(); err != nil {
+	c, err := results.NewRecorded(*cont)
+	if err == nil {
+		x.dir.Run.Contention = c
+		err = x.recordScheduling()
+	}
+	if err == nil {
+		err = x.dir.SaveRun()
+	}
+	if err != nil {
 		cont.Stop()
 		return nil, err
 	}

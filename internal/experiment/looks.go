@@ -2,7 +2,6 @@ package experiment
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -21,8 +20,7 @@ import (
 // does (summary.Judged, the spec's margins), at the looks of sched.
 func decide(s spec.Spec, samples []results.Sample, sched []int) []analysis.Verdict {
 	cells := analysis.SortCells(results.Cells(samples))
-	raw, _ := json.Marshal(s)
-	return summary.Verdicts(cells, spec.TargetHost, spec.TargetVM, summary.MarginsOf(results.Run{Spec: raw}), sched)
+	return summary.Verdicts(cells, spec.TargetHost, spec.TargetVM, summary.SpecMargins(s), sched)
 }
 
 // lookSeed seeds the order of a run's look index from the plan's seed,

@@ -170,8 +170,7 @@ func TestLooksAddRepeatsUntilDecided(t *testing.T) {
 
 	d, err := results.Open(dir.Path)
 	require.NoError(t, err)
-	recorded, err := recordedSpec(d.Run.Spec)
-	require.NoError(t, err)
+	recorded := d.Run.Spec.Value()
 	assert.Equal(t, 18, recorded.MaxRepeats, "run.json's spec carries the cap applied")
 	require.Len(t, d.Run.Looks, 1)
 	lk := d.Run.Looks[0]
@@ -274,9 +273,10 @@ func TestLooksResumeFinishesTheBlock(t *testing.T) {
 // A run recorded before looks (run.json's spec without max_repeats) had
 // none: its plan is the spec's, with one look.
 func TestRecordedSpecWithoutMaxRepeatsHasOneLook(t *testing.T) {
-	s, err := recordedSpec([]byte(`{"name": "old", "targets": ["host", "vm"], "repeats": 6, "order": "interleaved", "seed": 1,
+	recorded, err := results.DecodeSpec([]byte(`{"name": "old", "targets": ["host", "vm"], "repeats": 6, "order": "interleaved", "seed": 1,
 		"matrix": [{"workload": "fp", "qos": [9, 33], "threads": [1], "loops": 10}]}`))
 	require.NoError(t, err)
+	s := recorded.Value()
 	assert.Zero(t, s.MaxRepeats)
 	assert.Equal(t, []int{6}, analysis.Schedule(s.Repeats, s.MaxRepeats))
 	assert.Len(t, plannedRunsOf(s, nil), 24)
@@ -324,8 +324,7 @@ func TestConstructedResultsHaveOneLook(t *testing.T) {
 	for _, runFile := range dirs {
 		d, err := results.Open(filepath.Dir(runFile))
 		require.NoError(t, err, runFile)
-		s, err := recordedSpec(d.Run.Spec)
-		require.NoError(t, err, runFile)
+		s := d.Run.Spec.Value()
 		assert.Zero(t, s.MaxRepeats, runFile)
 		assert.Len(t, looksOf(s), 1, runFile)
 		assert.Empty(t, d.Run.Looks, runFile)

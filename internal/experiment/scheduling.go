@@ -6,6 +6,7 @@ import (
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/procsched"
 	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/results"
 )
 
 // Scheduling is how qoslab's own processes were scheduled in a session: the
@@ -27,6 +28,17 @@ const (
 	startedVM         = "vm hypervisor"
 	startedContention = "contention spinners"
 )
+
+// recordScheduling records the session's scheduling in run.json (as
+// results.Scheduling, its shape there); the caller saves it.
+func (x *execution) recordScheduling() error {
+	r, err := results.NewRecorded(results.Scheduling(x.out.Scheduling))
+	if err != nil {
+		return fmt.Errorf("record the scheduling: %w", err)
+	}
+	x.dir.Run.Scheduling = r
+	return nil
+}
 
 // readScheduling reads the controller's own scheduling.
 func readScheduling() Scheduling {

@@ -54,4 +54,13 @@ func TestExecuteRecordsScheduling(t *testing.T) {
 	assert.Equal(t, "unspecified", run.Scheduling.Started[startedContention].Applied)
 	assert.Equal(t, "default", run.Scheduling.Started[startedContention].Asked)
 	assert.Contains(t, strings.Join(run.Notes, "\n"), warning)
+
+	// Read back as every reader takes it: typed, once.
+	d, err := results.Open(dir.Path)
+	require.NoError(t, err)
+	assert.Equal(t, results.Scheduling(out.Scheduling), d.Run.Scheduling.Value())
+	assert.Equal(t, 1, d.Run.Contention.Value().Threads)
+	assert.Equal(t, refused, d.Run.Contention.Value().StartClass)
+	assert.Equal(t, "linux", d.Run.Targets[spec.TargetHost].Value().OS)
+	assert.Equal(t, s.Name, d.Run.Spec.Value().Name)
 }

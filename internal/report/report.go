@@ -4,7 +4,6 @@ package report
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/atomicfile"
-	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/plot"
 	"github.com/qoslab/qoslab/internal/results"
@@ -126,8 +124,21 @@ type Machine struct {
 }
 
 // Machines lists each target's Info in target order (host first), every
-// top-level field as text.
+// top-level field it recorded as text.
 func (r *Report) Machines() []Machine {
+	var out []Machine
+	for _, t := range r.targets() {
+		m := Machine{Target: t}
+		for _, f := range r.Run.Targets[t].Fields() {
+			m.Fields = append(m.Fields, Field{f.Key, f.Text()})
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// targets are the run's targets in target order (host first).
+func (r *Report) targets() []string {
 	var names []string
 	for t := range r.Run.Targets {
 		names = append(names, t)
@@ -135,76 +146,34 @@ func (r *Report) Machines() []Machine {
 	sort.Slice(names, func(i, j int) bool {
 		return analysis.TargetRank(names[i]) < analysis.TargetRank(names[j]) || analysis.TargetRank(names[i]) == analysis.TargetRank(names[j]) && names[i] < names[j]
 	})
-	var out []Machine
-	for _, t := range names {
-		m := Machine{Target: t}
-		var fields map[string]json.RawMessage
-		if err := json.Unmarshal(r.Run.Targets[t], &fields); err != nil {
-			m.Fields = []Field{{"error", fmt.Sprintf("run.json's Info for %s does not parse: %v", t, err)}}
-			out = append(out, m)
-			continue
-		}
-		keys := make([]string, 0, len(fields))
-		for k := range fields {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			m.Fields = append(m.Fields, Field{k, jsonText(fields[k])})
-		}
-		out = append(out, m)
-	}
-	return out
-}
-
-// jsonText is a JSON value as a reader wants it: strings unquoted, anything
-// else compact.
-func jsonText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var buf bytes.Buffer
-	if json.Compact(&buf, raw) != nil {
-		return string(raw)
-	}
-	return buf.String()
+	return names
 }
 
 // SpecText is the spec as run, indented.
-func (r *Report) SpecText() string {
-	var buf bytes.Buffer
-	if len(r.Run.Spec) == 0 || json.Indent(&buf, r.Run.Spec, "", "  ") != nil {
-		return string(r.Run.Spec)
-	}
-	return buf.String()
-}
+func (r *Report) SpecText() string { return r.Run.Spec.Text() }
 
 // Platform says, in one sentence, what machines the numbers come from, so a
 // Linux run is never read as an Apple silicon one.
 func (r *Report) Platform() string {
 	var parts []string
 	apple := false
-	for _, m := range r.Machines() {
-		f := map[string]string{}
-		for _, kv := range m.Fields {
-			f[kv.Key] = kv.Value
+	for _, t := range r.targets() {
+		info := r.Run.Targets[t].Value()
+		desc := strings.TrimSpace(info.OS + "/" + info.Arch)
+		if info.CPUModel != "" {
+			desc += ", " + info.CPUModel
 		}
-		desc := strings.TrimSpace(f["os"] + "/" + f["arch"])
-		if f["cpu_model"] != "" {
-			desc += ", " + f["cpu_model"]
+		if info.LogicalCPUs > 0 { // 0: not recorded
+			desc += fmt.Sprintf(", %d logical CPUs", info.LogicalCPUs)
 		}
-		if f["logical_cpus"] != "" {
-			desc += ", " + f["logical_cpus"] + " logical CPUs"
-		}
-		if f["virtualized"] == "true" {
+		if info.Virtualized {
 			desc += ", virtualized"
-			if f["virtualization"] != "" {
-				desc += " (" + f["virtualization"] + ")"
+			if info.Virtualization != "" {
+				desc += " (" + info.Virtualization + ")"
 			}
 		}
-		parts = append(parts, m.Target+": "+desc)
-		if f["os"] == "darwin" && f["arch"] == "arm64" && m.Target == "host" {
+		parts = append(parts, t+": "+desc)
+		if info.OS == "darwin" && info.Arch == "arm64" && t == "host" {
 			apple = true
 		}
 	}
@@ -212,7 +181,7 @@ func (r *Report) Platform() string {
 		return "No machine information was recorded."
 	}
 	s := "Measured on " + strings.Join(parts, "; ") + "."
-	if m := modelSentence(r.Run.Machines); m != "" {
+	if m := modelSentence(r.Run.Machines.Value()); m != "" {
 		s += " " + m
 	}
 	if !apple {
@@ -224,11 +193,7 @@ func (r *Report) Platform() string {
 // modelSentence says which VM ran in another device model than its
 // backend's own (run.json's machines), "" when none did: results from the
 // vz model are QEMU's, never Virtualization.framework's.
-func modelSentence(machines json.RawMessage) string {
-	var byTarget map[string]hv.MachineInfo
-	if len(machines) == 0 || json.Unmarshal(machines, &byTarget) != nil {
-		return ""
-	}
+func modelSentence(byTarget map[string]hv.MachineInfo) string {
 	var names []string
 	for t := range byTarget {
 		names = append(names, t)
@@ -294,13 +259,10 @@ func (r *Report) OtherWarnings() []string {
 // Contention says how the host was loaded while the cells ran: how many
 // spinners, the CPU each was pinned to and their class; empty when none ran.
 func (r *Report) Contention() string {
-	if len(r.Run.Contention) == 0 {
+	if r.Run.Contention.IsZero() {
 		return ""
 	}
-	var c contention.Contention
-	if err := json.Unmarshal(r.Run.Contention, &c); err != nil {
-		return fmt.Sprintf("Contention: run.json's record of it is unreadable (%v).", err)
-	}
+	c := r.Run.Contention.Value()
 	return "Contention: " + c.Text() + " ran on the host, outside the agents, throughout."
 }
 

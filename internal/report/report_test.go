@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/results"
 )
@@ -155,9 +156,10 @@ func TestReportShowsContentionPlacement(t *testing.T) {
 
 	d, err := results.Open(dir)
 	require.NoError(t, err)
-	d.Run.Contention = []byte(`{"asked":"all","threads":2,"pid":77,"allowed_cpus":[0,1],"spinners":[
+	d.Run.Contention, err = results.DecodeRecorded[contention.Contention]([]byte(`{"asked":"all","threads":2,"pid":77,"allowed_cpus":[0,1],"spinners":[
 		{"cpu":0,"pinned":true,"allowed":[0],"tid":78,"qos":{"asked":21,"applied":21,"full":true}},
-		{"cpu":1,"pinned":true,"allowed":[1],"tid":79,"qos":{"asked":21,"applied":21,"full":true}}]}`)
+		{"cpu":1,"pinned":true,"allowed":[1],"tid":79,"qos":{"asked":21,"applied":21,"full":true}}]}`))
+	require.NoError(t, err)
 	require.NoError(t, d.SaveRun())
 	r, err = Load(dir)
 	require.NoError(t, err)
@@ -205,9 +207,11 @@ func TestReportWarnsBesideTheVerdict(t *testing.T) {
 // A VM in the vz model is said to be QEMU's in the report's platform line
 // (as under bench's table): never taken for a Mac.
 func TestVZModelIsSaidToBeQEMUs(t *testing.T) {
-	machines, err := json.Marshal(map[string]hv.MachineInfo{"vm": {Backend: "qemu", Accel: "tcg", Model: hv.ModelVZ}})
+	machines, err := results.NewRecorded(map[string]hv.MachineInfo{"vm": {Backend: "qemu", Accel: "tcg", Model: hv.ModelVZ}})
 	require.NoError(t, err)
-	r := &Report{Run: results.Run{Machines: machines, Targets: map[string]json.RawMessage{"vm": json.RawMessage(`{"os": "linux", "arch": "arm64", "virtualized": true}`)}}}
+	vm, err := results.RecordInfo(json.RawMessage(`{"os": "linux", "arch": "arm64", "virtualized": true}`))
+	require.NoError(t, err)
+	r := &Report{Run: results.Run{Machines: machines, Targets: results.Targets{"vm": vm}}}
 	assert.Contains(t, r.Platform(), "Measured on vm: linux/arm64, virtualized. vm: qemu (tcg), device model vz: the guest laid out as Virtualization.framework lays it out")
 	assert.Contains(t, r.Platform(), "not Apple silicon results")
 }

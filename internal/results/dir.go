@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/qoslab/qoslab/internal/atomicfile"
+	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/version"
 )
 
@@ -43,10 +44,9 @@ type Run struct {
 	SchemaVersion string `json:"schema_version"`
 	ToolVersion   string `json:"tool_version"`
 	Name          string `json:"name"`
-	// Spec is the experiment spec as applied (defaults filled in), kept as
-	// JSON so this package need not know its Go type.
-	Spec json.RawMessage `json:"spec"`
-	Seed uint64          `json:"seed"`
+	// Spec is the experiment spec as applied (defaults filled in).
+	Spec RunSpec `json:"spec"`
+	Seed uint64  `json:"seed"`
 	// Planned is how many timed cell runs the plan has (0 in run.json
 	// files written before it was recorded).
 	Planned int       `json:"planned,omitempty"`
@@ -55,17 +55,17 @@ type Run struct {
 	// while it runs and after a crash.
 	Finished *time.Time `json:"finished"`
 	// Targets maps a target's name ("host", "vm") to its agent's Info.
-	Targets map[string]json.RawMessage `json:"targets"`
+	Targets Targets `json:"targets"`
 	// Machines describes the VMs as the host sees them.
-	Machines json.RawMessage `json:"machines,omitempty"`
+	Machines Machines `json:"machines,omitzero"`
 	// Contention is the host's spinners as the last session ran them:
 	// what was asked, how many, the CPU each was pinned to, its class.
-	Contention json.RawMessage `json:"contention,omitempty"`
+	Contention Recorded[contention.Contention] `json:"contention,omitzero"`
 	// Scheduling is how qoslab's own processes were scheduled as the last
 	// session ran: the controller's policy, nice and cgroup CPU limit, and
 	// the class each child (host agent, hypervisor, spinners) started at.
-	Scheduling json.RawMessage `json:"scheduling,omitempty"`
-	Notes      []string        `json:"notes,omitempty"`
+	Scheduling Recorded[Scheduling] `json:"scheduling,omitzero"`
+	Notes      []string             `json:"notes,omitempty"`
 	// Error is why the run stopped before finishing every cell; empty when
 	// it did not.
 	Error string `json:"error,omitempty"`
@@ -160,7 +160,7 @@ func Create(parent, name string, now time.Time) (*Dir, error) {
 	}
 	d := &Dir{Path: path, Run: Run{
 		SchemaVersion: SchemaVersion, ToolVersion: version.String(), Name: name,
-		Spec: json.RawMessage("null"), Started: now, Targets: map[string]json.RawMessage{},
+		Started: now, Targets: Targets{},
 	}}
 	// The new name must survive a crash as well as the files in it.
 	if err := atomicfile.SyncDir(parent); err != nil {
@@ -212,12 +212,13 @@ func Open(path string) (*Dir, error) {
 	if err := checkSchema(head.SchemaVersion); err != nil {
 		return nil, fmt.Errorf("open results %s (written by qoslab %s): %w", path, orUnknown(head.ToolVersion), err)
 	}
-	d := &Dir{Path: path}
-	if err := json.Unmarshal(b, &d.Run); err != nil {
-		return nil, fmt.Errorf("open results %s: %s: %w", path, RunFile, err)
+	run, err := decodeRun(b)
+	if err != nil {
+		return nil, fmt.Errorf("open results %s: %s: %w", path, filepath.Join(path, RunFile), err)
 	}
+	d := &Dir{Path: path, Run: run}
 	if d.Run.Targets == nil { // so that a resumed run can add its targets
-		d.Run.Targets = map[string]json.RawMessage{}
+		d.Run.Targets = Targets{}
 	}
 	return d, nil
 }
@@ -341,6 +342,8 @@ type Entry struct {
 	Path string
 	// Run is its run.json; zero when that could not be read (see Err).
 	Run Run
+	// Dir is the directory as Open read it; nil when it could not.
+	Dir *Dir
 	// SpecName is the name inside the spec, when it has one.
 	SpecName string
 	// Samples counts the records of finished cell runs in samples.jsonl.
@@ -447,13 +450,8 @@ func ListPlanned(parent string, planned func(*Dir) []CellRunKey) ([]Entry, error
 			out = append(out, e)
 			continue
 		}
-		e.Run = d.Run
-		var spec struct {
-			Name string `json:"name"`
-		}
-		if json.Unmarshal(d.Run.Spec, &spec) == nil {
-			e.SpecName = spec.Name
-		}
+		e.Run, e.Dir = d.Run, d
+		e.SpecName = d.Run.Spec.Value().Name
 		recs, torn, err := d.ReadSamples()
 		e.Samples, e.Torn = len(recs), torn
 		var plan []CellRunKey

@@ -94,8 +94,10 @@ func TestOpenRefuses(t *testing.T) {
 func TestFinishAndResume(t *testing.T) {
 	d, err := Create(t.TempDir(), "run", start)
 	require.NoError(t, err)
-	d.Run.Spec = json.RawMessage(`{"name":"subsumption","repeat":5}`)
-	d.Run.Targets["host"] = json.RawMessage(`{"os":"linux"}`)
+	d.Run.Spec, err = DecodeSpec(json.RawMessage(`{"name":"subsumption","repeat":5}`))
+	require.NoError(t, err)
+	d.Run.Targets["host"], err = RecordInfo(json.RawMessage(`{"os":"linux"}`))
+	require.NoError(t, err)
 	require.NoError(t, d.Finish(start.Add(time.Minute), errors.New("interrupted")))
 
 	d, err = Open(d.Path)
@@ -103,8 +105,9 @@ func TestFinishAndResume(t *testing.T) {
 	require.NotNil(t, d.Run.Finished)
 	assert.Equal(t, "interrupted", d.Run.Error)
 	assert.False(t, d.Run.Complete())
-	assert.JSONEq(t, `{"name":"subsumption","repeat":5}`, string(d.Run.Spec))
-	assert.JSONEq(t, `{"os":"linux"}`, string(d.Run.Targets["host"]))
+	assert.JSONEq(t, `{"name":"subsumption","repeat":5}`, string(d.Run.Spec.raw), "the spec as recorded, not as this build's type has it")
+	assert.Equal(t, "subsumption", d.Run.Spec.Value().Name)
+	assert.Equal(t, "linux", d.Run.Targets["host"].Value().OS)
 
 	partial := Completeness{State: StatePartial, Planned: 2, Measured: 1}
 	whole := Completeness{State: StateComplete, Planned: 2, Measured: 2}
@@ -153,7 +156,8 @@ func TestList(t *testing.T) {
 	parent := t.TempDir()
 	old, err := Create(parent, "old", start)
 	require.NoError(t, err)
-	old.Run.Spec = json.RawMessage(`{"name": "subsumption-spec"}`)
+	old.Run.Spec, err = DecodeSpec(json.RawMessage(`{"name": "subsumption-spec"}`))
+	require.NoError(t, err)
 	log, _, err := old.OpenSamples()
 	require.NoError(t, err)
 	require.NoError(t, log.Append(cellRun("host/fp/33/2", "host", 1, 2)...))

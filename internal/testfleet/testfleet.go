@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/workload/catalog"
@@ -92,7 +93,7 @@ func Write(parent string, n int) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the constructed fleet's spec: %w", err)
 	}
-	raw, err := json.Marshal(s)
+	raw, err := results.RecordSpec(s)
 	if err != nil {
 		return nil, err
 	}
@@ -111,25 +112,31 @@ func Write(parent string, n int) ([]string, error) {
 
 // writeMachine writes machine m's results directory under parent, started
 // at start, and returns its path.
-func writeMachine(parent string, m machine, specJSON []byte, start time.Time, rng *rand.Rand) (string, error) {
+func writeMachine(parent string, m machine, recorded results.RunSpec, start time.Time, rng *rand.Rand) (string, error) {
 	d, err := results.Create(parent, "fleet-vm", start)
 	if err != nil {
 		return "", err
 	}
-	info := func(target string) json.RawMessage {
+	info := func(target string) results.TargetInfo {
 		b, _ := json.Marshal(map[string]any{
 			"agent_version": "constructed", "os": "linux", "arch": "amd64", "os_version": notMeasured, "cpu_model": notMeasured,
 			"logical_cpus": 2, "hostname": map[string]string{spec.TargetHost: m.name, spec.TargetVM: "(none)"}[target],
 			"virtualized": target == spec.TargetVM,
 		})
-		return b
+		t, err := results.RecordInfo(b)
+		if err != nil {
+			panic(err) // constructed above: it decodes
+		}
+		return t
 	}
 	d.Run.ToolVersion = "constructed"
-	d.Run.Spec = specJSON
+	d.Run.Spec = recorded
 	d.Run.Seed = 1
 	d.Run.Planned = 2 * 2 * 6
-	d.Run.Targets = map[string]json.RawMessage{spec.TargetHost: info(spec.TargetHost), spec.TargetVM: info(spec.TargetVM)}
-	d.Run.Machines = json.RawMessage(`{"vm": {"backend": "qemu", "accel": "tcg", "cpus": 1}}`)
+	d.Run.Targets = results.Targets{spec.TargetHost: info(spec.TargetHost), spec.TargetVM: info(spec.TargetVM)}
+	if d.Run.Machines, err = results.DecodeRecorded[map[string]hv.MachineInfo](json.RawMessage(`{"vm": {"backend": "qemu", "accel": "tcg", "cpus": 1}}`)); err != nil {
+		return "", err
+	}
 	d.Run.Notes = []string{Note}
 	log, _, err := results.OpenSampleLog(filepath.Join(d.Path, results.SamplesFile))
 	if err != nil {

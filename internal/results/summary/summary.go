@@ -101,18 +101,18 @@ func analyze(cells []analysis.Cell, samples []results.Sample, host, vm string, m
 // MarginsOf are the verdict margins a run's spec set (its verdict: keys, as
 // recorded in run.json), the defaults for those it did not set and for runs
 // recorded before specs had them.
-func MarginsOf(r results.Run) analysis.Margins {
+func MarginsOf(r results.Run) analysis.Margins { return SpecMargins(r.Spec.Value()) }
+
+// SpecMargins are the verdict margins spec s set, the defaults for those it
+// did not. A spec without verdict: decodes as zero margins, which are out
+// of range and so give the defaults.
+func SpecMargins(s spec.Spec) analysis.Margins {
 	m := analysis.DefaultMargins()
-	var spec struct {
-		Verdict *analysis.Margins `json:"verdict"`
-	}
-	if json.Unmarshal(r.Spec, &spec) != nil || spec.Verdict == nil {
-		return m
-	}
-	if v := spec.Verdict.Relative; v > 0 && v < 1 {
+	set := s.Verdict
+	if v := set.Relative; v > 0 && v < 1 {
 		m.Relative = v
 	}
-	if v := spec.Verdict.Absolute; v > 1 {
+	if v := set.Absolute; v > 1 {
 		m.Absolute = v
 	}
 	return m
@@ -124,14 +124,11 @@ func MarginsOf(r results.Run) analysis.Margins {
 // of each thread count's look; nil (one look, at 5%) for a run whose spec
 // set no max_repeats (or 0) and for runs recorded before specs had it.
 func ScheduleOf(r results.Run) []int {
-	var spec struct {
-		Repeats    int `json:"repeats"`
-		MaxRepeats int `json:"max_repeats"`
-	}
-	if json.Unmarshal(r.Spec, &spec) != nil || spec.MaxRepeats <= spec.Repeats {
+	s := r.Spec.Value()
+	if s.MaxRepeats <= s.Repeats {
 		return nil
 	}
-	return analysis.Schedule(spec.Repeats, spec.MaxRepeats)
+	return analysis.Schedule(s.Repeats, s.MaxRepeats)
 }
 
 // sequentialCaveat is what a verdict of a run whose cells ran in sequence
@@ -143,10 +140,7 @@ const sequentialCaveat = "the cells ran in sequence (order: sequential), so time
 // whose spec laid its cells out in sequence (order: sequential, as bench
 // does) confounds time with class.
 func WithCaveats(verdicts []analysis.Verdict, r results.Run) {
-	var applied struct {
-		Order string `json:"order"`
-	}
-	if json.Unmarshal(r.Spec, &applied) != nil || applied.Order != spec.OrderSequential {
+	if r.Spec.Value().Order != spec.OrderSequential {
 		return
 	}
 	for i := range verdicts {

@@ -467,6 +467,17 @@ func TestScalingFindingCarriesTheSlope(t *testing.T) {
 	assert.Contains(t, scaling[0], "each added thread brought 1.02e+08 loops/s [1e+08..1.04e+08] (Theil-Sen)")
 }
 
+// runOf is a run whose run.json's spec is raw ("" for none).
+func runOf(t *testing.T, raw string) results.Run {
+	t.Helper()
+	if raw == "" {
+		return results.Run{}
+	}
+	s, err := results.DecodeSpec(json.RawMessage(raw))
+	require.NoError(t, err)
+	return results.Run{Spec: s}
+}
+
 // The verdict takes the margins a run's spec set, the defaults where it
 // set none (and for runs recorded before specs had them).
 func TestMarginsOf(t *testing.T) {
@@ -483,7 +494,7 @@ func TestMarginsOf(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			assert.Equal(t, c.want, MarginsOf(results.Run{Spec: json.RawMessage(c.spec)}))
+			assert.Equal(t, c.want, MarginsOf(runOf(t, c.spec)))
 		})
 	}
 }
@@ -501,7 +512,7 @@ func TestScheduleOf(t *testing.T) {
 		{"no spec", ``, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			assert.Equal(t, c.want, ScheduleOf(results.Run{Spec: json.RawMessage(c.spec)}))
+			assert.Equal(t, c.want, ScheduleOf(runOf(t, c.spec)))
 		})
 	}
 }
@@ -539,7 +550,7 @@ func TestSequentialRunCaveat(t *testing.T) {
 		}
 	}
 	for order, want := range map[string]bool{"sequential": true, "interleaved": false} {
-		l := &results.Loaded{Dir: &results.Dir{Run: results.Run{Spec: json.RawMessage(`{"order":"` + order + `"}`)}}, Samples: samples}
+		l := &results.Loaded{Dir: &results.Dir{Run: runOf(t, `{"order":"`+order+`"}`)}, Samples: samples}
 		a := Of(l)
 		require.Len(t, a.Verdicts, 1)
 		v := a.Verdicts[0]
