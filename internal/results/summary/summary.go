@@ -64,8 +64,21 @@ func Of(l *results.Loaded) Summary {
 	a.Schema = l.Run.SchemaVersion
 	a.Partial = l.Partial()
 	a.Telemetry = telemetry.Summarize(l.Telemetry)
-	a.Findings = append(a.Findings, coreShares(l.Telemetry)...)
+	a.Findings = append(a.Findings, coreShares(l.Telemetry, SplitWorkloads(a.Cells))...)
 	return a
+}
+
+// SplitWorkloads are the workloads whose cells carry their parameters
+// (analysis.CellKey.Params): those the run measured with more than one set
+// of them where two cells would otherwise look alike.
+func SplitWorkloads(cells []analysis.Cell) map[string]bool {
+	out := map[string]bool{}
+	for _, c := range cells {
+		if c.Params != "" {
+			out[c.Workload] = true
+		}
+	}
+	return out
 }
 
 // cellsOf are a loaded run's cells, from its records (which carry the
