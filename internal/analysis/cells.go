@@ -5,19 +5,29 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/qoslab/qoslab/internal/hostview"
 )
 
 // CellKey names a cell: one workload at one QoS with one thread count on one
-// target (and, for compression, one timed phase).
+// target (and, for compression, one timed phase), with one set of
+// parameters.
 type CellKey struct {
 	Target   string `json:"target"`
 	Workload string `json:"workload"`
 	QoS      int    `json:"qos"`
 	Threads  int    `json:"threads"`
 	Phase    string `json:"phase,omitempty"`
+	// Params tells apart the cells of a workload that a run measured with
+	// more than one set of parameters (two matrix entries that differ only
+	// in loops, a duration, a size...): their text as a series key writes
+	// it (catalog.ParamsText), "size=4194304 ratio=3 codec=zstd level=0
+	// sink=null". It is empty for a workload the run measured one way,
+	// whose parameters tell nothing apart, so its cells are named, matched
+	// across runs and ordered as they always were.
+	Params string `json:"params,omitempty"`
 }
 
 // Cell summarizes a cell's repeats.
@@ -252,9 +262,13 @@ func TargetRank(target string) int {
 }
 
 // CompareKeys orders cell keys as every table shows them: by workload,
-// target (host before vm), QoS class, threads, then phase.
+// parameters (CompareParams), target (host before vm), QoS class, threads,
+// then phase.
 func CompareKeys(a, b CellKey) int {
 	if c := strings.Compare(a.Workload, b.Workload); c != 0 {
+		return c
+	}
+	if c := CompareParams(a.Params, b.Params); c != 0 {
 		return c
 	}
 	if c := cmp.Compare(TargetRank(a.Target), TargetRank(b.Target)); c != 0 {
@@ -270,6 +284,28 @@ func CompareKeys(a, b CellKey) int {
 		return c
 	}
 	return strings.Compare(a.Phase, b.Phase)
+}
+
+// CompareParams orders two parameters' texts (CellKey.Params) value by
+// value, numbers as numbers, so that size=4194304 comes before
+// size=33554432.
+func CompareParams(a, b string) int {
+	fa, fb := strings.Fields(a), strings.Fields(b)
+	for i := range min(len(fa), len(fb)) {
+		_, va, _ := strings.Cut(fa[i], "=")
+		_, vb, _ := strings.Cut(fb[i], "=")
+		na, erra := strconv.ParseFloat(va, 64)
+		nb, errb := strconv.ParseFloat(vb, 64)
+		if erra == nil && errb == nil {
+			if c := cmp.Compare(na, nb); c != 0 {
+				return c
+			}
+		}
+		if c := strings.Compare(fa[i], fb[i]); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(len(fa), len(fb))
 }
 
 // SortCells returns the cells in table order (CompareKeys).

@@ -359,13 +359,22 @@ func (c Cell) FlagText() string {
 }
 
 // cellText names a cell as warnings do: "host fp qos=9 threads=1", with
-// the phase of a compression cell unless it is named as its workload.
-func cellText(k CellKey) string {
+// the phase of a compression cell unless it is named as its workload, and
+// its parameters where they tell it apart (CellKey.Params).
+func cellText(k CellKey) string { return CellText(k) }
+
+// CellText is cellText, for the packages that name cells as the analysis
+// does.
+func CellText(k CellKey) string {
 	s := fmt.Sprintf("%s %s", k.Target, k.Workload)
 	if k.Phase != "" && k.Phase != k.Workload {
 		s += " " + k.Phase
 	}
-	return fmt.Sprintf("%s qos=%d threads=%d", s, k.QoS, k.Threads)
+	s = fmt.Sprintf("%s qos=%d threads=%d", s, k.QoS, k.Threads)
+	if k.Params != "" {
+		s += " " + k.Params
+	}
+	return s
 }
 
 // spread is the largest of the finite positive values over the smallest;

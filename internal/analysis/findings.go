@@ -32,7 +32,10 @@ type Finding struct {
 	Workload string `json:"workload"`
 	QoS      int    `json:"qos"`
 	Threads  int    `json:"threads,omitempty"` // the cell's, where the finding is of one cell
-	Text     string `json:"text"`
+	// Params are the cells' parameters where they tell them apart
+	// (CellKey.Params).
+	Params string `json:"params,omitempty"`
+	Text   string `json:"text"`
 }
 
 // String is the finding as the summaries print it: "host mmul qos=33
@@ -48,6 +51,9 @@ func (f Finding) String() string {
 	}
 	if f.Threads > 0 {
 		head += fmt.Sprintf(" threads=%d", f.Threads)
+	}
+	if f.Params != "" {
+		head += " " + f.Params
 	}
 	return head + ": " + f.Text
 }
@@ -182,7 +188,7 @@ func Stragglers(obs []Observation, keep func(Observation) bool, threshold float6
 		if k.Workload == "procs" {
 			noun = "process"
 		}
-		out = append(out, Finding{Kind: "stragglers", Target: k.Target, Workload: k.Workload, QoS: k.QoS, Threads: k.Threads,
+		out = append(out, Finding{Kind: "stragglers", Target: k.Target, Workload: k.Workload, QoS: k.QoS, Threads: k.Threads, Params: k.Params,
 			Text: fmt.Sprintf("in %d of %d repeats %s", len(splits), len(reps), lateText(splits, k.Threads, noun))})
 	}
 	return out
@@ -326,7 +332,7 @@ func Batches(obs []Observation, keep func(Observation) bool) []Finding {
 			}
 			text += fmt.Sprintf("; in %d of them one process ended outside the steps (at %s s), left out", outliers, at)
 		}
-		out = append(out, Finding{Kind: "batches", Target: k.Target, Workload: k.Workload, QoS: k.QoS, Threads: k.Threads, Text: text})
+		out = append(out, Finding{Kind: "batches", Target: k.Target, Workload: k.Workload, QoS: k.QoS, Threads: k.Threads, Params: k.Params, Text: text})
 	}
 	return out
 }
@@ -446,8 +452,8 @@ func stepSplits(s []float64, startSpread float64) [][]batch {
 // stopped paying, the change of the median total rate at each step.
 func Scaling(cells []Cell, totalWork func(workload string) bool) []Finding {
 	type key struct {
-		target, workload string
-		qos              int
+		target, workload, params string
+		qos                      int
 	}
 	series := map[key][]Cell{}
 	var order []key
@@ -455,7 +461,7 @@ func Scaling(cells []Cell, totalWork func(workload string) bool) []Finding {
 		if c.Phase != "" || c.TotalRate.N == 0 {
 			continue
 		}
-		k := key{c.Target, c.Workload, c.QoS}
+		k := key{c.Target, c.Workload, c.Params, c.QoS}
 		if series[k] == nil {
 			order = append(order, k)
 		}
@@ -468,7 +474,7 @@ func Scaling(cells []Cell, totalWork func(workload string) bool) []Finding {
 			continue
 		}
 		if text, ok := scalingText(cs, totalWork(k.workload)); ok {
-			out = append(out, Finding{Kind: "scaling", Target: k.target, Workload: k.workload, QoS: k.qos, Text: text})
+			out = append(out, Finding{Kind: "scaling", Target: k.target, Workload: k.workload, QoS: k.qos, Params: k.params, Text: text})
 		}
 	}
 	return out

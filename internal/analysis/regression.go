@@ -76,7 +76,10 @@ type ClassRegression struct {
 	Target   string `json:"target"`
 	Workload string `json:"workload"`
 	Phase    string `json:"phase,omitempty"`
-	QoS      int    `json:"qos"`
+	// Params are the cells' parameters where they tell them apart
+	// (CellKey.Params): each set gets its own line.
+	Params string `json:"params,omitempty"`
+	QoS    int    `json:"qos"`
 	// ThreadCounts is how many distinct thread counts the points have:
 	// the line is fitted from 3 (with 2 it would only join two means).
 	ThreadCounts int `json:"thread_counts"`
@@ -185,13 +188,13 @@ func TargetLabel(target string) string {
 // show the scatter between repeats, and weight cells by how often they ran.
 func Regressions(cells []Cell) []ClassRegression {
 	type key struct {
-		target, workload, phase string
-		qos                     int
+		target, workload, phase, params string
+		qos                             int
 	}
 	var order []key
 	points := map[key][2][]float64{}
 	for _, c := range cells {
-		k := key{c.Target, c.Workload, c.Phase, c.QoS}
+		k := key{c.Target, c.Workload, c.Phase, c.Params, c.QoS}
 		p, ok := points[k]
 		if !ok {
 			order = append(order, k)
@@ -209,7 +212,7 @@ func Regressions(cells []Cell) []ClassRegression {
 		for _, x := range p[0] {
 			counts[x] = true
 		}
-		r := ClassRegression{Target: k.target, Workload: k.workload, Phase: k.phase, QoS: k.qos, ThreadCounts: len(counts)}
+		r := ClassRegression{Target: k.target, Workload: k.workload, Phase: k.phase, Params: k.params, QoS: k.qos, ThreadCounts: len(counts)}
 		r.Regression = fitLine(p[0], p[1])
 		if r.ThreadCounts < MinThreadCounts {
 			// Two thread counts: the line only joins two means.

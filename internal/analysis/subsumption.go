@@ -66,8 +66,11 @@ type Sensitivity struct {
 	Target   string `json:"target"`
 	Workload string `json:"workload"`
 	Phase    string `json:"phase,omitempty"`
-	High     int    `json:"high"`
-	Low      int    `json:"low"`
+	// Params are the cells' parameters where the run measured the
+	// workload with more than one set of them (CellKey.Params).
+	Params string `json:"params,omitempty"`
+	High   int    `json:"high"`
+	Low    int    `json:"low"`
 	// ByThreads has, per thread count with a cell at both classes
 	// (ascending), the median total rate at High over that at Low.
 	ByThreads []ThreadRatio `json:"by_threads"`
@@ -457,6 +460,50 @@ func SubsumptionAt(cells []Cell, workload, phase, host, vm string, margins Margi
 // counts, SI, heterogeneity, mechanism): the simulation decides many
 // thousands of runs the same way, at a third of the cost.
 func subsumptionAt(cells []Cell, workload, phase, host, vm string, margins Margins, schedule []int, describe bool) Verdict {
+	params := paramSets(cells, workload, phase, host, vm)
+	if len(params) > 1 {
+		v := noVerdict(workload, phase, host, vm, margins)
+		v.Reason = fmt.Sprintf("%s ran with %d sets of parameters (%s), which one verdict cannot compare; each is judged alone",
+			WorkloadText(workload, phase), len(params), strings.Join(params, "; "))
+		return v
+	}
+	v := decide(cells, workload, phase, host, vm, margins, schedule, describe)
+	if len(params) == 1 {
+		v.Host.Params, v.VM.Params = params[0], params[0]
+	}
+	return v
+}
+
+// paramSets are the parameters' texts (CellKey.Params) of the workload's
+// cells on host and vm, in table order: one verdict compares classes and
+// targets at equal parameters, so a caller judges each set's cells alone
+// (ParamsCells). Empty, or one "", for a workload measured one way.
+func paramSets(cells []Cell, workload, phase, host, vm string) []string {
+	var out []string
+	for _, c := range cells {
+		if c.Workload == workload && c.Phase == phase && (c.Target == vm || c.Target == host) && !slices.Contains(out, c.Params) {
+			out = append(out, c.Params)
+		}
+	}
+	slices.SortFunc(out, CompareParams)
+	return out
+}
+
+// ParamsCells are the cells with the parameters' text params
+// (CellKey.Params): what one verdict on a workload measured with more
+// than one set of parameters judges.
+func ParamsCells(cells []Cell, params string) []Cell {
+	var out []Cell
+	for _, c := range cells {
+		if c.Params == params {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// decide is subsumptionAt of the cells of one set of parameters.
+func decide(cells []Cell, workload, phase, host, vm string, margins Margins, schedule []int, describe bool) Verdict {
 	v := noVerdict(workload, phase, host, vm, margins)
 	var vmCells, both []Cell
 	for _, c := range cells {
@@ -750,6 +797,17 @@ func WorkloadText(workload, phase string) string {
 		return workload
 	}
 	return workload + " (" + phase + ")"
+}
+
+// Name names what the sensitivity (and a verdict, by its Host's) judges:
+// its workload and phase (WorkloadText), then its parameters where the
+// run measured the workload with more than one set of them:
+// "compress size=4194304 ratio=3 codec=zstd level=0 sink=null".
+func (s Sensitivity) Name() string {
+	if s.Params == "" {
+		return WorkloadText(s.Workload, s.Phase)
+	}
+	return WorkloadText(s.Workload, s.Phase) + " " + s.Params
 }
 
 // String renders the verdict as one line, the outcome and its reason

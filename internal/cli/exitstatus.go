@@ -32,7 +32,7 @@ func verdictStatus(verdicts []analysis.Verdict, unfinished string) error {
 	}
 	var no, inconclusive, parts []string
 	for _, v := range verdicts {
-		name := analysis.WorkloadText(v.Host.Workload, v.Host.Phase)
+		name := v.Host.Name()
 		switch v.Outcome {
 		case analysis.NotSubsumed:
 			no = append(no, name)

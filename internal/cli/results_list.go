@@ -116,7 +116,7 @@ func (r listedRun) verdictText() string {
 	}
 	var parts []string
 	for _, v := range r.Verdicts {
-		parts = append(parts, analysis.WorkloadText(v.Host.Workload, v.Host.Phase)+" "+string(v.Outcome))
+		parts = append(parts, v.Host.Name()+" "+string(v.Outcome))
 	}
 	return strings.Join(parts, ", ")
 }

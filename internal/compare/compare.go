@@ -187,9 +187,12 @@ type FindingRow struct {
 	Kind     string `json:"kind"`
 	Workload string `json:"workload"`
 	Phase    string `json:"phase,omitempty"`
-	Target   string `json:"target,omitempty"`
-	High     int    `json:"high,omitempty"`
-	Low      int    `json:"low,omitempty"`
+	// Params are the parameters of the workload's cells where a run
+	// measured it with more than one set of them (analysis.CellKey.Params).
+	Params string `json:"params,omitempty"`
+	Target string `json:"target,omitempty"`
+	High   int    `json:"high,omitempty"`
+	Low    int    `json:"low,omitempty"`
 	// Threads are the thread counts the finding is over in every run;
 	// empty when the runs share none (then each run's own).
 	Threads []int          `json:"threads"`
@@ -659,7 +662,7 @@ func judge(cells [][]analysis.Cell, margins []analysis.Margins, schedules [][]in
 	out := make([]runFindings, len(cells))
 	for i, cs := range cells {
 		kept := slices.DeleteFunc(slices.Clone(cs), func(c analysis.Cell) bool {
-			ts := common[workloadPhase{c.Workload, c.Phase}]
+			ts := common[workloadPhase{c.Workload, c.Phase, c.Params}]
 			return len(ts) > 0 && !slices.Contains(ts, c.Threads)
 		})
 		r := runFindings{cells: kept, threads: map[workloadPhase][]int{}, margins: margins[i], schedule: schedules[i]}
@@ -685,14 +688,14 @@ func findings(runs []runFindings, common map[workloadPhase][]int) []FindingRow {
 			if v.SI.IsNaN() {
 				continue
 			}
-			t.put(findingKey{kind: KindSubsumption, workload: v.Host.Workload, phase: v.Host.Phase},
+			t.put(findingKey{kind: KindSubsumption, workload: v.Host.Workload, phase: v.Host.Phase, params: v.Host.Params},
 				i, FindingValue{Value: Value{Present: true, Median: v.SI, Low: v.SILow, High: v.SIHigh}, Outcome: string(v.Outcome)})
 		}
 		for _, s := range r.sensitivities {
 			if s.Shift.Estimate.IsNaN() {
 				continue
 			}
-			t.put(findingKey{kind: KindSensitivity, workload: s.Workload, phase: s.Phase, target: s.Target, high: s.High, low: s.Low},
+			t.put(findingKey{kind: KindSensitivity, workload: s.Workload, phase: s.Phase, params: s.Params, target: s.Target, high: s.High, low: s.Low},
 				i, FindingValue{Value: Value{Present: true, N: s.Shift.Pairs,
 					Median: analysis.Float(s.RatioEstimate()),
 					Low:    analysis.Float(math.Exp(float64(s.Shift.Low))), High: analysis.Float(math.Exp(float64(s.Shift.High)))}})
@@ -701,16 +704,18 @@ func findings(runs []runFindings, common map[workloadPhase][]int) []FindingRow {
 	slices.SortStableFunc(t.order, compareFindingKeys)
 	out := make([]FindingRow, 0, len(t.order))
 	for _, k := range t.order {
-		r := FindingRow{Kind: k.kind, Workload: k.workload, Phase: k.phase, Target: k.target, High: k.high, Low: k.low, Values: t.vals[k]}
-		r.Threads = slices.Sorted(slices.Values(common[workloadPhase{k.workload, k.phase}]))
+		r := FindingRow{Kind: k.kind, Workload: k.workload, Phase: k.phase, Params: k.params, Target: k.target, High: k.high, Low: k.low, Values: t.vals[k]}
+		r.Threads = slices.Sorted(slices.Values(common[workloadPhase{k.workload, k.phase, k.params}]))
 		addFindingDeltas(r.Values, k.kind)
 		out = append(out, r)
 	}
 	return out
 }
 
-// workloadPhase names a workload, or one phase of it.
-type workloadPhase struct{ workload, phase string }
+// workloadPhase names a workload, or one phase of it, with one set of its
+// parameters where a run measured it with more than one
+// (analysis.CellKey.Params): what one verdict judges.
+type workloadPhase struct{ workload, phase, params string }
 
 // commonThreads is, per workload (and phase), the thread counts that
 // every run that ran it can use: those at which it has every (target,
@@ -738,7 +743,7 @@ func usableThreads(cs []analysis.Cell) map[workloadPhase][]int {
 	}
 	has := map[workloadPhase]map[series]map[int]bool{}
 	for _, c := range cs {
-		k := workloadPhase{c.Workload, c.Phase}
+		k := workloadPhase{c.Workload, c.Phase, c.Params}
 		if has[k] == nil {
 			has[k] = map[series]map[int]bool{}
 		}
@@ -769,8 +774,8 @@ func usableThreads(cs []analysis.Cell) map[workloadPhase][]int {
 // findingKey names a finding row: the subsumption index of a workload (and
 // phase), or a target's QoS sensitivity there, high class over low.
 type findingKey struct {
-	kind, workload, phase, target string
-	high, low                     int
+	kind, workload, phase, params, target string
+	high, low                             int
 }
 
 // findingTable collects the findings' values, one per run, and the rows in
@@ -800,6 +805,9 @@ func compareFindingKeys(a, b findingKey) int {
 		return c
 	}
 	if c := strings.Compare(a.phase, b.phase); c != 0 {
+		return c
+	}
+	if c := analysis.CompareParams(a.params, b.params); c != 0 {
 		return c
 	}
 	if a.kind != b.kind { // the index first, then each target's ratio
@@ -848,11 +856,11 @@ func sensitivities(cells []analysis.Cell) []analysis.Sensitivity {
 	// Judged without the VM's interfered cell runs, as the verdict is
 	// (the rule is blind to class, so leaving them out favours neither).
 	cells = analysis.WithoutRepeats(cells, analysis.Interfered(cells).Runs)
-	type key struct{ target, workload, phase string }
+	type key struct{ target, workload, phase, params string }
 	var order []key
 	classes := map[key][]int{}
 	for _, c := range cells {
-		k := key{c.Target, c.Workload, c.Phase}
+		k := key{c.Target, c.Workload, c.Phase, c.Params}
 		if _, ok := classes[k]; !ok {
 			order = append(order, k)
 		}
@@ -866,7 +874,9 @@ func sensitivities(cells []analysis.Cell) []analysis.Sensitivity {
 		if len(qs) < 2 {
 			continue
 		}
-		out = append(out, analysis.QoSSensitivity(cells, k.target, k.workload, k.phase, slices.Max(qs), slices.Min(qs), nil))
+		s := analysis.QoSSensitivity(analysis.ParamsCells(cells, k.params), k.target, k.workload, k.phase, slices.Max(qs), slices.Min(qs), nil)
+		s.Params = k.params
+		out = append(out, s)
 	}
 	return out
 }

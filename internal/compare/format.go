@@ -134,29 +134,33 @@ func (c *Comparison) DifferenceText() string {
 func (c *Comparison) Sections() []Section {
 	var out []Section
 	var sec *Section
-	flush := func(workload string) {
+	// A section per workload, and per set of its parameters where its cells
+	// carry them (analysis.CellKey.Params); the workload's geometric means
+	// close its last.
+	type sectionKey struct{ workload, params string }
+	flush := func(workload string, last bool) {
 		if sec == nil {
 			return
 		}
 		for _, g := range c.Geomeans {
-			if g.Workload == workload {
+			if last && g.Workload == workload {
 				sec.Rows = append(sec.Rows, c.spread(c.geomeanRow(g, len(sec.Header)-len(c.valueHeader())))...)
 			}
 		}
 		out = append(out, *sec)
 		sec = nil
 	}
-	current := ""
+	var current sectionKey
 	for _, r := range c.Rows {
-		if sec == nil || r.Workload != current {
-			flush(current)
-			current = r.Workload
-			sec = c.newSection(r.Workload, r.Unit)
+		if k := (sectionKey{r.Workload, r.Params}); sec == nil || k != current {
+			flush(current.workload, r.Workload != current.workload)
+			current = k
+			sec = c.newSection(r.Workload, r.Params, r.Unit)
 		}
 		sec.Rows = append(sec.Rows, c.spread(c.cellRow(r, len(sec.Header)-len(c.valueHeader())))...)
 		sec.Notes = append(sec.Notes, c.interferenceNotes(r)...)
 	}
-	flush(current)
+	flush(current.workload, true)
 	if len(c.Findings) > 0 {
 		f := newSection("findings", "subsumption index with its interval, over both sides' 95% intervals, and verdict; QoS sensitivity: rate at the highest class over the lowest, Hodges-Lehmann, with its interval",
 			append([]string{"FINDING", "WORKLOAD", "THREADS"}, c.valueHeader()...))
@@ -219,7 +223,9 @@ func (c *Comparison) spreadNumeric(s *Section, keys int) {
 	}
 }
 
-func (c *Comparison) newSection(workload, unit string) *Section {
+// newSection is the table of a workload's cells, of one set of its
+// parameters where they carry them (params, then in its title).
+func (c *Comparison) newSection(workload, params, unit string) *Section {
 	label, _ := units.RateUnit(unit)
 	phases := false
 	for _, r := range c.Rows {
@@ -229,7 +235,7 @@ func (c *Comparison) newSection(workload, unit string) *Section {
 	if phases {
 		head = append(head, "PHASE")
 	}
-	s := newSection(workload, label+"; median with its 95% interval", append(head, c.valueHeader()...))
+	s := newSection(strings.TrimSpace(workload+" "+params), label+"; median with its 95% interval", append(head, c.valueHeader()...))
 	for i := 2; i < len(s.Numeric); i++ {
 		s.Numeric[i] = !phases || i != 3
 	}
@@ -285,7 +291,7 @@ func (c *Comparison) findingRow(r FindingRow) []string {
 	if r.Kind == KindSensitivity {
 		name = fmt.Sprintf("QoS sensitivity %s %d/%d", r.Target, r.High, r.Low)
 	}
-	row := []string{name, analysis.WorkloadText(r.Workload, r.Phase), threadsText(r.Threads)}
+	row := []string{name, workloadPhase{r.Workload, r.Phase, r.Params}.text(), threadsText(r.Threads)}
 	for i, v := range r.Values {
 		switch {
 		case !v.Present:
@@ -406,6 +412,9 @@ func (c *Comparison) interferenceNotes(r Row) []string {
 		}
 		d := v.Delta.Interference
 		cell := fmt.Sprintf("%s %s qos=%d threads=%d", r.Target, analysis.WorkloadText(r.Workload, r.Phase), r.QoS, r.Threads)
+		if r.Params != "" {
+			cell += " " + r.Params
+		}
 		n := fmt.Sprintf("%s %s in %s: other work on the host took %s CPU during %d of %d of its cell runs (the baseline's and this run's)",
 			InterferenceMark, cell, c.Columns[i].Heading(), strconv.FormatFloat(float64(d.OtherCPU), 'g', 2, 64), d.Runs, d.Of)
 		switch w := d.Without; {

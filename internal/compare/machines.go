@@ -49,6 +49,9 @@ type MachineVerdict struct {
 	// nothing and no class was run twice (then the row is the machine).
 	Workload string `json:"workload,omitempty"`
 	Phase    string `json:"phase,omitempty"`
+	// Params are the parameters judged where a run measured the workload
+	// with more than one set of them (analysis.CellKey.Params).
+	Params string `json:"params,omitempty"`
 	// High and Low are the classes compared; Threads the thread counts
 	// the verdict is over (those every run has: see FindingRow.Threads).
 	High    int   `json:"high,omitempty"`
@@ -90,17 +93,20 @@ func machineVerdicts(cols []Column, runs []runFindings) []MachineVerdict {
 	var keys []workloadPhase
 	for _, r := range runs {
 		for _, v := range r.verdicts {
-			keys = appendKey(keys, workloadPhase{v.Host.Workload, v.Host.Phase})
+			keys = appendKey(keys, workloadPhase{v.Host.Workload, v.Host.Phase, v.Host.Params})
 		}
 		for _, s := range r.sensitivities {
-			keys = appendKey(keys, workloadPhase{s.Workload, s.Phase})
+			keys = appendKey(keys, workloadPhase{s.Workload, s.Phase, s.Params})
 		}
 	}
 	slices.SortStableFunc(keys, func(a, b workloadPhase) int {
 		if c := strings.Compare(a.workload, b.workload); c != 0 {
 			return c
 		}
-		return strings.Compare(a.phase, b.phase)
+		if c := strings.Compare(a.phase, b.phase); c != 0 {
+			return c
+		}
+		return analysis.CompareParams(a.params, b.params)
 	})
 	var out []MachineVerdict
 	for i, r := range runs {
@@ -123,6 +129,15 @@ func appendKey(keys []workloadPhase, k workloadPhase) []workloadPhase {
 	return append(keys, k)
 }
 
+// text names a workload (and phase), with its parameters where it has
+// them: "compress size=4194304 ratio=3 codec=zstd level=0 sink=null".
+func (k workloadPhase) text() string {
+	return strings.TrimSpace(analysis.WorkloadText(k.workload, k.phase) + " " + k.params)
+}
+
+// workload is what the row judges.
+func (m MachineVerdict) workload() workloadPhase { return workloadPhase{m.Workload, m.Phase, m.Params} }
+
 // machineOf is run i's row before its verdict: the machine, nothing
 // judged.
 func machineOf(i int, col Column) MachineVerdict {
@@ -137,13 +152,13 @@ func machineOf(i int, col Column) MachineVerdict {
 // classes.
 func machineVerdict(i int, col Column, r runFindings, k workloadPhase) MachineVerdict {
 	m := machineOf(i, col)
-	m.Workload, m.Phase = k.workload, k.phase
+	m.Workload, m.Phase, m.Params = k.workload, k.phase, k.params
 	m.Threads = r.threads[k]
 	if m.Threads == nil {
 		m.Threads = []int{}
 	}
 	for _, v := range r.verdicts {
-		if v.Host.Workload != k.workload || v.Host.Phase != k.phase {
+		if v.Host.Workload != k.workload || v.Host.Phase != k.phase || v.Host.Params != k.params {
 			continue
 		}
 		m.Outcome, m.Reason = string(v.Outcome), v.Reason
@@ -160,7 +175,7 @@ func machineVerdict(i int, col Column, r runFindings, k workloadPhase) MachineVe
 	// Where the verdict has no ratio (it had no cells to compare, or none
 	// was asked), the target's QoS sensitivity stands in, at 95%.
 	for _, s := range r.sensitivities {
-		if s.Workload != k.workload || s.Phase != k.phase || s.Shift.Estimate.IsNaN() {
+		if s.Workload != k.workload || s.Phase != k.phase || s.Params != k.params || s.Shift.Estimate.IsNaN() {
 			continue
 		}
 		side := map[string]*Ratio{spec.TargetHost: &m.HostRatio, spec.TargetVM: &m.VMRatio}[s.Target]
@@ -182,15 +197,15 @@ func noVerdictReason(r runFindings, k workloadPhase) string {
 	onVM, ran := false, false
 	for _, c := range r.cells {
 		onVM = onVM || c.Target == spec.TargetVM
-		ran = ran || (c.Workload == k.workload && c.Phase == k.phase)
+		ran = ran || (c.Workload == k.workload && c.Phase == k.phase && c.Params == k.params)
 	}
 	switch {
 	case !onVM:
 		return "no vm target"
 	case !ran:
-		return "the run has no " + analysis.WorkloadText(k.workload, k.phase)
+		return "the run has no " + k.text()
 	}
-	return analysis.SubsumptionAt(r.cells, k.workload, k.phase, spec.TargetHost, spec.TargetVM, r.margins, r.schedule).Reason
+	return analysis.SubsumptionAt(analysis.ParamsCells(r.cells, k.params), k.workload, k.phase, spec.TargetHost, spec.TargetVM, r.margins, r.schedule).Reason
 }
 
 // ratioOf is a shift, its interval asked at level, as a ratio: exp of
@@ -367,7 +382,7 @@ func (c *Comparison) MachineSection() Section {
 	classes := sharedClasses(rows)
 	multi := false
 	for _, m := range rows {
-		multi = multi || m.Workload != rows[0].Workload || m.Phase != rows[0].Phase
+		multi = multi || m.Workload != rows[0].Workload || m.Phase != rows[0].Phase || m.Params != rows[0].Params
 	}
 	header := []string{"RUN"}
 	if multi {
@@ -399,7 +414,7 @@ func (c *Comparison) MachineSection() Section {
 	for _, m := range rows {
 		row := []string{c.Columns[m.Run].Heading()}
 		if multi {
-			row = append(row, orDash(analysis.WorkloadText(m.Workload, m.Phase)))
+			row = append(row, orDash(m.workload().text()))
 		}
 		for _, f := range fields {
 			row = append(row, f.text(m, classes))
@@ -408,7 +423,7 @@ func (c *Comparison) MachineSection() Section {
 		if m.Outcome != string(analysis.Subsumed) && m.Reason != "" {
 			why := m.OutcomeText() + ": " + m.Reason
 			if multi {
-				why = analysis.WorkloadText(m.Workload, m.Phase) + ": " + why
+				why = m.workload().text() + ": " + why
 			}
 			if runs[why] == nil {
 				reasons = append(reasons, why)

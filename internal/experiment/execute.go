@@ -111,6 +111,20 @@ func (o *Session) Samples() []results.Sample {
 	return out
 }
 
+// Records are the session's samples as records carrying their cell's
+// parameters, in the order measured: what tells apart two cells of a
+// workload that differ only in them (results.CellParams).
+func (o *Session) Records() []results.Record {
+	var out []results.Record
+	for _, r := range o.Runs {
+		p := r.Cell.Params
+		for _, s := range r.Samples {
+			out = append(out, results.Record{Params: &p, Sample: s, HostView: s.HostView})
+		}
+	}
+	return out
+}
+
 // CreateRun makes the results directory of a run of s under parent and
 // records in it the spec as applied, with the seed of its plan; it returns
 // the spec with that seed, so Execute lays out the same plan. The directory
@@ -296,9 +310,9 @@ type execution struct {
 	out *Session
 	// targets are the targets started so far, by name.
 	targets map[string]Target
-	// prior are the samples earlier sessions of the run measured (a
+	// prior are the records earlier sessions of the run measured (a
 	// resume's): the looks decide on them with this session's.
-	prior []results.Sample
+	prior []results.Record
 }
 
 func newExecution(s spec.Spec, dir *results.Dir, env Env) *execution {
@@ -353,9 +367,7 @@ func (x *execution) openSamples() (*results.SampleLog, map[results.CellRunKey]bo
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	for _, r := range recs {
-		x.prior = append(x.prior, r.Sample)
-	}
+	x.prior = append(x.prior, recs...)
 	return log, results.FinishedRuns(recs), results.FinishedRepeats(recs), nil
 }
 

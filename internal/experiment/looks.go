@@ -14,6 +14,7 @@ import (
 	"github.com/qoslab/qoslab/internal/results/summary"
 	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/units"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 // decide judges every verdict a run's samples so far give, as the summary
@@ -38,8 +39,19 @@ func lookSeed(seed uint64, index int) uint64 {
 func nextLook(s spec.Spec, seed uint64, index, of int, verdicts []analysis.Verdict, samples []results.Sample, looks []results.Look, now time.Time) *results.Look {
 	repeats := map[analysis.CellKey]int{} // the highest repeat measured
 	for _, smp := range samples {
-		k := analysis.CellKey{Target: smp.Target, Workload: smp.Workload, QoS: smp.QoS, Threads: smp.Threads}
+		k := analysis.CellKey{Target: smp.Target, Workload: smp.Workload, QoS: smp.QoS, Threads: smp.Threads, Params: smp.CellParams}
 		repeats[k] = max(repeats[k], smp.Repeat)
+	}
+	// A planned cell's repeats are those of its parameters where they tell
+	// it apart (results.CellParams), else those of its workload's one cell.
+	measured := func(c PlannedRun) int {
+		k := analysis.CellKey{Target: c.Target, Workload: c.Workload, QoS: int(c.QoS), Threads: c.Threads,
+			Params: catalog.ParamsText(c.Workload, catalog.ParamsTaken(c.Workload, c.Params))}
+		if n, ok := repeats[k]; ok {
+			return n
+		}
+		k.Params = ""
+		return repeats[k]
 	}
 	lk := results.Look{Index: index, Of: of, Seed: lookSeed(seed, index), At: now.UTC()}
 	for _, v := range verdicts {
@@ -61,7 +73,7 @@ func nextLook(s spec.Spec, seed uint64, index, of int, verdicts []analysis.Verdi
 			}
 			b.From = b.To + 1
 			for _, c := range planRepeats(blockSpec(s, []results.LookBlock{b}), 0, 1, 1) {
-				b.From = min(b.From, repeats[analysis.CellKey{Target: c.Target, Workload: c.Workload, QoS: int(c.QoS), Threads: c.Threads}]+1)
+				b.From = min(b.From, measured(c)+1)
 			}
 			if b.From <= b.To {
 				lk.Blocks = append(lk.Blocks, b)
@@ -231,7 +243,7 @@ func (x *execution) runLooks(ctx context.Context, r *runner, seed uint64, st *St
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		samples := append(slices.Clone(x.prior), x.out.Samples()...)
+		samples := results.Samples(append(slices.Clone(x.prior), x.out.Records()...))
 		verdicts := decide(x.s, samples, sched)
 		var lk *results.Look
 		if index := len(looks) + 2; index <= len(sched) {

@@ -20,6 +20,7 @@ import (
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/spec"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 // rateTarget answers each cell with one record per thread at a rate its
@@ -427,4 +428,33 @@ func TestDryRunOfAResumeHoldsTheLooks(t *testing.T) {
 		assert.Equal(t, 2, c.Threads)
 		assert.GreaterOrEqual(t, c.Repeat, 7)
 	}
+}
+
+// A block's repeats start after the fewest its cells have, each set of a
+// workload's parameters counted alone: with 6 repeats at loops 10 and 9 at
+// loops 20, the block starts at 7, not at 10, which would leave repeats
+// 7-9 of loops 10 unmeasured.
+func TestNextLookCountsEachSetOfParameters(t *testing.T) {
+	s, err := spec.ParseSpec([]byte("name: looks\ntargets: [host, vm]\nmatrix: [{workload: fp, qos: [9, 33], threads: [1], loops: 10}, {workload: fp, qos: [9, 33], threads: [1], loops: 20}]\nrepeats: 6\nmax_repeats: 15\nseed: 1\ntelemetry_ms: 0\n"), "looks")
+	require.NoError(t, err)
+	var recs []results.Record
+	for loops, n := range map[uint64]int{10: 6, 20: 9} {
+		p := catalog.Params{Loops: loops}
+		for _, target := range s.Targets {
+			for _, class := range []int{9, 33} {
+				for r := 1; r <= n; r++ {
+					recs = append(recs, results.Record{Params: &p, Sample: results.Sample{Target: target, Workload: "fp", QoS: class, Threads: 1, Repeat: r}})
+				}
+			}
+		}
+	}
+	samples := results.Samples(recs)
+	assert.NotEmpty(t, samples[0].CellParams, "the two sets tell the cells apart")
+	v := analysis.Verdict{MoreRepeats: &analysis.MoreRepeats{Threads: []analysis.RepeatsTo{{Threads: 1, Repeats: 12}}}, Reason: "wide"}
+	v.VM = analysis.Sensitivity{Target: spec.TargetVM, Workload: "fp", High: 33, Low: 9}
+	lk := nextLook(s, 1, 2, 3, []analysis.Verdict{v}, samples, nil, time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC))
+	require.NotNil(t, lk)
+	require.Len(t, lk.Blocks, 1)
+	assert.Equal(t, 7, lk.Blocks[0].From)
+	assert.Equal(t, 12, lk.Blocks[0].To)
 }

@@ -65,13 +65,16 @@ func compressionFigure(in Input, cells []analysis.Cell) *figure {
 	repeats := 0
 	for gi, g := range groups {
 		label := analysis.WorkloadText(g.workload, g.phase) + "\n" + qosText(g.qos)
+		if g.params != "" {
+			label += "\n" + g.params
+		}
 		if manyCounts {
 			label += "\n" + strconv.Itoa(g.threads) + " threads"
 		}
 		ticks = append(ticks, plot.Tick{Value: float64(gi), Label: label})
 		for ti, t := range targets {
 			i := slices.IndexFunc(cells, func(c analysis.Cell) bool {
-				return c.Target == t && c.Workload == g.workload && c.Phase == g.phase && c.QoS == g.qos && c.Threads == g.threads
+				return c.Target == t && c.Workload == g.workload && c.Phase == g.phase && c.Params == g.params && c.QoS == g.qos && c.Threads == g.threads
 			})
 			if i < 0 {
 				continue // this target did not run the group: no bar, rather than a zero one
@@ -98,11 +101,12 @@ func compressionFigure(in Input, cells []analysis.Cell) *figure {
 	return f
 }
 
-// barGroup is one bar cluster: a workload (and phase) at one QoS and
-// thread count.
+// barGroup is one bar cluster: a workload (and phase, and set of
+// parameters where its cells carry them: analysis.CellKey.Params) at one
+// QoS and thread count.
 type barGroup struct {
-	workload, phase string
-	qos, threads    int
+	workload, phase, params string
+	qos, threads            int
 }
 
 // barGroups are the clusters of cells in the order they are drawn:
@@ -114,7 +118,7 @@ func barGroups(cells []analysis.Cell) []barGroup {
 		var mine []barGroup
 		var phases []string // in the order they ran
 		for _, c := range cells {
-			g := barGroup{c.Workload, c.Phase, c.QoS, c.Threads}
+			g := barGroup{c.Workload, c.Phase, c.Params, c.QoS, c.Threads}
 			if c.Workload == w && !slices.Contains(mine, g) {
 				mine = append(mine, g)
 			}
@@ -125,6 +129,9 @@ func barGroups(cells []analysis.Cell) []barGroup {
 		slices.SortStableFunc(mine, func(a, b barGroup) int {
 			if pa, pb := slices.Index(phases, a.phase), slices.Index(phases, b.phase); pa != pb {
 				return pa - pb
+			}
+			if c := analysis.CompareParams(a.params, b.params); c != 0 {
+				return c
 			}
 			if a.threads != b.threads {
 				return a.threads - b.threads

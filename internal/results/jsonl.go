@@ -407,10 +407,48 @@ func finishedCells(records []Record) map[string]int {
 
 // Samples returns the records' samples, in file order.
 func Samples(records []Record) []Sample {
+	params := CellParams(records)
 	out := make([]Sample, len(records))
 	for i, r := range records {
 		out[i] = r.Sample
 		out[i].HostView = r.HostView
+		out[i].CellParams = params[i]
 	}
 	return out
+}
+
+// CellParams are, per record, the parameters' text that tells its cell
+// apart (analysis.CellKey.Params): its parameters as its series key writes
+// them (catalog.ParamsText) where the records hold its workload (and
+// phase) measured with more than one set of parameters at one target,
+// class and thread count, so that without them two cells would be one;
+// "" for every other record, so that a run whose cells differ in no
+// parameter names its cells as it always did. (Parameters that change
+// only with the thread count, loops scaled to the threads, tell no two
+// cells apart and leave the workload as it was.)
+func CellParams(records []Record) []string {
+	type workloadPhase struct{ workload, phase string }
+	type cell struct {
+		workloadPhase
+		target       string
+		qos, threads int
+	}
+	texts := make([]string, len(records))
+	sets := map[cell]string{}
+	split := map[workloadPhase]bool{}
+	for i, r := range records {
+		k := r.RunKey()
+		texts[i] = catalog.ParamsText(r.Workload, catalog.ParamsTaken(r.Workload, k.Params))
+		c := cell{workloadPhase{r.Workload, r.Phase}, r.Target, r.QoS, r.Threads}
+		if t, ok := sets[c]; ok && t != texts[i] {
+			split[c.workloadPhase] = true
+		}
+		sets[c] = texts[i]
+	}
+	for i, r := range records {
+		if !split[workloadPhase{r.Workload, r.Phase}] {
+			texts[i] = ""
+		}
+	}
+	return texts
 }

@@ -49,6 +49,10 @@ type Sample struct {
 	// HostView is its record's Record.HostView, carried to the statistics
 	// (Observation); samples.jsonl holds it on the record, not here.
 	HostView *hostview.Use `json:"-"`
+	// CellParams is what tells its cell apart from another of its workload
+	// measured with other parameters (CellParams of its records, set by
+	// Samples), carried to the statistics; "" where nothing needs to.
+	CellParams string `json:"-"`
 }
 
 // damage says why s cannot be what a thread measured, "" when it can be:
@@ -113,7 +117,7 @@ func MaxCPUNs(wall int64) int64 {
 // Observation is the sample as the statistics see it.
 func (s Sample) Observation() analysis.Observation {
 	return analysis.Observation{
-		CellKey: analysis.CellKey{Target: s.Target, Workload: s.Workload, QoS: s.QoS, Threads: s.Threads, Phase: s.Phase},
+		CellKey: analysis.CellKey{Target: s.Target, Workload: s.Workload, QoS: s.QoS, Threads: s.Threads, Phase: s.Phase, Params: s.CellParams},
 		Repeat:  s.Repeat, Unit: s.Unit, StartNs: s.StartNs, EndNs: s.EndNs, Work: s.Work, Rate: s.Rate,
 		QoSApplied: s.QoSApplied, QoSFull: s.QoSFull, QoSReason: s.QoSReason, CPUNs: s.CPUNs, Contention: s.Contention,
 		HostView: s.HostView,
@@ -143,9 +147,11 @@ func (r Record) Observation() analysis.Observation {
 // ObservationsOf are records as the statistics see them, each with its
 // cell run's host view.
 func ObservationsOf(records []Record) []analysis.Observation {
+	params := CellParams(records)
 	out := make([]analysis.Observation, len(records))
 	for i, r := range records {
 		out[i] = r.Observation()
+		out[i].Params = params[i]
 	}
 	return out
 }

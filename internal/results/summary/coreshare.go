@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/telemetry"
 	"github.com/qoslab/qoslab/internal/units"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 // coreShares says, from telemetry, where each cell's workers ran when its
@@ -22,8 +22,9 @@ import (
 // saw the thread on, not of work. Where a target's telemetry shows one core
 // type, or no thread's CPU (macOS powermetrics reports clusters, not
 // threads), one finding per target says the share is not available and
-// why.
-func coreShares(samples []telemetry.Sample) []analysis.Finding {
+// why. split are the workloads whose cells carry their parameters
+// (SplitWorkloads): their findings name them too.
+func coreShares(samples []telemetry.Sample, split map[string]bool) []analysis.Finding {
 	order, runs := coreRuns(samples)
 	cells := map[shareCell]*cellShares{}
 	var cellOrder []shareCell
@@ -65,11 +66,11 @@ func coreShares(samples []telemetry.Sample) []analysis.Finding {
 	}
 	var out []analysis.Finding
 	for _, ck := range cellOrder {
-		out = append(out, shareFinding(ck, cells[ck]))
+		out = append(out, shareFinding(ck, cells[ck], split))
 	}
 	slices.SortStableFunc(out, func(a, b analysis.Finding) int {
-		return analysis.CompareKeys(analysis.CellKey{Target: a.Target, Workload: a.Workload, QoS: a.QoS, Threads: a.Threads},
-			analysis.CellKey{Target: b.Target, Workload: b.Workload, QoS: b.QoS, Threads: b.Threads})
+		return analysis.CompareKeys(analysis.CellKey{Target: a.Target, Workload: a.Workload, QoS: a.QoS, Threads: a.Threads, Params: a.Params},
+			analysis.CellKey{Target: b.Target, Workload: b.Workload, QoS: b.QoS, Threads: b.Threads, Params: b.Params})
 	})
 	for _, t := range targets {
 		if why, ok := unavailable[t]; ok {
@@ -162,8 +163,8 @@ type cellShares struct {
 }
 
 // shareFinding says a cell's shares: their median and range.
-func shareFinding(ck shareCell, c *cellShares) analysis.Finding {
-	f := cellFinding(ck.cell)
+func shareFinding(ck shareCell, c *cellShares, split map[string]bool) analysis.Finding {
+	f := cellFinding(ck.cell, split)
 	f.Kind, f.Target = "core-share", ck.target
 	sorted := slices.Sorted(slices.Values(c.shares))
 	mid := sorted[len(sorted)/2]
@@ -202,19 +203,15 @@ func slowerType(kinds map[string]bool) string {
 }
 
 // cellFinding names a finding after the cell a telemetry cell key names
-// ("host mmul qos=33 threads=3 loops=..."): its workload, class and
-// threads.
-func cellFinding(cell string) analysis.Finding {
-	var f analysis.Finding
-	for i, field := range strings.Fields(cell) {
-		switch {
-		case i == 1:
-			f.Workload = field
-		case strings.HasPrefix(field, "qos="):
-			f.QoS, _ = strconv.Atoi(strings.TrimPrefix(field, "qos="))
-		case strings.HasPrefix(field, "threads="):
-			f.Threads, _ = strconv.Atoi(strings.TrimPrefix(field, "threads="))
-		}
+// ("host mmul qos=33 threads=3 loops=...", catalog.ParseSeriesKey): its
+// workload, class and threads, and its parameters where split says they
+// tell its workload's cells apart (analysis.CellKey.Params). A key that
+// names no workload names the finding whole.
+func cellFinding(cell string, split map[string]bool) analysis.Finding {
+	k, _, _ := catalog.ParseSeriesKey(cell) // what it cannot read stays zero, as the finding's fields
+	f := analysis.Finding{Workload: k.Workload, QoS: k.QoS, Threads: k.Threads}
+	if split[k.Workload] {
+		f.Params = catalog.ParamsText(k.Workload, catalog.ParamsTaken(k.Workload, k.Params))
 	}
 	if f.Workload == "" {
 		f.Workload = cell

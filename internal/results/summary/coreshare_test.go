@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/telemetry"
 )
 
@@ -38,15 +39,36 @@ func TestCoreShares(t *testing.T) {
 	samples = append(samples, telemetry.Sample{Cell: "vm mmul qos=33 threads=3 loops=200000", Repeat: 1, Target: "vm", View: telemetry.ViewHost,
 		CPUs: cpus, Threads: []telemetry.Thread{{Role: "vcpu 0", CPU: 2}}})
 
-	f := coreShares(samples)
+	f := coreShares(samples, nil)
 	require.Len(t, f, 3)
 	assert.Equal(t, "host mmul qos=9 threads=1: the worker most on E cores spent 0% of its busy time there (median over 1 repeat; telemetry: a share of time, not of work)", f[0].String())
 	assert.Equal(t, "host mmul qos=33 threads=3: the worker most on E cores spent 42% of its busy time there (median over 2 repeats; 33%..50%; telemetry: a share of time, not of work)", f[1].String())
 	assert.Equal(t, "vm: core-type share not available: its telemetry shows one core type", f[2].String())
 
 	mac := []telemetry.Sample{{Cell: cell, Repeat: 1, Target: "host", View: telemetry.ViewHost, Sampler: telemetry.SamplerPowermetrics}}
-	f = coreShares(mac)
+	f = coreShares(mac, nil)
 	require.Len(t, f, 1)
 	assert.Contains(t, f[0].Text, "powermetrics reports clusters, not the CPU each thread ran on")
-	assert.Empty(t, coreShares(nil), "no telemetry, nothing said")
+	assert.Empty(t, coreShares(nil, nil), "no telemetry, nothing said")
+}
+
+// A telemetry cell key is read as the results files write it
+// (catalog.ParseSeriesKey), with its parameters named where its workload's
+// cells carry them.
+func TestCellFindingReadsTheSeriesKey(t *testing.T) {
+	for _, tc := range []struct {
+		name, cell string
+		split      map[string]bool
+		want       analysis.Finding
+	}{
+		{"one set", "host mmul qos=33 threads=3 loops=20", nil, analysis.Finding{Workload: "mmul", QoS: 33, Threads: 3}},
+		{"split", "vm compress qos=9 threads=1 size=4194304 ratio=3 codec=zstd level=0 sink=null", map[string]bool{"compress": true},
+			analysis.Finding{Workload: "compress", QoS: 9, Threads: 1, Params: "size=4194304 ratio=3 codec=zstd level=0 sink=null"}},
+		{"another workload split", "host fp qos=9 threads=2 duration=1s", map[string]bool{"compress": true}, analysis.Finding{Workload: "fp", QoS: 9, Threads: 2}},
+		{"no workload", "qos=9", nil, analysis.Finding{Workload: "qos=9", QoS: 9}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, cellFinding(tc.cell, tc.split))
+		})
+	}
 }

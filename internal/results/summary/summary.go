@@ -64,8 +64,21 @@ func Of(l *results.Loaded) Summary {
 	a.Schema = l.Run.SchemaVersion
 	a.Partial = l.Partial()
 	a.Telemetry = telemetry.Summarize(l.Telemetry)
-	a.Findings = append(a.Findings, coreShares(l.Telemetry)...)
+	a.Findings = append(a.Findings, coreShares(l.Telemetry, SplitWorkloads(a.Cells))...)
 	return a
+}
+
+// SplitWorkloads are the workloads whose cells carry their parameters
+// (analysis.CellKey.Params): those the run measured with more than one set
+// of them where two cells would otherwise look alike.
+func SplitWorkloads(cells []analysis.Cell) map[string]bool {
+	out := map[string]bool{}
+	for _, c := range cells {
+		if c.Params != "" {
+			out[c.Workload] = true
+		}
+	}
+	return out
 }
 
 // cellsOf are a loaded run's cells, from its records (which carry the
@@ -156,23 +169,26 @@ func WithCaveats(verdicts []analysis.Verdict, r results.Run) {
 func Verdicts(cells []analysis.Cell, host, vm string, margins analysis.Margins, schedule []int) []analysis.Verdict {
 	var out []analysis.Verdict
 	for _, k := range Judged(cells, host, vm) {
-		out = append(out, analysis.SubsumptionAt(cells, k.Workload, k.Phase, host, vm, margins, schedule))
+		out = append(out, analysis.SubsumptionAt(analysis.ParamsCells(cells, k.Params), k.Workload, k.Phase, host, vm, margins, schedule))
 	}
 	return out
 }
 
-// WorkloadPhase is a workload (and phase) a verdict judges.
-type WorkloadPhase struct{ Workload, Phase string }
+// WorkloadPhase is a workload (and phase) a verdict judges, with the
+// parameters of its cells where the run measured it with more than one set
+// of them (analysis.CellKey.Params): each set is judged alone, classes and
+// targets compared at equal parameters, and its verdict is named with them.
+type WorkloadPhase struct{ Workload, Phase, Params string }
 
-// Judged are the workloads (and phases) Verdicts judges, in cell order:
-// those run at two or more classes on both host and vm. The run's looks
-// decide the same verdicts between blocks of repeats.
+// Judged are the workloads (and phases, and sets of parameters) Verdicts
+// judges, in cell order: those run at two or more classes on both host and
+// vm. The run's looks decide the same verdicts between blocks of repeats.
 func Judged(cells []analysis.Cell, host, vm string) []WorkloadPhase {
 	var order []WorkloadPhase
 	on := map[WorkloadPhase]map[string]bool{}
 	classes := map[WorkloadPhase]map[int]bool{}
 	for _, c := range cells {
-		k := WorkloadPhase{c.Workload, c.Phase}
+		k := WorkloadPhase{c.Workload, c.Phase, c.Params}
 		if on[k] == nil {
 			on[k] = map[string]bool{}
 			classes[k] = map[int]bool{}
@@ -207,7 +223,7 @@ func findings(samples []results.Sample, cells []analysis.Cell) []analysis.Findin
 	batches := analysis.Batches(obs, all)
 	batched := map[analysis.CellKey]bool{}
 	for _, f := range batches {
-		batched[analysis.CellKey{Target: f.Target, Workload: f.Workload, QoS: f.QoS, Threads: f.Threads}] = true
+		batched[analysis.CellKey{Target: f.Target, Workload: f.Workload, QoS: f.QoS, Threads: f.Threads, Params: f.Params}] = true
 	}
 	out := analysis.Stragglers(obs, func(o analysis.Observation) bool { return !batched[o.CellKey] }, analysis.StragglerThreshold)
 	out = append(out, batches...)
@@ -306,6 +322,7 @@ func csvHeader() []string {
 		"idle",
 		"cpu_share_median", "cpu_share_ci_low", "cpu_share_ci_high", "speed_median", "speed_ci_low", "speed_ci_high", "speed_unit",
 		"vcpu_host_share_median", "vcpu_wait_median", "other_cpu_median",
+		"params",
 	}
 }
 
@@ -326,7 +343,9 @@ func csvHeader() []string {
 // CPUs the host's other work took (not the run's own: controller, agent,
 // spinners, hypervisor). A value that is not a number (a run whose records
 // carry no CPU time has no share or speed; a host cell has no vCPUs; a run
-// before 1.3 has no host view) is left empty.
+// before 1.3 has no host view) is left empty. params tells apart the cells
+// of a workload the run measured with more than one set of parameters
+// (analysis.CellKey.Params), empty for the others.
 func writeCSV(w io.Writer, cells []analysis.Cell) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(csvHeader()); err != nil {
@@ -350,6 +369,7 @@ func writeCSV(w io.Writer, cells []analysis.Cell) error {
 			csvFloat(c.CPUShare.Median), csvFloat(c.CPUShare.CILow), csvFloat(c.CPUShare.CIHigh),
 			csvFloat(c.Speed.Median), csvFloat(c.Speed.CILow), csvFloat(c.Speed.CIHigh), speedUnit(c.Unit),
 			csvFloat(analysis.MedianOf(c.VCPUShares)), csvFloat(analysis.MedianOf(c.VCPUWaits)), csvFloat(analysis.MedianOf(c.OtherCPU)),
+			c.Params,
 		}
 		if err := cw.Write(row); err != nil {
 			return fmt.Errorf("write summary csv: %w", err)
@@ -454,20 +474,21 @@ func (s Style) WriteMarkdown(w io.Writer, a Summary) error {
 	return err
 }
 
-// section is the cells of one workload (and phase) in one unit: one table.
+// section is the cells of one workload (and phase, and set of parameters
+// where the run measured it with more than one) in one unit: one table.
 type section struct {
-	workload, phase, unit string
-	cells                 []analysis.Cell
+	workload, phase, params, unit string
+	cells                         []analysis.Cell
 }
 
 func sections(cells []analysis.Cell) []*section {
 	var out []*section
-	byKey := map[[3]string]*section{}
+	byKey := map[[4]string]*section{}
 	for _, c := range cells {
-		k := [3]string{c.Workload, c.Phase, c.Unit}
+		k := [4]string{c.Workload, c.Phase, c.Params, c.Unit}
 		s := byKey[k]
 		if s == nil {
-			s = &section{workload: c.Workload, phase: c.Phase, unit: c.Unit}
+			s = &section{workload: c.Workload, phase: c.Phase, params: c.Params, unit: c.Unit}
 			byKey[k] = s
 			out = append(out, s)
 		}
@@ -558,7 +579,7 @@ func sectionTable(sec *section, regressions []analysis.ClassRegression) Table {
 		right[i] = true
 	}
 	t := Table{
-		Title:      analysis.WorkloadText(sec.workload, sec.phase),
+		Title:      strings.TrimSpace(analysis.WorkloadText(sec.workload, sec.phase) + " " + sec.params),
 		Header:     header,
 		RightAlign: right,
 		RateUnit:   rateUnit(sec.unit),
@@ -594,7 +615,7 @@ func sectionTable(sec *section, regressions []analysis.ClassRegression) Table {
 		}
 	}
 	for _, r := range regressions {
-		if r.Workload != sec.workload || r.Phase != sec.phase {
+		if r.Workload != sec.workload || r.Phase != sec.phase || r.Params != sec.params {
 			continue
 		}
 		line := analysis.FormatClassRegression(r)

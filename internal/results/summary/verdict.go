@@ -41,14 +41,14 @@ func VerdictText(v analysis.Verdict) string { return Plain.TerminalVerdict(v) }
 // its workload: "fp: QoS subsumed in VM: yes (...)".
 func (s Style) TerminalVerdict(v analysis.Verdict) string {
 	l := v.Line()
-	return analysis.WorkloadText(v.Host.Workload, v.Host.Phase) + ": " + l.Head + s.answer(l.Answer) + l.Rest
+	return v.Host.Name() + ": " + l.Head + s.answer(l.Answer) + l.Rest
 }
 
 // MarkdownVerdict is a verdict's list item in Markdown (without its
 // newline) in style s: "- fp: QoS subsumed in VM: yes (...)".
 func (s Style) MarkdownVerdict(v analysis.Verdict) string {
 	l := v.Line()
-	return "- " + mdText(analysis.WorkloadText(v.Host.Workload, v.Host.Phase)+": "+l.Head) + s.answer(l.Answer) + mdText(l.Rest)
+	return "- " + mdText(v.Host.Name()+": "+l.Head) + s.answer(l.Answer) + mdText(l.Rest)
 }
 
 // Written is a summary.md as a run wrote it, for showing in style s:
@@ -64,7 +64,7 @@ func (s Style) Written(md string, verdicts []analysis.Verdict) string {
 	lines := strings.SplitAfter(md, "\n")
 	for i, line := range lines {
 		for _, v := range verdicts {
-			open := "- " + mdText(analysis.WorkloadText(v.Host.Workload, v.Host.Phase)+": "+v.Line().Head)
+			open := "- " + mdText(v.Host.Name()+": "+v.Line().Head)
 			rest, ok := strings.CutPrefix(line, open)
 			if !ok {
 				continue

@@ -89,19 +89,28 @@ type SeriesKey struct {
 // sink=null". Its format is part of the results files; do not change it.
 // ParseSeriesKey reads it back.
 func (k SeriesKey) String() string {
+	return fmt.Sprintf("%s %s qos=%d threads=%d %s", k.Target, k.Workload, k.QoS, k.Threads, ParamsText(k.Workload, k.Params))
+}
+
+// ParamsText is the parameters' part of a series key's text, as String
+// writes it for the workload called name: "loops=200000000",
+// "duration=1s", "size=4194304 ratio=3 codec=zstd level=0 sink=null".
+// It tells apart two cells of one workload that differ only in what they
+// were asked to do (analysis.CellKey.Params).
+func ParamsText(name string, p Params) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s qos=%d threads=%d", k.Target, k.Workload, k.QoS, k.Threads)
+	k := SeriesKey{Workload: name, Params: p}
 	switch {
 	case IsCompression(k.Workload):
-		fmt.Fprintf(&b, " size=%d ratio=%s codec=%s level=%d sink=%s", k.SizeBytes,
+		fmt.Fprintf(&b, "size=%d ratio=%s codec=%s level=%d sink=%s", k.SizeBytes,
 			strconv.FormatFloat(k.Ratio, 'g', -1, 64), k.Codec, k.Level, k.Sink)
 		if k.SinkPath != "" {
 			fmt.Fprintf(&b, " sink_path=%q", k.SinkPath)
 		}
 	case k.Duration > 0:
-		fmt.Fprintf(&b, " duration=%s", k.Duration)
+		fmt.Fprintf(&b, "duration=%s", k.Duration)
 	default:
-		fmt.Fprintf(&b, " loops=%d", k.Loops)
+		fmt.Fprintf(&b, "loops=%d", k.Loops)
 	}
 	return b.String()
 }

@@ -631,5 +631,26 @@ r.want = ["+   - **host:** other work on the host took 0.25 CPU in the median ce
           "- judged without", "- **warning:** other work"]
 runs.append(r)
 
+# --- Two cells that differ only in a parameter ------------------------------
+
+r = Run("two-sizes", "two compress entries that differ only in their size, 4 MiB and 32 MiB, 3 repeats each, host only: the summary showed one row, n 3, from one of the two sizes, and the other's data vanished",
+        targets=("host",), repeats=3,
+        matrix=[{"workload": "compress", "qos": [33], "threads": [1], "size_bytes": size, "ratio": 3, "codec": "zstd", "sink": "null"} for size in (4 << 20, 32 << 20)])
+for size in (4 << 20, 32 << 20):
+    params = {"size_bytes": size, "ratio": 3, "codec": "zstd", "sink": "null"}
+    key = f"host compress qos=33 threads=1 size={size} ratio=3 codec=zstd level=0 sink=null"
+    for rep in range(1, 4):
+        end = int(round(size / 100e6 * WOBBLE[rep] * 1e9))
+        r.records.append({"schema_version": "1.1", "cell": key, "run_records": 1, "params": params, "target": "host", "workload": "compress",
+                          "qos": 33, "threads": 1, "repeat": rep, "index": 0, "phase": "compress", "start_ns": 0, "end_ns": end,
+                          "work": size, "unit": "bytes", "rate": size / (end / 1e9), "qos_applied": 33, "qos_full": True, "contention": 0,
+                          "recorded_at": STARTED})
+r.want = ["+ ## compress size=4194304 ratio=3 codec=zstd level=0 sink=null",
+          "+ | host | 33 user-interactive | 1 | 3 | 99.50 | 99.01 – 100.5 (75.0%) | 99.01 | 100.5 | 1.02 | 0.8% | 99.50 | - | - | 0.04215 | user-interactive |",
+          "+ ## compress size=33554432 ratio=3 codec=zstd level=0 sink=null",
+          "+ | host | 33 user-interactive | 1 | 3 | 99.50 | 99.01 – 100.5 (75.0%) | 99.01 | 100.5 | 1.02 | 0.8% | 99.50 | - | - | 0.3372 | user-interactive |",
+          "- damaged"]
+runs.append(r)
+
 for r in runs:
     r.write()
