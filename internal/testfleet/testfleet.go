@@ -126,7 +126,7 @@ func hostName(i, width int) string {
 	if width <= len(name) {
 		return name
 	}
-	pad := "-rack-b7-eu-west-1-compute-node-performance-lab-qos-measurement"
+	pad := "-rack-b7-euwest1-compute-node-perf-lab-qos-measurement"
 	for len(name)+len(pad) < width {
 		pad += pad
 	}
