@@ -562,7 +562,7 @@ const (
 // room: while every run's is this short, the tables name the runs in full
 // however wide they are, since keys would save a few characters and cost
 // the reader a look-up in the legend.
-const shortRunName = 20
+const shortRunName = 24
 
 // fit is c as a text format (Markdown, or the terminal's) sets it out so
 // that its tables keep within the format's width where they can: as it
