@@ -349,6 +349,14 @@ func TestFiftyMachinesFit(t *testing.T) {
 		assert.Contains(t, md, ": "+m.OS+"\n", "every OS is listed")
 	}
 
+	buf.Reset()
+	require.NoError(t, WriteCSV(&buf, c))
+	recs, err := csv.NewReader(&buf).ReadAll()
+	require.NoError(t, err)
+	assert.Equal(t, csvHeader(), recs[0], "the CSV's columns are an interface")
+	assert.Equal(t, c.Columns[0].Label, recs[1][slices.Index(recs[0], "label")], "the CSV is never keyed")
+	assert.Equal(t, c.Machines[0].CPU, recs[1][slices.Index(recs[0], "cpu")])
+
 	var txt bytes.Buffer
 	require.NoError(t, Write(&txt, "table", c))
 	out := txt.String()
