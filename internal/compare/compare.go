@@ -229,6 +229,12 @@ type Comparison struct {
 	// "" picks columns up to MaxColumns runs, rows beyond. The data (JSON,
 	// CSV) is the same in every layout.
 	Layout string `json:"-"`
+
+	// keyRuns and keyed are how a text format fits its width (fit): the
+	// runs named #1, #2, ... in the tables, and the per-machine table's
+	// columns (by heading) whose values are keys the table lists.
+	keyRuns bool
+	keyed   map[string]bool
 }
 
 // Build compares the runs, the first as the baseline. Labels must be unique

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/qos"
@@ -43,9 +44,12 @@ type Section struct {
 	// Title is Name with About in parentheses, the whole heading; Markdown
 	// puts About in a paragraph of its own, under a short heading.
 	Title, Name, About string
-	// Lead, when set, is said under the heading, above the rows; Notes
-	// below them.
+	// Lead, when set, is said under the heading, above the rows; Keys
+	// after it, one a line, what each short key in the rows stands for
+	// (set where a text format abbreviated a column to fit its width);
+	// Notes below the rows.
 	Lead   string
+	Keys   []string
 	Notes  []string
 	Header []string
 	Rows   [][]string
@@ -105,12 +109,35 @@ func (c *Comparison) Legend() []string {
 		if t := col.OtherWork.Text(); t != "" {
 			parts = append(parts, "other work on the host took "+t)
 		}
-		out = append(out, fmt.Sprintf("%s%s: %s", col.Label, role, strings.Join(parts, "; ")))
+		out = append(out, c.runKey(i)+fmt.Sprintf("%s%s: %s", col.Label, role, strings.Join(parts, "; ")))
 	}
-	for _, m := range c.Missing {
-		out = append(out, missingText(m))
+	for j, m := range c.Missing {
+		out = append(out, c.runKey(len(c.Columns)+j)+missingText(m))
 	}
 	return out
+}
+
+// runName is how the tables name run i (a run that did not come back
+// after the columns, Missing's): its heading, or, where a text format
+// keys the runs to fit its width, "#1", "#2", ..., which the legend
+// gives in full.
+func (c *Comparison) runName(i int) string {
+	switch {
+	case c.keyRuns:
+		return "#" + strconv.Itoa(i+1)
+	case i < len(c.Columns):
+		return c.Columns[i].Heading()
+	}
+	return c.Missing[i-len(c.Columns)].Label
+}
+
+// runKey is the start of run i's legend line where the tables key the
+// runs: "#1 "; "" where they name them.
+func (c *Comparison) runKey(i int) string {
+	if !c.keyRuns {
+		return ""
+	}
+	return "#" + strconv.Itoa(i+1) + " "
 }
 
 // missingText is the legend line of a run that is not there: "gone: did
@@ -184,8 +211,8 @@ func (c *Comparison) valueHeader() []string {
 		return []string{"RUN", "VALUE", "VS BASE"}
 	}
 	var h []string
-	for i, col := range c.Columns {
-		h = append(h, col.Heading())
+	for i := range c.Columns {
+		h = append(h, c.runName(i))
 		if i > 0 {
 			h = append(h, "vs base")
 		}
@@ -203,8 +230,8 @@ func (c *Comparison) spread(row []string) [][]string {
 	}
 	keys := len(row) - (2*len(c.Columns) - 1)
 	out := make([][]string, len(c.Columns))
-	for i, col := range c.Columns {
-		r := append(slices.Clone(row[:keys]), col.Heading())
+	for i := range c.Columns {
+		r := append(slices.Clone(row[:keys]), c.runName(i))
 		if i == 0 {
 			r = append(r, row[keys], "baseline")
 		} else {
@@ -509,8 +536,8 @@ func (c *Comparison) Footer() []string {
 func (c *Comparison) DifferenceTable() (header []string, rows [][]string) {
 	if !c.Rowwise() {
 		header = []string{""}
-		for _, col := range c.Columns {
-			header = append(header, col.Heading())
+		for i := range c.Columns {
+			header = append(header, c.runName(i))
 		}
 		for _, d := range c.Differences {
 			rows = append(rows, append([]string{d.Key}, d.Values...))
@@ -521,8 +548,8 @@ func (c *Comparison) DifferenceTable() (header []string, rows [][]string) {
 	for _, d := range c.Differences {
 		header = append(header, d.Key)
 	}
-	for i, col := range c.Columns {
-		row := []string{col.Heading()}
+	for i := range c.Columns {
+		row := []string{c.runName(i)}
 		for _, d := range c.Differences {
 			row = append(row, d.Values[i])
 		}
@@ -535,8 +562,156 @@ func (c *Comparison) DifferenceTable() (header []string, rows [][]string) {
 // joins them again); a table's rows cannot wrap.
 const markdownWidth = 100
 
-// writeText writes the table as aligned text, or as Markdown.
+// The widths the text formats fit their tables to (fit): a Markdown
+// table's rows under 160 characters, so that compare.md reads as text
+// and in a diff; a terminal table's within 100 columns.
+const (
+	markdownTableWidth = 159
+	textTableWidth     = 100
+)
+
+// shortRunName is the longest a run's name may be and still be worth its
+// room: while every run's is this short, the tables name the runs in full
+// however wide they are, since keys would save a few characters and cost
+// the reader a look-up in the legend.
+const shortRunName = 24
+
+// fit is c as a text format (Markdown, or the terminal's) sets it out so
+// that its tables keep within the format's width where they can: as it
+// is when they do; else with the per-machine table's widest machine
+// columns (CPU, OS, VM, mechanism) written as keys its Keys list, one by
+// one until that table fits; and, where that leaves fewer tables too wide
+// and a run's name is longer than shortRunName, with the runs named #1,
+// #2, ... in every table, the legend naming each in full. A table that no key narrows enough (a column per run, asked
+// for many runs) stays as wide as it is.
+func (c *Comparison) fit(markdown bool) *Comparison {
+	limit := textTableWidth
+	if markdown {
+		limit = markdownTableWidth
+	}
+	try := func(keyRuns bool) (*Comparison, int) {
+		fitted := *c
+		fitted.keyRuns, fitted.keyed = keyRuns, map[string]bool{}
+		for {
+			s := fitted.MachineSection()
+			col := fitted.widestMachineColumn(s)
+			if tableWidth(s.Header, s.Rows, markdown, 0) <= limit || col == "" {
+				break
+			}
+			fitted.keyed[col] = true
+		}
+		return &fitted, fitted.overflow(markdown, limit)
+	}
+	plain, n := try(false)
+	long := false
+	for i := range len(c.Columns) + len(c.Missing) {
+		long = long || utf8.RuneCountInString(c.runName(i)) > shortRunName
+	}
+	if n == 0 || !long {
+		return plain
+	}
+	if keyed, m := try(true); m < n {
+		return keyed
+	}
+	return plain
+}
+
+// widestMachineColumn is the heading of the machine column of s (the
+// per-machine table) that is not yet keyed and takes the most room; ""
+// when none is left.
+func (c *Comparison) widestMachineColumn(s Section) string {
+	widest, best := "", 0
+	for _, f := range verdictFields {
+		if f.key == "" || c.keyed[f.head("")] {
+			continue
+		}
+		col := slices.Index(s.Header, f.head(""))
+		if col < 0 {
+			continue
+		}
+		w := 0
+		for _, r := range s.Rows {
+			w = max(w, utf8.RuneCountInString(r[col]))
+		}
+		if w > best {
+			widest, best = f.head(""), w
+		}
+	}
+	return widest
+}
+
+// overflow counts c's tables wider than limit in the format.
+func (c *Comparison) overflow(markdown bool, limit int) int {
+	s := c.MachineSection()
+	widths := []int{tableWidth(s.Header, s.Rows, markdown, 0)}
+	if len(c.Differences) > 0 {
+		head, rows := c.DifferenceTable()
+		switch {
+		case markdown:
+			widths = append(widths, tableWidth(head, rows, true, 0))
+		case c.Rowwise():
+			widths = append(widths, tableWidth(head, rows, false, 2))
+		default: // "  key:\tvalues", no header
+			keyed := make([][]string, len(rows))
+			for i, r := range rows {
+				keyed[i] = append([]string{r[0] + ":"}, r[1:]...)
+			}
+			widths = append(widths, tableWidth(nil, keyed, false, 2))
+		}
+	}
+	for _, s := range c.Sections() {
+		widths = append(widths, tableWidth(s.Header, s.Rows, markdown, 0))
+	}
+	n := 0
+	for _, w := range widths {
+		if w > limit {
+			n++
+		}
+	}
+	return n
+}
+
+// tableWidth is how wide the table's widest line is in characters: as a
+// Markdown table, or as tabwriter aligns it (two spaces between columns,
+// none after the last), after indent.
+func tableWidth(head []string, rows [][]string, markdown bool, indent int) int {
+	all := append([][]string{head}, rows...)
+	if head == nil {
+		all = rows
+	}
+	widest := 0
+	if markdown {
+		for _, r := range all {
+			w := 4 + 3*(len(r)-1) // "| ", " | " between, " |"
+			for _, cell := range r {
+				w += utf8.RuneCountInString(mdEscape(cell))
+			}
+			widest = max(widest, w)
+		}
+		return widest
+	}
+	var cols []int
+	for _, r := range all {
+		for i, cell := range r {
+			if i == len(cols) {
+				cols = append(cols, 0)
+			}
+			cols[i] = max(cols[i], utf8.RuneCountInString(cell))
+		}
+	}
+	for i, w := range cols {
+		widest += w
+		if i < len(cols)-1 {
+			widest += 2
+		}
+	}
+	return indent + widest
+}
+
+// writeText writes the table as aligned text, or as Markdown, fitted to
+// the format's width (fit).
 func writeText(w io.Writer, c *Comparison, markdown bool) error {
+	c = c.fit(markdown)
 	var b strings.Builder
 	if markdown {
 		writeMarkdownSection(&b, c.MachineSection())
@@ -609,6 +784,9 @@ func writeTextSection(b *strings.Builder, s Section) {
 	if s.Lead != "" {
 		b.WriteString(s.Lead + "\n")
 	}
+	for _, k := range s.Keys {
+		b.WriteString(k + "\n")
+	}
 	tw := tabwriter.NewWriter(b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(s.Header, "\t"))
 	for _, r := range s.Rows {
@@ -632,6 +810,12 @@ func writeMarkdownSection(b *strings.Builder, s Section) {
 	}
 	if s.Lead != "" {
 		b.WriteString(wrapText(mdEscape(s.Lead), markdownWidth, "") + "\n\n")
+	}
+	for _, k := range s.Keys {
+		b.WriteString(wrapText("- "+mdEscape(k), markdownWidth, "  ") + "\n")
+	}
+	if len(s.Keys) > 0 {
+		b.WriteString("\n")
 	}
 	writeMarkdownTable(b, s.Header, s.Rows)
 	b.WriteString("\n")

@@ -284,6 +284,9 @@ type verdictField struct {
 	value   func(MachineVerdict) []string
 	hoist   bool
 	numeric bool
+	// key starts the keys that stand for a machine column's values where
+	// a text format abbreviates it to fit its width (C1, C2, ...).
+	key string
 	// gone is what a run that did not come back shows ("-" when empty).
 	gone string
 }
@@ -294,11 +297,11 @@ type verdictField struct {
 // outcome in its outcome column, so they have no CSV names here.
 var verdictFields = []verdictField{
 	{head: fixed("CPU"), text: func(m MachineVerdict, _ string) string { return orDash(m.CPU) },
-		csv: []string{"cpu"}, value: func(m MachineVerdict) []string { return []string{m.CPU} }, hoist: true},
+		csv: []string{"cpu"}, value: func(m MachineVerdict) []string { return []string{m.CPU} }, hoist: true, key: "C"},
 	{head: fixed("OS"), text: func(m MachineVerdict, _ string) string { return orDash(m.OS) },
-		csv: []string{"os"}, value: func(m MachineVerdict) []string { return []string{m.OS} }, hoist: true},
+		csv: []string{"os"}, value: func(m MachineVerdict) []string { return []string{m.OS} }, hoist: true, key: "O"},
 	{head: fixed("VM"), text: func(m MachineVerdict, _ string) string { return orDash(m.VM) },
-		csv: []string{"vm"}, value: func(m MachineVerdict) []string { return []string{m.VM} }, hoist: true},
+		csv: []string{"vm"}, value: func(m MachineVerdict) []string { return []string{m.VM} }, hoist: true, key: "V"},
 	{head: fixed("VERDICT"), text: func(m MachineVerdict, _ string) string { return m.OutcomeText() }, gone: notBack},
 	{head: fixed("SI"), text: func(m MachineVerdict, _ string) string { return m.SIText() }, numeric: true},
 	{head: ratioHead("HOST"), text: func(m MachineVerdict, classes string) string { return m.ratioText(m.HostRatio, classes) },
@@ -306,7 +309,7 @@ var verdictFields = []verdictField{
 	{head: ratioHead("VM"), text: func(m MachineVerdict, classes string) string { return m.ratioText(m.VMRatio, classes) },
 		csv: []string{"vm_ratio", "vm_low", "vm_high"}, value: func(m MachineVerdict) []string { return ratioValues(m.VMRatio) }, numeric: true},
 	{head: fixed("MECHANISM"), text: func(m MachineVerdict, _ string) string { return orDash(m.MechanismText()) },
-		csv: []string{"mechanism"}, value: func(m MachineVerdict) []string { return []string{m.MechanismText()} }, hoist: true},
+		csv: []string{"mechanism"}, value: func(m MachineVerdict) []string { return []string{m.MechanismText()} }, hoist: true, key: "M"},
 	{csv: []string{"reason"}, value: func(m MachineVerdict) []string { return []string{m.Reason} }},
 }
 
@@ -411,13 +414,18 @@ func (c *Comparison) MachineSection() Section {
 	}
 	var reasons []string
 	runs := map[string][]string{}
+	keys := columnKeys{}
 	for _, m := range rows {
-		row := []string{c.Columns[m.Run].Heading()}
+		row := []string{c.runName(m.Run)}
 		if multi {
 			row = append(row, orDash(m.workload().text()))
 		}
 		for _, f := range fields {
-			row = append(row, f.text(m, classes))
+			text := f.text(m, classes)
+			if c.keyed[f.head(classes)] {
+				text = keys.of(f, classes, text)
+			}
+			row = append(row, text)
 		}
 		s.Rows = append(s.Rows, row)
 		if m.Outcome != string(analysis.Subsumed) && m.Reason != "" {
@@ -431,8 +439,8 @@ func (c *Comparison) MachineSection() Section {
 			runs[why] = append(runs[why], m.Label)
 		}
 	}
-	for _, gone := range c.Missing {
-		row := []string{gone.Label}
+	for j := range c.Missing {
+		row := []string{c.runName(len(c.Columns) + j)}
 		if multi {
 			row = append(row, "-")
 		}
@@ -444,7 +452,40 @@ func (c *Comparison) MachineSection() Section {
 	for _, why := range reasons {
 		s.Notes = append(s.Notes, strings.Join(runs[why], ", ")+": "+why)
 	}
+	for _, f := range fields {
+		s.Keys = append(s.Keys, keys.lines[f.head(classes)]...)
+	}
 	return *s
+}
+
+// columnKeys are the keys a text format gives a machine column's values
+// to fit its width: per column (by heading), each value's key in the
+// order first met (C1, C2, ...), and what each stands for, one a line
+// ("CPU C1: AMD EPYC 7763 64-Core Processor").
+type columnKeys struct {
+	byValue map[string]string
+	count   map[string]int
+	lines   map[string][]string
+}
+
+// of is the key of text in column f's rows, made when first met; "-"
+// (nothing to say) stays as it is.
+func (k *columnKeys) of(f verdictField, classes, text string) string {
+	if text == "-" {
+		return text
+	}
+	head := f.head(classes)
+	if k.byValue == nil {
+		k.byValue, k.count, k.lines = map[string]string{}, map[string]int{}, map[string][]string{}
+	}
+	if key, ok := k.byValue[head+"\x00"+text]; ok {
+		return key
+	}
+	k.count[head]++
+	key := f.key + strconv.Itoa(k.count[head])
+	k.byValue[head+"\x00"+text] = key
+	k.lines[head] = append(k.lines[head], head+" "+key+": "+text)
+	return key
 }
 
 // allSame reports whether text gives every row the same value.

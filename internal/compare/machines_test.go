@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -23,7 +24,14 @@ import (
 // (internal/testfleet), labelled as compare labels them.
 func constructedFleet(t *testing.T, n int) *Comparison {
 	t.Helper()
-	dirs, err := testfleet.Write(t.TempDir(), n)
+	return constructedFleetWith(t, n, testfleet.Options{})
+}
+
+// constructedFleetWith compares a constructed fleet of n machines that
+// differ from the plain one as o says.
+func constructedFleetWith(t *testing.T, n int, o testfleet.Options) *Comparison {
+	t.Helper()
+	dirs, err := testfleet.WriteWith(t.TempDir(), n, o)
 	require.NoError(t, err)
 	var loaded []*results.Loaded
 	for _, d := range dirs {
@@ -312,4 +320,108 @@ func TestMachineMechanism(t *testing.T) {
 	assert.Equal(t, "host in CPU share, vm cannot tell", s.Rows[2][col])
 	require.Len(t, c.Machines[0].Mechanism, 2)
 	assert.Equal(t, "share", c.Machines[0].Mechanism[0].In, "the JSON carries the numbers behind it")
+}
+
+// A fleet at scale, 50 machines with 40-character host names that differ
+// in CPU, OS, VM and mechanism, fits: every line of compare.md is under
+// 160 characters, the machine columns written as keys listed once above
+// the per-machine table, the runs named in full; in the terminal the runs
+// are #1 ... #50, the legend naming each, and the cell and findings tables
+// keep within 100 columns. The per-machine table there is as narrow as
+// keys make it: every machine column keyed (what is left, the verdict's
+// own numbers, can still pass 100 where an SI runs to four digits).
+func TestFiftyMachinesFit(t *testing.T) {
+	c := constructedFleetWith(t, 50, testfleet.Options{NameWidth: 40, Varied: true})
+	for _, col := range c.Columns {
+		require.Len(t, col.Label, 40)
+	}
+	var buf bytes.Buffer
+	require.NoError(t, Write(&buf, "markdown", c))
+	md := buf.String()
+	for _, line := range strings.Split(md, "\n") {
+		assert.Less(t, utf8.RuneCountInString(line), 160, "%q", line)
+	}
+	assert.Contains(t, md, "| RUN | CPU | OS | VM | VERDICT | SI | HOST 33/9 | VM 33/9 | MECHANISM |")
+	assert.Contains(t, md, "| "+c.Columns[0].Label+" | C1 | O1 | ", "the runs named in full, the machine columns keyed")
+	assert.Contains(t, md, "- CPU C1: "+c.Machines[0].CPU+"\n")
+	assert.Equal(t, 1, strings.Count(md, "- CPU C2: "), "a key is said once")
+	for _, m := range []*MachineVerdict{&c.Machines[0], &c.Machines[1]} {
+		assert.Contains(t, md, ": "+m.OS+"\n", "every OS is listed")
+	}
+
+	buf.Reset()
+	require.NoError(t, WriteCSV(&buf, c))
+	recs, err := csv.NewReader(&buf).ReadAll()
+	require.NoError(t, err)
+	assert.Equal(t, csvHeader(), recs[0], "the CSV's columns are an interface")
+	assert.Equal(t, c.Columns[0].Label, recs[1][slices.Index(recs[0], "label")], "the CSV is never keyed")
+	assert.Equal(t, c.Machines[0].CPU, recs[1][slices.Index(recs[0], "cpu")])
+
+	var txt bytes.Buffer
+	require.NoError(t, Write(&txt, "table", c))
+	out := txt.String()
+	assert.Contains(t, out, "\n  #1 "+c.Columns[0].Label+" (baseline): ", "the legend names #1 in full")
+	assert.Contains(t, out, "\n  #50 "+c.Columns[49].Label+": ")
+	assert.Equal(t, []string{"RUN", "CPU", "OS", "VM", "VERDICT", "SI", "HOST", "33/9", "VM", "33/9", "MECHANISM"}, strings.Fields(lineWith(t, out, "RUN  CPU")))
+	assert.Regexp(t, `\n#50 +C\d +O\d +V\d +\S+ .* M\d\n`, out)
+	for _, title := range []string{"fp (", "findings ("} {
+		table := out[strings.Index(out, "\n"+title)+1:]
+		table = table[strings.Index(table, "\n")+1 : strings.Index(table, "\n\n")]
+		lines := strings.Split(table, "\n")
+		assert.Greater(t, len(lines), 50, "%s: a row per run and cell", title)
+		for _, line := range lines {
+			if strings.HasPrefix(line, InterferenceMark) {
+				continue // a note under the table, prose
+			}
+			assert.LessOrEqual(t, utf8.RuneCountInString(line), 100, "%s: %q", title, line)
+		}
+		assert.Contains(t, table, "  #50  ")
+	}
+}
+
+// A text format keys only what keeps a table from fitting: the machine
+// column too wide (not the others, and never a "-"), and the runs only
+// where their names are long; the HTML's section (MachineSection) is
+// never keyed.
+func TestFitKeysOnlyWhatIsTooWide(t *testing.T) {
+	long := "Debian GNU/Linux 12 (bookworm), Linux 6.18.44-fc-v595 with a kernel built for a lab of many machines"
+	for _, tc := range []struct {
+		name        string
+		markdown    bool
+		labels      map[string]string
+		keyed, runs bool
+	}{
+		{name: "markdown, short names", markdown: true, keyed: true},
+		{name: "terminal, short names", keyed: true},
+		{name: "terminal, long names", labels: map[string]string{"compare-a": strings.Repeat("a", 30)}, keyed: true, runs: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			given := map[string]string{}
+			for dir, l := range tc.labels {
+				given[dir] = l
+			}
+			c := build(t, given)
+			c.Layout = LayoutRows
+			c.Machines[1].OS = long
+			c.Machines[2].Mechanism = nil
+			fitted := c.fit(tc.markdown)
+			s := fitted.MachineSection()
+			assert.Equal(t, tc.keyed, fitted.keyed["OS"], "%q", s.Header)
+			assert.False(t, fitted.keyed["CPU"], "every run's CPU is said once above the table")
+			assert.Equal(t, tc.runs, fitted.keyRuns)
+			if tc.keyed {
+				assert.Equal(t, []string{"OS O1: " + c.Machines[0].OS, "OS O2: " + long}, s.Keys[:2])
+			}
+			for _, k := range s.Keys {
+				assert.False(t, strings.HasSuffix(k, ": -"), "a run with nothing to say has no key: %q", k)
+			}
+			if tc.runs {
+				assert.Equal(t, "#1", s.Rows[0][0])
+				assert.True(t, strings.HasPrefix(fitted.Legend()[0], "#1 "+strings.Repeat("a", 30)+" (baseline): "))
+			} else {
+				assert.Equal(t, c.Columns[0].Heading(), s.Rows[0][0])
+			}
+			assert.Empty(t, c.MachineSection().Keys, "the comparison itself is not changed")
+		})
+	}
 }

@@ -1,6 +1,7 @@
 package plot
 
 import (
+	"cmp"
 	"fmt"
 	"image/color"
 	"math"
@@ -105,7 +106,7 @@ func fleetFigure(c *compare.Comparison, rows []compare.MachineVerdict) *figure {
 	}
 	workload := analysis.WorkloadText(rows[0].Workload, rows[0].Phase)
 
-	vm := newPlot("VM ratio (log scale)", "")
+	vm := newPlot("VM ratio (log scale)", "machine")
 	vm.Y.Tick.Marker = rowTicks(ticks, rowY)
 	host := newPlot("host ratio (log scale)", "")
 	host.HideY()
@@ -123,7 +124,8 @@ func fleetFigure(c *compare.Comparison, rows []compare.MachineVerdict) *figure {
 	}
 	logRatioAxis(&vm.X, append(vmValues, 1))
 	logRatioAxis(&host.X, append(hostValues, 1))
-	host.X.Tick.Marker = decadeTicks{}
+	vm.X.Tick.Marker = bandTicks{edges: bandEdges(rows)}
+	host.X.Tick.Marker = ratioLabels{decadeTicks{}}
 	vm.Add(fleetBands{rows: rows, rowY: rowY})
 	vm.Add(fleetPoints{rows: rows, rowY: rowY, ratio: func(m compare.MachineVerdict) compare.Ratio { return m.VMRatio },
 		style: func(m compare.MachineVerdict) draw.GlyphStyle { return outcomeGlyph(m.Outcome) },
@@ -212,6 +214,87 @@ func (decadeTicks) Ticks(lo, hi float64) []plot.Tick {
 	for i, t := range ticks {
 		if m := t.Value / math.Pow(10, math.Floor(math.Log10(t.Value)+1e-9)); math.Abs(m-1) > 1e-6 {
 			ticks[i].Label = ""
+		}
+	}
+	return ticks
+}
+
+// bandEdges are the edges of the machines' bands, 1/M and M, the bands
+// most machines share first (those are the edges worth a label where two
+// would crowd each other).
+func bandEdges(rows []compare.MachineVerdict) []float64 {
+	count := map[analysis.Float]int{}
+	var bands []analysis.Float
+	for _, m := range rows {
+		if m.Band.IsNaN() || !(m.Band > 0) {
+			continue
+		}
+		if count[m.Band] == 0 {
+			bands = append(bands, m.Band)
+		}
+		count[m.Band]++
+	}
+	slices.SortStableFunc(bands, func(a, b analysis.Float) int { return count[b] - count[a] })
+	var out []float64
+	for _, b := range bands {
+		out = append(out, 1/float64(b), float64(b))
+	}
+	return out
+}
+
+// minTickGap is how close, as a fraction of a log axis's span, two
+// labelled ticks may be before the later one loses its label.
+const minTickGap = 0.08
+
+// bandTicks label the fleet chart's VM axis where the verdict's answer
+// changes: at 1 (no effect) and at each band's edges (1/M and M, the
+// shaded band's sides: 0.8x, 1.25x), then at logTicks' round values where
+// they leave room, all as ratios; the rest of logTicks' marks unlabelled.
+// Without it the axis of a fleet whose VM ratios lie near 1 was labelled
+// at 1 alone.
+type bandTicks struct{ edges []float64 }
+
+func (b bandTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(lo > 0) || !(hi > lo) {
+		return nil
+	}
+	span := math.Log(hi / lo)
+	var out []plot.Tick
+	crowded := func(v float64) bool {
+		return slices.ContainsFunc(out, func(t plot.Tick) bool { return math.Abs(math.Log(v/t.Value)) < minTickGap*span })
+	}
+	label := func(v float64) {
+		if v >= lo && v <= hi && !crowded(v) {
+			out = append(out, plot.Tick{Value: v, Label: analysis.FormatRatio(analysis.Float(v))})
+		}
+	}
+	label(1)
+	for _, e := range b.edges {
+		label(e)
+	}
+	round := logTicks{}.Ticks(lo, hi)
+	for _, t := range round {
+		if t.Label != "" {
+			label(t.Value)
+		}
+	}
+	for _, t := range round {
+		if !slices.ContainsFunc(out, func(l plot.Tick) bool { return l.Value == t.Value }) {
+			out = append(out, plot.Tick{Value: t.Value})
+		}
+	}
+	slices.SortFunc(out, func(a, b plot.Tick) int { return cmp.Compare(a.Value, b.Value) })
+	return out
+}
+
+// ratioLabels writes a ticker's labels as ratios: "10x" for 10.
+type ratioLabels struct{ plot.Ticker }
+
+func (r ratioLabels) Ticks(lo, hi float64) []plot.Tick {
+	ticks := r.Ticker.Ticks(lo, hi)
+	for i := range ticks {
+		if ticks[i].Label != "" {
+			ticks[i].Label += "x"
 		}
 	}
 	return ticks

@@ -3,13 +3,16 @@ package plot
 import (
 	"bytes"
 	"image/png"
+	"math"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/compare"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/testfleet"
@@ -101,4 +104,69 @@ func TestDecadeTicks(t *testing.T) {
 	}
 	assert.Equal(t, []string{"1", "10", "100"}, labels(0.8, 600))
 	assert.Equal(t, []string{"1", "2", "5", "10", "20", "50"}, labels(0.8, 60))
+}
+
+// Both axes of the fleet chart are labelled: the machines' axis says so,
+// and the VM ratio's ticks are at 1 and at the band's edges, where the
+// verdict's answer changes (1/M and M, "0.8x" and "1.25x" for a band of
+// 1.25), as ratios, as the host ratio's are; labelled ticks never crowd
+// each other.
+func TestFleetChartAxesLabelled(t *testing.T) {
+	c := fleetComparison(t, 50)
+	charts, _ := CompareCharts(c)
+	p := charts[0].fig.panels[0]
+	assert.Equal(t, "machine", p.plot.Y.Label.Text)
+	assert.Equal(t, "VM ratio (log scale)", p.plot.X.Label.Text)
+	count := map[float64]int{}
+	band := 0.0
+	for _, m := range c.Machines {
+		if b := float64(m.Band); !math.IsNaN(b) {
+			count[b]++
+			if count[b] > count[band] {
+				band = b
+			}
+		}
+	}
+	require.NotZero(t, band)
+	ax := p.plot.X
+	labels := map[float64]string{}
+	var values []float64
+	for _, tk := range ax.Tick.Marker.Ticks(ax.Min, ax.Max) {
+		if tk.Label != "" {
+			labels[tk.Value] = tk.Label
+			values = append(values, tk.Value)
+		}
+	}
+	assert.Equal(t, "1x", labels[1])
+	assert.Equal(t, analysis.FormatRatio(analysis.Float(band)), labels[band], "the band's upper edge, %v", labels)
+	assert.Equal(t, analysis.FormatRatio(analysis.Float(1/band)), labels[1/band], "the band's lower edge, %v", labels)
+	assert.GreaterOrEqual(t, len(values), 4, "more than the band: round values where they leave room, %v", labels)
+	span := math.Log(ax.Max / ax.Min)
+	for i := 1; i < len(values); i++ {
+		assert.GreaterOrEqual(t, math.Log(values[i]/values[i-1]), minTickGap*span, "%v", labels)
+	}
+	for _, tk := range p.beside.X.Tick.Marker.Ticks(p.beside.X.Min, p.beside.X.Max) {
+		if tk.Label != "" {
+			assert.True(t, strings.HasSuffix(tk.Label, "x"), "the host's ratios read as ratios: %q", tk.Label)
+		}
+	}
+}
+
+// The VM axis labels 1 and the bands' edges, the most shared band first,
+// and drops a label that would crowd one already there.
+func TestBandTicks(t *testing.T) {
+	labelled := func(ticks []plot.Tick) []string {
+		var out []string
+		for _, tk := range ticks {
+			if tk.Label != "" {
+				out = append(out, tk.Label)
+			}
+		}
+		return out
+	}
+	rows := []compare.MachineVerdict{{Band: 1.25}, {Band: 1.3}, {Band: 1.25}, {Band: analysis.Float(math.NaN())}}
+	other := 1.3 // a variable: 1/1.3 as a constant is exact, not a float64's quotient
+	assert.Equal(t, []float64{0.8, 1.25, 1 / other, 1.3}, bandEdges(rows))
+	assert.Equal(t, []string{"0.8x", "1x", "1.25x"}, labelled(bandTicks{edges: bandEdges(rows)}.Ticks(0.7, 1.4)), "1.3 crowds 1.25 on so short an axis")
+	assert.Equal(t, []string{"0.5x", "0.8x", "1x", "1.25x", "2x", "5x"}, labelled(bandTicks{edges: []float64{0.8, 1.25}}.Ticks(0.4, 6)))
 }

@@ -8,6 +8,9 @@
 //	bin/qoslab report --compare $(cat /tmp/fleet50.dirs) --out /tmp/fleet50/report
 //
 // (the fleet chart is /tmp/fleet50/report/plots/compare-fleet-fp.png).
+// -name-width 40 -varied makes the fleet compare must fit at scale: host
+// names of 40 characters, machines that differ in CPU, OS, VM and
+// mechanism.
 package main
 
 import (
@@ -20,8 +23,11 @@ import (
 
 func main() {
 	n := flag.Int("n", 12, "how many machines")
+	var o testfleet.Options
+	flag.IntVar(&o.NameWidth, "name-width", 0, "pad each host's name to this many characters (0: fleet-01 as it is)")
+	flag.BoolVar(&o.Varied, "varied", false, "machines that differ in CPU, OS, VM and where each side's effect lies")
 	flag.Usage = func() {
-		fmt.Fprintln(flag.CommandLine.Output(), "usage: go run ./scripts/fleetgen [-n N] DIR")
+		fmt.Fprintln(flag.CommandLine.Output(), "usage: go run ./scripts/fleetgen [-n N] [-name-width W] [-varied] DIR")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -29,7 +35,7 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	dirs, err := testfleet.Write(flag.Arg(0), *n)
+	dirs, err := testfleet.WriteWith(flag.Arg(0), *n, o)
 	for _, d := range dirs {
 		fmt.Println(d)
 	}
