@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/results/summary"
 	"github.com/qoslab/qoslab/internal/spec"
 )
 
@@ -59,6 +60,11 @@ type MachineVerdict struct {
 	// targets), which Reason then says.
 	Outcome string `json:"outcome"`
 	Reason  string `json:"reason,omitempty"`
+	// Caveats are what the reader must weigh beside the verdict, the
+	// run's own (summary.RunVerdicts: a run whose cells ran in sequence
+	// confounds time with class), said below the table as under the run's
+	// own verdict.
+	Caveats []string `json:"caveats,omitempty"`
 	// Mechanism is what happened to the threads on each target (their CPU
 	// share and speed per class), as under the run's own verdict.
 	Mechanism []analysis.Mechanism `json:"mechanism,omitempty"`
@@ -87,20 +93,20 @@ const noOutcome = "no verdict"
 // target; one row per run when there is none. cells and verdicts are each
 // run's cells and verdicts over the thread counts the findings use.
 func machineVerdicts(cols []Column, runs []runFindings) []MachineVerdict {
-	var keys []workloadPhase
+	var keys []summary.WorkloadPhase
 	for _, r := range runs {
 		for _, v := range r.verdicts {
-			keys = appendKey(keys, workloadPhase{v.Host.Workload, v.Host.Phase})
+			keys = appendKey(keys, summary.WorkloadPhase{Workload: v.Host.Workload, Phase: v.Host.Phase})
 		}
 		for _, s := range r.sensitivities {
-			keys = appendKey(keys, workloadPhase{s.Workload, s.Phase})
+			keys = appendKey(keys, summary.WorkloadPhase{Workload: s.Workload, Phase: s.Phase})
 		}
 	}
-	slices.SortStableFunc(keys, func(a, b workloadPhase) int {
-		if c := strings.Compare(a.workload, b.workload); c != 0 {
+	slices.SortStableFunc(keys, func(a, b summary.WorkloadPhase) int {
+		if c := strings.Compare(a.Workload, b.Workload); c != 0 {
 			return c
 		}
-		return strings.Compare(a.phase, b.phase)
+		return strings.Compare(a.Phase, b.Phase)
 	})
 	var out []MachineVerdict
 	for i, r := range runs {
@@ -116,7 +122,7 @@ func machineVerdicts(cols []Column, runs []runFindings) []MachineVerdict {
 	return out
 }
 
-func appendKey(keys []workloadPhase, k workloadPhase) []workloadPhase {
+func appendKey(keys []summary.WorkloadPhase, k summary.WorkloadPhase) []summary.WorkloadPhase {
 	if slices.Contains(keys, k) {
 		return keys
 	}
@@ -135,18 +141,18 @@ func machineOf(i int, col Column) MachineVerdict {
 // machineVerdict is run i's row for workload k: its verdict where it has
 // one; else why not, with each target's QoS sensitivity where it ran both
 // classes.
-func machineVerdict(i int, col Column, r runFindings, k workloadPhase) MachineVerdict {
+func machineVerdict(i int, col Column, r runFindings, k summary.WorkloadPhase) MachineVerdict {
 	m := machineOf(i, col)
-	m.Workload, m.Phase = k.workload, k.phase
+	m.Workload, m.Phase = k.Workload, k.Phase
 	m.Threads = r.threads[k]
 	if m.Threads == nil {
 		m.Threads = []int{}
 	}
 	for _, v := range r.verdicts {
-		if v.Host.Workload != k.workload || v.Host.Phase != k.phase {
+		if v.Host.Workload != k.Workload || v.Host.Phase != k.Phase {
 			continue
 		}
-		m.Outcome, m.Reason = string(v.Outcome), v.Reason
+		m.Outcome, m.Reason, m.Caveats = string(v.Outcome), v.Reason, v.Caveats
 		m.High, m.Low = v.Host.High, v.Host.Low
 		m.SI, m.SILow, m.SIHigh = v.SI, v.SILow, v.SIHigh
 		// The verdict's intervals: two one-sided tests at v.Level each.
@@ -160,7 +166,7 @@ func machineVerdict(i int, col Column, r runFindings, k workloadPhase) MachineVe
 	// Where the verdict has no ratio (it had no cells to compare, or none
 	// was asked), the target's QoS sensitivity stands in, at 95%.
 	for _, s := range r.sensitivities {
-		if s.Workload != k.workload || s.Phase != k.phase || s.Shift.Estimate.IsNaN() {
+		if s.Workload != k.Workload || s.Phase != k.Phase || s.Shift.Estimate.IsNaN() {
 			continue
 		}
 		side := map[string]*Ratio{spec.TargetHost: &m.HostRatio, spec.TargetVM: &m.VMRatio}[s.Target]
@@ -178,19 +184,19 @@ func machineVerdict(i int, col Column, r runFindings, k workloadPhase) MachineVe
 }
 
 // noVerdictReason says why run r gives no verdict for workload k.
-func noVerdictReason(r runFindings, k workloadPhase) string {
+func noVerdictReason(r runFindings, k summary.WorkloadPhase) string {
 	onVM, ran := false, false
 	for _, c := range r.cells {
 		onVM = onVM || c.Target == spec.TargetVM
-		ran = ran || (c.Workload == k.workload && c.Phase == k.phase)
+		ran = ran || (c.Workload == k.Workload && c.Phase == k.Phase)
 	}
 	switch {
 	case !onVM:
 		return "no vm target"
 	case !ran:
-		return "the run has no " + analysis.WorkloadText(k.workload, k.phase)
+		return "the run has no " + analysis.WorkloadText(k.Workload, k.Phase)
 	}
-	return analysis.SubsumptionAt(r.cells, k.workload, k.phase, spec.TargetHost, spec.TargetVM, r.margins, r.schedule).Reason
+	return analysis.SubsumptionAt(r.cells, k.Workload, k.Phase, spec.TargetHost, spec.TargetVM, summary.MarginsOf(r.run), summary.ScheduleOf(r.run)).Reason
 }
 
 // ratioOf is a shift, its interval asked at level, as a ratio: exp of
@@ -360,8 +366,9 @@ const notBack = "did not come back"
 // the machine, the verdict, SI and both sides' ratios; a row per run that
 // did not come back. A machine column whose value every run shares is said
 // once, above the rows (Lead), so a fleet of like machines keeps a narrow
-// table; below them (Notes), why each run that is not a yes is not, one
-// line per reason with the runs it holds for.
+// table; below them (Notes), why each run that is not a yes is not, and
+// each verdict's caveats, one line per reason or caveat with the runs it
+// holds for.
 func (c *Comparison) MachineSection() Section {
 	rows := c.Machines
 	classes := sharedClasses(rows)
@@ -405,8 +412,14 @@ func (c *Comparison) MachineSection() Section {
 			row = append(row, f.text(m, classes))
 		}
 		s.Rows = append(s.Rows, row)
+		var whys []string
 		if m.Outcome != string(analysis.Subsumed) && m.Reason != "" {
-			why := m.OutcomeText() + ": " + m.Reason
+			whys = append(whys, m.OutcomeText()+": "+m.Reason)
+		}
+		for _, c := range m.Caveats {
+			whys = append(whys, "caveat: "+c)
+		}
+		for _, why := range whys {
 			if multi {
 				why = analysis.WorkloadText(m.Workload, m.Phase) + ": " + why
 			}

@@ -313,3 +313,31 @@ func TestMachineMechanism(t *testing.T) {
 	require.Len(t, c.Machines[0].Mechanism, 2)
 	assert.Equal(t, "share", c.Machines[0].Mechanism[0].In, "the JSON carries the numbers behind it")
 }
+
+// A run's verdict per machine is the run's own, caveats included: a run
+// whose cells ran in sequence says so in the fleet view as in its summary,
+// in every format, and a run without the caveat has none.
+func TestMachineVerdictKeepsTheRunsCaveats(t *testing.T) {
+	var in []Input
+	for i, f := range []string{"compare-a", filepath.Join("constructed", "sequential")} {
+		l, err := results.Load(filepath.Join("..", "..", "testdata", "results", f))
+		require.NoError(t, err)
+		in = append(in, Input{Label: []string{"interleaved", "sequential"}[i], Loaded: l})
+	}
+	c, err := Build(in)
+	require.NoError(t, err)
+	require.Len(t, c.Machines, 2)
+	assert.Empty(t, c.Machines[0].Caveats, "compare-a's cells ran interleaved")
+	own := summary.Of(in[1].Loaded).Verdicts
+	require.Len(t, own, 1)
+	require.NotEmpty(t, own[0].Caveats, "the sequential run's summary has its caveat")
+	assert.Equal(t, own[0].Caveats, c.Machines[1].Caveats, "the row's caveats are the run's own")
+
+	note := "sequential: caveat: " + own[0].Caveats[0]
+	assert.Contains(t, c.MachineSection().Notes, note)
+	for _, format := range []string{"table", "markdown", "json"} {
+		var b bytes.Buffer
+		require.NoError(t, Write(&b, format, c))
+		assert.Contains(t, b.String(), "the cells ran in sequence (order: sequential)", format)
+	}
+}

@@ -54,12 +54,13 @@ type Summary struct {
 	Telemetry []telemetry.CellSummary
 }
 
-// Of analyzes a loaded results directory: its samples (Analyze, between
-// host and vm, with the verdict margins its spec set), its name and its
-// telemetry.
+// Of analyzes a loaded results directory: its samples (as Analyze does),
+// its verdicts as every reader has them (RunVerdicts: the margins and looks
+// its spec set, the run's caveats), its name and its telemetry.
 func Of(l *results.Loaded) Summary {
-	a := analyze(cellsOf(l), l.Samples, "host", "vm", MarginsOf(l.Run), ScheduleOf(l.Run))
-	WithCaveats(a.Verdicts, l.Run)
+	a := analyze(cellsOf(l), l.Samples)
+	a.Margins = MarginsOf(l.Run)
+	a.Verdicts = RunVerdicts(a.Cells, l.Run)
 	a.Name = l.Run.Name
 	a.Schema = l.Run.SchemaVersion
 	a.Partial = l.Partial()
@@ -84,18 +85,18 @@ func cellsOf(l *results.Loaded) []analysis.Cell {
 // on both targets host and vm, in that order.
 // It leaves Name empty.
 func Analyze(samples []results.Sample, host, vm string) Summary {
-	return analyze(results.Cells(samples), samples, host, vm, analysis.DefaultMargins(), nil)
+	a := analyze(results.Cells(samples), samples)
+	a.Margins = analysis.DefaultMargins()
+	a.Verdicts = Verdicts(a.Cells, host, vm, a.Margins, nil)
+	return a
 }
 
-// analyze is Analyze of the cells of samples (from their records, with the
-// host's view, where there are records), judged at schedule (ScheduleOf;
-// nil for one look).
-func analyze(cells []analysis.Cell, samples []results.Sample, host, vm string, margins analysis.Margins, schedule []int) Summary {
+// analyze is Analyze of cells (from a run's records, with the host's view,
+// where there are records) before any verdict: its callers judge, Of as
+// every reader of a run does (RunVerdicts).
+func analyze(cells []analysis.Cell, samples []results.Sample) Summary {
 	cells = analysis.SortCells(cells)
-	a := Summary{Cells: cells, Regressions: analysis.Regressions(cells), Margins: margins}
-	a.Verdicts = Verdicts(cells, host, vm, margins, schedule)
-	a.Findings = findings(samples, cells)
-	return a
+	return Summary{Cells: cells, Regressions: analysis.Regressions(cells), Findings: findings(samples, cells)}
 }
 
 // MarginsOf are the verdict margins a run's spec set (its verdict: keys, as
@@ -139,10 +140,23 @@ func ScheduleOf(r results.Run) []int {
 const sequentialCaveat = "the cells ran in sequence (order: sequential), so time and class are confounded: " +
 	"a change in the machine over the run (heat, other work) would read as a QoS effect; order: interleaved shuffles them"
 
-// WithCaveats gives each verdict the caveats of the run it judges: a run
+// RunVerdicts are run r's verdicts over cells, decided here once for
+// every reader (the summary and what shows it, results list, compare,
+// report, bench): judged between host and vm (Verdicts) with the margins
+// and looks its spec set (MarginsOf, ScheduleOf), each with the run's
+// caveats. cells may be fewer than the run's own (compare judges runs at
+// the thread counts they share): the caveats are the run's whatever the
+// cells, so no view of a run loses them.
+func RunVerdicts(cells []analysis.Cell, r results.Run) []analysis.Verdict {
+	v := Verdicts(cells, spec.TargetHost, spec.TargetVM, MarginsOf(r), ScheduleOf(r))
+	withCaveats(v, r)
+	return v
+}
+
+// withCaveats gives each verdict the caveats of the run it judges: a run
 // whose spec laid its cells out in sequence (order: sequential, as bench
 // does) confounds time with class.
-func WithCaveats(verdicts []analysis.Verdict, r results.Run) {
+func withCaveats(verdicts []analysis.Verdict, r results.Run) {
 	var applied struct {
 		Order string `json:"order"`
 	}
