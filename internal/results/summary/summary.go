@@ -22,6 +22,7 @@ import (
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/telemetry"
+	"github.com/qoslab/qoslab/internal/termcolor"
 	"github.com/qoslab/qoslab/internal/units"
 	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
@@ -443,7 +444,7 @@ func (s Style) WriteMarkdown(w io.Writer, a Summary) error {
 				fmt.Fprintf(&b, "  - **host:** %s\n", mdText(o))
 			}
 			for _, wl := range per[i] {
-				fmt.Fprintf(&b, "  - **warning:** %s\n", mdText(wl))
+				b.WriteString(s.warning(markdownWarning("  - ", wl)) + "\n")
 			}
 		}
 		fmt.Fprintf(&b, "\n%s\n", mdText(analysis.VerdictRule(a.Margins)))
@@ -457,7 +458,7 @@ func (s Style) WriteMarkdown(w io.Writer, a Summary) error {
 	if len(rest) > 0 {
 		b.WriteString("\n## Warnings\n\n")
 		for _, wl := range rest {
-			fmt.Fprintf(&b, "- **warning:** %s\n", mdText(wl))
+			b.WriteString(s.warning(markdownWarning("- ", wl)) + "\n")
 		}
 	}
 	if len(a.Cells) == 0 {
@@ -797,21 +798,20 @@ func mdText(s string) string {
 // per verdict, those of its workload (and phase), then those of workloads
 // that have no verdict, each group in table order.
 func Warnings(a Summary) (perVerdict [][]string, rest []string) {
-	type wp struct{ workload, phase string }
-	judged := map[wp]bool{}
+	judged := map[WorkloadPhase]bool{}
 	for _, v := range a.Verdicts {
-		judged[wp{v.Host.Workload, v.Host.Phase}] = true
+		judged[WorkloadPhase{v.Host.Workload, v.Host.Phase}] = true
 		perVerdict = append(perVerdict, v.Warnings(a.Cells))
 	}
-	seen := map[wp]bool{}
+	seen := map[WorkloadPhase]bool{}
 	for _, c := range a.Cells {
-		k := wp{c.Workload, c.Phase}
+		k := WorkloadPhase{c.Workload, c.Phase}
 		if judged[k] || seen[k] {
 			continue
 		}
 		seen[k] = true
-		rest = append(rest, analysis.InterferenceWarnings(a.Cells, k.workload, k.phase)...)
-		rest = append(rest, analysis.DispersionWarnings(a.Cells, k.workload, k.phase)...)
+		rest = append(rest, analysis.InterferenceWarnings(a.Cells, k.Workload, k.Phase)...)
+		rest = append(rest, analysis.DispersionWarnings(a.Cells, k.Workload, k.Phase)...)
 	}
 	return perVerdict, rest
 }
@@ -875,11 +875,11 @@ func (s Style) WriteTerminal(w io.Writer, a Summary) {
 			fmt.Fprintf(w, "  host: %s\n", o)
 		}
 		for _, wl := range per[i] {
-			fmt.Fprintf(w, "  warning: %s\n", wl)
+			_ = termcolor.Warn(w, "  warning: "+wl, wl) // as every line here, unchecked
 		}
 	}
 	for _, wl := range rest {
-		fmt.Fprintf(w, "warning: %s\n", wl)
+		_ = termcolor.Warn(w, "warning: "+wl, wl)
 	}
 	for _, f := range a.Findings {
 		fmt.Fprintf(w, "finding: %s\n", f)
