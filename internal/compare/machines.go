@@ -196,7 +196,7 @@ func noVerdictReason(r runFindings, k summary.WorkloadPhase) string {
 	case !ran:
 		return "the run has no " + analysis.WorkloadText(k.Workload, k.Phase)
 	}
-	return analysis.SubsumptionAt(r.cells, k.Workload, k.Phase, spec.TargetHost, spec.TargetVM, summary.MarginsOf(r.run), summary.ScheduleOf(r.run)).Reason
+	return summary.NoVerdictReason(r.cells, r.run, k)
 }
 
 // ratioOf is a shift, its interval asked at level, as a ratio: exp of

@@ -66,7 +66,7 @@ func TestMachineVerdictIsTheRunsVerdict(t *testing.T) {
 				at1 = append(at1, cell)
 			}
 		}
-		v := summary.Verdicts(at1, "host", "vm", summary.MarginsOf(loaded[i].Run), summary.ScheduleOf(loaded[i].Run))[0]
+		v := summary.RunVerdicts(at1, loaded[i].Run)[0]
 		assert.InDelta(t, v.Host.RatioEstimate(), float64(m.HostRatio.Value), 1e-9)
 		assert.InDelta(t, math.Exp(float64(v.VM.Shift.Low)), float64(m.VMRatio.Low), 1e-9)
 		assert.InDelta(t, 0.90, float64(m.VMRatio.Level), 1e-12, "the verdict's two one-sided tests at 5%")

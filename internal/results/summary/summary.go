@@ -154,6 +154,14 @@ func RunVerdicts(cells []analysis.Cell, r results.Run) []analysis.Verdict {
 	return v
 }
 
+// NoVerdictReason says why run r gives no verdict for workload k over
+// cells, which RunVerdicts leaves out (not at two classes on both
+// targets): what the verdict would say were it asked, with the run's
+// margins and looks. Compare says it in the verdict per machine.
+func NoVerdictReason(cells []analysis.Cell, r results.Run, k WorkloadPhase) string {
+	return analysis.SubsumptionAt(cells, k.Workload, k.Phase, spec.TargetHost, spec.TargetVM, MarginsOf(r), ScheduleOf(r)).Reason
+}
+
 // withCaveats gives each verdict the caveats of the run it judges: a run
 // whose spec laid its cells out in sequence (order: sequential, as bench
 // does) confounds time with class.
