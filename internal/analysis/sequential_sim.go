@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strings"
 )
 
 // The simulation of whole runs that proves the sequential design keeps its
@@ -125,7 +124,7 @@ func Simulate(c SimCase) SimResult {
 			r.No++
 		default:
 			r.Inconclusive++
-			if strings.Contains(v.Reason, "was reached") {
+			if v.Capped {
 				r.Capped++
 			}
 		}

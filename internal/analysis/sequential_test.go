@@ -116,6 +116,7 @@ func TestSubsumptionAtLooks(t *testing.T) {
 		outcome  Outcome
 		looks    []int // each thread count's look
 		more     *MoreRepeats
+		capped   bool
 		text     []string
 	}{
 		{
@@ -144,7 +145,7 @@ func TestSubsumptionAtLooks(t *testing.T) {
 		},
 		{
 			name:  "undecided at the cap: no block more, and the reason says so",
-			cells: allCapped, schedule: []int{6, 12}, outcome: Inconclusive, looks: []int{2, 2},
+			cells: allCapped, schedule: []int{6, 12}, outcome: Inconclusive, looks: []int{2, 2}, capped: true,
 			text: []string{"more repeats would tell; the cap of 12 repeats (max_repeats) was reached at 2 looks: a larger --max-repeats, or a quieter machine, would tell ("},
 		},
 		{
@@ -171,6 +172,7 @@ func TestSubsumptionAtLooks(t *testing.T) {
 			}
 			assert.Equal(t, tc.looks, looks)
 			assert.Equal(t, tc.more, v.MoreRepeats)
+			assert.Equal(t, tc.capped, v.Capped, "the cap reached, as a value (the simulation counts it)")
 			for _, s := range tc.text {
 				assert.Contains(t, v.String(), s)
 			}

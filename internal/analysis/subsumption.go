@@ -343,6 +343,11 @@ type Verdict struct {
 	// the repeats too few for one) and the schedule has a look left; nil
 	// otherwise.
 	MoreRepeats *MoreRepeats `json:"more_repeats,omitempty"`
+	// Capped says that more repeats could decide the answer but the
+	// schedule's last look is behind it: the cap (max_repeats) was
+	// reached, which Reason then says. (Not in the JSON: its Looks and
+	// Reason say so there.)
+	Capped bool `json:"-"`
 	// RelativeMargin is the host's ratio at the low end of its interval to
 	// the power Margins.Relative; Margin, the band's upper edge for "yes",
 	// is the smaller of it and Margins.Absolute, and the band is
@@ -549,6 +554,7 @@ func decide(cells []Cell, workload, phase, host, vm string, margins Margins, sch
 	if j.undecided != nil {
 		v.MoreRepeats = k.looks.more(j.undecided, j.moreHost)
 		if v.MoreRepeats == nil && k.looks.sequential() {
+			v.Capped = true
 			v.Reason += "; " + k.looks.capText()
 		}
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/results/summary"
 	"github.com/qoslab/qoslab/internal/spec"
+	"github.com/qoslab/qoslab/internal/termcolor"
 	"github.com/qoslab/qoslab/internal/units"
 	"github.com/qoslab/qoslab/internal/version"
 )
@@ -63,6 +64,10 @@ type Bench struct {
 	Results string   `json:"results,omitempty"`
 	Notes   []string `json:"notes,omitempty"`
 	Error   string   `json:"error,omitempty"`
+
+	// warnings are the session's notes that are warnings (their text
+	// alone), which the table says under it.
+	warnings []string
 }
 
 // BenchRequest records the settings as they were applied.
@@ -146,7 +151,14 @@ func (b *Bench) Add(res *experiment.Session) {
 	if len(res.Machines) > 0 {
 		b.Machines = res.Machines
 	}
-	b.Contention, b.Notes = res.Contention, res.Notes
+	b.Contention = res.Contention
+	b.Notes, b.warnings = nil, nil
+	for _, n := range res.Notes {
+		b.Notes = append(b.Notes, n.String())
+		if n.Kind.Warning() {
+			b.warnings = append(b.warnings, n.Text)
+		}
+	}
 	for _, r := range res.Runs {
 		c := r.Cell
 		b.Runs = append(b.Runs, BenchRun{Target: c.Target, Workload: c.Workload, QoS: int(c.QoS), Threads: c.Threads,
@@ -501,14 +513,13 @@ func writeUnderTable(w io.Writer, r *Bench, cells []analysis.Cell, markdown bool
 	}
 	// The run's warnings (a cell too short to mean anything) were said as
 	// it ran; under the table they are where the numbers are read.
-	for _, n := range r.Notes {
-		if strings.HasPrefix(n, "warning: ") {
-			fmt.Fprintf(w, "%s%s\n", lead, n)
-		}
+	for _, n := range r.warnings {
+		_ = termcolor.Warn(w, lead+"warning: "+n, n) // as every line here, unchecked: WriteBench's caller sees w's error
 	}
 	for _, c := range cells {
 		if c.DispersionFlag() != "" {
-			fmt.Fprintf(w, "%swarning: %s\n", lead, analysis.DispersionWarnings([]analysis.Cell{c}, c.Workload, c.Phase)[0])
+			n := analysis.DispersionWarnings([]analysis.Cell{c}, c.Workload, c.Phase)[0]
+			_ = termcolor.Warn(w, lead+"warning: "+n, n)
 		}
 	}
 	if r.Error != "" {

@@ -297,11 +297,7 @@ func benchRun(ctx context.Context, o *benchOptions) (err error) {
 	defer func() {
 		doc.Finish(err)
 		out := o.IO.Out
-		o.IO.Out = &lineFilter{w: out, seen: func(l string) {
-			if w := warningText(l); w != "" {
-				said[w] = true
-			}
-		}}
+		o.IO.Out = &warningFilter{w: out, seen: func(w string) { said[w] = true }}
 		werr := writeBench(o, doc)
 		o.IO.Out = out
 		if werr != nil && err == nil {
@@ -309,19 +305,19 @@ func benchRun(ctx context.Context, o *benchOptions) (err error) {
 		}
 		if dir != nil {
 			io := *o.IO
-			io.Out = &lineFilter{w: out, drop: func(l string) bool { return said[warningText(l)] }}
+			io.Out = &warningFilter{w: out, drop: func(w string) bool { return said[w] }}
 			if _, perr := publish(&io, dir.Path, nil, 0, 0); perr != nil && err == nil {
 				err = perr
 			}
 		}
 	}()
 
-	log := o.IO.ErrOut
+	var quiet map[experiment.NoteKind]bool
 	if table {
-		log = &lineFilter{w: log, drop: func(l string) bool { return strings.Contains(l, experiment.ShortCellText) }}
+		quiet = map[experiment.NoteKind]bool{experiment.NoteShortCell: true}
 	}
 	prog := &progress{io: o.IO}
-	env := experiment.Env{AgentPath: o.AgentPath, VM: o.VMEnv, Log: log, StartTarget: o.StartTarget, StartContention: o.StartContention}
+	env := experiment.Env{AgentPath: o.AgentPath, VM: o.VMEnv, Log: o.IO.ErrOut, Quiet: quiet, StartTarget: o.StartTarget, StartContention: o.StartContention}
 	prog.hooks(&env)
 	res, err := experiment.Execute(ctx, s, dir, env)
 	prog.clear()

@@ -515,15 +515,28 @@ func TestVMNeedsFollowCompressionSize(t *testing.T) {
 func TestBenchWarnsOfCellsTooShort(t *testing.T) {
 	a := newFake()
 	a.speed = 100 // 10 ms cells
-	_, out, _, err := benchWithFake(t, a, "--loops", "10", "--repeat", "1", "--qos", "9")
+	_, out, errOut, err := benchWithFake(t, a, "--loops", "10", "--repeat", "1", "--qos", "9")
 	require.NoError(t, err)
 	assert.Contains(t, out, "warning: host fp qos=background threads=1 ran 10ms (< 250ms): scheduler placement can decide a cell this short; use duration: 1s (bench: --duration 1s) or more loops")
+	assert.NotContains(t, errOut, "(< 250ms)", "said once, under the table, not as the run goes (its kind, not its words, says so)")
+	// Without a table to say it under, the run says it as it goes.
+	_, out, errOut, err = benchWithFake(t, newFakeAt(100), "--loops", "10", "--repeat", "1", "--qos", "9", "--format", "json")
+	require.NoError(t, err)
+	assert.Contains(t, errOut, "warning: host fp qos=background threads=1 ran 10ms (< 250ms)")
+	assert.Contains(t, out, `"warning: host fp qos=background threads=1 ran 10ms (\u003c 250ms)`, "and the JSON's notes keep it")
 
 	slow := newFake() // 1 s cells
 	_, out, _, err = benchWithFake(t, slow, "--loops", "10", "--repeat", "1", "--qos", "9")
 	require.NoError(t, err)
 	// (Only this warning: run under nice, qoslab also warns of that.)
 	assert.NotContains(t, out, "(< 250ms)")
+}
+
+// newFakeAt is a fake agent at speed (100: 10 ms cells of 10 loops).
+func newFakeAt(speed float64) *fakeAgent {
+	a := newFake()
+	a.speed = speed
+	return a
 }
 
 // A cell that never finishes is ended by --cell-timeout with an error that

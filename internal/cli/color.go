@@ -2,7 +2,6 @@ package cli
 
 import (
 	"io"
-	"strings"
 
 	"github.com/qoslab/qoslab/internal/config"
 	"github.com/qoslab/qoslab/internal/results/summary"
@@ -28,72 +27,39 @@ func (f *Factory) colorStreams() {
 	}
 }
 
-// colorWriter colours warnings yellow, line by line as they are written.
-// It keeps no state between writes, so a progress line written in pieces
-// passes through as it comes. A verdict's answer is coloured where it is
-// written, from its outcome (summary.Colored), not here.
+// colorWriter colours warnings yellow: those written to it as warnings
+// (termcolor.Warn), whole lines as their format writes them. What is
+// written as text passes as it is: a warning is never found in text, nor
+// is a verdict's answer, coloured where it is written from its outcome
+// (summary.Colored).
 type colorWriter struct{ w io.Writer }
 
-func (c *colorWriter) Write(p []byte) (int, error) {
-	lines := strings.SplitAfter(string(p), "\n")
-	var b strings.Builder
-	for _, l := range lines {
-		b.WriteString(colorLine(l))
-	}
-	if _, err := io.WriteString(c.w, b.String()); err != nil {
-		return 0, err
-	}
-	return len(p), nil
+func (c *colorWriter) Write(p []byte) (int, error) { return c.w.Write(p) }
+
+// Warn writes the warning's line yellow.
+func (c *colorWriter) Warn(line, _ string) error {
+	_, err := io.WriteString(c.w, termcolor.Paint(termcolor.Yellow, line)+"\n")
+	return err
 }
 
-// colorLine colours one line (with its newline, if any): a warning.
-func colorLine(l string) string {
-	body := strings.TrimRight(l, "\n")
-	end := l[len(body):]
-	bare := strings.TrimLeft(strings.TrimPrefix(body, "\r\033[K"), " -*")
-	if strings.HasPrefix(bare, "warning:") {
-		return termcolor.Paint(termcolor.Yellow, body) + end
-	}
-	return l
-}
-
-// lineFilter passes on what is written to w but the lines drop says to
-// leave out (each write taken as whole lines, as fmt.Fprintf writes them);
-// seen, when set, gets every line that passes.
-type lineFilter struct {
+// warningFilter passes on what is written to w, and each warning written
+// to it as one (termcolor.Warn) but those drop says to leave out; seen,
+// when set, gets the text of every warning that passes.
+type warningFilter struct {
 	w    io.Writer
-	drop func(line string) bool
-	seen func(line string)
+	drop func(text string) bool
+	seen func(text string)
 }
 
-func (f *lineFilter) Write(p []byte) (int, error) {
-	var b strings.Builder
-	for _, l := range strings.SplitAfter(string(p), "\n") {
-		if l == "" {
-			continue
-		}
-		if f.drop != nil && f.drop(strings.TrimRight(l, "\n")) {
-			continue
-		}
-		if f.seen != nil {
-			f.seen(strings.TrimRight(l, "\n"))
-		}
-		b.WriteString(l)
-	}
-	if _, err := io.WriteString(f.w, b.String()); err != nil {
-		return 0, err
-	}
-	return len(p), nil
-}
+func (f *warningFilter) Write(p []byte) (int, error) { return f.w.Write(p) }
 
-// warningText is a warning line's text without its marks ("  warning: x",
-// "- warning: x", "- **warning:** x" are all "x"); "" for other lines.
-func warningText(line string) string {
-	bare := strings.TrimLeft(line, " -*")
-	for _, p := range []string{"warning:** ", "warning: "} {
-		if rest, ok := strings.CutPrefix(bare, p); ok {
-			return rest
-		}
+// Warn passes the warning on to w (as a warning) unless drop says not to.
+func (f *warningFilter) Warn(line, text string) error {
+	if f.drop != nil && f.drop(text) {
+		return nil
 	}
-	return ""
+	if f.seen != nil {
+		f.seen(text)
+	}
+	return termcolor.Warn(f.w, line, text)
 }

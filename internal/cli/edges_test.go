@@ -77,30 +77,34 @@ func TestArgumentErrorsSayWhatIsWanted(t *testing.T) {
 
 // Warnings are coloured on a terminal, and verdicts' answers set to be
 // (from their outcome, where they are written), and neither when NO_COLOR
-// is set or the output is not a terminal. Text that reads like a verdict
-// is not coloured: the answer is never found in the text.
+// is set or the output is not a terminal. A warning is coloured because it
+// is written as one (termcolor.Warn), never found in text: text that reads
+// like a warning or a verdict is not coloured.
 func TestColorFollowsTheTerminalAndNoColor(t *testing.T) {
-	lines := "fp: QoS subsumed in VM: no (SI 0.1)\n  warning: host fp qos=9 threads=1: repeats range 1..9\nplain\n"
+	text := "fp: QoS subsumed in VM: no (SI 0.1)\nwarning: reads like one, written as text\n"
+	warning := "  warning: host fp qos=9 threads=1: repeats range 1..9"
 	print := func(tty bool, env map[string]string) (string, summary.Style) {
 		f := testFactory(t, env)
 		var out bytes.Buffer
 		f.IO.Out, f.IO.OutTTY = &out, tty
 		f.colorStreams()
-		_, err := f.IO.Out.Write([]byte(lines))
+		_, err := f.IO.Out.Write([]byte(text))
+		require.NoError(t, err)
+		require.NoError(t, termcolor.Warn(f.IO.Out, warning, "host fp qos=9 threads=1: repeats range 1..9"))
+		_, err = f.IO.Out.Write([]byte("plain\n"))
 		require.NoError(t, err)
 		return out.String(), f.IO.Verdicts
 	}
 	colored, style := print(true, nil)
 	assert.Equal(t, summary.Colored, style)
-	assert.Contains(t, colored, "fp: QoS subsumed in VM: no (SI 0.1)\n", "a verdict's answer is coloured where it is written, not found in text")
-	assert.Contains(t, colored, termcolor.Yellow+"  warning: host fp")
-	assert.Contains(t, colored, "\nplain\n")
+	assert.Equal(t, text+termcolor.Paint(termcolor.Yellow, warning)+"\nplain\n", colored,
+		"a verdict's answer is coloured where it is written, and text that reads like a warning is not one")
 	for _, c := range []struct {
 		tty bool
 		env map[string]string
 	}{{true, map[string]string{"NO_COLOR": "1"}}, {false, nil}, {true, map[string]string{"TERM": "dumb"}}} {
 		out, style := print(c.tty, c.env)
-		assert.Equal(t, lines, out, "tty %v, %v: no colour", c.tty, c.env)
+		assert.Equal(t, text+warning+"\nplain\n", out, "tty %v, %v: no colour", c.tty, c.env)
 		assert.Equal(t, summary.Plain, style, "tty %v, %v: no colour", c.tty, c.env)
 	}
 }

@@ -89,8 +89,7 @@ func describeRun(e results.Entry) listedRun {
 		}
 	}
 	cells := analysis.SortCells(results.Cells(results.Samples(recs)))
-	r.Verdicts = append(r.Verdicts, summary.Verdicts(cells, "host", "vm", summary.MarginsOf(e.Run), summary.ScheduleOf(e.Run))...)
-	summary.WithCaveats(r.Verdicts, e.Run)
+	r.Verdicts = append(r.Verdicts, summary.RunVerdicts(cells, e.Run)...)
 	return r
 }
 

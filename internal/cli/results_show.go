@@ -82,7 +82,7 @@ func showSummary(o *resultsOptions, l *results.Loaded, a summary.Summary, state 
 		if err != nil {
 			return err
 		}
-		_, err = io.WriteString(o.IO.Out, o.IO.Verdicts.Written(string(md), a.Verdicts))
+		_, err = io.WriteString(o.IO.Out, o.IO.Verdicts.Written(string(md), a))
 		return err
 	}
 	fmt.Fprintf(o.IO.ErrOut, "%s has no %s yet: computed from its %s\n", l.Path, results.SummaryMDFile, units.Plural(len(l.Samples), "sample"))

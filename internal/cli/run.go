@@ -18,6 +18,7 @@ import (
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/runtrace"
 	"github.com/qoslab/qoslab/internal/spec"
+	"github.com/qoslab/qoslab/internal/termcolor"
 )
 
 // runOptions are the settings of `qoslab run`.
@@ -251,7 +252,7 @@ func runRun(ctx context.Context, o *runOptions) (err error) {
 	r, perr := publish(o.IO, d.Path, res, wall, s.TelemetryMs)
 	env.Trace.Span(runtrace.SpanPublish, "", t0, nil)
 	if terr := env.Trace.Close(); terr != nil {
-		fmt.Fprintf(o.IO.ErrOut, "warning: %v\n", terr)
+		_ = termcolor.Warn(o.IO.ErrOut, fmt.Sprintf("warning: %v", terr), terr.Error()) // said on stderr: nothing more to do if it fails
 	}
 	if err != nil {
 		return err

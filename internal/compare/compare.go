@@ -246,8 +246,7 @@ func Build(in []Input) (*Comparison, error) {
 	c := &Comparison{Alpha: analysis.Alpha}
 	seen := map[string]string{}
 	var cells [][]analysis.Cell
-	var margins []analysis.Margins
-	var schedules [][]int
+	var runs []results.Run
 	for _, r := range in {
 		l := r.Loaded
 		if prev, ok := seen[r.Label]; ok {
@@ -260,14 +259,13 @@ func Build(in []Input) (*Comparison, error) {
 		col.OtherWork = analysis.OtherWorkOf(runCells)
 		c.Columns = append(c.Columns, col)
 		cells = append(cells, runCells)
-		margins = append(margins, summary.MarginsOf(l.Run))
-		schedules = append(schedules, summary.ScheduleOf(l.Run))
+		runs = append(runs, l.Run)
 	}
 	c.Differences = differences(c.Columns)
 	c.Notes = append(sameRuns(in), otherWorkNote(c.Columns)...)
 	c.Rows = rows(cells)
 	c.Geomeans = geomeans(c.Rows, len(in))
-	judged, common := judge(cells, margins, schedules)
+	judged, common := judge(cells, runs)
 	c.Findings = findings(judged, common)
 	c.Machines = machineVerdicts(c.Columns, judged)
 	return c, nil
@@ -647,12 +645,12 @@ func geomeans(rows []Row, n int) []Geomean {
 // runFindings is what one run is judged on and what it says: its cells at
 // the thread counts every run that has the workload can use (threads, per
 // workload and phase; a run's own where the runs share none), and the
-// verdicts (with its spec's margins) and QoS sensitivities over them.
+// verdicts (as the run's own summary decides them: summary.RunVerdicts)
+// and QoS sensitivities over them.
 type runFindings struct {
 	cells         []analysis.Cell
-	threads       map[workloadPhase][]int
-	margins       analysis.Margins
-	schedule      []int
+	threads       map[summary.WorkloadPhase][]int
+	run           results.Run
 	verdicts      []analysis.Verdict
 	sensitivities []analysis.Sensitivity
 }
@@ -661,21 +659,21 @@ type runFindings struct {
 // that has the workload ran all of its targets and classes, so that the
 // runs are judged on the same cells (a run's own report may use more;
 // where the runs share no thread count, each run's own are used), and
-// judges them: each run's verdict takes the margins and the schedule of
-// looks its spec set.
-func judge(cells [][]analysis.Cell, margins []analysis.Margins, schedules [][]int) ([]runFindings, map[workloadPhase][]int) {
+// judges them as the run's own summary does (summary.RunVerdicts: the
+// margins and looks its spec set, with its caveats).
+func judge(cells [][]analysis.Cell, runs []results.Run) ([]runFindings, map[summary.WorkloadPhase][]int) {
 	common := commonThreads(cells)
 	out := make([]runFindings, len(cells))
 	for i, cs := range cells {
 		kept := slices.DeleteFunc(slices.Clone(cs), func(c analysis.Cell) bool {
-			ts := common[workloadPhase{c.Workload, c.Phase, c.Params}]
+			ts := common[summary.WorkloadPhase{Workload: c.Workload, Phase: c.Phase, Params: c.Params}]
 			return len(ts) > 0 && !slices.Contains(ts, c.Threads)
 		})
-		r := runFindings{cells: kept, threads: map[workloadPhase][]int{}, margins: margins[i], schedule: schedules[i]}
+		r := runFindings{cells: kept, threads: map[summary.WorkloadPhase][]int{}, run: runs[i]}
 		for k, ts := range usableThreads(kept) {
 			r.threads[k] = slices.Sorted(slices.Values(ts))
 		}
-		r.verdicts = summary.Verdicts(kept, spec.TargetHost, spec.TargetVM, margins[i], schedules[i])
+		r.verdicts = summary.RunVerdicts(kept, runs[i])
 		r.sensitivities = sensitivities(kept)
 		out[i] = r
 	}
@@ -687,7 +685,7 @@ func judge(cells [][]analysis.Cell, margins []analysis.Margins, schedules [][]in
 // more classes, in workload order, from the runs judged alike (judge); a
 // run without the finding has it missing. common is the thread counts
 // they were judged at, per workload (and phase).
-func findings(runs []runFindings, common map[workloadPhase][]int) []FindingRow {
+func findings(runs []runFindings, common map[summary.WorkloadPhase][]int) []FindingRow {
 	t := findingTable{n: len(runs), vals: map[findingKey][]FindingValue{}}
 	for i, r := range runs {
 		for _, v := range r.verdicts {
@@ -711,23 +709,18 @@ func findings(runs []runFindings, common map[workloadPhase][]int) []FindingRow {
 	out := make([]FindingRow, 0, len(t.order))
 	for _, k := range t.order {
 		r := FindingRow{Kind: k.kind, Workload: k.workload, Phase: k.phase, Params: k.params, Target: k.target, High: k.high, Low: k.low, Values: t.vals[k]}
-		r.Threads = slices.Sorted(slices.Values(common[workloadPhase{k.workload, k.phase, k.params}]))
+		r.Threads = slices.Sorted(slices.Values(common[summary.WorkloadPhase{Workload: k.workload, Phase: k.phase, Params: k.params}]))
 		addFindingDeltas(r.Values, k.kind)
 		out = append(out, r)
 	}
 	return out
 }
 
-// workloadPhase names a workload, or one phase of it, with one set of its
-// parameters where a run measured it with more than one
-// (analysis.CellKey.Params): what one verdict judges.
-type workloadPhase struct{ workload, phase, params string }
-
 // commonThreads is, per workload (and phase), the thread counts that
 // every run that ran it can use: those at which it has every (target,
 // class) of the workload.
-func commonThreads(cells [][]analysis.Cell) map[workloadPhase][]int {
-	common := map[workloadPhase][]int{}
+func commonThreads(cells [][]analysis.Cell) map[summary.WorkloadPhase][]int {
+	common := map[summary.WorkloadPhase][]int{}
 	for _, cs := range cells {
 		for k, ts := range usableThreads(cs) {
 			if prev, ok := common[k]; ok {
@@ -742,14 +735,14 @@ func commonThreads(cells [][]analysis.Cell) map[workloadPhase][]int {
 
 // usableThreads is, per workload (and phase) of one run, the thread counts
 // at which it has every (target, class) of the workload it ran at all.
-func usableThreads(cs []analysis.Cell) map[workloadPhase][]int {
+func usableThreads(cs []analysis.Cell) map[summary.WorkloadPhase][]int {
 	type series struct {
 		target string
 		qos    int
 	}
-	has := map[workloadPhase]map[series]map[int]bool{}
+	has := map[summary.WorkloadPhase]map[series]map[int]bool{}
 	for _, c := range cs {
-		k := workloadPhase{c.Workload, c.Phase, c.Params}
+		k := summary.WorkloadPhase{Workload: c.Workload, Phase: c.Phase, Params: c.Params}
 		if has[k] == nil {
 			has[k] = map[series]map[int]bool{}
 		}
@@ -759,7 +752,7 @@ func usableThreads(cs []analysis.Cell) map[workloadPhase][]int {
 		}
 		has[k][sk][c.Threads] = true
 	}
-	mine := map[workloadPhase][]int{}
+	mine := map[summary.WorkloadPhase][]int{}
 	for k, bySeries := range has {
 		mine[k] = []int{}
 		for _, threads := range bySeries {

@@ -15,6 +15,7 @@ import (
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/qos"
 	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/results/summary"
 	"github.com/qoslab/qoslab/internal/units"
 )
 
@@ -318,7 +319,7 @@ func (c *Comparison) findingRow(r FindingRow) []string {
 	if r.Kind == KindSensitivity {
 		name = fmt.Sprintf("QoS sensitivity %s %d/%d", r.Target, r.High, r.Low)
 	}
-	row := []string{name, workloadPhase{r.Workload, r.Phase, r.Params}.text(), threadsText(r.Threads)}
+	row := []string{name, workloadText(summary.WorkloadPhase{Workload: r.Workload, Phase: r.Phase, Params: r.Params}), threadsText(r.Threads)}
 	for i, v := range r.Values {
 		switch {
 		case !v.Present:

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/results/summary"
 	"github.com/qoslab/qoslab/internal/spec"
 )
 
@@ -62,6 +63,11 @@ type MachineVerdict struct {
 	// targets), which Reason then says.
 	Outcome string `json:"outcome"`
 	Reason  string `json:"reason,omitempty"`
+	// Caveats are what the reader must weigh beside the verdict, the
+	// run's own (summary.RunVerdicts: a run whose cells ran in sequence
+	// confounds time with class), said below the table as under the run's
+	// own verdict.
+	Caveats []string `json:"caveats,omitempty"`
 	// Mechanism is what happened to the threads on each target (their CPU
 	// share and speed per class), as under the run's own verdict.
 	Mechanism []analysis.Mechanism `json:"mechanism,omitempty"`
@@ -90,23 +96,23 @@ const noOutcome = "no verdict"
 // target; one row per run when there is none. cells and verdicts are each
 // run's cells and verdicts over the thread counts the findings use.
 func machineVerdicts(cols []Column, runs []runFindings) []MachineVerdict {
-	var keys []workloadPhase
+	var keys []summary.WorkloadPhase
 	for _, r := range runs {
 		for _, v := range r.verdicts {
-			keys = appendKey(keys, workloadPhase{v.Host.Workload, v.Host.Phase, v.Host.Params})
+			keys = appendKey(keys, summary.WorkloadPhase{Workload: v.Host.Workload, Phase: v.Host.Phase, Params: v.Host.Params})
 		}
 		for _, s := range r.sensitivities {
-			keys = appendKey(keys, workloadPhase{s.Workload, s.Phase, s.Params})
+			keys = appendKey(keys, summary.WorkloadPhase{Workload: s.Workload, Phase: s.Phase, Params: s.Params})
 		}
 	}
-	slices.SortStableFunc(keys, func(a, b workloadPhase) int {
-		if c := strings.Compare(a.workload, b.workload); c != 0 {
+	slices.SortStableFunc(keys, func(a, b summary.WorkloadPhase) int {
+		if c := strings.Compare(a.Workload, b.Workload); c != 0 {
 			return c
 		}
-		if c := strings.Compare(a.phase, b.phase); c != 0 {
+		if c := strings.Compare(a.Phase, b.Phase); c != 0 {
 			return c
 		}
-		return analysis.CompareParams(a.params, b.params)
+		return analysis.CompareParams(a.Params, b.Params)
 	})
 	var out []MachineVerdict
 	for i, r := range runs {
@@ -122,7 +128,7 @@ func machineVerdicts(cols []Column, runs []runFindings) []MachineVerdict {
 	return out
 }
 
-func appendKey(keys []workloadPhase, k workloadPhase) []workloadPhase {
+func appendKey(keys []summary.WorkloadPhase, k summary.WorkloadPhase) []summary.WorkloadPhase {
 	if slices.Contains(keys, k) {
 		return keys
 	}
@@ -131,12 +137,14 @@ func appendKey(keys []workloadPhase, k workloadPhase) []workloadPhase {
 
 // text names a workload (and phase), with its parameters where it has
 // them: "compress size=4194304 ratio=3 codec=zstd level=0 sink=null".
-func (k workloadPhase) text() string {
-	return strings.TrimSpace(analysis.WorkloadText(k.workload, k.phase) + " " + k.params)
+func workloadText(k summary.WorkloadPhase) string {
+	return strings.TrimSpace(analysis.WorkloadText(k.Workload, k.Phase) + " " + k.Params)
 }
 
 // workload is what the row judges.
-func (m MachineVerdict) workload() workloadPhase { return workloadPhase{m.Workload, m.Phase, m.Params} }
+func (m MachineVerdict) workload() summary.WorkloadPhase {
+	return summary.WorkloadPhase{Workload: m.Workload, Phase: m.Phase, Params: m.Params}
+}
 
 // machineOf is run i's row before its verdict: the machine, nothing
 // judged.
@@ -150,18 +158,18 @@ func machineOf(i int, col Column) MachineVerdict {
 // machineVerdict is run i's row for workload k: its verdict where it has
 // one; else why not, with each target's QoS sensitivity where it ran both
 // classes.
-func machineVerdict(i int, col Column, r runFindings, k workloadPhase) MachineVerdict {
+func machineVerdict(i int, col Column, r runFindings, k summary.WorkloadPhase) MachineVerdict {
 	m := machineOf(i, col)
-	m.Workload, m.Phase, m.Params = k.workload, k.phase, k.params
+	m.Workload, m.Phase, m.Params = k.Workload, k.Phase, k.Params
 	m.Threads = r.threads[k]
 	if m.Threads == nil {
 		m.Threads = []int{}
 	}
 	for _, v := range r.verdicts {
-		if v.Host.Workload != k.workload || v.Host.Phase != k.phase || v.Host.Params != k.params {
+		if v.Host.Workload != k.Workload || v.Host.Phase != k.Phase || v.Host.Params != k.Params {
 			continue
 		}
-		m.Outcome, m.Reason = string(v.Outcome), v.Reason
+		m.Outcome, m.Reason, m.Caveats = string(v.Outcome), v.Reason, v.Caveats
 		m.High, m.Low = v.Host.High, v.Host.Low
 		m.SI, m.SILow, m.SIHigh = v.SI, v.SILow, v.SIHigh
 		// The verdict's intervals: two one-sided tests at v.Level each.
@@ -175,7 +183,7 @@ func machineVerdict(i int, col Column, r runFindings, k workloadPhase) MachineVe
 	// Where the verdict has no ratio (it had no cells to compare, or none
 	// was asked), the target's QoS sensitivity stands in, at 95%.
 	for _, s := range r.sensitivities {
-		if s.Workload != k.workload || s.Phase != k.phase || s.Params != k.params || s.Shift.Estimate.IsNaN() {
+		if s.Workload != k.Workload || s.Phase != k.Phase || s.Params != k.Params || s.Shift.Estimate.IsNaN() {
 			continue
 		}
 		side := map[string]*Ratio{spec.TargetHost: &m.HostRatio, spec.TargetVM: &m.VMRatio}[s.Target]
@@ -193,19 +201,19 @@ func machineVerdict(i int, col Column, r runFindings, k workloadPhase) MachineVe
 }
 
 // noVerdictReason says why run r gives no verdict for workload k.
-func noVerdictReason(r runFindings, k workloadPhase) string {
+func noVerdictReason(r runFindings, k summary.WorkloadPhase) string {
 	onVM, ran := false, false
 	for _, c := range r.cells {
 		onVM = onVM || c.Target == spec.TargetVM
-		ran = ran || (c.Workload == k.workload && c.Phase == k.phase && c.Params == k.params)
+		ran = ran || (c.Workload == k.Workload && c.Phase == k.Phase && c.Params == k.Params)
 	}
 	switch {
 	case !onVM:
 		return "no vm target"
 	case !ran:
-		return "the run has no " + k.text()
+		return "the run has no " + workloadText(k)
 	}
-	return analysis.SubsumptionAt(analysis.ParamsCells(r.cells, k.params), k.workload, k.phase, spec.TargetHost, spec.TargetVM, r.margins, r.schedule).Reason
+	return summary.NoVerdictReason(r.cells, r.run, k)
 }
 
 // ratioOf is a shift, its interval asked at level, as a ratio: exp of
@@ -378,8 +386,9 @@ const notBack = "did not come back"
 // the machine, the verdict, SI and both sides' ratios; a row per run that
 // did not come back. A machine column whose value every run shares is said
 // once, above the rows (Lead), so a fleet of like machines keeps a narrow
-// table; below them (Notes), why each run that is not a yes is not, one
-// line per reason with the runs it holds for.
+// table; below them (Notes), why each run that is not a yes is not, and
+// each verdict's caveats, one line per reason or caveat with the runs it
+// holds for.
 func (c *Comparison) MachineSection() Section {
 	rows := c.Machines
 	classes := sharedClasses(rows)
@@ -418,7 +427,7 @@ func (c *Comparison) MachineSection() Section {
 	for _, m := range rows {
 		row := []string{c.runName(m.Run)}
 		if multi {
-			row = append(row, orDash(m.workload().text()))
+			row = append(row, orDash(workloadText(m.workload())))
 		}
 		for _, f := range fields {
 			text := f.text(m, classes)
@@ -428,10 +437,16 @@ func (c *Comparison) MachineSection() Section {
 			row = append(row, text)
 		}
 		s.Rows = append(s.Rows, row)
+		var whys []string
 		if m.Outcome != string(analysis.Subsumed) && m.Reason != "" {
-			why := m.OutcomeText() + ": " + m.Reason
+			whys = append(whys, m.OutcomeText()+": "+m.Reason)
+		}
+		for _, c := range m.Caveats {
+			whys = append(whys, "caveat: "+c)
+		}
+		for _, why := range whys {
 			if multi {
-				why = m.workload().text() + ": " + why
+				why = workloadText(m.workload()) + ": " + why
 			}
 			if runs[why] == nil {
 				reasons = append(reasons, why)

@@ -74,7 +74,7 @@ func TestMachineVerdictIsTheRunsVerdict(t *testing.T) {
 				at1 = append(at1, cell)
 			}
 		}
-		v := summary.Verdicts(at1, "host", "vm", summary.MarginsOf(loaded[i].Run), summary.ScheduleOf(loaded[i].Run))[0]
+		v := summary.RunVerdicts(at1, loaded[i].Run)[0]
 		assert.InDelta(t, v.Host.RatioEstimate(), float64(m.HostRatio.Value), 1e-9)
 		assert.InDelta(t, math.Exp(float64(v.VM.Shift.Low)), float64(m.VMRatio.Low), 1e-9)
 		assert.InDelta(t, 0.90, float64(m.VMRatio.Level), 1e-12, "the verdict's two one-sided tests at 5%")
@@ -423,5 +423,33 @@ func TestFitKeysOnlyWhatIsTooWide(t *testing.T) {
 			}
 			assert.Empty(t, c.MachineSection().Keys, "the comparison itself is not changed")
 		})
+	}
+}
+
+// A run's verdict per machine is the run's own, caveats included: a run
+// whose cells ran in sequence says so in the fleet view as in its summary,
+// in every format, and a run without the caveat has none.
+func TestMachineVerdictKeepsTheRunsCaveats(t *testing.T) {
+	var in []Input
+	for i, f := range []string{"compare-a", filepath.Join("constructed", "sequential")} {
+		l, err := results.Load(filepath.Join("..", "..", "testdata", "results", f))
+		require.NoError(t, err)
+		in = append(in, Input{Label: []string{"interleaved", "sequential"}[i], Loaded: l})
+	}
+	c, err := Build(in)
+	require.NoError(t, err)
+	require.Len(t, c.Machines, 2)
+	assert.Empty(t, c.Machines[0].Caveats, "compare-a's cells ran interleaved")
+	own := summary.Of(in[1].Loaded).Verdicts
+	require.Len(t, own, 1)
+	require.NotEmpty(t, own[0].Caveats, "the sequential run's summary has its caveat")
+	assert.Equal(t, own[0].Caveats, c.Machines[1].Caveats, "the row's caveats are the run's own")
+
+	note := "sequential: caveat: " + own[0].Caveats[0]
+	assert.Contains(t, c.MachineSection().Notes, note)
+	for _, format := range []string{"table", "markdown", "json"} {
+		var b bytes.Buffer
+		require.NoError(t, Write(&b, format, c))
+		assert.Contains(t, b.String(), "the cells ran in sequence (order: sequential)", format)
 	}
 }

@@ -41,7 +41,7 @@ func twoSizes() []analysis.Cell {
 // verdict over both.
 func TestComparesEachSetOfParameters(t *testing.T) {
 	cells := twoSizes()
-	runs, common := judge([][]analysis.Cell{cells, cells}, []analysis.Margins{analysis.DefaultMargins(), analysis.DefaultMargins()}, [][]int{nil, nil})
+	runs, common := judge([][]analysis.Cell{cells, cells}, []results.Run{{}, {}})
 	require.Len(t, runs[0].verdicts, 2)
 	machines := machineVerdicts([]Column{{Label: "a"}, {Label: "b"}}, runs)
 	require.Len(t, machines, 4, "two sizes per run")

@@ -24,6 +24,7 @@ import (
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/runtrace"
 	"github.com/qoslab/qoslab/internal/spec"
+	"github.com/qoslab/qoslab/internal/termcolor"
 	"github.com/qoslab/qoslab/internal/units"
 	"github.com/qoslab/qoslab/internal/version"
 	"github.com/qoslab/qoslab/internal/workload/catalog"
@@ -38,6 +39,10 @@ type Env struct {
 	// Log gets the lines a user reads as a run starts and ends (targets,
 	// boot, contention, notes); nil discards them.
 	Log io.Writer
+	// Quiet are the kinds of note kept (in the session and run.json) but
+	// not written to Log: bench says its short cells' warnings under its
+	// table instead.
+	Quiet map[NoteKind]bool
 	// OnStep is called before each cell run and OnRun after each timed one
 	// is kept, both outside any measured interval. OnProgress gets the
 	// agent's progress events; nil asks the agent for none.
@@ -80,8 +85,9 @@ type Session struct {
 	// BootNs adds up the boot times of the VMs this session booted.
 	BootNs int64
 	// Notes are what the user should know about how the run was carried
-	// out (a value changed to fit the host, a class the vCPU threads got).
-	Notes []string
+	// out (a value changed to fit the host, a class the vCPU threads got),
+	// each with its kind.
+	Notes []Note
 }
 
 // TimeText says where a session's wall time went, and what telemetry cost
@@ -276,7 +282,7 @@ func Execute(ctx context.Context, s spec.Spec, dir *results.Dir, env Env) (out *
 	var tel *runTelemetry
 	if s.TelemetryMs > 0 && dir != nil {
 		var closeTel func() error
-		tel, closeTel, err = setUpTelemetry(ctx, filepath.Join(dir.Path, results.TelemetryFile), s, x.targets, finishedLabels, func(n string) { x.note("note: ", n) })
+		tel, closeTel, err = setUpTelemetry(ctx, filepath.Join(dir.Path, results.TelemetryFile), s, x.targets, finishedLabels, func(n string) { x.note(Note{Kind: NoteInfo, Text: n}) })
 		if err != nil {
 			return out, err
 		}
@@ -323,7 +329,7 @@ func newExecution(s spec.Spec, dir *results.Dir, env Env) *execution {
 	}
 	x.out.Scheduling = readScheduling()
 	for _, w := range x.out.Scheduling.Warnings() {
-		x.note("warning: ", w)
+		x.note(Note{Kind: NoteWarning, Text: w})
 	}
 	if dir != nil && env.VM.KeepConsole == "" {
 		// The VM's state directory goes with the run; its console, which
@@ -333,14 +339,22 @@ func newExecution(s spec.Spec, dir *results.Dir, env Env) *execution {
 	return x
 }
 
-// note tells the user n, after prefix ("note: ", "warning: "), and keeps
-// it in the session and in run.json.
-func (x *execution) note(prefix, n string) {
-	fmt.Fprintf(x.log, "%s%s\n", prefix, n)
-	kept := strings.TrimPrefix(prefix, "note: ") + n
-	x.out.Notes = append(x.out.Notes, kept)
+// note tells the user n and keeps it in the session and in run.json; a
+// note of a kind Env.Quiet names is kept but not told. A warning is
+// written as one (termcolor.Warn), so that what colours or filters
+// warnings has it as a value.
+func (x *execution) note(n Note) {
+	if !x.env.Quiet[n.Kind] {
+		said := n.Kind.saidPrefix() + n.Text
+		if n.Kind.Warning() {
+			_ = termcolor.Warn(x.log, said, n.Text) // the log is the user's stream: nothing to do if it fails
+		} else {
+			fmt.Fprintln(x.log, said)
+		}
+	}
+	x.out.Notes = append(x.out.Notes, n)
 	if x.dir != nil {
-		x.dir.Run.Notes = append(x.dir.Run.Notes, kept)
+		x.dir.Run.Notes = append(x.dir.Run.Notes, n.String())
 	}
 }
 
@@ -348,7 +362,7 @@ func (x *execution) note(prefix, n string) {
 // warning when it is not the one asked for.
 func (x *execution) childStarted(child string, c hv.ProcessClass) {
 	if w := x.out.Scheduling.started(child, c); w != "" {
-		x.note("warning: ", w)
+		x.note(Note{Kind: NoteWarning, Text: w})
 	}
 }
 
@@ -407,7 +421,7 @@ func (x *execution) startTargets(ctx context.Context) error {
 		t0 := time.Now()
 		t, notes, err := start(ctx, name, x.s, x.log)
 		for _, n := range notes {
-			x.note("note: ", n)
+			x.note(Note{Kind: NoteInfo, Text: n})
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
@@ -487,7 +501,7 @@ func (x *execution) vmStarted(name string, mi hv.MachineInfo, info *agentpb.Info
 	}
 	x.out.BootNs += mi.BootNs
 	if v := info.GetAgentVersion(); v != version.String() {
-		x.note("note: ", fmt.Sprintf("the VM's agent is %s, not this build's %s: what it measures may lack this build's fixes (telemetry needs protocol 1.1); rebuild the image with `qoslab image build linux`", v, version.String()))
+		x.note(Note{Kind: NoteInfo, Text: fmt.Sprintf("the VM's agent is %s, not this build's %s: what it measures may lack this build's fixes (telemetry needs protocol 1.1); rebuild the image with `qoslab image build linux`", v, version.String())})
 	}
 	if x.s.VM.HostQoS == qos.Unspecified {
 		return nil
@@ -497,7 +511,7 @@ func (x *execution) vmStarted(name string, mi hv.MachineInfo, info *agentpb.Info
 		return err
 	}
 	for _, n := range notes {
-		x.note("host_qos: ", n)
+		x.note(Note{Kind: NoteHostQoS, Text: n})
 	}
 	return nil
 }
@@ -543,7 +557,7 @@ func (x *execution) startContention(ctx context.Context, n int) (*contention.Con
 	}
 	fmt.Fprintf(x.log, "contention: %s on the host\n", cont.Text())
 	if note := cont.UnpinnedNote(); note != "" {
-		x.note("note: ", note)
+		x.note(Note{Kind: NoteInfo, Text: note})
 	}
 	if x.dir == nil {
 		return cont, nil
@@ -580,7 +594,7 @@ func (x *execution) newRunner(cells []PlannedRun, spinners int) *runner {
 		OnRun: func(st Step, cr CellRun) {
 			x.out.Runs = append(x.out.Runs, cr)
 			if w := shortCellWarning(cr, warned); w != "" {
-				x.note("warning: ", w)
+				x.note(Note{Kind: NoteShortCell, Text: w})
 			}
 			if x.env.OnRun != nil {
 				x.env.OnRun(st, cr)
@@ -638,12 +652,11 @@ func shortCellWarning(cr CellRun, warned map[string]bool) string {
 	}
 	warned[c.SeriesKey()] = true
 	return fmt.Sprintf("%s %s qos=%s threads=%d ran %s (< %s): %s; use duration: 1s (bench: --duration 1s) or more loops",
-		c.Target, c.Workload, c.QoS, c.Threads, shortDuration(d), minCellInterval, ShortCellText)
+		c.Target, c.Workload, c.QoS, c.Threads, shortDuration(d), minCellInterval, shortCellText)
 }
 
-// ShortCellText is what every short-cell warning says, for those who
-// show it elsewhere and must not say it twice.
-const ShortCellText = "scheduler placement can decide a cell this short"
+// shortCellText is what every short-cell warning says.
+const shortCellText = "scheduler placement can decide a cell this short"
 
 // shortDuration rounds d for a message: 21.3ms, 4µs.
 func shortDuration(d time.Duration) time.Duration {

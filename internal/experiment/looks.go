@@ -254,7 +254,7 @@ func (x *execution) runLooks(ctx context.Context, r *runner, seed uint64, st *St
 				// Kept as a note too: run.json and the report's run
 				// notes say what the looks took.
 				x.sayLook(line)
-				x.out.Notes = append(x.out.Notes, line)
+				x.out.Notes = append(x.out.Notes, Note{Kind: NoteInfo, Text: line})
 				if x.dir != nil {
 					x.dir.Run.Notes = append(x.dir.Run.Notes, line)
 				}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -40,7 +41,8 @@ func TestExecuteRecordsScheduling(t *testing.T) {
 	require.NoError(t, err)
 
 	warning := "the contention spinners started at unspecified (SCHED_OTHER nice=10), default asked: sched_setattr(SCHED_OTHER, nice 0): operation not permitted"
-	assert.Contains(t, strings.Join(out.Notes, "\n"), warning)
+	assert.True(t, slices.ContainsFunc(out.Notes, func(n Note) bool { return n.Kind == NoteWarning && strings.HasPrefix(n.Text, warning) }),
+		"a warning, as a value: %v", out.Notes)
 
 	b, err := os.ReadFile(filepath.Join(dir.Path, results.RunFile))
 	require.NoError(t, err)
@@ -53,7 +55,8 @@ func TestExecuteRecordsScheduling(t *testing.T) {
 	assert.NotEmpty(t, run.Scheduling.Controller.Policy, "the controller's policy is read")
 	assert.Equal(t, "unspecified", run.Scheduling.Started[startedContention].Applied)
 	assert.Equal(t, "default", run.Scheduling.Started[startedContention].Asked)
-	assert.Contains(t, strings.Join(run.Notes, "\n"), warning)
+	assert.True(t, slices.ContainsFunc(run.Notes, func(n string) bool { return strings.HasPrefix(n, "warning: "+warning) }),
+		"run.json keeps it with its prefix: %v", run.Notes)
 
 	// Read back as every reader takes it: typed, once.
 	d, err := results.Open(dir.Path)

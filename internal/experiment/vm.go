@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/qoslab/qoslab/internal/guestvm"
@@ -60,12 +59,12 @@ func startVM(ctx context.Context, s spec.Spec, env guestvm.Env, log io.Writer) (
 		model = ", Virtualization.framework's device model under " + v.Backend + " (vm.model " + v.Model + "): a test of the guest, not a Mac"
 	}
 	fmt.Fprintf(log, "vm: booting %s (%s, kernel %s) with %d vCPUs, %d MiB%s\n", name, v.Image, img.KernelVersion, v.CPUs, mem, model)
-	m, c, err := guestvm.Boot(ctx, backend, log, hv.Spec{Name: name, Image: img, CPUs: v.CPUs, MemoryMiB: mem, DiskBytes: disk, Accel: v.Accel, Model: v.Model, StateDir: dir, BootTimeout: env.BootTimeout}, env.BootTimeoutFor, env.KeepConsole)
+	m, c, err := guestvm.Boot(ctx, backend, log, hv.Spec{Name: name, Image: img, CPUs: v.CPUs, MemoryMiB: mem, DiskBytes: disk, Accel: v.Accel, Model: v.Model, StateDir: dir, BootTimeout: env.BootTimeout, KeepConsole: env.KeepConsole}, env.BootTimeoutFor, env.KeepConsole)
 	if err != nil {
 		if kerr := releaseStateDir(dir, env.KeepConsole, name); kerr != nil {
 			err = errors.Join(err, kerr)
 		} else if env.KeepConsole != "" {
-			err = &consoleMovedError{err: err, dir: dir, keep: env.KeepConsole}
+			err = withConsole(err, env.KeepConsole)
 		}
 		return nil, notes, fmt.Errorf("boot vm: %w", err)
 	}
@@ -138,22 +137,13 @@ func releaseStateDir(dir, keep, name string) error {
 	return os.RemoveAll(dir)
 }
 
-// consoleMovedError is a boot error whose text named the console in the
-// VM's state directory, which is gone: it names the kept copy instead.
-type consoleMovedError struct {
-	err       error
-	dir, keep string
-}
-
-func (e *consoleMovedError) Error() string {
-	s := e.err.Error()
-	for _, f := range []string{hv.ConsoleLogName, probeConsoleLog} {
-		s = strings.ReplaceAll(s, filepath.Join(e.dir, f), e.keep)
+// withConsole is a boot error that names the console where it is kept
+// (keep): the backend's own error names it there already (hv.ConsoleError,
+// told hv.Spec.KeepConsole); one that names none is given keep.
+func withConsole(err error, keep string) error {
+	var named *hv.ConsoleError
+	if errors.As(err, &named) {
+		return err
 	}
-	if !strings.Contains(s, e.keep) {
-		s += "; console: " + e.keep
-	}
-	return s
+	return &hv.ConsoleError{Err: err, Path: keep}
 }
-
-func (e *consoleMovedError) Unwrap() error { return e.err }

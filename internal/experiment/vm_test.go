@@ -37,15 +37,19 @@ func TestApplyHostQoS(t *testing.T) {
 }
 
 // A boot error names the console where it is kept, never the state
-// directory's copy, which is gone by the time the user reads the error.
+// directory's copy, which is gone by the time the user reads the error:
+// the backend, told where it is kept (hv.Spec.KeepConsole), names it
+// there (hv.ConsoleError); an error that names no console is given it.
+// Nothing is found in, or edited into, an error's text.
 func TestBootErrorNamesTheKeptConsole(t *testing.T) {
-	dir, keep := "/tmp/qoslab-vm-123", "/r/run-1/vm-console.log"
-	inner := fmt.Errorf("start VM run-1: no agent before the deadline (4s): boom; console: %s/console.log", dir)
-	err := fmt.Errorf("boot vm: %w", &consoleMovedError{err: inner, dir: dir, keep: keep})
-	assert.Equal(t, "boot vm: start VM run-1: no agent before the deadline (4s): boom; console: /r/run-1/vm-console.log", err.Error())
-	assert.ErrorIs(t, err, inner)
+	keep := "/r/run-1/vm-console.log"
+	boom := errors.New("no agent before the deadline (4s): boom")
+	named := fmt.Errorf("start VM run-1: %w", &hv.ConsoleError{Err: boom, Path: keep, More: "; vhost-device-vsock said: x"})
+	err := fmt.Errorf("boot vm: %w", withConsole(named, keep))
+	assert.Equal(t, "boot vm: start VM run-1: no agent before the deadline (4s): boom; console: /r/run-1/vm-console.log; vhost-device-vsock said: x", err.Error())
+	assert.ErrorIs(t, err, boom)
 
-	quiet := &consoleMovedError{err: errors.New("qemu exited with status 1"), dir: dir, keep: keep}
+	quiet := withConsole(errors.New("qemu exited with status 1"), keep)
 	assert.Equal(t, "qemu exited with status 1; console: /r/run-1/vm-console.log", quiet.Error())
 }
 

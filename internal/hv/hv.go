@@ -73,11 +73,29 @@ type Spec struct {
 	// Log gets what a user should see while booting (a KVM probe that failed
 	// and the fallback to TCG, for example); nil discards it.
 	Log io.Writer
+	// KeepConsole, when set, is where the console log is kept once the VM
+	// stops (a run keeps it with its results, and its state directory
+	// goes): the errors that name the console name it there.
+	KeepConsole string
 }
 
 // ConsoleLogName is the file in a VM's state directory its console is
 // written to, by every backend.
 const ConsoleLogName = "console.log"
+
+// ConsoleError is a VM's error that names its console log, for a look at
+// where the guest stopped: Err, then "; console: " Path, then More (what
+// a helper said, "; ..."). A caller that keeps the console elsewhere finds
+// it with errors.As: an error without one gets the console named.
+type ConsoleError struct {
+	Err  error
+	Path string
+	More string
+}
+
+func (e *ConsoleError) Error() string { return e.Err.Error() + "; console: " + e.Path + e.More }
+
+func (e *ConsoleError) Unwrap() error { return e.Err }
 
 // MachineInfo is what the host knows about a running VM.
 type MachineInfo struct {

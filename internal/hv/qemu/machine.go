@@ -1,6 +1,7 @@
 package qemu
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -45,6 +46,9 @@ type machine struct {
 	qmpSocket   string
 	agentSocket string
 	consoleLog  string
+	// consoleKept is where the console is kept once the VM stops
+	// (hv.Spec.KeepConsole), which errors name; "" names consoleLog.
+	consoleKept string
 	qemuLog     string
 	vsockCID    uint32
 	// hybridSocket is the vz model's vsock (the host side of its daemon),
@@ -80,6 +84,10 @@ type machine struct {
 	// vsock daemon died), reported as its end instead of a clean stop.
 	fault error
 }
+
+// consoleNamed is the console as errors name it: where it is kept once
+// the VM stops, when it is kept elsewhere.
+func (m *machine) consoleNamed() string { return cmp.Or(m.consoleKept, m.consoleLog) }
 
 func newMachine(s State) *machine {
 	return &machine{
@@ -160,7 +168,7 @@ func (m *machine) exitError(waitErr error, shutdownReason string) error {
 	case "", "guest-shutdown":
 		return nil
 	case "guest-reset", "guest-panic":
-		return fmt.Errorf("the guest rebooted or its kernel panicked (QEMU: %s); see %s", shutdownReason, m.consoleLog)
+		return fmt.Errorf("the guest rebooted or its kernel panicked (QEMU: %s); see %s", shutdownReason, m.consoleNamed())
 	case "host-signal":
 		return fmt.Errorf("qemu (pid %d) was stopped by a signal from outside qoslab", m.pid)
 	default:
@@ -180,7 +188,7 @@ func (m *machine) watchAttached() {
 	}
 	var err error
 	if !m.StopAsked() {
-		err = fmt.Errorf("qemu (pid %d) ended outside this controller; see %s", m.pid, m.consoleLog)
+		err = fmt.Errorf("qemu (pid %d) ended outside this controller; see %s", m.pid, m.consoleNamed())
 	}
 	m.Finish(err)
 }

@@ -375,7 +375,7 @@ func (b *Backend) bootReady(ctx context.Context, r request, accel string, timeou
 		if timedOut {
 			err = fmt.Errorf("%w (%s): %w", errNoAgentInTime, timeout, err)
 		}
-		return nil, fmt.Errorf("%w; console: %s%s", err, m.consoleLog, m.daemonSaid())
+		return nil, &hv.ConsoleError{Err: err, Path: m.consoleNamed(), More: m.daemonSaid()}
 	}
 	m.mu.Lock()
 	m.info.BootNs = time.Since(started).Nanoseconds()
@@ -443,6 +443,7 @@ func (b *Backend) boot(ctx context.Context, r request, accel string) (*machine, 
 	state.Info.StartClass = processClass(class)
 	state.Info.PID = cmd.Process.Pid
 	m := newMachine(state)
+	m.consoleKept = r.spec.KeepConsole
 	m.daemon = daemon
 	go func() { m.childExited(<-exited) }()
 	if daemon != nil {

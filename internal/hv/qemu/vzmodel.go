@@ -387,7 +387,7 @@ func (m *machine) awaitServing(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("waiting for the agent to say on the console (%s) that it serves: %w", m.consoleLog, ctx.Err())
+			return fmt.Errorf("waiting for the agent to say on the console (%s) that it serves: %w", m.consoleNamed(), ctx.Err())
 		case <-m.Done():
 			return m.EndErr()
 		case <-t.C:

@@ -207,12 +207,13 @@ func TestAwaitServing(t *testing.T) {
 	require.NoError(t, os.Remove(console))
 	assert.NoError(t, m.awaitServing(context.Background()), "noticed once, not looked for again")
 
-	quiet := &machine{consoleLog: filepath.Join(t.TempDir(), "console.log")}
+	quiet := &machine{consoleLog: filepath.Join(t.TempDir(), "console.log"), consoleKept: "/r/run-1/vm-console.log"}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	err = quiet.awaitServing(ctx)
 	assert.ErrorIs(t, err, context.Canceled)
-	assert.ErrorContains(t, err, "waiting for the agent to say on the console")
+	assert.ErrorContains(t, err, "waiting for the agent to say on the console (/r/run-1/vm-console.log)",
+		"the console where it is kept once the VM stops (hv.Spec.KeepConsole), not the state directory's")
 
 	quiet.Finish(nil)
 	assert.ErrorContains(t, quiet.awaitServing(context.Background()), "the VM has ended")

@@ -50,7 +50,7 @@ func compressRecords(targets []string, qs []int, sizes []int64, n int) []results
 // once showed one row, n 3, from one of the two sizes.
 func TestTwoSizesOfOneWorkloadAreTwoCells(t *testing.T) {
 	recs := compressRecords([]string{"host"}, []int{33}, []int64{size4M, size32M}, 3)
-	a := analyze(results.CellsOf(recs), results.Samples(recs), "host", "vm", analysis.DefaultMargins(), nil)
+	a := analyze(results.CellsOf(recs), results.Samples(recs))
 	require.Len(t, a.Cells, 2, "one cell per size")
 	for i, size := range []string{"size=4194304", "size=33554432"} {
 		c := a.Cells[i]

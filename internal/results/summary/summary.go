@@ -22,6 +22,7 @@ import (
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/telemetry"
+	"github.com/qoslab/qoslab/internal/termcolor"
 	"github.com/qoslab/qoslab/internal/units"
 	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
@@ -54,12 +55,13 @@ type Summary struct {
 	Telemetry []telemetry.CellSummary
 }
 
-// Of analyzes a loaded results directory: its samples (Analyze, between
-// host and vm, with the verdict margins its spec set), its name and its
-// telemetry.
+// Of analyzes a loaded results directory: its samples (as Analyze does),
+// its verdicts as every reader has them (RunVerdicts: the margins and looks
+// its spec set, the run's caveats), its name and its telemetry.
 func Of(l *results.Loaded) Summary {
-	a := analyze(cellsOf(l), l.Samples, "host", "vm", MarginsOf(l.Run), ScheduleOf(l.Run))
-	WithCaveats(a.Verdicts, l.Run)
+	a := analyze(cellsOf(l), l.Samples)
+	a.Margins = MarginsOf(l.Run)
+	a.Verdicts = RunVerdicts(a.Cells, l.Run)
 	a.Name = l.Run.Name
 	a.Schema = l.Run.SchemaVersion
 	a.Partial = l.Partial()
@@ -97,18 +99,18 @@ func cellsOf(l *results.Loaded) []analysis.Cell {
 // on both targets host and vm, in that order.
 // It leaves Name empty.
 func Analyze(samples []results.Sample, host, vm string) Summary {
-	return analyze(results.Cells(samples), samples, host, vm, analysis.DefaultMargins(), nil)
+	a := analyze(results.Cells(samples), samples)
+	a.Margins = analysis.DefaultMargins()
+	a.Verdicts = Verdicts(a.Cells, host, vm, a.Margins, nil)
+	return a
 }
 
-// analyze is Analyze of the cells of samples (from their records, with the
-// host's view, where there are records), judged at schedule (ScheduleOf;
-// nil for one look).
-func analyze(cells []analysis.Cell, samples []results.Sample, host, vm string, margins analysis.Margins, schedule []int) Summary {
+// analyze is Analyze of cells (from a run's records, with the host's view,
+// where there are records) before any verdict: its callers judge, Of as
+// every reader of a run does (RunVerdicts).
+func analyze(cells []analysis.Cell, samples []results.Sample) Summary {
 	cells = analysis.SortCells(cells)
-	a := Summary{Cells: cells, Regressions: analysis.Regressions(cells), Margins: margins}
-	a.Verdicts = Verdicts(cells, host, vm, margins, schedule)
-	a.Findings = findings(samples, cells)
-	return a
+	return Summary{Cells: cells, Regressions: analysis.Regressions(cells), Findings: findings(samples, cells)}
 }
 
 // MarginsOf are the verdict margins a run's spec set (its verdict: keys, as
@@ -149,10 +151,31 @@ func ScheduleOf(r results.Run) []int {
 const sequentialCaveat = "the cells ran in sequence (order: sequential), so time and class are confounded: " +
 	"a change in the machine over the run (heat, other work) would read as a QoS effect; order: interleaved shuffles them"
 
-// WithCaveats gives each verdict the caveats of the run it judges: a run
+// RunVerdicts are run r's verdicts over cells, decided here once for
+// every reader (the summary and what shows it, results list, compare,
+// report, bench): judged between host and vm (Verdicts) with the margins
+// and looks its spec set (MarginsOf, ScheduleOf), each with the run's
+// caveats. cells may be fewer than the run's own (compare judges runs at
+// the thread counts they share): the caveats are the run's whatever the
+// cells, so no view of a run loses them.
+func RunVerdicts(cells []analysis.Cell, r results.Run) []analysis.Verdict {
+	v := Verdicts(cells, spec.TargetHost, spec.TargetVM, MarginsOf(r), ScheduleOf(r))
+	withCaveats(v, r)
+	return v
+}
+
+// NoVerdictReason says why run r gives no verdict for workload k over
+// cells, which RunVerdicts leaves out (not at two classes on both
+// targets): what the verdict would say were it asked, with the run's
+// margins and looks. Compare says it in the verdict per machine.
+func NoVerdictReason(cells []analysis.Cell, r results.Run, k WorkloadPhase) string {
+	return analysis.SubsumptionAt(analysis.ParamsCells(cells, k.Params), k.Workload, k.Phase, spec.TargetHost, spec.TargetVM, MarginsOf(r), ScheduleOf(r)).Reason
+}
+
+// withCaveats gives each verdict the caveats of the run it judges: a run
 // whose spec laid its cells out in sequence (order: sequential, as bench
 // does) confounds time with class.
-func WithCaveats(verdicts []analysis.Verdict, r results.Run) {
+func withCaveats(verdicts []analysis.Verdict, r results.Run) {
 	if r.Spec.Value().Order != spec.OrderSequential {
 		return
 	}
@@ -443,7 +466,7 @@ func (s Style) WriteMarkdown(w io.Writer, a Summary) error {
 				fmt.Fprintf(&b, "  - **host:** %s\n", mdText(o))
 			}
 			for _, wl := range per[i] {
-				fmt.Fprintf(&b, "  - **warning:** %s\n", mdText(wl))
+				b.WriteString(s.warning(markdownWarning("  - ", wl)) + "\n")
 			}
 		}
 		fmt.Fprintf(&b, "\n%s\n", mdText(analysis.VerdictRule(a.Margins)))
@@ -457,7 +480,7 @@ func (s Style) WriteMarkdown(w io.Writer, a Summary) error {
 	if len(rest) > 0 {
 		b.WriteString("\n## Warnings\n\n")
 		for _, wl := range rest {
-			fmt.Fprintf(&b, "- **warning:** %s\n", mdText(wl))
+			b.WriteString(s.warning(markdownWarning("- ", wl)) + "\n")
 		}
 	}
 	if len(a.Cells) == 0 {
@@ -798,21 +821,20 @@ func mdText(s string) string {
 // per verdict, those of its workload (and phase), then those of workloads
 // that have no verdict, each group in table order.
 func Warnings(a Summary) (perVerdict [][]string, rest []string) {
-	type wp struct{ workload, phase string }
-	judged := map[wp]bool{}
+	judged := map[WorkloadPhase]bool{}
 	for _, v := range a.Verdicts {
-		judged[wp{v.Host.Workload, v.Host.Phase}] = true
+		judged[WorkloadPhase{Workload: v.Host.Workload, Phase: v.Host.Phase}] = true
 		perVerdict = append(perVerdict, v.Warnings(a.Cells))
 	}
-	seen := map[wp]bool{}
+	seen := map[WorkloadPhase]bool{}
 	for _, c := range a.Cells {
-		k := wp{c.Workload, c.Phase}
+		k := WorkloadPhase{Workload: c.Workload, Phase: c.Phase}
 		if judged[k] || seen[k] {
 			continue
 		}
 		seen[k] = true
-		rest = append(rest, analysis.InterferenceWarnings(a.Cells, k.workload, k.phase)...)
-		rest = append(rest, analysis.DispersionWarnings(a.Cells, k.workload, k.phase)...)
+		rest = append(rest, analysis.InterferenceWarnings(a.Cells, k.Workload, k.Phase)...)
+		rest = append(rest, analysis.DispersionWarnings(a.Cells, k.Workload, k.Phase)...)
 	}
 	return perVerdict, rest
 }
@@ -876,11 +898,11 @@ func (s Style) WriteTerminal(w io.Writer, a Summary) {
 			fmt.Fprintf(w, "  host: %s\n", o)
 		}
 		for _, wl := range per[i] {
-			fmt.Fprintf(w, "  warning: %s\n", wl)
+			_ = termcolor.Warn(w, "  warning: "+wl, wl) // as every line here, unchecked
 		}
 	}
 	for _, wl := range rest {
-		fmt.Fprintf(w, "warning: %s\n", wl)
+		_ = termcolor.Warn(w, "warning: "+wl, wl)
 	}
 	for _, f := range a.Findings {
 		fmt.Fprintf(w, "finding: %s\n", f)

@@ -51,34 +51,66 @@ func (s Style) MarkdownVerdict(v analysis.Verdict) string {
 	return "- " + mdText(v.Host.Name()+": "+l.Head) + s.answer(l.Answer) + mdText(l.Rest)
 }
 
+// warning is a warning's line in style s: Colored yellow, as a terminal
+// colours every warning it is given (termcolor.Warn).
+func (s Style) warning(line string) string {
+	if s == Colored {
+		return termcolor.Paint(termcolor.Yellow, line)
+	}
+	return line
+}
+
+// markdownWarning is a warning's list item in summary.md, after lead ("- ",
+// or "  - " under its verdict), without its newline.
+func markdownWarning(lead, text string) string { return lead + "**warning:** " + mdText(text) }
+
 // Written is a summary.md as a run wrote it, for showing in style s:
-// Plain gives it as it is; Colored colours the answer of each of its
-// verdict items, found by the item's opening as MarkdownVerdict writes it
-// for one of the run's verdicts (its workload and VM), and coloured by the
-// outcome the file names there (a file written before the samples last
-// changed may name another).
-func (s Style) Written(md string, verdicts []analysis.Verdict) string {
-	if s != Colored || len(verdicts) == 0 {
+// Plain gives it as it is; Colored colours what it holds of summary a,
+// found as this package writes it: the answer of each of its verdict
+// items, by the item's opening as MarkdownVerdict writes it for one of the
+// run's verdicts (its workload and VM), coloured by the outcome the file
+// names there (a file written before the samples last changed may name
+// another); and each of its warnings, an item as WriteMarkdown writes it
+// for one of a's (Warnings).
+func (s Style) Written(md string, a Summary) string {
+	if s != Colored {
 		return md
+	}
+	warned := map[string]bool{}
+	per, rest := Warnings(a)
+	for _, ws := range append(per, rest) {
+		for _, w := range ws {
+			warned[markdownWarning("  - ", w)+"\n"], warned[markdownWarning("- ", w)+"\n"] = true, true
+		}
 	}
 	lines := strings.SplitAfter(md, "\n")
 	for i, line := range lines {
-		for _, v := range verdicts {
-			open := "- " + mdText(v.Host.Name()+": "+v.Line().Head)
-			rest, ok := strings.CutPrefix(line, open)
-			if !ok {
-				continue
-			}
-			for o := range answerColor {
-				if after, ok := strings.CutPrefix(rest, string(o)); ok && !startsWithWordChar(after) {
-					lines[i] = open + s.answer(o) + after
-					break
-				}
-			}
-			break
+		if warned[line] {
+			lines[i] = s.warning(strings.TrimSuffix(line, "\n")) + "\n"
+			continue
 		}
+		lines[i] = s.writtenVerdict(line, a.Verdicts)
 	}
 	return strings.Join(lines, "")
+}
+
+// writtenVerdict is line with its answer in style s when it is the item
+// of one of verdicts.
+func (s Style) writtenVerdict(line string, verdicts []analysis.Verdict) string {
+	for _, v := range verdicts {
+		open := "- " + mdText(v.Host.Name()+": "+v.Line().Head)
+		rest, ok := strings.CutPrefix(line, open)
+		if !ok {
+			continue
+		}
+		for o := range answerColor {
+			if after, ok := strings.CutPrefix(rest, string(o)); ok && !startsWithWordChar(after) {
+				return open + s.answer(o) + after
+			}
+		}
+		return line
+	}
+	return line
 }
 
 // startsWithWordChar says whether s goes on with a letter, digit or

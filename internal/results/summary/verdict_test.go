@@ -1,11 +1,15 @@
 package summary
 
 import (
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/termcolor"
 )
 
@@ -44,16 +48,43 @@ func TestWrittenColoursItsVerdictItems(t *testing.T) {
 		"- fp: QoS subsumed in VM: yes (no verdict of this run)\n" +
 		"- compress (verify): QoS subsumed in VM: nothing\n" +
 		"  - **warning:** x\n"
-	assert.Equal(t, md, Plain.Written(md, []analysis.Verdict{v}), "plain: as written")
-	assert.Equal(t, md, Colored.Written(md, nil), "no verdicts: as written")
+	assert.Equal(t, md, Plain.Written(md, Summary{Verdicts: []analysis.Verdict{v}}), "plain: as written")
+	assert.Equal(t, md, Colored.Written(md, Summary{}), "no verdicts, no warnings: as written")
 	want := "# qoslab results\n\n## Verdict\n\n" + Colored.MarkdownVerdict(v) + "\n" +
 		"- fp: QoS subsumed in VM: yes (no verdict of this run)\n" +
 		"- compress (verify): QoS subsumed in VM: nothing\n" +
 		"  - **warning:** x\n"
-	assert.Equal(t, want, Colored.Written(md, []analysis.Verdict{v}))
+	assert.Equal(t, want, Colored.Written(md, Summary{Verdicts: []analysis.Verdict{v}}), "a warning that is not the run's is not coloured: none is found by its words")
 	// The file's answer, not the run's, is coloured (a file written before
 	// its samples last changed).
 	yes := verdictOf(analysis.Subsumed, "")
 	assert.Equal(t, "- compress (verify): QoS subsumed in VM: "+termcolor.Paint(termcolor.Red, "no")+": x\n",
-		Colored.Written("- compress (verify): QoS subsumed in VM: no: x\n", []analysis.Verdict{yes}))
+		Colored.Written("- compress (verify): QoS subsumed in VM: no: x\n", Summary{Verdicts: []analysis.Verdict{yes}}))
+}
+
+// A summary.md shown on a terminal is coloured as the summary written on
+// it in colour: from the run's verdicts and warnings, the values, so each
+// warning the file holds is yellow and nothing else is. Every results
+// directory under testdata, those with warnings among them.
+func TestWrittenIsColouredAsWrittenInColour(t *testing.T) {
+	dirs, err := filepath.Glob(filepath.Join("..", "..", "..", "testdata", "results", "*", "run.json"))
+	require.NoError(t, err)
+	more, err := filepath.Glob(filepath.Join("..", "..", "..", "testdata", "results", "constructed", "*", "run.json"))
+	require.NoError(t, err)
+	warned := 0
+	for _, f := range append(dirs, more...) {
+		l, err := results.Load(filepath.Dir(f))
+		if err != nil {
+			continue // a damaged run (cpu-past-interval): refused, with nothing to show
+		}
+		a := Of(l)
+		var plain, colored strings.Builder
+		require.NoError(t, Plain.WriteMarkdown(&plain, a))
+		require.NoError(t, Colored.WriteMarkdown(&colored, a))
+		assert.Equal(t, colored.String(), Colored.Written(plain.String(), a), f)
+		if strings.Contains(colored.String(), termcolor.Yellow+"- **warning:**") || strings.Contains(colored.String(), termcolor.Yellow+"  - **warning:**") {
+			warned++
+		}
+	}
+	assert.NotZero(t, warned, "some run under testdata has a warning")
 }
