@@ -118,41 +118,9 @@ func (sr *sysReader) readProcs(root string, s *Snapshot) {
 		if err != nil {
 			continue
 		}
-		f := sr.procs[pid]
-		var b []byte
-		if f != nil && f.fd >= 0 {
-			if b, err = sr.pread(f.fd); err != nil {
-				// Ended: its pid may be another process's now.
-				syscall.Close(f.fd)
-				open--
-				f = nil
-			}
-		}
-		if f == nil || f.fd < 0 {
-			fd := -1
-			if open < maxOpen {
-				fd, err = sr.open(root, "proc", pid, "", 0, "stat")
-				if err == nil {
-					b, err = sr.pread(fd)
-					if err != nil {
-						syscall.Close(fd)
-					}
-				}
-			} else {
-				b, err = sr.readFile(root, "proc", pid, "", 0, "stat")
-			}
-			if err != nil {
-				delete(sr.procs, pid)
-				continue // ended since the listing
-			}
-			if fd >= 0 {
-				open++
-			}
-			if f == nil {
-				f = &procFile{}
-				sr.procs[pid] = f
-			}
-			f.fd = fd
+		f, b, ok := sr.statOf(root, pid, &open)
+		if !ok {
+			continue // ended since the listing
 		}
 		f.gen = sr.gen
 		st, err := parseProcStat(b)
@@ -172,15 +140,7 @@ func (sr *sysReader) readProcs(root string, s *Snapshot) {
 	if garbled > 1 {
 		s.Notes = append(s.Notes, fmt.Sprintf("%d processes' stat did not parse: their CPU time is not counted", garbled))
 	}
-	// Let the processes gone go.
-	for pid, f := range sr.procs {
-		if f.gen != sr.gen {
-			if f.fd >= 0 {
-				syscall.Close(f.fd)
-			}
-			delete(sr.procs, pid)
-		}
-	}
+	sr.forgetGone()
 	// /proc lists processes in pid order; a tree elsewhere may not.
 	if !slices.IsSortedFunc(s.Procs, byPID) {
 		slices.SortFunc(s.Procs, byPID)
@@ -248,6 +208,61 @@ func (sr *sysReader) pread(fd int) ([]byte, error) {
 			return sr.buf[:n], nil
 		}
 		n += m
+	}
+}
+
+// statOf reads process pid's stat through the file kept open for it,
+// opening it (while fewer than maxOpen are: open counts them) or reading
+// it once where it has none; ok is false when the process has ended.
+func (sr *sysReader) statOf(root string, pid int, open *int) (f *procFile, b []byte, ok bool) {
+	f = sr.procs[pid]
+	var err error
+	if f != nil && f.fd >= 0 {
+		if b, err = sr.pread(f.fd); err == nil {
+			return f, b, true
+		}
+		// Ended: its pid may be another process's now.
+		syscall.Close(f.fd)
+		*open--
+		f.fd = -1
+	}
+	fd := -1
+	if *open < maxOpen {
+		fd, err = sr.open(root, "proc", pid, "", 0, "stat")
+		if err == nil {
+			b, err = sr.pread(fd)
+			if err != nil {
+				syscall.Close(fd)
+			}
+		}
+	} else {
+		b, err = sr.readFile(root, "proc", pid, "", 0, "stat")
+	}
+	if err != nil {
+		delete(sr.procs, pid)
+		return nil, nil, false
+	}
+	if fd >= 0 {
+		*open++
+	}
+	if f == nil {
+		f = &procFile{}
+		sr.procs[pid] = f
+	}
+	f.fd = fd
+	return f, b, true
+}
+
+// forgetGone closes and forgets the files of processes the last pass did
+// not see.
+func (sr *sysReader) forgetGone() {
+	for pid, f := range sr.procs {
+		if f.gen != sr.gen {
+			if f.fd >= 0 {
+				syscall.Close(f.fd)
+			}
+			delete(sr.procs, pid)
+		}
 	}
 }
 

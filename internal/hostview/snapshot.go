@@ -119,65 +119,14 @@ func Between(before, after Snapshot) Use {
 	if !before.ProcsRead || !after.ProcsRead {
 		return u
 	}
-
-	prev := make(map[int]*ProcTimes, len(before.Procs))
-	prevAt := make(map[int]int, len(before.Procs)) // pid -> index in before.Procs
-	for i := range before.Procs {
-		prev[before.Procs[i].PID] = &before.Procs[i]
-		prevAt[before.Procs[i].PID] = i
-	}
-	type use struct {
-		p *ProcTimes
-		// ns is the process's CPU time in the interval; collected what
-		// its children's time grew by and no ended child has claimed.
-		ns, collected int64
-	}
-	uses := make([]use, len(after.Procs))
-	cur := make(map[int]int, len(after.Procs)) // pid -> index in uses
-	for i := range after.Procs {
-		p := &after.Procs[i]
-		x := use{p: p, ns: p.SelfNs + p.ChildNs, collected: p.ChildNs}
-		if q := prev[p.PID]; q != nil && q.Start == p.Start {
-			x.ns -= q.SelfNs + q.ChildNs
-			x.collected -= q.ChildNs
-		}
-		uses[i] = x
-		cur[p.PID] = i
-	}
-	// reaper finds who collected the ended process q, whose CPU time before
-	// the first read was had: the nearest of its ancestors at the first
-	// read (its parent first), then init, that is still the same process
-	// and whose collected children's time grew by at least had.
-	reaper := func(q *ProcTimes, had int64) (int, bool) {
-		seen := map[int]bool{}
-		for pid := q.PPID; ; {
-			if pid <= 0 || seen[pid] {
-				pid = 1
-			}
-			seen[pid] = true
-			if j, ok := cur[pid]; ok && uses[j].collected >= had {
-				if p := prev[pid]; p == nil || p.Start == uses[j].p.Start {
-					return j, true
-				}
-			}
-			if pid == 1 {
-				return 0, false
-			}
-			i, ok := prevAt[pid]
-			if !ok {
-				pid = 1
-				continue
-			}
-			pid = before.Procs[i].PPID
-		}
-	}
+	pu := newProcUses(before, after)
 	// Ended processes are taken in pid order (the snapshots' order), so
 	// that which of a parent's children it is found to have collected does
 	// not depend on how /proc was listed.
 	lost := 0
 	for i := range before.Procs {
 		q := &before.Procs[i]
-		if j, ok := cur[q.PID]; ok && uses[j].p.Start == q.Start {
+		if j, ok := pu.cur[q.PID]; ok && pu.uses[j].p.Start == q.Start {
 			continue
 		}
 		// q ended: its time before the first read is in the children's
@@ -185,32 +134,103 @@ func Between(before, after Snapshot) Use {
 		// ended first, the ancestor it was handed to (a subreaper, or init):
 		// its ancestors as they stood at the first read, nearest first.
 		had := q.SelfNs + q.ChildNs
-		if j, ok := reaper(q, had); ok {
-			uses[j].ns -= had
-			uses[j].collected -= had
+		if j, ok := pu.reaper(q, had); ok {
+			pu.uses[j].ns -= had
+			pu.uses[j].collected -= had
 			continue
 		}
 		lost++
 	}
 	u.Processes = len(after.Procs)
-	for _, x := range uses {
+	pu.sum(&u, after.VMPID)
+	// What an ended process nobody collected used after the first read
+	// is in no process's time.
+	if lost > 0 {
+		u.Notes = append(u.Notes, fmt.Sprintf("processes that ended between the reads without their parent collecting their CPU time: %d; what they used in the interval is not counted", lost))
+	}
+	return u
+}
+
+// procUse is one process's CPU time between two snapshots: ns is its CPU
+// time in the interval; collected what its children's time grew by and no
+// ended child has claimed.
+type procUse struct {
+	p             *ProcTimes
+	ns, collected int64
+}
+
+// procUses are every process of the second snapshot with its use, and
+// what the first snapshot knew of each pid.
+type procUses struct {
+	before []ProcTimes
+	prev   map[int]*ProcTimes // pid -> the process at the first read
+	prevAt map[int]int        // pid -> its index in before
+	uses   []procUse
+	cur    map[int]int // pid -> index in uses
+}
+
+func newProcUses(before, after Snapshot) *procUses {
+	pu := &procUses{before: before.Procs, prev: make(map[int]*ProcTimes, len(before.Procs)), prevAt: make(map[int]int, len(before.Procs)),
+		uses: make([]procUse, len(after.Procs)), cur: make(map[int]int, len(after.Procs))}
+	for i := range before.Procs {
+		pu.prev[before.Procs[i].PID] = &before.Procs[i]
+		pu.prevAt[before.Procs[i].PID] = i
+	}
+	for i := range after.Procs {
+		p := &after.Procs[i]
+		x := procUse{p: p, ns: p.SelfNs + p.ChildNs, collected: p.ChildNs}
+		if q := pu.prev[p.PID]; q != nil && q.Start == p.Start {
+			x.ns -= q.SelfNs + q.ChildNs
+			x.collected -= q.ChildNs
+		}
+		pu.uses[i] = x
+		pu.cur[p.PID] = i
+	}
+	return pu
+}
+
+// reaper finds who collected the ended process q, whose CPU time before
+// the first read was had: the nearest of its ancestors at the first read
+// (its parent first), then init, that is still the same process and whose
+// collected children's time grew by at least had; its index in uses.
+func (pu *procUses) reaper(q *ProcTimes, had int64) (int, bool) {
+	seen := map[int]bool{}
+	for pid := q.PPID; ; {
+		if pid <= 0 || seen[pid] {
+			pid = 1
+		}
+		seen[pid] = true
+		if j, ok := pu.cur[pid]; ok && pu.uses[j].collected >= had {
+			if p := pu.prev[pid]; p == nil || p.Start == pu.uses[j].p.Start {
+				return j, true
+			}
+		}
+		if pid == 1 {
+			return 0, false
+		}
+		i, ok := pu.prevAt[pid]
+		if !ok {
+			pid = 1
+			continue
+		}
+		pid = pu.before[i].PPID
+	}
+}
+
+// sum adds the processes' uses to u: own and other CPU time, the
+// hypervisor's process (vmPID), and the largest others.
+func (pu *procUses) sum(u *Use, vmPID int) {
+	minNs := int64(OthersMinShare * float64(u.WallNs))
+	for _, x := range pu.uses {
 		ns := max(x.ns, 0)
 		if x.p.Own {
 			u.OwnCPUNs += ns
 		} else {
 			u.OtherCPUNs += ns
 		}
-		if x.p.PID == after.VMPID && after.VMPID > 0 {
+		if x.p.PID == vmPID && vmPID > 0 {
 			u.VM = &Process{PID: x.p.PID, Name: x.p.Name, CPUNs: ns}
 		}
-	}
-	// What an ended process nobody collected used after the first read
-	// is in no process's time.
-	if lost > 0 {
-		u.Notes = append(u.Notes, fmt.Sprintf("processes that ended between the reads without their parent collecting their CPU time: %d; what they used in the interval is not counted", lost))
-	}
-	minNs := int64(OthersMinShare * float64(u.WallNs))
-	for _, x := range uses {
 		if !x.p.Own && x.ns > 0 && x.ns >= minNs {
 			u.Others = append(u.Others, Process{PID: x.p.PID, Name: x.p.Name, CPUNs: x.ns})
 		}
@@ -221,7 +241,6 @@ func Between(before, after Snapshot) Use {
 	if len(u.Others) > OthersMax {
 		u.Others = u.Others[:OthersMax]
 	}
-	return u
 }
 
 // vcpusBetween is each vCPU's run and wait time between two reads. A
