@@ -108,22 +108,19 @@ func (s *Server) Info(ctx context.Context, req *agentpb.InfoRequest) (*agentpb.I
 	return r, nil
 }
 
-// Run measures one cell, streaming progress when asked and then the result.
-// A failed cell still sends what finished before the error.
-func (s *Server) Run(req *agentpb.RunRequest, stream agentpb.Agent_RunServer) error {
-	trace := newCallTrace(req.GetTrace(), workload.MonoNow())
-	if err := checkProtocol(req.GetProtocol()); err != nil {
-		return err
-	}
+// checkRequest is req's workload parameters with their defaults, the
+// sink placed by the agent's policy, checked as a whole; a gRPC status
+// error naming what is wrong otherwise.
+func (s *Server) checkRequest(req *agentpb.RunRequest) (workload.Params, error) {
 	p := paramsFromRequest(req).WithDefaults()
 	if _, err := catalog.Get(p.Workload); err != nil {
-		return status.Error(codes.InvalidArgument, err.Error())
+		return p, status.Error(codes.InvalidArgument, err.Error())
 	}
 	// The sink's place comes from the agent's policy before the request is
 	// checked as a whole (a file sink needs its directory).
 	var err error
 	if p.SinkPath, err = s.sinkPath(p); err != nil {
-		return status.Error(codes.PermissionDenied, err.Error())
+		return p, status.Error(codes.PermissionDenied, err.Error())
 	}
 	if p.Sink == catalog.SinkFile && catalog.IsCompression(p.Workload) {
 		// The path's text is inside the scratch directory; the root
@@ -131,7 +128,21 @@ func (s *Server) Run(req *agentpb.RunRequest, stream agentpb.Agent_RunServer) er
 		p.SinkRoot = s.policy.ScratchDir
 	}
 	if err := p.Validate(); err != nil {
-		return status.Error(codes.InvalidArgument, err.Error())
+		return p, status.Error(codes.InvalidArgument, err.Error())
+	}
+	return p, nil
+}
+
+// Run measures one cell, streaming progress when asked and then the result.
+// A failed cell still sends what finished before the error.
+func (s *Server) Run(req *agentpb.RunRequest, stream agentpb.Agent_RunServer) error {
+	trace := newCallTrace(req.GetTrace(), workload.MonoNow())
+	if err := checkProtocol(req.GetProtocol()); err != nil {
+		return err
+	}
+	p, err := s.checkRequest(req)
+	if err != nil {
+		return err
 	}
 	if !s.running.TryLock() {
 		return status.Error(codes.Unavailable, "agent busy: it measures one cell at a time")
