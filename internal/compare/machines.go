@@ -381,6 +381,25 @@ func sharedClasses(rows []MachineVerdict) string {
 // notBack is the verdict column of a run that did not come back.
 const notBack = "did not come back"
 
+// whys are what a row says under the table: why its answer is not yes,
+// and its run's caveats; named with the row's workload where the section
+// has several (multi).
+func (m MachineVerdict) whys(multi bool) []string {
+	var out []string
+	if m.Outcome != string(analysis.Subsumed) && m.Reason != "" {
+		out = append(out, m.OutcomeText()+": "+m.Reason)
+	}
+	for _, c := range m.Caveats {
+		out = append(out, "caveat: "+c)
+	}
+	if multi {
+		for i, why := range out {
+			out[i] = workloadText(m.workload()) + ": " + why
+		}
+	}
+	return out
+}
+
 // MachineSection is the per-machine table, the first of every text
 // format: a row per run (and judged workload) in the order given, with
 // the machine, the verdict, SI and both sides' ratios; a row per run that
@@ -437,17 +456,7 @@ func (c *Comparison) MachineSection() Section {
 			row = append(row, text)
 		}
 		s.Rows = append(s.Rows, row)
-		var whys []string
-		if m.Outcome != string(analysis.Subsumed) && m.Reason != "" {
-			whys = append(whys, m.OutcomeText()+": "+m.Reason)
-		}
-		for _, c := range m.Caveats {
-			whys = append(whys, "caveat: "+c)
-		}
-		for _, why := range whys {
-			if multi {
-				why = workloadText(m.workload()) + ": " + why
-			}
+		for _, why := range m.whys(multi) {
 			if runs[why] == nil {
 				reasons = append(reasons, why)
 			}
