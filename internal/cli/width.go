@@ -89,11 +89,8 @@ func wrapText(s string, width int) string {
 			continue
 		}
 		indent := l[:len(l)-len(strings.TrimLeft(l, " "))]
-		for i, part := range wrapWords(textWords(l), width-len(indent)) {
-			if i > 0 || indent != "" {
-				part = indent + part
-			}
-			out = append(out, part)
+		for _, part := range wrapWords(textWords(l), width-len(indent)) {
+			out = append(out, indent+part)
 		}
 	}
 	return strings.Join(out, "\n")

@@ -15,6 +15,7 @@ import (
 
 	"github.com/qoslab/qoslab/internal/guestvm"
 	"github.com/qoslab/qoslab/internal/results/summary"
+	"github.com/qoslab/qoslab/internal/termcolor"
 )
 
 var ansi = regexp.MustCompile("\033\\[[0-9;]*m")
@@ -45,6 +46,13 @@ func TestWrapWords(t *testing.T) {
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, wrapWords(textWords(tt.text), tt.width), tt.text)
 	}
+}
+
+func TestWrapText(t *testing.T) {
+	// A short line (an example laid out by hand) stays; a long one wraps
+	// at its spaces, indented as it was.
+	in := "short line\n  one two three four five six"
+	assert.Equal(t, "short line\n  one two three\n  four five six", wrapText(in, 16))
 }
 
 // A long cell wraps in its column; one with a word wider than the column
@@ -149,5 +157,15 @@ func TestDoctorFitsWidth(t *testing.T) {
 		require.Error(t, err, "the agent is missing")
 		assert.Contains(t, out.String(), "fix: make build")
 		assert.Empty(t, overWidth(out.String(), streams.width()), "width %d", width)
+		assert.False(t, ansi.MatchString(out.String()), "no colour off a terminal")
 	}
+	// On a terminal a missing check's mark is red, from the check.
+	empty := t.TempDir()
+	streams, out, _ := testIO()
+	streams.Verdicts = summary.Colored
+	o := &doctorOptions{IO: streams, AgentPath: filepath.Join(empty, "no-agent"),
+		VMEnv: guestvm.Env{Store: filepath.Join(empty, "images"), StateHome: empty, CacheDir: empty}}
+	require.Error(t, doctorRun(context.Background(), o))
+	assert.Contains(t, out.String(), termcolor.Paint(termcolor.Red, "MISSING")+"  host agent")
+	assert.Empty(t, overWidth(out.String(), defaultWidth))
 }
