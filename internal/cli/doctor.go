@@ -3,13 +3,13 @@ package cli
 import (
 	"context"
 	"fmt"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/qoslab/qoslab/internal/doctor"
 	"github.com/qoslab/qoslab/internal/guestvm"
 	"github.com/qoslab/qoslab/internal/image"
+	"github.com/qoslab/qoslab/internal/termcolor"
 )
 
 // doctorOptions are the settings of `qoslab doctor`.
@@ -40,20 +40,33 @@ func doctorRun(ctx context.Context, o *doctorOptions) error {
 	if o.JSON {
 		return printJSON(o.IO.Out, checks)
 	}
-	tw := tabwriter.NewWriter(o.IO.Out, 0, 4, 2, ' ', 0)
+	// Each check's detail (and fix) wraps in its column, or under its row
+	// where a word of it (a path) is wider than the column: the table fits
+	// the terminal, or 100 columns (issue 40).
+	var rows []tableRow
 	missing := 0
 	for _, c := range checks {
-		mark := map[bool]string{true: "ok", false: "MISSING"}[c.OK]
-		if c.NotApplicable {
-			mark = "n/a"
+		mark := word{text: "ok"}
+		switch {
+		case c.NotApplicable:
+			mark = word{text: "n/a"}
+		case !c.OK:
+			mark = word{text: "MISSING"}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", mark, c.Name, c.Detail)
+		if o.IO.colored() {
+			// From the check's outcome, as verdicts are from theirs.
+			mark.shown = termcolor.Paint(map[bool]string{true: termcolor.Green, false: termcolor.Red}[c.OK], mark.text)
+			if c.NotApplicable {
+				mark.shown = ""
+			}
+		}
+		rows = append(rows, tableRow{cells: []word{mark, {text: c.Name}}, last: textWords(c.Detail)})
 		if !c.OK {
 			missing++
-			fmt.Fprintf(tw, "\t\tfix: %s\n", c.Fix)
+			rows = append(rows, tableRow{cells: []word{{}, {}}, last: textWords("fix: " + c.Fix)})
 		}
 	}
-	if err := tw.Flush(); err != nil {
+	if err := fitTable(o.IO.Out, rows, o.IO.width()); err != nil {
 		return err
 	}
 	if missing > 0 {

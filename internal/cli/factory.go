@@ -30,13 +30,20 @@ type IOStreams struct {
 	// Verdicts is how Out writes a verdict's answer: summary.Colored once
 	// Out is a terminal that gets colour (colorStreams).
 	Verdicts summary.Style
+	// Width is the terminal's columns when Out is one (0 when it is not,
+	// or unknown): tables and help fit it, else 100 columns (width).
+	Width int
 }
 
 // SystemIO returns the process's streams.
 func SystemIO() *IOStreams {
 	errTTY := term.IsTerminal(int(os.Stderr.Fd()))
-	return &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, Progress: errTTY,
+	s := &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, Progress: errTTY,
 		OutTTY: term.IsTerminal(int(os.Stdout.Fd())), ErrTTY: errTTY}
+	if s.OutTTY {
+		s.Width, _, _ = term.GetSize(int(os.Stdout.Fd()))
+	}
+	return s
 }
 
 // Factory carries what every command needs.

@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/results/summary"
+	"github.com/qoslab/qoslab/internal/termcolor"
 )
 
 func newCmdResultsList(f *Factory, runF func(context.Context, *resultsOptions) error) *cobra.Command {
@@ -108,16 +110,23 @@ func (r listedRun) stateText() string {
 	return r.State
 }
 
-// verdictText is one word per judged workload: "fp yes, compress no".
-func (r listedRun) verdictText() string {
+// verdictWords are the verdicts, each workload with its answer in style s,
+// kept together as one word so a line breaks between verdicts: "fp yes,
+// compress no".
+func (r listedRun) verdictWords(s summary.Style) []word {
 	if len(r.Verdicts) == 0 {
-		return "-"
+		return []word{{text: "-"}}
 	}
-	var parts []string
-	for _, v := range r.Verdicts {
-		parts = append(parts, v.Host.Name()+" "+string(v.Outcome))
+	var ws []word
+	for i, v := range r.Verdicts {
+		comma := ""
+		if i < len(r.Verdicts)-1 {
+			comma = ","
+		}
+		name := v.Host.Name() + " "
+		ws = append(ws, word{text: name + string(v.Outcome) + comma, shown: name + s.Answer(v.Outcome) + comma})
 	}
-	return strings.Join(parts, ", ")
+	return ws
 }
 
 func resultsListRun(_ context.Context, o *resultsOptions) error {
@@ -136,37 +145,105 @@ func resultsListRun(_ context.Context, o *resultsOptions) error {
 		fmt.Fprintf(o.IO.Out, "no results in %s yet; make some with `qoslab run`\n", o.Results)
 		return nil
 	}
-	tw := tabwriter.NewWriter(o.IO.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "DIRECTORY\tSPEC\tSTARTED\tQUICK\tSTATE\tSAMPLES\tVERDICT")
-	var problems []string
-	for _, r := range rows {
-		started := "-"
-		if !r.Started.IsZero() {
-			started = r.Started.Format("2006-01-02 15:04:05Z")
-		}
-		quick := "-"
-		if r.Quick {
-			quick = "quick"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.Path, orDash(r.Spec), started, quick, r.stateText(), r.Samples, r.verdictText())
-		switch r.State {
-		case "damaged", "unreadable":
-			problems = append(problems, fmt.Sprintf("%s: %s", r.Path, r.Error))
-		case "partial":
-			why := ""
-			if r.Error != "" {
-				why = r.Error + "; "
-			}
-			problems = append(problems, fmt.Sprintf("%s: %sfinish it with qoslab run --resume %s", r.Path, why, r.Path))
-		}
+	table, problems, relative := listTable(rows, o.Results, o.IO)
+	if relative {
+		fmt.Fprintf(o.IO.Out, "DIRECTORY under %s\n", o.Results)
 	}
-	if err := tw.Flush(); err != nil {
+	if err := fitTable(o.IO.Out, table, o.IO.width()); err != nil {
 		return err
 	}
+	// A problem's line says what to do about a run: a warning, wrapped
+	// under the table with its continuations indented.
 	for _, p := range problems {
-		fmt.Fprintln(o.IO.Out, "  "+p)
+		lines := wrapWords(textWords(p), o.IO.width()-4)
+		for i := range lines {
+			lines[i] = "    " + lines[i]
+		}
+		lines[0] = "  " + strings.TrimPrefix(lines[0], "    ")
+		if err := termcolor.Warn(o.IO.Out, strings.Join(lines, "\n"), p); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// listTable is the table of runs rows, to fit io's width, and the problems
+// to say under it. Where the table is too wide for its verdicts to have a
+// column, QUICK, the least read column, is folded into STATE ("complete,
+// quick"); then each DIRECTORY is named under the results directory dir
+// (relative, said above the table); then SPEC is said with the verdicts
+// ("contention: fp yes"); where even then they have none, each
+// row's verdicts go under it (fitTable). Each verdict's answer is in io's
+// style.
+func listTable(rows []listedRun, dir string, io *IOStreams) ([]tableRow, []string, bool) {
+	build := func(quickColumn, relative, specLast bool) ([]tableRow, []string) {
+		head := []string{"DIRECTORY", "SPEC", "STARTED", "QUICK", "STATE", "SAMPLES"}
+		if !quickColumn {
+			head = append(head[:3], head[4:]...)
+		}
+		if specLast {
+			head = append(head[:1], head[2:]...)
+		}
+		var hw []word
+		for _, h := range head {
+			hw = append(hw, word{text: h})
+		}
+		last := []word{{text: "VERDICT"}}
+		if specLast {
+			last = []word{{text: "SPEC:"}, {text: "VERDICT"}}
+		}
+		table := []tableRow{{cells: hw, last: last}}
+		var problems []string
+		for _, r := range rows {
+			started := "-"
+			if !r.Started.IsZero() {
+				started = r.Started.Format("2006-01-02 15:04:05Z")
+			}
+			quick, state := "-", r.stateText()
+			if r.Quick {
+				quick = "quick"
+				if !quickColumn {
+					state += ", quick"
+				}
+			}
+			path := r.Path
+			if rel, err := filepath.Rel(dir, r.Path); err == nil && relative && filepath.IsLocal(rel) {
+				path = rel
+			}
+			cells := []string{path, orDash(r.Spec), started, quick, state, strconv.Itoa(r.Samples)}
+			if !quickColumn {
+				cells = append(cells[:3], cells[4:]...)
+			}
+			last := r.verdictWords(io.Verdicts)
+			if specLast {
+				cells = append(cells[:1], cells[2:]...)
+				last = append([]word{{text: orDash(r.Spec) + ":"}}, last...)
+			}
+			var cw []word
+			for _, c := range cells {
+				cw = append(cw, word{text: c})
+			}
+			table = append(table, tableRow{cells: cw, last: last})
+			switch r.State {
+			case "damaged", "unreadable":
+				problems = append(problems, fmt.Sprintf("%s: %s", r.Path, r.Error))
+			case "partial":
+				why := ""
+				if r.Error != "" {
+					why = r.Error + "; "
+				}
+				problems = append(problems, fmt.Sprintf("%s: %sfinish it with qoslab run --resume %s", r.Path, why, r.Path))
+			}
+		}
+		return table, problems
+	}
+	for _, way := range []struct{ quick, relative, specLast bool }{{true, false, false}, {false, false, false}, {false, true, false}} {
+		if table, problems := build(way.quick, way.relative, way.specLast); io.width()-tableOffset(table) >= minLast {
+			return table, problems, way.relative
+		}
+	}
+	table, problems := build(false, true, true)
+	return table, problems, true
 }
 
 func orDash(s string) string {

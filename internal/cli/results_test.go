@@ -67,7 +67,7 @@ func TestResultsListAndShow(t *testing.T) {
 	root := NewCmdRoot(f)
 	root.SetArgs([]string{"results", "list", "--results", parent})
 	require.NoError(t, root.Execute())
-	assert.Contains(t, out.String(), path)
+	assert.Contains(t, out.String(), filepath.Base(path))
 	assert.Contains(t, out.String(), "complete")
 	assert.Contains(t, out.String(), "3", "its sample count")
 

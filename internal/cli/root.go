@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -72,7 +73,46 @@ are top level, shared by every command (QOSLAB_RESULTS).`,
 		}
 	}
 	usageArgs(root)
+	fitHelp(root, f.IO)
 	return root
+}
+
+// helpWidths are the columns each command tree's help fits (fitHelp), by
+// its root: cobra's template functions are global, a tree's width is not.
+var helpWidths sync.Map
+
+// fitHelp makes every command's help under root fit io's width (issue 40):
+// cobra's own templates, with flag usages wrapped (pflag's
+// FlagUsagesWrapped, as gh does), each command's summary wrapped beside
+// its name, and a description's or example's line longer than the width
+// wrapped at its spaces. Every text is kept, only wrapped.
+func fitHelp(root *cobra.Command, io *IOStreams) {
+	helpWidths.Store(root, io.width())
+	width := func(c *cobra.Command) int {
+		if w, ok := helpWidths.Load(c.Root()); ok {
+			return w.(int)
+		}
+		return defaultWidth
+	}
+	cobra.AddTemplateFuncs(map[string]any{
+		"flagUsages": func(c *cobra.Command, fs *pflag.FlagSet) string {
+			return fs.FlagUsagesWrapped(width(c))
+		},
+		"fitText": func(c *cobra.Command, s string) string { return wrapText(s, width(c)) },
+		"commandLine": func(c *cobra.Command, name string, pad int, short string) string {
+			off := 2 + pad + 1
+			lines := wrapWords(textWords(short), max(width(c)-off, minLast))
+			return fmt.Sprintf("%-*s %s", pad, name, strings.Join(lines, "\n"+strings.Repeat(" ", off)))
+		},
+	})
+	usage := strings.NewReplacer(
+		"{{.LocalFlags.FlagUsages", "{{flagUsages $ .LocalFlags",
+		"{{.InheritedFlags.FlagUsages", "{{flagUsages $ .InheritedFlags",
+		"{{rpad .Name .NamePadding }} {{.Short}}", "{{commandLine $ .Name .NamePadding .Short}}",
+		"{{.Example}}", "{{fitText $ .Example}}",
+	).Replace(root.UsageTemplate())
+	root.SetUsageTemplate(usage)
+	root.SetHelpTemplate(strings.Replace(root.HelpTemplate(), "{{. | trimTrailingWhitespaces}}", "{{fitText $ . | trimTrailingWhitespaces}}", 1))
 }
 
 // usageArgs makes every argument check in the tree under cmd return a

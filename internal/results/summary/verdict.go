@@ -33,6 +33,9 @@ func (s Style) answer(o analysis.Outcome) string {
 	return string(o)
 }
 
+// Answer is the outcome's word in style s: a table's verdict column.
+func (s Style) Answer(o analysis.Outcome) string { return s.answer(o) }
+
 // VerdictText is a verdict's line as plain text, named by its workload:
 // "fp: QoS subsumed in VM: yes (...)". The HTML report escapes it.
 func VerdictText(v analysis.Verdict) string { return Plain.TerminalVerdict(v) }
