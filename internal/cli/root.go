@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -77,9 +77,10 @@ are top level, shared by every command (QOSLAB_RESULTS).`,
 	return root
 }
 
-// helpWidths are the columns each command tree's help fits (fitHelp), by
-// its root: cobra's template functions are global, a tree's width is not.
-var helpWidths sync.Map
+// helpWidthKey is the root command's annotation holding the columns its
+// tree's help fits (fitHelp): cobra's template functions are global, a
+// tree's width is not, so each tree carries its own.
+const helpWidthKey = "qoslab.help-width"
 
 // fitHelp makes every command's help under root fit io's width (issue 40):
 // cobra's own templates, with flag usages wrapped (pflag's
@@ -87,10 +88,13 @@ var helpWidths sync.Map
 // its name, and a description's or example's line longer than the width
 // wrapped at its spaces. Every text is kept, only wrapped.
 func fitHelp(root *cobra.Command, io *IOStreams) {
-	helpWidths.Store(root, io.width())
+	if root.Annotations == nil {
+		root.Annotations = map[string]string{}
+	}
+	root.Annotations[helpWidthKey] = strconv.Itoa(io.width())
 	width := func(c *cobra.Command) int {
-		if w, ok := helpWidths.Load(c.Root()); ok {
-			return w.(int)
+		if w, err := strconv.Atoi(c.Root().Annotations[helpWidthKey]); err == nil {
+			return w
 		}
 		return defaultWidth
 	}
