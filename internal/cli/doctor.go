@@ -43,13 +43,12 @@ func doctorRun(ctx context.Context, o *doctorOptions) error {
 	tw := tabwriter.NewWriter(o.IO.Out, 0, 4, 2, ' ', 0)
 	missing := 0
 	for _, c := range checks {
-		mark := map[bool]string{true: "ok", false: "MISSING"}[c.OK]
-		if c.NotApplicable {
-			mark = "n/a"
-		}
+		mark := doctorMark(c)
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", mark, c.Name, c.Detail)
 		if !c.OK {
 			missing++
+		}
+		if !c.OK || c.Warn {
 			fmt.Fprintf(tw, "\t\tfix: %s\n", c.Fix)
 		}
 	}
@@ -60,4 +59,22 @@ func doctorRun(ctx context.Context, o *doctorOptions) error {
 		return fmt.Errorf("doctor: %d of %d checks failed; the fixes are listed above", missing, len(checks))
 	}
 	return nil
+}
+
+// doctorMark is a check's first column: "MISSING" (a run needs it: doctor
+// fails), "warn" (there, but not working as it should; runs go on without
+// it), "absent" (optional and not installed), "n/a" (a backend not for
+// this platform), or "ok".
+func doctorMark(c doctor.Check) string {
+	switch {
+	case !c.OK:
+		return "MISSING"
+	case c.NotApplicable:
+		return "n/a"
+	case c.Warn:
+		return "warn"
+	case c.Absent:
+		return "absent"
+	}
+	return "ok"
 }

@@ -2,11 +2,14 @@ package qemu
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -77,7 +80,13 @@ func TestCheckReportsMissingQEMU(t *testing.T) {
 	require.Contains(t, byName, other)
 	assert.True(t, byName[other].OK, "the other architecture's emulator is optional")
 	assert.Contains(t, byName[other].Detail, "not installed")
+	assert.True(t, byName[other].Absent, "a missing emulator is not marked ok")
 	require.Contains(t, byName, "qemu-img")
+	if !byName["qemu-img"].Absent {
+		assert.Contains(t, byName["qemu-img"].Detail, "not needed")
+	} else {
+		assert.Contains(t, byName["qemu-img"].Detail, "nothing in qoslab needs it")
+	}
 	if runtime.GOOS == "linux" {
 		assert.Contains(t, byName, kvmDevice)
 		assert.Contains(t, byName, vhostVsockDevice)
@@ -96,4 +105,52 @@ func TestCheckFindsQEMU(t *testing.T) {
 		}
 	}
 	assert.True(t, found)
+}
+
+// TestProbeCheckWarnsOfAnUnusableKVM: a KVM whose probe boot failed (a
+// paravirtual KVM a stock guest kernel aborts on) is a warning with the
+// fix, not a thing missing: runs go on with TCG.
+func TestProbeCheckWarnsOfAnUnusableKVM(t *testing.T) {
+	now := time.Now()
+	file := filepath.Join(t.TempDir(), probeFailuresFile)
+	c := probeCheck(file, now)
+	assert.True(t, c.OK)
+	assert.False(t, c.Warn, "no failure remembered")
+
+	reason := "the boot failed: qemu (pid 7) died of signal 6 (aborted): QEMU aborted itself"
+	f := probeFailure{probeKey: probeKey{QEMU: "qemu-system-x86_64"}, At: now.Add(-time.Hour), Reason: reason}
+	require.NoError(t, writeProbeFailures(file, probeFailures{Version: probeFailuresVersion}.record(f, now)))
+	c = probeCheck(file, now)
+	assert.True(t, c.OK, "an unusable KVM fails nothing: TCG is used")
+	assert.True(t, c.Warn)
+	assert.Contains(t, c.Detail, "KVM is present but unusable here")
+	assert.Contains(t, c.Detail, reason)
+	assert.Contains(t, c.Detail, "TCG will be used")
+	assert.NotContains(t, c.Detail, "hang")
+	assert.Contains(t, c.Fix, "rm "+file)
+}
+
+// TestSignalCauseTellsAnAbortFromAKill: QEMU's own abort or crash is not
+// a signal sent from outside qoslab; a kill is.
+func TestSignalCauseTellsAnAbortFromAKill(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "qemu.log")
+	require.NoError(t, os.WriteFile(log, []byte("kvm_init_vcpu: kvm_arch_init_vcpu failed (0): Invalid argument\n"), 0o600))
+	for _, tt := range []struct {
+		sig       syscall.Signal
+		want, not string
+	}{
+		{syscall.SIGABRT, "QEMU aborted itself, not a signal from outside", "sent from outside"},
+		{syscall.SIGSEGV, "QEMU crashed", "sent from outside"},
+		{syscall.SIGKILL, "sent from outside qoslab", "aborted"},
+		{syscall.SIGTERM, "sent from outside qoslab", "crashed"},
+	} {
+		t.Run(tt.sig.String(), func(t *testing.T) {
+			got := signalCause(tt.sig, log)
+			assert.Contains(t, got, tt.want)
+			assert.NotContains(t, got, tt.not)
+			if tt.sig == syscall.SIGABRT {
+				assert.Contains(t, got, "kvm_arch_init_vcpu failed", "an abort names QEMU's last words")
+			}
+		})
+	}
 }
