@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/results/summary"
 )
 
 // fakeRun writes a complete results directory whose fp cell ran at rates.
@@ -154,4 +155,33 @@ func TestResultsShowJSON(t *testing.T) {
 	require.Len(t, doc.Verdicts, 1)
 	assert.Equal(t, "yes", doc.Verdicts[0].Outcome)
 	assert.NotNil(t, doc.Warnings)
+}
+
+// A summary is stale when the samples hold other cell runs than it
+// counted, not when the files' times say so: a copy (cp -r) gives the
+// samples a newer time than summary.md and changes nothing.
+func TestResultsShowStaleByContentNotFileTimes(t *testing.T) {
+	path := fakeRun(t, t.TempDir(), "copied", "fp", []float64{1, 2, 3})
+	l, err := results.Load(path)
+	require.NoError(t, err)
+	require.NoError(t, summary.Write(path, summary.Of(l)))
+	samples := filepath.Join(path, results.SamplesFile)
+	later := time.Now().Add(time.Hour)
+	require.NoError(t, os.Chtimes(samples, later, later))
+
+	out, stderr, code := runRoot(t, nil, "results", "show", path)
+	require.Equal(t, 0, code, stderr)
+	assert.NotContains(t, stderr, "older than")
+	assert.Contains(t, out, "| host | 9 background | 1 | 3 |")
+
+	b, err := os.ReadFile(samples)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	extra := strings.Replace(lines[len(lines)-1], `"repeat":3`, `"repeat":4`, 1)
+	require.NotEqual(t, lines[len(lines)-1], extra)
+	require.NoError(t, os.WriteFile(samples, append(b, []byte(extra+"\n")...), 0o644))
+	out, stderr, code = runRoot(t, nil, "results", "show", path)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "summary.md is older than what its samples hold (summary.json counted 3 cell runs, samples.jsonl holds 4)")
+	assert.Contains(t, out, "| host | 9 background | 1 | 4 |", "computed from the samples")
 }
