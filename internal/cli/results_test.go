@@ -185,3 +185,29 @@ func TestResultsShowStaleByContentNotFileTimes(t *testing.T) {
 	assert.Contains(t, stderr, "summary.md is older than what its samples hold (summary.json counted 3 cell runs, samples.jsonl holds 4)")
 	assert.Contains(t, out, "| host | 9 background | 1 | 4 |", "computed from the samples")
 }
+
+// A run is named on the command line by its bare name too, as results
+// list and completion show it: results show, compare (and its --label) and
+// report find it under the results location.
+func TestBareRunNames(t *testing.T) {
+	parent := t.TempDir()
+	a := verdictRun(t, parent, "bare-a", 6, 1)
+	b := verdictRun(t, parent, "bare-b", 6, 1)
+	nameA, nameB := filepath.Base(a), filepath.Base(b)
+
+	out, stderr, code := runRoot(t, nil, "results", "show", "--results", parent, nameA)
+	require.Equal(t, 0, code, stderr)
+	assert.True(t, strings.HasPrefix(out, a+": bare-a,"), out)
+
+	out, stderr, code = runRoot(t, nil, "compare", "--results", parent, "--label", "first="+nameA, nameA, nameB)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "first")
+
+	out, stderr, code = runRoot(t, map[string]string{"QOSLAB_RESULTS": parent}, "report", nameB)
+	require.Equal(t, 0, code, stderr+out)
+	assert.FileExists(t, filepath.Join(b, results.ReportFile))
+
+	_, stderr, code = runRoot(t, nil, "results", "show", "--results", parent, "no-such-run")
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, stderr, "no-such-run")
+}
