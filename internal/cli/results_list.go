@@ -23,8 +23,9 @@ func newCmdResultsList(f *Factory, runF func(context.Context, *resultsOptions) e
 		Short: "List results directories, oldest first, with each run's state and verdicts",
 		Long: `list shows every results directory under --results, oldest first: its spec, when
 it started, whether it was a --quick run, how it stands (complete, running, partial
-with how many of its cell runs were measured, damaged, or unreadable), its samples
-and the verdict of each workload it judged. Where nothing has run yet the list is
+with how many of its cell runs were measured, damaged, or unreadable), the timed
+cell runs its samples hold (CELL RUNS, counted as the plan counts them; --json's
+samples counts records, one per thread of a cell run) and the verdict of each workload it judged. Where nothing has run yet the list is
 empty. --json prints the same for scripts, each run's verdicts as summary.json
 has them.`,
 		Args: noArgs,
@@ -43,8 +44,12 @@ type listedRun struct {
 	State string `json:"state"`
 	// Planned and Measured count the run's timed cell runs, planned and
 	// measured (0 planned: run.json does not say).
-	Planned  int                `json:"planned"`
-	Measured int                `json:"measured"`
+	Planned  int `json:"planned"`
+	Measured int `json:"measured"`
+	// CellRuns counts the timed cell runs the samples hold, planned or not:
+	// the table's CELL RUNS, of one kind with Planned. samples counts
+	// records, several to a cell run (one per thread).
+	CellRuns int                `json:"cell_runs"`
 	Verdicts []analysis.Verdict `json:"verdicts"`
 }
 
@@ -75,6 +80,7 @@ func describeRun(e results.Entry) listedRun {
 	// (results.Assess), not from run.json alone.
 	held := e.Completeness
 	r.Planned, r.Measured = held.Planned, held.Measured
+	r.CellRuns = held.Measured + held.Unplanned
 	switch {
 	case e.Holder != nil:
 		r.State = "running"
@@ -137,7 +143,7 @@ func resultsListRun(_ context.Context, o *resultsOptions) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(o.IO.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "DIRECTORY\tSPEC\tSTARTED\tQUICK\tSTATE\tSAMPLES\tVERDICT")
+	fmt.Fprintln(tw, "DIRECTORY\tSPEC\tSTARTED\tQUICK\tSTATE\tCELL RUNS\tVERDICT")
 	var problems []string
 	for _, r := range rows {
 		started := "-"
@@ -148,7 +154,7 @@ func resultsListRun(_ context.Context, o *resultsOptions) error {
 		if r.Quick {
 			quick = "quick"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.Path, orDash(r.Spec), started, quick, r.stateText(), r.Samples, r.verdictText())
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.Path, orDash(r.Spec), started, quick, r.stateText(), r.CellRuns, r.verdictText())
 		switch r.State {
 		case "damaged", "unreadable":
 			problems = append(problems, fmt.Sprintf("%s: %s", r.Path, r.Error))

@@ -211,3 +211,38 @@ func TestBareRunNames(t *testing.T) {
 	assert.NotEqual(t, 0, code)
 	assert.Contains(t, stderr, "no-such-run")
 }
+
+// results list counts cell runs, as the plan does, not records: a cell
+// run of two threads writes two records and is one cell run.
+func TestResultsListCountsCellRuns(t *testing.T) {
+	parent := t.TempDir()
+	d, err := results.Create(parent, "threads", time.Now())
+	require.NoError(t, err)
+	log, _, err := d.OpenSamples()
+	require.NoError(t, err)
+	for r := 1; r <= 3; r++ {
+		for i := range 2 {
+			s := results.Sample{Target: "host", Workload: "fp", QoS: 9, Threads: 2, Repeat: r, Index: i, StartNs: 0, EndNs: 1e9, Work: 1e6, Unit: "loops", Rate: 1e6, QoSApplied: 9, QoSFull: true}
+			require.NoError(t, log.Append(results.Record{Cell: "host fp qos=9 threads=2", RunRecords: 2, Sample: s, RecordedAt: time.Now()}))
+		}
+	}
+	require.NoError(t, log.Close())
+	require.NoError(t, d.Finish(time.Now(), nil))
+
+	out, stderr, code := runRoot(t, nil, "results", "list", "--results", parent)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "CELL RUNS")
+	assert.NotContains(t, out, "SAMPLES")
+	assert.Regexp(t, `complete\s+3\s+-`, out, "3 cell runs, not 6 records")
+
+	out, stderr, code = runRoot(t, nil, "results", "list", "--results", parent, "--json")
+	require.Equal(t, 0, code, stderr)
+	var rows []struct {
+		Samples  int `json:"samples"`
+		CellRuns int `json:"cell_runs"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rows))
+	require.Len(t, rows, 1)
+	assert.Equal(t, 6, rows[0].Samples, "records")
+	assert.Equal(t, 3, rows[0].CellRuns)
+}
