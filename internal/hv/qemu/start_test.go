@@ -154,3 +154,35 @@ func TestSignalCauseTellsAnAbortFromAKill(t *testing.T) {
 		})
 	}
 }
+
+// An interrupt that lands while QEMU's version is asked is an
+// interruption (context.Canceled, which the run turns into exit 130/143),
+// not a broken QEMU killed by a signal; a QEMU that fails on its own says
+// how.
+func TestVersionProbeInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "started")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	hang := filepath.Join(dir, "qemu-hangs")
+	// It opens the fifo (which lets the test's open return), then waits.
+	require.NoError(t, os.WriteFile(hang, []byte("#!/bin/sh\nexec 3<"+fifo+"\nexec sleep 600\n"), 0o755))
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err == nil {
+			_ = f.Close()
+		}
+		cancel()
+	}()
+	_, err := versionOutput(ctx, hang)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.NotContains(t, err.Error(), "signal")
+
+	broken := filepath.Join(dir, "qemu-broken")
+	require.NoError(t, os.WriteFile(broken, []byte("#!/bin/sh\nexit 3\n"), 0o755))
+	_, err = versionOutput(context.Background(), broken)
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, context.Canceled)
+	assert.Contains(t, err.Error(), broken+" --version: exit status 3")
+}
