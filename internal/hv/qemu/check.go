@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/qoslab/qoslab/internal/hv"
@@ -96,10 +97,20 @@ func probeCheck(file string, now time.Time) hv.Check {
 		// TCG and go on, so this is a warning, not a thing missing.
 		probe.Warn = true
 		probe.Detail = fmt.Sprintf("KVM is present but unusable here: a probe boot failed at %s (%s); TCG will be used until %s",
-			f.At.Local().Format(time.DateTime), f.Reason, f.At.Add(probeFailureTTL).Local().Format(time.DateTime))
+			f.At.Local().Format(time.DateTime), rewordAbort(f.Reason), f.At.Add(probeFailureTTL).Local().Format(time.DateTime))
 		probe.Fix = "rm " + file + "  (to probe again), or --accel kvm to force KVM"
 	}
 	return probe
+}
+
+// oldAbortWording is how qoslab before signalCause worded QEMU's own abort
+// in the failures it remembered (for up to probeFailureTTL).
+const oldAbortWording = "died of signal 6 (aborted), sent from outside qoslab"
+
+// rewordAbort says a remembered reason as signalCause would: an abort is
+// QEMU's own end, not a signal sent from outside.
+func rewordAbort(reason string) string {
+	return strings.ReplaceAll(reason, oldAbortWording, "died of signal 6 (aborted): QEMU aborted itself, not a signal from outside")
 }
 
 // vhostVsockCheck: the vz model's vsock daemon, needed by --vm-model vz

@@ -128,6 +128,14 @@ func TestProbeCheckWarnsOfAnUnusableKVM(t *testing.T) {
 	assert.Contains(t, c.Detail, "TCG will be used")
 	assert.NotContains(t, c.Detail, "hang")
 	assert.Contains(t, c.Fix, "rm "+file)
+
+	// A failure remembered by an earlier qoslab, which called QEMU's own
+	// abort a signal sent from outside, is said right.
+	old := probeFailure{probeKey: probeKey{QEMU: "old"}, At: now.Add(-time.Minute), Reason: "the boot failed: qemu exited at start: qemu (pid 9) died of signal 6 (aborted), sent from outside qoslab"}
+	require.NoError(t, writeProbeFailures(file, probeFailures{Version: probeFailuresVersion}.record(old, now)))
+	c = probeCheck(file, now)
+	assert.Contains(t, c.Detail, "died of signal 6 (aborted): QEMU aborted itself")
+	assert.NotContains(t, c.Detail, "sent from outside")
 }
 
 // TestSignalCauseTellsAnAbortFromAKill: QEMU's own abort or crash is not
