@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -114,6 +115,15 @@ func (r listedRun) stateText() string {
 	return r.State
 }
 
+// cellRunsText is the CELL RUNS column: "-" where the samples could not be
+// counted (an unreadable directory, samples that do not read).
+func (r listedRun) cellRunsText() string {
+	if r.State == "unreadable" || (r.State == "damaged" && r.CellRuns == 0) {
+		return "-"
+	}
+	return strconv.Itoa(r.CellRuns)
+}
+
 // verdictText is one word per judged workload: "fp yes, compress no".
 func (r listedRun) verdictText() string {
 	if len(r.Verdicts) == 0 {
@@ -154,7 +164,7 @@ func resultsListRun(_ context.Context, o *resultsOptions) error {
 		if r.Quick {
 			quick = "quick"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.Path, orDash(r.Spec), started, quick, r.stateText(), r.CellRuns, r.verdictText())
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Path, orDash(r.Spec), started, quick, r.stateText(), r.cellRunsText(), r.verdictText())
 		switch r.State {
 		case "damaged", "unreadable":
 			problems = append(problems, fmt.Sprintf("%s: %s", r.Path, r.Error))

@@ -77,7 +77,7 @@ func showSummary(o *resultsOptions, l *results.Loaded, a summary.Summary, state 
 	// changed since (a torn end, a cell run lost) make it stale, and the
 	// summary is computed again from what the samples hold now.
 	if stale := staleSummary(l, a); stale != "" {
-		fmt.Fprintf(o.IO.ErrOut, "%s: %s is older than what its samples hold (%s): computed from its %s\n", l.Path, results.SummaryMDFile, stale, units.Plural(len(l.Samples), "sample"))
+		fmt.Fprintf(o.IO.ErrOut, "%s: %s is older than what its samples hold (%s): computed from its samples, %s\n", l.Path, results.SummaryMDFile, stale, heldText(l))
 		return o.IO.Verdicts.WriteMarkdown(o.IO.Out, a)
 	}
 	if l.HasSummary() {
@@ -88,8 +88,15 @@ func showSummary(o *resultsOptions, l *results.Loaded, a summary.Summary, state 
 		_, err = io.WriteString(o.IO.Out, o.IO.Verdicts.Written(string(md), a))
 		return err
 	}
-	fmt.Fprintf(o.IO.ErrOut, "%s has no %s yet: computed from its %s\n", l.Path, results.SummaryMDFile, units.Plural(len(l.Samples), "sample"))
+	fmt.Fprintf(o.IO.ErrOut, "%s has no %s yet: computed from its samples, %s\n", l.Path, results.SummaryMDFile, heldText(l))
 	return o.IO.Verdicts.WriteMarkdown(o.IO.Out, a)
+}
+
+// heldText is what a run's samples hold, counted as its plan counts (cell
+// runs) and as samples.jsonl does (records, one per thread of a cell run):
+// "40 cell runs, 60 records".
+func heldText(l *results.Loaded) string {
+	return units.Plural(len(results.FinishedRuns(l.Records)), "cell run") + ", " + units.Plural(len(l.Records), "record")
 }
 
 // staleSummary says why the run's summary.md no longer matches its samples

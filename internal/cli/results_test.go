@@ -78,7 +78,7 @@ func TestResultsListAndShow(t *testing.T) {
 	root = NewCmdRoot(f)
 	root.SetArgs([]string{"results", "show", path})
 	require.NoError(t, root.Execute())
-	assert.Contains(t, errOut.String(), "has no summary.md yet: computed from its 3 samples")
+	assert.Contains(t, errOut.String(), "has no summary.md yet: computed from its samples, 3 cell runs, 3 records")
 	assert.Contains(t, out.String(), "# qoslab results: listed")
 	assert.Contains(t, out.String(), "| host | 9 background | 1 | 3 |", "the cell, n=3")
 
@@ -182,7 +182,7 @@ func TestResultsShowStaleByContentNotFileTimes(t *testing.T) {
 	require.NoError(t, os.WriteFile(samples, append(b, []byte(extra+"\n")...), 0o644))
 	out, stderr, code = runRoot(t, nil, "results", "show", path)
 	require.Equal(t, 0, code, stderr)
-	assert.Contains(t, stderr, "summary.md is older than what its samples hold (summary.json counted 3 cell runs, samples.jsonl holds 4)")
+	assert.Contains(t, stderr, "summary.md is older than what its samples hold (summary.json counted 3 cell runs, samples.jsonl holds 4): computed from its samples, 4 cell runs, 4 records")
 	assert.Contains(t, out, "| host | 9 background | 1 | 4 |", "computed from the samples")
 }
 
@@ -234,6 +234,9 @@ func TestResultsListCountsCellRuns(t *testing.T) {
 	assert.Contains(t, out, "CELL RUNS")
 	assert.NotContains(t, out, "SAMPLES")
 	assert.Regexp(t, `complete\s+3\s+-`, out, "3 cell runs, not 6 records")
+	out, stderr, code = runRoot(t, nil, "results", "show", d.Path)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "computed from its samples, 3 cell runs, 6 records")
 
 	out, stderr, code = runRoot(t, nil, "results", "list", "--results", parent, "--json")
 	require.Equal(t, 0, code, stderr)
