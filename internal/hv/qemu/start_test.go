@@ -174,16 +174,29 @@ func TestVersionProbeInterrupted(t *testing.T) {
 	hang := filepath.Join(dir, "qemu-hangs")
 	// It opens the fifo (which lets the test's open return), then waits.
 	require.NoError(t, os.WriteFile(hang, []byte("#!/bin/sh\nexec 3<"+fifo+"\nexec sleep 600\n"), 0o755))
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
-		if err == nil {
-			_ = f.Close()
-		}
-		cancel()
-	}()
-	_, err := versionOutput(ctx, hang)
+	// Cancelled once the script has started, as an interrupt would be.
+	cancelOnStart := func() context.Context {
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+			if err == nil {
+				_ = f.Close()
+			}
+			cancel()
+		}()
+		return ctx
+	}
+	_, err := versionOutput(cancelOnStart(), hang)
 	require.Error(t, err)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.NotContains(t, err.Error(), "signal")
+
+	// So does a VM's start that asks it (the run's error, which
+	// experiment.IsInterrupted reads).
+	spec := hv.Spec{Name: "lab", Image: stubImage(t), CPUs: 1, MemoryMiB: 256, StateDir: shortTempDir(t)}
+	m, err := New(Options{QEMUAMD64: hang, QEMUARM64: hang, CacheDir: t.TempDir()}).Start(cancelOnStart(), spec)
+	require.Error(t, err)
+	assert.Nil(t, m)
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.NotContains(t, err.Error(), "signal")
 
