@@ -69,7 +69,7 @@ func TestCompletenessFromTheSamples(t *testing.T) {
 		out, stderr, code := qoslab(t, dir, "results", "show", runDir)
 		require.Equal(t, 0, code, stderr)
 		assert.Contains(t, out, "partial: 5 of 6 cell runs measured")
-		assert.Contains(t, stderr, "older than what its samples hold (a torn end): computed from its 5 samples")
+		assert.Contains(t, stderr, "older than what its samples hold (a torn end): computed from its samples, 5 cell runs, 5 records")
 		assert.Regexp(t, `\| host \| 33 user-interactive \| 1 \| [23] \|`, out, "n counts what the samples hold now")
 
 		_, stderr, code = qoslab(t, dir, "run", "--resume", runDir)

@@ -207,6 +207,19 @@ func parseLabels(labels, dirs []string) (map[string]string, error) {
 				match = d
 			}
 		}
+		if match == "" && filepath.Base(dir) == dir {
+			// A bare run name, as a run named on the command line may be
+			// (results.Named): the one directory compared of that name.
+			var named []string
+			for _, d := range dirs {
+				if filepath.Base(filepath.Clean(d)) == dir {
+					named = append(named, d)
+				}
+			}
+			if len(named) == 1 {
+				match = named[0]
+			}
+		}
 		if match == "" {
 			return nil, wrapUsage(fmt.Errorf("--label %q: %s is not one of the directories compared (%s)", l, dir, strings.Join(dirs, ", ")))
 		}

@@ -46,23 +46,23 @@ func doctorRun(ctx context.Context, o *doctorOptions) error {
 	var rows []tableRow
 	missing := 0
 	for _, c := range checks {
-		mark := word{text: "ok"}
-		switch {
-		case c.NotApplicable:
-			mark = word{text: "n/a"}
-		case !c.OK:
-			mark = word{text: "MISSING"}
-		}
+		mark := word{text: doctorMark(c)}
 		if o.IO.colored() {
 			// From the check's outcome, as verdicts are from theirs.
-			mark.shown = termcolor.Paint(map[bool]string{true: termcolor.Green, false: termcolor.Red}[c.OK], mark.text)
-			if c.NotApplicable {
-				mark.shown = ""
+			switch {
+			case !c.OK:
+				mark.shown = termcolor.Paint(termcolor.Red, mark.text)
+			case c.Warn:
+				mark.shown = termcolor.Paint(termcolor.Yellow, mark.text)
+			case !c.NotApplicable && !c.Absent:
+				mark.shown = termcolor.Paint(termcolor.Green, mark.text)
 			}
 		}
 		rows = append(rows, tableRow{cells: []word{mark, {text: c.Name}}, last: textWords(c.Detail)})
 		if !c.OK {
 			missing++
+		}
+		if !c.OK || c.Warn {
 			rows = append(rows, tableRow{cells: []word{{}, {}}, last: textWords("fix: " + c.Fix)})
 		}
 	}
@@ -73,4 +73,22 @@ func doctorRun(ctx context.Context, o *doctorOptions) error {
 		return fmt.Errorf("doctor: %d of %d checks failed; the fixes are listed above", missing, len(checks))
 	}
 	return nil
+}
+
+// doctorMark is a check's first column: "MISSING" (a run needs it: doctor
+// fails), "warn" (there, but not working as it should; runs go on without
+// it), "absent" (optional and not installed), "n/a" (a backend not for
+// this platform), or "ok".
+func doctorMark(c doctor.Check) string {
+	switch {
+	case !c.OK:
+		return "MISSING"
+	case c.NotApplicable:
+		return "n/a"
+	case c.Warn:
+		return "warn"
+	case c.Absent:
+		return "absent"
+	}
+	return "ok"
 }

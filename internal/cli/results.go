@@ -29,7 +29,8 @@ func newCmdResults(f *Factory) *cobra.Command {
 }
 
 // resultsCommand finishes a command that reads results directories: the
-// results location, and DIR arguments where "latest" is the newest run.
+// results location, and DIR arguments where "latest" is the newest run and
+// a bare run name is that run in the results location (results.Named).
 func resultsCommand[O any](f *Factory, cmd *cobra.Command, section string, o *resultsOptions, opts *O, run, runF func(context.Context, *O) error, checks ...func() error) *cobra.Command {
 	o.IO = f.IO
 	cmd.Flags().StringVar(&o.Results, "results", "qoslab-results", "where results directories are")
@@ -40,13 +41,15 @@ func resultsCommand[O any](f *Factory, cmd *cobra.Command, section string, o *re
 	return command(f, cmd, section, opts, nil, func(args []string) error {
 		o.Dirs = args
 		for i, d := range o.Dirs {
-			if d == "latest" {
-				latest, err := results.Latest(o.Results)
-				if err != nil {
-					return err
-				}
-				o.Dirs[i] = latest
+			if d != "latest" {
+				o.Dirs[i] = results.Named(o.Results, d)
+				continue
 			}
+			latest, err := results.Latest(o.Results)
+			if err != nil {
+				return err
+			}
+			o.Dirs[i] = latest
 		}
 		for _, check := range checks {
 			if err := check(); err != nil {

@@ -25,8 +25,9 @@ func newCmdResultsList(f *Factory, runF func(context.Context, *resultsOptions) e
 		Short: "List results directories, oldest first, with each run's state and verdicts",
 		Long: `list shows every results directory under --results, oldest first: its spec, when
 it started, whether it was a --quick run, how it stands (complete, running, partial
-with how many of its cell runs were measured, damaged, or unreadable), its samples
-and the verdict of each workload it judged. Where nothing has run yet the list is
+with how many of its cell runs were measured, damaged, or unreadable), the timed
+cell runs its samples hold (CELL RUNS, counted as the plan counts them; --json's
+samples counts records, one per thread of a cell run) and the verdict of each workload it judged. Where nothing has run yet the list is
 empty. --json prints the same for scripts, each run's verdicts as summary.json
 has them.`,
 		Args: noArgs,
@@ -45,8 +46,12 @@ type listedRun struct {
 	State string `json:"state"`
 	// Planned and Measured count the run's timed cell runs, planned and
 	// measured (0 planned: run.json does not say).
-	Planned  int                `json:"planned"`
-	Measured int                `json:"measured"`
+	Planned  int `json:"planned"`
+	Measured int `json:"measured"`
+	// CellRuns counts the timed cell runs the samples hold, planned or not:
+	// the table's CELL RUNS, of one kind with Planned. samples counts
+	// records, several to a cell run (one per thread).
+	CellRuns int                `json:"cell_runs"`
 	Verdicts []analysis.Verdict `json:"verdicts"`
 }
 
@@ -77,6 +82,7 @@ func describeRun(e results.Entry) listedRun {
 	// (results.Assess), not from run.json alone.
 	held := e.Completeness
 	r.Planned, r.Measured = held.Planned, held.Measured
+	r.CellRuns = held.Measured + held.Unplanned
 	switch {
 	case e.Holder != nil:
 		r.State = "running"
@@ -108,6 +114,15 @@ func (r listedRun) stateText() string {
 		return fmt.Sprintf("partial %d", r.Measured)
 	}
 	return r.State
+}
+
+// cellRunsText is the CELL RUNS column: "-" where the samples could not be
+// counted (an unreadable directory, samples that do not read).
+func (r listedRun) cellRunsText() string {
+	if r.State == "unreadable" || (r.State == "damaged" && r.CellRuns == 0) {
+		return "-"
+	}
+	return strconv.Itoa(r.CellRuns)
 }
 
 // verdictWords are the verdicts, each workload with its answer in style s,
@@ -177,7 +192,7 @@ func resultsListRun(_ context.Context, o *resultsOptions) error {
 // style.
 func listTable(rows []listedRun, dir string, io *IOStreams) ([]tableRow, []string, bool) {
 	build := func(quickColumn, relative, specLast bool) ([]tableRow, []string) {
-		head := []string{"DIRECTORY", "SPEC", "STARTED", "QUICK", "STATE", "SAMPLES"}
+		head := []string{"DIRECTORY", "SPEC", "STARTED", "QUICK", "STATE", "CELL RUNS"}
 		if !quickColumn {
 			head = append(head[:3], head[4:]...)
 		}
@@ -210,7 +225,7 @@ func listTable(rows []listedRun, dir string, io *IOStreams) ([]tableRow, []strin
 			if rel, err := filepath.Rel(dir, r.Path); err == nil && relative && filepath.IsLocal(rel) {
 				path = rel
 			}
-			cells := []string{path, orDash(r.Spec), started, quick, state, strconv.Itoa(r.Samples)}
+			cells := []string{path, orDash(r.Spec), started, quick, state, r.cellRunsText()}
 			if !quickColumn {
 				cells = append(cells[:3], cells[4:]...)
 			}

@@ -2,10 +2,13 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 
 	"github.com/spf13/cobra"
 
@@ -73,8 +76,8 @@ func showSummary(o *resultsOptions, l *results.Loaded, a summary.Summary, state 
 	// summary.md is what the run wrote when it ended; samples that
 	// changed since (a torn end, a cell run lost) make it stale, and the
 	// summary is computed again from what the samples hold now.
-	if stale := staleSummary(l); stale != "" {
-		fmt.Fprintf(o.IO.ErrOut, "%s: %s is older than what its samples hold (%s): computed from its %s\n", l.Path, results.SummaryMDFile, stale, units.Plural(len(l.Samples), "sample"))
+	if stale := staleSummary(l, a); stale != "" {
+		fmt.Fprintf(o.IO.ErrOut, "%s: %s is older than what its samples hold (%s): computed from its samples, %s\n", l.Path, results.SummaryMDFile, stale, heldText(l))
 		return o.IO.Verdicts.WriteMarkdown(o.IO.Out, a)
 	}
 	if l.HasSummary() {
@@ -85,22 +88,55 @@ func showSummary(o *resultsOptions, l *results.Loaded, a summary.Summary, state 
 		_, err = io.WriteString(o.IO.Out, o.IO.Verdicts.Written(string(md), a))
 		return err
 	}
-	fmt.Fprintf(o.IO.ErrOut, "%s has no %s yet: computed from its %s\n", l.Path, results.SummaryMDFile, units.Plural(len(l.Samples), "sample"))
+	fmt.Fprintf(o.IO.ErrOut, "%s has no %s yet: computed from its samples, %s\n", l.Path, results.SummaryMDFile, heldText(l))
 	return o.IO.Verdicts.WriteMarkdown(o.IO.Out, a)
+}
+
+// heldText is what a run's samples hold, counted as its plan counts (cell
+// runs) and as samples.jsonl does (records, one per thread of a cell run):
+// "40 cell runs, 60 records".
+func heldText(l *results.Loaded) string {
+	return units.Plural(len(results.FinishedRuns(l.Records)), "cell run") + ", " + units.Plural(len(l.Records), "record")
 }
 
 // staleSummary says why the run's summary.md no longer matches its samples
 // (it was written, then samples.jsonl changed), or "" when it does or the
-// run has none.
-func staleSummary(l *results.Loaded) string {
-	sum, err := os.Stat(filepath.Join(l.Path, results.SummaryMDFile))
-	if err != nil {
+// run has none. It compares what summary.json, written beside summary.md,
+// counted with what the samples hold now (every cell run's total rate),
+// never the files' modification times, which a copy (cp -r, a download)
+// changes.
+func staleSummary(l *results.Loaded, a summary.Summary) string {
+	if !l.HasSummary() {
 		return ""
 	}
 	if l.Torn != nil {
 		return "a torn end"
 	}
-	if samples, err := os.Stat(filepath.Join(l.Path, results.SamplesFile)); err == nil && samples.ModTime().After(sum.ModTime()) {
+	b, err := os.ReadFile(filepath.Join(l.Path, results.SummaryJSONFile))
+	if err != nil {
+		return ""
+	}
+	var written struct {
+		Cells []struct {
+			TotalRates []float64 `json:"total_rates"`
+		} `json:"cells"`
+	}
+	if json.Unmarshal(b, &written) != nil {
+		return ""
+	}
+	var was, now []float64
+	for _, c := range written.Cells {
+		was = append(was, c.TotalRates...)
+	}
+	for _, c := range a.Cells {
+		now = append(now, c.TotalRates...)
+	}
+	if len(was) != len(now) {
+		return fmt.Sprintf("%s counted %s, %s holds %d", results.SummaryJSONFile, units.Plural(len(was), "cell run"), results.SamplesFile, len(now))
+	}
+	sort.Float64s(was)
+	sort.Float64s(now)
+	if !slices.Equal(was, now) {
 		return results.SamplesFile + " changed after it"
 	}
 	return ""

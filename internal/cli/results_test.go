@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/results/summary"
 )
 
 // fakeRun writes a complete results directory whose fp cell ran at rates.
@@ -77,7 +78,7 @@ func TestResultsListAndShow(t *testing.T) {
 	root = NewCmdRoot(f)
 	root.SetArgs([]string{"results", "show", path})
 	require.NoError(t, root.Execute())
-	assert.Contains(t, errOut.String(), "has no summary.md yet: computed from its 3 samples")
+	assert.Contains(t, errOut.String(), "has no summary.md yet: computed from its samples, 3 cell runs, 3 records")
 	assert.Contains(t, out.String(), "# qoslab results: listed")
 	assert.Contains(t, out.String(), "| host | 9 background | 1 | 3 |", "the cell, n=3")
 
@@ -154,4 +155,97 @@ func TestResultsShowJSON(t *testing.T) {
 	require.Len(t, doc.Verdicts, 1)
 	assert.Equal(t, "yes", doc.Verdicts[0].Outcome)
 	assert.NotNil(t, doc.Warnings)
+}
+
+// A summary is stale when the samples hold other cell runs than it
+// counted, not when the files' times say so: a copy (cp -r) gives the
+// samples a newer time than summary.md and changes nothing.
+func TestResultsShowStaleByContentNotFileTimes(t *testing.T) {
+	path := fakeRun(t, t.TempDir(), "copied", "fp", []float64{1, 2, 3})
+	l, err := results.Load(path)
+	require.NoError(t, err)
+	require.NoError(t, summary.Write(path, summary.Of(l)))
+	samples := filepath.Join(path, results.SamplesFile)
+	later := time.Now().Add(time.Hour)
+	require.NoError(t, os.Chtimes(samples, later, later))
+
+	out, stderr, code := runRoot(t, nil, "results", "show", path)
+	require.Equal(t, 0, code, stderr)
+	assert.NotContains(t, stderr, "older than")
+	assert.Contains(t, out, "| host | 9 background | 1 | 3 |")
+
+	b, err := os.ReadFile(samples)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	extra := strings.Replace(lines[len(lines)-1], `"repeat":3`, `"repeat":4`, 1)
+	require.NotEqual(t, lines[len(lines)-1], extra)
+	require.NoError(t, os.WriteFile(samples, append(b, []byte(extra+"\n")...), 0o644))
+	out, stderr, code = runRoot(t, nil, "results", "show", path)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "summary.md is older than what its samples hold (summary.json counted 3 cell runs, samples.jsonl holds 4): computed from its samples, 4 cell runs, 4 records")
+	assert.Contains(t, out, "| host | 9 background | 1 | 4 |", "computed from the samples")
+}
+
+// A run is named on the command line by its bare name too, as results
+// list and completion show it: results show, compare (and its --label) and
+// report find it under the results location.
+func TestBareRunNames(t *testing.T) {
+	parent := t.TempDir()
+	a := verdictRun(t, parent, "bare-a", 6, 1)
+	b := verdictRun(t, parent, "bare-b", 6, 1)
+	nameA, nameB := filepath.Base(a), filepath.Base(b)
+
+	out, stderr, code := runRoot(t, nil, "results", "show", "--results", parent, nameA)
+	require.Equal(t, 0, code, stderr)
+	assert.True(t, strings.HasPrefix(out, a+": bare-a,"), out)
+
+	out, stderr, code = runRoot(t, nil, "compare", "--results", parent, "--label", "first="+nameA, nameA, nameB)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "first")
+
+	out, stderr, code = runRoot(t, map[string]string{"QOSLAB_RESULTS": parent}, "report", nameB)
+	require.Equal(t, 0, code, stderr+out)
+	assert.FileExists(t, filepath.Join(b, results.ReportFile))
+
+	_, stderr, code = runRoot(t, nil, "results", "show", "--results", parent, "no-such-run")
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, stderr, "no-such-run")
+}
+
+// results list counts cell runs, as the plan does, not records: a cell
+// run of two threads writes two records and is one cell run.
+func TestResultsListCountsCellRuns(t *testing.T) {
+	parent := t.TempDir()
+	d, err := results.Create(parent, "threads", time.Now())
+	require.NoError(t, err)
+	log, _, err := d.OpenSamples()
+	require.NoError(t, err)
+	for r := 1; r <= 3; r++ {
+		for i := range 2 {
+			s := results.Sample{Target: "host", Workload: "fp", QoS: 9, Threads: 2, Repeat: r, Index: i, StartNs: 0, EndNs: 1e9, Work: 1e6, Unit: "loops", Rate: 1e6, QoSApplied: 9, QoSFull: true}
+			require.NoError(t, log.Append(results.Record{Cell: "host fp qos=9 threads=2", RunRecords: 2, Sample: s, RecordedAt: time.Now()}))
+		}
+	}
+	require.NoError(t, log.Close())
+	require.NoError(t, d.Finish(time.Now(), nil))
+
+	out, stderr, code := runRoot(t, nil, "results", "list", "--results", parent)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "CELL RUNS")
+	assert.NotContains(t, out, "SAMPLES")
+	assert.Regexp(t, `complete\s+3\s+-`, out, "3 cell runs, not 6 records")
+	out, stderr, code = runRoot(t, nil, "results", "show", d.Path)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "computed from its samples, 3 cell runs, 6 records")
+
+	out, stderr, code = runRoot(t, nil, "results", "list", "--results", parent, "--json")
+	require.Equal(t, 0, code, stderr)
+	var rows []struct {
+		Samples  int `json:"samples"`
+		CellRuns int `json:"cell_runs"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rows))
+	require.Len(t, rows, 1)
+	assert.Equal(t, 6, rows[0].Samples, "records")
+	assert.Equal(t, 3, rows[0].CellRuns)
 }

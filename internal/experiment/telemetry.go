@@ -41,6 +41,15 @@ type TelemetryStats struct {
 	SamplerCPU time.Duration
 }
 
+// hostViewClass is the class of the host's recorder of a VM cell (qoslab
+// on the host, reading the vCPU threads from /proc): user-interactive, so
+// that beside host contention it wakes on time. Unlike the agent's sampler
+// (agent.samplerClass, the default class, never above the workers it
+// measures) it shares no CPU scheduler with the guest's classes: what it
+// takes on the host it takes from the vCPU threads, which carry every
+// guest class alike, so it gives no class an edge.
+const hostViewClass = qos.UserInteractive
+
 // hostRecorder starts the host's view of a cell on target, when there is one
 // to take.
 func (t *runTelemetry) hostRecorder(ctx context.Context, target string) *telemetry.Recorder {
@@ -49,7 +58,7 @@ func (t *runTelemetry) hostRecorder(ctx context.Context, target string) *telemet
 	}
 	threads := t.HostThreads[target]
 	return telemetry.StartRecorder(ctx, t.HostProbe, telemetry.RecorderOptions{
-		Interval: t.Interval, CellStart: time.Now(), Class: qos.UserInteractive,
+		Interval: t.Interval, CellStart: time.Now(), Class: hostViewClass,
 		Threads: func() []telemetry.ThreadRef { return threads },
 	})
 }

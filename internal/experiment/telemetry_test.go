@@ -1,8 +1,11 @@
 package experiment
 
 import (
+	"context"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -67,4 +70,26 @@ func TestTelemetryKeepHostCellIsHostView(t *testing.T) {
 	assert.Contains(t, notes[1], "sent none")
 	assert.Nil(t, (*runTelemetry)(nil).hostRecorder(t.Context(), spec.TargetVM), "no telemetry, no recorder")
 	assert.Nil(t, tel.hostRecorder(t.Context(), spec.TargetVM), "no host probe, no host view")
+}
+
+// stillProbe samples nothing, for the class a recorder asks.
+type stillProbe struct{}
+
+func (stillProbe) Name() string { return "still" }
+func (stillProbe) Close() error { return nil }
+func (stillProbe) Sample(context.Context, []telemetry.ThreadRef) (telemetry.Sample, error) {
+	return telemetry.Sample{}, nil
+}
+
+// The host's view of a VM cell samples at user-interactive, as the README
+// says (the agent's own sampler stays at the default class), says so in its
+// first sample, and a host cell has no host view.
+func TestHostRecorderClass(t *testing.T) {
+	tel := &runTelemetry{HostProbe: stillProbe{}, Interval: time.Hour}
+	assert.Nil(t, tel.hostRecorder(context.Background(), spec.TargetHost))
+	r := tel.hostRecorder(context.Background(), spec.TargetVM)
+	require.NotNil(t, r)
+	samples, _ := r.Stop()
+	require.NotEmpty(t, samples)
+	assert.Contains(t, strings.Join(samples[0].Notes, "; "), "sampler thread: user-interactive asked")
 }

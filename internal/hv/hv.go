@@ -182,6 +182,14 @@ type Check struct {
 	OK     bool   `json:"ok"`
 	Detail string `json:"detail"`
 	Fix    string `json:"fix,omitempty"` // the command that fixes it
+	// Warn marks a thing that is there but does not work as it should
+	// here, while runs go on without it (KVM present but failing its probe
+	// boot: TCG is used). OK stays true: it fails nothing, but it is not
+	// "ok" either.
+	Warn bool `json:"warn,omitempty"`
+	// Absent marks an optional thing that is not installed: OK stays true
+	// (no run needs it) and Detail says what would.
+	Absent bool `json:"absent,omitempty"`
 }
 
 // Backend boots VMs of one kind.

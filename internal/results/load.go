@@ -89,6 +89,24 @@ func Latest(parent string) (string, error) {
 	return runs[len(runs)-1].Path, nil
 }
 
+// Named is the results directory name stands for: name itself when it
+// exists (a path), else a bare run name (no directory in it) under parent,
+// the results location, as `results list` and completion show them. A
+// name that is neither is given back as it is, for its reader to say what
+// is wrong with it.
+func Named(parent, name string) string {
+	if _, err := os.Stat(name); err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return name
+	}
+	if filepath.Base(name) == name && parent != "" {
+		under := filepath.Join(parent, name)
+		if _, err := os.Stat(under); err == nil {
+			return under
+		}
+	}
+	return name
+}
+
 // hasFile reports whether the results directory holds the named file.
 func (d *Dir) hasFile(name string) bool {
 	_, err := os.Stat(filepath.Join(d.Path, name))

@@ -82,3 +82,26 @@ func TestLatest(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, newer.Path, got, "by start time, not by name (%s is older)", older.Path)
 }
+
+// TestNamed: a run is named by its path, or by its bare name under the
+// results location; what is neither is given back for its reader to refuse.
+func TestNamed(t *testing.T) {
+	parent := t.TempDir()
+	run := filepath.Join(parent, "contention-20261124T224900Z")
+	require.NoError(t, os.Mkdir(run, 0o755))
+	elsewhere := t.TempDir()
+	for _, tt := range []struct {
+		name, parent, arg, want string
+	}{
+		{"a path", parent, run, run},
+		{"a bare run name", parent, "contention-20261124T224900Z", run},
+		{"a path elsewhere", parent, elsewhere, elsewhere},
+		{"no such run", parent, "contention-nope", "contention-nope"},
+		{"no such path", parent, "some/dir", "some/dir"},
+		{"no results location", "", "contention-20261124T224900Z", "contention-20261124T224900Z"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, Named(tt.parent, tt.arg))
+		})
+	}
+}

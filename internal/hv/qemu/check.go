@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/qoslab/qoslab/internal/hv"
@@ -26,18 +27,21 @@ func (b *Backend) Check(ctx context.Context) []hv.Check {
 			c.Detail, c.Fix = err.Error(), installHint(arch)
 		default:
 			// Only needed to emulate the other architecture's images.
-			c.OK = true
+			c.OK, c.Absent = true, true
 			c.Detail = fmt.Sprintf("not installed; needed only to emulate %s images (slowly, with TCG)", arch)
 			c.Fix = installHint(arch)
 		}
 		checks = append(checks, c)
 	}
 
+	// Nothing in qoslab runs qemu-img: it is listed so that nobody
+	// installs it thinking a run needs it.
 	img := hv.Check{Name: "qemu-img", OK: true}
 	if path, err := exec.LookPath("qemu-img"); err == nil {
-		img.Detail = path + " (optional: qoslab makes its raw disks itself)"
+		img.Detail = path + " (not needed: qoslab makes its raw disks itself)"
 	} else {
-		img.Detail = "not installed (optional: qoslab makes its raw disks itself)"
+		img.Absent = true
+		img.Detail = "not installed; nothing in qoslab needs it (qoslab makes its raw disks itself): only for looking at disk images by hand"
 	}
 	checks = append(checks, img)
 
@@ -48,6 +52,7 @@ func (b *Backend) Check(ctx context.Context) []hv.Check {
 		if problem := vhostVsockProblem(); problem == "" {
 			vsock.Detail = "the agent is reached over vsock, or virtio-serial if the guest has no vsock"
 		} else {
+			vsock.Absent = true
 			vsock.Detail = problem + " (optional: the agent is reached over virtio-serial instead)"
 			vsock.Fix = "sudo modprobe vhost_vsock"
 		}
@@ -71,24 +76,41 @@ func (b *Backend) kvmChecks(now time.Time) []hv.Check {
 		return []hv.Check{dev}
 	}
 	dev.OK, dev.Detail = true, "present and accessible"
+	return []hv.Check{dev, probeCheck(b.failuresFile(), now)}
+}
 
+// probeCheck says what the failed KVM probes remembered in file (""
+// for no cache directory) mean for the next start.
+func probeCheck(file string, now time.Time) hv.Check {
 	probe := hv.Check{Name: "KVM probe", OK: true, Detail: "no failed probe remembered; the next start probes KVM"}
-	file := b.failuresFile()
 	if file == "" {
 		probe.Detail = "no cache directory: every start probes KVM"
-		return []hv.Check{dev, probe}
+		return probe
 	}
 	failures, err := readProbeFailures(file)
 	if err != nil {
 		probe.Detail = err.Error()
 	}
 	if f, ok := failures.latest(now); ok {
-		probe.OK = false
-		probe.Detail = fmt.Sprintf("KVM present but a probe boot failed at %s: %s (nested KVM hangs?); TCG will be used until %s",
-			f.At.Local().Format(time.DateTime), f.Reason, f.At.Add(probeFailureTTL).Local().Format(time.DateTime))
+		// KVM is there but a guest does not boot on it (a nested or
+		// paravirtual KVM that the guest kernel cannot run on): runs use
+		// TCG and go on, so this is a warning, not a thing missing.
+		probe.Warn = true
+		probe.Detail = fmt.Sprintf("KVM is present but unusable here: a probe boot failed at %s (%s); TCG will be used until %s",
+			f.At.Local().Format(time.DateTime), rewordAbort(f.Reason), f.At.Add(probeFailureTTL).Local().Format(time.DateTime))
 		probe.Fix = "rm " + file + "  (to probe again), or --accel kvm to force KVM"
 	}
-	return []hv.Check{dev, probe}
+	return probe
+}
+
+// oldAbortWording is how qoslab before signalCause worded QEMU's own abort
+// in the failures it remembered (for up to probeFailureTTL).
+const oldAbortWording = "died of signal 6 (aborted), sent from outside qoslab"
+
+// rewordAbort says a remembered reason as signalCause would: an abort is
+// QEMU's own end, not a signal sent from outside.
+func rewordAbort(reason string) string {
+	return strings.ReplaceAll(reason, oldAbortWording, "died of signal 6 (aborted): QEMU aborted itself, not a signal from outside")
 }
 
 // vhostVsockCheck: the vz model's vsock daemon, needed by --vm-model vz
@@ -97,6 +119,7 @@ func (b *Backend) vhostVsockCheck(ctx context.Context) hv.Check {
 	c := hv.Check{Name: VhostVsockName, OK: true}
 	path, version, err := b.FindVhostVsock(ctx)
 	if err != nil {
+		c.Absent = true
 		c.Detail = err.Error() + " (needed only for --vm-model vz)"
 		c.Fix = vhostVsockInstall
 		return c

@@ -157,7 +157,7 @@ func (m *machine) exitError(waitErr error, shutdownReason string) error {
 	var exit *exec.ExitError
 	if errors.As(waitErr, &exit) {
 		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return fmt.Errorf("qemu (pid %d) died of signal %d (%v), sent from outside qoslab", m.pid, int(ws.Signal()), ws.Signal())
+			return fmt.Errorf("qemu (pid %d) died of signal %d (%v)%s", m.pid, int(ws.Signal()), ws.Signal(), signalCause(ws.Signal(), m.qemuLog))
 		}
 		return fmt.Errorf("qemu (pid %d) exited with status %d: %s", m.pid, exit.ExitCode(), hv.LogTail(m.qemuLog))
 	}
@@ -173,6 +173,22 @@ func (m *machine) exitError(waitErr error, shutdownReason string) error {
 		return fmt.Errorf("qemu (pid %d) was stopped by a signal from outside qoslab", m.pid)
 	default:
 		return fmt.Errorf("qemu (pid %d) shut down: %s", m.pid, shutdownReason)
+	}
+}
+
+// signalCause says where the signal a QEMU died of came from. The ones a
+// process raises on itself (an abort from a failed assertion or a KVM call
+// QEMU cannot go on from, a crash) are QEMU's own end, and its log says
+// why; the others were sent, and not by qoslab, which stops QEMU by asking
+// it (Stop) before it ever signals it.
+func signalCause(sig syscall.Signal, qemuLog string) string {
+	switch sig {
+	case syscall.SIGABRT:
+		return ": QEMU aborted itself, not a signal from outside (often a KVM call it cannot go on from); its log: " + hv.LogTail(qemuLog)
+	case syscall.SIGSEGV, syscall.SIGBUS, syscall.SIGILL, syscall.SIGFPE, syscall.SIGTRAP, syscall.SIGSYS:
+		return ": QEMU crashed, not a signal from outside; its log: " + hv.LogTail(qemuLog)
+	default:
+		return ", sent from outside qoslab"
 	}
 }
 

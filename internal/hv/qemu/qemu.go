@@ -117,14 +117,35 @@ func (b *Backend) findQEMU(ctx context.Context, arch string) (path, version stri
 	if err != nil {
 		return "", "", fmt.Errorf("%s, QEMU's emulator for %s guests, is not installed: %s (or your distribution's QEMU package)", name, arch, installHint(arch))
 	}
-	vctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(vctx, path, "--version").Output()
+	out, err := versionOutput(ctx, path)
 	if err != nil {
-		return "", "", fmt.Errorf("%s --version: %w", path, err)
+		return "", "", err
 	}
 	version, _, _ = strings.Cut(strings.TrimSpace(string(out)), "\n")
 	return path, version, nil
+}
+
+// versionTimeout bounds a `--version` that does not answer.
+const versionTimeout = 10 * time.Second
+
+// versionOutput runs `path --version`. A ctx cancelled meanwhile (an
+// interrupt) is what the error says and wraps, not the "signal: killed"
+// its cancellation gave the child, so the caller reports an interruption
+// (experiment.IsInterrupted), not a broken binary; a child that does not
+// answer in versionTimeout is said so.
+func versionOutput(ctx context.Context, path string) ([]byte, error) {
+	vctx, cancel := context.WithTimeout(ctx, versionTimeout)
+	defer cancel()
+	out, err := exec.CommandContext(vctx, path, "--version").Output()
+	switch {
+	case err == nil:
+		return out, nil
+	case ctx.Err() != nil:
+		return nil, fmt.Errorf("%s --version: %w", path, ctx.Err())
+	case vctx.Err() != nil:
+		return nil, fmt.Errorf("%s --version: no answer within %s", path, versionTimeout)
+	}
+	return nil, fmt.Errorf("%s --version: %w", path, err)
 }
 
 // request is a checked spec with what does not depend on the accelerator

@@ -95,11 +95,12 @@ func (b *Backend) FindVhostVsock(ctx context.Context) (path, version string, err
 	if err != nil {
 		return "", "", fmt.Errorf("%s, rust-vmm's vhost-user vsock device that the vz model's vsock needs, is not installed: %s", name, vsockDaemonInstallHint())
 	}
-	vctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(vctx, path, "--version").Output()
+	out, err := versionOutput(ctx, path)
+	if ctx.Err() != nil {
+		return "", "", err // interrupted: nothing to reinstall
+	}
 	if err != nil {
-		return "", "", fmt.Errorf("%s --version: %w: reinstall it with %s", path, err, vhostVsockInstall)
+		return "", "", fmt.Errorf("%w: reinstall it with %s", err, vhostVsockInstall)
 	}
 	version, err = parseVhostVsockVersion(string(out))
 	if err != nil {
