@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -62,6 +63,32 @@ func TestRunAgainEveryRecordedSpec(t *testing.T) {
 				assert.Regexp(t, regexp.MustCompile(`recorded, seed \d+\)`), out)
 				assert.NotContains(t, out, "one example", "the order shown is the one the run would use")
 			}
+		})
+	}
+}
+
+// A fresh run records its spec twice: as applied (spec) and as a spec
+// file (spec_file) that reads back as the same spec; --again plans it.
+func TestRunAgainAFreshRun(t *testing.T) {
+	env := dryRunEnv(t)
+	t.Chdir(t.TempDir())
+	for _, name := range spec.DefaultSpecNames() {
+		t.Run(name, func(t *testing.T) {
+			s, err := spec.DefaultSpec(name)
+			require.NoError(t, err)
+			d, applied, err := experiment.CreateRun("qoslab-results", spec.Shrink(s), time.Now())
+			require.NoError(t, err)
+			d.Unlock()
+			require.NotEmpty(t, d.Run.SpecFile)
+			back, err := spec.ParseSpec([]byte(d.Run.SpecFile), "again")
+			require.NoError(t, err, d.Run.SpecFile)
+			back.Quick = applied.Quick
+			assert.Equal(t, applied, back, d.Run.SpecFile)
+			assert.NotContains(t, d.Run.SpecFile, "_ns")
+
+			out, stderr, code := runRoot(t, env, "run", "--again", filepath.Base(d.Path), "--dry-run")
+			require.Equal(t, 0, code, stderr)
+			assert.Contains(t, out, "(the spec "+d.Path+" recorded")
 		})
 	}
 }

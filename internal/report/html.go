@@ -166,6 +166,7 @@ var htmlTemplate = page("report", `<!DOCTYPE html>
 <ul class="notes">{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 
 <h2>Spec</h2>
+<p>{{.SpecAgain}}</p>
 <pre>{{.SpecText}}</pre>
 </body>
 </html>

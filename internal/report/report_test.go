@@ -15,6 +15,7 @@ import (
 	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/spec"
 )
 
 // fixtureDir copies a results fixture into a temporary directory, with the
@@ -76,7 +77,8 @@ func TestReportIsOneSelfContainedFile(t *testing.T) {
 		"Intel(R) Xeon(R) Processor", // both machines' Info
 		"QEMU",
 		"not Apple silicon results",
-		"&#34;contention&#34;: 2", // the spec, escaped
+		"\ncontention: 2\n", // the spec, as a spec file
+		"Run it again, with a new seed: qoslab run --again ",
 		"<h2>Telemetry</h2>", "vcpu 0",
 		// Beside the verdict: what SI is, the margins and the level.
 		"SI = 1 - ln(vm ratio)/ln(host ratio)", "10% of the host&#39;s effect", "1.25x either way", "two one-sided tests at 5%",
@@ -92,6 +94,12 @@ func TestReportIsOneSelfContainedFile(t *testing.T) {
 		assert.FileExists(t, filepath.Join(dir, results.PlotsDir, c.Name+".png"), "report.md's links resolve")
 	}
 	assert.Contains(t, string(md), "## Verdict")
+	// The spec section is a spec file run --spec takes, not run.json's JSON.
+	block := regexp.MustCompile("(?s)## Spec\n\n[^\n]*\n\n```yaml\n(.*?)```").FindStringSubmatch(string(md))
+	require.NotNil(t, block, "report.md has the spec as YAML")
+	s, err := spec.ParseSpec([]byte(block[1]), "again")
+	require.NoError(t, err, block[1])
+	assert.Equal(t, r.Run.Spec.Value(), s)
 	assert.Contains(t, string(md), "not Apple silicon results")
 	assert.Contains(t, string(md), "whose edge is the smaller of 10% of the host's effect at the low end of its interval (relative margin) and 1.25x either way (absolute margin): two one-sided tests at 5%")
 }
