@@ -348,6 +348,13 @@ type Verdict struct {
 	// reached, which Reason then says. (Not in the JSON: its Looks and
 	// Reason say so there.)
 	Capped bool `json:"-"`
+	// Next is what a new run would need to decide an answer that more
+	// repeats could decide (Reason says "would tell" or "would decide"):
+	// a value, which whoever shows the verdict words as a command for the
+	// run in question, since only it knows how the run was started. nil
+	// when repeats would not decide it, or the run's own looks would add
+	// them (MoreRepeats).
+	Next *NextStep `json:"next_step,omitempty"`
 	// RelativeMargin is the host's ratio at the low end of its interval to
 	// the power Margins.Relative; Margin, the band's upper edge for "yes",
 	// is the smaller of it and Margins.Absolute, and the band is
@@ -553,9 +560,14 @@ func decide(cells []Cell, workload, phase, host, vm string, margins Margins, sch
 	v.Outcome, v.Reason, v.Reversed = j.outcome, j.reason, j.reversed
 	if j.undecided != nil {
 		v.MoreRepeats = k.looks.more(j.undecided, j.moreHost)
-		if v.MoreRepeats == nil && k.looks.sequential() {
+		switch {
+		case v.MoreRepeats != nil:
+		case k.looks.sequential():
 			v.Capped = true
 			v.Reason += "; " + k.looks.capText()
+			v.Next = &NextStep{MaxRepeats: min(NextStepFactor*k.looks.cap(), MaxNextRepeats)}
+		default:
+			v.Next = &NextStep{Repeats: min(NextStepFactor*mostRepeats(both), MaxNextRepeats)}
 		}
 	}
 	flagged := flaggedCells(cells, k)
@@ -580,9 +592,37 @@ func decide(cells []Cell, workload, phase, host, vm string, margins Margins, sch
 		v.FlagsChecked = len(v.Blocking) == 0
 		if !v.FlagsChecked {
 			v.Outcome = Inconclusive
+			// "repeats of them that agree would decide it"
+			v.Next = &NextStep{Repeats: min(NextStepFactor*mostRepeats(both), MaxNextRepeats)}
 		}
 	}
 	return v
+}
+
+// NextStep is what a new run of the same spec would need to decide a
+// verdict: more repeats of each cell (Repeats), or, for a run whose looks
+// stopped at their cap, a larger cap (MaxRepeats). One of the two is set.
+type NextStep struct {
+	Repeats    int `json:"repeats,omitempty"`
+	MaxRepeats int `json:"max_repeats,omitempty"`
+}
+
+// NextStepFactor is how many times the repeats (or the cap) a next step
+// asks for: twice as many narrow a rank interval by about 1/sqrt(2), a
+// step worth a run, and no promise that it decides.
+const NextStepFactor = 2
+
+// MaxNextRepeats is the most repeats a next step asks for: the most a
+// spec allows.
+const MaxNextRepeats = 1000
+
+// mostRepeats is the most repeats any of cells has.
+func mostRepeats(cells []Cell) int {
+	n := 0
+	for _, c := range cells {
+		n = max(n, len(c.Repeats))
+	}
+	return n
 }
 
 // emptied names the cells of runs that have no repeat left in cells.
