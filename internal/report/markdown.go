@@ -62,6 +62,9 @@ func (r *Report) markdownVerdict(b *strings.Builder) {
 		for _, w := range v.Warnings {
 			fmt.Fprintf(b, "  - **warning:** %s\n", md(w))
 		}
+		if v.Next != "" {
+			fmt.Fprintf(b, "  - **next:** %s\n", md(v.Next))
+		}
 	}
 	for _, w := range r.OtherWarnings() {
 		fmt.Fprintf(b, "- **warning:** %s\n", md(w))

@@ -254,7 +254,10 @@ type VerdictLine struct {
 	// OtherWork is what the host's other work took (empty on an idle host
 	// or without the host's view).
 	OtherWork string
-	Warnings  []string
+	// Next is the command that would decide an undecided verdict
+	// (summary.Again.NextLine); empty when there is none.
+	Next     string
+	Warnings []string
 }
 
 // VerdictLines are the verdicts as the report shows them: "fp: QoS
@@ -263,7 +266,7 @@ func (r *Report) VerdictLines() []VerdictLine {
 	per, _ := summary.Warnings(r.Summary)
 	out := make([]VerdictLine, len(r.Summary.Verdicts))
 	for i, v := range r.Summary.Verdicts {
-		out[i] = VerdictLine{Text: summary.VerdictText(v), Mechanism: v.MechanismLine(), OtherWork: v.OtherWorkLine(), Warnings: per[i]}
+		out[i] = VerdictLine{Text: summary.VerdictText(v), Mechanism: v.MechanismLine(), OtherWork: v.OtherWorkLine(), Next: r.Summary.Again.NextLine(v.Next), Warnings: per[i]}
 	}
 	return out
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/results/summary"
 	"github.com/qoslab/qoslab/internal/spec"
 )
 
@@ -197,7 +198,7 @@ func TestReportWarnsBesideTheVerdict(t *testing.T) {
 	assert.Regexp(t, `\n- fp: QoS subsumed in VM: [^\n]*\n  - \*\*mechanism:\*\* `+regexp.QuoteMeta(mech)+`\n  - \*\*warning:\*\* `+regexp.QuoteMeta(warn)+"\n",
 		md.String(), "under the fp verdict, after its mechanism")
 	assert.Regexp(t, `<li>fp: QoS subsumed in VM: [^<]*<ul class="warnings"><li><strong>mechanism:</strong> `+regexp.QuoteMeta(mech)+
-		`</li><li><strong>warning:</strong> `+regexp.QuoteMeta(warn)+`</li></ul></li>`, html.String())
+		`</li><li><strong>warning:</strong> `+regexp.QuoteMeta(warn)+`</li>(<li><strong>next:</strong> [^<]*</li>)?</ul></li>`, html.String())
 	assert.Equal(t, strings.Count(md.String(), "**warning:**"), strings.Count(html.String(), "<strong>warning:</strong>"))
 	assert.Equal(t, strings.Count(md.String(), "**warning:**"), strings.Count(md.String(), " ! |"), "each warned cell is marked in its table")
 
@@ -222,4 +223,22 @@ func TestVZModelIsSaidToBeQEMUs(t *testing.T) {
 	r := &Report{Run: results.Run{Machines: machines, Targets: results.Targets{"vm": vm}}}
 	assert.Contains(t, r.Platform(), "Measured on vm: linux/arm64, virtualized. vm: qemu (tcg), device model vz: the guest laid out as Virtualization.framework lays it out")
 	assert.Contains(t, r.Platform(), "not Apple silicon results")
+}
+
+// An undecided verdict's next step is in the report, in Markdown and
+// HTML, as the command that would tell, beside the terminal's summary.
+func TestReportNamesTheNextStep(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "results", "constructed", "capped")
+	r, err := Load(dir)
+	require.NoError(t, err)
+	want := "`qoslab run --again " + dir + " --max-repeats 24` lets the run add repeats up to 24 per cell, which would tell"
+	lines := r.VerdictLines()
+	require.Len(t, lines, 1)
+	assert.Equal(t, want, lines[0].Next)
+	var md strings.Builder
+	r.markdownVerdict(&md)
+	assert.Contains(t, md.String(), "  - **next:** "+want+"\n")
+	var term strings.Builder
+	summary.WriteTerminal(&term, r.Summary)
+	assert.Contains(t, term.String(), "  next: "+want+"\n")
 }

@@ -471,11 +471,11 @@ func (s Style) WriteMarkdown(w io.Writer, a Summary) error {
 			if o := v.OtherWorkLine(); o != "" {
 				fmt.Fprintf(&b, "  - **host:** %s\n", mdText(o))
 			}
-			if n := a.Again.NextLine(v.Next); n != "" {
-				fmt.Fprintf(&b, "  - **next:** %s\n", mdText(n))
-			}
 			for _, wl := range per[i] {
 				b.WriteString(s.warning(markdownWarning("  - ", wl)) + "\n")
+			}
+			if n := a.Again.NextLine(v.Next); n != "" {
+				fmt.Fprintf(&b, "  - **next:** %s\n", mdText(n))
 			}
 		}
 		fmt.Fprintf(&b, "\n%s\n", mdText(analysis.VerdictRule(a.Margins)))
@@ -908,6 +908,9 @@ func (s Style) WriteTerminal(w io.Writer, a Summary) {
 		}
 		for _, wl := range per[i] {
 			_ = termcolor.Warn(w, "  warning: "+wl, wl) // as every line here, unchecked
+		}
+		if n := a.Again.NextLine(v.Next); n != "" {
+			fmt.Fprintf(w, "  next: %s\n", n)
 		}
 	}
 	for _, wl := range rest {
