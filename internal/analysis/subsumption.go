@@ -570,6 +570,9 @@ func decide(cells []Cell, workload, phase, host, vm string, margins Margins, sch
 			v.Next = &NextStep{Repeats: min(NextStepFactor*mostRepeats(both), MaxNextRepeats)}
 		}
 	}
+	if j.fewHost {
+		v.Next = &NextStep{Repeats: min(NextStepFactor*mostRepeats(both), MaxNextRepeats)}
+	}
 	flagged := flaggedCells(cells, k)
 	for _, c := range flagged {
 		v.Flagged = append(v.Flagged, cellText(c.CellKey)+" "+c.FlagText())
@@ -691,6 +694,12 @@ func comparedCells(cells []Cell, workload, phase, host, vm string) (high, low in
 	return high, low, threads, ""
 }
 
+// tooFewHostRepeats is noHostEffect's reason when the host's repeats are
+// too few for its test to reach Alpha.
+func tooFewHostRepeats(h Sensitivity) string {
+	return fmt.Sprintf("too few %s repeats to tell (smallest reachable p %s with %s)", h.Target, strconv.FormatFloat(float64(h.SmallestP), 'g', 2, 64), strataText(h))
+}
+
 // noHostEffect says why the host shows no QoS effect to subsume: too few
 // repeats for its test to reach Alpha, a test not significant, the low
 // class the faster, or an interval of its ratio that reaches 1x; empty
@@ -703,7 +712,7 @@ func noHostEffect(h Sensitivity) string {
 			"rates measured finer (longer cells, or more work per cell) would tell", host, strconv.FormatFloat(float64(h.SmallestP), 'g', 2, 64), strataText(h),
 			strconv.FormatFloat(untiedSmallestP(h), 'g', 2, 64))
 	case !h.Test.Significant(Alpha) && float64(h.SmallestP) >= Alpha:
-		return fmt.Sprintf("too few %s repeats to tell (smallest reachable p %s with %s)", host, strconv.FormatFloat(float64(h.SmallestP), 'g', 2, 64), strataText(h))
+		return tooFewHostRepeats(h)
 	case !h.Test.Significant(Alpha):
 		return fmt.Sprintf("%s shows no significant QoS effect, so there is nothing to subsume; on a Linux host whose cores are alike QoS only decides who runs when cores are scarce: run with contention, as qoslab run --default contention does", host)
 	case h.Shift.Estimate <= 0:
