@@ -38,6 +38,10 @@ type judged struct {
 	// one), and host says the host's cells too; nil for any other answer.
 	undecided []int
 	moreHost  bool
+	// fewHost says the host's repeats are too few for its test ever to
+	// reach Alpha (untied): more of them could show its effect. The
+	// run's looks do not add them (undecided is nil); a new run could.
+	fewHost bool
 	// relativeBinds says the band's yes edge is the relative margin's,
 	// from the low end of the host's interval.
 	relativeBinds bool
@@ -53,6 +57,7 @@ func judge(cells []Cell, k verdictKey, margins Margins) judged {
 	for _, why := range []string{undefinedSide(j.host), undefinedSide(j.vm), noHostEffect(j.host)} {
 		if why != "" {
 			j.reason = why
+			j.fewHost = why == tooFewHostRepeats(j.host)
 			return j
 		}
 	}

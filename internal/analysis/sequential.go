@@ -257,6 +257,9 @@ func (p lookPlan) tookText() string {
 	return "after " + strings.Join(parts, " and ") + ", " + units.Plural(p.lastLook(), "look")
 }
 
+// cap is the schedule's last entry: the most repeats per cell it allows.
+func (p lookPlan) cap() int { return p.schedule[len(p.schedule)-1] }
+
 // capText is what an undecided verdict at the cap adds: the cap was
 // reached, and what would change it.
 func (p lookPlan) capText() string {

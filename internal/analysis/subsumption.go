@@ -348,6 +348,13 @@ type Verdict struct {
 	// reached, which Reason then says. (Not in the JSON: its Looks and
 	// Reason say so there.)
 	Capped bool `json:"-"`
+	// Next is what a new run would need to decide an answer that more
+	// repeats could decide (Reason says "would tell" or "would decide"):
+	// a value, which whoever shows the verdict words as a command for the
+	// run in question, since only it knows how the run was started. nil
+	// when repeats would not decide it, or the run's own looks would add
+	// them (MoreRepeats).
+	Next *NextStep `json:"next_step,omitempty"`
 	// RelativeMargin is the host's ratio at the low end of its interval to
 	// the power Margins.Relative; Margin, the band's upper edge for "yes",
 	// is the smaller of it and Margins.Absolute, and the band is
@@ -553,10 +560,18 @@ func decide(cells []Cell, workload, phase, host, vm string, margins Margins, sch
 	v.Outcome, v.Reason, v.Reversed = j.outcome, j.reason, j.reversed
 	if j.undecided != nil {
 		v.MoreRepeats = k.looks.more(j.undecided, j.moreHost)
-		if v.MoreRepeats == nil && k.looks.sequential() {
+		switch {
+		case v.MoreRepeats != nil:
+		case k.looks.sequential():
 			v.Capped = true
 			v.Reason += "; " + k.looks.capText()
+			v.Next = &NextStep{MaxRepeats: min(NextStepFactor*k.looks.cap(), MaxNextRepeats)}
+		default:
+			v.Next = &NextStep{Repeats: min(NextStepFactor*mostRepeats(both), MaxNextRepeats)}
 		}
+	}
+	if j.fewHost {
+		v.Next = &NextStep{Repeats: min(NextStepFactor*mostRepeats(both), MaxNextRepeats)}
 	}
 	flagged := flaggedCells(cells, k)
 	for _, c := range flagged {
@@ -580,9 +595,37 @@ func decide(cells []Cell, workload, phase, host, vm string, margins Margins, sch
 		v.FlagsChecked = len(v.Blocking) == 0
 		if !v.FlagsChecked {
 			v.Outcome = Inconclusive
+			// "repeats of them that agree would decide it"
+			v.Next = &NextStep{Repeats: min(NextStepFactor*mostRepeats(both), MaxNextRepeats)}
 		}
 	}
 	return v
+}
+
+// NextStep is what a new run of the same spec would need to decide a
+// verdict: more repeats of each cell (Repeats), or, for a run whose looks
+// stopped at their cap, a larger cap (MaxRepeats). One of the two is set.
+type NextStep struct {
+	Repeats    int `json:"repeats,omitempty"`
+	MaxRepeats int `json:"max_repeats,omitempty"`
+}
+
+// NextStepFactor is how many times the repeats (or the cap) a next step
+// asks for: twice as many narrow a rank interval by about 1/sqrt(2), a
+// step worth a run, and no promise that it decides.
+const NextStepFactor = 2
+
+// MaxNextRepeats is the most repeats a next step asks for: the most a
+// spec allows.
+const MaxNextRepeats = 1000
+
+// mostRepeats is the most repeats any of cells has.
+func mostRepeats(cells []Cell) int {
+	n := 0
+	for _, c := range cells {
+		n = max(n, len(c.Repeats))
+	}
+	return n
 }
 
 // emptied names the cells of runs that have no repeat left in cells.
@@ -651,6 +694,12 @@ func comparedCells(cells []Cell, workload, phase, host, vm string) (high, low in
 	return high, low, threads, ""
 }
 
+// tooFewHostRepeats is noHostEffect's reason when the host's repeats are
+// too few for its test to reach Alpha.
+func tooFewHostRepeats(h Sensitivity) string {
+	return fmt.Sprintf("too few %s repeats to tell (smallest reachable p %s with %s)", h.Target, strconv.FormatFloat(float64(h.SmallestP), 'g', 2, 64), strataText(h))
+}
+
 // noHostEffect says why the host shows no QoS effect to subsume: too few
 // repeats for its test to reach Alpha, a test not significant, the low
 // class the faster, or an interval of its ratio that reaches 1x; empty
@@ -663,7 +712,7 @@ func noHostEffect(h Sensitivity) string {
 			"rates measured finer (longer cells, or more work per cell) would tell", host, strconv.FormatFloat(float64(h.SmallestP), 'g', 2, 64), strataText(h),
 			strconv.FormatFloat(untiedSmallestP(h), 'g', 2, 64))
 	case !h.Test.Significant(Alpha) && float64(h.SmallestP) >= Alpha:
-		return fmt.Sprintf("too few %s repeats to tell (smallest reachable p %s with %s)", host, strconv.FormatFloat(float64(h.SmallestP), 'g', 2, 64), strataText(h))
+		return tooFewHostRepeats(h)
 	case !h.Test.Significant(Alpha):
 		return fmt.Sprintf("%s shows no significant QoS effect, so there is nothing to subsume; on a Linux host whose cores are alike QoS only decides who runs when cores are scarce: run with contention, as qoslab run --default contention does", host)
 	case h.Shift.Estimate <= 0:

@@ -18,27 +18,14 @@ import (
 func runDryRun(o *runOptions) error {
 	var s spec.Spec
 	var err error
-	source := ""
-	switch {
-	case o.Resume != "":
+	var source string
+	if o.Resume != "" {
 		s, err = experiment.RecordedSpec(o.Resume)
 		source = "the spec " + o.Resume + " started with"
-	case o.SpecFile != "":
-		s, err = spec.LoadSpec(o.SpecFile)
-		source = o.SpecFile
-		err = wrapUsage(err)
-	default:
-		s, err = spec.DefaultSpec(o.Default)
-		source = "built in"
-		err = wrapUsage(err)
+	} else {
+		s, source, err = o.newSpec()
 	}
 	if err != nil {
-		return err
-	}
-	if o.Quick && o.Resume == "" {
-		s = spec.Shrink(s)
-	}
-	if err := o.applyMaxRepeats(&s); err != nil {
 		return err
 	}
 	d, err := experiment.PlanDryRun(s, o.VMEnv, o.Resume, results.Paths(o.Results))

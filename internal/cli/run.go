@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -29,8 +31,11 @@ type runOptions struct {
 	Default   string
 	Quick     bool
 	Resume    string
-	Results   string // parent of results directories
-	VMEnv     guestvm.Env
+	// Again is a results directory (or a run's name under Results) whose
+	// recorded spec to run again, with a new seed.
+	Again   string
+	Results string // parent of results directories
+	VMEnv   guestvm.Env
 	// ExitStatus makes a run that ended fine exit by its verdicts
 	// (verdictStatus); DryRun prints the plan and does nothing.
 	ExitStatus bool
@@ -39,6 +44,10 @@ type runOptions struct {
 	CellTimeout time.Duration
 	// MaxRepeats, when set, replaces the spec's max_repeats.
 	MaxRepeats optionalInt
+	// Repeats, when set, replaces the spec's repeats (spec.Spec.WithRepeats).
+	Repeats optionalInt
+	// defaultGiven says --default was typed on the command line.
+	defaultGiven bool
 	// Trace writes the run's trace (results.TraceFile) beside its results.
 	Trace bool
 
@@ -58,8 +67,10 @@ host and in a VM, 6 repeats, interleaved), keeps every finished cell in
 qoslab-results/<name>-<time>/samples.jsonl, and ends with summaries, a report
 and a verdict. A verdict undecided because an interval is too wide gets more
 repeats of its cells in blocks, deciding again after each, up to the spec's
-max_repeats (--max-repeats; 0 adds none). An interrupted run is finished
-with --resume DIR.
+max_repeats (--max-repeats; 0 adds none). --repeats N runs N repeats in place
+of the spec's. An interrupted run is finished with --resume DIR; a run is
+repeated from its record, with a new seed, by --again DIR (a results
+directory, or a run's name under --results).
 
 --dry-run prints the plan instead (targets, cells in order with their counts,
 the VM and accelerator it would boot, contention, an estimated duration, the
@@ -69,6 +80,8 @@ measures, starts and writes nothing.
 ` + exitStatusDoc,
 		Example: `  qoslab run --default contention
   qoslab run --default subsumption --quick --dry-run
+  qoslab run --default contention --repeats 12
+  qoslab run --again contention-20261124T224900Z --dry-run
   qoslab run --spec mine.yaml --exit-status || echo "QoS is not subsumed (3) or the test could not tell (4)"
   qoslab run --resume qoslab-results/subsumption-20261124T224900Z`,
 		Args: noArgs,
@@ -79,6 +92,7 @@ measures, starts and writes nothing.
 	fl.StringVar(&o.Default, "default", "subsumption", "built-in spec to run when --spec is not given: "+strings.Join(spec.DefaultSpecNames(), ", "))
 	fl.BoolVar(&o.Quick, "quick", false, "shrink loops and sizes so the run takes minutes (a smoke run, marked as such)")
 	fl.StringVar(&o.Resume, "resume", "", "finish the interrupted run in this results directory")
+	fl.StringVar(&o.Again, "again", "", "run again the run in this results directory (or of this name under --results) from the spec it recorded, with a new seed")
 	fl.StringVar(&o.Results, "results", "qoslab-results", "where results directories are created")
 	fl.StringVar(&o.VMEnv.Accel, "accel", "", "VM acceleration: "+strings.Join(registry.Accels(), ", ")+" (default: the spec's, else probed)")
 	fl.StringVar(&o.VMEnv.Backend, "vm-backend", "", "hypervisor: "+strings.Join(registry.Names(), ", ")+" (default: the spec's, else "+registry.Default()+" on this machine)")
@@ -88,15 +102,19 @@ measures, starts and writes nothing.
 	fl.BoolVar(&o.ExitStatus, "exit-status", false, exitStatusHelp)
 	fl.BoolVar(&o.DryRun, "dry-run", false, "print the plan (cells, VM, accelerator, contention, estimated duration, files) and measure, start and write nothing")
 	fl.DurationVar(&o.CellTimeout, "cell-timeout", 0, cellTimeoutHelp)
+	fl.Var(&o.Repeats, "repeats", "repeats of each cell in place of the spec's repeats; a max_repeats the spec left at its default (3 times its repeats) follows (default: the spec's repeats)")
 	fl.Var(&o.MaxRepeats, "max-repeats", "the most repeats per cell while a verdict is undecided because an interval is too wide: the run adds repeats of the undecided thread counts' cells in blocks up to N and decides again after each (default: the spec's max_repeats, else 3 times its repeats; 0 adds none)")
 	fl.BoolVar(&o.Trace, "trace", false, "also write "+results.TraceFile+" in the results directory: where the run's time went, step by step, on the controller and in each agent (scripts/bench-orchestration.sh sums it)")
 	_ = cmd.MarkFlagFilename("spec", "yaml", "yml")
 	_ = cmd.MarkFlagDirname("resume")
+	_ = cmd.MarkFlagDirname("again")
 	complete(cmd, "default", spec.DefaultSpecNames)
 	complete(cmd, "accel", registry.Accels)
 	complete(cmd, "vm-backend", registry.Names)
 	complete(cmd, "vm-model", registry.Models)
 	return command(f, cmd, "run", o, &o.src, func([]string) error {
+		_, fromSettings := o.src["default"]
+		o.defaultGiven = cmd.Flags().Changed("default") && !fromSettings
 		if err := o.check(); err != nil {
 			return err
 		}
@@ -115,6 +133,24 @@ func (o *runOptions) check() error {
 	if o.MaxRepeats.Given && o.Resume != "" {
 		return usageErrorf("%s and --resume exclude each other: a resumed run keeps the max_repeats it started with", o.src.Name("max-repeats"))
 	}
+	if o.Repeats.Given && o.Resume != "" {
+		return usageErrorf("%s and --resume exclude each other: a resumed run keeps the repeats it started with", o.src.Name("repeats"))
+	}
+	if o.Again != "" {
+		switch {
+		case o.Resume != "":
+			return usageErrorf("--again and --resume exclude each other: --resume finishes the run in DIR, --again starts a new one from its spec")
+		case o.SpecFile != "":
+			return usageErrorf("--again and %s exclude each other: --again runs the spec the run recorded", o.src.Name("spec"))
+		case o.defaultGiven:
+			return usageErrorf("--again and --default exclude each other: --again runs the spec the run recorded")
+		case o.Quick:
+			return usageErrorf("--again and %s exclude each other: --again runs the spec as the run recorded it (a quick run's is shrunk already)", o.src.Name("quick"))
+		}
+	}
+	if o.Repeats.Given && (o.Repeats.N < 1 || o.Repeats.N > spec.MaxRepeatsLimit) {
+		return usageErrorf("%s %d: allowed 1..%d", o.src.Name("repeats"), o.Repeats.N, spec.MaxRepeatsLimit)
+	}
 	if err := spec.CheckCellTimeout(o.src.Name("cell-timeout"), o.CellTimeout); err != nil {
 		return wrapUsage(err)
 	}
@@ -131,7 +167,7 @@ func (o *runOptions) check() error {
 	if err := checkVMModel(o.src.Name("vm-model"), o.VMEnv.Model, o.VMEnv.Backend); err != nil {
 		return err
 	}
-	if o.SpecFile == "" && o.Resume == "" {
+	if o.SpecFile == "" && o.Resume == "" && o.Again == "" {
 		if err := oneOf(o.src.Name("default"), o.Default, spec.DefaultSpecNames()); err != nil {
 			return err
 		}
@@ -139,9 +175,17 @@ func (o *runOptions) check() error {
 	return nil
 }
 
-// applyMaxRepeats gives s --max-repeats, when it is set (recorded in
-// run.json as applied), refusing a cap below the spec's repeats.
+// applyMaxRepeats gives s --repeats and --max-repeats, when they are set
+// (recorded in run.json as applied), refusing a cap below the repeats.
 func (o *runOptions) applyMaxRepeats(s *spec.Spec) error {
+	if o.Repeats.Given {
+		*s = s.WithRepeats(o.Repeats.N)
+		if !o.MaxRepeats.Given {
+			if err := spec.CheckMaxRepeats("the spec's max_repeats", s.MaxRepeats, s.Repeats); err != nil {
+				return usageErrorf("%s %d: %v: give %s too", o.src.Name("repeats"), s.Repeats, err, o.src.Name("max-repeats"))
+			}
+		}
+	}
 	if !o.MaxRepeats.Given {
 		return nil
 	}
@@ -187,20 +231,8 @@ func (o *runOptions) spec(ctx context.Context, now time.Time) (*results.Dir, spe
 		}
 		return d, s, err
 	}
-	var s spec.Spec
-	var err error
-	if o.SpecFile != "" {
-		s, err = spec.LoadSpec(o.SpecFile)
-	} else {
-		s, err = spec.DefaultSpec(o.Default)
-	}
+	s, _, err := o.newSpec()
 	if err != nil {
-		return nil, s, wrapUsage(err)
-	}
-	if o.Quick {
-		s = spec.Shrink(s)
-	}
-	if err := o.applyMaxRepeats(&s); err != nil {
 		return nil, s, err
 	}
 	if o.CellTimeout > 0 {
@@ -214,6 +246,66 @@ func (o *runOptions) spec(ctx context.Context, now time.Time) (*results.Dir, spe
 		return nil, s, err
 	}
 	return experiment.CreateRun(o.Results, s, now)
+}
+
+// newSpec is the spec of a new run, with what the flags change applied,
+// and where it came from (for the dry run's title): a spec file, a
+// built-in spec, or a run's record (--again, with a new seed, said on
+// stderr so the run can be repeated exactly).
+func (o *runOptions) newSpec() (s spec.Spec, source string, err error) {
+	switch {
+	case o.Again != "":
+		dir, err := o.againDir()
+		if err != nil {
+			return s, "", err
+		}
+		s, err = experiment.RecordedSpec(dir)
+		if err != nil {
+			return s, "", err
+		}
+		if err := s.Validate(); err != nil {
+			return s, "", fmt.Errorf("the spec %s recorded cannot be run again: %w", dir, err)
+		}
+		source = "the spec " + dir + " recorded"
+		if s.Order == spec.OrderInterleaved {
+			seed := rand.Uint64()
+			s.Seed = &seed
+			source += fmt.Sprintf(", seed %d", seed)
+			fmt.Fprintf(o.IO.ErrOut, "again from %s, with a new seed: %d\n", dir, seed)
+		}
+	case o.SpecFile != "":
+		s, err = spec.LoadSpec(o.SpecFile)
+		source = o.SpecFile
+	default:
+		s, err = spec.DefaultSpec(o.Default)
+		source = "built in"
+	}
+	if err != nil {
+		return s, "", wrapUsage(err)
+	}
+	if o.Quick {
+		s = spec.Shrink(s)
+	}
+	if err := o.applyMaxRepeats(&s); err != nil {
+		return s, "", err
+	}
+	return s, source, nil
+}
+
+// againDir is --again's results directory: the path given, or a run of
+// that name under --results.
+func (o *runOptions) againDir() (string, error) {
+	if fi, err := os.Stat(o.Again); err == nil && fi.IsDir() {
+		return o.Again, nil
+	}
+	if !strings.ContainsRune(o.Again, filepath.Separator) {
+		under := filepath.Join(o.Results, o.Again)
+		if fi, err := os.Stat(under); err == nil && fi.IsDir() {
+			return under, nil
+		}
+		return "", usageErrorf("--again %q: no such results directory, here or under %s (qoslab results list names them)", o.Again, o.Results)
+	}
+	return "", usageErrorf("--again %q: no such results directory (qoslab results list names them)", o.Again)
 }
 
 func runRun(ctx context.Context, o *runOptions) (err error) {

@@ -142,6 +142,10 @@ func CreateRun(parent string, s spec.Spec, now time.Time) (*results.Dir, spec.Sp
 	if err != nil {
 		return nil, s, err
 	}
+	file, err := spec.Encode(s)
+	if err != nil {
+		return nil, s, err
+	}
 	d, err := results.Create(parent, s.Name, now)
 	if err != nil {
 		return nil, s, err
@@ -149,7 +153,7 @@ func CreateRun(parent string, s spec.Spec, now time.Time) (*results.Dir, spec.Sp
 	if _, err := d.Lock(); err != nil {
 		return nil, s, err
 	}
-	d.Run.Spec, d.Run.Seed, d.Run.ToolVersion = recorded, seed, version.String()
+	d.Run.Spec, d.Run.SpecFile, d.Run.Seed, d.Run.ToolVersion = recorded, string(file), seed, version.String()
 	for _, c := range cells {
 		if c.Timed() {
 			d.Run.Planned++

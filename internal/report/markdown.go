@@ -25,7 +25,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	r.markdownTelemetry(&b)
 	r.markdownMachines(&b)
-	fmt.Fprintf(&b, "\n## Spec\n\n```json\n%s\n```\n", r.SpecText())
+	fmt.Fprintf(&b, "\n## Spec\n\n%s\n\n```yaml\n%s```\n", r.SpecAgain(), r.SpecText())
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -61,6 +61,9 @@ func (r *Report) markdownVerdict(b *strings.Builder) {
 		}
 		for _, w := range v.Warnings {
 			fmt.Fprintf(b, "  - **warning:** %s\n", md(w))
+		}
+		if v.Next != "" {
+			fmt.Fprintf(b, "  - **next:** %s\n", md(v.Next))
 		}
 	}
 	for _, w := range r.OtherWarnings() {

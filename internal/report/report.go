@@ -16,6 +16,8 @@ import (
 	"github.com/qoslab/qoslab/internal/plot"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/results/summary"
+	"github.com/qoslab/qoslab/internal/shquote"
+	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/units"
 )
 
@@ -149,8 +151,28 @@ func (r *Report) targets() []string {
 	return names
 }
 
-// SpecText is the spec as run, indented.
-func (r *Report) SpecText() string { return r.Run.Spec.Text() }
+// SpecText is the spec as run, as a spec file (spec.Encode) that `qoslab
+// run --spec` takes; a spec that cannot be written as one (run.json has
+// none) is shown as recorded.
+func (r *Report) SpecText() string {
+	if !r.Run.Spec.Present() {
+		return r.Run.Spec.Text()
+	}
+	b, err := spec.Encode(r.Run.Spec.Value())
+	if err != nil {
+		return r.Run.Spec.Text()
+	}
+	if r.Run.Spec.Value().Quick {
+		return "# shrunk by --quick: its loops and sizes as it ran them\n" + string(b)
+	}
+	return string(b)
+}
+
+// SpecAgain says how to run the spec again: from the results directory, or
+// from the spec written to a file.
+func (r *Report) SpecAgain() string {
+	return "Run it again, with a new seed: qoslab run --again " + shquote.Quote(r.Path) + "; or save it as a file for qoslab run --spec FILE."
+}
 
 // Platform says, in one sentence, what machines the numbers come from, so a
 // Linux run is never read as an Apple silicon one.
@@ -232,7 +254,10 @@ type VerdictLine struct {
 	// OtherWork is what the host's other work took (empty on an idle host
 	// or without the host's view).
 	OtherWork string
-	Warnings  []string
+	// Next is the command that would decide an undecided verdict
+	// (summary.Again.NextLine); empty when there is none.
+	Next     string
+	Warnings []string
 }
 
 // VerdictLines are the verdicts as the report shows them: "fp: QoS
@@ -241,7 +266,7 @@ func (r *Report) VerdictLines() []VerdictLine {
 	per, _ := summary.Warnings(r.Summary)
 	out := make([]VerdictLine, len(r.Summary.Verdicts))
 	for i, v := range r.Summary.Verdicts {
-		out[i] = VerdictLine{Text: summary.VerdictText(v), Mechanism: v.MechanismLine(), OtherWork: v.OtherWorkLine(), Warnings: per[i]}
+		out[i] = VerdictLine{Text: summary.VerdictText(v), Mechanism: v.MechanismLine(), OtherWork: v.OtherWorkLine(), Next: r.Summary.Again.NextLine(v.Next), Warnings: per[i]}
 	}
 	return out
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/results/summary"
+	"github.com/qoslab/qoslab/internal/spec"
 )
 
 // fixtureDir copies a results fixture into a temporary directory, with the
@@ -76,7 +78,8 @@ func TestReportIsOneSelfContainedFile(t *testing.T) {
 		"Intel(R) Xeon(R) Processor", // both machines' Info
 		"QEMU",
 		"not Apple silicon results",
-		"&#34;contention&#34;: 2", // the spec, escaped
+		"\ncontention: 2\n", // the spec, as a spec file
+		"Run it again, with a new seed: qoslab run --again ",
 		"<h2>Telemetry</h2>", "vcpu 0",
 		// Beside the verdict: what SI is, the margins and the level.
 		"SI = 1 - ln(vm ratio)/ln(host ratio)", "10% of the host&#39;s effect", "1.25x either way", "two one-sided tests at 5%",
@@ -92,6 +95,12 @@ func TestReportIsOneSelfContainedFile(t *testing.T) {
 		assert.FileExists(t, filepath.Join(dir, results.PlotsDir, c.Name+".png"), "report.md's links resolve")
 	}
 	assert.Contains(t, string(md), "## Verdict")
+	// The spec section is a spec file run --spec takes, not run.json's JSON.
+	block := regexp.MustCompile("(?s)## Spec\n\n[^\n]*\n\n```yaml\n(.*?)```").FindStringSubmatch(string(md))
+	require.NotNil(t, block, "report.md has the spec as YAML")
+	s, err := spec.ParseSpec([]byte(block[1]), "again")
+	require.NoError(t, err, block[1])
+	assert.Equal(t, r.Run.Spec.Value(), s)
 	assert.Contains(t, string(md), "not Apple silicon results")
 	assert.Contains(t, string(md), "whose edge is the smaller of 10% of the host's effect at the low end of its interval (relative margin) and 1.25x either way (absolute margin): two one-sided tests at 5%")
 }
@@ -189,7 +198,7 @@ func TestReportWarnsBesideTheVerdict(t *testing.T) {
 	assert.Regexp(t, `\n- fp: QoS subsumed in VM: [^\n]*\n  - \*\*mechanism:\*\* `+regexp.QuoteMeta(mech)+`\n  - \*\*warning:\*\* `+regexp.QuoteMeta(warn)+"\n",
 		md.String(), "under the fp verdict, after its mechanism")
 	assert.Regexp(t, `<li>fp: QoS subsumed in VM: [^<]*<ul class="warnings"><li><strong>mechanism:</strong> `+regexp.QuoteMeta(mech)+
-		`</li><li><strong>warning:</strong> `+regexp.QuoteMeta(warn)+`</li></ul></li>`, html.String())
+		`</li><li><strong>warning:</strong> `+regexp.QuoteMeta(warn)+`</li>(<li><strong>next:</strong> [^<]*</li>)?</ul></li>`, html.String())
 	assert.Equal(t, strings.Count(md.String(), "**warning:**"), strings.Count(html.String(), "<strong>warning:</strong>"))
 	assert.Equal(t, strings.Count(md.String(), "**warning:**"), strings.Count(md.String(), " ! |"), "each warned cell is marked in its table")
 
@@ -214,4 +223,22 @@ func TestVZModelIsSaidToBeQEMUs(t *testing.T) {
 	r := &Report{Run: results.Run{Machines: machines, Targets: results.Targets{"vm": vm}}}
 	assert.Contains(t, r.Platform(), "Measured on vm: linux/arm64, virtualized. vm: qemu (tcg), device model vz: the guest laid out as Virtualization.framework lays it out")
 	assert.Contains(t, r.Platform(), "not Apple silicon results")
+}
+
+// An undecided verdict's next step is in the report, in Markdown and
+// HTML, as the command that would tell, beside the terminal's summary.
+func TestReportNamesTheNextStep(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "results", "constructed", "capped")
+	r, err := Load(dir)
+	require.NoError(t, err)
+	want := "`qoslab run --again " + dir + " --max-repeats 24` lets the run add repeats up to 24 per cell, which would tell"
+	lines := r.VerdictLines()
+	require.Len(t, lines, 1)
+	assert.Equal(t, want, lines[0].Next)
+	var md strings.Builder
+	r.markdownVerdict(&md)
+	assert.Contains(t, md.String(), "  - **next:** "+want+"\n")
+	var term strings.Builder
+	summary.WriteTerminal(&term, r.Summary)
+	assert.Contains(t, term.String(), "  next: "+want+"\n")
 }

@@ -46,7 +46,13 @@ type Run struct {
 	Name          string `json:"name"`
 	// Spec is the experiment spec as applied (defaults filled in).
 	Spec RunSpec `json:"spec"`
-	Seed uint64  `json:"seed"`
+	// SpecFile is Spec as a spec file, in the spec's own keys and units
+	// (spec.Encode: duration: 1s where Spec has duration_ns), so a run can
+	// be repeated from its record with `qoslab run --spec`. A copy, not
+	// more: Spec is what readers decode, and a run recorded before it (or
+	// resumed by an older build, which drops it) has none.
+	SpecFile string `json:"spec_file,omitempty"`
+	Seed     uint64 `json:"seed"`
 	// Planned is how many timed cell runs the plan has (0 in run.json
 	// files written before it was recorded).
 	Planned int       `json:"planned,omitempty"`

@@ -57,8 +57,8 @@ func keyDocs() []keyDoc {
 		{"matrix[].level", "whole number", "0, the codec's default", levels(), "compress and decompress: the codec level"},
 		{"matrix[].sink", "string", catalog.DefaultSink, strings.Join(catalog.Sinks(), ", "), "compress and decompress: where output goes (file: fsync'd; in a VM, the VM's raw scratch disk)"},
 		{"matrix[].sink_path", "string", "none", "file: a directory (the host agent's scratch directory); block: a device whose contents may be overwritten", "compress and decompress: where the sink writes; block needs it"},
-		{"repeats", "whole number", fmt.Sprint(DefaultRepeats), fmt.Sprintf("1..%d", maxRepeats), "timed runs of every cell on every target"},
-		{"max_repeats", "whole number", fmt.Sprintf("%d times repeats", DefaultMaxRepeatsFactor), fmt.Sprintf("0 (off) or repeats..%d", maxRepeats), "the most repeats per cell a run may reach while a verdict is undecided because an interval is too wide: it adds repeats of the undecided thread counts' cells in blocks (repeats more each time), deciding again after each with a group-sequential correction (docs/design.md, \"Looks\"); run's --max-repeats overrides it"},
+		{"repeats", "whole number", fmt.Sprint(DefaultRepeats), fmt.Sprintf("1..%d", maxRepeats), "timed runs of every cell on every target; run's --repeats overrides it"},
+		{"max_repeats", "whole number", fmt.Sprintf("%d times repeats", DefaultMaxRepeatsFactor), fmt.Sprintf("0 (off) or repeats..%d", maxRepeats), "the most repeats per cell a run may reach while a verdict is undecided because an interval is too wide: it adds repeats of the undecided thread counts' cells in blocks (repeats more each time), deciding again after each with a group-sequential correction (docs/design.md, \"Looks\"); run's --max-repeats overrides it, and its default follows run's --repeats"},
 		{"warmup", "whole number", fmt.Sprint(DefaultWarmup), fmt.Sprintf("0..%d", maxWarmup), "untimed runs of each cell on each target, just before its first timed run"},
 		{"order", "string", OrderInterleaved, OrderInterleaved + " (shuffled per repeat, targets alternating), " + OrderSequential + " (as written)", "how the plan lays the cells out; repeats are always outermost"},
 		{"seed", "whole number", "picked at random and recorded in run.json", "0..18446744073709551615", "seeds the interleaved shuffle: the same spec and seed give the same plan"},
@@ -110,7 +110,9 @@ workload takes (` + "`size`" + ` on ` + "`fp`" + `, ` + "`loops`" + ` on ` + "`c
 Lists may be written as YAML lists or as one comma-separated string
 (` + "`qos: 9,33`" + `); sizes take units (` + "`1GiB`, `512MiB`" + `); counts take ` + "`2e8`" + ` and digit
 groups (` + "`200_000_000`" + `). The spec as applied, every default filled in, is
-recorded in the run's ` + "`run.json`" + `.
+recorded in the run's ` + "`run.json`" + `: as applied (` + "`spec`" + `) and as a spec
+file in these keys (` + "`spec_file`" + `), which ` + "`run --spec`" + ` takes; ` + "`qoslab run --again DIR`" + `
+runs it again with a new seed.
 
 This page is generated from the spec decoder's own table of keys; a test
 keeps the two equal.

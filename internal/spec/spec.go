@@ -596,6 +596,23 @@ func Shrink(s Spec) Spec {
 	return out
 }
 
+// MaxRepeatsLimit is the most repeats, and the highest cap, a spec may ask.
+const MaxRepeatsLimit = maxRepeats
+
+// WithRepeats is s with n repeats of each cell. A max_repeats at its
+// default, DefaultMaxRepeatsFactor times the repeats, follows them: a spec
+// that leaves max_repeats out keeps its looks' room. (A recorded spec
+// holds the cap as applied, not whether it was given, so a cap written
+// out as exactly that multiple follows too.) Any other cap stands, for
+// Validate or CheckMaxRepeats to refuse when below n.
+func (s Spec) WithRepeats(n int) Spec {
+	if s.MaxRepeats == DefaultMaxRepeatsFactor*s.Repeats {
+		s.MaxRepeats = DefaultMaxRepeatsFactor * n
+	}
+	s.Repeats = n
+	return s
+}
+
 // CheckMaxRepeats checks a cap of repeats per cell (the spec's
 // max_repeats, or the flag named name) against the spec's repeats: 0 (no
 // repeats added) or repeats..1000.

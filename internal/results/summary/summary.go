@@ -53,6 +53,9 @@ type Summary struct {
 	// Telemetry summarizes each cell run's telemetry per view, when the
 	// run recorded any (the caller reads telemetry.jsonl into it).
 	Telemetry []telemetry.CellSummary
+	// Again is how to run the run again (Again), which a verdict's next
+	// step (analysis.Verdict.Next) is worded with; nil without a run.
+	Again *Again
 }
 
 // Of analyzes a loaded results directory: its samples (as Analyze does),
@@ -66,6 +69,9 @@ func Of(l *results.Loaded) Summary {
 	a.Schema = l.Run.SchemaVersion
 	a.Partial = l.Partial()
 	a.Telemetry = telemetry.Summarize(l.Telemetry)
+	if l.Run.Spec.Present() {
+		a.Again = &Again{Spec: l.Run.Spec.Value(), Path: l.Path}
+	}
 	a.Findings = append(a.Findings, coreShares(l.Telemetry, SplitWorkloads(a.Cells))...)
 	return a
 }
@@ -467,6 +473,9 @@ func (s Style) WriteMarkdown(w io.Writer, a Summary) error {
 			}
 			for _, wl := range per[i] {
 				b.WriteString(s.warning(markdownWarning("  - ", wl)) + "\n")
+			}
+			if n := a.Again.NextLine(v.Next); n != "" {
+				fmt.Fprintf(&b, "  - **next:** %s\n", mdText(n))
 			}
 		}
 		fmt.Fprintf(&b, "\n%s\n", mdText(analysis.VerdictRule(a.Margins)))
@@ -899,6 +908,9 @@ func (s Style) WriteTerminal(w io.Writer, a Summary) {
 		}
 		for _, wl := range per[i] {
 			_ = termcolor.Warn(w, "  warning: "+wl, wl) // as every line here, unchecked
+		}
+		if n := a.Again.NextLine(v.Next); n != "" {
+			fmt.Fprintf(w, "  next: %s\n", n)
 		}
 	}
 	for _, wl := range rest {

@@ -87,6 +87,8 @@ class Run:
                "planned": self.planned or len({(r["cell"], r["repeat"]) for r in self.records}), "started": STARTED,
                "finished": FINISHED if self.finished else None,
                "targets": {t: info(t, self.cpus) for t in self.targets}, "notes": [NOTE]}
+        if getattr(self, "looks", None):
+            run["looks"] = self.looks
         with open(os.path.join(d, "run.json"), "w") as f:
             json.dump(run, f, indent=2)
             f.write("\n")
@@ -650,6 +652,34 @@ r.want = ["+ ## compress size=4194304 ratio=3 codec=zstd level=0 sink=null",
           "+ ## compress size=33554432 ratio=3 codec=zstd level=0 sink=null",
           "+ | host | 33 user-interactive | 1 | 3 | 99.50 | 99.01 – 100.5 (75.0%) | 99.01 | 100.5 | 1.02 | 0.8% | 99.50 | - | - | 0.3372 | user-interactive |",
           "- damaged"]
+runs.append(r)
+
+# --- The next step ---------------------------------------------------------
+# An undecided verdict that more repeats would decide names the command that
+# takes them, for this run: its record run again (--again, the path results
+# show was given: internal/cli's test gives CLI_DIR) with twice the repeats,
+# or, when its looks stopped at the cap, twice the cap.
+CLI_DIR = "../../testdata/results/constructed"
+VM_WIDE = [0.70, 1.0, 0.80, 1.05, 0.75, 0.95, 0.72, 1.02, 0.78, 0.98, 0.74, 1.0]
+for r in runs:
+    if r.name in ("gray-zone", "vm-speed-varied", "idle-repeats"):
+        r.want.append(f"+   - **next:** `qoslab run --again {CLI_DIR}/{r.name} --repeats 12` measures each cell 12 times, which would tell")
+    if r.name == "ties-three-repeats":  # too few host repeats for the test to reach 5%
+        r.want.append(f"+   - **next:** `qoslab run --again {CLI_DIR}/{r.name} --repeats 6` measures each cell 6 times, which would tell")
+    if r.name == "ties-floor":
+        r.want.append("- **next:**")  # finer rates would tell, not more repeats: no command for repeats
+
+# Looks up to max_repeats 12 from 6 repeats, all taken, the VM's interval
+# still across the band's edge: a larger cap would tell.
+r = verdict_run("capped", "looks from 6 to 12 repeats (max_repeats 12), all taken; the vm ratio's interval still crosses the band's edge: a larger --max-repeats would tell",
+                [wobble(3e8)], [wobble(1e6)], [wobble(1e8, 12)], [[1e8 * x / 1.1 for x in VM_WIDE]])
+r.spec["max_repeats"] = 12
+r.looks = [{"index": 2, "of": 2, "seed": 1, "blocks": [{"workload": "fp", "qos": [9, 33], "threads": [1], "targets": ["vm"], "from": 7, "to": 12,
+                                                       "reason": "the vm ratio's interval crosses the band's edge: more repeats would tell"}],
+            "added": 12, "planned": 36, "at": STARTED}]
+r.planned = 24
+r.want = ["+   - **next:** `qoslab run --again " + CLI_DIR + "/capped --max-repeats 24` lets the run add repeats up to 24 per cell, which would tell",
+          "- --repeats"]
 runs.append(r)
 
 for r in runs:
