@@ -128,7 +128,7 @@ var htmlTemplate = page("report", `<!DOCTYPE html>
 {{with .Contention}}<p class="platform">{{.}}</p>{{end}}
 
 <h2>Verdict</h2>
-{{if .Summary.Verdicts}}<ul class="verdict">{{range .VerdictLines}}<li>{{.Text}}{{if or .Mechanism .OtherWork .Next .Warnings}}<ul class="warnings">{{with .Mechanism}}<li><strong>mechanism:</strong> {{.}}</li>{{end}}{{with .OtherWork}}<li><strong>host:</strong> {{.}}</li>{{end}}{{range .Warnings}}<li><strong>warning:</strong> {{.}}</li>{{end}}{{with .Next}}<li><strong>next:</strong> {{.}}</li>{{end}}</ul>{{end}}</li>{{end}}</ul>
+{{if .Summary.Verdicts}}<ul class="verdict">{{range .VerdictLines}}<li>{{.Text}}{{if or .Mechanism .OtherWork .Next .Warnings}}<ul class="warnings">{{with .Mechanism}}<li><strong>mechanism:</strong> {{.}}</li>{{end}}{{with .OtherWork}}<li><strong>host:</strong> {{.}}</li>{{end}}{{range .Warnings}}<li><strong>warning:</strong> {{.}}</li>{{end}}{{if .NextCommand}}<li><strong>next:</strong> <code>{{.NextCommand}}</code>{{.NextRest}}</li>{{end}}</ul>{{end}}</li>{{end}}</ul>
 <p class="meta">{{.VerdictRule}}</p>
 {{else}}<p>No verdict: no workload ran on both the host and the VM.</p>{{end}}
 {{with .OtherWarnings}}<ul class="verdict">{{range .}}<li><strong>warning:</strong> {{.}}</li>{{end}}</ul>{{end}}

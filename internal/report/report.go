@@ -256,8 +256,11 @@ type VerdictLine struct {
 	OtherWork string
 	// Next is the command that would decide an undecided verdict
 	// (summary.Again.NextLine); empty when there is none.
-	Next     string
-	Warnings []string
+	Next string
+	// NextCommand and NextRest are Next's command and the words after it,
+	// for the HTML report, which shows the command as code.
+	NextCommand, NextRest string
+	Warnings              []string
 }
 
 // VerdictLines are the verdicts as the report shows them: "fp: QoS
@@ -267,6 +270,7 @@ func (r *Report) VerdictLines() []VerdictLine {
 	out := make([]VerdictLine, len(r.Summary.Verdicts))
 	for i, v := range r.Summary.Verdicts {
 		out[i] = VerdictLine{Text: summary.VerdictText(v), Mechanism: v.MechanismLine(), OtherWork: v.OtherWorkLine(), Next: r.Summary.Again.NextLine(v.Next), Warnings: per[i]}
+		out[i].NextCommand, out[i].NextRest = r.Summary.Again.NextParts(v.Next)
 	}
 	return out
 }

@@ -198,7 +198,8 @@ func TestReportWarnsBesideTheVerdict(t *testing.T) {
 	assert.Regexp(t, `\n- fp: QoS subsumed in VM: [^\n]*\n  - \*\*mechanism:\*\* `+regexp.QuoteMeta(mech)+`\n  - \*\*warning:\*\* `+regexp.QuoteMeta(warn)+"\n",
 		md.String(), "under the fp verdict, after its mechanism")
 	assert.Regexp(t, `<li>fp: QoS subsumed in VM: [^<]*<ul class="warnings"><li><strong>mechanism:</strong> `+regexp.QuoteMeta(mech)+
-		`</li><li><strong>warning:</strong> `+regexp.QuoteMeta(warn)+`</li>(<li><strong>next:</strong> [^<]*</li>)?</ul></li>`, html.String())
+		`</li><li><strong>warning:</strong> `+regexp.QuoteMeta(warn)+`</li>(<li><strong>next:</strong> <code>qoslab run [^<]*</code>[^<`+"`"+`]*</li>)?</ul></li>`, html.String(),
+		"the next step's command as code, no backticks")
 	assert.Equal(t, strings.Count(md.String(), "**warning:**"), strings.Count(html.String(), "<strong>warning:</strong>"))
 	assert.Equal(t, strings.Count(md.String(), "**warning:**"), strings.Count(md.String(), " ! |"), "each warned cell is marked in its table")
 

@@ -64,12 +64,23 @@ func (g *Again) Next(n *analysis.NextStep) string {
 // NextLine is a verdict's next step as a line of its own: the command
 // and what it asks; empty when there is none.
 func (g *Again) NextLine(n *analysis.NextStep) string {
-	cmd := g.Next(n)
+	cmd, rest := g.NextParts(n)
 	if cmd == "" {
 		return ""
 	}
-	if n.Repeats > 0 {
-		return "`" + cmd + "` measures each cell " + strconv.Itoa(n.Repeats) + " times, which would tell"
+	return "`" + cmd + "`" + rest
+}
+
+// NextParts are NextLine's command and the words after it, for a format
+// that sets the command apart its own way (HTML's code element); both
+// empty when there is no next step.
+func (g *Again) NextParts(n *analysis.NextStep) (cmd, rest string) {
+	cmd = g.Next(n)
+	if cmd == "" {
+		return "", ""
 	}
-	return "`" + cmd + "` lets the run add repeats up to " + strconv.Itoa(n.MaxRepeats) + " per cell, which would tell"
+	if n.Repeats > 0 {
+		return cmd, " measures each cell " + strconv.Itoa(n.Repeats) + " times, which would tell"
+	}
+	return cmd, " lets the run add repeats up to " + strconv.Itoa(n.MaxRepeats) + " per cell, which would tell"
 }
