@@ -67,7 +67,7 @@ func checkHost(ctx context.Context) []hv.Check {
 	var checks []hv.Check
 	ready := true
 	for _, c := range signing.CheckHost(ctx) {
-		checks = append(checks, hv.Check(c))
+		checks = append(checks, hv.Check{Name: c.Name, OK: c.OK, Detail: c.Detail, Fix: c.Fix})
 		ready = ready && (c.OK || c.Name == signing.CheckNameEntitlement)
 	}
 	if !ready {
