@@ -64,7 +64,7 @@ func TestCompletenessFromTheSamples(t *testing.T) {
 		out, _, code := qoslab(t, dir, "results", "list", "--results", work)
 		require.Equal(t, 0, code)
 		assert.Contains(t, out, "partial 5/6")
-		assert.Contains(t, out, runDir+": its samples end torn at line 6; finish it with qoslab run --resume "+runDir)
+		assert.Contains(t, words(out), runDir+": its samples end torn at line 6; finish it with qoslab run --resume "+runDir, "the warning, wrapped to the width")
 
 		out, stderr, code := qoslab(t, dir, "results", "show", runDir)
 		require.Equal(t, 0, code, stderr)
@@ -97,7 +97,7 @@ func TestCompletenessFromTheSamples(t *testing.T) {
 		out, _, code := qoslab(t, dir, "results", "list", "--results", work)
 		require.Equal(t, 0, code)
 		assert.Contains(t, out, "partial 5/6")
-		assert.Contains(t, out, runDir+": finish it with qoslab run --resume "+runDir)
+		assert.Contains(t, words(out), runDir+": finish it with qoslab run --resume "+runDir, "the warning, wrapped to the width")
 		_, stderr, code := qoslab(t, dir, "run", "--resume", runDir)
 		require.Equal(t, 0, code, stderr)
 		recs, _, err := results.ReadSamples(samples)
@@ -137,3 +137,7 @@ func TestCompletenessFromTheSamples(t *testing.T) {
 		assert.True(t, bytes.HasSuffix(after, append(forged, '\n')), "nothing is changed in a damaged directory")
 	})
 }
+
+// words is s with every run of white space one space: a wrapped line read
+// as the line it was before it was wrapped to the width.
+func words(s string) string { return strings.Join(strings.Fields(s), " ") }
