@@ -237,6 +237,7 @@ func TestResultsListCountsCellRuns(t *testing.T) {
 	out, stderr, code = runRoot(t, nil, "results", "show", d.Path)
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stderr, "computed from its samples, 3 cell runs, 6 records")
+	assert.Contains(t, out, "| host | 9 background | 2 |", "the summary it computed")
 
 	out, stderr, code = runRoot(t, nil, "results", "list", "--results", parent, "--json")
 	require.Equal(t, 0, code, stderr)
