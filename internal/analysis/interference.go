@@ -238,16 +238,21 @@ func (r InterferenceRule) Report(cells []Cell) InterferenceReport {
 	if len(others) > 0 {
 		rep.OtherCPU = Float(median(sortedFinite(others)))
 	}
+	rep.Others = mostCPU(procs, 3)
+	return rep
+}
+
+// mostCPU are the n processes of procs (CPU time summed per pid) that
+// took the most, most first (by pid where they took alike).
+func mostCPU(procs map[int]*hostview.Process, n int) []hostview.Process {
+	var out []hostview.Process
 	for _, p := range procs {
-		rep.Others = append(rep.Others, *p)
+		out = append(out, *p)
 	}
-	slices.SortFunc(rep.Others, func(a, b hostview.Process) int {
+	slices.SortFunc(out, func(a, b hostview.Process) int {
 		return cmp.Or(cmp.Compare(b.CPUNs, a.CPUNs), cmp.Compare(a.PID, b.PID))
 	})
-	if len(rep.Others) > 3 {
-		rep.Others = rep.Others[:3]
-	}
-	return rep
+	return out[:min(n, len(out))]
 }
 
 // at is v[i] as a float64, NaN past its end.

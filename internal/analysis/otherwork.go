@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 
@@ -61,15 +60,7 @@ func OtherWorkOf(cells []Cell) *OtherWork {
 			w.Busy++
 		}
 	}
-	for _, p := range sum {
-		w.Others = append(w.Others, *p)
-	}
-	slices.SortFunc(w.Others, func(a, b hostview.Process) int {
-		return cmp.Or(cmp.Compare(b.CPUNs, a.CPUNs), cmp.Compare(a.PID, b.PID))
-	})
-	if len(w.Others) > 3 {
-		w.Others = w.Others[:3]
-	}
+	w.Others = mostCPU(sum, 3)
 	return w
 }
 
