@@ -136,30 +136,10 @@ func Observations(samples []Sample) []analysis.Observation {
 // Cells summarizes samples into cells (see analysis.Cells).
 func Cells(samples []Sample) []analysis.Cell { return analysis.Cells(Observations(samples)) }
 
-// Observation is the record as the statistics see it: its sample's, with
-// the host's view of its cell run (which a Sample does not carry).
-func (r Record) Observation() analysis.Observation {
-	o := r.Sample.Observation()
-	o.HostView = r.HostView
-	return o
-}
-
-// ObservationsOf are records as the statistics see them, each with its
-// cell run's host view.
-func ObservationsOf(records []Record) []analysis.Observation {
-	params := CellParams(records)
-	out := make([]analysis.Observation, len(records))
-	for i, r := range records {
-		out[i] = r.Observation()
-		out[i].Params = params[i]
-	}
-	return out
-}
-
-// CellsOf summarizes records into cells (see analysis.Cells), with the
-// host's view of each repeat: where the records are at hand, what the
-// summaries are made from.
-func CellsOf(records []Record) []analysis.Cell { return analysis.Cells(ObservationsOf(records)) }
+// CellsOf summarizes records into cells: their samples' (Samples), which
+// carry each cell run's host view and the parameters that tell two cells
+// apart.
+func CellsOf(records []Record) []analysis.Cell { return Cells(Samples(records)) }
 
 // csvHeader is the tidy CSV's columns, in order. Scripts depend on these
 // names; a new column goes at the end. cpu_ns (schema 1.2) is the record's

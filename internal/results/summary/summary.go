@@ -62,7 +62,7 @@ type Summary struct {
 // its verdicts as every reader has them (RunVerdicts: the margins and looks
 // its spec set, the run's caveats), its name and its telemetry.
 func Of(l *results.Loaded) Summary {
-	a := analyze(cellsOf(l), l.Samples)
+	a := analyze(results.Cells(l.Samples), l.Samples)
 	a.Margins = MarginsOf(l.Run)
 	a.Verdicts = RunVerdicts(a.Cells, l.Run)
 	a.Name = l.Run.Name
@@ -87,16 +87,6 @@ func SplitWorkloads(cells []analysis.Cell) map[string]bool {
 		}
 	}
 	return out
-}
-
-// cellsOf are a loaded run's cells, from its records (which carry the
-// host's view of each cell run) when it has them for its samples, else
-// from its samples.
-func cellsOf(l *results.Loaded) []analysis.Cell {
-	if len(l.Records) == len(l.Samples) {
-		return results.CellsOf(l.Records)
-	}
-	return results.Cells(l.Samples)
 }
 
 // Analyze summarizes samples into cells (in table order, analysis.SortCells),
