@@ -28,7 +28,8 @@ cp -R testdata/results "$work/results"
 rm -rf "$out"
 mkdir -p "$out"
 cd "$work"
-export NO_COLOR=1 COLUMNS=100 QOSLAB_CONFIG=/dev/null
+mkdir "$work/config"
+export NO_COLOR=1 COLUMNS=100 XDG_CONFIG_HOME="$work/config"
 
 # run NAME ARGS...: qoslab ARGS, its output in OUT/NAME.out and .err and
 # its exit status in OUT/NAME.rc.
