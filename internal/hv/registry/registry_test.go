@@ -10,11 +10,26 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/qoslab/qoslab/internal/agent"
 	"github.com/qoslab/qoslab/internal/hv"
+	"github.com/qoslab/qoslab/internal/hv/qemu"
 	"github.com/qoslab/qoslab/internal/hv/vz"
 )
 
+// onlyShipped registers exactly the backends qoslab ships, qemu and vz,
+// for the test's length: the tests that pin their names, accelerators,
+// models and messages hold whatever other backend a build registers.
+func onlyShipped(t *testing.T) {
+	t.Helper()
+	was := drivers
+	drivers = nil
+	Register(qemu.Driver())
+	Register(vz.Driver(agent.ShutdownOver))
+	t.Cleanup(func() { drivers = was })
+}
+
 func TestUnknownBackendIsNeverAFallback(t *testing.T) {
+	onlyShipped(t)
 	assert.Equal(t, []string{QEMU, VZ}, Names())
 	_, err := New("qemo", Options{})
 	var unknown *UnknownError
@@ -89,6 +104,7 @@ func TestOpenBundle(t *testing.T) {
 
 // The command tree runs every backend's helper commands: vz's host.
 func TestHelpers(t *testing.T) {
+	onlyShipped(t)
 	var names []string
 	for _, h := range Helpers() {
 		names = append(names, h.Name+" "+h.Arg)
@@ -98,6 +114,7 @@ func TestHelpers(t *testing.T) {
 }
 
 func TestCheckVMReadsWhatBackendsRegistered(t *testing.T) {
+	onlyShipped(t)
 	assert.Equal(t, []string{"kvm", "tcg", "hvf"}, Accels())
 	assert.Equal(t, []string{QEMU}, AccelBackends())
 	assert.Equal(t, []string{hv.ModelDefault, hv.ModelVZ}, Models())
