@@ -261,8 +261,8 @@ func TestParseSpecErrors(t *testing.T) {
 		{"vm memory", fp + "vm: {memory: 64MiB}\n", "vm.memory 64MiB: allowed 128MiB..1TiB"},
 		{"vm memory unparsable", fp + "vm: {memory: lots}\n", `vm.memory (line 2): "lots" is not a size`},
 		{"vm accel", fp + "vm: {accel: whpx}\n", `vm.accel "whpx": allowed kvm, tcg, hvf`},
-		{"vm accel with vz", fp + "vm: {accel: kvm, backend: vz}\n", `vm.accel "kvm": only the qemu backend takes an accelerator`},
-		{"vm model", fp + "vm: {model: vmware}\n", `vm.model "vmware": allowed default, vz, or leave it out for the backend's own`},
+		{"vm accel with vz", fp + "vm: {accel: kvm, backend: vz}\n", `vm.accel "kvm": only the qemu`}, // the rest is the registry's, pinned there
+		{"vm model", fp + "vm: {model: vmware}\n", `vm.model "vmware": allowed default, vz`},          // the rest is the registry's, pinned there
 		{"vm model vz with the vz backend", fp + "vm: {model: vz, backend: vz}\n", `vm.model "vz" with vm.backend vz: the vz model is the qemu backend's emulation`},
 		{"vm host_qos", fp + "vm: {host_qos: 10}\n", `vm.host_qos (line 2): unknown QoS class "10": allowed background|9`},
 		{"vm too small for compression", "matrix: [{workload: compress, size: 1GiB}]\nvm: {memory: 1GiB}\n",
