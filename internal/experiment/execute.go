@@ -286,7 +286,7 @@ func Execute(ctx context.Context, s spec.Spec, dir *results.Dir, env Env) (out *
 	var tel *runTelemetry
 	if s.TelemetryMs > 0 && dir != nil {
 		var closeTel func() error
-		tel, closeTel, err = setUpTelemetry(ctx, filepath.Join(dir.Path, results.TelemetryFile), s, x.targets, finishedLabels, func(n string) { x.note(Note{Kind: NoteInfo, Text: n}) })
+		tel, closeTel, err = setUpTelemetry(ctx, filepath.Join(dir.Path, results.TelemetryFile), s, x.targets, finishedLabels, func(n string) { x.note(Note{Kind: NoteTelemetry, Text: n}) })
 		if err != nil {
 			return out, err
 		}
@@ -359,6 +359,9 @@ func (x *execution) note(n Note) {
 	x.out.Notes = append(x.out.Notes, n)
 	if x.dir != nil {
 		x.dir.Run.Notes = append(x.dir.Run.Notes, n.String())
+		if n.Kind == NoteTelemetry {
+			x.dir.Run.TelemetryNotes = append(x.dir.Run.TelemetryNotes, n.Text)
+		}
 	}
 }
 

@@ -16,6 +16,11 @@ const (
 	// NoteShortCell is the warning of a fixed-work host cell run too
 	// short for its class, not where its threads landed, to decide it.
 	NoteShortCell
+	// NoteTelemetry is a note about telemetry as a whole (a target that
+	// could not sample, samples dropped), said and kept as NoteInfo's are,
+	// and recorded besides in run.json's telemetry_notes, where the report
+	// finds them.
+	NoteTelemetry
 )
 
 // Warning says whether a note of kind k is a warning.
@@ -44,7 +49,7 @@ type Note struct {
 // String is the note as run.json keeps it: a warning's (and host_qos's)
 // with its prefix, a plain note's without.
 func (n Note) String() string {
-	if n.Kind == NoteInfo {
+	if n.Kind == NoteInfo || n.Kind == NoteTelemetry {
 		return n.Text
 	}
 	return n.Kind.saidPrefix() + n.Text

@@ -72,6 +72,11 @@ type Run struct {
 	// the class each child (host agent, hypervisor, spinners) started at.
 	Scheduling Recorded[Scheduling] `json:"scheduling,omitzero"`
 	Notes      []string             `json:"notes,omitempty"`
+	// TelemetryNotes are the notes about telemetry as a whole (a target
+	// that could not sample, and why), also among Notes: the report lists
+	// them beside the telemetry. Runs recorded before results schema 1.5
+	// have none here.
+	TelemetryNotes []string `json:"telemetry_notes,omitempty"`
 	// Error is why the run stopped before finishing every cell; empty when
 	// it did not.
 	Error string `json:"error,omitempty"`

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/telemetry"
@@ -59,16 +58,8 @@ func Load(path string) (*Loaded, error) {
 func (l *Loaded) Cells() []analysis.Cell { return analysis.SortCells(Cells(l.Samples)) }
 
 // TelemetryNotes are the run's notes about telemetry (a target that could
-// not sample, and how to enable it).
-func (l *Loaded) TelemetryNotes() []string {
-	var out []string
-	for _, n := range l.Run.Notes {
-		if strings.HasPrefix(n, "telemetry") {
-			out = append(out, n)
-		}
-	}
-	return out
-}
+// not sample, and how to enable it), as run.json recorded them apart.
+func (l *Loaded) TelemetryNotes() []string { return l.Run.TelemetryNotes }
 
 // Latest is the results directory under parent whose run started last.
 func Latest(parent string) (string, error) {

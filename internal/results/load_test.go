@@ -44,7 +44,8 @@ func TestLoadReadsTheDirectoryWhole(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, file.Close())
 	}
-	d.Run.Notes = []string{"telemetry unavailable on vm: no powermetrics", "something else"}
+	d.Run.Notes = []string{"telemetry unavailable on vm: no powermetrics", "something else", "telemetry-like words in a note of another kind"}
+	d.Run.TelemetryNotes = []string{"telemetry unavailable on vm: no powermetrics"}
 	require.NoError(t, d.SaveRun())
 
 	l, err = Load(d.Path)
@@ -55,7 +56,7 @@ func TestLoadReadsTheDirectoryWhole(t *testing.T) {
 	assert.Len(t, l.Telemetry, 1)
 	assert.Len(t, l.Notes, 2, "the torn end of each file is said: %v", l.Notes)
 	assert.Contains(t, l.Notes[0], SamplesFile+": ")
-	assert.Equal(t, []string{"telemetry unavailable on vm: no powermetrics"}, l.TelemetryNotes())
+	assert.Equal(t, []string{"telemetry unavailable on vm: no powermetrics"}, l.TelemetryNotes(), "those run.json recorded apart, whatever the other notes say")
 	cells := l.Cells()
 	require.Len(t, cells, 2)
 	assert.Equal(t, 9, cells[0].QoS, "in table order")

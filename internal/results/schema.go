@@ -12,8 +12,10 @@ import (
 // the thread's CPU time in its interval (absent, 0: not recorded); 1.3:
 // records carry host_view, what the host saw of the cell run (absent: not
 // recorded); 1.4: run.json carries looks, the blocks of repeats a run added
-// (absent: none), which an older build resuming the run would drop.
-const SchemaVersion = "1.4"
+// (absent: none), which an older build resuming the run would drop; 1.5:
+// run.json carries telemetry_notes, the notes about telemetry as a whole
+// (absent: none recorded apart).
+const SchemaVersion = "1.5"
 
 // checkSchema refuses a file written with a schema major this build cannot read.
 func checkSchema(v string) error {

@@ -43,7 +43,6 @@ var wordsRead = map[string]string{
 	"internal/cli/imagecmd.go image.InsecureUnsignedIndexFlag": "a flag's name, not a message",
 	"internal/image/initramfs.go guestchan.ConfigPath":         "a path, not a message",
 	"internal/hv/qemu/vzmodel.go guestchan.ServingMark":        "the mark the guest's agent prints on the console, which is all the host can read of it then",
-	"internal/results/load.go telemetry":                       "run.json's notes are text; a note's kind there is the typed run's to record (issue 39)",
 }
 
 // No package finds what another said by its words: not a message's kind
