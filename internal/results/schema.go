@@ -12,8 +12,11 @@ import (
 // the thread's CPU time in its interval (absent, 0: not recorded); 1.3:
 // records carry host_view, what the host saw of the cell run (absent: not
 // recorded); 1.4: run.json carries looks, the blocks of repeats a run added
-// (absent: none), which an older build resuming the run would drop.
-const SchemaVersion = "1.4"
+// (absent: none), which an older build resuming the run would drop; 1.5:
+// summary.json names each ratio by its estimator (ratio_hl, the
+// Hodges-Lehmann ratio the text prints, with ratio_hl_low and
+// ratio_hl_high; ratio_of_medians where it was ratio), see docs/results.md.
+const SchemaVersion = "1.5"
 
 // checkSchema refuses a file written with a schema major this build cannot read.
 func checkSchema(v string) error {
