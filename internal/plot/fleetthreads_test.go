@@ -115,3 +115,17 @@ func TestFleetChartThreadWhiskersMeasured(t *testing.T) {
 	assert.LessOrEqual(t, ax.Min, float64(ws[1].Low))
 	assert.GreaterOrEqual(t, ax.Max, float64(ws[0].High))
 }
+
+// On a wide VM axis the band's edges keep their labels, and 1, which the
+// dashed line marks, gives way where it would crowd them.
+func TestBandTicksEdgesFirst(t *testing.T) {
+	var labels []string
+	for _, tk := range (bandTicks{edges: []float64{0.8, 1.25}}).Ticks(0.1, 10) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	assert.Contains(t, labels, "0.8x")
+	assert.Contains(t, labels, "1.25x")
+	assert.NotContains(t, labels, "1x", "1 lies between the edges, too close to both on so wide an axis")
+}
