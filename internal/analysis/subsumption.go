@@ -51,8 +51,9 @@ func DefaultMargins() Margins {
 // target) at one thread count.
 type ThreadRatio struct {
 	Threads int `json:"threads"`
-	// Ratio is the median total rate of the first cell over the second's.
-	Ratio Float `json:"ratio"`
+	// Ratio is the median total rate of the first cell over the second's
+	// (JSON ratio_of_medians; ratio_hl is Shift's, see HLRatio).
+	Ratio Float `json:"ratio_of_medians"`
 	// Test compares the two cells' per-repeat total rates.
 	Test UTest `json:"test"`
 	// Shift is this thread count's own Hodges-Lehmann log ratio with its
@@ -77,8 +78,9 @@ type Sensitivity struct {
 	// Ratio pools ByThreads as their geometric mean, the usual mean of
 	// ratios (benchstat's too): each thread count counts once, and a 2x
 	// gain and a 2x loss cancel. NaN without thread counts or with a
-	// non-positive ratio.
-	Ratio Float `json:"ratio"`
+	// non-positive ratio. The JSON calls it ratio_of_medians; the ratio
+	// the verdict prints is Shift's, ratio_hl (HLRatio).
+	Ratio Float `json:"ratio_of_medians"`
 	// Test is the stratified Mann-Whitney test of High against Low with
 	// thread counts as strata.
 	Test UTest `json:"test"`
@@ -402,7 +404,7 @@ type Verdict struct {
 type DroppedThreads struct {
 	Threads int    `json:"threads"`
 	Side    string `json:"side"`
-	Ratio   Float  `json:"ratio"`
+	Ratio   Float  `json:"ratio_hl"`
 }
 
 // ThreadShift is one thread count's shift with its interval.

@@ -127,7 +127,7 @@ func (f failOn) check(c *compare.Comparison) error {
 			if i == 0 || v.Delta == nil || !v.Delta.Significant || !f.exceeds(float64(v.Delta.Ratio)) {
 				continue
 			}
-			hits = append(hits, fmt.Sprintf("QoS sensitivity %s %s %d/%d in %s: %s (the 95%% intervals do not overlap)", r.Target, analysis.WorkloadText(r.Workload, r.Phase), r.High, r.Low, c.Columns[i].Label, compare.ChangeText(v.Delta.Ratio)))
+			hits = append(hits, fmt.Sprintf("QoS sensitivity %s %s %d/%d in %s: %s (their intervals do not overlap)", r.Target, analysis.WorkloadText(r.Workload, r.Phase), r.High, r.Low, c.Columns[i].Label, compare.ChangeText(v.Delta.Ratio)))
 		}
 	}
 	if len(hits) == 0 {

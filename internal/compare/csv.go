@@ -33,7 +33,9 @@ const KindVerdict = "verdict"
 // the median total rate, low and high its interval), geometric mean (kind
 // geomean; n the cells it is over), subsumption index and QoS sensitivity
 // (qos "high/low"); ratio and p compare with the baseline (run 1), empty
-// for it. A run that did not come back is a line of kind missing: its
+// for it; a sensitivity's unit is ratio_hl, the Hodges-Lehmann ratio, and
+// its interval the verdict's where the run's verdict has it (FindingRow).
+// A run that did not come back is a line of kind missing: its
 // label, and why in outcome. The columns after outcome are empty but on
 // verdict lines.
 func WriteCSV(w io.Writer, c *Comparison) error {
@@ -95,7 +97,7 @@ func WriteCSV(w io.Writer, c *Comparison) error {
 	for _, f := range c.Findings {
 		q, unit := "", ""
 		if f.Kind == KindSensitivity {
-			q, unit = fmt.Sprintf("%d/%d", f.High, f.Low), "ratio"
+			q, unit = fmt.Sprintf("%d/%d", f.High, f.Low), "ratio_hl"
 		}
 		for i, v := range f.Values {
 			if err := line(f.Kind, f.Workload, f.Phase, f.Target, q, "", i, v.Value, unit, v.Outcome); err != nil {

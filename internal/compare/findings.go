@@ -51,8 +51,10 @@ func judge(cells [][]analysis.Cell, runs []results.Run) ([]runFindings, map[summ
 // findings are the subsumption indexes of the workloads any run can judge,
 // and each target's QoS sensitivity per workload (and phase) run at two or
 // more classes, in workload order, from the runs judged alike (judge); a
-// run without the finding has it missing. common is the thread counts
-// they were judged at, per workload (and phase).
+// run without the finding has it missing. A sensitivity the run's verdict
+// judged is the verdict's, with its interval (judgedSensitivity), as the
+// per-machine table prints it. common is the thread counts they were
+// judged at, per workload (and phase).
 func findings(runs []runFindings, common map[summary.WorkloadPhase][]int) []FindingRow {
 	t := findingTable{n: len(runs), vals: map[findingKey][]FindingValue{}}
 	for i, r := range runs {
@@ -64,6 +66,7 @@ func findings(runs []runFindings, common map[summary.WorkloadPhase][]int) []Find
 				i, FindingValue{Value: Value{Present: true, Median: v.SI, Low: v.SILow, High: v.SIHigh}, Outcome: string(v.Outcome)})
 		}
 		for _, s := range r.sensitivities {
+			s = judgedSensitivity(r.verdicts, s)
 			if s.Shift.Estimate.IsNaN() {
 				continue
 			}
@@ -82,6 +85,24 @@ func findings(runs []runFindings, common map[summary.WorkloadPhase][]int) []Find
 		out = append(out, r)
 	}
 	return out
+}
+
+// judgedSensitivity is s as the run's verdict judged it, where a verdict
+// compares the same classes of s's workload on s's target and has a
+// ratio there: with the verdict's interval (90%, or its looks' level), so
+// that a run's ratio has one interval wherever compare prints it (the
+// per-machine table prints the verdict's). Elsewhere s itself, at 95%, as
+// the per-machine table shows it too where the verdict has no ratio.
+func judgedSensitivity(verdicts []analysis.Verdict, s analysis.Sensitivity) analysis.Sensitivity {
+	for _, v := range verdicts {
+		for _, side := range []analysis.Sensitivity{v.Host, v.VM} {
+			if side.Target == s.Target && side.Workload == s.Workload && side.Phase == s.Phase && side.Params == s.Params &&
+				side.High == s.High && side.Low == s.Low && !side.Shift.Estimate.IsNaN() {
+				return side
+			}
+		}
+	}
+	return s
 }
 
 // commonThreads is, per workload (and phase), the thread counts that
@@ -207,8 +228,9 @@ func addFindingDeltas(vals []FindingValue, kind string) {
 }
 
 // disjoint reports whether two intervals do not overlap: a conservative
-// test of a difference (two 95% intervals that miss each other differ at
-// well under 5%).
+// test of a difference. Two 90% intervals, a verdict's, that miss each
+// other differ at about 2% when they are alike in width, and at 10% at
+// most however unlike; two 95% ones at about 0.6%, and 5% at most.
 func disjoint(a, b Value) bool {
 	if a.Low.IsNaN() || a.High.IsNaN() || b.Low.IsNaN() || b.High.IsNaN() {
 		return false

@@ -186,7 +186,7 @@ func (c *Comparison) Sections() []Section {
 	}
 	flush(current.workload, true)
 	if len(c.Findings) > 0 {
-		f := newSection("findings", "subsumption index with its interval, over both sides' 95% intervals, and verdict; QoS sensitivity: rate at the highest class over the lowest, Hodges-Lehmann, with its interval",
+		f := newSection("findings", "subsumption index with its interval, over both sides' 95% intervals, and verdict; QoS sensitivity: rate at the highest class over the lowest, Hodges-Lehmann, with the verdict's 90% interval (95% where the run has no verdict)",
 			append([]string{"FINDING", "WORKLOAD", "THREADS"}, c.valueHeader()...))
 		for i := 3; i < len(f.Numeric); i++ {
 			f.Numeric[i] = true

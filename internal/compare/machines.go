@@ -16,11 +16,12 @@ import (
 // high class over that at the low one (exp of the Hodges-Lehmann shift),
 // with its interval, the coverage asked of it (Level: the verdict's 90%,
 // or a sensitivity's 95%) and the coverage it reaches (at least; below
-// Level when the repeats are too few).
+// Level when the repeats are too few). Its JSON names the estimator, as
+// summary.json's do (ratio_hl, ratio_hl_low, ratio_hl_high).
 type Ratio struct {
-	Value      analysis.Float `json:"value"`
-	Low        analysis.Float `json:"low"`
-	High       analysis.Float `json:"high"`
+	Value      analysis.Float `json:"ratio_hl"`
+	Low        analysis.Float `json:"ratio_hl_low"`
+	High       analysis.Float `json:"ratio_hl_high"`
 	Level      analysis.Float `json:"level"`
 	Confidence analysis.Float `json:"confidence"`
 }
@@ -82,10 +83,27 @@ type MachineVerdict struct {
 	// which). NaN where the target did not run both classes.
 	HostRatio Ratio `json:"host_ratio"`
 	VMRatio   Ratio `json:"vm_ratio"`
+	// VMByThreads are the VM's ratios at each thread count the verdict
+	// judged alone, with the intervals it judged (a yes needs every one
+	// inside the band, not only VMRatio's): analysis.Verdict.VMByThreads.
+	// Empty where the verdict judged no thread count alone.
+	VMByThreads []ThreadRatio `json:"vm_by_threads,omitempty"`
 	// Band is the equivalence band's upper edge M ([1/M, M] is "yes"; NaN
 	// without a host effect), and BandNo the edge beyond which it is "no".
 	Band   analysis.Float `json:"band"`
 	BandNo analysis.Float `json:"band_no"`
+}
+
+// ThreadRatio is one thread count's ratio.
+type ThreadRatio struct {
+	Threads int `json:"threads"`
+	Ratio
+}
+
+// Inside says the ratio's interval lies inside the band [1/band, band]:
+// false where it reaches an edge or beyond, or either is undefined.
+func (r Ratio) Inside(band analysis.Float) bool {
+	return r.Low > 1/band && r.High < band
 }
 
 // noOutcome is how a table shows a run with no verdict to give.
@@ -176,6 +194,7 @@ func machineVerdict(i int, col Column, r runFindings, k summary.WorkloadPhase) M
 		m.HostRatio, m.VMRatio = ratioOf(v.Host.Shift, analysis.Float(1-2*v.Level)), ratioOf(v.VM.Shift, analysis.Float(1-2*v.Level))
 		m.Band, m.BandNo = v.Margin, v.MarginNo
 		m.Mechanism = v.Mechanism
+		m.VMByThreads = threadRatios(v)
 	}
 	if m.Outcome == "" {
 		m.Reason = noVerdictReason(r, k)
@@ -198,6 +217,22 @@ func machineVerdict(i int, col Column, r runFindings, k summary.WorkloadPhase) M
 		}
 	}
 	return m
+}
+
+// threadRatios are v's VM ratios per thread count, each at the level
+// asked of it: its look's where the run has looks, else the verdict's.
+func threadRatios(v analysis.Verdict) []ThreadRatio {
+	var out []ThreadRatio
+	for _, ts := range v.VMByThreads {
+		level := 1 - 2*v.Level
+		for _, l := range v.Looks {
+			if l.Threads == ts.Threads {
+				level = 1 - 2*l.Level
+			}
+		}
+		out = append(out, ThreadRatio{Threads: ts.Threads, Ratio: ratioOf(ts.Shift, analysis.Float(level))})
+	}
+	return out
 }
 
 // noVerdictReason says why run r gives no verdict for workload k.
@@ -313,9 +348,9 @@ var verdictFields = []verdictField{
 	{head: fixed("VERDICT"), text: func(m MachineVerdict, _ string) string { return m.OutcomeText() }, gone: notBack},
 	{head: fixed("SI"), text: func(m MachineVerdict, _ string) string { return m.SIText() }, numeric: true},
 	{head: ratioHead("HOST"), text: func(m MachineVerdict, classes string) string { return m.ratioText(m.HostRatio, classes) },
-		csv: []string{"host_ratio", "host_low", "host_high"}, value: func(m MachineVerdict) []string { return ratioValues(m.HostRatio) }, numeric: true},
+		csv: []string{"host_ratio_hl", "host_ratio_hl_low", "host_ratio_hl_high"}, value: func(m MachineVerdict) []string { return ratioValues(m.HostRatio) }, numeric: true},
 	{head: ratioHead("VM"), text: func(m MachineVerdict, classes string) string { return m.ratioText(m.VMRatio, classes) },
-		csv: []string{"vm_ratio", "vm_low", "vm_high"}, value: func(m MachineVerdict) []string { return ratioValues(m.VMRatio) }, numeric: true},
+		csv: []string{"vm_ratio_hl", "vm_ratio_hl_low", "vm_ratio_hl_high"}, value: func(m MachineVerdict) []string { return ratioValues(m.VMRatio) }, numeric: true},
 	{head: fixed("MECHANISM"), text: func(m MachineVerdict, _ string) string { return orDash(m.MechanismText()) },
 		csv: []string{"mechanism"}, value: func(m MachineVerdict) []string { return []string{m.MechanismText()} }, hoist: true, key: "M"},
 	{csv: []string{"reason"}, value: func(m MachineVerdict) []string { return []string{m.Reason} }},

@@ -166,7 +166,7 @@ func TestCSVVerdictLines(t *testing.T) {
 		assert.Equal(t, "AMD EPYC", r[col["cpu"]])
 		assert.Equal(t, "qemu tcg", r[col["vm"]])
 		assert.Equal(t, "33/9", r[col["qos"]])
-		v, err := strconv.ParseFloat(r[col["vm_ratio"]], 64)
+		v, err := strconv.ParseFloat(r[col["vm_ratio_hl"]], 64)
 		require.NoError(t, err)
 		assert.Equal(t, float64(c.Machines[i].VMRatio.Value), v, "exact")
 	}

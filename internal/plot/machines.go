@@ -113,6 +113,9 @@ func fleetFigure(c *compare.Comparison, rows []compare.MachineVerdict) *figure {
 	var vmValues, hostValues []float64
 	for _, m := range rows {
 		vmValues = append(vmValues, ratioEnds(m.VMRatio)...)
+		for _, w := range threadWhiskers(m) {
+			vmValues = append(vmValues, ratioEnds(w.Ratio)...)
+		}
 		if !m.Band.IsNaN() {
 			vmValues = append(vmValues, 1/float64(m.Band), float64(m.Band))
 		}
@@ -126,7 +129,7 @@ func fleetFigure(c *compare.Comparison, rows []compare.MachineVerdict) *figure {
 	logRatioAxis(&host.X, append(hostValues, 1))
 	vm.X.Tick.Marker = bandTicks{edges: bandEdges(rows)}
 	host.X.Tick.Marker = ratioLabels{decadeTicks{}}
-	vm.Add(fleetBands{rows: rows, rowY: rowY})
+	vm.Add(fleetBands{rows: rows, rowY: rowY}, fleetThreads{rows: rows, rowY: rowY})
 	vm.Add(fleetPoints{rows: rows, rowY: rowY, ratio: func(m compare.MachineVerdict) compare.Ratio { return m.VMRatio },
 		style: func(m compare.MachineVerdict) draw.GlyphStyle { return outcomeGlyph(m.Outcome) },
 		empty: func(m compare.MachineVerdict) string {
@@ -145,7 +148,7 @@ func fleetFigure(c *compare.Comparison, rows []compare.MachineVerdict) *figure {
 		subtitle: "Left: the VM's ratio of the rate at " + classes + ", its marker the verdict, " +
 			"against the band where the verdict says yes (shaded: [1/M, M], M from the host's effect and the absolute margin). " +
 			"Right: the host's ratio. Point: the Hodges-Lehmann estimate; whisker: the verdict's 90% interval (95% where a run has no verdict). " +
-			"Machines in the order given, the baseline on top.",
+			threadsNote(rows) + "Machines in the order given, the baseline on top.",
 		notes: key,
 	}
 	for _, o := range outcomeStyles {
@@ -153,12 +156,23 @@ func fleetFigure(c *compare.Comparison, rows []compare.MachineVerdict) *figure {
 			f.legend = append(f.legend, legendEntry{text: "VM ratio, verdict " + string(o.outcome), thumbs: []plot.Thumbnailer{glyphThumb{outcomeGlyph(string(o.outcome))}}})
 		}
 	}
+	f.legend = append(f.legend, threadLegend(rows)...)
 	f.legend = append(f.legend,
 		legendEntry{text: "band: yes", thumbs: []plot.Thumbnailer{swatch{fill: bandColor}}},
 		legendEntry{text: "host ratio", thumbs: []plot.Thumbnailer{glyphThumb{hostStyle}}})
 	f.panels = []panel{{plot: vm, beside: host, besideShare: 0.38,
-		height: max(2.5*vg.Inch, vg.Length(n)*fleetRowHeight()+vg.Points(60))}}
+		height: max(2.5*vg.Inch, vg.Length(n)*fleetRowHeightFor(mostThreadWhiskers(rows))+vg.Points(60))}}
 	return f
+}
+
+// threadsNote says what the thread counts' whiskers are, where a row
+// draws them.
+func threadsNote(rows []compare.MachineVerdict) string {
+	if mostThreadWhiskers(rows) == 0 {
+		return ""
+	}
+	return "Below a machine's whisker, thinner: its VM interval at each thread count the verdict judged, which a yes needs inside the band too, " +
+		"dark where it is not. "
 }
 
 // sharedClasses is the classes every row with a ratio compares ("33/9"),
@@ -247,11 +261,12 @@ func bandEdges(rows []compare.MachineVerdict) []float64 {
 const minTickGap = 0.08
 
 // bandTicks label the fleet chart's VM axis where the verdict's answer
-// changes: at 1 (no effect) and at each band's edges (1/M and M, the
-// shaded band's sides: 0.8x, 1.25x), then at logTicks' round values where
-// they leave room, all as ratios; the rest of logTicks' marks unlabelled.
-// Without it the axis of a fleet whose VM ratios lie near 1 was labelled
-// at 1 alone.
+// changes: at each band's edges (1/M and M, the shaded band's sides:
+// 0.8x, 1.25x) first, then at 1 (no effect, which the dashed line marks
+// too) and at logTicks' round values where they leave room, all as
+// ratios; the rest of logTicks' marks unlabelled. Without it the axis of
+// a fleet whose VM ratios lie near 1 was labelled at 1 alone, and on a
+// wide axis 1 took the room of the edges beside it.
 type bandTicks struct{ edges []float64 }
 
 func (b bandTicks) Ticks(lo, hi float64) []plot.Tick {
@@ -268,10 +283,10 @@ func (b bandTicks) Ticks(lo, hi float64) []plot.Tick {
 			out = append(out, plot.Tick{Value: v, Label: analysis.FormatRatio(analysis.Float(v))})
 		}
 	}
-	label(1)
 	for _, e := range b.edges {
 		label(e)
 	}
+	label(1)
 	round := logTicks{}.Ticks(lo, hi)
 	for _, t := range round {
 		if t.Label != "" {

@@ -14,7 +14,9 @@ import (
 // recorded); 1.4: run.json carries looks, the blocks of repeats a run added
 // (absent: none), which an older build resuming the run would drop; 1.5:
 // run.json carries telemetry_notes, the notes about telemetry as a whole
-// (absent: none recorded apart).
+// (absent: none recorded apart), and summary.json names each ratio by its estimator (ratio_hl, the
+// Hodges-Lehmann ratio the text prints, with ratio_hl_low and
+// ratio_hl_high; ratio_of_medians where it was ratio), see docs/results.md.
 const SchemaVersion = "1.5"
 
 // checkSchema refuses a file written with a schema major this build cannot read.
