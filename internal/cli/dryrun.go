@@ -32,6 +32,7 @@ func runDryRun(o *runOptions) error {
 	if err != nil {
 		return err
 	}
+	d.Chosen = o.defaultWhy
 	printDryRun(o.IO.Out, d, fmt.Sprintf("%s (%s)", s.Name, source), d.Writes(o.Results, o.Resume))
 	return nil
 }
@@ -64,6 +65,9 @@ func benchDryRun(o *benchOptions, s spec.Spec) error {
 func printDryRun(w io.Writer, d *experiment.DryRun, what string, writes []string) {
 	s := d.Spec
 	fmt.Fprintf(w, "dry run of %s: nothing is measured, started or written\n", what)
+	if d.Chosen != "" {
+		printDryRunLine(w, "experiment:", fmt.Sprintf("%s (chosen: %s)", s.Name, d.Chosen))
+	}
 	quick := "no"
 	if s.Quick {
 		quick = "yes (loops and sizes shrunk for a smoke run)"
@@ -83,6 +87,19 @@ func printDryRun(w io.Writer, d *experiment.DryRun, what string, writes []string
 		fmt.Fprintln(w, "  "+p)
 	}
 	printDryRunOrder(w, d)
+}
+
+// printDryRunLine prints a labelled line of the plan, wrapped to
+// defaultWidth with its continuations under its text.
+func printDryRunLine(w io.Writer, label, text string) {
+	const indent = "            " // the width of "experiment: "
+	for i, l := range wrapWords(textWords(text), defaultWidth-len(indent)) {
+		if i == 0 {
+			fmt.Fprintf(w, "%-*s%s\n", len(indent), label, l)
+			continue
+		}
+		fmt.Fprintln(w, indent+l)
+	}
 }
 
 // printDryRunVM prints the VM a dry run would boot, or the named VM it

@@ -25,6 +25,9 @@ import (
 // failed KVM probes remembered, earlier results).
 type DryRun struct {
 	Spec spec.Spec
+	// Chosen says why Spec was chosen for this machine when the user
+	// chose none (the plan's experiment line); "" when the user did.
+	Chosen string
 	// Seeded says whether the order is the one the run will use: an
 	// interleaved spec without a seed gets one when the run starts, and
 	// Cells is then one example of its order.
