@@ -45,7 +45,7 @@ func loopSpec(t *testing.T, loops uint64, spinners int, targets ...string) spec.
 	t.Helper()
 	s := spec.Spec{Name: "loops", Targets: targets, VM: spec.VMSpec{CPUs: 2}, Repeats: 3, Order: spec.OrderSequential,
 		Contention: contention.SpinnerCount(spinners),
-		Matrix: []spec.MatrixEntry{{Workload: "fp", QoS: []qos.Class{qos.Background, qos.UserInteractive}, Threads: []int{1, 2}, Params: catalog.Params{Loops: loops}}}}
+		Matrix:     []spec.MatrixEntry{{Workload: "fp", QoS: []qos.Class{qos.Background, qos.UserInteractive}, Threads: []int{1, 2}, Params: catalog.Params{Loops: loops}}}}
 	require.NoError(t, s.Validate())
 	return s
 }
