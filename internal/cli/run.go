@@ -82,7 +82,9 @@ directory, or a run's name under --results).
 --dry-run prints the plan instead (targets, cells in order with their counts,
 the VM and accelerator it would boot, contention, an estimated duration, the
 looks and the longest the run could take, and what it would write) and
-measures, starts and writes nothing.
+measures, starts and writes nothing. Its estimates come from earlier runs on
+this machine in --results, else, for loops on the host, from a calibration
+of the loop in qoslab itself (well under a second); each names its source.
 
 ` + exitStatusDoc,
 		Example: `  qoslab run --default contention
