@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/qoslab/qoslab/internal/workload/catalog"
@@ -15,10 +16,6 @@ const (
 	calibrationRound  = 20 * time.Millisecond
 	calibrationBudget = 200 * time.Millisecond
 )
-
-// calibrationSink keeps the kernels' results alive, so the compiler cannot
-// drop the loops a calibration times.
-var calibrationSink float64
 
 // CalibrateHost times the kernel of the loop workload called name on one
 // thread of this process, at the class the controller runs at, for a dry
@@ -43,17 +40,18 @@ func CalibrateHost(name string) (rate float64, took time.Duration, err error) {
 }
 
 // calibrationLoop is the kernel a calibration of the workload called name
-// runs n loops of.
+// runs n loops of; its results are kept alive, so the compiler cannot drop
+// the loops.
 func calibrationLoop(name string) (func(n uint64), error) {
 	switch name {
 	case catalog.FP, catalog.Procs:
-		return func(n uint64) { calibrationSink += kernel.FP(n) }, nil
+		return func(n uint64) { runtime.KeepAlive(kernel.FP(n)) }, nil
 	case catalog.Int:
-		return func(n uint64) { calibrationSink += float64(kernel.Int(n)) }, nil
+		return func(n uint64) { runtime.KeepAlive(kernel.Int(n)) }, nil
 	case catalog.Pi:
 		return func(n uint64) {
 			r := kernel.NewPiRNG(1, 0)
-			calibrationSink += float64(kernel.PiHits(&r, n))
+			runtime.KeepAlive(kernel.PiHits(&r, n))
 		}, nil
 	case catalog.MMul:
 		if err := kernel.MMulInit(); err != nil {
@@ -63,7 +61,7 @@ func calibrationLoop(name string) (func(n uint64), error) {
 			var c, a, b kernel.Matrix16
 			a[0], b[0] = 1, 1
 			kernel.MMul(n, &c, &a, &b)
-			calibrationSink += float64(c[0])
+			runtime.KeepAlive(c)
 		}, nil
 	}
 	return nil, fmt.Errorf("%s is not calibrated: only loop workloads are (%s, %s, %s, %s, %s)", name, catalog.FP, catalog.Int, catalog.MMul, catalog.Pi, catalog.Procs)

@@ -347,10 +347,9 @@ func (e *estimator) scaled(c PlannedRun) (each time.Duration, source, how, why s
 	}
 	h := c
 	h.Target = spec.TargetHost
-	host, source, how, measured := e.measured(h)
+	host, from, _, measured := e.measured(h)
 	if measured {
-		how = "the host's time from " + source
-		source = f.dir
+		how, source = "the host's time from "+from, f.dir
 	} else {
 		host, how, why = e.calibration(h)
 		source = "calibration"
