@@ -32,7 +32,7 @@ func runDryRun(o *runOptions) error {
 	if err != nil {
 		return err
 	}
-	d.Chosen = o.defaultWhy
+	d.Chosen, d.Unfit = o.defaultWhy, o.unfit(s, d.Spinners)
 	printDryRun(o.IO.Out, d, fmt.Sprintf("%s (%s)", s.Name, source), d.Writes(o.Results, o.Resume))
 	return nil
 }
@@ -67,6 +67,9 @@ func printDryRun(w io.Writer, d *experiment.DryRun, what string, writes []string
 	fmt.Fprintf(w, "dry run of %s: nothing is measured, started or written\n", what)
 	if d.Chosen != "" {
 		printDryRunLine(w, "experiment:", fmt.Sprintf("%s (chosen: %s)", s.Name, d.Chosen))
+	}
+	if d.Unfit != "" {
+		printDryRunLine(w, "warning:", d.Unfit)
 	}
 	quick := "no"
 	if s.Quick {

@@ -339,6 +339,11 @@ func runRun(ctx context.Context, o *runOptions) (err error) {
 		return err
 	}
 	defer d.Unlock()
+	if spinners, err := s.Contention.Resolve(); err == nil {
+		if w := o.unfit(s, spinners); w != "" {
+			_ = termcolor.Warn(o.IO.ErrOut, "warning: "+w, w) // said on stderr: the run goes on either way
+		}
+	}
 	prog := &progress{io: o.IO}
 	env := experiment.Env{AgentPath: o.AgentPath, VM: o.VMEnv, Log: o.IO.ErrOut}
 	if o.Trace {

@@ -2,10 +2,12 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/qoslab/qoslab/internal/agent"
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
+	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/units"
 )
 
@@ -50,4 +52,31 @@ func (o *runOptions) chooseDefault(given, fromSettings bool) {
 	}
 	m := thisMachine()
 	o.Default, o.defaultWhy = defaultExperiment(m.GetPerfLevels(), int(m.GetLogicalCpus()))
+}
+
+// unfitWarning says why s may show no QoS effect on a host with these
+// core kinds and CPUs, running spinners contention spinners: it compares
+// classes on the host, but the cores are alike and nothing keeps them
+// busy, so no class has anything to lose (the verdict's "nothing to
+// subsume"); "" when it may show one.
+func unfitWarning(s spec.Spec, spinners int, levels []*agentpb.PerfLevel, cpus int) string {
+	classes := false
+	for _, e := range s.Matrix {
+		classes = classes || len(e.QoS) > 1
+	}
+	if len(levels) > 1 || spinners > 0 || !classes || !slices.Contains(s.Targets, spec.TargetHost) {
+		return ""
+	}
+	return fmt.Sprintf("this host's %s are alike and %s runs no contention spinners, so its classes may all run at one speed on the host, leaving nothing to subsume; --default %s shows the effect here",
+		units.Plural(cpus, "CPU"), s.Name, experimentAlike)
+}
+
+// unfit is unfitWarning for s on this machine, "" when this machine chose
+// it or a resume keeps it.
+func (o *runOptions) unfit(s spec.Spec, spinners int) string {
+	if o.defaultWhy != "" || o.Resume != "" {
+		return ""
+	}
+	m := thisMachine()
+	return unfitWarning(s, spinners, m.GetPerfLevels(), int(m.GetLogicalCpus()))
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
+	"github.com/qoslab/qoslab/internal/spec"
 )
 
 // The default experiment follows the host's core kinds: subsumption where
@@ -41,23 +42,19 @@ func TestDefaultExperimentFollowsCoreKinds(t *testing.T) {
 	}
 }
 
-// stubMachine makes run see a host with levels, and restores the probe
-// when the test ends; probed counts the calls.
-func stubMachine(t *testing.T, cpus uint32, levels ...*agentpb.PerfLevel) *int {
+// stubMachine makes run see a host with cpus CPUs of levels, and restores
+// the probe when the test ends.
+func stubMachine(t *testing.T, cpus uint32, levels ...*agentpb.PerfLevel) {
 	t.Helper()
-	probed := new(int)
 	old := thisMachine
-	thisMachine = func() *agentpb.InfoReply {
-		*probed++
-		return &agentpb.InfoReply{LogicalCpus: cpus, PerfLevels: levels}
-	}
+	thisMachine = func() *agentpb.InfoReply { return &agentpb.InfoReply{LogicalCpus: cpus, PerfLevels: levels} }
 	t.Cleanup(func() { thisMachine = old })
-	return probed
 }
 
 // run with no experiment chosen runs the one this machine's cores call
-// for and says which and why in the plan; one chosen by --default, a
-// setting or --spec is run as it is, with no such line.
+// for and says which and why in the plan; one chosen by --default or a
+// setting is run as it is, with no such line, and a warning where it may
+// show nothing here.
 func TestRunDefaultFitsTheMachine(t *testing.T) {
 	t.Chdir(t.TempDir())
 	home := t.TempDir()
@@ -76,14 +73,18 @@ func TestRunDefaultFitsTheMachine(t *testing.T) {
 	assert.Contains(t, out, "dry run of subsumption (built in)")
 	assert.Contains(t, out, "experiment: subsumption (chosen: this host's 12 CPUs are of 2 kinds")
 
-	probed := stubMachine(t, 2)
+	// Chosen by the user: run as it is, with a warning where it may show
+	// nothing on this machine's alike cores.
+	stubMachine(t, 2)
 	for _, c := range []struct {
 		args []string
 		env  map[string]string
 		want string
+		warn bool
 	}{
-		{[]string{"--default", "subsumption"}, nil, "dry run of subsumption (built in)"},
-		{nil, map[string]string{"QOSLAB_RUN_DEFAULT": "pi"}, "dry run of pi (built in)"},
+		{[]string{"--default", "subsumption"}, nil, "dry run of subsumption (built in)", true},
+		{[]string{"--default", "contention"}, nil, "dry run of contention (built in)", false},
+		{nil, map[string]string{"QOSLAB_RUN_DEFAULT": "pi"}, "dry run of pi (built in)", false},
 	} {
 		e := map[string]string{}
 		for k, v := range env {
@@ -96,6 +97,30 @@ func TestRunDefaultFitsTheMachine(t *testing.T) {
 		require.Equal(t, 0, code, stderr)
 		assert.Contains(t, out, c.want, c.args)
 		assert.NotContains(t, out, "experiment:", c.args)
+		if c.warn {
+			assert.Contains(t, out, "warning:    this host's 2 CPUs are alike and subsumption runs no contention spinners, so its classes\n", c.args)
+		} else {
+			assert.NotContains(t, out, "warning:", c.args)
+		}
 	}
-	assert.Zero(t, *probed, "the machine is not probed for a choice the user made")
+}
+
+// A spec that compares classes on the host without contention is said to
+// fit badly only where the host's cores are alike.
+func TestUnfitWarning(t *testing.T) {
+	sub, err := spec.DefaultSpec("subsumption")
+	require.NoError(t, err)
+	pi, err := spec.DefaultSpec("pi")
+	require.NoError(t, err)
+	alike := []*agentpb.PerfLevel{{Name: "capacity 1024", LogicalCpus: 2}}
+	kinds := []*agentpb.PerfLevel{{Name: "perflevel0 Performance", LogicalCpus: 8}, {Name: "perflevel1 Efficiency", LogicalCpus: 4}}
+	assert.Equal(t, "this host's 2 CPUs are alike and subsumption runs no contention spinners, so its classes may all run at one speed on the host, leaving nothing to subsume; --default contention shows the effect here",
+		unfitWarning(sub, 0, alike, 2))
+	assert.NotEmpty(t, unfitWarning(sub, 0, nil, 4), "no kinds named: alike")
+	assert.Empty(t, unfitWarning(sub, 0, kinds, 12), "cores of kinds")
+	assert.Empty(t, unfitWarning(sub, 2, alike, 2), "contention keeps the cores busy")
+	assert.Empty(t, unfitWarning(pi, 0, alike, 2), "one class: nothing compared")
+	vmOnly := sub
+	vmOnly.Targets = []string{spec.TargetVM}
+	assert.Empty(t, unfitWarning(vmOnly, 0, alike, 2), "no host cells")
 }

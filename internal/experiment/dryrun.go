@@ -26,7 +26,9 @@ type DryRun struct {
 	Spec spec.Spec
 	// Chosen says why Spec was chosen for this machine when the user
 	// chose none (the plan's experiment line); "" when the user did.
-	Chosen string
+	// Unfit says why the spec the user chose may show no effect on this
+	// machine, "" when it may show one.
+	Chosen, Unfit string
 	// Seeded says whether the order is the one the run will use: an
 	// interleaved spec without a seed gets one when the run starts, and
 	// Cells is then one example of its order.
