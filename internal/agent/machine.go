@@ -3,12 +3,25 @@ package agent
 import (
 	"bufio"
 	"fmt"
+	"os"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/qoslab/qoslab/internal/agent/agentpb"
 )
+
+// ThisMachine describes the machine qoslab runs on as its agent's Info
+// would (host name, OS and arch, logical CPUs, CPU model, core kinds),
+// read here without starting an agent: for choices the controller makes
+// before a run, such as which experiment shows the effect on it.
+func ThisMachine() *agentpb.InfoReply {
+	r := &agentpb.InfoReply{Os: runtime.GOOS, Arch: runtime.GOARCH, LogicalCpus: uint32(runtime.NumCPU())}
+	r.Hostname, _ = os.Hostname()
+	describeMachine(r)
+	return r
+}
 
 // cpuInfo is what /proc/cpuinfo tells about the processor.
 type cpuInfo struct {

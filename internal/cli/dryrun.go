@@ -32,6 +32,7 @@ func runDryRun(o *runOptions) error {
 	if err != nil {
 		return err
 	}
+	d.Chosen, d.Unfit = o.defaultWhy, o.unfit(s, d.Spinners)
 	printDryRun(o.IO.Out, d, fmt.Sprintf("%s (%s)", s.Name, source), d.Writes(o.Results, o.Resume))
 	return nil
 }
@@ -64,6 +65,12 @@ func benchDryRun(o *benchOptions, s spec.Spec) error {
 func printDryRun(w io.Writer, d *experiment.DryRun, what string, writes []string) {
 	s := d.Spec
 	fmt.Fprintf(w, "dry run of %s: nothing is measured, started or written\n", what)
+	if d.Chosen != "" {
+		printDryRunLine(w, "experiment:", fmt.Sprintf("%s (chosen: %s)", s.Name, d.Chosen))
+	}
+	if d.Unfit != "" {
+		printDryRunLine(w, "warning:", d.Unfit)
+	}
 	quick := "no"
 	if s.Quick {
 		quick = "yes (loops and sizes shrunk for a smoke run)"
@@ -83,6 +90,19 @@ func printDryRun(w io.Writer, d *experiment.DryRun, what string, writes []string
 		fmt.Fprintln(w, "  "+p)
 	}
 	printDryRunOrder(w, d)
+}
+
+// printDryRunLine prints a labelled line of the plan, wrapped to
+// defaultWidth with its continuations under its text.
+func printDryRunLine(w io.Writer, label, text string) {
+	const indent = "            " // the width of "experiment: "
+	for i, l := range wrapWords(textWords(text), defaultWidth-len(indent)) {
+		if i == 0 {
+			fmt.Fprintf(w, "%-*s%s\n", len(indent), label, l)
+			continue
+		}
+		fmt.Fprintln(w, indent+l)
+	}
 }
 
 // printDryRunVM prints the VM a dry run would boot, or the named VM it
@@ -169,12 +189,14 @@ func printDryRunSeries(w io.Writer, d *experiment.DryRun) {
 		if sp.Warmups > 0 {
 			runs += fmt.Sprintf(" + %d warm-up", sp.Warmups)
 		}
-		each, from := "unknown", "no earlier run measured it"
-		if sp.Each > 0 {
+		each, from := "unknown", sp.Why
+		switch {
+		case sp.Source == "duration":
+			each, from = roundDuration(sp.Each).String(), "its duration"
+		case sp.Each > 0 && sp.How != "":
+			each, from = roundDuration(sp.Each).String(), sp.How
+		case sp.Each > 0:
 			each, from = roundDuration(sp.Each).String(), sp.Source
-		}
-		if sp.Source == "duration" {
-			from = "its duration"
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%d %s\t%d\t%s\t%s\t%s\t%s\n", i+1, c.Target, c.Workload, int(c.QoS), c.QoS, c.Threads, experiment.WorkText(c), runs, each, from)
 	}
@@ -187,13 +209,17 @@ func printDryRunEstimate(w io.Writer, d *experiment.DryRun) {
 	e := d.Estimate
 	total, exact := e.Total(len(d.Cells))
 	measured := roundDuration(e.Known).String() + " measured"
+	if e.Calibrated > 0 {
+		measured = fmt.Sprintf("%s estimated (%s of it from a brief calibration on this host, not a measurement)",
+			roundDuration(e.Known), roundDuration(e.Calibrated))
+	}
 	switch {
 	case e.Unknown > 0 && e.Known == 0:
-		measured = fmt.Sprintf("unknown: no earlier run in the results directory measured these cells (%s of fixed work)", units.Plural(e.Unknown, "cell run"))
+		measured = fmt.Sprintf("unknown: %s of fixed work that nothing here can time (FROM says why)", units.Plural(e.Unknown, "cell run"))
 	case e.Unknown > 0:
-		measured += fmt.Sprintf(" for the cell runs whose time is known, and %s of unknown length (no earlier run measured them)", units.Plural(e.Unknown, "cell run"))
+		measured += fmt.Sprintf(" for the cell runs whose time is known, and %s of unknown length (FROM says why)", units.Plural(e.Unknown, "cell run"))
 	}
-	fmt.Fprintf(w, "estimate:   %s\n", measured)
+	printDryRunLine(w, "estimate:", measured)
 	switch {
 	case e.PerRunOverhead > 0 && exact:
 		fmt.Fprintf(w, "            about %s in all: %s per cell run beyond its measured time in %s\n", roundDuration(total), roundDuration(e.PerRunOverhead), e.OverheadFrom)
@@ -225,7 +251,11 @@ func printDryRunLongest(w io.Writer, d *experiment.DryRun) {
 	case l.Known == 0 && l.Unknown > 0:
 		fmt.Fprintf(w, "longest:    %s, of unknown length\n", at)
 	case l.Unknown > 0 || l.PerRunOverhead == 0:
-		fmt.Fprintf(w, "longest:    %s: %s measured, and what is unknown on top\n", at, roundDuration(l.Known))
+		how := "measured"
+		if l.Calibrated > 0 {
+			how = "estimated"
+		}
+		fmt.Fprintf(w, "longest:    %s: %s %s, and what is unknown on top\n", at, roundDuration(l.Known), how)
 	case exact:
 		fmt.Fprintf(w, "longest:    %s: about %s in all\n", at, roundDuration(total))
 	}

@@ -89,14 +89,15 @@ func TestRunDryRunHasNoSideEffects(t *testing.T) {
 }
 
 // A fixed-work cell's time comes from an earlier run that measured it;
-// without one it is unknown, never made up.
+// without one (and no calibration) it is unknown, with the reason, never
+// made up.
 func TestDryRunEstimatesFromEarlierRuns(t *testing.T) {
 	parent := t.TempDir()
 	s := spec.Spec{Name: "cal", Targets: []string{"host"}, VM: spec.VMSpec{CPUs: 1}, Repeats: 3, Order: spec.OrderSequential,
 		Matrix: []spec.MatrixEntry{{Workload: "fp", QoS: []qos.Class{qos.Background}, Threads: []int{1, 2}, Params: catalog.Params{Loops: 1e6}}}}
 	require.NoError(t, s.Validate())
 
-	d, err := experiment.PlanDryRun(s, guestvm.Env{}, "", nil)
+	d, err := experiment.PlanDryRunFrom(s, guestvm.Env{}, "", experiment.Earlier{})
 	require.NoError(t, err)
 	assert.Equal(t, 6, d.Estimate.Unknown)
 	assert.Zero(t, d.Estimate.Known)
@@ -115,7 +116,7 @@ func TestDryRunEstimatesFromEarlierRuns(t *testing.T) {
 	require.NoError(t, log.Close())
 	dir.Unlock()
 
-	d, err = experiment.PlanDryRun(s, guestvm.Env{}, "", []string{dir.Path})
+	d, err = experiment.PlanDryRunFrom(s, guestvm.Env{}, "", experiment.Earlier{Dirs: []string{dir.Path}})
 	require.NoError(t, err)
 	assert.Equal(t, 3, d.Estimate.Unknown, "threads=2 was never measured")
 	assert.Equal(t, 6*time.Second, d.Estimate.Known, "3 runs of the median 2 s")
@@ -127,7 +128,7 @@ func TestDryRunEstimatesFromEarlierRuns(t *testing.T) {
 	streams, out, _ := testIO()
 	printDryRun(streams.Out, d, "cal", d.Writes(parent, ""))
 	assert.Contains(t, out.String(), "6s measured for the cell runs whose time is known, and 3 cell runs of unknown length")
-	assert.Contains(t, out.String(), "unknown  no earlier run measured it")
+	assert.Contains(t, out.String(), "unknown  no earlier run here measured it without contention\n")
 }
 
 // recordOf is the one record of a one-thread run of c that lasted secs.

@@ -46,8 +46,11 @@ type runOptions struct {
 	MaxRepeats optionalInt
 	// Repeats, when set, replaces the spec's repeats (spec.Spec.WithRepeats).
 	Repeats optionalInt
-	// defaultGiven says --default was typed on the command line.
+	// defaultGiven says --default was typed on the command line;
+	// defaultWhy, when not "", says why Default was chosen for this
+	// machine (chooseDefault), for the plan.
 	defaultGiven bool
+	defaultWhy   string
 	// Trace writes the run's trace (results.TraceFile) beside its results.
 	Trace bool
 
@@ -61,9 +64,13 @@ func newCmdRun(f *Factory, runF func(context.Context, *runOptions) error) *cobra
 		Use:   "run",
 		Short: "Run a whole host-vs-VM experiment and say whether QoS survives in the VM",
 		Long: `run measures an experiment spec (a YAML file, or a built-in one: ` + strings.Join(spec.DefaultSpecNames(), ", ") + `;
-the default, "subsumption", follows "Can you game core allocation on Apple
-silicon?": fp with 1-4 threads and compression of 1 GiB at QoS 9 and 33, on the
-host and in a VM, 6 repeats, interleaved), keeps every finished cell in
+without --spec or --default, the one that shows the effect on this machine,
+and the plan says which and why: "subsumption" where the cores are of kinds
+(a Mac's P and E cores), after "Can you game core allocation on Apple
+silicon?": fp with 1-4 threads and compression of 1 GiB at QoS 9 and 33, on
+the host and in a VM, 6 repeats, interleaved; "contention" where they are
+alike: fp with a spinner on every host CPU, as a class matters there only
+when cores are scarce), keeps every finished cell in
 qoslab-results/<name>-<time>/samples.jsonl, and ends with summaries, a report
 and a verdict. A verdict undecided because an interval is too wide gets more
 repeats of its cells in blocks, deciding again after each, up to the spec's
@@ -75,7 +82,9 @@ directory, or a run's name under --results).
 --dry-run prints the plan instead (targets, cells in order with their counts,
 the VM and accelerator it would boot, contention, an estimated duration, the
 looks and the longest the run could take, and what it would write) and
-measures, starts and writes nothing.
+measures, starts and writes nothing. Its estimates come from earlier runs on
+this machine in --results, else, for loops on the host, from a calibration
+of the loop in qoslab itself (well under a second); each names its source.
 
 ` + exitStatusDoc,
 		Example: `  qoslab run --default contention
@@ -89,7 +98,7 @@ measures, starts and writes nothing.
 	fl := cmd.Flags()
 	fl.StringVar(&o.AgentPath, "agent", "", "the qoslab-agent binary to run on this machine (default: next to qoslab)")
 	fl.StringVar(&o.SpecFile, "spec", "", "experiment spec (YAML; keys in docs/spec.md)")
-	fl.StringVar(&o.Default, "default", "subsumption", "built-in spec to run when --spec is not given: "+strings.Join(spec.DefaultSpecNames(), ", "))
+	fl.StringVar(&o.Default, "default", "", "built-in spec to run when --spec is not given: "+strings.Join(spec.DefaultSpecNames(), ", ")+" (default: the one that shows the effect on this machine: "+experimentKinds+" where its cores are of kinds, as a Mac's P and E cores, "+experimentAlike+" where they are alike)")
 	fl.BoolVar(&o.Quick, "quick", false, "shrink loops and sizes so the run takes minutes (a smoke run, marked as such)")
 	fl.StringVar(&o.Resume, "resume", "", "finish the interrupted run in this results directory")
 	fl.StringVar(&o.Again, "again", "", "run again the run in this results directory (or of this name under --results) from the spec it recorded, with a new seed")
@@ -115,6 +124,7 @@ measures, starts and writes nothing.
 	return command(f, cmd, "run", o, &o.src, func([]string) error {
 		_, fromSettings := o.src["default"]
 		o.defaultGiven = cmd.Flags().Changed("default") && !fromSettings
+		o.chooseDefault(o.defaultGiven, fromSettings)
 		if err := o.check(); err != nil {
 			return err
 		}
@@ -312,6 +322,9 @@ func runRun(ctx context.Context, o *runOptions) (err error) {
 	if o.DryRun {
 		return runDryRun(o)
 	}
+	if o.defaultWhy != "" {
+		fmt.Fprintf(o.IO.ErrOut, "experiment: %s (chosen: %s)\n", o.Default, o.defaultWhy)
+	}
 	began := time.Now()
 	d, s, err := o.spec(ctx, began)
 	if errors.Is(err, results.ErrComplete) {
@@ -326,6 +339,11 @@ func runRun(ctx context.Context, o *runOptions) (err error) {
 		return err
 	}
 	defer d.Unlock()
+	if spinners, err := s.Contention.Resolve(); err == nil {
+		if w := o.unfit(s, spinners); w != "" {
+			_ = termcolor.Warn(o.IO.ErrOut, "warning: "+w, w) // said on stderr: the run goes on either way
+		}
+	}
 	prog := &progress{io: o.IO}
 	env := experiment.Env{AgentPath: o.AgentPath, VM: o.VMEnv, Log: o.IO.ErrOut}
 	if o.Trace {

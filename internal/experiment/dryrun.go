@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -25,6 +24,11 @@ import (
 // failed KVM probes remembered, earlier results).
 type DryRun struct {
 	Spec spec.Spec
+	// Chosen says why Spec was chosen for this machine when the user
+	// chose none (the plan's experiment line); "" when the user did.
+	// Unfit says why the spec the user chose may show no effect on this
+	// machine, "" when it may show one.
+	Chosen, Unfit string
 	// Seeded says whether the order is the one the run will use: an
 	// interleaved spec without a seed gets one when the run starts, and
 	// Cells is then one example of its order.
@@ -63,9 +67,12 @@ type SeriesPlan struct {
 	Runs, Warmups int
 	// Each is what one run is expected to last (measured interval), 0 when
 	// unknown; Source says where it comes from: "duration" for a
-	// fixed-duration cell, else the earlier run that measured it.
-	Each   time.Duration
-	Source string
+	// fixed-duration cell, "calibration" when a calibration on this host
+	// took part, else the earlier run that measured it. How says how,
+	// when not from that run's own measure of the cell ("its rate at 1e7
+	// loops in DIR"); Why says why Each is unknown.
+	Each             time.Duration
+	Source, How, Why string
 }
 
 // VMPlan is the VM a run would use.
@@ -93,9 +100,12 @@ type VMPlan struct {
 // Estimate is a plan's measured time: what can be known before running.
 type Estimate struct {
 	// Known adds up the runs whose time is known (fixed-duration cells,
-	// and cells an earlier run measured); Unknown counts the others.
-	Known   time.Duration
-	Unknown int
+	// cells an earlier run measured, and calibrated ones); Calibrated is
+	// the part of it a calibration on this host took part in; Unknown
+	// counts the other runs.
+	Known      time.Duration
+	Calibrated time.Duration
+	Unknown    int
 	// PerRunOverhead is what each cell run cost beyond its measured
 	// interval in the newest earlier run of the same spec that ran in one
 	// go (request, process start, telemetry; 0 when there is none), and
@@ -116,8 +126,14 @@ func (e Estimate) Total(runs int) (total time.Duration, exact bool) {
 // PlanDryRun works out what running s would do on this machine, with env
 // as Execute would get it; resume is the results directory a --resume
 // would finish ("" for a new run), and calibrate the results directories
-// to take earlier cell times from.
+// to take earlier cell times from (those measured on this machine), a
+// brief calibration on this host estimating the loop cells none measured.
 func PlanDryRun(s spec.Spec, env guestvm.Env, resume string, calibrate []string) (*DryRun, error) {
+	return PlanDryRunFrom(s, env, resume, Earlier{Dirs: calibrate, Host: ThisMachine(), Calibrate: CalibrateHost})
+}
+
+// PlanDryRunFrom is PlanDryRun with its estimates from earlier.
+func PlanDryRunFrom(s spec.Spec, env guestvm.Env, resume string, earlier Earlier) (*DryRun, error) {
 	d := &DryRun{Spec: s, Seeded: s.Seed != nil || s.Order == spec.OrderSequential}
 	cells, _ := Plan(s)
 	if resume != "" {
@@ -144,9 +160,9 @@ func PlanDryRun(s spec.Spec, env guestvm.Env, resume string, calibrate []string)
 	if d.VM != nil {
 		accel = d.VM.Accel
 	}
-	times := calibration(calibrate, accel)
-	d.Series = seriesPlans(s, cells, times)
-	d.Estimate = estimate(d.Series, s.Name, times, d.VM)
+	est := newEstimator(earlier, accel, d.Spinners)
+	d.Series = seriesPlans(s, cells, est)
+	d.Estimate = estimate(d.Series, s.Name, est.times, d.VM)
 	d.Looks = looksOf(s)
 	if last := d.Looks[len(d.Looks)-1]; len(d.Looks) > 1 {
 		// The longest run: every cell at the cap's repeats, as if every
@@ -154,7 +170,7 @@ func PlanDryRun(s spec.Spec, env guestvm.Env, resume string, calibrate []string)
 		capped := s
 		capped.Repeats = last
 		all, _ := Plan(capped)
-		d.Longest, d.LongestRuns = estimate(seriesPlans(capped, all, times), s.Name, times, d.VM), len(all)
+		d.Longest, d.LongestRuns = estimate(seriesPlans(capped, all, est), s.Name, est.times, d.VM), len(all)
 	}
 	return d, nil
 }
@@ -167,6 +183,9 @@ func estimate(series []SeriesPlan, name string, times calibrationTimes, vm *VMPl
 		n := sp.Runs + sp.Warmups
 		if sp.Each > 0 {
 			e.Known += time.Duration(n) * sp.Each
+			if sp.Source == "calibration" {
+				e.Calibrated += time.Duration(n) * sp.Each
+			}
 		} else {
 			e.Unknown += n
 		}
@@ -210,8 +229,8 @@ func unfinished(s spec.Spec, cells []PlannedRun, resume string) ([]PlannedRun, i
 
 // seriesPlans lays out the cells of s as the series they run, each once,
 // in the spec's order (entry, class, threads, target), with its runs and
-// what one is expected to take: its duration, or what times measured.
-func seriesPlans(s spec.Spec, cells []PlannedRun, times calibrationTimes) []SeriesPlan {
+// what one is expected to take, as est works it out.
+func seriesPlans(s spec.Spec, cells []PlannedRun, est *estimator) []SeriesPlan {
 	var out []SeriesPlan
 	index := map[string]int{}
 	for _, c := range cells {
@@ -222,14 +241,7 @@ func seriesPlans(s spec.Spec, cells []PlannedRun, times calibrationTimes) []Seri
 			index[k] = i
 			sp := SeriesPlan{Cell: c}
 			sp.Cell.Repeat, sp.Cell.Warmup = 0, 0
-			switch {
-			case c.Duration > 0:
-				sp.Each, sp.Source = c.Duration, "duration"
-			default:
-				if t, ok := times.each[k]; ok {
-					sp.Each, sp.Source = t.each, t.dir
-				}
-			}
+			est.plan(&sp, c)
 			out = append(out, sp)
 		}
 		if c.Timed() {
@@ -296,88 +308,6 @@ func imageArch(name string) string {
 		}
 	}
 	return ""
-}
-
-// calibrationTimes are cell times measured by earlier runs.
-type calibrationTimes struct {
-	each map[string]measured
-	// runs are the earlier runs that ran in one go: spec name, wall time,
-	// cell runs and their measured time, newest last.
-	runs []calibrationRun
-}
-
-type measured struct {
-	each time.Duration
-	dir  string
-}
-
-type calibrationRun struct {
-	name, dir            string
-	wall, measured, boot time.Duration
-	cellRuns             int
-}
-
-// latest is the newest earlier run of the spec called name that ran in one
-// go, for the time a cell run costs beyond its measured interval.
-func (c calibrationTimes) latest(name string) (calibrationRun, bool) {
-	for _, r := range slices.Backward(c.runs) {
-		if r.name == name && r.cellRuns > 0 && r.wall > r.measured+r.boot {
-			return r, true
-		}
-	}
-	return calibrationRun{}, false
-}
-
-// calibration reads the cell times of the results directories dirs (oldest
-// first; a newer run's time wins): per cell, the median over its repeats
-// of the interval from its first thread's start to its last one's end. A
-// VM cell counts only from a run whose VM ran with accel (any when accel
-// is ""), as an emulated guest is many times slower than an accelerated
-// one. Directories that cannot be read are passed over.
-func calibration(dirs []string, accel string) calibrationTimes {
-	out := calibrationTimes{each: map[string]measured{}}
-	for _, path := range dirs {
-		d, err := results.Open(path)
-		if err != nil {
-			continue
-		}
-		recs, _, err := d.ReadSamples()
-		if err != nil || len(recs) == 0 {
-			continue
-		}
-		machines := d.Run.Machines.Value()
-		vmAccel, boot := machines[spec.TargetVM].Accel, time.Duration(machines[spec.TargetVM].BootNs)
-		type run struct {
-			cell   string
-			repeat int
-		}
-		first, last := map[run]int64{}, map[run]int64{}
-		for _, r := range recs {
-			k := run{r.Cell, r.Repeat}
-			if s, ok := first[k]; !ok || r.StartNs < s {
-				first[k] = r.StartNs
-			}
-			last[k] = max(last[k], r.EndNs)
-		}
-		byCell := map[string][]time.Duration{}
-		var total time.Duration
-		for k, s := range first {
-			t := time.Duration(last[k] - s)
-			byCell[k.cell] = append(byCell[k.cell], t)
-			total += t
-		}
-		for cell, ts := range byCell {
-			if strings.HasPrefix(cell, spec.TargetVM+" ") && accel != "" && vmAccel != accel {
-				continue
-			}
-			sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
-			out.each[cell] = measured{each: ts[len(ts)/2], dir: path}
-		}
-		if r := d.Run; r.Complete() && len(r.Resumed) == 0 && !r.Started.IsZero() {
-			out.runs = append(out.runs, calibrationRun{name: r.Name, dir: path, wall: r.Finished.Sub(r.Started), cellRuns: len(first), measured: total, boot: boot})
-		}
-	}
-	return out
 }
 
 // Writes lists what a run of s into a new directory under parent (or the
