@@ -485,21 +485,11 @@ func entryDefaults(e *MatrixEntry, given map[string]*yaml.Node) {
 	if given["threads"] == nil {
 		e.Threads = []int{1}
 	}
-	if catalog.IsCompression(e.Workload) {
-		if given["size"] == nil {
-			e.SizeBytes = catalog.DefaultSize
+	w := catalog.Lookup(e.Workload)
+	for _, k := range catalog.ParamKeys() {
+		if k.TakenBy(e.Workload) && k.Fill != nil && given[k.Name] == nil {
+			k.Fill(w, &e.Params)
 		}
-		if given["ratio"] == nil {
-			e.Ratio = catalog.DefaultRatio
-		}
-		if given["codec"] == nil {
-			e.Codec = catalog.DefaultCodec
-		}
-		if given["sink"] == nil {
-			e.Sink = catalog.DefaultSink
-		}
-	} else if given["loops"] == nil && given["duration"] == nil {
-		e.Loops = catalog.Lookup(e.Workload).DefaultLoops
 	}
 }
 
