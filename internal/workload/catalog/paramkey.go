@@ -119,14 +119,16 @@ func (k ParamKey) parse(p *Params, s string) (err error) {
 
 // ReadText reads the parameter's value into p from a user's text (a
 // flag's): a count as "2e8" or "200_000_000" up to MaxLoops, a size with
-// its unit ("1GiB") up to MaxDataBytes, the others as Text writes them.
-// name names the setting in the error.
+// its unit ("1GiB") up to MaxDataBytes, a string as it is, the others as
+// Text writes them. name names the setting in the error.
 func (k ParamKey) ReadText(name, s string, p *Params) (err error) {
 	switch v := k.Field(p).(type) {
 	case *uint64:
 		*v, err = units.ParseCount(name, s, MaxLoops)
 	case *int64:
 		*v, err = units.ParseSize(name, s, MaxDataBytes)
+	case *string:
+		*v = s
 	default:
 		err = k.parse(p, s)
 	}
