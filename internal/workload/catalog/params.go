@@ -34,7 +34,6 @@ type Params struct {
 	Level     int     `json:"level,omitempty"`      // 0: the codec's default
 	Sink      string  `json:"sink,omitempty"`       // file, block, null
 	SinkPath  string  `json:"sink_path,omitempty"`  // directory for file, device for block
-	BlockSize int64   `json:"block_size,omitempty"` // the codec's block; 0: its own
 }
 
 // ParamKey declares one cell parameter, once, for every layer that names
@@ -152,16 +151,6 @@ var paramKeys = []ParamKey{
 		Allowed: "file: a directory (the host agent's scratch directory); block: a device whose contents may be overwritten",
 		Doc:     "compress and decompress: where the sink writes; block needs it",
 		Flag:    "sink-path", Usage: "file sink: directory (default: a temporary one); block sink: the device", Quoted: true},
-	{Name: "block_size", Compression: true, Field: func(p *Params) any { return &p.BlockSize }, Type: "size", Default: "0, the codec's own",
-		Allowed: "0, or 1KiB..64MiB", Doc: "compress and decompress: the codec's block size",
-		Flag: "block-size", Usage: "compress/decompress: the codec's block size (0: the codec's own)",
-		Check: func(_ Workload, p Params, _ int) string {
-			if p.BlockSize != 0 && (p.BlockSize < 1<<10 || p.BlockSize > 64<<20) {
-				return fmt.Sprintf(".block_size %s: allowed 0, or 1KiB..64MiB", units.FormatBytes(p.BlockSize))
-			}
-			return ""
-		},
-		Show: func(p Params) string { return shown(p.BlockSize > 0, "block size "+units.FormatBytes(p.BlockSize)) }},
 }
 
 // SeriesKey names what a cell measures, whichever repeat: its target,
