@@ -476,8 +476,8 @@ func (d *specDecoder) entry(path string, n *yaml.Node) MatrixEntry {
 }
 
 // entryDefaults fills in what a valid entry left out (given holds the
-// keys it has): both ends of the QoS range, one thread, and its kind of
-// workload's sizes or loops.
+// keys it has): both ends of the QoS range, one thread, and the defaults
+// of the parameters its workload takes (catalog.ParamKey.Fill).
 func entryDefaults(e *MatrixEntry, given map[string]*yaml.Node) {
 	if given["qos"] == nil {
 		e.QoS = []qos.Class{qos.Background, qos.UserInteractive}
