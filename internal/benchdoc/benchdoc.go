@@ -32,6 +32,7 @@ import (
 	"github.com/qoslab/qoslab/internal/termcolor"
 	"github.com/qoslab/qoslab/internal/units"
 	"github.com/qoslab/qoslab/internal/version"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 // resultsSchema versions bench's JSON with the results files'.
@@ -78,19 +79,16 @@ type BenchRequest struct {
 	QoS       []int             `json:"qos"`
 	Threads   []int             `json:"threads"`
 	Loops     map[string]uint64 `json:"loops"`
-	// DurationNs is the fixed duration of the cells that ran for one
-	// (fp, int, mmul with --duration), 0 when they ran loops.
-	DurationNs int64                   `json:"duration_ns,omitempty"`
+	// Params are the cells' parameters, in their JSON names, but loops,
+	// which Loops holds per workload (the shallower field wins in JSON):
+	// Duration is that of the cells that ran for one (fp, int, mmul with
+	// --duration), 0 when they ran loops; the compression parameters are
+	// those of the compress and decompress cells.
+	catalog.Params
 	Warmup     int                     `json:"warmup,omitempty"`
 	Repeat     int                     `json:"repeat"`
 	Contention contention.SpinnerCount `json:"contention"`
-	Size       int64                   `json:"size_bytes,omitempty"`
-	Ratio      float64                 `json:"ratio,omitempty"`
 	Seed       uint64                  `json:"seed"`
-	Codec      string                  `json:"codec,omitempty"`
-	Level      int                     `json:"level,omitempty"`
-	Sink       string                  `json:"sink,omitempty"`
-	SinkPath   string                  `json:"sink_path,omitempty"`
 }
 
 // BenchVM is the VM of a vm target as applied.
@@ -122,15 +120,18 @@ func newBenchRequest(s spec.Spec, name, store string) BenchRequest {
 		for _, c := range e.QoS {
 			r.QoS = append(r.QoS, int(c))
 		}
-		if e.Duration > 0 {
-			r.DurationNs = int64(e.Duration)
-			continue
+		switch {
+		case e.Duration > 0:
+			r.Duration = e.Duration
+		case e.Loops == 0:
+			for _, k := range catalog.ParamKeys() {
+				if k.TakenBy(e.Workload) {
+					k.Copy(&r.Params, e.Params)
+				}
+			}
+		default:
+			r.Loops[e.Workload] = e.Loops
 		}
-		if e.Loops == 0 {
-			r.Size, r.Ratio, r.Codec, r.Level, r.Sink, r.SinkPath = e.SizeBytes, e.Ratio, e.Codec, e.Level, e.Sink, e.SinkPath
-			continue
-		}
-		r.Loops[e.Workload] = e.Loops
 	}
 	return r
 }

@@ -31,10 +31,11 @@ type benchOptions struct {
 	Workloads []string
 	QoS       []qos.Class
 	Threads   []int
-	Loops     uint64 // 0: each workload's default
-	// Duration, when not 0, replaces Loops: every thread runs until the
-	// cell's clock reaches it.
-	Duration   time.Duration
+	// Params are the cells' parameters from their flags (addParamFlags):
+	// the compression workloads' as given or their defaults; Loops 0 for
+	// each workload's default, or a Duration, when not 0, instead: every
+	// thread runs until the cell's clock reaches it.
+	catalog.Params
 	Repeat     int
 	Warmup     int
 	Contention contention.SpinnerCount
@@ -48,10 +49,8 @@ type benchOptions struct {
 	// DryRun prints the plan and does nothing.
 	DryRun bool
 
-	// Compression holds the compress and decompress settings (size, ratio,
-	// codec, level, sink, sink path); Seed seeds their input and pi.
-	Compression spec.MatrixEntry
-	Seed        uint64
+	// Seed seeds the compression workloads' input and pi.
+	Seed uint64
 
 	// Targets are where cells run: "host" (a local agent) and "vm" (an agent
 	// in a VM), interleaved per repeat.
@@ -64,9 +63,10 @@ type benchOptions struct {
 	StartTarget     func(ctx context.Context, name string, s spec.Spec, log io.Writer) (experiment.Target, []string, error)
 	StartContention func(ctx context.Context, n int) (*contention.Contention, error)
 
-	flags benchFlags
-	vm    vmFlags
-	src   sources
+	flags      benchFlags
+	paramFlags map[string]*paramFlag
+	vm         vmFlags
+	src        sources
 	// durationGiven says --duration was set (flag, variable or config
 	// file), so that 0s is refused rather than read as "not given".
 	durationGiven bool
@@ -74,7 +74,7 @@ type benchOptions struct {
 
 // benchFlags are bench's flags as typed, before they are checked.
 type benchFlags struct {
-	workload, qos, threads, loops, size, target, contention string
+	workload, qos, threads, target, contention string
 }
 
 // newCmdBench builds `qoslab bench`. runF replaces the work in tests.
@@ -106,8 +106,6 @@ Workloads: ` + strings.Join(catalog.Names(), ", ") + `.`,
 	fl.StringVar(&o.flags.workload, "workload", "fp", "workloads, comma-separated: "+strings.Join(catalog.Names(), ", "))
 	fl.StringVar(&o.flags.qos, "qos", "9,33", "QoS classes, comma-separated, by name or number")
 	fl.StringVar(&o.flags.threads, "threads", "1", `thread counts (processes for procs): "4", "1-4" or "1,2,4"`)
-	fl.StringVar(&o.flags.loops, "loops", "", "loops per thread (pi: iterations in total); 2e8 style accepted (default: per workload, about 1 s)")
-	fl.DurationVar(&o.Duration, "duration", 0, "instead of --loops (fp, int, mmul): every thread runs until the cell has lasted this long (1s, 500ms), and the work done is the result")
 	fl.DurationVar(&o.CellTimeout, "cell-timeout", 0, "end a cell run still going after this long (90s, 10m): bench stops with what finished kept (with --save, finish it with qoslab run --resume DIR); default none, and a cell far past its expected time is named on the terminal either way")
 	fl.IntVar(&o.Repeat, "repeat", spec.DefaultRepeats, "repeats of every cell (6: fewer cannot show a significant difference)")
 	fl.IntVar(&o.Warmup, "warmup", spec.DefaultWarmup, "untimed runs of every cell on every target before its first timed run")
@@ -117,14 +115,15 @@ Workloads: ` + strings.Join(catalog.Names(), ", ") + `.`,
 	fl.BoolVar(&o.Save, "save", false, "also keep the run in a results directory (RESULTS/bench-<UTC time>), with summaries and report")
 	fl.StringVar(&o.Results, "results", "qoslab-results", "where --save creates the results directory (and where --dry-run looks for earlier cell times)")
 	fl.BoolVar(&o.DryRun, "dry-run", false, "print the plan (cells, VM, accelerator, contention, estimated duration, files) and measure, start and write nothing")
-	c := &o.Compression
-	fl.StringVar(&o.flags.size, "size", "1GiB", "compress/decompress: bytes of generated input, split over the threads")
-	fl.Float64Var(&c.Ratio, "ratio", catalog.DefaultRatio, "compress/decompress: compressibility of the generated input (about N:1 under zstd)")
 	fl.Uint64Var(&o.Seed, "seed", spec.DefaultDataSeed, "seed of generated input and of pi's random numbers")
-	fl.StringVar(&c.Codec, "codec", catalog.DefaultCodec, "compress/decompress codec: "+strings.Join(catalog.AllCodecs(), ", ")+" (lzfse: macOS only)")
-	fl.IntVar(&c.Level, "level", 0, "codec level (0: the codec's default)")
-	fl.StringVar(&c.Sink, "sink", catalog.DefaultSink, "where compressed output goes: file (fsync'd), block (a raw device), null")
-	fl.StringVar(&c.SinkPath, "sink-path", "", "file sink: directory (default: a temporary one); block sink: the device")
+	// The parameters' flags default to the compression workloads' values
+	// (loops and duration: each workload's, when the spec is made).
+	for _, k := range catalog.ParamKeys() {
+		if k.Compression && k.Fill != nil {
+			k.Fill(catalog.Lookup(catalog.Compress), &o.Params)
+		}
+	}
+	o.paramFlags = addParamFlags(fl, &o.Params)
 	fl.StringVar(&o.flags.target, "target", spec.TargetHost, "where to measure, comma-separated: host, vm (interleaved per repeat, shown side by side)")
 	o.vm.add(f, cmd, true)
 	complete(cmd, "workload", catalog.Names)
@@ -165,18 +164,16 @@ func (o *benchOptions) check() error {
 	if o.Threads, err = units.ParseCounts(strings.TrimPrefix(n("threads"), "--"), o.flags.threads, catalog.MaxCountOf(o.Workloads)); err != nil {
 		return wrapUsage(err)
 	}
-	if o.flags.loops != "" {
-		if o.Loops, err = units.ParseCount(n("loops"), o.flags.loops, catalog.MaxLoops); err != nil {
-			return wrapUsage(err)
+	for _, k := range catalog.ParamKeys() {
+		if f := o.paramFlags[k.Flag]; f != nil {
+			if err := f.read(n(k.Flag)); err != nil {
+				return wrapUsage(err)
+			}
 		}
 	}
-	c := &o.Compression
-	if c.SizeBytes, err = units.ParseSize(n("size"), o.flags.size, catalog.MaxDataBytes); err != nil {
-		return wrapUsage(err)
-	}
 	if o.Duration != 0 || o.durationGiven {
-		if o.flags.loops != "" {
-			return usageErrorf("%s %s and %s %s: give one, not both", n("loops"), o.flags.loops, n("duration"), o.Duration)
+		if loops := o.paramFlags["loops"].text; loops != "" {
+			return usageErrorf("%s %s and %s %s: give one, not both", n("loops"), loops, n("duration"), o.Duration)
 		}
 		for _, w := range o.Workloads {
 			if err := catalog.CheckDuration(catalog.Lookup(w), o.Duration); err != nil {
@@ -199,6 +196,7 @@ func (o *benchOptions) check() error {
 	if err := oneOf(n("format"), o.Format, benchdoc.BenchFormats); err != nil {
 		return err
 	}
+	c := &o.Params
 	if err := oneOf(n("sink"), c.Sink, catalog.Sinks()); err != nil {
 		return err
 	}
@@ -226,23 +224,16 @@ func (o *benchOptions) spec() spec.Spec {
 		s.TelemetryMs = telemetry.DefaultIntervalMs
 	}
 	for _, w := range o.Workloads {
-		e := spec.MatrixEntry{Workload: w}
-		if catalog.IsCompression(w) {
-			e = o.Compression
-			e.Workload = w
-		} else if o.Duration > 0 {
-			e.Duration = o.Duration
-		} else {
-			e.Loops = o.Loops
-			if e.Loops == 0 {
-				e.Loops = catalog.Lookup(w).DefaultLoops
-			}
-			if catalog.Lookup(w).LoopsInTotal {
-				// pi's loops are iterations in total: at least one per thread.
-				e.Loops = max(e.Loops, uint64(o.Threads[len(o.Threads)-1]))
+		e := spec.MatrixEntry{Workload: w, QoS: o.QoS, Threads: o.Threads, Params: catalog.ParamsTaken(w, o.Params)}
+		for _, k := range catalog.ParamKeys() {
+			if k.TakenBy(w) && k.Fill != nil && !k.IsSet(e.Params) {
+				k.Fill(catalog.Lookup(w), &e.Params)
 			}
 		}
-		e.QoS, e.Threads = o.QoS, o.Threads
+		if catalog.Lookup(w).LoopsInTotal {
+			// pi's loops are iterations in total: at least one per thread.
+			e.Loops = max(e.Loops, uint64(o.Threads[len(o.Threads)-1]))
+		}
 		s.Matrix = append(s.Matrix, e)
 	}
 	return s

@@ -26,6 +26,7 @@ import (
 	"github.com/qoslab/qoslab/internal/results/summary"
 	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/units"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 func testIO() (*IOStreams, *bytes.Buffer, *bytes.Buffer) {
@@ -561,4 +562,34 @@ func TestBenchCellTimeout(t *testing.T) {
 	recs, _, err := d.ReadSamples()
 	require.NoError(t, err)
 	assert.Len(t, results.FinishedRepeats(recs), 2, "the two cells that finished are kept")
+}
+
+// Every cell parameter has its flag, and what it is given reaches the
+// matrix entry of each workload that takes it and bench's request.
+func TestBenchHasAFlagForEveryParameter(t *testing.T) {
+	t.Chdir(t.TempDir())
+	values := map[string]string{"loops": "7", "duration": "2s", "size": "2MiB", "ratio": "2.5", "codec": "gzip", "level": "3", "sink": "null", "sink-path": "/a b"}
+	for _, k := range catalog.ParamKeys() {
+		t.Run(k.Flag, func(t *testing.T) {
+			v, ok := values[k.Flag]
+			if !ok {
+				v = "3" // a parameter this test does not know: a number most take
+			}
+			w := catalog.FP
+			if k.Compression {
+				w = catalog.Compress
+			}
+			o, err := parseBench(t, nil, "--workload", w, "--"+k.Flag, v)
+			require.NoError(t, err)
+			var want catalog.Params
+			require.NoError(t, k.ReadText(k.Flag, v, &want))
+			s := o.spec()
+			require.Len(t, s.Matrix, 1)
+			assert.Equal(t, k.Text(want), k.Text(s.Matrix[0].Params), "the matrix entry's %s", k.Name)
+			req := benchdoc.NewBench(s, "", "", "").Request
+			if k.Name != "loops" { // the request holds loops per workload
+				assert.Equal(t, k.Text(want), k.Text(req.Params), "the request's %s", k.Name)
+			}
+		})
+	}
 }

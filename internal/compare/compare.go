@@ -20,6 +20,7 @@ import (
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/units"
+	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
 // Input is one run to compare: its loaded results directory, and the label
@@ -459,36 +460,14 @@ func appliedAccel(r results.Run, spec spec.Spec) string {
 	return "not recorded"
 }
 
-// workText is what a matrix entry does per cell: "loops 1e7", "1s",
-// "16 MiB, ratio 3, zstd level 3, sink file".
+// workText is what a matrix entry does per cell, its parameters as a
+// reader sees them (catalog.ParamsShown): "loops 1e7", "duration 1s",
+// "size 16MiB, ratio 3, zstd level 3, sink file".
 func workText(m spec.MatrixEntry) string {
-	var parts []string
-	if m.Loops > 0 {
-		parts = append(parts, "loops "+units.FormatCount(m.Loops))
+	if parts := catalog.ParamsShown(m.Params); len(parts) > 0 {
+		return strings.Join(parts, ", ")
 	}
-	if m.Duration > 0 {
-		parts = append(parts, "duration "+m.Duration.String())
-	}
-	if m.SizeBytes > 0 {
-		parts = append(parts, "size "+units.FormatBytes(m.SizeBytes))
-	}
-	if m.Ratio > 0 {
-		parts = append(parts, "ratio "+strconv.FormatFloat(m.Ratio, 'g', -1, 64))
-	}
-	if m.Codec != "" {
-		c := m.Codec
-		if m.Level != 0 {
-			c += " level " + strconv.Itoa(m.Level)
-		}
-		parts = append(parts, c)
-	}
-	if m.Sink != "" {
-		parts = append(parts, "sink "+m.Sink)
-	}
-	if len(parts) == 0 {
-		return "default"
-	}
-	return strings.Join(parts, ", ")
+	return "default"
 }
 
 // differences lists the shape keys whose values are not all the same.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
@@ -66,4 +67,13 @@ func TestComparesEachSetOfParameters(t *testing.T) {
 	assert.Contains(t, titles, "compress size=4194304 ratio=3 codec=zstd level=0 sink=null (MB/s; median with its 95% interval)")
 	assert.Contains(t, titles, "compress size=33554432 ratio=3 codec=zstd level=0 sink=null (MB/s; median with its 95% interval)")
 	assert.Contains(t, c.MachineSection().Rows[0], "compress size=4194304 ratio=3 codec=zstd level=0 sink=null", "the WORKLOAD column names the size")
+}
+
+// The work row shows every parameter an entry sets, from their
+// declarations: sink_path too, which it used to leave out.
+func TestWorkTextShowsEveryParameter(t *testing.T) {
+	assert.Equal(t, "loops 1e7", workText(spec.MatrixEntry{Workload: "fp", Params: catalog.Params{Loops: 1e7}}))
+	assert.Equal(t, `size 16MiB, ratio 3, zstd level 3, sink file, sink_path "/scratch"`,
+		workText(spec.MatrixEntry{Workload: "compress", Params: catalog.Params{SizeBytes: 16 << 20, Ratio: 3, Codec: "zstd", Level: 3, Sink: "file", SinkPath: "/scratch"}}))
+	assert.Equal(t, "default", workText(spec.MatrixEntry{Workload: "fp"}))
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/qoslab/qoslab/internal/hv/registry"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/spec"
-	"github.com/qoslab/qoslab/internal/units"
 	"github.com/qoslab/qoslab/internal/workload"
 	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
@@ -332,16 +331,11 @@ func (d *DryRun) Writes(parent, resume string) []string {
 	return out
 }
 
-// WorkText is what one run of the cell does: "5e6 loops", "250ms",
-// "8MiB zstd".
+// WorkText is what one run of the cell does, its parameters as a reader
+// sees them (catalog.ParamsShown): "loops 5e6", "duration 250ms",
+// "size 8MiB, ratio 3, zstd, sink file".
 func WorkText(c PlannedRun) string {
-	switch {
-	case c.Duration > 0:
-		return c.Duration.String()
-	case catalog.IsCompression(c.Workload):
-		return units.FormatBytes(c.SizeBytes) + " " + c.Codec
-	}
-	return units.FormatCount(c.Loops) + " " + catalog.Lookup(c.Workload).Unit
+	return strings.Join(catalog.ParamsShown(c.Params), ", ")
 }
 
 // RecordedSpec is the spec the run in the results directory at path

@@ -476,8 +476,8 @@ func (d *specDecoder) entry(path string, n *yaml.Node) MatrixEntry {
 }
 
 // entryDefaults fills in what a valid entry left out (given holds the
-// keys it has): both ends of the QoS range, one thread, and its kind of
-// workload's sizes or loops.
+// keys it has): both ends of the QoS range, one thread, and the defaults
+// of the parameters its workload takes (catalog.ParamKey.Fill).
 func entryDefaults(e *MatrixEntry, given map[string]*yaml.Node) {
 	if given["qos"] == nil {
 		e.QoS = []qos.Class{qos.Background, qos.UserInteractive}
@@ -485,21 +485,11 @@ func entryDefaults(e *MatrixEntry, given map[string]*yaml.Node) {
 	if given["threads"] == nil {
 		e.Threads = []int{1}
 	}
-	if catalog.IsCompression(e.Workload) {
-		if given["size"] == nil {
-			e.SizeBytes = catalog.DefaultSize
+	w := catalog.Lookup(e.Workload)
+	for _, k := range catalog.ParamKeys() {
+		if k.TakenBy(e.Workload) && k.Fill != nil && given[k.Name] == nil {
+			k.Fill(w, &e.Params)
 		}
-		if given["ratio"] == nil {
-			e.Ratio = catalog.DefaultRatio
-		}
-		if given["codec"] == nil {
-			e.Codec = catalog.DefaultCodec
-		}
-		if given["sink"] == nil {
-			e.Sink = catalog.DefaultSink
-		}
-	} else if given["loops"] == nil && given["duration"] == nil {
-		e.Loops = catalog.Lookup(e.Workload).DefaultLoops
 	}
 }
 

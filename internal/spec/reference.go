@@ -29,7 +29,7 @@ type keyDoc struct {
 // shows them.
 func keyDocs() []keyDoc {
 	classes := "a list of QoS classes by name or number: " + qos.Allowed
-	return []keyDoc{
+	docs := []keyDoc{
 		{"name", "string", "the file's base name", fmt.Sprintf("up to %d letters, digits, '.', '_' and '-', starting with a letter or digit", maxNameLen),
 			"names the experiment and its results directory (<name>-<UTC time>)"},
 		{"description", "string", "none", "any text", "one line about the experiment, shown in reports"},
@@ -49,14 +49,11 @@ func keyDocs() []keyDoc {
 		{"matrix[].workload", "string", "", strings.Join(catalog.Names(), ", "), "the workload; one per entry"},
 		{"matrix[].qos", "list", "[background, user-interactive]", classes, "the classes to measure at"},
 		{"matrix[].threads", "counts", "1", fmt.Sprintf(`"4", "1-4", "1,2,4", "10-70/10": 1..%d threads (procs: 1..%d processes)`, catalog.MaxThreads, catalog.MaxProcs), "the thread counts (process counts for procs)"},
-		{"matrix[].loops", "count", loopsDefaults(), fmt.Sprintf(`"2e8", "200_000_000": 1..%d per thread; pi: at least one per thread, in total`, uint64(catalog.MaxLoops)), "compute and procs workloads: loops per thread (pi: iterations in total, split over the threads)"},
-		{"matrix[].duration", "duration", "none: loops", fmt.Sprintf("%s..%s, written 1s, 500ms, 2m; %s only; not with loops", catalog.MinDuration, catalog.MaxDuration, strings.Join(catalog.DurationNames(), ", ")), "instead of loops: every thread runs its kernel until the cell's clock reaches it and the work done is the result (rates compare directly with loop cells); thread completion charts are skipped for these cells, as every thread ends at the deadline"},
-		{"matrix[].size", "size", units.FormatBytes(catalog.DefaultSize), "one byte per thread .. " + units.FormatBytes(catalog.MaxDataBytes), "compress and decompress: bytes of generated input, split over the threads"},
-		{"matrix[].ratio", "number", fmt.Sprint(catalog.DefaultRatio), fmt.Sprintf("%g (random) .. %g", catalog.MinRatio, catalog.MaxRatio), "compress and decompress: compressibility of the generated input under zstd"},
-		{"matrix[].codec", "string", catalog.DefaultCodec, strings.Join(catalog.AllCodecs(), ", ") + " (lzfse on macOS only; a target without it refuses the run before measuring)", "compress and decompress: the codec"},
-		{"matrix[].level", "whole number", "0, the codec's default", levels(), "compress and decompress: the codec level"},
-		{"matrix[].sink", "string", catalog.DefaultSink, strings.Join(catalog.Sinks(), ", "), "compress and decompress: where output goes (file: fsync'd; in a VM, the VM's raw scratch disk)"},
-		{"matrix[].sink_path", "string", "none", "file: a directory (the host agent's scratch directory); block: a device whose contents may be overwritten", "compress and decompress: where the sink writes; block needs it"},
+	}
+	for _, k := range catalog.ParamKeys() {
+		docs = append(docs, keyDoc{"matrix[]." + k.Name, k.Type, k.Default, k.Allowed, k.Doc})
+	}
+	return append(docs, []keyDoc{
 		{"repeats", "whole number", fmt.Sprint(DefaultRepeats), fmt.Sprintf("1..%d", maxRepeats), "timed runs of every cell on every target; run's --repeats overrides it"},
 		{"max_repeats", "whole number", fmt.Sprintf("%d times repeats", DefaultMaxRepeatsFactor), fmt.Sprintf("0 (off) or repeats..%d", maxRepeats), "the most repeats per cell a run may reach while a verdict is undecided because an interval is too wide: it adds repeats of the undecided thread counts' cells in blocks (repeats more each time), deciding again after each with a group-sequential correction (docs/design.md, \"Looks\"); run's --max-repeats overrides it, and its default follows run's --repeats"},
 		{"warmup", "whole number", fmt.Sprint(DefaultWarmup), fmt.Sprintf("0..%d", maxWarmup), "untimed runs of each cell on each target, just before its first timed run"},
@@ -69,30 +66,7 @@ func keyDocs() []keyDoc {
 		{"verdict.relative_margin", "number", fmt.Sprint(analysis.DefaultRelativeMargin), "above 0 and below 1", "the share of the host's QoS effect, on a log scale and at the low end of the host's 90% interval, that the VM may keep: 0.1 is 10%, 1.72x beside a 231x host effect"},
 		{"verdict.absolute_margin", "number", fmt.Sprint(analysis.DefaultAbsoluteMargin), fmt.Sprintf("above 1, at most %d", maxAbsoluteMargin), "the largest VM ratio, either way, that may count as no effect whatever the host's: 1.25 allows 0.8x..1.25x; the band is the narrower of the two"},
 		{"cell_timeout", "duration", "none: no limit", fmt.Sprintf("%s..%s, written 90s, 10m, 1h", minCellTimeout, maxCellTimeout), "ends a cell run that has not finished after this long: the run fails with what finished kept, to finish with --resume (run's and bench's --cell-timeout override it); a cell running far past its expected time is named on the terminal either way"},
-	}
-}
-
-func levels() string {
-	var parts []string
-	for _, name := range catalog.AllCodecs() {
-		c, _ := catalog.LookupCodec(name)
-		if c.MaxLevel == 0 {
-			parts = append(parts, name+" 0 only")
-		} else {
-			parts = append(parts, fmt.Sprintf("%s %d..%d", name, c.MinLevel, c.MaxLevel))
-		}
-	}
-	return "0 or the codec's levels: " + strings.Join(parts, ", ")
-}
-
-func loopsDefaults() string {
-	var parts []string
-	for _, w := range catalog.All() {
-		if w.TakesLoops() {
-			parts = append(parts, fmt.Sprintf("%s %s", w.Name, units.FormatCount(w.DefaultLoops)))
-		}
-	}
-	return strings.Join(parts, ", ")
+	}...)
 }
 
 // reference is docs/spec.md: every key of a spec file, its type,

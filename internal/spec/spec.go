@@ -499,50 +499,44 @@ func (e MatrixEntry) problems(at string) []string {
 		}
 		maxThreads = max(maxThreads, n)
 	}
-	if e.Duration != 0 {
-		switch {
-		case e.Loops != 0:
-			bad("%s: loops %d and duration %s: give one, not both", at, e.Loops, e.Duration)
-		default:
-			if err := catalog.CheckDuration(w, e.Duration); err != nil {
-				bad("%s.duration: %v", at, err)
+	if kp := e.kindProblems(at, w); len(kp) > 0 {
+		return append(p, kp...)
+	}
+	for _, k := range catalog.ParamKeys() {
+		if k.TakenBy(e.Workload) && k.Check != nil {
+			if problem := k.Check(w, e.Params, maxThreads); problem != "" {
+				p = append(p, at+problem)
 			}
 		}
-		return p
 	}
-	if w.TakesLoops() {
+	return p
+}
+
+// kindProblems are the parameters of e set that its workload w does not
+// take, and loops given with a duration.
+func (e MatrixEntry) kindProblems(at string, w catalog.Workload) []string {
+	if e.Duration != 0 && e.Loops != 0 {
+		return []string{fmt.Sprintf("%s: loops %d and duration %s: give one, not both", at, e.Loops, e.Duration)}
+	}
+	var p, other []string
+	for _, k := range catalog.ParamKeys() {
 		switch {
-		case e.SizeBytes != 0 || e.Ratio != 0 || e.Codec != "" || e.Level != 0 || e.Sink != "" || e.SinkPath != "":
-			bad("%s: %s takes loops, not size, ratio, codec, level, sink or sink_path", at, e.Workload)
-		case w.LoopsInTotal && (e.Loops < uint64(maxThreads) || e.Loops > catalog.MaxLoops):
-			bad("%s.loops %d: pi's loops are iterations in total, allowed %d (one per thread) .. %d", at, e.Loops, maxThreads, uint64(catalog.MaxLoops))
-		case e.Loops < 1 || e.Loops > catalog.MaxLoops:
-			bad("%s.loops %d: allowed 1..%d per thread", at, e.Loops, uint64(catalog.MaxLoops))
+		case k.TakenBy(e.Workload) || !k.IsSet(e.Params):
+		case !w.TakesLoops():
+			p = append(p, fmt.Sprintf("%s.%s: %s takes size, not %s", at, k.Name, e.Workload, k.Name))
+		default:
+			other = append(other, k.Name)
 		}
-		return p
 	}
-	if e.Loops != 0 {
-		bad("%s.loops: %s takes size, not loops", at, e.Workload)
-	}
-	if e.SizeBytes < int64(max(maxThreads, 1)) || e.SizeBytes > catalog.MaxDataBytes {
-		bad("%s.size %d bytes: allowed %d (one per thread) .. %s", at, e.SizeBytes, max(maxThreads, 1), units.FormatBytes(catalog.MaxDataBytes))
-	}
-	if err := catalog.CheckRatio(e.Ratio); err != nil {
-		bad("%s.ratio: %v", at, err)
-	}
-	// CheckLevel, not CheckCodec: a spec written here may name lzfse for a
-	// Mac host; the agent that lacks a codec refuses the cell itself.
-	if err := catalog.CheckLevel(e.Codec, e.Level); err != nil {
-		bad("%s: %v", at, err)
-	}
-	switch e.Sink {
-	case catalog.SinkFile, catalog.SinkNull:
-	case catalog.SinkBlock:
-		if e.SinkPath == "" {
-			bad("%s.sink block needs sink_path: a raw block device whose contents may be overwritten", at)
+	if len(other) > 0 {
+		var names []string
+		for _, k := range catalog.ParamKeys() {
+			if !k.TakenBy(e.Workload) {
+				names = append(names, k.Name)
+			}
 		}
-	default:
-		bad("%s.sink %q: allowed %s", at, e.Sink, strings.Join(catalog.Sinks(), ", "))
+		last := len(names) - 1
+		p = append(p, fmt.Sprintf("%s: %s takes loops, not %s or %s", at, e.Workload, strings.Join(names[:last], ", "), names[last]))
 	}
 	return p
 }

@@ -217,7 +217,12 @@ matrix:
 	require.Len(t, p, 4, "%q", p)
 	assert.Equal(t, "Repeats (line 3): unknown key: allowed name, description, targets, vm, matrix, repeats, max_repeats, warmup, order, seed, contention, telemetry_ms, data_seed, verdict, cell_timeout; did you mean repeats?", p[0])
 	assert.Equal(t, "vm.cpu (line 5): unknown key: allowed backend, image, cpus, memory, disk, accel, model, host_qos; did you mean cpus?", p[1])
-	assert.Equal(t, "matrix[1].treads (line 9): unknown key: allowed workload, qos, threads, loops, duration, size, ratio, codec, level, sink, sink_path; did you mean threads?", p[2])
+	var params []string // the parameters' keys, as declared (catalog.ParamKeys)
+	for _, k := range catalog.ParamKeys() {
+		params = append(params, k.Name)
+	}
+	assert.Equal(t, []string{"loops", "duration", "size", "ratio", "codec", "level", "sink", "sink_path"}, params[:8])
+	assert.Equal(t, "matrix[1].treads (line 9): unknown key: allowed workload, qos, threads, "+strings.Join(params, ", ")+"; did you mean threads?", p[2])
 	assert.True(t, strings.HasPrefix(p[3], "matrix[1].colour (line 11): unknown key: allowed workload,"), p[3])
 	assert.NotContains(t, p[3], "did you mean", "nothing is close to colour")
 	assert.Contains(t, err.Error(), "spec typos has 4 problems:\n  Repeats (line 3)")

@@ -119,3 +119,80 @@ func TestEveryParamKeyIsInTheKeyText(t *testing.T) {
 		})
 	}
 }
+
+// sampleText is a value of k, not its default, as a user types it, by its
+// field's type.
+func sampleText(k ParamKey) string {
+	var p Params
+	switch k.Field(&p).(type) {
+	case *uint64:
+		return "7"
+	case *time.Duration:
+		return "2s"
+	case *int64:
+		return "2MiB"
+	case *float64:
+		return "2.5"
+	case *int:
+		return "3"
+	}
+	if v, ok := map[string]string{"codec": Gzip, "sink": SinkNull}[k.Name]; ok {
+		return v
+	}
+	return "/a b"
+}
+
+// Every parameter is declared whole: its reference row, a flag of its own,
+// a field of a type every layer holds, and a value that a series key
+// writes and reads back and a reader is shown.
+func TestEveryParamKeyIsDeclaredWhole(t *testing.T) {
+	flags := map[string]bool{}
+	for _, k := range ParamKeys() {
+		t.Run(k.Name, func(t *testing.T) {
+			for what, v := range map[string]string{"Type": k.Type, "Default": k.Default, "Allowed": k.Allowed, "Doc": k.Doc, "Flag": k.Flag, "Usage": k.Usage} {
+				assert.NotEmpty(t, v, what)
+			}
+			assert.False(t, flags[k.Flag], "flag --%s twice", k.Flag)
+			flags[k.Flag] = true
+
+			var p Params
+			require.NotPanics(t, func() { require.NoError(t, k.ReadText("--"+k.Flag, sampleText(k), &p)) })
+			require.True(t, k.IsSet(p))
+			var back Params
+			require.NoError(t, k.parse(&back, k.Text(p)))
+			assert.Equal(t, p, back, "its series-key text reads back")
+			var copied Params
+			k.Copy(&copied, p)
+			assert.Equal(t, p, copied)
+		})
+	}
+}
+
+// A parameter a series key holds only when set (InKey nil, as a new one's)
+// tells two cells apart, and the text reads back, for every workload that
+// takes it.
+func TestOptionalParamsRoundTripInSeriesKeys(t *testing.T) {
+	for _, w := range All() {
+		for _, k := range ParamKeys() {
+			if !k.TakenBy(w.Name) || k.InKey != nil {
+				continue
+			}
+			p := paramsOf(w)[0]
+			require.NoError(t, k.ReadText("", sampleText(k), &p))
+			key := SeriesKey{Target: "host", Workload: w.Name, QoS: 9, Threads: 2, Params: p}
+			got, rest, err := ParseSeriesKey(key.String() + " repeat=1")
+			require.NoError(t, err, key.String())
+			assert.Equal(t, key, got)
+			assert.Equal(t, []string{"repeat=1"}, rest)
+			assert.NotEqual(t, ParamsText(w.Name, paramsOf(w)[0]), ParamsText(w.Name, p), "%s tells cells apart", k.Name)
+		}
+	}
+}
+
+func TestParamsShown(t *testing.T) {
+	assert.Equal(t, []string{"loops 2e8"}, ParamsShown(Params{Loops: 2e8}))
+	assert.Equal(t, []string{"duration 1.5s"}, ParamsShown(Params{Duration: 1500 * time.Millisecond}))
+	assert.Equal(t, []string{"size 16MiB", "ratio 3", "zstd level 3", "sink file", `sink_path "/a b"`},
+		ParamsShown(Params{SizeBytes: 16 << 20, Ratio: 3, Codec: Zstd, Level: 3, Sink: SinkFile, SinkPath: "/a b"}))
+	assert.Empty(t, ParamsShown(Params{}))
+}
