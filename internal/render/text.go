@@ -352,6 +352,13 @@ func fit(t *Table, width int) (l layout, dropped []string, ok bool) {
 	return l, dropped, true
 }
 
+// Fits reports whether Text sets t out in columns at width, every column
+// kept: neither left out nor written a row as lines.
+func Fits(t *Table, width int) bool {
+	_, dropped, ok := fit(t, width)
+	return ok && len(dropped) == 0
+}
+
 // grow widens the kept columns whose heading wraps back towards their full
 // width while the table fits width.
 func (l *layout) grow(sizes []columnSizes, width int) {
