@@ -62,6 +62,13 @@ time when runs share a host (never with a target's name, host or vm); --label
 NAME=DIR sets one. A --quick run's column is marked (quick), one that did not
 finish every cell (partial). Two arguments that are one run get a note.
 
+The default format, text, fits the terminal's width (100 columns when stdout is
+not a terminal): prose wraps, three or four runs get a row per cell where their
+columns would be too wide (unless --layout says), and on a terminal each run's
+verdict is coloured by its outcome. --format md is compare.md, as report
+--compare writes it; csv and json hold every number. table and markdown, the
+formats' names before, still name text and md.
+
 With --fail-on PCT, compare exits 3 when any cell's change against the baseline
 (or any QoS sensitivity's) is significant and larger than PCT percent either way,
 a decrease counted by its ratio form (-50% is 2x, so --fail-on 100 catches it);

@@ -170,3 +170,37 @@ func TestCompareColoursFromValues(t *testing.T) {
 	assert.Equal(t, 2, strings.Count(out, termcolor.Paint(termcolor.Yellow, "inconclusive")), "compare-a's and compare-b's")
 	assert.Contains(t, out, "0.997 [0.951..1.031] yes", "the findings' words, plain")
 }
+
+// results show's --format: md is summary.md as written (the file, under
+// the line naming the run), json is --json, a wrong one is a usage error;
+// compare's older names, table and markdown, still name text and md.
+func TestFormats(t *testing.T) {
+	top := filepath.Join("..", "..", "testdata", "results")
+	l, err := results.Load(filepath.Join(top, "compare-a"))
+	require.NoError(t, err)
+	var md strings.Builder
+	require.NoError(t, summary.WriteMarkdown(&md, summary.Of(l)))
+	out, stderr, code := runRoot(t, nil, "results", "show", "--format", "md", filepath.Join(top, "compare-a"))
+	require.Equal(t, 0, code, stderr)
+	assert.True(t, strings.HasSuffix(out, "\n\n"+md.String()), "summary.md as computed, it has none written")
+	asJSON, _, code := runRoot(t, nil, "results", "show", "--json", filepath.Join(top, "compare-a"))
+	require.Equal(t, 0, code)
+	out, _, code = runRoot(t, nil, "results", "show", "--format", "json", filepath.Join(top, "compare-a"))
+	require.Equal(t, 0, code)
+	assert.Equal(t, asJSON, out)
+	_, stderr, code = runRoot(t, nil, "results", "show", "--json", "--format", "md", filepath.Join(top, "compare-a"))
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "--json is --format json")
+	_, stderr, code = runRoot(t, nil, "results", "show", "--format", "mdd", filepath.Join(top, "compare-a"))
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "md")
+
+	dirs := []string{filepath.Join(top, "compare-a"), filepath.Join(top, "compare-b")}
+	for alias, format := range map[string]string{"table": "text", "markdown": "md"} {
+		a, _, code := runRoot(t, nil, append([]string{"compare", "--format", alias}, dirs...)...)
+		require.Equal(t, 0, code)
+		b, _, code := runRoot(t, nil, append([]string{"compare", "--format", format}, dirs...)...)
+		require.Equal(t, 0, code)
+		assert.Equal(t, b, a, "--format %s is --format %s", alias, format)
+	}
+}
