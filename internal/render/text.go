@@ -2,6 +2,7 @@ package render
 
 import (
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -302,26 +303,22 @@ func sizesOf(t *Table, i int) columnSizes {
 
 // fit chooses t's layout at width: every column at its full width when
 // that fits; else headings wrapped; else, columns left out by their Drop
-// rank, highest first, until what is left fits; then the columns that may
-// wrap narrowed, the widest first. ok is false when even that is too wide.
+// rank, highest first, until what is left fits; else, with every column
+// that may go gone, the columns that may wrap narrowed, the widest first,
+// and the columns left out taken back, the last left out first, while
+// they fit so. ok is false when even that is too wide.
 func fit(t *Table, width int) (l layout, dropped []string, ok bool) {
 	sizes := make([]columnSizes, len(t.Columns))
 	for i := range t.Columns {
 		sizes[i] = sizesOf(t, i)
 		l.keep = append(l.keep, i)
 	}
-	set := func(pick func(columnSizes) int) {
-		l.widths = l.widths[:0]
-		for _, i := range l.keep {
-			l.widths = append(l.widths, pick(sizes[i]))
-		}
-	}
-	set(func(s columnSizes) int { return s.full })
+	l.set(sizes, func(s columnSizes) int { return s.full })
 	if l.total() <= width {
 		return l, nil, true
 	}
-	narrow := func(s columnSizes) int { return s.narrow }
-	set(narrow)
+	l.set(sizes, narrowWidth)
+	var gone []int
 	for l.total() > width {
 		drop := -1
 		for k, i := range l.keep {
@@ -332,11 +329,41 @@ func fit(t *Table, width int) (l layout, dropped []string, ok bool) {
 		if drop < 0 {
 			break
 		}
-		dropped = append(dropped, t.Columns[l.keep[drop]].Head)
-		l.keep = append(l.keep[:drop:drop], l.keep[drop+1:]...)
-		set(narrow)
+		gone = append(gone, l.keep[drop])
+		l.keep = slices.Delete(slices.Clone(l.keep), drop, drop+1)
+		l.set(sizes, narrowWidth)
 	}
-	l.grow(sizes, width)
+	if l.total() <= width {
+		l.grow(sizes, width)
+		return l, headsOf(t, gone), true
+	}
+	if !l.shrink(sizes, width) {
+		return l, headsOf(t, gone), false
+	}
+	for len(gone) > 0 {
+		back := layout{keep: slices.Sorted(slices.Values(append(slices.Clone(l.keep), gone[len(gone)-1])))}
+		back.set(sizes, narrowWidth)
+		if !back.shrink(sizes, width) {
+			break
+		}
+		l, gone = back, gone[:len(gone)-1]
+	}
+	return l, headsOf(t, gone), true
+}
+
+func narrowWidth(s columnSizes) int { return s.narrow }
+
+// set gives each kept column its width by pick.
+func (l *layout) set(sizes []columnSizes, pick func(columnSizes) int) {
+	l.widths = l.widths[:0]
+	for _, i := range l.keep {
+		l.widths = append(l.widths, pick(sizes[i]))
+	}
+}
+
+// shrink narrows the columns that may wrap, the widest first, until the
+// layout fits width; false when they cannot narrow enough.
+func (l *layout) shrink(sizes []columnSizes, width int) bool {
 	for l.total() > width {
 		widest := -1
 		for k, i := range l.keep {
@@ -345,11 +372,20 @@ func fit(t *Table, width int) (l layout, dropped []string, ok bool) {
 			}
 		}
 		if widest < 0 {
-			return l, dropped, false
+			return false
 		}
 		l.widths[widest]--
 	}
-	return l, dropped, true
+	return true
+}
+
+// headsOf are the headings of t's columns cols, in the order given.
+func headsOf(t *Table, cols []int) []string {
+	var out []string
+	for _, i := range cols {
+		out = append(out, t.Columns[i].Head)
+	}
+	return out
 }
 
 // Fits reports whether Text sets t out in columns at width, every column
