@@ -204,3 +204,18 @@ func TestFormats(t *testing.T) {
 		assert.Equal(t, b, a, "--format %s is --format %s", alias, format)
 	}
 }
+
+// A narrower terminal's width is the view's: results show and compare fit
+// 60 columns (a path wider than that stands whole on its line).
+func TestTerminalViewFitsANarrowTerminal(t *testing.T) {
+	top := filepath.Join("..", "..", "testdata", "results")
+	for _, args := range [][]string{
+		{"results", "show", filepath.Join(top, "compare-a")},
+		{"results", "show", filepath.Join(top, "linux-fixture")},
+		{"compare", filepath.Join(top, "compare-a"), filepath.Join(top, "compare-b"), filepath.Join(top, "compare-c")},
+		{"compare", filepath.Join(top, "linux-fixture"), filepath.Join(top, "linux-contention")},
+	} {
+		out := terminal(t, 60, true, args...)
+		assert.Greater(t, strings.Count(out, "\n"), 20, "qoslab %s", strings.Join(args, " "))
+	}
+}
