@@ -75,13 +75,13 @@ func (t *textWriter) block(b Block) {
 }
 
 // heading writes a heading's text, underlined with "=" at level 1 and "-"
-// at level 2, as wide as its longest line.
+// at level 2, as wide as its longest line (at most the width).
 func (t *textWriter) heading(level int, text string) {
 	lines := wrapSpans([]Span{Words(text)}, t.width, "", "")
 	long := 0
 	for _, l := range lines {
 		t.b.WriteString(l.plain + "\n")
-		long = max(long, Width(l.plain))
+		long = max(long, min(Width(l.plain), t.width))
 	}
 	switch level {
 	case 1:
@@ -91,7 +91,8 @@ func (t *textWriter) heading(level int, text string) {
 	}
 }
 
-// lines writes wrapped lines in colour.
+// lines writes wrapped lines, their words in their tones' colours when
+// colour is on.
 func (t *textWriter) lines(ls []line) {
 	for _, l := range ls {
 		t.b.WriteString(l.shown(t.colour) + "\n")
@@ -115,10 +116,14 @@ func (t *textWriter) code(lines []string) {
 		words := strings.Fields(l)
 		cur := "  "
 		for i, w := range words {
+			room := t.width - 2 // for the " \\" of a line that goes on
+			if i == len(words)-1 {
+				room = t.width
+			}
 			switch {
 			case i == 0:
 				cur += w
-			case Width(cur)+1+Width(w)+2 > t.width && i < len(words):
+			case Width(cur)+1+Width(w) > room:
 				t.b.WriteString(cur + " \\\n")
 				cur = "      " + w
 			default:
