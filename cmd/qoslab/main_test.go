@@ -165,8 +165,8 @@ func TestEndToEnd(t *testing.T) {
 		}
 		out, stderr, code := qoslab(t, dir, "results", "show", "latest", "--results", results)
 		require.Equal(t, 0, code, stderr)
-		assert.Contains(t, out, ": bench, started")
-		assert.Contains(t, out, "| host | 9 background | 1 | 3 |")
+		assert.Regexp(t, `:\s+bench, started`, out, "the line naming the run, wrapped after its path")
+		assert.Regexp(t, `\nhost +9 background +1 +3 `, out, "the terminal's table")
 		dirs, err := filepath.Glob(filepath.Join(results, "bench-*"))
 		require.NoError(t, err)
 		require.Len(t, dirs, 2)

@@ -66,7 +66,7 @@ func TestCompletenessFromTheSamples(t *testing.T) {
 		assert.Contains(t, out, "partial 5/6")
 		assert.Contains(t, words(out), runDir+": its samples end torn at line 6; finish it with qoslab run --resume "+runDir, "the warning, wrapped to the width")
 
-		out, stderr, code := qoslab(t, dir, "results", "show", runDir)
+		out, stderr, code := qoslab(t, dir, "results", "show", "--format", "md", runDir)
 		require.Equal(t, 0, code, stderr)
 		assert.Contains(t, out, "partial: 5 of 6 cell runs measured")
 		assert.Contains(t, stderr, "older than what its samples hold (a torn end): computed from its samples, 5 cell runs, 5 records")

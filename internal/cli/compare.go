@@ -62,13 +62,20 @@ time when runs share a host (never with a target's name, host or vm); --label
 NAME=DIR sets one. A --quick run's column is marked (quick), one that did not
 finish every cell (partial). Two arguments that are one run get a note.
 
+The default format, text, fits the terminal's width (100 columns when stdout is
+not a terminal): prose wraps, three or four runs get a row per cell where their
+columns would be too wide (unless --layout says), and on a terminal each run's
+verdict is coloured by its outcome. --format md is compare.md, as report
+--compare writes it; csv and json hold every number. table and markdown, the
+formats' names before, still name text and md.
+
 With --fail-on PCT, compare exits 3 when any cell's change against the baseline
 (or any QoS sensitivity's) is significant and larger than PCT percent either way,
 a decrease counted by its ratio form (-50% is 2x, so --fail-on 100 catches it);
 PCT may be written as a ratio, 2x. Exit status: 0 done, 1 a failure, 2 a usage
 error, 3 a change beyond --fail-on.`,
 		Example: `  qoslab compare fleet-results/mini/contention-* fleet-results/studio/contention-*
-  qoslab compare --label M1=a --label M4=b a b --format markdown
+  qoslab compare --label M1=a --label M4=b a b --format md
   qoslab compare --fail-on 10 baseline-run new-run`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) < 2 {
@@ -80,7 +87,8 @@ error, 3 a change beyond --fail-on.`,
 	o := &compareOptions{}
 	cmd.Flags().StringArrayVar(&o.Labels, "label", nil, "NAME=DIR: head DIR's column with NAME (repeatable)")
 	cmd.Flags().StringArrayVar(&o.Missing, "missing", nil, "NAME=REASON: a run meant to be compared that is not there, named with why above the rows (repeatable)")
-	cmd.Flags().StringVar(&o.Format, "format", "table", "output format: "+strings.Join(compare.Formats, ", "))
+	cmd.Flags().StringVar(&o.Format, "format", compare.FormatText, "output format: "+strings.Join(compare.Formats, ", ")+
+		" (text fits the terminal; md is compare.md; table and markdown, their older names, still work)")
 	layoutFlag(cmd, &o.Layout)
 	cmd.Flags().StringVar(&o.failOn, "fail-on", "", "exit 3 when a significant change against the baseline is larger than `PCT` percent either way (10, 10%, or a ratio: 2x)")
 	complete(cmd, "format", func() []string { return compare.Formats })
@@ -94,6 +102,10 @@ error, 3 a change beyond --fail-on.`,
 		}
 		if err := checkLayout(o.Layout); err != nil {
 			return err
+		}
+		if f := compare.FormatOf(o.Format); f != "" {
+			o.Format = f
+			return nil
 		}
 		return oneOf("--format", o.Format, compare.Formats)
 	})
@@ -123,12 +135,16 @@ func compareRun(_ context.Context, o *compareOptions) error {
 		return err
 	}
 	c.Layout = o.Layout
-	if o.Format == "csv" { // the other formats carry the notes themselves
+	if o.Format == compare.FormatCSV { // the other formats carry the notes themselves
 		for _, n := range c.Notes {
 			fmt.Fprintln(o.IO.ErrOut, "note: "+n)
 		}
 	}
-	if err := compare.Write(o.IO.Out, o.Format, c); err != nil {
+	write := func() error { return compare.Write(o.IO.Out, o.Format, c) }
+	if o.Format == compare.FormatText {
+		write = func() error { return compare.WriteText(o.IO.Out, c, o.IO.width(), o.IO.colored()) }
+	}
+	if err := write(); err != nil {
 		return err
 	}
 	if o.FailOn != nil {

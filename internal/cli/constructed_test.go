@@ -14,7 +14,8 @@ import (
 
 // Every constructed results directory (testdata/results/constructed, a
 // run written by hand for a case the verdict or the findings once got
-// wrong) gives, through `qoslab results show DIR`, each line its want.txt
+// wrong) gives, through `qoslab results show --format md DIR` (its
+// summary.md, whose lines the want.txt files quote), each line its want.txt
 // lists with "+ " and none of the text it lists with "- "; a damaged one
 // fails with the error its "! " line gives.
 func TestConstructedFixtures(t *testing.T) {
@@ -34,7 +35,7 @@ func TestConstructedFixtures(t *testing.T) {
 			defer want.Close()
 			streams, out, _ := testIO()
 			cmd := NewCmdRoot(NewFactory(streams))
-			cmd.SetArgs([]string{"results", "show", dir})
+			cmd.SetArgs([]string{"results", "show", "--format", "md", dir})
 			runErr := cmd.Execute()
 			lines := strings.Split(out.String(), "\n")
 			checks, refused := 0, false

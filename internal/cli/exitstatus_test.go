@@ -185,7 +185,7 @@ func TestCompareFailOnLeavesInterferedRunsOut(t *testing.T) {
 	assert.Equal(t, 0, code, stderr)
 	assert.Contains(t, out, "-21.5% (p=0.0022) †", "the change is shown as measured, marked")
 	assert.Regexp(t, `† vm fp qos=9 threads=2 in explained: other work on the host took 0.5 CPU during 3 of 12 of its cell runs \(the baseline's and this run's\); `+
-		`without them -2.7% \(p=0.024\): a change --fail-on counts when beyond its limit`, out)
+		`without them -2.7% \(p=0.024\): a change --fail-on counts when beyond its limit`, strings.Join(strings.Fields(out), " "), "the note, wrapped")
 
 	out, stderr, code = compare("10", base, stands)
 	assert.Equal(t, exitNo, code, stderr)

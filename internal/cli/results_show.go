@@ -9,37 +9,77 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/qoslab/qoslab/internal/experiment"
+	"github.com/qoslab/qoslab/internal/render"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/results/summary"
 	"github.com/qoslab/qoslab/internal/units"
 )
 
-func newCmdResultsShow(f *Factory, runF func(context.Context, *resultsOptions) error) *cobra.Command {
+// The formats results show writes (--format): the terminal's view, which
+// fits its width; summary.md as the run wrote it; summary.json's document;
+// summary.csv's rows.
+const (
+	formatText     = "text"
+	formatMarkdown = "md"
+	formatJSON     = "json"
+	formatCSV      = "csv"
+)
+
+// showFormats are the formats results show takes.
+var showFormats = []string{formatText, formatMarkdown, formatJSON, formatCSV}
+
+// showOptions are `qoslab results show`'s inputs.
+type showOptions struct {
+	resultsOptions
+	// Format is --format, one of showFormats; --json is --format json.
+	Format string
+}
+
+func newCmdResultsShow(f *Factory, runF func(context.Context, *showOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show DIR|latest",
-		Short: "Print a run's summary (summary.md, or computed when the run wrote none yet)",
-		Long: `show prints a run's summary: its summary.md, or, for a run that has not written
-one yet (still running, or stopped), the same computed from its samples. With
---json it prints the summary as summary.json has it (computed from the samples,
-so always current), with the directory and how the run stands.
+		Short: "Print a run's summary: the answer first, fitted to the terminal (or as summary.md, JSON, CSV)",
+		Long: `show prints a run's summary, computed from its samples: the verdicts first, each
+with its next step when it is not yes, then the findings, the warnings and a
+table per workload, fitted to the terminal's width (100 columns when it is no
+terminal: the spread and CPU columns give way first, --format md has them all);
+verdicts and warnings are coloured on a terminal.
+
+--format md prints summary.md as the run wrote it (or computed, for a run that
+has not written one yet: still running, or stopped); --format json the summary
+as summary.json has it (computed from the samples, so always current), with the
+directory and how the run stands (--json says the same); --format csv
+summary.csv's rows, computed from the samples.
 
 ` + exitStatusDoc,
 		Example: `  qoslab results show latest
-  qoslab results show --json latest | jq '.verdicts[].outcome'
+  qoslab results show --format md latest > summary.md
+  qoslab results show --format json latest | jq '.verdicts[].outcome'
   qoslab results show --exit-status qoslab-results/contention-20261124T224900Z`,
 		Args: dirArgs(1),
 	}
-	o := &resultsOptions{}
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the summary as JSON (summary.json's shape, with path and state)")
+	o := &showOptions{}
+	cmd.Flags().StringVar(&o.Format, "format", formatText, "output format: "+strings.Join(showFormats, ", ")+" (text fits the terminal; md is summary.md)")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the summary as JSON (summary.json's shape, with path and state): --format json")
 	cmd.Flags().BoolVar(&o.ExitStatus, "exit-status", false, exitStatusHelp)
-	return resultsCommand(f, cmd, "results", o, o, resultsShowRun, runF)
+	complete(cmd, "format", func() []string { return showFormats })
+	return resultsCommand(f, cmd, "results", &o.resultsOptions, o, resultsShowRun, runF, func() error {
+		if o.JSON {
+			if cmd.Flags().Changed("format") && o.Format != formatJSON {
+				return usageErrorf("--json is --format json: it cannot go with --format %s", o.Format)
+			}
+			o.Format = formatJSON
+		}
+		return oneOf("--format", o.Format, showFormats)
+	})
 }
 
-func resultsShowRun(_ context.Context, o *resultsOptions) error {
+func resultsShowRun(_ context.Context, o *showOptions) error {
 	l, err := results.Load(o.Dirs[0])
 	if err != nil {
 		return err
@@ -61,35 +101,72 @@ func resultsShowRun(_ context.Context, o *resultsOptions) error {
 	return nil
 }
 
-// showSummary prints the run's summary: as JSON, summary.json's document
-// computed now with the run's path and state; else summary.md as the run
-// wrote it, or computed when it wrote none.
-func showSummary(o *resultsOptions, l *results.Loaded, a summary.Summary, state string) error {
-	if o.JSON {
+// showSummary prints the run's summary in o's format: the terminal's view
+// (showText); summary.md (showMarkdown); as JSON, summary.json's document
+// computed now with the run's path and state; as CSV, summary.csv's rows
+// computed now.
+func showSummary(o *showOptions, l *results.Loaded, a summary.Summary, state string) error {
+	switch o.Format {
+	case formatJSON:
 		return printJSON(o.IO.Out, struct {
 			Path  string `json:"path"`
 			State string `json:"state"`
 			summary.Document
 		}{l.Path, state, summary.NewDocument(a)})
+	case formatCSV:
+		return summary.WriteCSV(o.IO.Out, a)
+	case formatMarkdown:
+		return showMarkdown(o, l, a, state)
 	}
-	fmt.Fprintf(o.IO.Out, "%s: %s, started %s, %s\n\n", l.Path, l.Run.Name, l.Run.Started.Format("2006-01-02 15:04:05Z"), state)
-	// summary.md is what the run wrote when it ended; samples that
-	// changed since (a torn end, a cell run lost) make it stale, and the
-	// summary is computed again from what the samples hold now.
-	if stale := staleSummary(l, a); stale != "" {
-		fmt.Fprintf(o.IO.ErrOut, "%s: %s is older than what its samples hold (%s): computed from its samples, %s\n", l.Path, results.SummaryMDFile, stale, heldText(l))
+	return showText(o, l, a, state)
+}
+
+// showHead is the line that opens the summary: the run's path, name,
+// start and how it stands.
+func showHead(l *results.Loaded, state string) string {
+	return fmt.Sprintf("%s: %s, started %s, %s", l.Path, l.Run.Name, l.Run.Started.Format("2006-01-02 15:04:05Z"), state)
+}
+
+// showText prints the run's summary as a terminal shows it (summary.View),
+// fitted to Out's width and coloured where Out gets colour. It is always
+// computed from the samples, and says so where summary.md is missing or
+// stale, as showMarkdown does.
+func showText(o *showOptions, l *results.Loaded, a summary.Summary, state string) error {
+	noteComputed(o, l, a)
+	d := summary.View(a)
+	d.Blocks = append([]render.Block{render.Para(render.Words(showHead(l, state)))}, d.Blocks...)
+	return render.Text(o.IO.Out, d, o.IO.width(), o.IO.colored())
+}
+
+// showMarkdown prints summary.md as the run wrote it, or computed when it
+// wrote none or it is stale, under the line that names the run.
+func showMarkdown(o *showOptions, l *results.Loaded, a summary.Summary, state string) error {
+	fmt.Fprintf(o.IO.Out, "%s\n\n", showHead(l, state))
+	if noteComputed(o, l, a) {
 		return o.IO.Verdicts.WriteMarkdown(o.IO.Out, a)
 	}
-	if l.HasSummary() {
-		md, err := os.ReadFile(filepath.Join(l.Path, results.SummaryMDFile))
-		if err != nil {
-			return err
-		}
-		_, err = io.WriteString(o.IO.Out, o.IO.Verdicts.Written(string(md), a))
+	md, err := os.ReadFile(filepath.Join(l.Path, results.SummaryMDFile))
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(o.IO.ErrOut, "%s has no %s yet: computed from its samples, %s\n", l.Path, results.SummaryMDFile, heldText(l))
-	return o.IO.Verdicts.WriteMarkdown(o.IO.Out, a)
+	_, err = io.WriteString(o.IO.Out, o.IO.Verdicts.Written(string(md), a))
+	return err
+}
+
+// noteComputed says on stderr when the run's summary.md cannot be shown:
+// it has none yet, or samples changed after it was written (a torn end, a
+// cell run lost), so the summary is computed again from what the samples
+// hold now; it reports whether it said so.
+func noteComputed(o *showOptions, l *results.Loaded, a summary.Summary) bool {
+	if stale := staleSummary(l, a); stale != "" {
+		fmt.Fprintf(o.IO.ErrOut, "%s: %s is older than what its samples hold (%s): computed from its samples, %s\n", l.Path, results.SummaryMDFile, stale, heldText(l))
+		return true
+	}
+	if !l.HasSummary() {
+		fmt.Fprintf(o.IO.ErrOut, "%s has no %s yet: computed from its samples, %s\n", l.Path, results.SummaryMDFile, heldText(l))
+		return true
+	}
+	return false
 }
 
 // heldText is what a run's samples hold, counted as its plan counts (cell

@@ -61,7 +61,7 @@ func TestGoldenOutputs(t *testing.T) {
 		t.Run(format, func(t *testing.T) {
 			var buf bytes.Buffer
 			require.NoError(t, Write(&buf, format, c))
-			ext := map[string]string{"table": "txt", "csv": "csv", "markdown": "md", "json": "json"}[format]
+			ext := map[string]string{"text": "txt", "csv": "csv", "md": "md", "json": "json"}[format]
 			golden := filepath.Join("testdata", "three-runs."+ext)
 			if *update {
 				require.NoError(t, os.MkdirAll("testdata", 0o755))
@@ -93,8 +93,12 @@ func TestMissingCellIsShown(t *testing.T) {
 		assert.Equal(t, 3, g.Cells, "%s %s: four cells, one missing from compare-c", g.Workload, g.Target)
 	}
 	var out bytes.Buffer
-	require.NoError(t, Write(&out, "table", c))
-	assert.Regexp(t, `host\s+9 background\s+2\s+\S+ \[\S+\]\s+\S+ \[\S+\]\s+~ \(p=[\d.]+\)\s+missing\n`, out.String())
+	require.NoError(t, Write(&out, "text", c))
+	assert.Regexp(t, `\nhost +9 background +2 +11-24 22:53 +missing\n`, out.String(), "three runs' columns are wider than 100: a row per run")
+	out.Reset()
+	c.Layout = LayoutColumns
+	require.NoError(t, Write(&out, "markdown", c))
+	assert.Regexp(t, `\| host \| 9 background \| 2 \| \S+ \[\S+\] \| \S+ \[\S+\] \| ~ \(p=[\d.]+\) \| missing \|`, out.String())
 }
 
 // The spec, the cell duration and the work differ between c and the
@@ -280,7 +284,7 @@ func TestJSONNaNIsNull(t *testing.T) {
 func TestUnknownFormat(t *testing.T) {
 	err := Write(&bytes.Buffer{}, "xml", build(t, nil))
 	require.Error(t, err)
-	assert.True(t, strings.Contains(err.Error(), `"xml"`) && strings.Contains(err.Error(), "table, csv, markdown, json"), err.Error())
+	assert.True(t, strings.Contains(err.Error(), `"xml"`) && strings.Contains(err.Error(), "text, md, csv, json (or markdown, table)"), err.Error())
 }
 
 // A change is marked * when the two runs' repeats cannot reach p < 0.05

@@ -1,9 +1,11 @@
 package compare
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -15,24 +17,51 @@ import (
 	"github.com/qoslab/qoslab/internal/units"
 )
 
-// Formats are the output formats Write takes.
-var Formats = []string{"table", "csv", "markdown", "json"}
+// The output formats Write takes: FormatText, as a terminal shows it
+// (View), fitted to TextWidth; FormatMarkdown, compare.md; FormatCSV and
+// FormatJSON. "table" and "markdown", their names before, are FormatText's
+// and FormatMarkdown's aliases (FormatAliases), so that scripts that name
+// them work on.
+const (
+	FormatText     = "text"
+	FormatMarkdown = "md"
+	FormatCSV      = "csv"
+	FormatJSON     = "json"
+)
 
-// Write writes the comparison in format, one of Formats.
+// Formats are the output formats Write takes, by their names.
+var Formats = []string{FormatText, FormatMarkdown, FormatCSV, FormatJSON}
+
+// FormatAliases are the formats' older names, and the format each names.
+var FormatAliases = map[string]string{"table": FormatText, "markdown": FormatMarkdown}
+
+// FormatOf is the format name or alias names; "" when it names none.
+func FormatOf(name string) string {
+	if a, ok := FormatAliases[name]; ok {
+		return a
+	}
+	if slices.Contains(Formats, name) {
+		return name
+	}
+	return ""
+}
+
+// Write writes the comparison in format, one of Formats or FormatAliases
+// ("" is FormatText).
 func Write(w io.Writer, format string, c *Comparison) error {
-	switch format {
-	case "table", "":
-		return writeText(w, c, false)
-	case "markdown":
-		return writeText(w, c, true)
-	case "csv":
+	switch FormatOf(cmp.Or(format, FormatText)) {
+	case FormatText:
+		return WriteText(w, c, TextWidth, false)
+	case FormatMarkdown:
+		return writeMarkdown(w, c)
+	case FormatCSV:
 		return WriteCSV(w, c)
-	case "json":
+	case FormatJSON:
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(c)
 	}
-	return fmt.Errorf("unknown format %q: allowed %s", format, strings.Join(Formats, ", "))
+	return fmt.Errorf("unknown format %q: allowed %s (or %s)", format, strings.Join(Formats, ", "), strings.Join(slices.Sorted(maps.Keys(FormatAliases)), ", "))
 }
 
 // Section is one block of the table: the verdict per machine, a

@@ -1,11 +1,9 @@
 package compare
 
 import (
-	"fmt"
 	"io"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"unicode/utf8"
 )
 
@@ -159,94 +157,33 @@ func tableWidth(head []string, rows [][]string, markdown bool, indent int) int {
 	return indent + widest
 }
 
-// writeText writes the table as aligned text, or as Markdown, fitted to
-// the format's width (fit).
-func writeText(w io.Writer, c *Comparison, markdown bool) error {
-	c = c.fit(markdown)
+// writeMarkdown writes the comparison as Markdown, fitted to its width
+// (fit): compare.md.
+func writeMarkdown(w io.Writer, c *Comparison) error {
+	c = c.fit(true)
 	var b strings.Builder
-	if markdown {
-		writeMarkdownSection(&b, c.MachineSection())
-		b.WriteString("Runs, the first the baseline:\n\n")
-		for _, l := range c.Legend() {
-			b.WriteString(wrapText("- "+mdEscape(l), markdownWidth, "  ") + "\n")
-		}
-		for _, n := range c.Notes {
-			b.WriteString("\n" + wrapText("**Note:** "+mdEscape(n), markdownWidth, "") + "\n")
-		}
-		b.WriteString("\n" + wrapText(c.DifferenceText(), markdownWidth, "") + "\n\n")
-		if len(c.Differences) > 0 {
-			head, rows := c.DifferenceTable()
-			writeMarkdownTable(&b, head, rows)
-			b.WriteString("\n")
-		}
-		for _, s := range c.Sections() {
-			writeMarkdownSection(&b, s)
-		}
-		for _, f := range c.Footer() {
-			b.WriteString(wrapText("- "+mdEscape(f), markdownWidth, "  ") + "\n")
-		}
-		_, err := io.WriteString(w, b.String())
-		return err
-	}
-	writeTextSection(&b, c.MachineSection())
-	b.WriteString("\nruns (the first is the baseline):\n")
+	writeMarkdownSection(&b, c.MachineSection())
+	b.WriteString("Runs, the first the baseline:\n\n")
 	for _, l := range c.Legend() {
-		b.WriteString("  " + l + "\n")
+		b.WriteString(wrapText("- "+mdEscape(l), markdownWidth, "  ") + "\n")
 	}
 	for _, n := range c.Notes {
-		b.WriteString("note: " + n + "\n")
+		b.WriteString("\n" + wrapText("**Note:** "+mdEscape(n), markdownWidth, "") + "\n")
 	}
-	b.WriteString(c.DifferenceText() + "\n")
+	b.WriteString("\n" + wrapText(c.DifferenceText(), markdownWidth, "") + "\n\n")
 	if len(c.Differences) > 0 {
-		tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 		head, rows := c.DifferenceTable()
-		if c.Rowwise() {
-			fmt.Fprintf(tw, "  %s\n", strings.Join(head, "\t"))
-			for _, r := range rows {
-				fmt.Fprintf(tw, "  %s\n", strings.Join(r, "\t"))
-			}
-		} else {
-			for _, r := range rows {
-				fmt.Fprintf(tw, "  %s:\t%s\n", r[0], strings.Join(r[1:], "\t"))
-			}
-		}
-		tw.Flush()
+		writeMarkdownTable(&b, head, rows)
+		b.WriteString("\n")
 	}
 	for _, s := range c.Sections() {
-		b.WriteString("\n")
-		writeTextSection(&b, s)
+		writeMarkdownSection(&b, s)
 	}
-	b.WriteString("\n")
 	for _, f := range c.Footer() {
-		b.WriteString(f + "\n")
+		b.WriteString(wrapText("- "+mdEscape(f), markdownWidth, "  ") + "\n")
 	}
-	lines := strings.Split(b.String(), "\n")
-	for i, l := range lines {
-		lines[i] = strings.TrimRight(l, " ") // tabwriter pads a row's empty last cells
-	}
-	_, err := io.WriteString(w, strings.Join(lines, "\n"))
+	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// writeTextSection writes a section as aligned text: its title, its lead,
-// the table, its notes.
-func writeTextSection(b *strings.Builder, s Section) {
-	b.WriteString(s.Title + "\n")
-	if s.Lead != "" {
-		b.WriteString(s.Lead + "\n")
-	}
-	for _, k := range s.Keys {
-		b.WriteString(k + "\n")
-	}
-	tw := tabwriter.NewWriter(b, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(s.Header, "\t"))
-	for _, r := range s.Rows {
-		fmt.Fprintln(tw, strings.Join(r, "\t"))
-	}
-	tw.Flush()
-	for _, n := range s.Notes {
-		b.WriteString(n + "\n")
-	}
 }
 
 // writeMarkdownSection writes a section as Markdown: its title as a

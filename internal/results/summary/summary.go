@@ -272,6 +272,9 @@ func Write(dir string, a Summary) error {
 	return nil
 }
 
+// WriteCSV writes summary.csv's rows for a.
+func WriteCSV(w io.Writer, a Summary) error { return writeCSV(w, a.Cells) }
+
 // Document is summary.json.
 type Document struct {
 	SchemaVersion string `json:"schema_version"`
@@ -439,11 +442,7 @@ func (s Style) WriteMarkdown(w io.Writer, a Summary) error {
 	if a.Partial != "" {
 		fmt.Fprintf(&b, "**%s.**\n\n", mdText(a.Partial))
 	}
-	fmt.Fprintf(&b, "Per cell, the total rate is all threads' work from the first start to the last end, one value per repeat: "+
-		"median, its distribution-free %g%% confidence interval (lower coverage, in parentheses, when there are too few repeats), min and max. "+
-		"The per-thread rate is the mean of each repeat's threads' own rates, one value per repeat. "+
-		"max/min and CV (the standard deviation over the mean) say how far the repeats' total rates agree; "+
-		"a cell whose repeats are more than %gx apart, or fall in two groups, is flagged (!): one number cannot stand for it.", analysis.Confidence*100, analysis.DisagreeRatio)
+	b.WriteString(tablesIntro())
 	// The run's schema, not this binary's: a run written before 1.2 carries
 	// no CPU time however new the qoslab that reads it.
 	if a.Schema != "" {
@@ -496,6 +495,16 @@ func (s Style) WriteMarkdown(w io.Writer, a Summary) error {
 	return err
 }
 
+// tablesIntro says what the tables' columns are: summary.md's opening
+// paragraph.
+func tablesIntro() string {
+	return fmt.Sprintf("Per cell, the total rate is all threads' work from the first start to the last end, one value per repeat: "+
+		"median, its distribution-free %g%% confidence interval (lower coverage, in parentheses, when there are too few repeats), min and max. "+
+		"The per-thread rate is the mean of each repeat's threads' own rates, one value per repeat. "+
+		"max/min and CV (the standard deviation over the mean) say how far the repeats' total rates agree; "+
+		"a cell whose repeats are more than %gx apart, or fall in two groups, is flagged (!): one number cannot stand for it.", analysis.Confidence*100, analysis.DisagreeRatio)
+}
+
 // section is the cells of one workload (and phase, and set of parameters
 // where the run measured it with more than one) in one unit: one table.
 type section struct {
@@ -540,6 +549,13 @@ type Table struct {
 	// as [game] (docs/references.md) prints them.
 	RateUnit    string
 	Regressions []string
+	// Short are the columns' headings where a terminal has little room
+	// (Header without the units, which Units says once), and Drop the rank
+	// at which each column gives way to fit a terminal's width (0 never,
+	// the highest first): the text view's (View).
+	Short []string
+	Drop  []int
+	Units string
 }
 
 // QoSNotesIntro explains the words of the "QoS applied" column.
@@ -605,7 +621,9 @@ func sectionTable(sec *section, regressions []analysis.ClassRegression) Table {
 		Header:     header,
 		RightAlign: right,
 		RateUnit:   rateUnit(sec.unit),
+		Units:      "Total rate (median, its interval, min, max) and per-thread rate in " + unit + "; speed in " + speedLabel + ".",
 	}
+	t.Short, t.Drop = shortColumns(hostView)
 	for _, c := range sec.cells {
 		tr := c.TotalRate
 		ci := "-"
@@ -647,6 +665,21 @@ func sectionTable(sec *section, regressions []analysis.ClassRegression) Table {
 		t.Regressions = append(t.Regressions, line)
 	}
 	return t
+}
+
+// shortColumns are a workload's table's columns as a terminal heads them
+// (Table.Short), and the rank at which each gives way to fit its width
+// (Table.Drop): the spread of the repeats and the CPU figures before the
+// median, its interval, max/min and the class applied.
+func shortColumns(hostView bool) (short []string, drop []int) {
+	short = []string{"target", "QoS", "threads", "n", "median", fmt.Sprintf("%g%% CI", analysis.Confidence*100), "min", "max", "max/min", "CV",
+		"per-thread", "CPU share"}
+	drop = []int{0, 0, 0, 0, 0, 0, 11, 10, 0, 3, 8, 2}
+	if hostView {
+		short = append(short, "vCPUs on host", "other work on host")
+		drop = append(drop, 4, 5)
+	}
+	return append(short, "speed", "time (s)", "QoS applied"), append(drop, 7, 9, 0)
 }
 
 // The host view's columns in a workload's table: the host CPUs the VM's

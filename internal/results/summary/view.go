@@ -1,0 +1,169 @@
+package summary
+
+import (
+	"fmt"
+
+	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/render"
+	"github.com/qoslab/qoslab/internal/units"
+)
+
+// AllColumns says, under a table a terminal narrowed, where every column
+// is.
+const AllColumns = "qoslab results show --format md shows every column."
+
+// answerTone is each outcome's tone: what colours it on a terminal.
+var answerTone = map[analysis.Outcome]render.Tone{
+	analysis.Subsumed:     render.Yes,
+	analysis.NotSubsumed:  render.No,
+	analysis.Inconclusive: render.Inconclusive,
+}
+
+// AnswerTone is outcome o's tone (render.Plain for none).
+func AnswerTone(o analysis.Outcome) render.Tone { return answerTone[o] }
+
+// View is the run's summary as a document for a terminal (render.Text):
+// the answer first, each verdict with its next step, the mechanism and its
+// warnings; then the findings, the other warnings and a table per workload
+// (and phase), the columns that matter first; then how to read them (the
+// tables' legend and the verdict's rule) and the telemetry. It says what
+// summary.md says, in another order.
+func View(a Summary) render.Document {
+	var d render.Document
+	title := "qoslab results"
+	if a.Name != "" {
+		title += ": " + a.Name
+	}
+	d.Add(&render.Heading{Level: 1, Text: title})
+	if a.Partial != "" {
+		d.Add(render.Para(render.Toned(a.Partial+".", render.Warning)))
+	}
+	per, rest := Warnings(a)
+	if len(a.Verdicts) > 0 {
+		d.Add(&render.Heading{Level: 2, Text: "Verdict"}, &render.List{Items: a.verdictItems(per)})
+	}
+	if len(a.Findings) > 0 {
+		var items []render.Item
+		for _, f := range a.Findings {
+			items = append(items, render.Item{Spans: []render.Span{render.Words(f.String())}})
+		}
+		d.Add(&render.Heading{Level: 2, Text: "Findings"}, &render.List{Items: items})
+	}
+	if len(rest) > 0 {
+		var items []render.Item
+		for _, w := range rest {
+			items = append(items, warningItem(w))
+		}
+		d.Add(&render.Heading{Level: 2, Text: "Warnings"}, &render.List{Items: items})
+	}
+	if len(a.Cells) == 0 {
+		d.Add(render.Para(render.Words("No cell finished.")))
+	}
+	for _, t := range Tables(a) {
+		d.Add(tableBlocks(t)...)
+	}
+	d.Add(a.readingFold())
+	if len(a.Telemetry) > 0 {
+		d.Add(telemetryFold(a))
+	}
+	return d
+}
+
+// verdictItems are the verdicts as list items, each answer in its tone;
+// under each its next step, mechanism, the host's other work and its
+// warnings.
+func (a Summary) verdictItems(per [][]string) []render.Item {
+	var items []render.Item
+	for i, v := range a.Verdicts {
+		l := v.Line()
+		it := render.Item{Spans: []render.Span{render.Words(v.Host.Name() + ": " + l.Head), render.Toned(string(l.Answer), answerTone[l.Answer]), render.Words(l.Rest)}}
+		if cmd, more := a.Again.NextParts(v.Next); cmd != "" {
+			it.Sub = append(it.Sub, render.Item{Spans: []render.Span{render.Words("next: "), {Text: cmd, Code: true}, render.Words(more)}})
+		}
+		if m := v.MechanismLine(); m != "" {
+			it.Sub = append(it.Sub, render.Item{Spans: []render.Span{render.Words("mechanism: " + m)}})
+		}
+		if o := v.OtherWorkLine(); o != "" {
+			it.Sub = append(it.Sub, render.Item{Spans: []render.Span{render.Words("host: " + o)}})
+		}
+		for _, w := range per[i] {
+			it.Sub = append(it.Sub, warningItem(w))
+		}
+		items = append(items, it)
+	}
+	return items
+}
+
+// warningItem is a warning's list item, its words in the warning's tone.
+func warningItem(text string) render.Item {
+	return render.Item{Spans: []render.Span{{Text: "warning: ", Tone: render.Warning, Strong: true}, render.Toned(text, render.Warning)}}
+}
+
+// tableBlocks are a workload's table as a terminal shows it: its title,
+// its units, the table under its short headings (the spread and CPU
+// columns giving way first where it is narrow), its marks, the reasons
+// behind its "QoS applied" words and its regressions.
+func tableBlocks(t Table) []render.Block {
+	tb := &render.Table{More: AllColumns}
+	for i, h := range t.Short {
+		tb.Columns = append(tb.Columns, render.Column{Head: h, Right: t.RightAlign[i], Drop: t.Drop[i]})
+	}
+	tb.Columns[1].Wrap = true              // "33 user-interactive"
+	tb.Columns[len(t.Short)-1].Wrap = true // "user-interactive (partial)"
+	for _, r := range t.Rows {
+		tb.Rows = append(tb.Rows, render.TextCells(r...))
+	}
+	out := []render.Block{&render.Heading{Level: 2, Text: t.Title}, render.Para(render.Words(t.Units)), tb}
+	for _, m := range t.Marks {
+		out = append(out, render.Para(render.Words(m)))
+	}
+	if len(t.QoSNotes) > 0 {
+		out = append(out, render.Para(render.Words(QoSNotesIntro)), plainList(t.QoSNotes))
+	}
+	if len(t.Regressions) > 0 {
+		out = append(out, render.Para(render.Words(fmt.Sprintf("Total rate R (%s) on threads T, one point per repeat:", t.RateUnit))), plainList(t.Regressions))
+	}
+	return out
+}
+
+func plainList(lines []string) *render.List {
+	l := &render.List{}
+	for _, s := range lines {
+		l.Items = append(l.Items, render.Item{Spans: []render.Span{render.Words(s)}})
+	}
+	return l
+}
+
+// readingFold is how to read the tables and the verdict: summary.md's
+// opening paragraph and the verdict's rule.
+func (a Summary) readingFold() *render.Fold {
+	f := &render.Fold{Title: "How to read this"}
+	intro := tablesIntro()
+	if a.Schema != "" {
+		intro += " Result schema " + a.Schema + "."
+	}
+	f.Blocks = append(f.Blocks, render.Para(render.Words(intro)))
+	if len(a.Verdicts) > 0 {
+		f.Blocks = append(f.Blocks, render.Para(render.Words(analysis.VerdictRule(a.Margins))))
+	}
+	return f
+}
+
+// telemetryFold is the telemetry, one item per target and view, then each
+// distinct note once.
+func telemetryFold(a Summary) *render.Fold {
+	views, notes := telemetryViews(a.Telemetry)
+	f := &render.Fold{Title: "Telemetry", Blocks: []render.Block{render.Para(render.Words(
+		"Per target and view, over every sample of every cell run: mean busy share and frequency per core type, power, and the threads followed. " +
+			"Each cell run's own figures are in summary.json and report.html."))}}
+	var lines []string
+	for _, v := range views {
+		lines = append(lines, fmt.Sprintf("%s, %s view (%s): %s, %s; cores: %s; power: %s; threads followed: %s", v.Target, v.View, v.Sampler,
+			units.Plural(v.Runs, "cell run"), units.Plural(v.Samples, "sample"), v.Types, v.Power, v.Threads))
+	}
+	f.Blocks = append(f.Blocks, plainList(lines))
+	if len(notes) > 0 {
+		f.Blocks = append(f.Blocks, render.Para(render.Words("Notes:")), plainList(notes))
+	}
+	return f
+}
