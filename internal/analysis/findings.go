@@ -2,12 +2,9 @@ package analysis
 
 import (
 	"cmp"
-	"fmt"
 	"math"
 	"slices"
 	"sort"
-	"strconv"
-	"strings"
 )
 
 // StragglerThreshold is how much later than the other threads a thread
@@ -25,9 +22,10 @@ const minStragglerDelay = 0.05 // s
 const scalingTolerance = 0.10
 
 // Finding is a pattern qoslab states in words: a straggler thread, batches
-// of completions, where adding threads stops paying.
+// of completions, where adding threads stops paying, where the workers
+// ran. It holds the numbers; the words are the renderer's.
 type Finding struct {
-	Kind     string `json:"kind"` // "stragglers", "batches", "scaling"
+	Kind     string `json:"kind"` // "stragglers", "batches", "scaling", "core-share"
 	Target   string `json:"target"`
 	Workload string `json:"workload"`
 	QoS      int    `json:"qos"`
@@ -35,27 +33,51 @@ type Finding struct {
 	// Params are the cells' parameters where they tell them apart
 	// (CellKey.Params).
 	Params string `json:"params,omitempty"`
-	Text   string `json:"text"`
+	// The finding itself, one of them by Kind.
+	Stragglers *LateGroups `json:"-"`
+	Batches    *BatchSteps `json:"-"`
+	Scaling    *ScalingFit `json:"-"`
+	CoreShare  *CoreShare  `json:"-"`
 }
 
-// String is the finding as the summaries print it: "host mmul qos=33
-// threads=3: in 5 of 5 repeats one thread finished 1.39 s (68%) after the
-// other two".
-func (f Finding) String() string {
-	head := f.Target
-	if f.Workload != "" && f.Workload != "all" {
-		head += " " + f.Workload
-	}
-	if f.QoS != 0 {
-		head += fmt.Sprintf(" qos=%d", f.QoS)
-	}
-	if f.Threads > 0 {
-		head += fmt.Sprintf(" threads=%d", f.Threads)
-	}
-	if f.Params != "" {
-		head += " " + f.Params
-	}
-	return head + ": " + f.Text
+// LateGroups is a stragglers finding (Stragglers): in how many repeats a
+// late group finished after the others, the groups' sizes over them, and
+// the medians over them of when the on-time group finished, how much later
+// the late one did, and that as a share.
+type LateGroups struct {
+	Repeats, Of int
+	// TwoGroups says the late group was half the threads or more in some
+	// repeat: two groups, not stragglers.
+	TwoGroups    bool
+	OnTime, Late IntRange
+	At, Delay    float64 // s
+	Share        float64
+}
+
+// IntRange is the least and the most of some counts.
+type IntRange struct{ Low, High int }
+
+// BatchSteps is a batches finding (Batches): the batch size, the steps of
+// the first repeat that fits (mean completion times, s), how many repeats
+// fit of how many, and in how many of them one process ended outside the
+// steps, and when (the earliest and latest, s).
+type BatchSteps struct {
+	Size                    int
+	Steps                   []float64
+	Fit, Of                 int
+	Outliers                int
+	OutlierLow, OutlierHigh float64
+}
+
+// CoreShare is a core-share finding (made from telemetry, beside the
+// analysis): the worker most on the slower core type spent Median of its
+// busy time there, over Shares (ascending, one per repeat); or, with
+// Unavailable set, why no share could be read.
+type CoreShare struct {
+	Slow        string
+	Median      float64
+	Shares      []float64
+	Unavailable string
 }
 
 // repeatTimes is one repeat's records of a cell: their end times and the
@@ -184,19 +206,15 @@ func Stragglers(obs []Observation, keep func(Observation) bool, threshold float6
 		if !most(len(splits), len(reps)) {
 			continue
 		}
-		noun := "thread"
-		if k.Workload == "procs" {
-			noun = "process"
-		}
 		out = append(out, Finding{Kind: "stragglers", Target: k.Target, Workload: k.Workload, QoS: k.QoS, Threads: k.Threads, Params: k.Params,
-			Text: fmt.Sprintf("in %d of %d repeats %s", len(splits), len(reps), lateText(splits, k.Threads, noun))})
+			Stragglers: lateGroups(splits, len(reps))})
 	}
 	return out
 }
 
-// lateText says how the threads of the repeats with a late group finished
-// (see Stragglers), medians over those repeats.
-func lateText(splits []lateSplit, threads int, noun string) string {
+// lateGroups sums up the repeats with a late group (see Stragglers),
+// medians over those repeats, of repeats in all.
+func lateGroups(splits []lateSplit, repeats int) *LateGroups {
 	var ats, delays, shares []float64
 	var onTime, late []int
 	groups := false
@@ -206,51 +224,9 @@ func lateText(splits []lateSplit, threads int, noun string) string {
 		groups = groups || l.twoGroups()
 	}
 	med := func(v []float64) float64 { return median(slices.Sorted(slices.Values(v))) }
-	lo, hi := slices.Min(late), slices.Max(late)
-	if groups {
-		return fmt.Sprintf("%s finished in two groups: %s at %.2f s, %s %.2f s (%.0f%%) later", plural(2, noun),
-			sizeRange(onTime), med(ats), sizeRange(late), med(delays), 100*med(shares))
-	}
-	who := fmt.Sprintf("%s %s finished", numberWord(lo), plural(lo, noun))
-	rest := "the others"
-	switch {
-	case lo != hi:
-		who = fmt.Sprintf("%s %s finished", sizeRange(late), plural(hi, noun))
-	case threads-lo == 1:
-		rest = "the other one"
-	default:
-		rest = "the other " + numberWord(threads-lo)
-	}
-	return fmt.Sprintf("%s %.2f s (%.0f%%) after %s", who, med(delays), 100*med(shares), rest)
-}
-
-// sizeRange is a group's size in words, or the range of its sizes over
-// the repeats: "two", "one to two".
-func sizeRange(sizes []int) string {
-	lo, hi := slices.Min(sizes), slices.Max(sizes)
-	if lo == hi {
-		return numberWord(lo)
-	}
-	return numberWord(lo) + " to " + numberWord(hi)
-}
-
-// plural is noun for one, else its plural ("threads", "processes").
-func plural(n int, noun string) string {
-	switch {
-	case n == 1:
-		return noun
-	case strings.HasSuffix(noun, "s"):
-		return noun + "es"
-	}
-	return noun + "s"
-}
-
-func numberWord(n int) string {
-	words := []string{"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"}
-	if n >= 0 && n < len(words) {
-		return words[n]
-	}
-	return fmt.Sprint(n)
+	return &LateGroups{Repeats: len(splits), Of: repeats, TwoGroups: groups,
+		OnTime: IntRange{slices.Min(onTime), slices.Max(onTime)}, Late: IntRange{slices.Min(late), slices.Max(late)},
+		At: med(ats), Delay: med(delays), Share: med(shares)}
 }
 
 // Batches finds, in procs cells (keep says which observations count),
@@ -319,20 +295,14 @@ func Batches(obs []Observation, keep func(Observation) bool) []Finding {
 				outlierAt = append(outlierAt, f.outlier)
 			}
 		}
-		steps := make([]string, len(first.steps))
-		for i, b := range first.steps {
-			steps[i] = fmt.Sprintf("%.1f", b.at)
+		b := &BatchSteps{Size: size, Fit: best, Of: len(reps), Outliers: outliers}
+		for _, st := range first.steps {
+			b.Steps = append(b.Steps, st.at)
 		}
-		text := fmt.Sprintf("completions come in batches of %d: steps at %s s (every step but the last has %d; %d of %d repeats in batches of %d)",
-			size, strings.Join(steps, ", "), size, best, len(reps), size)
 		if outliers > 0 {
-			at := fmt.Sprintf("%.2f", slices.Min(outlierAt))
-			if hi := fmt.Sprintf("%.2f", slices.Max(outlierAt)); hi != at {
-				at += ".." + hi
-			}
-			text += fmt.Sprintf("; in %d of them one process ended outside the steps (at %s s), left out", outliers, at)
+			b.OutlierLow, b.OutlierHigh = slices.Min(outlierAt), slices.Max(outlierAt)
 		}
-		out = append(out, Finding{Kind: "batches", Target: k.Target, Workload: k.Workload, QoS: k.QoS, Threads: k.Threads, Params: k.Params, Text: text})
+		out = append(out, Finding{Kind: "batches", Target: k.Target, Workload: k.Workload, QoS: k.QoS, Threads: k.Threads, Params: k.Params, Batches: b})
 	}
 	return out
 }
@@ -473,23 +443,93 @@ func Scaling(cells []Cell, totalWork func(workload string) bool) []Finding {
 		if len(cs) < 3 {
 			continue
 		}
-		if text, ok := scalingText(cs, totalWork(k.workload)); ok {
-			out = append(out, Finding{Kind: "scaling", Target: k.target, Workload: k.workload, QoS: k.qos, Params: k.params, Text: text})
+		if fit, ok := scalingFit(cs, totalWork(k.workload)); ok {
+			out = append(out, Finding{Kind: "scaling", Target: k.target, Workload: k.workload, QoS: k.qos, Params: k.params, Scaling: fit})
 		}
 	}
 	return out
 }
 
-// scalingText is the scaling finding of one series of cells, ascending in
+// ScalingFit is a scaling finding (Scaling) of one series of cells,
+// ascending in threads.
+type ScalingFit struct {
+	// TotalWork says the work is a fixed total, judged by time (a point's
+	// Seconds) rather than by rate; Unit is the rates' unit of work.
+	TotalWork bool
+	Unit      string
+	// Best is the count that did best; Shown says the rank tests show it
+	// better than every other count. When not, Noise are the counts within
+	// noise of it, and Few those whose repeats are too few for a test to
+	// tell at Alpha, with the smallest p any could reach (FewP) and their
+	// distinct sample sizes (FewSizes).
+	Best     ScalingPoint
+	Shown    bool
+	Noise    []ScalingNoise
+	Few      []int
+	FewP     float64
+	FewSizes [][2]int
+	// Tail is what more threads did; Last is the most threads, Plateau
+	// the fewest within Tolerance of the best (TailStopped).
+	Tail          ScalingTail
+	Last, Plateau ScalingPoint
+	Tolerance     float64
+	// Paying is the thread count up to which threads paid; Slope is the
+	// Theil-Sen slope of the total rates up to it, Sloped whether there is
+	// one (two counts or more); First is the fewest threads.
+	Paying int
+	Slope  TheilSen
+	Sloped bool
+	First  int
+	// Steps are, past Paying, the change of the median total rate at each
+	// step, to the thread counts StepThreads.
+	Steps       []float64
+	StepThreads []int
+}
+
+// ScalingPoint is one thread count's median total rate and time.
+type ScalingPoint struct {
+	Threads       int
+	Rate, Seconds float64
+}
+
+// ScalingNoise is a count the best is within noise of, with the rank
+// test's p.
+type ScalingNoise struct {
+	ScalingPoint
+	P Float
+}
+
+// ScalingTail is what more threads than the best did.
+type ScalingTail int
+
+// The tails of a scaling finding.
+const (
+	// TailNone: nothing more to say.
+	TailNone ScalingTail = iota
+	// TailWorse: more threads did worse (Last), shown by the test.
+	TailWorse
+	// TailGainedNothing: more threads gained nothing (Last), shown.
+	TailGainedNothing
+	// TailStopped: adding threads stopped paying at Plateau, within
+	// Tolerance of the best.
+	TailStopped
+	// TailStillPaid: every added thread still paid.
+	TailStillPaid
+)
+
+// point is c's thread count, median total rate and time.
+func point(c Cell) ScalingPoint {
+	return ScalingPoint{Threads: c.Threads, Rate: float64(c.TotalRate.Median), Seconds: float64(c.Seconds.Median)}
+}
+
+// scalingFit is the scaling finding of one series of cells, ascending in
 // threads (see Scaling); totalWork says its work is a fixed total, judged
 // by time.
-func scalingText(cs []Cell, totalWork bool) (string, bool) {
+func scalingFit(cs []Cell, totalWork bool) (*ScalingFit, bool) {
 	best := cs[0]
 	better := func(c Cell) bool { return float64(c.TotalRate.Median) > float64(best.TotalRate.Median) }
-	what := func(c Cell) string { return fmt.Sprintf("%.3g %s/s", float64(c.TotalRate.Median), c.Unit) }
 	if totalWork {
 		better = func(c Cell) bool { return float64(c.Seconds.Median) < float64(best.Seconds.Median) }
-		what = func(c Cell) string { return fmt.Sprintf("%.3g s", float64(c.Seconds.Median)) }
 	}
 	for _, c := range cs[1:] {
 		if better(c) {
@@ -497,7 +537,7 @@ func scalingText(cs []Cell, totalWork bool) (string, bool) {
 		}
 	}
 	if math.IsNaN(float64(best.TotalRate.Median)) {
-		return "", false
+		return nil, false
 	}
 	// near: within scalingTolerance of the best.
 	near := func(c Cell) bool {
@@ -515,29 +555,27 @@ func scalingText(cs []Cell, totalWork bool) (string, bool) {
 	}
 	tests := scalingTests(cs, best, totalWork)
 	last := cs[len(cs)-1]
-	shown := tests.beatsAll()
-	text := fmt.Sprintf("best at %d threads (%s)", best.Threads, what(best))
-	if !shown {
-		text = tests.unshownText(best, what, totalWork)
+	fit := &ScalingFit{TotalWork: totalWork, Unit: cs[0].Unit, Best: point(best), Shown: tests.beatsAll(),
+		Last: point(last), Plateau: point(plateau), Tolerance: scalingTolerance, Paying: best.Threads, First: cs[0].Threads}
+	if !fit.Shown {
+		tests.unshown(fit)
 	}
-	paying := best.Threads // where the part that still pays ends
 	switch {
 	case !near(last):
 		if tests.beats(last) {
-			text += fmt.Sprintf("; more threads did worse (%d threads: %s)", last.Threads, what(last))
+			fit.Tail = TailWorse
 		}
 	case plateau.Threads == best.Threads && best.Threads < last.Threads:
 		if tests.beats(last) {
-			text += fmt.Sprintf("; more threads gained nothing (%d threads: %s)", last.Threads, what(last))
+			fit.Tail = TailGainedNothing
 		}
 	case plateau.Threads < last.Threads:
-		paying = plateau.Threads
-		text = fmt.Sprintf("adding threads stopped paying at %d threads (%s, within %.0f%% of the best, %s at %d)",
-			plateau.Threads, what(plateau), 100*scalingTolerance, what(best), best.Threads)
-	case shown:
-		text += "; every added thread still paid"
+		fit.Tail, fit.Paying = TailStopped, plateau.Threads
+	case fit.Shown:
+		fit.Tail = TailStillPaid
 	}
-	return text + slopeText(cs, paying), true
+	fit.slope(cs)
+	return fit, true
 }
 
 // scalingTest is the rank test of the best thread count's repeats against
@@ -598,81 +636,45 @@ func (ts scalingTestSet) beatsAll() bool {
 	return true
 }
 
-// unshownText opens a finding whose best count the tests do not show best:
-// its median, then the counts it is within noise of, with each p, and
-// those whose repeats are too few for any test to tell at Alpha: "highest
-// median at 2 threads (2e+08 loops/s); within noise of it: 3 threads
-// (1.75e+08 loops/s, p=0.59)".
-func (ts scalingTestSet) unshownText(best Cell, what func(Cell) string, totalWork bool) string {
-	text := fmt.Sprintf("highest median at %d threads (%s)", best.Threads, what(best))
-	if totalWork {
-		text = fmt.Sprintf("shortest median at %d threads (%s)", best.Threads, what(best))
-	}
-	var noise, few []string
-	var sizes []string
+// unshown sets what fit says of a best count the tests do not show best:
+// the counts it is within noise of, with each p, and those whose repeats
+// are too few for any test to tell at Alpha.
+func (ts scalingTestSet) unshown(fit *ScalingFit) {
 	smallest := math.Inf(1)
 	for _, t := range ts {
 		switch {
 		case t.test.Significant(Alpha):
 		case t.test.SmallestP >= Alpha:
-			few = append(few, fmt.Sprint(t.cell.Threads))
-			if sz := fmt.Sprintf("%d vs %d", t.test.N1, t.test.N2); !slices.Contains(sizes, sz) {
-				sizes = append(sizes, sz)
+			fit.Few = append(fit.Few, t.cell.Threads)
+			if sz := [2]int{t.test.N1, t.test.N2}; !slices.Contains(fit.FewSizes, sz) {
+				fit.FewSizes = append(fit.FewSizes, sz)
 			}
 			smallest = min(smallest, float64(t.test.SmallestP))
 		default:
-			noise = append(noise, fmt.Sprintf("%d threads (%s, %s)", t.cell.Threads, what(t.cell), FormatP(t.test.P)))
+			fit.Noise = append(fit.Noise, ScalingNoise{point(t.cell), t.test.P})
 		}
 	}
-	if len(noise) > 0 {
-		text += "; within noise of it: " + strings.Join(noise, ", ")
-	}
-	if len(few) > 0 {
-		text += fmt.Sprintf("; too few repeats to test it against %s threads (smallest reachable p %s with %s repeats)",
-			strings.Join(few, ", "), strconv.FormatFloat(smallest, 'g', 2, 64), strings.Join(sizes, ", "))
-	}
-	return text
+	fit.FewP = smallest
 }
 
-// slopeText says what each added thread brought up to paying threads (the
+// slope sets what each added thread brought up to Paying threads (the
 // Theil-Sen slope of the total rates of the repeats that did work there,
 // with its interval), and past it the change of the median total rate at
 // each step.
-func slopeText(cs []Cell, paying int) string {
+func (fit *ScalingFit) slope(cs []Cell) {
 	var x, y []float64
-	var past []string
 	counts := 0
 	for i, c := range cs {
-		if c.Threads <= paying {
+		if c.Threads <= fit.Paying {
 			counts++
 			for _, r := range workingRates(c.TotalRates) {
 				x, y = append(x, float64(c.Threads)), append(y, r)
 			}
 			continue
 		}
-		step := float64(c.TotalRate.Median - cs[i-1].TotalRate.Median)
-		past = append(past, fmt.Sprintf("%+.2g", step))
+		fit.Steps = append(fit.Steps, float64(c.TotalRate.Median-cs[i-1].TotalRate.Median))
+		fit.StepThreads = append(fit.StepThreads, c.Threads)
 	}
-	unit := cs[0].Unit + "/s"
-	var text string
-	if ts := fitTheilSen(x, y); counts >= 2 && !ts.Slope.IsNaN() {
-		text = fmt.Sprintf("; up to %d threads each added thread brought %.3g %s [%.3g..%.3g] (Theil-Sen)", paying, float64(ts.Slope), unit, float64(ts.Low), float64(ts.High))
-	} else {
-		text = fmt.Sprintf("; no thread added to %d paid", cs[0].Threads)
-	}
-	if len(past) > 0 {
-		text += fmt.Sprintf("; past %d, the steps to %s threads changed it by %s %s", paying, threadList(cs, paying), strings.Join(past, ", "), unit)
-	}
-	return text
-}
-
-// threadList is the thread counts of cs above n: "3, 4".
-func threadList(cs []Cell, n int) string {
-	var parts []string
-	for _, c := range cs {
-		if c.Threads > n {
-			parts = append(parts, fmt.Sprint(c.Threads))
-		}
-	}
-	return strings.Join(parts, ", ")
+	fit.Slope = fitTheilSen(x, y)
+	fit.Sloped = counts >= 2 && !fit.Slope.Slope.IsNaN()
 }
