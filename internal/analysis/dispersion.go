@@ -206,6 +206,7 @@ func (v Verdict) Warnings(cells []Cell) VerdictWarnings {
 		out.Interference, out.Judged = v.Interference, v.Interference.Kind == InterferenceSome
 	}
 	for _, w := range DispersionWarnings(cells, v.Host.Workload, v.Host.Phase) {
+		// Blocking and Flagged name their cells as the reason does.
 		named := cellText(w.Cell.CellKey) + " " + w.Cell.FlagText()
 		switch left := v.leftOut(w.Cell.CellKey); {
 		case len(left) > 0:

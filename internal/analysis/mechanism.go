@@ -15,7 +15,7 @@ const MechanismRatio = 1.1
 
 // Reading is what the mechanism makes of one ratio of the two classes'
 // use, their CPU shares or their speeds: a value, worded where the line is
-// written (Mechanism.text, Brief).
+// written (render.MechanismLine, render.MechanismBrief).
 type Reading string
 
 // The readings of a ratio.

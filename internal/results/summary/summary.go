@@ -286,9 +286,9 @@ type Document struct {
 	Verdicts    []analysis.Verdict         `json:"verdicts"`
 	Findings    []FindingDoc               `json:"findings"`
 	// Warnings are, per workload, the VM cell runs other work on the host
-	// interfered with (render.Interference), then the
-	// cells whose repeats disagree (each cell's dispersion.flag, with the
-	// cell named), in table order.
+	// interfered with (render.Interference), then the cells whose repeats
+	// disagree (each cell's dispersion.flag, with the cell named), in table
+	// order.
 	Warnings  []string                `json:"warnings"`
 	Telemetry []telemetry.CellSummary `json:"telemetry"`
 }
