@@ -256,3 +256,14 @@ func TestOtherWork(t *testing.T) {
 	assert.Equal(t, "python3", w.Others[0].Name)
 	assert.Len(t, v.Interference.Runs, 3)
 }
+
+// The rule among one workload's cells (the warning of cells no verdict
+// judges) reads those cells only.
+func TestInterferedAmong(t *testing.T) {
+	cells := Cells(interferedObs(map[int][]int{9: {1, 3, 5}}, 22e6))
+	rep := InterferedAmong(cells, "fp", "")
+	assert.Equal(t, InterferenceSome, rep.Kind)
+	assert.Len(t, rep.Runs, 3)
+	assert.Equal(t, 12, rep.Judged)
+	assert.Equal(t, InterferenceNotRecorded, InterferedAmong(cells, "int", "").Kind, "no cells of int")
+}

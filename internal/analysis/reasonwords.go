@@ -9,14 +9,20 @@ import (
 	"github.com/qoslab/qoslab/internal/units"
 )
 
-// The words the verdict's reasons (subsumption.go, judge.go) still use,
-// until the reasons are values too; package render has the same words
-// for everything else (render.CellText, render.FlagText).
+// The words the verdict's reasons (subsumption.go, judge.go) and the
+// verdict's flagged cells still use, until the reasons are values too;
+// package render has the same words for everything else (render.CellText,
+// render.FlagText, render.TargetLabel), and this file goes with the last
+// of its callers.
 
 // cellText names a cell as warnings do: "host fp qos=9 threads=1", with
 // the phase of a compression cell unless it is named as its workload, and
 // its parameters where they tell it apart (CellKey.Params).
-func cellText(k CellKey) string {
+func cellText(k CellKey) string { return CellText(k) }
+
+// CellText is cellText, for the callers outside the package that still
+// name cells as the reasons do (render.CellText for the rest).
+func CellText(k CellKey) string {
 	s := fmt.Sprintf("%s %s", k.Target, k.Workload)
 	if k.Phase != "" && k.Phase != k.Workload {
 		s += " " + k.Phase

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -240,4 +241,26 @@ func TestCellWarningEffects(t *testing.T) {
 	assert.Equal(t, head+"; at its most adverse repeats the answer would not be yes, so it keeps this verdict inconclusive", CellWarning(w))
 	w.Effect, w.LeftOut = analysis.EffectLeftOut, []int{2, 4}
 	assert.Equal(t, head+"; the verdict leaves out its interfered cell runs (repeats 2 and 4)", CellWarning(w))
+}
+
+// A verdict's warnings are the interference warning first, then its
+// workload's flagged cells, each with what it does to the verdict: here the
+// cell whose interfered runs the verdict leaves out.
+func TestVerdictWarnings(t *testing.T) {
+	rep := interferenceReport()
+	k := rep.Runs[0].CellKey
+	flagged := analysis.Cell{CellKey: k, Unit: "loops", Repeats: []int{1, 2, 3, 4, 5, 6},
+		Dispersion: analysis.Disperse([]float64{1e6, 77e6, 1.5e6, 1.2e6, 1.1e6, 1.3e6}, "loops/s")}
+	other := flagged
+	other.Workload = "int"
+	v := analysis.Verdict{Host: analysis.Sensitivity{Workload: "fp"}, Interference: &rep}
+	got := VerdictWarnings(v, []analysis.Cell{flagged, other})
+	require.Len(t, got, 2, "the interference warning and the fp cell's; the int cell is another verdict's")
+	assert.Equal(t, Interference(rep, true), got[0])
+	assert.Equal(t, "vm fp qos=9 threads=2: repeats range 1M..77M loops/s (77x apart): the records carry no CPU time (a run written before results schema 1.2), "+
+		"so whether the threads lost CPU share or speed cannot be told; the verdict leaves out its interfered cell runs (repeats 1, 3 and 5)", got[1])
+
+	v.Interference = nil
+	assert.Equal(t, []string{strings.TrimSuffix(got[1], "; the verdict leaves out its interfered cell runs (repeats 1, 3 and 5)")},
+		VerdictWarnings(v, []analysis.Cell{flagged}), "nothing interfered: the cell alone, nothing left out")
 }
