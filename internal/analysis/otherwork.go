@@ -10,7 +10,7 @@ import (
 // took during the cell runs a verdict rests on, host and VM, from their
 // host views (schema 1.3). A steady load takes from every cell run alike,
 // so the interference rule, which compares each VM cell run with the
-// run's own norm, finds none; this says it all the same.
+// run's own norm, finds none; this sums it all the same.
 type OtherWork struct {
 	// Runs are the cell runs whose host view read the host's processes;
 	// Busy those of them in which other work took the interference rule's

@@ -392,3 +392,29 @@ func TestScalingSlopeLeavesIdleRepeatsOut(t *testing.T) {
 	require.Len(t, want, 1)
 	assert.Equal(t, want, got)
 }
+
+// Each kind of finding is worded from its values alone.
+func TestFindingTextOfConstructedValues(t *testing.T) {
+	cell := analysis.Finding{Target: "host", Workload: "mmul", QoS: 33, Threads: 3}
+	late := cell
+	late.Stragglers = &analysis.LateGroups{Repeats: 5, Of: 5, OnTime: analysis.IntRange{Low: 2, High: 2}, Late: analysis.IntRange{Low: 1, High: 1},
+		At: 2.03, Delay: 1.39, Share: 0.68}
+	assert.Equal(t, "host mmul qos=33 threads=3: in 5 of 5 repeats one thread finished 1.39 s (68%) after the other two", Finding(late))
+	procs := analysis.Finding{Target: "vm", Workload: "procs", Threads: 10, Batches: &analysis.BatchSteps{Size: 4, Steps: []float64{2.1, 4.1, 6.2}, Fit: 5, Of: 6,
+		Outliers: 2, OutlierLow: 0.8, OutlierHigh: 0.85}}
+	assert.Equal(t, "vm procs threads=10: completions come in batches of 4: steps at 2.1, 4.1, 6.2 s (every step but the last has 4; 5 of 6 repeats in batches of 4); "+
+		"in 2 of them one process ended outside the steps (at 0.80..0.85 s), left out", Finding(procs))
+	fit := &analysis.ScalingFit{Unit: "loops", Best: analysis.ScalingPoint{Threads: 2, Rate: 2e8}, Last: analysis.ScalingPoint{Threads: 3, Rate: 1.5e8}, Shown: true,
+		Tail: analysis.TailWorse, Paying: 2, First: 1, Sloped: true, Slope: analysis.TheilSen{Slope: 1e8, Low: 9.8e7, High: 1.03e8},
+		Steps: []float64{-5e7}, StepThreads: []int{3}}
+	scaling := analysis.Finding{Target: "host", Workload: "fp", QoS: 33, Scaling: fit}
+	assert.Equal(t, "host fp qos=33: best at 2 threads (2e+08 loops/s); more threads did worse (3 threads: 1.5e+08 loops/s); "+
+		"up to 2 threads each added thread brought 1e+08 loops/s [9.8e+07..1.03e+08] (Theil-Sen); past 2, the steps to 3 threads changed it by -5e+07 loops/s", Finding(scaling))
+	fit.Sloped, fit.Steps, fit.StepThreads = false, nil, nil
+	assert.Contains(t, FindingText(scaling), "; no thread added to 1 paid")
+	share := analysis.Finding{Kind: "core-share", Target: "host", Workload: "all", CoreShare: &analysis.CoreShare{Slow: "E", Median: 0.42, Shares: []float64{0.33, 0.5}}}
+	assert.Equal(t, "host: the worker most on E cores spent 42% of its busy time there (median over 2 repeats; 33%..50%; telemetry: a share of time, not of work)", Finding(share))
+	share.CoreShare = &analysis.CoreShare{Unavailable: "its telemetry shows one core type"}
+	assert.Equal(t, "host: core-type share not available: its telemetry shows one core type", Finding(share))
+	assert.Equal(t, "host mmul qos=33 threads=3: ", Finding(cell), "a finding without values says nothing")
+}
