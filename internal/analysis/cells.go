@@ -81,7 +81,7 @@ type Cell struct {
 	Speeds []Float    `json:"speeds"`
 	// LowCPU are the positions (in repeat order) of the repeats that did
 	// work on too little CPU time to read a speed from (under
-	// minReadableCPUNs a thread): their Speeds are NaN, and the mechanism
+	// MinReadableCPUNs a thread): their Speeds are NaN, and the mechanism
 	// leaves them out and says so.
 	LowCPU []int `json:"low_cpu,omitempty"`
 	// VCPUShares, VCPUWaits and OtherCPU are the host's view of each

@@ -37,7 +37,7 @@ func TestCells(t *testing.T) {
 	assert.InDelta(t, 75, float64(c.ThreadRate.Min), 1e-9, "repeat 1's threads ran at 100/s and 50/s")
 	assert.InDelta(t, 100, float64(c.ThreadRate.Max), 1e-9)
 	assert.InDelta(t, 2, float64(c.Dispersion.MaxMin), 1e-12)
-	assert.Empty(t, c.Dispersion.Flag, "2x apart is within DisagreeRatio")
+	assert.Equal(t, FlagNone, c.Dispersion.Flag, "2x apart is within DisagreeRatio")
 	assert.Equal(t, []int{9}, c.QoSApplied)
 	assert.Equal(t, 4, c.QoSPartial)
 	assert.Equal(t, []string{"uclamp unavailable"}, c.QoSReasons)

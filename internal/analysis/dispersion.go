@@ -1,15 +1,8 @@
 package analysis
 
 import (
-	"fmt"
 	"math"
 	"slices"
-	"strconv"
-	"strings"
-
-	"github.com/qoslab/qoslab/internal/qos"
-
-	"github.com/qoslab/qoslab/internal/units"
 )
 
 // DisagreeRatio is how far apart a cell's repeats may be (largest over
@@ -42,18 +35,41 @@ type Dispersion struct {
 	// repeats each holds.
 	Low, High   Float `json:"-"`
 	NLow, NHigh int   `json:"-"`
+	// Min and Max are the smallest and largest value; NaN without values.
+	Min, Max Float `json:"-"`
+	// Unit is the values' unit ("loops/s").
+	Unit string `json:"-"`
 	// Zero counts the repeats that did no work (a rate of 0, or none at
 	// all): left out of every statistic, and a flag of their own.
 	Zero int `json:"zero,omitempty"`
-	// Flag says why the repeats cannot be summarized by one number; empty
-	// when they agree.
-	Flag string `json:"flag,omitempty"`
+	// Flag says why the repeats cannot be summarized by one number;
+	// FlagNone when they agree.
+	Flag FlagKind `json:"-"`
+	// FlagWords are the flag in words where a document writes them out
+	// (summary.json's "flag"): the analysis leaves them empty, the writer
+	// fills them from the values.
+	FlagWords string `json:"flag,omitempty"`
 }
+
+// FlagKind is why a cell's repeats cannot be summarized by one number.
+type FlagKind int
+
+// The flags of a dispersion, the first that applies.
+const (
+	// FlagNone: the repeats agree.
+	FlagNone FlagKind = iota
+	// FlagIdle: some repeats did no work (Zero).
+	FlagIdle
+	// FlagBimodal: the repeats fall in two groups (Low, High).
+	FlagBimodal
+	// FlagApart: the repeats are more than DisagreeRatio apart (Min, Max).
+	FlagApart
+)
 
 // Disperse measures the dispersion of one value per repeat (NaNs and
 // non-positive values, which have no ratio, are left out: a repeat whose
 // value is 0 or less did no work, and is counted and flagged); unit is the
-// values' unit ("loops/s"), for the flag.
+// values' unit ("loops/s").
 func Disperse(values []float64, unit string) Dispersion {
 	var v []float64
 	zero := 0
@@ -67,13 +83,14 @@ func Disperse(values []float64, unit string) Dispersion {
 	}
 	slices.Sort(v)
 	nan := Float(math.NaN())
-	d := Dispersion{N: len(v), CV: nan, MaxMin: nan, Low: nan, High: nan, Zero: zero}
+	d := Dispersion{N: len(v), CV: nan, MaxMin: nan, Low: nan, High: nan, Min: nan, Max: nan, Unit: unit, Zero: zero}
 	if zero > 0 {
-		d.Flag = fmt.Sprintf("%d of %d repeats did no work (rate 0)", zero, zero+len(v))
+		d.Flag = FlagIdle
 	}
 	if len(v) == 0 {
 		return d
 	}
+	d.Min, d.Max = Float(v[0]), Float(v[len(v)-1])
 	d.MaxMin = Float(v[len(v)-1] / v[0])
 	if len(v) >= 2 {
 		m := mean(v)
@@ -89,11 +106,11 @@ func Disperse(values []float64, unit string) Dispersion {
 		d.NLow, d.NHigh = k, len(v)-k
 	}
 	switch {
-	case d.Flag != "":
+	case d.Flag != FlagNone:
 	case d.Bimodal:
-		d.Flag = fmt.Sprintf("repeats fall in two groups: %d near %s and %d near %s %s", d.NLow, units.SI(float64(d.Low)), d.NHigh, units.SI(float64(d.High)), unit)
+		d.Flag = FlagBimodal
 	case float64(d.MaxMin) > DisagreeRatio:
-		d.Flag = fmt.Sprintf("repeats range %s..%s %s (%.3gx apart)", units.SI(v[0]), units.SI(v[len(v)-1]), unit, float64(d.MaxMin))
+		d.Flag = FlagApart
 	}
 	return d
 }
@@ -121,51 +138,85 @@ func bimodalSplit(v []float64) (int, bool) {
 	return k, gap > gapToSpread*spread
 }
 
-// DispersionWarnings are the warning lines for the flagged cells of one
-// workload (and phase), in table order, as a verdict line is followed by
-// them: the cell, why its repeats disagree, and what happened to its
-// threads (flagCause): "host fp qos=9 threads=1: repeats range
-// 281.9k..1.694M loops/s (6.01x apart): a starved class: ...".
-func DispersionWarnings(cells []Cell, workload, phase string) []string {
-	var out []string
+// CellWarning is a flagged cell, as a warning beside a verdict (or under
+// the tables) has it: the cell, what happened to its threads (Cause), and
+// what it does to the verdict that rests on it (Effect, LeftOut).
+type CellWarning struct {
+	Cell  Cell
+	Cause FlagCause
+	// Effect is what the cell does to the verdict; EffectNone for a cell
+	// no verdict judges, or one that changes nothing said.
+	Effect FlagEffect
+	// LeftOut are the repeats the verdict left out as interfered
+	// (EffectLeftOut).
+	LeftOut []int
+}
+
+// FlagEffect is what a flagged cell does to a verdict that rests on it.
+type FlagEffect int
+
+// The effects of a flagged cell.
+const (
+	// EffectNone: nothing to say of the verdict.
+	EffectNone FlagEffect = iota
+	// EffectLeftOut: the verdict leaves out the cell's interfered cell
+	// runs (CellWarning.LeftOut).
+	EffectLeftOut
+	// EffectBlocks: at its most adverse repeats the answer would not be
+	// yes, so the cell keeps the verdict inconclusive.
+	EffectBlocks
+	// EffectCannotChange: at its most adverse repeats the answer stays
+	// yes.
+	EffectCannotChange
+)
+
+// DispersionWarnings are the flagged cells of one workload (and phase), in
+// table order, as a verdict line is followed by them: the cell, why its
+// repeats disagree, and what happened to its threads (CauseOf).
+func DispersionWarnings(cells []Cell, workload, phase string) []CellWarning {
+	var out []CellWarning
 	for _, c := range SortCells(cells) {
-		if c.Workload != workload || c.Phase != phase || c.DispersionFlag() == "" {
+		if c.Workload != workload || c.Phase != phase || !c.Flagged() {
 			continue
 		}
-		out = append(out, dispersionWarning(cells, c))
+		out = append(out, CellWarning{Cell: c, Cause: CauseOf(cells, c)})
 	}
 	return out
 }
 
-// Warnings are the interference warning of v's VM cell runs, when the rule
-// found any (InterferenceReport.Warning), then the warning lines of the
-// flagged cells of v's workload, as DispersionWarnings has them, each followed by what it does to v: a cell
-// that blocks a yes says so, and one re-decided at its most adverse
-// repeats with the answer still yes says it cannot change it.
-func (v Verdict) Warnings(cells []Cell) []string {
-	var out []string
-	if v.Interference != nil {
-		if w := v.Interference.Warning(v.Interference.Kind == InterferenceSome); w != "" {
-			out = append(out, w)
-		}
+// VerdictWarnings are what a verdict's warnings say: the interference
+// report of its VM cell runs, when the rule found any, then the flagged
+// cells of its workload, each with what it does to the verdict.
+type VerdictWarnings struct {
+	// Interference is the report, nil when no cell run was interfered;
+	// Judged says the verdict judges without the interfered runs.
+	Interference *InterferenceReport
+	Judged       bool
+	Cells        []CellWarning
+}
+
+// Warnings are the interference report of v's VM cell runs, when the rule
+// found any, then the flagged cells of v's workload, as DispersionWarnings
+// has them, each with what it does to v: a cell that blocks a yes, one
+// re-decided at its most adverse repeats with the answer still yes, one
+// whose interfered cell runs the verdict leaves out.
+func (v Verdict) Warnings(cells []Cell) VerdictWarnings {
+	var out VerdictWarnings
+	if v.Interference != nil && len(v.Interference.Runs) > 0 {
+		out.Interference, out.Judged = v.Interference, v.Interference.Kind == InterferenceSome
 	}
-	for _, c := range SortCells(cells) {
-		if c.Workload != v.Host.Workload || c.Phase != v.Host.Phase || c.DispersionFlag() == "" {
-			continue
-		}
-		w := dispersionWarning(cells, c)
-		named := cellText(c.CellKey) + " " + c.FlagText()
-		if left := v.leftOut(c.CellKey); len(left) > 0 {
-			out = append(out, w+"; the verdict leaves out its interfered cell runs ("+repeatNumbersText(left)+")")
-			continue
-		}
-		switch {
+	for _, w := range DispersionWarnings(cells, v.Host.Workload, v.Host.Phase) {
+		// Blocking and Flagged name their cells as the reason does.
+		named := cellText(w.Cell.CellKey) + " " + w.Cell.FlagText()
+		switch left := v.leftOut(w.Cell.CellKey); {
+		case len(left) > 0:
+			w.Effect, w.LeftOut = EffectLeftOut, left
 		case slices.Contains(v.Blocking, named):
-			w += "; at its most adverse repeats the answer would not be yes, so it keeps this verdict inconclusive"
+			w.Effect = EffectBlocks
 		case v.FlagsChecked && slices.Contains(v.Flagged, named):
-			w += "; it cannot change this verdict: at its most adverse repeats the answer stays yes"
+			w.Effect = EffectCannotChange
 		}
-		out = append(out, w)
+		out.Cells = append(out.Cells, w)
 	}
 	return out
 }
@@ -184,10 +235,6 @@ func (v Verdict) leftOut(k CellKey) []int {
 	return out
 }
 
-func dispersionWarning(cells []Cell, c Cell) string {
-	return fmt.Sprintf("%s: %s: %s", cellText(c.CellKey), c.DispersionFlag(), flagCause(c, highClassCell(cells, c)))
-}
-
 // highClassCell is the cell of the highest class run beside c (same
 // target, workload, phase and threads), or nil when c is that class.
 func highClassCell(cells []Cell, c Cell) *Cell {
@@ -201,7 +248,7 @@ func highClassCell(cells []Cell, c Cell) *Cell {
 	return best
 }
 
-// The thresholds of flagCause.
+// The thresholds of CauseOf.
 const (
 	// starvedShare: a class is starved when its median CPU share is below
 	// this share of the high class's (of a whole CPU, for the high class
@@ -221,9 +268,63 @@ const (
 	farAbove = 10
 )
 
-// flagCause says what happened to the threads of a cell whose repeats
-// disagree, from their CPU share and speed per repeat; hi is the highest
-// class's cell beside it (nil when c is that class):
+// CauseKind is what happened to the threads of a cell whose repeats
+// disagree (CauseOf).
+type CauseKind int
+
+// The causes, in the order CauseOf tries them.
+const (
+	// CauseNoCPUTime: the records carry no CPU time (a run written before
+	// results schema 1.2).
+	CauseNoCPUTime CauseKind = iota
+	// CausePartlyRecorded: CPU time is in only some of the repeats that
+	// did work (FlagCause.Repeats of FlagCause.Working).
+	CausePartlyRecorded
+	// CauseNotHeld: a starved class got as much share as a free thread in
+	// some repeats (FlagCause.Repeats), or far above its other repeats
+	// (FlagCause.FarAbove): the contention did not hold.
+	CauseNotHeld
+	// CauseStarvedInGuest: in a VM, a class starved inside the guest.
+	CauseStarvedInGuest
+	// CauseStarved: a starved class whose share varies more than its
+	// speed: expected under contention.
+	CauseStarved
+	// CauseBusyShare: a class not starved lost share in some repeats
+	// (FlagCause.Repeats): something else took the CPU.
+	CauseBusyShare
+	// CauseBusySpeed: its speed per CPU-second varied beyond steadySpeed,
+	// slowest in FlagCause.Repeats.
+	CauseBusySpeed
+	// CauseUnexplained: neither share nor speed explains it.
+	CauseUnexplained
+)
+
+// FlagCause says what happened to the threads of a flagged cell.
+type FlagCause struct {
+	Kind CauseKind
+	// Repeats are the positions (in repeat order) of the repeats the
+	// cause names.
+	Repeats []int
+	// Working is how many repeats did work (CausePartlyRecorded).
+	Working int
+	// HighQoS and HighShare are the highest class run beside the cell and
+	// its median CPU share; HighShare is NaN without one (or without its
+	// share).
+	HighQoS   int
+	HighShare Float
+	// FarAbove is, for CauseNotHeld where some named repeat got less than
+	// the high class's half, how many times the cell's median share they
+	// got over (farAbove); 0 otherwise.
+	FarAbove float64
+	// SpeedSpread is the cell's speeds' largest over smallest; Steady says
+	// it is within steadySpeed.
+	SpeedSpread float64
+	Steady      bool
+}
+
+// CauseOf says what happened to the threads of a cell whose repeats
+// disagree, from their CPU share and speed per repeat, beside the highest
+// class's cell run beside it (none when c is that class):
 //
 //   - contention did not hold: a starved class that got as much share as
 //     a free thread in some repeats, or far above its other repeats
@@ -236,78 +337,59 @@ const (
 //     lost share in some repeats (something else took the CPU), or its
 //     speed per CPU-second varied;
 //   - otherwise no explanation in share or speed.
-func flagCause(c Cell, hi *Cell) string {
+func CauseOf(cells []Cell, c Cell) FlagCause {
+	hi := highClassCell(cells, c)
 	shares, speeds := c.CPUShares, c.Speeds
+	cause := FlagCause{HighShare: Float(math.NaN()), SpeedSpread: spread(speeds)}
+	cause.Steady = cause.SpeedSpread <= steadySpeed
 	if !slices.ContainsFunc(shares, func(x Float) bool { return !x.IsNaN() }) {
-		return "the records carry no CPU time (a run written before results schema 1.2), so whether the threads lost CPU share or speed cannot be told"
+		cause.Kind = CauseNoCPUTime
+		return cause
 	}
 	// Shares from some repeats only cannot say what happened in the others,
 	// which are as likely the ones that disagree.
 	if rec, n := recordedRepeats(c); len(rec) < n {
-		return fmt.Sprintf("CPU time is in only %d of its %d repeats that did work (%s), so whether the threads lost CPU share or speed cannot be told",
-			len(rec), n, repeatsText(c, rec))
+		cause.Kind, cause.Repeats, cause.Working = CausePartlyRecorded, rec, n
+		return cause
 	}
-	cpu := "a CPU"
-	if c.Target != "host" {
-		cpu = "a vCPU"
-	}
-	ref, refName := 1.0, ""
+	ref := 1.0
 	if hi != nil && hi.CPUShare.N > 0 {
-		ref, refName = float64(hi.CPUShare.Median), fmt.Sprintf("%s's %s", qos.Class(hi.QoS), percent(float64(hi.CPUShare.Median)))
+		ref = float64(hi.CPUShare.Median)
+		cause.HighQoS, cause.HighShare = hi.QoS, hi.CPUShare.Median
 	}
 	limit := starvedShare * ref
-	speedSpread := spread(speeds)
-	if hi != nil && float64(c.CPUShare.Median) < limit {
+	starved := hi != nil && float64(c.CPUShare.Median) < limit
+	if starved {
 		med := float64(c.CPUShare.Median)
 		if free := repeatsWhere(shares, func(x float64) bool { return x >= limit || x >= limit/2 && x > farAbove*med }); len(free) > 0 {
-			those := "those repeats"
-			if len(free) == 1 {
-				those = "that repeat"
-			}
-			what := "contention did not hold in " + those
-			if c.Contention == 0 {
-				what = "nothing kept it off the CPU in " + those
-			}
-			near := "near " + refName
+			cause.Kind, cause.Repeats = CauseNotHeld, free
 			if slices.ContainsFunc(free, func(i int) bool { return float64(shares[i]) < limit }) {
-				near = fmt.Sprintf("over %.0fx its median %s", float64(farAbove), percent(med))
+				cause.FarAbove = farAbove
 			}
-			return fmt.Sprintf("%s got %s of %s in %s, %s, where its other repeats got %s: %s", qos.Class(c.QoS), valuesText(shares, free, percent),
-				cpu, repeatsText(c, free), near, rangeText(shares, free, percent), what)
+			return cause
 		}
-		if c.Target != "host" && spread(shares) >= speedSpread {
+		if spread(shares) >= cause.SpeedSpread {
 			// Inside the guest no host spinner decides who runs: both
 			// classes ride the same vCPUs, so a class the guest kept off
 			// them is the QoS effect the verdict asks about.
-			return fmt.Sprintf("a class starved inside the guest: %s got %s of %s across repeats, against %s: "+
-				"the guest's scheduler kept it off its vCPUs, which is a finding about the VM, not noise of the host's contention",
-				qos.Class(c.QoS), rangeText(shares, nil, percent), cpu, refName)
-		}
-		if spread(shares) >= speedSpread {
-			speed := fmt.Sprintf("at a steady speed per CPU-second (%.3gx apart)", speedSpread)
-			if speedSpread > steadySpeed {
-				speed = fmt.Sprintf("while its speed per CPU-second varied only %.3gx", speedSpread)
+			cause.Kind = CauseStarved
+			if c.Target != "host" {
+				cause.Kind = CauseStarvedInGuest
 			}
-			return fmt.Sprintf("a starved class: %s got %s of %s across repeats, against %s, %s; "+
-				"what a thread kept off the CPU gets varies by nature, so under contention this is expected, not a data problem",
-				qos.Class(c.QoS), rangeText(shares, nil, percent), cpu, refName, speed)
+			return cause
 		}
 	}
-	starved := hi != nil && float64(c.CPUShare.Median) < limit
 	if lost := repeatsWhere(shares, func(x float64) bool { return x < lostShare*maxFinite(shares) }); len(lost) > 0 && !starved {
-		return fmt.Sprintf("the machine was busy: %s got only %s of %s in %s, where its other repeats got %s: something else took the CPU",
-			qos.Class(c.QoS), valuesText(shares, lost, percent), cpu, repeatsText(c, lost), rangeText(shares, lost, percent))
+		cause.Kind, cause.Repeats = CauseBusyShare, lost
+		return cause
 	}
-	if speedSpread > steadySpeed {
-		slow := repeatsWhere(speeds, func(x float64) bool { return x < maxFinite(speeds)/steadySpeed })
-		who, why := "the machine was busy: its speed per CPU-second", "something shared its core or caches, or the clock slowed"
-		if c.Target != "host" {
-			who, why = "the host was busy: its speed per vCPU-second", "the host ran the vCPU less, or slower, than the guest saw"
-		}
-		return fmt.Sprintf("%s varied %.3gx across repeats, slowest in %s (%s %s/CPU-s): %s", who, speedSpread, repeatsText(c, slow),
-			valuesText(speeds, slow, units.SI), c.Unit, why)
+	if !cause.Steady {
+		cause.Kind = CauseBusySpeed
+		cause.Repeats = repeatsWhere(speeds, func(x float64) bool { return x < maxFinite(speeds)/steadySpeed })
+		return cause
 	}
-	return fmt.Sprintf("neither its CPU share (%s) nor its speed per CPU-second (%.3gx apart) explains it", rangeText(shares, nil, percent), speedSpread)
+	cause.Kind = CauseUnexplained
+	return cause
 }
 
 // recordedRepeats are the positions of c's repeats that did work and carry
@@ -325,57 +407,21 @@ func recordedRepeats(c Cell) (rec []int, working int) {
 	return rec, working
 }
 
-// DispersionFlag says why the cell's repeats cannot be summarized by one
-// number, empty when they agree: for a cell timed in phases (compression)
-// the flag of its times, which a user reads, when they are flagged; else
-// the flag of its total rates. (With the same work in every repeat the two
-// flag alike: time and rate are reciprocal up to a constant, so max/min and
-// the gaps between logarithms are the same.)
-func (c Cell) DispersionFlag() string {
-	if c.SecondsDispersion != nil && c.SecondsDispersion.Flag != "" {
-		return c.SecondsDispersion.Flag
+// FlaggedDispersion is the dispersion whose flag a user reads: for a cell
+// timed in phases (compression) that of its times, when they are flagged;
+// else that of its total rates. (With the same work in every repeat the
+// two flag alike: time and rate are reciprocal up to a constant, so
+// max/min and the gaps between logarithms are the same.)
+func (c Cell) FlaggedDispersion() Dispersion {
+	if c.SecondsDispersion != nil && c.SecondsDispersion.Flag != FlagNone {
+		return *c.SecondsDispersion
 	}
-	return c.Dispersion.Flag
+	return c.Dispersion
 }
 
-// FlagText says in a few words why a cell's repeats cannot stand for one
-// number, as a verdict that rests on the cell names it: "repeats 77x
-// apart", "repeats fall in two groups", "did no work in 2 of 6 repeats";
-// empty when they agree.
-func (c Cell) FlagText() string {
-	d := c.Dispersion
-	if c.SecondsDispersion != nil && c.SecondsDispersion.Flag != "" {
-		d = *c.SecondsDispersion
-	}
-	switch {
-	case d.Flag == "":
-		return ""
-	case d.Zero > 0:
-		return fmt.Sprintf("did no work in %d of %d repeats", d.Zero, d.Zero+d.N)
-	case d.Bimodal:
-		return fmt.Sprintf("repeats fall in two groups (%d near %s, %d near %s)", d.NLow, units.SI(float64(d.Low)), d.NHigh, units.SI(float64(d.High)))
-	}
-	return fmt.Sprintf("repeats %.3gx apart", float64(d.MaxMin))
-}
-
-// cellText names a cell as warnings do: "host fp qos=9 threads=1", with
-// the phase of a compression cell unless it is named as its workload, and
-// its parameters where they tell it apart (CellKey.Params).
-func cellText(k CellKey) string { return CellText(k) }
-
-// CellText is cellText, for the packages that name cells as the analysis
-// does.
-func CellText(k CellKey) string {
-	s := fmt.Sprintf("%s %s", k.Target, k.Workload)
-	if k.Phase != "" && k.Phase != k.Workload {
-		s += " " + k.Phase
-	}
-	s = fmt.Sprintf("%s qos=%d threads=%d", s, k.QoS, k.Threads)
-	if k.Params != "" {
-		s += " " + k.Params
-	}
-	return s
-}
+// Flagged says the cell's repeats cannot be summarized by one number
+// (FlaggedDispersion).
+func (c Cell) Flagged() bool { return c.FlaggedDispersion().Flag != FlagNone }
 
 // spread is the largest of the finite positive values over the smallest;
 // 1 with fewer than two.
@@ -408,56 +454,4 @@ func repeatsWhere(v []Float, keep func(float64) bool) []int {
 		}
 	}
 	return out
-}
-
-// valuesText lists v at positions at: "97% and 98%".
-func valuesText(v []Float, at []int, format func(float64) string) string {
-	parts := make([]string, len(at))
-	for i, p := range at {
-		parts[i] = format(float64(v[p]))
-	}
-	return andList(parts)
-}
-
-// rangeText is the range of v's numbers outside positions except:
-// "0.05%..2.5%", or the one value.
-func rangeText(v []Float, except []int, format func(float64) string) string {
-	var rest []float64
-	for i, x := range v {
-		if !x.IsNaN() && !slices.Contains(except, i) {
-			rest = append(rest, float64(x))
-		}
-	}
-	if len(rest) == 0 {
-		return "none"
-	}
-	lo, hi := format(slices.Min(rest)), format(slices.Max(rest))
-	if lo == hi {
-		return lo
-	}
-	return lo + ".." + hi
-}
-
-// andList joins "a", "a and b", "a, b and c".
-func andList(parts []string) string {
-	if len(parts) < 2 {
-		return strings.Join(parts, "")
-	}
-	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
-}
-
-// repeatsText names the repeats of c at positions at: "repeat 3",
-// "repeats 3 and 5".
-func repeatsText(c Cell, at []int) string {
-	parts := make([]string, len(at))
-	for i, p := range at {
-		parts[i] = strconv.Itoa(p + 1)
-		if p < len(c.Repeats) {
-			parts[i] = strconv.Itoa(c.Repeats[p])
-		}
-	}
-	if len(parts) == 1 {
-		return "repeat " + parts[0]
-	}
-	return "repeats " + andList(parts)
 }

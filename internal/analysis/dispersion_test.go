@@ -15,7 +15,7 @@ func TestDisperseAgreeingRepeats(t *testing.T) {
 	assert.InDelta(t, math.Sqrt(2)/100, float64(d.CV), 1e-12)
 	assert.InDelta(t, 102.0/98, float64(d.MaxMin), 1e-12)
 	assert.False(t, d.Bimodal)
-	assert.Empty(t, d.Flag)
+	assert.Equal(t, FlagNone, d.Flag)
 }
 
 // Repeats 3x or more apart are flagged with their range, in SI.
@@ -23,9 +23,11 @@ func TestDisperseRangeOverThreeX(t *testing.T) {
 	d := Disperse([]float64{1.6e6, 527e6, 2.1e6}, "loops/s")
 	assert.InDelta(t, 527/1.6, float64(d.MaxMin), 1e-9)
 	assert.False(t, d.Bimodal, "3 repeats are too few to call two groups")
-	assert.Equal(t, "repeats range 1.6M..527M loops/s (329x apart)", d.Flag)
-	assert.Empty(t, Disperse([]float64{1, 2.9}, "loops/s").Flag, "under 3x")
-	assert.NotEmpty(t, Disperse([]float64{1, 3.1}, "loops/s").Flag)
+	assert.Equal(t, FlagApart, d.Flag)
+	assert.Equal(t, [2]Float{1.6e6, 527e6}, [2]Float{d.Min, d.Max})
+	assert.Equal(t, "loops/s", d.Unit)
+	assert.Equal(t, FlagNone, Disperse([]float64{1, 2.9}, "loops/s").Flag, "under 3x")
+	assert.Equal(t, FlagApart, Disperse([]float64{1, 3.1}, "loops/s").Flag)
 }
 
 // Two tight clusters are two groups; a broad spread of the same range is
@@ -35,23 +37,24 @@ func TestDisperseBimodal(t *testing.T) {
 	assert.True(t, d.Bimodal)
 	assert.Equal(t, 3, d.NLow)
 	assert.Equal(t, 3, d.NHigh)
-	assert.Equal(t, "repeats fall in two groups: 3 near 1.55M and 3 near 527M loops/s", d.Flag)
+	assert.Equal(t, FlagBimodal, d.Flag)
+	assert.Equal(t, [2]Float{1.55e6, 527e6}, [2]Float{d.Low, d.High})
 
 	// Two groups 2x apart: under DisagreeRatio, still flagged as bimodal.
 	d = Disperse([]float64{100, 101, 99, 200, 202, 198}, "loops/s")
 	assert.True(t, d.Bimodal)
-	assert.NotEmpty(t, d.Flag)
+	assert.Equal(t, FlagBimodal, d.Flag)
 
 	// Spread evenly over 100..800: the widest gap is no wider than the
 	// groups' own spread.
 	d = Disperse([]float64{100, 150, 220, 330, 500, 800}, "loops/s")
 	assert.False(t, d.Bimodal)
-	assert.Contains(t, d.Flag, "repeats range 100..800 loops/s (8x apart)")
+	assert.Equal(t, FlagApart, d.Flag)
 
 	// One outlier is not a group of its own (groups need two).
 	d = Disperse([]float64{100, 101, 100, 100, 102, 300}, "loops/s")
 	assert.False(t, d.Bimodal)
-	assert.Empty(t, d.Flag, "3x exactly is not more than 3x")
+	assert.Equal(t, FlagNone, d.Flag, "3x exactly is not more than 3x")
 
 	// Close groups (under 1.5x apart) are noise, not modes.
 	assert.False(t, Disperse([]float64{100, 100.5, 130, 130.5}, "loops/s").Bimodal)
@@ -68,7 +71,9 @@ func TestDisperseDegenerate(t *testing.T) {
 	assert.Equal(t, 1.0, float64(d.MaxMin))
 }
 
-func TestDispersionWarnings(t *testing.T) {
+// What happened to a flagged cell's threads is read from their CPU
+// share and speed per repeat (render.Cause words it).
+func TestCauseOf(t *testing.T) {
 	// obs is one thread's 1 s record at a CPU share and a speed (loops per
 	// CPU-second): its rate is their product; share 0 records no CPU time.
 	obs := func(target string, q, rep int, share, speed float64) Observation {
@@ -97,60 +102,57 @@ func TestDispersionWarnings(t *testing.T) {
 	cases := []struct {
 		name  string
 		cells []Cell
-		want  string
+		want  FlagCause
 	}{
 		{"not recorded", cells("host", 9, same(0, 3), []float64{1.6e6, 527e6, 1.7e6}),
-			"host fp qos=9 threads=1: repeats range 1.6M..527M loops/s (329x apart): the records carry no CPU time (a run written before results schema 1.2), " +
-				"so whether the threads lost CPU share or speed cannot be told"},
+			FlagCause{Kind: CauseNoCPUTime}},
 		{"a starved class", cells("host", 9, []float64{0.0005, 0.025, 0.005, 0.002, 0.001, 0.003}, same(1e9, 6)),
-			"host fp qos=9 threads=1: repeats range 500k..25M loops/s (50x apart): a starved class: background got 0.05%..2.5% of a CPU across repeats, " +
-				"against user-interactive's 99.8%, at a steady speed per CPU-second (1x apart); what a thread kept off the CPU gets varies by nature, " +
-				"so under contention this is expected, not a data problem"},
+			FlagCause{Kind: CauseStarved, Steady: true}},
 		{"contention did not hold", cells("host", 9, []float64{0.002, 0.98, 0.003, 0.002, 0.97, 0.0025}, same(1e9, 6)),
-			"host fp qos=9 threads=1: repeats fall in two groups: 4 near 2.25M and 2 near 975M loops/s: background got 98% and 97% of a CPU in repeats 2 and 5, " +
-				"near user-interactive's 99.8%, where its other repeats got 0.2%..0.3%: contention did not hold in those repeats"},
+			FlagCause{Kind: CauseNotHeld, Repeats: []int{1, 4}}},
 		// The run that had its spinners stopped for one repeat.
 		{"contention did not hold in one repeat", cells("host", 9, []float64{0.003, 0.005, 0.774, 0.002, 0.006, 0.004}, same(1e9, 6)),
-			"host fp qos=9 threads=1: repeats range 2M..774M loops/s (387x apart): background got 77.4% of a CPU in repeat 3, " +
-				"near user-interactive's 99.8%, where its other repeats got 0.2%..0.6%: contention did not hold in that repeat"},
+			FlagCause{Kind: CauseNotHeld, Repeats: []int{2}}},
 		// At 2 threads a stopped spinner frees a thread's worth of CPU for
 		// two: the share that far above the crumbs is under the starved
 		// limit, and still contention failing, not a crumb.
 		{"contention did not hold far above the crumbs", cells("host", 9, []float64{0.0033, 0.423, 0.004, 0.005, 0.0035, 0.006}, same(1e9, 6)),
-			"host fp qos=9 threads=1: repeats range 3.3M..423M loops/s (128x apart): background got 42.3% of a CPU in repeat 2, " +
-				"over 10x its median 0.45%, where its other repeats got 0.33%..0.6%: contention did not hold in that repeat"},
+			FlagCause{Kind: CauseNotHeld, Repeats: []int{1}, FarAbove: 10}},
 		// Inside a guest no spinner decides: a class the guest starved is
 		// the finding.
 		{"a class starved inside the guest", cells("vm", 9, []float64{0.0005, 0.025, 0.005, 0.002, 0.001, 0.003}, same(1e9, 6)),
-			"vm fp qos=9 threads=1: repeats range 500k..25M loops/s (50x apart): a class starved inside the guest: background got 0.05%..2.5% of a vCPU across repeats, " +
-				"against user-interactive's 99.8%: the guest's scheduler kept it off its vCPUs, which is a finding about the VM, not noise of the host's contention"},
+			FlagCause{Kind: CauseStarvedInGuest, Steady: true}},
 		// CPU time in 2 of 6 repeats: their shares cannot say what happened
 		// in the other 4.
 		{"CPU time in some repeats only", cells("host", 9, []float64{0.972, 0.97, 0, 0, 0, 0}, []float64{1e9, 1e9, 2e6, 2.1e6, 1.9e6, 2e6}),
-			"host fp qos=9 threads=1: repeats fall in two groups: 4 near 2M and 2 near 971M loops/s: CPU time is in only 2 of its 6 repeats that did work (repeats 1 and 2), " +
-				"so whether the threads lost CPU share or speed cannot be told"},
+			FlagCause{Kind: CausePartlyRecorded, Repeats: []int{0, 1}, Working: 6}},
 		{"the high class lost share", Cells([]Observation{obs("host", 33, 1, 0.99, 1e9), obs("host", 33, 2, 0.2, 1e9), obs("host", 33, 3, 0.99, 1e9),
 			obs("host", 33, 4, 0.25, 1e9), obs("host", 33, 5, 0.98, 1e9)}),
-			"host fp qos=33 threads=1: repeats fall in two groups: 2 near 225M and 3 near 990M loops/s: the machine was busy: user-interactive got only 20% and 25% of a CPU in repeats 2 and 4, " +
-				"where its other repeats got 98%..99%: something else took the CPU"},
+			FlagCause{Kind: CauseBusyShare, Repeats: []int{1, 3}}},
 		// A busy machine took most of the CPU from the high class: its
 		// median share is low, and it is still not a starved class.
 		{"the high class lost share on a busy machine", Cells([]Observation{obs("host", 33, 1, 0.73, 1e9), obs("host", 33, 2, 0.19, 1e9), obs("host", 33, 3, 0.26, 1e9),
 			obs("host", 33, 4, 0.7, 1e9), obs("host", 33, 5, 0.21, 1e9)}),
-			"host fp qos=33 threads=1: repeats range 190M..730M loops/s (3.84x apart): the machine was busy: user-interactive got only 19%, 26% and 21% of a CPU in repeats 2, 3 and 5, " +
-				"where its other repeats got 70%..73%: something else took the CPU"},
+			FlagCause{Kind: CauseBusyShare, Repeats: []int{1, 2, 4}}},
 		// Crumbs 28x apart at speeds 1.4x apart: the share explains it.
 		{"a starved class whose speed varied less", cells("host", 9, []float64{0.0005, 0.014, 0.002, 0.006, 0.001, 0.004}, []float64{1e9, 1.1e9, 0.72e9, 1e9, 1e9, 1.02e9}),
-			"host fp qos=9 threads=1: repeats range 500k..15.4M loops/s (30.8x apart): a starved class: background got 0.05%..1.4% of a CPU across repeats, " +
-				"against user-interactive's 99.8%, while its speed per CPU-second varied only 1.53x; what a thread kept off the CPU gets varies by nature, " +
-				"so under contention this is expected, not a data problem"},
+			FlagCause{Kind: CauseStarved}},
 		{"a vCPU's speed varied", cells("vm", 9, same(0.99, 3), []float64{1e9, 0.25e9, 1e9}),
-			"vm fp qos=9 threads=1: repeats range 247.5M..990M loops/s (4x apart): the host was busy: its speed per vCPU-second varied 4x across repeats, " +
-				"slowest in repeat 2 (250M loops/CPU-s): the host ran the vCPU less, or slower, than the guest saw"},
+			FlagCause{Kind: CauseBusySpeed, Repeats: []int{1}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			assert.Equal(t, []string{c.want}, DispersionWarnings(c.cells, "fp", ""))
+			ws := DispersionWarnings(c.cells, "fp", "")
+			require.Len(t, ws, 1)
+			got := ws[0].Cause
+			assert.Equal(t, [2]any{c.want.Kind, c.want.Repeats}, [2]any{got.Kind, got.Repeats})
+			assert.Equal(t, c.want.Working, got.Working)
+			assert.Equal(t, c.want.FarAbove, got.FarAbove)
+			if c.want.Kind == CauseStarved || c.want.Kind == CauseStarvedInGuest {
+				assert.Equal(t, c.want.Steady, got.Steady)
+				assert.Equal(t, 33, got.HighQoS)
+				assert.InDelta(t, 0.998, float64(got.HighShare), 1e-9)
+			}
 			assert.Empty(t, DispersionWarnings(c.cells, "int", ""))
 		})
 	}
@@ -167,8 +169,9 @@ func TestDispersionWarnings(t *testing.T) {
 			Observation{CellKey: CellKey{Target: "host", Workload: "fp", QoS: 33, Threads: 2}, Repeat: r, Unit: "loops", StartNs: 0, EndNs: 1e9, Work: 1e9, CPUNs: 1e9},
 			Observation{CellKey: CellKey{Target: "host", Workload: "fp", QoS: 33, Threads: 2}, Repeat: r, Unit: "loops", StartNs: start, EndNs: start + 1e9, Work: 1e9, CPUNs: 1e9})
 	}
-	assert.Equal(t, []string{"host fp qos=33 threads=2: repeats range 500M..2G loops/s (4x apart): neither its CPU share (100%) nor its speed per CPU-second (1x apart) explains it"},
-		DispersionWarnings(Cells(late), "fp", ""))
+	ws := DispersionWarnings(Cells(late), "fp", "")
+	require.Len(t, ws, 1)
+	assert.Equal(t, CauseUnexplained, ws[0].Cause.Kind)
 }
 
 // The bimodality test holds from 4 to 20 repeats: two clusters are found
@@ -189,19 +192,19 @@ func TestDisperseBimodalSizes(t *testing.T) {
 		two = append(two, 100+float64(i%10), 400+float64(i%10)*4)
 	}
 	assert.False(t, Disperse(tight, "loops/s").Bimodal)
-	assert.Empty(t, Disperse(tight, "loops/s").Flag)
+	assert.Equal(t, FlagNone, Disperse(tight, "loops/s").Flag)
 	assert.False(t, Disperse(smooth, "loops/s").Bimodal)
-	assert.Empty(t, Disperse(smooth, "loops/s").Flag, "2.5x apart and no gap: not flagged")
+	assert.Equal(t, FlagNone, Disperse(smooth, "loops/s").Flag, "2.5x apart and no gap: not flagged")
 	d = Disperse(two[:20], "loops/s")
 	assert.Equal(t, 20, d.N)
 	assert.True(t, d.Bimodal)
 	assert.Equal(t, [2]int{10, 10}, [2]int{d.NLow, d.NHigh})
-	assert.Equal(t, "repeats fall in two groups: 10 near 104.5 and 10 near 418 loops/s", d.Flag)
+	assert.Equal(t, FlagBimodal, d.Flag)
 
 	// 3 repeats: two apart from one is an outlier, not a mode.
 	d = Disperse([]float64{100, 101, 250}, "loops/s")
 	assert.False(t, d.Bimodal)
-	assert.Empty(t, d.Flag, "2.5x is under the 3x rule")
+	assert.Equal(t, FlagNone, d.Flag, "2.5x is under the 3x rule")
 }
 
 // A compression cell's repeats are also judged by their times, and its
@@ -222,28 +225,25 @@ func TestCellsTimeDispersionForPhases(t *testing.T) {
 	assert.Nil(t, fp.SecondsDispersion, "a cell without phases is judged by its rates")
 	assert.InDelta(t, 5.2/1.29, float64(comp.SecondsDispersion.MaxMin), 1e-9)
 	assert.InDelta(t, float64(comp.Dispersion.MaxMin), float64(comp.SecondsDispersion.MaxMin), 1e-6, "the same work: max/min of times is that of rates")
-	assert.Equal(t, "repeats range 1.29..5.2 s (4.03x apart)", comp.DispersionFlag())
-	assert.Equal(t, comp.SecondsDispersion.Flag, comp.DispersionFlag())
-	assert.Equal(t, fp.Dispersion.Flag, fp.DispersionFlag())
-	assert.Contains(t, fp.DispersionFlag(), "loops/s")
-	assert.Equal(t, []string{"host compress qos=9 threads=1: repeats range 1.29..5.2 s (4.03x apart): the records carry no CPU time (a run written before results schema 1.2), " +
-		"so whether the threads lost CPU share or speed cannot be told"},
-		DispersionWarnings(cells, "compress", "compress"))
+	d := comp.FlaggedDispersion()
+	assert.Equal(t, [4]any{"s", Float(1.29), Float(5.2), FlagApart}, [4]any{d.Unit, d.Min, d.Max, d.Flag}, "a cell timed in phases is flagged by its times")
+	assert.Equal(t, "loops/s", fp.FlaggedDispersion().Unit)
+	assert.True(t, comp.Flagged())
+	ws := DispersionWarnings(cells, "compress", "compress")
+	require.Len(t, ws, 1)
+	assert.Equal(t, comp.CellKey, ws[0].Cell.CellKey)
+	assert.Equal(t, CauseNoCPUTime, ws[0].Cause.Kind)
 }
 
-// Repeats that did no work are left out of the spread and flagged, and a
-// verdict resting on the cell names them in short.
+// Repeats that did no work are left out of the spread and flagged.
 func TestDisperseCountsRepeatsWithoutWork(t *testing.T) {
 	d := Disperse([]float64{0, 5e6, 5.1e6, 0, 4.9e6, 5e6}, "loops/s")
 	assert.Equal(t, 4, d.N)
 	assert.Equal(t, 2, d.Zero)
 	assert.InDelta(t, 5.1/4.9, float64(d.MaxMin), 1e-12)
-	assert.Equal(t, "2 of 6 repeats did no work (rate 0)", d.Flag)
+	assert.Equal(t, FlagIdle, d.Flag)
 	c := Cell{CellKey: CellKey{Target: "vm", Workload: "fp", QoS: 9, Threads: 1}, Dispersion: d}
-	assert.Equal(t, "did no work in 2 of 6 repeats", c.FlagText())
-
-	c.Dispersion = Disperse([]float64{1e6, 77e6, 1.5e6}, "loops/s")
-	assert.Equal(t, "repeats 77x apart", c.FlagText())
+	assert.True(t, c.Flagged())
 	c.Dispersion = Disperse([]float64{1e6, 1.1e6, 1.05e6}, "loops/s")
-	assert.Empty(t, c.FlagText())
+	assert.False(t, c.Flagged())
 }

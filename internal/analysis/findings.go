@@ -2,12 +2,9 @@ package analysis
 
 import (
 	"cmp"
-	"fmt"
 	"math"
 	"slices"
 	"sort"
-	"strconv"
-	"strings"
 )
 
 // StragglerThreshold is how much later than the other threads a thread
@@ -20,14 +17,11 @@ const StragglerThreshold = 0.20
 // others says nothing.
 const minStragglerDelay = 0.05 // s
 
-// scalingTolerance is how close to the best a thread count must come to
-// count as already there: differences under it are noise, not a trend.
-const scalingTolerance = 0.10
-
-// Finding is a pattern qoslab states in words: a straggler thread, batches
-// of completions, where adding threads stops paying.
+// Finding is a pattern qoslab reports: a straggler thread, batches
+// of completions, where adding threads stops paying, where the workers
+// ran. It holds the numbers; the words are the renderer's.
 type Finding struct {
-	Kind     string `json:"kind"` // "stragglers", "batches", "scaling"
+	Kind     string `json:"kind"` // "stragglers", "batches", "scaling", "core-share"
 	Target   string `json:"target"`
 	Workload string `json:"workload"`
 	QoS      int    `json:"qos"`
@@ -35,27 +29,51 @@ type Finding struct {
 	// Params are the cells' parameters where they tell them apart
 	// (CellKey.Params).
 	Params string `json:"params,omitempty"`
-	Text   string `json:"text"`
+	// The finding itself, one of them by Kind.
+	Stragglers *LateGroups `json:"-"`
+	Batches    *BatchSteps `json:"-"`
+	Scaling    *ScalingFit `json:"-"`
+	CoreShare  *CoreShare  `json:"-"`
 }
 
-// String is the finding as the summaries print it: "host mmul qos=33
-// threads=3: in 5 of 5 repeats one thread finished 1.39 s (68%) after the
-// other two".
-func (f Finding) String() string {
-	head := f.Target
-	if f.Workload != "" && f.Workload != "all" {
-		head += " " + f.Workload
-	}
-	if f.QoS != 0 {
-		head += fmt.Sprintf(" qos=%d", f.QoS)
-	}
-	if f.Threads > 0 {
-		head += fmt.Sprintf(" threads=%d", f.Threads)
-	}
-	if f.Params != "" {
-		head += " " + f.Params
-	}
-	return head + ": " + f.Text
+// LateGroups is a stragglers finding (Stragglers): in how many repeats a
+// late group finished after the others, the groups' sizes over them, and
+// the medians over them of when the on-time group finished, how much later
+// the late one did, and that as a share.
+type LateGroups struct {
+	Repeats, Of int
+	// TwoGroups says the late group was half the threads or more in some
+	// repeat: two groups, not stragglers.
+	TwoGroups    bool
+	OnTime, Late IntRange
+	At, Delay    float64 // s
+	Share        float64
+}
+
+// IntRange is the least and the most of some counts.
+type IntRange struct{ Low, High int }
+
+// BatchSteps is a batches finding (Batches): the batch size, the steps of
+// the first repeat that fits (mean completion times, s), how many repeats
+// fit of how many, and in how many of them one process ended outside the
+// steps, and when (the earliest and latest, s).
+type BatchSteps struct {
+	Size                    int
+	Steps                   []float64
+	Fit, Of                 int
+	Outliers                int
+	OutlierLow, OutlierHigh float64
+}
+
+// CoreShare is a core-share finding (made from telemetry, beside the
+// analysis): the worker most on the slower core type spent Median of its
+// busy time there, over Shares (ascending, one per repeat); or, with
+// Unavailable set, why no share could be read.
+type CoreShare struct {
+	Slow        string
+	Median      float64
+	Shares      []float64
+	Unavailable string
 }
 
 // repeatTimes is one repeat's records of a cell: their end times and the
@@ -184,19 +202,15 @@ func Stragglers(obs []Observation, keep func(Observation) bool, threshold float6
 		if !most(len(splits), len(reps)) {
 			continue
 		}
-		noun := "thread"
-		if k.Workload == "procs" {
-			noun = "process"
-		}
 		out = append(out, Finding{Kind: "stragglers", Target: k.Target, Workload: k.Workload, QoS: k.QoS, Threads: k.Threads, Params: k.Params,
-			Text: fmt.Sprintf("in %d of %d repeats %s", len(splits), len(reps), lateText(splits, k.Threads, noun))})
+			Stragglers: lateGroups(splits, len(reps))})
 	}
 	return out
 }
 
-// lateText says how the threads of the repeats with a late group finished
-// (see Stragglers), medians over those repeats.
-func lateText(splits []lateSplit, threads int, noun string) string {
+// lateGroups sums up the repeats with a late group (see Stragglers),
+// medians over those repeats, of repeats in all.
+func lateGroups(splits []lateSplit, repeats int) *LateGroups {
 	var ats, delays, shares []float64
 	var onTime, late []int
 	groups := false
@@ -206,51 +220,9 @@ func lateText(splits []lateSplit, threads int, noun string) string {
 		groups = groups || l.twoGroups()
 	}
 	med := func(v []float64) float64 { return median(slices.Sorted(slices.Values(v))) }
-	lo, hi := slices.Min(late), slices.Max(late)
-	if groups {
-		return fmt.Sprintf("%s finished in two groups: %s at %.2f s, %s %.2f s (%.0f%%) later", plural(2, noun),
-			sizeRange(onTime), med(ats), sizeRange(late), med(delays), 100*med(shares))
-	}
-	who := fmt.Sprintf("%s %s finished", numberWord(lo), plural(lo, noun))
-	rest := "the others"
-	switch {
-	case lo != hi:
-		who = fmt.Sprintf("%s %s finished", sizeRange(late), plural(hi, noun))
-	case threads-lo == 1:
-		rest = "the other one"
-	default:
-		rest = "the other " + numberWord(threads-lo)
-	}
-	return fmt.Sprintf("%s %.2f s (%.0f%%) after %s", who, med(delays), 100*med(shares), rest)
-}
-
-// sizeRange is a group's size in words, or the range of its sizes over
-// the repeats: "two", "one to two".
-func sizeRange(sizes []int) string {
-	lo, hi := slices.Min(sizes), slices.Max(sizes)
-	if lo == hi {
-		return numberWord(lo)
-	}
-	return numberWord(lo) + " to " + numberWord(hi)
-}
-
-// plural is noun for one, else its plural ("threads", "processes").
-func plural(n int, noun string) string {
-	switch {
-	case n == 1:
-		return noun
-	case strings.HasSuffix(noun, "s"):
-		return noun + "es"
-	}
-	return noun + "s"
-}
-
-func numberWord(n int) string {
-	words := []string{"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"}
-	if n >= 0 && n < len(words) {
-		return words[n]
-	}
-	return fmt.Sprint(n)
+	return &LateGroups{Repeats: len(splits), Of: repeats, TwoGroups: groups,
+		OnTime: IntRange{slices.Min(onTime), slices.Max(onTime)}, Late: IntRange{slices.Min(late), slices.Max(late)},
+		At: med(ats), Delay: med(delays), Share: med(shares)}
 }
 
 // Batches finds, in procs cells (keep says which observations count),
@@ -319,20 +291,14 @@ func Batches(obs []Observation, keep func(Observation) bool) []Finding {
 				outlierAt = append(outlierAt, f.outlier)
 			}
 		}
-		steps := make([]string, len(first.steps))
-		for i, b := range first.steps {
-			steps[i] = fmt.Sprintf("%.1f", b.at)
+		b := &BatchSteps{Size: size, Fit: best, Of: len(reps), Outliers: outliers}
+		for _, st := range first.steps {
+			b.Steps = append(b.Steps, st.at)
 		}
-		text := fmt.Sprintf("completions come in batches of %d: steps at %s s (every step but the last has %d; %d of %d repeats in batches of %d)",
-			size, strings.Join(steps, ", "), size, best, len(reps), size)
 		if outliers > 0 {
-			at := fmt.Sprintf("%.2f", slices.Min(outlierAt))
-			if hi := fmt.Sprintf("%.2f", slices.Max(outlierAt)); hi != at {
-				at += ".." + hi
-			}
-			text += fmt.Sprintf("; in %d of them one process ended outside the steps (at %s s), left out", outliers, at)
+			b.OutlierLow, b.OutlierHigh = slices.Min(outlierAt), slices.Max(outlierAt)
 		}
-		out = append(out, Finding{Kind: "batches", Target: k.Target, Workload: k.Workload, QoS: k.QoS, Threads: k.Threads, Params: k.Params, Text: text})
+		out = append(out, Finding{Kind: "batches", Target: k.Target, Workload: k.Workload, QoS: k.QoS, Threads: k.Threads, Params: k.Params, Batches: b})
 	}
 	return out
 }
@@ -437,242 +403,4 @@ func stepSplits(s []float64, startSpread float64) [][]batch {
 		steps[i] = x.steps
 	}
 	return steps
-}
-
-// Scaling says, per target, workload and class with 3 or more thread
-// counts, where adding threads stops paying: for a fixed total of work
-// (pi's iterations split over the threads, [m1-qos]) the thread count that
-// finished soonest, for work per thread the one with the highest total
-// rate; and whether more threads did worse. "best at", "did worse" and
-// "gained nothing" are said only where the rank test shows them (see
-// scalingTests); a difference it cannot tell from noise is said as such,
-// with its p. Where threads still paid, it gives what each added thread
-// brought over that part only (the Theil-Sen slope of the repeats' total
-// rates, with its interval), never a slope over a plateau; past where they
-// stopped paying, the change of the median total rate at each step.
-func Scaling(cells []Cell, totalWork func(workload string) bool) []Finding {
-	type key struct {
-		target, workload, params string
-		qos                      int
-	}
-	series := map[key][]Cell{}
-	var order []key
-	for _, c := range SortCells(cells) {
-		if c.Phase != "" || c.TotalRate.N == 0 {
-			continue
-		}
-		k := key{c.Target, c.Workload, c.Params, c.QoS}
-		if series[k] == nil {
-			order = append(order, k)
-		}
-		series[k] = append(series[k], c)
-	}
-	var out []Finding
-	for _, k := range order {
-		cs := series[k]
-		if len(cs) < 3 {
-			continue
-		}
-		if text, ok := scalingText(cs, totalWork(k.workload)); ok {
-			out = append(out, Finding{Kind: "scaling", Target: k.target, Workload: k.workload, QoS: k.qos, Params: k.params, Text: text})
-		}
-	}
-	return out
-}
-
-// scalingText is the scaling finding of one series of cells, ascending in
-// threads (see Scaling); totalWork says its work is a fixed total, judged
-// by time.
-func scalingText(cs []Cell, totalWork bool) (string, bool) {
-	best := cs[0]
-	better := func(c Cell) bool { return float64(c.TotalRate.Median) > float64(best.TotalRate.Median) }
-	what := func(c Cell) string { return fmt.Sprintf("%.3g %s/s", float64(c.TotalRate.Median), c.Unit) }
-	if totalWork {
-		better = func(c Cell) bool { return float64(c.Seconds.Median) < float64(best.Seconds.Median) }
-		what = func(c Cell) string { return fmt.Sprintf("%.3g s", float64(c.Seconds.Median)) }
-	}
-	for _, c := range cs[1:] {
-		if better(c) {
-			best = c
-		}
-	}
-	if math.IsNaN(float64(best.TotalRate.Median)) {
-		return "", false
-	}
-	// near: within scalingTolerance of the best.
-	near := func(c Cell) bool {
-		if totalWork {
-			return float64(c.Seconds.Median) <= float64(best.Seconds.Median)*(1+scalingTolerance)
-		}
-		return float64(c.TotalRate.Median) >= float64(best.TotalRate.Median)*(1-scalingTolerance)
-	}
-	plateau := best
-	for _, c := range cs {
-		if near(c) {
-			plateau = c
-			break
-		}
-	}
-	tests := scalingTests(cs, best, totalWork)
-	last := cs[len(cs)-1]
-	shown := tests.beatsAll()
-	text := fmt.Sprintf("best at %d threads (%s)", best.Threads, what(best))
-	if !shown {
-		text = tests.unshownText(best, what, totalWork)
-	}
-	paying := best.Threads // where the part that still pays ends
-	switch {
-	case !near(last):
-		if tests.beats(last) {
-			text += fmt.Sprintf("; more threads did worse (%d threads: %s)", last.Threads, what(last))
-		}
-	case plateau.Threads == best.Threads && best.Threads < last.Threads:
-		if tests.beats(last) {
-			text += fmt.Sprintf("; more threads gained nothing (%d threads: %s)", last.Threads, what(last))
-		}
-	case plateau.Threads < last.Threads:
-		paying = plateau.Threads
-		text = fmt.Sprintf("adding threads stopped paying at %d threads (%s, within %.0f%% of the best, %s at %d)",
-			plateau.Threads, what(plateau), 100*scalingTolerance, what(best), best.Threads)
-	case shown:
-		text += "; every added thread still paid"
-	}
-	return text + slopeText(cs, paying), true
-}
-
-// scalingTest is the rank test of the best thread count's repeats against
-// another count's.
-type scalingTest struct {
-	cell Cell
-	test UTest
-}
-
-// scalingTestSet is the best count's tests against every other count.
-type scalingTestSet []scalingTest
-
-// scalingTests tests the best count's repeats against each other count's,
-// two-sided Mann-Whitney at Alpha: their total rates, or for a fixed total
-// of work their times (a count is better for a higher rate or a shorter
-// time; repeats that did no work left out, as everywhere).
-func scalingTests(cs []Cell, best Cell, totalWork bool) scalingTestSet {
-	values := func(c Cell) []float64 {
-		if !totalWork {
-			return workingRates(c.TotalRates)
-		}
-		var secs []float64
-		for i, r := range c.TotalRates {
-			if !idleRate(r) && i < len(c.RepeatSeconds) {
-				secs = append(secs, c.RepeatSeconds[i])
-			}
-		}
-		return secs
-	}
-	var out scalingTestSet
-	for _, c := range cs {
-		if c.Threads != best.Threads {
-			out = append(out, scalingTest{c, mannWhitney(values(best), values(c))})
-		}
-	}
-	return out
-}
-
-// beats says whether the best count is shown better than c's.
-func (ts scalingTestSet) beats(c Cell) bool {
-	for _, t := range ts {
-		if t.cell.Threads == c.Threads {
-			return t.test.Significant(Alpha)
-		}
-	}
-	return false
-}
-
-// beatsAll says whether the best count is shown better than every other:
-// "best at" needs each test to reject at Alpha (an intersection-union
-// test, which needs no correction for the number of tests).
-func (ts scalingTestSet) beatsAll() bool {
-	for _, t := range ts {
-		if !t.test.Significant(Alpha) {
-			return false
-		}
-	}
-	return true
-}
-
-// unshownText opens a finding whose best count the tests do not show best:
-// its median, then the counts it is within noise of, with each p, and
-// those whose repeats are too few for any test to tell at Alpha: "highest
-// median at 2 threads (2e+08 loops/s); within noise of it: 3 threads
-// (1.75e+08 loops/s, p=0.59)".
-func (ts scalingTestSet) unshownText(best Cell, what func(Cell) string, totalWork bool) string {
-	text := fmt.Sprintf("highest median at %d threads (%s)", best.Threads, what(best))
-	if totalWork {
-		text = fmt.Sprintf("shortest median at %d threads (%s)", best.Threads, what(best))
-	}
-	var noise, few []string
-	var sizes []string
-	smallest := math.Inf(1)
-	for _, t := range ts {
-		switch {
-		case t.test.Significant(Alpha):
-		case t.test.SmallestP >= Alpha:
-			few = append(few, fmt.Sprint(t.cell.Threads))
-			if sz := fmt.Sprintf("%d vs %d", t.test.N1, t.test.N2); !slices.Contains(sizes, sz) {
-				sizes = append(sizes, sz)
-			}
-			smallest = min(smallest, float64(t.test.SmallestP))
-		default:
-			noise = append(noise, fmt.Sprintf("%d threads (%s, %s)", t.cell.Threads, what(t.cell), FormatP(t.test.P)))
-		}
-	}
-	if len(noise) > 0 {
-		text += "; within noise of it: " + strings.Join(noise, ", ")
-	}
-	if len(few) > 0 {
-		text += fmt.Sprintf("; too few repeats to test it against %s threads (smallest reachable p %s with %s repeats)",
-			strings.Join(few, ", "), strconv.FormatFloat(smallest, 'g', 2, 64), strings.Join(sizes, ", "))
-	}
-	return text
-}
-
-// slopeText says what each added thread brought up to paying threads (the
-// Theil-Sen slope of the total rates of the repeats that did work there,
-// with its interval), and past it the change of the median total rate at
-// each step.
-func slopeText(cs []Cell, paying int) string {
-	var x, y []float64
-	var past []string
-	counts := 0
-	for i, c := range cs {
-		if c.Threads <= paying {
-			counts++
-			for _, r := range workingRates(c.TotalRates) {
-				x, y = append(x, float64(c.Threads)), append(y, r)
-			}
-			continue
-		}
-		step := float64(c.TotalRate.Median - cs[i-1].TotalRate.Median)
-		past = append(past, fmt.Sprintf("%+.2g", step))
-	}
-	unit := cs[0].Unit + "/s"
-	var text string
-	if ts := fitTheilSen(x, y); counts >= 2 && !ts.Slope.IsNaN() {
-		text = fmt.Sprintf("; up to %d threads each added thread brought %.3g %s [%.3g..%.3g] (Theil-Sen)", paying, float64(ts.Slope), unit, float64(ts.Low), float64(ts.High))
-	} else {
-		text = fmt.Sprintf("; no thread added to %d paid", cs[0].Threads)
-	}
-	if len(past) > 0 {
-		text += fmt.Sprintf("; past %d, the steps to %s threads changed it by %s %s", paying, threadList(cs, paying), strings.Join(past, ", "), unit)
-	}
-	return text
-}
-
-// threadList is the thread counts of cs above n: "3, 4".
-func threadList(cs []Cell, n int) string {
-	var parts []string
-	for _, c := range cs {
-		if c.Threads > n {
-			parts = append(parts, fmt.Sprint(c.Threads))
-		}
-	}
-	return strings.Join(parts, ", ")
 }

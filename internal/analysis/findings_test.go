@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -54,7 +53,8 @@ func TestFindingsReproduceThePublishedPatterns(t *testing.T) {
 		}
 		f := Stragglers(obs, all, StragglerThreshold)
 		require.Len(t, f, 1, s.Source)
-		assert.Equal(t, s.Want, f[0].Text)
+		require.NotNil(t, f[0].Stragglers, s.Source)
+		assert.Equal(t, [2]int{1, 1}, [2]int{f[0].Stragglers.Repeats, f[0].Stragglers.Of}, s.Source)
 	}
 	for _, b := range ref.Batches {
 		var obs []Observation
@@ -64,7 +64,8 @@ func TestFindingsReproduceThePublishedPatterns(t *testing.T) {
 		}
 		f := Batches(obs, all)
 		require.Len(t, f, 1)
-		assert.Equal(t, b.Want, f[0].Text)
+		require.NotNil(t, f[0].Batches)
+		assert.Equal(t, 1, f[0].Batches.Fit)
 	}
 	var obs []Observation
 	for i, n := range ref.Pi.Threads {
@@ -79,8 +80,16 @@ func TestFindingsReproduceThePublishedPatterns(t *testing.T) {
 	// threads the shortest, untested), then what qoslab derives: the rate
 	// each added thread brought up to the best (1e9 iterations over 89.47,
 	// 56.00 and 40.34 s at 1, 2 and 4 threads), and the steps past it.
-	assert.Equal(t, ref.Pi.Want+"; up to 4 threads each added thread brought 4.54e+06 iterations/s [3.47e+06..6.68e+06] (Theil-Sen); past 4, the steps to 8, 10 threads changed it by -6.6e+06, +1.3e+05 iterations/s", f[0].Text)
-	assert.True(t, strings.HasPrefix(f[0].String(), "host pi qos=33: "+ref.Pi.Want))
+	fit := f[0].Scaling
+	require.NotNil(t, fit)
+	assert.Equal(t, "scaling", f[0].Kind)
+	assert.True(t, fit.TotalWork)
+	assert.Equal(t, 4, fit.Best.Threads)
+	assert.False(t, fit.Shown, "one run per count: untested")
+	assert.Equal(t, 4, fit.Paying)
+	assert.True(t, fit.Sloped)
+	assert.InDelta(t, 4.54e6, float64(fit.Slope.Slope), 0.005e6)
+	assert.Equal(t, []int{8, 10}, fit.StepThreads)
 }
 
 // What is not a pattern is not called one: threads finishing together, one
@@ -108,8 +117,9 @@ func TestFindingsStayQuietWithoutAPattern(t *testing.T) {
 	}
 	f := Scaling(Cells(obs), func(string) bool { return false })
 	require.Len(t, f, 1)
-	assert.Contains(t, f[0].Text, "best at 3 threads")
-	assert.Contains(t, f[0].Text, "every added thread still paid")
+	assert.Equal(t, 3, f[0].Scaling.Best.Threads)
+	assert.True(t, f[0].Scaling.Shown)
+	assert.Equal(t, TailStillPaid, f[0].Scaling.Tail)
 }
 
 // A delay of a few hundredths is scheduler noise, whatever its share; a
@@ -132,7 +142,12 @@ func TestFindingsIgnoreNoise(t *testing.T) {
 	require.Len(t, f, 1)
 	// The slope is of the part that still pays, 1 to 2 threads, never over
 	// the plateau; past it, each step's change.
-	assert.Equal(t, "adding threads stopped paying at 2 threads (2e+08 loops/s, within 10% of the best, 2.05e+08 loops/s at 3); up to 2 threads each added thread brought 1e+08 loops/s [1e+08..1e+08] (Theil-Sen); past 2, the steps to 3, 4 threads changed it by +5e+06, -7e+06 loops/s", f[0].Text)
+	fit := f[0].Scaling
+	assert.Equal(t, TailStopped, fit.Tail)
+	assert.Equal(t, [3]int{2, 3, 2}, [3]int{fit.Plateau.Threads, fit.Best.Threads, fit.Paying})
+	assert.InDelta(t, 1e8, float64(fit.Slope.Slope), 1)
+	assert.Equal(t, []int{3, 4}, fit.StepThreads)
+	assert.InDeltaSlice(t, []float64{5e6, -7e6}, fit.Steps, 1)
 }
 
 // Steps of different sizes (2, 3, 4 processes) are not batches, even
@@ -172,41 +187,42 @@ func TestStragglersAreTheLateGroup(t *testing.T) {
 		key     CellKey
 		repeats int
 		ends    func(int) []float64
-		want    string
+		want    LateGroups
 	}{
 		{"two of six late", CellKey{Target: "host", Workload: "mmul", QoS: 33, Threads: 6}, 6, always(2.0, 2.0, 2.01, 2.0, 3.1, 3.1),
-			"in 6 of 6 repeats two threads finished 1.10 s (55%) after the other four"},
+			LateGroups{Repeats: 6, Of: 6, OnTime: IntRange{4, 4}, Late: IntRange{2, 2}}},
 		{"three of five late: two groups", CellKey{Target: "host", Workload: "mmul", QoS: 33, Threads: 5}, 6, always(2.5, 2.5, 3.06, 3.06, 3.06),
-			"in 6 of 6 repeats threads finished in two groups: two at 2.50 s, three 0.56 s (22%) later"},
+			LateGroups{Repeats: 6, Of: 6, TwoGroups: true, OnTime: IntRange{2, 2}, Late: IntRange{3, 3}}},
 		{"processes", CellKey{Target: "vm", Workload: "procs", QoS: 9, Threads: 4}, 6, always(1.0, 1.0, 1.0, 1.6),
-			"in 6 of 6 repeats one process finished 0.60 s (60%) after the other three"},
+			LateGroups{Repeats: 6, Of: 6, OnTime: IntRange{3, 3}, Late: IntRange{1, 1}}},
 		{"sizes vary", CellKey{Target: "host", Workload: "mmul", QoS: 33, Threads: 6}, 4, func(r int) []float64 {
 			if r%2 == 0 {
 				return []float64{2, 2, 2, 2, 3, 3}
 			}
 			return []float64{2, 2, 2, 2, 2, 3}
-		}, "in 4 of 4 repeats one to two threads finished 1.00 s (50%) after the others"},
+		}, LateGroups{Repeats: 4, Of: 4, OnTime: IntRange{4, 5}, Late: IntRange{1, 2}}},
 		{"sizes vary, half late in some", CellKey{Target: "host", Workload: "mmul", QoS: 33, Threads: 4}, 4, func(r int) []float64 {
 			if r%2 == 0 {
 				return []float64{2, 2, 3, 3}
 			}
 			return []float64{2, 2, 2, 3}
-		}, "in 4 of 4 repeats threads finished in two groups: two to three at 2.00 s, one to two 1.00 s (50%) later"},
+		}, LateGroups{Repeats: 4, Of: 4, TwoGroups: true, OnTime: IntRange{2, 3}, Late: IntRange{1, 2}}},
 		// The audit's case: the old split left late threads in the on-time
 		// group ("three to five threads finished 0.52 s (21%) after the
 		// others").
 		{"two on time, five late", CellKey{Target: "host", Workload: "mmul", QoS: 33, Threads: 7}, 6, func(r int) []float64 {
 			j := 0.002 * float64(r%3)
 			return []float64{2.0, 2.0 + j, 3.0, 3.005 + j, 3.01, 3.02 + j, 3.03}
-		}, "in 6 of 6 repeats threads finished in two groups: two at 2.00 s, five 1.01 s (50%) later"},
+		}, LateGroups{Repeats: 6, Of: 6, TwoGroups: true, OnTime: IntRange{2, 2}, Late: IntRange{5, 5}}},
 		{"one of two", CellKey{Target: "host", Workload: "fp", QoS: 9, Threads: 2}, 3, always(0.3, 0.9),
-			"in 3 of 3 repeats threads finished in two groups: one at 0.30 s, one 0.60 s (200%) later"},
+			LateGroups{Repeats: 3, Of: 3, TwoGroups: true, OnTime: IntRange{1, 1}, Late: IntRange{1, 1}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := Stragglers(repeated(c.key, c.repeats, c.ends, nil), all, StragglerThreshold)
 			require.Len(t, f, 1)
-			assert.Equal(t, c.want, f[0].Text)
+			got := *f[0].Stragglers
+			assert.Equal(t, [5]any{c.want.Repeats, c.want.Of, c.want.TwoGroups, c.want.OnTime, c.want.Late}, [5]any{got.Repeats, got.Of, got.TwoGroups, got.OnTime, got.Late})
 		})
 	}
 }
@@ -225,7 +241,8 @@ func TestStragglersNeedAGapAboveTheSpread(t *testing.T) {
 	assert.Empty(t, Stragglers(repeated(key, 6, always(2, 2, 2.5, 2.5, 3, 3), nil), all, StragglerThreshold), "three steps")
 	f := Stragglers(repeated(key, 6, always(2, 2.01, 2.02, 2.03, 3, 3.05), nil), all, StragglerThreshold)
 	require.Len(t, f, 1, "a gap of 0.97 s beside spreads of 0.03 and 0.05 s")
-	assert.Equal(t, "in 6 of 6 repeats two threads finished 1.01 s (50%) after the other four", f[0].Text)
+	assert.Equal(t, IntRange{2, 2}, f[0].Stragglers.Late)
+	assert.InDelta(t, 1.01, f[0].Stragglers.Delay, 0.005)
 }
 
 // A pattern in one repeat of six is not a finding.
@@ -266,7 +283,8 @@ func TestBatchesAboveStartUpSpread(t *testing.T) {
 	assert.Empty(t, Batches(repeated(key, 6, ends, starts), all))
 	f := Batches(repeated(key, 6, ends, nil), all)
 	require.Len(t, f, 1, "the same steps with processes started together are batches")
-	assert.Equal(t, "completions come in batches of 3: steps at 0.3, 0.4, 0.6 s (every step but the last has 3; 6 of 6 repeats in batches of 3)", f[0].Text)
+	assert.Equal(t, 3, f[0].Batches.Size)
+	assert.InDeltaSlice(t, []float64{0.303, 0.423, 0.553}, f[0].Batches.Steps, 0.001)
 }
 
 // One process ending early by itself neither hides the batches nor makes
@@ -277,7 +295,9 @@ func TestBatchesTolerateOneOutlier(t *testing.T) {
 	obs := repeated(key, 6, ends, nil)
 	f := Batches(obs, all)
 	require.Len(t, f, 1)
-	assert.Equal(t, "completions come in batches of 4: steps at 2.0, 4.0, 6.0 s (every step but the last has 4; 6 of 6 repeats in batches of 4); in 6 of them one process ended outside the steps (at 0.80 s), left out", f[0].Text)
+	b := f[0].Batches
+	assert.Equal(t, [4]int{4, 6, 6, 6}, [4]int{b.Size, b.Fit, b.Of, b.Outliers})
+	assert.Equal(t, [2]float64{0.8, 0.8}, [2]float64{b.OutlierLow, b.OutlierHigh})
 }
 
 // A step is a gap that stands out from the gaps within steps, not one that
@@ -302,7 +322,8 @@ func TestBatchesNeedStepsAboveTheGapsWithin(t *testing.T) {
 	spread := always(0.4, 0.52, 0.64, 0.76, 2.76, 2.88, 3, 3.12, 5.12, 5.24)
 	f := Batches(repeated(key, 6, spread, nil), all)
 	require.Len(t, f, 1)
-	assert.Equal(t, "completions come in batches of 4: steps at 0.6, 2.9, 5.2 s (every step but the last has 4; 6 of 6 repeats in batches of 4)", f[0].Text)
+	assert.Equal(t, 4, f[0].Batches.Size)
+	assert.Len(t, f[0].Batches.Steps, 3)
 
 	// Steps that stand out, closer than a quarter of the first completion,
 	// are no round of the CPUs.
@@ -334,27 +355,38 @@ func TestScalingClaimsOnlyWhatTheTestShows(t *testing.T) {
 	cases := []struct {
 		name  string
 		rates map[int][]float64
-		want  string
+		want  ScalingFit
 	}{
 		// The audit's case: 3 threads' repeats spread from 1.3e8 to 2.3e8,
 		// their median 12% below 2 threads' (p 0.59): "more threads did
 		// worse" before.
 		{"within noise", map[int][]float64{1: one, 2: two, 3: {1.3e8, 1.4e8, 1.5e8, 2.005e8, 2.025e8, 2.3e8}},
-			"highest median at 2 threads (2e+08 loops/s); within noise of it: 3 threads (1.75e+08 loops/s, p=0.59); up to 2 threads each added thread brought 1e+08 loops/s [9.8e+07..1.03e+08] (Theil-Sen); past 2, the steps to 3 threads changed it by -2.5e+07 loops/s"},
+			ScalingFit{Best: ScalingPoint{Threads: 2}, Noise: []ScalingNoise{{ScalingPoint: ScalingPoint{Threads: 3}}}}},
 		{"did worse", map[int][]float64{1: one, 2: two, 3: {1.5e8, 1.52e8, 1.48e8, 1.51e8, 1.49e8, 1.53e8}},
-			"best at 2 threads (2e+08 loops/s); more threads did worse (3 threads: 1.5e+08 loops/s); up to 2 threads each added thread brought 1e+08 loops/s [9.8e+07..1.03e+08] (Theil-Sen); past 2, the steps to 3 threads changed it by -5e+07 loops/s"},
+			ScalingFit{Best: ScalingPoint{Threads: 2}, Shown: true, Tail: TailWorse}},
 		{"gained nothing", map[int][]float64{1: one, 2: two, 3: {1.9e8, 1.92e8, 1.88e8, 1.91e8, 1.89e8, 1.93e8}},
-			"best at 2 threads (2e+08 loops/s); more threads gained nothing (3 threads: 1.9e+08 loops/s); up to 2 threads each added thread brought 1e+08 loops/s [9.8e+07..1.03e+08] (Theil-Sen); past 2, the steps to 3 threads changed it by -1e+07 loops/s"},
+			ScalingFit{Best: ScalingPoint{Threads: 2}, Shown: true, Tail: TailGainedNothing}},
 		{"gained nothing within noise", map[int][]float64{1: one, 2: two, 3: {1.8e8, 1.85e8, 1.99e8, 2.0e8, 2.1e8, 2.2e8}},
-			"highest median at 2 threads (2e+08 loops/s); within noise of it: 3 threads (2e+08 loops/s, p=0.79); up to 2 threads each added thread brought 1e+08 loops/s [9.8e+07..1.03e+08] (Theil-Sen); past 2, the steps to 3 threads changed it by -1e+06 loops/s"},
+			ScalingFit{Best: ScalingPoint{Threads: 2}, Noise: []ScalingNoise{{ScalingPoint: ScalingPoint{Threads: 3}}}}},
 		{"too few repeats", map[int][]float64{1: one[:3], 2: two[:3], 3: {1.5e8, 1.52e8, 1.48e8}},
-			"highest median at 2 threads (2e+08 loops/s); too few repeats to test it against 1, 3 threads (smallest reachable p 0.1 with 3 vs 3 repeats); up to 2 threads each added thread brought 1e+08 loops/s [9.7e+07..1.03e+08] (Theil-Sen); past 2, the steps to 3 threads changed it by -5e+07 loops/s"},
+			ScalingFit{Best: ScalingPoint{Threads: 2}, Few: []int{1, 3}, FewSizes: [][2]int{{3, 3}}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := Scaling(scalingSeries(c.rates), func(string) bool { return false })
 			require.Len(t, f, 1)
-			assert.Equal(t, c.want, f[0].Text)
+			got := f[0].Scaling
+			var noise []int
+			for _, n := range got.Noise {
+				noise = append(noise, n.Threads)
+			}
+			var want []int
+			for _, n := range c.want.Noise {
+				want = append(want, n.Threads)
+			}
+			assert.Equal(t, [4]any{c.want.Best.Threads, c.want.Shown, c.want.Tail, want}, [4]any{got.Best.Threads, got.Shown, got.Tail, noise})
+			assert.Equal(t, c.want.Few, got.Few)
+			assert.Equal(t, c.want.FewSizes, got.FewSizes)
 		})
 	}
 }
@@ -377,7 +409,12 @@ func TestScalingTestsTimesOfATotal(t *testing.T) {
 		Observation{CellKey: CellKey{Target: "host", Workload: "pi", QoS: 33, Threads: 2}, Repeat: 7, EndNs: 9e9, Unit: "iterations"})
 	f := Scaling(Cells(obs), func(w string) bool { return w == "pi" })
 	require.Len(t, f, 1)
-	assert.True(t, strings.HasPrefix(f[0].Text, "shortest median at 2 threads (2 s); within noise of it: 4 threads (2.45 s, p=0.065)"), f[0].Text)
+	fit := f[0].Scaling
+	assert.Equal(t, 2, fit.Best.Threads)
+	assert.InDelta(t, 2.005, fit.Best.Seconds, 1e-9, "the idle repeat is in no median")
+	require.Len(t, fit.Noise, 1)
+	assert.Equal(t, 4, fit.Noise[0].Threads)
+	assert.InDelta(t, 0.065, float64(fit.Noise[0].P), 0.0005)
 }
 
 // A repeat that did no work is no point of the slope either.

@@ -2,15 +2,11 @@ package analysis
 
 import (
 	"cmp"
-	"fmt"
 	"math"
 	"slices"
 	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/qoslab/qoslab/internal/hostview"
-	"github.com/qoslab/qoslab/internal/units"
 )
 
 // The interference rule's settings, fixed before any data: a VM cell run
@@ -356,25 +352,17 @@ func atF(v []float64, i int) float64 {
 	return math.NaN()
 }
 
-// Warning says what the rule found, with numbers, for the warnings beside
-// a verdict (judged says the verdict leaves the runs out): how much CPU
-// other work took during how many of the VM's cell runs and who, what
-// their vCPUs got against the run's norm, which cell runs, and what would
-// change it:
-//
-//	other work on the host took 0.5 CPU during 9 of 24 vm cell runs (python3, pid 30353): their vCPUs got 1.1 host CPUs against the run's 1.9 at 2 threads; ...
-//
-// Empty when no cell run was interfered.
-func (rep InterferenceReport) Warning(judged bool) string {
-	if len(rep.Runs) == 0 {
-		return ""
-	}
-	target := rep.Runs[0].Target
-	w := fmt.Sprintf("other work on the host took %s during %d of %d %s cell runs", cpuText(float64(rep.OtherCPU)), len(rep.Runs), rep.Judged, target)
-	if who := othersText(rep.Others); who != "" {
-		w += " (" + who + ")"
-	}
-	var got []string
+// NormGot is what an interference report's runs got at one norm: the
+// median of the vCPU shares of its interfered cell runs.
+type NormGot struct {
+	Norm InterferenceNorm
+	Got  float64
+}
+
+// Got are, for each norm with interfered cell runs, in the report's order,
+// the median host CPU their vCPUs got.
+func (rep InterferenceReport) Got() []NormGot {
+	var out []NormGot
 	for _, n := range rep.Norms {
 		var shares []float64
 		for _, r := range rep.Runs {
@@ -382,105 +370,21 @@ func (rep InterferenceReport) Warning(judged bool) string {
 				shares = append(shares, float64(r.VCPUShare))
 			}
 		}
-		if len(shares) == 0 {
-			continue
+		if len(shares) > 0 {
+			out = append(out, NormGot{Norm: n, Got: median(sortedFinite(shares))})
 		}
-		what := "against the run's"
-		if len(got) > 0 {
-			what = "against"
-		}
-		got = append(got, fmt.Sprintf("%s %s %s at %s", hostCPUsText(median(sortedFinite(shares)), len(got) == 0), what,
-			strconv.FormatFloat(float64(n.Share), 'f', 1, 64), units.Plural(n.Threads, "thread")))
 	}
-	w += ": their vCPUs got " + strings.Join(got, ", ")
-	w += " (" + runsText(rep.Runs) + ")"
-	w += fmt.Sprintf("; a VM cell run counts as interfered when its vCPUs got more than %s host CPU (or %g robust spreads of the run's cell runs) below the run's median at its thread count while other work took %s or more",
-		strconv.FormatFloat(rep.Rule.MinDeficit, 'f', -1, 64), rep.Rule.Spreads, cpuText(rep.Rule.OtherFloor))
-	if judged {
-		w += "; the verdict judges the cell runs without them"
-	}
-	return w + "; measured again with the host otherwise idle, they would count"
+	return out
 }
 
-// InterferenceWarnings is the interference warning of the cells of a
-// workload (and phase) no verdict judges: what the rule finds among them.
-func InterferenceWarnings(cells []Cell, workload, phase string) []string {
+// InterferedAmong is the rule applied to the cells of a workload (and
+// phase): what a warning says of the cells no verdict judges.
+func InterferedAmong(cells []Cell, workload, phase string) InterferenceReport {
 	var of []Cell
 	for _, c := range cells {
 		if c.Workload == workload && c.Phase == phase {
 			of = append(of, c)
 		}
 	}
-	if w := Interfered(of).Warning(false); w != "" {
-		return []string{w}
-	}
-	return nil
-}
-
-// cpuText is an amount of host CPU: "0.5 CPU", "1.2 CPUs"; two significant
-// digits below 1.
-func cpuText(x float64) string {
-	if math.IsNaN(x) {
-		return "an unknown amount of CPU"
-	}
-	s := strconv.FormatFloat(x, 'g', 2, 64)
-	if x >= 1 {
-		s = strconv.FormatFloat(x, 'f', 1, 64)
-	}
-	if s == "1" || s == "1.0" || x < 1 {
-		return s + " CPU"
-	}
-	return s + " CPUs"
-}
-
-// hostCPUsText is "1.1 host CPUs" (with the words when words), else "1.1".
-func hostCPUsText(x float64, words bool) string {
-	s := strconv.FormatFloat(x, 'f', 1, 64)
-	if words {
-		s += " host CPUs"
-	}
-	return s
-}
-
-// othersText names the other processes that took most: each with at
-// least a quarter of the largest's CPU time, "python3, pid 30353".
-func othersText(ps []hostview.Process) string {
-	var parts []string
-	for _, p := range ps {
-		if len(parts) > 0 && 4*p.CPUNs < ps[0].CPUNs {
-			break
-		}
-		parts = append(parts, fmt.Sprintf("%s, pid %d", p.Name, p.PID))
-	}
-	return strings.Join(parts, "; ")
-}
-
-// runsText names cell runs compactly, by cell and repeats: "vm fp qos=9
-// threads=2 repeats 1, 3 and 5; vm fp qos=33 threads=2 repeat 2".
-func runsText(runs []InterferedRun) string {
-	var order []CellKey
-	reps := map[CellKey][]int{}
-	for _, r := range runs {
-		if reps[r.CellKey] == nil {
-			order = append(order, r.CellKey)
-		}
-		reps[r.CellKey] = append(reps[r.CellKey], r.Repeat)
-	}
-	parts := make([]string, len(order))
-	for i, k := range order {
-		parts[i] = cellText(k) + " " + repeatNumbersText(reps[k])
-	}
-	return strings.Join(parts, "; ")
-}
-
-// repeatNumbersText is "repeat 2", "repeats 1, 3 and 5".
-func repeatNumbersText(reps []int) string {
-	s := make([]string, len(reps))
-	for i, r := range reps {
-		s[i] = strconv.Itoa(r)
-	}
-	if len(s) == 1 {
-		return "repeat " + s[0]
-	}
-	return "repeats " + andList(s)
+	return Interfered(of)
 }

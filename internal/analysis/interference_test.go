@@ -186,12 +186,17 @@ func TestSubsumptionWithoutInterferedRuns(t *testing.T) {
 	assert.Equal(t, 3, v.VM.ByThreads[0].Test.N2, "the low class judged on its 3 runs left")
 	assert.Contains(t, v.String(), "; judged without 3 of 12 vm cell runs, in which other work on the host took their vCPUs' CPU (see its warning)")
 	ws := v.Warnings(cells)
-	require.NotEmpty(t, ws)
-	assert.Equal(t, "other work on the host took 0.5 CPU during 3 of 12 vm cell runs (python3, pid 30353): their vCPUs got 1.1 host CPUs against the run's 1.9 at 2 threads "+
-		"(vm fp qos=9 threads=2 repeats 1, 3 and 5); a VM cell run counts as interfered when its vCPUs got more than 0.15 host CPU (or 3 robust spreads of the run's cell runs) "+
-		"below the run's median at its thread count while other work took 0.1 CPU or more; the verdict judges the cell runs without them; "+
-		"measured again with the host otherwise idle, they would count", ws[0])
-	assert.Contains(t, v.MechanismLine(), "its vCPUs got 1.9 host CPUs of 2")
+	require.NotNil(t, ws.Interference)
+	assert.True(t, ws.Judged, "the verdict judges without the interfered runs")
+	got := ws.Interference.Got()
+	require.Len(t, got, 1)
+	assert.InDelta(t, 1.1, got[0].Got, 0.05)
+	assert.InDelta(t, 1.9, float64(got[0].Norm.Share), 0.05)
+	assert.Equal(t, 2, got[0].Norm.Threads)
+	vm := v.Mechanism[1]
+	require.NotEmpty(t, vm.HostCPUs)
+	assert.Equal(t, 2, vm.VCPUs)
+	assert.InDelta(t, 1.9, float64(vm.HostCPUs[0].High), 0.05)
 
 	var bare []Observation
 	for _, o := range obs {
@@ -231,22 +236,34 @@ func TestSubsumptionWithEveryRunOfACellInterfered(t *testing.T) {
 	assert.Len(t, v.Interference.Runs, 6)
 }
 
-// What other work took is said beside the verdict whether or not it took a
-// VM cell run below the run's norm: a steady load takes from all alike.
-func TestOtherWorkLine(t *testing.T) {
+// What other work took is summed beside the verdict whether or not it
+// took a VM cell run below the run's norm: a steady load takes from all
+// alike.
+func TestOtherWork(t *testing.T) {
 	steady := Cells(interferedObs(nil, 37e6)) // other work 0.02 CPU throughout: under the floor
 	v := Subsumption(steady, "fp", "", "host", "vm", DefaultMargins())
 	require.NotNil(t, v.OtherWork)
 	assert.Equal(t, 12, v.OtherWork.Runs, "the VM cell runs (these cells have no host ones)")
 	assert.Zero(t, v.OtherWork.Busy)
-	assert.Empty(t, v.OtherWorkLine(), "an idle host: nothing to say")
 
 	hit := Cells(interferedObs(map[int][]int{9: {1, 4}, 33: {2}}, 22e6))
 	v = Subsumption(hit, "fp", "", "host", "vm", DefaultMargins())
-	assert.Equal(t, "other work on the host took 0.02 CPU in the median cell run (0.5 CPU at most), 0.1 CPU or more in 3 of 12 (python3, pid 30353); "+
-		"3 of 12 VM cell runs got clearly less of the host than the run's norm (see the warning)", v.OtherWorkLine())
+	w := v.OtherWork
+	assert.Equal(t, [2]int{12, 3}, [2]int{w.Runs, w.Busy})
+	assert.InDelta(t, 0.02, float64(w.Median), 1e-9)
+	assert.InDelta(t, 0.5, float64(w.Max), 1e-9)
+	require.NotEmpty(t, w.Others)
+	assert.Equal(t, "python3", w.Others[0].Name)
+	assert.Len(t, v.Interference.Runs, 3)
+}
 
-	noViews := v
-	noViews.OtherWork = nil
-	assert.Empty(t, noViews.OtherWorkLine(), "not recorded: nothing said")
+// The rule among one workload's cells (the warning of cells no verdict
+// judges) reads those cells only.
+func TestInterferedAmong(t *testing.T) {
+	cells := Cells(interferedObs(map[int][]int{9: {1, 3, 5}}, 22e6))
+	rep := InterferedAmong(cells, "fp", "")
+	assert.Equal(t, InterferenceSome, rep.Kind)
+	assert.Len(t, rep.Runs, 3)
+	assert.Equal(t, 12, rep.Judged)
+	assert.Equal(t, InterferenceNotRecorded, InterferedAmong(cells, "int", "").Kind, "no cells of int")
 }

@@ -1,26 +1,21 @@
 package analysis
 
 import (
-	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
-
-	"github.com/qoslab/qoslab/internal/qos"
-	"github.com/qoslab/qoslab/internal/units"
 )
 
-// mechanismRatio is how far apart two classes' shares (or speeds) must be,
+// MechanismRatio is how far apart two classes' shares (or speeds) must be,
 // beyond their interval, for the mechanism line to say a QoS effect is in
 // them: a tenth either way. The classes ran alike only where the ratio's
 // whole interval lies within it; an interval that reaches across it cannot
 // tell (a share ratio of 0.004x..0.95x is no evidence of "alike").
-const mechanismRatio = 1.1
+const MechanismRatio = 1.1
 
 // Reading is what the mechanism makes of one ratio of the two classes'
 // use, their CPU shares or their speeds: a value, worded where the line is
-// written (Mechanism.text, Brief).
+// written (render.MechanismLine, render.MechanismBrief).
 type Reading string
 
 // The readings of a ratio.
@@ -32,9 +27,9 @@ const (
 	// (ClassUse.Unlike), so the ratio is not read.
 	ReadNotEnough Reading = "not enough"
 	// ReadAlike: the ratio's interval lies inside
-	// 1/mechanismRatio..mechanismRatio.
+	// 1/MechanismRatio..MechanismRatio.
 	ReadAlike Reading = "alike"
-	// ReadDiffers: the ratio's interval lies wholly beyond mechanismRatio,
+	// ReadDiffers: the ratio's interval lies wholly beyond MechanismRatio,
 	// either way.
 	ReadDiffers Reading = "differs"
 	// ReadCannotTell: the interval reaches across the bound.
@@ -52,7 +47,7 @@ const (
 	// GapNoHostView: the run recorded no host view of the vCPUs.
 	GapNoHostView SpeedGap = "no host view"
 	// GapHostTookVCPU: the slower class's vCPUs got less of the host's
-	// CPUs (beyond mechanismRatio): the host took the vCPU.
+	// CPUs (beyond MechanismRatio): the host took the vCPU.
 	GapHostTookVCPU SpeedGap = "host took the vCPU"
 	// GapInGuest: the vCPUs got alike from the host: the gap is the
 	// guest's.
@@ -80,7 +75,7 @@ type ClassUse struct {
 	// time to read a speed from (Cell.LowCPU).
 	LowCPU []RepeatRef `json:"low_cpu,omitempty"`
 	// Unlike says the repeats the figures come from ran at rates unlike
-	// the class's other repeats (medians more than mechanismRatio apart):
+	// the class's other repeats (medians more than MechanismRatio apart):
 	// a subset like that does not describe the class, so the mechanism
 	// reads nothing from it.
 	Unlike bool `json:"unlike,omitempty"`
@@ -120,7 +115,7 @@ type Mechanism struct {
 	SpeedGap SpeedGap `json:"speed_gap,omitempty"`
 	// ByThreads are the mechanism at each of the verdict's thread counts,
 	// where they differ (in a reading, or a class's share or speed by more
-	// than mechanismRatio): pooled figures would describe none of them.
+	// than MechanismRatio): pooled figures would describe none of them.
 	ByThreads []Mechanism `json:"by_threads,omitempty"`
 	// HostCPUs are, on a VM whose records carry the host view, per thread
 	// count compared, the host CPU its vCPU threads got per cell run (the
@@ -172,14 +167,14 @@ func mechanismAt(cells []Cell, k verdictKey, target string) Mechanism {
 
 // threadCountsDiffer says the thread counts' mechanisms differ: in a
 // reading, or in a class's median share or speed, by more than
-// mechanismRatio and beyond both medians' intervals (user-interactive's
+// MechanismRatio and beyond both medians' intervals (user-interactive's
 // 87.8% of a CPU at 1 thread and 53.6% at 2 are not one 86.4%; a starved
 // class's crumbs, 0.3% at one count and 0.18% at another, vary by nature
 // and their intervals overlap).
 func threadCountsDiffer(per []Mechanism) bool {
 	apart := func(a, b OrderStats) bool {
 		x, y := float64(a.Median), float64(b.Median)
-		return x > 0 && y > 0 && math.Abs(math.Log(x/y)) > math.Log(mechanismRatio) &&
+		return x > 0 && y > 0 && math.Abs(math.Log(x/y)) > math.Log(MechanismRatio) &&
 			(a.CILow > b.CIHigh || b.CILow > a.CIHigh)
 	}
 	first := per[0]
@@ -284,12 +279,12 @@ func (m *Mechanism) hostView(cells []Cell, k verdictKey, target string, threads 
 
 // readingOf reads one ratio's shift (see Reading): not enough without an
 // interval at the coverage asked, differs or alike where the interval lies
-// wholly beyond or within mechanismRatio, else cannot tell.
+// wholly beyond or within MechanismRatio, else cannot tell.
 func readingOf(sh Shift) Reading {
 	if sh.Estimate.IsNaN() || float64(sh.Confidence) < equivalenceConfidence-1e-9 {
 		return ReadNotEnough
 	}
-	lim := math.Log(mechanismRatio)
+	lim := math.Log(MechanismRatio)
 	lo, hi := float64(sh.Low), float64(sh.High)
 	switch {
 	case lo > lim || hi < -lim:
@@ -312,7 +307,7 @@ func hostVCPUShares(c Cell) []Float { return working(c, c.VCPUShares) }
 // (0 high, 1 low) whose speed per vCPU-second was lower. Without a host
 // view the gap cannot be told from a vCPU the host did not run
 // (GapNoHostView); where the slower class's vCPUs got less than the
-// other's beyond mechanismRatio the host took the vCPU
+// other's beyond MechanismRatio the host took the vCPU
 // (GapHostTookVCPU); else the gap is the guest's (GapInGuest).
 func ReadSpeedGap(slower int, vcpuShares [2][]Float) SpeedGap {
 	a, b := positive(vcpuShares[slower]), positive(vcpuShares[1-slower])
@@ -320,7 +315,7 @@ func ReadSpeedGap(slower int, vcpuShares [2][]Float) SpeedGap {
 		return GapNoHostView
 	}
 	ma, mb := median(slices.Sorted(slices.Values(a))), median(slices.Sorted(slices.Values(b)))
-	if ma*mechanismRatio < mb {
+	if ma*MechanismRatio < mb {
 		return GapHostTookVCPU
 	}
 	return GapInGuest
@@ -364,7 +359,7 @@ func readable(c Cell) use {
 	}
 	if len(read) > 0 && len(rest) > 0 {
 		a, b := median(slices.Sorted(slices.Values(read))), median(slices.Sorted(slices.Values(rest)))
-		u.unlike = math.Abs(math.Log(a/b)) > math.Log(mechanismRatio)
+		u.unlike = math.Abs(math.Log(a/b)) > math.Log(MechanismRatio)
 	}
 	return u
 }
@@ -399,256 +394,4 @@ func positive(v []Float) []float64 {
 		}
 	}
 	return out
-}
-
-// Brief says where the effect is in a few words: "in CPU share", "in
-// speed", "in share and speed", "alike" (the classes ran alike: both
-// ratios' intervals within the bound), "cannot tell", "not enough" (too
-// few repeats with CPU time, or those unlike the rest), "not recorded";
-// each thread count's, where they differ: "alike at 1 thread, cannot tell
-// at 2".
-func (m Mechanism) Brief() string {
-	if len(m.ByThreads) > 0 {
-		parts := make([]string, len(m.ByThreads))
-		for i, t := range m.ByThreads {
-			parts[i] = t.Brief() + " at " + threadsText([]int{t.Threads})
-		}
-		return strings.Join(parts, ", ")
-	}
-	switch {
-	case m.Share == ReadNotRecorded || !m.Recorded():
-		return "not recorded"
-	case m.Share == ReadDiffers && m.Speed == ReadDiffers:
-		return "in share and speed"
-	case m.Share == ReadDiffers:
-		return "in CPU share"
-	case m.Speed == ReadDiffers:
-		return "in speed"
-	case m.Share == ReadAlike && m.Speed == ReadAlike:
-		return "alike"
-	case m.Share == ReadNotEnough || m.Speed == ReadNotEnough:
-		return "not enough"
-	}
-	return "cannot tell"
-}
-
-// MechanismLine says what happened to the threads under the verdict: per
-// target, the low class's CPU share beside the high class's and its speed
-// relative to the high class's, and where the effect is:
-//
-//	host: background got 0.24% of a CPU to user-interactive's 99.8%, at 0.99x its speed per CPU-second (the effect is in CPU share); vm: background got 99% of a vCPU to user-interactive's 99%, at 1.00x its speed (the classes ran alike)
-//
-// per thread count where the counts differ ("host at 1 thread: ...; host
-// at 2 threads: ..."), from how many repeats where some carry no CPU time
-// ("from 10 of 12 repeats"), naming the repeats left out for too little
-// CPU time. Empty when nothing was compared.
-//
-// Where the records carry the host's view, a VM's part says beside the
-// guest's view the host CPU its vCPUs got per cell run: "vm: background
-// got 97% of a vCPU (its vCPUs got 1.9 host CPUs of 2) to
-// user-interactive's 97% (1.9), ...".
-func (v Verdict) MechanismLine() string {
-	if len(v.Mechanism) == 0 {
-		return ""
-	}
-	var parts []string
-	recorded := false
-	first := true
-	for _, m := range v.Mechanism {
-		recorded = recorded || m.Recorded()
-		if len(m.ByThreads) == 0 {
-			parts = append(parts, m.Target+": "+m.text(first))
-			first = false
-			continue
-		}
-		for _, t := range m.ByThreads {
-			parts = append(parts, fmt.Sprintf("%s at %s: %s", m.Target, threadsText([]int{t.Threads}), t.text(first)))
-			first = false
-		}
-	}
-	if !recorded {
-		return "not recorded: the records carry no CPU time (a run written before results schema 1.2), so share and speed cannot be told apart"
-	}
-	return strings.Join(parts, "; ")
-}
-
-// text is one target's (or thread count's) part of the mechanism line
-// after its name; first says it is the line's first part, which spells its
-// units out.
-func (m Mechanism) text(first bool) string {
-	if !m.Recorded() {
-		return "CPU time not recorded"
-	}
-	hi, lo := m.Classes[0], m.Classes[1]
-	if hi.Unlike || lo.Unlike {
-		var who []string
-		for _, c := range []ClassUse{lo, hi} {
-			if c.Unlike {
-				who = append(who, fmt.Sprintf("%s's CPU time is in %d of its %d repeats, whose rates differ from the others'", qos.Class(c.QoS), c.Recorded, c.Repeats))
-			}
-		}
-		return strings.Join(who, ", and ") + ": not described from them"
-	}
-	cpu := "a CPU"
-	if m.Target != "host" {
-		cpu = "a vCPU"
-	}
-	speed := "its speed"
-	if first {
-		speed += " per CPU-second"
-	}
-	notes := []string{m.readingText()}
-	if k, n := hi.Recorded+lo.Recorded, hi.Repeats+lo.Repeats; k < n {
-		notes = append(notes, fmt.Sprintf("from %d of %d repeats", k, n))
-	}
-	for _, c := range []ClassUse{lo, hi} {
-		if len(c.LowCPU) > 0 {
-			notes = append(notes, fmt.Sprintf("left out %s's %s: work on under %.1f ms of CPU time a thread, too little to read a speed from",
-				qos.Class(c.QoS), repeatRefsText(c.LowCPU, m.Threads == 0 && len(threadCounts(c.LowCPU)) > 1), float64(minReadableCPUNs)/1e6))
-		}
-	}
-	loHost, hiHost := m.hostText()
-	return fmt.Sprintf("%s got %s of %s%s to %s's %s%s, at %s %s (%s)", qos.Class(lo.QoS), percent(float64(lo.CPUShare.Median)), cpu, loHost,
-		qos.Class(hi.QoS), percent(float64(hi.CPUShare.Median)), hiHost, factorText(math.Exp(float64(m.SpeedShift.Estimate))), speed, strings.Join(notes, "; "))
-}
-
-// readingText words the share and speed readings: where the effect is, or
-// that the classes ran alike, or that it cannot be told and why.
-func (m Mechanism) readingText() string {
-	ratio := func(sh Shift) string {
-		return factorText(math.Exp(float64(sh.Low))) + ".." + factorText(math.Exp(float64(sh.High)))
-	}
-	bound := factorText(1/mechanismRatio) + ".." + factorText(mechanismRatio)
-	other := func(r Reading, name string, sh Shift) string {
-		if r == ReadCannotTell {
-			return fmt.Sprintf(", whether in %s too cannot be told (its ratio %s reaches past %s)", name, ratio(sh), bound)
-		}
-		return ""
-	}
-	var text string
-	switch {
-	case m.Share == ReadDiffers && m.Speed == ReadDiffers:
-		text = "the effect is in both share and speed"
-		if m.Cancel {
-			text += fmt.Sprintf(", which cancel: share %s, speed %s", factorText(math.Exp(float64(m.ShareShift.Estimate))), factorText(math.Exp(float64(m.SpeedShift.Estimate))))
-		}
-	case m.Share == ReadDiffers:
-		text = "the effect is in CPU share" + other(m.Speed, "speed", m.SpeedShift)
-	case m.Speed == ReadDiffers:
-		text = "the effect is in speed" + other(m.Share, "CPU share", m.ShareShift)
-	case m.Share == ReadAlike && m.Speed == ReadAlike:
-		return "the classes ran alike"
-	case m.Share == ReadNotEnough || m.Speed == ReadNotEnough:
-		return "too few repeats with CPU time to tell whether the classes ran alike"
-	default:
-		var wide []string
-		if m.Share == ReadCannotTell {
-			wide = append(wide, "the share ratio's interval "+ratio(m.ShareShift))
-		}
-		if m.Speed == ReadCannotTell {
-			wide = append(wide, "the speed ratio's interval "+ratio(m.SpeedShift))
-		}
-		return fmt.Sprintf("cannot tell whether the classes ran alike: %s reaches past %s", strings.Join(wide, " and "), bound)
-	}
-	switch m.SpeedGap {
-	case GapNoHostView:
-		text += "; a speed gap in the VM without the host's view: the host may have taken the vCPU"
-	case GapHostTookVCPU:
-		text += "; the host took the vCPU: the slower class's vCPUs got less of the host's CPUs"
-	case GapInGuest:
-		text += "; the vCPUs got alike from the host, so the gap is the guest's"
-	}
-	return text
-}
-
-// threadCounts are the distinct thread counts of refs.
-func threadCounts(refs []RepeatRef) []int {
-	var out []int
-	for _, r := range refs {
-		if !slices.Contains(out, r.Threads) {
-			out = append(out, r.Threads)
-		}
-	}
-	return out
-}
-
-// repeatRefsText names repeats: "repeat 3", "repeats 2 and 5", with their
-// thread counts when withThreads ("repeat 3 at 1 thread and repeat 2 at 2
-// threads").
-func repeatRefsText(refs []RepeatRef, withThreads bool) string {
-	var parts []string
-	for _, t := range threadCounts(refs) {
-		var nums []string
-		for _, r := range refs {
-			if r.Threads == t {
-				nums = append(nums, strconv.Itoa(r.Repeat))
-			}
-		}
-		p := "repeat " + nums[0]
-		if len(nums) > 1 {
-			p = "repeats " + andList(nums)
-		}
-		if withThreads {
-			p += " at " + threadsText([]int{t})
-		}
-		parts = append(parts, p)
-	}
-	return andList(parts)
-}
-
-// hostText is the clauses of the host CPU a VM's vCPUs got, for the low
-// class and the high one: " (its vCPUs got 1.9 host CPUs of 2)" and "
-// (1.9)"; per thread count when more than one, " (its vCPUs got 1.0 host
-// CPUs of 2 at 1 thread, 1.9 at 2)" and " (1.0, 1.9)". Empty without host
-// views.
-func (m Mechanism) hostText() (low, high string) {
-	if len(m.HostCPUs) == 0 {
-		return "", ""
-	}
-	one := func(x Float) string { return strconv.FormatFloat(float64(x), 'f', 1, 64) }
-	var los, his []string
-	for i, h := range m.HostCPUs {
-		l := one(h.Low)
-		if len(m.HostCPUs) > 1 {
-			l += fmt.Sprintf(" at %d", h.Threads)
-			if i == 0 {
-				l = fmt.Sprintf("%s at %s", one(h.Low), units.Plural(h.Threads, "thread"))
-			}
-		}
-		if i == 0 {
-			l = strings.Replace(l, one(h.Low), fmt.Sprintf("%s host CPUs of %d", one(h.Low), m.VCPUs), 1)
-		}
-		los, his = append(los, l), append(his, one(h.High))
-	}
-	return " (its vCPUs got " + strings.Join(los, ", ") + ")", " (" + strings.Join(his, ", ") + ")"
-}
-
-// factorText writes a ratio of speeds (or shares) as the mechanism line
-// reads it: two decimals from 0.1x to 10x ("0.99x", "1.00x", "0.35x"),
-// else three significant digits: a description, not a test's estimate.
-func factorText(r float64) string {
-	if r >= 0.1 && r < 10 {
-		return strconv.FormatFloat(r, 'f', 2, 64) + "x"
-	}
-	return FormatRatio(Float(r))
-}
-
-// FormatShare writes a CPU share as a percentage (percent), "-" when it
-// is not a number.
-func FormatShare(share Float) string {
-	if share.IsNaN() {
-		return "-"
-	}
-	return percent(float64(share))
-}
-
-// percent writes a share as a percentage with two significant digits below
-// 10% and three from there: "0.24%", "2.5%", "99.8%".
-func percent(share float64) string {
-	p := 100 * share
-	digits := 3
-	if p < 10 {
-		digits = 2
-	}
-	return strconv.FormatFloat(p, 'g', digits, 64) + "%"
 }

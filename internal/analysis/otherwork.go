@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/qoslab/qoslab/internal/hostview"
@@ -11,7 +10,7 @@ import (
 // took during the cell runs a verdict rests on, host and VM, from their
 // host views (schema 1.3). A steady load takes from every cell run alike,
 // so the interference rule, which compares each VM cell run with the
-// run's own norm, finds none; this says it all the same.
+// run's own norm, finds none; this sums it all the same.
 type OtherWork struct {
 	// Runs are the cell runs whose host view read the host's processes;
 	// Busy those of them in which other work took the interference rule's
@@ -62,43 +61,4 @@ func OtherWorkOf(cells []Cell) *OtherWork {
 	}
 	w.Others = mostCPU(sum, 3)
 	return w
-}
-
-// Text says what other work took, "" where it took less than the floor
-// in every cell run (or was not recorded): "0.2 CPU in the median cell run
-// (0.28 CPU at most), 0.1 CPU or more in 54 of 60 (python3, pid 26333)".
-func (w *OtherWork) Text() string {
-	if w == nil || w.Busy == 0 {
-		return ""
-	}
-	t := fmt.Sprintf("%s in the median cell run (%s at most), %s or more in %d of %d",
-		cpuText(float64(w.Median)), cpuText(float64(w.Max)), cpuText(InterferenceOtherFloor), w.Busy, w.Runs)
-	if who := othersText(w.Others); who != "" {
-		t += " (" + who + ")"
-	}
-	return t
-}
-
-// OtherWorkLine says what other work took beside the verdict and what it
-// did to the VM's cell runs:
-//
-//	other work on the host took 0.2 CPU in the median cell run (0.28 CPU at most), 0.1 CPU or more in 54 of 60 (python3, pid 26333); none of the 36 VM cell runs got clearly less of the host than the run's norm, so none was left out
-//
-// Empty where the host's processes were not read, or other work took
-// less than the floor in every cell run (an idle host: nothing to say).
-func (v Verdict) OtherWorkLine() string {
-	w := v.OtherWork
-	if w == nil || w.Busy == 0 {
-		return ""
-	}
-	line := "other work on the host took " + w.Text()
-	switch i := v.Interference; {
-	case i == nil || i.Kind == InterferenceNotRecorded:
-		line += "; the VM's vCPU threads were not read, so what it took from them is not known"
-	case i.Kind == InterferenceNone:
-		line += fmt.Sprintf("; none of the %d VM cell runs got clearly less of the host than the run's norm, so none was left out", i.Judged)
-	default:
-		line += fmt.Sprintf("; %d of %d VM cell runs got clearly less of the host than the run's norm (see the warning)", len(i.Runs), i.Judged)
-	}
-	return line
 }

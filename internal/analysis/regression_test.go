@@ -46,37 +46,6 @@ func TestFitLine(t *testing.T) {
 	}
 }
 
-func TestFormatRegression(t *testing.T) {
-	nan := math.NaN()
-	cases := []struct {
-		label string
-		r     Regression
-		want  string
-	}{
-		// The three equations of [game] (docs/references.md), verbatim.
-		{"Host QoS 33", Regression{A: 1.411e7, B: 1.4784e8}, "Host QoS 33: R = (1.411 x 10^7) + (1.4784 x 10^8).T"},
-		{"VM QoS 33", Regression{A: 1.3628e7, B: 1.4717e8}, "VM QoS 33: R = (1.3628 x 10^7) + (1.4717 x 10^8).T"},
-		{"VM QoS 9", Regression{A: 1.2246e7, B: 1.4696e8}, "VM QoS 9: R = (1.2246 x 10^7) + (1.4696 x 10^8).T"},
-		// Five significant digits, rounded, trailing zeros dropped.
-		{"L", Regression{A: 1.234567e7, B: 2e8}, "L: R = (1.2346 x 10^7) + (2 x 10^8).T"},
-		{"L", Regression{A: 9.99996e7, B: 1.41104e8}, "L: R = (1 x 10^8) + (1.411 x 10^8).T"},
-		{"L", Regression{A: -2.1e6, B: 1.5e8}, "L: R = (-2.1 x 10^6) + (1.5 x 10^8).T"},
-		{"L", Regression{A: 0, B: -3.25e-2}, "L: R = (0 x 10^0) + (-3.25 x 10^-2).T"},
-		{"L", Regression{A: 12, B: 345678}, "L: R = (1.2 x 10^1) + (3.4568 x 10^5).T"},
-		{"Host QoS 9", Regression{A: Float(nan), B: Float(nan), N: 1}, "Host QoS 9: no regression (needs rates at three or more thread counts; two would only join two means)"},
-	}
-	for _, c := range cases {
-		assert.Equal(t, c.want, FormatRegression(c.label, c.r))
-	}
-}
-
-func TestTargetLabel(t *testing.T) {
-	for in, want := range map[string]string{"host": "Host", "vm": "VM", "VM": "VM", "guest": "Guest", "": ""} {
-		assert.Equal(t, want, TargetLabel(in), in)
-	}
-	assert.Equal(t, "VM QoS 9", ClassRegression{Target: "vm", QoS: 9}.Label())
-}
-
 func TestRegressions(t *testing.T) {
 	// Two repeats at 1, 2 and 3 threads on the host; two thread counts on
 	// the vm, one at 4 threads for int.
@@ -98,7 +67,7 @@ func TestRegressions(t *testing.T) {
 	regs := Regressions(Cells(samples))
 	require.Len(t, regs, 3)
 	host := regs[0]
-	assert.Equal(t, "Host QoS 33", host.Label())
+	assert.Equal(t, [2]any{"host", 33}, [2]any{host.Target, host.QoS})
 	assert.Equal(t, 6, host.N, "one point per repeat")
 	assert.Equal(t, 3, host.ThreadCounts)
 	// Means (2, 550); Sxx = 4, Sxy = 1500: B = 375, A = -200.
@@ -107,15 +76,14 @@ func TestRegressions(t *testing.T) {
 	// The 12 slopes between points at different thread counts, sorted:
 	// -200 200 200 200 250 300 400 500 550 600 700 800: median 350.
 	assert.InDelta(t, 350, float64(host.Slope.Slope), 1e-9)
-	assert.Equal(t, "Host QoS 33: R = (-2 x 10^2) + (3.75 x 10^2).T; slope 350 [-200..800] (Theil-Sen, 95%)", FormatClassRegression(host),
-		"six points: Sen's interval covers every slope")
+	assert.Equal(t, [2]Float{-200, 800}, [2]Float{host.Slope.Low, host.Slope.High}, "six points: Sen's interval covers every slope")
 
 	vm := regs[1]
 	assert.Equal(t, "vm", vm.Target)
 	assert.Equal(t, 2, vm.ThreadCounts)
 	assert.True(t, math.IsNaN(float64(vm.B)), "two thread counts only join two means")
 	assert.True(t, vm.Slope.Slope.IsNaN())
-	assert.Equal(t, "VM QoS 33: no regression (needs rates at three or more thread counts; two would only join two means)", FormatClassRegression(vm))
+	assert.True(t, vm.A.IsNaN(), "no line to print")
 	assert.True(t, math.IsNaN(float64(regs[2].B)), "one thread count has no slope")
 }
 

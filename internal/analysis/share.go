@@ -2,14 +2,14 @@ package analysis
 
 import "math"
 
-// minReadableCPUNs is the least CPU time a thread of a repeat that did
+// MinReadableCPUNs is the least CPU time a thread of a repeat that did
 // work must carry for the repeat's speed to be read: a tenth of a
 // millisecond, under what one chunk of a kernel takes at full speed
 // (about 0.4 ms for fp's 2^17 loops, internal/workload) and about the
 // clock reads and wake-ups around the work. A repeat that did work on less
 // measured those, not the work, and its work over it is no speed: one such
 // repeat once read "at 72.1x its speed per CPU-second".
-const minReadableCPUNs = 100_000
+const MinReadableCPUNs = 100_000
 
 // cpuUse is one repeat's CPU share and speed: the CPU time its threads
 // consumed over the wall time of their measured intervals, and their work
@@ -20,7 +20,7 @@ const minReadableCPUNs = 100_000
 // efficiency cores). Both are NaN when a record of the repeat carries no
 // CPU time (written before schema 1.2), or the repeat has no interval;
 // speed is NaN when the threads consumed no CPU time at all, and when
-// they did work on less than minReadableCPUNs a thread (lowCPU: the speed
+// they did work on less than MinReadableCPUNs a thread (lowCPU: the speed
 // would mean nothing).
 func cpuUse(iv []interval) (share, speed float64, lowCPU bool) {
 	nan := math.NaN()
@@ -38,7 +38,7 @@ func cpuUse(iv []interval) (share, speed float64, lowCPU bool) {
 		return nan, nan, false
 	}
 	share = float64(cpu) / float64(wall)
-	if work > 0 && cpu < minReadableCPUNs*int64(len(iv)) {
+	if work > 0 && cpu < MinReadableCPUNs*int64(len(iv)) {
 		return share, nan, true
 	}
 	return share, work / (float64(cpu) / 1e9), false

@@ -25,6 +25,7 @@ import (
 	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/render"
 	"github.com/qoslab/qoslab/internal/report"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/results/summary"
@@ -197,10 +198,11 @@ func WriteBench(w io.Writer, format string, r *Bench) error {
 		doc.Cells = analysis.SortCells(results.Cells(r.Samples))
 		doc.Warnings = []string{}
 		for _, c := range doc.Cells {
-			if c.DispersionFlag() != "" {
-				doc.Warnings = append(doc.Warnings, analysis.DispersionWarnings([]analysis.Cell{c}, c.Workload, c.Phase)...)
+			if c.Flagged() {
+				doc.Warnings = append(doc.Warnings, render.DispersionWarnings([]analysis.Cell{c}, c.Workload, c.Phase)...)
 			}
 		}
+		doc.Cells = render.WithFlags(doc.Cells)
 		if doc.Cells == nil {
 			doc.Cells = []analysis.Cell{}
 		}
@@ -227,7 +229,7 @@ func rateSpread(c analysis.Cell, scale float64) string {
 	if cv := c.Dispersion.CV; !cv.IsNaN() {
 		s += fmt.Sprintf(" cv %.1f%%", float64(cv)*100)
 	}
-	if c.DispersionFlag() != "" {
+	if c.Flagged() {
 		s += " !"
 	}
 	return s
@@ -468,7 +470,7 @@ func writeUnderTable(w io.Writer, r *Bench, cells []analysis.Cell, markdown bool
 		fmt.Fprintln(w)
 	}
 	for _, c := range cells {
-		if c.DispersionFlag() != "" {
+		if c.Flagged() {
 			fmt.Fprintln(w, lead+summary.DispersionMark)
 			break
 		}
@@ -518,8 +520,8 @@ func writeUnderTable(w io.Writer, r *Bench, cells []analysis.Cell, markdown bool
 		_ = termcolor.Warn(w, lead+"warning: "+n, n) // as every line here, unchecked: WriteBench's caller sees w's error
 	}
 	for _, c := range cells {
-		if c.DispersionFlag() != "" {
-			n := analysis.DispersionWarnings([]analysis.Cell{c}, c.Workload, c.Phase)[0]
+		if c.Flagged() {
+			n := render.DispersionWarnings([]analysis.Cell{c}, c.Workload, c.Phase)[0]
 			_ = termcolor.Warn(w, lead+"warning: "+n, n)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/render"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/units"
@@ -557,7 +558,7 @@ func otherWorkNote(cols []Column) []string {
 		}
 		lo, hi = math.Min(lo, float64(w.Median)), math.Max(hi, float64(w.Median))
 		t := col.Label + " " + strconv.FormatFloat(float64(w.Median), 'g', 2, 64) + " CPU"
-		if who := w.Text(); who != "" && len(w.Others) > 0 {
+		if who := render.OtherWork(w); who != "" && len(w.Others) > 0 {
 			t += " (" + w.Others[0].Name + ", pid " + strconv.Itoa(w.Others[0].PID) + ")"
 		}
 		each = append(each, t)

@@ -19,6 +19,7 @@ import (
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/hostview"
 	"github.com/qoslab/qoslab/internal/hv"
+	"github.com/qoslab/qoslab/internal/render"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/spec"
 )
@@ -415,6 +416,6 @@ func TestOtherWorkNote(t *testing.T) {
 		"a change beside it may be the other work's, not the machine's"}, otherWorkNote([]Column{{Label: "a", OtherWork: quiet}, {Label: "b", OtherWork: busy}}))
 	assert.Nil(t, otherWorkNote([]Column{{Label: "a", OtherWork: busy}, {Label: "b", OtherWork: busy}}), "alike")
 	assert.Nil(t, otherWorkNote([]Column{{Label: "a"}, {Label: "b", OtherWork: busy}}), "one run without a view: nothing to compare")
-	assert.Equal(t, "0.22 CPU in the median cell run (0.28 CPU at most), 0.1 CPU or more in 42 of 48 (python3, pid 29938)", busy.Text())
-	assert.Empty(t, quiet.Text())
+	assert.Equal(t, "0.22 CPU in the median cell run (0.28 CPU at most), 0.1 CPU or more in 42 of 48 (python3, pid 29938)", render.OtherWork(busy))
+	assert.Empty(t, render.OtherWork(quiet))
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/render"
 	"github.com/qoslab/qoslab/internal/results/summary"
 	"github.com/qoslab/qoslab/internal/units"
 )
@@ -132,7 +133,7 @@ func (c *Comparison) Legend() []string {
 			parts = append(parts, col.OS)
 		}
 		parts = append(parts, col.State)
-		if t := col.OtherWork.Text(); t != "" {
+		if t := render.OtherWork(col.OtherWork); t != "" {
 			parts = append(parts, "other work on the host took "+t)
 		}
 		out = append(out, c.runKey(i)+fmt.Sprintf("%s%s: %s", col.Label, role, strings.Join(parts, "; ")))

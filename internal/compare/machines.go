@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/render"
 	"github.com/qoslab/qoslab/internal/results/summary"
 	"github.com/qoslab/qoslab/internal/spec"
 )
@@ -362,7 +363,7 @@ func (m MachineVerdict) MechanismText() string {
 	parts := make([]string, len(m.Mechanism))
 	recorded := false
 	for i, t := range m.Mechanism {
-		parts[i] = t.Target + " " + t.Brief()
+		parts[i] = t.Target + " " + render.MechanismBrief(t)
 		recorded = recorded || t.Recorded()
 	}
 	if len(parts) > 0 && !recorded {

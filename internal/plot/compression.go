@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/render"
 	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
@@ -148,7 +149,7 @@ func barLegend(targets []string, classes []int, repeats int, others []string) []
 	var out []legendEntry
 	for _, t := range targets {
 		out = append(out, legendEntry{
-			text:   fmt.Sprintf("%s: median of %d repeats, whisker min–max", analysis.TargetLabel(t), repeats),
+			text:   fmt.Sprintf("%s: median of %d repeats, whisker min–max", render.TargetLabel(t), repeats),
 			thumbs: []plot.Thumbnailer{swatch{fill: targetColor(t, others), outline: draw.LineStyle{Color: color.Black, Width: vg.Points(1)}}},
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/render"
 )
 
 // familyMechanism is the family of CPU share against speed per CPU-second per compute workload.
@@ -72,7 +73,7 @@ func mechanismFigure(in Input, workload string, cells []analysis.Cell) *figure {
 			}
 			f.legend = append(f.legend, legendEntry{text: seriesText(s.target, s.qos), thumbs: []plot.Thumbnailer{glyphThumb{pts.GlyphStyle}}})
 		}
-		p.Y.Label.Text = "speed / highest class's (" + analysis.TargetLabel(target) + logNote(valueAxis(&p.Y, append(speeds, 1), false)) + ")"
+		p.Y.Label.Text = "speed / highest class's (" + render.TargetLabel(target) + logNote(valueAxis(&p.Y, append(speeds, 1), false)) + ")"
 		panels = append(panels, p)
 	}
 	for _, p := range panels {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/render"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/results/summary"
 	"github.com/qoslab/qoslab/internal/telemetry"
@@ -255,9 +256,9 @@ func TestThroughputLegendCarriesRegressions(t *testing.T) {
 			continue
 		}
 		n++
-		want := analysis.FormatRegression(r.Label(), r.Regression)
+		want := render.Regression(render.RegressionLabel(r), r.Regression)
 		if r.ThreadCounts < analysis.MinThreadCounts {
-			want = r.Label() + " " + qos.Class(r.QoS).String() + ": no fit (2 thread counts; a line needs 3)"
+			want = render.RegressionLabel(r) + " " + qos.Class(r.QoS).String() + ": no fit (2 thread counts; a line needs 3)"
 		}
 		assert.True(t, slices.ContainsFunc(all, func(s string) bool { return strings.HasPrefix(s, want) }), "no legend entry %q in %q", want, all)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/render"
 )
 
 // Sizes. A chart is chartWidth wide and rendered to PNG at pngDPI, so 1200 px;
@@ -152,7 +153,7 @@ func qosText(c int) string {
 // seriesText names a (target, QoS) series as the regressions do, with the
 // class's name: "Host QoS 9 background".
 func seriesText(target string, c int) string {
-	return analysis.TargetLabel(target) + " " + qosText(c)
+	return render.TargetLabel(target) + " " + qosText(c)
 }
 
 func glyphStyle(target string, others []string, c int) draw.GlyphStyle {

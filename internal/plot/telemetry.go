@@ -14,7 +14,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/render"
 	"github.com/qoslab/qoslab/internal/telemetry"
 )
 
@@ -404,7 +404,7 @@ func telemetryTitle(target, view string, busy, mhz, threads bool) string {
 // targetNoun names a target inside a sentence: "host", "VM".
 func targetNoun(target string) string {
 	if strings.EqualFold(target, "vm") {
-		return analysis.TargetLabel(target)
+		return render.TargetLabel(target)
 	}
 	return target
 }

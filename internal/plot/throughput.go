@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/render"
 	"github.com/qoslab/qoslab/internal/units"
 )
 
@@ -94,7 +95,7 @@ func throughputFigure(in Input, workload string, cells []analysis.Cell) (*figure
 			entry.thumbs = append([]plot.Thumbnailer{lineThumb{line.LineStyle}}, entry.thumbs...)
 			// The printed form of summary.md and reference 001: "Host QoS
 			// 33: R = (1.411 x 10^7) + (1.4784 x 10^8).T".
-			entry.text = analysis.FormatRegression(reg.Label(), reg.Regression)
+			entry.text = render.Regression(render.RegressionLabel(reg), reg.Regression)
 			if !math.IsNaN(float64(reg.R2)) {
 				entry.text += fmt.Sprintf(", R² %.2f", reg.R2)
 			}

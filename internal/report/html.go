@@ -8,7 +8,9 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/plot"
+	"github.com/qoslab/qoslab/internal/render"
 	"github.com/qoslab/qoslab/internal/results/summary"
 )
 
@@ -24,13 +26,23 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		HTMLCharts    []htmlChart
 		QoSIntro      string
 		TelemetryRows []summary.TelemetryRow
-	}{r, charts, summary.QoSNotesIntro, summary.TelemetryRows(r.Summary.Telemetry)}
+		Findings      []string
+	}{r, charts, summary.QoSNotesIntro, summary.TelemetryRows(r.Summary.Telemetry), findingLines(r.Summary.Findings)}
 	var buf bytes.Buffer
 	if err := htmlTemplate.Execute(&buf, data); err != nil {
 		return err
 	}
 	_, err = w.Write(buf.Bytes())
 	return err
+}
+
+// findingLines are the findings in words.
+func findingLines(fs []analysis.Finding) []string {
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = render.Finding(f)
+	}
+	return out
 }
 
 // htmlCharts renders charts as inline SVG for a report page.
@@ -132,8 +144,8 @@ var htmlTemplate = page("report", `<!DOCTYPE html>
 <p class="meta">{{.VerdictRule}}</p>
 {{else}}<p>No verdict: no workload ran on both the host and the VM.</p>{{end}}
 {{with .OtherWarnings}}<ul class="verdict">{{range .}}<li><strong>warning:</strong> {{.}}</li>{{end}}</ul>{{end}}
-{{with .Summary.Findings}}<h2>Findings</h2>
-<ul class="verdict">{{range .}}<li>{{.String}}</li>{{end}}</ul>{{end}}
+{{with .Findings}}<h2>Findings</h2>
+<ul class="verdict">{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
 
 <h2>Charts</h2>
 {{template "charts" .}}

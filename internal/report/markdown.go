@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/qoslab/qoslab/internal/render"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/results/summary"
 )
@@ -76,7 +77,7 @@ func (r *Report) markdownVerdict(b *strings.Builder) {
 	if len(r.Summary.Findings) > 0 {
 		b.WriteString("## Findings\n\n")
 		for _, f := range r.Summary.Findings {
-			fmt.Fprintf(b, "- %s\n", md(f.String()))
+			fmt.Fprintf(b, "- %s\n", md(render.Finding(f)))
 		}
 		b.WriteString("\n")
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/qoslab/qoslab/internal/atomicfile"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/plot"
+	"github.com/qoslab/qoslab/internal/render"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/results/summary"
 	"github.com/qoslab/qoslab/internal/shquote"
@@ -269,7 +270,7 @@ func (r *Report) VerdictLines() []VerdictLine {
 	per, _ := summary.Warnings(r.Summary)
 	out := make([]VerdictLine, len(r.Summary.Verdicts))
 	for i, v := range r.Summary.Verdicts {
-		out[i] = VerdictLine{Text: summary.VerdictText(v), Mechanism: v.MechanismLine(), OtherWork: v.OtherWorkLine(), Next: r.Summary.Again.NextLine(v.Next), Warnings: per[i]}
+		out[i] = VerdictLine{Text: summary.VerdictText(v), Mechanism: render.MechanismLine(v), OtherWork: render.OtherWorkLine(v), Next: r.Summary.Again.NextLine(v.Next), Warnings: per[i]}
 		out[i].NextCommand, out[i].NextRest = r.Summary.Again.NextParts(v.Next)
 	}
 	return out

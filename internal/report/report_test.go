@@ -205,7 +205,7 @@ func TestReportWarnsBesideTheVerdict(t *testing.T) {
 
 	// The same cell with its five repeats close together is not warned about.
 	for i, c := range r.Summary.Cells {
-		if c.Dispersion.Flag != "" {
+		if c.Dispersion.Flag != analysis.FlagNone {
 			r.Summary.Cells[i].Dispersion = analysis.Disperse([]float64{1.1e6, 1.12e6, 1.13e6, 1.15e6, 1.14e6}, "loops/s")
 		}
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/telemetry"
-	"github.com/qoslab/qoslab/internal/units"
 	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
 
@@ -75,7 +74,7 @@ func coreShares(samples []telemetry.Sample, split map[string]bool) []analysis.Fi
 	for _, t := range targets {
 		if why, ok := unavailable[t]; ok {
 			out = append(out, analysis.Finding{Kind: "core-share", Target: t, Workload: "all",
-				Text: "core-type share not available: " + why})
+				CoreShare: &analysis.CoreShare{Unavailable: why}})
 		}
 	}
 	return out
@@ -162,7 +161,7 @@ type cellShares struct {
 	shares []float64
 }
 
-// shareFinding says a cell's shares: their median and range.
+// shareFinding is a cell's shares: their median and range.
 func shareFinding(ck shareCell, c *cellShares, split map[string]bool) analysis.Finding {
 	f := cellFinding(ck.cell, split)
 	f.Kind, f.Target = "core-share", ck.target
@@ -171,12 +170,7 @@ func shareFinding(ck shareCell, c *cellShares, split map[string]bool) analysis.F
 	if len(sorted)%2 == 0 {
 		mid = (sorted[len(sorted)/2-1] + sorted[len(sorted)/2]) / 2
 	}
-	spread := ""
-	if len(sorted) > 1 {
-		spread = fmt.Sprintf("; %.0f%%..%.0f%%", 100*sorted[0], 100*sorted[len(sorted)-1])
-	}
-	f.Text = fmt.Sprintf("the worker most on %s cores spent %.0f%% of its busy time there (median over %s%s; telemetry: a share of time, not of work)",
-		c.slow, 100*mid, units.Plural(len(sorted), "repeat"), spread)
+	f.CoreShare = &analysis.CoreShare{Slow: c.slow, Median: mid, Shares: sorted}
 	return f
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/render"
 	"github.com/qoslab/qoslab/internal/telemetry"
 )
 
@@ -41,14 +42,14 @@ func TestCoreShares(t *testing.T) {
 
 	f := coreShares(samples, nil)
 	require.Len(t, f, 3)
-	assert.Equal(t, "host mmul qos=9 threads=1: the worker most on E cores spent 0% of its busy time there (median over 1 repeat; telemetry: a share of time, not of work)", f[0].String())
-	assert.Equal(t, "host mmul qos=33 threads=3: the worker most on E cores spent 42% of its busy time there (median over 2 repeats; 33%..50%; telemetry: a share of time, not of work)", f[1].String())
-	assert.Equal(t, "vm: core-type share not available: its telemetry shows one core type", f[2].String())
+	assert.Equal(t, "host mmul qos=9 threads=1: the worker most on E cores spent 0% of its busy time there (median over 1 repeat; telemetry: a share of time, not of work)", render.Finding(f[0]))
+	assert.Equal(t, "host mmul qos=33 threads=3: the worker most on E cores spent 42% of its busy time there (median over 2 repeats; 33%..50%; telemetry: a share of time, not of work)", render.Finding(f[1]))
+	assert.Equal(t, "vm: core-type share not available: its telemetry shows one core type", render.Finding(f[2]))
 
 	mac := []telemetry.Sample{{Cell: cell, Repeat: 1, Target: "host", View: telemetry.ViewHost, Sampler: telemetry.SamplerPowermetrics}}
 	f = coreShares(mac, nil)
 	require.Len(t, f, 1)
-	assert.Contains(t, f[0].Text, "powermetrics reports clusters, not the CPU each thread ran on")
+	assert.Contains(t, render.FindingText(f[0]), "powermetrics reports clusters, not the CPU each thread ran on")
 	assert.Empty(t, coreShares(nil, nil), "no telemetry, nothing said")
 }
 

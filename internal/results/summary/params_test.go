@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/render"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/workload/catalog"
 )
@@ -97,7 +98,7 @@ func TestOneSizeLeavesTheKeyAsItWas(t *testing.T) {
 	}
 	cells := results.CellsOf(recs)
 	require.Len(t, cells, 2)
-	assert.Equal(t, "host compress qos=33 threads=1", analysis.CellText(cells[0].CellKey))
+	assert.Equal(t, "host compress qos=33 threads=1", render.CellText(cells[0].CellKey))
 }
 
 // A verdict compares classes and targets at equal parameters: with two

@@ -19,6 +19,7 @@ import (
 	"github.com/qoslab/qoslab/internal/atomicfile"
 	"github.com/qoslab/qoslab/internal/hostview"
 	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/render"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/telemetry"
@@ -286,13 +287,25 @@ type Document struct {
 	Cells       []analysis.Cell            `json:"cells"`
 	Regressions []analysis.ClassRegression `json:"regressions"`
 	Verdicts    []analysis.Verdict         `json:"verdicts"`
-	Findings    []analysis.Finding         `json:"findings"`
+	Findings    []FindingDoc               `json:"findings"`
 	// Warnings are, per workload, the VM cell runs other work on the host
-	// interfered with (analysis.InterferenceReport.Warning), then the
-	// cells whose repeats disagree (each cell's dispersion.flag, with the
-	// cell named), in table order.
+	// interfered with (render.Interference), then the cells whose repeats
+	// disagree (each cell's dispersion.flag, with the cell named), in table
+	// order.
 	Warnings  []string                `json:"warnings"`
 	Telemetry []telemetry.CellSummary `json:"telemetry"`
+}
+
+// FindingDoc is a finding as summary.json has it: the cell it is of
+// (analysis.Finding) and what it says (render.FindingText).
+type FindingDoc struct {
+	Kind     string `json:"kind"`
+	Target   string `json:"target"`
+	Workload string `json:"workload"`
+	QoS      int    `json:"qos"`
+	Threads  int    `json:"threads,omitempty"`
+	Params   string `json:"params,omitempty"`
+	Text     string `json:"text"`
 }
 
 // writeJSON writes summary.json: the cells, regressions and verdicts with
@@ -312,8 +325,12 @@ func writeJSON(w io.Writer, a Summary) error {
 func NewDocument(a Summary) Document {
 	doc := Document{
 		SchemaVersion: results.SchemaVersion, Name: a.Name, Confidence: analysis.Confidence, Alpha: analysis.Alpha,
-		Cells: orEmpty(a.Cells), Regressions: orEmpty(a.Regressions), Verdicts: orEmpty(a.Verdicts), Findings: orEmpty(a.Findings),
+		Cells: orEmpty(render.WithFlags(a.Cells)), Regressions: orEmpty(a.Regressions), Verdicts: orEmpty(a.Verdicts), Findings: []FindingDoc{},
 		Telemetry: orEmpty(a.Telemetry),
+	}
+	for _, f := range a.Findings {
+		doc.Findings = append(doc.Findings, FindingDoc{Kind: f.Kind, Target: f.Target, Workload: f.Workload, QoS: f.QoS, Threads: f.Threads,
+			Params: f.Params, Text: render.FindingText(f)})
 	}
 	per, rest := Warnings(a)
 	for _, ws := range per {
@@ -386,7 +403,7 @@ func writeCSV(w io.Writer, cells []analysis.Cell) error {
 			strconv.Itoa(th.N), csvFloat(th.Median), csvFloat(th.Min), csvFloat(th.Max),
 			csvFloat(s.Median), csvFloat(s.Min), csvFloat(s.Max),
 			strings.Join(applied, " "), strconv.Itoa(c.QoSPartial),
-			csvFloat(c.Dispersion.CV), csvFloat(c.Dispersion.MaxMin), c.DispersionFlag(),
+			csvFloat(c.Dispersion.CV), csvFloat(c.Dispersion.MaxMin), render.CellFlag(c),
 			strconv.Itoa(c.Idle()),
 			csvFloat(c.CPUShare.Median), csvFloat(c.CPUShare.CILow), csvFloat(c.CPUShare.CIHigh),
 			csvFloat(c.Speed.Median), csvFloat(c.Speed.CILow), csvFloat(c.Speed.CIHigh), speedUnit(c.Unit),
@@ -454,10 +471,10 @@ func (s Style) WriteMarkdown(w io.Writer, a Summary) error {
 		b.WriteString("\n## Verdict\n\n")
 		for i, v := range a.Verdicts {
 			b.WriteString(s.MarkdownVerdict(v) + "\n")
-			if m := v.MechanismLine(); m != "" {
+			if m := render.MechanismLine(v); m != "" {
 				fmt.Fprintf(&b, "  - **mechanism:** %s\n", mdText(m))
 			}
-			if o := v.OtherWorkLine(); o != "" {
+			if o := render.OtherWorkLine(v); o != "" {
 				fmt.Fprintf(&b, "  - **host:** %s\n", mdText(o))
 			}
 			for _, wl := range per[i] {
@@ -472,7 +489,7 @@ func (s Style) WriteMarkdown(w io.Writer, a Summary) error {
 	if len(a.Findings) > 0 {
 		b.WriteString("\n## Findings\n\n")
 		for _, f := range a.Findings {
-			fmt.Fprintf(&b, "- %s\n", mdText(f.String()))
+			fmt.Fprintf(&b, "- %s\n", mdText(render.Finding(f)))
 		}
 	}
 	if len(rest) > 0 {
@@ -643,7 +660,7 @@ func sectionTable(sec *section, regressions []analysis.ClassRegression) Table {
 	}
 	t.QoSNotes = QoSNotes(sec.cells)
 	for _, c := range sec.cells {
-		if c.DispersionFlag() != "" {
+		if c.Flagged() {
 			t.Marks = []string{DispersionMark}
 			break
 		}
@@ -658,7 +675,7 @@ func sectionTable(sec *section, regressions []analysis.ClassRegression) Table {
 		if r.Workload != sec.workload || r.Phase != sec.phase || r.Params != sec.params {
 			continue
 		}
-		line := analysis.FormatClassRegression(r)
+		line := render.ClassRegression(r)
 		if !r.R2.IsNaN() {
 			line += fmt.Sprintf(" (R² %.3f, %d points)", r.R2, r.N)
 		}
@@ -705,7 +722,7 @@ func shareText(c analysis.Cell) string {
 	if c.CPUShare.N == 0 {
 		return "-"
 	}
-	return analysis.FormatShare(c.CPUShare.Median)
+	return render.Share(c.CPUShare.Median)
 }
 
 // speedText is a cell's median speed in the section's scale, "-" where its
@@ -737,7 +754,7 @@ func spreadText(c analysis.Cell) string {
 		return "-"
 	}
 	s := fmt.Sprintf("%.3g", float64(d.MaxMin))
-	if c.DispersionFlag() != "" {
+	if c.Flagged() {
 		s += " !"
 	}
 	return s
@@ -856,7 +873,7 @@ func Warnings(a Summary) (perVerdict [][]string, rest []string) {
 	judged := map[WorkloadPhase]bool{}
 	for _, v := range a.Verdicts {
 		judged[WorkloadPhase{Workload: v.Host.Workload, Phase: v.Host.Phase}] = true
-		perVerdict = append(perVerdict, v.Warnings(a.Cells))
+		perVerdict = append(perVerdict, render.VerdictWarnings(v, a.Cells))
 	}
 	seen := map[WorkloadPhase]bool{}
 	for _, c := range a.Cells {
@@ -865,8 +882,8 @@ func Warnings(a Summary) (perVerdict [][]string, rest []string) {
 			continue
 		}
 		seen[k] = true
-		rest = append(rest, analysis.InterferenceWarnings(a.Cells, k.Workload, k.Phase)...)
-		rest = append(rest, analysis.DispersionWarnings(a.Cells, k.Workload, k.Phase)...)
+		rest = append(rest, render.InterferenceWarnings(a.Cells, k.Workload, k.Phase)...)
+		rest = append(rest, render.DispersionWarnings(a.Cells, k.Workload, k.Phase)...)
 	}
 	return perVerdict, rest
 }
@@ -879,7 +896,7 @@ func timeSpreadText(c analysis.Cell) string {
 		return ""
 	}
 	s := fmt.Sprintf(", cv %.1f%%, max/min %.3g", float64(d.CV)*100, float64(d.MaxMin))
-	if d.Flag != "" {
+	if d.Flag != analysis.FlagNone {
 		s += " !"
 	}
 	return s
@@ -909,7 +926,7 @@ func (s Style) WriteTerminal(w io.Writer, a Summary) {
 			without[reg.Workload] = max(without[reg.Workload], reg.ThreadCounts)
 			continue
 		}
-		fmt.Fprintf(w, "%s %s\n", reg.Workload, analysis.FormatClassRegression(reg))
+		fmt.Fprintf(w, "%s %s\n", reg.Workload, render.ClassRegression(reg))
 	}
 	for _, wl := range order {
 		fmt.Fprintf(w, "%s: no regression lines (%s; a line needs %d or more)\n", wl, units.Plural(without[wl], "thread count"), analysis.MinThreadCounts)
@@ -923,10 +940,10 @@ func (s Style) WriteTerminal(w io.Writer, a Summary) {
 	per, rest := Warnings(a)
 	for i, v := range a.Verdicts {
 		fmt.Fprintln(w, s.TerminalVerdict(v))
-		if m := v.MechanismLine(); m != "" {
+		if m := render.MechanismLine(v); m != "" {
 			fmt.Fprintf(w, "  mechanism: %s\n", m)
 		}
-		if o := v.OtherWorkLine(); o != "" {
+		if o := render.OtherWorkLine(v); o != "" {
 			fmt.Fprintf(w, "  host: %s\n", o)
 		}
 		for _, wl := range per[i] {
@@ -940,6 +957,6 @@ func (s Style) WriteTerminal(w io.Writer, a Summary) {
 		_ = termcolor.Warn(w, "warning: "+wl, wl)
 	}
 	for _, f := range a.Findings {
-		fmt.Fprintf(w, "finding: %s\n", f)
+		fmt.Fprintf(w, "finding: %s\n", render.Finding(f))
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/render"
 	"github.com/qoslab/qoslab/internal/results"
 )
 
@@ -202,7 +203,7 @@ func TestWriteMarkdown(t *testing.T) {
 	assert.Contains(t, md, "- fp: "+a.Verdicts[0].String()+"\n", "the verdict line, naming its workload")
 	for _, r := range a.Regressions {
 		if r.Workload == "fp" {
-			assert.Contains(t, md, "- "+analysis.FormatClassRegression(r)+"\n", "two thread counts: no line")
+			assert.Contains(t, md, "- "+render.ClassRegression(r)+"\n", "two thread counts: no line")
 		}
 	}
 	assert.Contains(t, md, "- Host QoS 33: no regression (needs rates at three or more thread counts")
@@ -356,7 +357,7 @@ func TestRegressionLinesWithThreeThreadCounts(t *testing.T) {
 	r := a.Regressions[0]
 	var md bytes.Buffer
 	require.NoError(t, WriteMarkdown(&md, a))
-	assert.Contains(t, md.String(), "- "+analysis.FormatClassRegression(r)+fmt.Sprintf(" (R² %.3f, 9 points)", r.R2))
+	assert.Contains(t, md.String(), "- "+render.ClassRegression(r)+fmt.Sprintf(" (R² %.3f, 9 points)", r.R2))
 	assert.Contains(t, md.String(), "- Host QoS 33: R = (")
 	assert.Contains(t, md.String(), "(Theil-Sen, 95%)")
 	var term bytes.Buffer
@@ -409,7 +410,7 @@ func TestFindingsInEverySummary(t *testing.T) {
 	a := Analyze(samples, "host", "vm")
 	want := "host mmul qos=33 threads=3: in 1 of 1 repeats one thread finished 1.39 s (68%) after the other two"
 	require.Len(t, a.Findings, 1)
-	assert.Equal(t, want, a.Findings[0].String())
+	assert.Equal(t, want, render.Finding(a.Findings[0]))
 	var term bytes.Buffer
 	WriteTerminal(&term, a)
 	assert.Contains(t, term.String(), "finding: "+want+"\n")
@@ -459,7 +460,7 @@ func TestScalingFindingCarriesTheSlope(t *testing.T) {
 	var scaling []string
 	for _, f := range a.Findings {
 		if f.Kind == "scaling" {
-			scaling = append(scaling, f.Text)
+			scaling = append(scaling, render.FindingText(f))
 		}
 	}
 	require.Len(t, scaling, 1)
