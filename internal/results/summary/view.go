@@ -45,7 +45,7 @@ func View(a Summary) render.Document {
 	if len(a.Findings) > 0 {
 		var items []render.Item
 		for _, f := range a.Findings {
-			items = append(items, render.Item{Spans: []render.Span{render.Words(f.String())}})
+			items = append(items, render.Item{Spans: []render.Span{render.Words(render.Finding(f))}})
 		}
 		d.Add(&render.Heading{Level: 2, Text: "Findings"}, &render.List{Items: items})
 	}
@@ -80,10 +80,10 @@ func (a Summary) verdictItems(per [][]string) []render.Item {
 		if cmd, more := a.Again.NextParts(v.Next); cmd != "" {
 			it.Sub = append(it.Sub, render.Item{Spans: []render.Span{render.Words("next: "), {Text: cmd, Code: true}, render.Words(more)}})
 		}
-		if m := v.MechanismLine(); m != "" {
+		if m := render.MechanismLine(v); m != "" {
 			it.Sub = append(it.Sub, render.Item{Spans: []render.Span{render.Words("mechanism: " + m)}})
 		}
-		if o := v.OtherWorkLine(); o != "" {
+		if o := render.OtherWorkLine(v); o != "" {
 			it.Sub = append(it.Sub, render.Item{Spans: []render.Span{render.Words("host: " + o)}})
 		}
 		for _, w := range per[i] {
