@@ -14,6 +14,7 @@ import (
 	"github.com/qoslab/qoslab/internal/atomicfile"
 	"github.com/qoslab/qoslab/internal/hv"
 	"github.com/qoslab/qoslab/internal/plot"
+	"github.com/qoslab/qoslab/internal/render"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/results/summary"
 	"github.com/qoslab/qoslab/internal/shquote"
@@ -276,8 +277,8 @@ func (r *Report) VerdictLines() []VerdictLine {
 }
 
 // VerdictRule says what SI is, the margins the verdicts used and the
-// test's level (analysis.VerdictRule).
-func (r *Report) VerdictRule() string { return analysis.VerdictRule(r.Summary.Margins) }
+// test's level (render.VerdictRule).
+func (r *Report) VerdictRule() string { return render.VerdictRule(r.Summary.Margins) }
 
 // OtherWarnings are the warnings of workloads that have no verdict.
 func (r *Report) OtherWarnings() []string {
