@@ -8,65 +8,65 @@ type ReasonKind int
 const (
 	// NoReason is a yes's: nothing kept it.
 	NoReason ReasonKind = iota
-	// ReasonParamSets: Workload and Phase ran with more than one set of
+	// ReasonParamSets is that Workload and Phase ran with more than one set of
 	// parameters (Params), which one verdict cannot compare.
 	ReasonParamSets
-	// ReasonAllInterfered: other work on the host took OtherCPU during
+	// ReasonAllInterfered is that other work on the host took OtherCPU during
 	// every one of the Runs cell runs on VM.
 	ReasonAllInterfered
-	// ReasonInterferedCells: every cell run of Cells was interfered with
+	// ReasonInterferedCells is that every cell run of Cells was interfered with
 	// (other work took OtherCPU), so they have no repeat left.
 	ReasonInterferedCells
-	// ReasonNoTwoClasses: Workload (Phase) has no two classes run on both
+	// ReasonNoTwoClasses is that Workload (Phase) has no two classes run on both
 	// Host and VM.
 	ReasonNoTwoClasses
-	// ReasonNoThreads: Workload (Phase) has no thread count run at High
+	// ReasonNoThreads is that Workload (Phase) has no thread count run at High
 	// and Low on both Host and VM.
 	ReasonNoThreads
-	// ReasonNoRepeats: Side has no repeats at its two classes.
+	// ReasonNoRepeats is that Side has no repeats at its two classes.
 	ReasonNoRepeats
-	// ReasonIdle: on Side a class did no work in any repeat (Side's
+	// ReasonIdle is that on Side a class did no work in any repeat (Side's
 	// IdleHigh and IdleLow say which), so its ratio is undefined.
 	ReasonIdle
-	// ReasonTiedHost: Side's (the host's) rates are too tied for its test
+	// ReasonTiedHost is that Side's (the host's) rates are too tied for its test
 	// to reach Alpha, which untied ones could (UntiedP).
 	ReasonTiedHost
-	// ReasonFewHostRepeats: Side's (the host's) repeats are too few for
+	// ReasonFewHostRepeats is that Side's (the host's) repeats are too few for
 	// its test to reach Alpha.
 	ReasonFewHostRepeats
-	// ReasonNoHostEffect: Side's (the host's) test is not significant.
+	// ReasonNoHostEffect is that Side's (the host's) test is not significant.
 	ReasonNoHostEffect
-	// ReasonHostReversed: on Side (the host) the low class is the faster.
+	// ReasonHostReversed is that on Side (the host) the low class is the faster.
 	ReasonHostReversed
-	// ReasonHostReachesOne: Side's (the host's) interval reaches 1x.
+	// ReasonHostReachesOne is that Side's (the host's) interval reaches 1x.
 	ReasonHostReachesOne
-	// ReasonFewVMRepeats: VM's repeats are too few for an interval of
+	// ReasonFewVMRepeats is that VM's repeats are too few for an interval of
 	// Confidence (Sequential) of its ratio: Shift's coverage is what they
 	// reach. Pooled (Side, the VM's sensitivity, says its strata) when
 	// Threads is 0, else at Threads with N1 vs N2 repeats.
 	ReasonFewVMRepeats
-	// ReasonVMKeeps: the VM keeps a QoS effect, High/Low = Shift. At
+	// ReasonVMKeeps is that the VM keeps a QoS effect, High/Low = Shift. At
 	// Threads (not 0) it is that thread count's interval at Level over
 	// ThreadCounts thread counts.
 	ReasonVMKeeps
 	// ReasonVMReversed is ReasonVMKeeps with the classes reversed in the
 	// VM.
 	ReasonVMReversed
-	// ReasonBetweenEdges: VM's ratio (Shift, at Threads or pooled) lies
+	// ReasonBetweenEdges is that VM's ratio (Shift, at Threads or pooled) lies
 	// between the band's yes edge Yes and its no edge No, which the host's
 	// interval (Side, the host's) sets apart.
 	ReasonBetweenEdges
-	// ReasonOutsideBandAt: VM's ratio at Threads (Shift) is not inside the
+	// ReasonOutsideBandAt is that VM's ratio at Threads (Shift) is not inside the
 	// band.
 	ReasonOutsideBandAt
-	// ReasonHostEdge: VM's pooled interval crosses the band's edge Yes,
+	// ReasonHostEdge is that VM's pooled interval crosses the band's edge Yes,
 	// which the low end of the host's interval (Side, the host's) sets.
 	ReasonHostEdge
-	// ReasonCrossesEdge: VM's pooled interval crosses the band's edge.
+	// ReasonCrossesEdge is that VM's pooled interval crosses the band's edge.
 	ReasonCrossesEdge
-	// ReasonBlocked: flagged cells would turn a yes (Blockers, each alone).
+	// ReasonBlocked is that flagged cells would turn a yes (Blockers, each alone).
 	ReasonBlocked
-	// ReasonBlockedTogether: the flagged cells (Blockers) would turn a yes
+	// ReasonBlockedTogether is that the flagged cells (Blockers) would turn a yes
 	// together, none alone; each blocker has the same Then and Because.
 	ReasonBlockedTogether
 )

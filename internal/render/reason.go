@@ -491,6 +491,15 @@ func VerdictRule(m analysis.Margins) string {
 		100*analysis.EquivalenceConfidence, analysis.Alpha, 100*analysis.EquivalenceConfidence, 100*m.Relative, analysis.FormatRatio(analysis.Float(m.Absolute)), 100*analysis.EquivalenceLevel)
 }
 
+// SimDesign names a simulated case's design: "fixed 6", "sequential
+// 6..18".
+func SimDesign(c analysis.SimCase) string {
+	if !c.Sequential() {
+		return fmt.Sprintf("fixed %d", c.Repeats)
+	}
+	return fmt.Sprintf("sequential %d..%d", c.Repeats, c.MaxRepeats)
+}
+
 // VerdictJSON is a verdict as the JSON documents hold it (summary.json,
 // results show --json, results list --json): analysis' values, with its
 // reason and its disagreeing thread counts worded, in the field order
