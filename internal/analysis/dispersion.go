@@ -154,15 +154,14 @@ func (v Verdict) Warnings(cells []Cell) []string {
 			continue
 		}
 		w := dispersionWarning(cells, c)
-		named := cellText(c.CellKey) + " " + c.FlagText()
 		if left := v.leftOut(c.CellKey); len(left) > 0 {
 			out = append(out, w+"; the verdict leaves out its interfered cell runs ("+repeatNumbersText(left)+")")
 			continue
 		}
 		switch {
-		case slices.Contains(v.Blocking, named):
+		case HasCell(v.Blocking, c.CellKey):
 			w += "; at its most adverse repeats the answer would not be yes, so it keeps this verdict inconclusive"
-		case v.FlagsChecked && slices.Contains(v.Flagged, named):
+		case v.FlagsChecked && HasCell(v.Flagged, c.CellKey):
 			w += "; it cannot change this verdict: at its most adverse repeats the answer stays yes"
 		}
 		out = append(out, w)

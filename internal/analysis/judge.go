@@ -293,7 +293,7 @@ func withAdverse(cells []Cell, flagged []Cell, k verdictKey, up bool) []Cell {
 // both ways, none blocks it. Otherwise it names the cells that alone turn
 // it (or, when none does alone, all of them together), each with the
 // value that does and what the rule would say, as the verdict's reason.
-func blockingCells(cells []Cell, flagged []Cell, k verdictKey, margins Margins) (blocking []string, reason Reason) {
+func blockingCells(cells []Cell, flagged []Cell, k verdictKey, margins Margins) (blocking []Cell, reason Reason) {
 	turns := func(fs []Cell) (judged, bool, bool) {
 		for _, up := range []bool{true, false} {
 			if j := judge(withAdverse(cells, fs, k, up), k, margins); j.outcome != Subsumed {
@@ -308,7 +308,7 @@ func blockingCells(cells []Cell, flagged []Cell, k verdictKey, margins Margins) 
 	reason = Reason{Kind: ReasonBlocked}
 	for _, f := range flagged {
 		if j, up, ok := turns([]Cell{f}); ok {
-			blocking = append(blocking, cellText(f.CellKey)+" "+f.FlagText())
+			blocking = append(blocking, f)
 			reason.Blockers = append(reason.Blockers, blocker(f, k, up, j))
 		}
 	}
@@ -316,7 +316,7 @@ func blockingCells(cells []Cell, flagged []Cell, k verdictKey, margins Margins) 
 		j, up, _ := turns(flagged)
 		reason.Kind = ReasonBlockedTogether
 		for _, f := range flagged {
-			blocking = append(blocking, cellText(f.CellKey)+" "+f.FlagText())
+			blocking = append(blocking, f)
 			reason.Blockers = append(reason.Blockers, blocker(f, k, up, j))
 		}
 	}

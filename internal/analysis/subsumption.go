@@ -368,15 +368,16 @@ type Verdict struct {
 	RelativeMargin Float `json:"relative_margin_ratio"`
 	Margin         Float `json:"margin"`
 	MarginNo       Float `json:"margin_no"`
-	// Flagged names the cells the verdict rests on whose repeats cannot
-	// stand for one number, and why ("host fp qos=9 threads=1 repeats 77x
-	// apart").
-	Flagged []string `json:"flagged,omitempty"`
-	// Blocking names those flagged cells that could change a "yes": with
+	// Flagged are the cells the verdict rests on whose repeats cannot
+	// stand for one number, in table order. The JSON documents hold them
+	// named, with why ("host fp qos=9 threads=1 repeats 77x apart").
+	Flagged []Cell `json:"-"`
+	// Blocking are those flagged cells that could change a "yes": with
 	// them at the most adverse values they showed themselves the rule
 	// would not say yes, so the verdict is "inconclusive". A yes beside
-	// flagged cells none of which blocks it stands (FlagsChecked).
-	Blocking []string `json:"blocking,omitempty"`
+	// flagged cells none of which blocks it stands (FlagsChecked). Named
+	// in the JSON documents as Flagged is.
+	Blocking []Cell `json:"-"`
 	// FlagsChecked says the answer was re-decided with every flagged cell
 	// at its most adverse repeats and stayed "yes".
 	FlagsChecked bool `json:"flags_checked,omitempty"`
@@ -400,6 +401,11 @@ type Verdict struct {
 	// carry no host view. Those it finds (Kind "some") are left out of
 	// everything above: the verdict judges the cell runs without them.
 	Interference *InterferenceReport `json:"interference,omitempty"`
+}
+
+// HasCell says cells hold the cell of key k.
+func HasCell(cells []Cell, k CellKey) bool {
+	return slices.ContainsFunc(cells, func(c Cell) bool { return c.CellKey == k })
 }
 
 // DroppedThreads is a thread count a verdict could not compare, because
@@ -577,9 +583,7 @@ func decide(cells []Cell, workload, phase, host, vm string, margins Margins, sch
 		v.Next = &NextStep{Repeats: min(NextStepFactor*mostRepeats(both), MaxNextRepeats)}
 	}
 	flagged := flaggedCells(cells, k)
-	for _, c := range flagged {
-		v.Flagged = append(v.Flagged, cellText(c.CellKey)+" "+c.FlagText())
-	}
+	v.Flagged = flagged
 	if describe {
 		for _, side := range []Sensitivity{v.Host, v.VM} {
 			if heterogeneous(side) {

@@ -393,7 +393,7 @@ func TestSubsumptionFlaggedCells(t *testing.T) {
 		kind     ReasonKind
 		highest  bool
 		then     Outcome
-		blocking []string
+		blocking []CellKey
 	}{
 		// Host 300x; its background cell at its highest repeat (77M)
 		// still leaves 3.9x, whose band (1.14x) holds the VM's 1.00x.
@@ -406,12 +406,12 @@ func TestSubsumptionFlaggedCells(t *testing.T) {
 		{"host low class that turns it", []Cell{
 			cell("host", 33, 1, around(5e6, 6)...), cell("host", 9, 1, 1e6, 1.01e6, 0.99e6, 4e6, 1.02e6, 0.98e6),
 			cell("vm", 33, 1, around(3.09e5, 6)...), cell("vm", 9, 1, around(3e5, 6)...),
-		}, Inconclusive, ReasonBlocked, true, Inconclusive, []string{"host fp qos=9 threads=1 repeats 4.08x apart"}},
+		}, Inconclusive, ReasonBlocked, true, Inconclusive, []CellKey{{Target: "host", Workload: "fp", QoS: 9, Threads: 1}}},
 		// The VM's high class at its highest repeat keeps a 4x effect.
 		{"vm cell that turns it", []Cell{
 			cell("host", 33, 1, around(3e8, 6)...), cell("host", 9, 1, around(1e6, 6)...),
 			cell("vm", 33, 1, vmHigh...), cell("vm", 9, 1, around(3e5, 6)...),
-		}, Inconclusive, ReasonBlocked, true, NotSubsumed, []string{"vm fp qos=33 threads=1 repeats 4.16x apart"}},
+		}, Inconclusive, ReasonBlocked, true, NotSubsumed, []CellKey{{Target: "vm", Workload: "fp", QoS: 33, Threads: 1}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -425,7 +425,11 @@ func TestSubsumptionFlaggedCells(t *testing.T) {
 				assert.Equal(t, c.then, b.Then)
 				assert.NotEqual(t, NoReason, b.Because.Kind, "what the rule would say then, with its reason")
 			}
-			assert.Equal(t, c.blocking, v.Blocking)
+			var blocking []CellKey
+			for _, b := range v.Blocking {
+				blocking = append(blocking, b.CellKey)
+			}
+			assert.Equal(t, c.blocking, blocking)
 			require.Len(t, v.Flagged, 1)
 			assert.Equal(t, c.outcome == Subsumed, v.FlagsChecked)
 			if c.outcome == Subsumed {
@@ -456,7 +460,8 @@ func TestSubsumptionFlaggedCells(t *testing.T) {
 	}
 	v := Subsumption(cells, "fp", "", "host", "vm", DefaultMargins())
 	assert.Equal(t, Inconclusive, v.Outcome, v.Reason)
-	assert.Equal(t, []string{"host fp qos=9 threads=1 repeats 20.3x apart", "host fp qos=9 threads=2 repeats 20.3x apart"}, v.Blocking)
+	require.Len(t, v.Blocking, 2)
+	assert.Equal(t, []CellKey{cells[1].CellKey, cells[3].CellKey}, []CellKey{v.Blocking[0].CellKey, v.Blocking[1].CellKey})
 	assert.Equal(t, ReasonBlockedTogether, v.Reason.Kind)
 	require.Len(t, v.Reason.Blockers, 2)
 	for i, b := range v.Reason.Blockers {

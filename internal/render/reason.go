@@ -60,11 +60,11 @@ func reasonWords(r analysis.Reason) string {
 	case analysis.ReasonBlocked, analysis.ReasonBlockedTogether:
 		return blockingText(r)
 	}
-	return hostText(r)
+	return noHostText(r)
 }
 
-// hostText says why the host shows no QoS effect to subsume.
-func hostText(r analysis.Reason) string {
+// noHostText says why the host shows no QoS effect to subsume.
+func noHostText(r analysis.Reason) string {
 	h := r.Side
 	p := func(p float64) string { return strconv.FormatFloat(p, 'g', 2, 64) }
 	switch r.Kind {
@@ -154,7 +154,7 @@ func edgeText(r analysis.Reason) string {
 func blockingText(r analysis.Reason) string {
 	var named, parts, at []string
 	for _, b := range r.Blockers {
-		name := analysis.CellText(b.Cell.CellKey) + " " + b.Cell.FlagText()
+		name := flagName(b.Cell)
 		named = append(named, name)
 		parts = append(parts, fmt.Sprintf("%s: %s the answer would not be yes (%s): repeats of it that agree would decide it",
 			name, adverseText(b), outcomeText(b.Then, b.Because)))
@@ -539,9 +539,22 @@ type VerdictJSON struct {
 func VerdictDocument(v analysis.Verdict) VerdictJSON {
 	return VerdictJSON{Outcome: v.Outcome, Reason: VerdictReason(v), Reversed: v.Reversed, SI: v.SI, SILow: v.SILow, SIHigh: v.SIHigh, SIConfidence: v.SIConfidence,
 		Host: v.Host, VM: v.VM, Threads: v.Threads, Dropped: v.Dropped, VMByThreads: v.VMByThreads, Margins: v.Margins, Level: v.Level, Looks: v.Looks,
-		MoreRepeats: v.MoreRepeats, Next: v.Next, RelativeMargin: v.RelativeMargin, Margin: v.Margin, MarginNo: v.MarginNo, Flagged: v.Flagged,
-		Blocking: v.Blocking, FlagsChecked: v.FlagsChecked, Heterogeneity: HeterogeneityText(v), Mechanism: v.Mechanism, Caveats: v.Caveats,
+		MoreRepeats: v.MoreRepeats, Next: v.Next, RelativeMargin: v.RelativeMargin, Margin: v.Margin, MarginNo: v.MarginNo, Flagged: flagNames(v.Flagged),
+		Blocking: flagNames(v.Blocking), FlagsChecked: v.FlagsChecked, Heterogeneity: HeterogeneityText(v), Mechanism: v.Mechanism, Caveats: v.Caveats,
 		OtherWork: v.OtherWork, Interference: v.Interference}
+}
+
+// flagName names a flagged cell with why: "host fp qos=9 threads=1
+// repeats 77x apart".
+func flagName(c analysis.Cell) string { return analysis.CellText(c.CellKey) + " " + c.FlagText() }
+
+// flagNames are flagName of each of cells; nil for none.
+func flagNames(cells []analysis.Cell) []string {
+	var out []string
+	for _, c := range cells {
+		out = append(out, flagName(c))
+	}
+	return out
 }
 
 // VerdictDocuments are verdicts as the JSON documents hold them, [] for

@@ -302,6 +302,9 @@ func TestReasonTextOfBlockingCells(t *testing.T) {
 		"host fp qos=9 threads=1 at its highest repeat (20M loops/s) and host fp qos=9 threads=2 at its highest repeat (40M loops/s), they would turn the answer "+
 		"(inconclusive: the vm ratio at 1 thread, 33/9 = 1.15x [1.13..1.17], is not inside the band, and yes needs every thread count inside it: more repeats would tell): "+
 		"repeats of them that agree would decide it", VerdictReason(v))
+	doc := VerdictDocument(v)
+	assert.Equal(t, []string{"host fp qos=9 threads=1 repeats 20.3x apart", "host fp qos=9 threads=2 repeats 20.3x apart"}, doc.Blocking)
+	assert.Equal(t, doc.Blocking, doc.Flagged, "both flagged cells block it")
 }
 
 // Yes needs every thread count inside the band; one wholly outside it
@@ -562,15 +565,15 @@ func TestVerdictTextSaysWhatInterferenceLeftOut(t *testing.T) {
 }
 
 // The JSON documents' verdict has every field analysis.Verdict puts in
-// JSON, in its order, with the reason and the disagreeing thread counts
-// worded where analysis keeps values.
+// JSON, in its order, with the reason, the flagged and blocking cells and
+// the disagreeing thread counts worded where analysis keeps values.
 func TestVerdictJSONHasTheVerdictsFields(t *testing.T) {
 	var want []string
 	vt := reflect.TypeOf(analysis.Verdict{})
 	for i := range vt.NumField() {
 		switch name, _, _ := strings.Cut(vt.Field(i).Tag.Get("json"), ","); name {
 		case "-":
-			if f := vt.Field(i).Name; f == "Reason" || f == "Heterogeneity" {
+			if f := vt.Field(i).Name; slices.Contains([]string{"Reason", "Flagged", "Blocking", "Heterogeneity"}, f) {
 				want = append(want, strings.ToLower(f))
 			}
 		default:
