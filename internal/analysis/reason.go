@@ -112,8 +112,9 @@ type Reason struct {
 	Yes, No float64
 	// Blockers are the flagged cells that would turn a yes.
 	Blockers []Blocker
-	// Cap is set when more repeats could decide but the schedule's cap was
-	// reached.
+	// Cap is set when more repeats could decide but the schedule's last
+	// look is behind it: the cap (max_repeats) was reached. (The
+	// simulation counts these.)
 	Cap *CapReached
 }
 

@@ -119,7 +119,7 @@ func Simulate(c SimCase) SimResult {
 			r.No++
 		default:
 			r.Inconclusive++
-			if v.Capped {
+			if v.Reason.Cap != nil {
 				r.Capped++
 			}
 		}

@@ -347,11 +347,6 @@ type Verdict struct {
 	// the repeats too few for one) and the schedule has a look left; nil
 	// otherwise.
 	MoreRepeats *MoreRepeats `json:"more_repeats,omitempty"`
-	// Capped says that more repeats could decide the answer but the
-	// schedule's last look is behind it: the cap (max_repeats) was
-	// reached, which Reason then says. (Not in the JSON: its Looks and
-	// Reason say so there.)
-	Capped bool `json:"-"`
 	// Next is what a new run would need to decide an answer that more
 	// repeats could decide (Reason says "would tell" or "would decide"):
 	// a value, which whoever shows the verdict words as a command for the
@@ -572,7 +567,6 @@ func decide(cells []Cell, workload, phase, host, vm string, margins Margins, sch
 		switch {
 		case v.MoreRepeats != nil:
 		case k.looks.sequential():
-			v.Capped = true
 			v.Reason.Cap = &CapReached{Repeats: k.looks.cap(), Looks: k.looks.lastLook()}
 			v.Next = &NextStep{MaxRepeats: min(NextStepFactor*k.looks.cap(), MaxNextRepeats)}
 		default:
