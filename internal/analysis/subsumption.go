@@ -348,9 +348,10 @@ type Verdict struct {
 	// otherwise.
 	MoreRepeats *MoreRepeats `json:"more_repeats,omitempty"`
 	// Next is what a new run would need to decide an answer that more
-	// repeats could decide (Reason says "would tell" or "would decide"):
-	// a value, which whoever shows the verdict words as a command for the
-	// run in question, since only it knows how the run was started. nil
+	// repeats could decide (its reason's words say "would tell" or "would
+	// decide"): a value, which whoever shows the verdict words as a
+	// command for the run in question, since only it knows how the run
+	// was started. nil
 	// when repeats would not decide it, or the run's own looks would add
 	// them (MoreRepeats).
 	Next *NextStep `json:"next_step,omitempty"`
