@@ -206,14 +206,12 @@ func (v Verdict) Warnings(cells []Cell) VerdictWarnings {
 		out.Interference, out.Judged = v.Interference, v.Interference.Kind == InterferenceSome
 	}
 	for _, w := range DispersionWarnings(cells, v.Host.Workload, v.Host.Phase) {
-		// Blocking and Flagged name their cells as the reason does.
-		named := cellText(w.Cell.CellKey) + " " + w.Cell.FlagText()
 		switch left := v.leftOut(w.Cell.CellKey); {
 		case len(left) > 0:
 			w.Effect, w.LeftOut = EffectLeftOut, left
-		case slices.Contains(v.Blocking, named):
+		case HasCell(v.Blocking, w.Cell.CellKey):
 			w.Effect = EffectBlocks
-		case v.FlagsChecked && slices.Contains(v.Flagged, named):
+		case v.FlagsChecked && HasCell(v.Flagged, w.Cell.CellKey):
 			w.Effect = EffectCannotChange
 		}
 		out.Cells = append(out.Cells, w)

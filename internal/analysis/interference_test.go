@@ -182,9 +182,8 @@ func TestSubsumptionWithoutInterferedRuns(t *testing.T) {
 	require.NotNil(t, v.Interference)
 	assert.Equal(t, InterferenceSome, v.Interference.Kind)
 	assert.Len(t, v.Interference.Runs, 3)
-	assert.Equal(t, Subsumed, v.Outcome, v.String())
+	assert.Equal(t, Subsumed, v.Outcome, v.Reason)
 	assert.Equal(t, 3, v.VM.ByThreads[0].Test.N2, "the low class judged on its 3 runs left")
-	assert.Contains(t, v.String(), "; judged without 3 of 12 vm cell runs, in which other work on the host took their vCPUs' CPU (see its warning)")
 	ws := v.Warnings(cells)
 	require.NotNil(t, ws.Interference)
 	assert.True(t, ws.Judged, "the verdict judges without the interfered runs")
@@ -231,7 +230,7 @@ func TestSubsumptionWithEveryRunOfACellInterfered(t *testing.T) {
 	}
 	v := Subsumption(SortCells(Cells(obs)), "fp", "", "host", "vm", DefaultMargins())
 	assert.Equal(t, Inconclusive, v.Outcome)
-	assert.Equal(t, "every cell run of vm fp qos=9 threads=2 was interfered with (other work on the host took 0.5 CPU during them), so none is left to judge; run again on a quieter host", v.Reason)
+	assert.Equal(t, Reason{Kind: ReasonInterferedCells, VM: "vm", OtherCPU: 0.5, Cells: []CellKey{{Target: "vm", Workload: "fp", QoS: 9, Threads: 2}}}, v.Reason)
 	require.NotNil(t, v.Interference)
 	assert.Len(t, v.Interference.Runs, 6)
 }

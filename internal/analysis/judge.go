@@ -1,12 +1,8 @@
 package analysis
 
 import (
-	"fmt"
 	"math"
 	"slices"
-	"strings"
-
-	"github.com/qoslab/qoslab/internal/units"
 )
 
 // verdictKey is what one verdict compares: a workload (and phase), the two
@@ -32,7 +28,7 @@ type judged struct {
 	lnYes, lnNo float64
 	outcome     Outcome
 	reversed    bool
-	reason      string
+	reason      Reason
 	// undecided are the thread counts whose more repeats could decide an
 	// inconclusive answer (an interval too wide, or too few repeats for
 	// one), and host says the host's cells too; nil for any other answer.
@@ -54,10 +50,10 @@ func judge(cells []Cell, k verdictKey, margins Margins) judged {
 	j := judged{outcome: Inconclusive, lnYes: math.NaN(), lnNo: math.NaN()}
 	j.host = qosSensitivityAt(cells, k.host, k.workload, k.phase, k.high, k.low, k.threads, equivalenceConfidence)
 	j.vm = qosSensitivityAt(cells, k.vm, k.workload, k.phase, k.high, k.low, k.threads, equivalenceConfidence)
-	for _, why := range []string{undefinedSide(j.host), undefinedSide(j.vm), noHostEffect(j.host)} {
-		if why != "" {
+	for _, why := range []Reason{undefinedSide(j.host), undefinedSide(j.vm), noHostEffect(j.host)} {
+		if why.Kind != NoReason {
 			j.reason = why
-			j.fewHost = why == tooFewHostRepeats(j.host)
+			j.fewHost = why.Kind == ReasonFewHostRepeats
 			return j
 		}
 	}
@@ -75,8 +71,7 @@ func judge(cells []Cell, k verdictKey, margins Margins) judged {
 	}
 	vs := j.vm.Shift
 	if c := k.looks.pooledConfidence(); float64(vs.Confidence) < c-1e-9 {
-		j.reason = fmt.Sprintf("too few %s repeats for a %s interval of its ratio (%s reach %s)", k.vm, confidenceText(c, k.looks.sequential()), strataText(j.vm),
-			confidenceText(float64(vs.Confidence), k.looks.sequential()))
+		j.reason = Reason{Kind: ReasonFewVMRepeats, VM: k.vm, Side: j.vm, Shift: vs, Confidence: c, Sequential: k.looks.sequential()}
 		j.undecided = k.threads
 		return j
 	}
@@ -93,16 +88,24 @@ func judge(cells []Cell, k verdictKey, margins Margins) judged {
 // the Bonferroni level for the thread counts compared (the union of k
 // tests, each at Level/k).
 func (j *judged) decideNo(cells []Cell, k verdictKey, vs Shift) bool {
-	ratio := func(sh Shift) string {
-		return fmt.Sprintf("%d/%d = %s", k.high, k.low, verdictRatio(math.Exp(float64(sh.Estimate))))
+	// beyond is the kind of no sh's interval shows: above the band (the
+	// VM keeps an effect) or below it (reversed); NoReason inside it.
+	beyond := func(sh Shift) ReasonKind {
+		switch {
+		case float64(sh.Low) > j.lnNo:
+			return ReasonVMKeeps
+		case float64(sh.High) < -j.lnNo:
+			return ReasonVMReversed
+		}
+		return NoReason
 	}
-	switch {
-	case float64(vs.Low) > j.lnNo:
-		j.outcome, j.reason = NotSubsumed, "the VM keeps a QoS effect, "+ratio(vs)
+	no := func(r Reason) bool {
+		r.VM, r.High, r.Low = k.vm, k.high, k.low
+		j.outcome, j.reversed, j.reason = NotSubsumed, r.Kind == ReasonVMReversed, r
 		return true
-	case float64(vs.High) < -j.lnNo:
-		j.outcome, j.reversed, j.reason = NotSubsumed, true, "QoS reversed in the VM, "+ratio(vs)
-		return true
+	}
+	if kind := beyond(vs); kind != NoReason {
+		return no(Reason{Kind: kind, Shift: vs})
 	}
 	if len(k.threads) < 2 {
 		return false
@@ -113,15 +116,8 @@ func (j *judged) decideNo(cells []Cell, k verdictKey, vs Shift) bool {
 		if float64(sh.Confidence) < level-1e-9 {
 			continue
 		}
-		at := fmt.Sprintf(" at %s (%s%s, a %.1f%% interval: %.0f%% over the %d thread counts)", units.Plural(ts.Threads, "thread"),
-			ratio(sh), intervalText(Shift{Low: sh.Low, High: sh.High, Confidence: Float(equivalenceConfidence)}), 100*level, 100*equivalenceConfidence, len(k.threads))
-		switch {
-		case float64(sh.Low) > j.lnNo:
-			j.outcome, j.reason = NotSubsumed, "the VM keeps a QoS effect"+at
-			return true
-		case float64(sh.High) < -j.lnNo:
-			j.outcome, j.reversed, j.reason = NotSubsumed, true, "QoS reversed in the VM"+at
-			return true
+		if kind := beyond(sh); kind != NoReason {
+			return no(Reason{Kind: kind, Threads: ts.Threads, Shift: sh, Level: level, ThreadCounts: len(k.threads)})
 		}
 	}
 	return false
@@ -137,63 +133,56 @@ func (j *judged) decideYes(k verdictKey) {
 	inside := func(sh Shift) bool { return float64(sh.Low) > -j.lnYes && float64(sh.High) < j.lnYes }
 	vs := j.vm.Shift
 	if !inside(vs) {
-		j.reason, j.moreHost = j.edgeReason(k, vs, "")
+		j.reason, j.moreHost = j.edgeReason(k, vs, 0)
 		j.undecided = k.threads
 		return
 	}
-	seq := k.looks.sequential()
 	for _, ts := range j.vmByThreads {
 		sh := ts.Shift
-		at := " at " + units.Plural(ts.Threads, "thread")
-		reason, host := "", false
+		reason, host := Reason{}, false
 		if c := k.looks.confidence(ts.Threads); float64(sh.Confidence) < c-1e-9 {
 			t := j.vm.ByThreads[slices.IndexFunc(j.vm.ByThreads, func(r ThreadRatio) bool { return r.Threads == ts.Threads })].Test
-			reason = fmt.Sprintf("too few %s repeats%s for a %s interval of its ratio (%d vs %d repeats reach %s), and yes needs every thread count inside the band",
-				k.vm, at, confidenceText(c, seq), t.N1, t.N2, confidenceText(float64(sh.Confidence), seq))
+			reason = Reason{Kind: ReasonFewVMRepeats, VM: k.vm, Threads: ts.Threads, N1: t.N1, N2: t.N2, Shift: sh, Confidence: c, Sequential: k.looks.sequential()}
 		} else if !inside(sh) {
-			reason, host = j.edgeReason(k, sh, at)
+			reason, host = j.edgeReason(k, sh, ts.Threads)
 		}
-		if reason == "" {
+		if reason.Kind == NoReason {
 			continue
 		}
-		if j.reason == "" {
+		if j.reason.Kind == NoReason {
 			j.reason = reason
 		}
 		j.undecided = append(j.undecided, ts.Threads)
 		j.moreHost = j.moreHost || host
 	}
-	if j.reason == "" {
+	if j.reason.Kind == NoReason {
 		j.outcome = Subsumed
 	}
 }
 
-// edgeReason says why the interval sh (the pooled one, or one thread
-// count's: at) is not inside the band: it crosses an edge (more repeats
+// edgeReason says why the interval sh (the pooled one, threads 0, or one
+// thread count's) is not inside the band: it crosses an edge (more repeats
 // would tell), or it lies wholly between the band's yes edge and its no
 // edge, a zone as wide as the host's uncertainty makes it: then the host's
 // interval decides, not the VM's repeats. host says the host's repeats
 // could decide too: its interval sets the band's yes edge (the relative
 // margin binds, or the zone between the edges is the host's).
-func (j *judged) edgeReason(k verdictKey, sh Shift, at string) (reason string, host bool) {
-	what := fmt.Sprintf("the %s ratio%s, %d/%d = %s%s,", k.vm, at, k.high, k.low, verdictRatio(math.Exp(float64(sh.Estimate))), intervalText(sh))
+func (j *judged) edgeReason(k verdictKey, sh Shift, threads int) (reason Reason, host bool) {
+	r := Reason{VM: k.vm, Host: k.host, High: k.high, Low: k.low, Threads: threads, Shift: sh, Side: j.host,
+		Yes: math.Exp(j.lnYes), No: math.Exp(j.lnNo)}
 	beyondYes := float64(sh.Low) >= j.lnYes || float64(sh.High) <= -j.lnYes
 	withinNo := float64(sh.High) <= j.lnNo && float64(sh.Low) >= -j.lnNo
-	if beyondYes && withinNo && j.lnNo > j.lnYes {
-		hs := j.host.Shift
-		return fmt.Sprintf("%s lies between the band's yes edge %s and its no edge %s, which differ by the host's uncertainty (%s %d/%d = %s%s): "+
-			"the host's interval decides, and more host repeats would narrow it", what,
-			verdictRatio(math.Exp(j.lnYes)), verdictRatio(math.Exp(j.lnNo)), k.host, k.high, k.low, verdictRatio(math.Exp(float64(hs.Estimate))), intervalText(hs)), true
+	switch {
+	case beyondYes && withinNo && j.lnNo > j.lnYes:
+		r.Kind, host = ReasonBetweenEdges, true
+	case threads != 0:
+		r.Kind, host = ReasonOutsideBandAt, j.relativeBinds
+	case withinNo && j.lnNo > j.lnYes:
+		r.Kind, host = ReasonHostEdge, true
+	default:
+		r.Kind, host = ReasonCrossesEdge, j.relativeBinds
 	}
-	if at != "" {
-		return what + " is not inside the band, and yes needs every thread count inside it: more repeats would tell", j.relativeBinds
-	}
-	if withinNo && j.lnNo > j.lnYes {
-		hs := j.host.Shift
-		return fmt.Sprintf("the %s ratio's interval crosses the band's edge %s, which the low end of the host's interval sets (%s %d/%d = %s%s): "+
-			"more repeats would tell, the host's most: its interval is what narrows the band", k.vm, verdictRatio(math.Exp(j.lnYes)),
-			k.host, k.high, k.low, verdictRatio(math.Exp(float64(hs.Estimate))), intervalText(hs)), true
-	}
-	return fmt.Sprintf("the %s ratio's interval crosses the band's edge: more repeats would tell", k.vm), j.relativeBinds
+	return r, host
 }
 
 // threadShifts is each compared thread count's own shift on target with
@@ -260,11 +249,11 @@ func flaggedCells(cells []Cell, k verdictKey) []Cell {
 }
 
 // adverseEnd is the value a flagged cell is set to when its repeats are
-// taken at their most adverse: which repeat ("highest" or "lowest") and
+// taken at their most adverse: its highest repeat or its lowest, and
 // its rate.
 type adverseEnd struct {
-	which string
-	rate  float64
+	highest bool
+	rate    float64
 }
 
 // adverse is the most adverse value c showed for a yes: the host's low
@@ -277,9 +266,9 @@ func adverse(c Cell, k verdictKey, up bool) adverseEnd {
 		highest = up == (c.QoS == k.high)
 	}
 	if highest {
-		return adverseEnd{"highest", slices.Max(c.TotalRates)}
+		return adverseEnd{true, slices.Max(c.TotalRates)}
 	}
-	return adverseEnd{"lowest", slices.Min(c.TotalRates)}
+	return adverseEnd{false, slices.Min(c.TotalRates)}
 }
 
 // withAdverse returns cells with each of the flagged ones' repeats all at
@@ -304,7 +293,7 @@ func withAdverse(cells []Cell, flagged []Cell, k verdictKey, up bool) []Cell {
 // both ways, none blocks it. Otherwise it names the cells that alone turn
 // it (or, when none does alone, all of them together), each with the
 // value that does and what the rule would say, as the verdict's reason.
-func blockingCells(cells []Cell, flagged []Cell, k verdictKey, margins Margins) (blocking []string, reason string) {
+func blockingCells(cells []Cell, flagged []Cell, k verdictKey, margins Margins) (blocking []Cell, reason Reason) {
 	turns := func(fs []Cell) (judged, bool, bool) {
 		for _, up := range []bool{true, false} {
 			if j := judge(withAdverse(cells, fs, k, up), k, margins); j.outcome != Subsumed {
@@ -314,46 +303,29 @@ func blockingCells(cells []Cell, flagged []Cell, k verdictKey, margins Margins) 
 		return judged{}, false, false
 	}
 	if _, _, ok := turns(flagged); !ok {
-		return nil, ""
+		return nil, Reason{}
 	}
-	var parts []string
+	reason = Reason{Kind: ReasonBlocked}
 	for _, f := range flagged {
 		if j, up, ok := turns([]Cell{f}); ok {
-			blocking = append(blocking, cellText(f.CellKey)+" "+f.FlagText())
-			parts = append(parts, blockingText(f, k, up, j))
+			blocking = append(blocking, f)
+			reason.Blockers = append(reason.Blockers, blocker(f, k, up, j))
 		}
 	}
-	if len(parts) == 0 {
+	if len(reason.Blockers) == 0 {
 		j, up, _ := turns(flagged)
-		var at []string
+		reason.Kind = ReasonBlockedTogether
 		for _, f := range flagged {
-			blocking = append(blocking, cellText(f.CellKey)+" "+f.FlagText())
-			at = append(at, cellText(f.CellKey)+" "+adverseText(f, k, up))
+			blocking = append(blocking, f)
+			reason.Blockers = append(reason.Blockers, blocker(f, k, up, j))
 		}
-		return blocking, fmt.Sprintf("%s: together, %s, they would turn the answer (%s): repeats of them that agree would decide it",
-			strings.Join(blocking, "; "), strings.Join(at, " and "), outcomeText(j))
 	}
-	return blocking, strings.Join(parts, "; ")
+	return blocking, reason
 }
 
-// blockingText says of one flagged cell that turns a yes what it showed
-// and what the rule would say then.
-func blockingText(f Cell, k verdictKey, up bool, j judged) string {
-	return fmt.Sprintf("%s %s: %s the answer would not be yes (%s): repeats of it that agree would decide it",
-		cellText(f.CellKey), f.FlagText(), adverseText(f, k, up), outcomeText(j))
-}
-
-// adverseText is "at its highest repeat (1.69M loops/s)".
-func adverseText(f Cell, k verdictKey, up bool) string {
+// blocker is a flagged cell that turns a yes: its most adverse value and
+// what the rule would say then.
+func blocker(f Cell, k verdictKey, up bool, j judged) Blocker {
 	a := adverse(f, k, up)
-	return fmt.Sprintf("at its %s repeat (%s %s/s)", a.which, units.SI(a.rate), f.Unit)
-}
-
-// outcomeText is a judgement's answer and reason in a few words: "no: the
-// VM keeps a QoS effect, 33/9 = 1.3x", "inconclusive: ...".
-func outcomeText(j judged) string {
-	if j.reason == "" {
-		return string(j.outcome)
-	}
-	return string(j.outcome) + ": " + j.reason
+	return Blocker{Cell: f, Highest: a.highest, Rate: a.rate, Then: j.outcome, Because: j.reason}
 }

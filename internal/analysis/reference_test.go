@@ -157,7 +157,7 @@ func TestReference001(t *testing.T) {
 	assert.InDelta(t, 3.185, v.Host.RatioEstimate(), 0.001)
 	assert.True(t, v.SI.IsNaN())
 	assert.InDelta(t, 0.125, float64(v.Host.SmallestP), 1e-12, "2 x (1/2)^4")
-	assert.Equal(t, "QoS subsumed in VM: inconclusive: too few host repeats to tell (smallest reachable p 0.12 with 1 vs 1 repeats at each of 4 thread counts) (at 1, 2, 3 and 4 threads; SI n/a; host 33/9 = 3.19x [1.53..4.7] (88%), p=0.12; vm 33/9 = 1.0052x [1.0037..1.01] (88%); 90% intervals, two one-sided tests at 5%)", v.String())
+	assert.Equal(t, ReasonFewHostRepeats, v.Reason.Kind, "too few host repeats to tell")
 
 	// VM/host at QoS 9, one thread: 1.59206e8 / 4.8077e7 = 3.31.
 	for _, r := range CompareTargets(cells, "host", "vm") {

@@ -1,13 +1,8 @@
 package analysis
 
 import (
-	"fmt"
 	"math"
 	"slices"
-	"strconv"
-	"strings"
-
-	"github.com/qoslab/qoslab/internal/units"
 )
 
 // A run that cannot decide because an interval is too wide may add repeats
@@ -139,10 +134,13 @@ func planLooks(cells []Cell, k verdictKey, schedule []int) lookPlan {
 	return p
 }
 
-// sequential says the schedule has more than one look: the levels and
-// texts of looks apply. The looks say it (a verdict's line has only
+// sequential says the schedule has more than one look (Sequential).
+func (p lookPlan) sequential() bool { return Sequential(p.looks) }
+
+// Sequential says looks, a verdict's, are of a schedule of more than one
+// look: the levels of looks apply. The looks say it (a verdict has only
 // them).
-func (p lookPlan) sequential() bool { return len(p.looks) > 0 && p.looks[0].Of > 1 }
+func Sequential(looks []ThreadLook) bool { return len(looks) > 0 && looks[0].Of > 1 }
 
 // level is thread count t's level (equivalenceLevel without a schedule).
 func (p lookPlan) level(t int) float64 {
@@ -157,23 +155,29 @@ func (p lookPlan) level(t int) float64 {
 // confidence is the coverage of thread count t's interval.
 func (p lookPlan) confidence(t int) float64 { return 1 - 2*p.level(t) }
 
-// pooledLevel is the strictest level among the thread counts: the pooled
-// interval rests on all of them.
-func (p lookPlan) pooledLevel() float64 {
+// pooledConfidence is the coverage of the pooled interval
+// (PooledConfidence).
+func (p lookPlan) pooledConfidence() float64 { return PooledConfidence(p.looks) }
+
+// PooledConfidence is the coverage of a verdict's pooled interval at its
+// looks: that of the strictest level among the thread counts, since the
+// pooled interval rests on all of them (equivalenceLevel without looks).
+func PooledConfidence(looks []ThreadLook) float64 {
 	l := equivalenceLevel
-	for _, tl := range p.looks {
+	for _, tl := range looks {
 		l = math.Min(l, tl.Level)
 	}
-	return l
+	return 1 - 2*l
 }
 
-// pooledConfidence is the coverage of the pooled interval.
-func (p lookPlan) pooledConfidence() float64 { return 1 - 2*p.pooledLevel() }
+// lastLook is the highest look any thread count is at (LastLook).
+func (p lookPlan) lastLook() int { return LastLook(p.looks) }
 
-// lastLook is the highest look any thread count is at (1 without one).
-func (p lookPlan) lastLook() int {
+// LastLook is the highest look any of a verdict's thread counts is at (1
+// without one).
+func LastLook(looks []ThreadLook) int {
 	n := 1
-	for _, l := range p.looks {
+	for _, l := range looks {
 		n = max(n, l.Index)
 	}
 	return n
@@ -199,70 +203,5 @@ func (p lookPlan) more(threads []int, host bool) *MoreRepeats {
 	return &MoreRepeats{Threads: out, Host: host}
 }
 
-// confidenceText prints an interval's coverage: whole percents for the
-// one-look 90%, one decimal for a look's (95.5%).
-func confidenceText(c float64, sequential bool) string {
-	if !sequential {
-		return fmt.Sprintf("%.0f%%", 100*c)
-	}
-	return strconv.FormatFloat(100*c, 'f', 1, 64) + "%"
-}
-
-// intervalsText says what coverage the verdict's intervals have: "90%
-// intervals, two one-sided tests at 5%" for one look; "95.5% intervals at
-// look 1 of 3 (two one-sided tests at 2.26%; 5% over the 3 looks)" when
-// every thread count is at one look, else each thread count's.
-func (p lookPlan) intervalsText() string {
-	if !p.sequential() {
-		return fmt.Sprintf("%.0f%% intervals, two one-sided tests at %.0f%%", 100*equivalenceConfidence, 100*equivalenceLevel)
-	}
-	pct := func(l float64) string { return strconv.FormatFloat(100*l, 'g', 3, 64) + "%" }
-	spent := fmt.Sprintf("%.0f%% over the %d looks", 100*equivalenceLevel, p.looks[0].Of)
-	first := p.looks[0]
-	same := !slices.ContainsFunc(p.looks, func(l ThreadLook) bool { return l.Index != first.Index })
-	if same {
-		return fmt.Sprintf("%s intervals at look %d of %d (two one-sided tests at %s; %s)", confidenceText(1-2*first.Level, true), first.Index, first.Of, pct(first.Level), spent)
-	}
-	var parts []string
-	for _, l := range p.looks {
-		parts = append(parts, fmt.Sprintf("%s at %s (look %d of %d)", confidenceText(1-2*l.Level, true), units.Plural(l.Threads, "thread"), l.Index, l.Of))
-	}
-	return fmt.Sprintf("intervals at each thread count's look: %s, pooled %s (two one-sided tests; %s)", strings.Join(parts, ", "),
-		confidenceText(p.pooledConfidence(), true), spent)
-}
-
-// tookText says what a yes after more than one look took: "after 12
-// repeats at 2 threads, 2 looks"; empty after one.
-func (p lookPlan) tookText() string {
-	if !p.sequential() || p.lastLook() < 2 {
-		return ""
-	}
-	var parts []string
-	var ts []int
-	for i, l := range p.looks {
-		if l.Index < 2 {
-			continue
-		}
-		ts = append(ts, l.Threads)
-		if i+1 < len(p.looks) && p.looks[i+1].Index >= 2 && p.looks[i+1].Repeats == l.Repeats {
-			continue // said together with the next
-		}
-		n := strconv.Itoa(l.Repeats)
-		if len(parts) == 0 {
-			n = units.Plural(l.Repeats, "repeat")
-		}
-		parts = append(parts, n+" at "+threadsText(ts))
-		ts = nil
-	}
-	return "after " + strings.Join(parts, " and ") + ", " + units.Plural(p.lastLook(), "look")
-}
-
 // cap is the schedule's last entry: the most repeats per cell it allows.
 func (p lookPlan) cap() int { return p.schedule[len(p.schedule)-1] }
-
-// capText is what an undecided verdict at the cap adds: the cap was
-// reached, and what would change it.
-func (p lookPlan) capText() string {
-	return fmt.Sprintf("the cap of %d repeats (max_repeats) was reached at %s: a larger --max-repeats, or a quieter machine, would tell",
-		p.schedule[len(p.schedule)-1], units.Plural(p.lastLook(), "look"))
-}

@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -55,13 +54,9 @@ type SimCase struct {
 	IgnoreFlags bool
 }
 
-// Design names the case's design: "fixed 6", "sequential 6..18".
-func (c SimCase) Design() string {
-	if c.MaxRepeats <= c.Repeats {
-		return fmt.Sprintf("fixed %d", c.Repeats)
-	}
-	return fmt.Sprintf("sequential %d..%d", c.Repeats, c.MaxRepeats)
-}
+// Sequential says the case's design has more than one look: its cap is
+// above its repeats.
+func (c SimCase) Sequential() bool { return c.MaxRepeats > c.Repeats }
 
 // SimResult counts a case's answers.
 type SimResult struct {
@@ -124,7 +119,7 @@ func Simulate(c SimCase) SimResult {
 			r.No++
 		default:
 			r.Inconclusive++
-			if v.Capped {
+			if v.Reason.Cap != nil {
 				r.Capped++
 			}
 		}

@@ -38,8 +38,9 @@ func TestSimulateDecidesAtOneLook(t *testing.T) {
 	assert.Equal(t, 20, r.Yes)
 	assert.Equal(t, []int{20, 0, 0}, r.YesAtLook)
 	assert.InDelta(t, 6, r.MeanRepeats(), 1e-12)
-	assert.Equal(t, "sequential 6..18", r.Design())
-	assert.Equal(t, "fixed 6", SimCase{Repeats: 6}.Design())
+	assert.True(t, r.Sequential())
+	assert.False(t, SimCase{Repeats: 6}.Sequential())
+	assert.False(t, SimCase{Repeats: 6, MaxRepeats: 6}.Sequential(), "a cap at the repeats is one look")
 }
 
 func TestClopperPearson(t *testing.T) {

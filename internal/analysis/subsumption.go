@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"sort"
@@ -22,6 +21,10 @@ const (
 	// equivalenceConfidence is the coverage of the intervals the verdict
 	// judges: 1 - 2·equivalenceLevel.
 	equivalenceConfidence = 1 - 2*equivalenceLevel
+	// EquivalenceLevel and EquivalenceConfidence are the two, for those
+	// who word the verdict.
+	EquivalenceLevel      = equivalenceLevel
+	EquivalenceConfidence = equivalenceConfidence
 	// DefaultRelativeMargin is the share of the host's QoS effect, on a log
 	// scale, the VM may keep and still count as none: 10%, so beside a 254x
 	// host effect up to 254^0.1 = 1.74x (before the absolute margin).
@@ -300,8 +303,9 @@ const (
 type Verdict struct {
 	Outcome Outcome `json:"outcome"`
 	// Reason says why the outcome is what it is, for "no" and
-	// "inconclusive"; empty for "yes".
-	Reason string `json:"reason,omitempty"`
+	// "inconclusive"; its Kind is NoReason for "yes". The JSON documents
+	// hold it worded (render.VerdictJSON).
+	Reason Reason `json:"-"`
 	// Reversed says the VM runs the low class significantly faster: a "no".
 	Reversed bool `json:"reversed,omitempty"`
 	// SI is the subsumption index of the host's and the VM's ratios (their
@@ -345,15 +349,11 @@ type Verdict struct {
 	// the repeats too few for one) and the schedule has a look left; nil
 	// otherwise.
 	MoreRepeats *MoreRepeats `json:"more_repeats,omitempty"`
-	// Capped says that more repeats could decide the answer but the
-	// schedule's last look is behind it: the cap (max_repeats) was
-	// reached, which Reason then says. (Not in the JSON: its Looks and
-	// Reason say so there.)
-	Capped bool `json:"-"`
 	// Next is what a new run would need to decide an answer that more
-	// repeats could decide (Reason says "would tell" or "would decide"):
-	// a value, which whoever shows the verdict words as a command for the
-	// run in question, since only it knows how the run was started. nil
+	// repeats could decide (its reason's words say "would tell" or "would
+	// decide"): a value, which whoever shows the verdict words as a
+	// command for the run in question, since only it knows how the run
+	// was started. nil
 	// when repeats would not decide it, or the run's own looks would add
 	// them (MoreRepeats).
 	Next *NextStep `json:"next_step,omitempty"`
@@ -366,21 +366,24 @@ type Verdict struct {
 	RelativeMargin Float `json:"relative_margin_ratio"`
 	Margin         Float `json:"margin"`
 	MarginNo       Float `json:"margin_no"`
-	// Flagged names the cells the verdict rests on whose repeats cannot
-	// stand for one number, and why ("host fp qos=9 threads=1 repeats 77x
-	// apart").
-	Flagged []string `json:"flagged,omitempty"`
-	// Blocking names those flagged cells that could change a "yes": with
+	// Flagged are the cells the verdict rests on whose repeats cannot
+	// stand for one number, in table order. The JSON documents hold them
+	// named, with why ("host fp qos=9 threads=1 repeats 77x apart").
+	Flagged []Cell `json:"-"`
+	// Blocking are those flagged cells that could change a "yes": with
 	// them at the most adverse values they showed themselves the rule
 	// would not say yes, so the verdict is "inconclusive". A yes beside
-	// flagged cells none of which blocks it stands (FlagsChecked).
-	Blocking []string `json:"blocking,omitempty"`
+	// flagged cells none of which blocks it stands (FlagsChecked). Named
+	// in the JSON documents as Flagged is.
+	Blocking []Cell `json:"-"`
 	// FlagsChecked says the answer was re-decided with every flagged cell
 	// at its most adverse repeats and stayed "yes".
 	FlagsChecked bool `json:"flags_checked,omitempty"`
-	// Heterogeneity says, per side, when the thread counts' own ratios
-	// disagree beyond their 95% intervals, listing them.
-	Heterogeneity []string `json:"heterogeneity,omitempty"`
+	// Heterogeneity are the sides (Host, VM) whose thread counts' own
+	// ratios disagree beyond their 95% intervals (two whose intervals do
+	// not overlap, each reaching at least 90%). The JSON documents hold
+	// them worded (render.VerdictJSON).
+	Heterogeneity []Sensitivity `json:"-"`
 	// Mechanism says, per target, what happened to each class's threads:
 	// their CPU share and their speed per CPU-second (see Mechanism).
 	Mechanism []Mechanism `json:"mechanism"`
@@ -396,6 +399,11 @@ type Verdict struct {
 	// carry no host view. Those it finds (Kind "some") are left out of
 	// everything above: the verdict judges the cell runs without them.
 	Interference *InterferenceReport `json:"interference,omitempty"`
+}
+
+// HasCell says cells hold the cell of key k.
+func HasCell(cells []Cell, k CellKey) bool {
+	return slices.ContainsFunc(cells, func(c Cell) bool { return c.CellKey == k })
 }
 
 // DroppedThreads is a thread count a verdict could not compare, because
@@ -477,8 +485,7 @@ func subsumptionAt(cells []Cell, workload, phase, host, vm string, margins Margi
 	params := paramSets(cells, workload, phase, host, vm)
 	if len(params) > 1 {
 		v := noVerdict(workload, phase, host, vm, margins)
-		v.Reason = fmt.Sprintf("%s ran with %d sets of parameters (%s), which one verdict cannot compare; each is judged alone",
-			WorkloadText(workload, phase), len(params), strings.Join(params, "; "))
+		v.Reason = Reason{Kind: ReasonParamSets, Workload: workload, Phase: phase, Params: params}
 		return v
 	}
 	v := decide(cells, workload, phase, host, vm, margins, schedule, describe)
@@ -533,20 +540,18 @@ func decide(cells []Cell, workload, phase, host, vm string, margins Margins, sch
 		v.Interference = &rep
 		switch rep.Kind {
 		case InterferenceAll:
-			v.Reason = fmt.Sprintf("other work on the host took %s during every one of the %d %s cell runs, so none is left to judge; run again on a quieter host",
-				cpuText(float64(rep.OtherCPU)), rep.Judged, vm)
+			v.Reason = Reason{Kind: ReasonAllInterfered, VM: vm, OtherCPU: rep.OtherCPU, Runs: rep.Judged}
 			return v
 		case InterferenceSome:
 			cells = WithoutRepeats(cells, rep.Runs)
 			if gone := emptied(cells, rep.Runs); len(gone) > 0 {
-				v.Reason = fmt.Sprintf("every cell run of %s was interfered with (other work on the host took %s during them), so none is left to judge; run again on a quieter host",
-					andList(gone), cpuText(float64(rep.OtherCPU)))
+				v.Reason = Reason{Kind: ReasonInterferedCells, VM: vm, OtherCPU: rep.OtherCPU, Cells: gone}
 				return v
 			}
 		}
 	}
 	high, low, threads, why := comparedCells(cells, workload, phase, host, vm)
-	if why != "" {
+	if why.Kind != NoReason {
 		v.Reason = why
 		return v
 	}
@@ -565,8 +570,7 @@ func decide(cells []Cell, workload, phase, host, vm string, margins Margins, sch
 		switch {
 		case v.MoreRepeats != nil:
 		case k.looks.sequential():
-			v.Capped = true
-			v.Reason += "; " + k.looks.capText()
+			v.Reason.Cap = &CapReached{Repeats: k.looks.cap(), Looks: k.looks.lastLook()}
 			v.Next = &NextStep{MaxRepeats: min(NextStepFactor*k.looks.cap(), MaxNextRepeats)}
 		default:
 			v.Next = &NextStep{Repeats: min(NextStepFactor*mostRepeats(both), MaxNextRepeats)}
@@ -576,11 +580,13 @@ func decide(cells []Cell, workload, phase, host, vm string, margins Margins, sch
 		v.Next = &NextStep{Repeats: min(NextStepFactor*mostRepeats(both), MaxNextRepeats)}
 	}
 	flagged := flaggedCells(cells, k)
-	for _, c := range flagged {
-		v.Flagged = append(v.Flagged, cellText(c.CellKey)+" "+c.FlagText())
-	}
+	v.Flagged = flagged
 	if describe {
-		v.Heterogeneity = append(heterogeneity(v.Host), heterogeneity(v.VM)...)
+		for _, side := range []Sensitivity{v.Host, v.VM} {
+			if heterogeneous(side) {
+				v.Heterogeneity = append(v.Heterogeneity, side)
+			}
+		}
 		v.Mechanism = mechanisms(cells, k)
 	}
 	if j.hostShown {
@@ -630,16 +636,16 @@ func mostRepeats(cells []Cell) int {
 	return n
 }
 
-// emptied names the cells of runs that have no repeat left in cells.
-func emptied(cells []Cell, runs []InterferedRun) []string {
+// emptied are the cells of runs that have no repeat left in cells.
+func emptied(cells []Cell, runs []InterferedRun) []CellKey {
 	hit := map[CellKey]bool{}
 	for _, r := range runs {
 		hit[r.CellKey] = true
 	}
-	var out []string
+	var out []CellKey
 	for _, c := range SortCells(cells) {
 		if hit[c.CellKey] && len(c.Repeats) == 0 {
-			out = append(out, cellText(c.CellKey))
+			out = append(out, c.CellKey)
 		}
 	}
 	return out
@@ -661,7 +667,7 @@ func noVerdict(workload, phase, host, vm string, margins Margins) Verdict {
 // classes run on both host and vm (cells with rates only), and the thread
 // counts, ascending, at which all four (target, class) cells exist; why
 // says what is missing when there are not two classes or no such count.
-func comparedCells(cells []Cell, workload, phase, host, vm string) (high, low int, threads []int, why string) {
+func comparedCells(cells []Cell, workload, phase, host, vm string) (high, low int, threads []int, why Reason) {
 	classes := map[string]map[int]map[int]bool{host: {}, vm: {}} // target -> qos -> threads
 	for _, c := range cells {
 		byQoS, ok := classes[c.Target]
@@ -681,7 +687,7 @@ func comparedCells(cells []Cell, workload, phase, host, vm string) (high, low in
 	}
 	sort.Ints(common)
 	if len(common) < 2 {
-		return 0, 0, nil, fmt.Sprintf("%s has no two QoS classes run on both %s and %s", WorkloadText(workload, phase), host, vm)
+		return 0, 0, nil, Reason{Kind: ReasonNoTwoClasses, Workload: workload, Phase: phase, Host: host, VM: vm}
 	}
 	high, low = common[len(common)-1], common[0]
 	for t := range classes[host][high] {
@@ -690,39 +696,33 @@ func comparedCells(cells []Cell, workload, phase, host, vm string) (high, low in
 		}
 	}
 	if len(threads) == 0 {
-		return high, low, nil, fmt.Sprintf("%s has no thread count run at QoS %d and %d on both %s and %s", WorkloadText(workload, phase), high, low, host, vm)
+		return high, low, nil, Reason{Kind: ReasonNoThreads, Workload: workload, Phase: phase, Host: host, VM: vm, High: high, Low: low}
 	}
 	sort.Ints(threads)
-	return high, low, threads, ""
-}
-
-// tooFewHostRepeats is noHostEffect's reason when the host's repeats are
-// too few for its test to reach Alpha.
-func tooFewHostRepeats(h Sensitivity) string {
-	return fmt.Sprintf("too few %s repeats to tell (smallest reachable p %s with %s)", h.Target, strconv.FormatFloat(float64(h.SmallestP), 'g', 2, 64), strataText(h))
+	return high, low, threads, Reason{}
 }
 
 // noHostEffect says why the host shows no QoS effect to subsume: too few
 // repeats for its test to reach Alpha, a test not significant, the low
-// class the faster, or an interval of its ratio that reaches 1x; empty
+// class the faster, or an interval of its ratio that reaches 1x; NoReason
 // when it shows one.
-func noHostEffect(h Sensitivity) string {
-	host, high, low := h.Target, h.High, h.Low
+func noHostEffect(h Sensitivity) Reason {
+	r := Reason{Host: h.Target, High: h.High, Low: h.Low, Side: h}
 	switch {
 	case !h.Test.Significant(Alpha) && float64(h.SmallestP) >= Alpha && h.Test.Ties && untiedSmallestP(h) < Alpha:
-		return fmt.Sprintf("too many tied %s rates to tell: given their ties the smallest reachable p is %s with %s, where untied rates could reach %s; "+
-			"rates measured finer (longer cells, or more work per cell) would tell", host, strconv.FormatFloat(float64(h.SmallestP), 'g', 2, 64), strataText(h),
-			strconv.FormatFloat(untiedSmallestP(h), 'g', 2, 64))
+		r.Kind, r.UntiedP = ReasonTiedHost, untiedSmallestP(h)
 	case !h.Test.Significant(Alpha) && float64(h.SmallestP) >= Alpha:
-		return tooFewHostRepeats(h)
+		r.Kind = ReasonFewHostRepeats
 	case !h.Test.Significant(Alpha):
-		return fmt.Sprintf("%s shows no significant QoS effect, so there is nothing to subsume; on a Linux host whose cores are alike QoS only decides who runs when cores are scarce: run with contention, as qoslab run --default contention does", host)
+		r.Kind = ReasonNoHostEffect
 	case h.Shift.Estimate <= 0:
-		return fmt.Sprintf("on %s QoS %d is faster than QoS %d (%d/%d = %s), so there is no effect to subsume", host, low, high, high, low, verdictRatio(h.RatioEstimate()))
+		r.Kind = ReasonHostReversed
 	case h.Shift.Low <= 0:
-		return fmt.Sprintf("the %s ratio's %.0f%% interval reaches 1x, so the margin has no effect to be a share of", host, 100*equivalenceConfidence)
+		r.Kind, r.Confidence = ReasonHostReachesOne, equivalenceConfidence
+	default:
+		return Reason{}
 	}
-	return ""
+	return r
 }
 
 // untiedSmallestP is the smallest p a sensitivity's test could reach with
@@ -735,44 +735,17 @@ func untiedSmallestP(s Sensitivity) float64 {
 	return SmallestP(sizes)
 }
 
-// VerdictRule says in words what SI is and how the verdict is reached with
-// these margins: what the summaries and the report print beside the
-// verdicts.
-func VerdictRule(m Margins) string {
-	return fmt.Sprintf("SI = 1 - ln(vm ratio)/ln(host ratio) is the share of the host's QoS effect, on a log scale, that the VM loses: "+
-		"1 when the VM keeps none of it, 0 when it keeps it all, above 1 when the VM reverses the classes; its interval spans both sides' 95%% intervals. "+
-		"Each ratio is the high class's rate over the low one's (Hodges-Lehmann, within thread counts), with its %.0f%% interval. "+
-		"yes: the host's effect is significant (stratified rank-sum test, two-sided, %g) and the VM ratio's whole %.0f%% interval lies inside the band, "+
-		"pooled and at every thread count compared, "+
-		"whose edge is the smaller of %.0f%% of the host's effect at the low end of its interval (relative margin) and %s either way (absolute margin): "+
-		"two one-sided tests at %.0f%%. no: that interval lies wholly outside the band (above it, or below it: QoS reversed), pooled or at one thread count "+
-		"(then at the Bonferroni level for the thread counts compared), the edge then taken at the high end of the host's interval. "+
-		"inconclusive: anything else, with the reason. A cell whose repeats disagree blocks a yes only when its most adverse repeats would turn it "+
-		"(a host low class at its highest, a host high class at its lowest, a VM cell at the end that pushes the VM ratio out of the band): then the verdict names it. "+
-		"Exact distributions (conditional on ties) below 50 repeats per side. "+
-		"A run whose spec allows more repeats than it plans (max_repeats) decides at looks, adding repeats of the undecided thread counts' cells between them: "+
-		"the 5%% of each one-sided test is spent over the looks (Pocock-type alpha spending, 5%%·ln(1+(e-1)·n/max_repeats) by n repeats), "+
-		"so each look's intervals are wider than 90%% and a false yes over all looks stays within 5%%; the verdict says each interval's coverage and look.",
-		100*equivalenceConfidence, Alpha, 100*equivalenceConfidence, 100*m.Relative, FormatRatio(Float(m.Absolute)), 100*equivalenceLevel)
-}
-
 // undefinedSide says why a side has no ratio: a class that did no work in
-// any repeat at the thread counts compared; empty when it has one.
-func undefinedSide(s Sensitivity) string {
-	if len(s.ByThreads) > 0 {
-		return ""
+// any repeat at the thread counts compared (or no repeats at all);
+// NoReason when it has one.
+func undefinedSide(s Sensitivity) Reason {
+	switch {
+	case len(s.ByThreads) > 0:
+		return Reason{}
+	case s.IdleHigh > 0 || s.IdleLow > 0:
+		return Reason{Kind: ReasonIdle, Side: s, High: s.High, Low: s.Low}
 	}
-	var idle []string
-	if s.IdleHigh > 0 {
-		idle = append(idle, fmt.Sprintf("QoS %d", s.High))
-	}
-	if s.IdleLow > 0 {
-		idle = append(idle, fmt.Sprintf("QoS %d", s.Low))
-	}
-	if len(idle) == 0 {
-		return fmt.Sprintf("%s has no repeats at QoS %d and %d to compare", s.Target, s.High, s.Low)
-	}
-	return fmt.Sprintf("on %s %s did no work in any repeat (rate 0), so its %d/%d ratio is undefined", s.Target, strings.Join(idle, " and "), s.High, s.Low)
+	return Reason{Kind: ReasonNoRepeats, Side: s, High: s.High, Low: s.Low}
 }
 
 // siInterval bounds SI = 1 - vm/host (log ratios) over the rectangle of
@@ -797,54 +770,20 @@ func siInterval(cells []Cell, v Verdict, threads []int) (low, high, coverage Flo
 	return Float(1 - highest), Float(1 - lowest), h.Confidence * m.Confidence
 }
 
-// heterogeneity says when a side's thread counts disagree: two of them
+// heterogeneous says when a side's thread counts disagree: two of them
 // whose own 95% intervals of the ratio do not overlap, each reaching at
 // least 90% (a range of one or two repeats covers too little for its edges
-// to mean anything). The line lists every thread count's ratio: "host 33/9
-// differs by thread count beyond the 95% intervals: 206x [199..214] at 1
-// thread, 356x [341..370] at 2 threads".
-func heterogeneity(s Sensitivity) []string {
-	apart := false
+// to mean anything).
+func heterogeneous(s Sensitivity) bool {
 	for i, a := range s.ByThreads {
 		for _, b := range s.ByThreads[i+1:] {
 			sure := float64(a.Shift.Confidence) >= equivalenceConfidence-1e-9 && float64(b.Shift.Confidence) >= equivalenceConfidence-1e-9
 			if sure && (a.Shift.High < b.Shift.Low || b.Shift.High < a.Shift.Low) {
-				apart = true
+				return true
 			}
 		}
 	}
-	if !apart {
-		return nil
-	}
-	parts := make([]string, len(s.ByThreads))
-	for i, r := range s.ByThreads {
-		parts[i] = fmt.Sprintf("%s [%s..%s] at %s", verdictRatio(math.Exp(float64(r.Shift.Estimate))),
-			ratioNumber(math.Exp(float64(r.Shift.Low))), ratioNumber(math.Exp(float64(r.Shift.High))), units.Plural(r.Threads, "thread"))
-	}
-	return []string{fmt.Sprintf("%s %d/%d differs by thread count beyond the 95%% intervals: %s", s.Target, s.High, s.Low, strings.Join(parts, ", "))}
-}
-
-// strataText says how many repeats a sensitivity compared: "3 vs 3
-// repeats", "1 vs 1 repeats at each of 4 thread counts", or per thread
-// count when they differ.
-func strataText(s Sensitivity) string {
-	if len(s.ByThreads) == 0 {
-		return "no repeats"
-	}
-	first := s.ByThreads[0].Test
-	same := true
-	var parts []string
-	for _, r := range s.ByThreads {
-		same = same && r.Test.N1 == first.N1 && r.Test.N2 == first.N2
-		parts = append(parts, fmt.Sprintf("%d vs %d at %d threads", r.Test.N1, r.Test.N2, r.Threads))
-	}
-	switch {
-	case len(s.ByThreads) == 1:
-		return fmt.Sprintf("%d vs %d repeats", first.N1, first.N2)
-	case same:
-		return fmt.Sprintf("%d vs %d repeats at each of %d thread counts", first.N1, first.N2, len(s.ByThreads))
-	}
-	return strings.Join(parts, ", ")
+	return false
 }
 
 // WorkloadText names a workload and, when it differs from the workload's
@@ -867,99 +806,6 @@ func (s Sensitivity) Name() string {
 	return WorkloadText(s.Workload, s.Phase) + " " + s.Params
 }
 
-// String renders the verdict as one line, the outcome and its reason
-// first, then what it rests on:
-//
-//	QoS subsumed in VM: yes (SI 0.990 [0.985..0.995]; host 33/9 = 254x [231..280], p<0.001; vm 33/9 = 1.05x [0.98..1.12]; band 0.8x..1.25x: margins 1.72x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%)
-//	QoS subsumed in VM: no: QoS reversed in the VM, 33/9 = 0.194x (SI 1.296 [...]; ...)
-//	QoS subsumed in VM: inconclusive: host fp qos=9 threads=1 repeats 77x apart (SI ...)
-//
-// When no cells could be compared, the parenthesis is left out. SI prints
-// with three decimals and its interval ("n/a" unless the host's effect is
-// shown), with the coverage that interval has when under 90%; the ratios
-// are the Hodges-Lehmann estimates with their 90% intervals (and the
-// coverage reached, when under 90%); the host's p value is its stratified
-// rank-sum test's. A side whose thread counts disagree is said after the
-// parenthesis, with each thread count's ratio.
-func (v Verdict) String() string {
-	l := v.Line()
-	return l.Head + string(l.Answer) + l.Rest
-}
-
-// VerdictLine is a verdict's line (Verdict.String) in its three parts, so
-// that each output format writes the answer its own way (a terminal in
-// colour) from the outcome, never by finding it in the text.
-type VerdictLine struct {
-	// Head opens the line: "QoS subsumed in VM: ".
-	Head string
-	// Answer is the outcome, whose word comes next.
-	Answer Outcome
-	// Rest is what follows the answer: the reason and what the verdict
-	// rests on.
-	Rest string
-}
-
-// Line is the verdict's line in its parts.
-func (v Verdict) Line() VerdictLine {
-	return VerdictLine{Head: "QoS subsumed in " + TargetLabel(v.VM.Target) + ": ", Answer: v.Outcome, Rest: v.rest()}
-}
-
-// rest is the verdict's line after its answer.
-func (v Verdict) rest() string {
-	head := ""
-	if v.Outcome == Subsumed {
-		if took := (lookPlan{looks: v.Looks}).tookText(); took != "" {
-			head += " " + took
-		}
-	}
-	if v.Reason != "" {
-		head += ": " + v.Reason
-	}
-	if len(v.Host.ByThreads) == 0 || len(v.VM.ByThreads) == 0 { // nothing was compared
-		return head
-	}
-	si := "n/a"
-	if !v.SI.IsNaN() {
-		si = strconv.FormatFloat(float64(v.SI), 'f', 3, 64)
-		if !v.SILow.IsNaN() {
-			si += " [" + strconv.FormatFloat(float64(v.SILow), 'f', 3, 64) + ".." + strconv.FormatFloat(float64(v.SIHigh), 'f', 3, 64) + "]"
-			if c := float64(v.SIConfidence); c < equivalenceConfidence-1e-9 {
-				si += fmt.Sprintf(" (%.0f%%)", 100*c)
-			}
-		}
-	}
-	host := fmt.Sprintf("%s %d/%d = %s%s, %s", v.Host.Target, v.Host.High, v.Host.Low, verdictRatio(v.Host.RatioEstimate()), intervalText(v.Host.Shift), FormatP(v.Host.Test.P))
-	vm := fmt.Sprintf("%s %d/%d = %s%s", v.VM.Target, v.VM.High, v.VM.Low, verdictRatio(v.VM.RatioEstimate()), intervalText(v.VM.Shift))
-	parts := []string{"at " + threadsText(v.Threads), "SI " + si, host, vm}
-	if !v.Margin.IsNaN() {
-		band := fmt.Sprintf("band %s..%s: margins %s (%.0f%% of the host's effect at its interval's low end) and %s (absolute)",
-			verdictRatio(float64(1/v.Margin)), verdictRatio(float64(v.Margin)), verdictRatio(float64(v.RelativeMargin)), 100*v.Margins.Relative, verdictRatio(v.Margins.Absolute))
-		if verdictRatio(float64(v.MarginNo)) != verdictRatio(float64(v.Margin)) {
-			band += fmt.Sprintf(", no only outside %s..%s (at its high end)", verdictRatio(float64(1/v.MarginNo)), verdictRatio(float64(v.MarginNo)))
-		}
-		parts = append(parts, band)
-	}
-	parts = append(parts, lookPlan{looks: v.Looks}.intervalsText())
-	line := head + " (" + strings.Join(parts, "; ") + ")"
-	if v.FlagsChecked {
-		line += fmt.Sprintf("; %s cannot change it: at %s most adverse repeats the answer stays yes",
-			units.Plural(len(v.Flagged), "flagged cell"), map[bool]string{true: "its", false: "their"}[len(v.Flagged) == 1])
-	}
-	if i := v.Interference; i != nil && i.Kind == InterferenceSome {
-		line += fmt.Sprintf("; judged without %d of %d %s cell runs, in which other work on the host took their vCPUs' CPU (see its warning)", len(i.Runs), i.Judged, v.VM.Target)
-	}
-	for _, d := range v.Dropped {
-		line += fmt.Sprintf("; left out %s, where only %s ran both classes (%s %d/%d = %s)", units.Plural(d.Threads, "thread"), d.Side, d.Side, v.Host.High, v.Host.Low, verdictRatio(float64(d.Ratio)))
-	}
-	for _, h := range v.Heterogeneity {
-		line += "; " + h
-	}
-	for _, c := range v.Caveats {
-		line += "; caveat: " + c
-	}
-	return line
-}
-
 // threadsText lists thread counts: "1 thread", "1 and 2 threads", "1, 2 and
 // 4 threads".
 func threadsText(threads []int) string {
@@ -975,36 +821,6 @@ func threadsText(threads []int) string {
 	}
 	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1] + " threads"
 }
-
-// intervalText is " [low..high]" of a shift's interval as ratios, with the
-// coverage reached when under equivalenceConfidence; empty without one.
-func intervalText(sh Shift) string {
-	if sh.Low.IsNaN() {
-		return ""
-	}
-	s := fmt.Sprintf(" [%s..%s]", ratioNumber(math.Exp(float64(sh.Low))), ratioNumber(math.Exp(float64(sh.High))))
-	if c := float64(sh.Confidence); c < equivalenceConfidence-1e-9 {
-		s += fmt.Sprintf(" (%.0f%%)", 100*c)
-	}
-	return s
-}
-
-// verdictRatio is FormatRatio, except within 1% of 1, where three
-// significant digits would print a 0.5% effect as 1x or 1.01x: there it
-// keeps two significant digits of the distance from 1 (1.005x, 1.0096x,
-// 0.9995x).
-func verdictRatio(r float64) string {
-	d := math.Abs(r - 1)
-	if !(d < 0.01) || d == 0 {
-		return FormatRatio(Float(r))
-	}
-	decimals := min(12, 1-int(math.Floor(math.Log10(d))))
-	s := strings.TrimRight(strconv.FormatFloat(r, 'f', decimals, 64), "0")
-	return strings.TrimSuffix(s, ".") + "x"
-}
-
-// ratioNumber is FormatRatio without the "x".
-func ratioNumber(r float64) string { return strings.TrimSuffix(verdictRatio(r), "x") }
 
 // FormatRatio renders a ratio with three significant digits (every integer
 // digit from 1000 up), trailing zeros dropped and never in exponent form:

@@ -133,7 +133,7 @@ func TestSubsumption(t *testing.T) {
 		name    string
 		cells   []Cell
 		outcome Outcome
-		line    string
+		kind    ReasonKind
 	}{
 		{
 			// Host: 3.1x [3.04..3.16], separated (p = 2/252² = 3.1e-5).
@@ -142,7 +142,7 @@ func TestSubsumption(t *testing.T) {
 			"subsumed",
 			join(at("host", 33, host33), at("host", 9, host9), at("vm", 33, vm33), at("vm", 9, vm9)),
 			Subsumed,
-			"QoS subsumed in VM: yes (at 1 and 2 threads; SI 0.992 [0.958..1.025]; host 33/9 = 3.1x [3.04..3.16], p<0.001; vm 33/9 = 1.0096x [0.9902..1.03]; band 0.895x..1.12x: margins 1.12x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%)",
+			NoReason,
 		},
 		{
 			// The VM keeps 2.5x of the host's 3.1x, its whole interval
@@ -150,7 +150,7 @@ func TestSubsumption(t *testing.T) {
 			"not subsumed",
 			join(at("host", 33, host33), at("host", 9, host9), at("vm", 33, scale(host9, 2.5)), at("vm", 9, host9)),
 			NotSubsumed,
-			"QoS subsumed in VM: no: the VM keeps a QoS effect, 33/9 = 2.5x (at 1 and 2 threads; SI 0.190 [0.156..0.223]; host 33/9 = 3.1x [3.04..3.16], p<0.001; vm 33/9 = 2.5x [2.47..2.53]; band 0.895x..1.12x: margins 1.12x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%)",
+			ReasonVMKeeps,
 		},
 		{
 			// The VM keeps 1.12x, right at the margin: its interval
@@ -158,7 +158,7 @@ func TestSubsumption(t *testing.T) {
 			"vm straddles the margin",
 			join(at("host", 33, host33), at("host", 9, host9), at("vm", 33, scale(vm9, 1.12)), at("vm", 9, vm9)),
 			Inconclusive,
-			"QoS subsumed in VM: inconclusive: the vm ratio's interval crosses the band's edge: more repeats would tell (at 1 and 2 threads; SI 0.900 [0.864..0.934]; host 33/9 = 3.1x [3.04..3.16], p<0.001; vm 33/9 = 1.12x [1.1..1.14]; band 0.895x..1.12x: margins 1.12x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%)",
+			ReasonCrossesEdge,
 		},
 		{
 			// No QoS effect on the host: nothing to subsume, and the verdict
@@ -166,7 +166,7 @@ func TestSubsumption(t *testing.T) {
 			"host flat",
 			join(at("host", 33, vm33), at("host", 9, vm9), at("vm", 33, vm33), at("vm", 9, vm9)),
 			Inconclusive,
-			"QoS subsumed in VM: inconclusive: host shows no significant QoS effect, so there is nothing to subsume; on a Linux host whose cores are alike QoS only decides who runs when cores are scarce: run with contention, as qoslab run --default contention does (at 1 and 2 threads; SI n/a; host 33/9 = 1.0096x [0.9902..1.03], p=0.51; vm 33/9 = 1.0096x [0.9902..1.03]; 90% intervals, two one-sided tests at 5%)",
+			ReasonNoHostEffect,
 		},
 		{
 			// 3 against 3 at one thread count: the smallest p the test
@@ -174,14 +174,14 @@ func TestSubsumption(t *testing.T) {
 			"too few repeats",
 			[]Cell{cell("host", 33, 1, host33[:3]...), cell("host", 9, 1, host9[:3]...), cell("vm", 33, 1, vm33[:3]...), cell("vm", 9, 1, vm9[:3]...)},
 			Inconclusive,
-			"QoS subsumed in VM: inconclusive: too few host repeats to tell (smallest reachable p 0.1 with 3 vs 3 repeats) (at 1 thread; SI n/a; host 33/9 = 3.08x [3..3.16], p=0.1; vm 33/9 = 1.0098x [0.971..1.05]; 90% intervals, two one-sided tests at 5%)",
+			ReasonFewHostRepeats,
 		},
 		{
 			// Significant, but the low class is the faster one on the host.
 			"host reversed",
 			join(at("host", 33, host9), at("host", 9, host33), at("vm", 33, vm33), at("vm", 9, vm9)),
 			Inconclusive,
-			"QoS subsumed in VM: inconclusive: on host QoS 9 is faster than QoS 33 (33/9 = 0.323x), so there is no effect to subsume (at 1 and 2 threads; SI n/a; host 33/9 = 0.323x [0.316..0.329], p<0.001; vm 33/9 = 1.0096x [0.9902..1.03]; 90% intervals, two one-sided tests at 5%)",
+			ReasonHostReversed,
 		},
 		{
 			// One repeat per VM cell: 2x, but two strata of 1v1 give an
@@ -189,7 +189,7 @@ func TestSubsumption(t *testing.T) {
 			"vm too few repeats",
 			join(at("host", 33, host33), at("host", 9, host9), at("vm", 33, []float64{200}), at("vm", 9, []float64{100})),
 			Inconclusive,
-			"QoS subsumed in VM: inconclusive: too few vm repeats for a 90% interval of its ratio (1 vs 1 repeats at each of 2 thread counts reach 50%) (at 1 and 2 threads; SI 0.387 [0.375..0.399] (48%); host 33/9 = 3.1x [3.04..3.16], p<0.001; vm 33/9 = 2x [2..2] (50%); band 0.895x..1.12x: margins 1.12x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%)",
+			ReasonFewVMRepeats,
 		},
 		{
 			// 21 is run too, on the host only: the extremes common to
@@ -197,26 +197,26 @@ func TestSubsumption(t *testing.T) {
 			"middle class ignored",
 			join(at("host", 33, host33), at("host", 21, host33), at("host", 9, host9), at("vm", 33, vm33), at("vm", 9, vm9), at("vm", 25, vm33)),
 			Subsumed,
-			"QoS subsumed in VM: yes (at 1 and 2 threads; SI 0.992 [0.958..1.025]; host 33/9 = 3.1x [3.04..3.16], p<0.001; vm 33/9 = 1.0096x [0.9902..1.03]; band 0.895x..1.12x: margins 1.12x (10% of the host's effect at its interval's low end) and 1.25x (absolute); 90% intervals, two one-sided tests at 5%)",
+			NoReason,
 		},
 		{
 			"one class",
 			join(at("host", 33, host33), at("vm", 33, vm33), at("vm", 9, vm9)),
 			Inconclusive,
-			"QoS subsumed in VM: inconclusive: fp has no two QoS classes run on both host and vm",
+			ReasonNoTwoClasses,
 		},
 		{
 			"no common thread count",
 			[]Cell{cell("host", 33, 1, host33...), cell("host", 9, 1, host9...), cell("vm", 33, 2, vm33...), cell("vm", 9, 2, vm9...)},
 			Inconclusive,
-			"QoS subsumed in VM: inconclusive: fp has no thread count run at QoS 33 and 9 on both host and vm",
+			ReasonNoThreads,
 		},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			v := Subsumption(c.cells, "fp", "", "host", "vm", DefaultMargins())
 			assert.Equal(t, c.outcome, v.Outcome)
-			assert.Equal(t, c.line, v.String())
+			assert.Equal(t, c.kind, v.Reason.Kind, "the words are render's")
 		})
 	}
 
@@ -297,30 +297,30 @@ func TestSubsumptionCannotBeFooled(t *testing.T) {
 		cells    []Cell
 		margins  Margins
 		outcome  Outcome
-		reason   string
+		kind     ReasonKind
 		reversed bool
 	}{
 		// Host 240x, VM 0.194x: the VM runs QoS 33 five times slower.
-		{"reversal", join(host(240), vm(0.194)), DefaultMargins(), NotSubsumed, "QoS reversed in the VM, 33/9 = 0.194x", true},
+		{"reversal", join(host(240), vm(0.194)), DefaultMargins(), NotSubsumed, ReasonVMReversed, true},
 		// Host 1010x, VM 1.87x: 9% of the host's effect on the log scale,
 		// but far outside 1.25x.
-		{"large vm effect", join(host(1010), vm(1.87)), DefaultMargins(), NotSubsumed, "the VM keeps a QoS effect, 33/9 = 1.87x", false},
+		{"large vm effect", join(host(1010), vm(1.87)), DefaultMargins(), NotSubsumed, ReasonVMKeeps, false},
 		// The same with an absolute margin of 2x: 1.87x is inside it, and
 		// inside 10% of 1010x (2x).
-		{"absolute margin set", join(host(1010), vm(1.87)), Margins{Relative: 0.1, Absolute: 2}, Subsumed, "", false},
-		{"subsumed", join(host(240), vm(1.02)), DefaultMargins(), Subsumed, "", false},
+		{"absolute margin set", join(host(1010), vm(1.87)), Margins{Relative: 0.1, Absolute: 2}, Subsumed, NoReason, false},
+		{"subsumed", join(host(240), vm(1.02)), DefaultMargins(), Subsumed, NoReason, false},
 		// A significant 0.5% host effect is an effect (the old rule called
 		// anything under 1.01x "not faster"); its band is tiny, and a VM
 		// keeping 0.2% keeps too much of it.
-		{"host 1.005x", join(tight("host", 1.005), tight("vm", 1.002)), DefaultMargins(), NotSubsumed, "the VM keeps a QoS effect, 33/9 = 1.002x", false},
+		{"host 1.005x", join(tight("host", 1.005), tight("vm", 1.002)), DefaultMargins(), NotSubsumed, ReasonVMKeeps, false},
 		{"vm did no work", join(host(240), at("vm", 33, around(3e5, 6), around(6e5, 6)), at("vm", 9, make([]float64, 6), make([]float64, 6))), DefaultMargins(),
-			Inconclusive, "on vm QoS 9 did no work in any repeat (rate 0), so its 33/9 ratio is undefined", false},
+			Inconclusive, ReasonIdle, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			v := Subsumption(c.cells, "fp", "", "host", "vm", c.margins)
-			assert.Equal(t, c.outcome, v.Outcome, v.String())
-			assert.Equal(t, c.reason, v.Reason)
+			assert.Equal(t, c.outcome, v.Outcome, v.Reason)
+			assert.Equal(t, c.kind, v.Reason.Kind)
 			assert.Equal(t, c.reversed, v.Reversed)
 		})
 	}
@@ -357,14 +357,17 @@ func TestSubsumptionSmallTiedSamples(t *testing.T) {
 	cells := []Cell{cell("host", 33, 1, 310, 310, 320), cell("host", 9, 1, 100, 100, 100), cell("vm", 33, 1, 101, 100, 100), cell("vm", 9, 1, 100, 100, 101)}
 	v := Subsumption(cells, "fp", "", "host", "vm", DefaultMargins())
 	assert.Equal(t, Inconclusive, v.Outcome)
-	assert.Equal(t, "too few host repeats to tell (smallest reachable p 0.1 with 3 vs 3 repeats)", v.Reason)
+	assert.Equal(t, ReasonFewHostRepeats, v.Reason.Kind)
+	assert.InDelta(t, 0.1, float64(v.Reason.Side.SmallestP), 1e-12, "the smallest p 3 against 3 can reach")
 	assert.InDelta(t, 0.1, float64(v.Host.Test.P), 1e-12)
 	assert.True(t, v.SI.IsNaN(), "SI only where the host's effect is shown")
 
 	cells = []Cell{cell("host", 33, 1, around(3e6, 6)...), cell("host", 9, 1, around(1e6, 6)...), cell("vm", 33, 1, 100, 101), cell("vm", 9, 1, 100, 99)}
 	v = Subsumption(cells, "fp", "", "host", "vm", DefaultMargins())
 	assert.Equal(t, Inconclusive, v.Outcome)
-	assert.Equal(t, "too few vm repeats for a 90% interval of its ratio (2 vs 2 repeats reach 67%)", v.Reason)
+	assert.Equal(t, ReasonFewVMRepeats, v.Reason.Kind)
+	assert.Equal(t, 0.9, v.Reason.Confidence)
+	assert.InDelta(t, 2.0/3, float64(v.Reason.Shift.Confidence), 0.01, "what 2 against 2 reach")
 }
 
 // withFlags gives cells the dispersion Cells would give them.
@@ -387,41 +390,49 @@ func TestSubsumptionFlaggedCells(t *testing.T) {
 		name     string
 		cells    []Cell
 		outcome  Outcome
-		reason   string
-		blocking []string
+		kind     ReasonKind
+		highest  bool
+		then     Outcome
+		blocking []CellKey
 	}{
 		// Host 300x; its background cell at its highest repeat (77M)
 		// still leaves 3.9x, whose band (1.14x) holds the VM's 1.00x.
 		{"host low class that cannot change it", []Cell{
 			cell("host", 33, 1, around(3e8, 6)...), cell("host", 9, 1, hostLow...),
 			cell("vm", 33, 1, around(3e5, 6)...), cell("vm", 9, 1, around(3e5, 6)...),
-		}, Subsumed, "", nil},
+		}, Subsumed, NoReason, false, "", nil},
 		// Host 5x, VM 1.03x; at its highest repeat background leaves the host
 		// 1.25x, whose band (1.02x) the VM ratio leaves.
 		{"host low class that turns it", []Cell{
 			cell("host", 33, 1, around(5e6, 6)...), cell("host", 9, 1, 1e6, 1.01e6, 0.99e6, 4e6, 1.02e6, 0.98e6),
 			cell("vm", 33, 1, around(3.09e5, 6)...), cell("vm", 9, 1, around(3e5, 6)...),
-		}, Inconclusive, "host fp qos=9 threads=1 repeats 4.08x apart: at its highest repeat (4M loops/s) the answer would not be yes " +
-			"(inconclusive: the vm ratio's interval crosses the band's edge: more repeats would tell): repeats of it that agree would decide it",
-			[]string{"host fp qos=9 threads=1 repeats 4.08x apart"}},
+		}, Inconclusive, ReasonBlocked, true, Inconclusive, []CellKey{{Target: "host", Workload: "fp", QoS: 9, Threads: 1}}},
 		// The VM's high class at its highest repeat keeps a 4x effect.
 		{"vm cell that turns it", []Cell{
 			cell("host", 33, 1, around(3e8, 6)...), cell("host", 9, 1, around(1e6, 6)...),
 			cell("vm", 33, 1, vmHigh...), cell("vm", 9, 1, around(3e5, 6)...),
-		}, Inconclusive, "vm fp qos=33 threads=1 repeats 4.16x apart: at its highest repeat (1.218M loops/s) the answer would not be yes " +
-			"(no: the VM keeps a QoS effect, 33/9 = 4.06x): repeats of it that agree would decide it",
-			[]string{"vm fp qos=33 threads=1 repeats 4.16x apart"}},
+		}, Inconclusive, ReasonBlocked, true, NotSubsumed, []CellKey{{Target: "vm", Workload: "fp", QoS: 33, Threads: 1}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			v := Subsumption(withFlags(c.cells), "fp", "", "host", "vm", DefaultMargins())
-			assert.Equal(t, c.outcome, v.Outcome, v.String())
-			assert.Equal(t, c.reason, v.Reason)
-			assert.Equal(t, c.blocking, v.Blocking)
+			assert.Equal(t, c.outcome, v.Outcome, v.Reason)
+			assert.Equal(t, c.kind, v.Reason.Kind)
+			if c.kind == ReasonBlocked {
+				require.Len(t, v.Reason.Blockers, 1)
+				b := v.Reason.Blockers[0]
+				assert.Equal(t, c.highest, b.Highest)
+				assert.Equal(t, c.then, b.Then)
+				assert.NotEqual(t, NoReason, b.Because.Kind, "what the rule would say then, with its reason")
+			}
+			var blocking []CellKey
+			for _, b := range v.Blocking {
+				blocking = append(blocking, b.CellKey)
+			}
+			assert.Equal(t, c.blocking, blocking)
 			require.Len(t, v.Flagged, 1)
 			assert.Equal(t, c.outcome == Subsumed, v.FlagsChecked)
 			if c.outcome == Subsumed {
-				assert.Contains(t, v.String(), "; 1 flagged cell cannot change it: at its most adverse repeats the answer stays yes")
 				ws := v.Warnings(c.cells).Cells
 				require.Len(t, ws, 1)
 				assert.Equal(t, [2]any{"host fp qos=9 threads=1", EffectCannotChange}, [2]any{cellText(ws[0].Cell.CellKey), ws[0].Effect})
@@ -448,12 +459,19 @@ func TestSubsumptionFlaggedCells(t *testing.T) {
 		require.Equal(t, Subsumed, Subsumption(alone, "fp", "", "host", "vm", DefaultMargins()).Outcome, "with only the other cell flagged")
 	}
 	v := Subsumption(cells, "fp", "", "host", "vm", DefaultMargins())
-	assert.Equal(t, Inconclusive, v.Outcome, v.String())
-	assert.Equal(t, []string{"host fp qos=9 threads=1 repeats 20.3x apart", "host fp qos=9 threads=2 repeats 20.3x apart"}, v.Blocking)
-	assert.Equal(t, "host fp qos=9 threads=1 repeats 20.3x apart; host fp qos=9 threads=2 repeats 20.3x apart: together, "+
-		"host fp qos=9 threads=1 at its highest repeat (20M loops/s) and host fp qos=9 threads=2 at its highest repeat (40M loops/s), they would turn the answer "+
-		"(inconclusive: the vm ratio at 1 thread, 33/9 = 1.15x [1.13..1.17], is not inside the band, and yes needs every thread count inside it: more repeats would tell): "+
-		"repeats of them that agree would decide it", v.Reason)
+	assert.Equal(t, Inconclusive, v.Outcome, v.Reason)
+	require.Len(t, v.Blocking, 2)
+	assert.Equal(t, []CellKey{cells[1].CellKey, cells[3].CellKey}, []CellKey{v.Blocking[0].CellKey, v.Blocking[1].CellKey})
+	assert.Equal(t, ReasonBlockedTogether, v.Reason.Kind)
+	require.Len(t, v.Reason.Blockers, 2)
+	for i, b := range v.Reason.Blockers {
+		assert.Equal(t, cells[2*i+1].CellKey, b.Cell.CellKey)
+		assert.True(t, b.Highest, "a host low class at its highest")
+		assert.Equal(t, []float64{20e6, 40e6}[i], b.Rate)
+		assert.Equal(t, Inconclusive, b.Then)
+		assert.Equal(t, ReasonOutsideBandAt, b.Because.Kind)
+		assert.Equal(t, 1, b.Because.Threads)
+	}
 }
 
 // Yes needs every thread count inside the band; one wholly outside it
@@ -478,19 +496,24 @@ func TestSubsumptionEveryThreadCount(t *testing.T) {
 	}
 
 	v := Subsumption(append(slices.Clone(cells), vm(1.6, 0)...), "fp", "", "host", "vm", DefaultMargins())
-	assert.Equal(t, NotSubsumed, v.Outcome, v.String())
-	assert.Equal(t, "the VM keeps a QoS effect at 4 threads (33/9 = 1.6x [1.55..1.65], a 97.5% interval: 90% over the 4 thread counts)", v.Reason)
+	assert.Equal(t, NotSubsumed, v.Outcome, v.Reason)
+	assert.Equal(t, ReasonVMKeeps, v.Reason.Kind)
+	assert.Equal(t, 4, v.Reason.Threads)
+	assert.InDelta(t, 0.975, v.Reason.Level, 1e-12, "Bonferroni over the 4 thread counts")
+	assert.Equal(t, 4, v.Reason.ThreadCounts)
+	assert.InDelta(t, 1.6, math.Exp(float64(v.Reason.Shift.Estimate)), 1e-9)
 	assert.Less(t, float64(v.VM.Shift.High), math.Log(1.25), "the pooled ratio alone lies inside the band")
 
 	v = Subsumption(append(slices.Clone(cells), vm(1.15, 0.2)...), "fp", "", "host", "vm", DefaultMargins())
-	assert.Equal(t, Inconclusive, v.Outcome, v.String())
-	assert.Regexp(t, `^the vm ratio at 4 threads, 33/9 = 1\.1\d*x \[[0-9.]+\.\.1\.[3-9]\d*\], is not inside the band, and yes needs every thread count inside it: more repeats would tell$`, v.Reason)
+	assert.Equal(t, Inconclusive, v.Outcome, v.Reason)
+	assert.Equal(t, ReasonOutsideBandAt, v.Reason.Kind)
+	assert.Equal(t, 4, v.Reason.Threads)
+	assert.Greater(t, math.Exp(float64(v.Reason.Shift.High)), 1.3)
 	require.Len(t, v.VMByThreads, 4)
 
 	v = Subsumption(append(slices.Clone(cells), vm(1, 0)...), "fp", "", "host", "vm", DefaultMargins())
-	assert.Equal(t, Subsumed, v.Outcome, v.String())
+	assert.Equal(t, Subsumed, v.Outcome, v.Reason)
 	assert.Equal(t, []int{1, 2, 3, 4}, v.Threads)
-	assert.Contains(t, v.String(), "(at 1, 2, 3 and 4 threads; SI ")
 
 	// The host ran 5 threads too, the VM did not.
 	more := append(slices.Clone(cells), vm(1, 0)...)
@@ -500,7 +523,6 @@ func TestSubsumptionEveryThreadCount(t *testing.T) {
 	require.Len(t, v.Dropped, 1)
 	assert.Equal(t, DroppedThreads{Threads: 5, Side: "host", Ratio: v.Dropped[0].Ratio}, v.Dropped[0])
 	assert.InDelta(t, 300, float64(v.Dropped[0].Ratio), 1e-9)
-	assert.Contains(t, v.String(), "; left out 5 threads, where only host ran both classes (host 33/9 = 300x)")
 }
 
 // Between the band's yes edge and its no edge, which differ by the host's
@@ -515,11 +537,10 @@ func TestSubsumptionGrayZone(t *testing.T) {
 	cells := []Cell{cell("host", 33, 1, hi...), cell("host", 9, 1, lo...), cell("vm", 33, 1, around(3e5*1.21, 6)...), cell("vm", 9, 1, around(3e5, 6)...)}
 	v := Subsumption(cells, "fp", "", "host", "vm", DefaultMargins())
 	require.Less(t, float64(v.Margin), float64(v.MarginNo), "the host's interval sets two edges")
-	assert.Equal(t, Inconclusive, v.Outcome, v.String())
-	assert.Contains(t, v.Reason, "lies between the band's yes edge")
-	assert.Contains(t, v.Reason, "which differ by the host's uncertainty")
-	assert.Contains(t, v.Reason, "the host's interval decides, and more host repeats would narrow it")
-	assert.NotContains(t, v.Reason, "more repeats would tell")
+	assert.Equal(t, Inconclusive, v.Outcome, v.Reason)
+	assert.Equal(t, ReasonBetweenEdges, v.Reason.Kind)
+	assert.InDelta(t, float64(v.Margin), v.Reason.Yes, 1e-12)
+	assert.InDelta(t, float64(v.MarginNo), v.Reason.No, 1e-12)
 }
 
 // When the host's ties, not its sizes, keep its p from 0.05, the reason
@@ -531,8 +552,9 @@ func TestSubsumptionTiesSetTheFloor(t *testing.T) {
 	}
 	v := Subsumption(cells, "fp", "", "host", "vm", DefaultMargins())
 	assert.Equal(t, Inconclusive, v.Outcome)
-	assert.Equal(t, "too many tied host rates to tell: given their ties the smallest reachable p is 0.061 with 6 vs 6 repeats, where untied rates could reach 0.0022; "+
-		"rates measured finer (longer cells, or more work per cell) would tell", v.Reason)
+	assert.Equal(t, ReasonTiedHost, v.Reason.Kind)
+	assert.InDelta(t, 0.061, float64(v.Reason.Side.SmallestP), 0.001)
+	assert.InDelta(t, 0.0022, v.Reason.UntiedP, 0.0001)
 }
 
 // A side whose thread counts disagree is said.
@@ -546,8 +568,7 @@ func TestSubsumptionHeterogeneity(t *testing.T) {
 	v := Subsumption(cells, "fp", "", "host", "vm", DefaultMargins())
 	assert.Equal(t, Subsumed, v.Outcome)
 	require.Len(t, v.Heterogeneity, 1)
-	assert.Equal(t, "host 33/9 differs by thread count beyond the 95% intervals: 206x [200..212] at 1 thread, 356x [346..367] at 2 threads", v.Heterogeneity[0])
-	assert.Contains(t, v.String(), "; host 33/9 differs by thread count")
+	assert.Equal(t, "host", v.Heterogeneity[0].Target, "the host's thread counts disagree, the VM's do not")
 }
 
 // A repeat that did no work is left out of a comparison's test, as it is

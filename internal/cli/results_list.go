@@ -13,6 +13,7 @@ import (
 
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/experiment"
+	"github.com/qoslab/qoslab/internal/render"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/results/summary"
 	"github.com/qoslab/qoslab/internal/termcolor"
@@ -51,13 +52,13 @@ type listedRun struct {
 	// CellRuns counts the timed cell runs the samples hold, planned or not:
 	// the table's CELL RUNS, of one kind with Planned. samples counts
 	// records, several to a cell run (one per thread).
-	CellRuns int                `json:"cell_runs"`
-	Verdicts []analysis.Verdict `json:"verdicts"`
+	CellRuns int                  `json:"cell_runs"`
+	Verdicts []render.VerdictJSON `json:"verdicts"`
 }
 
 // describeRun reads what list shows of an entry beyond results.List's.
 func describeRun(e results.Entry) listedRun {
-	r := listedRun{Listing: e.Listing(), Planned: e.Run.Planned, Verdicts: []analysis.Verdict{}}
+	r := listedRun{Listing: e.Listing(), Planned: e.Run.Planned, Verdicts: []render.VerdictJSON{}}
 	if r.Spec == "" {
 		r.Spec = e.Run.Name // run.json's spec is unreadable or empty
 	}
@@ -97,7 +98,7 @@ func describeRun(e results.Entry) listedRun {
 		}
 	}
 	cells := analysis.SortCells(results.Cells(results.Samples(recs)))
-	r.Verdicts = append(r.Verdicts, summary.RunVerdicts(cells, e.Run)...)
+	r.Verdicts = append(r.Verdicts, render.VerdictDocuments(summary.RunVerdicts(cells, e.Run))...)
 	return r
 }
 

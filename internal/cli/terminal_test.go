@@ -13,6 +13,7 @@ import (
 
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/guestvm"
+	"github.com/qoslab/qoslab/internal/render"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/results/summary"
 	"github.com/qoslab/qoslab/internal/termcolor"
@@ -130,7 +131,7 @@ func TestResultsShowColoursFromValues(t *testing.T) {
 		colors := map[analysis.Outcome]string{analysis.Subsumed: termcolor.Green, analysis.NotSubsumed: termcolor.Red, analysis.Inconclusive: termcolor.Yellow}
 		for _, v := range a.Verdicts {
 			seen[v.Outcome]++
-			assert.Contains(t, out, "- "+v.Host.Name()+": "+v.Line().Head+termcolor.Paint(colors[v.Outcome], string(v.Outcome)), "%s: the verdict's answer coloured", d)
+			assert.Contains(t, out, "- "+v.Host.Name()+": "+render.LineOf(v).Head+termcolor.Paint(colors[v.Outcome], string(v.Outcome)), "%s: the verdict's answer coloured", d)
 		}
 		// Green and red colour nothing but answers (yellow colours
 		// warnings too, and every word of theirs).

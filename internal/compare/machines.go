@@ -188,7 +188,7 @@ func machineVerdict(i int, col Column, r runFindings, k summary.WorkloadPhase) M
 		if v.Host.Workload != k.Workload || v.Host.Phase != k.Phase || v.Host.Params != k.Params {
 			continue
 		}
-		m.Outcome, m.Reason, m.Caveats = string(v.Outcome), v.Reason, v.Caveats
+		m.Outcome, m.Reason, m.Caveats = string(v.Outcome), render.VerdictReason(v), v.Caveats
 		m.High, m.Low = v.Host.High, v.Host.Low
 		m.SI, m.SILow, m.SIHigh = v.SI, v.SILow, v.SIHigh
 		// The verdict's intervals: two one-sided tests at v.Level each.

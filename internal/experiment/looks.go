@@ -10,6 +10,7 @@ import (
 
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/render"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/results/summary"
 	"github.com/qoslab/qoslab/internal/spec"
@@ -67,7 +68,7 @@ func nextLook(s spec.Spec, seed uint64, index, of int, verdicts []analysis.Verdi
 		}
 		for _, n := range slices.Sorted(maps.Keys(to)) {
 			b := results.LookBlock{Workload: v.VM.Workload, Phase: v.VM.Phase, QoS: []int{v.VM.High, v.VM.Low},
-				Threads: slices.Sorted(slices.Values(to[n])), Targets: []string{spec.TargetVM}, To: min(n, s.MaxRepeats), Reason: v.Reason}
+				Threads: slices.Sorted(slices.Values(to[n])), Targets: []string{spec.TargetVM}, To: min(n, s.MaxRepeats), Reason: render.VerdictReason(v)}
 			if m.Host {
 				b.Targets = []string{spec.TargetHost, spec.TargetVM}
 			}
@@ -310,8 +311,8 @@ func lookEndText(verdicts []analysis.Verdict, looks []results.Look) []string {
 		}
 		slices.Sort(threads)
 		line := fmt.Sprintf("looks: %s %s after %d repeats at %s, %d looks of %d", what, v.Outcome, repeats, threadsText(threads), took, last.Of)
-		if v.Outcome != analysis.Subsumed && v.Reason != "" {
-			line += ": " + v.Reason
+		if reason := render.VerdictReason(v); v.Outcome != analysis.Subsumed && reason != "" {
+			line += ": " + reason
 		}
 		out = append(out, line)
 	}

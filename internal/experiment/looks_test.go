@@ -394,13 +394,15 @@ func TestNextLook(t *testing.T) {
 	undecided := func(m *analysis.MoreRepeats) analysis.Verdict {
 		v := analysis.Verdict{MoreRepeats: m}
 		v.VM = analysis.Sensitivity{Target: spec.TargetVM, Workload: "fp", High: 33, Low: 9}
-		v.Reason = "wide"
+		v.Reason = analysis.Reason{Kind: analysis.ReasonCrossesEdge, VM: spec.TargetVM}
 		return v
 	}
+	// A block says why its verdict is undecided in words.
+	const wide = "the vm ratio's interval crosses the band's edge: more repeats would tell"
 	now := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
 	lk := nextLook(s, 1, 2, 3, []analysis.Verdict{undecided(&analysis.MoreRepeats{Threads: []analysis.RepeatsTo{{Threads: 2, Repeats: 30}, {Threads: 1, Repeats: 30}}, Host: true})}, samples, nil, now)
 	require.NotNil(t, lk)
-	assert.Equal(t, []results.LookBlock{{Workload: "fp", QoS: []int{33, 9}, Threads: []int{1, 2}, Targets: []string{spec.TargetHost, spec.TargetVM}, From: 7, To: 15, Reason: "wide"}}, lk.Blocks)
+	assert.Equal(t, []results.LookBlock{{Workload: "fp", QoS: []int{33, 9}, Threads: []int{1, 2}, Targets: []string{spec.TargetHost, spec.TargetVM}, From: 7, To: 15, Reason: wide}}, lk.Blocks)
 	assert.Equal(t, 9*8, lk.Added, "repeats 7-15 of 8 cells")
 	assert.Equal(t, 48+72, lk.Planned)
 	assert.Equal(t, now, lk.At)
@@ -409,8 +411,8 @@ func TestNextLook(t *testing.T) {
 	apart := nextLook(s, 1, 2, 3, []analysis.Verdict{undecided(&analysis.MoreRepeats{Threads: []analysis.RepeatsTo{{Threads: 2, Repeats: 12}, {Threads: 1, Repeats: 15}}})}, samples, nil, now)
 	require.NotNil(t, apart)
 	assert.Equal(t, []results.LookBlock{
-		{Workload: "fp", QoS: []int{33, 9}, Threads: []int{2}, Targets: []string{spec.TargetVM}, From: 7, To: 12, Reason: "wide"},
-		{Workload: "fp", QoS: []int{33, 9}, Threads: []int{1}, Targets: []string{spec.TargetVM}, From: 7, To: 15, Reason: "wide"},
+		{Workload: "fp", QoS: []int{33, 9}, Threads: []int{2}, Targets: []string{spec.TargetVM}, From: 7, To: 12, Reason: wide},
+		{Workload: "fp", QoS: []int{33, 9}, Threads: []int{1}, Targets: []string{spec.TargetVM}, From: 7, To: 15, Reason: wide},
 	}, apart.Blocks, "thread counts at different looks: a block for each")
 	assert.Nil(t, nextLook(s, 1, 2, 3, []analysis.Verdict{undecided(&analysis.MoreRepeats{Threads: []analysis.RepeatsTo{{Threads: 2, Repeats: 6}}})}, samples, nil, now), "the cells have what it asks")
 }
@@ -456,7 +458,7 @@ func TestNextLookCountsEachSetOfParameters(t *testing.T) {
 	}
 	samples := results.Samples(recs)
 	assert.NotEmpty(t, samples[0].CellParams, "the two sets tell the cells apart")
-	v := analysis.Verdict{MoreRepeats: &analysis.MoreRepeats{Threads: []analysis.RepeatsTo{{Threads: 1, Repeats: 12}}}, Reason: "wide"}
+	v := analysis.Verdict{MoreRepeats: &analysis.MoreRepeats{Threads: []analysis.RepeatsTo{{Threads: 1, Repeats: 12}}}, Reason: analysis.Reason{Kind: analysis.ReasonCrossesEdge, VM: spec.TargetVM}}
 	v.VM = analysis.Sensitivity{Target: spec.TargetVM, Workload: "fp", High: 33, Low: 9}
 	lk := nextLook(s, 1, 2, 3, []analysis.Verdict{v}, samples, nil, time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC))
 	require.NotNil(t, lk)

@@ -277,8 +277,8 @@ func (r *Report) VerdictLines() []VerdictLine {
 }
 
 // VerdictRule says what SI is, the margins the verdicts used and the
-// test's level (analysis.VerdictRule).
-func (r *Report) VerdictRule() string { return analysis.VerdictRule(r.Summary.Margins) }
+// test's level (render.VerdictRule).
+func (r *Report) VerdictRule() string { return render.VerdictRule(r.Summary.Margins) }
 
 // OtherWarnings are the warnings of workloads that have no verdict.
 func (r *Report) OtherWarnings() []string {

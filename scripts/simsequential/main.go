@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/render"
 )
 
 func main() {
@@ -55,7 +56,7 @@ func main() {
 			defer wg.Done()
 			for i := range next {
 				out[i] = analysis.Simulate(cases[i])
-				fmt.Fprintf(os.Stderr, "%s %gx %s done (%s)\n", cases[i].Model, cases[i].Ratio, cases[i].Design(), time.Since(start).Round(time.Second))
+				fmt.Fprintf(os.Stderr, "%s %gx %s done (%s)\n", cases[i].Model, cases[i].Ratio, render.SimDesign(cases[i]), time.Since(start).Round(time.Second))
 			}
 		}()
 	}
@@ -83,7 +84,7 @@ func main() {
 			looks[i] = fmt.Sprint(n)
 		}
 		pct := func(x float64) string { return fmt.Sprintf("%.2f%%", 100*x) }
-		fmt.Printf("| %s | %s | %s | %s [%s..%s] | %s | %s (%s) | %.1f | %s |\n", r.Model, what, r.Design(), pct(rate), pct(low), pct(high),
+		fmt.Printf("| %s | %s | %s | %s [%s..%s] | %s | %s (%s) | %.1f | %s |\n", r.Model, what, render.SimDesign(r.SimCase), pct(rate), pct(low), pct(high),
 			pct(float64(r.No)/float64(r.Runs)), pct(float64(r.Inconclusive)/float64(r.Runs)), pct(float64(r.Capped)/float64(r.Runs)),
 			r.MeanRepeats(), strings.Join(looks, " / "))
 	}

@@ -116,10 +116,10 @@ func TestVerdictPerSetOfParameters(t *testing.T) {
 		assert.Equal(t, v.Host.Params, v.VM.Params)
 		assert.Equal(t, []int{1}, v.Threads)
 		assert.True(t, strings.HasPrefix(VerdictText(v), "compress "+size+" ratio=3 codec=zstd level=0 sink=null: QoS subsumed in VM: "), VerdictText(v))
-		assert.NotEqual(t, analysis.Inconclusive, v.Outcome, v.String())
+		assert.NotEqual(t, analysis.Inconclusive, v.Outcome, render.VerdictText(v))
 	}
 
 	mixed := analysis.Subsumption(cells, "compress", "compress", "host", "vm", analysis.DefaultMargins())
 	assert.Equal(t, analysis.Inconclusive, mixed.Outcome)
-	assert.Contains(t, mixed.Reason, "ran with 2 sets of parameters")
+	assert.Contains(t, render.VerdictReason(mixed), "ran with 2 sets of parameters")
 }

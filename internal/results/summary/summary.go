@@ -166,7 +166,7 @@ func RunVerdicts(cells []analysis.Cell, r results.Run) []analysis.Verdict {
 // targets): what the verdict would say were it asked, with the run's
 // margins and looks. Compare says it in the verdict per machine.
 func NoVerdictReason(cells []analysis.Cell, r results.Run, k WorkloadPhase) string {
-	return analysis.SubsumptionAt(analysis.ParamsCells(cells, k.Params), k.Workload, k.Phase, spec.TargetHost, spec.TargetVM, MarginsOf(r), ScheduleOf(r)).Reason
+	return render.VerdictReason(analysis.SubsumptionAt(analysis.ParamsCells(cells, k.Params), k.Workload, k.Phase, spec.TargetHost, spec.TargetVM, MarginsOf(r), ScheduleOf(r)))
 }
 
 // withCaveats gives each verdict the caveats of the run it judges: a run
@@ -286,7 +286,7 @@ type Document struct {
 	Alpha       float64                    `json:"alpha"`
 	Cells       []analysis.Cell            `json:"cells"`
 	Regressions []analysis.ClassRegression `json:"regressions"`
-	Verdicts    []analysis.Verdict         `json:"verdicts"`
+	Verdicts    []render.VerdictJSON       `json:"verdicts"`
 	Findings    []FindingDoc               `json:"findings"`
 	// Warnings are, per workload, the VM cell runs other work on the host
 	// interfered with (render.Interference), then the cells whose repeats
@@ -325,7 +325,7 @@ func writeJSON(w io.Writer, a Summary) error {
 func NewDocument(a Summary) Document {
 	doc := Document{
 		SchemaVersion: results.SchemaVersion, Name: a.Name, Confidence: analysis.Confidence, Alpha: analysis.Alpha,
-		Cells: orEmpty(render.WithFlags(a.Cells)), Regressions: orEmpty(a.Regressions), Verdicts: orEmpty(a.Verdicts), Findings: []FindingDoc{},
+		Cells: orEmpty(render.WithFlags(a.Cells)), Regressions: orEmpty(a.Regressions), Verdicts: render.VerdictDocuments(a.Verdicts), Findings: []FindingDoc{},
 		Telemetry: orEmpty(a.Telemetry),
 	}
 	for _, f := range a.Findings {
@@ -484,7 +484,7 @@ func (s Style) WriteMarkdown(w io.Writer, a Summary) error {
 				fmt.Fprintf(&b, "  - **next:** %s\n", mdText(n))
 			}
 		}
-		fmt.Fprintf(&b, "\n%s\n", mdText(analysis.VerdictRule(a.Margins)))
+		fmt.Fprintf(&b, "\n%s\n", mdText(render.VerdictRule(a.Margins)))
 	}
 	if len(a.Findings) > 0 {
 		b.WriteString("\n## Findings\n\n")

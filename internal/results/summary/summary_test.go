@@ -61,7 +61,7 @@ func TestAnalyze(t *testing.T) {
 	assert.Len(t, a.Cells, 9)
 	assert.Len(t, a.Regressions, 5, "host and vm at two classes, and compress")
 	require.Len(t, a.Verdicts, 1, "compress ran on the host only")
-	assert.Equal(t, analysis.Subsumed, a.Verdicts[0].Outcome, a.Verdicts[0].String())
+	assert.Equal(t, analysis.Subsumed, a.Verdicts[0].Outcome, render.VerdictText(a.Verdicts[0]))
 	assert.Empty(t, Analyze(runSamples(), "host", "other").Verdicts)
 }
 
@@ -200,7 +200,7 @@ func TestWriteMarkdown(t *testing.T) {
 	if results.SchemaVersion != "1.2" {
 		assert.NotContains(t, md, "Result schema "+results.SchemaVersion)
 	}
-	assert.Contains(t, md, "- fp: "+a.Verdicts[0].String()+"\n", "the verdict line, naming its workload")
+	assert.Contains(t, md, "- fp: "+render.VerdictText(a.Verdicts[0])+"\n", "the verdict line, naming its workload")
 	for _, r := range a.Regressions {
 		if r.Workload == "fp" {
 			assert.Contains(t, md, "- "+render.ClassRegression(r)+"\n", "two thread counts: no line")
@@ -557,10 +557,10 @@ func TestSequentialRunCaveat(t *testing.T) {
 		v := a.Verdicts[0]
 		if want {
 			assert.Equal(t, []string{sequentialCaveat}, v.Caveats)
-			assert.Contains(t, v.String(), "; caveat: the cells ran in sequence (order: sequential), so time and class are confounded")
+			assert.Contains(t, render.VerdictText(v), "; caveat: the cells ran in sequence (order: sequential), so time and class are confounded")
 		} else {
 			assert.Empty(t, v.Caveats, order)
-			assert.NotContains(t, v.String(), "caveat")
+			assert.NotContains(t, render.VerdictText(v), "caveat")
 		}
 	}
 }

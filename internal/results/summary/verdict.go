@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/render"
 	"github.com/qoslab/qoslab/internal/termcolor"
 )
 
@@ -43,14 +44,14 @@ func VerdictText(v analysis.Verdict) string { return Plain.TerminalVerdict(v) }
 // TerminalVerdict is a verdict's line on a terminal in style s, named by
 // its workload: "fp: QoS subsumed in VM: yes (...)".
 func (s Style) TerminalVerdict(v analysis.Verdict) string {
-	l := v.Line()
+	l := render.LineOf(v)
 	return v.Host.Name() + ": " + l.Head + s.answer(l.Answer) + l.Rest
 }
 
 // MarkdownVerdict is a verdict's list item in Markdown (without its
 // newline) in style s: "- fp: QoS subsumed in VM: yes (...)".
 func (s Style) MarkdownVerdict(v analysis.Verdict) string {
-	l := v.Line()
+	l := render.LineOf(v)
 	return "- " + mdText(v.Host.Name()+": "+l.Head) + s.answer(l.Answer) + mdText(l.Rest)
 }
 
@@ -101,7 +102,7 @@ func (s Style) Written(md string, a Summary) string {
 // of one of verdicts.
 func (s Style) writtenVerdict(line string, verdicts []analysis.Verdict) string {
 	for _, v := range verdicts {
-		open := "- " + mdText(v.Host.Name()+": "+v.Line().Head)
+		open := "- " + mdText(v.Host.Name()+": "+render.LineOf(v).Head)
 		rest, ok := strings.CutPrefix(line, open)
 		if !ok {
 			continue

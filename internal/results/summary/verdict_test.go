@@ -9,13 +9,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/render"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/termcolor"
 )
 
 // verdictOf is a verdict on compress's verify phase with the outcome and
 // reason given; its reason may read like another verdict's answer.
-func verdictOf(o analysis.Outcome, reason string) analysis.Verdict {
+func verdictOf(o analysis.Outcome, reason analysis.Reason) analysis.Verdict {
 	return analysis.Verdict{Outcome: o, Reason: reason,
 		Host: analysis.Sensitivity{Target: "host", Workload: "compress", Phase: "verify", High: 33, Low: 9},
 		VM:   analysis.Sensitivity{Target: "vm", Workload: "compress", Phase: "verify", High: 33, Low: 9}}
@@ -29,21 +30,23 @@ func TestVerdictFormatsColourTheOutcomeNotTheText(t *testing.T) {
 		outcome analysis.Outcome
 		color   string
 	}{{analysis.Subsumed, termcolor.Green}, {analysis.NotSubsumed, termcolor.Red}, {analysis.Inconclusive, termcolor.Yellow}} {
-		v := verdictOf(c.outcome, "a | b, not QoS subsumed in VM: yes")
-		line := "compress (verify): " + v.String()
+		// A workload named so that the reason's words read "a | b, not QoS subsumed in VM: yes ...".
+		v := verdictOf(c.outcome, analysis.Reason{Kind: analysis.ReasonNoTwoClasses, Workload: "a | b, not QoS subsumed in VM: yes", Host: "host", VM: "vm"})
+		line := "compress (verify): " + render.VerdictText(v)
 		assert.Equal(t, line, VerdictText(v))
 		assert.Equal(t, line, Plain.TerminalVerdict(v))
-		assert.Equal(t, "- "+mdText("compress (verify)")+": "+mdText(v.String()), Plain.MarkdownVerdict(v))
+		assert.Equal(t, "- "+mdText("compress (verify)")+": "+mdText(render.VerdictText(v)), Plain.MarkdownVerdict(v))
 		painted := "QoS subsumed in VM: " + termcolor.Paint(c.color, string(c.outcome)) + ": a "
-		assert.Equal(t, "compress (verify): "+painted+"| b, not QoS subsumed in VM: yes", Colored.TerminalVerdict(v))
-		assert.Equal(t, "- compress (verify): "+painted+`\| b, not QoS subsumed in VM: yes`, Colored.MarkdownVerdict(v))
+		rest := " has no two QoS classes run on both host and vm"
+		assert.Equal(t, "compress (verify): "+painted+"| b, not QoS subsumed in VM: yes"+rest, Colored.TerminalVerdict(v))
+		assert.Equal(t, "- compress (verify): "+painted+`\| b, not QoS subsumed in VM: yes`+rest, Colored.MarkdownVerdict(v))
 	}
 }
 
 // A summary.md as written is shown as it is, but for its verdict items'
 // answers on a terminal: those of the run's verdicts, whole words only.
 func TestWrittenColoursItsVerdictItems(t *testing.T) {
-	v := verdictOf(analysis.NotSubsumed, "the VM keeps a QoS effect")
+	v := verdictOf(analysis.NotSubsumed, analysis.Reason{Kind: analysis.ReasonVMKeeps, High: 33, Low: 9, Shift: analysis.Shift{Estimate: 1}})
 	md := "# qoslab results\n\n## Verdict\n\n" + Plain.MarkdownVerdict(v) + "\n" +
 		"- fp: QoS subsumed in VM: yes (no verdict of this run)\n" +
 		"- compress (verify): QoS subsumed in VM: nothing\n" +
@@ -57,7 +60,7 @@ func TestWrittenColoursItsVerdictItems(t *testing.T) {
 	assert.Equal(t, want, Colored.Written(md, Summary{Verdicts: []analysis.Verdict{v}}), "a warning that is not the run's is not coloured: none is found by its words")
 	// The file's answer, not the run's, is coloured (a file written before
 	// its samples last changed).
-	yes := verdictOf(analysis.Subsumed, "")
+	yes := verdictOf(analysis.Subsumed, analysis.Reason{})
 	assert.Equal(t, "- compress (verify): QoS subsumed in VM: "+termcolor.Paint(termcolor.Red, "no")+": x\n",
 		Colored.Written("- compress (verify): QoS subsumed in VM: no: x\n", Summary{Verdicts: []analysis.Verdict{yes}}))
 }

@@ -75,7 +75,7 @@ func View(a Summary) render.Document {
 func (a Summary) verdictItems(per [][]string) []render.Item {
 	var items []render.Item
 	for i, v := range a.Verdicts {
-		l := v.Line()
+		l := render.LineOf(v)
 		it := render.Item{Spans: []render.Span{render.Words(v.Host.Name() + ": " + l.Head), render.Toned(string(l.Answer), answerTone[l.Answer]), render.Words(l.Rest)}}
 		if cmd, more := a.Again.NextParts(v.Next); cmd != "" {
 			it.Sub = append(it.Sub, render.Item{Spans: []render.Span{render.Words("next: "), {Text: cmd, Code: true}, render.Words(more)}})
@@ -144,7 +144,7 @@ func (a Summary) readingFold() *render.Fold {
 	}
 	f.Blocks = append(f.Blocks, render.Para(render.Words(intro)))
 	if len(a.Verdicts) > 0 {
-		f.Blocks = append(f.Blocks, render.Para(render.Words(analysis.VerdictRule(a.Margins))))
+		f.Blocks = append(f.Blocks, render.Para(render.Words(render.VerdictRule(a.Margins))))
 	}
 	return f
 }

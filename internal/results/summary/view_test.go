@@ -77,7 +77,7 @@ func lineWith(s, part string) string {
 // A verdict's answer and a warning carry their tones in the document, set
 // from the verdict's outcome and the warning's being one.
 func TestViewTones(t *testing.T) {
-	v := verdictOf(analysis.NotSubsumed, "yes, it reads like one")
+	v := verdictOf(analysis.NotSubsumed, analysis.Reason{Kind: analysis.ReasonNoTwoClasses, Workload: "yes, it reads like one", Host: "host", VM: "vm"})
 	a := Summary{Verdicts: []analysis.Verdict{v}}
 	d := View(a)
 	var items []render.Item
