@@ -1,0 +1,169 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/qoslab/qoslab/internal/analysis"
+	"github.com/qoslab/qoslab/internal/plot"
+	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/units"
+)
+
+// Answer is one verdict as the report's first screen says it: in plain
+// words, with the chart that pictures it, what happened to the threads,
+// and the command that would decide it when it is undecided.
+type Answer struct {
+	Outcome analysis.Outcome
+	// Workload names what was judged (Sensitivity.Name): "fp".
+	Workload string
+	// Headline is the answer in a few words, beside its outcome: "QoS is
+	// subsumed in the VM".
+	Headline string
+	// Sentence says what was found on the host and in the VM, in plain
+	// words, and why the answer is what it is.
+	Sentence string
+	// Chart is the name of the chart that pictures the verdict
+	// (plot.VerdictChartName); the report shows it beside the answer.
+	Chart string
+	// Mechanism and OtherWork are the verdict's mechanism and host lines
+	// (VerdictLine's).
+	Mechanism, OtherWork string
+	// NextCommand and NextRest are the next step (VerdictLine's), empty
+	// when there is none.
+	NextCommand, NextRest string
+	// Again is the command that runs the run again, for an answer other
+	// than yes that no number of repeats would decide (no next step);
+	// empty otherwise, or when the run's spec was not recorded.
+	Again string
+	// WarningsText counts the verdict's warnings, said in full below: "3
+	// warnings"; empty without any.
+	WarningsText string
+}
+
+// Answers are the run's verdicts as its report's first screen says them,
+// in the order of VerdictLines.
+func (r *Report) Answers() []Answer {
+	lines := r.VerdictLines()
+	out := make([]Answer, len(r.Summary.Verdicts))
+	for i, v := range r.Summary.Verdicts {
+		out[i] = Answer{
+			Outcome:     v.Outcome,
+			Workload:    v.Host.Name(),
+			Headline:    headline(v),
+			Sentence:    plainVerdict(v),
+			Chart:       plot.VerdictChartName(v),
+			Mechanism:   lines[i].Mechanism,
+			OtherWork:   lines[i].OtherWork,
+			NextCommand: lines[i].NextCommand,
+			NextRest:    lines[i].NextRest,
+		}
+		if n := len(lines[i].Warnings); n > 0 {
+			out[i].WarningsText = units.Plural(n, "warning")
+		}
+		if v.Outcome != analysis.Subsumed && out[i].NextCommand == "" && r.Summary.Again != nil && r.Run.Spec.Present() {
+			out[i].Again = r.Summary.Again.Command()
+		}
+	}
+	return out
+}
+
+// headline is the answer in a few words.
+func headline(v analysis.Verdict) string {
+	switch v.Outcome {
+	case analysis.Subsumed:
+		return "QoS is subsumed in the VM"
+	case analysis.NotSubsumed:
+		return "QoS is not subsumed in the VM"
+	}
+	return "this run cannot tell whether QoS is subsumed in the VM"
+}
+
+// classText names a class by its number and name: "QoS 33
+// (user-interactive)".
+func classText(c int) string { return fmt.Sprintf("QoS %d (%s)", c, qos.Class(c)) }
+
+// ratioText is a ratio as the verdict prints it: "245x".
+func ratioText(r float64) string { return analysis.FormatRatio(analysis.Float(r)) }
+
+// shiftRange is a shift's interval as ratios, "0.777x..1.5x"; empty
+// without one.
+func shiftRange(s analysis.Shift) string {
+	if s.Low.IsNaN() || s.High.IsNaN() {
+		return ""
+	}
+	return ratioText(math.Exp(float64(s.Low))) + ".." + ratioText(math.Exp(float64(s.High)))
+}
+
+// plainVerdict says in plain words what the run found: what the host did
+// with the two classes, what the VM did, and why that is the answer.
+func plainVerdict(v analysis.Verdict) string {
+	if len(v.Host.ByThreads) == 0 || len(v.VM.ByThreads) == 0 {
+		return "Nothing could be compared: " + v.Reason + "."
+	}
+	hi, lo := classText(v.Host.High), classText(v.Host.Low)
+	host := v.Host.RatioEstimate()
+	if v.Margin.IsNaN() {
+		s := fmt.Sprintf("On the host, %s ran %s as fast at %s as at %s", v.Host.Name(), ratioText(host), hi, lo)
+		return s + ", a difference these repeats do not show to be more than chance: with no QoS effect on the host, there is none for the VM to lose (" + v.Reason + ")."
+	}
+	s := fmt.Sprintf("On the host, %s ran %s faster at %s than at %s. ", v.Host.Name(), ratioText(host), hi, lo)
+	band := ratioText(1/float64(v.Margin)) + ".." + ratioText(float64(v.Margin))
+	vm := v.VM.RatioEstimate()
+	switch {
+	case v.Outcome == analysis.Subsumed:
+		return s + fmt.Sprintf("In the VM the two classes ran alike: %s, inside the band %s that counts as alike, pooled and at every thread count. The VM's vCPU threads, not the guest's classes, decide how fast guest work runs.", ratioText(vm), band)
+	case v.Outcome == analysis.NotSubsumed && v.Reversed:
+		return s + fmt.Sprintf("In the VM the order is reversed: the higher class ran at %s the lower one's rate%s.", ratioText(vm), beyondAt(v))
+	case v.Outcome == analysis.NotSubsumed:
+		return s + fmt.Sprintf("In the VM the higher class still ran faster: %s%s, beyond the band %s that counts as alike, so the guest's classes still matter.", ratioText(vm), beyondAt(v), band)
+	case len(v.Blocking) > 0:
+		return s + fmt.Sprintf("In the VM the ratio was %s, but a yes would rest on cells whose repeats disagree too much to stand for one number (%s).", ratioText(vm), strings.Join(v.Blocking, "; "))
+	}
+	if t, r := acrossEdge(v); r != "" {
+		return s + fmt.Sprintf("In the VM the ratio was %s, but %sits uncertainty (%s) reaches across the edge of the band %s that counts as alike, so this run cannot tell whether the classes ran alike.", ratioText(vm), t, r, band)
+	}
+	return s + fmt.Sprintf("In the VM the ratio was %s: %s.", ratioText(vm), v.Reason)
+}
+
+// beyondAt says at which thread count a "no" was found when it was not
+// the pooled ratio that lay beyond the band: " (at 4 threads: 1.8x)".
+func beyondAt(v analysis.Verdict) string {
+	m := float64(v.MarginNo)
+	if pooledBeyond(v.VM.Shift, m) {
+		return ""
+	}
+	for _, ts := range v.VMByThreads {
+		if pooledBeyond(ts.Shift, m) {
+			return fmt.Sprintf(" at %s (%s)", units.Plural(ts.Threads, "thread"), ratioText(math.Exp(float64(ts.Shift.Estimate))))
+		}
+	}
+	return ""
+}
+
+// pooledBeyond says whether a shift's whole interval lies beyond [1/m, m].
+func pooledBeyond(s analysis.Shift, m float64) bool {
+	lo, hi := math.Exp(float64(s.Low)), math.Exp(float64(s.High))
+	return lo > m || hi < 1/m
+}
+
+// acrossEdge is where the VM's interval reaches across the band's edge,
+// and that interval: the pooled one (where ""), or the first thread
+// count's whose does (where "at 2 threads ", to go before a noun).
+func acrossEdge(v analysis.Verdict) (where, interval string) {
+	m := float64(v.Margin)
+	across := func(s analysis.Shift) bool {
+		lo, hi := math.Exp(float64(s.Low)), math.Exp(float64(s.High))
+		return !math.IsNaN(lo) && (lo < 1/m || hi > m)
+	}
+	if across(v.VM.Shift) {
+		return "", shiftRange(v.VM.Shift)
+	}
+	for _, ts := range v.VMByThreads {
+		if across(ts.Shift) {
+			return "at " + units.Plural(ts.Threads, "thread") + " ", shiftRange(ts.Shift)
+		}
+	}
+	return "", ""
+}
