@@ -140,7 +140,7 @@ h2 { font-size: 1.25em; margin: 1.4em 0 0.4em; }
   .answer figure svg { max-height: none; }
 }
 .headline { font-size: 1.2em; }
-.badge { display: inline-block; padding: 0 0.4em; border-radius: 3px; color: #fff; background: var(--c); font-weight: 600; }
+.badge { display: inline-block; padding: 0 0.4em; border-radius: 3px; color: #fff; background: var(--c, #6b6b6b); font-weight: 600; }
 .verdict { background: #f3f6fa; border-left: 4px solid #2b6cb0; padding: 0.6em 1em 0.6em 2em; }
 .platform { background: #fff8e6; border-left: 4px solid #b7791f; padding: 0.4em 1em; margin: 0.4em 0; }
 ul.platform { padding-left: 2em; }
@@ -154,6 +154,7 @@ tr.yes td, tr.no td, tr.inconclusive td { background: var(--bg); }
 tr.yes td:first-child, tr.no td:first-child, tr.inconclusive td:first-child { border-left: 6px solid var(--c); }
 figure { margin: 1.5em 0; }
 figure svg { width: 100%; height: auto; max-width: 1200px; }
+figure.fleet svg { max-width: 900px; }
 figcaption { color: #444; font-size: 0.9em; }
 code { overflow-wrap: anywhere; background: #eef0f2; padding: 0 0.2em; }
 pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; font-size: 0.85em; }
