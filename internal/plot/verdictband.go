@@ -118,7 +118,7 @@ func verdictFigure(in Input, v analysis.Verdict, rows []verdictRow) *figure {
 		labels[i] = r.label
 	}
 	m, mNo := float64(v.Margin), float64(v.MarginNo)
-	vm := newPlot("VM ratio (log scale)", "")
+	vm := newPlot("VM ratio (log scale)", "threads")
 	vm.Y.Tick.Marker = rowTicks(labels, rowY)
 	host := newPlot("host ratio (log scale)", "")
 	host.HideY()
@@ -157,7 +157,7 @@ func verdictFigure(in Input, v analysis.Verdict, rows []verdictRow) *figure {
 	}
 	f.legend = verdictLegend(rows, m, mNo, hostStyle)
 	f.panels = []panel{{plot: vm, beside: host, besideShare: 0.36,
-		height: max(1.9*vg.Inch, vg.Length(n)*fleetRowHeight()+vg.Points(64))}}
+		height: max(2.5*vg.Inch, vg.Length(n)*fleetRowHeight()+vg.Points(64))}}
 	return f
 }
 

@@ -113,11 +113,11 @@ func plainVerdict(v analysis.Verdict) string {
 	vm := v.VM.RatioEstimate()
 	switch {
 	case v.Outcome == analysis.Subsumed:
-		return s + fmt.Sprintf("In the VM the two classes ran alike: %s, inside the band %s that counts as alike, pooled and at every thread count. The VM's vCPU threads, not the guest's classes, decide how fast guest work runs.", ratioText(vm), band)
+		return s + fmt.Sprintf("In the VM the two classes ran alike: %s, inside the band %s that counts as alike, pooled and at every thread count: inside the VM, the guest's QoS classes made no difference that counts.", ratioText(vm), band)
 	case v.Outcome == analysis.NotSubsumed && v.Reversed:
-		return s + fmt.Sprintf("In the VM the order is reversed: the higher class ran at %s the lower one's rate%s.", ratioText(vm), beyondAt(v))
+		return s + fmt.Sprintf("In the VM the order is reversed: the higher class ran at %s the lower one's rate.", beyondAt(v, vm))
 	case v.Outcome == analysis.NotSubsumed:
-		return s + fmt.Sprintf("In the VM the higher class still ran faster: %s%s, beyond the band %s that counts as alike, so the guest's classes still matter.", ratioText(vm), beyondAt(v), band)
+		return s + fmt.Sprintf("In the VM the higher class still ran faster: %s, beyond the band %s that counts as alike, so the guest's classes still matter.", beyondAt(v, vm), band)
 	case len(v.Blocking) > 0:
 		return s + fmt.Sprintf("In the VM the ratio was %s, but a yes would rest on cells whose repeats disagree too much to stand for one number (%s).", ratioText(vm), strings.Join(v.Blocking, "; "))
 	}
@@ -127,19 +127,20 @@ func plainVerdict(v analysis.Verdict) string {
 	return s + fmt.Sprintf("In the VM the ratio was %s: %s.", ratioText(vm), v.Reason)
 }
 
-// beyondAt says at which thread count a "no" was found when it was not
-// the pooled ratio that lay beyond the band: " (at 4 threads: 1.8x)".
-func beyondAt(v analysis.Verdict) string {
+// beyondAt is the VM's ratio that lay beyond the band's edge for no: the
+// pooled one, vm, "1.61x"; or, when the pooled one did not, the first
+// thread count's that did: "1.61x at 4 threads (1x pooled)".
+func beyondAt(v analysis.Verdict, vm float64) string {
 	m := float64(v.MarginNo)
 	if pooledBeyond(v.VM.Shift, m) {
-		return ""
+		return ratioText(vm)
 	}
 	for _, ts := range v.VMByThreads {
 		if pooledBeyond(ts.Shift, m) {
-			return fmt.Sprintf(" at %s (%s)", units.Plural(ts.Threads, "thread"), ratioText(math.Exp(float64(ts.Shift.Estimate))))
+			return fmt.Sprintf("%s at %s (%s pooled over every thread count)", ratioText(math.Exp(float64(ts.Shift.Estimate))), units.Plural(ts.Threads, "thread"), ratioText(vm))
 		}
 	}
-	return ""
+	return ratioText(vm)
 }
 
 // pooledBeyond says whether a shift's whole interval lies beyond [1/m, m].
