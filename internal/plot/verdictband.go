@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
@@ -90,14 +91,18 @@ var (
 	bandInside  = draw.GlyphStyle{Color: color.RGBA{R: 0x00, G: 0x9e, B: 0x73, A: 0xff}, Radius: vg.Points(markerSize), Shape: draw.CircleGlyph{}}
 	bandOutside = draw.GlyphStyle{Color: color.RGBA{R: 0xd5, G: 0x5e, B: 0x00, A: 0xff}, Radius: vg.Points(markerSize), Shape: draw.BoxGlyph{}}
 	bandAcross  = draw.GlyphStyle{Color: color.Gray{Y: 0x55}, Radius: vg.Points(markerSize), Shape: marker{shape: "ring"}}
+	bandNone    = draw.GlyphStyle{Color: targetColor("vm", nil), Radius: vg.Points(markerSize), Shape: marker{shape: "diamond"}}
 	bandFill    = color.NRGBA{R: 0x00, G: 0x9e, B: 0x73, A: 0x30}
 )
 
 // bandPlace is the style of a VM interval lo..hi (ratios) against the band
-// [1/m, m] and the edge for no, mNo: inside, wholly beyond, or across.
+// [1/m, m] and the edge for no, mNo: inside, wholly beyond, or across; the
+// VM's own colour where there is no band (the host showed no effect).
 func bandPlace(lo, hi, m, mNo float64) draw.GlyphStyle {
 	switch {
-	case math.IsNaN(m) || math.IsNaN(lo) || math.IsNaN(hi):
+	case math.IsNaN(m):
+		return bandNone
+	case math.IsNaN(lo) || math.IsNaN(hi):
 		return bandAcross
 	case lo >= 1/m && hi <= m:
 		return bandInside
@@ -141,8 +146,11 @@ func verdictFigure(in Input, v analysis.Verdict, rows []verdictRow) *figure {
 	}
 	logRatioAxis(&vm.X, vmValues)
 	logRatioAxis(&host.X, hostValues)
-	vm.X.Tick.Marker = bandTicks{edges: edges}
+	vm.X.Tick.Marker = bandTicks{edges: append(slices.Clone(edges), intervalEnds(v.VM.Shift)...)}
 	host.X.Tick.Marker = ratioLabels{decadeTicks{}}
+	if host.X.Max/host.X.Min < 10 { // under a decade: label the pooled interval's ends too
+		host.X.Tick.Marker = bandTicks{edges: intervalEnds(v.Host.Shift)}
+	}
 	vm.Add(verdictBand{m: m, mNo: mNo})
 	hostStyle := draw.GlyphStyle{Color: targetColor("host", nil), Radius: vg.Points(markerSize), Shape: marker{shape: "diamond"}}
 	vm.Add(shiftRows{rows: rows, rowY: rowY, shift: func(r verdictRow) analysis.Shift { return r.vm },
@@ -185,7 +193,7 @@ func verdictLegend(rows []verdictRow, m, mNo float64, hostStyle draw.GlyphStyle)
 	for _, e := range []struct {
 		style draw.GlyphStyle
 		text  string
-	}{{bandInside, "VM: inside the band"}, {bandOutside, "VM: beyond the edge for no"}, {bandAcross, "VM: across an edge"}} {
+	}{{bandInside, "VM: inside the band"}, {bandOutside, "VM: beyond the edge for no"}, {bandAcross, "VM: across an edge"}, {bandNone, "VM (no band to judge it by)"}} {
 		for _, r := range rows {
 			if bandPlace(math.Exp(float64(r.vm.Low)), math.Exp(float64(r.vm.High)), m, mNo) == e.style {
 				out = append(out, legendEntry{text: e.text, thumbs: []plot.Thumbnailer{glyphThumb{e.style}}})
@@ -209,6 +217,15 @@ func shiftEnds(s analysis.Shift) []float64 {
 		}
 	}
 	return out
+}
+
+// intervalEnds are a shift's interval ends as ratios, where it has them:
+// labelled on an axis too narrow for round values to say much.
+func intervalEnds(s analysis.Shift) []float64 {
+	if s.Low.IsNaN() || s.High.IsNaN() {
+		return nil
+	}
+	return []float64{math.Exp(float64(s.Low)), math.Exp(float64(s.High))}
 }
 
 // verdictBand shades the band [1/m, m], dashes the edges for no when

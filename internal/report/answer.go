@@ -105,8 +105,8 @@ func plainVerdict(v analysis.Verdict) string {
 	hi, lo := classText(v.Host.High), classText(v.Host.Low)
 	host := v.Host.RatioEstimate()
 	if v.Margin.IsNaN() {
-		s := fmt.Sprintf("On the host, %s ran %s as fast at %s as at %s", v.Host.Name(), ratioText(host), hi, lo)
-		return s + ", a difference these repeats do not show to be more than chance: with no QoS effect on the host, there is none for the VM to lose (" + v.Reason + ")."
+		s := fmt.Sprintf("On the host, %s ran %s as fast at %s as at %s, but these repeats do not show that difference to be more than chance", v.Host.Name(), ratioText(host), hi, lo)
+		return s + ": without a QoS effect shown on the host, the run cannot show one lost in the VM (" + v.Reason + ")."
 	}
 	s := fmt.Sprintf("On the host, %s ran %s faster at %s than at %s. ", v.Host.Name(), ratioText(host), hi, lo)
 	band := ratioText(1/float64(v.Margin)) + ".." + ratioText(float64(v.Margin))
