@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/qoslab/qoslab/internal/analysis"
@@ -37,6 +38,9 @@ type Answer struct {
 	// than yes that no number of repeats would decide (no next step);
 	// empty otherwise, or when the run's spec was not recorded.
 	Again string
+	// Caveats are what the reader must weigh beside the answer
+	// (Verdict.Caveats).
+	Caveats []string
 	// WarningsText counts the verdict's warnings, said in full below: "3
 	// warnings"; empty without any.
 	WarningsText string
@@ -58,6 +62,7 @@ func (r *Report) Answers() []Answer {
 			OtherWork:   lines[i].OtherWork,
 			NextCommand: lines[i].NextCommand,
 			NextRest:    lines[i].NextRest,
+			Caveats:     v.Caveats,
 		}
 		if n := len(lines[i].Warnings); n > 0 {
 			out[i].WarningsText = units.Plural(n, "warning")
@@ -84,8 +89,17 @@ func headline(v analysis.Verdict) string {
 // (user-interactive)".
 func classText(c int) string { return fmt.Sprintf("QoS %d (%s)", c, qos.Class(c)) }
 
-// ratioText is a ratio as the verdict prints it: "245x".
-func ratioText(r float64) string { return analysis.FormatRatio(analysis.Float(r)) }
+// ratioText is a ratio as the verdict's line prints it: "245x", and within
+// 1% of 1 with two significant digits of its distance from 1 ("1.0015x"),
+// where three significant digits would print a small effect as none.
+func ratioText(r float64) string {
+	d := math.Abs(r - 1)
+	if !(d < 0.01) || d == 0 {
+		return analysis.FormatRatio(analysis.Float(r))
+	}
+	decimals := min(12, 1-int(math.Floor(math.Log10(d))))
+	return strings.TrimRight(strings.TrimRight(strconv.FormatFloat(r, 'f', decimals, 64), "0"), ".") + "x"
+}
 
 // shiftRange is a shift's interval as ratios, "0.777x..1.5x"; empty
 // without one.

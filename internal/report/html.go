@@ -111,7 +111,8 @@ func inlineSVG(c plot.Chart, n int) (string, error) {
 	s = s[i:]
 	s = svgNamespace.ReplaceAllString(s, "")
 	s = svgID.ReplaceAllString(s, fmt.Sprintf("${1}c%d-${2}", n))
-	if m := svgSize.FindStringSubmatch(s); m != nil && !strings.Contains(m[1], "viewBox") {
+	open, _, _ := strings.Cut(s, ">")
+	if m := svgSize.FindStringSubmatch(s); m != nil && !strings.Contains(open, "viewBox") {
 		s = svgSize.ReplaceAllString(s, fmt.Sprintf(`<svg$1 viewBox="0 0 %s %s" role="img"`, m[2], m[3]))
 	}
 	return s, nil
@@ -200,6 +201,7 @@ var htmlTemplate = page("report", `<!DOCTYPE html>
 {{end}}{{with .Mechanism}}<p class="mechanism"><strong>Mechanism:</strong> {{.}}.</p>
 {{end}}{{if .NextCommand}}<p class="next"><strong>Next step:</strong> <code>{{.NextCommand}}</code>{{.NextRest}}.</p>
 {{else if .Again}}<p class="next"><strong>Next step:</strong> more repeats alone would not decide it (see why above); to run it again, with a new seed: <code>{{.Again}}</code>.</p>
+{{end}}{{range .Caveats}}<p class="caveat"><strong>Caveat:</strong> {{.}}.</p>
 {{end}}{{with .WarningsText}}<p class="meta">{{.}} below, under <a href="#verdict">the verdict in full</a>.</p>
 {{end}}</section>
 {{else}}<p class="answer">No verdict: no workload ran on both the host and the VM.</p>
