@@ -83,12 +83,13 @@ shoot() {
 			failed=1
 			continue
 		fi
-		set -- $widths
-		if [ "$1" -gt "$2" ]; then
-			echo "$name at $w px: scrolls sideways: the page is $1 px wide in a window $2 px wide" >&2
+		page_w=${widths% *}
+		window_w=${widths#* }
+		if [ "$page_w" -gt "$window_w" ]; then
+			echo "$name at $w px: scrolls sideways: the page is $page_w px wide in a window $window_w px wide" >&2
 			failed=1
 		else
-			echo "$name at $w px: $out/$name-$w.png (page $1 px wide, window $2 px)"
+			echo "$name at $w px: $out/$name-$w.png (page $page_w px wide, window $window_w px)"
 		fi
 	done
 }
