@@ -67,6 +67,7 @@ func TestChartsFromLinuxFixture(t *testing.T) {
 		"process-times",
 		"compression",
 		"elapsed-fp", "elapsed-procs",
+		"verdict-compress", "verdict-decompress", "verdict-fp", "verdict-procs",
 	}, names(charts))
 	assert.Equal(t, []string{"mechanism-fp", "telemetry"}, skippedNames(skipped), "the fixture has no telemetry.jsonl, and its records no CPU time")
 	for _, c := range charts {
@@ -91,25 +92,25 @@ func TestChartsSkipMissingData(t *testing.T) {
 			name:        "host-only fp run",
 			in:          filter(full, func(s results.Sample) bool { return s.Target == "host" && s.Workload == "fp" }),
 			wantCharts:  []string{"throughput-fp", "thread-times-fp-host", "elapsed-fp"},
-			wantSkipped: []string{"mechanism-fp", "process-times", "compression", "telemetry"},
+			wantSkipped: []string{"mechanism-fp", "process-times", "compression", "telemetry", "verdict"},
 		},
 		{
 			name:        "compression only",
 			in:          filter(full, func(s results.Sample) bool { return isCompression(s.Workload) }),
-			wantCharts:  []string{"compression"},
+			wantCharts:  []string{"compression", "verdict-compress", "verdict-decompress"},
 			wantSkipped: []string{"throughput", "mechanism", "thread-times", "process-times", "elapsed", "telemetry"},
 		},
 		{
 			name:        "procs only",
 			in:          filter(full, func(s results.Sample) bool { return s.Workload == "procs" }),
-			wantCharts:  []string{"process-times", "elapsed-procs"},
+			wantCharts:  []string{"process-times", "elapsed-procs", "verdict-procs"},
 			wantSkipped: []string{"throughput", "mechanism", "thread-times", "compression", "telemetry"},
 		},
 		{
 			name:        "telemetry only",
 			in:          Input{Telemetry: tel},
 			wantCharts:  []string{"telemetry-host-host", "telemetry-vm-guest", "telemetry-vm-host"},
-			wantSkipped: []string{"throughput", "mechanism", "thread-times", "process-times", "compression", "elapsed"},
+			wantSkipped: []string{"throughput", "mechanism", "thread-times", "process-times", "compression", "elapsed", "verdict"},
 		},
 		{
 			name:        "nothing",
@@ -139,7 +140,7 @@ func TestChartsSkipCompletionTimesOfDurationCells(t *testing.T) {
 		in.Samples[i].DurationNs = int64(time.Second)
 	}
 	charts, skipped := Charts(in)
-	assert.Equal(t, []string{"throughput-fp"}, names(charts))
+	assert.Equal(t, []string{"throughput-fp", "verdict-fp"}, names(charts))
 	var reasons []string
 	for _, s := range skipped {
 		if strings.HasPrefix(s.Name, familyThreadTimes) || strings.HasPrefix(s.Name, familyElapsed) {
@@ -316,7 +317,7 @@ func TestTelemetryWithoutReadings(t *testing.T) {
 	}
 	charts, skipped := Charts(Input{Telemetry: samples})
 	assert.Empty(t, charts)
-	require.Len(t, skipped, 8, "six families without samples, and two telemetry views without readings")
+	require.Len(t, skipped, 9, "seven families without samples, and two telemetry views without readings")
 	assert.Equal(t, "telemetry-host-host", skipped[6].Name)
 	assert.Contains(t, skipped[6].Reason, "no samples taken during a cell run")
 	assert.Equal(t, "telemetry-vm-guest", skipped[7].Name)

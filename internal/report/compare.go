@@ -6,11 +6,15 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
+	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/atomicfile"
 	"github.com/qoslab/qoslab/internal/compare"
 	"github.com/qoslab/qoslab/internal/plot"
 	"github.com/qoslab/qoslab/internal/results"
+	"github.com/qoslab/qoslab/internal/results/summary"
 )
 
 // CompareFiles are the files WriteCompare writes into its directory besides
@@ -27,19 +31,162 @@ type Comparison struct {
 	*compare.Comparison
 	Charts  []plot.Chart
 	Skipped []plot.Skipped
-	// Platforms say, per run, what machines its numbers come from
-	// (Report.Platform), so a Linux run is never read as a Mac's.
-	Platforms []string
+	// SharedPlatform is what every run says of the machines its numbers
+	// come from (Report.Platform's sentences that every run has), said
+	// once, so a Linux run is never read as a Mac's; Platforms says, per
+	// run whose machines differ, the rest, headed by the run.
+	SharedPlatform string
+	Platforms      []string
+	// NextSteps are, per run whose own verdict has one, the command that
+	// would decide it (summary.Again.NextParts), as the run's own report
+	// says it: its verdict is over all its thread counts, where the
+	// table's is over those every run has.
+	NextSteps []NextStep
+}
+
+// NextStep is one run's next step: the command and what it asks.
+type NextStep struct {
+	Run, Workload, Command, Rest string
 }
 
 // NewComparison draws the charts of c, whose runs are loaded.
 func NewComparison(c *compare.Comparison, loaded []*results.Loaded) *Comparison {
 	r := &Comparison{Comparison: c}
 	r.Charts, r.Skipped = plot.CompareCharts(c)
+	per := make([][]string, len(loaded))
 	for i, l := range loaded {
-		r.Platforms = append(r.Platforms, c.Columns[i].Heading()+": "+(&Report{Run: l.Run}).Platform())
+		per[i] = (&Report{Run: l.Run}).platformSentences()
+	}
+	for i, l := range loaded {
+		a := summary.Of(l)
+		for _, v := range a.Verdicts {
+			if cmd, rest := a.Again.NextParts(v.Next); cmd != "" {
+				r.NextSteps = append(r.NextSteps, NextStep{Run: c.Columns[i].Heading(), Workload: v.Host.Name(), Command: cmd, Rest: rest})
+			}
+		}
+	}
+	shared, rest := sharedSentences(per)
+	r.SharedPlatform = strings.Join(shared, " ")
+	for i, own := range rest {
+		if len(own) > 0 {
+			r.Platforms = append(r.Platforms, c.Columns[i].Heading()+": "+strings.Join(own, " "))
+		}
 	}
 	return r
+}
+
+// sharedSentences splits each run's sentences into those every run has,
+// in the first run's order, and each run's others.
+func sharedSentences(per [][]string) (shared []string, rest [][]string) {
+	rest = make([][]string, len(per))
+	if len(per) == 0 {
+		return nil, rest
+	}
+	for _, s := range per[0] {
+		every := true
+		for _, other := range per[1:] {
+			every = every && slices.Contains(other, s)
+		}
+		if every && !slices.Contains(shared, s) {
+			shared = append(shared, s)
+		}
+	}
+	for i, sentences := range per {
+		for _, s := range sentences {
+			if !slices.Contains(shared, s) {
+				rest[i] = append(rest[i], s)
+			}
+		}
+	}
+	return shared, rest
+}
+
+// VerdictCount is how many runs gave each answer for one workload.
+type VerdictCount struct {
+	// Workload names what was judged; empty when the runs judged one
+	// workload alone.
+	Workload string
+	Counts   []OutcomeCount
+	// Runs counts the runs, those that did not come back too.
+	Runs int
+}
+
+// OutcomeCount is how many runs gave one answer ("no verdict", "did not
+// come back" for those without one).
+type OutcomeCount struct {
+	Outcome string
+	N       int
+	// Class is the outcome's class in the HTML, which colours it: the
+	// outcome, or "none" for a run without one.
+	Class string
+}
+
+// Without a verdict: a run that judged nothing, and one that did not come
+// back.
+const (
+	noVerdict  = "no verdict"
+	notBack    = "did not come back"
+	countOrder = "yes no inconclusive"
+)
+
+// VerdictCounts are the answers counted per workload judged, in the order
+// the table has them: yes, no, inconclusive, then the runs without one.
+func (r *Comparison) VerdictCounts() []VerdictCount {
+	type key struct{ workload, phase, params string }
+	var keys []key
+	tally := map[key]map[string]int{}
+	for _, m := range r.Machines {
+		k := key{m.Workload, m.Phase, m.Params}
+		if tally[k] == nil {
+			keys = append(keys, k)
+			tally[k] = map[string]int{}
+		}
+		o := m.Outcome
+		if o == "" {
+			o = noVerdict
+		}
+		tally[k][o]++
+	}
+	out := make([]VerdictCount, 0, len(keys))
+	for _, k := range keys {
+		vc := VerdictCount{Runs: len(r.Columns) + len(r.Missing)}
+		if len(keys) > 1 {
+			vc.Workload = strings.TrimSpace(analysis.WorkloadText(k.workload, k.phase) + " " + k.params)
+		}
+		for _, o := range append(strings.Fields(countOrder), noVerdict) {
+			if n := tally[k][o]; n > 0 {
+				vc.Counts = append(vc.Counts, OutcomeCount{o, n, outcomeClass(o)})
+			}
+		}
+		if n := len(r.Missing); n > 0 {
+			vc.Counts = append(vc.Counts, OutcomeCount{notBack, n, outcomeClass(notBack)})
+		}
+		out = append(out, vc)
+	}
+	return out
+}
+
+// outcomeClass is an outcome's class in the HTML: the outcome when it is
+// one of the answers, else "none".
+func outcomeClass(o string) string {
+	if slices.Contains(strings.Fields(countOrder), o) {
+		return o
+	}
+	return "none"
+}
+
+// RowOutcomes are the verdict per machine table's rows' answers, each
+// row's class in the HTML: one per machine's row (Machines), then "" for
+// each run that did not come back.
+func (r *Comparison) RowOutcomes() []string {
+	out := make([]string, 0, len(r.Machines)+len(r.Missing))
+	for _, m := range r.Machines {
+		out = append(out, m.Outcome)
+	}
+	for range r.Missing {
+		out = append(out, "")
+	}
+	return out
 }
 
 // Write writes into dir (made if missing) the PNG charts in dir/plots,
@@ -77,21 +224,32 @@ func (r *Comparison) Write(dir string) ([]string, error) {
 }
 
 // WriteHTML writes the comparison's report.html: one file, styles and
-// charts inline, no script and no external URL.
+// charts inline, no script and no external URL. It opens with the count of
+// each answer and the verdict per machine, a coloured row per run, and
+// the fleet charts; what every run shares is said once.
 func (r *Comparison) WriteHTML(w io.Writer) error {
 	charts, err := htmlCharts(r.Charts)
 	if err != nil {
 		return err
 	}
+	var fleet, rest []htmlChart
+	for _, c := range charts {
+		if strings.HasPrefix(c.Name, "compare-fleet") {
+			fleet = append(fleet, c)
+		} else {
+			rest = append(rest, c)
+		}
+	}
 	diffHead, diffRows := r.DifferenceTable()
 	data := struct {
 		*Comparison
-		HTMLCharts []htmlChart
-		Machines   compare.Section
-		Sections   []compare.Section
-		DiffHead   []string
-		DiffRows   [][]string
-	}{r, charts, r.MachineSection(), r.Sections(), diffHead, diffRows}
+		Fleet, HTMLCharts []htmlChart
+		Machines          compare.Section
+		Sections          []compare.Section
+		DiffHead          []string
+		DiffRows          [][]string
+		LongRows          int
+	}{r, fleet, rest, r.MachineSection(), r.Sections(), diffHead, diffRows, longTable}
 	var buf bytes.Buffer
 	if err := compareTemplate.Execute(&buf, data); err != nil {
 		return err
@@ -110,34 +268,50 @@ var compareTemplate = page("compare", `<!DOCTYPE html>
 </head>
 <body>
 <h1>qoslab comparison: {{len .Columns}} runs</h1>
-{{with .Missing}}<p class="platform">Not every run meant to be compared is here: {{range $i, $m := .}}{{if $i}}; {{end}}{{$m.Label}} did not come back ({{$m.Reason}}){{end}}.</p>{{end}}
-{{with .Machines}}<h2>Verdict per machine</h2>
-<p>{{.About}}.</p>
-{{with .Lead}}<p>{{.}}</p>{{end}}
-{{template "compare-section" .}}{{end}}
+{{range .VerdictCounts}}<p class="count">{{with .Workload}}<strong>{{.}}:</strong> {{end}}{{range $i, $c := .Counts}}{{if $i}}, {{end}}<span class="badge {{$c.Class}}">{{$c.N}} {{$c.Outcome}}</span>{{end}} of {{.Runs}} runs</p>
+{{end}}{{with .Missing}}<p class="platform">Not every run meant to be compared is here: {{range $i, $m := .}}{{if $i}}; {{end}}{{$m.Label}} did not come back ({{$m.Reason}}){{end}}.</p>{{end}}
+<h2>Verdict per machine</h2>
+<p>{{.Machines.About}}.</p>
+{{with .Machines.Lead}}<p>{{.}}</p>{{end}}
+<div class="wide"><table>
+<tr>{{range .Machines.Header}}<th>{{.}}</th>{{end}}</tr>
+{{range $r, $row := .Machines.Rows}}<tr{{with index $.RowOutcomes $r}} class="{{.}}"{{end}}>{{range $i, $c := $row}}<td{{if index $.Machines.Numeric $i}} class="num"{{end}}>{{$c}}</td>{{end}}</tr>
+{{end}}</table></div>{{with .Machines.Notes}}
+<ul class="notes">{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{with .NextSteps}}<p class="next"><strong>Next step</strong>, as each run's own report says it (over all its thread counts):</p>
+<ul class="next">{{range .}}<li>{{.Run}}, {{.Workload}}: <code>{{.Command}}</code>{{.Rest}}</li>{{end}}</ul>{{end}}
+{{with .SharedPlatform}}<p class="platform">Every run: {{.}}</p>{{end}}
+{{with .Platforms}}<ul class="platform">{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{range .Fleet}}<figure class="fleet" id="chart-{{.Name}}">
+{{.SVG}}
+<figcaption>{{.Title}} ({{.Name}})</figcaption>
+</figure>
+{{end}}
 <h2>Runs</h2>
 <p>The first run is the baseline every change is measured against.</p>
 <ul>{{range .Legend}}<li>{{.}}</li>{{end}}</ul>
-<ul class="platform">{{range .Platforms}}<li>{{.}}</li>{{end}}</ul>
 <p{{if .Differences}} class="platform"{{end}}>{{.DifferenceText}}</p>
-{{if .Differences}}<table>
+{{if .Differences}}<div class="wide"><table>
 <tr>{{range .DiffHead}}<th>{{.}}</th>{{end}}</tr>
 {{range .DiffRows}}<tr>{{range $i, $c := .}}{{if $i}}<td>{{$c}}</td>{{else}}<th>{{$c}}</th>{{end}}{{end}}</tr>
-{{end}}</table>{{end}}
+{{end}}</table></div>{{end}}
 
 <h2>Charts</h2>
 {{template "charts" .}}
 
 <h2>Table</h2>
-{{range .Sections}}<h3>{{.Title}}</h3>
+{{range .Sections}}{{if gt (len .Rows) $.LongRows}}<details><summary>{{.Title}} ({{len .Rows}} rows)</summary>
 {{template "compare-section" .}}
-{{else}}<p>No cell to compare.</p>
+</details>
+{{else}}<h3>{{.Title}}</h3>
+{{template "compare-section" .}}
+{{end}}{{else}}<p>No cell to compare.</p>
 {{end}}
 <ul class="notes">{{range .Footer}}<li>{{.}}</li>{{end}}</ul>
 </body>
 </html>
-{{define "compare-section"}}<table>
+{{define "compare-section"}}<div class="wide"><table>
 <tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr>{{range $i, $c := .}}<td{{if index $.Numeric $i}} class="num"{{end}}>{{$c}}</td>{{end}}</tr>
-{{end}}</table>{{with .Notes}}
+{{end}}</table></div>{{with .Notes}}
 <ul class="notes">{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}{{end}}`)

@@ -52,7 +52,7 @@ func TestComparisonReport(t *testing.T) {
 	verdicts, runs := strings.Index(s, "<h2>Verdict per machine</h2>"), strings.Index(s, "<h2>Runs</h2>")
 	require.Positive(t, verdicts, "the verdict per machine")
 	assert.Less(t, verdicts, runs, "first")
-	assert.Contains(t, s, `<tr><td>short</td><td>yes</td><td class="num">0.997 [0.951..1.031]</td>`, "a row per machine")
+	assert.Contains(t, s, `<tr class="yes"><td>short</td><td>yes</td><td class="num">0.997 [0.951..1.031]</td>`, "a row per machine, coloured by its verdict")
 	assert.Contains(t, s, "<th>short</th>")
 	assert.Contains(t, s, "missing")
 	assert.Contains(t, s, "not Apple silicon results", "a Linux run is said to be one")

@@ -15,19 +15,23 @@ import (
 )
 
 // WriteHTML writes report.html: one file with its styles and charts inline,
-// no script and no external URL, so it can be mailed or opened offline.
+// no script and no external URL, so it can be mailed or opened offline. It
+// opens with the answer (htmlAnswers) and folds what is long below it.
 func (r *Report) WriteHTML(w io.Writer) error {
 	charts, err := htmlCharts(r.Charts)
 	if err != nil {
 		return err
 	}
+	answers, rest := htmlAnswers(r.Answers(), charts)
 	data := struct {
 		*Report
+		Answers       []htmlAnswer
 		HTMLCharts    []htmlChart
 		QoSIntro      string
 		TelemetryRows []summary.TelemetryRow
+		LongRows      int
 		Findings      []string
-	}{r, charts, summary.QoSNotesIntro, summary.TelemetryRows(r.Summary.Telemetry), findingLines(r.Summary.Findings)}
+	}{r, answers, rest, summary.QoSNotesIntro, summary.TelemetryRows(r.Summary.Telemetry), longTable, findingLines(r.Summary.Findings)}
 	var buf bytes.Buffer
 	if err := htmlTemplate.Execute(&buf, data); err != nil {
 		return err
@@ -43,6 +47,38 @@ func findingLines(fs []analysis.Finding) []string {
 		out[i] = render.Finding(f)
 	}
 	return out
+}
+
+// longTable is how many rows a table may have before the report folds it.
+const longTable = 12
+
+// htmlAnswer is an Answer with the chart that pictures it, if drawn.
+type htmlAnswer struct {
+	Answer
+	Figure *htmlChart
+}
+
+// htmlAnswers pairs each answer with its chart, and returns the charts
+// left for the report's charts section.
+func htmlAnswers(answers []Answer, charts []htmlChart) ([]htmlAnswer, []htmlChart) {
+	out := make([]htmlAnswer, len(answers))
+	used := map[string]bool{}
+	for i, a := range answers {
+		out[i].Answer = a
+		for j := range charts {
+			if charts[j].Name == a.Chart && !used[a.Chart] {
+				out[i].Figure = &charts[j]
+				used[a.Chart] = true
+			}
+		}
+	}
+	var rest []htmlChart
+	for _, c := range charts {
+		if !used[c.Name] {
+			rest = append(rest, c)
+		}
+	}
+	return out, rest
 }
 
 // htmlCharts renders charts as inline SVG for a report page.
@@ -87,43 +123,75 @@ func inlineSVG(c plot.Chart, n int) (string, error) {
 	s = s[i:]
 	s = svgNamespace.ReplaceAllString(s, "")
 	s = svgID.ReplaceAllString(s, fmt.Sprintf("${1}c%d-${2}", n))
-	if m := svgSize.FindStringSubmatch(s); m != nil && !strings.Contains(m[1], "viewBox") {
+	open, _, _ := strings.Cut(s, ">")
+	if m := svgSize.FindStringSubmatch(s); m != nil && !strings.Contains(open, "viewBox") {
 		s = svgSize.ReplaceAllString(s, fmt.Sprintf(`<svg$1 viewBox="0 0 %s %s" role="img"`, m[2], m[3]))
 	}
 	return s, nil
 }
 
 // htmlParts are the pieces every report page shares: its styles, and its
-// charts inline with the list of those not drawn.
+// charts inline with the list of those not drawn. The styles keep the page
+// within the window down to 800 px and less: wide tables scroll inside
+// their own box (.wide), and code breaks where it must.
 var htmlParts = template.Must(template.New("parts").Parse(`{{define "style"}}<style>
-body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; max-width: 1280px; margin: 2em auto; padding: 0 1em; color: #111; line-height: 1.45; }
-h1 { margin-bottom: 0.2em; }
-.meta { color: #444; }
-.verdict { font-size: 1.1em; background: #f3f6fa; border-left: 4px solid #2b6cb0; padding: 0.6em 1em; }
-.platform { background: #fff8e6; border-left: 4px solid #b7791f; padding: 0.6em 1em; }
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; max-width: 1280px; margin: 0 auto; padding: 0.4em 1em 2em; color: #111; line-height: 1.4; overflow-wrap: break-word; }
+h1 { font-size: 1.45em; margin: 0.3em 0 0.1em; }
+h2 { font-size: 1.25em; margin: 1.4em 0 0.4em; }
+.meta { color: #444; font-size: 0.85em; margin: 0.2em 0; }
+.answer { --c: #6b6b6b; --bg: #f4f4f4; border-left: 6px solid var(--c); background: var(--bg); padding: 0.3em 1em; margin: 0.5em 0; display: grid; grid-template-columns: minmax(0, 1fr); column-gap: 1.5em; }
+.yes { --c: #00805d; --bg: #eaf6f1; }
+.no { --c: #c04f00; --bg: #fcefe6; }
+.inconclusive { --c: #8a6500; --bg: #fbf6e3; }
+.answer p { margin: 0.3em 0; }
+.answer figure { margin: 0.2em 0; }
+.answer figure svg { max-height: 320px; }
+@media (min-width: 1000px) {
+  .answer { grid-template-columns: minmax(0, 5fr) minmax(0, 6fr); }
+  .answer > p { grid-column: 1; }
+  .answer > figure { grid-column: 2; grid-row: 1 / span 6; align-self: center; }
+  .answer figure svg { max-height: none; }
+}
+.headline { font-size: 1.2em; }
+.badge { display: inline-block; padding: 0 0.4em; border-radius: 3px; color: #fff; background: var(--c, #6b6b6b); font-weight: 600; }
+.verdict { background: #f3f6fa; border-left: 4px solid #2b6cb0; padding: 0.6em 1em 0.6em 2em; }
+.platform { background: #fff8e6; border-left: 4px solid #b7791f; padding: 0.4em 1em; margin: 0.4em 0; }
+ul.platform { padding-left: 2em; }
+.count { font-size: 1.15em; }
+.wide { overflow-x: auto; max-width: 100%; }
 table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.9em; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; vertical-align: top; }
 th { background: #f0f0f0; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
+tr.yes td, tr.no td, tr.inconclusive td { background: var(--bg); }
+tr.yes td:first-child, tr.no td:first-child, tr.inconclusive td:first-child { border-left: 6px solid var(--c); }
 figure { margin: 1.5em 0; }
 figure svg { width: 100%; height: auto; max-width: 1200px; }
+figure.fleet svg { max-width: 900px; }
 figcaption { color: #444; font-size: 0.9em; }
+code { overflow-wrap: anywhere; background: #eef0f2; padding: 0 0.2em; }
 pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; font-size: 0.85em; }
+details { margin: 0.6em 0; }
+summary { cursor: pointer; font-weight: 600; }
 .notes li { color: #444; }
 </style>{{end}}
 {{define "charts"}}{{range .HTMLCharts}}<figure id="chart-{{.Name}}">
 {{.SVG}}
 <figcaption>{{.Title}} ({{.Name}})</figcaption>
 </figure>
-{{else}}<p>No chart could be drawn from these data.</p>
-{{end}}{{if .Skipped}}<p>Not drawn, for want of data:</p>
-<ul class="notes">{{range .Skipped}}<li>{{.Name}}: {{.Reason}}</li>{{end}}</ul>{{end}}{{end}}`))
+{{else}}<p>No other chart could be drawn from these data.</p>
+{{end}}{{if .Skipped}}<details><summary>Not drawn, for want of data ({{len .Skipped}})</summary>
+<ul class="notes">{{range .Skipped}}<li>{{.Name}}: {{.Reason}}</li>{{end}}</ul></details>{{end}}{{end}}`))
 
 // page parses a report page's template beside htmlParts.
 func page(name, text string) *template.Template {
 	return template.Must(template.Must(htmlParts.Clone()).New(name).Parse(text))
 }
 
+// htmlTemplate is report.html: the answer first (per verdict, what was
+// found in plain words, its picture, the mechanism and the next step),
+// then what it ran on, the verdict in full with its rule folded, the
+// charts, and the tables, folded where they are long.
 var htmlTemplate = page("report", `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -136,12 +204,28 @@ var htmlTemplate = page("report", `<!DOCTYPE html>
 <h1>qoslab report: {{.Run.Name}}</h1>
 <p class="meta">{{.Status}} · qoslab {{.Run.ToolVersion}} · results schema {{.Run.SchemaVersion}} · seed {{.Run.Seed}}</p>
 {{with .Summary.Partial}}<p class="meta"><strong>{{.}}.</strong></p>{{end}}
+{{range .Answers}}<section class="answer {{.Outcome}}" id="answer-{{.Chart}}">
+<p class="headline"><span class="badge">{{.Outcome}}</span> <strong>{{.Workload}}: {{.Headline}}.</strong></p>
+<p class="found">{{.Sentence}}</p>
+{{with .Figure}}<figure id="chart-{{.Name}}">
+{{.SVG}}
+</figure>
+{{end}}{{with .Mechanism}}<p class="mechanism"><strong>Mechanism:</strong> {{.}}.</p>
+{{end}}{{if .NextCommand}}<p class="next"><strong>Next step:</strong> <code>{{.NextCommand}}</code>{{.NextRest}}.</p>
+{{else if .Again}}<p class="next"><strong>Next step:</strong> more repeats alone would not decide it (see why above); to run it again, with a new seed: <code>{{.Again}}</code>.</p>
+{{end}}{{range .Caveats}}<p class="caveat"><strong>Caveat:</strong> {{.}}.</p>
+{{end}}{{with .WarningsText}}<p class="meta">{{.}} below, under <a href="#verdict">the verdict in full</a>.</p>
+{{end}}</section>
+{{else}}<p class="answer">No verdict: no workload ran on both the host and the VM.</p>
+{{end}}
 <p class="platform">{{.Platform}}</p>
 {{with .Contention}}<p class="platform">{{.}}</p>{{end}}
 
-<h2>Verdict</h2>
-{{if .Summary.Verdicts}}<ul class="verdict">{{range .VerdictLines}}<li>{{.Text}}{{if or .Mechanism .OtherWork .Next .Warnings}}<ul class="warnings">{{with .Mechanism}}<li><strong>mechanism:</strong> {{.}}</li>{{end}}{{with .OtherWork}}<li><strong>host:</strong> {{.}}</li>{{end}}{{range .Warnings}}<li><strong>warning:</strong> {{.}}</li>{{end}}{{if .NextCommand}}<li><strong>next:</strong> <code>{{.NextCommand}}</code>{{.NextRest}}</li>{{end}}</ul>{{end}}</li>{{end}}</ul>
-<p class="meta">{{.VerdictRule}}</p>
+<h2 id="verdict">The verdict in full</h2>
+{{if .Summary.Verdicts}}<ul class="verdict">{{range .VerdictLines}}<li>{{.Text}}{{if or .OtherWork .Next .Warnings}}<ul class="warnings">{{with .OtherWork}}<li><strong>host:</strong> {{.}}</li>{{end}}{{range .Warnings}}<li><strong>warning:</strong> {{.}}</li>{{end}}{{if .NextCommand}}<li><strong>next:</strong> <code>{{.NextCommand}}</code>{{.NextRest}}</li>{{end}}</ul>{{end}}</li>{{end}}</ul>
+<details><summary>The rule: how a verdict is decided</summary>
+<p>{{.VerdictRule}}</p>
+</details>
 {{else}}<p>No verdict: no workload ran on both the host and the VM.</p>{{end}}
 {{with .OtherWarnings}}<ul class="verdict">{{range .}}<li><strong>warning:</strong> {{.}}</li>{{end}}</ul>{{end}}
 {{with .Findings}}<h2>Findings</h2>
@@ -151,27 +235,32 @@ var htmlTemplate = page("report", `<!DOCTYPE html>
 {{template "charts" .}}
 
 <h2>Summary</h2>
-{{range $t := .Tables}}<h3>{{.Title}}</h3>
-<table>
+{{range $t := .Tables}}{{$long := gt (len .Rows) $.LongRows}}{{if $long}}<details><summary>{{.Title}} ({{len .Rows}} rows)</summary>
+{{else}}<h3>{{.Title}}</h3>
+{{end}}<div class="wide"><table>
 <tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr>{{range $i, $c := .}}<td{{if index $t.RightAlign $i}} class="num"{{end}}>{{$c}}</td>{{end}}</tr>
-{{end}}</table>
+{{end}}</table></div>
 {{range .Marks}}<p>{{.}}</p>{{end}}{{if .QoSNotes}}<p>{{$.QoSIntro}}</p><ul class="notes">{{range .QoSNotes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .Regressions}}<p>Total rate R ({{.RateUnit}}) on threads T, one point per repeat:</p><ul>{{range .Regressions}}<li><code>{{.}}</code></li>{{end}}</ul>{{end}}
-{{else}}<p>No cell finished.</p>
+{{if $long}}</details>
+{{end}}{{else}}<p>No cell finished.</p>
 {{end}}
 <h2>Telemetry</h2>
 {{if .TelemetryNotes}}<ul class="notes">{{range .TelemetryNotes}}<li>{{.}}</li>{{end}}</ul>{{end}}
-{{if .TelemetryRows}}<table>
+{{if .TelemetryRows}}<details><summary>Telemetry per cell run ({{len .TelemetryRows}} rows)</summary>
+<div class="wide"><table>
 <tr><th>cell</th><th>repeat</th><th>view</th><th>sampler</th><th>samples</th><th>cores (mean busy, mean frequency)</th><th>power</th><th>threads followed</th><th>notes</th></tr>
 {{range .TelemetryRows}}<tr><td>{{.Cell}}</td><td class="num">{{.Repeat}}</td><td>{{.View}}</td><td>{{.Sampler}}</td><td class="num">{{.Samples}}</td><td>{{.Types}}</td><td>{{.Power}}</td><td>{{.Threads}}</td><td>{{.Notes}}</td></tr>
-{{end}}</table>
+{{end}}</table></div>
+</details>
 {{else}}<p>Telemetry was not recorded for this run.</p>{{end}}
 
 <h2>Machines</h2>
+<details><summary>What each machine reported{{range $i, $m := .Machines}}{{if $i}},{{else}}:{{end}} {{$m.Target}}{{end}}</summary>
 {{range .Machines}}<h3>{{.Target}}</h3>
-<table>{{range .Fields}}<tr><th>{{.Key}}</th><td>{{.Value}}</td></tr>{{end}}</table>
-{{end}}
+<div class="wide"><table>{{range .Fields}}<tr><th>{{.Key}}</th><td>{{.Value}}</td></tr>{{end}}</table></div>
+{{end}}</details>
 {{if .Run.Notes}}<h2>Run notes</h2>
 <ul class="notes">{{range .Run.Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .Notes}}<h2>About the data</h2>
@@ -179,7 +268,9 @@ var htmlTemplate = page("report", `<!DOCTYPE html>
 
 <h2>Spec</h2>
 <p>{{.SpecAgain}}</p>
+<details><summary>The spec as run</summary>
 <pre>{{.SpecText}}</pre>
+</details>
 </body>
 </html>
 `)

@@ -177,7 +177,13 @@ func (r *Report) SpecAgain() string {
 
 // Platform says, in one sentence, what machines the numbers come from, so a
 // Linux run is never read as an Apple silicon one.
-func (r *Report) Platform() string {
+func (r *Report) Platform() string { return strings.Join(r.platformSentences(), " ") }
+
+// platformSentences are Platform's sentences: what each machine is, what
+// device model ran a VM when not its backend's own, and that the host is
+// not a Mac on Apple silicon when it is not; the comparison says those
+// every run shares once.
+func (r *Report) platformSentences() []string {
 	var parts []string
 	apple := false
 	for _, t := range r.targets() {
@@ -201,16 +207,16 @@ func (r *Report) Platform() string {
 		}
 	}
 	if len(parts) == 0 {
-		return "No machine information was recorded."
+		return []string{"No machine information was recorded."}
 	}
-	s := "Measured on " + strings.Join(parts, "; ") + "."
+	out := []string{"Measured on " + strings.Join(parts, "; ") + "."}
 	if m := modelSentence(r.Run.Machines.Value()); m != "" {
-		s += " " + m
+		out = append(out, m)
 	}
 	if !apple {
-		s += " The host is not a Mac on Apple silicon: these are not Apple silicon results, and QoS here maps to Linux scheduling classes (see the QoS applied columns)."
+		out = append(out, "The host is not a Mac on Apple silicon: these are not Apple silicon results, and QoS here maps to Linux scheduling classes (see the QoS applied columns).")
 	}
-	return s
+	return out
 }
 
 // modelSentence says which VM ran in another device model than its

@@ -73,7 +73,7 @@ func TestReportIsOneSelfContainedFile(t *testing.T) {
 
 	for _, want := range []string{
 		"qoslab report: fixture",
-		"<h2>Verdict</h2>", "fp: ",
+		`<h2 id="verdict">The verdict in full</h2>`, "fp: ",
 		"total rate median (", "QoS applied",
 		"Intel(R) Xeon(R) Processor", // both machines' Info
 		"QEMU",
@@ -197,9 +197,10 @@ func TestReportWarnsBesideTheVerdict(t *testing.T) {
 	mech := "not recorded: the records carry no CPU time (a run written before results schema 1.2), so share and speed cannot be told apart"
 	assert.Regexp(t, `\n- fp: QoS subsumed in VM: [^\n]*\n  - \*\*mechanism:\*\* `+regexp.QuoteMeta(mech)+`\n  - \*\*warning:\*\* `+regexp.QuoteMeta(warn)+"\n",
 		md.String(), "under the fp verdict, after its mechanism")
-	assert.Regexp(t, `<li>fp: QoS subsumed in VM: [^<]*<ul class="warnings"><li><strong>mechanism:</strong> `+regexp.QuoteMeta(mech)+
-		`</li><li><strong>warning:</strong> `+regexp.QuoteMeta(warn)+`</li>(<li><strong>next:</strong> <code>qoslab run [^<]*</code>[^<`+"`"+`]*</li>)?</ul></li>`, html.String(),
+	assert.Regexp(t, `<li>fp: QoS subsumed in VM: [^<]*<ul class="warnings"><li><strong>warning:</strong> `+regexp.QuoteMeta(warn)+
+		`</li>(<li><strong>next:</strong> <code>qoslab run [^<]*</code>[^<`+"`"+`]*</li>)?</ul></li>`, html.String(),
 		"the next step's command as code, no backticks")
+	assert.Contains(t, html.String(), `<p class="mechanism"><strong>Mechanism:</strong> `+mech+`.</p>`, "the mechanism with the answer")
 	assert.Equal(t, strings.Count(md.String(), "**warning:**"), strings.Count(html.String(), "<strong>warning:</strong>"))
 	assert.Equal(t, strings.Count(md.String(), "**warning:**"), strings.Count(md.String(), " ! |"), "each warned cell is marked in its table")
 
