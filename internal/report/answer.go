@@ -68,4 +68,3 @@ func (r *Report) Answers() []Answer {
 	}
 	return out
 }
-
