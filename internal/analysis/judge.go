@@ -241,7 +241,7 @@ func flaggedCells(cells []Cell, k verdictKey) []Cell {
 	var out []Cell
 	for _, c := range SortCells(cells) {
 		if (c.Target == k.host || c.Target == k.vm) && c.Workload == k.workload && c.Phase == k.phase &&
-			(c.QoS == k.high || c.QoS == k.low) && slices.Contains(k.threads, c.Threads) && c.FlagText() != "" {
+			(c.QoS == k.high || c.QoS == k.low) && slices.Contains(k.threads, c.Threads) && c.FlaggedDispersion().Flag != FlagNone {
 			out = append(out, c)
 		}
 	}

@@ -3,7 +3,6 @@ package analysis
 import (
 	"math"
 	"slices"
-	"strings"
 )
 
 // MechanismRatio is how far apart two classes' shares (or speeds) must be,
@@ -103,11 +102,10 @@ type Mechanism struct {
 	// Share and Speed are what the mechanism reads from each ratio.
 	Share Reading `json:"share_reading"`
 	Speed Reading `json:"speed_reading"`
-	// In says where the effect is: "share", "speed", "share and speed"
-	// (the ratios that differ), or "" when neither does (Share and Speed
-	// say whether they ran alike or cannot tell); "not recorded" without
-	// CPU times.
-	In string `json:"in"`
+	// In says where the effect is: the ratios that differ, or EffectNowhere
+	// when neither does (Share and Speed say whether they ran alike or
+	// cannot tell); EffectNotRecorded without CPU times.
+	In EffectIn `json:"in"`
 	// Cancel says share and speed both differ, in opposite directions.
 	Cancel bool `json:"cancel,omitempty"`
 	// SpeedGap reads a speed gap in the VM (Speed differs on a target
@@ -225,22 +223,15 @@ func mechanismOf(cells []Cell, k verdictKey, target string, threads []int) Mecha
 	m.ShareShift = logShiftAt(shares[1], shares[0], equivalenceConfidence)
 	m.SpeedShift = logShiftAt(speeds[1], speeds[0], equivalenceConfidence)
 	if !m.Recorded() {
-		m.In, m.Share, m.Speed = "not recorded", ReadNotRecorded, ReadNotRecorded
+		m.In, m.Share, m.Speed = EffectNotRecorded, ReadNotRecorded, ReadNotRecorded
 		return m
 	}
 	m.Share, m.Speed = readingOf(m.ShareShift), readingOf(m.SpeedShift)
 	if m.Classes[0].Unlike || m.Classes[1].Unlike {
 		m.Share, m.Speed = ReadNotEnough, ReadNotEnough
 	}
-	var in []string
-	if m.Share == ReadDiffers {
-		in = append(in, "share")
-	}
-	if m.Speed == ReadDiffers {
-		in = append(in, "speed")
-	}
-	m.In = strings.Join(in, " and ")
-	m.Cancel = len(in) == 2 && (m.ShareShift.Estimate > 0) != (m.SpeedShift.Estimate > 0)
+	m.In = effectIn(m.Share == ReadDiffers, m.Speed == ReadDiffers)
+	m.Cancel = m.In == EffectInBoth && (m.ShareShift.Estimate > 0) != (m.SpeedShift.Estimate > 0)
 	if m.Speed == ReadDiffers && target != k.host {
 		slower := 0
 		if m.SpeedShift.Estimate < 0 {
@@ -394,4 +385,30 @@ func positive(v []Float) []float64 {
 		}
 	}
 	return out
+}
+
+// EffectIn is where a mechanism finds the effect, a token of the JSON.
+type EffectIn string
+
+// Where the effect is.
+const (
+	EffectNowhere     EffectIn = ""
+	EffectInShare     EffectIn = "share"
+	EffectInSpeed     EffectIn = "speed"
+	EffectInBoth      EffectIn = "share and speed"
+	EffectNotRecorded EffectIn = "not recorded"
+)
+
+// effectIn is where the effect is when the share and the speed ratios
+// differ as said.
+func effectIn(share, speed bool) EffectIn {
+	switch {
+	case share && speed:
+		return EffectInBoth
+	case share:
+		return EffectInShare
+	case speed:
+		return EffectInSpeed
+	}
+	return EffectNowhere
 }

@@ -115,7 +115,7 @@ func TestMechanismIn(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			v := Subsumption(Cells(c.obs), "fp", "", "host", "vm", DefaultMargins())
 			require.Len(t, v.Mechanism, 2)
-			assert.Equal(t, c.in, []string{v.Mechanism[0].In, v.Mechanism[1].In})
+			assert.Equal(t, c.in, []string{string(v.Mechanism[0].In), string(v.Mechanism[1].In)})
 			assert.Equal(t, []int{33, 9}, []int{v.Mechanism[0].Classes[0].QoS, v.Mechanism[0].Classes[1].QoS})
 		})
 	}
@@ -129,7 +129,7 @@ func TestMechanismIn(t *testing.T) {
 	v := Subsumption(Cells(old), "fp", "", "host", "vm", DefaultMargins())
 	assert.False(t, v.Mechanism[0].Recorded())
 	assert.Equal(t, ReadNotRecorded, v.Mechanism[0].Share)
-	assert.Equal(t, "not recorded", v.Mechanism[0].In)
+	assert.Equal(t, EffectNotRecorded, v.Mechanism[0].In)
 }
 
 // repObs is one repeat's records of a cell: each of threads threads' 1 s

@@ -4,10 +4,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strconv"
-	"strings"
-
-	"github.com/qoslab/qoslab/internal/units"
 )
 
 // The equivalence test's settings: a VM ratio counts as no QoS effect when
@@ -784,71 +780,6 @@ func heterogeneous(s Sensitivity) bool {
 		}
 	}
 	return false
-}
-
-// WorkloadText names a workload and, when it differs from the workload's
-// own name, its timed phase: "fp", "compress (verify)".
-func WorkloadText(workload, phase string) string {
-	if phase == "" || phase == workload {
-		return workload
-	}
-	return workload + " (" + phase + ")"
-}
-
-// Name names what the sensitivity (and a verdict, by its Host's) judges:
-// its workload and phase (WorkloadText), then its parameters where the
-// run measured the workload with more than one set of them:
-// "compress size=4194304 ratio=3 codec=zstd level=0 sink=null".
-func (s Sensitivity) Name() string {
-	if s.Params == "" {
-		return WorkloadText(s.Workload, s.Phase)
-	}
-	return WorkloadText(s.Workload, s.Phase) + " " + s.Params
-}
-
-// threadsText lists thread counts: "1 thread", "1 and 2 threads", "1, 2 and
-// 4 threads".
-func threadsText(threads []int) string {
-	parts := make([]string, len(threads))
-	for i, t := range threads {
-		parts[i] = strconv.Itoa(t)
-	}
-	switch len(parts) {
-	case 0:
-		return "no thread count"
-	case 1:
-		return units.Plural(threads[0], "thread")
-	}
-	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1] + " threads"
-}
-
-// FormatRatio renders a ratio with three significant digits (every integer
-// digit from 1000 up), trailing zeros dropped and never in exponent form:
-// "3.1x", "1.01x", "12.3x", "0.5x"; "n/a" when it is not a number.
-func FormatRatio(ratio Float) string {
-	r := float64(ratio)
-	if math.IsNaN(r) || math.IsInf(r, 0) {
-		return "n/a"
-	}
-	if r == 0 {
-		return "0x"
-	}
-	decimals := max(0, 2-int(math.Floor(math.Log10(math.Abs(r)))))
-	s := strconv.FormatFloat(r, 'f', decimals, 64)
-	if strings.Contains(s, ".") {
-		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	}
-	return s + "x"
-}
-
-// formatDelta renders a comparison's ratio as benchstat does its delta: "~"
-// when the difference is not significant at alpha, else the ratio and p,
-// "3.1x (p<0.001)".
-func formatDelta(ratio Float, t UTest, alpha float64) string {
-	if !t.Significant(alpha) {
-		return "~"
-	}
-	return FormatRatio(ratio) + " (" + FormatP(t.P) + ")"
 }
 
 // fastestFirst returns the cells sorted by median total rate, highest first;

@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"math"
-	"strconv"
 	"sync"
 )
 
@@ -213,25 +212,4 @@ func convolve(a, b []float64) []float64 {
 		}
 	}
 	return out
-}
-
-// FormatP renders a p value as "p<0.001" or with two significant digits,
-// "p=0.41"; "p=n/a" when there was no test.
-func FormatP(p Float) string {
-	switch {
-	case p.IsNaN():
-		return "p=n/a"
-	case p < 0.001:
-		return "p<0.001"
-	}
-	return "p=" + strconv.FormatFloat(float64(p), 'g', 2, 64)
-}
-
-// FormatSignificance renders a p value as benchstat does a difference that is
-// not significant, "~", and as FormatP otherwise.
-func FormatSignificance(p Float, alpha float64) string {
-	if !significant(p, alpha) {
-		return "~"
-	}
-	return FormatP(p)
 }

@@ -139,25 +139,3 @@ func TestSignificant(t *testing.T) {
 		assert.Equal(t, c.want, significant(Float(c.p), Alpha), "p=%v", c.p)
 	}
 }
-
-func TestFormatP(t *testing.T) {
-	cases := []struct {
-		p     float64
-		want  string
-		tilde string // FormatSignificance at Alpha
-	}{
-		{0.0004, "p<0.001", "p<0.001"},
-		{0.001, "p=0.001", "p=0.001"},
-		{0.0123, "p=0.012", "p=0.012"},
-		{0.049, "p=0.049", "p=0.049"},
-		{0.05, "p=0.05", "~"},
-		{0.4149, "p=0.41", "~"},
-		{0.125, "p=0.12", "~"}, // exactly representable: rounds half to even
-		{1, "p=1", "~"},
-		{math.NaN(), "p=n/a", "~"},
-	}
-	for _, c := range cases {
-		assert.Equal(t, c.want, FormatP(Float(c.p)), "p=%v", c.p)
-		assert.Equal(t, c.tilde, FormatSignificance(Float(c.p), Alpha), "p=%v", c.p)
-	}
-}

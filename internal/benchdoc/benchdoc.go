@@ -369,7 +369,7 @@ func sideBySideRow(k rowKey, byTarget map[string]analysis.Cell, targets []string
 			row = append(row, "-")
 			continue
 		}
-		row = append(row, fmt.Sprintf("%.3fx %s", float64(r.Ratio), analysis.FormatSignificance(r.Test.P, analysis.Alpha)))
+		row = append(row, fmt.Sprintf("%.3fx %s", float64(r.Ratio), render.FormatSignificance(r.Test.P, analysis.Alpha)))
 	}
 	row = append(row, unit, strings.Join(applied, ", "))
 	if len(found) > 0 {

@@ -9,6 +9,7 @@ import (
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/compare"
 	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/render"
 )
 
 // exitStatusHelp is --exit-status's help, the same on run and results show.
@@ -32,7 +33,7 @@ func verdictStatus(verdicts []analysis.Verdict, unfinished string) error {
 	}
 	var no, inconclusive, parts []string
 	for _, v := range verdicts {
-		name := v.Host.Name()
+		name := render.SensitivityName(v.Host)
 		switch v.Outcome {
 		case analysis.NotSubsumed:
 			no = append(no, name)
@@ -111,10 +112,10 @@ func (f failOn) check(c *compare.Comparison) error {
 			if _, ok := v.Delta.Counts(f.exceeds); !ok {
 				continue
 			}
-			cell := fmt.Sprintf("%s %s qos=%s threads=%d", r.Target, analysis.WorkloadText(r.Workload, r.Phase), qos.Class(r.QoS), r.Threads)
-			hit := fmt.Sprintf("%s in %s: %s (%s)", cell, c.Columns[i].Label, compare.ChangeText(v.Delta.Ratio), analysis.FormatP(v.Delta.P))
+			cell := fmt.Sprintf("%s %s qos=%s threads=%d", r.Target, render.WorkloadText(r.Workload, r.Phase), qos.Class(r.QoS), r.Threads)
+			hit := fmt.Sprintf("%s in %s: %s (%s)", cell, c.Columns[i].Label, compare.ChangeText(v.Delta.Ratio), render.FormatP(v.Delta.P))
 			if d := v.Delta.Interference; d != nil {
-				hit += fmt.Sprintf(", and %s (%s) without the %d of %d cell runs other work took CPU from", compare.ChangeText(d.Without.Ratio), analysis.FormatP(d.Without.P), d.Runs, d.Of)
+				hit += fmt.Sprintf(", and %s (%s) without the %d of %d cell runs other work took CPU from", compare.ChangeText(d.Without.Ratio), render.FormatP(d.Without.P), d.Runs, d.Of)
 			}
 			hits = append(hits, hit)
 		}
@@ -127,7 +128,7 @@ func (f failOn) check(c *compare.Comparison) error {
 			if i == 0 || v.Delta == nil || !v.Delta.Significant || !f.exceeds(float64(v.Delta.Ratio)) {
 				continue
 			}
-			hits = append(hits, fmt.Sprintf("QoS sensitivity %s %s %d/%d in %s: %s (their intervals do not overlap)", r.Target, analysis.WorkloadText(r.Workload, r.Phase), r.High, r.Low, c.Columns[i].Label, compare.ChangeText(v.Delta.Ratio)))
+			hits = append(hits, fmt.Sprintf("QoS sensitivity %s %s %d/%d in %s: %s (their intervals do not overlap)", r.Target, render.WorkloadText(r.Workload, r.Phase), r.High, r.Low, c.Columns[i].Label, compare.ChangeText(v.Delta.Ratio)))
 		}
 	}
 	if len(hits) == 0 {

@@ -139,7 +139,7 @@ func (r listedRun) verdictWords(s summary.Style) []word {
 		if i < len(r.Verdicts)-1 {
 			comma = ","
 		}
-		name := v.Host.Name() + " "
+		name := render.SensitivityName(v.Host) + " "
 		ws = append(ws, word{text: name + string(v.Outcome) + comma, shown: name + s.Answer(v.Outcome) + comma})
 	}
 	return ws

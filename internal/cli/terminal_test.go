@@ -131,7 +131,7 @@ func TestResultsShowColoursFromValues(t *testing.T) {
 		colors := map[analysis.Outcome]string{analysis.Subsumed: termcolor.Green, analysis.NotSubsumed: termcolor.Red, analysis.Inconclusive: termcolor.Yellow}
 		for _, v := range a.Verdicts {
 			seen[v.Outcome]++
-			assert.Contains(t, out, "- "+v.Host.Name()+": "+render.LineOf(v).Head+termcolor.Paint(colors[v.Outcome], string(v.Outcome)), "%s: the verdict's answer coloured", d)
+			assert.Contains(t, out, "- "+render.SensitivityName(v.Host)+": "+render.LineOf(v).Head+termcolor.Paint(colors[v.Outcome], string(v.Outcome)), "%s: the verdict's answer coloured", d)
 		}
 		// Green and red colour nothing but answers (yellow colours
 		// warnings too, and every word of theirs).

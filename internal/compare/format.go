@@ -357,9 +357,9 @@ func (c *Comparison) findingRow(r FindingRow) []string {
 			}
 			row = append(row, s+" "+v.Outcome)
 		default:
-			s := analysis.FormatRatio(v.Median)
+			s := render.FormatRatio(v.Median)
 			if !v.Low.IsNaN() && !v.High.IsNaN() {
-				s += " [" + analysis.FormatRatio(v.Low) + ".." + analysis.FormatRatio(v.High) + "]"
+				s += " [" + render.FormatRatio(v.Low) + ".." + render.FormatRatio(v.High) + "]"
 			}
 			row = append(row, s)
 		}
@@ -438,7 +438,7 @@ func (c *Comparison) deltaText(base, v Value) string {
 	if v.Delta.Significant {
 		s = ChangeText(v.Delta.Ratio)
 	}
-	s += " (" + analysis.FormatP(v.Delta.P) + ")"
+	s += " (" + render.FormatP(v.Delta.P) + ")"
 	if analysis.SmallestP([][2]int{{base.N, v.N}}) >= c.Alpha {
 		s += " *"
 	}
@@ -465,7 +465,7 @@ func (c *Comparison) interferenceNotes(r Row) []string {
 			continue
 		}
 		d := v.Delta.Interference
-		cell := fmt.Sprintf("%s %s qos=%d threads=%d", r.Target, analysis.WorkloadText(r.Workload, r.Phase), r.QoS, r.Threads)
+		cell := fmt.Sprintf("%s %s qos=%d threads=%d", r.Target, render.WorkloadText(r.Workload, r.Phase), r.QoS, r.Threads)
 		if r.Params != "" {
 			cell += " " + r.Params
 		}
@@ -475,9 +475,9 @@ func (c *Comparison) interferenceNotes(r Row) []string {
 		case w == nil:
 			n += "; without them a cell has no repeat left, so --fail-on does not count it"
 		case w.Significant:
-			n += fmt.Sprintf("; without them %s (%s): a change --fail-on counts when beyond its limit", ChangeText(w.Ratio), analysis.FormatP(w.P))
+			n += fmt.Sprintf("; without them %s (%s): a change --fail-on counts when beyond its limit", ChangeText(w.Ratio), render.FormatP(w.P))
 		default:
-			n += fmt.Sprintf("; without them ~ (%s): other work explains it, and --fail-on does not count it", analysis.FormatP(w.P))
+			n += fmt.Sprintf("; without them ~ (%s): other work explains it, and --fail-on does not count it", render.FormatP(w.P))
 		}
 		out = append(out, n)
 	}
@@ -515,7 +515,7 @@ func ChangeText(r analysis.Float) string {
 	case x >= 2.0/3 && x <= 1.5:
 		return fmt.Sprintf("%+.1f%%", 100*(x-1))
 	}
-	return analysis.FormatRatio(r)
+	return render.FormatRatio(r)
 }
 
 func orDash(s string) string {

@@ -157,7 +157,7 @@ func appendKey(keys []summary.WorkloadPhase, k summary.WorkloadPhase) []summary.
 // text names a workload (and phase), with its parameters where it has
 // them: "compress size=4194304 ratio=3 codec=zstd level=0 sink=null".
 func workloadText(k summary.WorkloadPhase) string {
-	return strings.TrimSpace(analysis.WorkloadText(k.Workload, k.Phase) + " " + k.Params)
+	return strings.TrimSpace(render.WorkloadText(k.Workload, k.Phase) + " " + k.Params)
 }
 
 // workload is what the row judges.
@@ -267,11 +267,11 @@ func (r Ratio) Text() string {
 	if r.Value.IsNaN() {
 		return "-"
 	}
-	s := analysis.FormatRatio(r.Value)
+	s := render.FormatRatio(r.Value)
 	if r.Low.IsNaN() || r.High.IsNaN() {
 		return s
 	}
-	bare := func(f analysis.Float) string { return strings.TrimSuffix(analysis.FormatRatio(f), "x") }
+	bare := func(f analysis.Float) string { return strings.TrimSuffix(render.FormatRatio(f), "x") }
 	s += " [" + bare(r.Low) + ".." + bare(r.High) + "]"
 	switch c := float64(r.Confidence); {
 	case c < float64(r.Level)-1e-9:

@@ -65,7 +65,7 @@ func compressionFigure(in Input, cells []analysis.Cell) *figure {
 	var tops, medians []float64
 	repeats := 0
 	for gi, g := range groups {
-		label := analysis.WorkloadText(g.workload, g.phase) + "\n" + qosText(g.qos)
+		label := render.WorkloadText(g.workload, g.phase) + "\n" + qosText(g.qos)
 		if g.params != "" {
 			label += "\n" + g.params
 		}

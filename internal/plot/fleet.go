@@ -14,6 +14,7 @@ import (
 
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/compare"
+	"github.com/qoslab/qoslab/internal/render"
 	"github.com/qoslab/qoslab/internal/units"
 )
 
@@ -107,7 +108,7 @@ func subsumptionFigure(labels []string, rows []compare.FindingRow) *figure {
 		eb := &plotter.YErrorBars{XYs: xys, YErrors: errs, LineStyle: ls, CapWidth: vg.Points(10)}
 		pts := &plotter.Scatter{XYs: xys, GlyphStyle: gs}
 		p.Add(eb, pts)
-		f.legend = append(f.legend, legendEntry{text: analysis.WorkloadText(r.Workload, r.Phase), thumbs: []plot.Thumbnailer{lineThumb{ls}, glyphThumb{gs}}})
+		f.legend = append(f.legend, legendEntry{text: render.WorkloadText(r.Workload, r.Phase), thumbs: []plot.Thumbnailer{lineThumb{ls}, glyphThumb{gs}}})
 	}
 	values = append(values, 0, 1)
 	lo, hi := slices.Min(values), slices.Max(values)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/compare"
+	"github.com/qoslab/qoslab/internal/render"
 	"github.com/qoslab/qoslab/internal/results"
 )
 
@@ -60,7 +61,7 @@ func TestFleetChartDrawsTheThreadCountsTheVerdictJudged(t *testing.T) {
 	ws := threadWhiskers(crossing)
 	require.Len(t, ws, 4, "a whisker per thread count the verdict judged")
 	for _, w := range ws {
-		assert.Equal(t, w.Threads == 4, w.outside, "%d threads: %s against the band %s", w.Threads, w.Text(), analysis.FormatRatio(crossing.Band))
+		assert.Equal(t, w.Threads == 4, w.outside, "%d threads: %s against the band %s", w.Threads, w.Text(), render.FormatRatio(crossing.Band))
 	}
 	assert.Equal(t, "1.12x [0.995..1.26]", ws[3].Text(), "the interval the verdict's reason names")
 	assert.Greater(t, float64(ws[3].High), float64(crossing.Band), "drawn past the band's edge")

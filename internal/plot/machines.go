@@ -15,6 +15,7 @@ import (
 
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/compare"
+	"github.com/qoslab/qoslab/internal/render"
 )
 
 // Verdict colours and shapes, told apart without colour too: yes a filled
@@ -104,7 +105,7 @@ func fleetFigure(c *compare.Comparison, rows []compare.MachineVerdict) *figure {
 	if c := sharedClasses(rows); c != "" {
 		classes = "QoS " + strings.Replace(c, "/", " over QoS ", 1)
 	}
-	workload := analysis.WorkloadText(rows[0].Workload, rows[0].Phase)
+	workload := render.WorkloadText(rows[0].Workload, rows[0].Phase)
 
 	vm := newPlot("VM ratio (log scale)", "machine")
 	vm.Y.Tick.Marker = rowTicks(ticks, rowY)
@@ -280,7 +281,7 @@ func (b bandTicks) Ticks(lo, hi float64) []plot.Tick {
 	}
 	label := func(v float64) {
 		if v >= lo && v <= hi && !crowded(v) {
-			out = append(out, plot.Tick{Value: v, Label: analysis.FormatRatio(analysis.Float(v))})
+			out = append(out, plot.Tick{Value: v, Label: render.FormatRatio(analysis.Float(v))})
 		}
 	}
 	for _, e := range b.edges {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/compare"
+	"github.com/qoslab/qoslab/internal/render"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/testfleet"
 )
@@ -138,8 +139,8 @@ func TestFleetChartAxesLabelled(t *testing.T) {
 		}
 	}
 	assert.Equal(t, "1x", labels[1])
-	assert.Equal(t, analysis.FormatRatio(analysis.Float(band)), labels[band], "the band's upper edge, %v", labels)
-	assert.Equal(t, analysis.FormatRatio(analysis.Float(1/band)), labels[1/band], "the band's lower edge, %v", labels)
+	assert.Equal(t, render.FormatRatio(analysis.Float(band)), labels[band], "the band's upper edge, %v", labels)
+	assert.Equal(t, render.FormatRatio(analysis.Float(1/band)), labels[1/band], "the band's lower edge, %v", labels)
 	assert.GreaterOrEqual(t, len(values), 4, "more than the band: round values where they leave room, %v", labels)
 	span := math.Log(ax.Max / ax.Min)
 	for i := 1; i < len(values); i++ {

@@ -29,7 +29,9 @@ func init() {
 // "verdict-fp", or with the verdict's parameters
 // (Sensitivity.Name) where the run measured its workload with more than
 // one set of them.
-func VerdictChartName(v analysis.Verdict) string { return stem(familyVerdict, v.Host.Name()) }
+func VerdictChartName(v analysis.Verdict) string {
+	return stem(familyVerdict, render.SensitivityName(v.Host))
+}
 
 // verdictCharts draws one chart per verdict that compared anything: a
 // verdict that had no thread count to compare has no ratio to draw, and
@@ -161,7 +163,7 @@ func verdictFigure(in Input, v analysis.Verdict, rows []verdictRow) *figure {
 	host.Add(shiftRows{rows: rows, rowY: rowY, shift: func(r verdictRow) analysis.Shift { return r.host },
 		style: func(verdictRow) draw.GlyphStyle { return hostStyle }})
 	f := &figure{
-		title:    fmt.Sprintf("%s: QoS subsumed in the VM? %s", v.Host.Name(), v.Outcome),
+		title:    fmt.Sprintf("%s: QoS subsumed in the VM? %s", render.SensitivityName(v.Host), v.Outcome),
 		subtitle: runText(in) + verdictSubtitle(v),
 	}
 	f.legend = verdictLegend(rows, m, mNo, hostStyle)
@@ -177,7 +179,7 @@ func verdictSubtitle(v analysis.Verdict) string {
 		s += "No band: the host showed no QoS effect for the VM to lose. "
 	} else {
 		s += fmt.Sprintf("Shaded: the band %s..%s, where the VM's whole interval must lie for yes. ",
-			analysis.FormatRatio(1/v.Margin), analysis.FormatRatio(v.Margin))
+			render.FormatRatio(1/v.Margin), render.FormatRatio(v.Margin))
 	}
 	return s + "Point: the estimate; whisker: the interval the verdict judged (the host's per thread count: 95%)."
 }
@@ -185,7 +187,7 @@ func verdictSubtitle(v analysis.Verdict) string {
 // verdictEdgeDiffers says whether the edge for no, mNo, prints apart from
 // the band's edge m.
 func verdictEdgeDiffers(m, mNo float64) bool {
-	return !math.IsNaN(mNo) && analysis.FormatRatio(analysis.Float(m)) != analysis.FormatRatio(analysis.Float(mNo))
+	return !math.IsNaN(mNo) && render.FormatRatio(analysis.Float(m)) != render.FormatRatio(analysis.Float(mNo))
 }
 
 // verdictLegend names the markers the rows use, and the band.

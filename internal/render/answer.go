@@ -3,7 +3,6 @@ package render
 import (
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 
 	"github.com/qoslab/qoslab/internal/analysis"
@@ -30,25 +29,13 @@ func Headline(v analysis.Verdict) string {
 // (user-interactive)".
 func classText(c int) string { return fmt.Sprintf("QoS %d (%s)", c, qos.Class(c)) }
 
-// ratioText is a ratio as the verdict's line prints it: "245x", and within
-// 1% of 1 with two significant digits of its distance from 1 ("1.0015x"),
-// where three significant digits would print a small effect as none.
-func ratioText(r float64) string {
-	d := math.Abs(r - 1)
-	if !(d < 0.01) || d == 0 {
-		return analysis.FormatRatio(analysis.Float(r))
-	}
-	decimals := min(12, 1-int(math.Floor(math.Log10(d))))
-	return strings.TrimRight(strings.TrimRight(strconv.FormatFloat(r, 'f', decimals, 64), "0"), ".") + "x"
-}
-
 // shiftRange is a shift's interval as ratios, "0.777x..1.5x"; empty
 // without one.
 func shiftRange(s analysis.Shift) string {
 	if s.Low.IsNaN() || s.High.IsNaN() {
 		return ""
 	}
-	return ratioText(math.Exp(float64(s.Low))) + ".." + ratioText(math.Exp(float64(s.High)))
+	return Ratio(math.Exp(float64(s.Low))) + ".." + Ratio(math.Exp(float64(s.High)))
 }
 
 // PlainVerdict says in plain words what the run found: what the host did
@@ -60,26 +47,26 @@ func PlainVerdict(v analysis.Verdict) string {
 	hi, lo := classText(v.Host.High), classText(v.Host.Low)
 	host := v.Host.RatioEstimate()
 	if v.Margin.IsNaN() {
-		s := fmt.Sprintf("On the host, %s ran %s as fast at %s as at %s, but these repeats do not show that difference to be more than chance", v.Host.Name(), ratioText(host), hi, lo)
+		s := fmt.Sprintf("On the host, %s ran %s as fast at %s as at %s, but these repeats do not show that difference to be more than chance", SensitivityName(v.Host), Ratio(host), hi, lo)
 		return s + ": without a QoS effect shown on the host, the run cannot show one lost in the VM (" + VerdictReason(v) + ")."
 	}
-	s := fmt.Sprintf("On the host, %s ran %s faster at %s than at %s. ", v.Host.Name(), ratioText(host), hi, lo)
-	band := ratioText(1/float64(v.Margin)) + ".." + ratioText(float64(v.Margin))
+	s := fmt.Sprintf("On the host, %s ran %s faster at %s than at %s. ", SensitivityName(v.Host), Ratio(host), hi, lo)
+	band := Ratio(1/float64(v.Margin)) + ".." + Ratio(float64(v.Margin))
 	vm := v.VM.RatioEstimate()
 	switch {
 	case v.Outcome == analysis.Subsumed:
-		return s + fmt.Sprintf("In the VM the two classes ran alike: %s, inside the band %s that counts as alike, pooled and at every thread count: inside the VM, the guest's QoS classes made no difference that counts.", ratioText(vm), band)
+		return s + fmt.Sprintf("In the VM the two classes ran alike: %s, inside the band %s that counts as alike, pooled and at every thread count: inside the VM, the guest's QoS classes made no difference that counts.", Ratio(vm), band)
 	case v.Outcome == analysis.NotSubsumed && v.Reversed:
 		return s + fmt.Sprintf("In the VM the order is reversed: the higher class ran at %s the lower one's rate.", beyondAt(v, vm))
 	case v.Outcome == analysis.NotSubsumed:
 		return s + fmt.Sprintf("In the VM the higher class still ran faster: %s, beyond the band %s that counts as alike, so the guest's classes still matter.", beyondAt(v, vm), band)
 	case len(v.Blocking) > 0:
-		return s + fmt.Sprintf("In the VM the ratio was %s, but a yes would rest on cells whose repeats disagree too much to stand for one number (%s).", ratioText(vm), blockingCells(v))
+		return s + fmt.Sprintf("In the VM the ratio was %s, but a yes would rest on cells whose repeats disagree too much to stand for one number (%s).", Ratio(vm), blockingCells(v))
 	}
 	if t, r := acrossEdge(v); r != "" {
-		return s + fmt.Sprintf("In the VM the ratio was %s, but %sits uncertainty (%s) reaches across the edge of the band %s that counts as alike, so this run cannot tell whether the classes ran alike.", ratioText(vm), t, r, band)
+		return s + fmt.Sprintf("In the VM the ratio was %s, but %sits uncertainty (%s) reaches across the edge of the band %s that counts as alike, so this run cannot tell whether the classes ran alike.", Ratio(vm), t, r, band)
 	}
-	return s + fmt.Sprintf("In the VM the ratio was %s: %s.", ratioText(vm), VerdictReason(v))
+	return s + fmt.Sprintf("In the VM the ratio was %s: %s.", Ratio(vm), VerdictReason(v))
 }
 
 // beyondAt is the VM's ratio that lay beyond the band's edge for no: the
@@ -88,14 +75,14 @@ func PlainVerdict(v analysis.Verdict) string {
 func beyondAt(v analysis.Verdict, vm float64) string {
 	m := float64(v.MarginNo)
 	if pooledBeyond(v.VM.Shift, m) {
-		return ratioText(vm)
+		return Ratio(vm)
 	}
 	for _, ts := range v.VMByThreads {
 		if pooledBeyond(ts.Shift, m) {
-			return fmt.Sprintf("%s at %s (%s pooled over every thread count)", ratioText(math.Exp(float64(ts.Shift.Estimate))), units.Plural(ts.Threads, "thread"), ratioText(vm))
+			return fmt.Sprintf("%s at %s (%s pooled over every thread count)", Ratio(math.Exp(float64(ts.Shift.Estimate))), units.Plural(ts.Threads, "thread"), Ratio(vm))
 		}
 	}
-	return ratioText(vm)
+	return Ratio(vm)
 }
 
 // pooledBeyond says whether a shift's whole interval lies beyond [1/m, m].

@@ -159,7 +159,7 @@ func unshownText(s analysis.ScalingFit, what func(analysis.ScalingPoint) string)
 	}
 	var noise []string
 	for _, n := range s.Noise {
-		noise = append(noise, fmt.Sprintf("%d threads (%s, %s)", n.Threads, what(n.ScalingPoint), analysis.FormatP(n.P)))
+		noise = append(noise, fmt.Sprintf("%d threads (%s, %s)", n.Threads, what(n.ScalingPoint), FormatP(n.P)))
 	}
 	if len(noise) > 0 {
 		text += "; within noise of it: " + strings.Join(noise, ", ")

@@ -241,5 +241,5 @@ func factorText(r float64) string {
 	if r >= 0.1 && r < 10 {
 		return strconv.FormatFloat(r, 'f', 2, 64) + "x"
 	}
-	return analysis.FormatRatio(analysis.Float(r))
+	return FormatRatio(analysis.Float(r))
 }

@@ -55,7 +55,7 @@ func TestMechanismLine(t *testing.T) {
 			v := analysis.Subsumption(analysis.Cells(c.obs), "fp", "", "host", "vm", analysis.DefaultMargins())
 			assert.Equal(t, c.want, MechanismLine(v))
 			require.Len(t, v.Mechanism, 2)
-			assert.Equal(t, c.in, []string{v.Mechanism[0].In, v.Mechanism[1].In})
+			assert.Equal(t, c.in, []string{string(v.Mechanism[0].In), string(v.Mechanism[1].In)})
 			assert.Equal(t, []int{33, 9}, []int{v.Mechanism[0].Classes[0].QoS, v.Mechanism[0].Classes[1].QoS})
 		})
 	}
@@ -68,7 +68,7 @@ func TestMechanismLine(t *testing.T) {
 	}
 	v := analysis.Subsumption(analysis.Cells(old), "fp", "", "host", "vm", analysis.DefaultMargins())
 	assert.Equal(t, "not recorded: the records carry no CPU time (a run written before results schema 1.2), so share and speed cannot be told apart", MechanismLine(v))
-	assert.Equal(t, "not recorded", v.Mechanism[0].In)
+	assert.Equal(t, analysis.EffectNotRecorded, v.Mechanism[0].In)
 }
 
 // repObs is one repeat's records of a cell: each of threads threads' 1 s

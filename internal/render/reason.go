@@ -34,21 +34,21 @@ func reasonWords(r analysis.Reason) string {
 		return ""
 	case analysis.ReasonParamSets:
 		return fmt.Sprintf("%s ran with %d sets of parameters (%s), which one verdict cannot compare; each is judged alone",
-			analysis.WorkloadText(r.Workload, r.Phase), len(r.Params), strings.Join(r.Params, "; "))
+			WorkloadText(r.Workload, r.Phase), len(r.Params), strings.Join(r.Params, "; "))
 	case analysis.ReasonAllInterfered:
 		return fmt.Sprintf("other work on the host took %s during every one of the %d %s cell runs, so none is left to judge; run again on a quieter host",
 			cpuAmount(float64(r.OtherCPU)), r.Runs, r.VM)
 	case analysis.ReasonInterferedCells:
 		cells := make([]string, len(r.Cells))
 		for i, c := range r.Cells {
-			cells[i] = analysis.CellText(c)
+			cells[i] = CellText(c)
 		}
 		return fmt.Sprintf("every cell run of %s was interfered with (other work on the host took %s during them), so none is left to judge; run again on a quieter host",
 			listAnd(cells), cpuAmount(float64(r.OtherCPU)))
 	case analysis.ReasonNoTwoClasses:
-		return fmt.Sprintf("%s has no two QoS classes run on both %s and %s", analysis.WorkloadText(r.Workload, r.Phase), r.Host, r.VM)
+		return fmt.Sprintf("%s has no two QoS classes run on both %s and %s", WorkloadText(r.Workload, r.Phase), r.Host, r.VM)
 	case analysis.ReasonNoThreads:
-		return fmt.Sprintf("%s has no thread count run at QoS %d and %d on both %s and %s", analysis.WorkloadText(r.Workload, r.Phase), r.High, r.Low, r.Host, r.VM)
+		return fmt.Sprintf("%s has no thread count run at QoS %d and %d on both %s and %s", WorkloadText(r.Workload, r.Phase), r.High, r.Low, r.Host, r.VM)
 	case analysis.ReasonNoRepeats, analysis.ReasonIdle:
 		return undefinedText(r.Side)
 	case analysis.ReasonVMKeeps, analysis.ReasonVMReversed:
@@ -158,7 +158,7 @@ func blockingText(r analysis.Reason) string {
 		named = append(named, name)
 		parts = append(parts, fmt.Sprintf("%s: %s the answer would not be yes (%s): repeats of it that agree would decide it",
 			name, adverseText(b), outcomeText(b.Then, b.Because)))
-		at = append(at, analysis.CellText(b.Cell.CellKey)+" "+adverseText(b))
+		at = append(at, CellText(b.Cell.CellKey)+" "+adverseText(b))
 	}
 	if r.Kind == analysis.ReasonBlocked || len(r.Blockers) == 0 {
 		return strings.Join(parts, "; ")
@@ -238,7 +238,7 @@ func Interval(sh analysis.Shift) string {
 func Ratio(r float64) string {
 	d := math.Abs(r - 1)
 	if !(d < 0.01) || d == 0 {
-		return analysis.FormatRatio(analysis.Float(r))
+		return FormatRatio(analysis.Float(r))
 	}
 	decimals := min(12, 1-int(math.Floor(math.Log10(d))))
 	s := strings.TrimRight(strconv.FormatFloat(r, 'f', decimals, 64), "0")
@@ -303,7 +303,7 @@ type VerdictLine struct {
 
 // LineOf is verdict v's line in its parts.
 func LineOf(v analysis.Verdict) VerdictLine {
-	return VerdictLine{Head: "QoS subsumed in " + analysis.TargetLabel(v.VM.Target) + ": ", Answer: v.Outcome, Rest: verdictRest(v)}
+	return VerdictLine{Head: "QoS subsumed in " + TargetLabel(v.VM.Target) + ": ", Answer: v.Outcome, Rest: verdictRest(v)}
 }
 
 // VerdictText renders verdict v as one line, the outcome and its reason
@@ -339,7 +339,7 @@ func verdictRest(v analysis.Verdict) string {
 	if len(v.Host.ByThreads) == 0 || len(v.VM.ByThreads) == 0 { // nothing was compared
 		return head
 	}
-	parts := []string{"at " + threadList(v.Threads), "SI " + siText(v), sideText(v.Host) + ", " + analysis.FormatP(v.Host.Test.P), sideText(v.VM)}
+	parts := []string{"at " + threadList(v.Threads), "SI " + siText(v), sideText(v.Host) + ", " + FormatP(v.Host.Test.P), sideText(v.VM)}
 	if !v.Margin.IsNaN() {
 		parts = append(parts, bandText(v))
 	}
@@ -488,7 +488,7 @@ func VerdictRule(m analysis.Margins) string {
 		"A run whose spec allows more repeats than it plans (max_repeats) decides at looks, adding repeats of the undecided thread counts' cells between them: "+
 		"the 5%% of each one-sided test is spent over the looks (Pocock-type alpha spending, 5%%·ln(1+(e-1)·n/max_repeats) by n repeats), "+
 		"so each look's intervals are wider than 90%% and a false yes over all looks stays within 5%%; the verdict says each interval's coverage and look.",
-		100*analysis.EquivalenceConfidence, analysis.Alpha, 100*analysis.EquivalenceConfidence, 100*m.Relative, analysis.FormatRatio(analysis.Float(m.Absolute)), 100*analysis.EquivalenceLevel)
+		100*analysis.EquivalenceConfidence, analysis.Alpha, 100*analysis.EquivalenceConfidence, 100*m.Relative, FormatRatio(analysis.Float(m.Absolute)), 100*analysis.EquivalenceLevel)
 }
 
 // SimDesign names a simulated case's design: "fixed 6", "sequential
@@ -546,7 +546,7 @@ func VerdictDocument(v analysis.Verdict) VerdictJSON {
 
 // flagName names a flagged cell with why: "host fp qos=9 threads=1
 // repeats 77x apart".
-func flagName(c analysis.Cell) string { return analysis.CellText(c.CellKey) + " " + c.FlagText() }
+func flagName(c analysis.Cell) string { return CellText(c.CellKey) + " " + FlagText(c) }
 
 // flagNames are flagName of each of cells; nil for none.
 func flagNames(cells []analysis.Cell) []string {

@@ -49,7 +49,7 @@ func (r *Report) Answers() []Answer {
 	for i, v := range r.Summary.Verdicts {
 		out[i] = Answer{
 			Outcome:     v.Outcome,
-			Workload:    v.Host.Name(),
+			Workload:    render.SensitivityName(v.Host),
 			Headline:    render.Headline(v),
 			Sentence:    render.PlainVerdict(v),
 			Chart:       plot.VerdictChartName(v),

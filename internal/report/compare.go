@@ -9,10 +9,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/atomicfile"
 	"github.com/qoslab/qoslab/internal/compare"
 	"github.com/qoslab/qoslab/internal/plot"
+	"github.com/qoslab/qoslab/internal/render"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/results/summary"
 )
@@ -61,7 +61,7 @@ func NewComparison(c *compare.Comparison, loaded []*results.Loaded) *Comparison 
 		a := summary.Of(l)
 		for _, v := range a.Verdicts {
 			if cmd, rest := a.Again.NextParts(v.Next); cmd != "" {
-				r.NextSteps = append(r.NextSteps, NextStep{Run: c.Columns[i].Heading(), Workload: v.Host.Name(), Command: cmd, Rest: rest})
+				r.NextSteps = append(r.NextSteps, NextStep{Run: c.Columns[i].Heading(), Workload: render.SensitivityName(v.Host), Command: cmd, Rest: rest})
 			}
 		}
 	}
@@ -151,7 +151,7 @@ func (r *Comparison) VerdictCounts() []VerdictCount {
 	for _, k := range keys {
 		vc := VerdictCount{Runs: len(r.Columns) + len(r.Missing)}
 		if len(keys) > 1 {
-			vc.Workload = strings.TrimSpace(analysis.WorkloadText(k.workload, k.phase) + " " + k.params)
+			vc.Workload = strings.TrimSpace(render.WorkloadText(k.workload, k.phase) + " " + k.params)
 		}
 		for _, o := range append(strings.Fields(countOrder), noVerdict) {
 			if n := tally[k][o]; n > 0 {

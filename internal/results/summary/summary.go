@@ -634,7 +634,7 @@ func sectionTable(sec *section, regressions []analysis.ClassRegression) Table {
 		right[i] = true
 	}
 	t := Table{
-		Title:      strings.TrimSpace(analysis.WorkloadText(sec.workload, sec.phase) + " " + sec.params),
+		Title:      strings.TrimSpace(render.WorkloadText(sec.workload, sec.phase) + " " + sec.params),
 		Header:     header,
 		RightAlign: right,
 		RateUnit:   rateUnit(sec.unit),

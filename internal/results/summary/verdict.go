@@ -45,14 +45,14 @@ func VerdictText(v analysis.Verdict) string { return Plain.TerminalVerdict(v) }
 // its workload: "fp: QoS subsumed in VM: yes (...)".
 func (s Style) TerminalVerdict(v analysis.Verdict) string {
 	l := render.LineOf(v)
-	return v.Host.Name() + ": " + l.Head + s.answer(l.Answer) + l.Rest
+	return render.SensitivityName(v.Host) + ": " + l.Head + s.answer(l.Answer) + l.Rest
 }
 
 // MarkdownVerdict is a verdict's list item in Markdown (without its
 // newline) in style s: "- fp: QoS subsumed in VM: yes (...)".
 func (s Style) MarkdownVerdict(v analysis.Verdict) string {
 	l := render.LineOf(v)
-	return "- " + mdText(v.Host.Name()+": "+l.Head) + s.answer(l.Answer) + mdText(l.Rest)
+	return "- " + mdText(render.SensitivityName(v.Host)+": "+l.Head) + s.answer(l.Answer) + mdText(l.Rest)
 }
 
 // warning is a warning's line in style s: Colored yellow, as a terminal
@@ -102,7 +102,7 @@ func (s Style) Written(md string, a Summary) string {
 // of one of verdicts.
 func (s Style) writtenVerdict(line string, verdicts []analysis.Verdict) string {
 	for _, v := range verdicts {
-		open := "- " + mdText(v.Host.Name()+": "+render.LineOf(v).Head)
+		open := "- " + mdText(render.SensitivityName(v.Host)+": "+render.LineOf(v).Head)
 		rest, ok := strings.CutPrefix(line, open)
 		if !ok {
 			continue

@@ -76,7 +76,7 @@ func (a Summary) verdictItems(per [][]string) []render.Item {
 	var items []render.Item
 	for i, v := range a.Verdicts {
 		l := render.LineOf(v)
-		it := render.Item{Spans: []render.Span{render.Words(v.Host.Name() + ": " + l.Head), render.Toned(string(l.Answer), answerTone[l.Answer]), render.Words(l.Rest)}}
+		it := render.Item{Spans: []render.Span{render.Words(render.SensitivityName(v.Host) + ": " + l.Head), render.Toned(string(l.Answer), answerTone[l.Answer]), render.Words(l.Rest)}}
 		if cmd, more := a.Again.NextParts(v.Next); cmd != "" {
 			it.Sub = append(it.Sub, render.Item{Spans: []render.Span{render.Words("next: "), {Text: cmd, Code: true}, render.Words(more)}})
 		}
