@@ -64,7 +64,7 @@ func TestVerdictJSONNamesTheRatioTheTextPrints(t *testing.T) {
 	}
 	checked, differ := 0, 0
 	for _, dir := range resultsDirs(t) {
-		text, stderr, code := runRoot(t, map[string]string{"NO_COLOR": "1"}, "results", "show", dir)
+		text, _, code := runRoot(t, map[string]string{"NO_COLOR": "1"}, "results", "show", dir)
 		if code != 0 {
 			continue // a damaged run: no verdict to print
 		}
