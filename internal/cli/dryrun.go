@@ -5,13 +5,14 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/qoslab/qoslab/internal/experiment"
+	"github.com/qoslab/qoslab/internal/render"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/units"
+	"slices"
 )
 
 // runDryRun prints what run would do with o, and does none of it.
@@ -64,7 +65,13 @@ func benchDryRun(o *benchOptions, s spec.Spec) error {
 // and what would be written.
 func printDryRun(w io.Writer, d *experiment.DryRun, what string, writes []string) {
 	s := d.Spec
-	fmt.Fprintf(w, "dry run of %s: nothing is measured, started or written\n", what)
+	if d.Estimate.Calibrated > 0 {
+		// A calibration ran the loops of some cells briefly in this
+		// process, to estimate them; nothing else was measured.
+		fmt.Fprintf(w, "dry run of %s: nothing is started or written; only a short calibration was measured\n", what)
+	} else {
+		fmt.Fprintf(w, "dry run of %s: nothing is measured, started or written\n", what)
+	}
 	if d.Chosen != "" {
 		printDryRunLine(w, "experiment:", fmt.Sprintf("%s (chosen: %s)", s.Name, d.Chosen))
 	}
@@ -75,8 +82,8 @@ func printDryRun(w io.Writer, d *experiment.DryRun, what string, writes []string
 	if s.Quick {
 		quick = "yes (loops and sizes shrunk for a smoke run)"
 	}
-	fmt.Fprintf(w, "quick:      %s\n", quick)
-	fmt.Fprintf(w, "targets:    %s\n", strings.Join(s.Targets, ", "))
+	printDryRunLine(w, "quick:", quick)
+	printDryRunLine(w, "targets:", strings.Join(s.Targets, ", "))
 	if d.VM != nil {
 		printDryRunVM(w, d.VM)
 	}
@@ -109,7 +116,7 @@ func printDryRunLine(w io.Writer, label, text string) {
 // would measure in.
 func printDryRunVM(w io.Writer, v *experiment.VMPlan) {
 	if v.Named != "" {
-		fmt.Fprintf(w, "vm:         the named VM %s, as it runs (qoslab vm status %s)\n", v.Named, v.Named)
+		printDryRunLine(w, "vm:", fmt.Sprintf("the named VM %s, as it runs (qoslab vm status %s)", v.Named, v.Named))
 		return
 	}
 	img := v.Image
@@ -123,15 +130,15 @@ func printDryRunVM(w io.Writer, v *experiment.VMPlan) {
 	if v.Model != "" {
 		backend += ", device model " + v.Model
 	}
-	fmt.Fprintf(w, "vm:         %s, image %s\n", backend, img)
-	fmt.Fprintf(w, "vm size:    %d vCPUs, %d MiB memory, %s scratch disk\n", v.CPUs, v.MemoryMiB, units.FormatBytes(v.DiskBytes))
+	printDryRunLine(w, "vm:", fmt.Sprintf("%s, image %s", backend, img))
+	printDryRunLine(w, "vm size:", fmt.Sprintf("%d vCPUs, %d MiB memory, %s scratch disk", v.CPUs, v.MemoryMiB, units.FormatBytes(v.DiskBytes)))
 	if v.AccelProblem != "" {
-		fmt.Fprintf(w, "accel:      cannot boot: %s\n", v.AccelProblem)
+		printDryRunLine(w, "accel:", fmt.Sprintf("cannot boot: %s", v.AccelProblem))
 	} else {
-		fmt.Fprintf(w, "accel:      %s (%s)\n", v.Accel, v.AccelWhy)
+		printDryRunLine(w, "accel:", fmt.Sprintf("%s (%s)", v.Accel, v.AccelWhy))
 	}
 	for _, n := range v.Notes {
-		fmt.Fprintf(w, "note:       %s\n", n)
+		printDryRunLine(w, "note:", n)
 	}
 }
 
@@ -141,11 +148,11 @@ func printDryRunPlan(w io.Writer, d *experiment.DryRun) {
 	s := d.Spec
 	switch {
 	case d.Spinners == 0:
-		fmt.Fprintln(w, "contention: none")
+		printDryRunLine(w, "contention:", "none")
 	case len(d.SpinnerCPUs) > 0:
-		fmt.Fprintf(w, "contention: %s at the default class on the host, pinned to CPUs %s\n", units.Plural(d.Spinners, "spinner thread"), intList(d.SpinnerCPUs))
+		printDryRunLine(w, "contention:", fmt.Sprintf("%s at the default class on the host, pinned to CPUs %s", units.Plural(d.Spinners, "spinner thread"), intList(d.SpinnerCPUs)))
 	default:
-		fmt.Fprintf(w, "contention: %s at the default class on the host\n", units.Plural(d.Spinners, "spinner thread"))
+		printDryRunLine(w, "contention:", fmt.Sprintf("%s at the default class on the host", units.Plural(d.Spinners, "spinner thread")))
 	}
 	timed := 0
 	for _, c := range d.Cells {
@@ -160,47 +167,69 @@ func printDryRunPlan(w io.Writer, d *experiment.DryRun) {
 			order += "; the seed is picked when the run starts, so the order below is one example"
 		}
 	}
-	fmt.Fprintf(w, "cells:      %s (%s), %s, %s; order %s\n", units.Plural(len(d.Series), "cell"), units.Plural(s.Repeats, "repeat"),
-		units.Plural(timed, "timed run"), units.Plural(len(d.Cells)-timed, "warm-up"), order)
+	printDryRunLine(w, "cells:", fmt.Sprintf("%s (%s), %s, %s; order %s", units.Plural(len(d.Series), "cell"), units.Plural(s.Repeats, "repeat"),
+		units.Plural(timed, "timed run"), units.Plural(len(d.Cells)-timed, "warm-up"), order))
 	if d.Done > 0 {
-		fmt.Fprintf(w, "resume:     %s measured already are skipped\n", units.Plural(d.Done, "cell run"))
+		printDryRunLine(w, "resume:", fmt.Sprintf("%s measured already are skipped", units.Plural(d.Done, "cell run")))
 	}
 	switch {
 	case len(d.Looks) > 1:
 	case s.MaxRepeats <= s.Repeats:
-		fmt.Fprintf(w, "looks:      one: the planned repeats decide (max_repeats %d)\n", s.MaxRepeats)
+		printDryRunLine(w, "looks:", fmt.Sprintf("one: the planned repeats decide (max_repeats %d)", s.MaxRepeats))
 		return
 	default:
-		fmt.Fprintln(w, "looks:      one: no verdict to decide, the run does not measure both host and vm")
+		printDryRunLine(w, "looks:", "one: no verdict to decide, the run does not measure both host and vm")
 		return
 	}
-	fmt.Fprintf(w, "looks:      up to %s per cell when a verdict is undecided: %d looks (at %s repeats)\n",
-		units.Plural(d.Looks[len(d.Looks)-1], "repeat"), len(d.Looks), intList(d.Looks))
+	printDryRunLine(w, "looks:", fmt.Sprintf("up to %s per cell when a verdict is undecided: %d looks (at %s repeats)",
+		units.Plural(d.Looks[len(d.Looks)-1], "repeat"), len(d.Looks), intList(d.Looks)))
 }
 
 // printDryRunSeries prints the table of cells: each one's runs, how long
-// one takes and what says so.
+// one takes and what says so. A FROM longer than a few words is a numbered
+// note under the table, once for every cell it is of, so the table keeps
+// to a row per cell within the width.
 func printDryRunSeries(w io.Writer, d *experiment.DryRun) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "#\tTARGET\tWORKLOAD\tQOS\tTHREADS\tWORK\tRUNS\tEACH\tFROM")
+	t := &render.Table{Columns: []render.Column{{Head: "#", Right: true}, {Head: "TARGET"}, {Head: "WORKLOAD"}, {Head: "QOS"},
+		{Head: "THREADS", Right: true}, {Head: "WORK", Wrap: true}, {Head: "RUNS"}, {Head: "EACH"}, {Head: "FROM", Wrap: true}}}
+	var notes []string
 	for i, sp := range d.Series {
 		c := sp.Cell
 		runs := strconv.Itoa(sp.Runs)
 		if sp.Warmups > 0 {
 			runs += fmt.Sprintf(" + %d warm-up", sp.Warmups)
 		}
-		each, from := "unknown", sp.Why
-		switch {
-		case sp.Source == "duration":
-			each, from = roundDuration(sp.Each).String(), "its duration"
-		case sp.Each > 0 && sp.How != "":
-			each, from = roundDuration(sp.Each).String(), sp.How
-		case sp.Each > 0:
-			each, from = roundDuration(sp.Each).String(), sp.Source
+		each, from := seriesEach(sp)
+		if len(from) > shortFrom {
+			n := slices.Index(notes, from)
+			if n < 0 {
+				notes, n = append(notes, from), len(notes)
+			}
+			from = fmt.Sprintf("[%d]", n+1)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d %s\t%d\t%s\t%s\t%s\t%s\n", i+1, c.Target, c.Workload, int(c.QoS), c.QoS, c.Threads, experiment.WorkText(c), runs, each, from)
+		t.Rows = append(t.Rows, render.TextCells(strconv.Itoa(i+1), c.Target, c.Workload, fmt.Sprintf("%d %s", int(c.QoS), c.QoS),
+			strconv.Itoa(c.Threads), experiment.WorkText(c), runs, each, from))
 	}
-	tw.Flush()
+	_ = render.Text(w, render.Document{Blocks: []render.Block{t}}, defaultWidth, false) // the plan's stream: nothing to do if it fails
+	for i, n := range notes {
+		printDryRunLine(w, fmt.Sprintf("  [%d]", i+1), n)
+	}
+}
+
+// shortFrom is the longest FROM the table holds itself ("its duration").
+const shortFrom = 24
+
+// seriesEach is how long one run of a cell takes, and what says so.
+func seriesEach(sp experiment.SeriesPlan) (each, from string) {
+	switch {
+	case sp.Source == "duration":
+		return roundDuration(sp.Each).String(), "its duration"
+	case sp.Each > 0 && sp.How != "":
+		return roundDuration(sp.Each).String(), sp.How
+	case sp.Each > 0:
+		return roundDuration(sp.Each).String(), sp.Source
+	}
+	return "unknown", sp.Why
 }
 
 // printDryRunEstimate prints how long the plan would take: what earlier
@@ -222,18 +251,18 @@ func printDryRunEstimate(w io.Writer, d *experiment.DryRun) {
 	printDryRunLine(w, "estimate:", measured)
 	switch {
 	case e.PerRunOverhead > 0 && exact:
-		fmt.Fprintf(w, "            about %s in all: %s per cell run beyond its measured time in %s\n", roundDuration(total), roundDuration(e.PerRunOverhead), e.OverheadFrom)
+		printDryRunLine(w, "", fmt.Sprintf("about %s in all: %s per cell run beyond its measured time in %s", roundDuration(total), roundDuration(e.PerRunOverhead), e.OverheadFrom))
 	case e.PerRunOverhead > 0:
-		fmt.Fprintf(w, "            at least %s: %s per cell run beyond its measured time in %s, and the unknown runs on top\n", roundDuration(total), roundDuration(e.PerRunOverhead), e.OverheadFrom)
+		printDryRunLine(w, "", fmt.Sprintf("at least %s: %s per cell run beyond its measured time in %s, and the unknown runs on top", roundDuration(total), roundDuration(e.PerRunOverhead), e.OverheadFrom))
 	default:
-		fmt.Fprintln(w, "            plus starting the targets and each cell run's orchestration (unknown: no earlier run of this spec ran in one go)")
+		printDryRunLine(w, "", "plus starting the targets and each cell run's orchestration (unknown: no earlier run of this spec ran in one go)")
 	}
 	switch {
 	case d.VM == nil || d.VM.Named != "":
 	case e.Boot > 0:
-		fmt.Fprintf(w, "            including the VM's boot (%s there)\n", roundDuration(e.Boot))
+		printDryRunLine(w, "", fmt.Sprintf("including the VM's boot (%s there)", roundDuration(e.Boot)))
 	default:
-		fmt.Fprintln(w, "            plus the VM's boot")
+		printDryRunLine(w, "", "plus the VM's boot")
 	}
 	printDryRunLongest(w, d)
 }
@@ -249,15 +278,15 @@ func printDryRunLongest(w io.Writer, d *experiment.DryRun) {
 	total, exact := l.Total(d.LongestRuns)
 	switch {
 	case l.Known == 0 && l.Unknown > 0:
-		fmt.Fprintf(w, "longest:    %s, of unknown length\n", at)
+		printDryRunLine(w, "longest:", fmt.Sprintf("%s, of unknown length", at))
 	case l.Unknown > 0 || l.PerRunOverhead == 0:
 		how := "measured"
 		if l.Calibrated > 0 {
 			how = "estimated"
 		}
-		fmt.Fprintf(w, "longest:    %s: %s %s, and what is unknown on top\n", at, roundDuration(l.Known), how)
+		printDryRunLine(w, "longest:", fmt.Sprintf("%s: %s %s, and what is unknown on top", at, roundDuration(l.Known), how))
 	case exact:
-		fmt.Fprintf(w, "longest:    %s: about %s in all\n", at, roundDuration(total))
+		printDryRunLine(w, "longest:", fmt.Sprintf("%s: about %s in all", at, roundDuration(total)))
 	}
 }
 

@@ -127,8 +127,9 @@ func TestDryRunEstimatesFromEarlierRuns(t *testing.T) {
 
 	streams, out, _ := testIO()
 	printDryRun(streams.Out, d, "cal", d.Writes(parent, ""))
-	assert.Contains(t, out.String(), "6s measured for the cell runs whose time is known, and 3 cell runs of unknown length")
-	assert.Contains(t, out.String(), "unknown  no earlier run here measured it without contention\n")
+	plan := oneSpaced(out.String())
+	assert.Contains(t, plan, "6s measured for the cell runs whose time is known, and 3 cell runs of unknown length")
+	assert.Contains(t, plan, "3 unknown [2] [1] "+dir.Path+" [2] no earlier run here measured it without contention estimate:", "the row names its note, under the table")
 }
 
 // recordOf is the one record of a one-thread run of c that lasted secs.
@@ -195,3 +196,7 @@ func TestDryRunShowsTheLooks(t *testing.T) {
 	printDryRun(&out, d, "contention", nil)
 	assert.Contains(t, out.String(), "looks:      one: no verdict to decide, the run does not measure both host and vm\n")
 }
+
+// oneSpaced is s with every run of white space one space: a plan's words
+// whatever the width wrapped.
+func oneSpaced(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -95,7 +95,7 @@ func TestDryRunEstimatesLoopsFromEarlierRates(t *testing.T) {
 	}
 	var out bytes.Buffer
 	printDryRun(&out, d, "loops", nil)
-	assert.Contains(t, out.String(), "its rate in cells of 1s in "+dirs[0]+"\n")
+	assert.Contains(t, oneSpaced(out.String()), "[1] its rate in cells of 1s in "+dirs[0]+" ")
 	assert.NotContains(t, out.String(), "unknown  ", "no cell of unknown time")
 
 	// Measured on another machine: passed over.
@@ -105,8 +105,10 @@ func TestDryRunEstimatesLoopsFromEarlierRates(t *testing.T) {
 	out.Reset()
 	printDryRun(&out, d, "loops", nil)
 	assert.NotContains(t, out.String(), dirs[0]+"\n")
-	assert.Contains(t, out.String(), "unknown  no earlier run here measured it with 2 contention spinners, which a calibration cannot tell\n")
-	assert.Contains(t, out.String(), "unknown  no earlier run here measured fp in a tcg VM and on the host with 2 contention spinners, to scale by\n")
+	plan := oneSpaced(out.String())
+	assert.Contains(t, plan, "1 host fp 9 background 1 loops 1e8 3 unknown [1] 2 vm fp 9 background 1 loops 1e8 3 unknown [2]")
+	assert.Contains(t, plan, "[1] no earlier run here measured it with 2 contention spinners, which a calibration cannot tell [2]")
+	assert.Contains(t, plan, "[2] no earlier run here measured fp in a tcg VM and on the host with 2 contention spinners, to scale by ")
 
 	// Without contention the starved background cells of compare-a tell
 	// nothing: not taken.
