@@ -69,11 +69,19 @@ func (c *Comparison) document(width int, file bool) render.Document {
 }
 
 // MachineBlocks are the verdict per machine under its heading: what it
-// shows, its lead and keys, its table, each run's verdict in its
-// outcome's tone, and its notes.
+// shows, its lead and keys, its table, each run's verdict and its row in
+// its outcome's tone, and its notes.
 func (c *Comparison) MachineBlocks() []render.Block {
 	s := c.MachineSection()
-	return sectionBlocks(s, c.verdictTones(s))
+	blocks := sectionBlocks(s, c.verdictTones(s))
+	for _, b := range blocks {
+		if t, ok := b.(*render.Table); ok {
+			for _, m := range c.Machines {
+				t.RowTones = append(t.RowTones, summary.AnswerTone(analysis.Outcome(m.Outcome)))
+			}
+		}
+	}
+	return blocks
 }
 
 // RunBlocks are the runs under their heading (RunsHeading): the legend,
