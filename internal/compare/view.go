@@ -17,8 +17,8 @@ const TextWidth = 100
 // joins them again); a table's rows cannot wrap.
 const markdownWidth = 100
 
-// RunsHeading heads the runs' legend.
-const RunsHeading = "runs (the first is the baseline)"
+// runsHeading heads the runs' legend in the documents.
+const runsHeading = "runs (the first is the baseline)"
 
 // WriteText writes c as a terminal shows it (View), fitted to width
 // columns, each verdict coloured by its outcome when colour is on.
@@ -58,7 +58,7 @@ func (c *Comparison) document(width int, file bool) render.Document {
 	var d render.Document
 	d.Add(&render.Heading{Level: 2, Text: c.MachineSection().Name})
 	d.Add(c.MachineBlocks()...)
-	d.Add(&render.Heading{Level: 2, Text: RunsHeading})
+	d.Add(&render.Heading{Level: 2, Text: runsHeading})
 	d.Add(c.RunBlocks()...)
 	for _, s := range c.Sections() {
 		d.Add(&render.Heading{Level: 2, Text: s.Name})
@@ -84,7 +84,7 @@ func (c *Comparison) MachineBlocks() []render.Block {
 	return blocks
 }
 
-// RunBlocks are the runs under their heading (RunsHeading): the legend,
+// RunBlocks are the runs under their heading (runsHeading): the legend,
 // the notes, what the runs differ in and its table.
 func (c *Comparison) RunBlocks() []render.Block {
 	out := []render.Block{plainList(c.Legend())}
