@@ -419,3 +419,15 @@ func TestOtherWorkNote(t *testing.T) {
 	assert.Equal(t, "0.22 CPU in the median cell run (0.28 CPU at most), 0.1 CPU or more in 42 of 48 (python3, pid 29938)", render.OtherWork(busy))
 	assert.Empty(t, render.OtherWork(quiet))
 }
+
+// compare.md and the terminal say the same: where neither has to narrow
+// a table, the file's document is the text view's, block for block, and
+// the Markdown is render's of it.
+func TestMarkdownIsTheView(t *testing.T) {
+	c := build(t, nil)
+	assert.Equal(t, c.View(1000), c.Document())
+	var md, want bytes.Buffer
+	require.NoError(t, Write(&md, FormatMarkdown, c))
+	require.NoError(t, render.MarkdownWrapped(&want, c.View(1000), markdownWidth))
+	assert.Equal(t, want.String(), md.String())
+}

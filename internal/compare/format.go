@@ -54,7 +54,7 @@ func Write(w io.Writer, format string, c *Comparison) error {
 	case FormatText:
 		return WriteText(w, c, TextWidth, false)
 	case FormatMarkdown:
-		return writeMarkdown(w, c)
+		return WriteMarkdown(w, c)
 	case FormatCSV:
 		return WriteCSV(w, c)
 	case FormatJSON:

@@ -64,11 +64,14 @@ type Item struct {
 // Table is a table of cells in columns. Where the encoder must narrow it
 // (Text), it leaves out the columns with a Drop rank, highest first, then
 // wraps the columns that may wrap; More says where what it left out can
-// be seen ("--format md shows every column").
+// be seen ("--format md shows every column"). RowTones, where it has a
+// row's, is the tone of that row as a whole (a run's verdict in a table of
+// runs): HTML colours the row, the other encoders leave it to its cells.
 type Table struct {
-	Columns []Column
-	Rows    [][]Cell
-	More    string
+	Columns  []Column
+	Rows     [][]Cell
+	More     string
+	RowTones []Tone
 }
 
 // Column is a table's column: its heading, whether its cells are numbers

@@ -14,7 +14,8 @@ var toneClass = map[Tone]string{Yes: "yes", No: "no", Inconclusive: "inconclusiv
 // HTML writes d as an HTML fragment, for a page that gives it its styles:
 // headings as <hN>, prose as <p>, lists as <ul>, code as <pre><code>,
 // tables in a <div class="table"> (which scrolls on its own, never the
-// page) with numbers in <td class="num">, folds as <details>. A span or
+// page) with numbers in <td class="num"> and a row in a tone (RowTones)
+// in its tone's class, folds as <details>. A span or
 // cell in a tone carries the tone's class (yes, no, inconclusive,
 // warning, note); a Strong span is <strong>, a Code span <code>. Text is
 // escaped.
@@ -87,18 +88,29 @@ func htmlTable(b *strings.Builder, t *Table) {
 		b.WriteString("<th" + classAttr(c.Right, Plain) + ">" + html.EscapeString(c.Head) + "</th>")
 	}
 	b.WriteString("</tr></thead>\n<tbody>\n")
-	for _, r := range t.Rows {
-		b.WriteString("<tr>")
-		for i, c := range t.Columns {
+	for i, r := range t.Rows {
+		b.WriteString("<tr" + rowClass(t, i) + ">")
+		for j, c := range t.Columns {
 			var cell Cell
-			if i < len(r) {
-				cell = r[i]
+			if j < len(r) {
+				cell = r[j]
 			}
 			b.WriteString("<td" + classAttr(c.Right, cell.Tone) + ">" + html.EscapeString(cell.Text) + "</td>")
 		}
 		b.WriteString("</tr>\n")
 	}
 	b.WriteString("</tbody>\n</table></div>\n")
+}
+
+// rowClass is the class attribute of t's row i: its tone's class, where
+// RowTones gives it one.
+func rowClass(t *Table, i int) string {
+	if i < len(t.RowTones) {
+		if c := toneClass[t.RowTones[i]]; c != "" {
+			return ` class="` + c + `"`
+		}
+	}
+	return ""
 }
 
 // classAttr is the class attribute of a table's cell: num for a number,

@@ -49,3 +49,15 @@ func TestCSV(t *testing.T) {
 	require.NoError(t, CSV(&b, tbl))
 	assert.Equal(t, "cell,note\n\"host, fp\",\"say \"\"hi\"\"\"\nvm,\n", b.String())
 }
+
+// A row in a tone (RowTones) carries its tone's class, so that a page
+// colours the whole row (a run's verdict); a row past RowTones, or plain,
+// carries none.
+func TestHTMLRowTones(t *testing.T) {
+	tbl := &Table{Columns: []Column{{Head: "run"}, {Head: "verdict"}},
+		Rows:     [][]Cell{TextCells("a", "yes"), TextCells("b", "no"), TextCells("c", "-")},
+		RowTones: []Tone{Yes, Plain}}
+	var b bytes.Buffer
+	require.NoError(t, HTML(&b, Document{Blocks: []Block{tbl}}))
+	assert.Contains(t, b.String(), "<tbody>\n<tr class=\"yes\"><td>a</td><td>yes</td></tr>\n<tr><td>b</td><td>no</td></tr>\n<tr><td>c</td><td>-</td></tr>\n</tbody>")
+}

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"html/template"
 	"io"
 	"os"
 	"path/filepath"
@@ -175,20 +176,6 @@ func outcomeClass(o string) string {
 	return "none"
 }
 
-// RowOutcomes are the verdict per machine table's rows' answers, each
-// row's class in the HTML: one per machine's row (Machines), then "" for
-// each run that did not come back.
-func (r *Comparison) RowOutcomes() []string {
-	out := make([]string, 0, len(r.Machines)+len(r.Missing))
-	for _, m := range r.Machines {
-		out = append(out, m.Outcome)
-	}
-	for range r.Missing {
-		out = append(out, "")
-	}
-	return out
-}
-
 // Write writes into dir (made if missing) the PNG charts in dir/plots,
 // report.html, compare.md, compare.csv and compare.json, each replaced
 // atomically, and returns the paths written.
@@ -226,7 +213,10 @@ func (r *Comparison) Write(dir string) ([]string, error) {
 // WriteHTML writes the comparison's report.html: one file, styles and
 // charts inline, no script and no external URL. It opens with the count of
 // each answer and the verdict per machine, a coloured row per run, and
-// the fleet charts; what every run shares is said once.
+// the fleet charts; what every run shares is said once. Its tables and
+// their words are render.HTML's of the blocks compare's own document is
+// made of (compare.Comparison.MachineBlocks, RunBlocks, SectionBlocks), a
+// table longer than longTable rows folded.
 func (r *Comparison) WriteHTML(w io.Writer) error {
 	charts, err := htmlCharts(r.Charts)
 	if err != nil {
@@ -240,16 +230,25 @@ func (r *Comparison) WriteHTML(w io.Writer) error {
 			rest = append(rest, c)
 		}
 	}
-	diffHead, diffRows := r.DifferenceTable()
+	var tables []render.Block
+	for _, s := range r.Sections() {
+		if len(s.Rows) > longTable {
+			tables = append(tables, &render.Fold{Title: fmt.Sprintf("%s (%d rows)", s.Name, len(s.Rows)), Blocks: compare.SectionBlocks(s)})
+			continue
+		}
+		tables = append(tables, &render.Heading{Level: 3, Text: s.Name})
+		tables = append(tables, compare.SectionBlocks(s)...)
+	}
+	if len(tables) == 0 {
+		tables = append(tables, render.Para(render.Words("No cell to compare.")))
+	}
 	data := struct {
 		*Comparison
-		Fleet, HTMLCharts []htmlChart
-		Machines          compare.Section
-		Sections          []compare.Section
-		DiffHead          []string
-		DiffRows          [][]string
-		LongRows          int
-	}{r, fleet, rest, r.MachineSection(), r.Sections(), diffHead, diffRows, longTable}
+		Fleet, HTMLCharts              []htmlChart
+		Machines, Runs, Tables, Footer template.HTML
+	}{Comparison: r, Fleet: fleet, HTMLCharts: rest,
+		Machines: compareHTML(r.MachineBlocks()), Runs: compareHTML(r.RunBlocks()),
+		Tables: compareHTML(tables), Footer: compareHTML([]render.Block{r.FooterList()})}
 	var buf bytes.Buffer
 	if err := compareTemplate.Execute(&buf, data); err != nil {
 		return err
@@ -258,6 +257,32 @@ func (r *Comparison) WriteHTML(w io.Writer) error {
 	return err
 }
 
+// compareHTML is blocks as render.HTML writes them (escaped), for the
+// page to hold as they are.
+func compareHTML(blocks []render.Block) template.HTML {
+	var b strings.Builder
+	_ = render.HTML(&b, render.Document{Blocks: blocks}) // a strings.Builder does not fail
+	return template.HTML(b.String())                     //nolint:gosec // G203: render.HTML escapes every text it writes
+}
+
+// compareStyle styles what render.HTML writes, beside the report's
+// style: a table scrolls in its own box (div.table), never the page; a
+// run's row in the verdict per machine is coloured by its answer (yes,
+// no, inconclusive), edged in the answer's colour, its verdict's cell in
+// bold; a warning's and a note's words are marked; numbers align right.
+const compareStyle = `<style>
+div.table { overflow-x: auto; max-width: 100%; }
+.yes { --c: #00805d; --bg: #eaf6f1; }
+.no { --c: #c04f00; --bg: #fcefe6; }
+.inconclusive { --c: #8a6500; --bg: #fbf6e3; }
+tr.yes > td, tr.no > td, tr.inconclusive > td { background: var(--bg); }
+tr.yes > td:first-child, tr.no > td:first-child, tr.inconclusive > td:first-child { border-left: 6px solid var(--c); }
+td.yes, td.no, td.inconclusive { font-weight: 600; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+.warning { color: #8a6500; }
+.note, div.notes li { color: #444; }
+</style>`
+
 var compareTemplate = page("compare", `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -265,20 +290,14 @@ var compareTemplate = page("compare", `<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>qoslab comparison: {{len .Columns}} runs</title>
 {{template "style"}}
+`+compareStyle+`
 </head>
 <body>
 <h1>qoslab comparison: {{len .Columns}} runs</h1>
 {{range .VerdictCounts}}<p class="count">{{with .Workload}}<strong>{{.}}:</strong> {{end}}{{range $i, $c := .Counts}}{{if $i}}, {{end}}<span class="badge {{$c.Class}}">{{$c.N}} {{$c.Outcome}}</span>{{end}} of {{.Runs}} runs</p>
 {{end}}{{with .Missing}}<p class="platform">Not every run meant to be compared is here: {{range $i, $m := .}}{{if $i}}; {{end}}{{$m.Label}} did not come back ({{$m.Reason}}){{end}}.</p>{{end}}
 <h2>Verdict per machine</h2>
-<p>{{.Machines.About}}.</p>
-{{with .Machines.Lead}}<p>{{.}}</p>{{end}}
-<div class="wide"><table>
-<tr>{{range .Machines.Header}}<th>{{.}}</th>{{end}}</tr>
-{{range $r, $row := .Machines.Rows}}<tr{{with index $.RowOutcomes $r}} class="{{.}}"{{end}}>{{range $i, $c := $row}}<td{{if index $.Machines.Numeric $i}} class="num"{{end}}>{{$c}}</td>{{end}}</tr>
-{{end}}</table></div>{{with .Machines.Notes}}
-<ul class="notes">{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
-{{with .NextSteps}}<p class="next"><strong>Next step</strong>, as each run's own report says it (over all its thread counts):</p>
+{{.Machines}}{{with .NextSteps}}<p class="next"><strong>Next step</strong>, as each run's own report says it (over all its thread counts):</p>
 <ul class="next">{{range .}}<li>{{.Run}}, {{.Workload}}: <code>{{.Command}}</code>{{.Rest}}</li>{{end}}</ul>{{end}}
 {{with .SharedPlatform}}<p class="platform">Every run: {{.}}</p>{{end}}
 {{with .Platforms}}<ul class="platform">{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
@@ -289,29 +308,12 @@ var compareTemplate = page("compare", `<!DOCTYPE html>
 {{end}}
 <h2>Runs</h2>
 <p>The first run is the baseline every change is measured against.</p>
-<ul>{{range .Legend}}<li>{{.}}</li>{{end}}</ul>
-<p{{if .Differences}} class="platform"{{end}}>{{.DifferenceText}}</p>
-{{if .Differences}}<div class="wide"><table>
-<tr>{{range .DiffHead}}<th>{{.}}</th>{{end}}</tr>
-{{range .DiffRows}}<tr>{{range $i, $c := .}}{{if $i}}<td>{{$c}}</td>{{else}}<th>{{$c}}</th>{{end}}{{end}}</tr>
-{{end}}</table></div>{{end}}
-
+{{.Runs}}
 <h2>Charts</h2>
 {{template "charts" .}}
 
 <h2>Table</h2>
-{{range .Sections}}{{if gt (len .Rows) $.LongRows}}<details><summary>{{.Title}} ({{len .Rows}} rows)</summary>
-{{template "compare-section" .}}
-</details>
-{{else}}<h3>{{.Title}}</h3>
-{{template "compare-section" .}}
-{{end}}{{else}}<p>No cell to compare.</p>
-{{end}}
-<ul class="notes">{{range .Footer}}<li>{{.}}</li>{{end}}</ul>
+{{.Tables}}<div class="notes">
+{{.Footer}}</div>
 </body>
-</html>
-{{define "compare-section"}}<div class="wide"><table>
-<tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr>
-{{range .Rows}}<tr>{{range $i, $c := .}}<td{{if index $.Numeric $i}} class="num"{{end}}>{{$c}}</td>{{end}}</tr>
-{{end}}</table></div>{{with .Notes}}
-<ul class="notes">{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}{{end}}`)
+</html>`)

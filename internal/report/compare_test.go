@@ -52,7 +52,11 @@ func TestComparisonReport(t *testing.T) {
 	verdicts, runs := strings.Index(s, "<h2>Verdict per machine</h2>"), strings.Index(s, "<h2>Runs</h2>")
 	require.Positive(t, verdicts, "the verdict per machine")
 	assert.Less(t, verdicts, runs, "first")
-	assert.Contains(t, s, `<tr class="yes"><td>short</td><td>yes</td><td class="num">0.997 [0.951..1.031]</td>`, "a row per machine, coloured by its verdict")
+	assert.Contains(t, s, `<tr class="yes"><td>short</td><td class="yes">yes</td><td class="num">0.997 [0.951..1.031]</td>`, "a row per machine, coloured by its verdict")
+	assert.Equal(t, strings.Count(s, "<table>"), strings.Count(s, `<div class="table"><table>`), "every table in its own scrolling box")
+	for _, rule := range []string{"div.table {", "tr.yes > td", "tr.no > td", "tr.inconclusive > td", ".warning {", ".note,", "th.num"} {
+		assert.Contains(t, s, rule, "the style gives render's classes their look")
+	}
 	assert.Contains(t, s, "<th>short</th>")
 	assert.Contains(t, s, "missing")
 	assert.Contains(t, s, "not Apple silicon results", "a Linux run is said to be one")
@@ -77,6 +81,7 @@ func TestComparisonReportRows(t *testing.T) {
 	require.NoError(t, NewComparison(c, nil).WriteHTML(&buf))
 	s := buf.String()
 	assert.Contains(t, s, "<tr><th>RUN</th><th>spec</th><th>fp work</th></tr>", "a row per run in the differences")
-	assert.Contains(t, s, "<tr><th>TARGET</th><th>QOS</th><th>THREADS</th><th>RUN</th><th>VALUE</th><th>VS BASE</th></tr>")
+	assert.Contains(t, s, `<tr><th>TARGET</th><th>QOS</th><th class="num">THREADS</th><th>RUN</th><th class="num">VALUE</th><th class="num">VS BASE</th></tr>`)
+	assert.Contains(t, s, "<details><summary>fp (20 rows)</summary>\n<p>loops/s; median with its 95% interval.</p>", "a long table folded under its name, what it shows first")
 	assert.Regexp(t, `<tr><td>host</td><td>9 background</td><td class="num">1</td><td>short</td><td class="num">[^<]+</td><td class="num">~ \(p=[\d.]+\)</td></tr>`, s)
 }

@@ -1,15 +1,11 @@
 package compare
 
 import (
-	"io"
 	"slices"
-	"strings"
 	"unicode/utf8"
-)
 
-// markdownWidth is where Markdown's prose lines wrap (a rendered page
-// joins them again); a table's rows cannot wrap.
-const markdownWidth = 100
+	"github.com/qoslab/qoslab/internal/render"
+)
 
 // The widths the text formats fit their tables to (fit): a Markdown
 // table's rows under 160 characters, so that compare.md reads as text
@@ -133,7 +129,7 @@ func tableWidth(head []string, rows [][]string, markdown bool, indent int) int {
 		for _, r := range all {
 			w := 4 + 3*(len(r)-1) // "| ", " | " between, " |"
 			for _, cell := range r {
-				w += utf8.RuneCountInString(mdEscape(cell))
+				w += utf8.RuneCountInString(render.Escape(cell))
 			}
 			widest = max(widest, w)
 		}
@@ -155,121 +151,4 @@ func tableWidth(head []string, rows [][]string, markdown bool, indent int) int {
 		}
 	}
 	return indent + widest
-}
-
-// writeMarkdown writes the comparison as Markdown, fitted to its width
-// (fit): compare.md.
-func writeMarkdown(w io.Writer, c *Comparison) error {
-	c = c.fit(true)
-	var b strings.Builder
-	writeMarkdownSection(&b, c.MachineSection())
-	b.WriteString("Runs, the first the baseline:\n\n")
-	for _, l := range c.Legend() {
-		b.WriteString(wrapText("- "+mdEscape(l), markdownWidth, "  ") + "\n")
-	}
-	for _, n := range c.Notes {
-		b.WriteString("\n" + wrapText("**Note:** "+mdEscape(n), markdownWidth, "") + "\n")
-	}
-	b.WriteString("\n" + wrapText(c.DifferenceText(), markdownWidth, "") + "\n\n")
-	if len(c.Differences) > 0 {
-		head, rows := c.DifferenceTable()
-		writeMarkdownTable(&b, head, rows)
-		b.WriteString("\n")
-	}
-	for _, s := range c.Sections() {
-		writeMarkdownSection(&b, s)
-	}
-	for _, f := range c.Footer() {
-		b.WriteString(wrapText("- "+mdEscape(f), markdownWidth, "  ") + "\n")
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// writeMarkdownSection writes a section as Markdown: its title as a
-// heading, or, when that would run past markdownWidth, its name as the
-// heading and what it shows in a paragraph; its lead, the table, and its
-// notes as a list.
-func writeMarkdownSection(b *strings.Builder, s Section) {
-	if head := "### " + mdEscape(s.Title); len(head) <= markdownWidth {
-		b.WriteString(head + "\n\n")
-	} else {
-		b.WriteString("### " + mdEscape(s.Name) + "\n\n" + wrapText(mdEscape(s.About)+".", markdownWidth, "") + "\n\n")
-	}
-	if s.Lead != "" {
-		b.WriteString(wrapText(mdEscape(s.Lead), markdownWidth, "") + "\n\n")
-	}
-	for _, k := range s.Keys {
-		b.WriteString(wrapText("- "+mdEscape(k), markdownWidth, "  ") + "\n")
-	}
-	if len(s.Keys) > 0 {
-		b.WriteString("\n")
-	}
-	writeMarkdownTable(b, s.Header, s.Rows)
-	b.WriteString("\n")
-	for _, n := range s.Notes {
-		b.WriteString(wrapText("- "+mdEscape(n), markdownWidth, "  ") + "\n")
-	}
-	if len(s.Notes) > 0 {
-		b.WriteString("\n")
-	}
-}
-
-// wrapText breaks s at spaces into lines of at most width bytes (a word
-// longer than that stands alone on its line), the lines after the first
-// indented by indent: a Markdown paragraph or list item stays one. A word
-// that would start a new block at the start of a line (a list's "-" or
-// "1.", a quote's ">") stays on the line before.
-func wrapText(s string, width int, indent string) string {
-	var lines []string
-	line := ""
-	for _, word := range strings.Fields(s) {
-		switch {
-		case line == "":
-			line = word
-		case len(line)+1+len(word) > width && !blockMarker(word):
-			lines = append(lines, line)
-			line = indent + word
-		default:
-			line += " " + word
-		}
-	}
-	return strings.Join(append(lines, line), "\n")
-}
-
-// blockMarker reports whether word, first on a line, could open a Markdown
-// block: a list item, a quote, a heading, a rule or a table row.
-func blockMarker(word string) bool {
-	if strings.Trim(word, "-") == "" || strings.Trim(word, "=") == "" || strings.Trim(word, "#") == "" {
-		return true
-	}
-	switch word {
-	case "+", "*", ">", "|":
-		return true
-	}
-	digits := strings.TrimRight(word[:len(word)-1], "0123456789")
-	return digits == "" && len(word) > 1 && strings.ContainsAny(word[len(word)-1:], ".)")
-}
-
-func writeMarkdownTable(b *strings.Builder, head []string, rows [][]string) {
-	esc := func(cells []string) string {
-		out := make([]string, len(cells))
-		for i, c := range cells {
-			out[i] = mdEscape(c)
-		}
-		return "| " + strings.Join(out, " | ") + " |\n"
-	}
-	b.WriteString(esc(head))
-	sep := make([]string, len(head))
-	for i := range sep {
-		sep[i] = "---"
-	}
-	b.WriteString("|" + strings.Join(sep, "|") + "|\n")
-	for _, r := range rows {
-		b.WriteString(esc(r))
-	}
-}
-
-func mdEscape(s string) string {
-	return strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`).Replace(s)
 }
