@@ -39,7 +39,7 @@ var viewFormats = []string{formatText, formatMarkdown, formatJSON, formatCSV}
 // formatFlags adds --format (one of viewFormats, text by default) and
 // --json, its alias for --format json, whose help says what JSON prints.
 func formatFlags(cmd *cobra.Command, format *string, json *bool, jsonHelp string) {
-	cmd.Flags().StringVar(format, "format", formatText, "output format: "+strings.Join(viewFormats, ", ")+" (text fits the terminal)")
+	cmd.Flags().StringVar(format, "format", formatText, "output format: text (fits the terminal), md, json, csv")
 	cmd.Flags().BoolVar(json, "json", false, jsonHelp+": --format json")
 	complete(cmd, "format", func() []string { return viewFormats })
 }
