@@ -504,6 +504,9 @@ func (t *textWriter) records(tb *Table) {
 				continue
 			}
 			spans := []Span{Words(tb.Columns[i].Head + ":"), {Text: " " + c.Text, Tone: c.Tone}}
+			if c.Spans != nil {
+				spans = append([]Span{Words(tb.Columns[i].Head + ": ")}, c.Spans...)
+			}
 			t.lines(wrapSpans(spans, t.width, "", "    "))
 		}
 	}

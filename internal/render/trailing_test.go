@@ -73,3 +73,13 @@ func TestTrailingInFiles(t *testing.T) {
 	assert.NoError(t, CSV(&csv, tb))
 	assert.Equal(t, "RUN,VERDICT\nrun-1,fp yes\n", csv.String())
 }
+
+// A table too wide for any layout writes a cell of spans as a record's
+// value, each span in its tone and kept whole.
+func TestRecordsKeepSpans(t *testing.T) {
+	tb := &Table{Columns: []Column{{Head: "RUN"}, {Head: "VERDICT"}},
+		Rows: [][]Cell{{{Text: "a-run-named-at-length"}, SpanCell(Span{Text: "fp ", Keep: true}, Toned("yes", Yes), Words(", "),
+			Span{Text: "compress ", Keep: true}, Toned("no", No))}}}
+	got := text(t, Document{Blocks: []Block{tb}}, 20, true)
+	assert.Equal(t, "RUN:\n    a-run-named-at-length\nVERDICT: fp "+termcolor.Paint(termcolor.Green, "yes")+",\n    compress "+termcolor.Paint(termcolor.Red, "no")+"\n", got)
+}
