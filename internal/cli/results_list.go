@@ -166,11 +166,11 @@ func resultsListRun(_ context.Context, o *listOptions) error {
 	switch {
 	case o.Format == formatJSON:
 		return printJSON(o.IO.Out, rows)
+	case o.Format == formatCSV:
+		return render.CSV(o.IO.Out, listTable(rows, o.Results, listLayout{quick: true}))
 	case len(rows) == 0:
 		fmt.Fprintf(o.IO.Out, "no results in %s yet; make some with `qoslab run`\n", o.Results)
 		return nil
-	case o.Format == formatCSV:
-		return render.CSV(o.IO.Out, listTable(rows, o.Results, listLayout{quick: true}))
 	case o.Format == formatMarkdown:
 		d := render.Document{Blocks: []render.Block{listTable(rows, o.Results, listLayout{quick: true})}}
 		if problems := listProblems(rows); len(problems) > 0 {

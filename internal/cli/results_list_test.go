@@ -47,3 +47,15 @@ func TestResultsListFormats(t *testing.T) {
 	assert.Equal(t, 2, code, "a usage error")
 	assert.Contains(t, stderr, "--format")
 }
+
+// Where nothing has run, --format csv is the headings alone, for a
+// program; the text says so.
+func TestResultsListEmptyCSV(t *testing.T) {
+	dir := t.TempDir()
+	out, stderr, code := runRoot(t, nil, "results", "list", "--results", dir, "--format", "csv")
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, "DIRECTORY,SPEC,STARTED,QUICK,STATE,CELL RUNS,VERDICT\n", out)
+	out, _, code = runRoot(t, nil, "results", "list", "--results", dir)
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "no results in "+dir+" yet")
+}
