@@ -9,15 +9,17 @@ import (
 	"github.com/qoslab/qoslab/internal/doctor"
 	"github.com/qoslab/qoslab/internal/guestvm"
 	"github.com/qoslab/qoslab/internal/image"
-	"github.com/qoslab/qoslab/internal/termcolor"
+	"github.com/qoslab/qoslab/internal/render"
 )
 
 // doctorOptions are the settings of `qoslab doctor`.
 type doctorOptions struct {
 	IO        *IOStreams
 	AgentPath string
-	JSON      bool
-	VMEnv     guestvm.Env
+	// Format is --format, one of viewFormats; --json is --format json.
+	Format string
+	JSON   bool
+	VMEnv  guestvm.Env
 	// KernelCache is where guest kernels are cached.
 	KernelCache string
 }
@@ -27,52 +29,87 @@ func newCmdDoctor(f *Factory, runF func(context.Context, *doctorOptions) error) 
 	o := &doctorOptions{IO: f.IO}
 	cmd := &cobra.Command{Use: "doctor", Short: "Say what is present and missing for each backend, and how to fix it", Args: noArgs}
 	cmd.Flags().StringVar(&o.AgentPath, "agent", "", "the qoslab-agent binary to run on this machine (default: next to qoslab)")
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the checks as JSON")
+	formatFlags(cmd, &o.Format, &o.JSON, "print the checks as JSON")
 	return command(f, cmd, "doctor", o, nil, func([]string) error {
 		o.VMEnv = vmEnv(f, o.VMEnv)
 		o.KernelCache, _ = image.DefaultKernelCacheDir(f.Env)
-		return nil
+		return checkFormat(cmd, &o.Format, o.JSON)
 	}, doctorRun, runF)
 }
 
 func doctorRun(ctx context.Context, o *doctorOptions) error {
 	checks := doctor.Checks(ctx, o.AgentPath, o.VMEnv, o.KernelCache)
-	if o.JSON {
+	var err error
+	switch o.Format {
+	case formatJSON:
 		return printJSON(o.IO.Out, checks)
+	case formatCSV:
+		err = render.CSV(o.IO.Out, doctorTable(checks, false))
+	case formatMarkdown:
+		err = render.Markdown(o.IO.Out, render.Document{Blocks: []render.Block{doctorTable(checks, false)}})
+	default:
+		// Each check's detail (and fix) wraps beside its row, or under it
+		// where a word of it (a path) is wider than the room there: the
+		// table fits the terminal, or 100 columns (issue 40).
+		err = render.Text(o.IO.Out, render.Document{Blocks: []render.Block{doctorTable(checks, true)}}, o.IO.width(), o.IO.colored())
 	}
-	// Each check's detail (and fix) wraps in its column, or under its row
-	// where a word of it (a path) is wider than the column: the table fits
-	// the terminal, or 100 columns (issue 40).
-	var rows []tableRow
+	if err != nil {
+		return err
+	}
 	missing := 0
 	for _, c := range checks {
-		mark := word{text: doctorMark(c)}
-		if o.IO.colored() {
-			// From the check's outcome, as verdicts are from theirs.
-			switch {
-			case !c.OK:
-				mark.shown = termcolor.Paint(termcolor.Red, mark.text)
-			case c.Warn:
-				mark.shown = termcolor.Paint(termcolor.Yellow, mark.text)
-			case !c.NotApplicable && !c.Absent:
-				mark.shown = termcolor.Paint(termcolor.Green, mark.text)
-			}
-		}
-		rows = append(rows, tableRow{cells: []word{mark, {text: c.Name}}, last: textWords(c.Detail)})
 		if !c.OK {
 			missing++
 		}
-		if !c.OK || c.Warn {
-			rows = append(rows, tableRow{cells: []word{{}, {}}, last: textWords("fix: " + c.Fix)})
-		}
-	}
-	if err := fitTable(o.IO.Out, rows, o.IO.width()); err != nil {
-		return err
 	}
 	if missing > 0 {
 		return fmt.Errorf("doctor: %d of %d checks failed; the fixes are listed above", missing, len(checks))
 	}
 	return nil
+}
+
+// doctorTable is the checks as a table: each one's mark, toned from its
+// outcome (doctorTone), its name and its detail. With fixRows (the
+// terminal's view) a check's fix is a row of its own under it, "fix: ..."
+// in the detail's column, and the table has no heading line; without (a
+// file, a program) the fix has a column, FIX.
+func doctorTable(checks []doctor.Check, fixRows bool) *render.Table {
+	t := &render.Table{Trailing: fixRows, Headless: fixRows,
+		Columns: []render.Column{{Head: "STATUS"}, {Head: "CHECK"}, {Head: "DETAIL"}}}
+	if !fixRows {
+		t.Columns = append(t.Columns, render.Column{Head: "FIX"})
+	}
+	for _, c := range checks {
+		fix := ""
+		if !c.OK || c.Warn {
+			fix = c.Fix
+		}
+		row := []render.Cell{{Text: doctorMark(c), Tone: doctorTone(c)}, {Text: c.Name}, {Text: c.Detail}}
+		if !fixRows {
+			t.Rows = append(t.Rows, append(row, render.Cell{Text: fix}))
+			continue
+		}
+		t.Rows = append(t.Rows, row)
+		if fix != "" {
+			t.Rows = append(t.Rows, []render.Cell{{}, {}, {Text: "fix: " + fix}})
+		}
+	}
+	return t
+}
+
+// doctorTone is the tone of a check's mark, from its outcome as a
+// verdict's is from its: MISSING as a no, warn as a warning, ok as a yes;
+// absent and n/a plain.
+func doctorTone(c doctor.Check) render.Tone {
+	switch {
+	case !c.OK:
+		return render.No
+	case c.Warn:
+		return render.Warning
+	case !c.NotApplicable && !c.Absent:
+		return render.Yes
+	}
+	return render.Plain
 }
 
 // doctorMark is a check's first column: "MISSING" (a run needs it: doctor

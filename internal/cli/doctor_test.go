@@ -1,12 +1,20 @@
 package cli
 
 import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/qoslab/qoslab/internal/doctor"
+	"github.com/qoslab/qoslab/internal/guestvm"
 	"github.com/qoslab/qoslab/internal/hv"
+	"github.com/qoslab/qoslab/internal/render"
 )
 
 // TestDoctorMark: only what a run needs and lacks is MISSING (and fails
@@ -28,4 +36,48 @@ func TestDoctorMark(t *testing.T) {
 			assert.Equal(t, tt.want, doctorMark(tt.check))
 		})
 	}
+}
+
+// doctor's --format md and csv are its table with headings and the fix in
+// a column of its own; json is --json's, the checks as they are; text
+// colours each mark from its check's outcome (doctorTone).
+func TestDoctorFormats(t *testing.T) {
+	empty := t.TempDir()
+	run := func(format string) string {
+		streams, out, _ := testIO()
+		o := &doctorOptions{IO: streams, Format: format, AgentPath: filepath.Join(empty, "no-agent"),
+			VMEnv:       guestvm.Env{Store: filepath.Join(empty, "images"), StateHome: empty, CacheDir: empty},
+			KernelCache: filepath.Join(empty, "kernels")}
+		err := doctorRun(context.Background(), o)
+		if format != formatJSON {
+			require.Error(t, err, "the agent is missing: %s", format)
+		}
+		return out.String()
+	}
+	md := run(formatMarkdown)
+	assert.True(t, strings.HasPrefix(md, "| STATUS | CHECK | DETAIL | FIX |\n|---|---|---|---|\n| MISSING | host agent | "), md)
+	assert.Regexp(t, `\| MISSING \| host agent \| [^|\n]+ \| make build \|\n`, md)
+
+	recs, err := csv.NewReader(strings.NewReader(run(formatCSV))).ReadAll()
+	require.NoError(t, err)
+	assert.Equal(t, []string{"STATUS", "CHECK", "DETAIL", "FIX"}, recs[0])
+	assert.Equal(t, []string{"MISSING", "host agent"}, recs[1][:2])
+	assert.Equal(t, "make build", recs[1][3])
+
+	var checks []doctor.Check
+	require.NoError(t, json.Unmarshal([]byte(run(formatJSON)), &checks))
+	require.Len(t, checks, len(recs)-1, "a row per check")
+
+	text := run(formatText)
+	assert.NotContains(t, text, "STATUS", "the terminal's view has no heading line")
+	assert.Regexp(t, `\n {10,}fix: make build\n`, text, "a fix under its check's detail")
+}
+
+// A check's mark takes its tone from the check, never from its words.
+func TestDoctorTone(t *testing.T) {
+	assert.Equal(t, render.Yes, doctorTone(doctor.Check{Check: hv.Check{OK: true}}))
+	assert.Equal(t, render.No, doctorTone(doctor.Check{Check: hv.Check{}}))
+	assert.Equal(t, render.Warning, doctorTone(doctor.Check{Check: hv.Check{OK: true, Warn: true}}))
+	assert.Equal(t, render.Plain, doctorTone(doctor.Check{Check: hv.Check{OK: true, Absent: true}}))
+	assert.Equal(t, render.Plain, doctorTone(doctor.Check{Check: hv.Check{OK: true}, NotApplicable: true}))
 }

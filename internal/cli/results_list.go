@@ -19,8 +19,15 @@ import (
 	"github.com/qoslab/qoslab/internal/termcolor"
 )
 
-func newCmdResultsList(f *Factory, runF func(context.Context, *resultsOptions) error) *cobra.Command {
-	o := &resultsOptions{}
+// listOptions are `qoslab results list`'s inputs.
+type listOptions struct {
+	resultsOptions
+	// Format is --format, one of viewFormats; --json is --format json.
+	Format string
+}
+
+func newCmdResultsList(f *Factory, runF func(context.Context, *listOptions) error) *cobra.Command {
+	o := &listOptions{}
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List results directories, oldest first, with each run's state and verdicts",
@@ -29,12 +36,15 @@ it started, whether it was a --quick run, how it stands (complete, running, part
 with how many of its cell runs were measured, damaged, or unreadable), the timed
 cell runs its samples hold (CELL RUNS, counted as the plan counts them; --json's
 samples counts records, one per thread of a cell run) and the verdict of each workload it judged. Where nothing has run yet the list is
-empty. --json prints the same for scripts, each run's verdicts as summary.json
-has them.`,
+empty. The table fits the terminal (100 columns when it is no terminal); --format
+md and csv give it with every column; --format json (or --json) prints the same
+for scripts, each run's verdicts as summary.json has them.`,
 		Args: noArgs,
 	}
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON: one object per run, verdicts as in summary.json")
-	return resultsCommand(f, cmd, "results", o, o, resultsListRun, runF)
+	formatFlags(cmd, &o.Format, &o.JSON, "print JSON: one object per run, verdicts as in summary.json")
+	return resultsCommand(f, cmd, "results", &o.resultsOptions, o, resultsListRun, runF, func() error {
+		return checkFormat(cmd, &o.Format, o.JSON)
+	})
 }
 
 // listedRun is one results directory as `results list --json` prints it:
@@ -126,26 +136,25 @@ func (r listedRun) cellRunsText() string {
 	return strconv.Itoa(r.CellRuns)
 }
 
-// verdictWords are the verdicts, each workload with its answer in style s,
-// kept together as one word so a line breaks between verdicts: "fp yes,
-// compress no".
-func (r listedRun) verdictWords(s summary.Style) []word {
+// verdictSpans are the verdicts, each workload with its answer in its
+// outcome's tone, kept together so a line breaks between verdicts: "fp
+// yes, compress no"; "-" for none.
+func (r listedRun) verdictSpans() []render.Span {
 	if len(r.Verdicts) == 0 {
-		return []word{{text: "-"}}
+		return []render.Span{render.Words("-")}
 	}
-	var ws []word
+	var spans []render.Span
 	for i, v := range r.Verdicts {
-		comma := ""
-		if i < len(r.Verdicts)-1 {
-			comma = ","
+		if i > 0 {
+			spans = append(spans, render.Words(", "))
 		}
-		name := render.SensitivityName(v.Host) + " "
-		ws = append(ws, word{text: name + string(v.Outcome) + comma, shown: name + s.Answer(v.Outcome) + comma})
+		spans = append(spans, render.Span{Text: render.SensitivityName(v.Host) + " ", Keep: true},
+			render.Toned(string(v.Outcome), summary.AnswerTone(v.Outcome)))
 	}
-	return ws
+	return spans
 }
 
-func resultsListRun(_ context.Context, o *resultsOptions) error {
+func resultsListRun(_ context.Context, o *listOptions) error {
 	entries, err := results.ListPlanned(o.Results, experiment.PlannedOf)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -154,23 +163,42 @@ func resultsListRun(_ context.Context, o *resultsOptions) error {
 	for _, e := range entries {
 		rows = append(rows, describeRun(e))
 	}
-	if o.JSON {
+	switch {
+	case o.Format == formatJSON:
 		return printJSON(o.IO.Out, rows)
-	}
-	if len(rows) == 0 {
+	case o.Format == formatCSV:
+		return render.CSV(o.IO.Out, listTable(rows, o.Results, listLayout{quick: true}))
+	case len(rows) == 0:
 		fmt.Fprintf(o.IO.Out, "no results in %s yet; make some with `qoslab run`\n", o.Results)
 		return nil
+	case o.Format == formatMarkdown:
+		d := render.Document{Blocks: []render.Block{listTable(rows, o.Results, listLayout{quick: true})}}
+		if problems := listProblems(rows); len(problems) > 0 {
+			l := &render.List{}
+			for _, p := range problems {
+				l.Items = append(l.Items, render.Item{Spans: []render.Span{{Text: "warning:", Strong: true}, render.Words(" " + p)}})
+			}
+			d.Add(l)
+		}
+		return render.Markdown(o.IO.Out, d)
 	}
-	table, problems, relative := listTable(rows, o.Results, o.IO)
-	if relative {
+	return listText(o, rows)
+}
+
+// listText writes the runs as a terminal shows them: the table fitted to
+// its width (listFit), the results directory said above it where the
+// table names each run under it, and under it each run's problem, a
+// warning, its continuations indented.
+func listText(o *listOptions, rows []listedRun) error {
+	way := listFit(rows, o.Results, o.IO.width())
+	if way.relative {
 		fmt.Fprintf(o.IO.Out, "DIRECTORY under %s\n", o.Results)
 	}
-	if err := fitTable(o.IO.Out, table, o.IO.width()); err != nil {
+	d := render.Document{Blocks: []render.Block{listTable(rows, o.Results, way)}}
+	if err := render.Text(o.IO.Out, d, o.IO.width(), o.IO.colored()); err != nil {
 		return err
 	}
-	// A problem's line says what to do about a run: a warning, wrapped
-	// under the table with its continuations indented.
-	for _, p := range problems {
+	for _, p := range listProblems(rows) {
 		lines := wrapWords(textWords(p), o.IO.width()-4)
 		for i := range lines {
 			lines[i] = "    " + lines[i]
@@ -183,83 +211,92 @@ func resultsListRun(_ context.Context, o *resultsOptions) error {
 	return nil
 }
 
-// listTable is the table of runs rows, to fit io's width, and the problems
-// to say under it. Where the table is too wide for its verdicts to have a
-// column, QUICK, the least read column, is folded into STATE ("complete,
-// quick"); then each DIRECTORY is named under the results directory dir
-// (relative, said above the table); then SPEC is said with the verdicts
-// ("contention: fp yes"); where even then they have none, each
-// row's verdicts go under it (fitTable). Each verdict's answer is in io's
-// style.
-func listTable(rows []listedRun, dir string, io *IOStreams) ([]tableRow, []string, bool) {
-	build := func(quickColumn, relative, specLast bool) ([]tableRow, []string) {
-		head := []string{"DIRECTORY", "SPEC", "STARTED", "QUICK", "STATE", "CELL RUNS"}
-		if !quickColumn {
-			head = append(head[:3], head[4:]...)
-		}
-		if specLast {
-			head = append(head[:1], head[2:]...)
-		}
-		var hw []word
-		for _, h := range head {
-			hw = append(hw, word{text: h})
-		}
-		last := []word{{text: "VERDICT"}}
-		if specLast {
-			last = []word{{text: "SPEC:"}, {text: "VERDICT"}}
-		}
-		table := []tableRow{{cells: hw, last: last}}
-		var problems []string
-		for _, r := range rows {
-			started := "-"
-			if !r.Started.IsZero() {
-				started = r.Started.Format("2006-01-02 15:04:05Z")
-			}
-			quick, state := "-", r.stateText()
-			if r.Quick {
-				quick = "quick"
-				if !quickColumn {
-					state += ", quick"
-				}
-			}
-			path := r.Path
-			if rel, err := filepath.Rel(dir, r.Path); err == nil && relative && filepath.IsLocal(rel) {
-				path = rel
-			}
-			cells := []string{path, orDash(r.Spec), started, quick, state, r.cellRunsText()}
-			if !quickColumn {
-				cells = append(cells[:3], cells[4:]...)
-			}
-			last := r.verdictWords(io.Verdicts)
-			if specLast {
-				cells = append(cells[:1], cells[2:]...)
-				last = append([]word{{text: orDash(r.Spec) + ":"}}, last...)
-			}
-			var cw []word
-			for _, c := range cells {
-				cw = append(cw, word{text: c})
-			}
-			table = append(table, tableRow{cells: cw, last: last})
-			switch r.State {
-			case "damaged", "unreadable":
-				problems = append(problems, fmt.Sprintf("%s: %s", r.Path, r.Error))
-			case "partial":
-				why := ""
-				if r.Error != "" {
-					why = r.Error + "; "
-				}
-				problems = append(problems, fmt.Sprintf("%s: %sfinish it with qoslab run --resume %s", r.Path, why, r.Path))
-			}
-		}
-		return table, problems
-	}
-	for _, way := range []struct{ quick, relative, specLast bool }{{true, false, false}, {false, false, false}, {false, true, false}} {
-		if table, problems := build(way.quick, way.relative, way.specLast); io.width()-tableOffset(table) >= minLast {
-			return table, problems, way.relative
+// listLayout is how the runs' table is laid out: QUICK a column of its
+// own (else folded into STATE: "complete, quick"); each DIRECTORY named
+// under the results directory (relative) or as it is; SPEC said with the
+// verdicts ("contention: fp yes") rather than in a column.
+type listLayout struct{ quick, relative, specLast bool }
+
+// listFit is the layout of the runs' table at width: where the table is
+// too wide for its verdicts to have a column beside the others
+// (render.Fits), QUICK, the least read column, is folded into STATE; then
+// each DIRECTORY is named under the results directory dir (said above the
+// table); then SPEC is said with the verdicts; where even then they have
+// no room, each row's verdicts go under it (render.Table's Trailing).
+func listFit(rows []listedRun, dir string, width int) listLayout {
+	for _, way := range []listLayout{{quick: true}, {}, {relative: true}} {
+		if render.Fits(listTable(rows, dir, way), width) {
+			return way
 		}
 	}
-	table, problems := build(false, true, true)
-	return table, problems, true
+	return listLayout{relative: true, specLast: true}
+}
+
+// listTable is the table of runs rows laid out as way, its directories
+// under the results directory dir where way is relative.
+func listTable(rows []listedRun, dir string, way listLayout) *render.Table {
+	t := &render.Table{Trailing: true}
+	heads := []string{"DIRECTORY", "SPEC", "STARTED", "QUICK", "STATE", "CELL RUNS", "VERDICT"}
+	for _, h := range heads {
+		switch {
+		case h == "QUICK" && !way.quick, h == "SPEC" && way.specLast:
+		case h == "VERDICT" && way.specLast:
+			t.Columns = append(t.Columns, render.Column{Head: "SPEC: VERDICT"})
+		default:
+			t.Columns = append(t.Columns, render.Column{Head: h})
+		}
+	}
+	for _, r := range rows {
+		started := "-"
+		if !r.Started.IsZero() {
+			started = r.Started.Format("2006-01-02 15:04:05Z")
+		}
+		quick, state := "-", r.stateText()
+		if r.Quick {
+			quick = "quick"
+			if !way.quick {
+				state += ", quick"
+			}
+		}
+		path := r.Path
+		if rel, err := filepath.Rel(dir, r.Path); err == nil && way.relative && filepath.IsLocal(rel) {
+			path = rel
+		}
+		row := render.TextCells(path)
+		if !way.specLast {
+			row = append(row, render.Cell{Text: orDash(r.Spec)})
+		}
+		row = append(row, render.Cell{Text: started})
+		if way.quick {
+			row = append(row, render.Cell{Text: quick})
+		}
+		row = append(row, render.TextCells(state, r.cellRunsText())...)
+		verdicts := r.verdictSpans()
+		if way.specLast {
+			verdicts = append([]render.Span{render.Words(orDash(r.Spec) + ": ")}, verdicts...)
+		}
+		t.Rows = append(t.Rows, append(row, render.SpanCell(verdicts...)))
+	}
+	return t
+}
+
+// listProblems are what to say under the table about the runs: a damaged
+// or unreadable run's error, and how to finish a partial one.
+func listProblems(rows []listedRun) []string {
+	var problems []string
+	for _, r := range rows {
+		switch r.State {
+		case "damaged", "unreadable":
+			problems = append(problems, fmt.Sprintf("%s: %s", r.Path, r.Error))
+		case "partial":
+			why := ""
+			if r.Error != "" {
+				why = r.Error + "; "
+			}
+			problems = append(problems, fmt.Sprintf("%s: %sfinish it with qoslab run --resume %s", r.Path, why, r.Path))
+		}
+	}
+	return problems
 }
 
 func orDash(s string) string {

@@ -1,9 +1,12 @@
 package cli
 
 import (
-	"io"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+
+	"github.com/qoslab/qoslab/internal/render"
 )
 
 // defaultWidth is the width a table or a help text fits where stdout is
@@ -28,16 +31,34 @@ func (s *IOStreams) width() int {
 // asks for none; see colorStreams).
 func (s *IOStreams) colored() bool { return s.Verdicts != 0 }
 
-// word is one word of a cell: its text, which its width is counted from,
-// and how it is shown (coloured, say), which is its text when empty.
-type word struct{ text, shown string }
+// viewFormats are the formats of a command that shows a table (doctor,
+// results list): the terminal's view, fitted to its width; Markdown and
+// CSV, the same table with every column (render); the command's JSON.
+var viewFormats = []string{formatText, formatMarkdown, formatJSON, formatCSV}
 
-func (w word) String() string {
-	if w.shown != "" {
-		return w.shown
-	}
-	return w.text
+// formatFlags adds --format (one of viewFormats, text by default) and
+// --json, its alias for --format json, whose help says what JSON prints.
+func formatFlags(cmd *cobra.Command, format *string, json *bool, jsonHelp string) {
+	cmd.Flags().StringVar(format, "format", formatText, "output format: text (fits the terminal), md, json, csv")
+	cmd.Flags().BoolVar(json, "json", false, jsonHelp+": --format json")
+	complete(cmd, "format", func() []string { return viewFormats })
 }
+
+// checkFormat makes --json --format json, refusing it beside another
+// --format, and refuses a format not in viewFormats.
+func checkFormat(cmd *cobra.Command, format *string, json bool) error {
+	if json {
+		if cmd.Flags().Changed("format") && *format != formatJSON {
+			return usageErrorf("--json is --format json: it cannot go with --format %s", *format)
+		}
+		*format = formatJSON
+	}
+	return oneOf("--format", *format, viewFormats)
+}
+
+// word is one word of plain text, which a line breaks before or after,
+// never inside.
+type word struct{ text string }
 
 // textWords are the words of plain text s.
 func textWords(s string) []word {
@@ -68,7 +89,7 @@ func wrapWords(ws []word, width int) []string {
 			b.WriteByte(' ')
 			n++
 		}
-		b.WriteString(w.String())
+		b.WriteString(w.text)
 		n += wl
 	}
 	if n > 0 || len(lines) == 0 {
@@ -96,89 +117,6 @@ func wrapText(s string, width int) string {
 	return strings.Join(out, "\n")
 }
 
-// tableRow is a row of a table fitTable writes: cells in columns, then
-// last, the long cell (a detail, the verdicts), which wraps.
-type tableRow struct {
-	cells []word
-	last  []word
-}
-
-const (
-	// tableGap is the space between columns.
-	tableGap = 2
-	// minLast is the narrowest the last column may be beside the others;
-	// narrower, a row's last cell goes under it.
-	minLast = 16
-	// underIndent indents a last cell written under its row.
-	underIndent = 4
-)
-
-// columnWidths are the widths of rows' columns but the last.
-func columnWidths(rows []tableRow) []int {
-	var widths []int
-	for _, r := range rows {
-		for i, c := range r.cells {
-			if i >= len(widths) {
-				widths = append(widths, 0)
-			}
-			widths[i] = max(widths[i], textWidth(c.text))
-		}
-	}
-	return widths
-}
-
-// tableOffset is where the last column starts: the other columns' widths
-// and their gaps.
-func tableOffset(rows []tableRow) int {
-	off := 0
-	for _, w := range columnWidths(rows) {
-		off += w + tableGap
-	}
-	return off
-}
-
-// fitTable writes rows to w as aligned columns that fit width: each row's
-// last cell wraps within the last column, its continuations under it;
-// where that column would be narrower than minLast, or a word of the cell
-// wider than it, the cell goes under its row, indented, and wraps there.
-func fitTable(w io.Writer, rows []tableRow, width int) error {
-	widths := columnWidths(rows)
-	off := tableOffset(rows)
-	var b strings.Builder
-	for _, r := range rows {
-		var line strings.Builder
-		for i, c := range r.cells {
-			line.WriteString(c.String())
-			line.WriteString(strings.Repeat(" ", widths[i]+tableGap-textWidth(c.text)))
-		}
-		for i := len(r.cells); i < len(widths); i++ { // a row with fewer cells
-			line.WriteString(strings.Repeat(" ", widths[i]+tableGap))
-		}
-		beside := width-off >= minLast
-		for _, wd := range r.last {
-			beside = beside && textWidth(wd.text) <= width-off
-		}
-		head := strings.TrimRight(line.String(), " ")
-		switch {
-		case len(r.last) == 0:
-			b.WriteString(head + "\n")
-		case beside:
-			for i, l := range wrapWords(r.last, width-off) {
-				if i == 0 {
-					b.WriteString(line.String() + l + "\n")
-				} else {
-					b.WriteString(strings.Repeat(" ", off) + l + "\n")
-				}
-			}
-		default:
-			if head != "" {
-				b.WriteString(head + "\n")
-			}
-			for _, l := range wrapWords(r.last, width-underIndent) {
-				b.WriteString(strings.Repeat(" ", underIndent) + l + "\n")
-			}
-		}
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
+// minLast is the narrowest a command's summary may be beside its name
+// in the help (fitHelp), as a table's trailing column (render.TrailingRoom).
+const minLast = render.TrailingRoom

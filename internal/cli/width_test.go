@@ -55,24 +55,6 @@ func TestWrapText(t *testing.T) {
 	assert.Equal(t, "short line\n  one two three\n  four five six", wrapText(in, 16))
 }
 
-// A long cell wraps in its column; one with a word wider than the column
-// goes under its row, indented.
-func TestFitTable(t *testing.T) {
-	var b strings.Builder
-	rows := []tableRow{
-		{cells: textWords("ok name"), last: textWords("one two three four five six seven eight nine ten eleven")},
-		{cells: textWords("MISSING other"), last: textWords("see /a/path/far/wider/than/the/last/column/of/the/table")},
-	}
-	require.NoError(t, fitTable(&b, rows, 40))
-	assert.Equal(t, `ok       name   one two three four five
-                six seven eight nine ten
-                eleven
-MISSING  other
-    see
-    /a/path/far/wider/than/the/last/column/of/the/table
-`, b.String())
-}
-
 // Every command's help fits 100 columns where stdout is no terminal, and
 // keeps every flag's text, only wrapped.
 func TestHelpFitsWidth(t *testing.T) {

@@ -1,5 +1,7 @@
 package render
 
+import "strings"
+
 // Tone is what a span of text or a table's cell says that a reader must
 // not miss: a verdict's answer, a warning, a note. It is set from the
 // values the text is made from (a verdict's outcome, a warning returned
@@ -21,12 +23,14 @@ const (
 
 // Span is a run of text in one tone. Strong asks the Markdown encoder for
 // emphasis (a label: "warning:"); Code marks a command or a name to be
-// copied as it is.
+// copied as it is; Keep holds its words together: Text never breaks a
+// line at its spaces ("fp yes," stays on one line).
 type Span struct {
 	Text   string
 	Tone   Tone
 	Strong bool
 	Code   bool
+	Keep   bool
 }
 
 // Words is text as one plain span.
@@ -67,11 +71,20 @@ type Item struct {
 // be seen ("--format md shows every column"). RowTones, where it has a
 // row's, is the tone of that row as a whole (a run's verdict in a table of
 // runs): HTML colours the row, the other encoders leave it to its cells.
+//
+// A Trailing table is laid out otherwise (Text): its last column is each
+// row's trailing text (a check's detail, a run's verdicts); the other
+// columns keep their full widths and the last wraps beside them where it
+// has room (TrailingRoom columns, and its cell's longest word), else
+// under its row, indented. Headless leaves out the heading line on a
+// terminal, where the cells say what they are; a file has it.
 type Table struct {
 	Columns  []Column
 	Rows     [][]Cell
 	More     string
 	RowTones []Tone
+	Trailing bool
+	Headless bool
 }
 
 // Column is a table's column: its heading, whether its cells are numbers
@@ -84,10 +97,24 @@ type Column struct {
 	Drop  int
 }
 
-// Cell is a table's cell: its text, in a tone.
+// Cell is a table's cell: its text, in a tone. Spans, where set (a cell
+// of parts, SpanCell), are its words as a terminal shows them, each part
+// in its own tone and kept whole where Keep; Text is then their texts
+// joined, which the encoders that show no tones write.
 type Cell struct {
-	Text string
-	Tone Tone
+	Text  string
+	Tone  Tone
+	Spans []Span
+}
+
+// SpanCell is a cell of spans: a verdict's answers in their tones among
+// plain words, each verdict kept on one line.
+func SpanCell(spans ...Span) Cell {
+	var b strings.Builder
+	for _, s := range spans {
+		b.WriteString(s.Text)
+	}
+	return Cell{Text: b.String(), Spans: spans}
 }
 
 // Fold is a section a reader may skip: its title, then its blocks (folded

@@ -189,7 +189,8 @@ func (l line) shown(colour bool) string {
 }
 
 // spanWords splits spans into words, each run of a word in its span's
-// tone; a code span is set in backquotes.
+// tone; a code span is set in backquotes; a Keep span's spaces are its
+// word's, not breaks.
 func spanWords(spans []Span) []word {
 	var out []word
 	var cur word
@@ -199,7 +200,7 @@ func spanWords(spans []Span) []word {
 			text = "`" + text + "`"
 		}
 		for _, r := range text {
-			if r == ' ' || r == '\t' || r == '\n' {
+			if (r == ' ' || r == '\t' || r == '\n') && !s.Keep {
 				if len(cur) > 0 {
 					out = append(out, cur)
 					cur = nil
@@ -258,8 +259,14 @@ func wrapWords(words []word, width int, first, rest string) []line {
 // tableGap is the space between a table's columns.
 const tableGap = 2
 
-// cellWords are a cell's words, in its tone.
-func cellWords(c Cell) []word { return spanWords([]Span{{Text: c.Text, Tone: c.Tone}}) }
+// cellWords are a cell's words, in its tone, or its spans' words where it
+// has spans.
+func cellWords(c Cell) []word {
+	if c.Spans != nil {
+		return spanWords(c.Spans)
+	}
+	return spanWords([]Span{{Text: c.Text, Tone: c.Tone}})
+}
 
 // layout is how a table is set out at a width: the columns kept (by
 // index) and each one's width; none when only a row per record fits.
@@ -394,8 +401,12 @@ func headsOf(t *Table, cols []int) []string {
 }
 
 // Fits reports whether Text sets t out in columns at width, every column
-// kept: neither left out nor written a row as lines.
+// kept: neither left out nor written a row as lines; a Trailing table,
+// whether its last column has TrailingRoom beside the others.
 func Fits(t *Table, width int) bool {
+	if t.Trailing {
+		return width-trailingOffset(t) >= TrailingRoom
+	}
 	_, dropped, ok := fit(t, width)
 	return ok && len(dropped) == 0
 }
@@ -410,20 +421,23 @@ func (l *layout) grow(sizes []columnSizes, width int) {
 	}
 }
 
-// table writes t fitted to the width (fit): its heading, then its rows,
+// table writes t fitted to the width (fit), or a Trailing table as
+// trailing does: its heading (unless Headless), then its rows,
 // each cell wrapped within its column; where no layout fits, each row as
 // lines of "heading: value". Below it, the columns it left out.
 func (t *textWriter) table(tb *Table) {
+	if tb.Trailing {
+		t.trailing(tb)
+		return
+	}
 	l, dropped, ok := fit(tb, t.width)
 	if !ok {
 		t.records(tb)
 		return
 	}
-	head := make([]Cell, len(tb.Columns))
-	for i, c := range tb.Columns {
-		head[i] = Cell{Text: c.Head}
+	if !tb.Headless {
+		t.row(tb, l, headCells(tb))
 	}
-	t.row(tb, l, head)
 	for _, r := range tb.Rows {
 		t.row(tb, l, r)
 	}
@@ -435,6 +449,15 @@ func (t *textWriter) table(tb *Table) {
 		t.b.WriteString("\n")
 		t.lines(wrapSpans([]Span{Words(note)}, t.width, "", ""))
 	}
+}
+
+// headCells are t's headings as a row of plain cells.
+func headCells(t *Table) []Cell {
+	head := make([]Cell, len(t.Columns))
+	for i, c := range t.Columns {
+		head[i] = Cell{Text: c.Head}
+	}
+	return head
 }
 
 // row writes one row of a table laid out as l: its cells wrapped in their
@@ -481,6 +504,9 @@ func (t *textWriter) records(tb *Table) {
 				continue
 			}
 			spans := []Span{Words(tb.Columns[i].Head + ":"), {Text: " " + c.Text, Tone: c.Tone}}
+			if c.Spans != nil {
+				spans = append([]Span{Words(tb.Columns[i].Head + ": ")}, c.Spans...)
+			}
 			t.lines(wrapSpans(spans, t.width, "", "    "))
 		}
 	}
