@@ -40,7 +40,9 @@ func TestBenchTextFitsTheTerminal(t *testing.T) {
 		streams, out, _ := testIO()
 		streams.Width = width
 		o.IO = streams
-		o.StartTarget = func(context.Context, string, spec.Spec, io.Writer) (experiment.Target, []string, error) { return a, nil, nil }
+		o.StartTarget = func(context.Context, string, spec.Spec, io.Writer) (experiment.Target, []string, error) {
+			return a, nil, nil
+		}
 		require.NoError(t, benchRun(context.Background(), o))
 		fits := streams.width()
 		for _, l := range strings.Split(out.String(), "\n") {
