@@ -12,6 +12,10 @@ import (
 	"github.com/qoslab/qoslab/internal/results"
 )
 
+// wide is a terminal wide enough for every column and every note on one
+// line, so that the content can be read whole.
+var wide = Terminal{Width: 1000}
+
 func benchDoc(targets ...string) *Bench {
 	b := &Bench{}
 	for _, t := range targets {
@@ -30,12 +34,12 @@ func benchDoc(targets ...string) *Bench {
 func TestBenchTableShowsPiAndRatio(t *testing.T) {
 	for _, format := range []string{"table", "markdown"} {
 		var out strings.Builder
-		require.NoError(t, WriteBench(&out, format, benchDoc("host")))
+		require.NoError(t, WriteBench(&out, format, benchDoc("host"), wide))
 		assert.Contains(t, out.String(), "pi 3.141700 (error 0.0002)", format+": the median estimate and error")
 		assert.Contains(t, out.String(), "ratio 3.02:1", format)
 	}
 	var out strings.Builder
-	require.NoError(t, WriteBench(&out, "table", benchDoc("host", "vm")))
+	require.NoError(t, WriteBench(&out, "table", benchDoc("host", "vm"), wide))
 	assert.Contains(t, out.String(), "host pi 3.141700 (error 0.0002), vm pi 3.141700 (error 0.0002)", "side by side, each target's")
 }
 
@@ -43,11 +47,11 @@ func TestBenchIncompleteDoesNotRepeatTheError(t *testing.T) {
 	b := benchDoc("host")
 	b.Error = "cell 7/8 (host: fp qos=background threads=1 repeat=2) failed: agent channel closed"
 	var out strings.Builder
-	require.NoError(t, WriteBench(&out, "table", b))
+	require.NoError(t, WriteBench(&out, "table", b, wide))
 	assert.Contains(t, out.String(), "incomplete: 6 cell runs finished before the run stopped")
 	assert.NotContains(t, out.String(), "agent channel closed", "qoslab prints the error once, on stderr")
 	out.Reset()
-	require.NoError(t, WriteBench(&out, "json", b))
+	require.NoError(t, WriteBench(&out, "json", b, wide))
 	assert.Contains(t, out.String(), "agent channel closed", "the JSON keeps it")
 }
 
@@ -60,11 +64,11 @@ func TestBenchFlagsDisagreeingRepeats(t *testing.T) {
 			results.Sample{Target: "host", Workload: "fp", QoS: 9, Threads: 1, Repeat: rep + 1, EndNs: 1e9, Work: bg, Unit: "loops", Rate: bg, QoSApplied: 9, QoSFull: true},
 			results.Sample{Target: "host", Workload: "fp", QoS: 33, Threads: 1, Repeat: rep + 1, EndNs: 1e9, Work: 300e6, Unit: "loops", Rate: 300e6, QoSApplied: 33, QoSFull: true})
 	}
-	want := "warning: host fp qos=9 threads=1: repeats range 1.6M..527M loops/s (329x apart): the records carry no CPU time (a run written before results schema 1.2), " +
+	want := "host fp qos=9 threads=1: repeats range 1.6M..527M loops/s (329x apart): the records carry no CPU time (a run written before results schema 1.2), " +
 		"so whether the threads lost CPU share or speed cannot be told"
 	for _, format := range []string{"table", "markdown"} {
 		var out strings.Builder
-		require.NoError(t, WriteBench(&out, format, b))
+		require.NoError(t, WriteBench(&out, format, b, wide))
 		// mean 176.77M, sd sqrt(183995/2) = 303.3M: cv 171.6%.
 		assert.Contains(t, out.String(), "1.7M [1.6M..527M] cv 171.6% !", format)
 		assert.Contains(t, out.String(), "300M [300M..300M] cv 0.0%", format)
@@ -85,7 +89,7 @@ func TestBenchJSONHasCellSummaries(t *testing.T) {
 		b.Samples = append(b.Samples, results.Sample{Target: "host", Workload: "fp", QoS: 9, Threads: 1, Repeat: rep + 1, EndNs: 1e9, Work: rate, Unit: "loops", Rate: rate, QoSApplied: 9, QoSFull: true})
 	}
 	var out strings.Builder
-	require.NoError(t, WriteBench(&out, "json", b))
+	require.NoError(t, WriteBench(&out, "json", b, wide))
 	var doc struct {
 		Cells []struct {
 			Target    string `json:"target"`
@@ -132,11 +136,11 @@ func TestBenchNotationOneSymbolPerMeaning(t *testing.T) {
 			results.Sample{Target: "host", Workload: "fp", QoS: 33, Threads: 1, Repeat: rep + 1, EndNs: 1e9, Work: 1e8, Unit: "loops", Rate: 1e8, QoSApplied: 21, QoSFull: false, QoSReason: "no CAP_SYS_NICE"})
 	}
 	var out strings.Builder
-	require.NoError(t, WriteBench(&out, "table", b))
+	require.NoError(t, WriteBench(&out, "table", b, wide))
 	text := out.String()
 	assert.Contains(t, text, "cv ")
 	assert.Equal(t, 1, strings.Count(text, "% !"), "the disagreeing cell is marked:\n%s", text)
-	assert.Contains(t, text, "\n!: the repeats disagree", "its legend beside the table")
+	assert.Contains(t, text, "\n- !: the repeats disagree", "its legend under the table")
 	assert.Contains(t, text, "default (other class)")
 	assert.NotContains(t, text, "default !")
 	assert.Equal(t, 1, strings.Count(text, "warning: host fp qos=9 threads=1"), "its warning once:\n%s", text)
@@ -149,17 +153,17 @@ func TestVZModelIsSaidToBeQEMUs(t *testing.T) {
 	b := benchDoc("host", "vm")
 	b.Machines = map[string]hv.MachineInfo{"vm": {Backend: "qemu", Accel: "tcg", Model: hv.ModelVZ}}
 	var out strings.Builder
-	require.NoError(t, WriteBench(&out, "table", b))
+	require.NoError(t, WriteBench(&out, "table", b, wide))
 	assert.Contains(t, out.String(), "vm: qemu (tcg), device model vz: the guest laid out as Virtualization.framework lays it out, emulated by qemu; a test of the guest a Mac boots, not a measurement of Virtualization.framework or of a Mac.")
 
 	out.Reset()
-	require.NoError(t, WriteBench(&out, "json", b))
+	require.NoError(t, WriteBench(&out, "json", b, wide))
 	assert.Contains(t, out.String(), `"backend": "qemu"`)
 	assert.Contains(t, out.String(), `"model": "vz"`)
 
 	b.Machines = map[string]hv.MachineInfo{"vm": {Backend: "qemu", Accel: "tcg"}}
 	out.Reset()
-	require.NoError(t, WriteBench(&out, "table", b))
+	require.NoError(t, WriteBench(&out, "table", b, wide))
 	assert.NotContains(t, out.String(), "device model", "the backend's own model needs no word")
 }
 
@@ -175,7 +179,7 @@ func TestBenchLeavesIdleRepeatsOut(t *testing.T) {
 		}
 		for _, format := range []string{"table", "markdown"} {
 			var out strings.Builder
-			require.NoError(t, WriteBench(&out, format, b))
+			require.NoError(t, WriteBench(&out, format, b, wide))
 			assert.Contains(t, out.String(), "4 (+2 idle)", "%v %s: the idle repeats beside n", targets, format)
 			assert.Contains(t, out.String(), "2.05M [1.9M..2.2M]", "%v %s: median, min and max of the 4 that did work", targets, format)
 			assert.Contains(t, out.String(), "n (+k idle): k repeats did no work", "%v %s", targets, format)

@@ -97,6 +97,7 @@ Workloads: ` + strings.Join(catalog.Names(), ", ") + `.`,
   qoslab bench --target host,vm --workload fp --qos background,default --contention 2
   qoslab bench --workload compress,decompress --qos background,user-interactive --size 256MiB
   qoslab bench --workload fp --qos background,default --contention 2 --format csv --out fp.csv
+  qoslab bench --workload fp --qos 9,33 --format md --out fp.md
   qoslab bench --workload fp --qos 9,33 --threads 1-2 --save
   qoslab bench --target host,vm --workload fp --threads 1-4 --dry-run`,
 		Args: noArgs,
@@ -110,7 +111,8 @@ Workloads: ` + strings.Join(catalog.Names(), ", ") + `.`,
 	fl.IntVar(&o.Repeat, "repeat", spec.DefaultRepeats, "repeats of every cell (6: fewer cannot show a significant difference)")
 	fl.IntVar(&o.Warmup, "warmup", spec.DefaultWarmup, "untimed runs of every cell on every target before its first timed run")
 	fl.StringVar(&o.flags.contention, "contention", "0", "spinner threads at default priority, each pinned to a CPU, run outside the agent for the whole run: N, or all (one per CPU)")
-	fl.StringVar(&o.Format, "format", "table", "output: "+strings.Join(benchdoc.BenchFormats, ", "))
+	fl.StringVar(&o.Format, "format", benchdoc.FormatText, "output: "+strings.Join(benchdoc.Formats, ", ")+
+		" (text fits the terminal; md is Markdown; csv is the tidy CSV of every record; table and markdown, their older names, still work)")
 	fl.StringVar(&o.Out, "out", "", "write the output to FILE (the table still goes to the terminal)")
 	fl.BoolVar(&o.Save, "save", false, "also keep the run in a results directory (RESULTS/bench-<UTC time>), with summaries and report")
 	fl.StringVar(&o.Results, "results", "qoslab-results", "where --save creates the results directory (and where --dry-run looks for earlier cell times)")
@@ -129,7 +131,7 @@ Workloads: ` + strings.Join(catalog.Names(), ", ") + `.`,
 	complete(cmd, "workload", catalog.Names)
 	complete(cmd, "qos", qos.Names)
 	complete(cmd, "target", fixed(spec.TargetHost, spec.TargetVM))
-	complete(cmd, "format", fixed(benchdoc.BenchFormats...))
+	complete(cmd, "format", fixed(benchdoc.Formats...))
 	complete(cmd, "codec", catalog.AllCodecs)
 	complete(cmd, "sink", catalog.Sinks)
 	return command(f, cmd, "bench", o, &o.src, func([]string) error {
@@ -193,7 +195,10 @@ func (o *benchOptions) check() error {
 	if o.Contention, err = contention.ParseSpinnerCount(n("contention"), o.flags.contention); err != nil {
 		return wrapUsage(err)
 	}
-	if err := oneOf(n("format"), o.Format, benchdoc.BenchFormats); err != nil {
+	if f := benchdoc.FormatOf(o.Format); f != "" {
+		o.Format = f
+	}
+	if err := oneOf(n("format"), o.Format, benchdoc.Formats); err != nil {
 		return err
 	}
 	c := &o.Params
@@ -283,20 +288,23 @@ func benchRun(ctx context.Context, o *benchOptions) (err error) {
 	doc := benchdoc.NewBench(s, o.VMEnv.Name, o.VMEnv.Store, saved)
 	// Each warning is said once: a table's own warnings are under it, so
 	// neither the live log nor --save's summary repeats them.
-	table := o.Out != "" || o.Format == "table" || o.Format == "markdown"
-	said := map[string]bool{}
+	format := benchdoc.FormatOf(o.Format)
+	table := o.Out != "" || format == benchdoc.FormatText || format == benchdoc.FormatMarkdown
 	defer func() {
 		doc.Finish(err)
-		out := o.IO.Out
-		o.IO.Out = &warningFilter{w: out, seen: func(w string) { said[w] = true }}
 		werr := writeBench(o, doc)
-		o.IO.Out = out
 		if werr != nil && err == nil {
 			err = werr
 		}
+		said := map[string]bool{}
+		if table {
+			for _, w := range doc.Said() {
+				said[w] = true
+			}
+		}
 		if dir != nil {
 			io := *o.IO
-			io.Out = &warningFilter{w: out, drop: func(w string) bool { return said[w] }}
+			io.Out = &warningFilter{w: o.IO.Out, drop: func(w string) bool { return said[w] }}
 			if _, perr := publish(&io, dir.Path, nil, 0, 0); perr != nil && err == nil {
 				err = perr
 			}

@@ -157,7 +157,7 @@ func TestBenchBadFlagsAreUsageErrors(t *testing.T) {
 		{[]string{"--loops", "1e30"}, "allowed 1.."},
 		{[]string{"--loops", "99999999999999999999999"}, "overflows"},
 		{[]string{"--repeat", "0"}, "--repeat 0: allowed 1..1000"},
-		{[]string{"--format", "xml"}, `--format "xml": allowed table, json, csv, markdown`},
+		{[]string{"--format", "xml"}, `--format "xml": allowed text, md, json, csv`},
 		{[]string{"--sink", "tape"}, `--sink "tape": allowed file, block, null`},
 		{[]string{"--sink", "block"}, "needs --sink-path DEVICE"},
 		{[]string{"--contention", "-1"}, `--contention "-1": allowed 0..256 spinner threads or all (one per CPU)`},
@@ -362,7 +362,7 @@ func TestBenchMarksClassesNotApplied(t *testing.T) {
 	_, out, _, err := benchWithFake(t, a, "--qos", "33", "--loops", "10", "--repeat", "1")
 	require.NoError(t, err)
 	assert.Contains(t, out, "default (other class)", "threads that read back as another class are said to")
-	assert.Contains(t, out, summary.QoSNotesIntro, "the legend under the table, as written")
+	assert.Contains(t, strings.Join(strings.Fields(out), " "), summary.QoSNotesIntro, "the legend under the table, as written (wrapped)")
 }
 
 func TestBenchKeepsFinishedCellsOnFailure(t *testing.T) {
@@ -518,7 +518,8 @@ func TestBenchWarnsOfCellsTooShort(t *testing.T) {
 	a.speed = 100 // 10 ms cells
 	_, out, errOut, err := benchWithFake(t, a, "--loops", "10", "--repeat", "1", "--qos", "9")
 	require.NoError(t, err)
-	assert.Contains(t, out, "warning: host fp qos=background threads=1 ran 10ms (< 250ms): scheduler placement can decide a cell this short; use duration: 1s (bench: --duration 1s) or more loops")
+	assert.Contains(t, strings.Join(strings.Fields(out), " "), "- warning: host fp qos=background threads=1 ran 10ms (< 250ms): scheduler placement can decide a cell this short; use duration: 1s (bench: --duration 1s) or more loops",
+		"said under the table (wrapped to fit)")
 	assert.NotContains(t, errOut, "(< 250ms)", "said once, under the table, not as the run goes (its kind, not its words, says so)")
 	// Without a table to say it under, the run says it as it goes.
 	_, out, errOut, err = benchWithFake(t, newFakeAt(100), "--loops", "10", "--repeat", "1", "--qos", "9", "--format", "json")

@@ -43,12 +43,10 @@ func (c *colorWriter) Warn(line, _ string) error {
 }
 
 // warningFilter passes on what is written to w, and each warning written
-// to it as one (termcolor.Warn) but those drop says to leave out; seen,
-// when set, gets the text of every warning that passes.
+// to it as one (termcolor.Warn) but those drop says to leave out.
 type warningFilter struct {
 	w    io.Writer
 	drop func(text string) bool
-	seen func(text string)
 }
 
 func (f *warningFilter) Write(p []byte) (int, error) { return f.w.Write(p) }
@@ -57,9 +55,6 @@ func (f *warningFilter) Write(p []byte) (int, error) { return f.w.Write(p) }
 func (f *warningFilter) Warn(line, text string) error {
 	if f.drop != nil && f.drop(text) {
 		return nil
-	}
-	if f.seen != nil {
-		f.seen(text)
 	}
 	return termcolor.Warn(f.w, line, text)
 }

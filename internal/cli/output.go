@@ -14,11 +14,14 @@ func checkOut(name, path string) error {
 	return nil
 }
 
-// writeBench writes the chosen format to --out, then the table to the
-// terminal, or the format to stdout.
+// writeBench writes the chosen format to --out, then the text to the
+// terminal, or the format to stdout; the text fits the terminal's width
+// (100 columns off one) and is coloured from its tones where Out is
+// coloured.
 func writeBench(o *benchOptions, doc *benchdoc.Bench) error {
+	term := benchdoc.Terminal{Width: o.IO.width(), Colour: o.IO.colored()}
 	if o.Out == "" {
-		return benchdoc.WriteBench(o.IO.Out, o.Format, doc)
+		return benchdoc.WriteBench(o.IO.Out, o.Format, doc, term)
 	}
-	return benchdoc.WriteBenchFile(o.IO.Out, o.IO.ErrOut, o.Out, o.Format, doc)
+	return benchdoc.WriteBenchFile(o.IO.Out, o.IO.ErrOut, o.Out, o.Format, doc, term)
 }

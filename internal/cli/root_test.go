@@ -127,7 +127,7 @@ func TestCompletionOffersValues(t *testing.T) {
 	assert.Contains(t, complete("bench", "--workload", ""), "fp\n")
 	assert.Contains(t, complete("bench", "--workload", "fp,"), "fp,compress\n", "a list completes item by item")
 	assert.Contains(t, complete("bench", "--qos", ""), "user-interactive\n")
-	assert.Contains(t, complete("bench", "--format", ""), "markdown\n")
+	assert.Contains(t, complete("bench", "--format", ""), "md\n")
 	assert.Contains(t, complete("run", "--default", ""), "subsumption\n")
 	assert.Contains(t, complete("run", "--vm-backend", ""), "qemu\n")
 	assert.Contains(t, complete("run", "--vm-model", ""), "vz\n")

@@ -189,6 +189,14 @@ func decimal(x float64) string { return FormatCSVFloat(x) }
 // never a rounded "2.079e+06".
 func FormatCSVFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 
+// CSVHeader is the tidy CSV's columns, in order (a copy).
+func CSVHeader() []string { return slices.Clone(csvHeader) }
+
+// CSVRow is s as a row of the tidy CSV, under CSVHeader: every number in
+// the shortest form that reads back exactly, cpu_ns empty when not
+// recorded.
+func (s Sample) CSVRow() []string { return s.csvRow() }
+
 // WriteCSV writes the header and one row per sample.
 func WriteCSV(w io.Writer, samples []Sample) error {
 	cw := csv.NewWriter(w)
