@@ -29,7 +29,7 @@ func markdownBlock(b *strings.Builder, blk Block) {
 	case *Paragraph:
 		b.WriteString(markdownSpans(blk.Spans) + "\n")
 	case *Code:
-		b.WriteString("```\n" + strings.Join(blk.Lines, "\n") + "\n```\n")
+		b.WriteString("```" + blk.Lang + "\n" + strings.Join(blk.Lines, "\n") + "\n```\n")
 	case *List:
 		markdownItems(b, blk.Items, "")
 	case *Table:
@@ -74,7 +74,7 @@ func markdownTable(b *strings.Builder, t *Table) {
 	head := make([]string, len(t.Columns))
 	align := make([]string, len(t.Columns))
 	for i, c := range t.Columns {
-		head[i] = Escape(c.Head)
+		head[i] = Escape(c.LongHead())
 		align[i] = "---"
 		if c.Right {
 			align[i] = "--:"

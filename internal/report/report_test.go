@@ -195,13 +195,14 @@ func TestReportWarnsBesideTheVerdict(t *testing.T) {
 	warn := "host fp qos=9 threads=1: repeats range 1.105M..348.8M loops/s (316x apart): the records carry no CPU time (a run written before results schema 1.2), " +
 		"so whether the threads lost CPU share or speed cannot be told"
 	mech := "not recorded: the records carry no CPU time (a run written before results schema 1.2), so share and speed cannot be told apart"
-	assert.Regexp(t, `\n- fp: QoS subsumed in VM: [^\n]*\n  - \*\*mechanism:\*\* `+regexp.QuoteMeta(mech)+`\n  - \*\*warning:\*\* `+regexp.QuoteMeta(warn)+"\n",
-		md.String(), "under the fp verdict, after its mechanism")
-	assert.Regexp(t, `<li>fp: QoS subsumed in VM: [^<]*<ul class="warnings"><li><strong>warning:</strong> `+regexp.QuoteMeta(warn)+
-		`</li>(<li><strong>next:</strong> <code>qoslab run [^<]*</code>[^<`+"`"+`]*</li>)?</ul></li>`, html.String(),
-		"the next step's command as code, no backticks")
+	assert.Regexp(t, `\n- fp: QoS subsumed in VM: [^\n]*\n(  - \*\*next:\*\* [^\n]*\n)?  - \*\*mechanism:\*\* `+regexp.QuoteMeta(mech)+`\n  - \*\*warning:\*\* `+regexp.QuoteMeta(warn)+"\n",
+		md.String(), "under the fp verdict, after its next step and mechanism")
+	assert.Regexp(t, `<li>fp: QoS subsumed in VM: <span class="(yes|no|inconclusive)">[a-z]+</span>[^<]*\n<ul>\n(<li><strong>next: </strong><code>qoslab run [^<]*</code>[^<`+"`"+`]*</li>\n)?`+
+		`<li><strong>mechanism: </strong>`+regexp.QuoteMeta(mech)+`</li>\n`+
+		`<li><span class="warning"><strong>warning: </strong></span><span class="warning">`+regexp.QuoteMeta(warn)+`</span></li>\n</ul>\n</li>`, html.String(),
+		"the verdict in full is render.HTML's: the answer in its tone, the next step's command as code, no backticks, the warning in its tone")
 	assert.Contains(t, html.String(), `<p class="mechanism"><strong>Mechanism:</strong> `+mech+`.</p>`, "the mechanism with the answer")
-	assert.Equal(t, strings.Count(md.String(), "**warning:**"), strings.Count(html.String(), "<strong>warning:</strong>"))
+	assert.Equal(t, strings.Count(md.String(), "**warning:**"), strings.Count(html.String(), "<strong>warning: </strong>"))
 	assert.Equal(t, strings.Count(md.String(), "**warning:**"), strings.Count(md.String(), " ! |"), "each warned cell is marked in its table")
 
 	// The same cell with its five repeats close together is not warned about.
@@ -238,7 +239,7 @@ func TestReportNamesTheNextStep(t *testing.T) {
 	require.Len(t, lines, 1)
 	assert.Equal(t, want, lines[0].Next)
 	var md strings.Builder
-	r.markdownVerdict(&md)
+	require.NoError(t, r.WriteMarkdown(&md))
 	assert.Contains(t, md.String(), "  - **next:** "+want+"\n")
 	var term strings.Builder
 	summary.WriteTerminal(&term, r.Summary)

@@ -4,7 +4,6 @@ package summary
 
 import (
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -386,39 +385,46 @@ func csvHeader() []string {
 // of a workload the run measured with more than one set of parameters
 // (analysis.CellKey.Params), empty for the others.
 func writeCSV(w io.Writer, cells []analysis.Cell) error {
-	cw := csv.NewWriter(w)
-	if err := cw.Write(csvHeader()); err != nil {
-		return fmt.Errorf("write summary csv: %w", err)
-	}
-	for _, c := range cells {
-		applied := make([]string, len(c.QoSApplied))
-		for i, q := range c.QoSApplied {
-			applied[i] = strconv.Itoa(q)
-		}
-		tr, th, s := c.TotalRate, c.ThreadRate, c.Seconds
-		row := []string{
-			c.Target, c.Workload, strconv.Itoa(c.QoS), strconv.Itoa(c.Threads),
-			strconv.Itoa(tr.N), csvFloat(tr.Median), csvFloat(tr.Min), csvFloat(tr.Max), csvFloat(tr.CILow), csvFloat(tr.CIHigh), rateUnit(c.Unit),
-			c.Phase, csvFloat(tr.CIConfidence),
-			strconv.Itoa(th.N), csvFloat(th.Median), csvFloat(th.Min), csvFloat(th.Max),
-			csvFloat(s.Median), csvFloat(s.Min), csvFloat(s.Max),
-			strings.Join(applied, " "), strconv.Itoa(c.QoSPartial),
-			csvFloat(c.Dispersion.CV), csvFloat(c.Dispersion.MaxMin), render.CellFlag(c),
-			strconv.Itoa(c.Idle()),
-			csvFloat(c.CPUShare.Median), csvFloat(c.CPUShare.CILow), csvFloat(c.CPUShare.CIHigh),
-			csvFloat(c.Speed.Median), csvFloat(c.Speed.CILow), csvFloat(c.Speed.CIHigh), speedUnit(c.Unit),
-			csvFloat(analysis.MedianOf(c.VCPUShares)), csvFloat(analysis.MedianOf(c.VCPUWaits)), csvFloat(analysis.MedianOf(c.OtherCPU)),
-			c.Params,
-		}
-		if err := cw.Write(row); err != nil {
-			return fmt.Errorf("write summary csv: %w", err)
-		}
-	}
-	cw.Flush()
-	if err := cw.Error(); err != nil {
+	if err := render.CSV(w, CSVTable(cells)); err != nil {
 		return fmt.Errorf("write summary csv: %w", err)
 	}
 	return nil
+}
+
+// CSVTable is summary.csv's table: its columns (csvHeader), a row per
+// cell (writeCSV says what each holds).
+func CSVTable(cells []analysis.Cell) *render.Table {
+	t := &render.Table{}
+	for _, h := range csvHeader() {
+		t.Columns = append(t.Columns, render.Column{Head: h})
+	}
+	for _, c := range cells {
+		t.Rows = append(t.Rows, render.TextCells(csvRow(c)...))
+	}
+	return t
+}
+
+// csvRow is cell c's line of summary.csv, in csvHeader's order.
+func csvRow(c analysis.Cell) []string {
+	applied := make([]string, len(c.QoSApplied))
+	for i, q := range c.QoSApplied {
+		applied[i] = strconv.Itoa(q)
+	}
+	tr, th, s := c.TotalRate, c.ThreadRate, c.Seconds
+	return []string{
+		c.Target, c.Workload, strconv.Itoa(c.QoS), strconv.Itoa(c.Threads),
+		strconv.Itoa(tr.N), csvFloat(tr.Median), csvFloat(tr.Min), csvFloat(tr.Max), csvFloat(tr.CILow), csvFloat(tr.CIHigh), rateUnit(c.Unit),
+		c.Phase, csvFloat(tr.CIConfidence),
+		strconv.Itoa(th.N), csvFloat(th.Median), csvFloat(th.Min), csvFloat(th.Max),
+		csvFloat(s.Median), csvFloat(s.Min), csvFloat(s.Max),
+		strings.Join(applied, " "), strconv.Itoa(c.QoSPartial),
+		csvFloat(c.Dispersion.CV), csvFloat(c.Dispersion.MaxMin), render.CellFlag(c),
+		strconv.Itoa(c.Idle()),
+		csvFloat(c.CPUShare.Median), csvFloat(c.CPUShare.CILow), csvFloat(c.CPUShare.CIHigh),
+		csvFloat(c.Speed.Median), csvFloat(c.Speed.CILow), csvFloat(c.Speed.CIHigh), speedUnit(c.Unit),
+		csvFloat(analysis.MedianOf(c.VCPUShares)), csvFloat(analysis.MedianOf(c.VCPUWaits)), csvFloat(analysis.MedianOf(c.OtherCPU)),
+		c.Params,
+	}
 }
 
 // csvFloat writes x exactly (results.FormatCSVFloat); NaN, which
@@ -440,77 +446,6 @@ func rateUnit(unit string) string { return unit + "/s" }
 
 // speedUnit is the unit of a cell's speed: work per CPU-second.
 func speedUnit(unit string) string { return unit + "/CPU-s" }
-
-// WriteMarkdown writes summary.md: the verdicts, then per workload (and
-// phase) a table of its cells with the units in the headers, its regressions
-// as [game] (docs/references.md) prints them, and notes on classes that did not
-// fully apply.
-func WriteMarkdown(w io.Writer, a Summary) error { return Plain.WriteMarkdown(w, a) }
-
-// WriteMarkdown writes summary.md (the package's WriteMarkdown) with each
-// verdict's answer in style s: Colored on a terminal.
-func (s Style) WriteMarkdown(w io.Writer, a Summary) error {
-	var b strings.Builder
-	title := "qoslab results"
-	if a.Name != "" {
-		title += ": " + a.Name
-	}
-	fmt.Fprintf(&b, "# %s\n\n", mdText(title))
-	if a.Partial != "" {
-		fmt.Fprintf(&b, "**%s.**\n\n", mdText(a.Partial))
-	}
-	b.WriteString(tablesIntro())
-	// The run's schema, not this binary's: a run written before 1.2 carries
-	// no CPU time however new the qoslab that reads it.
-	if a.Schema != "" {
-		fmt.Fprintf(&b, " Result schema %s.", mdText(a.Schema))
-	}
-	b.WriteString("\n")
-	per, rest := Warnings(a)
-	if len(a.Verdicts) > 0 {
-		b.WriteString("\n## Verdict\n\n")
-		for i, v := range a.Verdicts {
-			b.WriteString(s.MarkdownVerdict(v) + "\n")
-			if m := render.MechanismLine(v); m != "" {
-				fmt.Fprintf(&b, "  - **mechanism:** %s\n", mdText(m))
-			}
-			if o := render.OtherWorkLine(v); o != "" {
-				fmt.Fprintf(&b, "  - **host:** %s\n", mdText(o))
-			}
-			for _, wl := range per[i] {
-				b.WriteString(s.warning(markdownWarning("  - ", wl)) + "\n")
-			}
-			if n := a.Again.NextLine(v.Next); n != "" {
-				fmt.Fprintf(&b, "  - **next:** %s\n", mdText(n))
-			}
-		}
-		fmt.Fprintf(&b, "\n%s\n", mdText(render.VerdictRule(a.Margins)))
-	}
-	if len(a.Findings) > 0 {
-		b.WriteString("\n## Findings\n\n")
-		for _, f := range a.Findings {
-			fmt.Fprintf(&b, "- %s\n", mdText(render.Finding(f)))
-		}
-	}
-	if len(rest) > 0 {
-		b.WriteString("\n## Warnings\n\n")
-		for _, wl := range rest {
-			b.WriteString(s.warning(markdownWarning("- ", wl)) + "\n")
-		}
-	}
-	if len(a.Cells) == 0 {
-		b.WriteString("\nNo cell finished.\n")
-	}
-	for _, t := range Tables(a) {
-		WriteTableMarkdown(&b, t, "##")
-	}
-	if len(a.Telemetry) > 0 {
-		b.WriteString("\n## Telemetry\n\nPer target and view, over every sample of every cell run: mean busy share and frequency per core type, power, and the threads followed (the workload's threads; in the host's view of a VM cell, its vCPU threads). Each cell run's own figures are in summary.json and report.html.\n\n")
-		WriteTelemetryMarkdown(&b, a.Telemetry)
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
 
 // tablesIntro says what the tables' columns are: summary.md's opening
 // paragraph.
@@ -769,43 +704,6 @@ func cvText(d analysis.Dispersion) string {
 	return fmt.Sprintf("%.1f%%", float64(d.CV)*100)
 }
 
-// WriteTableMarkdown appends t to b as summary.md shows it, under a
-// heading of the given level ("##").
-func WriteTableMarkdown(b *strings.Builder, t Table, heading string) {
-	fmt.Fprintf(b, "\n%s %s\n\n", heading, mdText(t.Title))
-	b.WriteString("| " + strings.Join(t.Header, " | ") + " |\n|")
-	for _, right := range t.RightAlign {
-		if right {
-			b.WriteString("--:|")
-		} else {
-			b.WriteString("---|")
-		}
-	}
-	b.WriteString("\n")
-	for _, row := range t.Rows {
-		cells := make([]string, len(row))
-		for i := range row {
-			cells[i] = mdText(row[i])
-		}
-		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
-	}
-	for _, m := range t.Marks {
-		b.WriteString("\n" + mdText(m) + "\n")
-	}
-	if len(t.QoSNotes) > 0 {
-		b.WriteString("\n" + QoSNotesIntro + "\n\n")
-		for _, n := range t.QoSNotes {
-			b.WriteString("- " + mdText(n) + "\n")
-		}
-	}
-	if len(t.Regressions) > 0 {
-		fmt.Fprintf(b, "\nTotal rate R (%s) on threads T, one point per repeat:\n\n", t.RateUnit)
-		for _, l := range t.Regressions {
-			b.WriteString("- " + mdText(l) + "\n")
-		}
-	}
-}
-
 // sig renders x with four significant digits (every integer digit from
 // 10000 up), never in exponent form; "-" when it is not a number.
 func sig(x float64) string {
@@ -856,13 +754,6 @@ func AppliedText(c analysis.Cell) string {
 		return s + " (partial)"
 	}
 	return s
-}
-
-// MarkdownText keeps text inside its Markdown table cell or list item.
-func MarkdownText(s string) string { return mdText(s) }
-
-func mdText(s string) string {
-	return strings.NewReplacer("|", `\|`, "\r\n", " ", "\n", " ").Replace(s)
 }
 
 // Warnings are the interference warnings and the dispersion warnings of
