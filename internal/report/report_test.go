@@ -14,6 +14,7 @@ import (
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/hv"
+	"github.com/qoslab/qoslab/internal/render"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/results/summary"
 	"github.com/qoslab/qoslab/internal/spec"
@@ -244,4 +245,33 @@ func TestReportNamesTheNextStep(t *testing.T) {
 	var term strings.Builder
 	summary.WriteTerminal(&term, r.Summary)
 	assert.Contains(t, term.String(), "  next: "+want+"\n")
+}
+
+// The report's verdicts, warnings and tables are the run's document's
+// blocks (summary's, as summary.md has them): report.html holds them as
+// render.HTML writes them, report.md as render.Markdown does, and the
+// page's style sheet styles render.HTML's classes.
+func TestReportTablesAreRenderedBlocks(t *testing.T) {
+	r, err := Load(fixtureDir(t, "linux-contention", false))
+	require.NoError(t, err)
+	require.NotEmpty(t, r.Tables)
+	var html, md strings.Builder
+	require.NoError(t, r.WriteHTML(&html))
+	require.NoError(t, r.WriteMarkdown(&md))
+	for _, tb := range r.Tables {
+		blocks := summary.TableBlocks(tb, 3)
+		var h, m strings.Builder
+		require.NoError(t, render.HTML(&h, render.Document{Blocks: blocks}))
+		require.NoError(t, render.Markdown(&m, render.Document{Blocks: blocks}))
+		assert.Contains(t, html.String(), h.String(), "report.html's table %s", tb.Title)
+		assert.Contains(t, md.String(), m.String(), "report.md's table %s", tb.Title)
+	}
+	per, _ := summary.Warnings(r.Summary)
+	var h strings.Builder
+	require.NoError(t, render.HTML(&h, render.Document{Blocks: []render.Block{&render.List{Items: r.Summary.VerdictItems(per)}}}))
+	assert.Contains(t, html.String(), h.String(), "the verdict in full")
+	for _, rule := range []string{".wide, .table { overflow-x: auto;", "td.num {", "th.num {", "span.yes, span.no, span.inconclusive", ".warning {", ".note {"} {
+		assert.Contains(t, html.String(), rule)
+	}
+	assert.NotContains(t, md.String(), "\x1b[", "Markdown is never coloured")
 }
