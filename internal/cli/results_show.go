@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -139,17 +138,19 @@ func showText(o *showOptions, l *results.Loaded, a summary.Summary, state string
 }
 
 // showMarkdown prints summary.md as the run wrote it, or computed when it
-// wrote none or it is stale, under the line that names the run.
+// wrote none or it is stale (the run's document, summary.View, as
+// Markdown), under the line that names the run. Markdown is a file's
+// format: it is never coloured, on a terminal either.
 func showMarkdown(o *showOptions, l *results.Loaded, a summary.Summary, state string) error {
 	fmt.Fprintf(o.IO.Out, "%s\n\n", showHead(l, state))
 	if noteComputed(o, l, a) {
-		return o.IO.Verdicts.WriteMarkdown(o.IO.Out, a)
+		return summary.WriteMarkdown(o.IO.Out, a)
 	}
 	md, err := os.ReadFile(filepath.Join(l.Path, results.SummaryMDFile))
 	if err != nil {
 		return err
 	}
-	_, err = io.WriteString(o.IO.Out, o.IO.Verdicts.Written(string(md), a))
+	_, err = o.IO.Out.Write(md)
 	return err
 }
 

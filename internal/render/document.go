@@ -53,8 +53,13 @@ type Heading struct {
 // spaces it needs) and wrapped by the encoder.
 type Paragraph struct{ Spans []Span }
 
-// Code is lines to be copied as they are: a command, an example.
-type Code struct{ Lines []string }
+// Code is lines to be copied as they are: a command, an example. Lang
+// names their language where a file says it ("yaml": Markdown writes it
+// after the fence).
+type Code struct {
+	Lines []string
+	Lang  string
+}
 
 // List is a bulleted list.
 type List struct{ Items []Item }
@@ -89,12 +94,23 @@ type Table struct {
 
 // Column is a table's column: its heading, whether its cells are numbers
 // (aligned right), whether they may wrap at their spaces, and its Drop
-// rank: 0 keeps it always, else the highest ranks go first.
+// rank: 0 keeps it always, else the highest ranks go first. Long is its
+// heading where there is room for it (Markdown, HTML: "min (loops/s)"
+// where a terminal says "min"); Head where empty.
 type Column struct {
 	Head  string
+	Long  string
 	Right bool
 	Wrap  bool
 	Drop  int
+}
+
+// LongHead is c's heading where there is room: Long, else Head.
+func (c Column) LongHead() string {
+	if c.Long != "" {
+		return c.Long
+	}
+	return c.Head
 }
 
 // Cell is a table's cell: its text, in a tone. Spans, where set (a cell

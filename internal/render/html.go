@@ -85,7 +85,7 @@ func htmlItems(b *strings.Builder, items []Item) {
 func htmlTable(b *strings.Builder, t *Table) {
 	b.WriteString("<div class=\"table\"><table>\n<thead><tr>")
 	for _, c := range t.Columns {
-		b.WriteString("<th" + classAttr(c.Right, Plain) + ">" + html.EscapeString(c.Head) + "</th>")
+		b.WriteString("<th" + classAttr(c.Right, Plain) + ">" + html.EscapeString(c.LongHead()) + "</th>")
 	}
 	b.WriteString("</tr></thead>\n<tbody>\n")
 	for i, r := range t.Rows {

@@ -29,7 +29,7 @@ func markdownBlock(b *strings.Builder, blk Block) {
 	case *Paragraph:
 		b.WriteString(markdownSpans(blk.Spans) + "\n")
 	case *Code:
-		b.WriteString("```\n" + strings.Join(blk.Lines, "\n") + "\n```\n")
+		b.WriteString("```" + blk.Lang + "\n" + strings.Join(blk.Lines, "\n") + "\n```\n")
 	case *List:
 		markdownItems(b, blk.Items, "")
 	case *Table:
@@ -74,7 +74,7 @@ func markdownTable(b *strings.Builder, t *Table) {
 	head := make([]string, len(t.Columns))
 	align := make([]string, len(t.Columns))
 	for i, c := range t.Columns {
-		head[i] = Escape(c.Head)
+		head[i] = Escape(c.LongHead())
 		align[i] = "---"
 		if c.Right {
 			align[i] = "--:"
@@ -93,9 +93,29 @@ func markdownTable(b *strings.Builder, t *Table) {
 }
 
 // Escape keeps text as written in Markdown: inside a table's cell or a
-// list item (no "|" or line break) and free of emphasis ("*", "_").
+// list item (no "|" or line break) and free of emphasis ("*", "_"). An
+// "_" inside a word ("max_repeats", "CONFIG_UCLAMP_TASK") can neither open
+// nor close emphasis (CommonMark's flanking rules), so it stays as it is,
+// and a name reads as the program prints it.
 func Escape(s string) string {
-	return strings.NewReplacer("\\", `\\`, "|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`", "\r\n", " ", "\n", " ").Replace(s)
+	s = strings.NewReplacer("\\", `\\`, "|", `\|`, "*", `\*`, "`", "\\`", "\r\n", " ", "\n", " ").Replace(s)
+	if !strings.Contains(s, "_") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '_' && !(i > 0 && wordByte(s[i-1]) && i+1 < len(s) && wordByte(s[i+1])) {
+			b.WriteString(`\`)
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// wordByte says whether c is an ASCII letter or digit: an "_" between two
+// of them is inside a word.
+func wordByte(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
 func oneLine(s string) string { return strings.NewReplacer("\r\n", " ", "\n", " ").Replace(s) }

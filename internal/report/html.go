@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/plot"
 	"github.com/qoslab/qoslab/internal/render"
 	"github.com/qoslab/qoslab/internal/results/summary"
@@ -27,11 +26,11 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		*Report
 		Answers       []htmlAnswer
 		HTMLCharts    []htmlChart
-		QoSIntro      string
 		TelemetryRows []summary.TelemetryRow
-		LongRows      int
-		Findings      []string
-	}{r, answers, rest, summary.QoSNotesIntro, summary.TelemetryRows(r.Summary.Telemetry), longTable, findingLines(r.Summary.Findings)}
+		// The report's document's blocks (document.go) as HTML.
+		VerdictHTML, WarningsHTML, FindingsHTML, TablesHTML template.HTML
+	}{r, answers, rest, summary.TelemetryRows(r.Summary.Telemetry),
+		htmlOf(r.verdictBlocks()), htmlOf(r.warningBlocks()), htmlOf(r.findingBlocks()), htmlOf(r.tableBlocks())}
 	var buf bytes.Buffer
 	if err := htmlTemplate.Execute(&buf, data); err != nil {
 		return err
@@ -40,13 +39,12 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	return err
 }
 
-// findingLines are the findings in words.
-func findingLines(fs []analysis.Finding) []string {
-	out := make([]string, len(fs))
-	for i, f := range fs {
-		out[i] = render.Finding(f)
-	}
-	return out
+// htmlOf is blocks as HTML (render.HTML, which escapes their text); ""
+// for none.
+func htmlOf(blocks []render.Block) template.HTML {
+	var b strings.Builder
+	_ = render.HTML(&b, render.Document{Blocks: blocks}) // a strings.Builder does not fail
+	return template.HTML(b.String())
 }
 
 // longTable is how many rows a table may have before the report folds it.
@@ -133,7 +131,9 @@ func inlineSVG(c plot.Chart, n int) (string, error) {
 // htmlParts are the pieces every report page shares: its styles, and its
 // charts inline with the list of those not drawn. The styles keep the page
 // within the window down to 800 px and less: wide tables scroll inside
-// their own box (.wide), and code breaks where it must.
+// their own box (.wide, and render.HTML's div.table), and code breaks where
+// it must; render.HTML's tones (yes, no, inconclusive, warning, note) and
+// number cells (num) are coloured and aligned.
 var htmlParts = template.Must(template.New("parts").Parse(`{{define "style"}}<style>
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; max-width: 1280px; margin: 0 auto; padding: 0.4em 1em 2em; color: #111; line-height: 1.4; overflow-wrap: break-word; }
 h1 { font-size: 1.45em; margin: 0.3em 0 0.1em; }
@@ -158,11 +158,15 @@ h2 { font-size: 1.25em; margin: 1.4em 0 0.4em; }
 .platform { background: #fff8e6; border-left: 4px solid #b7791f; padding: 0.4em 1em; margin: 0.4em 0; }
 ul.platform { padding-left: 2em; }
 .count { font-size: 1.15em; }
-.wide { overflow-x: auto; max-width: 100%; }
+.wide, .table { overflow-x: auto; max-width: 100%; }
 table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.9em; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; vertical-align: top; }
 th { background: #f0f0f0; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
+th.num { text-align: right; }
+span.yes, span.no, span.inconclusive, td.yes, td.no, td.inconclusive { color: var(--c); font-weight: 600; }
+.warning { color: #8a4b00; }
+.note { color: #444; }
 tr.yes td, tr.no td, tr.inconclusive td { background: var(--bg); }
 tr.yes td:first-child, tr.no td:first-child, tr.inconclusive td:first-child { border-left: 6px solid var(--c); }
 figure { margin: 1.5em 0; }
@@ -222,30 +226,20 @@ var htmlTemplate = page("report", `<!DOCTYPE html>
 {{with .Contention}}<p class="platform">{{.}}</p>{{end}}
 
 <h2 id="verdict">The verdict in full</h2>
-{{if .Summary.Verdicts}}<ul class="verdict">{{range .VerdictLines}}<li>{{.Text}}{{if or .OtherWork .Next .Warnings}}<ul class="warnings">{{with .OtherWork}}<li><strong>host:</strong> {{.}}</li>{{end}}{{range .Warnings}}<li><strong>warning:</strong> {{.}}</li>{{end}}{{if .NextCommand}}<li><strong>next:</strong> <code>{{.NextCommand}}</code>{{.NextRest}}</li>{{end}}</ul>{{end}}</li>{{end}}</ul>
+{{if .Summary.Verdicts}}<div class="verdict">
+{{.VerdictHTML}}</div>
 <details><summary>The rule: how a verdict is decided</summary>
 <p>{{.VerdictRule}}</p>
 </details>
-{{else}}<p>No verdict: no workload ran on both the host and the VM.</p>{{end}}
-{{with .OtherWarnings}}<ul class="verdict">{{range .}}<li><strong>warning:</strong> {{.}}</li>{{end}}</ul>{{end}}
-{{with .Findings}}<h2>Findings</h2>
-<ul class="verdict">{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
-
+{{else}}{{.VerdictHTML}}{{end}}
+{{with .WarningsHTML}}<div class="verdict">
+{{.}}</div>{{end}}
+{{.FindingsHTML}}
 <h2>Charts</h2>
 {{template "charts" .}}
 
 <h2>Summary</h2>
-{{range $t := .Tables}}{{$long := gt (len .Rows) $.LongRows}}{{if $long}}<details><summary>{{.Title}} ({{len .Rows}} rows)</summary>
-{{else}}<h3>{{.Title}}</h3>
-{{end}}<div class="wide"><table>
-<tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr>
-{{range .Rows}}<tr>{{range $i, $c := .}}<td{{if index $t.RightAlign $i}} class="num"{{end}}>{{$c}}</td>{{end}}</tr>
-{{end}}</table></div>
-{{range .Marks}}<p>{{.}}</p>{{end}}{{if .QoSNotes}}<p>{{$.QoSIntro}}</p><ul class="notes">{{range .QoSNotes}}<li>{{.}}</li>{{end}}</ul>{{end}}
-{{if .Regressions}}<p>Total rate R ({{.RateUnit}}) on threads T, one point per repeat:</p><ul>{{range .Regressions}}<li><code>{{.}}</code></li>{{end}}</ul>{{end}}
-{{if $long}}</details>
-{{end}}{{else}}<p>No cell finished.</p>
-{{end}}
+{{.TablesHTML}}
 <h2>Telemetry</h2>
 {{if .TelemetryNotes}}<ul class="notes">{{range .TelemetryNotes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .TelemetryRows}}<details><summary>Telemetry per cell run ({{len .TelemetryRows}} rows)</summary>

@@ -286,12 +286,6 @@ func (r *Report) VerdictLines() []VerdictLine {
 // test's level (render.VerdictRule).
 func (r *Report) VerdictRule() string { return render.VerdictRule(r.Summary.Margins) }
 
-// OtherWarnings are the warnings of workloads that have no verdict.
-func (r *Report) OtherWarnings() []string {
-	_, rest := summary.Warnings(r.Summary)
-	return rest
-}
-
 // Contention says how the host was loaded while the cells ran: how many
 // spinners, the CPU each was pinned to and their class; empty when none ran.
 func (r *Report) Contention() string {

@@ -14,6 +14,7 @@ import (
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/hv"
+	"github.com/qoslab/qoslab/internal/render"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/results/summary"
 	"github.com/qoslab/qoslab/internal/spec"
@@ -195,13 +196,14 @@ func TestReportWarnsBesideTheVerdict(t *testing.T) {
 	warn := "host fp qos=9 threads=1: repeats range 1.105M..348.8M loops/s (316x apart): the records carry no CPU time (a run written before results schema 1.2), " +
 		"so whether the threads lost CPU share or speed cannot be told"
 	mech := "not recorded: the records carry no CPU time (a run written before results schema 1.2), so share and speed cannot be told apart"
-	assert.Regexp(t, `\n- fp: QoS subsumed in VM: [^\n]*\n  - \*\*mechanism:\*\* `+regexp.QuoteMeta(mech)+`\n  - \*\*warning:\*\* `+regexp.QuoteMeta(warn)+"\n",
-		md.String(), "under the fp verdict, after its mechanism")
-	assert.Regexp(t, `<li>fp: QoS subsumed in VM: [^<]*<ul class="warnings"><li><strong>warning:</strong> `+regexp.QuoteMeta(warn)+
-		`</li>(<li><strong>next:</strong> <code>qoslab run [^<]*</code>[^<`+"`"+`]*</li>)?</ul></li>`, html.String(),
-		"the next step's command as code, no backticks")
+	assert.Regexp(t, `\n- fp: QoS subsumed in VM: [^\n]*\n(  - \*\*next:\*\* [^\n]*\n)?  - \*\*mechanism:\*\* `+regexp.QuoteMeta(mech)+`\n  - \*\*warning:\*\* `+regexp.QuoteMeta(warn)+"\n",
+		md.String(), "under the fp verdict, after its next step and mechanism")
+	assert.Regexp(t, `<li>fp: QoS subsumed in VM: <span class="(yes|no|inconclusive)">[a-z]+</span>[^<]*\n<ul>\n(<li><strong>next: </strong><code>qoslab run [^<]*</code>[^<`+"`"+`]*</li>\n)?`+
+		`<li><strong>mechanism: </strong>`+regexp.QuoteMeta(mech)+`</li>\n`+
+		`<li><span class="warning"><strong>warning: </strong></span><span class="warning">`+regexp.QuoteMeta(warn)+`</span></li>\n</ul>\n</li>`, html.String(),
+		"the verdict in full is render.HTML's: the answer in its tone, the next step's command as code, no backticks, the warning in its tone")
 	assert.Contains(t, html.String(), `<p class="mechanism"><strong>Mechanism:</strong> `+mech+`.</p>`, "the mechanism with the answer")
-	assert.Equal(t, strings.Count(md.String(), "**warning:**"), strings.Count(html.String(), "<strong>warning:</strong>"))
+	assert.Equal(t, strings.Count(md.String(), "**warning:**"), strings.Count(html.String(), "<strong>warning: </strong>"))
 	assert.Equal(t, strings.Count(md.String(), "**warning:**"), strings.Count(md.String(), " ! |"), "each warned cell is marked in its table")
 
 	// The same cell with its five repeats close together is not warned about.
@@ -238,9 +240,38 @@ func TestReportNamesTheNextStep(t *testing.T) {
 	require.Len(t, lines, 1)
 	assert.Equal(t, want, lines[0].Next)
 	var md strings.Builder
-	r.markdownVerdict(&md)
+	require.NoError(t, r.WriteMarkdown(&md))
 	assert.Contains(t, md.String(), "  - **next:** "+want+"\n")
 	var term strings.Builder
 	summary.WriteTerminal(&term, r.Summary)
 	assert.Contains(t, term.String(), "  next: "+want+"\n")
+}
+
+// The report's verdicts, warnings and tables are the run's document's
+// blocks (summary's, as summary.md has them): report.html holds them as
+// render.HTML writes them, report.md as render.Markdown does, and the
+// page's style sheet styles render.HTML's classes.
+func TestReportTablesAreRenderedBlocks(t *testing.T) {
+	r, err := Load(fixtureDir(t, "linux-contention", false))
+	require.NoError(t, err)
+	require.NotEmpty(t, r.Tables)
+	var html, md strings.Builder
+	require.NoError(t, r.WriteHTML(&html))
+	require.NoError(t, r.WriteMarkdown(&md))
+	for _, tb := range r.Tables {
+		blocks := summary.TableBlocks(tb, 3)
+		var h, m strings.Builder
+		require.NoError(t, render.HTML(&h, render.Document{Blocks: blocks}))
+		require.NoError(t, render.Markdown(&m, render.Document{Blocks: blocks}))
+		assert.Contains(t, html.String(), h.String(), "report.html's table %s", tb.Title)
+		assert.Contains(t, md.String(), m.String(), "report.md's table %s", tb.Title)
+	}
+	per, _ := summary.Warnings(r.Summary)
+	var h strings.Builder
+	require.NoError(t, render.HTML(&h, render.Document{Blocks: []render.Block{&render.List{Items: r.Summary.VerdictItems(per)}}}))
+	assert.Contains(t, html.String(), h.String(), "the verdict in full")
+	for _, rule := range []string{".wide, .table { overflow-x: auto;", "td.num {", "th.num {", "span.yes, span.no, span.inconclusive", ".warning {", ".note {"} {
+		assert.Contains(t, html.String(), rule)
+	}
+	assert.NotContains(t, md.String(), "\x1b[", "Markdown is never coloured")
 }

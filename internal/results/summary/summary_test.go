@@ -296,7 +296,7 @@ func TestDisagreeingRepeatsAreFlaggedEverywhere(t *testing.T) {
 
 	var md strings.Builder
 	require.NoError(t, WriteMarkdown(&md, a))
-	assert.Contains(t, md.String(), "  - **warning:** "+MarkdownText(want))
+	assert.Contains(t, md.String(), "  - **warning:** "+render.Escape(want))
 	assert.Contains(t, md.String(), "| 351 ! |")
 
 	var js bytes.Buffer
@@ -416,7 +416,7 @@ func TestFindingsInEverySummary(t *testing.T) {
 	assert.Contains(t, term.String(), "finding: "+want+"\n")
 	var md strings.Builder
 	require.NoError(t, WriteMarkdown(&md, a))
-	assert.Contains(t, md.String(), "## Findings\n\n- "+MarkdownText(want)+"\n")
+	assert.Contains(t, md.String(), "## Findings\n\n- "+render.Escape(want)+"\n")
 	var js bytes.Buffer
 	require.NoError(t, writeJSON(&js, a))
 	assert.Contains(t, js.String(), `"kind": "stragglers"`)

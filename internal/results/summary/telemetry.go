@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/qoslab/qoslab/internal/telemetry"
-	"github.com/qoslab/qoslab/internal/units"
 )
 
 // TelemetryRow is one cell run and view of telemetry, as text.
@@ -234,21 +233,4 @@ func (m weighted) value() *float64 {
 		return nil
 	}
 	return telemetry.Float(m.sum / m.w)
-}
-
-// WriteTelemetryMarkdown appends the telemetry, one line per target and
-// view, then each distinct note once (the per-run detail is in
-// summary.json and the HTML report).
-func WriteTelemetryMarkdown(b *strings.Builder, ss []telemetry.CellSummary) {
-	views, notes := telemetryViews(ss)
-	for _, v := range views {
-		fmt.Fprintf(b, "- %s, %s view (%s): %s, %s; cores: %s; power: %s; threads followed: %s\n", v.Target, v.View, v.Sampler,
-			units.Plural(v.Runs, "cell run"), units.Plural(v.Samples, "sample"), mdText(v.Types), mdText(v.Power), mdText(v.Threads))
-	}
-	if len(notes) > 0 {
-		b.WriteString("\nNotes:\n\n")
-		for _, n := range notes {
-			b.WriteString("- " + mdText(n) + "\n")
-		}
-	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/qoslab/qoslab/internal/render"
 	"github.com/qoslab/qoslab/internal/telemetry"
 )
 
@@ -33,7 +34,7 @@ func TestTelemetryIsOneLinePerViewAndEachNoteOnce(t *testing.T) {
 		"notes differing only in numbers are said once")
 
 	var b strings.Builder
-	WriteTelemetryMarkdown(&b, ss)
+	require.NoError(t, render.Markdown(&b, render.Document{Blocks: TelemetryBlocks(ss)[1:]}))
 	out := b.String()
 	assert.Equal(t, 1, strings.Count(out, "cpufreq: not available"), out)
 	assert.Contains(t, out, "- host, host view (procfs): 3 cell runs, 30 samples; cores: all (2 CPUs): busy 100%, not measured")

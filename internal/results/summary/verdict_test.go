@@ -35,59 +35,75 @@ func TestVerdictFormatsColourTheOutcomeNotTheText(t *testing.T) {
 		line := "compress (verify): " + render.VerdictText(v)
 		assert.Equal(t, line, VerdictText(v))
 		assert.Equal(t, line, Plain.TerminalVerdict(v))
-		assert.Equal(t, "- "+mdText("compress (verify)")+": "+mdText(render.VerdictText(v)), Plain.MarkdownVerdict(v))
 		painted := "QoS subsumed in VM: " + termcolor.Paint(c.color, string(c.outcome)) + ": a "
 		rest := " has no two QoS classes run on both host and vm"
 		assert.Equal(t, "compress (verify): "+painted+"| b, not QoS subsumed in VM: yes"+rest, Colored.TerminalVerdict(v))
-		assert.Equal(t, "- compress (verify): "+painted+`\| b, not QoS subsumed in VM: yes`+rest, Colored.MarkdownVerdict(v))
+		var md strings.Builder
+		require.NoError(t, WriteMarkdown(&md, Summary{Verdicts: []analysis.Verdict{v}}))
+		assert.Contains(t, md.String(), "- compress (verify): QoS subsumed in VM: "+string(c.outcome)+`: a \| b, not QoS subsumed in VM: yes`+rest+"\n", "Markdown is never coloured")
 	}
 }
 
-// A summary.md as written is shown as it is, but for its verdict items'
-// answers on a terminal: those of the run's verdicts, whole words only.
-func TestWrittenColoursItsVerdictItems(t *testing.T) {
-	v := verdictOf(analysis.NotSubsumed, analysis.Reason{Kind: analysis.ReasonVMKeeps, High: 33, Low: 9, Shift: analysis.Shift{Estimate: 1}})
-	md := "# qoslab results\n\n## Verdict\n\n" + Plain.MarkdownVerdict(v) + "\n" +
-		"- fp: QoS subsumed in VM: yes (no verdict of this run)\n" +
-		"- compress (verify): QoS subsumed in VM: nothing\n" +
-		"  - **warning:** x\n"
-	assert.Equal(t, md, Plain.Written(md, Summary{Verdicts: []analysis.Verdict{v}}), "plain: as written")
-	assert.Equal(t, md, Colored.Written(md, Summary{}), "no verdicts, no warnings: as written")
-	want := "# qoslab results\n\n## Verdict\n\n" + Colored.MarkdownVerdict(v) + "\n" +
-		"- fp: QoS subsumed in VM: yes (no verdict of this run)\n" +
-		"- compress (verify): QoS subsumed in VM: nothing\n" +
-		"  - **warning:** x\n"
-	assert.Equal(t, want, Colored.Written(md, Summary{Verdicts: []analysis.Verdict{v}}), "a warning that is not the run's is not coloured: none is found by its words")
-	// The file's answer, not the run's, is coloured (a file written before
-	// its samples last changed).
-	yes := verdictOf(analysis.Subsumed, analysis.Reason{})
-	assert.Equal(t, "- compress (verify): QoS subsumed in VM: "+termcolor.Paint(termcolor.Red, "no")+": x\n",
-		Colored.Written("- compress (verify): QoS subsumed in VM: no: x\n", Summary{Verdicts: []analysis.Verdict{yes}}))
-}
-
-// A summary.md shown on a terminal is coloured as the summary written on
-// it in colour: from the run's verdicts and warnings, the values, so each
-// warning the file holds is yellow and nothing else is. Every results
-// directory under testdata, those with warnings among them.
-func TestWrittenIsColouredAsWrittenInColour(t *testing.T) {
+// summary.md and the terminal's view are one document (View) in two
+// encoders: on every results directory under testdata they have the same
+// headings, in the same order, and the same verdict lines; neither holds
+// the other's markup, and Markdown holds no colour.
+func TestMarkdownAndTerminalAreOneDocument(t *testing.T) {
 	dirs, err := filepath.Glob(filepath.Join("..", "..", "..", "testdata", "results", "*", "run.json"))
 	require.NoError(t, err)
 	more, err := filepath.Glob(filepath.Join("..", "..", "..", "testdata", "results", "constructed", "*", "run.json"))
 	require.NoError(t, err)
-	warned := 0
+	verdicts := 0
 	for _, f := range append(dirs, more...) {
 		l, err := results.Load(filepath.Dir(f))
 		if err != nil {
 			continue // a damaged run (cpu-past-interval): refused, with nothing to show
 		}
 		a := Of(l)
-		var plain, colored strings.Builder
-		require.NoError(t, Plain.WriteMarkdown(&plain, a))
-		require.NoError(t, Colored.WriteMarkdown(&colored, a))
-		assert.Equal(t, colored.String(), Colored.Written(plain.String(), a), f)
-		if strings.Contains(colored.String(), termcolor.Yellow+"- **warning:**") || strings.Contains(colored.String(), termcolor.Yellow+"  - **warning:**") {
-			warned++
+		var md, term strings.Builder
+		require.NoError(t, WriteMarkdown(&md, a))
+		require.NoError(t, render.Text(&term, View(a), 1000, false))
+		heads, folds := markdownHeadings(md.String())
+		assert.Equal(t, heads, textHeadings(term.String()), f)
+		for _, title := range folds {
+			assert.Contains(t, term.String(), "\n"+title+"\n", f)
+		}
+		assert.NotContains(t, md.String(), "\x1b[", "%s: Markdown is never coloured", f)
+		plain := term.String()
+		for _, v := range a.Verdicts {
+			line := VerdictText(v)
+			assert.Contains(t, md.String(), "\n- "+render.Escape(line)+"\n", f)
+			assert.Contains(t, plain, "\n- "+line+"\n", f)
+			verdicts++
 		}
 	}
-	assert.NotZero(t, warned, "some run under testdata has a warning")
+	assert.NotZero(t, verdicts, "some run under testdata has a verdict")
+}
+
+// markdownHeadings are the headings of a Markdown document, unescaped,
+// and the titles of its folds, in order.
+func markdownHeadings(md string) (heads, folds []string) {
+	for _, l := range strings.Split(md, "\n") {
+		if h := strings.TrimLeft(l, "#"); h != l && strings.HasPrefix(h, " ") {
+			heads = append(heads, strings.ReplaceAll(strings.TrimSpace(h), `\`, ""))
+		}
+		if t, ok := strings.CutPrefix(l, "<summary>"); ok {
+			folds = append(folds, strings.TrimSuffix(t, "</summary>"))
+		}
+	}
+	return heads, folds
+}
+
+// textHeadings are the headings of render.Text's output: each line
+// underlined with "=" or "-".
+func textHeadings(text string) []string {
+	lines := strings.Split(text, "\n")
+	var out []string
+	for i := 1; i < len(lines); i++ {
+		u := strings.Trim(lines[i], "=-")
+		if lines[i] != "" && u == "" && lines[i-1] != "" {
+			out = append(out, lines[i-1])
+		}
+	}
+	return out
 }

@@ -2,9 +2,11 @@ package summary
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/qoslab/qoslab/internal/analysis"
 	"github.com/qoslab/qoslab/internal/render"
+	"github.com/qoslab/qoslab/internal/telemetry"
 	"github.com/qoslab/qoslab/internal/units"
 )
 
@@ -22,12 +24,12 @@ var answerTone = map[analysis.Outcome]render.Tone{
 // AnswerTone is outcome o's tone (render.Plain for none).
 func AnswerTone(o analysis.Outcome) render.Tone { return answerTone[o] }
 
-// View is the run's summary as a document for a terminal (render.Text):
-// the answer first, each verdict with its next step, the mechanism and its
-// warnings; then the findings, the other warnings and a table per workload
-// (and phase), the columns that matter first; then how to read them (the
-// tables' legend and the verdict's rule) and the telemetry. It says what
-// summary.md says, in another order.
+// View is the run's summary as a document, for a terminal (render.Text)
+// and for summary.md (render.Markdown, WriteMarkdown) alike: the answer
+// first, each verdict with its next step, the mechanism and its warnings;
+// then the findings, the other warnings and a table per workload (and
+// phase), the columns that matter first; then how to read them (the
+// tables' legend and the verdict's rule) and the telemetry.
 func View(a Summary) render.Document {
 	var d render.Document
 	title := "qoslab results"
@@ -36,60 +38,70 @@ func View(a Summary) render.Document {
 	}
 	d.Add(&render.Heading{Level: 1, Text: title})
 	if a.Partial != "" {
-		d.Add(render.Para(render.Toned(a.Partial+".", render.Warning)))
+		d.Add(render.Para(render.Span{Text: a.Partial + ".", Tone: render.Warning, Strong: true}))
 	}
 	per, rest := Warnings(a)
 	if len(a.Verdicts) > 0 {
-		d.Add(&render.Heading{Level: 2, Text: "Verdict"}, &render.List{Items: a.verdictItems(per)})
+		d.Add(&render.Heading{Level: 2, Text: "Verdict"}, &render.List{Items: a.VerdictItems(per)})
 	}
 	if len(a.Findings) > 0 {
-		var items []render.Item
-		for _, f := range a.Findings {
-			items = append(items, render.Item{Spans: []render.Span{render.Words(render.Finding(f))}})
-		}
-		d.Add(&render.Heading{Level: 2, Text: "Findings"}, &render.List{Items: items})
+		d.Add(&render.Heading{Level: 2, Text: "Findings"}, FindingsList(a.Findings))
 	}
 	if len(rest) > 0 {
-		var items []render.Item
-		for _, w := range rest {
-			items = append(items, warningItem(w))
-		}
-		d.Add(&render.Heading{Level: 2, Text: "Warnings"}, &render.List{Items: items})
+		d.Add(&render.Heading{Level: 2, Text: "Warnings"}, &render.List{Items: WarningItems(rest)})
 	}
 	if len(a.Cells) == 0 {
 		d.Add(render.Para(render.Words("No cell finished.")))
 	}
 	for _, t := range Tables(a) {
-		d.Add(tableBlocks(t)...)
+		d.Add(TableBlocks(t, 2)...)
 	}
 	d.Add(a.readingFold())
 	if len(a.Telemetry) > 0 {
-		d.Add(telemetryFold(a))
+		d.Add(&render.Fold{Title: "Telemetry", Blocks: TelemetryBlocks(a.Telemetry)})
 	}
 	return d
 }
 
-// verdictItems are the verdicts as list items, each answer in its tone;
+// WriteMarkdown writes summary.md: the run's document (View) as Markdown,
+// the same blocks a terminal shows.
+func WriteMarkdown(w io.Writer, a Summary) error { return render.Markdown(w, View(a)) }
+
+// VerdictItems are the verdicts as list items, each answer in its tone;
 // under each its next step, mechanism, the host's other work and its
-// warnings.
-func (a Summary) verdictItems(per [][]string) []render.Item {
+// warnings (per, Warnings' first).
+func (a Summary) VerdictItems(per [][]string) []render.Item {
 	var items []render.Item
 	for i, v := range a.Verdicts {
 		l := render.LineOf(v)
 		it := render.Item{Spans: []render.Span{render.Words(render.SensitivityName(v.Host) + ": " + l.Head), render.Toned(string(l.Answer), answerTone[l.Answer]), render.Words(l.Rest)}}
 		if cmd, more := a.Again.NextParts(v.Next); cmd != "" {
-			it.Sub = append(it.Sub, render.Item{Spans: []render.Span{render.Words("next: "), {Text: cmd, Code: true}, render.Words(more)}})
+			it.Sub = append(it.Sub, render.Item{Spans: []render.Span{label("next:"), {Text: cmd, Code: true}, render.Words(more)}})
 		}
 		if m := render.MechanismLine(v); m != "" {
-			it.Sub = append(it.Sub, render.Item{Spans: []render.Span{render.Words("mechanism: " + m)}})
+			it.Sub = append(it.Sub, render.Item{Spans: []render.Span{label("mechanism:"), render.Words(m)}})
 		}
 		if o := render.OtherWorkLine(v); o != "" {
-			it.Sub = append(it.Sub, render.Item{Spans: []render.Span{render.Words("host: " + o)}})
+			it.Sub = append(it.Sub, render.Item{Spans: []render.Span{label("host:"), render.Words(o)}})
 		}
-		for _, w := range per[i] {
-			it.Sub = append(it.Sub, warningItem(w))
+		if i < len(per) {
+			it.Sub = append(it.Sub, WarningItems(per[i])...)
 		}
 		items = append(items, it)
+	}
+	return items
+}
+
+// label is a list item's label ("next:"), emphasized in Markdown, and the
+// space after it.
+func label(text string) render.Span { return render.Span{Text: text + " ", Strong: true} }
+
+// WarningItems are warnings as list items, each one's words in the
+// warning's tone.
+func WarningItems(texts []string) []render.Item {
+	var items []render.Item
+	for _, t := range texts {
+		items = append(items, warningItem(t))
 	}
 	return items
 }
@@ -99,21 +111,31 @@ func warningItem(text string) render.Item {
 	return render.Item{Spans: []render.Span{{Text: "warning: ", Tone: render.Warning, Strong: true}, render.Toned(text, render.Warning)}}
 }
 
-// tableBlocks are a workload's table as a terminal shows it: its title,
-// its units, the table under its short headings (the spread and CPU
-// columns giving way first where it is narrow), its marks, the reasons
-// behind its "QoS applied" words and its regressions.
-func tableBlocks(t Table) []render.Block {
+// FindingsList is the findings, one item each.
+func FindingsList(findings []analysis.Finding) *render.List {
+	var lines []string
+	for _, f := range findings {
+		lines = append(lines, render.Finding(f))
+	}
+	return plainList(lines)
+}
+
+// TableBlocks are a workload's table under a heading of the given level:
+// its title, its units, the table (on a terminal under its short headings,
+// the spread and CPU columns giving way first where it is narrow; in a
+// file under its headings with units), its marks, the reasons behind its
+// "QoS applied" words and its regressions.
+func TableBlocks(t Table, level int) []render.Block {
 	tb := &render.Table{More: AllColumns}
 	for i, h := range t.Short {
-		tb.Columns = append(tb.Columns, render.Column{Head: h, Right: t.RightAlign[i], Drop: t.Drop[i]})
+		tb.Columns = append(tb.Columns, render.Column{Head: h, Long: t.Header[i], Right: t.RightAlign[i], Drop: t.Drop[i]})
 	}
 	tb.Columns[1].Wrap = true              // "33 user-interactive"
 	tb.Columns[len(t.Short)-1].Wrap = true // "user-interactive (partial)"
 	for _, r := range t.Rows {
 		tb.Rows = append(tb.Rows, render.TextCells(r...))
 	}
-	out := []render.Block{&render.Heading{Level: 2, Text: t.Title}, render.Para(render.Words(t.Units)), tb}
+	out := []render.Block{&render.Heading{Level: level, Text: t.Title}, render.Para(render.Words(t.Units)), tb}
 	for _, m := range t.Marks {
 		out = append(out, render.Para(render.Words(m)))
 	}
@@ -149,21 +171,25 @@ func (a Summary) readingFold() *render.Fold {
 	return f
 }
 
-// telemetryFold is the telemetry, one item per target and view, then each
-// distinct note once.
-func telemetryFold(a Summary) *render.Fold {
-	views, notes := telemetryViews(a.Telemetry)
-	f := &render.Fold{Title: "Telemetry", Blocks: []render.Block{render.Para(render.Words(
-		"Per target and view, over every sample of every cell run: mean busy share and frequency per core type, power, and the threads followed. " +
-			"Each cell run's own figures are in summary.json and report.html."))}}
+// TelemetryBlocks are the telemetry: what it is, one item per target and
+// view, then each distinct note once (the per-run detail is in
+// summary.json and the HTML report).
+func TelemetryBlocks(ss []telemetry.CellSummary) []render.Block {
+	views, notes := telemetryViews(ss)
+	out := []render.Block{render.Para(render.Words(TelemetryIntro))}
 	var lines []string
 	for _, v := range views {
 		lines = append(lines, fmt.Sprintf("%s, %s view (%s): %s, %s; cores: %s; power: %s; threads followed: %s", v.Target, v.View, v.Sampler,
 			units.Plural(v.Runs, "cell run"), units.Plural(v.Samples, "sample"), v.Types, v.Power, v.Threads))
 	}
-	f.Blocks = append(f.Blocks, plainList(lines))
+	out = append(out, plainList(lines))
 	if len(notes) > 0 {
-		f.Blocks = append(f.Blocks, render.Para(render.Words("Notes:")), plainList(notes))
+		out = append(out, render.Para(render.Words("Notes:")), plainList(notes))
 	}
-	return f
+	return out
 }
+
+// TelemetryIntro says what the telemetry's lines are.
+const TelemetryIntro = "Per target and view, over every sample of every cell run: mean busy share and frequency per core type, power, " +
+	"and the threads followed (the workload's threads; in the host's view of a VM cell, its vCPU threads). " +
+	"Each cell run's own figures are in summary.json and report.html."
