@@ -51,8 +51,8 @@ for d in results/* results/constructed/*; do
 		[ -f "$d/$f" ] && cp "$d/$f" "$out/report_$n.$f"
 	done
 done
-run list results list results
-run list-constructed results list results/constructed
+run list results list --results results
+run list-constructed results list --results results/constructed
 for f in table csv markdown json; do
 	run "compare-abc_$f" compare --format "$f" results/compare-a results/compare-b results/compare-c
 	run "compare-linux_$f" compare --format "$f" results/linux-fixture results/linux-contention

@@ -53,7 +53,7 @@ func TestBenchFormatsAndTheirAliases(t *testing.T) {
 	assert.True(t, strings.HasPrefix(md, "| workload | qos | threads | phase | n | host seconds | host total rate |"), md)
 	assert.Contains(t, md, "\n- **warning:** host fp qos=background threads=1 ran 10ms (< 250ms)", "a warning's label is strong")
 	assert.Contains(t, md, "\n- **note:** warning: words in a note are a note's")
-	assert.Contains(t, md, "  - vm user-interactive: no CAP\\_SYS\\_NICE", "the reasons under their legend")
+	assert.Contains(t, md, "  - vm user-interactive: no CAP_SYS_NICE", "the reasons under their legend")
 	assert.Contains(t, md, "\nincomplete: 12 cell runs finished before the run stopped\n")
 	var doc Bench
 	require.NoError(t, json.Unmarshal([]byte(write(t, FormatJSON, b, Terminal{})), &doc))
