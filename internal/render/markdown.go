@@ -104,12 +104,17 @@ func Escape(s string) string {
 	}
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
-		if s[i] == '_' && !(i > 0 && wordByte(s[i-1]) && i+1 < len(s) && wordByte(s[i+1])) {
+		if s[i] == '_' && !insideWord(s, i) {
 			b.WriteString(`\`)
 		}
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// insideWord says whether s[i] stands between two letters or digits.
+func insideWord(s string, i int) bool {
+	return i > 0 && i+1 < len(s) && wordByte(s[i-1]) && wordByte(s[i+1])
 }
 
 // wordByte says whether c is an ASCII letter or digit: an "_" between two
