@@ -561,20 +561,7 @@ func decide(cells []Cell, workload, phase, host, vm string, margins Margins, sch
 	j := judge(cells, k, margins)
 	v.Host, v.VM, v.VMByThreads = j.host, j.vm, j.vmByThreads
 	v.Outcome, v.Reason, v.Reversed = j.outcome, j.reason, j.reversed
-	if j.undecided != nil {
-		v.MoreRepeats = k.looks.more(j.undecided, j.moreHost)
-		switch {
-		case v.MoreRepeats != nil:
-		case k.looks.sequential():
-			v.Reason.Cap = &CapReached{Repeats: k.looks.cap(), Looks: k.looks.lastLook()}
-			v.Next = &NextStep{MaxRepeats: min(NextStepFactor*k.looks.cap(), MaxNextRepeats)}
-		default:
-			v.Next = &NextStep{Repeats: min(NextStepFactor*mostRepeats(both), MaxNextRepeats)}
-		}
-	}
-	if j.fewHost {
-		v.Next = &NextStep{Repeats: min(NextStepFactor*mostRepeats(both), MaxNextRepeats)}
-	}
+	v.nextSteps(j, k, both)
 	flagged := flaggedCells(cells, k)
 	v.Flagged = flagged
 	if describe {
@@ -604,6 +591,27 @@ func decide(cells []Cell, workload, phase, host, vm string, margins Margins, sch
 		}
 	}
 	return v
+}
+
+// nextSteps sets what would decide v when j left it undecided: more
+// repeats within the run's looks (MoreRepeats), else a new run's (Next),
+// with the cap said in the reason when the looks reached it.
+func (v *Verdict) nextSteps(j judged, k verdictKey, both []Cell) {
+	again := &NextStep{Repeats: min(NextStepFactor*mostRepeats(both), MaxNextRepeats)}
+	if j.undecided != nil {
+		v.MoreRepeats = k.looks.more(j.undecided, j.moreHost)
+		switch {
+		case v.MoreRepeats != nil:
+		case k.looks.sequential():
+			v.Reason.Cap = &CapReached{Repeats: k.looks.cap(), Looks: k.looks.lastLook()}
+			v.Next = &NextStep{MaxRepeats: min(NextStepFactor*k.looks.cap(), MaxNextRepeats)}
+		default:
+			v.Next = again
+		}
+	}
+	if j.fewHost {
+		v.Next = again
+	}
 }
 
 // NextStep is what a new run of the same spec would need to decide a
