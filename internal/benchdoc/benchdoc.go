@@ -21,6 +21,7 @@ import (
 	"github.com/qoslab/qoslab/internal/contention"
 	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/hv"
+	"github.com/qoslab/qoslab/internal/render"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/units"
@@ -225,5 +226,5 @@ func WriteBenchFile(out, log io.Writer, path, format string, b *Bench, term Term
 		return err
 	}
 	fmt.Fprintf(log, "wrote %s (%s, %d records)\n", path, format, len(b.Samples))
-	return WriteBench(out, FormatText, b, term)
+	return WriteBench(out, render.FormatText, b, term)
 }

@@ -16,34 +16,6 @@ import (
 	"github.com/qoslab/qoslab/internal/units"
 )
 
-// bench's output formats: text, a terminal's (fitted to its width,
-// coloured from the tones); md, Markdown; json, the whole document; csv,
-// the tidy CSV of the records.
-const (
-	FormatText     = "text"
-	FormatMarkdown = "md"
-	FormatJSON     = "json"
-	FormatCSV      = "csv"
-)
-
-// Formats are bench's output formats, in the order help lists them.
-var Formats = []string{FormatText, FormatMarkdown, FormatJSON, FormatCSV}
-
-// FormatAliases are the formats' older names, and the format each names,
-// so that scripts that name them keep working.
-var FormatAliases = map[string]string{"table": FormatText, "markdown": FormatMarkdown}
-
-// FormatOf is the format name names, its alias resolved; "" for none.
-func FormatOf(name string) string {
-	if a, ok := FormatAliases[name]; ok {
-		return a
-	}
-	if slices.Contains(Formats, name) {
-		return name
-	}
-	return ""
-}
-
 // TextWidth is the width the text format fits off a terminal (a pipe, a
 // file): a 100-column terminal's.
 const TextWidth = 100
@@ -55,25 +27,25 @@ type Terminal struct {
 	Colour bool
 }
 
-// WriteBench writes b in format, one of Formats or FormatAliases: the view
+// WriteBench writes b in format, one of render.Formats or render.FormatAliases: the view
 // (View) as text fitted to term or as Markdown, the JSON, or the tidy CSV
 // of its samples (SampleTable).
 func WriteBench(w io.Writer, format string, b *Bench, term Terminal) error {
-	switch FormatOf(format) {
-	case FormatJSON:
+	switch render.FormatOf(format) {
+	case render.FormatJSON:
 		return writeJSON(w, b)
-	case FormatCSV:
+	case render.FormatCSV:
 		return render.CSV(w, SampleTable(b.Samples))
-	case FormatMarkdown:
+	case render.FormatMarkdown:
 		return render.Markdown(w, b.View(false))
-	case FormatText:
+	case render.FormatText:
 		width := term.Width
 		if width <= 0 {
 			width = TextWidth
 		}
 		return render.Text(w, b.View(true), width, term.Colour)
 	}
-	return fmt.Errorf("unknown format %q: allowed %s (or %s)", format, strings.Join(Formats, ", "), strings.Join(slices.Sorted(maps.Keys(FormatAliases)), ", "))
+	return fmt.Errorf("unknown format %q: allowed %s (or %s)", format, strings.Join(render.Formats, ", "), strings.Join(slices.Sorted(maps.Keys(render.FormatAliases)), ", "))
 }
 
 // writeJSON writes b as JSON with each cell's summary and the flagged

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/qoslab/qoslab/internal/hv"
+	"github.com/qoslab/qoslab/internal/render"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/termcolor"
 )
@@ -47,16 +48,16 @@ func write(t *testing.T, format string, b *Bench, term Terminal) string {
 // unknown one names what is allowed.
 func TestBenchFormatsAndTheirAliases(t *testing.T) {
 	b := richDoc("host", "vm")
-	assert.Equal(t, write(t, FormatText, b, Terminal{}), write(t, "table", b, Terminal{}))
-	assert.Equal(t, write(t, FormatMarkdown, b, Terminal{}), write(t, "markdown", b, Terminal{}))
-	md := write(t, FormatMarkdown, b, Terminal{})
+	assert.Equal(t, write(t, render.FormatText, b, Terminal{}), write(t, "table", b, Terminal{}))
+	assert.Equal(t, write(t, render.FormatMarkdown, b, Terminal{}), write(t, "markdown", b, Terminal{}))
+	md := write(t, render.FormatMarkdown, b, Terminal{})
 	assert.True(t, strings.HasPrefix(md, "| workload | qos | threads | phase | n | host seconds | host total rate |"), md)
 	assert.Contains(t, md, "\n- **warning:** host fp qos=background threads=1 ran 10ms (< 250ms)", "a warning's label is strong")
 	assert.Contains(t, md, "\n- **note:** warning: words in a note are a note's")
 	assert.Contains(t, md, "  - vm user-interactive: no CAP_SYS_NICE", "the reasons under their legend")
 	assert.Contains(t, md, "\nincomplete: 12 cell runs finished before the run stopped\n")
 	var doc Bench
-	require.NoError(t, json.Unmarshal([]byte(write(t, FormatJSON, b, Terminal{})), &doc))
+	require.NoError(t, json.Unmarshal([]byte(write(t, render.FormatJSON, b, Terminal{})), &doc))
 	assert.Len(t, doc.Samples, len(b.Samples))
 	assert.Len(t, doc.Warnings, 2, "one per target's disagreeing cell")
 	err := WriteBench(&bytes.Buffer{}, "xml", b, Terminal{})
@@ -68,7 +69,7 @@ func TestBenchFormatsAndTheirAliases(t *testing.T) {
 func TestBenchTextFitsTheWidth(t *testing.T) {
 	for _, targets := range [][]string{{"host"}, {"host", "vm"}} {
 		for _, colour := range []bool{false, true} {
-			out := write(t, FormatText, richDoc(targets...), Terminal{Width: 100, Colour: colour})
+			out := write(t, render.FormatText, richDoc(targets...), Terminal{Width: 100, Colour: colour})
 			for _, l := range strings.Split(out, "\n") {
 				assert.LessOrEqual(t, len([]rune(ansi.ReplaceAllString(l, ""))), 100, "%v: %q", targets, l)
 			}
@@ -76,7 +77,7 @@ func TestBenchTextFitsTheWidth(t *testing.T) {
 			assert.Contains(t, strings.Join(strings.Fields(out), " "), "--format md shows every column.")
 		}
 	}
-	out := write(t, FormatText, richDoc("host"), Terminal{Width: 200})
+	out := write(t, render.FormatText, richDoc("host"), Terminal{Width: 200})
 	assert.Contains(t, out, "TARGET  WORKLOAD  QOS", "at 200 columns every column is there")
 	assert.NotContains(t, out, "Left out")
 }
@@ -86,8 +87,8 @@ func TestBenchTextFitsTheWidth(t *testing.T) {
 // warning is not; the text without colour is the same text.
 func TestBenchColoursOnlyFromTones(t *testing.T) {
 	b := richDoc("host")
-	coloured := write(t, FormatText, b, Terminal{Width: 1000, Colour: true})
-	plain := write(t, FormatText, b, Terminal{Width: 1000})
+	coloured := write(t, render.FormatText, b, Terminal{Width: 1000, Colour: true})
+	plain := write(t, render.FormatText, b, Terminal{Width: 1000})
 	assert.Equal(t, plain, ansi.ReplaceAllString(coloured, ""))
 	yellow := regexp.MustCompile(regexp.QuoteMeta(termcolor.Yellow) + "([^\033]*)\033\\[0m")
 	var painted []string
@@ -115,14 +116,14 @@ func TestBenchCSVIsTheTidyCSV(t *testing.T) {
 	var want, got bytes.Buffer
 	require.NoError(t, results.WriteCSV(&want, samples))
 	b := &Bench{Samples: samples}
-	require.NoError(t, WriteBench(&got, FormatCSV, b, Terminal{}))
+	require.NoError(t, WriteBench(&got, render.FormatCSV, b, Terminal{}))
 	assert.Equal(t, want.String(), got.String())
 	assert.True(t, strings.HasPrefix(got.String(), "target,workload,qos,threads,repeat,index,phase,start_ns,end_ns,work,unit,rate,"+
 		"qos_applied,qos_full,qos_reason,qos_detail,cpus,pid,contention,cpu_ns\n"), got.String())
 	assert.Contains(t, got.String(), "\nhost,compress,9,2,1,1,compress,12,2079123456,8e+06,bytes,2.0791235e+06,9,true,,,0 3,42,2,1999\n")
 
 	got.Reset()
-	require.NoError(t, WriteBench(&got, FormatCSV, &Bench{}, Terminal{}))
+	require.NoError(t, WriteBench(&got, render.FormatCSV, &Bench{}, Terminal{}))
 	want.Reset()
 	require.NoError(t, results.WriteCSV(&want, nil))
 	assert.Equal(t, want.String(), got.String(), "no records: the header alone")
@@ -132,7 +133,7 @@ func TestBenchCSVIsTheTidyCSV(t *testing.T) {
 // does not say them again.
 func TestBenchSaidIsWhatTheTableWarns(t *testing.T) {
 	b := richDoc("host")
-	out := write(t, FormatText, b, Terminal{Width: 1000})
+	out := write(t, render.FormatText, b, Terminal{Width: 1000})
 	require.Len(t, b.Said(), 2)
 	for _, w := range b.Said() {
 		assert.Contains(t, out, "- warning: "+w+"\n")

@@ -16,6 +16,7 @@ import (
 	"github.com/qoslab/qoslab/internal/experiment"
 	"github.com/qoslab/qoslab/internal/guestvm"
 	"github.com/qoslab/qoslab/internal/qos"
+	"github.com/qoslab/qoslab/internal/render"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/spec"
 	"github.com/qoslab/qoslab/internal/telemetry"
@@ -111,7 +112,7 @@ Workloads: ` + strings.Join(catalog.Names(), ", ") + `.`,
 	fl.IntVar(&o.Repeat, "repeat", spec.DefaultRepeats, "repeats of every cell (6: fewer cannot show a significant difference)")
 	fl.IntVar(&o.Warmup, "warmup", spec.DefaultWarmup, "untimed runs of every cell on every target before its first timed run")
 	fl.StringVar(&o.flags.contention, "contention", "0", "spinner threads at default priority, each pinned to a CPU, run outside the agent for the whole run: N, or all (one per CPU)")
-	fl.StringVar(&o.Format, "format", benchdoc.FormatText, "output: "+strings.Join(benchdoc.Formats, ", ")+
+	fl.StringVar(&o.Format, "format", render.FormatText, "output: "+strings.Join(render.Formats, ", ")+
 		" (text fits the terminal; md is Markdown; csv is the tidy CSV of every record; table and markdown, their older names, still work)")
 	fl.StringVar(&o.Out, "out", "", "write the output to FILE (the table still goes to the terminal)")
 	fl.BoolVar(&o.Save, "save", false, "also keep the run in a results directory (RESULTS/bench-<UTC time>), with summaries and report")
@@ -131,7 +132,7 @@ Workloads: ` + strings.Join(catalog.Names(), ", ") + `.`,
 	complete(cmd, "workload", catalog.Names)
 	complete(cmd, "qos", qos.Names)
 	complete(cmd, "target", fixed(spec.TargetHost, spec.TargetVM))
-	complete(cmd, "format", fixed(benchdoc.Formats...))
+	complete(cmd, "format", fixed(render.Formats...))
 	complete(cmd, "codec", catalog.AllCodecs)
 	complete(cmd, "sink", catalog.Sinks)
 	return command(f, cmd, "bench", o, &o.src, func([]string) error {
@@ -195,10 +196,10 @@ func (o *benchOptions) check() error {
 	if o.Contention, err = contention.ParseSpinnerCount(n("contention"), o.flags.contention); err != nil {
 		return wrapUsage(err)
 	}
-	if f := benchdoc.FormatOf(o.Format); f != "" {
+	if f := render.FormatOf(o.Format); f != "" {
 		o.Format = f
 	}
-	if err := oneOf(n("format"), o.Format, benchdoc.Formats); err != nil {
+	if err := oneOf(n("format"), o.Format, render.Formats); err != nil {
 		return err
 	}
 	c := &o.Params
@@ -288,8 +289,8 @@ func benchRun(ctx context.Context, o *benchOptions) (err error) {
 	doc := benchdoc.NewBench(s, o.VMEnv.Name, o.VMEnv.Store, saved)
 	// Each warning is said once: a table's own warnings are under it, so
 	// neither the live log nor --save's summary repeats them.
-	format := benchdoc.FormatOf(o.Format)
-	table := o.Out != "" || format == benchdoc.FormatText || format == benchdoc.FormatMarkdown
+	format := render.FormatOf(o.Format)
+	table := o.Out != "" || format == render.FormatText || format == render.FormatMarkdown
 	defer func() {
 		doc.Finish(err)
 		werr := writeBench(o, doc)

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/qoslab/qoslab/internal/benchdoc"
 	"github.com/qoslab/qoslab/internal/experiment"
+	"github.com/qoslab/qoslab/internal/render"
 	"github.com/qoslab/qoslab/internal/spec"
 )
 
@@ -25,7 +25,7 @@ func TestBenchFormatAliases(t *testing.T) {
 	}
 	o, err := parseBench(t, nil)
 	require.NoError(t, err)
-	assert.Equal(t, benchdoc.FormatText, o.Format, "text by default")
+	assert.Equal(t, render.FormatText, o.Format, "text by default")
 }
 
 // Off a terminal the text fits 100 columns; on one, the terminal's width;

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qoslab/qoslab/internal/compare"
+	"github.com/qoslab/qoslab/internal/render"
 	"github.com/qoslab/qoslab/internal/results"
 )
 
@@ -87,11 +88,11 @@ error, 3 a change beyond --fail-on.`,
 	o := &compareOptions{}
 	cmd.Flags().StringArrayVar(&o.Labels, "label", nil, "NAME=DIR: head DIR's column with NAME (repeatable)")
 	cmd.Flags().StringArrayVar(&o.Missing, "missing", nil, "NAME=REASON: a run meant to be compared that is not there, named with why above the rows (repeatable)")
-	cmd.Flags().StringVar(&o.Format, "format", compare.FormatText, "output format: "+strings.Join(compare.Formats, ", ")+
+	cmd.Flags().StringVar(&o.Format, "format", render.FormatText, "output format: "+strings.Join(render.Formats, ", ")+
 		" (text fits the terminal; md is compare.md; table and markdown, their older names, still work)")
 	layoutFlag(cmd, &o.Layout)
 	cmd.Flags().StringVar(&o.failOn, "fail-on", "", "exit 3 when a significant change against the baseline is larger than `PCT` percent either way (10, 10%, or a ratio: 2x)")
-	complete(cmd, "format", func() []string { return compare.Formats })
+	complete(cmd, "format", func() []string { return render.Formats })
 	return resultsCommand(f, cmd, "compare", &o.resultsOptions, o, compareRun, runF, func() error {
 		if o.failOn != "" {
 			f, err := parseFailOn("--fail-on", o.failOn)
@@ -103,11 +104,11 @@ error, 3 a change beyond --fail-on.`,
 		if err := checkLayout(o.Layout); err != nil {
 			return err
 		}
-		if f := compare.FormatOf(o.Format); f != "" {
+		if f := render.FormatOf(o.Format); f != "" {
 			o.Format = f
 			return nil
 		}
-		return oneOf("--format", o.Format, compare.Formats)
+		return oneOf("--format", o.Format, render.Formats)
 	})
 }
 
@@ -135,13 +136,13 @@ func compareRun(_ context.Context, o *compareOptions) error {
 		return err
 	}
 	c.Layout = o.Layout
-	if o.Format == compare.FormatCSV { // the other formats carry the notes themselves
+	if o.Format == render.FormatCSV { // the other formats carry the notes themselves
 		for _, n := range c.Notes {
 			fmt.Fprintln(o.IO.ErrOut, "note: "+n)
 		}
 	}
 	write := func() error { return compare.Write(o.IO.Out, o.Format, c) }
-	if o.Format == compare.FormatText {
+	if o.Format == render.FormatText {
 		write = func() error { return compare.WriteText(o.IO.Out, c, o.IO.width(), o.IO.colored()) }
 	}
 	if err := write(); err != nil {

@@ -41,11 +41,11 @@ func doctorRun(ctx context.Context, o *doctorOptions) error {
 	checks := doctor.Checks(ctx, o.AgentPath, o.VMEnv, o.KernelCache)
 	var err error
 	switch o.Format {
-	case formatJSON:
+	case render.FormatJSON:
 		return printJSON(o.IO.Out, checks)
-	case formatCSV:
+	case render.FormatCSV:
 		err = render.CSV(o.IO.Out, doctorTable(checks, false))
-	case formatMarkdown:
+	case render.FormatMarkdown:
 		err = render.Markdown(o.IO.Out, render.Document{Blocks: []render.Block{doctorTable(checks, false)}})
 	default:
 		// Each check's detail (and fix) wraps beside its row, or under it

@@ -49,26 +49,26 @@ func TestDoctorFormats(t *testing.T) {
 			VMEnv:       guestvm.Env{Store: filepath.Join(empty, "images"), StateHome: empty, CacheDir: empty},
 			KernelCache: filepath.Join(empty, "kernels")}
 		err := doctorRun(context.Background(), o)
-		if format != formatJSON {
+		if format != render.FormatJSON {
 			require.Error(t, err, "the agent is missing: %s", format)
 		}
 		return out.String()
 	}
-	md := run(formatMarkdown)
+	md := run(render.FormatMarkdown)
 	assert.True(t, strings.HasPrefix(md, "| STATUS | CHECK | DETAIL | FIX |\n|---|---|---|---|\n| MISSING | host agent | "), md)
 	assert.Regexp(t, `\| MISSING \| host agent \| [^|\n]+ \| make build \|\n`, md)
 
-	recs, err := csv.NewReader(strings.NewReader(run(formatCSV))).ReadAll()
+	recs, err := csv.NewReader(strings.NewReader(run(render.FormatCSV))).ReadAll()
 	require.NoError(t, err)
 	assert.Equal(t, []string{"STATUS", "CHECK", "DETAIL", "FIX"}, recs[0])
 	assert.Equal(t, []string{"MISSING", "host agent"}, recs[1][:2])
 	assert.Equal(t, "make build", recs[1][3])
 
 	var checks []doctor.Check
-	require.NoError(t, json.Unmarshal([]byte(run(formatJSON)), &checks))
+	require.NoError(t, json.Unmarshal([]byte(run(render.FormatJSON)), &checks))
 	require.Len(t, checks, len(recs)-1, "a row per check")
 
-	text := run(formatText)
+	text := run(render.FormatText)
 	assert.NotContains(t, text, "STATUS", "the terminal's view has no heading line")
 	assert.Regexp(t, `\n {10,}fix: make build\n`, text, "a fix under its check's detail")
 }

@@ -164,14 +164,14 @@ func resultsListRun(_ context.Context, o *listOptions) error {
 		rows = append(rows, describeRun(e))
 	}
 	switch {
-	case o.Format == formatJSON:
+	case o.Format == render.FormatJSON:
 		return printJSON(o.IO.Out, rows)
-	case o.Format == formatCSV:
+	case o.Format == render.FormatCSV:
 		return render.CSV(o.IO.Out, listTable(rows, o.Results, listLayout{quick: true}))
 	case len(rows) == 0:
 		fmt.Fprintf(o.IO.Out, "no results in %s yet; make some with `qoslab run`\n", o.Results)
 		return nil
-	case o.Format == formatMarkdown:
+	case o.Format == render.FormatMarkdown:
 		d := render.Document{Blocks: []render.Block{listTable(rows, o.Results, listLayout{quick: true})}}
 		if problems := listProblems(rows); len(problems) > 0 {
 			l := &render.List{}

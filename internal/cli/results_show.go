@@ -19,23 +19,10 @@ import (
 	"github.com/qoslab/qoslab/internal/units"
 )
 
-// The formats results show writes (--format): the terminal's view, which
-// fits its width; summary.md as the run wrote it; summary.json's document;
-// summary.csv's rows.
-const (
-	formatText     = "text"
-	formatMarkdown = "md"
-	formatJSON     = "json"
-	formatCSV      = "csv"
-)
-
-// showFormats are the formats results show takes.
-var showFormats = []string{formatText, formatMarkdown, formatJSON, formatCSV}
-
 // showOptions are `qoslab results show`'s inputs.
 type showOptions struct {
 	resultsOptions
-	// Format is --format, one of showFormats; --json is --format json.
+	// Format is --format, one of render.Formats; --json is --format json.
 	Format string
 }
 
@@ -63,18 +50,18 @@ summary.csv's rows, computed from the samples.
 		Args: dirArgs(1),
 	}
 	o := &showOptions{}
-	cmd.Flags().StringVar(&o.Format, "format", formatText, "output format: "+strings.Join(showFormats, ", ")+" (text fits the terminal; md is summary.md)")
+	cmd.Flags().StringVar(&o.Format, "format", render.FormatText, "output format: "+strings.Join(render.Formats, ", ")+" (text fits the terminal; md is summary.md)")
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the summary as JSON (summary.json's shape, with path and state): --format json")
 	cmd.Flags().BoolVar(&o.ExitStatus, "exit-status", false, exitStatusHelp)
-	complete(cmd, "format", func() []string { return showFormats })
+	complete(cmd, "format", func() []string { return render.Formats })
 	return resultsCommand(f, cmd, "results", &o.resultsOptions, o, resultsShowRun, runF, func() error {
 		if o.JSON {
-			if cmd.Flags().Changed("format") && o.Format != formatJSON {
+			if cmd.Flags().Changed("format") && o.Format != render.FormatJSON {
 				return usageErrorf("--json is --format json: it cannot go with --format %s", o.Format)
 			}
-			o.Format = formatJSON
+			o.Format = render.FormatJSON
 		}
-		return oneOf("--format", o.Format, showFormats)
+		return oneOf("--format", o.Format, render.Formats)
 	})
 }
 
@@ -106,15 +93,15 @@ func resultsShowRun(_ context.Context, o *showOptions) error {
 // computed now.
 func showSummary(o *showOptions, l *results.Loaded, a summary.Summary, state string) error {
 	switch o.Format {
-	case formatJSON:
+	case render.FormatJSON:
 		return printJSON(o.IO.Out, struct {
 			Path  string `json:"path"`
 			State string `json:"state"`
 			summary.Document
 		}{l.Path, state, summary.NewDocument(a)})
-	case formatCSV:
+	case render.FormatCSV:
 		return summary.WriteCSV(o.IO.Out, a)
-	case formatMarkdown:
+	case render.FormatMarkdown:
 		return showMarkdown(o, l, a, state)
 	}
 	return showText(o, l, a, state)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/qoslab/qoslab/internal/render"
 	"github.com/qoslab/qoslab/internal/results"
 	"github.com/qoslab/qoslab/internal/results/summary"
 )
@@ -34,8 +35,8 @@ func TestMarkdownIsNeverColoured(t *testing.T) {
 		require.Contains(t, []int{0, exitNo, exitInconclusive}, code, errOut.String())
 		return out.String()
 	}
-	assert.Contains(t, show(formatText), "\x1b[", "the terminal's view is coloured")
-	computed := show(formatMarkdown)
+	assert.Contains(t, show(render.FormatText), "\x1b[", "the terminal's view is coloured")
+	computed := show(render.FormatMarkdown)
 	assert.NotContains(t, computed, "\x1b[", "computed")
 	assert.Contains(t, computed, "**warning:**", "a run with warnings")
 
@@ -44,7 +45,7 @@ func TestMarkdownIsNeverColoured(t *testing.T) {
 	require.NoError(t, summary.Write(dir, summary.Of(l)))
 	written, err := os.ReadFile(filepath.Join(dir, results.SummaryMDFile))
 	require.NoError(t, err)
-	shown := show(formatMarkdown)
+	shown := show(render.FormatMarkdown)
 	assert.True(t, strings.HasSuffix(shown, "\n\n"+string(written)), "summary.md as written, byte for byte")
 	assert.Equal(t, computed, shown, "what it wrote is what it computes")
 }

@@ -34,12 +34,12 @@ func (s *IOStreams) colored() bool { return s.Verdicts != 0 }
 // viewFormats are the formats of a command that shows a table (doctor,
 // results list): the terminal's view, fitted to its width; Markdown and
 // CSV, the same table with every column (render); the command's JSON.
-var viewFormats = []string{formatText, formatMarkdown, formatJSON, formatCSV}
+var viewFormats = []string{render.FormatText, render.FormatMarkdown, render.FormatJSON, render.FormatCSV}
 
 // formatFlags adds --format (one of viewFormats, text by default) and
 // --json, its alias for --format json, whose help says what JSON prints.
 func formatFlags(cmd *cobra.Command, format *string, json *bool, jsonHelp string) {
-	cmd.Flags().StringVar(format, "format", formatText, "output format: text (fits the terminal), md, json, csv")
+	cmd.Flags().StringVar(format, "format", render.FormatText, "output format: text (fits the terminal), md, json, csv")
 	cmd.Flags().BoolVar(json, "json", false, jsonHelp+": --format json")
 	complete(cmd, "format", func() []string { return viewFormats })
 }
@@ -48,10 +48,10 @@ func formatFlags(cmd *cobra.Command, format *string, json *bool, jsonHelp string
 // --format, and refuses a format not in viewFormats.
 func checkFormat(cmd *cobra.Command, format *string, json bool) error {
 	if json {
-		if cmd.Flags().Changed("format") && *format != formatJSON {
+		if cmd.Flags().Changed("format") && *format != render.FormatJSON {
 			return usageErrorf("--json is --format json: it cannot go with --format %s", *format)
 		}
-		*format = formatJSON
+		*format = render.FormatJSON
 	}
 	return oneOf("--format", *format, viewFormats)
 }

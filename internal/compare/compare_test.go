@@ -58,7 +58,7 @@ func build(t *testing.T, given map[string]string) *Comparison {
 
 func TestGoldenOutputs(t *testing.T) {
 	c := build(t, nil)
-	for _, format := range Formats {
+	for _, format := range render.Formats {
 		t.Run(format, func(t *testing.T) {
 			var buf bytes.Buffer
 			require.NoError(t, Write(&buf, format, c))
@@ -285,7 +285,7 @@ func TestJSONNaNIsNull(t *testing.T) {
 func TestUnknownFormat(t *testing.T) {
 	err := Write(&bytes.Buffer{}, "xml", build(t, nil))
 	require.Error(t, err)
-	assert.True(t, strings.Contains(err.Error(), `"xml"`) && strings.Contains(err.Error(), "text, md, csv, json (or markdown, table)"), err.Error())
+	assert.True(t, strings.Contains(err.Error(), `"xml"`) && strings.Contains(err.Error(), "text, md, json, csv (or markdown, table)"), err.Error())
 }
 
 // A change is marked * when the two runs' repeats cannot reach p < 0.05
@@ -427,7 +427,7 @@ func TestMarkdownIsTheView(t *testing.T) {
 	c := build(t, nil)
 	assert.Equal(t, c.View(1000), c.Document())
 	var md, want bytes.Buffer
-	require.NoError(t, Write(&md, FormatMarkdown, c))
+	require.NoError(t, Write(&md, render.FormatMarkdown, c))
 	require.NoError(t, render.MarkdownWrapped(&want, c.View(1000), markdownWidth))
 	assert.Equal(t, want.String(), md.String())
 }

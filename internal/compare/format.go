@@ -18,51 +18,22 @@ import (
 	"github.com/qoslab/qoslab/internal/units"
 )
 
-// The output formats Write takes: FormatText, as a terminal shows it
-// (View), fitted to TextWidth; FormatMarkdown, compare.md; FormatCSV and
-// FormatJSON. "table" and "markdown", their names before, are FormatText's
-// and FormatMarkdown's aliases (FormatAliases), so that scripts that name
-// them work on.
-const (
-	FormatText     = "text"
-	FormatMarkdown = "md"
-	FormatCSV      = "csv"
-	FormatJSON     = "json"
-)
-
-// Formats are the output formats Write takes, by their names.
-var Formats = []string{FormatText, FormatMarkdown, FormatCSV, FormatJSON}
-
-// FormatAliases are the formats' older names, and the format each names.
-var FormatAliases = map[string]string{"table": FormatText, "markdown": FormatMarkdown}
-
-// FormatOf is the format name or alias names; "" when it names none.
-func FormatOf(name string) string {
-	if a, ok := FormatAliases[name]; ok {
-		return a
-	}
-	if slices.Contains(Formats, name) {
-		return name
-	}
-	return ""
-}
-
-// Write writes the comparison in format, one of Formats or FormatAliases
-// ("" is FormatText).
+// Write writes the comparison in format, one of render.Formats or render.FormatAliases
+// ("" is render.FormatText).
 func Write(w io.Writer, format string, c *Comparison) error {
-	switch FormatOf(cmp.Or(format, FormatText)) {
-	case FormatText:
+	switch render.FormatOf(cmp.Or(format, render.FormatText)) {
+	case render.FormatText:
 		return WriteText(w, c, TextWidth, false)
-	case FormatMarkdown:
+	case render.FormatMarkdown:
 		return WriteMarkdown(w, c)
-	case FormatCSV:
+	case render.FormatCSV:
 		return WriteCSV(w, c)
-	case FormatJSON:
+	case render.FormatJSON:
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(c)
 	}
-	return fmt.Errorf("unknown format %q: allowed %s (or %s)", format, strings.Join(Formats, ", "), strings.Join(slices.Sorted(maps.Keys(FormatAliases)), ", "))
+	return fmt.Errorf("unknown format %q: allowed %s (or %s)", format, strings.Join(render.Formats, ", "), strings.Join(slices.Sorted(maps.Keys(render.FormatAliases)), ", "))
 }
 
 // Section is one block of the table: the verdict per machine, a

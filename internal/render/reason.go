@@ -37,14 +37,14 @@ func reasonWords(r analysis.Reason) string {
 			WorkloadText(r.Workload, r.Phase), len(r.Params), strings.Join(r.Params, "; "))
 	case analysis.ReasonAllInterfered:
 		return fmt.Sprintf("other work on the host took %s during every one of the %d %s cell runs, so none is left to judge; run again on a quieter host",
-			cpuAmount(float64(r.OtherCPU)), r.Runs, r.VM)
+			cpuText(float64(r.OtherCPU)), r.Runs, r.VM)
 	case analysis.ReasonInterferedCells:
 		cells := make([]string, len(r.Cells))
 		for i, c := range r.Cells {
 			cells[i] = CellText(c)
 		}
 		return fmt.Sprintf("every cell run of %s was interfered with (other work on the host took %s during them), so none is left to judge; run again on a quieter host",
-			listAnd(cells), cpuAmount(float64(r.OtherCPU)))
+			andList(cells), cpuText(float64(r.OtherCPU)))
 	case analysis.ReasonNoTwoClasses:
 		return fmt.Sprintf("%s has no two QoS classes run on both %s and %s", WorkloadText(r.Workload, r.Phase), r.Host, r.VM)
 	case analysis.ReasonNoThreads:
@@ -248,30 +248,6 @@ func Ratio(r float64) string {
 // ratioNumber is Ratio without the "x".
 func ratioNumber(r float64) string { return strings.TrimSuffix(Ratio(r), "x") }
 
-// cpuAmount is an amount of CPU: "0.5 CPU", "2.3 CPUs"; "an unknown
-// amount of CPU" when it is not a number.
-func cpuAmount(x float64) string {
-	if math.IsNaN(x) {
-		return "an unknown amount of CPU"
-	}
-	s := strconv.FormatFloat(x, 'g', 2, 64)
-	if x >= 1 {
-		s = strconv.FormatFloat(x, 'f', 1, 64)
-	}
-	if s == "1" || s == "1.0" || x < 1 {
-		return s + " CPU"
-	}
-	return s + " CPUs"
-}
-
-// listAnd joins parts as "a", "a and b", "a, b and c".
-func listAnd(parts []string) string {
-	if len(parts) < 2 {
-		return strings.Join(parts, "")
-	}
-	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
-}
-
 // threadList lists thread counts: "1 thread", "1 and 2 threads", "1, 2 and
 // 4 threads".
 func threadList(threads []int) string {
@@ -285,7 +261,7 @@ func threadList(threads []int) string {
 	case 1:
 		return units.Plural(threads[0], "thread")
 	}
-	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1] + " threads"
+	return andList(parts) + " threads"
 }
 
 // VerdictLine is a verdict's line (VerdictText) in its three parts, so
