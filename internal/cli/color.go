@@ -51,6 +51,10 @@ type warningFilter struct {
 
 func (f *warningFilter) Write(p []byte) (int, error) { return f.w.Write(p) }
 
+// Told says whether the warning text was said already (drop says so), for
+// a writer of documents that leaves such warnings out (termcolor.Untold).
+func (f *warningFilter) Told(text string) bool { return f.drop != nil && f.drop(text) }
+
 // Warn passes the warning on to w (as a warning) unless drop says not to.
 func (f *warningFilter) Warn(line, text string) error {
 	if f.drop != nil && f.drop(text) {

@@ -33,3 +33,26 @@ func Warn(w io.Writer, line, text string) error {
 	_, err := io.WriteString(w, line+"\n")
 	return err
 }
+
+// Teller is a stream that knows warnings said on it already (bench's
+// table says some before its saved run's summary), by their text as a
+// value.
+type Teller interface {
+	Told(text string) bool
+}
+
+// Untold are the warnings among texts that w has not said already: every
+// one, unless w is a Teller that has said some.
+func Untold(w io.Writer, texts []string) []string {
+	t, ok := w.(Teller)
+	if !ok {
+		return texts
+	}
+	var out []string
+	for _, s := range texts {
+		if !t.Told(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -21,13 +21,9 @@ import (
 // (CSVTable), is byte for byte what its own writer wrote before it, on
 // every results directory under testdata: scripts read its columns.
 func TestCSVIsAsItWas(t *testing.T) {
-	dirs, err := filepath.Glob(filepath.Join("..", "..", "..", "testdata", "results", "*", "run.json"))
-	require.NoError(t, err)
-	more, err := filepath.Glob(filepath.Join("..", "..", "..", "testdata", "results", "constructed", "*", "run.json"))
-	require.NoError(t, err)
 	n := 0
-	for _, f := range append(dirs, more...) {
-		l, err := results.Load(filepath.Dir(f))
+	for _, d := range testdataDirs(t) {
+		l, err := results.Load(d)
 		if err != nil {
 			continue // a damaged run (cpu-past-interval): refused, with nothing to write
 		}
@@ -35,7 +31,7 @@ func TestCSVIsAsItWas(t *testing.T) {
 		var now, was strings.Builder
 		require.NoError(t, WriteCSV(&now, a))
 		require.NoError(t, csvAsItWas(&was, a.Cells))
-		assert.Equal(t, was.String(), now.String(), f)
+		assert.Equal(t, was.String(), now.String(), d)
 		n++
 	}
 	assert.Greater(t, n, 20, "the testdata's runs are there")
@@ -77,4 +73,19 @@ func csvAsItWas(w io.Writer, cells []analysis.Cell) error {
 		return fmt.Errorf("write summary csv: %w", err)
 	}
 	return nil
+}
+
+// testdataDirs are the results directories under testdata/results and
+// its constructed/ (the damaged among them too).
+func testdataDirs(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, pattern := range []string{"*", filepath.Join("constructed", "*")} {
+		found, err := filepath.Glob(filepath.Join("..", "..", "..", "testdata", "results", pattern, "run.json"))
+		require.NoError(t, err)
+		for _, f := range found {
+			out = append(out, filepath.Dir(f))
+		}
+	}
+	return out
 }

@@ -380,11 +380,45 @@ func timeSpreadText(c analysis.Cell) string {
 func WriteTerminal(w io.Writer, a Summary) { Plain.WriteTerminal(w, a) }
 
 // WriteTerminal prints the run at a glance (the package's WriteTerminal)
-// with each verdict's answer in style s: Colored on a terminal.
+// through the one renderer, fitted to TerminalWidth, each verdict's answer
+// in its tone, coloured in style Colored: the lines of the run (fp's and
+// int's regressions, the compression times), then the verdicts as results
+// show lists them (with their next step, mechanism, host and warnings),
+// then the other warnings and the findings.
 func (s Style) WriteTerminal(w io.Writer, a Summary) {
-	// Regressions with a line, in the articles' form; for a workload whose
-	// series have too few thread counts, one line saying so, not one per
-	// series.
+	var d render.Document
+	if lines := a.glanceLines(); len(lines) > 0 {
+		d.Add(&render.List{Items: lines})
+	}
+	per, rest := Warnings(a)
+	for i := range per {
+		per[i] = termcolor.Untold(w, per[i])
+	}
+	if len(a.Verdicts) > 0 {
+		d.Add(&render.List{Items: a.VerdictItems(per)})
+	}
+	tail := WarningItems(termcolor.Untold(w, rest))
+	for _, f := range a.Findings {
+		tail = append(tail, render.Item{Spans: []render.Span{label("finding:"), render.Words(render.Finding(f))}})
+	}
+	if len(tail) > 0 {
+		d.Add(&render.List{Items: tail})
+	}
+	_ = render.Text(w, d, TerminalWidth, s == Colored) // the run's own stream, as every line of it, unchecked
+}
+
+// TerminalWidth is the width WriteTerminal fits the run's summary to.
+const TerminalWidth = 100
+
+// glanceLines are the run's lines at a glance: the throughput regressions
+// of fp and int in the articles' form (for a workload whose series have
+// too few thread counts, one line saying so, not one per series), then
+// the compression times.
+func (a Summary) glanceLines() []render.Item {
+	var items []render.Item
+	add := func(format string, args ...any) {
+		items = append(items, render.Item{Spans: []render.Span{render.Words(fmt.Sprintf(format, args...))}})
+	}
 	without := map[string]int{}
 	var order []string
 	for _, reg := range a.Regressions {
@@ -398,37 +432,16 @@ func (s Style) WriteTerminal(w io.Writer, a Summary) {
 			without[reg.Workload] = max(without[reg.Workload], reg.ThreadCounts)
 			continue
 		}
-		fmt.Fprintf(w, "%s %s\n", reg.Workload, render.ClassRegression(reg))
+		add("%s %s", reg.Workload, render.ClassRegression(reg))
 	}
 	for _, wl := range order {
-		fmt.Fprintf(w, "%s: no regression lines (%s; a line needs %d or more)\n", wl, units.Plural(without[wl], "thread count"), analysis.MinThreadCounts)
+		add("%s: no regression lines (%s; a line needs %d or more)", wl, units.Plural(without[wl], "thread count"), analysis.MinThreadCounts)
 	}
 	for _, c := range a.Cells {
 		if catalog.IsCompression(c.Workload) {
-			fmt.Fprintf(w, "%s %s qos %d threads %d: %.2f s median [%.2f..%.2f], n=%s%s\n", c.Target, c.Workload, c.QoS, c.Threads,
+			add("%s %s qos %d threads %d: %.2f s median [%.2f..%.2f], n=%s%s", c.Target, c.Workload, c.QoS, c.Threads,
 				c.Seconds.Median, c.Seconds.Min, c.Seconds.Max, RepeatsText(c), timeSpreadText(c))
 		}
 	}
-	per, rest := Warnings(a)
-	for i, v := range a.Verdicts {
-		fmt.Fprintln(w, s.TerminalVerdict(v))
-		if m := render.MechanismLine(v); m != "" {
-			fmt.Fprintf(w, "  mechanism: %s\n", m)
-		}
-		if o := render.OtherWorkLine(v); o != "" {
-			fmt.Fprintf(w, "  host: %s\n", o)
-		}
-		for _, wl := range per[i] {
-			_ = termcolor.Warn(w, "  warning: "+wl, wl) // as every line here, unchecked
-		}
-		if n := a.Again.NextLine(v.Next); n != "" {
-			fmt.Fprintf(w, "  next: %s\n", n)
-		}
-	}
-	for _, wl := range rest {
-		_ = termcolor.Warn(w, "warning: "+wl, wl)
-	}
-	for _, f := range a.Findings {
-		fmt.Fprintf(w, "finding: %s\n", render.Finding(f))
-	}
+	return items
 }

@@ -286,12 +286,12 @@ func TestDisagreeingRepeatsAreFlaggedEverywhere(t *testing.T) {
 
 	var term bytes.Buffer
 	WriteTerminal(&term, a)
-	lines := strings.Split(strings.TrimSpace(term.String()), "\n")
-	verdictAt := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "fp: QoS subsumed in VM") })
+	items := glanceItems(term.String())
+	verdictAt := slices.IndexFunc(items, func(l string) bool { return strings.HasPrefix(l, "- fp: QoS subsumed in VM") })
 	require.GreaterOrEqual(t, verdictAt, 0, term.String())
-	require.Greater(t, len(lines), verdictAt+2)
-	assert.True(t, strings.HasPrefix(lines[verdictAt+1], "  mechanism: "), "the mechanism line is under the verdict")
-	assert.Equal(t, "  warning: "+want, lines[verdictAt+2], "the warning follows its verdict")
+	require.Greater(t, len(items), verdictAt+2)
+	assert.True(t, strings.HasPrefix(items[verdictAt+1], "  - mechanism: "), "the mechanism line is under the verdict")
+	assert.Equal(t, "  - warning: "+want, items[verdictAt+2], "the warning follows its verdict")
 	assert.Equal(t, 1, strings.Count(term.String(), "warning:"), "only the disagreeing cell")
 
 	var md strings.Builder
@@ -380,12 +380,12 @@ func TestTerminalCompressionTimesDispersion(t *testing.T) {
 	}
 	var term bytes.Buffer
 	WriteTerminal(&term, Analyze(samples, "host", "vm"))
-	lines := strings.Split(strings.TrimSpace(term.String()), "\n")
+	items := glanceItems(term.String())
 	// sd of 2.0 2.1 1.9 2.0 2.05 1.95 is sqrt(0.025/5) = 0.0707: 3.5% of 2.0.
-	assert.Contains(t, lines, "host compress qos 9 threads 1: 2.00 s median [1.90..2.10], n=6, cv 3.5%, max/min 1.11")
+	assert.Contains(t, items, "- host compress qos 9 threads 1: 2.00 s median [1.90..2.10], n=6, cv 3.5%, max/min 1.11")
 	// mean 19.1/6 = 3.183, sum of squares 40.61, sd sqrt(40.61/5) = 2.850: 89.5%.
-	assert.Contains(t, lines, "host compress qos 33 threads 1: 2.02 s median [1.95..9.00], n=6, cv 89.5%, max/min 4.62 !")
-	assert.Equal(t, "warning: host compress qos=33 threads=1: repeats range 1.95..9 s (4.62x apart): the records carry no CPU time (a run written before results schema 1.2), so whether the threads lost CPU share or speed cannot be told", lines[len(lines)-1])
+	assert.Contains(t, items, "- host compress qos 33 threads 1: 2.02 s median [1.95..9.00], n=6, cv 89.5%, max/min 4.62 !")
+	assert.Equal(t, "- warning: host compress qos=33 threads=1: repeats range 1.95..9 s (4.62x apart): the records carry no CPU time (a run written before results schema 1.2), so whether the threads lost CPU share or speed cannot be told", items[len(items)-1])
 	assert.Equal(t, 1, strings.Count(term.String(), "warning:"))
 }
 
@@ -413,7 +413,7 @@ func TestFindingsInEverySummary(t *testing.T) {
 	assert.Equal(t, want, render.Finding(a.Findings[0]))
 	var term bytes.Buffer
 	WriteTerminal(&term, a)
-	assert.Contains(t, term.String(), "finding: "+want+"\n")
+	assert.Contains(t, glanceItems(term.String()), "- finding: "+want)
 	var md strings.Builder
 	require.NoError(t, WriteMarkdown(&md, a))
 	assert.Contains(t, md.String(), "## Findings\n\n- "+render.Escape(want)+"\n")
@@ -561,6 +561,40 @@ func TestSequentialRunCaveat(t *testing.T) {
 		} else {
 			assert.Empty(t, v.Caveats, order)
 			assert.NotContains(t, render.VerdictText(v), "caveat")
+		}
+	}
+}
+
+// glanceItems are the list items of WriteTerminal's output, each with its
+// wrapped lines joined again: "- x", "  - y" (blank lines dropped).
+func glanceItems(out string) []string {
+	var items []string
+	for _, l := range strings.Split(out, "\n") {
+		body := strings.TrimLeft(l, " ")
+		switch {
+		case body == "":
+		case strings.HasPrefix(body, "- ") || len(items) == 0:
+			items = append(items, l)
+		default:
+			items[len(items)-1] += " " + body
+		}
+	}
+	return items
+}
+
+// WriteTerminal fits the run's summary to TerminalWidth.
+func TestWriteTerminalFits(t *testing.T) {
+	for _, d := range testdataDirs(t) {
+		l, err := results.Load(d)
+		if err != nil {
+			continue
+		}
+		var term bytes.Buffer
+		WriteTerminal(&term, Of(l))
+		for _, line := range strings.Split(term.String(), "\n") {
+			if render.Width(line) > TerminalWidth && strings.Contains(strings.TrimSpace(line), " ") {
+				t.Errorf("%s: a line of %d columns: %q", d, render.Width(line), line)
+			}
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package summary
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -49,13 +48,9 @@ func TestVerdictFormatsColourTheOutcomeNotTheText(t *testing.T) {
 // headings, in the same order, and the same verdict lines; neither holds
 // the other's markup, and Markdown holds no colour.
 func TestMarkdownAndTerminalAreOneDocument(t *testing.T) {
-	dirs, err := filepath.Glob(filepath.Join("..", "..", "..", "testdata", "results", "*", "run.json"))
-	require.NoError(t, err)
-	more, err := filepath.Glob(filepath.Join("..", "..", "..", "testdata", "results", "constructed", "*", "run.json"))
-	require.NoError(t, err)
 	verdicts := 0
-	for _, f := range append(dirs, more...) {
-		l, err := results.Load(filepath.Dir(f))
+	for _, f := range testdataDirs(t) {
+		l, err := results.Load(f)
 		if err != nil {
 			continue // a damaged run (cpu-past-interval): refused, with nothing to show
 		}
