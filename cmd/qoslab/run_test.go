@@ -117,7 +117,7 @@ repeats: 6
 	assert.Len(t, runs, 2*2*6, "every saved cell run sampled, none twice over the resume")
 	sum, err = os.ReadFile(filepath.Join(runDir, results.SummaryMDFile))
 	require.NoError(t, err)
-	assert.Contains(t, string(sum), "## Telemetry")
+	assert.Contains(t, string(sum), "<summary>Telemetry</summary>", "summary.md holds the telemetry, folded")
 	html, err := os.ReadFile(filepath.Join(runDir, results.ReportFile))
 	require.NoError(t, err)
 	assert.Contains(t, string(html), "<svg")
