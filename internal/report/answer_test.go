@@ -8,9 +8,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/qoslab/qoslab/internal/compare"
-	"github.com/qoslab/qoslab/internal/results"
 )
 
 // reportHTML is the report.html of a testdata results directory.
@@ -112,17 +109,7 @@ func TestLongTablesAreFolded(t *testing.T) {
 // run coloured by its verdict, each run's next step, and says once what
 // every run shares about its machines.
 func TestComparisonLeadsWithTheCount(t *testing.T) {
-	var loaded []*results.Loaded
-	var in []compare.Input
-	for i, f := range []string{"compare-a", "compare-b", "compare-c"} {
-		l, err := results.Load(filepath.Join("..", "..", "testdata", "results", f))
-		require.NoError(t, err)
-		loaded = append(loaded, l)
-		in = append(in, compare.Input{Label: []string{"first", "second", "short"}[i], Loaded: l})
-	}
-	c, err := compare.Build(in)
-	require.NoError(t, err)
-	r := NewComparison(c, loaded)
+	r := threeRuns(t)
 	assert.Equal(t, []VerdictCount{{Runs: 3, Counts: []OutcomeCount{{"yes", 1, "yes"}, {"inconclusive", 2, "inconclusive"}}}}, r.VerdictCounts())
 	var b strings.Builder
 	require.NoError(t, r.WriteHTML(&b))

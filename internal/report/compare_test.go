@@ -18,17 +18,7 @@ import (
 // PNGs, the table with the missing cells, each run's platform, and the
 // table's exports, with no external URL.
 func TestComparisonReport(t *testing.T) {
-	var loaded []*results.Loaded
-	var in []compare.Input
-	for i, f := range []string{"compare-a", "compare-b", "compare-c"} {
-		l, err := results.Load(filepath.Join("..", "..", "testdata", "results", f))
-		require.NoError(t, err)
-		loaded = append(loaded, l)
-		in = append(in, compare.Input{Label: []string{"first", "second", "short"}[i], Loaded: l})
-	}
-	c, err := compare.Build(in)
-	require.NoError(t, err)
-	r := NewComparison(c, loaded)
+	r := threeRuns(t)
 	require.Empty(t, r.Skipped)
 	var names []string
 	for _, ch := range r.Charts {
@@ -84,4 +74,21 @@ func TestComparisonReportRows(t *testing.T) {
 	assert.Contains(t, s, `<tr><th>TARGET</th><th>QOS</th><th class="num">THREADS</th><th>RUN</th><th class="num">VALUE</th><th class="num">VS BASE</th></tr>`)
 	assert.Contains(t, s, "<details><summary>fp (20 rows)</summary>\n<p>loops/s; median with its 95% interval.</p>", "a long table folded under its name, what it shows first")
 	assert.Regexp(t, `<tr><td>host</td><td>9 background</td><td class="num">1</td><td>short</td><td class="num">[^<]+</td><td class="num">~ \(p=[\d.]+\)</td></tr>`, s)
+}
+
+// threeRuns is the comparison of the three compare fixtures, labelled
+// first, second and short.
+func threeRuns(t *testing.T) *Comparison {
+	t.Helper()
+	var loaded []*results.Loaded
+	var in []compare.Input
+	for i, f := range []string{"compare-a", "compare-b", "compare-c"} {
+		l, err := results.Load(filepath.Join("..", "..", "testdata", "results", f))
+		require.NoError(t, err)
+		loaded = append(loaded, l)
+		in = append(in, compare.Input{Label: []string{"first", "second", "short"}[i], Loaded: l})
+	}
+	c, err := compare.Build(in)
+	require.NoError(t, err)
+	return NewComparison(c, loaded)
 }
