@@ -16,13 +16,22 @@ import (
 // speed", "in share and speed", "alike" (the classes ran alike: both
 // ratios' intervals within the bound), "cannot tell", "not enough" (too
 // few repeats with CPU time, or those unlike the rest), "not recorded";
-// each thread count's, where they differ: "alike at 1 thread, cannot tell
-// at 2".
+// each thread count's where the words differ: "alike at 1 thread, cannot
+// tell at 2 threads" (where the figures differ but the words agree, as
+// "in CPU share" at both, the words once).
 func MechanismBrief(m analysis.Mechanism) string {
 	if len(m.ByThreads) > 0 {
 		parts := make([]string, len(m.ByThreads))
+		same := true
 		for i, t := range m.ByThreads {
-			parts[i] = MechanismBrief(t) + " at " + units.Plural(t.Threads, "thread")
+			parts[i] = MechanismBrief(t)
+			same = same && parts[i] == parts[0]
+		}
+		if same {
+			return parts[0]
+		}
+		for i, t := range m.ByThreads {
+			parts[i] += " at " + units.Plural(t.Threads, "thread")
 		}
 		return strings.Join(parts, ", ")
 	}
