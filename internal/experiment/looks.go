@@ -277,46 +277,32 @@ func (x *execution) runLooks(ctx context.Context, r *runner, seed uint64, st *St
 }
 
 // lookEndText says, for each verdict a block of looks was added for, what
-// it took: "looks: fp yes after 12 repeats at 2 threads, 2 looks of 3"
-// (with the reason when it is not yes), from the verdicts' values and the
-// looks' blocks. None without looks.
+// it took: "looks: fp yes after 12 repeats at 2 threads, 2 looks of 3",
+// worded by render from the verdict's own looks (each thread count's
+// repeats as judged). None without looks.
 func lookEndText(verdicts []analysis.Verdict, looks []results.Look) []string {
-	if len(looks) == 0 {
-		return nil
-	}
-	last := looks[len(looks)-1]
 	var out []string
 	for _, v := range verdicts {
-		repeats, took := 0, 0
-		var threads []int
-		for _, lk := range looks {
-			for _, b := range lk.Blocks {
-				if b.Workload != v.VM.Workload || b.Phase != v.VM.Phase {
-					continue
-				}
-				repeats, took = max(repeats, b.To), lk.Index
-				for _, t := range b.Threads {
-					if !slices.Contains(threads, t) {
-						threads = append(threads, t)
-					}
-				}
-			}
-		}
-		if repeats == 0 {
+		if !lookedFor(v, looks) {
 			continue
 		}
-		what := v.VM.Workload
-		if v.VM.Phase != "" {
-			what += " " + v.VM.Phase
+		if took := render.LooksTook(v); took != "" {
+			out = append(out, "looks: "+took)
 		}
-		slices.Sort(threads)
-		line := fmt.Sprintf("looks: %s %s after %d repeats at %s, %d looks of %d", what, v.Outcome, repeats, threadsText(threads), took, last.Of)
-		if reason := render.VerdictReason(v); v.Outcome != analysis.Subsumed && reason != "" {
-			line += ": " + reason
-		}
-		out = append(out, line)
 	}
 	return out
+}
+
+// lookedFor reports whether any of looks added a block for verdict v.
+func lookedFor(v analysis.Verdict, looks []results.Look) bool {
+	for _, lk := range looks {
+		for _, b := range lk.Blocks {
+			if b.Workload == v.VM.Workload && b.Phase == v.VM.Phase {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // sayLook tells the user line, about the looks: to Env.OnLook, else the

@@ -466,3 +466,29 @@ func TestNextLookCountsEachSetOfParameters(t *testing.T) {
 	assert.Equal(t, 7, lk.Blocks[0].From)
 	assert.Equal(t, 12, lk.Blocks[0].To)
 }
+
+// TestLookEndTextCountsEachThreadCount: a run whose second look added
+// repeats at 1 and 2 threads and whose third at 2 threads only says 12
+// repeats at 1 thread and 18 at 2, as the verdict does, not "18 repeats at
+// 1 and 2 threads" (the most any block reached, over every thread count any
+// block named); a verdict no block was added for gets no line.
+func TestLookEndTextCountsEachThreadCount(t *testing.T) {
+	block := func(threads []int, from, to int) results.LookBlock {
+		return results.LookBlock{Workload: "fp", QoS: []int{33, 9}, Threads: threads, Targets: []string{spec.TargetVM}, From: from, To: to}
+	}
+	looks := []results.Look{
+		{Index: 2, Of: 3, Blocks: []results.LookBlock{block([]int{1, 2}, 7, 12)}},
+		{Index: 3, Of: 3, Blocks: []results.LookBlock{block([]int{2}, 13, 18)}},
+	}
+	levels := analysis.LookLevels([]int{6, 12, 18})
+	fp := analysis.Verdict{Outcome: analysis.Subsumed, Looks: []analysis.ThreadLook{
+		{Threads: 1, Repeats: 12, Look: analysis.Look{Index: 2, Of: 3, Level: levels[1]}},
+		{Threads: 2, Repeats: 18, Look: analysis.Look{Index: 3, Of: 3, Level: levels[2]}},
+	}}
+	fp.VM.Workload = "fp"
+	other := fp
+	other.VM.Workload = "int"
+	assert.Equal(t, []string{"looks: fp yes after 12 repeats at 1 thread and 18 at 2 threads, 3 looks of 3"},
+		lookEndText([]analysis.Verdict{fp, other}, looks))
+	assert.Empty(t, lookEndText([]analysis.Verdict{fp}, nil), "no looks, no line")
+}

@@ -420,6 +420,30 @@ func intervalsText(looks []analysis.ThreadLook) string {
 		coverage(analysis.PooledConfidence(looks), true), spent)
 }
 
+// LooksTook says what a verdict's looks took, at the end of a run that
+// added blocks of repeats for it: "fp yes after 12 repeats at 1 thread and
+// 18 at 2 threads, 3 looks of 3", each thread count's repeats as the
+// verdict judged them (a thread count decided at the first look is not
+// named), with the reason when the answer is not yes; empty when the
+// verdict was judged at one look.
+func LooksTook(v analysis.Verdict) string {
+	took := tookText(v.Looks)
+	if took == "" {
+		return ""
+	}
+	what := v.VM.Workload
+	if v.VM.Phase != "" {
+		what += " " + v.VM.Phase
+	}
+	line := fmt.Sprintf("%s %s %s of %d", what, v.Outcome, took, v.Looks[0].Of)
+	if v.Outcome != analysis.Subsumed {
+		if reason := VerdictReason(v); reason != "" {
+			line += ": " + reason
+		}
+	}
+	return line
+}
+
 // tookText says what a yes after more than one look took: "after 12
 // repeats at 2 threads, 2 looks"; empty after one.
 func tookText(looks []analysis.ThreadLook) string {

@@ -517,6 +517,33 @@ func TestTookText(t *testing.T) {
 	}
 }
 
+// TestLooksTook: the run's closing line about its looks counts each thread
+// count's repeats as the verdict judged them, not the most any block
+// reached: a run whose third look added repeats at 2 threads only said
+// "yes after 18 repeats at 1 and 2 threads" where 1 thread had 12.
+func TestLooksTook(t *testing.T) {
+	look := func(threads, repeats, index int) analysis.ThreadLook {
+		return analysis.ThreadLook{Threads: threads, Repeats: repeats, Look: analysis.Look{Index: index, Of: 3, Level: analysis.LookLevels([]int{6, 12, 18})[index-1]}}
+	}
+	v := analysis.Verdict{Outcome: analysis.Subsumed, Looks: []analysis.ThreadLook{look(1, 12, 2), look(2, 18, 3)}}
+	v.VM.Workload = "fp"
+	assert.Equal(t, "fp yes after 12 repeats at 1 thread and 18 at 2 threads, 3 looks of 3", LooksTook(v))
+
+	v.VM.Phase = "compress"
+	v.Looks = []analysis.ThreadLook{look(1, 6, 1), look(2, 12, 2)}
+	assert.Equal(t, "fp compress yes after 12 repeats at 2 threads, 2 looks of 3", LooksTook(v))
+
+	v.Looks = []analysis.ThreadLook{look(1, 6, 1), look(2, 6, 1)}
+	assert.Empty(t, LooksTook(v), "judged at the first look: nothing to say")
+
+	v.Outcome = analysis.Inconclusive
+	v.Reason = analysis.Reason{Kind: analysis.ReasonCrossesEdge}
+	v.Looks = []analysis.ThreadLook{look(1, 18, 3), look(2, 18, 3)}
+	got := LooksTook(v)
+	assert.True(t, strings.HasPrefix(got, "fp compress inconclusive after 18 repeats at 1 and 2 threads, 3 looks of 3: "), got)
+	assert.True(t, strings.HasSuffix(got, ": "+VerdictReason(v)), "the reason follows an answer that is not yes: %s", got)
+}
+
 // Each kind of reason is worded from its values alone.
 func TestReasonTextOfConstructedValues(t *testing.T) {
 	ln := func(r float64) analysis.Float { return analysis.Float(math.Log(r)) }
